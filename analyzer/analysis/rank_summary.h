@@ -1,0 +1,42 @@
+// Per-rank activity summary: device span, compute / communication / memcpy time (unions), idle
+// time, op counts, profiler steps and peak device memory. The first numbers `analyze` prints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bubblescope/trace.h"
+
+namespace bubblescope::rank_summary {
+
+struct Options {};
+
+struct RankFigures {
+  int32_t rank = -1;
+  std::string source_path;
+  // True when the rank has no GPU activity and its CPU model thread stands in for the device.
+  bool cpu_timeline = false;
+  TimeNs span_start = 0;  // first device activity start
+  TimeNs span_end = 0;    // last device activity end
+  TimeNs span = 0;
+  TimeNs compute = 0;     // union of compute kernels (or top-level CPU compute ops)
+  TimeNs comm = 0;        // union of communication kernels (or CPU comm ops)
+  TimeNs memcpy = 0;      // union of memcpy and memset
+  TimeNs idle = 0;        // span - union of all device activity
+  int64_t kernels = 0;    // compute + communication kernels (or top-level CPU ops)
+  int64_t comm_ops = 0;
+  int64_t memcpys = 0;    // memcpy + memset ops
+  int64_t steps = 0;      // ProfilerStep#N ranges
+  int64_t peak_allocated_bytes = -1;  // -1 when the trace has no memory samples
+  int64_t peak_reserved_bytes = -1;
+  ImportStats import_stats;
+};
+
+struct Result {
+  std::vector<RankFigures> ranks;  // in rank order
+};
+
+Result Analyze(const Trace& trace, const Options& options);
+
+}  // namespace bubblescope::rank_summary

@@ -1,0 +1,54 @@
+#include "bubblescope/import_stats.h"
+
+namespace bubblescope {
+
+std::string_view SeverityName(Severity severity) {
+  switch (severity) {
+    case Severity::kInfo: return "info";
+    case Severity::kWarning: return "warning";
+    case Severity::kError: return "error";
+  }
+  return "unknown";
+}
+
+const ImportCounterSpec& CounterSpec(ImportCounter counter) {
+  static constexpr std::array<ImportCounterSpec, kImportCounterCount> kSpecs = {{
+      {"event_not_object", Severity::kError, "trace event that is not a JSON object"},
+      {"missing_field", Severity::kError, "event without a field its phase needs"},
+      {"wrong_field_type", Severity::kError, "event field of the wrong JSON type"},
+      {"negative_duration", Severity::kError, "event with a negative duration"},
+      {"bad_number", Severity::kError, "timestamp or duration out of range"},
+      {"unknown_phase", Severity::kInfo, "event phase bubblescope does not model"},
+      {"ignored_category", Severity::kInfo, "event category bubblescope does not model"},
+      {"bad_memory_sample", Severity::kWarning, "[memory] event without usable byte counts"},
+      {"unmatched_flow", Severity::kInfo, "ac2g flow that links no event"},
+      {"truncated", Severity::kWarning, "file cut short; events after the cut are lost"},
+      {"unterminated_array", Severity::kInfo, "array form without its closing ']'"},
+  }};
+  return kSpecs[static_cast<size_t>(counter)];
+}
+
+void ImportStats::Bump(ImportCounter counter, int64_t offset) {
+  size_t i = Index(counter);
+  if (counts_[i]++ == 0) first_offsets_[i] = offset;
+}
+
+bool ImportStats::HasAtLeast(Severity severity) const {
+  for (size_t i = 0; i < kImportCounterCount; ++i) {
+    if (counts_[i] != 0 && CounterSpec(static_cast<ImportCounter>(i)).severity >= severity) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void ImportStats::Merge(const ImportStats& other) {
+  for (size_t i = 0; i < kImportCounterCount; ++i) {
+    if (other.counts_[i] == 0) continue;
+    if (counts_[i] == 0) first_offsets_[i] = other.first_offsets_[i];
+    counts_[i] += other.counts_[i];
+  }
+  if (truncation_detail_.empty()) truncation_detail_ = other.truncation_detail_;
+}
+
+}  // namespace bubblescope

@@ -1,0 +1,57 @@
+#include "bubblescope/name_pool.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace bubblescope {
+namespace {
+// Most names are short op names; a few kernel names run to hundreds of bytes.
+constexpr size_t kBlockBytes = 64 * 1024;
+}  // namespace
+
+NamePool::NamePool() {
+  names_.push_back(std::string_view());
+  index_.emplace(std::string_view(), kNoName);
+}
+
+std::string_view NamePool::Store(std::string_view name) {
+  if (name.size() > kBlockBytes / 4) {
+    // A very long name gets a block of its own so it does not waste the shared one.
+    long_names_.emplace_back(name);
+    return long_names_.back();
+  }
+  if (blocks_.empty() || block_used_ + name.size() > blocks_.back().size()) {
+    blocks_.emplace_back(kBlockBytes, '\0');
+    block_used_ = 0;
+  }
+  char* dst = blocks_.back().data() + block_used_;
+  std::memcpy(dst, name.data(), name.size());
+  block_used_ += name.size();
+  return std::string_view(dst, name.size());
+}
+
+NameId NamePool::Intern(std::string_view name) {
+  auto it = index_.find(name);
+  if (it != index_.end()) return it->second;
+  std::string_view stored = Store(name);
+  auto id = static_cast<NameId>(names_.size());
+  names_.push_back(stored);
+  index_.emplace(stored, id);
+  return id;
+}
+
+NameId NamePool::Find(std::string_view name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? kNoName : it->second;
+}
+
+size_t NamePool::MemoryBytes() const {
+  size_t bytes = 0;
+  for (const std::string& block : blocks_) bytes += block.capacity();
+  for (const std::string& name : long_names_) bytes += name.capacity();
+  bytes += names_.capacity() * sizeof(std::string_view);
+  bytes += index_.capacity() * (sizeof(std::string_view) + sizeof(NameId) + 1);
+  return bytes;
+}
+
+}  // namespace bubblescope

@@ -1,0 +1,32 @@
+// Reads one PyTorch profiler / Kineto Chrome-trace JSON document into a Rank.
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "bubblescope/trace.h"
+#include "simdjson.h"
+
+namespace bubblescope {
+
+// Owns one simdjson On-Demand parser, reused across every file this reader reads (one reader per
+// worker thread).
+class KinetoReader {
+ public:
+  KinetoReader();
+  ~KinetoReader();
+  KinetoReader(const KinetoReader&) = delete;
+  KinetoReader& operator=(const KinetoReader&) = delete;
+
+  // Parses `json` (the whole decompressed file, with simdjson padding) into `rank`. `display_path`
+  // names the file in messages. Damaged events are skipped and counted in rank->stats; a cut-short
+  // document is read up to the cut and flagged (ImportCounter::kTruncated). Returns an error
+  // "<display_path>: byte <N>: <what>" only when the file is not a readable trace at all.
+  // rank->rank is set from distributedInfo when present, otherwise left at -1.
+  absl::Status Read(std::string_view display_path, const simdjson::padded_string& json, Rank* rank);
+
+ private:
+  simdjson::ondemand::parser parser_;
+};
+
+}  // namespace bubblescope

@@ -1,0 +1,36 @@
+// Writes a Rank back out as PyTorch profiler / Kineto Chrome-trace JSON, in the layouts real torch
+// versions produce. Used by the benchmark's trace generator, the schedule simulator and round-trip
+// tests of the reader; never by an analysis.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "bubblescope/trace.h"
+
+namespace bubblescope {
+
+enum class KinetoLayout {
+  // Newer torch: object form, "baseTimeNanoseconds", "ts" relative in µs with a ns fraction.
+  kRelativeWithBase,
+  // Older torch / Kineto: object form, absolute integer-or-fraction µs timestamps.
+  kAbsoluteMicros,
+  // Bare array form `[ {...}, ... ]` (torch without Kineto writes this), absolute µs.
+  kBareArray,
+};
+
+struct KinetoWriteOptions {
+  KinetoLayout layout = KinetoLayout::kRelativeWithBase;
+  bool distributed_info = true;  // write distributedInfo {rank, world_size, backend}
+  bool nccl_args = true;         // write NCCL metadata args on communication kernels
+  bool close_array = true;       // kBareArray only: false leaves the closing ']' off
+};
+
+// Serialises `rank` (with its names, comm metadata, annotations, steps and memory samples).
+std::string KinetoJson(const Rank& rank, const KinetoWriteOptions& options);
+
+// Writes KinetoJson to `path`; gzip-compressed when the path ends in ".gz".
+absl::Status WriteKinetoFile(const Rank& rank, const KinetoWriteOptions& options,
+                             const std::string& path);
+
+}  // namespace bubblescope

@@ -1,0 +1,71 @@
+// Counters of what an importer skipped or repaired. A damaged event inside a readable file never
+// stops the import: it bumps one of these named counters, and every report shows the non-zero
+// ones with their severity. Only a file that is not a trace at all is an error (absl::Status).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace bubblescope {
+
+enum class Severity : uint8_t { kInfo, kWarning, kError };
+
+std::string_view SeverityName(Severity severity);
+
+enum class ImportCounter : uint8_t {
+  kEventNotObject,      // an element of traceEvents that is not a JSON object
+  kMissingField,        // an event lacks a field its phase needs (ts, dur, name, ...)
+  kWrongFieldType,      // a field has the wrong JSON type (e.g. "ts": "soon")
+  kNegativeDuration,    // "dur" < 0
+  kBadNumber,           // a number that does not fit int64 nanoseconds
+  kUnknownPhase,        // "ph" we do not model (counted, harmless)
+  kIgnoredCategory,     // a category we do not model (counted, harmless)
+  kBadMemorySample,     // a [memory] instant event without usable byte counts
+  kUnmatchedFlow,       // an ac2g flow end that fills no missing correlation id
+  kTruncated,           // the file was cut short; events after the cut are lost
+  kUnterminatedArray,   // array form without its closing ']' (allowed by the Chrome format)
+  kCount,
+};
+
+inline constexpr size_t kImportCounterCount = static_cast<size_t>(ImportCounter::kCount);
+
+struct ImportCounterSpec {
+  std::string_view name;  // stable snake_case key used in text and JSON reports
+  Severity severity;
+  std::string_view description;
+};
+
+const ImportCounterSpec& CounterSpec(ImportCounter counter);
+
+class ImportStats {
+ public:
+  // Counts one occurrence at byte `offset` of the source (the first offset is kept for messages).
+  void Bump(ImportCounter counter, int64_t offset);
+  uint64_t count(ImportCounter counter) const { return counts_[Index(counter)]; }
+  // Byte offset of the first occurrence, or -1 if none.
+  int64_t first_offset(ImportCounter counter) const { return first_offsets_[Index(counter)]; }
+  // True if any counter of at least `severity` is non-zero.
+  bool HasAtLeast(Severity severity) const;
+  void Merge(const ImportStats& other);
+
+  // Free-text detail for the truncation warning (e.g. "cut inside an event at byte 1234").
+  const std::string& truncation_detail() const { return truncation_detail_; }
+  void set_truncation_detail(std::string detail) { truncation_detail_ = std::move(detail); }
+
+ private:
+  static size_t Index(ImportCounter counter) { return static_cast<size_t>(counter); }
+  std::array<uint64_t, kImportCounterCount> counts_{};
+  std::array<int64_t, kImportCounterCount> first_offsets_ = MakeUnset();
+  std::string truncation_detail_;
+
+  static constexpr std::array<int64_t, kImportCounterCount> MakeUnset() {
+    std::array<int64_t, kImportCounterCount> a{};
+    a.fill(-1);
+    return a;
+  }
+};
+
+}  // namespace bubblescope

@@ -1,0 +1,159 @@
+// The timeline model every reader fills and every analysis reads.
+//
+// A Trace is a set of Ranks (one per process of the job). A Rank owns its timelines: one per GPU
+// stream and one per CPU thread, each an ordered list of typed Intervals in int64 nanoseconds on
+// that rank's own clock. Names are interned once per rank (NamePool). Readers only fill this;
+// they never decide what a bubble is. Analyses only read it; they never parse a file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bubblescope/import_stats.h"
+#include "bubblescope/name_pool.h"
+
+namespace bubblescope {
+
+using TimeNs = int64_t;  // nanoseconds on the owning rank's clock
+
+enum class IntervalKind : uint8_t {
+  kComputeKernel,  // a GPU kernel that is not communication
+  kCommKernel,     // an NCCL/RCCL/HCCL kernel
+  kMemcpy,
+  kMemset,
+  kCpuOp,          // a CPU operator (aten::*, autograd nodes, ...)
+  kCpuCommOp,      // a CPU-side communication op (gloo:*, c10d::send, c10d::recv_, ...)
+  kRuntime,        // a CUDA runtime or driver API call; launches carry the correlation id
+};
+
+std::string_view IntervalKindName(IntervalKind kind);
+
+inline bool IsDeviceKind(IntervalKind kind) {
+  return kind == IntervalKind::kComputeKernel || kind == IntervalKind::kCommKernel ||
+         kind == IntervalKind::kMemcpy || kind == IntervalKind::kMemset;
+}
+
+// What a communication op does. p2p ops carry a peer; collectives a process group.
+enum class CommKind : uint8_t {
+  kUnknown,
+  kSend,
+  kRecv,
+  kSendRecv,  // a fused NCCL SendRecv kernel (both directions, or direction unknown)
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kBarrier,
+};
+
+std::string_view CommKindName(CommKind kind);
+
+inline constexpr uint32_t kNoIndex = UINT32_MAX;
+
+// Communication metadata of one interval, kept in a side table so Interval stays small.
+struct CommInfo {
+  int64_t bytes = -1;          // payload bytes, -1 when unknown
+  int32_t peer = -1;           // global rank of the p2p peer, -1 when unknown
+  int32_t group_size = -1;     // size of the process group, -1 when unknown
+  uint32_t process_group = kNoIndex;  // index into Rank::process_groups, kNoIndex when unknown
+  NameId collective = kNoName;  // the collective name as the trace wrote it ("send", "allreduce")
+  NameId dtype = kNoName;
+  CommKind kind = CommKind::kUnknown;
+};
+
+struct Interval {
+  TimeNs start = 0;
+  TimeNs end = 0;             // end >= start
+  int64_t correlation = 0;    // CUDA correlation id linking a launch to its GPU op; 0 = unknown
+  NameId name = kNoName;
+  uint32_t comm = kNoIndex;   // index into Rank::comms for communication intervals
+  IntervalKind kind = IntervalKind::kComputeKernel;
+
+  TimeNs duration() const { return end - start; }
+};
+static_assert(sizeof(Interval) <= 40, "keep kept intervals compact");
+
+enum class TimelineKind : uint8_t { kGpuStream, kCpuThread };
+
+struct Timeline {
+  TimelineKind kind = TimelineKind::kGpuStream;
+  int32_t device = -1;  // GPU device index for streams; -1 for CPU threads
+  int64_t pid = 0;      // process id for CPU threads (synthetic negative id when it was a string)
+  int64_t id = 0;       // stream id for GPU streams, thread id for CPU threads
+  std::vector<Interval> intervals;  // sorted by start, then by longer first
+};
+
+enum class AnnotationScope : uint8_t { kCpu, kGpu };
+
+// A user range: torch.profiler.record_function, ProfilerStep#N, NVTX ranges, PP:1F3 markers.
+struct Annotation {
+  TimeNs start = 0;
+  TimeNs end = 0;
+  NameId name = kNoName;
+  AnnotationScope scope = AnnotationScope::kCpu;
+  int32_t device = -1;  // for GPU annotations
+  int64_t thread_or_stream = 0;
+};
+
+// A `ProfilerStep#N` range found on the CPU.
+struct ProfilerStep {
+  int64_t number = 0;
+  TimeNs start = 0;
+  TimeNs end = 0;
+};
+
+// One device-memory sample (Kineto's `[memory]` instant events, the collector's MEMORY2 records).
+struct MemorySample {
+  TimeNs time = 0;
+  int64_t allocated_bytes = 0;  // Total Allocated
+  int64_t reserved_bytes = 0;   // Total Reserved
+  int32_t device = -1;
+};
+
+struct DeviceInfo {
+  int32_t id = -1;
+  std::string name;
+  int64_t total_memory_bytes = 0;
+  int32_t compute_major = 0;
+  int32_t compute_minor = 0;
+  int32_t multiprocessors = 0;
+};
+
+struct ProcessGroup {
+  std::string name;          // pg name / description when the trace gives one
+  std::vector<int32_t> ranks;  // global ranks in group order
+};
+
+struct Rank {
+  int32_t rank = -1;
+  int32_t world_size = -1;
+  std::string source_path;  // the file it was read from
+  std::string host;
+  int64_t pid = 0;
+  std::string backend;       // "nccl", "gloo", ... from distributedInfo
+  std::vector<DeviceInfo> devices;
+  std::vector<Timeline> timelines;
+  std::vector<Annotation> annotations;  // sorted by start
+  std::vector<ProfilerStep> steps;      // sorted by start
+  std::vector<MemorySample> memory;     // sorted by time
+  std::vector<CommInfo> comms;
+  std::vector<ProcessGroup> process_groups;
+  NamePool names;
+  ImportStats stats;
+
+  std::string_view name(NameId id) const { return names.Get(id); }
+  const CommInfo* comm(const Interval& interval) const {
+    return interval.comm == kNoIndex ? nullptr : &comms[interval.comm];
+  }
+  // True if any GPU stream holds at least one interval.
+  bool HasGpuActivity() const;
+};
+
+struct Trace {
+  std::vector<Rank> ranks;  // sorted by rank id, ids unique
+};
+
+}  // namespace bubblescope

@@ -1,0 +1,55 @@
+#include "bubblescope/name_pool.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace bubblescope {
+namespace {
+
+TEST(NamePoolTest, EmptyStringIsIdZero) {
+  NamePool pool;
+  EXPECT_EQ(pool.Intern(""), kNoName);
+  EXPECT_EQ(pool.Get(kNoName), "");
+  EXPECT_EQ(pool.size(), 1u);
+}
+
+TEST(NamePoolTest, SameNameSameIdDifferentNameDifferentId) {
+  NamePool pool;
+  NameId a = pool.Intern("aten::mm");
+  NameId b = pool.Intern("ncclDevKernel_SendRecv");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(pool.Intern(std::string("aten::") + "mm"), a);
+  EXPECT_EQ(pool.Get(a), "aten::mm");
+  EXPECT_EQ(pool.Get(b), "ncclDevKernel_SendRecv");
+  EXPECT_EQ(pool.Find("aten::mm"), a);
+  EXPECT_EQ(pool.Find("aten::add"), kNoName);
+  EXPECT_EQ(pool.size(), 3u);
+}
+
+TEST(NamePoolTest, ViewsSurviveGrowthAndMove) {
+  NamePool pool;
+  std::string long_name(40000, 'k');  // bigger than a quarter block: stored on its own
+  NameId long_id = pool.Intern(long_name);
+  std::string_view first = pool.Get(pool.Intern("name0"));
+  for (int i = 1; i < 20000; ++i) pool.Intern("name" + std::to_string(i));
+  NamePool moved = std::move(pool);
+  EXPECT_EQ(first, "name0");
+  EXPECT_TRUE(moved.Get(long_id) == long_name);  // not EXPECT_EQ: a failure would print 40 kB
+  EXPECT_EQ(moved.Get(moved.Find("name19999")), "name19999");
+  EXPECT_EQ(moved.size(), 20002u);
+  EXPECT_GT(moved.MemoryBytes(), 20000u * 5);
+}
+
+TEST(NamePoolTest, NamesWithNulAndUnicode) {
+  NamePool pool;
+  std::string with_nul("a\0b", 3);
+  NameId id = pool.Intern(with_nul);
+  NameId unicode = pool.Intern("stage\xc3\xa9\xe2\x86\x92");
+  EXPECT_EQ(pool.Get(id).size(), 3u);
+  EXPECT_NE(pool.Find("a"), id);
+  EXPECT_EQ(pool.Get(unicode), "stage\xc3\xa9\xe2\x86\x92");
+}
+
+}  // namespace
+}  // namespace bubblescope
