@@ -22,6 +22,8 @@ class KinetoReader {
   // names the file in messages. Damaged events are skipped and counted in rank->stats; a cut-short
   // document is read up to the cut and flagged (ImportCounter::kTruncated). Returns an error
   // "<display_path>: byte <N>: <what>" only when the file is not a readable trace at all.
+  // A well-formed JSON object with no traceEvents key at all is absl::NotFoundError (other JSON,
+  // not a trace); every other whole-file error is absl::InvalidArgumentError.
   // rank->rank is set from distributedInfo when present, otherwise left at -1.
   absl::Status Read(std::string_view display_path, const simdjson::padded_string& json, Rank* rank);
 

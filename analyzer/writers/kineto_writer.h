@@ -3,6 +3,7 @@
 // tests of the reader; never by an analysis.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -24,6 +25,17 @@ struct KinetoWriteOptions {
   bool distributed_info = true;  // write distributedInfo {rank, world_size, backend}
   bool nccl_args = true;         // write NCCL metadata args on communication kernels
   bool close_array = true;       // kBareArray only: false leaves the closing ']' off
+  // kRelativeWithBase only: the "baseTimeNanoseconds" every "ts" is relative to. Unset: the
+  // earliest timestamp in the rank, so every "ts" is >= 0 as in real files.
+  std::optional<TimeNs> base_time_ns;
+  // Adds the bulky args real traces carry and no analysis needs (cpu_op: "External id", "Ev Idx",
+  // "Input Dims", "Input type", "Sequence number"; kernels: launch geometry and occupancy), so
+  // generated files weigh per event what real ones do.
+  bool bulk_args = false;
+  // kBareArray only: write CPU ops as torch's autograd profiler without Kineto did, with no "cat"
+  // and the string pid "CPU functions".
+  bool legacy_cpu_functions = false;
+  int gzip_level = -1;  // zlib level for ".gz" paths; -1 = zlib's default
 };
 
 // Serialises `rank` (with its names, comm metadata, annotations, steps and memory samples).

@@ -152,8 +152,16 @@ struct Rank {
   bool HasGpuActivity() const;
 };
 
+// A JSON file found in a directory that is not a trace at all (an object with no traceEvents,
+// such as a truth.json or config.json kept beside the ranks). Named files are never skipped.
+struct SkippedFile {
+  std::string path;
+  std::string reason;
+};
+
 struct Trace {
   std::vector<Rank> ranks;  // sorted by rank id, ids unique
+  std::vector<SkippedFile> skipped_files;
 };
 
 }  // namespace bubblescope

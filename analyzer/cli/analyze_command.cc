@@ -1,0 +1,189 @@
+#include "cli/analyze_command.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <utility>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "analysis/rank_summary.h"
+#include "cli/atomic_file.h"
+#include "report/summary_report.h"
+
+namespace bubblescope {
+namespace {
+
+constexpr char kAnalyzeFooter[] = R"(
+Each PATH is a trace file (*.json or *.json.gz, as written by torch.profiler / Kineto) or a
+directory whose *.json and *.json.gz files are read (one file per rank). Rank ids come from each
+file's distributedInfo, else from the file name (rank3, worker3, ...), else from --rank.
+
+Examples:
+  bubblescope analyze traces/
+  bubblescope analyze rank0.json.gz rank1.json.gz --format json -o summary.json
+  bubblescope analyze run/ --rank run/host-a.json.gz=0 --rank run/host-b.json.gz=1
+  bubblescope analyze traces/ --strict     # refuse traces with damaged events or cut short
+
+Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
+(--strict) import warnings or errors.
+)";
+
+// Status messages are printed as one line, whatever they contain.
+std::string OneLine(absl::string_view text) {
+  std::string line(text.data(), text.size());
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  return line;
+}
+
+// "byte <N>: <count> <description>" for every counter of `rank` at or above `severity`, joined
+// with "; " (empty when there are none).
+std::string ImportProblems(const rank_summary::RankFigures& rank, Severity severity) {
+  std::vector<std::string> parts;
+  const ImportStats& stats = rank.import_stats;
+  for (size_t i = 0; i < kImportCounterCount; ++i) {
+    auto counter = static_cast<ImportCounter>(i);
+    const ImportCounterSpec& spec = CounterSpec(counter);
+    if (stats.count(counter) == 0 || spec.severity < severity) continue;
+    std::string part;
+    if (counter == ImportCounter::kTruncated && !stats.truncation_detail().empty()) {
+      // A file is cut once: say where and what was kept rather than "1 file cut short".
+      part = absl::StrCat("byte ", stats.first_offset(counter),
+                          ": file cut short: ", stats.truncation_detail());
+    } else {
+      part = absl::StrCat("byte ", stats.first_offset(counter), ": ", stats.count(counter), " ",
+                          std::string(spec.description));
+    }
+    parts.push_back(std::move(part));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+}  // namespace
+
+absl::StatusOr<RankOverride> ParseRankOverride(const std::string& text) {
+  size_t equals = text.rfind('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("expected PATH=N, got '", text, "'"));
+  }
+  RankOverride parsed;
+  parsed.path = text.substr(0, equals);
+  const char* first = text.data() + equals + 1;
+  const char* last = text.data() + text.size();
+  auto [end, error] = std::from_chars(first, last, parsed.rank);
+  if (error != std::errc() || end != last || parsed.rank < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "': N must be a whole number from 0 to 2147483647"));
+  }
+  return parsed;
+}
+
+AnalyzeCommand::AnalyzeCommand(std::string tool_version)
+    : tool_version_(std::move(tool_version)) {}
+
+CLI::App* AnalyzeCommand::Define(CLI::App& app) {
+  CLI::App* analyze = app.add_subcommand(
+      "analyze", "Summarise every rank: device span, compute / communication / memcpy time, idle "
+                 "time, op counts, profiler steps and peak memory");
+  analyze->footer(kAnalyzeFooter);
+  analyze->add_option("PATH", paths_, "Trace files or directories of per-rank traces")
+      ->required();
+  analyze->add_option("--format", format_, "Report format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  analyze->add_option("-o,--output", output_path_,
+                      "Write the report to FILE (replaced atomically) instead of stdout")
+      ->type_name("FILE");
+  analyze->add_option("-j,--jobs", jobs_, "Files read in parallel; 0 = one per core")
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            int jobs = 0;
+            const char* last = value.data() + value.size();
+            auto [end, error] = std::from_chars(value.data(), last, jobs);
+            return error == std::errc() && end == last && jobs >= 0
+                       ? std::string()
+                       : absl::StrCat("'", value, "' is not a whole number >= 0");
+          },
+          ""))
+      ->capture_default_str();
+  analyze
+      ->add_option("--rank", rank_args_,
+                   "Give the file PATH rank id N (repeatable); overrides what the file says")
+      ->type_name("PATH=N")
+      ->allow_extra_args(false)
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            absl::StatusOr<RankOverride> parsed = ParseRankOverride(value);
+            return parsed.ok() ? std::string() : std::string(parsed.status().message());
+          },
+          ""));
+  analyze->add_flag("--strict", strict_,
+                    "Exit with status 2, printing no report, if any file has an import warning "
+                    "or error (damaged events, truncation)");
+  return analyze;
+}
+
+int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
+  LoadOptions load_options;
+  load_options.jobs = jobs_;
+  for (const std::string& arg : rank_args_) {
+    absl::StatusOr<RankOverride> parsed = ParseRankOverride(arg);
+    if (!parsed.ok()) {  // already rejected while parsing; kept so no path skips the check
+      err << "bubblescope: --rank: " << OneLine(parsed.status().message()) << "\n";
+      return kExitBadInput;
+    }
+    load_options.rank_overrides.push_back(*std::move(parsed));
+  }
+
+  absl::StatusOr<Trace> trace = LoadTrace(paths_, load_options);
+  if (!trace.ok()) {
+    err << "bubblescope: " << OneLine(trace.status().message()) << "\n";
+    return kExitBadInput;
+  }
+  for (const SkippedFile& skipped : trace->skipped_files) {
+    err << "note: skipped " << OneLine(skipped.path) << ": " << skipped.reason << "\n";
+  }
+  rank_summary::Result summary = rank_summary::Analyze(*trace, rank_summary::Options{});
+
+  bool rejected = false;
+  for (const rank_summary::RankFigures& rank : summary.ranks) {
+    std::string problems = ImportProblems(rank, Severity::kWarning);
+    if (problems.empty()) continue;
+    err << (strict_ ? "" : "warning: ") << OneLine(rank.source_path) << ": " << OneLine(problems)
+        << "\n";
+    rejected = rejected || strict_;
+  }
+  if (rejected) return kExitBadInput;
+
+  SummaryReportOptions report_options;
+  report_options.tool_version = tool_version_;
+  std::string report;
+  if (format_ == "json") {
+    absl::StatusOr<std::string> json = SummaryJson(summary, report_options);
+    if (!json.ok()) {
+      err << "bubblescope: internal error: " << OneLine(json.status().message()) << "\n";
+      return kExitFailure;
+    }
+    report = *std::move(json);
+  } else {
+    report = SummaryText(summary, report_options);
+  }
+
+  if (output_path_.empty()) {
+    out << report << std::flush;
+    if (!out) {
+      err << "bubblescope: cannot write the report to standard output\n";
+      return kExitFailure;
+    }
+    return kExitOk;
+  }
+  if (absl::Status written = WriteFileAtomically(output_path_, report); !written.ok()) {
+    err << "bubblescope: " << OneLine(written.message()) << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace bubblescope

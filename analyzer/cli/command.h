@@ -1,0 +1,37 @@
+// One class per CLI verb. A command adds its subcommand and options to the application, and runs
+// when the parsed command line selected it; main() only parses and dispatches.
+#pragma once
+
+#include <ostream>
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace bubblescope {
+
+// Exit statuses shared by every command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;   // the work was done but its result could not be written
+inline constexpr int kExitBadInput = 2;  // usage error, unreadable input, or a --strict rejection
+
+class Command {
+ public:
+  virtual ~Command() = default;
+
+  // Adds this verb as a subcommand of `app`, its options bound to members of the command.
+  void Register(CLI::App& app) { subcommand_ = Define(app); }
+  // True when the parsed command line named this verb.
+  bool Selected() const;
+  // Runs the parsed command; results go to `out`, diagnostics to `err`. Returns the exit status.
+  virtual int Run(std::ostream& out, std::ostream& err) = 0;
+
+ protected:
+  // Creates the subcommand on `app` and declares its options; returns the subcommand.
+  virtual CLI::App* Define(CLI::App& app) = 0;
+
+ private:
+  CLI::App* subcommand_ = nullptr;
+};
+
+}  // namespace bubblescope

@@ -1,0 +1,54 @@
+// The `bubblescope` command line: parses, dispatches to the selected command, and turns parse
+// errors into one message plus a hint and exit status 2.
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "cli/analyze_command.h"
+#include "cli/command.h"
+
+namespace {
+
+constexpr char kMainFooter[] = R"(
+Run 'bubblescope COMMAND --help' for the options of one command.
+
+Examples:
+  bubblescope analyze traces/
+  bubblescope analyze rank0.json.gz rank1.json.gz --format json -o summary.json
+)";
+
+// The parse error's message and where to look for help; names the subcommand that was reached.
+int ReportUsageError(const CLI::App& app, const CLI::ParseError& error) {
+  std::string help_command = "bubblescope";
+  for (const CLI::App* sub : app.get_subcommands()) help_command += " " + sub->get_name();
+  std::cerr << "bubblescope: " << error.what() << "\n"
+            << "Run '" << help_command << " --help' for more information.\n";
+  return bubblescope::kExitBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("bubblescope: measure pipeline bubbles in PyTorch profiler (Kineto) traces",
+               "bubblescope");
+  app.set_version_flag("--version", "bubblescope " BUBBLESCOPE_VERSION);
+  app.require_subcommand(1);
+  app.footer(kMainFooter);
+
+  std::vector<std::unique_ptr<bubblescope::Command>> commands;
+  commands.push_back(std::make_unique<bubblescope::AnalyzeCommand>(BUBBLESCOPE_VERSION));
+  for (const auto& command : commands) command->Register(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help and --version arrive as "errors" with exit code 0; CLI11 prints those itself.
+    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(error);
+    return ReportUsageError(app, error);
+  }
+  for (const auto& command : commands) {
+    if (command->Selected()) return command->Run(std::cout, std::cerr);
+  }
+  return bubblescope::kExitBadInput;  // unreachable: require_subcommand(1) guarantees a command
+}

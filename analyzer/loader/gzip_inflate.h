@@ -1,0 +1,30 @@
+// Inflates gzip data in memory into a simdjson-padded buffer.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "simdjson.h"
+
+namespace bubblescope {
+
+struct InflatedText {
+  simdjson::padded_string text;
+  // A stream that ends early keeps everything decoded up to the cut, and says where the
+  // compressed data stopped (always the end of the input).
+  bool truncated = false;
+  int64_t truncated_at_compressed_byte = -1;
+};
+
+// True if `data` begins with the gzip magic bytes 1f 8b.
+bool LooksLikeGzip(std::string_view data);
+
+// Inflates `compressed`: one or more concatenated gzip members; zero bytes after the last member
+// are ignored (tar-style padding). `display_path` names the file in errors, which read
+// "<display_path>: byte <N>: bad gzip data: <zlib message>" with N the compressed offset where
+// decoding failed. A stream cut short is not an error (see InflatedText::truncated).
+absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path,
+                                         std::string_view compressed);
+
+}  // namespace bubblescope

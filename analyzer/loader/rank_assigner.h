@@ -1,0 +1,37 @@
+// Decides which rank each trace file is, and rejects two files claiming the same rank.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "loader/trace_loader.h"
+
+namespace bubblescope {
+
+// Precedence, per file: an explicit override (matched against the path as given, then against
+// its file name) > the rank the file itself reports (distributedInfo.rank) > a rank/worker
+// number in its file name > rank 0 when it is the only file.
+class RankAssigner {
+ public:
+  // `files` are the expanded paths, in the order they are reported in. Fails if an override has
+  // a negative rank, matches none of `files`, or two overrides give one file different ranks.
+  static absl::StatusOr<RankAssigner> Create(std::vector<std::string> files,
+                                             const std::vector<RankOverride>& overrides);
+
+  // Rank id of files[index]; `reported_rank` is what the file said (-1 when nothing). Call in
+  // index order: a rank already taken by an earlier file is an error naming both files.
+  absl::StatusOr<int32_t> Assign(size_t index, int32_t reported_rank);
+
+ private:
+  explicit RankAssigner(std::vector<std::string> files);
+
+  std::vector<std::string> files_;
+  std::vector<int32_t> overridden_;             // per file, -1 when no override applies
+  absl::flat_hash_map<int32_t, size_t> owner_;  // rank id -> index of the file that has it
+};
+
+}  // namespace bubblescope

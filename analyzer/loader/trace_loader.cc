@@ -1,0 +1,156 @@
+#include "loader/trace_loader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "loader/file_source.h"
+#include "loader/rank_assigner.h"
+#include "loader/trace_paths.h"
+#include "readers/kineto_reader.h"
+
+namespace bubblescope {
+namespace {
+
+constexpr size_t kNoFailure = std::numeric_limits<size_t>::max();
+
+// Every file's outcome, written by whichever worker read it (each slot by exactly one worker).
+struct FileResults {
+  explicit FileResults(size_t count) : ranks(count), statuses(count) {}
+
+  std::vector<Rank> ranks;
+  std::vector<absl::Status> statuses;
+  std::atomic<size_t> next{0};
+  // Lowest index that failed so far. Files after it cannot change the outcome (the first failing
+  // file in path order is reported), so workers stop taking them.
+  std::atomic<size_t> first_failure{kNoFailure};
+
+  void RecordFailure(size_t index) {
+    size_t seen = first_failure.load();
+    while (index < seen && !first_failure.compare_exchange_weak(seen, index)) {
+    }
+  }
+};
+
+// A gzip stream cut short is one truncation of the file. If the JSON inside was cut too, the
+// reader has counted it already (at its decompressed offset); only the detail gains the gzip
+// side, so one cut is never counted twice.
+void NoteGzipTruncation(const FileContents& contents, Rank* rank) {
+  std::string detail = absl::StrCat("gzip data ends early, at compressed byte ",
+                                    contents.truncated_at_compressed_byte, " (",
+                                    contents.text.size(), " bytes decompressed)");
+  if (rank->stats.count(ImportCounter::kTruncated) == 0) {
+    rank->stats.Bump(ImportCounter::kTruncated, contents.truncated_at_compressed_byte);
+  } else if (!rank->stats.truncation_detail().empty()) {
+    absl::StrAppend(&detail, "; ", rank->stats.truncation_detail());
+  }
+  rank->stats.set_truncation_detail(std::move(detail));
+}
+
+// A file the user did not name, found by listing a directory, that is well-formed JSON with no
+// traceEvents at all (a truth.json or config.json beside the ranks).
+bool IsSkippable(const TraceFile& file, const absl::Status& status) {
+  return file.from_directory && absl::IsNotFound(status);
+}
+
+absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, Rank* rank) {
+  absl::StatusOr<FileContents> contents = ReadFileSource(path);
+  if (!contents.ok()) return contents.status();
+  if (absl::Status read = reader.Read(path, contents->text, rank); !read.ok()) return read;
+  if (contents->truncated) NoteGzipTruncation(*contents, rank);
+  rank->source_path = path;
+  return absl::OkStatus();
+}
+
+// One worker: one reader (and its parser buffers) for every file it takes; each file's text is
+// freed as soon as ReadOneFile returns.
+void ReadFiles(const std::vector<TraceFile>& files, FileResults* results) {
+  KinetoReader reader;
+  for (;;) {
+    const size_t index = results->next.fetch_add(1);
+    if (index >= files.size() || index > results->first_failure.load()) return;
+    absl::Status status = ReadOneFile(reader, files[index].path, &results->ranks[index]);
+    if (!status.ok()) {
+      // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
+      if (!IsSkippable(files[index], status)) results->RecordFailure(index);
+      results->statuses[index] = std::move(status);
+    }
+  }
+}
+
+size_t WorkerCount(int jobs, size_t files) {
+  size_t workers = jobs > 0 ? static_cast<size_t>(jobs) : std::thread::hardware_concurrency();
+  return std::clamp<size_t>(workers, 1, files);
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const LoadOptions& options) {
+  if (options.jobs < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("jobs must be >= 0, not ", options.jobs));
+  }
+  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths(paths);
+  if (!files.ok()) return files.status();
+  // Overrides must name a file that exists in the list, so they are checked before any reading.
+  std::vector<std::string> all_paths;
+  for (const TraceFile& file : *files) all_paths.push_back(file.path);
+  if (absl::Status checked = RankAssigner::Create(all_paths, options.rank_overrides).status();
+      !checked.ok()) {
+    return checked;
+  }
+
+  FileResults results(files->size());
+  {
+    // The calling thread is one of the workers, so a refused thread only means fewer workers.
+    std::vector<std::jthread> helpers;
+    const size_t workers = WorkerCount(options.jobs, files->size());
+    helpers.reserve(workers - 1);
+    for (size_t i = 1; i < workers; ++i) {
+      try {
+        helpers.emplace_back(ReadFiles, std::cref(*files), &results);
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
+    ReadFiles(*files, &results);
+  }  // the helpers join here
+
+  // Files are judged in path order, so the error reported is the first in that order, whether a
+  // read error or a rank clash. Files after a failure were not read; they count as kept, which
+  // only matters for the single-file rule, and a failure is returned before that can matter.
+  Trace trace;
+  std::vector<std::string> kept_paths;
+  for (size_t i = 0; i < files->size(); ++i) {
+    if (!IsSkippable((*files)[i], results.statuses[i])) kept_paths.push_back((*files)[i].path);
+  }
+  if (kept_paths.empty()) return results.statuses[0];  // only other JSON: report the first
+  absl::StatusOr<RankAssigner> assigner = RankAssigner::Create(kept_paths, options.rank_overrides);
+  if (!assigner.ok()) return assigner.status();
+  std::vector<Rank> kept;
+  for (size_t i = 0; i < files->size(); ++i) {
+    const absl::Status& status = results.statuses[i];
+    if (IsSkippable((*files)[i], status)) {
+      trace.skipped_files.push_back({(*files)[i].path, "JSON without traceEvents, not a trace"});
+      continue;
+    }
+    if (!status.ok()) return status;
+    absl::StatusOr<int32_t> rank_id = assigner->Assign(kept.size(), results.ranks[i].rank);
+    if (!rank_id.ok()) return rank_id.status();
+    results.ranks[i].rank = *rank_id;
+    kept.push_back(std::move(results.ranks[i]));
+  }
+  trace.ranks = std::move(kept);
+  std::sort(trace.ranks.begin(), trace.ranks.end(),
+            [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
+  return trace;
+}
+
+}  // namespace bubblescope

@@ -1,0 +1,25 @@
+// Expands the paths given on the command line into the list of trace files to read.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace bubblescope {
+
+// True for names ending in ".json" or ".json.gz" (any case), which includes ".pt.trace.json".
+bool IsTraceFileName(std::string_view name);
+
+// Each path that is a directory contributes its regular files (not recursively) whose names are
+// trace file names, sorted by name; any other path is kept as given (a missing file is reported
+// when it is read). Errors: "<dir>: no trace files (*.json, *.json.gz)", "<dir>: <strerror>"
+// when the directory cannot be listed, and an empty `paths`.
+struct TraceFile {
+  std::string path;
+  bool from_directory = false;  // found by listing a directory, not named by the user
+};
+absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::string>& paths);
+
+}  // namespace bubblescope

@@ -1,0 +1,49 @@
+// What a Kineto event is, decided from its category and name: which model kind it becomes, which
+// kernels and CPU ops are communication, and what kind of communication.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "bubblescope/trace.h"
+
+namespace bubblescope::kineto {
+
+enum class EventCategory : uint8_t {
+  kAbsent,  // no "cat" field (bare-array traces written by torch without Kineto)
+  kKernel,
+  kMemcpy,
+  kMemset,
+  kRuntime,  // cuda_runtime / cuda_driver
+  kCpuOp,
+  kUserAnnotation,     // CPU record_function ranges
+  kGpuUserAnnotation,  // the same ranges projected onto a GPU stream
+  kFlow,               // ac2g: links a launch to its GPU op
+  kMemory,             // "[memory]" instant events
+  kOther,              // anything bubblescope does not model
+};
+
+// Maps the still-escaped "cat" string. Also accepts the capitalised names older Kineto wrote
+// ("Kernel", "Runtime", "Operator", "Memcpy", "Memset").
+EventCategory ClassifyCategory(std::string_view cat);
+
+// True for NCCL/RCCL/HCCL kernels: the name contains nccl, rccl or hccl, with "ccl" spelled
+// ccl, CCL or Ccl and the letter before it in either case (ncclKernel_*, NCCL*, RCCL, hccl).
+bool IsCommKernelName(std::string_view kernel_name);
+
+// The kind of a collective from a "Collective name" arg ("send", "all_to_allv", "allreduce"),
+// a kernel name ("ncclDevKernel_SendRecv(...)") or a CPU op name ("c10d::allreduce_").
+CommKind CommKindFromName(std::string_view name);
+
+// The communication kind of a CPU op that is communication (gloo:*, nccl:*, c10d:: collectives and
+// p2p, record_param_comms), nullopt for every other op (c10d utilities included).
+std::optional<CommKind> CpuCommOpKind(std::string_view op_name);
+
+// Bytes per element of a torch dtype name as Kineto writes it ("Float", "BFloat16"), -1 unknown.
+int DtypeSize(std::string_view dtype);
+
+// N of a "ProfilerStep#N" name, nullopt for any other name.
+std::optional<int64_t> ProfilerStepNumber(std::string_view name);
+
+}  // namespace bubblescope::kineto

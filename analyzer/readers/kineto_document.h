@@ -1,0 +1,40 @@
+// One On-Demand pass over a whole Kineto document: the top-level members (object form) or the
+// bare event array, each event handed to the RankBuilder as it is read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "bubblescope/trace.h"
+#include "readers/rank_builder.h"
+#include "simdjson.h"
+
+namespace bubblescope::kineto {
+
+// Where the document being walked sits in the file that names offsets in messages: byte i of
+// the document is byte i + bias of the file (a skipped BOM).
+struct DocumentView {
+  simdjson::padded_string_view json;
+  int64_t bias = 0;
+};
+
+struct WalkResult {
+  // The document is JSON but not a trace (e.g. traceEvents is not an array): offset and what.
+  std::optional<std::pair<int64_t, std::string>> not_a_trace;
+  // True when not_a_trace is a JSON object without any traceEvents key (other JSON, not a
+  // damaged trace).
+  bool not_a_trace_is_other_json = false;
+  // Broken JSON syntax that stopped the walk, at file offset `syntax_offset`.
+  simdjson::error_code syntax = simdjson::SUCCESS;
+  int64_t syntax_offset = -1;
+  size_t events_read = 0;          // elements of the events array walked to their end
+  int64_t events_offset = -1;      // the events array's '['
+  int64_t last_event_offset = -1;  // start of the element being read when the walk stopped
+};
+
+WalkResult WalkDocument(simdjson::ondemand::parser& parser, const DocumentView& view, Rank* rank,
+                        RankBuilder* builder);
+
+}  // namespace bubblescope::kineto

@@ -1,0 +1,234 @@
+#include "readers/kineto_metadata.h"
+
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "readers/json_number.h"
+#include "readers/json_text.h"
+#include "readers/kineto_event.h"
+
+namespace bubblescope::kineto {
+namespace {
+
+namespace ondemand = simdjson::ondemand;
+
+// Counts problems in metadata fields at their byte offsets.
+class FieldReader {
+ public:
+  FieldReader(const char* begin, int64_t bias, Rank* rank)
+      : begin_(begin), bias_(bias), rank_(rank) {}
+
+  int64_t Offset(std::string_view token) const { return token.data() - begin_ + bias_; }
+
+  template <typename T>
+  bool Integer(std::string_view token, T* out) {
+    int64_t value = 0;
+    if (token.empty() || token[0] == '"' || token[0] == '{' || token[0] == '[') {
+      rank_->stats.Bump(ImportCounter::kWrongFieldType, Offset(token));
+      return false;
+    }
+    if (ParseInteger(token, &value) != NumberStatus::kOk || value < std::numeric_limits<T>::min() ||
+        value > std::numeric_limits<T>::max()) {
+      rank_->stats.Bump(ImportCounter::kBadNumber, Offset(token));
+      return false;
+    }
+    *out = static_cast<T>(value);
+    return true;
+  }
+
+  bool Text(std::string_view token, std::string* out) {
+    std::string_view content;
+    if (!StringTokenContent(token, &content)) {
+      rank_->stats.Bump(ImportCounter::kWrongFieldType, Offset(token));
+      return false;
+    }
+    *out = std::string(UnescapeJsonString(content, &scratch_));
+    return true;
+  }
+
+  void WrongType(std::string_view token) {
+    rank_->stats.Bump(ImportCounter::kWrongFieldType, Offset(token));
+  }
+
+ private:
+  const char* begin_;
+  int64_t bias_;
+  Rank* rank_;
+  std::string scratch_;
+};
+
+simdjson::error_code ReadDevice(ondemand::object& object, FieldReader& reader, DeviceInfo* device) {
+  for (auto field : object) {
+    ondemand::raw_json_string raw_key;
+    if (auto error = field.key().get(raw_key)) return error;
+    ondemand::value value;
+    if (auto error = field.value().get(value)) return error;
+    const std::string_view key = KeyText(raw_key.raw());
+    const std::string_view token = value.raw_json_token();
+    if (key == "id") {
+      reader.Integer(token, &device->id);
+    } else if (key == "name") {
+      reader.Text(token, &device->name);
+    } else if (key == "totalGlobalMem") {
+      reader.Integer(token, &device->total_memory_bytes);
+    } else if (key == "computeMajor") {
+      reader.Integer(token, &device->compute_major);
+    } else if (key == "computeMinor") {
+      reader.Integer(token, &device->compute_minor);
+    } else if (key == "numSms") {
+      reader.Integer(token, &device->multiprocessors);
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+// Ranks written as an array of numbers or as a string "[0, 1]"; false if neither.
+simdjson::error_code ReadRanks(ondemand::value& value, FieldReader& reader,
+                               std::vector<int32_t>* ranks, bool* usable) {
+  const std::string_view token = value.raw_json_token();
+  *usable = false;
+  if (!token.empty() && token[0] == '"') {
+    std::string text;
+    *usable = reader.Text(token, &text) && ParseRankListText(text, ranks);
+    return simdjson::SUCCESS;
+  }
+  if (token.empty() || token[0] != '[') {
+    reader.WrongType(token);
+    return simdjson::SUCCESS;
+  }
+  ondemand::array array;
+  if (auto error = value.get_array().get(array)) return error;
+  *usable = true;
+  for (auto element : array) {
+    ondemand::value rank_value;
+    if (auto error = element.get(rank_value)) return error;
+    int32_t rank = 0;
+    if (!reader.Integer(rank_value.raw_json_token(), &rank)) {
+      *usable = false;
+      continue;
+    }
+    ranks->push_back(rank);
+  }
+  return simdjson::SUCCESS;
+}
+
+// One pg_config entry: {"pg_name": ..., "pg_desc": ..., "ranks": [...]}.
+simdjson::error_code ReadGroup(ondemand::value& value, FieldReader& reader, RankBuilder* builder) {
+  const std::string_view token = value.raw_json_token();
+  if (token.empty() || token[0] != '{') {
+    reader.WrongType(token);
+    return simdjson::SUCCESS;
+  }
+  ondemand::object object;
+  if (auto error = value.get_object().get(object)) return error;
+  std::string name;
+  std::string description;
+  std::vector<int32_t> ranks;
+  bool has_ranks = false;
+  for (auto field : object) {
+    ondemand::raw_json_string raw_key;
+    if (auto error = field.key().get(raw_key)) return error;
+    ondemand::value field_value;
+    if (auto error = field.value().get(field_value)) return error;
+    const std::string_view key = KeyText(raw_key.raw());
+    if (key == "pg_name") {
+      reader.Text(field_value.raw_json_token(), &name);
+    } else if (key == "pg_desc") {
+      reader.Text(field_value.raw_json_token(), &description);
+    } else if (key == "ranks") {
+      if (auto error = ReadRanks(field_value, reader, &ranks, &has_ranks)) return error;
+    }
+  }
+  builder->AddProcessGroup(name.empty() ? description : name, has_ranks ? &ranks : nullptr);
+  return simdjson::SUCCESS;
+}
+
+// pg_config: a list of groups, or an object whose values are groups.
+simdjson::error_code ReadGroups(ondemand::value& value, FieldReader& reader, RankBuilder* builder) {
+  const std::string_view token = value.raw_json_token();
+  if (!token.empty() && token[0] == '[') {
+    ondemand::array array;
+    if (auto error = value.get_array().get(array)) return error;
+    for (auto element : array) {
+      ondemand::value group;
+      if (auto error = element.get(group)) return error;
+      if (auto error = ReadGroup(group, reader, builder)) return error;
+    }
+    return simdjson::SUCCESS;
+  }
+  if (token.empty() || token[0] != '{') {
+    reader.WrongType(token);
+    return simdjson::SUCCESS;
+  }
+  ondemand::object object;
+  if (auto error = value.get_object().get(object)) return error;
+  for (auto field : object) {
+    ondemand::value group;
+    if (auto error = field.value().get(group)) return error;
+    if (auto error = ReadGroup(group, reader, builder)) return error;
+  }
+  return simdjson::SUCCESS;
+}
+
+}  // namespace
+
+simdjson::error_code ReadDeviceProperties(ondemand::value& value, const char* begin, int64_t bias,
+                                          Rank* rank) {
+  FieldReader reader(begin, bias, rank);
+  const std::string_view token = value.raw_json_token();
+  if (token.empty() || token[0] != '[') {
+    reader.WrongType(token);
+    return simdjson::SUCCESS;
+  }
+  ondemand::array array;
+  if (auto error = value.get_array().get(array)) return error;
+  for (auto element : array) {
+    ondemand::value device_value;
+    if (auto error = element.get(device_value)) return error;
+    const std::string_view device_token = device_value.raw_json_token();
+    if (device_token.empty() || device_token[0] != '{') {
+      reader.WrongType(device_token);
+      continue;
+    }
+    ondemand::object object;
+    if (auto error = device_value.get_object().get(object)) return error;
+    DeviceInfo device;
+    if (auto error = ReadDevice(object, reader, &device)) return error;
+    rank->devices.push_back(std::move(device));
+  }
+  return simdjson::SUCCESS;
+}
+
+simdjson::error_code ReadDistributedInfo(ondemand::value& value, const char* begin, int64_t bias,
+                                         Rank* rank, RankBuilder* builder) {
+  FieldReader reader(begin, bias, rank);
+  const std::string_view token = value.raw_json_token();
+  if (token.empty() || token[0] != '{') {
+    reader.WrongType(token);
+    return simdjson::SUCCESS;
+  }
+  ondemand::object object;
+  if (auto error = value.get_object().get(object)) return error;
+  for (auto field : object) {
+    ondemand::raw_json_string raw_key;
+    if (auto error = field.key().get(raw_key)) return error;
+    ondemand::value field_value;
+    if (auto error = field.value().get(field_value)) return error;
+    const std::string_view key = KeyText(raw_key.raw());
+    const std::string_view field_token = field_value.raw_json_token();
+    if (key == "rank") {
+      reader.Integer(field_token, &rank->rank);
+    } else if (key == "world_size") {
+      reader.Integer(field_token, &rank->world_size);
+    } else if (key == "backend") {
+      reader.Text(field_token, &rank->backend);
+    } else if (key == "pg_config") {
+      if (auto error = ReadGroups(field_value, reader, builder)) return error;
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+}  // namespace bubblescope::kineto

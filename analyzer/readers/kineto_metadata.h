@@ -1,0 +1,20 @@
+// The top-level members of a Kineto trace besides its events: the GPUs ("deviceProperties") and
+// the job's distributed setup ("distributedInfo": rank, world size, backend, process groups).
+#pragma once
+
+#include <cstdint>
+
+#include "bubblescope/trace.h"
+#include "readers/rank_builder.h"
+#include "simdjson.h"
+
+namespace bubblescope::kineto {
+
+// Each reader returns a simdjson error only for broken syntax; fields of the wrong type are
+// counted (kWrongFieldType / kBadNumber) and skipped. The byte at `begin` is file offset `bias`.
+simdjson::error_code ReadDeviceProperties(simdjson::ondemand::value& value, const char* begin,
+                                          int64_t bias, Rank* rank);
+simdjson::error_code ReadDistributedInfo(simdjson::ondemand::value& value, const char* begin,
+                                         int64_t bias, Rank* rank, RankBuilder* builder);
+
+}  // namespace bubblescope::kineto

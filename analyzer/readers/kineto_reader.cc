@@ -1,0 +1,175 @@
+#include "readers/kineto_reader.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "readers/json_number.h"
+#include "readers/json_repair.h"
+#include "readers/json_text.h"
+#include "readers/kineto_document.h"
+#include "readers/rank_builder.h"
+
+namespace bubblescope {
+namespace {
+
+using kineto::DocumentView;
+
+absl::Status FileError(std::string_view path, int64_t offset, std::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: byte %d: %s", std::string(path), offset, std::string(what)));
+}
+
+// What a document that is neither an object nor an array is.
+std::string DescribeTopLevel(std::string_view rest) {
+  const size_t end = rest.find_first_of(" \t\n\r");
+  const std::string_view token = rest.substr(0, end);
+  std::string_view type;
+  if (token[0] == '"') {
+    type = "string";
+  } else if (token == "true" || token == "false") {
+    type = "boolean";
+  } else if (token == "null") {
+    type = "null";
+  } else {
+    int64_t ignored = 0;
+    if (kineto::ParseScaledDecimal(token, 0, &ignored) != kineto::NumberStatus::kNotNumber) {
+      type = "number";
+    }
+  }
+  if (type.empty()) return "not JSON: expected '{' or '['";
+  return "top-level " + std::string(type) + ", expected an object or array";
+}
+
+std::string_view SyntaxWhat(simdjson::error_code error) {
+  switch (error) {
+    case simdjson::TAPE_ERROR:
+      return "malformed JSON (missing or extra comma, colon, bracket or key)";
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+      return "document ends inside an object or array";
+    case simdjson::UNCLOSED_STRING:
+      return "string not closed before the end of the file";
+    case simdjson::DEPTH_ERROR:
+      return "JSON nested too deeply";
+    case simdjson::CAPACITY:
+      return "file too large for the JSON parser";
+    default:
+      return simdjson::error_message(error);
+  }
+}
+
+absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view display_path,
+                           const DocumentView& view, const kineto::RepairPlan& plan, Rank* rank);
+
+absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view display_path,
+                           const DocumentView& view, bool allow_repair, Rank* rank) {
+  *rank = Rank();
+  rank->source_path = std::string(display_path);
+  kineto::RankBuilder builder(rank);
+  const kineto::WalkResult walk = kineto::WalkDocument(parser, view, rank, &builder);
+  if (walk.not_a_trace) {
+    absl::Status error =
+        FileError(display_path, walk.not_a_trace->first, walk.not_a_trace->second);
+    // Well-formed JSON that simply is not a trace gets its own code, so that a directory's
+    // non-trace files (truth.json, config.json) can be passed over by the loader.
+    if (walk.not_a_trace_is_other_json) return absl::NotFoundError(error.message());
+    return error;
+  }
+  const std::string_view text(view.json.data(), view.json.size());
+  const int64_t file_size = static_cast<int64_t>(text.size()) + view.bias;
+  if (walk.syntax != simdjson::SUCCESS) {
+    if (walk.syntax == simdjson::UTF8_ERROR) {
+      bool cut_mid_character = false;
+      const size_t bad = kineto::FirstInvalidUtf8(text, &cut_mid_character);
+      const int64_t bad_offset =
+          static_cast<int64_t>(bad == std::string_view::npos ? 0 : bad) + view.bias;
+      if (!cut_mid_character || !allow_repair) {
+        return FileError(display_path, bad_offset, "invalid UTF-8");
+      }
+    }
+    if (allow_repair) {
+      const kineto::RepairPlan plan = kineto::PlanRepair(text);
+      if (plan.ends_early) return ParseRepaired(parser, display_path, view, plan, rank);
+    }
+    const int64_t syntax_offset = walk.syntax_offset >= 0 ? walk.syntax_offset : file_size;
+    if (walk.events_read == 0) {
+      return FileError(display_path, syntax_offset, SyntaxWhat(walk.syntax));
+    }
+    // Broken syntax after some events: keep them, as for a cut-short file.
+    rank->stats.Bump(ImportCounter::kTruncated, walk.last_event_offset);
+    rank->stats.set_truncation_detail(absl::StrFormat(
+        "syntax error at byte %d (%s); read %d events up to byte %d", syntax_offset,
+        std::string(SyntaxWhat(walk.syntax)), walk.events_read, walk.last_event_offset));
+  }
+  if (builder.usable_events() == 0) {
+    return FileError(display_path, walk.events_offset,
+                     walk.events_read == 0
+                         ? std::string("no trace events")
+                         : absl::StrFormat("no usable trace events among %d", walk.events_read));
+  }
+  builder.Finish();
+  return absl::OkStatus();
+}
+
+absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view display_path,
+                           const DocumentView& view, const kineto::RepairPlan& plan, Rank* rank) {
+  const int64_t file_size = static_cast<int64_t>(view.json.size()) + view.bias;
+  if (!plan.repairable || (plan.complete_events == 0 && !plan.only_missing_close)) {
+    *rank = Rank();
+    rank->source_path = std::string(display_path);
+    return FileError(display_path, file_size,
+                     "file cut short before the first complete trace event");
+  }
+  simdjson::padded_string repaired(plan.keep_bytes + plan.closers.size());
+  std::memcpy(repaired.data(), view.json.data(), plan.keep_bytes);
+  std::memcpy(repaired.data() + plan.keep_bytes, plan.closers.data(), plan.closers.size());
+  const DocumentView repaired_view{.json = repaired, .bias = view.bias};
+  if (absl::Status status =
+          ParseDocument(parser, display_path, repaired_view, /*allow_repair=*/false, rank);
+      !status.ok()) {
+    return status;
+  }
+  const int64_t kept_end = static_cast<int64_t>(plan.keep_bytes) + view.bias;
+  if (plan.only_missing_close) {
+    rank->stats.Bump(ImportCounter::kUnterminatedArray, file_size);
+  } else {
+    rank->stats.Bump(ImportCounter::kTruncated,
+                     static_cast<int64_t>(plan.damage_offset) + view.bias);
+    rank->stats.set_truncation_detail(absl::StrFormat(
+        "cut at byte %d; read %d events up to byte %d", file_size, plan.complete_events, kept_end));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+KinetoReader::KinetoReader() = default;
+KinetoReader::~KinetoReader() = default;
+
+absl::Status KinetoReader::Read(std::string_view display_path, const simdjson::padded_string& json,
+                                Rank* rank) {
+  const std::string_view text(json.data(), json.size());
+  size_t start = 0;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") start = 3;  // UTF-8 byte-order mark
+  const size_t first = text.find_first_not_of(" \t\n\r", start);
+  if (first == std::string_view::npos) {
+    *rank = Rank();
+    rank->source_path = std::string(display_path);
+    return FileError(display_path, 0, "empty file");
+  }
+  if (text[first] != '{' && text[first] != '[') {
+    *rank = Rank();
+    rank->source_path = std::string(display_path);
+    return FileError(display_path, static_cast<int64_t>(first),
+                     DescribeTopLevel(text.substr(first)));
+  }
+  const DocumentView view{
+      .json = simdjson::padded_string_view(json.data() + start, json.size() - start,
+                                           json.size() + simdjson::SIMDJSON_PADDING - start),
+      .bias = static_cast<int64_t>(start)};
+  return ParseDocument(parser_, display_path, view, /*allow_repair=*/true, rank);
+}
+
+}  // namespace bubblescope

@@ -1,0 +1,435 @@
+#include "readers/rank_builder.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "readers/event_classifier.h"
+#include "readers/json_text.h"
+
+namespace bubblescope::kineto {
+namespace {
+
+bool FitsInt32(int64_t value) {
+  return value >= std::numeric_limits<int32_t>::min() &&
+         value <= std::numeric_limits<int32_t>::max();
+}
+
+int32_t ToInt32OrUnknown(int64_t value) {
+  return value >= 0 && FitsInt32(value) ? static_cast<int32_t>(value) : -1;
+}
+
+// a + b, or nullopt when it does not fit.
+std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return std::nullopt;
+  return sum;
+}
+
+bool ByStartLongerFirst(const Interval& a, const Interval& b) {
+  return a.start != b.start ? a.start < b.start : a.end > b.end;
+}
+
+bool IsCpuEventCategory(EventCategory category) {
+  return category == EventCategory::kCpuOp || category == EventCategory::kAbsent ||
+         category == EventCategory::kUserAnnotation || category == EventCategory::kRuntime;
+}
+
+}  // namespace
+
+void RankBuilder::AddEvent(const EventFields& fields, const std::vector<int32_t>& pg_ranks,
+                           int64_t offset) {
+  if (fields.damaged) return Bump(fields.damage, offset);
+  if (!fields.has_ph) return Bump(ImportCounter::kMissingField, offset);
+  if (fields.ph.size() != 1) return Bump(ImportCounter::kUnknownPhase, offset);
+  switch (fields.ph[0]) {
+    case 'X':
+      return AddComplete(fields, pg_ranks, offset);
+    case 'i':
+    case 'I':
+      return AddMemorySample(fields, offset);
+    case 's':
+    case 'f':
+      return AddFlow(fields, offset);
+    case 'M':
+      return;  // process/thread names for trace viewers: nothing to model
+    default:
+      return Bump(ImportCounter::kUnknownPhase, offset);
+  }
+}
+
+void RankBuilder::AddComplete(const EventFields& fields, const std::vector<int32_t>& pg_ranks,
+                              int64_t offset) {
+  const EventCategory category = fields.category;
+  if (category == EventCategory::kOther || category == EventCategory::kFlow ||
+      category == EventCategory::kMemory) {
+    return Bump(ImportCounter::kIgnoredCategory, offset);
+  }
+  if (!fields.has_ts || !fields.has_dur || !fields.has_name) {
+    return Bump(ImportCounter::kMissingField, offset);
+  }
+  if (fields.dur < 0) return Bump(ImportCounter::kNegativeDuration, offset);
+  const std::optional<TimeNs> end = CheckedAdd(fields.ts, fields.dur);
+  if (!end) return Bump(ImportCounter::kBadNumber, offset);
+  if (IsCpuEventCategory(category) && !pid_known_ && fields.pid.present && !fields.pid.is_string) {
+    pid_known_ = true;
+    rank_->pid = fields.pid.value;
+  }
+  switch (category) {
+    case EventCategory::kKernel:
+    case EventCategory::kMemcpy:
+    case EventCategory::kMemset:
+      return AddGpuOp(fields, pg_ranks, *end, offset);
+    case EventCategory::kRuntime: {
+      if (fields.args.damaged_groups & kArgGroupGpu) return Bump(fields.args.damage, offset);
+      if (!HasCpuPlace(fields, offset)) return;
+      const NameId name = InternEscaped(fields.name);
+      Interval interval;
+      interval.start = fields.ts;
+      interval.end = *end;
+      interval.correlation = fields.args.correlation;
+      interval.name = name;
+      interval.kind = IntervalKind::kRuntime;
+      TimelineFor(TimelineKind::kCpuThread, fields.pid.value, fields.tid.value, fields.pid.value)
+          .intervals.push_back(interval);
+      ++usable_events_;
+      return;
+    }
+    case EventCategory::kUserAnnotation:
+      return AddAnnotation(fields, AnnotationScope::kCpu, *end, offset);
+    case EventCategory::kGpuUserAnnotation:
+      return AddAnnotation(fields, AnnotationScope::kGpu, *end, offset);
+    default:  // kCpuOp, and "X" events without a category (bare-array traces)
+      return AddCpuOp(fields, pg_ranks, *end, offset);
+  }
+}
+
+void RankBuilder::AddGpuOp(const EventFields& fields, const std::vector<int32_t>& pg_ranks,
+                           TimeNs end, int64_t offset) {
+  if (fields.args.damaged_groups & kArgGroupGpu) return Bump(fields.args.damage, offset);
+  int32_t device = -1;
+  int64_t stream = 0;
+  if (!GpuPlace(fields, offset, &device, &stream)) return;
+  const NameId name = InternEscaped(fields.name);
+  IntervalKind kind = IntervalKind::kComputeKernel;
+  CommKind comm_kind = CommKind::kUnknown;
+  if (fields.category == EventCategory::kMemcpy) {
+    kind = IntervalKind::kMemcpy;
+  } else if (fields.category == EventCategory::kMemset) {
+    kind = IntervalKind::kMemset;
+  } else if (IsCommKernel(name, &comm_kind)) {
+    kind = IntervalKind::kCommKernel;
+    if (fields.args.damaged_groups & kArgGroupComm) return Bump(fields.args.damage, offset);
+  }
+  uint32_t comm = kNoIndex;
+  if (kind == IntervalKind::kCommKernel) comm = AddComm(comm_kind, fields.args, pg_ranks);
+  Interval interval;
+  interval.start = fields.ts;
+  interval.end = end;
+  interval.correlation = fields.args.correlation;
+  interval.name = name;
+  interval.comm = comm;
+  interval.kind = kind;
+  TimelineFor(TimelineKind::kGpuStream, device, stream, fields.pid.value)
+      .intervals.push_back(interval);
+  ++usable_events_;
+}
+
+void RankBuilder::AddCpuOp(const EventFields& fields, const std::vector<int32_t>& pg_ranks,
+                           TimeNs end, int64_t offset) {
+  const std::string_view name_text = UnescapeJsonString(fields.name, &scratch_);
+  if (ProfilerStepNumber(name_text)) {
+    return AddAnnotation(fields, AnnotationScope::kCpu, end, offset);
+  }
+  const std::optional<CommKind> comm_kind = CpuCommOpKind(name_text);
+  if (comm_kind && (fields.args.damaged_groups & kArgGroupComm)) {
+    return Bump(fields.args.damage, offset);
+  }
+  if (!HasCpuPlace(fields, offset)) return;
+  const NameId name = Intern(name_text);
+  Interval interval;
+  interval.start = fields.ts;
+  interval.end = end;
+  interval.name = name;
+  interval.kind = IntervalKind::kCpuOp;
+  if (comm_kind) {
+    interval.kind = IntervalKind::kCpuCommOp;
+    interval.comm = AddComm(*comm_kind, fields.args, pg_ranks);
+  }
+  TimelineFor(TimelineKind::kCpuThread, fields.pid.value, fields.tid.value, fields.pid.value)
+      .intervals.push_back(interval);
+  ++usable_events_;
+}
+
+void RankBuilder::AddAnnotation(const EventFields& fields, AnnotationScope scope, TimeNs end,
+                                int64_t offset) {
+  Annotation annotation;
+  annotation.start = fields.ts;
+  annotation.end = end;
+  annotation.scope = scope;
+  if (scope == AnnotationScope::kGpu) {
+    if (fields.args.damaged_groups & kArgGroupGpu) return Bump(fields.args.damage, offset);
+    if (!GpuPlace(fields, offset, &annotation.device, &annotation.thread_or_stream)) return;
+  } else {
+    if (!HasCpuPlace(fields, offset)) return;
+    annotation.thread_or_stream = fields.tid.value;
+  }
+  const std::string_view name_text = UnescapeJsonString(fields.name, &scratch_);
+  annotation.name = Intern(name_text);
+  if (scope == AnnotationScope::kCpu) {
+    if (const std::optional<int64_t> step = ProfilerStepNumber(name_text)) {
+      rank_->steps.push_back(ProfilerStep{.number = *step, .start = fields.ts, .end = end});
+    }
+  }
+  rank_->annotations.push_back(annotation);
+  ++usable_events_;
+}
+
+void RankBuilder::AddMemorySample(const EventFields& fields, int64_t offset) {
+  if (fields.category != EventCategory::kMemory && fields.name != "[memory]") {
+    return Bump(ImportCounter::kIgnoredCategory, offset);
+  }
+  const EventArgs& args = fields.args;
+  if (args.has_device_type && args.device_type != 1) {  // 1 = CUDA; CPU memory is not modelled
+    return Bump(ImportCounter::kIgnoredCategory, offset);
+  }
+  if (!fields.has_ts) return Bump(ImportCounter::kMissingField, offset);
+  if ((args.damaged_groups & kArgGroupMemory) || !args.has_total_allocated ||
+      !args.has_total_reserved ||
+      (!args.has_device_type && (!args.has_device_id || args.device_id < 0))) {
+    return Bump(ImportCounter::kBadMemorySample, offset);
+  }
+  rank_->memory.push_back(MemorySample{.time = fields.ts,
+                                       .allocated_bytes = args.total_allocated,
+                                       .reserved_bytes = args.total_reserved,
+                                       .device = ToInt32OrUnknown(args.device_id)});
+  ++usable_events_;
+}
+
+void RankBuilder::AddFlow(const EventFields& fields, int64_t offset) {
+  if (fields.category != EventCategory::kFlow) return Bump(ImportCounter::kIgnoredCategory, offset);
+  if (!fields.has_ts || !fields.id.present || !fields.pid.present || !fields.tid.present) {
+    return Bump(ImportCounter::kMissingField, offset);
+  }
+  flows_.push_back(PendingFlow{.pid = fields.pid.value,
+                               .tid = fields.tid.value,
+                               .ts = fields.ts,
+                               .id = fields.id.value,
+                               .offset = offset,
+                               .is_start = fields.ph[0] == 's'});
+  ++usable_events_;
+}
+
+bool RankBuilder::GpuPlace(const EventFields& fields, int64_t offset, int32_t* device,
+                           int64_t* stream) {
+  const EventArgs& args = fields.args;
+  if ((!args.has_device && !fields.pid.present) || (!args.has_stream && !fields.tid.present)) {
+    Bump(ImportCounter::kMissingField, offset);
+    return false;
+  }
+  const int64_t raw_device = args.has_device ? args.device : fields.pid.value;
+  if (args.has_device && !FitsInt32(raw_device)) {
+    Bump(ImportCounter::kBadNumber, offset);
+    return false;
+  }
+  *device = FitsInt32(raw_device) ? static_cast<int32_t>(raw_device) : -1;
+  *stream = args.has_stream ? args.stream : fields.tid.value;
+  return true;
+}
+
+bool RankBuilder::HasCpuPlace(const EventFields& fields, int64_t offset) {
+  if (fields.pid.present && fields.tid.present) return true;
+  Bump(ImportCounter::kMissingField, offset);
+  return false;
+}
+
+Timeline& RankBuilder::TimelineFor(TimelineKind kind, int64_t a, int64_t b, int64_t pid) {
+  const TimelineKey key{static_cast<uint8_t>(kind), a, b};
+  if (key != last_key_) {
+    auto [it, inserted] =
+        timeline_index_.try_emplace(key, static_cast<uint32_t>(rank_->timelines.size()));
+    if (inserted) {
+      Timeline& timeline = rank_->timelines.emplace_back();
+      timeline.kind = kind;
+      if (kind == TimelineKind::kGpuStream) {
+        timeline.device = static_cast<int32_t>(a);
+        timeline.pid = pid;
+      } else {
+        timeline.pid = a;
+      }
+      timeline.id = b;
+    }
+    last_key_ = key;
+    last_index_ = it->second;
+  }
+  return rank_->timelines[last_index_];
+}
+
+Timeline* RankBuilder::FindTimeline(TimelineKind kind, int64_t a, int64_t b) {
+  const auto it = timeline_index_.find(TimelineKey{static_cast<uint8_t>(kind), a, b});
+  return it == timeline_index_.end() ? nullptr : &rank_->timelines[it->second];
+}
+
+NameId RankBuilder::InternEscaped(std::string_view escaped) {
+  return Intern(UnescapeJsonString(escaped, &scratch_));
+}
+
+bool RankBuilder::IsCommKernel(NameId name, CommKind* kind) {
+  if (name >= kernel_class_.size()) kernel_class_.resize(rank_->names.size(), 0);
+  uint8_t& cached = kernel_class_[name];
+  if (cached == 0) {
+    const std::string_view text = rank_->names.Get(name);
+    cached = IsCommKernelName(text)
+                 ? static_cast<uint8_t>(2 + static_cast<int>(CommKindFromName(text)))
+                 : 1;
+  }
+  if (cached == 1) return false;
+  *kind = static_cast<CommKind>(cached - 2);
+  return true;
+}
+
+uint32_t RankBuilder::AddComm(CommKind name_kind, const EventArgs& args,
+                              const std::vector<int32_t>& pg_ranks) {
+  CommInfo info;
+  info.kind = name_kind;
+  if (!args.collective.empty()) {
+    const std::string_view collective = UnescapeJsonString(args.collective, &scratch_);
+    const CommKind arg_kind = CommKindFromName(collective);
+    if (arg_kind != CommKind::kUnknown) info.kind = arg_kind;
+    info.collective = Intern(collective);
+  }
+  if (!args.dtype.empty()) {
+    const std::string_view dtype = UnescapeJsonString(args.dtype, &scratch_);
+    info.dtype = Intern(dtype);
+    const int64_t elements = std::max(args.in_nelems, args.out_nelems);
+    const int element_size = DtypeSize(dtype);
+    int64_t bytes = 0;
+    if (elements >= 0 && element_size > 0 &&
+        !__builtin_mul_overflow(elements, int64_t{element_size}, &bytes)) {
+      info.bytes = bytes;
+    }
+  }
+  // p2p: a send's peer is where it goes, a recv's where it comes from.
+  if (info.kind == CommKind::kSend) {
+    info.peer = ToInt32OrUnknown(args.dst_rank);
+  } else if (info.kind == CommKind::kRecv) {
+    info.peer = ToInt32OrUnknown(args.src_rank);
+  } else {
+    info.peer = ToInt32OrUnknown(args.dst_rank >= 0 ? args.dst_rank : args.src_rank);
+  }
+  info.group_size = ToInt32OrUnknown(args.group_size);
+  if (args.has_pg_ranks || !args.pg_name.empty() || !args.pg_desc.empty()) {
+    const std::string_view name =
+        UnescapeJsonString(args.pg_name.empty() ? args.pg_desc : args.pg_name, &scratch_);
+    info.process_group = AddProcessGroup(name, args.has_pg_ranks ? &pg_ranks : nullptr);
+  }
+  rank_->comms.push_back(info);
+  return static_cast<uint32_t>(rank_->comms.size() - 1);
+}
+
+uint32_t RankBuilder::AddProcessGroup(std::string_view name, const std::vector<int32_t>* ranks) {
+  const std::string key = !name.empty()      ? "name:" + std::string(name)
+                          : ranks != nullptr ? absl::StrCat("ranks:", absl::StrJoin(*ranks, ","))
+                                             : std::string("unknown");
+  auto [it, inserted] =
+      group_index_.try_emplace(key, static_cast<uint32_t>(rank_->process_groups.size()));
+  if (inserted) {
+    rank_->process_groups.emplace_back().name = std::string(name);
+  }
+  ProcessGroup& group = rank_->process_groups[it->second];
+  if (group.ranks.empty() && ranks != nullptr) group.ranks = *ranks;
+  return it->second;
+}
+
+void RankBuilder::SetBaseTime(int64_t base_ns, int64_t offset) {
+  base_ns_ = base_ns;
+  base_offset_ = offset;
+}
+
+void RankBuilder::Finish() {
+  for (Timeline& timeline : rank_->timelines) {
+    if (!std::is_sorted(timeline.intervals.begin(), timeline.intervals.end(), ByStartLongerFirst)) {
+      std::stable_sort(timeline.intervals.begin(), timeline.intervals.end(), ByStartLongerFirst);
+    }
+  }
+  LinkFlows();
+  ApplyBaseTime();
+  std::stable_sort(rank_->annotations.begin(), rank_->annotations.end(),
+                   [](const Annotation& a, const Annotation& b) {
+                     return a.start != b.start ? a.start < b.start : a.end > b.end;
+                   });
+  std::stable_sort(rank_->steps.begin(), rank_->steps.end(),
+                   [](const ProfilerStep& a, const ProfilerStep& b) { return a.start < b.start; });
+  std::stable_sort(rank_->memory.begin(), rank_->memory.end(),
+                   [](const MemorySample& a, const MemorySample& b) { return a.time < b.time; });
+  // GPU streams first, by device and stream, then CPU threads by pid and tid.
+  std::stable_sort(
+      rank_->timelines.begin(), rank_->timelines.end(), [](const Timeline& a, const Timeline& b) {
+        return std::tie(a.kind, a.device, a.pid, a.id) < std::tie(b.kind, b.device, b.pid, b.id);
+      });
+  timeline_index_.clear();
+}
+
+void RankBuilder::LinkFlows() {
+  // Intervals of `timeline` starting at `ts` that `accept`s; fills the first lacking a correlation
+  // id when `fill`. True if any was found.
+  auto link = [](Timeline* timeline, TimeNs ts, int64_t id, bool fill, auto accept) {
+    if (timeline == nullptr) return false;
+    auto it =
+        std::lower_bound(timeline->intervals.begin(), timeline->intervals.end(), ts,
+                         [](const Interval& interval, TimeNs t) { return interval.start < t; });
+    bool found = false;
+    for (; it != timeline->intervals.end() && it->start == ts; ++it) {
+      if (!accept(it->kind)) continue;
+      if (fill && it->correlation == 0) {
+        it->correlation = id;
+        fill = false;
+      }
+      found = true;
+    }
+    return found;
+  };
+  auto is_runtime = [](IntervalKind kind) { return kind == IntervalKind::kRuntime; };
+  for (const PendingFlow& flow : flows_) {
+    Timeline* cpu = FindTimeline(TimelineKind::kCpuThread, flow.pid, flow.tid);
+    bool linked = link(cpu, flow.ts, flow.id, flow.is_start, is_runtime);
+    if (!flow.is_start && FitsInt32(flow.pid)) {
+      Timeline* gpu = FindTimeline(TimelineKind::kGpuStream, flow.pid, flow.tid);
+      linked = link(gpu, flow.ts, flow.id, true, IsDeviceKind) || linked;
+    }
+    if (!linked) Bump(ImportCounter::kUnmatchedFlow, flow.offset);
+  }
+  flows_.clear();
+}
+
+void RankBuilder::ApplyBaseTime() {
+  if (base_ns_ == 0) return;
+  const int64_t base = base_ns_;
+  size_t dropped = 0;
+  // Shifts [start, end]; false (and the item is dropped) if either end leaves int64.
+  auto shift = [&](TimeNs* start, TimeNs* end) {
+    const std::optional<TimeNs> new_start = CheckedAdd(*start, base);
+    const std::optional<TimeNs> new_end = CheckedAdd(*end, base);
+    if (!new_start || !new_end) {
+      ++dropped;
+      return false;
+    }
+    *start = *new_start;
+    *end = *new_end;
+    return true;
+  };
+  for (Timeline& timeline : rank_->timelines) {
+    std::erase_if(timeline.intervals, [&](Interval& i) { return !shift(&i.start, &i.end); });
+  }
+  std::erase_if(rank_->annotations, [&](Annotation& a) { return !shift(&a.start, &a.end); });
+  std::erase_if(rank_->steps, [&](ProfilerStep& s) { return !shift(&s.start, &s.end); });
+  std::erase_if(rank_->memory, [&](MemorySample& m) {
+    TimeNs end = m.time;
+    return !shift(&m.time, &end);
+  });
+  for (size_t i = 0; i < dropped; ++i) Bump(ImportCounter::kBadNumber, base_offset_);
+}
+
+}  // namespace bubblescope::kineto

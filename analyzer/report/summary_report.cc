@@ -1,0 +1,219 @@
+#include "report/summary_report.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "report/json_writer.h"
+#include "report/text_table.h"
+
+namespace bubblescope {
+namespace {
+
+using rank_summary::RankFigures;
+using rank_summary::Result;
+
+constexpr size_t kSeverityCount = 3;
+
+std::string_view TimelineName(const RankFigures& figures) {
+  return figures.cpu_timeline ? "cpu" : "gpu";
+}
+
+ImportCounter CounterAt(size_t index) { return static_cast<ImportCounter>(index); }
+
+// Counts per severity (indexed by Severity) over every rank.
+std::array<uint64_t, kSeverityCount> IssueTotals(const Result& result) {
+  std::array<uint64_t, kSeverityCount> totals{};
+  for (const RankFigures& figures : result.ranks) {
+    for (size_t i = 0; i < kImportCounterCount; ++i) {
+      totals[static_cast<size_t>(CounterSpec(CounterAt(i)).severity)] +=
+          figures.import_stats.count(CounterAt(i));
+    }
+  }
+  return totals;
+}
+
+// Nanoseconds as milliseconds with three decimals, rounded to the nearest microsecond.
+std::string Millis(TimeNs ns) {
+  uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  uint64_t micros = magnitude / 1000 + (magnitude % 1000 >= 500 ? 1 : 0);
+  return absl::StrFormat("%s%d.%03d", ns < 0 && micros != 0 ? "-" : "", micros / 1000,
+                         micros % 1000);
+}
+
+std::string Percent(TimeNs part, TimeNs whole) {
+  if (whole <= 0) return "-";
+  return absl::StrFormat("%.1f", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+// Bytes in binary units with two decimals ("-" when unknown).
+std::string Bytes(int64_t bytes) {
+  if (bytes < 0) return "-";
+  static constexpr std::array<std::string_view, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < kUnits.size()) {
+    value /= 1024.0;
+    ++unit;
+  }
+  if (unit == 0) return absl::StrCat(bytes, " B");
+  return absl::StrFormat("%.2f %s", value, std::string(kUnits[unit]));
+}
+
+std::string Plural(size_t count, std::string_view noun) {
+  return absl::StrCat(count, " ", std::string(noun), count == 1 ? "" : "s");
+}
+
+void AppendImportBlock(const Result& result, std::string* out) {
+  bool any = false;
+  for (const RankFigures& figures : result.ranks) {
+    const ImportStats& stats = figures.import_stats;
+    TextTable table({{"severity", Align::kLeft},
+                     {"counter", Align::kLeft},
+                     {"count", Align::kRight},
+                     {"first_byte", Align::kRight},
+                     {"meaning", Align::kLeft}});
+    bool file_has_issues = false;
+    for (size_t i = 0; i < kImportCounterCount; ++i) {
+      uint64_t count = stats.count(CounterAt(i));
+      if (count == 0) continue;
+      const ImportCounterSpec& spec = CounterSpec(CounterAt(i));
+      table.AddRow({std::string(SeverityName(spec.severity)), std::string(spec.name),
+                    absl::StrCat(count), absl::StrCat(stats.first_offset(CounterAt(i))),
+                    std::string(spec.description)});
+      file_has_issues = true;
+    }
+    if (!file_has_issues) continue;
+    if (!any) absl::StrAppend(out, "\nimport issues:\n");
+    any = true;
+    absl::StrAppend(out, "  rank ", figures.rank, ": ", figures.source_path, "\n");
+    absl::StrAppend(out, table.Render(4));
+    if (stats.count(ImportCounter::kTruncated) != 0 && !stats.truncation_detail().empty()) {
+      absl::StrAppend(out, "    truncated: ", stats.truncation_detail(), "\n");
+    }
+  }
+  if (!any) absl::StrAppend(out, "\nimport issues: none\n");
+}
+
+}  // namespace
+
+std::string SummaryText(const Result& result, const SummaryReportOptions& options) {
+  size_t cpu_ranks = 0;
+  for (const RankFigures& figures : result.ranks) cpu_ranks += figures.cpu_timeline ? 1 : 0;
+  std::array<uint64_t, kSeverityCount> issues = IssueTotals(result);
+  std::string out = absl::StrCat(
+      options.tool_name, " ", options.tool_version, " analyze: ", Plural(result.ranks.size(), "rank"),
+      " (", result.ranks.size() - cpu_ranks, " gpu, ", cpu_ranks, " cpu); import issues: ",
+      issues[static_cast<size_t>(Severity::kError)], " error, ",
+      issues[static_cast<size_t>(Severity::kWarning)], " warning, ",
+      issues[static_cast<size_t>(Severity::kInfo)], " info\n");
+
+  TextTable table({{"rank"}, {"timeline", Align::kLeft}, {"span_ms"}, {"compute_ms"},
+                   {"comm_ms"}, {"memcpy_ms"}, {"idle_ms"}, {"idle%"}, {"kernels"},
+                   {"comm_ops"}, {"memcpys"}, {"steps"}, {"peak_alloc"}, {"peak_reserved"},
+                   {"source", Align::kLeft}});
+  for (const RankFigures& f : result.ranks) {
+    table.AddRow({absl::StrCat(f.rank), std::string(TimelineName(f)), Millis(f.span),
+                  Millis(f.compute), Millis(f.comm), Millis(f.memcpy), Millis(f.idle),
+                  Percent(f.idle, f.span), absl::StrCat(f.kernels), absl::StrCat(f.comm_ops),
+                  absl::StrCat(f.memcpys), absl::StrCat(f.steps), Bytes(f.peak_allocated_bytes),
+                  Bytes(f.peak_reserved_bytes), f.source_path});
+  }
+  out.append(table.Render());
+  AppendImportBlock(result, &out);
+  return out;
+}
+
+absl::StatusOr<std::string> SummaryJson(const Result& result, const SummaryReportOptions& options) {
+  JsonWriter json(JsonWriterOptions{.indent = options.json_indent});
+  json.BeginObject();
+  json.Key("schema");
+  json.String(kAnalyzeSchema);
+  json.Key("tool");
+  json.BeginObject();
+  json.Key("name");
+  json.String(options.tool_name);
+  json.Key("version");
+  json.String(options.tool_version);
+  json.EndObject();
+
+  auto micros = [&](std::string_view key, TimeNs ns) {
+    json.Key(key);
+    json.Decimal(ns, 3);
+  };
+  auto count = [&](std::string_view key, int64_t value) {
+    json.Key(key);
+    json.Int(value);
+  };
+  auto optional_bytes = [&](std::string_view key, int64_t value) {
+    json.Key(key);
+    if (value < 0) {
+      json.Null();
+    } else {
+      json.Int(value);
+    }
+  };
+
+  json.Key("ranks");
+  json.BeginArray();
+  for (const RankFigures& f : result.ranks) {
+    json.BeginObject();
+    count("rank", f.rank);
+    json.Key("source");
+    json.String(f.source_path);
+    json.Key("timeline");
+    json.String(TimelineName(f));
+    micros("span_us", f.span);
+    micros("compute_us", f.compute);
+    micros("comm_us", f.comm);
+    micros("memcpy_us", f.memcpy);
+    micros("idle_us", f.idle);
+    count("kernels", f.kernels);
+    count("comm_ops", f.comm_ops);
+    count("memcpy_ops", f.memcpys);
+    count("steps", f.steps);
+    optional_bytes("peak_allocated_bytes", f.peak_allocated_bytes);
+    optional_bytes("peak_reserved_bytes", f.peak_reserved_bytes);
+    json.Key("import");
+    json.BeginObject();
+    for (size_t i = 0; i < kImportCounterCount; ++i) {
+      uint64_t n = f.import_stats.count(CounterAt(i));
+      if (n == 0) continue;
+      const ImportCounterSpec& spec = CounterSpec(CounterAt(i));
+      json.Key(spec.name);
+      json.BeginObject();
+      json.Key("count");
+      json.UInt(n);
+      json.Key("severity");
+      json.String(SeverityName(spec.severity));
+      json.Key("first_offset");
+      json.Int(f.import_stats.first_offset(CounterAt(i)));
+      if (CounterAt(i) == ImportCounter::kTruncated && !f.import_stats.truncation_detail().empty()) {
+        json.Key("detail");
+        json.String(f.import_stats.truncation_detail());
+      }
+      json.EndObject();
+    }
+    json.EndObject();
+    json.EndObject();
+  }
+  json.EndArray();
+
+  std::array<uint64_t, kSeverityCount> issues = IssueTotals(result);
+  json.Key("import_issues");
+  json.BeginObject();
+  for (Severity severity : {Severity::kError, Severity::kWarning, Severity::kInfo}) {
+    json.Key(SeverityName(severity));
+    json.UInt(issues[static_cast<size_t>(severity)]);
+  }
+  json.EndObject();
+  json.EndObject();
+  absl::StatusOr<std::string> document = json.Finish();
+  if (document.ok()) document->push_back('\n');
+  return document;
+}
+
+}  // namespace bubblescope

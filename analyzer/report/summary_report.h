@@ -1,0 +1,30 @@
+// Renders a rank_summary::Result as a human-readable table or as machine-readable JSON
+// (schema "bubblescope.analyze/1"). Reports only read results; they compute nothing new beyond
+// unit conversions and percentages.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "analysis/rank_summary.h"
+
+namespace bubblescope {
+
+inline constexpr std::string_view kAnalyzeSchema = "bubblescope.analyze/1";
+
+struct SummaryReportOptions {
+  std::string tool_name = "bubblescope";
+  std::string tool_version;
+  int json_indent = 2;  // spaces per level in JSON output; 0 for one line
+};
+
+// A header line, one aligned row per rank (times in ms, idle as a percentage of the span), then
+// every non-zero import counter per file with its severity, count, first byte offset and meaning.
+std::string SummaryText(const rank_summary::Result& result, const SummaryReportOptions& options);
+
+// The JSON document: times in µs (exact to the ns), peaks null when unknown, and per rank only the
+// import counters that are non-zero. Fails only if the writer was misused (a bug).
+absl::StatusOr<std::string> SummaryJson(const rank_summary::Result& result,
+                                        const SummaryReportOptions& options);
+
+}  // namespace bubblescope

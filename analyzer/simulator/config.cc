@@ -1,0 +1,258 @@
+#include "simulator/config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace bubblescope::sim {
+namespace {
+
+// Bounds that keep the simulation small enough to hold in memory and every timestamp far from
+// int64 overflow. They are generous for any realistic test or demo job.
+constexpr int64_t kMaxKernels = 4'000'000;
+constexpr double kMaxSpanNs = 4e18;
+constexpr int64_t kMaxBytes = int64_t{1} << 50;
+
+absl::Status Invalid(std::string message) {
+  return absl::InvalidArgumentError(absl::StrCat("simulator config: ", message));
+}
+
+// Chunk cost must be at least 1 ns so every op takes time on the device.
+absl::Status CheckCost(const char* field, int32_t stage, TimeNs cost, int32_t chunks) {
+  if (cost < chunks) {
+    return Invalid(absl::StrCat("costs[", stage, "].", field, " = ", cost, " must be >= ", chunks,
+                                chunks > 1 ? " (virtual_stages: every chunk needs >= 1 ns)" : ""));
+  }
+  if (cost > int64_t{1'000'000'000'000}) {
+    return Invalid(absl::StrCat("costs[", stage, "].", field, " = ", cost, " exceeds 1000 s"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLink(const std::string& what, const Link& link) {
+  // The floor keeps every transfer time of a valid payload inside int64 (and rejects NaN).
+  if (!(link.gbps >= 0.01)) {
+    return Invalid(absl::StrCat(what, ".gbps = ", link.gbps, " must be >= 0.01 (or +inf)"));
+  }
+  if (link.latency_ns < 0 || link.latency_ns > int64_t{1'000'000'000'000}) {
+    return Invalid(absl::StrCat(what, ".latency_ns = ", link.latency_ns, " must be in [0, 1e12]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckShape(const Config& config) {
+  const int32_t p = config.stages;
+  if (p < 1 || p > 4096) return Invalid(absl::StrCat("stages = ", p, " must be in [1, 4096]"));
+  if (config.microbatches < 1) {
+    return Invalid(absl::StrCat("microbatches = ", config.microbatches, " must be >= 1"));
+  }
+  if (config.virtual_stages < 1 || config.virtual_stages > 1024) {
+    return Invalid(
+        absl::StrCat("virtual_stages = ", config.virtual_stages, " must be in [1, 1024]"));
+  }
+  if (config.schedule == Schedule::kInterleaved1F1B) {
+    if (config.microbatches % p != 0) {
+      return Invalid(absl::StrCat("interleaved schedule needs microbatches (", config.microbatches,
+                                  ") to be a multiple of stages (", p, ")"));
+    }
+  } else if (config.virtual_stages != 1) {
+    return Invalid(absl::StrCat(
+        "virtual_stages = ", config.virtual_stages, " needs the ", "interleaved schedule (",
+        std::string(ScheduleName(config.schedule)), " has one chunk per rank)"));
+  }
+  if (config.iterations < 1) {
+    return Invalid(absl::StrCat("iterations = ", config.iterations, " must be >= 1"));
+  }
+  if (config.kernels_per_op < 1 || config.kernels_per_op > 1024) {
+    return Invalid(
+        absl::StrCat("kernels_per_op = ", config.kernels_per_op, " must be in [1, 1024]"));
+  }
+  // Ops per rank per iteration: m * v forwards, as many B's and (zb) W's.
+  double ops = 3.0 * config.microbatches * config.virtual_stages;
+  double kernels = ops * (config.kernels_per_op + 2.0) * p * config.iterations;
+  if (kernels > static_cast<double>(kMaxKernels)) {
+    return Invalid(absl::StrCat("job too large to simulate: about ", kernels, " kernels (limit ",
+                                kMaxKernels, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCostsAndLinks(const Config& config) {
+  const int32_t p = config.stages;
+  if (config.costs.size() != static_cast<size_t>(p)) {
+    return Invalid(
+        absl::StrCat("costs has ", config.costs.size(), " entries, need one per stage (", p, ")"));
+  }
+  const int32_t v = config.virtual_stages;
+  for (int32_t s = 0; s < p; ++s) {
+    const StageCost& cost = config.costs[s];
+    if (absl::Status status = CheckCost("forward", s, cost.forward, v); !status.ok()) return status;
+    if (config.schedule != Schedule::kForwardOnly) {
+      if (absl::Status status = CheckCost("backward", s, cost.backward, v); !status.ok()) {
+        return status;
+      }
+    }
+    if (config.schedule == Schedule::kZeroBubbleH1) {
+      if (absl::Status status = CheckCost("weight_grad", s, cost.weight_grad, v); !status.ok()) {
+        return status;
+      }
+    }
+  }
+  if (config.activation_bytes < 0 || config.activation_bytes > kMaxBytes) {
+    return Invalid(
+        absl::StrCat("activation_bytes = ", config.activation_bytes, " must be in [0, 2^50]"));
+  }
+  if (absl::Status status = CheckLink("link", config.link); !status.ok()) return status;
+  for (size_t i = 0; i < config.link_overrides.size(); ++i) {
+    const LinkOverride& entry = config.link_overrides[i];
+    std::string what = absl::StrCat("link_overrides[", i, "]");
+    if (entry.src_rank < 0 || entry.src_rank >= p || entry.dst_rank < 0 || entry.dst_rank >= p ||
+        entry.src_rank == entry.dst_rank) {
+      return Invalid(absl::StrCat(what, " (", entry.src_rank, " -> ", entry.dst_rank,
+                                  ") must join two different ranks in [0, ", p, ")"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (config.link_overrides[j].src_rank == entry.src_rank &&
+          config.link_overrides[j].dst_rank == entry.dst_rank) {
+        return Invalid(
+            absl::StrCat(what, " repeats the link ", entry.src_rank, " -> ", entry.dst_rank));
+      }
+    }
+    if (absl::Status status = CheckLink(what, entry.link); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTimingAndLayout(const Config& config) {
+  const int32_t p = config.stages;
+  if (config.launch_gap_ns < 0 || config.launch_gap_ns > 1'000'000'000) {
+    return Invalid(absl::StrCat("launch_gap_ns = ", config.launch_gap_ns, " must be in [0, 1e9]"));
+  }
+  if (config.optimizer_ns < 0 || config.optimizer_ns > int64_t{1'000'000'000'000}) {
+    return Invalid(absl::StrCat("optimizer_ns = ", config.optimizer_ns, " must be in [0, 1e12]"));
+  }
+  if (!(config.jitter >= 0.0 && config.jitter < 1.0)) {
+    return Invalid(absl::StrCat("jitter = ", config.jitter, " must be in [0, 1)"));
+  }
+  if (!config.clock_offsets_ns.empty()) {
+    if (config.clock_offsets_ns.size() != static_cast<size_t>(p)) {
+      return Invalid(absl::StrCat("clock_offsets_ns has ", config.clock_offsets_ns.size(),
+                                  " entries, need none or one per rank (", p, ")"));
+    }
+    for (size_t r = 0; r < config.clock_offsets_ns.size(); ++r) {
+      TimeNs offset = config.clock_offsets_ns[r];
+      if (offset < -int64_t{1'000'000'000'000'000} || offset > int64_t{1'000'000'000'000'000}) {
+        return Invalid(
+            absl::StrCat("clock_offsets_ns[", r, "] = ", offset, " must be within +-1e15"));
+      }
+    }
+  }
+  if (!config.stage_to_rank.empty()) {
+    if (config.stage_to_rank.size() != static_cast<size_t>(p)) {
+      return Invalid(absl::StrCat("stage_to_rank has ", config.stage_to_rank.size(),
+                                  " entries, need none or one per stage (", p, ")"));
+    }
+    std::vector<bool> used(static_cast<size_t>(p), false);
+    for (size_t s = 0; s < config.stage_to_rank.size(); ++s) {
+      int32_t rank = config.stage_to_rank[s];
+      if (rank < 0 || rank >= p || used[static_cast<size_t>(rank)]) {
+        return Invalid(absl::StrCat("stage_to_rank must be a permutation of 0..", p - 1, "; entry ",
+                                    s, " = ", rank));
+      }
+      used[static_cast<size_t>(rank)] = true;
+    }
+  }
+  if (!config.weights_bytes.empty() && config.weights_bytes.size() != static_cast<size_t>(p)) {
+    return Invalid(absl::StrCat("weights_bytes has ", config.weights_bytes.size(),
+                                " entries, need none or one per stage (", p, ")"));
+  }
+  for (size_t s = 0; s < config.weights_bytes.size(); ++s) {
+    if (config.weights_bytes[s] < 0 || config.weights_bytes[s] > kMaxBytes) {
+      return Invalid(absl::StrCat("weights_bytes[", s, "] = ", config.weights_bytes[s],
+                                  " must be in [0, 2^50]"));
+    }
+  }
+  if (config.activation_stash_bytes < 0 || static_cast<double>(config.activation_stash_bytes) *
+                                                   config.microbatches * config.virtual_stages >
+                                               static_cast<double>(kMaxBytes)) {
+    return Invalid(absl::StrCat("activation_stash_bytes = ", config.activation_stash_bytes,
+                                " must be >= 0 and a full stash must stay under 2^50 bytes"));
+  }
+  if (config.start_time_ns < 0 || config.start_time_ns > int64_t{3'000'000'000'000'000'000}) {
+    return Invalid(absl::StrCat("start_time_ns = ", config.start_time_ns, " must be in [0, 3e18]"));
+  }
+  return absl::OkStatus();
+}
+
+// A bound on the whole simulated span: no device or CPU ever waits while nothing anywhere runs,
+// so the span is at most the sum of all kernel durations, transfers and launches.
+absl::Status CheckSpan(const Config& config) {
+  double per_iteration = 0.0;
+  double ops_per_stage = static_cast<double>(config.microbatches);
+  double slowest_link = static_cast<double>(TransferNs(config.link, config.activation_bytes));
+  for (const LinkOverride& entry : config.link_overrides) {
+    slowest_link = std::max(slowest_link,
+                            static_cast<double>(TransferNs(entry.link, config.activation_bytes)));
+  }
+  for (const StageCost& cost : config.costs) {
+    double work = static_cast<double>(cost.forward) + static_cast<double>(cost.backward) +
+                  static_cast<double>(cost.weight_grad);
+    per_iteration += ops_per_stage * (work * (1.0 + config.jitter) + 2.0 * slowest_link);
+    per_iteration += static_cast<double>(config.optimizer_ns) * (1.0 + config.jitter);
+  }
+  double launches = 3.0 * ops_per_stage * config.virtual_stages * (config.kernels_per_op + 2.0);
+  per_iteration += launches * static_cast<double>(config.launch_gap_ns) * config.stages;
+  double span = per_iteration * config.iterations;
+  double latest = static_cast<double>(config.start_time_ns) + span + 1e15;
+  if (latest > kMaxSpanNs) {
+    return Invalid(absl::StrCat("the simulated span (up to ", span, " ns after start_time_ns) ",
+                                "would overflow int64 nanosecond timestamps"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string_view ScheduleName(Schedule schedule) {
+  switch (schedule) {
+    case Schedule::kGpipe:
+      return "gpipe";
+    case Schedule::k1F1B:
+      return "1f1b";
+    case Schedule::kInterleaved1F1B:
+      return "interleaved";
+    case Schedule::kZeroBubbleH1:
+      return "zb-h1";
+    case Schedule::kForwardOnly:
+      return "fwd-only";
+  }
+  return "unknown";
+}
+
+absl::Status ValidateConfig(const Config& config) {
+  if (absl::Status status = CheckShape(config); !status.ok()) return status;
+  if (absl::Status status = CheckCostsAndLinks(config); !status.ok()) return status;
+  if (absl::Status status = CheckTimingAndLayout(config); !status.ok()) return status;
+  return CheckSpan(config);
+}
+
+int32_t RankOfStage(const Config& config, int32_t stage) {
+  return config.stage_to_rank.empty() ? stage : config.stage_to_rank[static_cast<size_t>(stage)];
+}
+
+const Link& LinkBetween(const Config& config, int32_t src_rank, int32_t dst_rank) {
+  for (const LinkOverride& entry : config.link_overrides) {
+    if (entry.src_rank == src_rank && entry.dst_rank == dst_rank) return entry.link;
+  }
+  return config.link;
+}
+
+TimeNs TransferNs(const Link& link, int64_t bytes) {
+  if (std::isinf(link.gbps) || bytes == 0) return link.latency_ns;
+  double bits = static_cast<double>(bytes) * 8.0;
+  return link.latency_ns + static_cast<TimeNs>(std::ceil(bits / link.gbps));
+}
+
+}  // namespace bubblescope::sim

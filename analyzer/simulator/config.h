@@ -1,0 +1,99 @@
+// The options of one simulated pipeline-parallel job, and their validation.
+//
+// Units: every time is int64 nanoseconds, every size is bytes, link bandwidth is gigabits per
+// second (1 Gbit/s moves one bit per nanosecond). Per-stage vectors are indexed by pipeline stage;
+// per-rank vectors by global rank (ranks are the processes; stage_to_rank says which rank runs
+// which stage).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "bubblescope/trace.h"
+
+namespace bubblescope::sim {
+
+enum class Schedule : uint8_t {
+  kGpipe,            // all forwards, then all backwards
+  k1F1B,             // one-forward-one-backward (PipeDream-Flush)
+  kInterleaved1F1B,  // Megatron's interleaved 1F1B with virtual_stages chunks per rank
+  kZeroBubbleH1,     // ZB-H1: backward split into input-grad B and weight-grad W
+  kForwardOnly,      // inference: forwards only, no backward, no optimizer
+};
+
+// Stable short names: "gpipe", "1f1b", "interleaved", "zb-h1", "fwd-only".
+std::string_view ScheduleName(Schedule schedule);
+
+// Cost of one microbatch on one stage. For kInterleaved1F1B each of a rank's chunks costs
+// cost / virtual_stages (rounded down). `backward` is the cost of the B op in every schedule;
+// `weight_grad` is the cost of the separate W op and is used only by kZeroBubbleH1 (for the other
+// schedules the weight gradient is part of `backward`).
+struct StageCost {
+  TimeNs forward = 0;
+  TimeNs backward = 0;
+  TimeNs weight_grad = 0;
+};
+
+// A point-to-point link. A transfer of `bytes` takes latency_ns + ceil(bytes * 8 / gbps) ns;
+// gbps must be >= 0.01 and may be +infinity (an infinitely fast link).
+struct Link {
+  double gbps = 100.0;
+  TimeNs latency_ns = 0;
+};
+
+// Replaces the default link for transfers from src_rank to dst_rank (directed).
+struct LinkOverride {
+  int32_t src_rank = 0;
+  int32_t dst_rank = 0;
+  Link link;
+};
+
+enum class AnnotationStyle : uint8_t {
+  kNone,
+  // "PP:{stage}{F|B|W}{mb}" gpu_user_annotation ranges on the compute stream, one per op, from
+  // its first kernel start to its last kernel end (interleaved: stage = chunk * p + stage).
+  kPpGpu,
+  // "Forward {mb}" / "Backward {mb}" (zb-h1 W ops: "WeightGrad {mb}") user_annotation ranges on
+  // the CPU thread, one per op, from its first launch start to its last launch end.
+  kPpCpu,
+};
+
+struct Config {
+  int32_t stages = 4;          // p
+  int32_t microbatches = 8;    // m
+  int32_t virtual_stages = 1;  // v: chunks per rank, > 1 only for kInterleaved1F1B
+  Schedule schedule = Schedule::k1F1B;
+  int32_t iterations = 1;        // K profiler steps
+  std::vector<StageCost> costs;  // size p
+  int32_t kernels_per_op = 2;    // each op is this many back-to-back kernels splitting its cost
+  int64_t activation_bytes = 0;  // payload of every p2p message (one microbatch's activation)
+  Link link;                     // default for every directed link
+  std::vector<LinkOverride> link_overrides;
+  TimeNs launch_gap_ns = 0;  // CPU time of one kernel launch
+  TimeNs optimizer_ns = 0;   // one optimizer kernel per rank per iteration; 0 = none
+  double jitter = 0.0;       // relative, in [0, 1): compute kernel cost x (1 + u), |u| <= jitter
+  uint64_t seed = 1;         // of the jitter generator
+  std::vector<TimeNs> clock_offsets_ns;  // per rank, empty = all zero
+  std::vector<int32_t> stage_to_rank;    // per stage, a permutation of ranks; empty = identity
+  std::vector<int64_t> weights_bytes;    // per stage (all of a rank's chunks), empty = all zero
+  int64_t activation_stash_bytes = 0;    // per in-flight microbatch per chunk
+  AnnotationStyle annotations = AnnotationStyle::kNone;
+  TimeNs start_time_ns = 1700000000000000000;  // absolute time the first iteration starts
+};
+
+// Checks every field; the error message names the offending field and value.
+absl::Status ValidateConfig(const Config& config);
+
+// The rank running `stage` (identity when stage_to_rank is empty). Assumes a valid config.
+int32_t RankOfStage(const Config& config, int32_t stage);
+
+// The link used for a transfer from `src_rank` to `dst_rank`.
+const Link& LinkBetween(const Config& config, int32_t src_rank, int32_t dst_rank);
+
+// Duration of one transfer of config.activation_bytes over `link`.
+TimeNs TransferNs(const Link& link, int64_t bytes);
+
+}  // namespace bubblescope::sim

@@ -1,0 +1,396 @@
+#include "simulator/engine.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace bubblescope::sim {
+namespace {
+
+// One kernel while the engine resolves its times.
+struct Node {
+  KernelRecord record;
+  int32_t rank = 0;
+  int32_t launch_index = 0;   // position among its rank's launches of the iteration
+  TimeNs duration = 0;        // compute: the (jittered) cost; p2p: the transfer time
+  int32_t stream_prev = -1;   // previous node on the same stream, any iteration
+  int32_t compute_prev = -1;  // p2p: last compute-stream node launched before it this iteration
+  int32_t input = -1;         // an op's first kernel: the node whose end is its input's arrival
+  int32_t partner = -1;       // p2p: the matching recv / send
+  bool started = false;
+  bool done = false;
+};
+
+struct IterationState {
+  bool start_known = false;
+  TimeNs start = 0;
+  int32_t launches = 0;
+  int32_t pending = 0;  // kernels not finished yet
+  TimeNs gpu_end = 0;
+  int64_t sync_correlation = 0;
+};
+
+// (iteration, producer stage, producer's index in its program): names one cross-rank message.
+using MessageKey = std::tuple<int32_t, int32_t, int32_t>;
+
+bool IsP2p(KernelRole role) { return role == KernelRole::kSend || role == KernelRole::kRecv; }
+
+class Engine {
+ public:
+  explicit Engine(const Config& config)
+      : config_(config),
+        p_(config.stages),
+        rng_(config.seed),
+        iterations_(static_cast<size_t>(p_)),
+        steps_(static_cast<size_t>(p_)),
+        rank_nodes_(static_cast<size_t>(p_)),
+        stream_nodes_(static_cast<size_t>(p_)),
+        correlations_(static_cast<size_t>(p_), 0) {}
+
+  absl::Status Build();
+  absl::Status Resolve();
+  Records Collect() const;
+
+ private:
+  int32_t ProgramIndex(const StageOp& stage_op) const {
+    const Op& op = stage_op.op;
+    size_t flat = (static_cast<size_t>(op.type) * static_cast<size_t>(config_.virtual_stages) +
+                   static_cast<size_t>(op.chunk)) *
+                      static_cast<size_t>(config_.microbatches) +
+                  static_cast<size_t>(op.microbatch);
+    return positions_[static_cast<size_t>(stage_op.stage)][flat];
+  }
+  TimeNs Jittered(TimeNs cost);
+  int32_t NewNode(int32_t rank, int32_t iteration, KernelRole role, StreamRole stream, int32_t op,
+                  int32_t* launch);
+  absl::Status BuildIteration(int32_t rank, int32_t iteration,
+                              absl::flat_hash_map<MessageKey, int32_t>* sends,
+                              absl::flat_hash_map<MessageKey, int32_t>* recvs);
+  bool TryStart(Node& node);
+  bool TryFinish(Node& node);
+  void FinishIteration(int32_t rank, int32_t iteration);
+  absl::Status Deadlock(const std::vector<std::array<size_t, kStreamRoleCount>>& heads) const;
+
+  const Config& config_;
+  const int32_t p_;
+  std::mt19937_64 rng_;
+  std::vector<int32_t> stage_of_rank_;
+  std::vector<std::vector<Op>> programs_;        // per stage
+  std::vector<std::vector<int32_t>> positions_;  // per stage: (type, chunk, mb) -> index
+  std::vector<Node> nodes_;
+  std::vector<std::vector<IterationState>> iterations_;  // per rank, per iteration
+  std::vector<std::vector<StepRecord>> steps_;           // per rank, in iteration order
+  std::vector<std::vector<OpRecord>> ops_;               // per rank
+  std::vector<std::vector<int32_t>> rank_nodes_;         // per rank, launch order
+  std::vector<std::array<std::vector<int32_t>, kStreamRoleCount>> stream_nodes_;
+  std::vector<int64_t> correlations_;  // per rank: last id handed out
+};
+
+TimeNs Engine::Jittered(TimeNs cost) {
+  // The draw happens even without jitter so the sequence never depends on the jitter amount.
+  uint64_t bits = rng_();
+  double unit = static_cast<double>(bits >> 11) * 0x1.0p-53;  // uniform in [0, 1)
+  double u = config_.jitter * (2.0 * unit - 1.0);
+  return static_cast<TimeNs>(std::llround(static_cast<double>(cost) * (1.0 + u)));
+}
+
+int32_t Engine::NewNode(int32_t rank, int32_t iteration, KernelRole role, StreamRole stream,
+                        int32_t op, int32_t* launch) {
+  Node node;
+  node.rank = rank;
+  node.launch_index = (*launch)++;
+  node.record.iteration = iteration;
+  node.record.role = role;
+  node.record.stream = stream;
+  node.record.op = op;
+  node.record.correlation = ++correlations_[static_cast<size_t>(rank)];
+  auto index = static_cast<int32_t>(nodes_.size());
+  std::vector<int32_t>& stream_list =
+      stream_nodes_[static_cast<size_t>(rank)][static_cast<size_t>(stream)];
+  if (!stream_list.empty()) node.stream_prev = stream_list.back();
+  stream_list.push_back(index);
+  rank_nodes_[static_cast<size_t>(rank)].push_back(index);
+  ++iterations_[static_cast<size_t>(rank)][static_cast<size_t>(iteration)].pending;
+  nodes_.push_back(node);
+  return index;
+}
+
+absl::Status Engine::Build() {
+  const int32_t m = config_.microbatches;
+  const int32_t v = config_.virtual_stages;
+  stage_of_rank_.assign(static_cast<size_t>(p_), 0);
+  for (int32_t s = 0; s < p_; ++s) stage_of_rank_[static_cast<size_t>(RankOfStage(config_, s))] = s;
+  for (int32_t s = 0; s < p_; ++s) {
+    programs_.push_back(StageProgram(config_, s));
+    positions_.emplace_back(3 * static_cast<size_t>(v) * static_cast<size_t>(m), -1);
+    for (size_t i = 0; i < programs_.back().size(); ++i) {
+      const Op& op = programs_.back()[i];
+      size_t flat =
+          (static_cast<size_t>(op.type) * static_cast<size_t>(v) + static_cast<size_t>(op.chunk)) *
+              static_cast<size_t>(m) +
+          static_cast<size_t>(op.microbatch);
+      positions_.back()[flat] = static_cast<int32_t>(i);
+    }
+  }
+  ops_.resize(static_cast<size_t>(p_));
+  for (auto& per_rank : iterations_) per_rank.resize(static_cast<size_t>(config_.iterations));
+  for (int32_t r = 0; r < p_; ++r) {
+    iterations_[static_cast<size_t>(r)][0].start_known = true;
+    iterations_[static_cast<size_t>(r)][0].start = config_.start_time_ns;
+  }
+  absl::flat_hash_map<MessageKey, int32_t> sends;
+  absl::flat_hash_map<MessageKey, int32_t> recvs;
+  for (int32_t it = 0; it < config_.iterations; ++it) {
+    for (int32_t r = 0; r < p_; ++r) {
+      if (absl::Status status = BuildIteration(r, it, &sends, &recvs); !status.ok()) return status;
+    }
+  }
+  if (sends.size() != recvs.size()) {
+    return absl::InternalError(
+        absl::StrCat("simulator: ", sends.size(), " sends but ", recvs.size(), " recvs"));
+  }
+  for (const auto& [key, send] : sends) {
+    auto recv = recvs.find(key);
+    if (recv == recvs.end()) {
+      return absl::InternalError(absl::StrCat("simulator: a send of iteration ", std::get<0>(key),
+                                              " from stage ", std::get<1>(key), " has no recv"));
+    }
+    nodes_[static_cast<size_t>(send)].partner = recv->second;
+    nodes_[static_cast<size_t>(recv->second)].partner = send;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
+                                    absl::flat_hash_map<MessageKey, int32_t>* sends,
+                                    absl::flat_hash_map<MessageKey, int32_t>* recvs) {
+  const int32_t stage = stage_of_rank_[static_cast<size_t>(rank)];
+  const std::vector<Op>& program = programs_[static_cast<size_t>(stage)];
+  const int32_t v = config_.virtual_stages;
+  const int32_t k = config_.kernels_per_op;
+  const StageCost& cost = config_.costs[static_cast<size_t>(stage)];
+  std::vector<OpRecord>& ops = ops_[static_cast<size_t>(rank)];
+  std::vector<int32_t>& rank_nodes = rank_nodes_[static_cast<size_t>(rank)];
+  std::vector<int32_t> last_kernel_of(program.size(), -1);  // by program index
+  int32_t launch = 0;
+  int32_t last_compute = -1;
+  for (size_t index = 0; index < program.size(); ++index) {
+    const Op& op = program[index];
+    const StageOp here{stage, op};
+    auto op_index = static_cast<int32_t>(ops.size());
+    OpRecord record;
+    record.iteration = iteration;
+    record.op = op;
+
+    int32_t input_node = -1;
+    if (std::optional<StageOp> input = InputOf(config_, here); input.has_value()) {
+      int32_t producer = ProgramIndex(*input);
+      if (input->stage == stage) {
+        input_node = producer < 0 ? -1 : last_kernel_of[static_cast<size_t>(producer)];
+        if (input_node < 0) {
+          return absl::InternalError(
+              absl::StrCat("simulator: stage ", stage, " runs ", std::string(1, OpLetter(op.type)),
+                           op.microbatch, " (chunk ", op.chunk, ") before the op it depends on"));
+        }
+      } else {
+        StreamRole stream =
+            op.type == OpType::kForward ? StreamRole::kRecvPrev : StreamRole::kRecvNext;
+        input_node = NewNode(rank, iteration, KernelRole::kRecv, stream, op_index, &launch);
+        Node& recv = nodes_[static_cast<size_t>(input_node)];
+        int32_t peer = RankOfStage(config_, input->stage);
+        recv.record.peer_rank = peer;
+        recv.record.bytes = config_.activation_bytes;
+        recv.duration = TransferNs(LinkBetween(config_, peer, rank), config_.activation_bytes);
+        recv.compute_prev = last_compute;
+        recvs->emplace(MessageKey{iteration, input->stage, producer}, input_node);
+      }
+    }
+
+    TimeNs op_cost = op.type == OpType::kForward    ? cost.forward / v
+                     : op.type == OpType::kBackward ? cost.backward / v
+                                                    : cost.weight_grad / v;
+    record.first_kernel = static_cast<int32_t>(rank_nodes.size());
+    record.kernel_count = k;
+    for (int32_t i = 0; i < k; ++i) {
+      TimeNs share = op_cost / k + (i < op_cost % k ? 1 : 0);
+      int32_t node =
+          NewNode(rank, iteration, KernelRole::kCompute, StreamRole::kCompute, op_index, &launch);
+      nodes_[static_cast<size_t>(node)].duration = Jittered(share);
+      if (i == 0) nodes_[static_cast<size_t>(node)].input = input_node;
+      last_compute = node;
+    }
+    last_kernel_of[index] = last_compute;
+
+    if (std::optional<StageOp> consumer = RemoteConsumerOf(config_, here); consumer.has_value()) {
+      StreamRole stream =
+          op.type == OpType::kForward ? StreamRole::kSendNext : StreamRole::kSendPrev;
+      int32_t node = NewNode(rank, iteration, KernelRole::kSend, stream, op_index, &launch);
+      Node& send = nodes_[static_cast<size_t>(node)];
+      int32_t peer = RankOfStage(config_, consumer->stage);
+      send.record.peer_rank = peer;
+      send.record.bytes = config_.activation_bytes;
+      send.duration = TransferNs(LinkBetween(config_, rank, peer), config_.activation_bytes);
+      send.compute_prev = last_compute;
+      sends->emplace(MessageKey{iteration, stage, static_cast<int32_t>(index)}, node);
+    }
+    ops.push_back(record);
+  }
+  if (config_.optimizer_ns > 0 && config_.schedule != Schedule::kForwardOnly) {
+    int32_t node =
+        NewNode(rank, iteration, KernelRole::kOptimizer, StreamRole::kCompute, -1, &launch);
+    nodes_[static_cast<size_t>(node)].duration = Jittered(config_.optimizer_ns);
+  }
+  IterationState& state = iterations_[static_cast<size_t>(rank)][static_cast<size_t>(iteration)];
+  state.launches = launch;
+  state.sync_correlation = ++correlations_[static_cast<size_t>(rank)];
+  return absl::OkStatus();
+}
+
+bool Engine::TryStart(Node& node) {
+  const IterationState& state =
+      iterations_[static_cast<size_t>(node.rank)][static_cast<size_t>(node.record.iteration)];
+  if (!state.start_known) return false;
+  TimeNs start = state.start + (node.launch_index + 1) * config_.launch_gap_ns;  // launch end
+  // The stream predecessor is finished: streams are resolved strictly in order.
+  if (node.stream_prev >= 0)
+    start = std::max(start, nodes_[static_cast<size_t>(node.stream_prev)].record.end);
+  for (int32_t wait : {node.compute_prev, node.input}) {
+    if (wait < 0) continue;
+    const Node& other = nodes_[static_cast<size_t>(wait)];
+    if (!other.done) return false;
+    start = std::max(start, other.record.end);
+  }
+  node.record.launch_start = state.start + node.launch_index * config_.launch_gap_ns;
+  node.record.launch_end = node.record.launch_start + config_.launch_gap_ns;
+  node.record.start = start;
+  node.started = true;
+  return true;
+}
+
+bool Engine::TryFinish(Node& node) {
+  if (IsP2p(node.record.role)) {
+    const Node& partner = nodes_[static_cast<size_t>(node.partner)];
+    if (!partner.started) return false;
+    node.record.end = std::max(node.record.start, partner.record.start) + node.duration;
+  } else {
+    node.record.end = node.record.start + node.duration;
+  }
+  node.done = true;
+  IterationState& state =
+      iterations_[static_cast<size_t>(node.rank)][static_cast<size_t>(node.record.iteration)];
+  state.gpu_end = std::max(state.gpu_end, node.record.end);
+  if (--state.pending == 0) FinishIteration(node.rank, node.record.iteration);
+  return true;
+}
+
+void Engine::FinishIteration(int32_t rank, int32_t iteration) {
+  std::vector<IterationState>& states = iterations_[static_cast<size_t>(rank)];
+  const IterationState& state = states[static_cast<size_t>(iteration)];
+  StepRecord step;
+  step.iteration = iteration;
+  step.start = state.start;
+  step.sync_start = state.start + state.launches * config_.launch_gap_ns;
+  step.end = std::max(step.sync_start, state.gpu_end);
+  step.sync_correlation = state.sync_correlation;
+  steps_[static_cast<size_t>(rank)].push_back(step);
+  if (static_cast<size_t>(iteration) + 1 < states.size()) {
+    states[static_cast<size_t>(iteration) + 1].start_known = true;
+    states[static_cast<size_t>(iteration) + 1].start = step.end;
+  }
+}
+
+absl::Status Engine::Resolve() {
+  size_t remaining = nodes_.size();
+  std::vector<std::array<size_t, kStreamRoleCount>> heads(static_cast<size_t>(p_));
+  for (auto& rank_heads : heads) rank_heads.fill(0);
+  // Sweeping the ranks alternately up and down lets forward and backward traffic both travel
+  // many hops per sweep.
+  bool upward = true;
+  while (remaining > 0) {
+    bool progress = false;
+    for (int32_t i = 0; i < p_; ++i) {
+      auto rank = static_cast<size_t>(upward ? i : p_ - 1 - i);
+      for (size_t role = 0; role < kStreamRoleCount; ++role) {
+        const std::vector<int32_t>& list = stream_nodes_[rank][role];
+        size_t& head = heads[rank][role];
+        while (head < list.size()) {
+          Node& node = nodes_[static_cast<size_t>(list[head])];
+          if (!node.started && TryStart(node)) progress = true;
+          if (node.started && !node.done && TryFinish(node)) {
+            progress = true;
+            --remaining;
+          }
+          if (!node.done) break;
+          ++head;
+        }
+      }
+    }
+    upward = !upward;
+    if (!progress) return Deadlock(heads);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::Deadlock(
+    const std::vector<std::array<size_t, kStreamRoleCount>>& heads) const {
+  std::string detail;
+  for (size_t rank = 0; rank < heads.size() && detail.empty(); ++rank) {
+    const std::vector<int32_t>& list = stream_nodes_[rank][0];
+    if (heads[rank][0] < list.size()) {
+      const Node& node = nodes_[static_cast<size_t>(list[heads[rank][0]])];
+      detail = absl::StrCat("; rank ", rank, " compute stream waits at launch ", node.launch_index,
+                            " of iteration ", node.record.iteration);
+    }
+  }
+  return absl::InternalError(absl::StrCat(
+      "simulator: schedule ", std::string(ScheduleName(config_.schedule)), " deadlocked", detail));
+}
+
+Records Engine::Collect() const {
+  Records records;
+  records.ranks.resize(static_cast<size_t>(p_));
+  for (int32_t r = 0; r < p_; ++r) {
+    RankRecord& out = records.ranks[static_cast<size_t>(r)];
+    out.rank = r;
+    out.stage = stage_of_rank_[static_cast<size_t>(r)];
+    out.steps = steps_[static_cast<size_t>(r)];
+    out.ops = ops_[static_cast<size_t>(r)];
+    for (int32_t index : rank_nodes_[static_cast<size_t>(r)]) {
+      out.kernels.push_back(nodes_[static_cast<size_t>(index)].record);
+    }
+    for (OpRecord& op : out.ops) {
+      op.start = out.kernels[static_cast<size_t>(op.first_kernel)].start;
+      op.end = out.kernels[static_cast<size_t>(op.first_kernel + op.kernel_count - 1)].end;
+      op.cpu_start = out.kernels[static_cast<size_t>(op.first_kernel)].launch_start;
+      op.cpu_end =
+          out.kernels[static_cast<size_t>(op.first_kernel + op.kernel_count - 1)].launch_end;
+    }
+    for (const KernelRecord& kernel : out.kernels) {
+      if (kernel.op < 0) continue;
+      OpRecord& op = out.ops[static_cast<size_t>(kernel.op)];
+      op.cpu_start = std::min(op.cpu_start, kernel.launch_start);
+      op.cpu_end = std::max(op.cpu_end, kernel.launch_end);
+    }
+  }
+  return records;
+}
+
+}  // namespace
+
+absl::StatusOr<Records> RunSchedule(const Config& config) {
+  if (absl::Status status = ValidateConfig(config); !status.ok()) return status;
+  Engine engine(config);
+  if (absl::Status status = engine.Build(); !status.ok()) return status;
+  if (absl::Status status = engine.Resolve(); !status.ok()) return status;
+  return engine.Collect();
+}
+
+}  // namespace bubblescope::sim

@@ -1,0 +1,68 @@
+// What the engine recorded: every kernel, launch, op and profiler step of every rank, on the true
+// (offset-free) clock. Both the Trace and the Truth are derived from these records alone.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bubblescope/trace.h"
+#include "simulator/program.h"
+
+namespace bubblescope::sim {
+
+enum class KernelRole : uint8_t { kCompute, kOptimizer, kSend, kRecv };
+
+// The streams of a rank: the compute stream and one FIFO stream per p2p direction and neighbour.
+// "Next" is the stage after this one (for the last stage of an interleaved job, stage 0, which
+// runs the next chunk); "prev" the stage before (for stage 0 of an interleaved job, the last).
+enum class StreamRole : uint8_t { kCompute, kSendNext, kRecvPrev, kSendPrev, kRecvNext };
+inline constexpr int kStreamRoleCount = 5;
+
+struct KernelRecord {
+  int32_t iteration = 0;
+  KernelRole role = KernelRole::kCompute;
+  StreamRole stream = StreamRole::kCompute;
+  // Index into RankRecord::ops: the op a compute kernel belongs to, the op a recv feeds or the op
+  // a send carries the output of; -1 for the optimizer.
+  int32_t op = -1;
+  int32_t peer_rank = -1;   // send / recv only: the global rank on the other end
+  int64_t bytes = 0;        // send / recv only
+  int64_t correlation = 0;  // shared with its launch
+  TimeNs launch_start = 0;  // the cudaLaunchKernel call on the CPU thread
+  TimeNs launch_end = 0;
+  TimeNs start = 0;  // on the device
+  TimeNs end = 0;
+};
+
+struct OpRecord {
+  int32_t iteration = 0;
+  Op op;
+  int32_t first_kernel = 0;  // index into RankRecord::kernels; an op's kernels are consecutive
+  int32_t kernel_count = 0;
+  TimeNs start = 0;      // first kernel start
+  TimeNs end = 0;        // last kernel end
+  TimeNs cpu_start = 0;  // first launch start (its recv's, if it has one)
+  TimeNs cpu_end = 0;    // last launch end (its send's, if it has one)
+};
+
+struct StepRecord {
+  int32_t iteration = 0;
+  TimeNs start = 0;       // the CPU begins launching the iteration
+  TimeNs sync_start = 0;  // last launch done; the CPU waits for the device
+  TimeNs end = 0;         // the device finished every kernel of the iteration
+  int64_t sync_correlation = 0;
+};
+
+struct RankRecord {
+  int32_t rank = 0;
+  int32_t stage = 0;
+  std::vector<KernelRecord> kernels;  // in launch order
+  std::vector<OpRecord> ops;          // in launch order (iteration by iteration)
+  std::vector<StepRecord> steps;      // one per iteration
+};
+
+struct Records {
+  std::vector<RankRecord> ranks;  // indexed by global rank
+};
+
+}  // namespace bubblescope::sim

@@ -1,0 +1,237 @@
+#include "simulator/trace_builder.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "simulator/memory.h"
+
+namespace bubblescope::sim {
+namespace {
+
+constexpr std::string_view kLaunchName = "cudaLaunchKernel";
+constexpr std::string_view kSyncName = "cudaDeviceSynchronize";
+constexpr std::string_view kSendRecvKernel =
+    "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+constexpr std::string_view kOptimizerKernel = "void multi_tensor_apply_kernel<adam>(...)";
+
+const char* OpWord(OpType type) {
+  switch (type) {
+    case OpType::kForward:
+      return "forward";
+    case OpType::kBackward:
+      return "backward";
+    case OpType::kWeightGrad:
+      return "weight_grad";
+  }
+  return "unknown";
+}
+
+const char* CpuAnnotationWord(OpType type) {
+  switch (type) {
+    case OpType::kForward:
+      return "Forward";
+    case OpType::kBackward:
+      return "Backward";
+    case OpType::kWeightGrad:
+      return "WeightGrad";
+  }
+  return "Unknown";
+}
+
+void SortTimeline(std::vector<Interval>* intervals) {
+  std::stable_sort(intervals->begin(), intervals->end(), [](const Interval& a, const Interval& b) {
+    return a.start != b.start ? a.start < b.start : a.end > b.end;
+  });
+}
+
+class RankBuilder {
+ public:
+  RankBuilder(const Config& config, const RankRecord& record)
+      : config_(config),
+        record_(record),
+        offset_(config.clock_offsets_ns.empty()
+                    ? 0
+                    : config.clock_offsets_ns[static_cast<size_t>(record.rank)]) {}
+
+  Rank Build();
+
+ private:
+  NameId ComputeKernelName(const KernelRecord& kernel);
+  uint32_t CommIndex(const KernelRecord& kernel);
+  void AddAnnotations();
+
+  const Config& config_;
+  const RankRecord& record_;
+  const TimeNs offset_;
+  Rank rank_;
+  std::vector<NameId> kernel_names_;     // by virtual stage * 3 + op type
+  std::vector<uint32_t> group_of_peer_;  // process group index by peer rank
+};
+
+NameId RankBuilder::ComputeKernelName(const KernelRecord& kernel) {
+  if (kernel.role == KernelRole::kOptimizer) return rank_.names.Intern(kOptimizerKernel);
+  const Op& op = record_.ops[static_cast<size_t>(kernel.op)].op;
+  size_t virtual_stage = static_cast<size_t>(op.chunk) * static_cast<size_t>(config_.stages) +
+                         static_cast<size_t>(record_.stage);
+  size_t slot = virtual_stage * 3 + static_cast<size_t>(op.type);
+  if (kernel_names_[slot] == kNoName) {
+    kernel_names_[slot] = rank_.names.Intern(
+        absl::StrCat("void pp_stage", virtual_stage, "_", OpWord(op.type), "_kernel<bf16>(...)"));
+  }
+  return kernel_names_[slot];
+}
+
+uint32_t RankBuilder::CommIndex(const KernelRecord& kernel) {
+  uint32_t& group = group_of_peer_[static_cast<size_t>(kernel.peer_rank)];
+  if (group == kNoIndex) {
+    int32_t low = std::min(record_.rank, kernel.peer_rank);
+    int32_t high = std::max(record_.rank, kernel.peer_rank);
+    group = static_cast<uint32_t>(rank_.process_groups.size());
+    rank_.process_groups.push_back(
+        ProcessGroup{absl::StrCat("pp_p2p_", low, "_", high), {low, high}});
+  }
+  CommInfo info;
+  info.bytes = kernel.bytes;
+  info.peer = kernel.peer_rank;
+  info.group_size = 2;
+  info.process_group = group;
+  bool send = kernel.role == KernelRole::kSend;
+  info.collective = rank_.names.Intern(send ? "send" : "recv");
+  info.dtype = rank_.names.Intern("BFloat16");
+  info.kind = send ? CommKind::kSend : CommKind::kRecv;
+  rank_.comms.push_back(info);
+  return static_cast<uint32_t>(rank_.comms.size() - 1);
+}
+
+void RankBuilder::AddAnnotations() {
+  const int64_t thread = ProcessId(record_.rank);
+  for (const OpRecord& op : record_.ops) {
+    Annotation annotation;
+    if (config_.annotations == AnnotationStyle::kPpGpu) {
+      int32_t virtual_stage = op.op.chunk * config_.stages + record_.stage;
+      annotation.name = rank_.names.Intern(absl::StrCat(
+          "PP:", virtual_stage, std::string(1, OpLetter(op.op.type)), op.op.microbatch));
+      annotation.start = op.start + offset_;
+      annotation.end = op.end + offset_;
+      annotation.scope = AnnotationScope::kGpu;
+      annotation.device = 0;
+      annotation.thread_or_stream = kComputeStreamId;
+    } else if (config_.annotations == AnnotationStyle::kPpCpu) {
+      annotation.name =
+          rank_.names.Intern(absl::StrCat(CpuAnnotationWord(op.op.type), " ", op.op.microbatch));
+      annotation.start = op.cpu_start + offset_;
+      annotation.end = op.cpu_end + offset_;
+      annotation.scope = AnnotationScope::kCpu;
+      annotation.thread_or_stream = thread;
+    } else {
+      return;
+    }
+    rank_.annotations.push_back(annotation);
+  }
+  std::stable_sort(rank_.annotations.begin(), rank_.annotations.end(),
+                   [](const Annotation& a, const Annotation& b) {
+                     return a.start != b.start ? a.start < b.start : a.end > b.end;
+                   });
+}
+
+Rank RankBuilder::Build() {
+  rank_.rank = record_.rank;
+  rank_.world_size = config_.stages;
+  rank_.host = "sim-host";
+  rank_.pid = ProcessId(record_.rank);
+  rank_.backend = "nccl";
+  rank_.devices.push_back(DeviceInfo{0, "Simulated GPU", int64_t{80} << 30, 9, 0, 132});
+  kernel_names_.assign(
+      3 * static_cast<size_t>(config_.stages) * static_cast<size_t>(config_.virtual_stages),
+      kNoName);
+  group_of_peer_.assign(static_cast<size_t>(config_.stages), kNoIndex);
+
+  Timeline cpu;
+  cpu.kind = TimelineKind::kCpuThread;
+  cpu.pid = rank_.pid;
+  cpu.id = rank_.pid;
+  std::vector<Timeline> streams(kStreamRoleCount);
+  for (size_t role = 0; role < streams.size(); ++role) {
+    streams[role].kind = TimelineKind::kGpuStream;
+    streams[role].device = 0;
+    streams[role].id = StreamId(static_cast<StreamRole>(role));
+  }
+  const NameId launch_name = rank_.names.Intern(kLaunchName);
+  const NameId comm_name = rank_.names.Intern(kSendRecvKernel);
+  for (const KernelRecord& kernel : record_.kernels) {
+    Interval launch;
+    launch.start = kernel.launch_start + offset_;
+    launch.end = kernel.launch_end + offset_;
+    launch.correlation = kernel.correlation;
+    launch.name = launch_name;
+    launch.kind = IntervalKind::kRuntime;
+    cpu.intervals.push_back(launch);
+
+    Interval device;
+    device.start = kernel.start + offset_;
+    device.end = kernel.end + offset_;
+    device.correlation = kernel.correlation;
+    bool p2p = kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv;
+    device.kind = p2p ? IntervalKind::kCommKernel : IntervalKind::kComputeKernel;
+    device.name = p2p ? comm_name : ComputeKernelName(kernel);
+    if (p2p) device.comm = CommIndex(kernel);
+    streams[static_cast<size_t>(kernel.stream)].intervals.push_back(device);
+  }
+  const NameId sync_name = rank_.names.Intern(kSyncName);
+  for (const StepRecord& step : record_.steps) {
+    Interval sync;
+    sync.start = step.sync_start + offset_;
+    sync.end = step.end + offset_;
+    sync.correlation = step.sync_correlation;
+    sync.name = sync_name;
+    sync.kind = IntervalKind::kRuntime;
+    cpu.intervals.push_back(sync);
+    rank_.steps.push_back(ProfilerStep{step.iteration, step.start + offset_, step.end + offset_});
+  }
+  SortTimeline(&cpu.intervals);
+  rank_.timelines.push_back(std::move(cpu));
+  for (Timeline& stream : streams) {
+    if (stream.intervals.empty()) continue;
+    SortTimeline(&stream.intervals);
+    rank_.timelines.push_back(std::move(stream));
+  }
+  AddAnnotations();
+  for (MemorySample sample : MemorySamples(config_, record_)) {
+    sample.time += offset_;
+    rank_.memory.push_back(sample);
+  }
+  return std::move(rank_);
+}
+
+}  // namespace
+
+int64_t StreamId(StreamRole role) {
+  switch (role) {
+    case StreamRole::kCompute:
+      return kComputeStreamId;
+    case StreamRole::kSendNext:
+      return 20;
+    case StreamRole::kRecvPrev:
+      return 24;
+    case StreamRole::kSendPrev:
+      return 28;
+    case StreamRole::kRecvNext:
+      return 32;
+  }
+  return -1;
+}
+
+int64_t ProcessId(int32_t rank) { return 10000 + rank; }
+
+Trace BuildTrace(const Config& config, const Records& records) {
+  Trace trace;
+  trace.ranks.reserve(records.ranks.size());
+  for (const RankRecord& record : records.ranks) {
+    trace.ranks.push_back(RankBuilder(config, record).Build());
+  }
+  return trace;
+}
+
+}  // namespace bubblescope::sim

@@ -1,0 +1,28 @@
+// Turns the engine's records into the timeline model, as a profiler on each rank would have
+// recorded it: every timestamp of rank r is shifted by clock_offsets_ns[r] (the rank's clock),
+// while the records (and so the truth) stay on the true clock.
+//
+// Per rank: one CPU thread (cudaLaunchKernel runtime calls carrying their kernel's correlation
+// id, one cudaDeviceSynchronize per iteration), the compute stream (stream 7) and the p2p streams
+// that carried traffic, ProfilerStep#i ranges (i = 0..K-1, in `steps` only, not in
+// `annotations`), the chosen PP annotations, and device-0 memory samples. Compute kernels are named "void pp_stage<S>_<forward|backward|weight_grad>_kernel
+// <bf16>(...)" (S = chunk * p + stage) and the optimizer "void multi_tensor_apply_kernel<adam>
+// (...)"; p2p kernels are "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)" with a
+// CommInfo {send|recv, global peer, bytes, group of the two ranks}.
+#pragma once
+
+#include "bubblescope/trace.h"
+#include "simulator/config.h"
+#include "simulator/records.h"
+
+namespace bubblescope::sim {
+
+// Stream ids of a simulated rank.
+inline constexpr int64_t kComputeStreamId = 7;
+int64_t StreamId(StreamRole role);
+// Process id of a simulated rank's CPU thread (its thread id is the same number).
+int64_t ProcessId(int32_t rank);
+
+Trace BuildTrace(const Config& config, const Records& records);
+
+}  // namespace bubblescope::sim

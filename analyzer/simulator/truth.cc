@@ -1,0 +1,216 @@
+#include "simulator/truth.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "simulator/memory.h"
+
+namespace bubblescope::sim {
+namespace {
+
+struct Span {
+  TimeNs start = 0;
+  TimeNs end = 0;
+};
+
+bool IsCompute(KernelRole role) {
+  return role == KernelRole::kCompute || role == KernelRole::kOptimizer;
+}
+
+// Length of (union of `comm`) minus (union of `compute`), both clipped to [lo, hi]. `compute`
+// holds the kernels of one stream: sorted and pairwise disjoint.
+TimeNs CommOnlyTime(std::vector<Span> comm, const std::vector<Span>& compute, TimeNs lo,
+                    TimeNs hi) {
+  std::sort(comm.begin(), comm.end(),
+            [](const Span& a, const Span& b) { return a.start < b.start; });
+  std::vector<Span> merged;
+  for (Span span : comm) {
+    span.start = std::max(span.start, lo);
+    span.end = std::min(span.end, hi);
+    if (span.end <= span.start) continue;
+    if (!merged.empty() && span.start <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, span.end);
+    } else {
+      merged.push_back(span);
+    }
+  }
+  TimeNs covered = 0;
+  TimeNs overlap = 0;
+  size_t c = 0;
+  for (const Span& span : merged) {
+    covered += span.end - span.start;
+    while (c < compute.size() && compute[c].end <= span.start) ++c;
+    for (size_t k = c; k < compute.size() && compute[k].start < span.end; ++k) {
+      overlap += std::max<TimeNs>(
+          0, std::min(span.end, compute[k].end) - std::max(span.start, compute[k].start));
+    }
+  }
+  return covered - overlap;
+}
+
+// The kernels of one iteration of one rank: launch order is iteration by iteration, so they
+// are one contiguous range.
+struct KernelRange {
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+std::vector<KernelRange> IterationRanges(const RankRecord& rank, int32_t iterations) {
+  std::vector<KernelRange> ranges(static_cast<size_t>(iterations));
+  size_t k = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    ranges[i].begin = k;
+    while (k < rank.kernels.size() && rank.kernels[k].iteration == static_cast<int32_t>(i)) ++k;
+    ranges[i].end = k;
+  }
+  return ranges;
+}
+
+RankIterationTruth RankFigures(const RankRecord& rank, KernelRange range, TimeNs window_start,
+                               TimeNs window_end) {
+  RankIterationTruth figures;
+  figures.rank = rank.rank;
+  figures.stage = rank.stage;
+  std::vector<Span> compute;
+  std::vector<Span> comm;
+  for (size_t k = range.begin; k < range.end; ++k) {
+    const KernelRecord& kernel = rank.kernels[k];
+    if (IsCompute(kernel.role)) {
+      compute.push_back({kernel.start, kernel.end});
+    } else {
+      comm.push_back({kernel.start, kernel.end});
+    }
+  }
+  // Compute kernels share one stream, so launch order is time order.
+  for (const Span& span : compute) figures.compute += span.end - span.start;
+  figures.first_compute_start = compute.empty() ? window_start : compute.front().start;
+  figures.last_compute_end = compute.empty() ? window_start : compute.back().end;
+  figures.idle = (window_end - window_start) - figures.compute;
+  figures.fill = figures.first_compute_start - window_start;
+  figures.drain = window_end - figures.last_compute_end;
+  figures.stall = figures.idle - figures.fill - figures.drain;
+  figures.comm_wait =
+      CommOnlyTime(std::move(comm), compute, figures.first_compute_start, figures.last_compute_end);
+  figures.empty = figures.stall - figures.comm_wait;
+  return figures;
+}
+
+// `ranges[r]` holds rank r's kernel ranges by iteration.
+IterationTruth IterationFigures(const Records& records,
+                                const std::vector<std::vector<KernelRange>>& ranges,
+                                int32_t iteration) {
+  IterationTruth truth;
+  truth.iteration = iteration;
+  truth.window_start = std::numeric_limits<TimeNs>::max();
+  truth.window_end = std::numeric_limits<TimeNs>::min();
+  for (size_t r = 0; r < records.ranks.size(); ++r) {
+    KernelRange range = ranges[r][static_cast<size_t>(iteration)];
+    for (size_t k = range.begin; k < range.end; ++k) {
+      const KernelRecord& kernel = records.ranks[r].kernels[k];
+      truth.window_start = std::min(truth.window_start, kernel.start);
+      truth.window_end = std::max(truth.window_end, kernel.end);
+    }
+  }
+  for (size_t r = 0; r < records.ranks.size(); ++r) {
+    truth.ranks.push_back(RankFigures(records.ranks[r], ranges[r][static_cast<size_t>(iteration)],
+                                      truth.window_start, truth.window_end));
+    truth.idle += truth.ranks.back().idle;
+  }
+  TimeNs capacity = static_cast<TimeNs>(records.ranks.size()) * truth.window();
+  truth.bubble_fraction =
+      capacity > 0 ? static_cast<double>(truth.idle) / static_cast<double>(capacity) : 0.0;
+  return truth;
+}
+
+OpTimeStats Stats(const std::vector<TimeNs>& durations) {
+  OpTimeStats stats;
+  stats.count = static_cast<int64_t>(durations.size());
+  for (TimeNs duration : durations) stats.total_ns += duration;
+  stats.mean_ns = durations.empty()
+                      ? 0.0
+                      : static_cast<double>(stats.total_ns) / static_cast<double>(durations.size());
+  stats.p90_ns = NearestRankPercentile(durations, 90);
+  return stats;
+}
+
+StageTruth StageFigures(const RankRecord& rank) {
+  std::vector<TimeNs> durations[3];
+  for (const OpRecord& op : rank.ops) {
+    TimeNs total = 0;
+    for (int32_t k = op.first_kernel; k < op.first_kernel + op.kernel_count; ++k) {
+      total +=
+          rank.kernels[static_cast<size_t>(k)].end - rank.kernels[static_cast<size_t>(k)].start;
+    }
+    durations[static_cast<size_t>(op.op.type)].push_back(total);
+  }
+  StageTruth stage;
+  stage.stage = rank.stage;
+  stage.rank = rank.rank;
+  stage.forward = Stats(durations[static_cast<size_t>(OpType::kForward)]);
+  stage.backward = Stats(durations[static_cast<size_t>(OpType::kBackward)]);
+  stage.weight_grad = Stats(durations[static_cast<size_t>(OpType::kWeightGrad)]);
+  stage.mean_total_ns = stage.forward.mean_ns + stage.backward.mean_ns + stage.weight_grad.mean_ns;
+  return stage;
+}
+
+}  // namespace
+
+TimeNs NearestRankPercentile(std::vector<TimeNs> values, int32_t percent) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  int64_t n = static_cast<int64_t>(values.size());
+  int64_t rank = std::max<int64_t>(1, (percent * n + 99) / 100);
+  return values[static_cast<size_t>(std::min(rank, n) - 1)];
+}
+
+Truth ComputeTruth(const Config& config, const Records& records) {
+  Truth truth;
+  const int32_t p = config.stages;
+  truth.schedule = std::string(ScheduleName(config.schedule));
+  truth.stages = p;
+  truth.microbatches = config.microbatches;
+  truth.virtual_stages = config.virtual_stages;
+  std::vector<std::vector<KernelRange>> ranges;
+  for (const RankRecord& rank : records.ranks) {
+    ranges.push_back(IterationRanges(rank, config.iterations));
+  }
+  std::vector<TimeNs> windows;
+  for (int32_t i = 0; i < config.iterations; ++i) {
+    truth.iterations.push_back(IterationFigures(records, ranges, i));
+    const IterationTruth& iteration = truth.iterations.back();
+    truth.idle_ns += iteration.idle;
+    truth.capacity_ns += static_cast<TimeNs>(p) * iteration.window();
+    windows.push_back(iteration.window());
+  }
+  truth.bubble_fraction = truth.capacity_ns > 0 ? static_cast<double>(truth.idle_ns) /
+                                                      static_cast<double>(truth.capacity_ns)
+                                                : 0.0;
+  truth.latency_p50_ns = NearestRankPercentile(windows, 50);
+  truth.latency_p90_ns = NearestRankPercentile(windows, 90);
+  truth.latency_max_ns = NearestRankPercentile(windows, 100);
+  truth.theoretical_bubble_fraction =
+      static_cast<double>(p - 1) /
+      static_cast<double>(int64_t{config.virtual_stages} * config.microbatches + p - 1);
+  truth.per_stage.resize(static_cast<size_t>(p));
+  for (const RankRecord& rank : records.ranks) {
+    truth.per_stage[static_cast<size_t>(rank.stage)] = StageFigures(rank);
+    RankMemoryTruth memory;
+    memory.rank = rank.rank;
+    for (const MemorySample& sample : MemorySamples(config, rank)) {
+      memory.peak_allocated_bytes = std::max(memory.peak_allocated_bytes, sample.allocated_bytes);
+      memory.peak_reserved_bytes = std::max(memory.peak_reserved_bytes, sample.reserved_bytes);
+    }
+    truth.memory.push_back(memory);
+  }
+  for (const StageTruth& stage : truth.per_stage) {
+    if (stage.mean_total_ns >
+        truth.per_stage[static_cast<size_t>(truth.slowest_stage)].mean_total_ns) {
+      truth.slowest_stage = stage.stage;
+    }
+  }
+  for (int32_t s = 0; s < p; ++s) truth.stage_to_rank.push_back(RankOfStage(config, s));
+  return truth;
+}
+
+}  // namespace bubblescope::sim

@@ -1,0 +1,274 @@
+// End-to-end tests of `bubblescope analyze`: the real binary on small trace files written here.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/subprocess.h"
+#include "support/test_files.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+
+namespace bubblescope::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// Absolute µs timestamps (older torch layout). By hand: compute [1000,1100), comm [1200,1250),
+// memcpy [1050,1150) => span 250 µs, busy [1000,1150) ∪ [1200,1250) = 200 µs, idle 50 µs.
+std::string GpuTrace(int rank) {
+  return R"({"schemaVersion":1,"distributedInfo":{"backend":"nccl","rank":)" +
+         std::to_string(rank) + R"json(,"world_size":2},"traceEvents":[
+{"ph":"X","cat":"kernel","name":"ampere_sgemm_128x64_nn","pid":0,"tid":7,"ts":1000,"dur":100,
+ "args":{"device":0,"stream":7,"correlation":11}},
+{"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
+ "pid":0,"tid":7,"ts":1200,"dur":50,"args":{"device":0,"stream":7,"correlation":12}},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":8,
+ "ts":1050,"dur":100,"args":{"device":0,"stream":8,"correlation":13,"bytes":4096}}
+]})json";
+}
+
+// One good kernel and one with a negative duration.
+constexpr char kNegativeDurationTrace[] = R"({"schemaVersion":1,
+"distributedInfo":{"backend":"nccl","rank":0,"world_size":1},"traceEvents":[
+{"ph":"X","cat":"kernel","name":"good","pid":0,"tid":7,"ts":1000,"dur":10,
+ "args":{"device":0,"stream":7,"correlation":1}},
+{"ph":"X","cat":"kernel","name":"bad","pid":0,"tid":7,"ts":2000,"dur":-5,
+ "args":{"device":0,"stream":7,"correlation":2}}
+]})";
+
+// Bare array form cut off in the middle of its second event.
+constexpr char kTruncatedTrace[] = R"([
+{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1000,"dur":10,"args":{"device":0,"stream":7}},
+{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":20)";
+
+// CPU only (no GPU activity). Thread 1: aten::mm [100,110) with aten::add [105,108) nested;
+// thread 2: [0,5). The model thread is thread 1: one top-level op, span 10 µs.
+constexpr char kCpuOnlyTrace[] = R"([
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":10},
+{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":105,"dur":3},
+{"ph":"X","cat":"cpu_op","name":"aten::zeros","pid":1,"tid":2,"ts":0,"dur":5}
+])";
+
+class AnalyzeCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    traces_ = fs::path(dir_.path()) / "traces";
+    fs::create_directories(traces_);
+    WriteFile(traces_ / "rank0.json", GpuTrace(0));
+    WriteFile(traces_ / "rank1.json", GpuTrace(1));
+    WriteFile(fs::path(dir_.path()) / "negative.json", kNegativeDurationTrace);
+    WriteFile(fs::path(dir_.path()) / "cut.json", kTruncatedTrace);
+    WriteFile(fs::path(dir_.path()) / "cpu.json", kCpuOnlyTrace);
+    WriteFile(fs::path(dir_.path()) / "not_a_trace.json", "hello, I am not JSON");
+  }
+
+  CommandResult Run(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {BUBBLESCOPE_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv);
+  }
+  std::string Path(const std::string& name) const { return (fs::path(dir_.path()) / name).string(); }
+  std::string Traces() const { return traces_.string(); }
+
+  TempDir dir_;
+  fs::path traces_;
+};
+
+size_t LineCount(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST_F(AnalyzeCliTest, JsonReportOfADirectoryOfRanks) {
+  CommandResult run = Run({"analyze", Traces(), "--format", "json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(run.out).get(doc), simdjson::SUCCESS);
+  EXPECT_EQ(std::string_view(doc["schema"]), "bubblescope.analyze/1");
+  simdjson::dom::array ranks = doc["ranks"];
+  ASSERT_EQ(ranks.size(), 2u);
+  for (int64_t i = 0; i < 2; ++i) {
+    simdjson::dom::element rank = ranks.at(static_cast<size_t>(i));
+    EXPECT_EQ(int64_t(rank["rank"]), i);
+    EXPECT_THAT(std::string(std::string_view(rank["source"])),
+                HasSubstr("rank" + std::to_string(i) + ".json"));
+    EXPECT_EQ(std::string_view(rank["timeline"]), "gpu");
+    EXPECT_DOUBLE_EQ(double(rank["span_us"]), 250.0);
+    EXPECT_DOUBLE_EQ(double(rank["compute_us"]), 100.0);
+    EXPECT_DOUBLE_EQ(double(rank["comm_us"]), 50.0);
+    EXPECT_DOUBLE_EQ(double(rank["memcpy_us"]), 100.0);
+    EXPECT_DOUBLE_EQ(double(rank["idle_us"]), 50.0);
+    EXPECT_EQ(int64_t(rank["kernels"]), 2);
+    EXPECT_EQ(int64_t(rank["comm_ops"]), 1);
+    EXPECT_EQ(int64_t(rank["memcpy_ops"]), 1);
+    EXPECT_TRUE(rank["peak_allocated_bytes"].is_null());
+  }
+  EXPECT_EQ(uint64_t(doc["import_issues"]["error"]), 0u);
+  EXPECT_EQ(uint64_t(doc["import_issues"]["warning"]), 0u);
+}
+
+TEST_F(AnalyzeCliTest, TextReportHasAHeaderAndOneRowPerRank) {
+  CommandResult run = Run({"analyze", Traces()});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.out, StartsWith("bubblescope "));
+  EXPECT_THAT(run.out, HasSubstr("analyze: 2 ranks (2 gpu, 0 cpu)"));
+  // span 0.250 ms, compute 0.100, comm 0.050, memcpy 0.100, idle 0.050 = 20.0 %.
+  EXPECT_THAT(run.out, HasSubstr("0.250  "));
+  EXPECT_THAT(run.out, HasSubstr("20.0"));
+  EXPECT_THAT(run.out, HasSubstr("rank0.json\n"));
+  EXPECT_THAT(run.out, HasSubstr("rank1.json\n"));
+  EXPECT_THAT(run.out, HasSubstr("import issues: none"));
+}
+
+TEST_F(AnalyzeCliTest, CpuOnlyTraceUsesTheModelThreadAndRankOverride) {
+  CommandResult run = Run({"analyze", Path("cpu.json"), "--rank", Path("cpu.json") + "=5", "--format",
+                       "json", "--jobs", "1"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(run.out).get(doc), simdjson::SUCCESS);
+  simdjson::dom::element rank = simdjson::dom::array(doc["ranks"]).at(0);
+  EXPECT_EQ(int64_t(rank["rank"]), 5);
+  EXPECT_EQ(std::string_view(rank["timeline"]), "cpu");
+  EXPECT_DOUBLE_EQ(double(rank["span_us"]), 10.0);
+  EXPECT_DOUBLE_EQ(double(rank["compute_us"]), 10.0);
+  EXPECT_EQ(int64_t(rank["kernels"]), 1);
+}
+
+TEST_F(AnalyzeCliTest, MissingFileIsOneLineAndExitTwo) {
+  CommandResult run = Run({"analyze", Path("does_not_exist.json")});
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_THAT(run.err, StartsWith("bubblescope: "));
+  EXPECT_THAT(run.err, HasSubstr("does_not_exist.json"));
+  EXPECT_EQ(LineCount(run.err), 1u);
+}
+
+TEST_F(AnalyzeCliTest, UnreadableTraceIsOneLineAndExitTwo) {
+  CommandResult run = Run({"analyze", Path("not_a_trace.json")});
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_THAT(run.err, StartsWith("bubblescope: "));
+  EXPECT_THAT(run.err, HasSubstr("not_a_trace.json"));
+  EXPECT_EQ(LineCount(run.err), 1u);
+}
+
+TEST_F(AnalyzeCliTest, StrictRejectsANegativeDurationAndPrintsNoReport) {
+  CommandResult run = Run({"analyze", Path("negative.json"), "--strict"});
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_THAT(run.err, StartsWith(Path("negative.json") + ": byte "));
+  EXPECT_THAT(run.err, HasSubstr(": 1 event with a negative duration"));
+  EXPECT_EQ(LineCount(run.err), 1u);
+}
+
+TEST_F(AnalyzeCliTest, WithoutStrictTheDamagedEventIsAWarningAndTheReportPrints) {
+  CommandResult run = Run({"analyze", Path("negative.json"), "--format", "json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.err, StartsWith("warning: " + Path("negative.json") + ": byte "));
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(run.out).get(doc), simdjson::SUCCESS);
+  simdjson::dom::element rank = simdjson::dom::array(doc["ranks"]).at(0);
+  EXPECT_EQ(uint64_t(rank["import"]["negative_duration"]["count"]), 1u);
+  EXPECT_EQ(std::string_view(rank["import"]["negative_duration"]["severity"]), "error");
+  EXPECT_EQ(int64_t(rank["kernels"]), 1);
+  EXPECT_DOUBLE_EQ(double(rank["compute_us"]), 10.0);
+}
+
+TEST_F(AnalyzeCliTest, TruncatedFileWarnsButStillReports) {
+  CommandResult run = Run({"analyze", Path("cut.json"), "--rank", Path("cut.json") + "=0"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.err, StartsWith("warning: " + Path("cut.json") + ": "));
+  EXPECT_THAT(run.err, HasSubstr("cut short"));
+  EXPECT_THAT(run.out, HasSubstr("truncated"));
+
+  CommandResult strict = Run({"analyze", Path("cut.json"), "--rank", Path("cut.json") + "=0",
+                          "--strict"});
+  EXPECT_EQ(strict.exit_status, 2);
+  EXPECT_EQ(strict.out, "");
+  EXPECT_THAT(strict.err, StartsWith(Path("cut.json") + ": byte "));
+}
+
+TEST_F(AnalyzeCliTest, OutputFileIsWrittenInsteadOfStdout) {
+  CommandResult to_stdout = Run({"analyze", Traces(), "--format", "json"});
+  ASSERT_EQ(to_stdout.exit_status, 0) << to_stdout.err;
+  fs::path report = fs::path(dir_.path()) / "report.json";
+  WriteFile(report, "old contents");
+  CommandResult to_file = Run({"analyze", Traces(), "--format", "json", "-o", report.string()});
+  ASSERT_EQ(to_file.exit_status, 0) << to_file.err;
+  EXPECT_EQ(to_file.out, "");
+  EXPECT_EQ(ReadFile(report), to_stdout.out);
+  // No temporary file is left beside the report.
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir_.path())) {
+    EXPECT_THAT(entry.path().filename().string(), Not(HasSubstr(".tmp.")));
+  }
+}
+
+TEST_F(AnalyzeCliTest, FailedRunLeavesAnExistingOutputFileUntouched) {
+  fs::path report = fs::path(dir_.path()) / "report.txt";
+  WriteFile(report, "old contents");
+  EXPECT_EQ(Run({"analyze", Path("does_not_exist.json"), "-o", report.string()}).exit_status, 2);
+  EXPECT_EQ(Run({"analyze", Path("negative.json"), "--strict", "-o", report.string()}).exit_status,
+            2);
+  EXPECT_EQ(ReadFile(report), "old contents");
+}
+
+TEST_F(AnalyzeCliTest, UnwritableOutputExitsOne) {
+  std::string report = (fs::path(dir_.path()) / "no_such_dir" / "report.txt").string();
+  CommandResult run = Run({"analyze", Traces(), "-o", report});
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_EQ(run.out, "");
+  EXPECT_THAT(run.err, StartsWith("bubblescope: cannot write " + report));
+  EXPECT_FALSE(fs::exists(fs::path(dir_.path()) / "no_such_dir"));
+}
+
+TEST_F(AnalyzeCliTest, UsageErrorsExitTwoWithAHelpHint) {
+  const std::vector<std::vector<std::string>> bad_command_lines = {
+      {},
+      {"analyze"},
+      {"frobnicate"},
+      {"analyze", Traces(), "--format", "xml"},
+      {"analyze", Traces(), "--jobs", "-1"},
+      {"analyze", Traces(), "--jobs", "many"},
+      {"analyze", Traces(), "--rank", "no_equals_sign"},
+      {"analyze", Traces(), "--rank", "rank0.json=-3"},
+      {"analyze", Traces(), "--rank", "rank0.json=1x"},
+      {"analyze", Traces(), "--bogus"},
+  };
+  for (const std::vector<std::string>& args : bad_command_lines) {
+    SCOPED_TRACE(args.empty() ? std::string("(no arguments)") : args.back());
+    CommandResult run = Run(args);
+    EXPECT_EQ(run.exit_status, 2);
+    EXPECT_EQ(run.out, "");
+    EXPECT_THAT(run.err, StartsWith("bubblescope: "));
+    EXPECT_THAT(run.err, HasSubstr("--help"));
+  }
+}
+
+TEST_F(AnalyzeCliTest, VersionAndHelpExitZero) {
+  CommandResult version = Run({"--version"});
+  EXPECT_EQ(version.exit_status, 0);
+  EXPECT_THAT(version.out, StartsWith("bubblescope "));
+
+  CommandResult help = Run({"--help"});
+  EXPECT_EQ(help.exit_status, 0);
+  EXPECT_THAT(help.out, HasSubstr("analyze"));
+
+  CommandResult analyze_help = Run({"analyze", "--help"});
+  EXPECT_EQ(analyze_help.exit_status, 0);
+  EXPECT_THAT(analyze_help.out, HasSubstr("--strict"));
+  EXPECT_THAT(analyze_help.out, HasSubstr("--rank"));
+  EXPECT_THAT(analyze_help.out, HasSubstr("Examples:"));
+  EXPECT_THAT(analyze_help.out, HasSubstr("Exit status:"));
+}
+
+}  // namespace
+}  // namespace bubblescope::testing

@@ -1,0 +1,86 @@
+#include "loader/trace_paths.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "support/test_files.h"
+
+namespace bubblescope {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::vector<std::string> Paths(const absl::StatusOr<std::vector<TraceFile>>& files) {
+  std::vector<std::string> paths;
+  for (const TraceFile& file : *files) paths.push_back(file.path);
+  return paths;
+}
+using ::bubblescope::testing::TempDir;
+
+TEST(TracePathsTest, TraceFileNames) {
+  EXPECT_TRUE(IsTraceFileName("a.json"));
+  EXPECT_TRUE(IsTraceFileName("a.json.gz"));
+  EXPECT_TRUE(IsTraceFileName("host_1.123.pt.trace.json"));
+  EXPECT_TRUE(IsTraceFileName("host_1.123.pt.trace.json.gz"));
+  EXPECT_TRUE(IsTraceFileName("A.JSON.GZ"));
+  EXPECT_FALSE(IsTraceFileName("a.json.bak"));
+  EXPECT_FALSE(IsTraceFileName("a.gz"));
+  EXPECT_FALSE(IsTraceFileName("a.jsonl"));
+  EXPECT_FALSE(IsTraceFileName("README.md"));
+}
+
+TEST(TracePathsTest, DirectoryContributesItsTraceFilesSortedByName) {
+  TempDir dir;
+  dir.Write("rank1.json.gz", "x");
+  dir.Write("rank0.json", "x");
+  dir.Write("notes.txt", "x");
+  dir.Write("rank2.pt.trace.json", "x");
+  dir.Write("sub/rank3.json", "x");  // not recursive
+  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path()});
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT(Paths(files), ElementsAre(dir.path() + "/rank0.json", dir.path() + "/rank1.json.gz",
+                                        dir.path() + "/rank2.pt.trace.json"));
+  for (const TraceFile& file : *files) EXPECT_TRUE(file.from_directory);
+}
+
+TEST(TracePathsTest, TrailingSlashOnDirectory) {
+  TempDir dir;
+  dir.Write("a.json", "x");
+  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path() + "/"});
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT(Paths(files), ElementsAre(dir.path() + "/a.json"));
+}
+
+TEST(TracePathsTest, FilesKeptAsGivenAndInOrder) {
+  TempDir dir;
+  const std::string b = dir.Write("b.json", "x");
+  const std::string other =
+      dir.Write("other.txt", "x");  // named explicitly: taken whatever its name
+  TempDir traces;
+  traces.Write("t.json", "x");
+  absl::StatusOr<std::vector<TraceFile>> files =
+      ExpandTracePaths({b, traces.path(), other, "missing.json"});
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT(Paths(files), ElementsAre(b, traces.path() + "/t.json", other, "missing.json"));
+  EXPECT_FALSE((*files)[0].from_directory);
+  EXPECT_TRUE((*files)[1].from_directory);
+  EXPECT_FALSE((*files)[2].from_directory);
+}
+
+TEST(TracePathsTest, DirectoryWithoutTraceFilesIsAnError) {
+  TempDir dir;
+  dir.Write("notes.txt", "x");
+  dir.Write("sub/rank3.json", "x");
+  absl::Status status = ExpandTracePaths({dir.path()}).status();
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), dir.path() + ": no trace files (*.json, *.json.gz)");
+}
+
+TEST(TracePathsTest, NoPathsIsAnError) {
+  EXPECT_EQ(ExpandTracePaths({}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace bubblescope

@@ -1,0 +1,105 @@
+#include "readers/event_classifier.h"
+
+#include "gtest/gtest.h"
+
+namespace bubblescope::kineto {
+namespace {
+
+TEST(EventClassifierTest, Categories) {
+  EXPECT_EQ(ClassifyCategory("kernel"), EventCategory::kKernel);
+  EXPECT_EQ(ClassifyCategory("Kernel"), EventCategory::kKernel);
+  EXPECT_EQ(ClassifyCategory("gpu_memcpy"), EventCategory::kMemcpy);
+  EXPECT_EQ(ClassifyCategory("Memset"), EventCategory::kMemset);
+  EXPECT_EQ(ClassifyCategory("cuda_runtime"), EventCategory::kRuntime);
+  EXPECT_EQ(ClassifyCategory("cuda_driver"), EventCategory::kRuntime);
+  EXPECT_EQ(ClassifyCategory("cpu_op"), EventCategory::kCpuOp);
+  EXPECT_EQ(ClassifyCategory("Operator"), EventCategory::kCpuOp);
+  EXPECT_EQ(ClassifyCategory("user_annotation"), EventCategory::kUserAnnotation);
+  EXPECT_EQ(ClassifyCategory("gpu_user_annotation"), EventCategory::kGpuUserAnnotation);
+  EXPECT_EQ(ClassifyCategory("ac2g"), EventCategory::kFlow);
+  EXPECT_EQ(ClassifyCategory("[memory]"), EventCategory::kMemory);
+  EXPECT_EQ(ClassifyCategory("python_function"), EventCategory::kOther);
+  EXPECT_EQ(ClassifyCategory("Trace"), EventCategory::kOther);
+  EXPECT_EQ(ClassifyCategory("kernels"), EventCategory::kOther);
+}
+
+TEST(EventClassifierTest, CommKernelNames) {
+  EXPECT_TRUE(IsCommKernelName("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"));
+  EXPECT_TRUE(IsCommKernelName("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)"));
+  EXPECT_TRUE(IsCommKernelName("void nccl::kernel<float>(int)"));
+  EXPECT_TRUE(IsCommKernelName("NCCL_AllGather"));
+  EXPECT_TRUE(IsCommKernelName("Nccl_Broadcast"));
+  EXPECT_TRUE(IsCommKernelName("rcclGenericKernel<1>"));
+  EXPECT_TRUE(IsCommKernelName("hcclAllReduce"));
+  EXPECT_FALSE(IsCommKernelName("void at::native::vectorized_elementwise_kernel<4>"));
+  EXPECT_FALSE(IsCommKernelName("ccl_allreduce"));  // no n/r/h before "ccl"
+  EXPECT_FALSE(IsCommKernelName("accl"));
+  EXPECT_FALSE(IsCommKernelName(""));
+}
+
+TEST(EventClassifierTest, CommKindFromCollectiveAndKernelNames) {
+  EXPECT_EQ(CommKindFromName("send"), CommKind::kSend);
+  EXPECT_EQ(CommKindFromName("recv"), CommKind::kRecv);
+  EXPECT_EQ(CommKindFromName("allreduce"), CommKind::kAllReduce);
+  EXPECT_EQ(CommKindFromName("all_reduce"), CommKind::kAllReduce);
+  EXPECT_EQ(CommKindFromName("all_to_allv"), CommKind::kAllToAll);
+  EXPECT_EQ(CommKindFromName("all_to_all"), CommKind::kAllToAll);
+  EXPECT_EQ(CommKindFromName("_allgather_base"), CommKind::kAllGather);
+  EXPECT_EQ(CommKindFromName("reduce_scatter_tensor_coalesced"), CommKind::kReduceScatter);
+  EXPECT_EQ(CommKindFromName("broadcast"), CommKind::kBroadcast);
+  EXPECT_EQ(CommKindFromName("reduce"), CommKind::kReduce);
+  EXPECT_EQ(CommKindFromName("barrier"), CommKind::kBarrier);
+  EXPECT_EQ(CommKindFromName("gather"), CommKind::kUnknown);
+  EXPECT_EQ(CommKindFromName("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"),
+            CommKind::kSendRecv);
+  EXPECT_EQ(CommKindFromName("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*)"),
+            CommKind::kSendRecv);
+  EXPECT_EQ(CommKindFromName("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage)"),
+            CommKind::kAllGather);
+  EXPECT_EQ(CommKindFromName("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(x)"),
+            CommKind::kReduceScatter);
+  EXPECT_EQ(CommKindFromName("ncclKernel_Broadcast_RING_LL_Sum_int8_t(x)"), CommKind::kBroadcast);
+  EXPECT_EQ(CommKindFromName("ncclDevKernel_Generic(x)"), CommKind::kUnknown);
+}
+
+TEST(EventClassifierTest, CpuCommOps) {
+  EXPECT_EQ(CpuCommOpKind("c10d::send"), CommKind::kSend);
+  EXPECT_EQ(CpuCommOpKind("c10d::recv_"), CommKind::kRecv);
+  EXPECT_EQ(CpuCommOpKind("c10d::allreduce_"), CommKind::kAllReduce);
+  EXPECT_EQ(CpuCommOpKind("c10d::_allgather_base_"), CommKind::kAllGather);
+  EXPECT_EQ(CpuCommOpKind("c10d::alltoall_base_"), CommKind::kAllToAll);
+  EXPECT_EQ(CpuCommOpKind("c10d::broadcast_"), CommKind::kBroadcast);
+  EXPECT_EQ(CpuCommOpKind("c10d::barrier"), CommKind::kBarrier);
+  EXPECT_EQ(CpuCommOpKind("c10d::gather_"), CommKind::kUnknown);
+  EXPECT_EQ(CpuCommOpKind("gloo:all_reduce"), CommKind::kAllReduce);
+  EXPECT_EQ(CpuCommOpKind("nccl:send"), CommKind::kSend);
+  EXPECT_EQ(CpuCommOpKind("record_param_comms"), CommKind::kUnknown);
+  EXPECT_FALSE(CpuCommOpKind("c10d::_resolve_process_group").has_value());
+  EXPECT_FALSE(CpuCommOpKind("c10d::wait").has_value());
+  EXPECT_FALSE(CpuCommOpKind("aten::mm").has_value());
+  EXPECT_FALSE(CpuCommOpKind("ProfilerStep#1").has_value());
+}
+
+TEST(EventClassifierTest, DtypeSizes) {
+  EXPECT_EQ(DtypeSize("Float"), 4);
+  EXPECT_EQ(DtypeSize("BFloat16"), 2);
+  EXPECT_EQ(DtypeSize("Half"), 2);
+  EXPECT_EQ(DtypeSize("Long"), 8);
+  EXPECT_EQ(DtypeSize("Byte"), 1);
+  EXPECT_EQ(DtypeSize("ComplexDouble"), 16);
+  EXPECT_EQ(DtypeSize("float"), -1);
+  EXPECT_EQ(DtypeSize("Mystery"), -1);
+}
+
+TEST(EventClassifierTest, ProfilerStepNumbers) {
+  EXPECT_EQ(ProfilerStepNumber("ProfilerStep#551"), 551);
+  EXPECT_EQ(ProfilerStepNumber("ProfilerStep#0"), 0);
+  EXPECT_FALSE(ProfilerStepNumber("ProfilerStep#").has_value());
+  EXPECT_FALSE(ProfilerStepNumber("ProfilerStep#-1").has_value());
+  EXPECT_FALSE(ProfilerStepNumber("ProfilerStep#1.5").has_value());
+  EXPECT_FALSE(ProfilerStepNumber("ProfilerStep#12a").has_value());
+  EXPECT_FALSE(ProfilerStepNumber("profilerstep#1").has_value());
+}
+
+}  // namespace
+}  // namespace bubblescope::kineto

@@ -1,0 +1,156 @@
+// Whole-file errors (with their byte offsets counted by hand) and cut-short documents.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "reader_test_util.h"
+
+namespace bubblescope::testing {
+namespace {
+
+std::string ErrorOf(std::string_view json) {
+  const ReadResult result = ReadJson(json);
+  EXPECT_FALSE(result.status.ok()) << json;
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kInvalidArgument);
+  return std::string(result.status.message());
+}
+
+constexpr char kOp1[] = R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1})";
+constexpr char kOp2[] = R"({"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":2,"dur":1})";
+
+TEST(KinetoErrorsTest, EmptyAndNonJson) {
+  EXPECT_EQ(ErrorOf(""), "t.json: byte 0: empty file");
+  EXPECT_EQ(ErrorOf("  \n\t "), "t.json: byte 0: empty file");
+  EXPECT_EQ(ErrorOf(std::string("\x1f\x8b\x08\x00garbage", 11)),
+            "t.json: byte 0: not JSON: expected '{' or '['");
+  EXPECT_EQ(ErrorOf("  hello"), "t.json: byte 2: not JSON: expected '{' or '['");
+  EXPECT_EQ(ErrorOf("<html>"), "t.json: byte 0: not JSON: expected '{' or '['");
+}
+
+TEST(KinetoErrorsTest, TopLevelScalars) {
+  EXPECT_EQ(ErrorOf("42"), "t.json: byte 0: top-level number, expected an object or array");
+  EXPECT_EQ(ErrorOf("\n-1.5e3"), "t.json: byte 1: top-level number, expected an object or array");
+  EXPECT_EQ(ErrorOf("\"trace\""), "t.json: byte 0: top-level string, expected an object or array");
+  EXPECT_EQ(ErrorOf(" true"), "t.json: byte 1: top-level boolean, expected an object or array");
+  EXPECT_EQ(ErrorOf("null"), "t.json: byte 0: top-level null, expected an object or array");
+}
+
+TEST(KinetoErrorsTest, TraceEventsMissingOrNotAnArray) {
+  //                  0         1
+  //                  0123456789012345678
+  EXPECT_EQ(ErrorOf(R"({"traceEvents": "nope"})"),
+            "t.json: byte 16: traceEvents is a string, expected an array");
+  EXPECT_EQ(ErrorOf(R"({"traceEvents": {"a": 1}})"),
+            "t.json: byte 16: traceEvents is an object, expected an array");
+  EXPECT_EQ(ErrorOf(R"({"traceEvents": null})"),
+            "t.json: byte 16: traceEvents is null, expected an array");
+  // Well-formed JSON with no traceEvents key at all is other JSON, not a damaged trace: its own
+  // status code lets the loader pass such files over when it finds them in a directory.
+  const ReadResult other = ReadJson(R"(  {"schemaVersion": 1})");
+  EXPECT_EQ(other.status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(other.status.message(), "t.json: byte 2: no traceEvents array");
+}
+
+TEST(KinetoErrorsTest, NoUsableEvents) {
+  EXPECT_EQ(ErrorOf(R"({"traceEvents": []})"), "t.json: byte 16: no trace events");
+  EXPECT_EQ(ErrorOf(R"({"traceEvents": [1, 2]})"),
+            "t.json: byte 16: no usable trace events among 2");
+  EXPECT_EQ(ErrorOf(R"([{"ph":"M","name":"process_name","pid":1,"args":{}}])"),
+            "t.json: byte 0: no usable trace events among 1");
+  EXPECT_EQ(ErrorOf("[]"), "t.json: byte 0: no trace events");
+}
+
+TEST(KinetoErrorsTest, InvalidUtf8) {
+  //                                   0         1         2         3
+  //                                   0123456789012345678901234567890123456
+  EXPECT_EQ(ErrorOf("{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"a\xFF"
+                    "b\"}]}"),
+            "t.json: byte 36: invalid UTF-8");
+}
+
+TEST(KinetoErrorsTest, SyntaxErrorBeforeAnyEvent) {
+  // The colon after "ph" is missing; the parser stops at the value it did not expect.
+  //                  0         1         2
+  //                  0123456789012345678901234567
+  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph" "X"}]})"),
+            "t.json: byte 23: malformed JSON (missing or extra comma, colon, bracket or key)");
+}
+
+TEST(KinetoErrorsTest, CutBeforeTheFirstEvent) {
+  // 42 bytes: {"schemaVersion": 1, "traceEvents": [{"ph"
+  EXPECT_EQ(ErrorOf(R"({"schemaVersion": 1, "traceEvents": [{"ph")"),
+            "t.json: byte 42: file cut short before the first complete trace event");
+  EXPECT_EQ(ErrorOf(R"({"deviceProperties": [{"id": 0, "na)"),
+            "t.json: byte 35: file cut short before the first complete trace event");
+}
+
+TEST(KinetoErrorsTest, ObjectCutMidEventKeepsEverythingBefore) {
+  const std::string head = R"({"distributedInfo": {"rank": 2, "world_size": 4}, "traceEvents": [)";
+  const std::string json = head + kOp1 + ",\n" + kOp2 + ",\n" + R"({"ph": "X", "cat")";
+  const int64_t third_event = static_cast<int64_t>(head.size() + 2 * (sizeof(kOp1) - 1) + 4);
+  const int64_t kept_end = static_cast<int64_t>(head.size() + 2 * (sizeof(kOp1) - 1) + 2);
+  const ReadResult result = ReadJson(json);
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_EQ(result.rank.rank, 2);
+  EXPECT_EQ(result.rank.world_size, 4);
+  EXPECT_EQ(IntervalCount(result.rank, IntervalKind::kCpuOp), 2u);
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kTruncated), 1u);
+  EXPECT_EQ(result.rank.stats.first_offset(ImportCounter::kTruncated), third_event);
+  EXPECT_EQ(result.rank.stats.truncation_detail(), "cut at byte " + std::to_string(json.size()) +
+                                                       "; read 2 events up to byte " +
+                                                       std::to_string(kept_end));
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kUnterminatedArray), 0u);
+}
+
+TEST(KinetoErrorsTest, ArrayCutInsideAString) {
+  const std::string json = std::string("[") + kOp1 + R"(,{"name":"unfinis)";
+  const ReadResult result = ReadJson(json);
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_EQ(IntervalCount(result.rank), 1u);
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kTruncated), 1u);
+  EXPECT_EQ(result.rank.stats.first_offset(ImportCounter::kTruncated),
+            static_cast<int64_t>(sizeof(kOp1) - 1 + 2));
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kUnterminatedArray), 0u);
+}
+
+TEST(KinetoErrorsTest, CutInsideAMultiByteCharacter) {
+  const std::string json = std::string("[") + kOp1 + ",{\"name\":\"caf\xC3";
+  const ReadResult result = ReadJson(json);
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_EQ(IntervalCount(result.rank), 1u);
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kTruncated), 1u);
+}
+
+TEST(KinetoErrorsTest, CutAfterTheEventsKeepsThemAll) {
+  const std::string json =
+      std::string(R"({"traceEvents": [)") + kOp1 + "," + kOp2 + R"(], "traceName": "./kin)";
+  const ReadResult result = ReadJson(json);
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_EQ(IntervalCount(result.rank), 2u);
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kTruncated), 1u);
+}
+
+TEST(KinetoErrorsTest, SyntaxErrorAfterSomeEventsKeepsThem) {
+  const std::string head = std::string("[") + kOp1 + ", ";
+  const std::string json = head + R"({"ph" "X"}, )" + kOp2 + "]";
+  const ReadResult result = ReadJson(json);
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_EQ(IntervalCount(result.rank), 1u);
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kTruncated), 1u);
+  EXPECT_EQ(result.rank.stats.first_offset(ImportCounter::kTruncated),
+            static_cast<int64_t>(head.size()));
+  EXPECT_THAT(result.rank.stats.truncation_detail(), ::testing::StartsWith("syntax error at byte"));
+}
+
+TEST(KinetoErrorsTest, ByteOrderMarkIsSkipped) {
+  const std::string json = std::string("\xEF\xBB\xBF[") + kOp1 + "]";
+  const ReadResult result = ReadJson(json);
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_EQ(IntervalCount(result.rank), 1u);
+  // Offsets stay file offsets: the BOM counts.
+  const ReadResult bad = ReadJson("\xEF\xBB\xBF[42]");
+  EXPECT_EQ(bad.status.message(), "t.json: byte 3: no usable trace events among 1");
+}
+
+}  // namespace
+}  // namespace bubblescope::testing

@@ -1,0 +1,112 @@
+// Textbook bubble fractions on ideal jobs (free links, no launch gap, no optimizer, no jitter,
+// uniform stages): (p-1)/(m+p-1) for GPipe and 1F1B, (p-1)/(v*m+p-1) for interleaved 1F1B. The
+// comparisons are exact in integers: idle * (v*m+p-1) == capacity * (p-1).
+#include <cstdint>
+#include <tuple>
+
+#include "gtest/gtest.h"
+#include "simulator/sim_test_util.h"
+#include "simulator/simulator.h"
+
+namespace bubblescope::sim {
+namespace {
+
+using testing::IdealConfig;
+
+struct Costs {
+  TimeNs forward;
+  TimeNs backward;
+};
+
+constexpr Costs kCostPairs[] = {{100, 100}, {100, 300}, {500, 200}};
+
+void ExpectTextbookBubble(const Config& config) {
+  const int64_t p = config.stages;
+  const int64_t slots = int64_t{config.virtual_stages} * config.microbatches + p - 1;
+  absl::StatusOr<Simulation> simulation = Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  const Truth& truth = simulation->truth;
+  ASSERT_EQ(truth.iterations.size(), 1u);
+  // Makespan: (v*m + p-1) slots of one chunk's F+B.
+  const TimeNs chunk = config.costs[0].forward / config.virtual_stages +
+                       config.costs[0].backward / config.virtual_stages;
+  EXPECT_EQ(truth.iterations[0].window(), slots * chunk);
+  EXPECT_EQ(truth.idle_ns * slots, truth.capacity_ns * (p - 1));
+  EXPECT_NEAR(truth.bubble_fraction, static_cast<double>(p - 1) / static_cast<double>(slots),
+              1e-12);
+  EXPECT_NEAR(truth.theoretical_bubble_fraction,
+              static_cast<double>(p - 1) / static_cast<double>(slots), 1e-12);
+  // Free links: a rank never waits inside its own busy period beyond the pipeline shape, and
+  // every rank computes exactly v*m chunks of F and B.
+  for (const RankIterationTruth& rank : truth.iterations[0].ranks) {
+    EXPECT_EQ(rank.compute, config.microbatches * int64_t{config.virtual_stages} * chunk);
+  }
+}
+
+class GpipeAnd1F1BTest
+    : public ::testing::TestWithParam<std::tuple<Schedule, int32_t, int32_t, Costs>> {};
+
+TEST_P(GpipeAnd1F1BTest, BubbleIsPMinusOneOverMPlusPMinusOne) {
+  auto [schedule, p, m, costs] = GetParam();
+  ExpectTextbookBubble(IdealConfig(schedule, p, m, costs.forward, costs.backward));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ideal, GpipeAnd1F1BTest,
+                         ::testing::Combine(::testing::Values(Schedule::kGpipe, Schedule::k1F1B),
+                                            ::testing::Values(2, 4, 8),
+                                            ::testing::Values(1, 4, 8, 32),
+                                            ::testing::ValuesIn(kCostPairs)));
+
+class InterleavedTest
+    : public ::testing::TestWithParam<std::tuple<int32_t, int32_t, int32_t, Costs>> {};
+
+TEST_P(InterleavedTest, BubbleIsPMinusOneOverVMPlusPMinusOne) {
+  auto [p, v, multiple, costs] = GetParam();
+  // Costs scaled by v so every chunk costs a whole number of ns.
+  ExpectTextbookBubble(IdealConfig(Schedule::kInterleaved1F1B, p, p * multiple, costs.forward * v,
+                                   costs.backward * v, v));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ideal, InterleavedTest,
+                         ::testing::Combine(::testing::Values(2, 4, 8), ::testing::Values(2, 3),
+                                            ::testing::Values(1, 2, 4),
+                                            ::testing::ValuesIn(kCostPairs)));
+
+TEST(ClosedFormTest, SingleStageHasNoBubble) {
+  for (Schedule schedule :
+       {Schedule::kGpipe, Schedule::k1F1B, Schedule::kZeroBubbleH1, Schedule::kForwardOnly}) {
+    Config config = IdealConfig(schedule, 1, 3, 100, 200);
+    config.costs[0].weight_grad = 50;
+    absl::StatusOr<Simulation> simulation = Simulate(config);
+    ASSERT_TRUE(simulation.ok()) << simulation.status();
+    EXPECT_EQ(simulation->truth.idle_ns, 0) << ScheduleName(schedule);
+    EXPECT_EQ(simulation->truth.theoretical_bubble_fraction, 0.0);
+  }
+}
+
+TEST(ClosedFormTest, ZeroBubbleH1MakespanByHand) {
+  // p=2, m=2, F=B=W=100 per stage, ideal links. Stage 0: F0 F1 B0 B1 W0 W1 (lag 1: W0 after B1);
+  // stage 1: F0 B0 W0 F1 B1 W1.
+  //   s0: F0 [0,100] F1 [100,200]
+  //   s1: F0 [100,200] B0 [200,300] W0 [300,400] F1 [400,500] B1 [500,600] W1 [600,700]
+  //   s0: B0 [300,400] B1 [600,700] W0 [700,800] W1 [800,900]
+  // Window 900; compute 600 on each stage; idle 300 + 300.
+  Config config = IdealConfig(Schedule::kZeroBubbleH1, 2, 2, 100, 100);
+  for (StageCost& cost : config.costs) cost.weight_grad = 100;
+  absl::StatusOr<Simulation> simulation = Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  const IterationTruth& iteration = simulation->truth.iterations[0];
+  EXPECT_EQ(iteration.window(), 900);
+  EXPECT_EQ(iteration.ranks[0].compute, 600);
+  EXPECT_EQ(iteration.ranks[0].fill, 0);
+  EXPECT_EQ(iteration.ranks[0].drain, 0);
+  EXPECT_EQ(iteration.ranks[0].stall, 300);  // [200,300] and [400,600]
+  EXPECT_EQ(iteration.ranks[1].fill, 100);
+  EXPECT_EQ(iteration.ranks[1].drain, 200);
+  EXPECT_EQ(iteration.ranks[1].stall, 0);
+  EXPECT_EQ(simulation->truth.idle_ns, 600);
+  EXPECT_EQ(simulation->truth.capacity_ns, 1800);
+}
+
+}  // namespace
+}  // namespace bubblescope::sim

@@ -1,0 +1,71 @@
+#include "writers/json_text.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace bubblescope::json_text {
+namespace {
+
+std::string Fixed3(int64_t ns) {
+  std::string out;
+  AppendMicrosFixed3(ns, &out);
+  return out;
+}
+
+std::string Compact(int64_t ns) {
+  std::string out;
+  AppendMicrosCompact(ns, &out);
+  return out;
+}
+
+std::string Quoted(std::string_view text) {
+  std::string out;
+  AppendString(text, &out);
+  return out;
+}
+
+TEST(JsonTextTest, Fixed3) {
+  EXPECT_EQ(Fixed3(0), "0.000");
+  EXPECT_EQ(Fixed3(1234), "1.234");
+  EXPECT_EQ(Fixed3(5), "0.005");
+  EXPECT_EQ(Fixed3(1000), "1.000");
+  EXPECT_EQ(Fixed3(-5), "-0.005");
+  EXPECT_EQ(Fixed3(-1234567), "-1234.567");
+  EXPECT_EQ(Fixed3(std::numeric_limits<int64_t>::max()), "9223372036854775.807");
+  EXPECT_EQ(Fixed3(std::numeric_limits<int64_t>::min()), "-9223372036854775.808");
+}
+
+TEST(JsonTextTest, Compact) {
+  EXPECT_EQ(Compact(1682725898236567000), "1682725898236567");
+  EXPECT_EQ(Compact(1682725898236567250), "1682725898236567.250");
+  EXPECT_EQ(Compact(0), "0");
+  EXPECT_EQ(Compact(-3000), "-3");
+  EXPECT_EQ(Compact(-3001), "-3.001");
+}
+
+TEST(JsonTextTest, Strings) {
+  EXPECT_EQ(Quoted(""), "\"\"");
+  EXPECT_EQ(Quoted("aten::mm"), "\"aten::mm\"");
+  EXPECT_EQ(Quoted("a\"b\\c"), R"("a\"b\\c")");
+  EXPECT_EQ(Quoted(std::string("\n\r\x1f\x00", 4)), R"("\u000a\u000d\u001f\u0000")");
+  EXPECT_EQ(Quoted("\x7f"), "\"\x7f\"");                // DEL is legal in JSON strings
+  EXPECT_EQ(Quoted("\xc3\xa9\xf0\x9f\x98\x80"), "\"\xc3\xa9\xf0\x9f\x98\x80\"");  // é 😀
+  EXPECT_EQ(Quoted("\xc3"), R"("\ufffd")");             // truncated sequence
+  EXPECT_EQ(Quoted("\xc0\xaf"), R"("\ufffd\ufffd")");   // overlong '/'
+  EXPECT_EQ(Quoted("\xed\xa0\x80"), R"("\ufffd\ufffd\ufffd")");  // surrogate
+  EXPECT_EQ(Quoted("\xf4\x90\x80\x80"), R"("\ufffd\ufffd\ufffd\ufffd")");  // > U+10FFFF
+}
+
+TEST(JsonTextTest, Ints) {
+  std::string out;
+  AppendInt(std::numeric_limits<int64_t>::min(), &out);
+  out.push_back(' ');
+  AppendInt(std::numeric_limits<int64_t>::max(), &out);
+  EXPECT_EQ(out, "-9223372036854775808 9223372036854775807");
+}
+
+}  // namespace
+}  // namespace bubblescope::json_text
