@@ -19,7 +19,9 @@ namespace {
 constexpr char kAnalyzeFooter[] = R"(
 Each PATH is a trace file (*.json or *.json.gz, as written by torch.profiler / Kineto) or a
 directory whose *.json and *.json.gz files are read (one file per rank). Rank ids come from each
-file's distributedInfo, else from the file name (rank3, worker3, ...), else from --rank.
+file's distributedInfo, else from the file name (rank3, worker3, ...), else 0 for a single
+file; --rank PATH=N overrides all of these. In a directory, JSON files with no traceEvents at
+all (a truth.json, a config) are passed over with a note.
 
 Examples:
   bubblescope analyze traces/

@@ -7,6 +7,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/analyze_command.h"
 #include "cli/command.h"
+#include "cli/simulate_command.h"
 
 namespace {
 
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::unique_ptr<bubblescope::Command>> commands;
   commands.push_back(std::make_unique<bubblescope::AnalyzeCommand>(BUBBLESCOPE_VERSION));
+  commands.push_back(std::make_unique<bubblescope::SimulateCommand>());
   for (const auto& command : commands) command->Register(app);
 
   try {

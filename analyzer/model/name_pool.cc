@@ -11,7 +11,7 @@ constexpr size_t kBlockBytes = 64 * 1024;
 
 NamePool::NamePool() {
   names_.push_back(std::string_view());
-  index_.emplace(std::string_view(), kNoName);
+  index_.emplace(absl::string_view(), kNoName);
 }
 
 std::string_view NamePool::Store(std::string_view name) {
@@ -30,18 +30,22 @@ std::string_view NamePool::Store(std::string_view name) {
   return std::string_view(dst, name.size());
 }
 
+namespace {
+absl::string_view AsAbsl(std::string_view view) { return {view.data(), view.size()}; }
+}  // namespace
+
 NameId NamePool::Intern(std::string_view name) {
-  auto it = index_.find(name);
+  auto it = index_.find(AsAbsl(name));
   if (it != index_.end()) return it->second;
   std::string_view stored = Store(name);
   auto id = static_cast<NameId>(names_.size());
   names_.push_back(stored);
-  index_.emplace(stored, id);
+  index_.emplace(AsAbsl(stored), id);
   return id;
 }
 
 NameId NamePool::Find(std::string_view name) const {
-  auto it = index_.find(name);
+  auto it = index_.find(AsAbsl(name));
   return it == index_.end() ? kNoName : it->second;
 }
 
@@ -50,7 +54,7 @@ size_t NamePool::MemoryBytes() const {
   for (const std::string& block : blocks_) bytes += block.capacity();
   for (const std::string& name : long_names_) bytes += name.capacity();
   bytes += names_.capacity() * sizeof(std::string_view);
-  bytes += index_.capacity() * (sizeof(std::string_view) + sizeof(NameId) + 1);
+  bytes += index_.capacity() * (sizeof(absl::string_view) + sizeof(NameId) + 1);
   return bytes;
 }
 

@@ -1,5 +1,7 @@
 #include "readers/json_text.h"
 
+#include "text/utf8.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -130,41 +132,10 @@ std::string_view UnescapeJsonString(std::string_view content, std::string* scrat
 
 size_t FirstInvalidUtf8(std::string_view text, bool* truncated_sequence) {
   *truncated_sequence = false;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t size = text.size();
   size_t i = 0;
-  while (i < size) {
-    const unsigned char lead = bytes[i];
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t length = 0;
-    unsigned char second_min = 0x80;
-    unsigned char second_max = 0xBF;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) second_min = 0xA0;  // no overlong forms
-      if (lead == 0xED) second_max = 0x9F;  // no surrogates
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) second_min = 0x90;
-      if (lead == 0xF4) second_max = 0x8F;  // nothing above U+10FFFF
-    } else {
-      return i;
-    }
-    for (size_t k = 1; k < length; ++k) {
-      if (i + k >= size) {
-        *truncated_sequence = true;
-        return i;
-      }
-      const unsigned char next = bytes[i + k];
-      const unsigned char low = k == 1 ? second_min : 0x80;
-      const unsigned char high = k == 1 ? second_max : 0xBF;
-      if (next < low || next > high) return i;
-    }
+  while (i < text.size()) {
+    const size_t length = text::Utf8SequenceLength(text, i, truncated_sequence);
+    if (length == 0) return i;
     i += length;
   }
   return std::string_view::npos;

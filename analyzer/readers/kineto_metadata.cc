@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "readers/json_fields.h"
 #include "readers/json_number.h"
 #include "readers/json_text.h"
 #include "readers/kineto_event.h"
@@ -60,12 +61,7 @@ class FieldReader {
 };
 
 simdjson::error_code ReadDevice(ondemand::object& object, FieldReader& reader, DeviceInfo* device) {
-  for (auto field : object) {
-    ondemand::raw_json_string raw_key;
-    if (auto error = field.key().get(raw_key)) return error;
-    ondemand::value value;
-    if (auto error = field.value().get(value)) return error;
-    const std::string_view key = KeyText(raw_key.raw());
+  return ForEachField(object, [&](std::string_view key, ondemand::value& value) {
     const std::string_view token = value.raw_json_token();
     if (key == "id") {
       reader.Integer(token, &device->id);
@@ -80,8 +76,8 @@ simdjson::error_code ReadDevice(ondemand::object& object, FieldReader& reader, D
     } else if (key == "numSms") {
       reader.Integer(token, &device->multiprocessors);
     }
-  }
-  return simdjson::SUCCESS;
+    return simdjson::SUCCESS;
+  });
 }
 
 // Ranks written as an array of numbers or as a string "[0, 1]"; false if neither.
@@ -127,20 +123,17 @@ simdjson::error_code ReadGroup(ondemand::value& value, FieldReader& reader, Rank
   std::string description;
   std::vector<int32_t> ranks;
   bool has_ranks = false;
-  for (auto field : object) {
-    ondemand::raw_json_string raw_key;
-    if (auto error = field.key().get(raw_key)) return error;
-    ondemand::value field_value;
-    if (auto error = field.value().get(field_value)) return error;
-    const std::string_view key = KeyText(raw_key.raw());
+  auto read_field = [&](std::string_view key, ondemand::value& field_value) {
     if (key == "pg_name") {
       reader.Text(field_value.raw_json_token(), &name);
     } else if (key == "pg_desc") {
       reader.Text(field_value.raw_json_token(), &description);
     } else if (key == "ranks") {
-      if (auto error = ReadRanks(field_value, reader, &ranks, &has_ranks)) return error;
+      return ReadRanks(field_value, reader, &ranks, &has_ranks);
     }
-  }
+    return simdjson::SUCCESS;
+  };
+  if (auto error = ForEachField(object, read_field)) return error;
   builder->AddProcessGroup(name.empty() ? description : name, has_ranks ? &ranks : nullptr);
   return simdjson::SUCCESS;
 }
@@ -211,12 +204,7 @@ simdjson::error_code ReadDistributedInfo(ondemand::value& value, const char* beg
   }
   ondemand::object object;
   if (auto error = value.get_object().get(object)) return error;
-  for (auto field : object) {
-    ondemand::raw_json_string raw_key;
-    if (auto error = field.key().get(raw_key)) return error;
-    ondemand::value field_value;
-    if (auto error = field.value().get(field_value)) return error;
-    const std::string_view key = KeyText(raw_key.raw());
+  return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
     const std::string_view field_token = field_value.raw_json_token();
     if (key == "rank") {
       reader.Integer(field_token, &rank->rank);
@@ -225,10 +213,10 @@ simdjson::error_code ReadDistributedInfo(ondemand::value& value, const char* beg
     } else if (key == "backend") {
       reader.Text(field_token, &rank->backend);
     } else if (key == "pg_config") {
-      if (auto error = ReadGroups(field_value, reader, builder)) return error;
+      return ReadGroups(field_value, reader, builder);
     }
-  }
-  return simdjson::SUCCESS;
+    return simdjson::SUCCESS;
+  });
 }
 
 }  // namespace bubblescope::kineto

@@ -5,42 +5,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "text/json_string.h"
 
 namespace bubblescope {
-namespace {
-
-constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD
-
-// Length of the well-formed UTF-8 sequence at the start of `text` (whose first byte is >= 0x80),
-// or 0 if it is not one (Unicode 15, table 3-7: no overlongs, no surrogates, nothing > U+10FFFF).
-size_t Utf8SequenceLength(std::string_view text) {
-  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  unsigned char lead = byte(0);
-  size_t length = 0;
-  unsigned char second_min = 0x80;
-  unsigned char second_max = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) second_min = 0xA0;
-    if (lead == 0xED) second_max = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) second_min = 0x90;
-    if (lead == 0xF4) second_max = 0x8F;
-  } else {
-    return 0;
-  }
-  if (text.size() < length) return 0;
-  if (byte(1) < second_min || byte(1) > second_max) return 0;
-  for (size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
-  }
-  return length;
-}
-
-}  // namespace
 
 JsonWriter::JsonWriter(const JsonWriterOptions& options) : options_(options) {}
 
@@ -94,7 +61,7 @@ void JsonWriter::Key(std::string_view key) {
   level.empty = false;
   level.key_due = false;
   NewLine();
-  AppendEscaped(key);
+  text::AppendJsonString(key, &out_);
   out_.push_back(':');
   if (options_.indent > 0) out_.push_back(' ');
 }
@@ -141,7 +108,7 @@ void JsonWriter::EndArray() {
 
 void JsonWriter::String(std::string_view value) {
   if (!BeforeValue()) return;
-  AppendEscaped(value);
+  text::AppendJsonString(value, &out_);
 }
 
 void JsonWriter::Int(int64_t value) {
@@ -200,45 +167,6 @@ void JsonWriter::Bool(bool value) {
 void JsonWriter::Null() {
   if (!BeforeValue()) return;
   out_.append("null");
-}
-
-void JsonWriter::AppendEscaped(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out_.push_back('"');
-  size_t i = 0;
-  while (i < text.size()) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80) {
-      size_t length = Utf8SequenceLength(text.substr(i));
-      if (length == 0) {
-        out_.append(kReplacementCharacter);
-        ++i;
-      } else {
-        out_.append(text.substr(i, length));
-        i += length;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"': out_.append("\\\""); break;
-      case '\\': out_.append("\\\\"); break;
-      case '\b': out_.append("\\b"); break;
-      case '\f': out_.append("\\f"); break;
-      case '\n': out_.append("\\n"); break;
-      case '\r': out_.append("\\r"); break;
-      case '\t': out_.append("\\t"); break;
-      default:
-        if (c < 0x20) {
-          out_.append("\\u00");
-          out_.push_back(kHex[c >> 4]);
-          out_.push_back(kHex[c & 0xF]);
-        } else {
-          out_.push_back(static_cast<char>(c));
-        }
-    }
-    ++i;
-  }
-  out_.push_back('"');
 }
 
 absl::StatusOr<std::string> JsonWriter::Finish() {

@@ -60,7 +60,6 @@ class JsonWriter {
   bool BeforeValue();
   void Fail(std::string message);
   void NewLine();
-  void AppendEscaped(std::string_view text);
 
   JsonWriterOptions options_;
   std::string out_;

@@ -81,6 +81,10 @@ struct Config {
   std::vector<int64_t> weights_bytes;    // per stage (all of a rank's chunks), empty = all zero
   int64_t activation_stash_bytes = 0;    // per in-flight microbatch per chunk
   AnnotationStyle annotations = AnnotationStyle::kNone;
+  // Ends every iteration of every rank with a small all-reduce across all ranks (the gradient-norm
+  // reduction real trainers run before clipping), so no rank starts iteration i+1 before every
+  // rank has finished iteration i. See engine.h, "Iterations".
+  bool iteration_barrier = true;
   TimeNs start_time_ns = 1700000000000000000;  // absolute time the first iteration starts
 };
 

@@ -22,9 +22,10 @@ struct Node {
   int32_t launch_index = 0;   // position among its rank's launches of the iteration
   TimeNs duration = 0;        // compute: the (jittered) cost; p2p: the transfer time
   int32_t stream_prev = -1;   // previous node on the same stream, any iteration
-  int32_t compute_prev = -1;  // p2p: last compute-stream node launched before it this iteration
+  // p2p and all-reduce: the last compute-stream node launched before it this iteration.
+  int32_t compute_prev = -1;
   int32_t input = -1;         // an op's first kernel: the node whose end is its input's arrival
-  int32_t partner = -1;       // p2p: the matching recv / send
+  int32_t partner = -1;       // p2p: the matching recv / send (the all-reduce uses barriers_)
   bool started = false;
   bool done = false;
 };
@@ -88,6 +89,7 @@ class Engine {
   std::vector<Node> nodes_;
   std::vector<std::vector<IterationState>> iterations_;  // per rank, per iteration
   std::vector<std::vector<StepRecord>> steps_;           // per rank, in iteration order
+  std::vector<std::vector<int32_t>> barriers_;           // per iteration: its all-reduce nodes
   std::vector<std::vector<OpRecord>> ops_;               // per rank
   std::vector<std::vector<int32_t>> rank_nodes_;         // per rank, launch order
   std::vector<std::array<std::vector<int32_t>, kStreamRoleCount>> stream_nodes_;
@@ -141,6 +143,7 @@ absl::Status Engine::Build() {
     }
   }
   ops_.resize(static_cast<size_t>(p_));
+  barriers_.resize(static_cast<size_t>(config_.iterations));
   for (auto& per_rank : iterations_) per_rank.resize(static_cast<size_t>(config_.iterations));
   for (int32_t r = 0; r < p_; ++r) {
     iterations_[static_cast<size_t>(r)][0].start_known = true;
@@ -247,6 +250,16 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
     int32_t node =
         NewNode(rank, iteration, KernelRole::kOptimizer, StreamRole::kCompute, -1, &launch);
     nodes_[static_cast<size_t>(node)].duration = Jittered(config_.optimizer_ns);
+    last_compute = node;
+  }
+  if (config_.iteration_barrier) {
+    int32_t node =
+        NewNode(rank, iteration, KernelRole::kAllReduce, StreamRole::kCollective, -1, &launch);
+    Node& barrier = nodes_[static_cast<size_t>(node)];
+    barrier.record.bytes = kBarrierBytes;
+    barrier.duration = TransferNs(config_.link, kBarrierBytes);
+    barrier.compute_prev = last_compute;
+    barriers_[static_cast<size_t>(iteration)].push_back(node);
   }
   IterationState& state = iterations_[static_cast<size_t>(rank)][static_cast<size_t>(iteration)];
   state.launches = launch;
@@ -276,7 +289,15 @@ bool Engine::TryStart(Node& node) {
 }
 
 bool Engine::TryFinish(Node& node) {
-  if (IsP2p(node.record.role)) {
+  if (node.record.role == KernelRole::kAllReduce) {
+    TimeNs last_start = node.record.start;
+    for (int32_t member : barriers_[static_cast<size_t>(node.record.iteration)]) {
+      const Node& other = nodes_[static_cast<size_t>(member)];
+      if (!other.started) return false;
+      last_start = std::max(last_start, other.record.start);
+    }
+    node.record.end = last_start + node.duration;
+  } else if (IsP2p(node.record.role)) {
     const Node& partner = nodes_[static_cast<size_t>(node.partner)];
     if (!partner.started) return false;
     node.record.end = std::max(node.record.start, partner.record.start) + node.duration;

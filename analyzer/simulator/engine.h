@@ -2,8 +2,9 @@
 //
 // SEMANTICS (the contract every simulator-based test relies on)
 //
-// Resources. Each rank has one CPU thread, one compute stream, and one FIFO stream per p2p
-// direction and neighbour: send-to-next, recv-from-prev, send-to-prev, recv-from-next. In an
+// Resources. Each rank has one CPU thread, one compute stream, one FIFO stream per p2p direction
+// and neighbour (send-to-next, recv-from-prev, send-to-prev, recv-from-next) and one collective
+// stream for the iteration-end all-reduce. In an
 // interleaved job the links wrap around: the last stage's "next" is stage 0 (forwards of the next
 // chunk) and stage 0's "prev" is the last stage (backwards of the previous chunk). A stream runs
 // one kernel at a time, in launch order.
@@ -28,9 +29,9 @@
 //
 // CPU. Per iteration a rank's CPU thread launches, in program order, for each op: its recv (if
 // its input is remote), its kernels_per_op compute kernels, its send (if its output goes to
-// another rank); then the optimizer kernel (if optimizer_ns > 0 and the schedule trains), then it
-// synchronizes. Every launch is a back-to-back launch_gap_ns call. The CPU never waits for the
-// device except in that final synchronize.
+// another rank); then the optimizer kernel (if optimizer_ns > 0 and the schedule trains), then
+// the all-reduce (if iteration_barrier), then it synchronizes. Every launch is a back-to-back
+// launch_gap_ns call. The CPU never waits for the device except in that final synchronize.
 //
 // Device timing. A compute kernel starts at max(its launch end, the end of the previous kernel on
 // the compute stream, for an op's first kernel: its input's arrival). A p2p kernel starts at
@@ -39,7 +40,11 @@
 // recv is posted when the compute stream reaches the op that needs it. Rendezvous: a send and its
 // recv each run from their own start; once both have started the transfer takes
 // latency + ceil(bytes*8/gbps) over the link src -> dst, and both end together. The recv's end is
-// the input's arrival. Sends never block compute.
+// the input's arrival. Sends never block compute. The all-reduce starts like a p2p kernel (so it
+// is posted once the rank's compute stream, optimizer included, is done) and is a rendezvous of
+// every rank: all of them end together at (the latest start over all ranks) + latency +
+// ceil(kBarrierBytes*8/gbps) over the default link. On the ranks that post early, that wait is
+// drain in the truth (the kernel is communication, after the last compute).
 //
 // Costs. An op of cost C (per chunk: C / v rounded down) is kernels_per_op kernels; kernel i gets
 // C / k, plus 1 ns for the first C % k of them. With jitter > 0 every compute kernel (and the
@@ -50,7 +55,13 @@
 // Iterations. Iteration i of a rank starts when the CPU begins launching it (iteration 0 at
 // start_time_ns on every rank) and ends (its "ProfilerStep#i") when both the CPU finished
 // launching and every kernel of the rank's iteration finished (the synchronize that
-// `loss.item()` performs); iteration i+1 begins right then.
+// `loss.item()` performs); iteration i+1 begins right then. With iteration_barrier every kernel
+// of iteration i on every rank ends by the all-reduce's common end (each send ends with a recv
+// that some rank's compute waited for before posting its all-reduce), so iteration i+1 starts on
+// each rank at or after the end of iteration i's window: windows never overlap, and with free
+// links and no launch gap every iteration starts on all ranks at once. Without the barrier a
+// rank that finishes early starts the next iteration (and posts its first recv) while later
+// stages still run the previous one.
 #pragma once
 
 #include "absl/status/statusor.h"

@@ -10,23 +10,36 @@
 
 namespace bubblescope::sim {
 
-enum class KernelRole : uint8_t { kCompute, kOptimizer, kSend, kRecv };
+// kAllReduce is the iteration-end barrier (Config::iteration_barrier): one small all-reduce over
+// every rank of the pipeline.
+enum class KernelRole : uint8_t { kCompute, kOptimizer, kSend, kRecv, kAllReduce };
 
-// The streams of a rank: the compute stream and one FIFO stream per p2p direction and neighbour.
-// "Next" is the stage after this one (for the last stage of an interleaved job, stage 0, which
-// runs the next chunk); "prev" the stage before (for stage 0 of an interleaved job, the last).
-enum class StreamRole : uint8_t { kCompute, kSendNext, kRecvPrev, kSendPrev, kRecvNext };
-inline constexpr int kStreamRoleCount = 5;
+// Payload of the iteration-end all-reduce: one f32 (the squared gradient norm).
+inline constexpr int64_t kBarrierBytes = 4;
+
+// The streams of a rank: the compute stream, one FIFO stream per p2p direction and neighbour, and
+// the collective stream of the iteration-end all-reduce. "Next" is the stage after this one (for
+// the last stage of an interleaved job, stage 0, which runs the next chunk); "prev" the stage
+// before (for stage 0 of an interleaved job, the last).
+enum class StreamRole : uint8_t {
+  kCompute,
+  kSendNext,
+  kRecvPrev,
+  kSendPrev,
+  kRecvNext,
+  kCollective
+};
+inline constexpr int kStreamRoleCount = 6;
 
 struct KernelRecord {
   int32_t iteration = 0;
   KernelRole role = KernelRole::kCompute;
   StreamRole stream = StreamRole::kCompute;
   // Index into RankRecord::ops: the op a compute kernel belongs to, the op a recv feeds or the op
-  // a send carries the output of; -1 for the optimizer.
+  // a send carries the output of; -1 for the optimizer and the all-reduce.
   int32_t op = -1;
   int32_t peer_rank = -1;   // send / recv only: the global rank on the other end
-  int64_t bytes = 0;        // send / recv only
+  int64_t bytes = 0;        // send / recv / all-reduce only
   int64_t correlation = 0;  // shared with its launch
   TimeNs launch_start = 0;  // the cudaLaunchKernel call on the CPU thread
   TimeNs launch_end = 0;

@@ -15,6 +15,9 @@ constexpr std::string_view kSyncName = "cudaDeviceSynchronize";
 constexpr std::string_view kSendRecvKernel =
     "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
 constexpr std::string_view kOptimizerKernel = "void multi_tensor_apply_kernel<adam>(...)";
+constexpr std::string_view kAllReduceKernel =
+    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+constexpr std::string_view kAllRanksGroup = "pp_all";
 
 const char* OpWord(OpType type) {
   switch (type) {
@@ -60,6 +63,7 @@ class RankBuilder {
  private:
   NameId ComputeKernelName(const KernelRecord& kernel);
   uint32_t CommIndex(const KernelRecord& kernel);
+  uint32_t AllReduceCommIndex(const KernelRecord& kernel);
   void AddAnnotations();
 
   const Config& config_;
@@ -68,6 +72,7 @@ class RankBuilder {
   Rank rank_;
   std::vector<NameId> kernel_names_;     // by virtual stage * 3 + op type
   std::vector<uint32_t> group_of_peer_;  // process group index by peer rank
+  uint32_t all_ranks_group_ = kNoIndex;  // process group of the iteration-end all-reduce
 };
 
 NameId RankBuilder::ComputeKernelName(const KernelRecord& kernel) {
@@ -101,6 +106,24 @@ uint32_t RankBuilder::CommIndex(const KernelRecord& kernel) {
   info.collective = rank_.names.Intern(send ? "send" : "recv");
   info.dtype = rank_.names.Intern("BFloat16");
   info.kind = send ? CommKind::kSend : CommKind::kRecv;
+  rank_.comms.push_back(info);
+  return static_cast<uint32_t>(rank_.comms.size() - 1);
+}
+
+uint32_t RankBuilder::AllReduceCommIndex(const KernelRecord& kernel) {
+  if (all_ranks_group_ == kNoIndex) {
+    ProcessGroup group{std::string(kAllRanksGroup), {}};
+    for (int32_t r = 0; r < config_.stages; ++r) group.ranks.push_back(r);
+    all_ranks_group_ = static_cast<uint32_t>(rank_.process_groups.size());
+    rank_.process_groups.push_back(std::move(group));
+  }
+  CommInfo info;
+  info.bytes = kernel.bytes;
+  info.group_size = config_.stages;
+  info.process_group = all_ranks_group_;
+  info.collective = rank_.names.Intern("allreduce");
+  info.dtype = rank_.names.Intern("Float");
+  info.kind = CommKind::kAllReduce;
   rank_.comms.push_back(info);
   return static_cast<uint32_t>(rank_.comms.size() - 1);
 }
@@ -173,10 +196,18 @@ Rank RankBuilder::Build() {
     device.start = kernel.start + offset_;
     device.end = kernel.end + offset_;
     device.correlation = kernel.correlation;
-    bool p2p = kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv;
-    device.kind = p2p ? IntervalKind::kCommKernel : IntervalKind::kComputeKernel;
-    device.name = p2p ? comm_name : ComputeKernelName(kernel);
-    if (p2p) device.comm = CommIndex(kernel);
+    if (kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv) {
+      device.kind = IntervalKind::kCommKernel;
+      device.name = comm_name;
+      device.comm = CommIndex(kernel);
+    } else if (kernel.role == KernelRole::kAllReduce) {
+      device.kind = IntervalKind::kCommKernel;
+      device.name = rank_.names.Intern(kAllReduceKernel);
+      device.comm = AllReduceCommIndex(kernel);
+    } else {
+      device.kind = IntervalKind::kComputeKernel;
+      device.name = ComputeKernelName(kernel);
+    }
     streams[static_cast<size_t>(kernel.stream)].intervals.push_back(device);
   }
   const NameId sync_name = rank_.names.Intern(kSyncName);
@@ -219,6 +250,8 @@ int64_t StreamId(StreamRole role) {
       return 28;
     case StreamRole::kRecvNext:
       return 32;
+    case StreamRole::kCollective:
+      return 36;
   }
   return -1;
 }

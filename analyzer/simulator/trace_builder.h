@@ -5,10 +5,14 @@
 // Per rank: one CPU thread (cudaLaunchKernel runtime calls carrying their kernel's correlation
 // id, one cudaDeviceSynchronize per iteration), the compute stream (stream 7) and the p2p streams
 // that carried traffic, ProfilerStep#i ranges (i = 0..K-1, in `steps` only, not in
-// `annotations`), the chosen PP annotations, and device-0 memory samples. Compute kernels are named "void pp_stage<S>_<forward|backward|weight_grad>_kernel
+// `annotations`: the Kineto writer writes `steps` as the ProfilerStep events, and the reader then
+// records each as a step and a CPU annotation), the chosen PP annotations, and device-0 memory
+// samples. Compute kernels are named "void pp_stage<S>_<forward|backward|weight_grad>_kernel
 // <bf16>(...)" (S = chunk * p + stage) and the optimizer "void multi_tensor_apply_kernel<adam>
 // (...)"; p2p kernels are "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)" with a
-// CommInfo {send|recv, global peer, bytes, group of the two ranks}.
+// CommInfo {send|recv, global peer, bytes, group of the two ranks}; the iteration-end all-reduce
+// is "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)" on stream 36
+// with a CommInfo {allreduce, 4 bytes of Float, group "pp_all" of every rank}.
 #pragma once
 
 #include "bubblescope/trace.h"

@@ -84,8 +84,10 @@ RankIterationTruth RankFigures(const RankRecord& rank, KernelRange range, TimeNs
   }
   // Compute kernels share one stream, so launch order is time order.
   for (const Span& span : compute) figures.compute += span.end - span.start;
-  figures.first_compute_start = compute.empty() ? window_start : compute.front().start;
-  figures.last_compute_end = compute.empty() ? window_start : compute.back().end;
+  // A rank with no compute in the iteration idles the whole window, all of it counted as fill
+  // (the bubble analysis's definition, docs/bubble.md).
+  figures.first_compute_start = compute.empty() ? window_end : compute.front().start;
+  figures.last_compute_end = compute.empty() ? window_end : compute.back().end;
   figures.idle = (window_end - window_start) - figures.compute;
   figures.fill = figures.first_compute_start - window_start;
   figures.drain = window_end - figures.last_compute_end;

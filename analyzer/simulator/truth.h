@@ -2,16 +2,17 @@
 // computed only from the engine's own records on the true clock (never by analyzer code).
 //
 // Definitions, per iteration i:
-//   window     = [earliest start, latest end] of iteration i's device activity (compute and p2p
-//                kernels) over all ranks.
+//   window     = [earliest start, latest end] of iteration i's device activity (compute, p2p and
+//                all-reduce kernels) over all ranks.
 //   compute    = sum of the rank's compute kernel durations in i (optimizer included; kernels on
 //                one stream never overlap).
 //   idle       = window - compute
 //   fill       = first compute start - window start
-//   drain      = window end - last compute end
+//   drain      = window end - last compute end (with Config::iteration_barrier this includes the
+//                rank's wait in the iteration-end all-reduce, which follows its last compute)
 //   stall      = idle - fill - drain
-//   comm_wait  = time inside [first compute start, last compute end] where one of the rank's p2p
-//                kernels runs and none of its compute kernels does.
+//   comm_wait  = time inside [first compute start, last compute end] where one of the rank's
+//                communication kernels runs and none of its compute kernels does.
 //   empty      = stall - comm_wait
 //   bubble     = sum of idle over ranks / (p * window)
 // Over all iterations: bubble = sum of all idle / sum of p * window; latency percentiles of the

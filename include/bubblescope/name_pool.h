@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 
 namespace bubblescope {
 
@@ -42,7 +43,9 @@ class NamePool {
   std::deque<std::string> long_names_;  // names too long to share a block
   size_t block_used_ = 0;
   std::vector<std::string_view> names_;
-  absl::flat_hash_map<std::string_view, NameId> index_;
+  // Keyed on absl::string_view: in this Abseil build it is not std::string_view, and only the
+  // absl type gets Abseil's fast string hash (std::string_view falls back to std::hash).
+  absl::flat_hash_map<absl::string_view, NameId> index_;
 };
 
 }  // namespace bubblescope

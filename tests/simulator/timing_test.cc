@@ -1,5 +1,6 @@
 // Timelines worked out by hand from the semantics in engine.h (rendezvous, late posts, slow and
-// overridden links, launch-bound iterations) and the truth figures that follow from them.
+// overridden links, launch-bound iterations, the iteration-end all-reduce) and the truth figures
+// that follow from them. The p2p tests turn the all-reduce off so each shows one mechanism.
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -59,6 +60,7 @@ TEST(TimingTest, TwoStageSlowLinkLateSendPost) {
   config.activation_bytes = 1000;
   config.link = Link{8.0, 50};
   config.start_time_ns = 0;
+  config.iteration_barrier = false;
   absl::StatusOr<Simulation> simulation = Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const Trace& trace = simulation->trace;
@@ -110,6 +112,7 @@ TEST(TimingTest, TwoStageLateRecvPost) {
   config.kernels_per_op = 1;
   config.link = Link{std::numeric_limits<double>::infinity(), 50};
   config.start_time_ns = 0;
+  config.iteration_barrier = false;
   absl::StatusOr<Simulation> simulation = Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const Trace& trace = simulation->trace;
@@ -153,6 +156,7 @@ TEST(TimingTest, LinkOverrideIsDirected) {
   config.link_overrides.push_back(
       LinkOverride{1, 0, Link{std::numeric_limits<double>::infinity(), 500}});
   config.start_time_ns = 0;
+  config.iteration_barrier = false;
   absl::StatusOr<Simulation> simulation = Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const Trace& trace = simulation->trace;
@@ -176,6 +180,7 @@ TEST(TimingTest, LaunchBoundIterations) {
   config.optimizer_ns = 50;
   config.iterations = 3;
   config.start_time_ns = 0;
+  config.iteration_barrier = false;
   absl::StatusOr<Simulation> simulation = Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const Rank& rank = simulation->trace.ranks[0];

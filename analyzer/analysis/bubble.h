@@ -1,0 +1,109 @@
+// Pipeline bubbles: how much of each iteration the ranks of one pipeline spend not computing,
+// and where that idle time sits (docs/bubble.md states every definition with an example).
+//
+// Per iteration, the window runs from the earliest start to the latest end of the iteration's
+// device activity (compute, communication, copies) over the pipeline's ranks. Per rank, idle is
+// the window minus the union of its compute; idle splits into fill (before its first compute),
+// drain (after its last compute) and stall (in between); stall splits into comm_wait (one of its
+// communication ops runs and no compute does: a blocking receive) and empty (no compute and no
+// communication: the host did not keep the device busy). A rank without compute in the
+// iteration is idle for the whole window, all of it fill.
+//
+// bubble fraction = sum of idle / (p * window), p = the pipeline's rank count; over several
+// iterations the sums are taken first (never a mean of ratios), over complete iterations only.
+// Clocks are taken as given: ranks are assumed to share one time base.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/device_activity.h"
+#include "analysis/iterations.h"
+#include "analysis/memory_peak.h"
+#include "bubblescope/trace.h"
+
+namespace bubblescope::bubble {
+
+struct Options {
+  // Rank ids forming the pipeline, in stage order or any order; empty = every rank of the trace.
+  std::vector<int32_t> ranks;
+  iterations::Options iterations;
+};
+
+// Where a rank's idle time lies within one iteration. idle = fill + stall + drain and
+// stall = comm_wait + empty hold exactly.
+struct RankIterationFigures {
+  int32_t rank = -1;
+  bool present = false;            // the rank has this iteration; absent ranks are all zero
+  TimeNs first_compute_start = 0;  // both 0 when the rank has no compute in the iteration
+  TimeNs last_compute_end = 0;
+  TimeNs compute = 0;    // |union of compute intervals|
+  TimeNs idle = 0;       // window - compute
+  TimeNs fill = 0;       // window start -> first compute start
+  TimeNs drain = 0;      // last compute end -> window end
+  TimeNs stall = 0;      // idle between the first compute start and the last compute end
+  TimeNs comm_wait = 0;  // part of stall where communication runs and compute does not
+  TimeNs empty = 0;      // stall - comm_wait
+};
+
+struct IterationFigures {
+  int64_t number = 0;
+  bool complete = false;    // every pipeline rank has it and none lost its end to truncation
+  TimeNs window_start = 0;  // both 0 when no pipeline rank has device activity in it
+  TimeNs window_end = 0;
+  TimeNs idle = 0;               // summed over present ranks
+  double bubble_fraction = 0.0;  // idle / (present ranks * window); 0 for an empty window
+  std::vector<RankIterationFigures> ranks;  // in pipeline order
+
+  TimeNs window() const { return window_end - window_start; }
+};
+
+// One rank's figures summed over the complete iterations.
+struct RankTotals {
+  int32_t rank = -1;
+  device_activity::DeviceKind device = device_activity::DeviceKind::kGpu;
+  TimeNs window = 0;  // sum of the complete iterations' windows
+  TimeNs compute = 0;
+  TimeNs idle = 0;
+  TimeNs fill = 0;
+  TimeNs drain = 0;
+  TimeNs stall = 0;
+  TimeNs comm_wait = 0;
+  TimeNs empty = 0;
+  double bubble_fraction = 0.0;      // idle / window
+  int64_t unassigned_intervals = 0;  // device intervals before the rank's first step
+  MemoryPeak memory;
+};
+
+// Nearest-rank percentiles of the complete iterations' window durations: the q-quantile of n
+// sorted values is the ceil(q * n)-th smallest. All 0 without complete iterations.
+struct Latency {
+  int64_t iterations = 0;
+  TimeNs p50 = 0;
+  TimeNs p90 = 0;
+  TimeNs max = 0;
+};
+
+struct Result {
+  iterations::StepSource step_source = iterations::StepSource::kWholeTrace;
+  std::vector<int32_t> ranks;                // the pipeline's rank ids, in Options order
+  std::vector<IterationFigures> iterations;  // ascending number, incomplete ones included
+  int64_t complete_iterations = 0;
+  TimeNs idle = 0;                   // over complete iterations and pipeline ranks
+  TimeNs capacity = 0;               // sum over complete iterations of p * window
+  double bubble_fraction = 0.0;      // idle / capacity; 0 when capacity is 0
+  std::vector<RankTotals> per_rank;  // in pipeline order
+  Latency latency;
+};
+
+// InvalidArgumentError for an invalid iteration marker, a rank id that is not in the trace, or
+// a rank id given twice.
+absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options);
+
+// The same from an iteration assignment already made for `trace` (Options::iterations unused),
+// so several pipelines of one job share a single assignment.
+absl::StatusOr<Result> FromIterations(const Trace& trace, const iterations::Result& assignment,
+                                      const Options& options);
+
+}  // namespace bubblescope::bubble

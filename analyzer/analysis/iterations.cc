@@ -1,0 +1,188 @@
+#include "analysis/iterations.h"
+
+#include <algorithm>
+#include <limits>
+#include <regex>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace bubblescope::iterations {
+namespace {
+
+using device_activity::DeviceInterval;
+using device_activity::DeviceKind;
+using device_activity::RankActivity;
+
+struct StepRange {
+  int64_t number = 0;
+  TimeNs start = 0;
+};
+
+// The step ranges of one rank in start order.
+std::vector<StepRange> ProfilerSteps(const Rank& rank) {
+  std::vector<StepRange> steps;
+  steps.reserve(rank.steps.size());
+  for (const ProfilerStep& step : rank.steps) steps.push_back({step.number, step.start});
+  // The model keeps steps sorted; the lookup below depends on it, so it is not left to trust.
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const StepRange& a, const StepRange& b) { return a.start < b.start; });
+  return steps;
+}
+
+std::vector<StepRange> MarkerSteps(const Rank& rank, const std::regex& marker) {
+  // Each distinct name is matched once: a trace holds few names and many annotations.
+  enum class Match : uint8_t { kUnknown, kYes, kNo };
+  std::vector<Match> matches(rank.names.size(), Match::kUnknown);
+  std::vector<StepRange> steps;
+  for (const Annotation& annotation : rank.annotations) {
+    if (annotation.scope != AnnotationScope::kCpu) continue;
+    Match& match = matches[annotation.name];
+    if (match == Match::kUnknown) {
+      std::string_view name = rank.name(annotation.name);
+      match = std::regex_search(name.begin(), name.end(), marker) ? Match::kYes : Match::kNo;
+    }
+    if (match == Match::kYes) steps.push_back({0, annotation.start});
+  }
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const StepRange& a, const StepRange& b) { return a.start < b.start; });
+  for (size_t i = 0; i < steps.size(); ++i) steps[i].number = static_cast<int64_t>(i);
+  return steps;
+}
+
+// Start of the launch of every correlated GPU op of the rank, by correlation id.
+absl::flat_hash_map<int64_t, TimeNs> LaunchStarts(const Rank& rank) {
+  absl::flat_hash_map<int64_t, TimeNs> launches;
+  for (const Timeline& timeline : rank.timelines) {
+    if (timeline.kind != TimelineKind::kCpuThread) continue;
+    for (const Interval& interval : timeline.intervals) {
+      if (interval.kind != IntervalKind::kRuntime || interval.correlation == 0) continue;
+      launches.try_emplace(interval.correlation, interval.start);
+    }
+  }
+  return launches;
+}
+
+// Index of the step whose slot [start, next step's start) holds `time`, or -1 before the first.
+int64_t StepAt(const std::vector<StepRange>& steps, TimeNs time) {
+  auto after = std::upper_bound(steps.begin(), steps.end(), time,
+                                [](TimeNs t, const StepRange& step) { return t < step.start; });
+  return static_cast<int64_t>(after - steps.begin()) - 1;
+}
+
+}  // namespace
+
+std::string_view StepSourceName(StepSource source) {
+  switch (source) {
+    case StepSource::kProfilerSteps:
+      return "profiler_steps";
+    case StepSource::kMarker:
+      return "marker";
+    case StepSource::kWholeTrace:
+      return "whole_trace";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
+  Result result;
+  std::vector<std::vector<StepRange>> steps(trace.ranks.size());
+  if (options.iteration_marker.has_value()) {
+    std::regex marker;
+    try {
+      marker = std::regex(*options.iteration_marker, std::regex::ECMAScript);
+    } catch (const std::regex_error& error) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("iteration marker \"", *options.iteration_marker,
+                       "\" is not a valid regular expression: ", error.what()));
+    }
+    result.source = StepSource::kMarker;
+    for (size_t r = 0; r < trace.ranks.size(); ++r) steps[r] = MarkerSteps(trace.ranks[r], marker);
+  } else {
+    for (size_t r = 0; r < trace.ranks.size(); ++r) steps[r] = ProfilerSteps(trace.ranks[r]);
+    bool any_steps = std::any_of(steps.begin(), steps.end(),
+                                 [](const std::vector<StepRange>& s) { return !s.empty(); });
+    result.source = any_steps ? StepSource::kProfilerSteps : StepSource::kWholeTrace;
+  }
+  if (result.source == StepSource::kWholeTrace) {
+    // One step from the beginning of time: every op of every rank is in iteration 0.
+    for (std::vector<StepRange>& rank_steps : steps) {
+      rank_steps.push_back({0, std::numeric_limits<TimeNs>::min()});
+    }
+  }
+
+  // Every step number of any rank is an iteration.
+  std::vector<int64_t> numbers;
+  for (const std::vector<StepRange>& rank_steps : steps) {
+    for (const StepRange& step : rank_steps) numbers.push_back(step.number);
+  }
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  result.iterations.resize(numbers.size());
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    result.iterations[i].number = numbers[i];
+    result.iterations[i].ranks.resize(trace.ranks.size());
+  }
+  auto position_of = [&numbers](int64_t number) {
+    return static_cast<size_t>(std::lower_bound(numbers.begin(), numbers.end(), number) -
+                               numbers.begin());
+  };
+
+  result.activity.reserve(trace.ranks.size());
+  result.ranks.reserve(trace.ranks.size());
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    const Rank& rank = trace.ranks[r];
+    const std::vector<StepRange>& rank_steps = steps[r];
+    RankAssignment assignment;
+    assignment.rank = rank.rank;
+    assignment.steps =
+        result.source == StepSource::kWholeTrace ? 0 : static_cast<int64_t>(rank_steps.size());
+    assignment.truncated = rank.stats.count(ImportCounter::kTruncated) > 0;
+    int64_t last_number = std::numeric_limits<int64_t>::min();
+    for (const StepRange& step : rank_steps) {
+      result.iterations[position_of(step.number)].ranks[r].present = true;
+      last_number = std::max(last_number, step.number);
+    }
+    if (assignment.truncated && !rank_steps.empty()) {
+      result.iterations[position_of(last_number)].ranks[r].cut_short = true;
+    }
+
+    RankActivity activity = device_activity::ForRank(rank);
+    absl::flat_hash_map<int64_t, TimeNs> launches;
+    if (activity.kind == DeviceKind::kGpu) launches = LaunchStarts(rank);
+    for (size_t i = 0; i < activity.intervals.size(); ++i) {
+      const DeviceInterval& interval = activity.intervals[i];
+      auto launch =
+          interval.correlation == 0 ? launches.end() : launches.find(interval.correlation);
+      const bool launched = launch != launches.end();
+      int64_t step = StepAt(rank_steps, launched ? launch->second : interval.start);
+      if (step < 0) {
+        ++assignment.unassigned;
+        continue;
+      }
+      ++(launched ? assignment.by_launch : assignment.by_start);
+      size_t position = position_of(rank_steps[static_cast<size_t>(step)].number);
+      result.iterations[position].ranks[r].intervals.push_back(static_cast<uint32_t>(i));
+    }
+    result.activity.push_back(std::move(activity));
+    result.ranks.push_back(assignment);
+  }
+
+  std::vector<size_t> all_ranks(trace.ranks.size());
+  for (size_t r = 0; r < all_ranks.size(); ++r) all_ranks[r] = r;
+  for (Iteration& iteration : result.iterations) {
+    iteration.complete = CompleteFor(iteration, all_ranks);
+  }
+  return result;
+}
+
+bool CompleteFor(const Iteration& iteration, const std::vector<size_t>& rank_indices) {
+  return std::all_of(rank_indices.begin(), rank_indices.end(), [&iteration](size_t r) {
+    return r < iteration.ranks.size() && iteration.ranks[r].present &&
+           !iteration.ranks[r].cut_short;
+  });
+}
+
+}  // namespace bubblescope::iterations

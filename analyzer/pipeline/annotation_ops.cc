@@ -1,0 +1,131 @@
+#include "pipeline/annotation_ops.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "analysis/interval_set.h"
+#include "pipeline/issued_items.h"
+
+namespace bubblescope::pipeline {
+namespace {
+
+// Consumes a run of decimal digits from the front of `text` into `value`; false when there is
+// none or it does not fit an int32.
+bool ConsumeNumber(std::string_view* text, int32_t* value) {
+  size_t digits = 0;
+  int64_t number = 0;
+  while (digits < text->size() && (*text)[digits] >= '0' && (*text)[digits] <= '9') {
+    number = number * 10 + ((*text)[digits] - '0');
+    if (number > std::numeric_limits<int32_t>::max()) return false;
+    ++digits;
+  }
+  if (digits == 0) return false;
+  text->remove_prefix(digits);
+  *value = static_cast<int32_t>(number);
+  return true;
+}
+
+std::optional<ParsedOpName> ParsePpName(std::string_view rest) {
+  ParsedOpName parsed;
+  if (!ConsumeNumber(&rest, &parsed.virtual_stage) || rest.empty()) return std::nullopt;
+  switch (rest.front()) {
+    case 'F':
+      parsed.type = OpType::kForward;
+      break;
+    case 'B':
+      parsed.type = OpType::kBackward;
+      break;
+    case 'I':
+      parsed.type = OpType::kBackward;
+      parsed.input_grad_only = true;
+      break;
+    case 'W':
+      parsed.type = OpType::kWeightGrad;
+      break;
+    default:
+      return std::nullopt;
+  }
+  rest.remove_prefix(1);
+  if (!ConsumeNumber(&rest, &parsed.microbatch) || !rest.empty()) return std::nullopt;
+  return parsed;
+}
+
+std::optional<ParsedOpName> ParseWordName(std::string_view name) {
+  static constexpr std::pair<std::string_view, OpType> kWords[] = {
+      {"Forward ", OpType::kForward},
+      {"Backward ", OpType::kBackward},
+      {"WeightGrad ", OpType::kWeightGrad},
+  };
+  for (const auto& [word, type] : kWords) {
+    if (name.substr(0, word.size()) != word) continue;
+    std::string_view rest = name.substr(word.size());
+    ParsedOpName parsed;
+    parsed.type = type;
+    if (!ConsumeNumber(&rest, &parsed.microbatch) || !rest.empty()) return std::nullopt;
+    return parsed;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name) {
+  constexpr std::string_view kPp = "PP:";
+  if (name.substr(0, kPp.size()) == kPp) return ParsePpName(name.substr(kPp.size()));
+  return ParseWordName(name);
+}
+
+std::vector<PipelineOp> AnnotatedOps(const Rank& rank) {
+  std::vector<PipelineOp> ops;
+  std::vector<ComputeRange> by_issue;
+  std::vector<ComputeRange> by_start;
+  TimeNs longest = 0;
+  bool ranges_ready = false;
+  for (const Annotation& annotation : rank.annotations) {
+    std::optional<ParsedOpName> parsed = ParseOpAnnotation(rank.name(annotation.name));
+    if (!parsed) continue;
+    if (!ranges_ready) {
+      by_issue = ComputeRanges(rank);
+      std::stable_sort(by_issue.begin(), by_issue.end(),
+                       [](const ComputeRange& a, const ComputeRange& b) { return a.issue < b.issue; });
+      by_start = by_issue;
+      std::stable_sort(by_start.begin(), by_start.end(),
+                       [](const ComputeRange& a, const ComputeRange& b) { return a.start < b.start; });
+      for (const ComputeRange& range : by_start) longest = std::max(longest, range.end - range.start);
+      ranges_ready = true;
+    }
+    std::vector<TimeRange> covered;
+    if (annotation.scope == AnnotationScope::kGpu) {
+      // Kernels overlapping the range; none starting before start - longest can reach into it.
+      auto it = std::lower_bound(
+          by_start.begin(), by_start.end(), annotation.start - longest,
+          [](const ComputeRange& range, TimeNs t) { return range.start < t; });
+      for (; it != by_start.end() && it->start < annotation.end; ++it) {
+        if (it->end <= annotation.start) continue;
+        if (annotation.device >= 0 && it->device >= 0 && it->device != annotation.device) continue;
+        covered.push_back(TimeRange{it->start, it->end});
+      }
+    } else {
+      // The compute this range issued: launches (or CPU ops) starting inside it.
+      auto it = std::lower_bound(by_issue.begin(), by_issue.end(), annotation.start,
+                                 [](const ComputeRange& range, TimeNs t) { return range.issue < t; });
+      for (; it != by_issue.end() && it->issue < annotation.end; ++it) {
+        covered.push_back(TimeRange{it->start, it->end});
+      }
+    }
+    PipelineOp op;
+    op.rank = rank.rank;
+    op.step = StepAt(rank, annotation.start);
+    op.type = parsed->type;
+    op.input_grad_only = parsed->input_grad_only;
+    op.virtual_stage = parsed->virtual_stage;
+    op.microbatch = parsed->microbatch;
+    op.start = annotation.start;
+    op.compute_ns = IntervalSet::FromRanges(std::move(covered)).Length();
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+}  // namespace bubblescope::pipeline

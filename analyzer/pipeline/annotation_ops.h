@@ -1,0 +1,35 @@
+// Pipeline ops read from user annotations.
+//
+// torch.distributed.pipelining's runtime schedules name each action `PP:{stage}{F|B|I|W}{mb}`
+// (the stage is the virtual stage); ScheduleGPipe writes `Forward {mb}` / `Backward {mb}`, and the
+// simulator adds `WeightGrad {mb}` for zero-bubble W ops. Transfer, wait and sharding actions
+// (`PP:0SEND_F0`, `PP:1WAIT_RECV_B2`, `PP:0UNSHARD`, ...) are not compute and are not ops.
+//
+// An op's compute is the union of the compute intervals it covers: for a GPU range, the compute
+// kernels of its device overlapping it; for a CPU range on a GPU rank, the kernels whose launch
+// starts inside it; on a CPU-only rank, the top-level compute ops of the model thread starting
+// inside it.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "bubblescope/trace.h"
+#include "pipeline/pipeline_op.h"
+
+namespace bubblescope::pipeline {
+
+struct ParsedOpName {
+  OpType type = OpType::kForward;
+  bool input_grad_only = false;
+  int32_t virtual_stage = -1;  // -1 for the `Forward {mb}` form
+  int32_t microbatch = 0;
+};
+
+std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name);
+
+// The annotated ops of one rank, in start order.
+std::vector<PipelineOp> AnnotatedOps(const Rank& rank);
+
+}  // namespace bubblescope::pipeline

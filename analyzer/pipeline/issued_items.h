@@ -1,0 +1,64 @@
+// A rank's pipeline work in the order the rank issued it: compute and point-to-point transfers,
+// each tagged with the profiler step it belongs to.
+//
+// A CPU transfer ends when its `gloo:*` range does (the op itself only posts it).
+//
+// Pipeline structure is a property of issue order (the CPU posts a recv, the op's compute, then
+// its send), not of device timing, where a transfer stream may run ahead of compute. On a rank
+// with GPU activity an item is a GPU kernel, ordered and stepped by the launch that started it
+// (matched by correlation id); a kernel without a launch uses its own start. On a CPU-only rank
+// (a gloo pipeline) it is a top-level operator of the thread that runs the model. Work inside an
+// `Optimizer.*` range is not pipeline work and is left out.
+//
+// This is deliberately private to the pipeline analyses: the general device-activity and
+// iteration helpers of analysis/ will replace the step and activity lookups here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bubblescope/trace.h"
+
+namespace bubblescope::pipeline {
+
+enum class ItemKind : uint8_t { kCompute, kSend, kRecv };
+
+// What a compute item's name says about its phase. Names carry this only by convention
+// (torch's "autograd::engine::evaluate_function: ..." backward ops, kernels named "*backward*" or
+// "*weight_grad*"), so it is a hint used to split compute runs, never to find the structure.
+enum class PhaseHint : uint8_t { kNone, kBackward, kWeightGrad };
+
+struct IssuedItem {
+  ItemKind kind = ItemKind::kCompute;
+  PhaseHint hint = PhaseHint::kNone;
+  int32_t step = 0;     // index into the rank's steps in start order; 0 when it has none
+  int32_t peer = -1;    // send / recv: the global peer rank when the trace records it
+  TimeNs issue = 0;     // launch start (GPU) or op start (CPU)
+  TimeNs start = 0;     // the activity itself
+  TimeNs end = 0;
+};
+
+struct IssuedTimeline {
+  int32_t rank = -1;
+  bool cpu_only = false;
+  int32_t step_count = 0;          // max(1, number of profiler steps)
+  std::vector<IssuedItem> items;   // in issue order
+};
+
+// Index of the last step of `rank` that starts at or before `time` (0 before the first step or
+// when the rank has none).
+int32_t StepAt(const Rank& rank, TimeNs time);
+
+IssuedTimeline BuildIssuedTimeline(const Rank& rank);
+
+// Compute intervals of the rank as ranges, for measuring annotated ops: every compute kernel on
+// the rank's GPU streams, or the top-level compute ops of its model thread on a CPU-only rank.
+struct ComputeRange {
+  TimeNs issue = 0;  // launch start (GPU, own start without a launch) or op start (CPU)
+  TimeNs start = 0;
+  TimeNs end = 0;
+  int32_t device = -1;
+};
+std::vector<ComputeRange> ComputeRanges(const Rank& rank);
+
+}  // namespace bubblescope::pipeline

@@ -1,0 +1,168 @@
+#include "pipeline/p2p_structure.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+
+namespace bubblescope::pipeline {
+namespace {
+
+bool IsTransfer(const IssuedItem& item) { return item.kind != ItemKind::kCompute; }
+
+const IssuedTimeline* Find(const std::vector<IssuedTimeline>& timelines, int32_t rank) {
+  for (const IssuedTimeline& timeline : timelines) {
+    if (timeline.rank == rank) return &timeline;
+  }
+  return nullptr;
+}
+
+// The first transfer of the rank's first step, if any.
+const IssuedItem* FirstTransfer(const IssuedTimeline& timeline) {
+  for (const IssuedItem& item : timeline.items) {
+    if (item.step == 0 && IsTransfer(item)) return &item;
+  }
+  return nullptr;
+}
+
+// Follows each rank's first send from the one rank that sends before it receives.
+std::optional<std::vector<int32_t>> OrderByPeers(const std::vector<IssuedTimeline>& timelines) {
+  const IssuedTimeline* first = nullptr;
+  for (const IssuedTimeline& timeline : timelines) {
+    const IssuedItem* transfer = FirstTransfer(timeline);
+    if (transfer == nullptr || transfer->kind != ItemKind::kSend) continue;
+    if (first != nullptr) return std::nullopt;  // two ranks start by sending
+    first = &timeline;
+  }
+  if (first == nullptr) return std::nullopt;
+  std::vector<int32_t> order = {first->rank};
+  const IssuedTimeline* current = first;
+  while (order.size() < timelines.size()) {
+    const IssuedItem* send = nullptr;
+    for (const IssuedItem& item : current->items) {
+      if (item.step == 0 && item.kind == ItemKind::kSend) {
+        send = &item;
+        break;
+      }
+    }
+    if (send == nullptr || std::find(order.begin(), order.end(), send->peer) != order.end()) break;
+    current = Find(timelines, send->peer);
+    if (current == nullptr) return std::nullopt;  // traffic leaves the pipeline's ranks
+    order.push_back(current->rank);
+  }
+  if (order.size() != timelines.size()) return std::nullopt;
+  return order;
+}
+
+// Without peers: the first stage sends before it receives; every other stage's first receive
+// is its first forward input, which completes later the further the stage is down the pipeline.
+std::optional<std::vector<int32_t>> OrderByFirstReceive(
+    const std::vector<IssuedTimeline>& timelines) {
+  std::optional<int32_t> first;
+  std::vector<std::pair<TimeNs, int32_t>> others;
+  for (const IssuedTimeline& timeline : timelines) {
+    const IssuedItem* transfer = FirstTransfer(timeline);
+    if (transfer == nullptr) return std::nullopt;
+    if (transfer->kind == ItemKind::kSend) {
+      if (first) return std::nullopt;
+      first = timeline.rank;
+      continue;
+    }
+    others.emplace_back(transfer->end, timeline.rank);
+  }
+  if (!first) return std::nullopt;
+  std::stable_sort(others.begin(), others.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int32_t> order = {*first};
+  for (const auto& [end, rank] : others) order.push_back(rank);
+  return order;
+}
+
+int64_t CountTransfers(const IssuedTimeline& timeline, ItemKind kind, std::optional<int32_t> peer,
+                       std::optional<int32_t> not_peer) {
+  int64_t count = 0;
+  for (const IssuedItem& item : timeline.items) {
+    if (item.step != 0 || item.kind != kind) continue;
+    if (peer && item.peer != *peer) continue;
+    if (not_peer && item.peer == *not_peer) continue;
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+bool PeersKnown(const std::vector<IssuedTimeline>& timelines) {
+  for (const IssuedTimeline& timeline : timelines) {
+    for (const IssuedItem& item : timeline.items) {
+      if (IsTransfer(item) && item.peer >= 0) return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<int32_t>> InferStageOrder(
+    const std::vector<IssuedTimeline>& timelines) {
+  if (timelines.size() == 1) return std::vector<int32_t>{timelines.front().rank};
+  if (PeersKnown(timelines)) {
+    if (std::optional<std::vector<int32_t>> order = OrderByPeers(timelines)) return *order;
+  }
+  if (std::optional<std::vector<int32_t>> order = OrderByFirstReceive(timelines)) return *order;
+  return absl::FailedPreconditionError(
+      "no stage order: the first profiler step has no rank that sends before it receives, or "
+      "its transfers do not connect every rank");
+}
+
+absl::StatusOr<P2pSchedule> InferP2pSchedule(const std::vector<IssuedTimeline>& timelines,
+                                             const std::vector<int32_t>& order) {
+  P2pSchedule schedule;
+  if (order.size() < 2) {
+    return absl::FailedPreconditionError("one stage has no point-to-point traffic to read");
+  }
+  const IssuedTimeline* first = Find(timelines, order.front());
+  const IssuedTimeline* last = Find(timelines, order.back());
+  if (first == nullptr || last == nullptr) return absl::InternalError("stage order names no rank");
+  const bool peers = PeersKnown(timelines);
+  const int32_t second = order[1];
+  // Only with p >= 3 is a send last -> first unambiguously a wrap-around activation (with p = 2
+  // the first stage is also the last stage's previous one, the receiver of its gradients).
+  const bool wrap_visible = peers && order.size() >= 3;
+  const int64_t first_to_second = CountTransfers(
+      *first, ItemKind::kSend, peers ? std::optional<int32_t>(second) : std::nullopt, std::nullopt);
+  const int64_t wrap = wrap_visible ? CountTransfers(*last, ItemKind::kSend, order.front(),
+                                                     std::nullopt)
+                                    : 0;
+  const int64_t m = first_to_second - wrap;
+  if (m <= 0 || wrap % m != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the first stage's sends do not give a microbatch count (", first_to_second,
+        " sends to the next stage, ", wrap, " wrap-around sends back)"));
+  }
+  schedule.m = static_cast<int32_t>(m);
+  schedule.v = static_cast<int32_t>(1 + wrap / m);
+  if (!wrap_visible) {
+    schedule.notes.push_back(peers ? "p = 2 without annotations: v > 1 is not visible in the "
+                                     "traffic, v = 1 assumed"
+                                   : "no peer ranks recorded: v > 1 is not visible in the "
+                                     "traffic, v = 1 assumed");
+  }
+  // The last stage sends only backward gradients, apart from wrap-around activations.
+  schedule.has_backward =
+      CountTransfers(*last, ItemKind::kSend, std::nullopt,
+                     wrap_visible ? std::optional<int32_t>(order.front()) : std::nullopt) > 0;
+  // Each forward on the last stage waits for an input from the previous stage.
+  const std::optional<int32_t> previous =
+      peers ? std::optional<int32_t>(order[order.size() - 2]) : std::nullopt;
+  int64_t inputs_before_first_send = 0;
+  for (const IssuedItem& item : last->items) {
+    if (item.step != 0) continue;
+    if (item.kind == ItemKind::kSend) break;
+    if (item.kind == ItemKind::kRecv && (!previous || item.peer == *previous)) {
+      ++inputs_before_first_send;
+    }
+  }
+  schedule.all_forwards_first = inputs_before_first_send >= m;
+  return schedule;
+}
+
+}  // namespace bubblescope::pipeline

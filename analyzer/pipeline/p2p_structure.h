@@ -1,0 +1,34 @@
+// Pipeline structure from point-to-point traffic alone: stage order, m, v and the schedule
+// family, read from the issue order of sends and receives in each rank's first profiler step.
+// schedule_inference.h states the rules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "pipeline/issued_items.h"
+
+namespace bubblescope::pipeline {
+
+// True when any transfer of the timelines records its peer rank.
+bool PeersKnown(const std::vector<IssuedTimeline>& timelines);
+
+// Ranks from first to last stage. FailedPreconditionError when the traffic does not single out
+// a first stage or does not reach every rank.
+absl::StatusOr<std::vector<int32_t>> InferStageOrder(const std::vector<IssuedTimeline>& timelines);
+
+struct P2pSchedule {
+  int32_t m = 0;
+  int32_t v = 1;
+  bool has_backward = false;
+  bool all_forwards_first = false;  // last stage: every forward input arrives before its 1st send
+  std::vector<std::string> notes;
+};
+
+// `order` from InferStageOrder; `timelines` indexed like the ranks of `order` refer to.
+absl::StatusOr<P2pSchedule> InferP2pSchedule(const std::vector<IssuedTimeline>& timelines,
+                                             const std::vector<int32_t>& order);
+
+}  // namespace bubblescope::pipeline

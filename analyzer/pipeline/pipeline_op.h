@@ -1,0 +1,28 @@
+// One measured pipeline op (a forward, backward or weight-gradient of one microbatch on one
+// stage), whichever source found it.
+#pragma once
+
+#include <cstdint>
+
+#include "bubblescope/trace.h"
+
+namespace bubblescope::pipeline {
+
+enum class OpType : uint8_t {
+  kForward,
+  kBackward,    // full backward, or the input-gradient half when W is separate
+  kWeightGrad,
+};
+
+struct PipelineOp {
+  int32_t rank = -1;
+  int32_t step = 0;            // index into the rank's profiler steps
+  OpType type = OpType::kForward;
+  bool input_grad_only = false;  // an `I` op (torch zero-bubble schedules)
+  int32_t virtual_stage = -1;  // when the source names it
+  int32_t microbatch = -1;     // when the source names it
+  TimeNs start = 0;            // the op's range (annotation) or its first compute item
+  TimeNs compute_ns = 0;       // union of the compute inside the op
+};
+
+}  // namespace bubblescope::pipeline

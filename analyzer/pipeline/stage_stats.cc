@@ -1,0 +1,63 @@
+#include "pipeline/stage_stats.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace bubblescope::pipeline {
+namespace {
+
+schedule_inference::OpStats Stats(std::vector<TimeNs> values) {
+  schedule_inference::OpStats stats;
+  stats.count = static_cast<int64_t>(values.size());
+  if (values.empty()) return stats;
+  std::sort(values.begin(), values.end());
+  TimeNs total = 0;
+  for (TimeNs value : values) total += value;
+  stats.mean_ns = static_cast<double>(total) / static_cast<double>(values.size());
+  // Nearest rank: the ceil(0.9 n)-th smallest, in integers so p90 of 10 values is the 9th.
+  size_t rank = (values.size() * 9 + 9) / 10;
+  stats.p90_ns = values[std::max<size_t>(rank, 1) - 1];
+  return stats;
+}
+
+}  // namespace
+
+std::vector<schedule_inference::StageFigures> StageStats(const std::vector<PipelineOp>& ops,
+                                                         const std::vector<int32_t>& stage_order) {
+  std::vector<schedule_inference::StageFigures> stages;
+  for (size_t position = 0; position < stage_order.size(); ++position) {
+    std::vector<TimeNs> by_type[3];
+    for (const PipelineOp& op : ops) {
+      if (op.rank == stage_order[position]) {
+        by_type[static_cast<size_t>(op.type)].push_back(op.compute_ns);
+      }
+    }
+    schedule_inference::StageFigures figures;
+    figures.stage = static_cast<int32_t>(position);
+    figures.rank = stage_order[position];
+    figures.forward = Stats(std::move(by_type[static_cast<size_t>(OpType::kForward)]));
+    figures.backward = Stats(std::move(by_type[static_cast<size_t>(OpType::kBackward)]));
+    figures.weight_grad = Stats(std::move(by_type[static_cast<size_t>(OpType::kWeightGrad)]));
+    figures.mean_total_ns =
+        figures.forward.mean_ns + figures.backward.mean_ns + figures.weight_grad.mean_ns;
+    stages.push_back(figures);
+  }
+  return stages;
+}
+
+void FindSlowestStage(schedule_inference::Result* result) {
+  if (result->stages.empty()) return;
+  double sum = 0.0;
+  const schedule_inference::StageFigures* slowest = &result->stages.front();
+  for (const schedule_inference::StageFigures& stage : result->stages) {
+    sum += stage.mean_total_ns;
+    if (stage.mean_total_ns > slowest->mean_total_ns) slowest = &stage;
+  }
+  const double mean = sum / static_cast<double>(result->stages.size());
+  result->slowest_stage = slowest->stage;
+  result->slowest_rank = slowest->rank;
+  result->slowest_excess_ns = slowest->mean_total_ns - mean;
+  result->slowest_excess_percent = mean > 0.0 ? 100.0 * result->slowest_excess_ns / mean : 0.0;
+}
+
+}  // namespace bubblescope::pipeline

@@ -1,0 +1,258 @@
+#include "simulator/truth_json.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "report/json_writer.h"
+
+namespace bubblescope::sim {
+namespace {
+
+// Nanoseconds as exact microseconds.
+void Micros(JsonWriter& json, std::string_view key, TimeNs ns) {
+  json.Key(key);
+  json.Decimal(ns, 3);
+}
+
+// A link's bandwidth; an infinitely fast link (JSON has no infinity) is null.
+void Gbps(JsonWriter& json, double gbps) {
+  json.Key("gbps");
+  if (std::isinf(gbps)) {
+    json.Null();
+  } else {
+    json.Double(gbps);
+  }
+}
+
+void WriteConfig(JsonWriter& json, const Config& config) {
+  const auto p = static_cast<size_t>(config.stages);
+  json.Key("config");
+  json.BeginObject();
+  json.Key("schedule");
+  json.String(ScheduleName(config.schedule));
+  json.Key("stages");
+  json.Int(config.stages);
+  json.Key("microbatches");
+  json.Int(config.microbatches);
+  json.Key("virtual_stages");
+  json.Int(config.virtual_stages);
+  json.Key("iterations");
+  json.Int(config.iterations);
+  json.Key("costs");
+  json.BeginArray();
+  for (size_t s = 0; s < config.costs.size(); ++s) {
+    json.BeginObject();
+    json.Key("stage");
+    json.Int(static_cast<int64_t>(s));
+    Micros(json, "forward_us", config.costs[s].forward);
+    Micros(json, "backward_us", config.costs[s].backward);
+    Micros(json, "weight_grad_us", config.costs[s].weight_grad);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("kernels_per_op");
+  json.Int(config.kernels_per_op);
+  json.Key("activation_bytes");
+  json.Int(config.activation_bytes);
+  json.Key("link");
+  json.BeginObject();
+  Gbps(json, config.link.gbps);
+  Micros(json, "latency_us", config.link.latency_ns);
+  json.EndObject();
+  json.Key("link_overrides");
+  json.BeginArray();
+  for (const LinkOverride& entry : config.link_overrides) {
+    json.BeginObject();
+    json.Key("src_rank");
+    json.Int(entry.src_rank);
+    json.Key("dst_rank");
+    json.Int(entry.dst_rank);
+    Gbps(json, entry.link.gbps);
+    Micros(json, "latency_us", entry.link.latency_ns);
+    json.EndObject();
+  }
+  json.EndArray();
+  Micros(json, "launch_gap_us", config.launch_gap_ns);
+  Micros(json, "optimizer_us", config.optimizer_ns);
+  json.Key("jitter");
+  json.Double(config.jitter);
+  json.Key("seed");
+  json.UInt(config.seed);
+  json.Key("clock_offsets_us");
+  json.BeginArray();
+  for (size_t r = 0; r < p; ++r) {
+    json.Decimal(config.clock_offsets_ns.empty() ? 0 : config.clock_offsets_ns[r], 3);
+  }
+  json.EndArray();
+  json.Key("weights_bytes");
+  json.BeginArray();
+  for (size_t s = 0; s < p; ++s) {
+    json.Int(config.weights_bytes.empty() ? 0 : config.weights_bytes[s]);
+  }
+  json.EndArray();
+  json.Key("activation_stash_bytes");
+  json.Int(config.activation_stash_bytes);
+  json.Key("iteration_barrier");
+  json.Bool(config.iteration_barrier);
+  json.Key("annotations");
+  json.String(AnnotationStyleName(config.annotations));
+  Micros(json, "start_time_us", config.start_time_ns);
+  json.EndObject();
+}
+
+// The per-rank figures of one iteration, or their sums over all iterations.
+void WriteRankFigures(JsonWriter& json, const RankIterationTruth& rank) {
+  Micros(json, "compute_us", rank.compute);
+  Micros(json, "idle_us", rank.idle);
+  Micros(json, "fill_us", rank.fill);
+  Micros(json, "drain_us", rank.drain);
+  Micros(json, "stall_us", rank.stall);
+  Micros(json, "comm_wait_us", rank.comm_wait);
+  Micros(json, "empty_us", rank.empty);
+}
+
+void WriteIterations(JsonWriter& json, const Truth& truth) {
+  json.Key("iterations");
+  json.BeginArray();
+  for (const IterationTruth& iteration : truth.iterations) {
+    json.BeginObject();
+    json.Key("step");
+    json.Int(iteration.iteration);
+    Micros(json, "window_start_us", iteration.window_start);
+    Micros(json, "window_end_us", iteration.window_end);
+    Micros(json, "window_us", iteration.window());
+    Micros(json, "idle_us", iteration.idle);
+    json.Key("bubble_fraction");
+    json.Double(iteration.bubble_fraction);
+    json.Key("ranks");
+    json.BeginArray();
+    for (const RankIterationTruth& rank : iteration.ranks) {
+      json.BeginObject();
+      json.Key("rank");
+      json.Int(rank.rank);
+      json.Key("stage");
+      json.Int(rank.stage);
+      Micros(json, "first_compute_start_us", rank.first_compute_start);
+      Micros(json, "last_compute_end_us", rank.last_compute_end);
+      WriteRankFigures(json, rank);
+      json.EndObject();
+    }
+    json.EndArray();
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
+void WriteRankStats(JsonWriter& json, const Truth& truth) {
+  std::vector<RankIterationTruth> totals(truth.memory.size());
+  for (const IterationTruth& iteration : truth.iterations) {
+    for (const RankIterationTruth& rank : iteration.ranks) {
+      RankIterationTruth& total = totals[static_cast<size_t>(rank.rank)];
+      total.stage = rank.stage;
+      total.compute += rank.compute;
+      total.idle += rank.idle;
+      total.fill += rank.fill;
+      total.drain += rank.drain;
+      total.stall += rank.stall;
+      total.comm_wait += rank.comm_wait;
+      total.empty += rank.empty;
+    }
+  }
+  json.Key("rank_stats");
+  json.BeginArray();
+  for (size_t r = 0; r < totals.size(); ++r) {
+    json.BeginObject();
+    json.Key("rank");
+    json.Int(truth.memory[r].rank);
+    json.Key("stage");
+    json.Int(totals[r].stage);
+    json.Key("peak_allocated_bytes");
+    json.Int(truth.memory[r].peak_allocated_bytes);
+    json.Key("peak_reserved_bytes");
+    json.Int(truth.memory[r].peak_reserved_bytes);
+    WriteRankFigures(json, totals[r]);
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
+void WriteOpStats(JsonWriter& json, std::string_view key, const OpTimeStats& stats) {
+  json.Key(key);
+  json.BeginObject();
+  json.Key("count");
+  json.Int(stats.count);
+  Micros(json, "total_us", stats.total_ns);
+  json.Key("mean_us");
+  json.Double(stats.mean_ns / 1000.0);
+  Micros(json, "p90_us", stats.p90_ns);
+  json.EndObject();
+}
+
+void WriteStages(JsonWriter& json, const Truth& truth) {
+  json.Key("stages");
+  json.BeginArray();
+  for (const StageTruth& stage : truth.per_stage) {
+    json.BeginObject();
+    json.Key("stage");
+    json.Int(stage.stage);
+    json.Key("rank");
+    json.Int(stage.rank);
+    WriteOpStats(json, "forward", stage.forward);
+    WriteOpStats(json, "backward", stage.backward);
+    WriteOpStats(json, "weight_grad", stage.weight_grad);
+    json.Key("mean_total_us");
+    json.Double(stage.mean_total_ns / 1000.0);
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
+}  // namespace
+
+std::string_view AnnotationStyleName(AnnotationStyle style) {
+  switch (style) {
+    case AnnotationStyle::kNone:
+      return "none";
+    case AnnotationStyle::kPpGpu:
+      return "pp-gpu";
+    case AnnotationStyle::kPpCpu:
+      return "pp-cpu";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<std::string> TruthJson(const Config& config, const Truth& truth) {
+  JsonWriter json(JsonWriterOptions{.indent = 2});
+  json.BeginObject();
+  json.Key("schema");
+  json.String(kTruthSchema);
+  WriteConfig(json, config);
+  json.Key("stage_to_rank");
+  json.BeginArray();
+  for (int32_t rank : truth.stage_to_rank) json.Int(rank);
+  json.EndArray();
+  json.Key("theoretical_bubble_fraction");
+  json.Double(truth.theoretical_bubble_fraction);
+  json.Key("bubble_fraction");
+  json.Double(truth.bubble_fraction);
+  Micros(json, "idle_us", truth.idle_ns);
+  Micros(json, "capacity_us", truth.capacity_ns);
+  json.Key("latency_us");
+  json.BeginObject();
+  Micros(json, "p50", truth.latency_p50_ns);
+  Micros(json, "p90", truth.latency_p90_ns);
+  Micros(json, "max", truth.latency_max_ns);
+  json.EndObject();
+  WriteIterations(json, truth);
+  WriteRankStats(json, truth);
+  WriteStages(json, truth);
+  json.Key("slowest_stage");
+  json.Int(truth.slowest_stage);
+  json.EndObject();
+  absl::StatusOr<std::string> text = json.Finish();
+  if (text.ok()) text->push_back('\n');
+  return text;
+}
+
+}  // namespace bubblescope::sim

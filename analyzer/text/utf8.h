@@ -1,0 +1,16 @@
+// UTF-8 well-formedness, shared by the reader (rejecting invalid input with its byte offset) and
+// the two JSON writers (replacing invalid bytes so their output always parses).
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace bubblescope::text {
+
+// Length (1 to 4) of the well-formed UTF-8 sequence starting at text[i], or 0 when the bytes
+// there are not one (Unicode table 3-7: no overlong forms, no surrogates, nothing above
+// U+10FFFF). When `cut_short` is given it is set to true if the bytes are the valid beginning of
+// a sequence that the end of `text` cuts off (0 is returned then too).
+size_t Utf8SequenceLength(std::string_view text, size_t i, bool* cut_short = nullptr);
+
+}  // namespace bubblescope::text

@@ -1,0 +1,305 @@
+// Hand-built traces for every bubble definition; each expected value is worked out in the
+// comment beside it from the definitions in docs/bubble.md.
+#include "analysis/bubble.h"
+
+#include <utility>
+#include <vector>
+
+#include "analysis/timeline_fixtures.h"
+#include "gtest/gtest.h"
+
+namespace bubblescope::bubble {
+namespace {
+
+using namespace bubblescope::testing;  // NOLINT(build/namespaces): test builders only
+
+Result AnalyzeOk(const Trace& trace, const Options& options = {}) {
+  absl::StatusOr<Result> result = Analyze(trace, options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? *std::move(result) : Result{};
+}
+
+struct Split {
+  TimeNs compute, idle, fill, drain, stall, comm_wait, empty;
+};
+
+void ExpectSplit(const RankIterationFigures& got, const Split& want) {
+  EXPECT_EQ(got.compute, want.compute);
+  EXPECT_EQ(got.idle, want.idle);
+  EXPECT_EQ(got.fill, want.fill);
+  EXPECT_EQ(got.drain, want.drain);
+  EXPECT_EQ(got.stall, want.stall);
+  EXPECT_EQ(got.comm_wait, want.comm_wait);
+  EXPECT_EQ(got.empty, want.empty);
+}
+
+// Two GPU ranks, one iteration (no steps).
+//   rank 0: compute [100,200) on stream 7 and [150,250) on stream 8 overlap -> [100,250), then
+//           [300,400); comm [250,300) between them; comm [400,500) after the last compute.
+//   rank 1: compute [200,300) and [450,600); comm [320,380); a memcpy [390,420) inside the
+//           stall; a memcpy [600,650) that ends the window.
+// window = [100, 650) = 550.
+Trace TwoGpuRanks() {
+  Trace trace;
+  Rank r0;
+  r0.rank = 0;
+  r0.timelines.push_back(Stream(7, {Op(kCompute, 100, 200), Op(kCompute, 300, 400)}));
+  r0.timelines.push_back(
+      Stream(8, {Op(kCompute, 150, 250), Op(kComm, 250, 300), Op(kComm, 400, 500)}));
+  trace.ranks.push_back(std::move(r0));
+  Rank r1;
+  r1.rank = 1;
+  r1.timelines.push_back(Stream(7, {Op(kCompute, 200, 300), Op(kCompute, 450, 600)}));
+  r1.timelines.push_back(Stream(9, {Op(kComm, 320, 380)}));
+  r1.timelines.push_back(
+      Stream(11, {Op(IntervalKind::kMemcpy, 390, 420), Op(IntervalKind::kMemcpy, 600, 650)}));
+  trace.ranks.push_back(std::move(r1));
+  return trace;
+}
+
+TEST(BubbleTest, WindowAndTheSplitOfIdleTime) {
+  Result result = AnalyzeOk(TwoGpuRanks());
+  EXPECT_EQ(result.step_source, iterations::StepSource::kWholeTrace);
+  EXPECT_EQ(result.ranks, (std::vector<int32_t>{0, 1}));
+  ASSERT_EQ(result.iterations.size(), 1u);
+  const IterationFigures& it = result.iterations[0];
+  EXPECT_TRUE(it.complete);
+  EXPECT_EQ(it.window_start, 100);
+  EXPECT_EQ(it.window_end, 650);
+  ASSERT_EQ(it.ranks.size(), 2u);
+  // rank 0: compute 150 + 100 = 250, idle 300; fill 0; drain 650 - 400 = 250;
+  // stall [250,300) = 50, all of it under comm [250,300); comm [400,500) is in the drain.
+  EXPECT_EQ(it.ranks[0].first_compute_start, 100);
+  EXPECT_EQ(it.ranks[0].last_compute_end, 400);
+  ExpectSplit(it.ranks[0], {250, 300, 0, 250, 50, 50, 0});
+  // rank 1: compute 100 + 150 = 250, idle 300; fill 200 - 100 = 100; drain 650 - 600 = 50;
+  // stall [300,450) = 150: comm [320,380) = 60, the rest 90 (the memcpy does not count as comm).
+  EXPECT_EQ(it.ranks[1].first_compute_start, 200);
+  EXPECT_EQ(it.ranks[1].last_compute_end, 600);
+  ExpectSplit(it.ranks[1], {250, 300, 100, 50, 150, 60, 90});
+  // 600 idle of 2 * 550.
+  EXPECT_EQ(it.idle, 600);
+  EXPECT_DOUBLE_EQ(it.bubble_fraction, 600.0 / 1100.0);
+  EXPECT_DOUBLE_EQ(result.bubble_fraction, 600.0 / 1100.0);
+  EXPECT_EQ(result.idle, 600);
+  EXPECT_EQ(result.capacity, 1100);
+  EXPECT_EQ(result.complete_iterations, 1);
+  ASSERT_EQ(result.per_rank.size(), 2u);
+  EXPECT_EQ(result.per_rank[1].window, 550);
+  EXPECT_EQ(result.per_rank[1].comm_wait, 60);
+  EXPECT_DOUBLE_EQ(result.per_rank[1].bubble_fraction, 300.0 / 550.0);
+  EXPECT_EQ(result.per_rank[0].device, device_activity::DeviceKind::kGpu);
+}
+
+TEST(BubbleTest, CommOverlappingComputeIsNotAWait) {
+  Trace trace;
+  Rank rank;
+  // compute [0,100) and [200,300); comm [50,250) runs under compute for 100 of its 200 ns.
+  rank.timelines.push_back(Stream(7, {Op(kCompute, 0, 100), Op(kCompute, 200, 300)}));
+  rank.timelines.push_back(Stream(8, {Op(kComm, 50, 250)}));
+  trace.ranks.push_back(std::move(rank));
+  Result result = AnalyzeOk(trace);
+  ASSERT_EQ(result.iterations.size(), 1u);
+  ExpectSplit(result.iterations[0].ranks[0], {200, 100, 0, 0, 100, 100, 0});
+}
+
+TEST(BubbleTest, RankWithoutComputeIsIdleForTheWholeWindowAsFill) {
+  Trace trace = TwoGpuRanks();
+  Rank r2;
+  r2.rank = 2;
+  r2.timelines.push_back(Stream(7, {Op(kComm, 150, 180)}));  // communication only
+  trace.ranks.push_back(std::move(r2));
+  Result result = AnalyzeOk(trace);
+  const IterationFigures& it = result.iterations[0];
+  ASSERT_EQ(it.ranks.size(), 3u);
+  ExpectSplit(it.ranks[2], {0, 550, 550, 0, 0, 0, 0});
+  EXPECT_EQ(it.ranks[2].first_compute_start, 0);
+  EXPECT_EQ(it.ranks[2].last_compute_end, 0);
+  // 300 + 300 + 550 idle of 3 * 550.
+  EXPECT_DOUBLE_EQ(it.bubble_fraction, 1150.0 / 1650.0);
+}
+
+// Two ranks, ProfilerSteps 0..2; GPU kernels without launch records go by their own start.
+//   step 0: rank 0 computes [0,100), rank 1 [100,200): window 200, idle 100 + 100.
+//   step 1: rank 0 computes [1000,1300), rank 1 [1000,1100): window 300, idle 0 + 200.
+//   step 2: rank 1's file was cut short, so step 2 is incomplete and left out of the totals.
+Trace ThreeSteps() {
+  Trace trace;
+  for (int32_t id : {0, 1}) {
+    Rank rank;
+    rank.rank = id;
+    rank.steps = {{0, 0, 50}, {1, 1000, 1050}, {2, 2000, 2050}};
+    if (id == 0) {
+      rank.timelines.push_back(
+          Stream(7, {Op(kCompute, 0, 100), Op(kCompute, 1000, 1300), Op(kCompute, 2000, 2100)}));
+      rank.memory = {{10, 500, 800, 0}, {20, 700, 600, 0}};
+    } else {
+      rank.timelines.push_back(
+          Stream(7, {Op(kCompute, 100, 200), Op(kCompute, 1000, 1100), Op(kCompute, 2100, 2150)}));
+      rank.stats.Bump(ImportCounter::kTruncated, 99);
+    }
+    trace.ranks.push_back(std::move(rank));
+  }
+  return trace;
+}
+
+TEST(BubbleTest, TotalsAreRatiosOfSumsOverCompleteIterations) {
+  Result result = AnalyzeOk(ThreeSteps());
+  EXPECT_EQ(result.step_source, iterations::StepSource::kProfilerSteps);
+  ASSERT_EQ(result.iterations.size(), 3u);
+  EXPECT_TRUE(result.iterations[0].complete);
+  EXPECT_TRUE(result.iterations[1].complete);
+  EXPECT_FALSE(result.iterations[2].complete);
+  // The incomplete iteration is still measured: window [2000,2150), idle 50 + 100.
+  EXPECT_EQ(result.iterations[2].window(), 150);
+  EXPECT_EQ(result.iterations[2].idle, 150);
+  EXPECT_EQ(result.complete_iterations, 2);
+  // (200 + 200) / (2 * (200 + 300)) = 0.4, not the mean of 0.5 and 1/3.
+  EXPECT_EQ(result.idle, 400);
+  EXPECT_EQ(result.capacity, 1000);
+  EXPECT_DOUBLE_EQ(result.bubble_fraction, 0.4);
+  // rank 0: 100 idle of 500; rank 1: 300 of 500.
+  ASSERT_EQ(result.per_rank.size(), 2u);
+  EXPECT_EQ(result.per_rank[0].window, 500);
+  EXPECT_EQ(result.per_rank[0].idle, 100);
+  EXPECT_DOUBLE_EQ(result.per_rank[0].bubble_fraction, 0.2);
+  EXPECT_EQ(result.per_rank[1].idle, 300);
+  EXPECT_EQ(result.per_rank[1].fill, 100);
+  EXPECT_EQ(result.per_rank[1].drain, 200);
+  EXPECT_DOUBLE_EQ(result.per_rank[1].bubble_fraction, 0.6);
+  // Windows {200, 300}: p50 is the 1st, p90 the 2nd smallest.
+  EXPECT_EQ(result.latency.iterations, 2);
+  EXPECT_EQ(result.latency.p50, 200);
+  EXPECT_EQ(result.latency.p90, 300);
+  EXPECT_EQ(result.latency.max, 300);
+  // Peaks come from different samples; rank 1 has none.
+  EXPECT_EQ(result.per_rank[0].memory.allocated_bytes, 700);
+  EXPECT_EQ(result.per_rank[0].memory.reserved_bytes, 800);
+  EXPECT_EQ(result.per_rank[1].memory.allocated_bytes, -1);
+  EXPECT_EQ(result.per_rank[1].memory.reserved_bytes, -1);
+}
+
+TEST(BubbleTest, LatencyPercentilesAreNearestRank) {
+  // Ten iterations with windows 100, 200, ..., 1000 on one rank, listed out of order in time.
+  Trace trace;
+  Rank rank;
+  std::vector<Interval> kernels;
+  for (int64_t i = 0; i < 10; ++i) {
+    TimeNs start = 10000 * i;
+    TimeNs length = 100 * ((i * 7) % 10 + 1);  // a permutation of 100..1000
+    rank.steps.push_back({i, start, start + 10});
+    kernels.push_back(Op(kCompute, start, start + length));
+  }
+  rank.timelines.push_back(Stream(7, std::move(kernels)));
+  trace.ranks.push_back(std::move(rank));
+  Result result = AnalyzeOk(trace);
+  EXPECT_EQ(result.latency.iterations, 10);
+  EXPECT_EQ(result.latency.p50, 500);  // 5th of 10
+  EXPECT_EQ(result.latency.p90, 900);  // 9th of 10
+  EXPECT_EQ(result.latency.max, 1000);
+  EXPECT_DOUBLE_EQ(result.bubble_fraction, 0.0);
+}
+
+TEST(BubbleTest, LateKernelCountsInTheIterationThatLaunchedIt) {
+  // Step 0 launches a kernel at 90 that runs [150,250), after step 1 began at 100; step 1's own
+  // kernel runs [120,140). By launch, step 0's window is [10,250) and step 1's [120,140).
+  Trace trace;
+  Rank rank;
+  rank.steps = {{0, 0, 100}, {1, 100, 200}};
+  rank.timelines.push_back(
+      Thread(1, {Op(kRuntime, 5, 8, 1), Op(kRuntime, 90, 95, 2), Op(kRuntime, 110, 115, 3)}));
+  rank.timelines.push_back(
+      Stream(7, {Op(kCompute, 10, 50, 1), Op(kCompute, 120, 140, 3), Op(kCompute, 150, 250, 2)}));
+  trace.ranks.push_back(std::move(rank));
+  Result result = AnalyzeOk(trace);
+  ASSERT_EQ(result.iterations.size(), 2u);
+  EXPECT_EQ(result.iterations[0].window_start, 10);
+  EXPECT_EQ(result.iterations[0].window_end, 250);
+  // compute 40 + 100 of 240: the stall [50,150) is empty (step 1's kernel is not step 0's).
+  ExpectSplit(result.iterations[0].ranks[0], {140, 100, 0, 0, 100, 0, 100});
+  EXPECT_EQ(result.iterations[1].window(), 20);
+  ExpectSplit(result.iterations[1].ranks[0], {20, 0, 0, 0, 0, 0, 0});
+}
+
+TEST(BubbleTest, UnassignedOpsAreCountedPerRank) {
+  Trace trace = ThreeSteps();
+  trace.ranks[1].timelines[0].intervals.insert(trace.ranks[1].timelines[0].intervals.begin(),
+                                               Op(kCompute, -500, -400));
+  Result result = AnalyzeOk(trace);
+  EXPECT_EQ(result.per_rank[0].unassigned_intervals, 0);
+  EXPECT_EQ(result.per_rank[1].unassigned_intervals, 1);
+  // The unassigned kernel widens no window.
+  EXPECT_EQ(result.iterations[0].window_start, 0);
+}
+
+TEST(BubbleTest, CpuOnlyRankIsMeasuredOnItsModelThread) {
+  Trace trace;
+  Rank rank;
+  // Top-level compute [0,100) (with a nested comm op, which is not a wait: the op around it
+  // computes), a top-level c10d op [150,250), compute [300,400). Thread 2 covers less.
+  rank.timelines.push_back(Thread(
+      1, {Op(kCpu, 0, 100), Op(kCpuComm, 10, 20), Op(kCpuComm, 150, 250), Op(kCpu, 300, 400)}));
+  rank.timelines.push_back(Thread(2, {Op(kCpu, 0, 50), Op(kCpu, 420, 500)}));
+  trace.ranks.push_back(std::move(rank));
+  Result result = AnalyzeOk(trace);
+  ASSERT_EQ(result.iterations.size(), 1u);
+  EXPECT_EQ(result.iterations[0].window(), 400);
+  // stall [100,300) = 200: 100 under the c10d op, 100 with nothing.
+  ExpectSplit(result.iterations[0].ranks[0], {200, 200, 0, 0, 200, 100, 100});
+  EXPECT_EQ(result.per_rank[0].device, device_activity::DeviceKind::kCpu);
+}
+
+TEST(BubbleTest, PipelineRanksAreAnOption) {
+  Trace trace = TwoGpuRanks();
+  Rank r2;
+  r2.rank = 2;
+  r2.steps = {{0, 0, 10}};  // gives the trace steps, which ranks 0 and 1 do not have
+  r2.timelines.push_back(Stream(7, {Op(kCompute, 0, 1000)}));
+  trace.ranks.push_back(std::move(r2));
+
+  Options both;
+  both.ranks = {1, 0};
+  Result result = AnalyzeOk(trace, both);
+  EXPECT_EQ(result.ranks, (std::vector<int32_t>{1, 0}));
+  // Ranks 0 and 1 have no step, so iteration 0 is incomplete for them: no totals.
+  ASSERT_EQ(result.iterations.size(), 1u);
+  EXPECT_FALSE(result.iterations[0].complete);
+  EXPECT_EQ(result.complete_iterations, 0);
+  EXPECT_DOUBLE_EQ(result.bubble_fraction, 0.0);
+
+  Options only_two;
+  only_two.ranks = {2};
+  result = AnalyzeOk(trace, only_two);
+  ASSERT_EQ(result.iterations.size(), 1u);
+  EXPECT_TRUE(result.iterations[0].complete);  // complete for the pipeline of rank 2 alone
+  EXPECT_EQ(result.iterations[0].window(), 1000);
+  ASSERT_EQ(result.per_rank.size(), 1u);
+  EXPECT_EQ(result.per_rank[0].rank, 2);
+  EXPECT_EQ(result.per_rank[0].unassigned_intervals, 0);
+}
+
+TEST(BubbleTest, UnknownOrRepeatedPipelineRankIsAnError) {
+  Trace trace = TwoGpuRanks();
+  Options unknown;
+  unknown.ranks = {0, 5};
+  absl::StatusOr<Result> result = Analyze(trace, unknown);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  Options twice;
+  twice.ranks = {1, 1};
+  EXPECT_EQ(Analyze(trace, twice).status().code(), absl::StatusCode::kInvalidArgument);
+  Options bad_marker;
+  bad_marker.iterations.iteration_marker = "[";
+  EXPECT_EQ(Analyze(trace, bad_marker).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(BubbleTest, EmptyTraceHasNoBubble) {
+  Result result = AnalyzeOk(Trace{});
+  EXPECT_TRUE(result.iterations.empty());
+  EXPECT_EQ(result.complete_iterations, 0);
+  EXPECT_DOUBLE_EQ(result.bubble_fraction, 0.0);
+  EXPECT_EQ(result.latency.max, 0);
+}
+
+}  // namespace
+}  // namespace bubblescope::bubble

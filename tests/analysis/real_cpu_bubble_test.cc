@@ -1,0 +1,64 @@
+// The bubble analysis of the real PyTorch CPU pipeline runs in sample_traces/torch_cpu. Their
+// timing is one noisy recording, so the checks are structural, plus the one figure record.py
+// measured independently from each file in Python: per rank, the summed duration of the
+// outermost non-c10d cpu_ops inside the ProfilerStep ranges (truth.json,
+// measured_compute_ms_per_rank, rounded to the microsecond), which is the compute the model
+// thread's top-level kCpuOp intervals must add up to.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "analysis/bubble.h"
+#include "gtest/gtest.h"
+#include "loader/trace_loader.h"
+
+namespace bubblescope::bubble {
+namespace {
+
+struct CpuRun {
+  std::string name;
+  std::vector<double> compute_ms;  // truth.json measured_compute_ms_per_rank
+};
+
+class RealCpuBubbleTest : public ::testing::TestWithParam<CpuRun> {};
+
+TEST_P(RealCpuBubbleTest, StepsAreCompleteAndComputeMatchesTheRecorder) {
+  const CpuRun& run = GetParam();
+  LoadOptions load;
+  load.jobs = 2;
+  absl::StatusOr<Trace> trace = LoadTrace(
+      {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + run.name}, load);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  absl::StatusOr<Result> result = Analyze(*trace, Options{});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->step_source, iterations::StepSource::kProfilerSteps);
+  ASSERT_EQ(result->iterations.size(), 2u);
+  EXPECT_EQ(result->iterations[0].number, 2);
+  EXPECT_EQ(result->iterations[1].number, 3);
+  EXPECT_EQ(result->complete_iterations, 2);
+  ASSERT_EQ(result->per_rank.size(), run.compute_ms.size());
+  for (size_t r = 0; r < run.compute_ms.size(); ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const RankTotals& totals = result->per_rank[r];
+    EXPECT_EQ(totals.device, device_activity::DeviceKind::kCpu);
+    // Every op of the main thread lies inside a ProfilerStep range (README).
+    EXPECT_EQ(totals.unassigned_intervals, 0);
+    EXPECT_NEAR(static_cast<double>(totals.compute) / 1e6, run.compute_ms[r], 0.0015);
+    EXPECT_EQ(totals.idle, totals.fill + totals.stall + totals.drain);
+    EXPECT_EQ(totals.stall, totals.comm_wait + totals.empty);
+    EXPECT_GT(totals.comm_wait, 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    TorchCpu, RealCpuBubbleTest,
+    ::testing::Values(CpuRun{"gpipe_p2_m4", {42.505, 76.895}},
+                      CpuRun{"1f1b_p4_m8", {121.006, 131.742, 98.63, 205.935}},
+                      CpuRun{"1f1b_p4_m8_heavy2", {144.13, 93.318, 332.604, 201.711}},
+                      CpuRun{"interleaved_p2_v2_m4", {123.396, 241.248}},
+                      CpuRun{"zb_p2_v2_m4", {265.613, 420.988}},
+                      CpuRun{"zbv_p2_v2_m4", {179.551, 301.119}}),
+    [](const ::testing::TestParamInfo<CpuRun>& param) { return param.param.name; });
+
+}  // namespace
+}  // namespace bubblescope::bubble

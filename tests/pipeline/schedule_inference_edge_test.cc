@@ -1,0 +1,155 @@
+// Schedule inference edge cases: an imbalanced stage, traces whose kernel names carry no phase,
+// the rank selection, the v = 2 on two ranks ambiguity, and the op-name grammar.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "pipeline/annotation_ops.h"
+#include "pipeline/schedule_inference.h"
+#include "simulator/simulator.h"
+
+namespace bubblescope {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+sim::Config Job(sim::Schedule schedule, int32_t p, int32_t m, int32_t v = 1) {
+  sim::Config config;
+  config.schedule = schedule;
+  config.stages = p;
+  config.microbatches = m;
+  config.virtual_stages = v;
+  config.iterations = 1;
+  config.costs.assign(static_cast<size_t>(p), sim::StageCost{3000, 6000, 0});
+  config.activation_bytes = 4096;
+  config.link = sim::Link{100.0, 500};
+  config.launch_gap_ns = 20;
+  return config;
+}
+
+sim::Simulation MustSimulate(const sim::Config& config) {
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  EXPECT_TRUE(simulation.ok()) << simulation.status();
+  return simulation.ok() ? *std::move(simulation) : sim::Simulation{};
+}
+
+TEST(ScheduleInferenceEdgeTest, SlowestStageAndItsExcessWithTenPercentImbalance) {
+  for (sim::AnnotationStyle style : {sim::AnnotationStyle::kNone, sim::AnnotationStyle::kPpGpu}) {
+    sim::Config config = Job(sim::Schedule::k1F1B, 4, 8);
+    config.annotations = style;
+    config.stage_to_rank = {1, 3, 0, 2};
+    // Stage 2 costs 10% more: per microbatch F + B = 9900 against 9000 elsewhere.
+    config.costs[2] = sim::StageCost{3300, 6600, 0};
+    const sim::Simulation simulation = MustSimulate(config);
+    absl::StatusOr<schedule_inference::Result> result =
+        schedule_inference::Analyze(simulation.trace, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(simulation.truth.slowest_stage, 2);
+    EXPECT_EQ(result->slowest_stage, 2);
+    EXPECT_EQ(result->slowest_rank, 0);
+    // Mean over stages (9000·3 + 9900) / 4 = 9225; excess 675 ns = 7.3171%.
+    EXPECT_DOUBLE_EQ(result->slowest_excess_ns, 675.0);
+    EXPECT_NEAR(result->slowest_excess_percent, 100.0 * 675.0 / 9225.0, 1e-9);
+  }
+}
+
+// Renames every compute kernel of the trace so no name says forward or backward.
+void StripPhaseNames(Trace* trace) {
+  for (Rank& rank : trace->ranks) {
+    const NameId plain = rank.names.Intern("sm90_xmma_gemm_bf16");
+    for (Timeline& timeline : rank.timelines) {
+      for (Interval& interval : timeline.intervals) {
+        if (interval.kind == IntervalKind::kComputeKernel) interval.name = plain;
+      }
+    }
+  }
+}
+
+TEST(ScheduleInferenceEdgeTest, WithoutPhaseNamesTheShapeStillComesFromTraffic) {
+  for (sim::Schedule schedule : {sim::Schedule::kGpipe, sim::Schedule::k1F1B,
+                                 sim::Schedule::kInterleaved1F1B}) {
+    const int32_t v = schedule == sim::Schedule::kInterleaved1F1B ? 2 : 1;
+    sim::Config config = Job(schedule, 4, 8, v);
+    config.stage_to_rank = {2, 0, 3, 1};
+    sim::Simulation simulation = MustSimulate(config);
+    StripPhaseNames(&simulation.trace);
+    absl::StatusOr<schedule_inference::Result> result =
+        schedule_inference::Analyze(simulation.trace, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->stage_order, config.stage_to_rank);
+    EXPECT_EQ(result->m, 8);
+    EXPECT_EQ(result->v, v);
+    EXPECT_EQ(result->family, std::string(sim::ScheduleName(schedule)));
+    // Forward and backward cannot be told apart, so no per-stage figures are made up.
+    EXPECT_TRUE(result->stages.empty());
+    EXPECT_EQ(result->slowest_stage, -1);
+    EXPECT_THAT(result->notes, Contains(HasSubstr("cannot be told apart")));
+  }
+}
+
+TEST(ScheduleInferenceEdgeTest, InterleavedOnTwoRanksNeedsAnnotations) {
+  sim::Config config = Job(sim::Schedule::kInterleaved1F1B, 2, 4, 2);
+  absl::StatusOr<schedule_inference::Result> result =
+      schedule_inference::Analyze(MustSimulate(config).trace, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  // Each rank sends 3m = 12 transfers to the other, which is also what v = 1, m = 12 would send.
+  EXPECT_EQ(result->v, 1);
+  EXPECT_THAT(result->notes, Contains(HasSubstr("v = 1 assumed")));
+
+  config.annotations = sim::AnnotationStyle::kPpGpu;
+  result = schedule_inference::Analyze(MustSimulate(config).trace, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->v, 2);
+  EXPECT_EQ(result->m, 4);
+  EXPECT_EQ(result->family, "interleaved");
+}
+
+TEST(ScheduleInferenceEdgeTest, RankSelection) {
+  sim::Config config = Job(sim::Schedule::k1F1B, 4, 4);
+  const sim::Simulation simulation = MustSimulate(config);
+  schedule_inference::Options options;
+  options.ranks = {0, 1, 2, 3};
+  absl::StatusOr<schedule_inference::Result> result =
+      schedule_inference::Analyze(simulation.trace, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->p, 4);
+
+  options.ranks = {0, 7};
+  EXPECT_EQ(schedule_inference::Analyze(simulation.trace, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Two ranks of a four-stage pipeline: their traffic leaves the selection.
+  options.ranks = {1, 2};
+  EXPECT_EQ(schedule_inference::Analyze(simulation.trace, options).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ScheduleInferenceEdgeTest, OpAnnotationGrammar) {
+  using pipeline::OpType;
+  using pipeline::ParseOpAnnotation;
+  std::optional<pipeline::ParsedOpName> op = ParseOpAnnotation("PP:12B3");
+  ASSERT_TRUE(op.has_value());
+  EXPECT_EQ(op->virtual_stage, 12);
+  EXPECT_EQ(op->type, OpType::kBackward);
+  EXPECT_FALSE(op->input_grad_only);
+  EXPECT_EQ(op->microbatch, 3);
+  op = ParseOpAnnotation("PP:2I0");
+  ASSERT_TRUE(op.has_value());
+  EXPECT_TRUE(op->input_grad_only);
+  EXPECT_EQ(ParseOpAnnotation("PP:2W7")->type, OpType::kWeightGrad);
+  op = ParseOpAnnotation("Backward 5");
+  ASSERT_TRUE(op.has_value());
+  EXPECT_EQ(op->virtual_stage, -1);
+  EXPECT_EQ(op->microbatch, 5);
+  EXPECT_EQ(ParseOpAnnotation("WeightGrad 2")->type, OpType::kWeightGrad);
+  for (const char* other : {"PP:0SEND_F0", "PP:2RECV_B1", "PP:0WAIT_SEND_F0", "PP:0UNSHARD",
+                            "PP:0REDUCE_GRAD", "PP:F0", "PP:0F", "PP:0F0x", "Forward", "Forward x",
+                            "Forward 1 ", "ProfilerStep#2", "PP:99999999999F0"}) {
+    EXPECT_FALSE(ParseOpAnnotation(other).has_value()) << other;
+  }
+}
+
+}  // namespace
+}  // namespace bubblescope

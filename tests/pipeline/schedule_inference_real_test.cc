@@ -1,0 +1,91 @@
+// Schedule inference on the six real PyTorch CPU pipeline runs in sample_traces/torch_cpu. The
+// expected p, v, m, family and stage placement are each run's truth.json (also the README table);
+// the heavy run's slowest stage is the one record.py built with twice the layers.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "loader/trace_loader.h"
+#include "pipeline/schedule_inference.h"
+
+namespace bubblescope {
+namespace {
+
+struct RealRun {
+  std::string dir;
+  int32_t p, v, m;
+  std::string family;
+  std::vector<int32_t> virtual_stage_ranks;  // truth.json stage_order
+  std::string stage_order_source;
+  std::string schedule_source;
+};
+
+schedule_inference::Result Infer(const std::string& dir) {
+  LoadOptions options;
+  options.jobs = 2;
+  absl::StatusOr<Trace> trace =
+      LoadTrace({std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + dir}, options);
+  EXPECT_TRUE(trace.ok()) << trace.status();
+  if (!trace.ok()) return {};
+  absl::StatusOr<schedule_inference::Result> result =
+      schedule_inference::Analyze(*trace, schedule_inference::Options{});
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? *std::move(result) : schedule_inference::Result{};
+}
+
+void CheckRun(const RealRun& run, const schedule_inference::Result& result) {
+  SCOPED_TRACE(run.dir);
+  EXPECT_EQ(result.p, run.p);
+  EXPECT_EQ(result.v, run.v);
+  EXPECT_EQ(result.m, run.m);
+  EXPECT_EQ(result.family, run.family);
+  EXPECT_EQ(result.virtual_stage_ranks, run.virtual_stage_ranks);
+  EXPECT_EQ(result.stage_order_source, run.stage_order_source);
+  EXPECT_EQ(result.schedule_source, run.schedule_source);
+  // Two profiled steps: every stage ran m·v forwards and as many backwards per step.
+  ASSERT_EQ(result.stages.size(), static_cast<size_t>(run.p));
+  for (const schedule_inference::StageFigures& stage : result.stages) {
+    SCOPED_TRACE("stage " + std::to_string(stage.stage));
+    EXPECT_EQ(stage.forward.count, 2 * run.m * run.v);
+    EXPECT_EQ(stage.backward.count, 2 * run.m * run.v);
+    EXPECT_EQ(stage.weight_grad.count, run.family == "zb" ? 2 * run.m * run.v : 0);
+    EXPECT_GT(stage.forward.mean_ns, 0.0);
+    EXPECT_GT(stage.backward.mean_ns, 0.0);
+  }
+}
+
+TEST(ScheduleInferenceRealTest, GpipeFromForwardBackwardRangesAndReceiveOrder) {
+  CheckRun({"gpipe_p2_m4", 2, 1, 4, "gpipe", {0, 1}, "p2p", "annotations"}, Infer("gpipe_p2_m4"));
+}
+
+TEST(ScheduleInferenceRealTest, OneFOneBFromGlooTrafficAlone) {
+  CheckRun({"1f1b_p4_m8", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"}, Infer("1f1b_p4_m8"));
+}
+
+TEST(ScheduleInferenceRealTest, InterleavedFromPpRanges) {
+  CheckRun({"interleaved_p2_v2_m4", 2, 2, 4, "interleaved", {0, 1, 0, 1}, "annotations",
+            "annotations"},
+           Infer("interleaved_p2_v2_m4"));
+}
+
+TEST(ScheduleInferenceRealTest, ZeroBubbleFromPpRanges) {
+  CheckRun({"zb_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 0, 1}, "annotations", "annotations"},
+           Infer("zb_p2_v2_m4"));
+}
+
+TEST(ScheduleInferenceRealTest, ZeroBubbleVPlacementFromPpRanges) {
+  CheckRun({"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
+           Infer("zbv_p2_v2_m4"));
+}
+
+TEST(ScheduleInferenceRealTest, HeavyStageIsTheSlowest) {
+  const schedule_inference::Result result = Infer("1f1b_p4_m8_heavy2");
+  CheckRun({"1f1b_p4_m8_heavy2", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"}, result);
+  EXPECT_EQ(result.slowest_stage, 2);
+  EXPECT_EQ(result.slowest_rank, 2);
+  EXPECT_GT(result.slowest_excess_ns, 0.0);
+}
+
+}  // namespace
+}  // namespace bubblescope
