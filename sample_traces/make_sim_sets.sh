@@ -8,9 +8,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-"$here/../build/bubblescope"}
 
 # 4 stages, 8 microbatches, 3 iterations; F 1 ms, B 2 ms per microbatch and stage; 16 MiB
-# activations over 100 Gb/s links with 5 us latency; 5 us launches; a 300 us optimizer step;
+# activations over 400 Gb/s links (50 GB/s, NVLink class) with 5 us latency; 5 us launches; a 300 us optimizer step;
 # 2 GiB of weights and 96 MiB of stashed activations per in-flight microbatch; 2 % jitter.
-common="--stages 4 --microbatches 8 --iterations 3 --activation-mb 16 --link-gbps 100
+common="--stages 4 --microbatches 8 --iterations 3 --activation-mb 16 --link-gbps 400
   --link-latency-us 5 --launch-gap-us 5 --weights-mb 2048 --stash-mb 96 --jitter 0.02 --seed 1
   --gzip --force"
 train="--fwd-us 1000 --bwd-us 2000 --optimizer-us 300"
@@ -31,6 +31,6 @@ sim() {
     --annotations pp-gpu
   sim sim_1f1b_imbalanced_p4_m8 --schedule 1f1b --fwd-us 1000,1000,1500,1000 \
     --bwd-us 2000,2000,3000,2000 --optimizer-us 300 --annotations none
-  sim sim_1f1b_slow_link_p4_m8 --schedule 1f1b $train --slow-link 1:2:25 --annotations none
+  sim sim_1f1b_slow_link_p4_m8 --schedule 1f1b $train --slow-link 1:2:100 --annotations none
   sim sim_fwd_only_p4_m8 --schedule fwd-only --fwd-us 1000 --bwd-us 0 --annotations none
 }

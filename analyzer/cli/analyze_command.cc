@@ -6,11 +6,16 @@
 #include <utility>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "analysis/bubble.h"
+#include "analysis/findings.h"
 #include "analysis/rank_summary.h"
 #include "cli/atomic_file.h"
+#include "pipeline/schedule_inference.h"
+#include "report/pipeline_report.h"
 #include "report/summary_report.h"
 
 namespace bubblescope {
@@ -28,6 +33,12 @@ Examples:
   bubblescope analyze rank0.json.gz rank1.json.gz --format json -o summary.json
   bubblescope analyze run/ --rank run/host-a.json.gz=0 --rank run/host-b.json.gz=1
   bubblescope analyze traces/ --strict     # refuse traces with damaged events or cut short
+  bubblescope analyze traces/ --iteration-marker '^train_step$'
+
+All ranks are taken as one pipeline. Iterations are the ProfilerStep#N ranges, or with
+--iteration-marker the CPU annotations whose name matches REGEX (ECMAScript, searched anywhere
+in the name); without either the whole trace is one iteration. docs/bubble.md defines every
+figure; docs/json-report.md every JSON key.
 
 Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
 (--strict) import warnings or errors.
@@ -87,8 +98,9 @@ AnalyzeCommand::AnalyzeCommand(std::string tool_version)
 
 CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   CLI::App* analyze = app.add_subcommand(
-      "analyze", "Summarise every rank: device span, compute / communication / memcpy time, idle "
-                 "time, op counts, profiler steps and peak memory");
+      "analyze", "Summarise every rank (device span, compute / communication / memcpy time, idle "
+                 "time, op counts, profiler steps, peak memory), measure the pipeline bubble, "
+                 "infer the schedule and list findings");
   analyze->footer(kAnalyzeFooter);
   analyze->add_option("PATH", paths_, "Trace files or directories of per-rank traces")
       ->required();
@@ -124,7 +136,38 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   analyze->add_flag("--strict", strict_,
                     "Exit with status 2, printing no report, if any file has an import warning "
                     "or error (damaged events, truncation)");
+  iteration_marker_option_ =
+      analyze
+          ->add_option("--iteration-marker", iteration_marker_,
+                       "Regular expression naming the CPU annotations that mark iterations "
+                       "(default: the ProfilerStep#N ranges)")
+          ->type_name("REGEX");
   return analyze;
+}
+
+absl::StatusOr<PipelineFigures> AnalyzeCommand::AnalyzePipeline(const Trace& trace) const {
+  bubble::Options bubble_options;
+  if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
+    bubble_options.iterations.iteration_marker = iteration_marker_;
+  }
+  absl::StatusOr<bubble::Result> bubble = bubble::Analyze(trace, bubble_options);
+  if (!bubble.ok()) return bubble.status();
+  PipelineFigures pipeline;
+  pipeline.bubble = *std::move(bubble);
+
+  findings::Options findings_options;
+  absl::StatusOr<schedule_inference::Result> shape =
+      schedule_inference::Analyze(trace, schedule_inference::Options{});
+  if (shape.ok()) {
+    pipeline.shape = *std::move(shape);
+  } else if (absl::IsFailedPrecondition(shape.status())) {
+    findings_options.shape_unknown_reason = OneLine(shape.status().message());
+  } else {
+    return shape.status();
+  }
+  pipeline.findings = findings::Analyze(
+      pipeline.bubble, pipeline.shape.has_value() ? &*pipeline.shape : nullptr, findings_options);
+  return pipeline;
 }
 
 int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
@@ -159,18 +202,26 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   }
   if (rejected) return kExitBadInput;
 
+  absl::StatusOr<PipelineFigures> pipeline = AnalyzePipeline(*trace);
+  if (!pipeline.ok()) {
+    err << "bubblescope: " << OneLine(pipeline.status().message()) << "\n";
+    return kExitBadInput;
+  }
+  std::vector<PipelineFigures> pipelines;
+  pipelines.push_back(*std::move(pipeline));
+
   SummaryReportOptions report_options;
   report_options.tool_version = tool_version_;
   std::string report;
   if (format_ == "json") {
-    absl::StatusOr<std::string> json = SummaryJson(summary, report_options);
+    absl::StatusOr<std::string> json = AnalyzeJson(summary, pipelines, report_options);
     if (!json.ok()) {
       err << "bubblescope: internal error: " << OneLine(json.status().message()) << "\n";
       return kExitFailure;
     }
     report = *std::move(json);
   } else {
-    report = SummaryText(summary, report_options);
+    report = SummaryText(summary, report_options) + PipelineText(pipelines);
   }
 
   if (output_path_.empty()) {

@@ -1,5 +1,7 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
-// [--strict]`: loads every rank's trace, summarises each rank and prints the report.
+// [--strict] [--iteration-marker REGEX]`: loads every rank's trace, summarises each rank,
+// measures the pipeline bubble (all ranks form one pipeline), infers the pipeline's shape and
+// schedule, and prints the report with its findings.
 #pragma once
 
 #include <ostream>
@@ -9,6 +11,11 @@
 #include "absl/status/statusor.h"
 #include "cli/command.h"
 #include "loader/trace_loader.h"
+#include "report/pipeline_report.h"
+
+namespace CLI {
+class Option;
+}  // namespace CLI
 
 namespace bubblescope {
 
@@ -25,6 +32,10 @@ class AnalyzeCommand : public Command {
   CLI::App* Define(CLI::App& app) override;
 
  private:
+  // Bubble, shape and findings of the one pipeline all ranks form. A shape that cannot be
+  // inferred is reported, not an error; a bad --iteration-marker is InvalidArgument.
+  absl::StatusOr<PipelineFigures> AnalyzePipeline(const Trace& trace) const;
+
   std::string tool_version_;
   std::vector<std::string> paths_;
   std::string format_ = "text";
@@ -32,6 +43,8 @@ class AnalyzeCommand : public Command {
   int jobs_ = 0;
   std::vector<std::string> rank_args_;
   bool strict_ = false;
+  std::string iteration_marker_;
+  CLI::Option* iteration_marker_option_ = nullptr;  // tells an empty REGEX from none
 };
 
 }  // namespace bubblescope

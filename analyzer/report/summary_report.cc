@@ -127,9 +127,8 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
   return out;
 }
 
-absl::StatusOr<std::string> SummaryJson(const Result& result, const SummaryReportOptions& options) {
-  JsonWriter json(JsonWriterOptions{.indent = options.json_indent});
-  json.BeginObject();
+void WriteSummaryMembers(const Result& result, const SummaryReportOptions& options,
+                         JsonWriter& json) {
   json.Key("schema");
   json.String(kAnalyzeSchema);
   json.Key("tool");
@@ -210,6 +209,12 @@ absl::StatusOr<std::string> SummaryJson(const Result& result, const SummaryRepor
     json.UInt(issues[static_cast<size_t>(severity)]);
   }
   json.EndObject();
+}
+
+absl::StatusOr<std::string> SummaryJson(const Result& result, const SummaryReportOptions& options) {
+  JsonWriter json(JsonWriterOptions{.indent = options.json_indent});
+  json.BeginObject();
+  WriteSummaryMembers(result, options, json);
   json.EndObject();
   absl::StatusOr<std::string> document = json.Finish();
   if (document.ok()) document->push_back('\n');

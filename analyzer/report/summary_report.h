@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "analysis/rank_summary.h"
+#include "report/json_writer.h"
 
 namespace bubblescope {
 
@@ -24,6 +25,11 @@ std::string SummaryText(const rank_summary::Result& result, const SummaryReportO
 
 // The JSON document: times in µs (exact to the ns), peaks null when unknown, and per rank only the
 // import counters that are non-zero. Fails only if the writer was misused (a bug).
+// Writes the summary's members (schema, tool, ranks, import_issues) into the object `json` has
+// open, so a larger report can add members of its own beside them.
+void WriteSummaryMembers(const rank_summary::Result& result, const SummaryReportOptions& options,
+                         JsonWriter& json);
+
 absl::StatusOr<std::string> SummaryJson(const rank_summary::Result& result,
                                         const SummaryReportOptions& options);
 

@@ -1,0 +1,172 @@
+#include "analysis/findings.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace bubblescope::findings {
+namespace {
+
+constexpr double kNsPerMs = 1e6;
+
+double Ms(double ns) { return ns / kNsPerMs; }
+
+TimeNs RoundNs(double ns) { return static_cast<TimeNs>(std::llround(ns)); }
+
+// Share of the window the pipeline's idle time takes, in percent.
+double Percent(double fraction) { return 100.0 * fraction; }
+
+void AddPipelineDepth(const bubble::Result& bubble, const schedule_inference::Result& shape,
+                      double theoretical, std::vector<Finding>* out) {
+  if (theoretical <= 0.0) return;
+  Finding finding;
+  finding.kind = "pipeline_depth";
+  finding.severity = "info";
+  finding.ranks = bubble.ranks;
+  finding.cost_ns = RoundNs(theoretical * static_cast<double>(bubble.capacity));
+  std::string remedy = shape.v > 1
+                           ? "more microbatches per iteration would shrink it"
+                           : "more microbatches per iteration or an interleaved schedule (several "
+                             "virtual stages per rank) would shrink it";
+  finding.message = absl::StrFormat(
+      "the schedule itself leaves %.1f%% of each iteration idle with p=%d stages, m=%d "
+      "microbatches and v=%d virtual stages per rank ((p-1)/(v*m+p-1)); %s",
+      Percent(theoretical), shape.p, shape.m, shape.v, remedy);
+  out->push_back(std::move(finding));
+}
+
+void AddExcessBubble(const bubble::Result& bubble, double theoretical, const Options& options,
+                     std::vector<Finding>* out) {
+  double excess = bubble.bubble_fraction - theoretical;
+  if (Percent(excess) <= options.excess_bubble_min_points) return;
+  Finding finding;
+  finding.kind = "excess_bubble";
+  finding.severity = "warning";
+  finding.ranks = bubble.ranks;
+  finding.cost_ns = RoundNs(excess * static_cast<double>(bubble.capacity));
+  finding.message = absl::StrFormat(
+      "measured bubble is %.1f%% against %.1f%% in theory: %.1f percentage points (%.1f ms of "
+      "rank time per iteration) are lost to transfers, imbalance or host delays",
+      Percent(bubble.bubble_fraction), Percent(theoretical), Percent(excess),
+      Ms(static_cast<double>(finding.cost_ns) / static_cast<double>(bubble.complete_iterations)));
+  out->push_back(std::move(finding));
+}
+
+void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::Result& shape,
+                       const Options& options, std::vector<Finding>* out) {
+  if (shape.slowest_stage < 0 || shape.slowest_excess_percent < options.imbalance_min_percent) {
+    return;
+  }
+  double slowest_ns = 0.0;
+  for (const schedule_inference::StageFigures& stage : shape.stages) {
+    if (stage.stage == shape.slowest_stage) slowest_ns = stage.mean_total_ns;
+  }
+  Finding finding;
+  finding.kind = "stage_imbalance";
+  finding.severity = "warning";
+  finding.ranks = {shape.slowest_rank};
+  finding.cost_ns = RoundNs(shape.slowest_excess_ns * static_cast<double>(shape.m) *
+                            static_cast<double>(bubble.complete_iterations));
+  finding.message = absl::StrFormat(
+      "stage %d (rank %d) takes %.2f ms per microbatch (forward + backward + weight gradient), "
+      "%.1f%% above the %.2f ms mean over stages; the other stages wait for it, so moving "
+      "layers off it would shorten every iteration",
+      shape.slowest_stage, shape.slowest_rank, Ms(slowest_ns), shape.slowest_excess_percent,
+      Ms(slowest_ns - shape.slowest_excess_ns));
+  out->push_back(std::move(finding));
+}
+
+void AddPerRank(const bubble::Result& bubble, const Options& options, std::vector<Finding>* out) {
+  double iterations = static_cast<double>(bubble.complete_iterations);
+  for (const bubble::RankTotals& rank : bubble.per_rank) {
+    if (rank.window <= 0) continue;
+    double window = static_cast<double>(rank.window);
+    if (static_cast<double>(rank.comm_wait) > options.comm_wait_min_fraction * window) {
+      Finding finding;
+      finding.kind = "comm_wait";
+      finding.severity = "warning";
+      finding.ranks = {rank.rank};
+      finding.cost_ns = rank.comm_wait;
+      finding.message = absl::StrFormat(
+          "rank %d waited %.1f ms per iteration in communication (%.1f%% of its window) with "
+          "nothing to compute: its peer was late or the transfer slow",
+          rank.rank, Ms(static_cast<double>(rank.comm_wait) / iterations),
+          Percent(static_cast<double>(rank.comm_wait) / window));
+      out->push_back(std::move(finding));
+    }
+    if (static_cast<double>(rank.empty) > options.host_bound_min_fraction * window) {
+      Finding finding;
+      finding.kind = "host_bound";
+      finding.severity = "warning";
+      finding.ranks = {rank.rank};
+      finding.cost_ns = rank.empty;
+      finding.message = absl::StrFormat(
+          "rank %d sat idle %.1f ms per iteration (%.1f%% of its window) with nothing launched "
+          "on the device: the host did not keep it busy",
+          rank.rank, Ms(static_cast<double>(rank.empty) / iterations),
+          Percent(static_cast<double>(rank.empty) / window));
+      out->push_back(std::move(finding));
+    }
+  }
+}
+
+void AddIncomplete(const bubble::Result& bubble, std::vector<Finding>* out) {
+  int64_t incomplete = static_cast<int64_t>(bubble.iterations.size()) - bubble.complete_iterations;
+  if (incomplete <= 0) return;
+  Finding finding;
+  finding.kind = "incomplete_iterations";
+  finding.severity = "info";
+  finding.ranks = bubble.ranks;
+  finding.message = absl::StrCat(
+      incomplete, " of ", bubble.iterations.size(), " iterations ",
+      incomplete == 1 ? "was" : "were",
+      " left out of every total: a rank lacks it or its trace was cut short in it");
+  out->push_back(std::move(finding));
+}
+
+}  // namespace
+
+double TheoreticalBubbleFraction(int32_t p, int32_t v, int32_t m) {
+  if (p <= 0 || v <= 0 || m <= 0) return 0.0;
+  double idle_slots = static_cast<double>(p - 1);
+  return idle_slots / (static_cast<double>(v) * static_cast<double>(m) + idle_slots);
+}
+
+Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
+               const Options& options) {
+  Result result;
+  std::vector<Finding>& out = result.findings;
+  if (bubble.complete_iterations > 0) {
+    if (shape != nullptr) {
+      double theoretical = TheoreticalBubbleFraction(shape->p, shape->v, shape->m);
+      AddPipelineDepth(bubble, *shape, theoretical, &out);
+      AddExcessBubble(bubble, theoretical, options, &out);
+      AddStageImbalance(bubble, *shape, options, &out);
+    }
+    AddPerRank(bubble, options, &out);
+  }
+  AddIncomplete(bubble, &out);
+  if (shape == nullptr) {
+    Finding finding;
+    finding.kind = "schedule_unknown";
+    finding.severity = "info";
+    finding.ranks = bubble.ranks;
+    finding.message = options.shape_unknown_reason.empty()
+                          ? "the pipeline's stages, microbatches and schedule could not be "
+                            "inferred, so only the measured bubble is reported"
+                          : absl::StrCat("the pipeline's stages, microbatches and schedule could "
+                                         "not be inferred (",
+                                         options.shape_unknown_reason,
+                                         "), so only the measured bubble is reported");
+    out.push_back(std::move(finding));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
+    return a.cost_ns > b.cost_ns;
+  });
+  return result;
+}
+
+}  // namespace bubblescope::findings

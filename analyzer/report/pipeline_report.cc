@@ -1,0 +1,303 @@
+#include "report/pipeline_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "report/json_writer.h"
+#include "report/text_table.h"
+
+namespace bubblescope {
+namespace {
+
+using schedule_inference::StageFigures;
+
+// Nanoseconds as milliseconds with three decimals, rounded to the nearest microsecond.
+std::string Millis(double ns) { return absl::StrFormat("%.3f", ns / 1e6); }
+
+std::string Percent(double fraction) { return absl::StrFormat("%.1f", 100.0 * fraction); }
+
+std::string Bytes(int64_t bytes) {
+  if (bytes < 0) return "-";
+  return absl::StrFormat("%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+int64_t RoundNs(double ns) { return static_cast<int64_t>(std::llround(ns)); }
+
+// The stage figures of `rank`, or null when the shape is unknown or lacks per-stage times.
+const StageFigures* StageOfRank(const PipelineFigures& pipeline, int32_t rank) {
+  if (!pipeline.shape.has_value()) return nullptr;
+  for (const StageFigures& stage : pipeline.shape->stages) {
+    if (stage.rank == rank) return &stage;
+  }
+  return nullptr;
+}
+
+// The pipeline position of `rank`, -1 when unknown.
+int32_t StagePosition(const PipelineFigures& pipeline, int32_t rank) {
+  if (!pipeline.shape.has_value()) return -1;
+  const std::vector<int32_t>& order = pipeline.shape->stage_order;
+  auto found = std::find(order.begin(), order.end(), rank);
+  return found == order.end() ? -1 : static_cast<int32_t>(found - order.begin());
+}
+
+std::string OpCell(const schedule_inference::OpStats& op) {
+  if (op.count == 0) return "-";
+  return absl::StrCat(Millis(op.mean_ns), " / ", Millis(static_cast<double>(op.p90_ns)), " (",
+                      op.count, ")");
+}
+
+void AppendOnePipeline(size_t index, const PipelineFigures& pipeline, std::string* out) {
+  const bubble::Result& bubble = pipeline.bubble;
+  absl::StrAppend(out, "\npipeline ", index, ": ranks ", absl::StrJoin(bubble.ranks, ","), "\n");
+  if (pipeline.shape.has_value()) {
+    const schedule_inference::Result& shape = *pipeline.shape;
+    double theoretical = findings::TheoreticalBubbleFraction(shape.p, shape.v, shape.m);
+    absl::StrAppend(out, "  p=", shape.p, " m=", shape.m, " v=", shape.v, " schedule ",
+                    shape.family, " (from ", shape.schedule_source, "; stage order from ",
+                    shape.stage_order_source, ")\n");
+    absl::StrAppend(out, "  bubble ", Percent(bubble.bubble_fraction), "% measured vs ",
+                    Percent(theoretical), "% theoretical: excess ",
+                    absl::StrFormat("%.1f", 100.0 * (bubble.bubble_fraction - theoretical)),
+                    " pp\n");
+  } else {
+    absl::StrAppend(out, "  shape and schedule unknown\n  bubble ",
+                    Percent(bubble.bubble_fraction), "% measured\n");
+  }
+  absl::StrAppend(out, "  iterations: ", bubble.complete_iterations, " complete of ",
+                  bubble.iterations.size(), "; latency p50 ",
+                  Millis(static_cast<double>(bubble.latency.p50)), " ms, p90 ",
+                  Millis(static_cast<double>(bubble.latency.p90)), " ms, max ",
+                  Millis(static_cast<double>(bubble.latency.max)), " ms\n");
+
+  TextTable ranks({{"rank"}, {"stage"}, {"compute_ms"}, {"fill_ms"}, {"drain_ms"}, {"stall_ms"},
+                   {"comm_wait_ms"}, {"bubble%"}, {"peak_alloc"}, {"peak_reserved"}});
+  for (const bubble::RankTotals& rank : bubble.per_rank) {
+    int32_t stage = StagePosition(pipeline, rank.rank);
+    ranks.AddRow({absl::StrCat(rank.rank), stage < 0 ? "-" : absl::StrCat(stage),
+                  Millis(static_cast<double>(rank.compute)),
+                  Millis(static_cast<double>(rank.fill)), Millis(static_cast<double>(rank.drain)),
+                  Millis(static_cast<double>(rank.stall)),
+                  Millis(static_cast<double>(rank.comm_wait)), Percent(rank.bubble_fraction),
+                  Bytes(rank.memory.allocated_bytes), Bytes(rank.memory.reserved_bytes)});
+  }
+  absl::StrAppend(out, ranks.Render(2));
+
+  if (pipeline.shape.has_value() && !pipeline.shape->stages.empty()) {
+    absl::StrAppend(out, "  per stage, ms mean / p90 (count):\n");
+    TextTable stages({{"stage"}, {"rank"}, {"forward", Align::kLeft}, {"backward", Align::kLeft},
+                      {"weight_grad", Align::kLeft}, {"total_per_mb_ms"}});
+    for (const StageFigures& stage : pipeline.shape->stages) {
+      stages.AddRow({absl::StrCat(stage.stage), absl::StrCat(stage.rank), OpCell(stage.forward),
+                     OpCell(stage.backward), OpCell(stage.weight_grad),
+                     Millis(stage.mean_total_ns)});
+    }
+    absl::StrAppend(out, stages.Render(2));
+  }
+  if (pipeline.findings.findings.empty()) {
+    absl::StrAppend(out, "  findings: none\n");
+    return;
+  }
+  absl::StrAppend(out, "  findings:\n");
+  for (const findings::Finding& finding : pipeline.findings.findings) {
+    absl::StrAppend(out, "    ", finding.severity, " ", finding.kind, ": ", finding.message,
+                    "\n");
+  }
+}
+
+class PipelineJson {
+ public:
+  explicit PipelineJson(JsonWriter* json) : json_(*json) {}
+
+  void Micros(std::string_view key, int64_t ns) {
+    json_.Key(key);
+    json_.Decimal(ns, 3);
+  }
+  void Int(std::string_view key, int64_t value) {
+    json_.Key(key);
+    json_.Int(value);
+  }
+  void Fraction(std::string_view key, double value) {
+    json_.Key(key);
+    json_.Double(value);
+  }
+  void OptionalBytes(std::string_view key, int64_t value) {
+    json_.Key(key);
+    if (value < 0) {
+      json_.Null();
+    } else {
+      json_.Int(value);
+    }
+  }
+  void OptionalString(std::string_view key, const std::string* value) {
+    json_.Key(key);
+    if (value == nullptr) {
+      json_.Null();
+    } else {
+      json_.String(*value);
+    }
+  }
+  void OptionalMicros(std::string_view key, const schedule_inference::OpStats* op) {
+    json_.Key(key);
+    if (op == nullptr || op->count == 0) {
+      json_.Null();
+    } else {
+      json_.Decimal(RoundNs(op->mean_ns), 3);
+    }
+  }
+
+  void Pipeline(const PipelineFigures& pipeline) {
+    const bubble::Result& bubble = pipeline.bubble;
+    const std::optional<schedule_inference::Result>& shape = pipeline.shape;
+    json_.BeginObject();
+    json_.Key("ranks");
+    json_.BeginArray();
+    for (int32_t rank : bubble.ranks) json_.Int(rank);
+    json_.EndArray();
+    auto shape_int = [&](std::string_view key, int32_t value) {
+      json_.Key(key);
+      if (shape.has_value()) {
+        json_.Int(value);
+      } else {
+        json_.Null();
+      }
+    };
+    shape_int("stages", shape.has_value() ? shape->p : 0);
+    shape_int("microbatches", shape.has_value() ? shape->m : 0);
+    shape_int("virtual_stages", shape.has_value() ? shape->v : 0);
+    OptionalString("schedule", shape.has_value() ? &shape->family : nullptr);
+    OptionalString("schedule_source", shape.has_value() ? &shape->schedule_source : nullptr);
+    Fraction("bubble_fraction", bubble.bubble_fraction);
+    if (shape.has_value()) {
+      double theoretical = findings::TheoreticalBubbleFraction(shape->p, shape->v, shape->m);
+      Fraction("theoretical_bubble_fraction", theoretical);
+      Fraction("excess_bubble_fraction", bubble.bubble_fraction - theoretical);
+    } else {
+      json_.Key("theoretical_bubble_fraction");
+      json_.Null();
+      json_.Key("excess_bubble_fraction");
+      json_.Null();
+    }
+    json_.Key("latency_us");
+    json_.BeginObject();
+    Micros("p50", bubble.latency.p50);
+    Micros("p90", bubble.latency.p90);
+    Micros("max", bubble.latency.max);
+    json_.EndObject();
+    Int("complete_iterations", bubble.complete_iterations);
+    json_.Key("iterations");
+    json_.BeginArray();
+    for (const bubble::IterationFigures& iteration : bubble.iterations) {
+      json_.BeginObject();
+      Int("step", iteration.number);
+      json_.Key("complete");
+      json_.Bool(iteration.complete);
+      Micros("window_us", iteration.window());
+      Fraction("bubble_fraction", iteration.bubble_fraction);
+      json_.EndObject();
+    }
+    json_.EndArray();
+    json_.Key("slowest_stage");
+    if (shape.has_value() && shape->slowest_stage >= 0) {
+      json_.Int(shape->slowest_stage);
+    } else {
+      json_.Null();
+    }
+    json_.Key("rank_stats");
+    json_.BeginArray();
+    for (const bubble::RankTotals& rank : bubble.per_rank) RankStats(pipeline, rank);
+    json_.EndArray();
+    json_.EndObject();
+  }
+
+  void Finding(const findings::Finding& finding) {
+    json_.BeginObject();
+    json_.Key("kind");
+    json_.String(finding.kind);
+    json_.Key("severity");
+    json_.String(finding.severity);
+    json_.Key("message");
+    json_.String(finding.message);
+    json_.Key("ranks");
+    json_.BeginArray();
+    for (int32_t rank : finding.ranks) json_.Int(rank);
+    json_.EndArray();
+    Micros("cost_us", finding.cost_ns);
+    json_.EndObject();
+  }
+
+ private:
+  void RankStats(const PipelineFigures& pipeline, const bubble::RankTotals& rank) {
+    json_.BeginObject();
+    Int("rank", rank.rank);
+    json_.Key("stage");
+    int32_t stage = StagePosition(pipeline, rank.rank);
+    if (stage < 0) {
+      json_.Null();
+    } else {
+      json_.Int(stage);
+    }
+    Micros("compute_us", rank.compute);
+    Micros("idle_us", rank.idle);
+    Micros("fill_us", rank.fill);
+    Micros("drain_us", rank.drain);
+    Micros("stall_us", rank.stall);
+    Micros("comm_wait_us", rank.comm_wait);
+    Micros("empty_us", rank.empty);
+    Fraction("bubble_fraction", rank.bubble_fraction);
+    OptionalBytes("peak_allocated_bytes", rank.memory.allocated_bytes);
+    OptionalBytes("peak_reserved_bytes", rank.memory.reserved_bytes);
+    const StageFigures* figures = StageOfRank(pipeline, rank.rank);
+    OptionalMicros("fwd_us_per_microbatch", figures == nullptr ? nullptr : &figures->forward);
+    OptionalMicros("bwd_us_per_microbatch", figures == nullptr ? nullptr : &figures->backward);
+    json_.EndObject();
+  }
+
+  JsonWriter& json_;
+};
+
+}  // namespace
+
+std::string PipelineText(const std::vector<PipelineFigures>& pipelines) {
+  std::string out;
+  for (size_t i = 0; i < pipelines.size(); ++i) AppendOnePipeline(i, pipelines[i], &out);
+  return out;
+}
+
+absl::StatusOr<std::string> AnalyzeJson(const rank_summary::Result& summary,
+                                        const std::vector<PipelineFigures>& pipelines,
+                                        const SummaryReportOptions& options) {
+  JsonWriter json(JsonWriterOptions{.indent = options.json_indent});
+  PipelineJson writer(&json);
+  json.BeginObject();
+  WriteSummaryMembers(summary, options, json);
+  json.Key("pipelines");
+  json.BeginArray();
+  std::vector<findings::Finding> all_findings;
+  for (const PipelineFigures& pipeline : pipelines) {
+    writer.Pipeline(pipeline);
+    all_findings.insert(all_findings.end(), pipeline.findings.findings.begin(),
+                        pipeline.findings.findings.end());
+  }
+  json.EndArray();
+  std::stable_sort(all_findings.begin(), all_findings.end(),
+                   [](const findings::Finding& a, const findings::Finding& b) {
+                     return a.cost_ns > b.cost_ns;
+                   });
+  json.Key("findings");
+  json.BeginArray();
+  for (const findings::Finding& finding : all_findings) writer.Finding(finding);
+  json.EndArray();
+  json.EndObject();
+  absl::StatusOr<std::string> document = json.Finish();
+  if (document.ok()) document->push_back('\n');
+  return document;
+}
+
+}  // namespace bubblescope

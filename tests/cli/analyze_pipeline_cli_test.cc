@@ -1,0 +1,161 @@
+// End-to-end: `bubblescope analyze --format json` on the bundled sample traces, checked against
+// each set's truth.json (written by the simulator from its own records, or by the recording
+// script for the real CPU runs), never against the analyzer's own output.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+#include "support/subprocess.h"
+#include "support/test_files.h"
+
+namespace bubblescope::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string SampleDir(const std::string& name) {
+  return std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/" + name;
+}
+
+double Round4(double value) { return std::round(value * 1e4) / 1e4; }
+
+class SimulatedSetTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SimulatedSetTest, MatchesTruth) {
+  const std::string dir = SampleDir(GetParam());
+  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--format", "json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+
+  simdjson::dom::parser report_parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(report_parser.parse(run.out).get(report), simdjson::SUCCESS);
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element truth;
+  std::string truth_text = ReadFile(dir + "/truth.json");
+  ASSERT_EQ(truth_parser.parse(truth_text).get(truth), simdjson::SUCCESS);
+
+  EXPECT_EQ(std::string_view(report["schema"]), "bubblescope.analyze/1");
+  simdjson::dom::array pipelines = report["pipelines"];
+  ASSERT_EQ(pipelines.size(), 1u);
+  simdjson::dom::element pipeline = pipelines.at(0);
+  simdjson::dom::element config = truth["config"];
+
+  EXPECT_EQ(int64_t(pipeline["stages"]), int64_t(config["stages"]));
+  EXPECT_EQ(int64_t(pipeline["microbatches"]), int64_t(config["microbatches"]));
+  EXPECT_EQ(int64_t(pipeline["virtual_stages"]), int64_t(config["virtual_stages"]));
+  EXPECT_EQ(std::string_view(pipeline["schedule"]), std::string_view(config["schedule"]));
+  EXPECT_DOUBLE_EQ(double(pipeline["theoretical_bubble_fraction"]),
+                   double(truth["theoretical_bubble_fraction"]));
+
+  double bubble = pipeline["bubble_fraction"];
+  double truth_bubble = truth["bubble_fraction"];
+  EXPECT_NEAR(bubble, truth_bubble, 0.005);
+  EXPECT_EQ(Round4(bubble), Round4(truth_bubble));
+
+  simdjson::dom::element latency = pipeline["latency_us"];
+  simdjson::dom::element truth_latency = truth["latency_us"];
+  for (const char* key : {"p50", "p90", "max"}) {
+    EXPECT_DOUBLE_EQ(double(latency[key]), double(truth_latency[key])) << key;
+  }
+
+  simdjson::dom::array iterations = pipeline["iterations"];
+  simdjson::dom::array truth_iterations = truth["iterations"];
+  ASSERT_EQ(iterations.size(), truth_iterations.size());
+  EXPECT_EQ(int64_t(pipeline["complete_iterations"]), int64_t(truth_iterations.size()));
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    EXPECT_DOUBLE_EQ(double(iterations.at(i)["window_us"]),
+                     double(truth_iterations.at(i)["window_us"]));
+  }
+
+  // Each rank's window summed over the iterations: capacity / p.
+  double rank_window_us = double(truth["capacity_us"]) / double(int64_t(config["stages"]));
+  simdjson::dom::array ranks = pipeline["rank_stats"];
+  simdjson::dom::array truth_ranks = truth["rank_stats"];
+  ASSERT_EQ(ranks.size(), truth_ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    simdjson::dom::element rank = ranks.at(i);
+    simdjson::dom::element truth_rank = truth_ranks.at(i);
+    ASSERT_EQ(int64_t(rank["rank"]), int64_t(truth_rank["rank"]));
+    EXPECT_EQ(int64_t(rank["stage"]), int64_t(truth_rank["stage"]));
+    for (const char* key : {"fill_us", "drain_us", "stall_us"}) {
+      EXPECT_NEAR(double(rank[key]), double(truth_rank[key]), 0.01 * rank_window_us)
+          << "rank " << i << " " << key;
+    }
+  }
+
+  if (GetParam() == "sim_1f1b_imbalanced_p4_m8") {
+    EXPECT_EQ(int64_t(pipeline["slowest_stage"]), int64_t(truth["slowest_stage"]));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SampleTraces, SimulatedSetTest,
+                         ::testing::Values("sim_1f1b_p4_m8", "sim_gpipe_p4_m8",
+                                           "sim_interleaved_p4_v2_m8",
+                                           "sim_1f1b_imbalanced_p4_m8"));
+
+// The real CPU run whose stage 2 has twice the layers (torch_cpu/README.md).
+TEST(AnalyzePipelineCliTest, RealCpuRunFindsHeavyStage) {
+  const std::string dir = SampleDir("torch_cpu/1f1b_p4_m8_heavy2");
+  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--format", "json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(run.out).get(report), simdjson::SUCCESS);
+  simdjson::dom::element pipeline = simdjson::dom::array(report["pipelines"]).at(0);
+  // truth.json of this run: p 4, m 8, schedule 1f1b, slowest stage 2.
+  EXPECT_EQ(int64_t(pipeline["stages"]), 4);
+  EXPECT_EQ(int64_t(pipeline["microbatches"]), 8);
+  EXPECT_EQ(std::string_view(pipeline["schedule"]), "1f1b");
+  EXPECT_EQ(int64_t(pipeline["slowest_stage"]), 2);
+  bool imbalance_named = false;
+  for (simdjson::dom::element finding : simdjson::dom::array(report["findings"])) {
+    if (std::string_view(finding["kind"]) != "stage_imbalance") continue;
+    imbalance_named = std::string(std::string_view(finding["message"])).find("stage 2") !=
+                      std::string::npos;
+  }
+  EXPECT_TRUE(imbalance_named) << run.out;
+}
+
+TEST(AnalyzePipelineCliTest, TextReportHasPipelineBlock) {
+  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "analyze", SampleDir("sim_gpipe_p4_m8")});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("p=4 m=8 v=1 schedule gpipe"));
+  // truth.json: bubble 0.5972, theoretical 3/11 = 27.3 %.
+  EXPECT_THAT(run.out, HasSubstr("bubble 59.7% measured vs 27.3% theoretical"));
+  EXPECT_THAT(run.out, HasSubstr("pipeline_depth"));
+}
+
+TEST(AnalyzePipelineCliTest, BadIterationMarkerIsOneLineUsageError) {
+  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "analyze", SampleDir("sim_gpipe_p4_m8"),
+                                  "--iteration-marker", "(unclosed"});
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_TRUE(run.out.empty());
+  EXPECT_THAT(run.err, HasSubstr("not a valid regular expression"));
+  std::string last_line = run.err.substr(run.err.rfind("bubblescope:"));
+  EXPECT_EQ(last_line.find('\n'), last_line.size() - 1);
+}
+
+// Complete iterations counted with --iteration-marker REGEX.
+int64_t CompleteIterationsWithMarker(const std::string& marker) {
+  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "analyze", SampleDir("sim_1f1b_p4_m8"),
+                                  "--format", "json", "--iteration-marker", marker});
+  EXPECT_EQ(run.exit_status, 0) << run.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  if (parser.parse(run.out).get(report) != simdjson::SUCCESS) return -1;
+  return int64_t(simdjson::dom::array(report["pipelines"]).at(0)["complete_iterations"]);
+}
+
+TEST(AnalyzePipelineCliTest, IterationMarkerSelectsSteps) {
+  // The simulated steps are "ProfilerStep#0..2" annotations: 3 iterations as in truth.json. A
+  // marker matching no annotation leaves no steps and so no iterations.
+  EXPECT_EQ(CompleteIterationsWithMarker("^ProfilerStep#"), 3);
+  EXPECT_EQ(CompleteIterationsWithMarker("^no such annotation$"), 0);
+}
+
+}  // namespace
+}  // namespace bubblescope::testing

@@ -1,0 +1,169 @@
+// The pipeline block of the analyze report, text and JSON, from hand-built figures: keys,
+// units (ns -> µs), nulls when the shape is unknown, and the summary's own keys kept.
+#include "report/pipeline_report.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+
+namespace bubblescope {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Two ranks, one complete iteration of 10 ms and one incomplete.
+PipelineFigures TwoRanks(bool with_shape) {
+  PipelineFigures pipeline;
+  bubble::Result& bubble = pipeline.bubble;
+  bubble.ranks = {3, 5};
+  bubble.complete_iterations = 1;
+  bubble.capacity = 20'000'000;
+  bubble.idle = 9'000'000;
+  bubble.bubble_fraction = 0.45;
+  bubble.latency = {1, 10'000'000, 10'000'000, 10'000'000};
+  bubble::IterationFigures first;
+  first.number = 4;
+  first.complete = true;
+  first.window_start = 1'000'000;
+  first.window_end = 11'000'000;
+  first.bubble_fraction = 0.45;
+  bubble::IterationFigures second;
+  second.number = 5;
+  second.window_start = 11'000'000;
+  second.window_end = 12'500'001;
+  bubble.iterations = {first, second};
+  for (int32_t rank : bubble.ranks) {
+    bubble::RankTotals totals;
+    totals.rank = rank;
+    totals.window = 10'000'000;
+    totals.compute = 5'500'123;
+    totals.idle = 4'499'877;
+    totals.fill = 1'000'000;
+    totals.drain = 2'000'000;
+    totals.stall = 1'499'877;
+    totals.comm_wait = 1'000'000;
+    totals.empty = 499'877;
+    totals.bubble_fraction = 0.4499877;
+    totals.memory = {rank == 3 ? 1024 : -1, rank == 3 ? 2048 : -1};
+    bubble.per_rank.push_back(totals);
+  }
+  if (with_shape) {
+    schedule_inference::Result shape;
+    shape.p = 2;
+    shape.v = 1;
+    shape.m = 4;
+    shape.family = "1f1b";
+    shape.schedule_source = "p2p";
+    shape.stage_order_source = "p2p";
+    shape.stage_order = {5, 3};  // rank 5 is stage 0
+    shape.stages.resize(2);
+    shape.stages[0].stage = 0;
+    shape.stages[0].rank = 5;
+    shape.stages[0].forward = {8, 1'000'400.4, 1'100'000};
+    shape.stages[0].backward = {8, 2'000'000.0, 2'100'000};
+    shape.stages[1].stage = 1;
+    shape.stages[1].rank = 3;
+    shape.slowest_stage = 0;
+    shape.slowest_rank = 5;
+    pipeline.shape = shape;
+  }
+  findings::Finding small{"comm_wait", "warning", "rank 3 waited", {3}, 1'000'000};
+  findings::Finding large{"pipeline_depth", "info", "depth", {3, 5}, 4'000'000};
+  pipeline.findings.findings = {large, small};
+  return pipeline;
+}
+
+simdjson::dom::element Parse(simdjson::dom::parser& parser, const std::string& text) {
+  simdjson::dom::element doc;
+  EXPECT_EQ(parser.parse(text).get(doc), simdjson::SUCCESS) << text;
+  return doc;
+}
+
+TEST(PipelineReportJsonTest, KnownShape) {
+  PipelineFigures pipeline = TwoRanks(true);
+  pipeline.findings.findings.pop_back();
+  PipelineFigures other = TwoRanks(true);
+  other.findings.findings.erase(other.findings.findings.begin());
+  absl::StatusOr<std::string> json =
+      AnalyzeJson(rank_summary::Result{}, {pipeline, other}, SummaryReportOptions{});
+  ASSERT_TRUE(json.ok()) << json.status();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = Parse(parser, *json);
+  EXPECT_EQ(std::string_view(doc["schema"]), "bubblescope.analyze/1");
+  EXPECT_EQ(simdjson::dom::array(doc["ranks"]).size(), 0u);
+  EXPECT_EQ(uint64_t(doc["import_issues"]["error"]), 0u);
+
+  simdjson::dom::element p = simdjson::dom::array(doc["pipelines"]).at(0);
+  EXPECT_EQ(int64_t(p["stages"]), 2);
+  EXPECT_EQ(int64_t(p["microbatches"]), 4);
+  EXPECT_EQ(int64_t(p["virtual_stages"]), 1);
+  EXPECT_EQ(std::string_view(p["schedule"]), "1f1b");
+  EXPECT_EQ(std::string_view(p["schedule_source"]), "p2p");
+  EXPECT_DOUBLE_EQ(double(p["bubble_fraction"]), 0.45);
+  EXPECT_DOUBLE_EQ(double(p["theoretical_bubble_fraction"]), 0.2);  // 1 / (4 + 1)
+  EXPECT_NEAR(double(p["excess_bubble_fraction"]), 0.25, 1e-12);
+  EXPECT_DOUBLE_EQ(double(p["latency_us"]["p50"]), 10000.0);
+  EXPECT_EQ(int64_t(p["complete_iterations"]), 1);
+  simdjson::dom::array iterations = p["iterations"];
+  ASSERT_EQ(iterations.size(), 2u);
+  EXPECT_EQ(int64_t(iterations.at(1)["step"]), 5);
+  EXPECT_FALSE(bool(iterations.at(1)["complete"]));
+  EXPECT_DOUBLE_EQ(double(iterations.at(1)["window_us"]), 1500.001);
+  EXPECT_EQ(int64_t(p["slowest_stage"]), 0);
+
+  simdjson::dom::element rank3 = simdjson::dom::array(p["rank_stats"]).at(0);
+  EXPECT_EQ(int64_t(rank3["rank"]), 3);
+  EXPECT_EQ(int64_t(rank3["stage"]), 1);
+  EXPECT_DOUBLE_EQ(double(rank3["compute_us"]), 5500.123);
+  EXPECT_DOUBLE_EQ(double(rank3["empty_us"]), 499.877);
+  EXPECT_EQ(int64_t(rank3["peak_allocated_bytes"]), 1024);
+  EXPECT_TRUE(rank3["fwd_us_per_microbatch"].is_null());  // stage 1 has no ops
+  simdjson::dom::element rank5 = simdjson::dom::array(p["rank_stats"]).at(1);
+  EXPECT_EQ(int64_t(rank5["stage"]), 0);
+  EXPECT_TRUE(rank5["peak_reserved_bytes"].is_null());
+  EXPECT_DOUBLE_EQ(double(rank5["fwd_us_per_microbatch"]), 1000.4);
+  EXPECT_DOUBLE_EQ(double(rank5["bwd_us_per_microbatch"]), 2000.0);
+
+  // Both pipelines' findings, largest cost first, although the larger came second.
+  simdjson::dom::array findings = doc["findings"];
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(std::string_view(findings.at(0)["kind"]), "pipeline_depth");
+  EXPECT_DOUBLE_EQ(double(findings.at(0)["cost_us"]), 4000.0);
+  EXPECT_EQ(simdjson::dom::array(findings.at(1)["ranks"]).size(), 1u);
+}
+
+TEST(PipelineReportJsonTest, UnknownShapeIsNull) {
+  for (int indent : {0, 2}) {
+    SummaryReportOptions options;
+    options.json_indent = indent;
+    absl::StatusOr<std::string> json =
+        AnalyzeJson(rank_summary::Result{}, {TwoRanks(false)}, options);
+    ASSERT_TRUE(json.ok()) << json.status();
+    simdjson::dom::parser parser;
+    simdjson::dom::element p = simdjson::dom::array(Parse(parser, *json)["pipelines"]).at(0);
+    for (const char* key : {"stages", "microbatches", "virtual_stages", "schedule",
+                            "schedule_source", "theoretical_bubble_fraction",
+                            "excess_bubble_fraction", "slowest_stage"}) {
+      EXPECT_TRUE(p[key].is_null()) << key;
+    }
+    EXPECT_DOUBLE_EQ(double(p["bubble_fraction"]), 0.45);
+    EXPECT_TRUE(simdjson::dom::array(p["rank_stats"]).at(0)["stage"].is_null());
+  }
+}
+
+TEST(PipelineReportTextTest, ShowsShapeBubbleAndTables) {
+  std::string text = PipelineText({TwoRanks(true)});
+  EXPECT_THAT(text, HasSubstr("p=2 m=4 v=1 schedule 1f1b (from p2p"));
+  EXPECT_THAT(text, HasSubstr("bubble 45.0% measured vs 20.0% theoretical: excess 25.0 pp"));
+  EXPECT_THAT(text, HasSubstr("latency p50 10.000 ms"));
+  EXPECT_THAT(text, HasSubstr("comm_wait_ms"));
+  EXPECT_THAT(text, HasSubstr("1.000 / 1.100 (8)"));  // stage 0 forward: mean / p90 (count)
+  EXPECT_THAT(text, HasSubstr("info pipeline_depth: depth"));
+  EXPECT_THAT(PipelineText({TwoRanks(false)}), HasSubstr("shape and schedule unknown"));
+}
+
+}  // namespace
+}  // namespace bubblescope
