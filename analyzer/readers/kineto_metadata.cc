@@ -53,6 +53,20 @@ class FieldReader {
     rank_->stats.Bump(ImportCounter::kWrongFieldType, Offset(token));
   }
 
+  // Opens `value` as an object. Any other JSON type is counted as a wrong field type and leaves
+  // `*opened` false; only simdjson's own errors are returned.
+  simdjson::error_code OpenObject(ondemand::value& value, ondemand::object* object, bool* opened) {
+    *opened = false;
+    const std::string_view token = value.raw_json_token();
+    if (token.empty() || token[0] != '{') {
+      WrongType(token);
+      return simdjson::SUCCESS;
+    }
+    if (auto error = value.get_object().get(*object)) return error;
+    *opened = true;
+    return simdjson::SUCCESS;
+  }
+
  private:
   const char* begin_;
   int64_t bias_;
@@ -112,13 +126,9 @@ simdjson::error_code ReadRanks(ondemand::value& value, FieldReader& reader,
 
 // One pg_config entry: {"pg_name": ..., "pg_desc": ..., "ranks": [...]}.
 simdjson::error_code ReadGroup(ondemand::value& value, FieldReader& reader, RankBuilder* builder) {
-  const std::string_view token = value.raw_json_token();
-  if (token.empty() || token[0] != '{') {
-    reader.WrongType(token);
-    return simdjson::SUCCESS;
-  }
   ondemand::object object;
-  if (auto error = value.get_object().get(object)) return error;
+  bool opened = false;
+  if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
   std::string name;
   std::string description;
   std::vector<int32_t> ranks;
@@ -151,12 +161,9 @@ simdjson::error_code ReadGroups(ondemand::value& value, FieldReader& reader, Ran
     }
     return simdjson::SUCCESS;
   }
-  if (token.empty() || token[0] != '{') {
-    reader.WrongType(token);
-    return simdjson::SUCCESS;
-  }
   ondemand::object object;
-  if (auto error = value.get_object().get(object)) return error;
+  bool opened = false;
+  if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
   for (auto field : object) {
     ondemand::value group;
     if (auto error = field.value().get(group)) return error;
@@ -180,13 +187,10 @@ simdjson::error_code ReadDeviceProperties(ondemand::value& value, const char* be
   for (auto element : array) {
     ondemand::value device_value;
     if (auto error = element.get(device_value)) return error;
-    const std::string_view device_token = device_value.raw_json_token();
-    if (device_token.empty() || device_token[0] != '{') {
-      reader.WrongType(device_token);
-      continue;
-    }
     ondemand::object object;
-    if (auto error = device_value.get_object().get(object)) return error;
+    bool opened = false;
+    if (auto error = reader.OpenObject(device_value, &object, &opened)) return error;
+    if (!opened) continue;
     DeviceInfo device;
     if (auto error = ReadDevice(object, reader, &device)) return error;
     rank->devices.push_back(std::move(device));
@@ -197,13 +201,9 @@ simdjson::error_code ReadDeviceProperties(ondemand::value& value, const char* be
 simdjson::error_code ReadDistributedInfo(ondemand::value& value, const char* begin, int64_t bias,
                                          Rank* rank, RankBuilder* builder) {
   FieldReader reader(begin, bias, rank);
-  const std::string_view token = value.raw_json_token();
-  if (token.empty() || token[0] != '{') {
-    reader.WrongType(token);
-    return simdjson::SUCCESS;
-  }
   ondemand::object object;
-  if (auto error = value.get_object().get(object)) return error;
+  bool opened = false;
+  if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
   return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
     const std::string_view field_token = field_value.raw_json_token();
     if (key == "rank") {
