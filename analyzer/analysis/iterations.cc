@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/repeating_schedule.h"
 
 namespace bubblescope::iterations {
 namespace {
@@ -19,6 +20,7 @@ using device_activity::RankActivity;
 struct StepRange {
   int64_t number = 0;
   TimeNs start = 0;
+  bool partial = false;  // repeating schedule: part of a period only
 };
 
 // The step ranges of one rank in start order.
@@ -72,6 +74,31 @@ int64_t StepAt(const std::vector<StepRange>& steps, TimeNs time) {
   return static_cast<int64_t>(after - steps.begin()) - 1;
 }
 
+// Steps from the schedule each rank repeats; empty unless every rank repeats one.
+std::vector<std::vector<StepRange>> RepeatingSteps(
+    const Trace& trace, const std::vector<RankActivity>& activity,
+    const std::vector<absl::flat_hash_map<int64_t, TimeNs>>& launches) {
+  std::vector<repeating_schedule::RankSchedule> schedules;
+  schedules.reserve(trace.ranks.size());
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    schedules.push_back(
+        repeating_schedule::DetectRank(trace.ranks[r], activity[r], launches[r], {}));
+    if (!schedules.back().found) return {};
+  }
+  const std::vector<std::vector<int64_t>> numbers = repeating_schedule::NumberSegments(schedules);
+  std::vector<std::vector<StepRange>> steps(trace.ranks.size());
+  for (size_t r = 0; r < schedules.size(); ++r) {
+    const std::vector<repeating_schedule::Segment>& segments = schedules[r].segments;
+    for (size_t s = 0; s < segments.size(); ++s) {
+      // A leading partial period opens at the beginning of time, so nothing is left unassigned.
+      const TimeNs start = s == 0 && !segments[s].whole ? std::numeric_limits<TimeNs>::min()
+                                                        : segments[s].issue_start;
+      steps[r].push_back({numbers[r][s], start, !segments[s].whole});
+    }
+  }
+  return steps;
+}
+
 }  // namespace
 
 std::string_view StepSourceName(StepSource source) {
@@ -80,6 +107,8 @@ std::string_view StepSourceName(StepSource source) {
       return "profiler_steps";
     case StepSource::kMarker:
       return "marker";
+    case StepSource::kRepeatingSchedule:
+      return "repeating_schedule";
     case StepSource::kWholeTrace:
       return "whole_trace";
   }
@@ -88,6 +117,13 @@ std::string_view StepSourceName(StepSource source) {
 
 absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
   Result result;
+  result.activity.reserve(trace.ranks.size());
+  std::vector<absl::flat_hash_map<int64_t, TimeNs>> launches(trace.ranks.size());
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    result.activity.push_back(device_activity::ForRank(trace.ranks[r]));
+    if (result.activity[r].kind == DeviceKind::kGpu) launches[r] = LaunchStarts(trace.ranks[r]);
+  }
+
   std::vector<std::vector<StepRange>> steps(trace.ranks.size());
   if (options.iteration_marker.has_value()) {
     std::regex marker;
@@ -104,12 +140,17 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
     for (size_t r = 0; r < trace.ranks.size(); ++r) steps[r] = ProfilerSteps(trace.ranks[r]);
     bool any_steps = std::any_of(steps.begin(), steps.end(),
                                  [](const std::vector<StepRange>& s) { return !s.empty(); });
-    result.source = any_steps ? StepSource::kProfilerSteps : StepSource::kWholeTrace;
+    result.source = StepSource::kProfilerSteps;
+    if (!any_steps) {
+      steps = RepeatingSteps(trace, result.activity, launches);
+      result.source = steps.empty() ? StepSource::kWholeTrace : StepSource::kRepeatingSchedule;
+      steps.resize(trace.ranks.size());
+    }
   }
   if (result.source == StepSource::kWholeTrace) {
     // One step from the beginning of time: every op of every rank is in iteration 0.
     for (std::vector<StepRange>& rank_steps : steps) {
-      rank_steps.push_back({0, std::numeric_limits<TimeNs>::min()});
+      rank_steps.push_back({0, std::numeric_limits<TimeNs>::min(), false});
     }
   }
 
@@ -130,33 +171,34 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
                                numbers.begin());
   };
 
-  result.activity.reserve(trace.ranks.size());
   result.ranks.reserve(trace.ranks.size());
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
     const Rank& rank = trace.ranks[r];
     const std::vector<StepRange>& rank_steps = steps[r];
     RankAssignment assignment;
     assignment.rank = rank.rank;
-    assignment.steps =
-        result.source == StepSource::kWholeTrace ? 0 : static_cast<int64_t>(rank_steps.size());
+    assignment.steps = static_cast<int64_t>(
+        std::count_if(rank_steps.begin(), rank_steps.end(), [&result](const StepRange& step) {
+          return result.source != StepSource::kWholeTrace && !step.partial;
+        }));
     assignment.truncated = rank.stats.count(ImportCounter::kTruncated) > 0;
     int64_t last_number = std::numeric_limits<int64_t>::min();
     for (const StepRange& step : rank_steps) {
       result.iterations[position_of(step.number)].ranks[r].present = true;
+      result.iterations[position_of(step.number)].ranks[r].partial = step.partial;
       last_number = std::max(last_number, step.number);
     }
     if (assignment.truncated && !rank_steps.empty()) {
       result.iterations[position_of(last_number)].ranks[r].cut_short = true;
     }
 
-    RankActivity activity = device_activity::ForRank(rank);
-    absl::flat_hash_map<int64_t, TimeNs> launches;
-    if (activity.kind == DeviceKind::kGpu) launches = LaunchStarts(rank);
+    const RankActivity& activity = result.activity[r];
+    const absl::flat_hash_map<int64_t, TimeNs>& rank_launches = launches[r];
     for (size_t i = 0; i < activity.intervals.size(); ++i) {
       const DeviceInterval& interval = activity.intervals[i];
-      auto launch =
-          interval.correlation == 0 ? launches.end() : launches.find(interval.correlation);
-      const bool launched = launch != launches.end();
+      auto launch = interval.correlation == 0 ? rank_launches.end()
+                                              : rank_launches.find(interval.correlation);
+      const bool launched = launch != rank_launches.end();
       int64_t step = StepAt(rank_steps, launched ? launch->second : interval.start);
       if (step < 0) {
         ++assignment.unassigned;
@@ -166,7 +208,6 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
       size_t position = position_of(rank_steps[static_cast<size_t>(step)].number);
       result.iterations[position].ranks[r].intervals.push_back(static_cast<uint32_t>(i));
     }
-    result.activity.push_back(std::move(activity));
     result.ranks.push_back(assignment);
   }
 
@@ -181,7 +222,7 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
 bool CompleteFor(const Iteration& iteration, const std::vector<size_t>& rank_indices) {
   return std::all_of(rank_indices.begin(), rank_indices.end(), [&iteration](size_t r) {
     return r < iteration.ranks.size() && iteration.ranks[r].present &&
-           !iteration.ranks[r].cut_short;
+           !iteration.ranks[r].cut_short && !iteration.ranks[r].partial;
   });
 }
 

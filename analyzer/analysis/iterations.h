@@ -2,7 +2,8 @@
 //
 // Iterations come from step ranges on each rank's CPU: the ProfilerStep#N ranges (numbered N),
 // or, when a marker is given, the CPU annotations whose name it matches (numbered 0, 1, ... in
-// start order on each rank). Each step owns the CPU time from its start to the next step's start
+// start order on each rank), or, with neither anywhere, the periods of the schedule every rank
+// repeats (repeating_schedule.h; numbered 0, 1, ... and matched across ranks by time). Each step owns the CPU time from its start to the next step's start
 // (the last step: to the end of the trace), so launches in the short gap the profiler leaves
 // between steps stay with the step that just ended.
 //
@@ -11,10 +12,13 @@
 // next step began still belongs to the step that launched it. An op without a launch record, and
 // every op of a CPU-only rank, goes by its own start. Ops before a rank's first step belong to no
 // iteration; they are counted, never silently dropped. Without any step or marker range on any
-// rank, the whole trace is one iteration, number 0.
+// rank and without a repeating schedule on every rank with device activity, the whole trace is
+// one iteration, number 0.
 //
-// An iteration is complete when every rank has it and it is not the last iteration of a rank
-// whose file was cut short (that iteration lost the events after the cut). Incomplete
+// An iteration is complete when every rank has it, it is not the last iteration of a rank
+// whose file was cut short (that iteration lost the events after the cut) and, for a repeating
+// schedule, it is a whole period on every rank (not the part before the first or after the
+// last whole period). Incomplete
 // iterations are kept and flagged; the bubble totals leave them out.
 #pragma once
 
@@ -39,6 +43,7 @@ struct Options {
 enum class StepSource : uint8_t {
   kProfilerSteps,  // ProfilerStep#N ranges
   kMarker,         // annotations matching Options::iteration_marker
+  kRepeatingSchedule,  // periods of the device-op sequence every rank repeats
   kWholeTrace,     // no steps anywhere: the whole trace is iteration 0
 };
 
@@ -47,6 +52,7 @@ std::string_view StepSourceName(StepSource source);
 struct RankIteration {
   bool present = false;    // the rank has a step with this number (whole trace: always)
   bool cut_short = false;  // the last iteration of a rank whose file was truncated
+  bool partial = false;    // repeating schedule: only part of a period (trace start or end)
   // Indices into Result::activity[rank].intervals, ascending (so in start order).
   std::vector<uint32_t> intervals;
 };
@@ -59,7 +65,7 @@ struct Iteration {
 
 struct RankAssignment {
   int32_t rank = -1;
-  int64_t steps = 0;       // step ranges found on the rank
+  int64_t steps = 0;       // step ranges (or whole repeated periods) found on the rank
   int64_t by_launch = 0;   // device intervals placed by the start of their launch
   int64_t by_start = 0;    // device intervals placed by their own start
   int64_t unassigned = 0;  // device intervals before the rank's first step (or with no steps)

@@ -37,8 +37,9 @@ Examples:
 
 All ranks are taken as one pipeline. Iterations are the ProfilerStep#N ranges, or with
 --iteration-marker the CPU annotations whose name matches REGEX (ECMAScript, searched anywhere
-in the name); without either the whole trace is one iteration. docs/bubble.md defines every
-figure; docs/json-report.md every JSON key.
+in the name); without either, the periods of the op sequence every rank repeats; else the
+whole trace is one iteration. docs/bubble.md defines every figure; docs/json-report.md every
+JSON key.
 
 Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
 (--strict) import warnings or errors.

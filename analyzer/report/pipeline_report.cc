@@ -71,7 +71,8 @@ void AppendOnePipeline(size_t index, const PipelineFigures& pipeline, std::strin
                     Percent(bubble.bubble_fraction), "% measured\n");
   }
   absl::StrAppend(out, "  iterations: ", bubble.complete_iterations, " complete of ",
-                  bubble.iterations.size(), "; latency p50 ",
+                  bubble.iterations.size(), " (from ",
+                  std::string(iterations::StepSourceName(bubble.step_source)), "); latency p50 ",
                   Millis(static_cast<double>(bubble.latency.p50)), " ms, p90 ",
                   Millis(static_cast<double>(bubble.latency.p90)), " ms, max ",
                   Millis(static_cast<double>(bubble.latency.max)), " ms\n");
@@ -191,6 +192,8 @@ class PipelineJson {
     Micros("max", bubble.latency.max);
     json_.EndObject();
     Int("complete_iterations", bubble.complete_iterations);
+    json_.Key("iteration_source");
+    json_.String(iterations::StepSourceName(bubble.step_source));
     json_.Key("iterations");
     json_.BeginArray();
     for (const bubble::IterationFigures& iteration : bubble.iterations) {

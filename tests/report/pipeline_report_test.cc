@@ -20,6 +20,7 @@ PipelineFigures TwoRanks(bool with_shape) {
   bubble::Result& bubble = pipeline.bubble;
   bubble.ranks = {3, 5};
   bubble.complete_iterations = 1;
+  bubble.step_source = iterations::StepSource::kRepeatingSchedule;
   bubble.capacity = 20'000'000;
   bubble.idle = 9'000'000;
   bubble.bubble_fraction = 0.45;
@@ -107,6 +108,7 @@ TEST(PipelineReportJsonTest, KnownShape) {
   EXPECT_NEAR(double(p["excess_bubble_fraction"]), 0.25, 1e-12);
   EXPECT_DOUBLE_EQ(double(p["latency_us"]["p50"]), 10000.0);
   EXPECT_EQ(int64_t(p["complete_iterations"]), 1);
+  EXPECT_EQ(std::string_view(p["iteration_source"]), "repeating_schedule");
   simdjson::dom::array iterations = p["iterations"];
   ASSERT_EQ(iterations.size(), 2u);
   EXPECT_EQ(int64_t(iterations.at(1)["step"]), 5);
@@ -158,7 +160,7 @@ TEST(PipelineReportTextTest, ShowsShapeBubbleAndTables) {
   std::string text = PipelineText({TwoRanks(true)});
   EXPECT_THAT(text, HasSubstr("p=2 m=4 v=1 schedule 1f1b (from p2p"));
   EXPECT_THAT(text, HasSubstr("bubble 45.0% measured vs 20.0% theoretical: excess 25.0 pp"));
-  EXPECT_THAT(text, HasSubstr("latency p50 10.000 ms"));
+  EXPECT_THAT(text, HasSubstr("1 complete of 2 (from repeating_schedule); latency p50 10.000 ms"));
   EXPECT_THAT(text, HasSubstr("comm_wait_ms"));
   EXPECT_THAT(text, HasSubstr("1.000 / 1.100 (8)"));  // stage 0 forward: mean / p90 (count)
   EXPECT_THAT(text, HasSubstr("info pipeline_depth: depth"));

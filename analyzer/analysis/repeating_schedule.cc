@@ -1,0 +1,196 @@
+#include "analysis/repeating_schedule.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+
+namespace bubblescope::repeating_schedule {
+namespace {
+
+using device_activity::ActivityClass;
+using device_activity::DeviceInterval;
+
+struct IssuedOp {
+  TimeNs issue = 0;
+  TimeNs start = 0;
+  TimeNs end = 0;
+  uint64_t signature = 0;  // name id and activity class
+  bool comm = false;
+};
+
+std::vector<IssuedOp> IssueOrder(const Rank& rank, const device_activity::RankActivity& activity,
+                                 const absl::flat_hash_map<int64_t, TimeNs>& launches) {
+  std::vector<IssuedOp> ops;
+  ops.reserve(activity.intervals.size());
+  for (const DeviceInterval& interval : activity.intervals) {
+    if (interval.activity == ActivityClass::kCopy) continue;
+    auto launch = interval.correlation == 0 ? launches.end() : launches.find(interval.correlation);
+    const NameId name = rank.timelines[interval.timeline].intervals[interval.interval].name;
+    const bool comm = interval.activity == ActivityClass::kComm;
+    ops.push_back({launch != launches.end() ? launch->second : interval.start, interval.start,
+                   interval.end, (static_cast<uint64_t>(name) << 1) | (comm ? 1u : 0u), comm});
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const IssuedOp& a, const IssuedOp& b) {
+    return a.issue != b.issue ? a.issue < b.issue : a.start < b.start;
+  });
+  return ops;
+}
+
+// Length and smallest period of the longest prefix of `signatures` that holds two or more
+// periods: the prefix function gives every prefix's smallest period.
+struct PeriodicPrefix {
+  size_t length = 0;
+  size_t period = 0;
+};
+
+PeriodicPrefix LongestPeriodicPrefix(const std::vector<uint64_t>& signatures) {
+  std::vector<size_t> border(signatures.size(), 0);
+  PeriodicPrefix best;
+  for (size_t i = 1; i < signatures.size(); ++i) {
+    size_t k = border[i - 1];
+    while (k > 0 && signatures[i] != signatures[k]) k = border[k - 1];
+    if (signatures[i] == signatures[k]) ++k;
+    border[i] = k;
+    const size_t length = i + 1;
+    const size_t period = length - k;
+    if (2 * period <= length) best = {length, period};
+  }
+  return best;
+}
+
+// The periodic stretch [begin, begin + length) of `ops`, anchored at the front or the back.
+struct Stretch {
+  size_t begin = 0;
+  size_t length = 0;
+  size_t period = 0;
+};
+
+Stretch FindStretch(const std::vector<IssuedOp>& ops) {
+  std::vector<uint64_t> signatures(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) signatures[i] = ops[i].signature;
+  const PeriodicPrefix front = LongestPeriodicPrefix(signatures);
+  std::reverse(signatures.begin(), signatures.end());
+  const PeriodicPrefix back = LongestPeriodicPrefix(signatures);
+  if (back.length > front.length) return {ops.size() - back.length, back.length, back.period};
+  return {0, front.length, front.period};
+}
+
+// Offset within the period of the cut whose issue gap is longest on average over the repeats.
+size_t BestPhase(const std::vector<IssuedOp>& ops, const Stretch& stretch) {
+  size_t best_phase = 0;
+  double best_gap = -1.0;
+  for (size_t phase = 0; phase < stretch.period; ++phase) {
+    TimeNs total = 0;
+    int64_t cuts = 0;
+    for (size_t at = stretch.begin + phase; at < stretch.begin + stretch.length;
+         at += stretch.period) {
+      if (at == stretch.begin) continue;  // the op before it lies outside the stretch
+      total += ops[at].issue - ops[at - 1].issue;
+      ++cuts;
+    }
+    if (cuts == 0) continue;
+    const double gap = static_cast<double>(total) / static_cast<double>(cuts);
+    if (gap > best_gap) {
+      best_gap = gap;
+      best_phase = phase;
+    }
+  }
+  return best_phase;
+}
+
+Segment SegmentOf(const std::vector<IssuedOp>& ops, size_t begin, size_t end, bool whole) {
+  Segment segment;
+  segment.issue_start = ops[begin].issue;
+  segment.first_start = std::numeric_limits<TimeNs>::max();
+  segment.last_end = std::numeric_limits<TimeNs>::min();
+  for (size_t i = begin; i < end; ++i) {
+    segment.first_start = std::min(segment.first_start, ops[i].start);
+    segment.last_end = std::max(segment.last_end, ops[i].end);
+  }
+  segment.whole = whole;
+  return segment;
+}
+
+bool PeriodLooksLikeAnIteration(const std::vector<IssuedOp>& ops, const Stretch& stretch) {
+  if (stretch.period < 2) return false;
+  const bool rank_has_comm =
+      std::any_of(ops.begin(), ops.end(), [](const IssuedOp& op) { return op.comm; });
+  bool has_comm = false;
+  bool has_compute = false;
+  for (size_t i = stretch.begin; i < stretch.begin + stretch.period; ++i) {
+    (ops[i].comm ? has_comm : has_compute) = true;
+  }
+  return has_compute && (has_comm || !rank_has_comm);
+}
+
+TimeNs Overlap(const Segment& a, const Segment& b) {
+  return std::max<TimeNs>(0, std::min(a.last_end, b.last_end) -
+                                 std::max(a.first_start, b.first_start));
+}
+
+}  // namespace
+
+RankSchedule DetectRank(const Rank& rank, const device_activity::RankActivity& activity,
+                        const absl::flat_hash_map<int64_t, TimeNs>& launches,
+                        const Options& options) {
+  RankSchedule schedule;
+  const std::vector<IssuedOp> ops = IssueOrder(rank, activity, launches);
+  if (ops.empty()) return schedule;
+  const Stretch stretch = FindStretch(ops);
+  if (stretch.period == 0 || !PeriodLooksLikeAnIteration(ops, stretch)) return schedule;
+
+  const size_t first_cut = stretch.begin + BestPhase(ops, stretch);
+  const size_t stretch_end = stretch.begin + stretch.length;
+  const size_t repeats = (stretch_end - first_cut) / stretch.period;
+  if (repeats < static_cast<size_t>(std::max(options.min_repeats, 1))) return schedule;
+
+  schedule.found = true;
+  schedule.period_ops = static_cast<int64_t>(stretch.period);
+  schedule.whole_repeats = static_cast<int64_t>(repeats);
+  if (first_cut > 0) schedule.segments.push_back(SegmentOf(ops, 0, first_cut, false));
+  for (size_t k = 0; k < repeats; ++k) {
+    const size_t begin = first_cut + k * stretch.period;
+    schedule.segments.push_back(SegmentOf(ops, begin, begin + stretch.period, true));
+  }
+  const size_t whole_end = first_cut + repeats * stretch.period;
+  if (whole_end < ops.size()) schedule.segments.push_back(SegmentOf(ops, whole_end, ops.size(), false));
+  return schedule;
+}
+
+std::vector<std::vector<int64_t>> NumberSegments(const std::vector<RankSchedule>& ranks) {
+  std::vector<std::vector<int64_t>> numbers(ranks.size());
+  const RankSchedule* anchor = nullptr;
+  std::vector<const Segment*> anchor_whole;
+  for (const RankSchedule& rank : ranks) {
+    if (!rank.found) continue;
+    anchor = &rank;
+    for (const Segment& segment : rank.segments) {
+      if (segment.whole) anchor_whole.push_back(&segment);
+    }
+    break;
+  }
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const RankSchedule& rank = ranks[r];
+    if (!rank.found) continue;
+    auto first_whole = std::find_if(rank.segments.begin(), rank.segments.end(),
+                                    [](const Segment& segment) { return segment.whole; });
+    int64_t first_number = 0;
+    if (&rank != anchor) {
+      TimeNs best = 0;
+      for (size_t j = 0; j < anchor_whole.size(); ++j) {
+        const TimeNs overlap = Overlap(*first_whole, *anchor_whole[j]);
+        if (overlap > best) {
+          best = overlap;
+          first_number = static_cast<int64_t>(j);
+        }
+      }
+    }
+    const int64_t leading = first_whole - rank.segments.begin();  // 0 or 1 partial segment
+    for (size_t s = 0; s < rank.segments.size(); ++s) {
+      numbers[r].push_back(first_number - leading + static_cast<int64_t>(s));
+    }
+  }
+  return numbers;
+}
+
+}  // namespace bubblescope::repeating_schedule
