@@ -73,7 +73,7 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
   finding.message = absl::StrFormat(
       "stage %d (rank %d) takes %.2f ms per microbatch (forward + backward + weight gradient), "
       "%.1f%% above the %.2f ms mean over stages; the other stages wait for it, so moving "
-      "layers off it would shorten every iteration",
+      "layers off it would shorten every iteration (--layers-per-stage suggests a move)",
       shape.slowest_stage, shape.slowest_rank, Ms(slowest_ns), shape.slowest_excess_percent,
       Ms(slowest_ns - shape.slowest_excess_ns));
   out->push_back(std::move(finding));

@@ -15,6 +15,7 @@
 #include "analysis/rank_summary.h"
 #include "cli/atomic_file.h"
 #include "pipeline/schedule_inference.h"
+#include "pipeline/rebalance.h"
 #include "report/pipeline_report.h"
 #include "report/summary_report.h"
 
@@ -34,6 +35,7 @@ Examples:
   bubblescope analyze run/ --rank run/host-a.json.gz=0 --rank run/host-b.json.gz=1
   bubblescope analyze traces/ --strict     # refuse traces with damaged events or cut short
   bubblescope analyze traces/ --iteration-marker '^train_step$'
+  bubblescope analyze traces/ --layers-per-stage 8,8,8,8   # where to move layers
 
 All ranks are taken as one pipeline. Iterations are the ProfilerStep#N ranges, or with
 --iteration-marker the CPU annotations whose name matches REGEX (ECMAScript, searched anywhere
@@ -143,6 +145,22 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
                        "Regular expression naming the CPU annotations that mark iterations "
                        "(default: the ProfilerStep#N ranges)")
           ->type_name("REGEX");
+  analyze
+      ->add_option("--layers-per-stage", layers_per_stage_,
+                   "Model layers on each pipeline stage, first stage first (e.g. 8,8,8,8): "
+                   "suggests the layer move that most shortens the simulated iteration")
+      ->type_name("N,N,...")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            int32_t layers = 0;
+            const char* last = value.data() + value.size();
+            auto [end, error] = std::from_chars(value.data(), last, layers);
+            return error == std::errc() && end == last && layers >= 1
+                       ? std::string()
+                       : absl::StrCat("'", value, "' is not a whole number >= 1");
+          },
+          ""));
   return analyze;
 }
 
@@ -168,6 +186,19 @@ absl::StatusOr<PipelineFigures> AnalyzeCommand::AnalyzePipeline(const Trace& tra
   }
   pipeline.findings = findings::Analyze(
       pipeline.bubble, pipeline.shape.has_value() ? &*pipeline.shape : nullptr, findings_options);
+  if (!layers_per_stage_.empty()) {
+    RebalanceFigures rebalance{.layers_per_stage = layers_per_stage_};
+    if (pipeline.shape.has_value()) {
+      rebalance.result = rebalance::Analyze(*pipeline.shape, {.layers_per_stage = layers_per_stage_});
+      if (absl::IsInvalidArgument(rebalance.result.status())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--layers-per-stage: ", rebalance.result.status().message()));
+      }
+    } else {
+      rebalance.result = absl::FailedPreconditionError("the pipeline's shape is unknown");
+    }
+    pipeline.rebalance = std::move(rebalance);
+  }
   return pipeline;
 }
 

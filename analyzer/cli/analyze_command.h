@@ -1,5 +1,5 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
-// [--strict] [--iteration-marker REGEX]`: loads every rank's trace, summarises each rank,
+// [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...]`: loads every rank's trace, summarises each rank,
 // measures the pipeline bubble (all ranks form one pipeline), infers the pipeline's shape and
 // schedule, and prints the report with its findings.
 #pragma once
@@ -45,6 +45,7 @@ class AnalyzeCommand : public Command {
   bool strict_ = false;
   std::string iteration_marker_;
   CLI::Option* iteration_marker_option_ = nullptr;  // tells an empty REGEX from none
+  std::vector<int32_t> layers_per_stage_;
 };
 
 }  // namespace bubblescope

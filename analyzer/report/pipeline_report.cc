@@ -101,6 +101,7 @@ void AppendOnePipeline(size_t index, const PipelineFigures& pipeline, std::strin
     }
     absl::StrAppend(out, stages.Render(2));
   }
+  if (pipeline.rebalance.has_value()) absl::StrAppend(out, RebalanceText(*pipeline.rebalance));
   if (pipeline.findings.findings.empty()) {
     absl::StrAppend(out, "  findings: none\n");
     return;
@@ -216,6 +217,12 @@ class PipelineJson {
     json_.BeginArray();
     for (const bubble::RankTotals& rank : bubble.per_rank) RankStats(pipeline, rank);
     json_.EndArray();
+    json_.Key("rebalance");
+    if (pipeline.rebalance.has_value()) {
+      WriteRebalanceJson(*pipeline.rebalance, json_);
+    } else {
+      json_.Null();
+    }
     json_.EndObject();
   }
 

@@ -13,6 +13,7 @@
 #include "analysis/findings.h"
 #include "analysis/rank_summary.h"
 #include "pipeline/schedule_inference.h"
+#include "report/rebalance_report.h"
 #include "report/summary_report.h"
 
 namespace bubblescope {
@@ -21,6 +22,7 @@ struct PipelineFigures {
   bubble::Result bubble;
   std::optional<schedule_inference::Result> shape;  // nullopt when inference failed
   findings::Result findings;
+  std::optional<RebalanceFigures> rebalance;  // only when the user gave layers per stage
 };
 
 // One block per pipeline: shape and where it came from, measured vs theoretical bubble,

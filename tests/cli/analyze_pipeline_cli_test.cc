@@ -157,5 +157,50 @@ TEST(AnalyzePipelineCliTest, IterationMarkerSelectsSteps) {
   EXPECT_EQ(CompleteIterationsWithMarker("^no such annotation$"), 0);
 }
 
+TEST(AnalyzePipelineCliTest, RebalanceTakesLayersOffTheTrueSlowestStage) {
+  const std::string dir = SampleDir("sim_1f1b_imbalanced_p4_m8");
+  CommandResult run = RunCommand(
+      {BUBBLESCOPE_BINARY, "analyze", dir, "--format", "json", "--layers-per-stage", "8,8,8,8"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(run.out).get(report), simdjson::SUCCESS);
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element truth;
+  std::string truth_text = ReadFile(dir + "/truth.json");
+  ASSERT_EQ(truth_parser.parse(truth_text).get(truth), simdjson::SUCCESS);
+
+  simdjson::dom::element rebalance = simdjson::dom::array(report["pipelines"]).at(0)["rebalance"];
+  EXPECT_TRUE(bool(rebalance["suggested"]));
+  EXPECT_EQ(int64_t(rebalance["from_stage"]), int64_t(truth["slowest_stage"]));
+  std::vector<int64_t> after;
+  for (simdjson::dom::element layers : simdjson::dom::array(rebalance["layers_after"])) {
+    after.push_back(int64_t(layers));
+  }
+  ASSERT_EQ(after.size(), 4u);
+  EXPECT_EQ(after[0] + after[1] + after[2] + after[3], 32);  // layers move, none appear
+  EXPECT_LT(after[static_cast<size_t>(int64_t(truth["slowest_stage"]))], 8);
+  EXPECT_LT(double(rebalance["predicted_iteration_us_after"]),
+            double(rebalance["predicted_iteration_us_before"]));
+  EXPECT_LT(double(rebalance["predicted_bubble_fraction_after"]),
+            double(rebalance["predicted_bubble_fraction_before"]));
+
+  CommandResult text = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--layers-per-stage",
+                                   "8,8,8,8"});
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("rebalance (layers 8,8,8,8): move "));
+}
+
+TEST(AnalyzePipelineCliTest, LayerCountsThatDoNotFitAreUsageErrors) {
+  const std::string dir = SampleDir("sim_1f1b_p4_m8");
+  CommandResult wrong_count =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--layers-per-stage", "8,8,8"});
+  EXPECT_EQ(wrong_count.exit_status, 2);
+  EXPECT_THAT(wrong_count.err, HasSubstr("has 3 entries but the pipeline has 4 stages"));
+  CommandResult zero = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--layers-per-stage", "8,0,8,8"});
+  EXPECT_EQ(zero.exit_status, 2);
+  EXPECT_THAT(zero.err, HasSubstr("'0' is not a whole number >= 1"));
+}
+
 }  // namespace
 }  // namespace bubblescope::testing

@@ -1,0 +1,174 @@
+#include "pipeline/rebalance.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "simulator/config.h"
+#include "simulator/engine.h"
+#include "simulator/truth.h"
+
+namespace bubblescope::rebalance {
+namespace {
+
+std::optional<sim::Schedule> ScheduleOfFamily(const std::string& family) {
+  if (family == "gpipe") return sim::Schedule::kGpipe;
+  if (family == "1f1b") return sim::Schedule::k1F1B;
+  if (family == "interleaved") return sim::Schedule::kInterleaved1F1B;
+  if (family == "zb") return sim::Schedule::kZeroBubbleH1;
+  if (family == "fwd-only") return sim::Schedule::kForwardOnly;
+  return std::nullopt;
+}
+
+// A stage's per-microbatch times over all of its chunks, in ns (fractional until simulated).
+struct StageTimes {
+  double forward = 0.0;
+  double backward = 0.0;
+  double weight_grad = 0.0;
+};
+
+sim::StageCost ToCost(const StageTimes& times) {
+  return {static_cast<TimeNs>(std::llround(times.forward)),
+          static_cast<TimeNs>(std::llround(times.backward)),
+          static_cast<TimeNs>(std::llround(times.weight_grad))};
+}
+
+absl::StatusOr<Prediction> Predict(sim::Config config, const std::vector<StageTimes>& times) {
+  config.costs.clear();
+  for (const StageTimes& stage : times) config.costs.push_back(ToCost(stage));
+  absl::StatusOr<sim::Records> records = sim::RunSchedule(config);
+  if (!records.ok()) return records.status();
+  const sim::Truth truth = sim::ComputeTruth(config, *records);
+  return Prediction{truth.latency_max_ns, truth.bubble_fraction};
+}
+
+// The simulated job: the measured shape, nothing but compute.
+sim::Config BaseConfig(const schedule_inference::Result& shape, sim::Schedule schedule) {
+  sim::Config config;
+  config.stages = shape.p;
+  config.microbatches = shape.m;
+  config.virtual_stages = shape.v;
+  config.schedule = schedule;
+  config.iterations = 1;
+  config.kernels_per_op = 1;
+  config.activation_bytes = 0;
+  config.link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
+  config.iteration_barrier = false;
+  return config;
+}
+
+// Stage times after `from` passes k layers toward `to`: every stage on the way, `from` included,
+// hands k of its own layers (at its own per-layer times) to its neighbour towards `to`, so the
+// stages in between keep their layer count but trade layers. nullopt when a stage in between
+// has fewer than k layers.
+std::optional<std::vector<StageTimes>> ShiftLayers(const std::vector<StageTimes>& times,
+                                                   const std::vector<int32_t>& layers,
+                                                   int32_t from, int32_t to, int32_t k) {
+  std::vector<StageTimes> moved = times;
+  const int32_t step = to > from ? 1 : -1;
+  for (int32_t s = from; s != to; s += step) {
+    const auto giver = static_cast<size_t>(s);
+    const auto taker = static_cast<size_t>(s + step);
+    if (s != from && layers[giver] < k) return std::nullopt;
+    const double share = static_cast<double>(k) / static_cast<double>(layers[giver]);
+    const StageTimes& own = times[giver];
+    moved[giver].forward -= share * own.forward;
+    moved[giver].backward -= share * own.backward;
+    moved[giver].weight_grad -= share * own.weight_grad;
+    moved[taker].forward += share * own.forward;
+    moved[taker].backward += share * own.backward;
+    moved[taker].weight_grad += share * own.weight_grad;
+  }
+  return moved;
+}
+
+absl::Status CheckOptions(const schedule_inference::Result& shape, const Options& options) {
+  if (static_cast<int32_t>(options.layers_per_stage.size()) != shape.p) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("layers per stage has ", options.layers_per_stage.size(),
+                     " entries but the pipeline has ", shape.p, " stages"));
+  }
+  for (size_t s = 0; s < options.layers_per_stage.size(); ++s) {
+    if (options.layers_per_stage[s] < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("layers per stage: stage ", s, " has ",
+                                                     options.layers_per_stage[s],
+                                                     " layers; every stage needs at least 1"));
+    }
+  }
+  if (shape.stages.size() != static_cast<size_t>(shape.p)) {
+    return absl::FailedPreconditionError(
+        "per-stage forward/backward times are unknown, so no move can be simulated");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Options& options) {
+  if (absl::Status status = CheckOptions(shape, options); !status.ok()) return status;
+  const std::optional<sim::Schedule> schedule = ScheduleOfFamily(shape.family);
+  if (!schedule.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("schedule family \"", shape.family, "\" cannot be simulated"));
+  }
+  const sim::Config config = BaseConfig(shape, *schedule);
+  const double chunks = static_cast<double>(shape.v);
+  std::vector<StageTimes> times;
+  for (const schedule_inference::StageFigures& stage : shape.stages) {
+    times.push_back({stage.forward.mean_ns * chunks, stage.backward.mean_ns * chunks,
+                     stage.weight_grad.mean_ns * chunks});
+  }
+
+  Result result;
+  result.layers_before = options.layers_per_stage;
+  absl::StatusOr<Prediction> before = Predict(config, times);
+  if (!before.ok()) return before.status();
+  result.before = *before;
+
+  // Best move so far, ordered by (iteration, stage distance, layers, target stage).
+  std::optional<std::tuple<TimeNs, int32_t, int32_t, int32_t>> best_key;
+  for (int32_t from = 0; from < shape.p; ++from) {
+    const int32_t layers_from = options.layers_per_stage[static_cast<size_t>(from)];
+    for (int32_t to = 0; to < shape.p; ++to) {
+      if (to == from) continue;
+      for (int32_t k = 1; k < layers_from; ++k) {
+        std::optional<std::vector<StageTimes>> moved =
+            ShiftLayers(times, options.layers_per_stage, from, to, k);
+        if (!moved.has_value()) break;  // a stage in between has fewer than k layers to pass on
+        absl::StatusOr<Prediction> after = Predict(config, *moved);
+        if (!after.ok()) return after.status();
+        ++result.moves_simulated;
+        const auto key = std::make_tuple(after->iteration_ns, std::abs(to - from), k, to);
+        if (best_key.has_value() && !(key < *best_key)) continue;
+        best_key = key;
+        result.from_stage = from;
+        result.to_stage = to;
+        result.layers = k;
+        result.after = *after;
+      }
+    }
+  }
+
+  const double gain = static_cast<double>(result.before.iteration_ns - result.after.iteration_ns);
+  result.suggested = best_key.has_value() &&
+                     gain >= options.min_gain * static_cast<double>(result.before.iteration_ns);
+  if (!result.suggested) {
+    result.from_stage = result.to_stage = -1;
+    result.layers = 0;
+    result.after = Prediction{};
+    return result;
+  }
+  result.from_rank = shape.stages[static_cast<size_t>(result.from_stage)].rank;
+  result.to_rank = shape.stages[static_cast<size_t>(result.to_stage)].rank;
+  result.layers_after = result.layers_before;
+  result.layers_after[static_cast<size_t>(result.from_stage)] -= result.layers;
+  result.layers_after[static_cast<size_t>(result.to_stage)] += result.layers;
+  return result;
+}
+
+}  // namespace bubblescope::rebalance

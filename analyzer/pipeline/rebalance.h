@@ -1,0 +1,59 @@
+// A concrete rebalance suggestion for an imbalanced pipeline: "move k layers from stage i to
+// stage j", with the iteration time and bubble the schedule simulator predicts after the move.
+//
+// Model: each stage's measured per-microbatch forward, backward and weight-gradient times
+// (schedule_inference::StageFigures; per chunk for interleaved jobs, so a rank's time is v
+// chunks' worth) are spread evenly over its layers, and layers keep their cost when they move.
+// Layers are contiguous, so moving k layers from stage i to stage j shifts them along: every
+// stage from i towards j hands k of its own layers to its neighbour on that side (the stages in
+// between keep their count but trade their own layers for the ones behind them). Every move of
+// 1 .. L_i - 1 layers between every pair of stages is simulated with the measured shape (p, m,
+// v, schedule family) on free links with no launch gaps, optimizer or jitter, so the prediction
+// isolates what the layer split changes; the measured bubble also holds link and host time the
+// move does not touch. The move with the shortest predicted iteration wins (ties: nearer
+// stages, fewer layers, lower target stage).
+//
+// A suggestion is made only when it shortens the predicted iteration by at least
+// Options::min_gain of the unchanged prediction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bubblescope/trace.h"
+#include "pipeline/schedule_inference.h"
+
+namespace bubblescope::rebalance {
+
+struct Options {
+  std::vector<int32_t> layers_per_stage;  // by pipeline stage (position), every entry >= 1
+  double min_gain = 0.01;                 // fraction of the predicted iteration time
+};
+
+struct Prediction {
+  TimeNs iteration_ns = 0;       // simulated window of one iteration
+  double bubble_fraction = 0.0;  // simulated
+};
+
+struct Result {
+  std::vector<int32_t> layers_before;  // Options::layers_per_stage
+  Prediction before;                   // the current split, same simulation settings
+  bool suggested = false;
+  int32_t from_stage = -1;  // set when suggested
+  int32_t to_stage = -1;
+  int32_t from_rank = -1;
+  int32_t to_rank = -1;
+  int32_t layers = 0;
+  std::vector<int32_t> layers_after;  // set when suggested
+  Prediction after;                   // set when suggested
+  int64_t moves_simulated = 0;
+};
+
+// InvalidArgumentError when layers_per_stage does not have one entry >= 1 per stage of `shape`;
+// FailedPreconditionError when the shape has no per-stage op times or its schedule family cannot
+// be simulated.
+absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Options& options);
+
+}  // namespace bubblescope::rebalance

@@ -1,0 +1,88 @@
+#include "report/rebalance_report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace bubblescope {
+namespace {
+
+std::string Millis(TimeNs ns) { return absl::StrFormat("%.3f", static_cast<double>(ns) / 1e6); }
+
+std::string Percent(double fraction) { return absl::StrFormat("%.1f%%", 100.0 * fraction); }
+
+void IntArray(std::string_view key, const std::vector<int32_t>& values, JsonWriter& json) {
+  json.Key(key);
+  json.BeginArray();
+  for (int32_t value : values) json.Int(value);
+  json.EndArray();
+}
+
+void IntMember(std::string_view key, int64_t value, JsonWriter& json) {
+  json.Key(key);
+  json.Int(value);
+}
+
+void Prediction(std::string_view prefix, const rebalance::Prediction& prediction,
+                JsonWriter& json) {
+  json.Key(absl::StrCat("predicted_iteration_us_", absl::string_view(prefix.data(), prefix.size())));
+  json.Decimal(prediction.iteration_ns, 3);
+  json.Key(absl::StrCat("predicted_bubble_fraction_", absl::string_view(prefix.data(), prefix.size())));
+  json.Double(prediction.bubble_fraction);
+}
+
+}  // namespace
+
+std::string RebalanceText(const RebalanceFigures& figures) {
+  std::string out =
+      absl::StrCat("  rebalance (layers ", absl::StrJoin(figures.layers_per_stage, ","), "): ");
+  if (!figures.result.ok()) {
+    absl::StrAppend(&out, "not possible: ", figures.result.status().message(), "\n");
+    return out;
+  }
+  const rebalance::Result& result = *figures.result;
+  if (!result.suggested) {
+    absl::StrAppend(&out, "no single move of layers shortens the predicted iteration (",
+                    Millis(result.before.iteration_ns), " ms) enough; ",
+                    result.moves_simulated, " moves simulated\n");
+    return out;
+  }
+  absl::StrAppend(&out, "move ", result.layers, result.layers == 1 ? " layer" : " layers",
+                  " from stage ", result.from_stage, " (rank ", result.from_rank, ") to stage ",
+                  result.to_stage, " (rank ", result.to_rank, ") -> layers ",
+                  absl::StrJoin(result.layers_after, ","), "\n    predicted iteration ",
+                  Millis(result.before.iteration_ns), " -> ", Millis(result.after.iteration_ns),
+                  " ms, bubble ", Percent(result.before.bubble_fraction), " -> ",
+                  Percent(result.after.bubble_fraction),
+                  " (simulated from the per-stage times on free links)\n");
+  return out;
+}
+
+void WriteRebalanceJson(const RebalanceFigures& figures, JsonWriter& json) {
+  json.BeginObject();
+  IntArray("layers_per_stage", figures.layers_per_stage, json);
+  json.Key("unavailable");
+  if (!figures.result.ok()) {
+    json.String(std::string(figures.result.status().message()));
+    json.EndObject();
+    return;
+  }
+  json.Null();
+  const rebalance::Result& result = *figures.result;
+  json.Key("suggested");
+  json.Bool(result.suggested);
+  IntMember("moves_simulated", result.moves_simulated, json);
+  Prediction("before", result.before, json);
+  if (result.suggested) {
+    IntMember("from_stage", result.from_stage, json);
+    IntMember("to_stage", result.to_stage, json);
+    IntMember("from_rank", result.from_rank, json);
+    IntMember("to_rank", result.to_rank, json);
+    IntMember("layers", result.layers, json);
+    IntArray("layers_after", result.layers_after, json);
+    Prediction("after", result.after, json);
+  }
+  json.EndObject();
+}
+
+}  // namespace bubblescope
