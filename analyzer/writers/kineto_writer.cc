@@ -357,6 +357,12 @@ class RankWriter {
   void WriteAnnotations(AnnotationScope scope) {
     for (const Annotation& annotation : rank_.annotations) {
       if (annotation.scope != scope) continue;
+      // The reader keeps each ProfilerStep#N range both as a step and as a CPU annotation (so an
+      // iteration marker can name it); WriteSteps writes it once.
+      if (scope == AnnotationScope::kCpu &&
+          rank_.name(annotation.name).starts_with("ProfilerStep#")) {
+        continue;
+      }
       if (scope == AnnotationScope::kCpu) {
         OpenCompleteEvent("user_annotation", rank_.name(annotation.name), rank_.pid,
                           annotation.thread_or_stream, annotation.start, annotation.end);

@@ -248,6 +248,21 @@ TEST(KinetoWriterTest, AnnotationsStepsAndMemory) {
   EXPECT_EQ(Int(args, "Bytes"), 1572864 - 1048576);
 }
 
+TEST(KinetoWriterTest, AStepReadAlsoAsAnAnnotationIsWrittenOnce) {
+  Rank rank = MakeWriterTestRank();
+  // What the reader makes of a ProfilerStep#5 range: the step and a CPU annotation of it.
+  Annotation step_annotation;
+  step_annotation.name = rank.names.Intern("ProfilerStep#5");
+  step_annotation.start = rank.steps.at(0).start;
+  step_annotation.end = rank.steps.at(0).end;
+  step_annotation.scope = AnnotationScope::kCpu;
+  rank.annotations.push_back(step_annotation);
+  ParsedTrace trace(KinetoJson(rank, Relative()));
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(trace.Find("X", "ProfilerStep#5", "user_annotation").size(), 1u);
+  EXPECT_EQ(trace.Find("X", "forward", "user_annotation").size(), 1u);
+}
+
 TEST(KinetoWriterTest, ProcessAndThreadNames) {
   ParsedTrace trace(KinetoJson(MakeWriterTestRank(), Relative()));
   ASSERT_TRUE(trace.ok());
