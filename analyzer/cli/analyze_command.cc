@@ -77,6 +77,20 @@ std::string ImportProblems(const rank_summary::RankFigures& rank, Severity sever
   return absl::StrJoin(parts, "; ");
 }
 
+// Accepts a decimal int32 >= `minimum`; CLI11's own range checks print unreadable bounds.
+CLI::Validator WholeNumberAtLeast(int32_t minimum) {
+  return CLI::Validator(
+      [minimum](std::string& value) {
+        int32_t number = 0;
+        const char* last = value.data() + value.size();
+        auto [end, error] = std::from_chars(value.data(), last, number);
+        return error == std::errc() && end == last && number >= minimum
+                   ? std::string()
+                   : absl::StrCat("'", value, "' is not a whole number >= ", minimum);
+      },
+      "");
+}
+
 }  // namespace
 
 absl::StatusOr<RankOverride> ParseRankOverride(const std::string& text) {
@@ -114,16 +128,7 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
                       "Write the report to FILE (replaced atomically) instead of stdout")
       ->type_name("FILE");
   analyze->add_option("-j,--jobs", jobs_, "Files read in parallel; 0 = one per core")
-      ->check(CLI::Validator(
-          [](std::string& value) {
-            int jobs = 0;
-            const char* last = value.data() + value.size();
-            auto [end, error] = std::from_chars(value.data(), last, jobs);
-            return error == std::errc() && end == last && jobs >= 0
-                       ? std::string()
-                       : absl::StrCat("'", value, "' is not a whole number >= 0");
-          },
-          ""))
+      ->check(WholeNumberAtLeast(0))
       ->capture_default_str();
   analyze
       ->add_option("--rank", rank_args_,
@@ -151,16 +156,7 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
                    "suggests the layer move that most shortens the simulated iteration")
       ->type_name("N,N,...")
       ->delimiter(',')
-      ->check(CLI::Validator(
-          [](std::string& value) {
-            int32_t layers = 0;
-            const char* last = value.data() + value.size();
-            auto [end, error] = std::from_chars(value.data(), last, layers);
-            return error == std::errc() && end == last && layers >= 1
-                       ? std::string()
-                       : absl::StrCat("'", value, "' is not a whole number >= 1");
-          },
-          ""));
+      ->check(WholeNumberAtLeast(1));
   return analyze;
 }
 

@@ -23,20 +23,41 @@ std::string SampleDir(const std::string& name) {
 
 double Round4(double value) { return std::round(value * 1e4) / 1e4; }
 
+// `bubblescope analyze DIR --format json EXTRA...` and DIR/truth.json, both parsed.
+struct ReportAndTruth {
+  ReportAndTruth(const std::string& dir, const std::vector<std::string>& extra) {
+    std::vector<std::string> command = {BUBBLESCOPE_BINARY, "analyze", dir, "--format", "json"};
+    command.insert(command.end(), extra.begin(), extra.end());
+    CommandResult run = RunCommand(command);
+    report_text = run.out;
+    truth_text = ReadFile(dir + "/truth.json");
+    if (run.exit_status != 0) {
+      error = "analyze exited " + std::to_string(run.exit_status) + ": " + run.err;
+    } else if (report_parser.parse(report_text).get(report) != simdjson::SUCCESS) {
+      error = "the report is not JSON";
+    } else if (truth_parser.parse(truth_text).get(truth) != simdjson::SUCCESS) {
+      error = "truth.json is not JSON";
+    }
+  }
+  bool ok() const { return error.empty(); }
+
+  std::string error;
+  std::string report_text;
+  std::string truth_text;
+  simdjson::dom::parser report_parser;
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element report;
+  simdjson::dom::element truth;
+};
+
 class SimulatedSetTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SimulatedSetTest, MatchesTruth) {
   const std::string dir = SampleDir(GetParam());
-  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--format", "json"});
-  ASSERT_EQ(run.exit_status, 0) << run.err;
-
-  simdjson::dom::parser report_parser;
-  simdjson::dom::element report;
-  ASSERT_EQ(report_parser.parse(run.out).get(report), simdjson::SUCCESS);
-  simdjson::dom::parser truth_parser;
-  simdjson::dom::element truth;
-  std::string truth_text = ReadFile(dir + "/truth.json");
-  ASSERT_EQ(truth_parser.parse(truth_text).get(truth), simdjson::SUCCESS);
+  ReportAndTruth parsed(dir, {});
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  simdjson::dom::element report = parsed.report;
+  simdjson::dom::element truth = parsed.truth;
 
   EXPECT_EQ(std::string_view(report["schema"]), "bubblescope.analyze/1");
   simdjson::dom::array pipelines = report["pipelines"];
@@ -159,16 +180,10 @@ TEST(AnalyzePipelineCliTest, IterationMarkerSelectsSteps) {
 
 TEST(AnalyzePipelineCliTest, RebalanceTakesLayersOffTheTrueSlowestStage) {
   const std::string dir = SampleDir("sim_1f1b_imbalanced_p4_m8");
-  CommandResult run = RunCommand(
-      {BUBBLESCOPE_BINARY, "analyze", dir, "--format", "json", "--layers-per-stage", "8,8,8,8"});
-  ASSERT_EQ(run.exit_status, 0) << run.err;
-  simdjson::dom::parser parser;
-  simdjson::dom::element report;
-  ASSERT_EQ(parser.parse(run.out).get(report), simdjson::SUCCESS);
-  simdjson::dom::parser truth_parser;
-  simdjson::dom::element truth;
-  std::string truth_text = ReadFile(dir + "/truth.json");
-  ASSERT_EQ(truth_parser.parse(truth_text).get(truth), simdjson::SUCCESS);
+  ReportAndTruth parsed(dir, {"--layers-per-stage", "8,8,8,8"});
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  simdjson::dom::element report = parsed.report;
+  simdjson::dom::element truth = parsed.truth;
 
   simdjson::dom::element rebalance = simdjson::dom::array(report["pipelines"]).at(0)["rebalance"];
   EXPECT_TRUE(bool(rebalance["suggested"]));
