@@ -1,7 +1,8 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
-// [--strict] [--iteration-marker REGEX]`: loads every rank's trace, summarises each rank,
-// measures the pipeline bubble (all ranks form one pipeline), infers the pipeline's shape and
-// schedule, and prints the report with its findings.
+// [--strict] [--iteration-marker REGEX] [--slow-link-threshold F]`: loads every rank's trace,
+// summarises each rank, finds the job's pipelines in its p2p traffic, aligns each pipeline's
+// clocks, measures its bubble and links, infers its shape and schedule, and prints the report
+// with its findings and the job summary.
 #pragma once
 
 #include <ostream>
@@ -10,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "cli/command.h"
+#include "crossrank/job_pipelines.h"
 #include "loader/trace_loader.h"
 #include "report/pipeline_report.h"
 
@@ -32,9 +34,9 @@ class AnalyzeCommand : public Command {
   CLI::App* Define(CLI::App& app) override;
 
  private:
-  // Bubble, shape and findings of the one pipeline all ranks form. A shape that cannot be
-  // inferred is reported, not an error; a bad --iteration-marker is InvalidArgument.
-  absl::StatusOr<PipelineFigures> AnalyzePipeline(const Trace& trace) const;
+  // Every pipeline of the job (crossrank/job_pipelines.h). A shape that cannot be inferred is
+  // reported, not an error; a bad --iteration-marker is InvalidArgument.
+  absl::StatusOr<job_pipelines::Result> AnalyzeJob(const Trace& trace) const;
 
   std::string tool_version_;
   std::vector<std::string> paths_;
@@ -45,6 +47,7 @@ class AnalyzeCommand : public Command {
   bool strict_ = false;
   std::string iteration_marker_;
   CLI::Option* iteration_marker_option_ = nullptr;  // tells an empty REGEX from none
+  double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
 };
 
 }  // namespace bubblescope

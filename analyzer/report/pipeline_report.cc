@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "report/job_report.h"
 #include "report/json_writer.h"
+#include "report/link_report.h"
 #include "report/text_table.h"
 
 namespace bubblescope {
@@ -100,6 +102,7 @@ void AppendOnePipeline(size_t index, const PipelineFigures& pipeline, std::strin
     }
     absl::StrAppend(out, stages.Render(2));
   }
+  if (pipeline.crossrank.has_value()) absl::StrAppend(out, LinkText(*pipeline.crossrank));
   if (pipeline.findings.findings.empty()) {
     absl::StrAppend(out, "  findings: none\n");
     return;
@@ -213,6 +216,9 @@ class PipelineJson {
     json_.BeginArray();
     for (const bubble::RankTotals& rank : bubble.per_rank) RankStats(pipeline, rank);
     json_.EndArray();
+    if (pipeline.crossrank.has_value()) {
+      WriteLinkMembers(*pipeline.crossrank, bubble.complete_iterations, json_);
+    }
     json_.EndObject();
   }
 
@@ -272,7 +278,8 @@ std::string PipelineText(const std::vector<PipelineFigures>& pipelines) {
 
 absl::StatusOr<std::string> AnalyzeJson(const rank_summary::Result& summary,
                                         const std::vector<PipelineFigures>& pipelines,
-                                        const SummaryReportOptions& options) {
+                                        const SummaryReportOptions& options,
+                                        const job_pipelines::JobSummary* job) {
   JsonWriter json(JsonWriterOptions{.indent = options.json_indent});
   PipelineJson writer(&json);
   json.BeginObject();
@@ -294,6 +301,7 @@ absl::StatusOr<std::string> AnalyzeJson(const rank_summary::Result& summary,
   json.BeginArray();
   for (const findings::Finding& finding : all_findings) writer.Finding(finding);
   json.EndArray();
+  if (job != nullptr) WriteJobMember(*job, json);
   json.EndObject();
   absl::StatusOr<std::string> document = json.Finish();
   if (document.ok()) document->push_back('\n');
