@@ -10,12 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "analysis/bubble.h"
-#include "analysis/findings.h"
 #include "analysis/rank_summary.h"
 #include "cli/atomic_file.h"
-#include "pipeline/schedule_inference.h"
 #include "pipeline/rebalance.h"
+#include "report/job_report.h"
 #include "report/pipeline_report.h"
 #include "report/summary_report.h"
 
@@ -37,7 +35,10 @@ Examples:
   bubblescope analyze traces/ --iteration-marker '^train_step$'
   bubblescope analyze traces/ --layers-per-stage 8,8,8,8   # where to move layers
 
-All ranks are taken as one pipeline. Iterations are the ProfilerStep#N ranges, or with
+Pipelines are found in the point-to-point traffic between ranks (several in a DP x PP job);
+each is aligned to one clock from its matched sends and receives before it is measured; ranks
+without p2p traffic belong to no pipeline, and a job without any reports its collectives
+instead (docs/cross-rank.md). Iterations are the ProfilerStep#N ranges, or with
 --iteration-marker the CPU annotations whose name matches REGEX (ECMAScript, searched anywhere
 in the name); without either, the periods of the op sequence every rank repeats; else the
 whole trace is one iteration. docs/bubble.md defines every figure; docs/json-report.md every
@@ -157,45 +158,38 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
       ->type_name("N,N,...")
       ->delimiter(',')
       ->check(WholeNumberAtLeast(1));
+  analyze
+      ->add_option("--slow-link-threshold", slow_link_threshold_,
+                   "Flag a link as slow when its median bandwidth is below this fraction of the "
+                   "job's median link bandwidth for messages of similar size")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   return analyze;
 }
 
-absl::StatusOr<PipelineFigures> AnalyzeCommand::AnalyzePipeline(const Trace& trace) const {
-  bubble::Options bubble_options;
+absl::StatusOr<job_pipelines::Result> AnalyzeCommand::AnalyzeJob(const Trace& trace) const {
+  job_pipelines::Options options;
   if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
-    bubble_options.iterations.iteration_marker = iteration_marker_;
+    options.iterations.iteration_marker = iteration_marker_;
   }
-  absl::StatusOr<bubble::Result> bubble = bubble::Analyze(trace, bubble_options);
-  if (!bubble.ok()) return bubble.status();
-  PipelineFigures pipeline;
-  pipeline.bubble = *std::move(bubble);
+  options.slow.threshold = slow_link_threshold_;
+  return job_pipelines::Analyze(trace, options);
+}
 
-  findings::Options findings_options;
-  absl::StatusOr<schedule_inference::Result> shape =
-      schedule_inference::Analyze(trace, schedule_inference::Options{});
-  if (shape.ok()) {
-    pipeline.shape = *std::move(shape);
-  } else if (absl::IsFailedPrecondition(shape.status())) {
-    findings_options.shape_unknown_reason = OneLine(shape.status().message());
-  } else {
-    return shape.status();
+absl::StatusOr<std::optional<RebalanceFigures>> AnalyzeCommand::Rebalance(
+    const std::optional<schedule_inference::Result>& shape) const {
+  if (layers_per_stage_.empty()) return std::nullopt;
+  RebalanceFigures rebalance{.layers_per_stage = layers_per_stage_};
+  if (!shape.has_value()) {
+    rebalance.result = absl::FailedPreconditionError("the pipeline's shape is unknown");
+    return rebalance;
   }
-  pipeline.findings = findings::Analyze(
-      pipeline.bubble, pipeline.shape.has_value() ? &*pipeline.shape : nullptr, findings_options);
-  if (!layers_per_stage_.empty()) {
-    RebalanceFigures rebalance{.layers_per_stage = layers_per_stage_};
-    if (pipeline.shape.has_value()) {
-      rebalance.result = rebalance::Analyze(*pipeline.shape, {.layers_per_stage = layers_per_stage_});
-      if (absl::IsInvalidArgument(rebalance.result.status())) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--layers-per-stage: ", rebalance.result.status().message()));
-      }
-    } else {
-      rebalance.result = absl::FailedPreconditionError("the pipeline's shape is unknown");
-    }
-    pipeline.rebalance = std::move(rebalance);
+  rebalance.result = rebalance::Analyze(*shape, {.layers_per_stage = layers_per_stage_});
+  if (absl::IsInvalidArgument(rebalance.result.status())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--layers-per-stage: ", rebalance.result.status().message()));
   }
-  return pipeline;
+  return rebalance;
 }
 
 int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
@@ -230,26 +224,35 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   }
   if (rejected) return kExitBadInput;
 
-  absl::StatusOr<PipelineFigures> pipeline = AnalyzePipeline(*trace);
-  if (!pipeline.ok()) {
-    err << "bubblescope: " << OneLine(pipeline.status().message()) << "\n";
+  absl::StatusOr<job_pipelines::Result> job = AnalyzeJob(*trace);
+  if (!job.ok()) {
+    err << "bubblescope: " << OneLine(job.status().message()) << "\n";
     return kExitBadInput;
   }
   std::vector<PipelineFigures> pipelines;
-  pipelines.push_back(*std::move(pipeline));
+  for (job_pipelines::PipelineAnalysis& analysis : job->pipelines) {
+    absl::StatusOr<std::optional<RebalanceFigures>> rebalance = Rebalance(analysis.shape);
+    if (!rebalance.ok()) {
+      err << "bubblescope: " << OneLine(rebalance.status().message()) << "\n";
+      return kExitBadInput;
+    }
+    pipelines.push_back(PipelineFigures{std::move(analysis.bubble), std::move(analysis.shape),
+                                        std::move(analysis.findings),
+                                        std::move(analysis.crossrank), *std::move(rebalance)});
+  }
 
   SummaryReportOptions report_options;
   report_options.tool_version = tool_version_;
   std::string report;
   if (format_ == "json") {
-    absl::StatusOr<std::string> json = AnalyzeJson(summary, pipelines, report_options);
+    absl::StatusOr<std::string> json = AnalyzeJson(summary, pipelines, report_options, &job->job);
     if (!json.ok()) {
       err << "bubblescope: internal error: " << OneLine(json.status().message()) << "\n";
       return kExitFailure;
     }
     report = *std::move(json);
   } else {
-    report = SummaryText(summary, report_options) + PipelineText(pipelines);
+    report = SummaryText(summary, report_options) + PipelineText(pipelines) + JobText(job->job);
   }
 
   if (output_path_.empty()) {

@@ -1,15 +1,19 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
-// [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...]`: loads every rank's trace, summarises each rank,
-// measures the pipeline bubble (all ranks form one pipeline), infers the pipeline's shape and
-// schedule, and prints the report with its findings.
+// [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...] [--slow-link-threshold F]`:
+// loads every rank's trace, summarises each rank, finds the job's pipelines in its p2p traffic,
+// aligns each pipeline's clocks, measures its bubble and links, infers its shape and schedule,
+// suggests a layer move when layer counts are given, and prints the report with its findings and
+// the job summary.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "cli/command.h"
+#include "crossrank/job_pipelines.h"
 #include "loader/trace_loader.h"
 #include "report/pipeline_report.h"
 
@@ -32,9 +36,13 @@ class AnalyzeCommand : public Command {
   CLI::App* Define(CLI::App& app) override;
 
  private:
-  // Bubble, shape and findings of the one pipeline all ranks form. A shape that cannot be
-  // inferred is reported, not an error; a bad --iteration-marker is InvalidArgument.
-  absl::StatusOr<PipelineFigures> AnalyzePipeline(const Trace& trace) const;
+  // Every pipeline of the job (crossrank/job_pipelines.h). A shape that cannot be inferred is
+  // reported, not an error; a bad --iteration-marker is InvalidArgument.
+  absl::StatusOr<job_pipelines::Result> AnalyzeJob(const Trace& trace) const;
+  // The rebalance suggestion for one pipeline; nullopt without --layers-per-stage, an
+  // InvalidArgument when the layer counts do not fit its shape.
+  absl::StatusOr<std::optional<RebalanceFigures>> Rebalance(
+      const std::optional<schedule_inference::Result>& shape) const;
 
   std::string tool_version_;
   std::vector<std::string> paths_;
@@ -46,6 +54,7 @@ class AnalyzeCommand : public Command {
   std::string iteration_marker_;
   CLI::Option* iteration_marker_option_ = nullptr;  // tells an empty REGEX from none
   std::vector<int32_t> layers_per_stage_;
+  double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
 };
 
 }  // namespace bubblescope

@@ -118,6 +118,7 @@ void BuildGpuItems(const Rank& rank, const IntervalSet& excluded, IssuedTimeline
         item.kind = CommItemKind(info, &is_p2p);
         if (!is_p2p) continue;
         item.peer = info->peer;
+      item.bytes = info->bytes;
       } else {
         continue;
       }
@@ -160,6 +161,7 @@ void BuildCpuItems(const Rank& rank, const IntervalSet& excluded, IssuedTimeline
       item.kind = CommItemKind(info, &is_p2p);
       if (!is_p2p) continue;
       item.peer = info->peer;
+      item.bytes = info->bytes;
     } else {
       item.kind = ItemKind::kCompute;
       item.hint = CpuOpHint(rank.name(op->name));

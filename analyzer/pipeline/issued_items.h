@@ -33,6 +33,7 @@ struct IssuedItem {
   PhaseHint hint = PhaseHint::kNone;
   int32_t step = 0;     // index into the rank's steps in start order; 0 when it has none
   int32_t peer = -1;    // send / recv: the global peer rank when the trace records it
+  int64_t bytes = -1;   // send / recv: payload bytes when the trace records them
   TimeNs issue = 0;     // launch start (GPU) or op start (CPU)
   TimeNs start = 0;     // the activity itself
   TimeNs end = 0;

@@ -126,6 +126,7 @@ absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Op
 
   Result result;
   result.layers_before = options.layers_per_stage;
+  result.min_gain = options.min_gain;
   absl::StatusOr<Prediction> before = Predict(config, times);
   if (!before.ok()) return before.status();
   result.before = *before;

@@ -49,6 +49,7 @@ struct Result {
   std::vector<int32_t> layers_after;  // set when suggested
   Prediction after;                   // set when suggested
   int64_t moves_simulated = 0;
+  double min_gain = 0.0;  // Options::min_gain the suggestion was held to
 };
 
 // InvalidArgumentError when layers_per_stage does not have one entry >= 1 per stage of `shape`;

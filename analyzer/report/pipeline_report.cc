@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "report/job_report.h"
 #include "report/json_writer.h"
+#include "report/link_report.h"
 #include "report/text_table.h"
 
 namespace bubblescope {
@@ -102,6 +104,7 @@ void AppendOnePipeline(size_t index, const PipelineFigures& pipeline, std::strin
     absl::StrAppend(out, stages.Render(2));
   }
   if (pipeline.rebalance.has_value()) absl::StrAppend(out, RebalanceText(*pipeline.rebalance));
+  if (pipeline.crossrank.has_value()) absl::StrAppend(out, LinkText(*pipeline.crossrank));
   if (pipeline.findings.findings.empty()) {
     absl::StrAppend(out, "  findings: none\n");
     return;
@@ -223,6 +226,9 @@ class PipelineJson {
     } else {
       json_.Null();
     }
+    if (pipeline.crossrank.has_value()) {
+      WriteLinkMembers(*pipeline.crossrank, bubble.complete_iterations, json_);
+    }
     json_.EndObject();
   }
 
@@ -282,7 +288,8 @@ std::string PipelineText(const std::vector<PipelineFigures>& pipelines) {
 
 absl::StatusOr<std::string> AnalyzeJson(const rank_summary::Result& summary,
                                         const std::vector<PipelineFigures>& pipelines,
-                                        const SummaryReportOptions& options) {
+                                        const SummaryReportOptions& options,
+                                        const job_pipelines::JobSummary* job) {
   JsonWriter json(JsonWriterOptions{.indent = options.json_indent});
   PipelineJson writer(&json);
   json.BeginObject();
@@ -304,6 +311,7 @@ absl::StatusOr<std::string> AnalyzeJson(const rank_summary::Result& summary,
   json.BeginArray();
   for (const findings::Finding& finding : all_findings) writer.Finding(finding);
   json.EndArray();
+  if (job != nullptr) WriteJobMember(*job, json);
   json.EndObject();
   absl::StatusOr<std::string> document = json.Finish();
   if (document.ok()) document->push_back('\n');

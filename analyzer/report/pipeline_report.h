@@ -12,6 +12,7 @@
 #include "analysis/bubble.h"
 #include "analysis/findings.h"
 #include "analysis/rank_summary.h"
+#include "crossrank/job_pipelines.h"
 #include "pipeline/schedule_inference.h"
 #include "report/rebalance_report.h"
 #include "report/summary_report.h"
@@ -22,6 +23,9 @@ struct PipelineFigures {
   bubble::Result bubble;
   std::optional<schedule_inference::Result> shape;  // nullopt when inference failed
   findings::Result findings;
+  // Clock offsets, links and stall attribution (report/link_report.h); nullopt when the
+  // pipeline was not found from p2p traffic.
+  std::optional<job_pipelines::CrossRankFigures> crossrank;
   std::optional<RebalanceFigures> rebalance;  // only when the user gave layers per stage
 };
 
@@ -30,9 +34,11 @@ struct PipelineFigures {
 std::string PipelineText(const std::vector<PipelineFigures>& pipelines);
 
 // The analyze document of SummaryJson with "pipelines" and "findings" (every pipeline's
-// findings, by cost descending) added after its members. Fails only on writer misuse (a bug).
+// findings, by cost descending) added after its members, then "job" when `job` is given. Fails
+// only on writer misuse (a bug).
 absl::StatusOr<std::string> AnalyzeJson(const rank_summary::Result& summary,
                                         const std::vector<PipelineFigures>& pipelines,
-                                        const SummaryReportOptions& options);
+                                        const SummaryReportOptions& options,
+                                        const job_pipelines::JobSummary* job = nullptr);
 
 }  // namespace bubblescope

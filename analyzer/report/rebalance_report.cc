@@ -43,8 +43,8 @@ std::string RebalanceText(const RebalanceFigures& figures) {
   const rebalance::Result& result = *figures.result;
   if (!result.suggested) {
     absl::StrAppend(&out, "no single move of layers shortens the predicted iteration (",
-                    Millis(result.before.iteration_ns), " ms) enough; ",
-                    result.moves_simulated, " moves simulated\n");
+                    Millis(result.before.iteration_ns), " ms) by ", Percent(result.min_gain),
+                    " or more; ", result.moves_simulated, " moves simulated\n");
     return out;
   }
   absl::StrAppend(&out, "move ", result.layers, result.layers == 1 ? " layer" : " layers",

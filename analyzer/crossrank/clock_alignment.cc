@@ -1,0 +1,167 @@
+#include "crossrank/clock_alignment.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace bubblescope::clock_alignment {
+namespace {
+
+constexpr TimeNs kUnbounded = std::numeric_limits<TimeNs>::max();
+
+// What the transfers between two ranks a < b say about d = offset(b) - offset(a).
+struct PairEvidence {
+  std::vector<TimeNs> samples;  // rendezvous samples of d
+  TimeNs upper = kUnbounded;    // d <= upper
+  TimeNs lower = -kUnbounded;   // d >= lower
+};
+
+struct Edge {
+  TimeNs difference = 0;  // estimate of offset(b) - offset(a)
+  TimeNs uncertainty = 0;
+  int64_t samples = 0;
+};
+
+Edge Estimate(PairEvidence evidence) {
+  Edge edge;
+  edge.samples = static_cast<int64_t>(evidence.samples.size());
+  const bool bounded = evidence.lower <= evidence.upper;
+  if (evidence.samples.empty()) {
+    edge.difference = bounded ? std::clamp<TimeNs>(0, evidence.lower, evidence.upper) : 0;
+    if (evidence.upper != kUnbounded) edge.uncertainty = evidence.upper - edge.difference;
+    if (evidence.lower != -kUnbounded) {
+      edge.uncertainty = std::max(edge.uncertainty, edge.difference - evidence.lower);
+    }
+    return edge;
+  }
+  std::sort(evidence.samples.begin(), evidence.samples.end());
+  const TimeNs median = evidence.samples[(evidence.samples.size() - 1) / 2];
+  TimeNs clamped = median;
+  if (bounded) clamped = std::clamp(median, evidence.lower, evidence.upper);
+  edge.difference = clamped;
+  edge.uncertainty = clamped > median ? clamped - median : median - clamped;
+  for (TimeNs sample : evidence.samples) {
+    edge.uncertainty = std::max(edge.uncertainty, sample > clamped ? sample - clamped
+                                                                    : clamped - sample);
+  }
+  return edge;
+}
+
+// Rank is move-only (its NamePool hands out views into its own storage), so a copy re-interns
+// the names in id order, which gives every name its old id.
+Rank CopyRank(const Rank& from) {
+  Rank to;
+  to.rank = from.rank;
+  to.world_size = from.world_size;
+  to.source_path = from.source_path;
+  to.host = from.host;
+  to.pid = from.pid;
+  to.backend = from.backend;
+  to.devices = from.devices;
+  to.timelines = from.timelines;
+  to.annotations = from.annotations;
+  to.steps = from.steps;
+  to.memory = from.memory;
+  to.comms = from.comms;
+  to.process_groups = from.process_groups;
+  for (NameId id = kNoName + 1; id < from.names.size(); ++id) to.names.Intern(from.names.Get(id));
+  to.stats = from.stats;
+  return to;
+}
+
+void ShiftRank(Rank& rank, TimeNs delta) {
+  for (Timeline& timeline : rank.timelines) {
+    for (Interval& interval : timeline.intervals) {
+      interval.start += delta;
+      interval.end += delta;
+    }
+  }
+  for (Annotation& annotation : rank.annotations) {
+    annotation.start += delta;
+    annotation.end += delta;
+  }
+  for (ProfilerStep& step : rank.steps) {
+    step.start += delta;
+    step.end += delta;
+  }
+  for (MemorySample& sample : rank.memory) sample.time += delta;
+}
+
+}  // namespace
+
+Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options) {
+  Result result;
+  std::map<int32_t, size_t> position;
+  for (size_t i = 0; i < options.ranks.size(); ++i) {
+    position[options.ranks[i]] = i;
+    result.offsets.push_back(RankOffset{.rank = options.ranks[i]});
+  }
+  if (options.ranks.empty()) return result;
+
+  std::map<std::pair<int32_t, int32_t>, PairEvidence> evidence;  // keyed (a, b), a < b
+  for (const p2p_matching::Transfer& transfer : transfers) {
+    if (!position.contains(transfer.src) || !position.contains(transfer.dst) ||
+        transfer.src == transfer.dst) {
+      continue;
+    }
+    // In terms of d' = offset(dst) - offset(src); flipped when dst < src.
+    const TimeNs sample = transfer.recv.end - transfer.send.end;
+    const TimeNs upper = transfer.recv.end - transfer.send.start;
+    const bool flipped = transfer.dst < transfer.src;
+    PairEvidence& pair = evidence[flipped ? std::make_pair(transfer.dst, transfer.src)
+                                          : std::make_pair(transfer.src, transfer.dst)];
+    if (transfer.send.rendezvous && transfer.recv.rendezvous) {
+      pair.samples.push_back(flipped ? -sample : sample);
+    }
+    if (flipped) {
+      pair.lower = std::max(pair.lower, -upper);
+    } else {
+      pair.upper = std::min(pair.upper, upper);
+    }
+  }
+  std::map<int32_t, std::vector<std::pair<int32_t, Edge>>> neighbours;
+  for (auto& [key, pair] : evidence) {
+    Edge edge = Estimate(std::move(pair));
+    neighbours[key.first].push_back({key.second, edge});
+    Edge reverse = edge;
+    reverse.difference = -edge.difference;
+    neighbours[key.second].push_back({key.first, reverse});
+  }
+
+  // Breadth-first from the reference, neighbours in rank order, so the tree is deterministic.
+  RankOffset& reference = result.offsets.front();
+  reference.aligned = true;
+  std::deque<int32_t> queue = {reference.rank};
+  while (!queue.empty()) {
+    const int32_t rank = queue.front();
+    queue.pop_front();
+    const RankOffset from = result.offsets[position[rank]];
+    for (const auto& [next, edge] : neighbours[rank]) {
+      RankOffset& to = result.offsets[position[next]];
+      if (to.aligned) continue;
+      to.aligned = true;
+      to.offset_ns = from.offset_ns + edge.difference;
+      to.uncertainty_ns = from.uncertainty_ns + edge.uncertainty;
+      to.samples = edge.samples;
+      queue.push_back(next);
+    }
+  }
+  return result;
+}
+
+Trace ShiftClocks(const Trace& trace, const std::vector<RankOffset>& offsets) {
+  Trace shifted;
+  shifted.skipped_files = trace.skipped_files;
+  for (const Rank& rank : trace.ranks) {
+    for (const RankOffset& offset : offsets) {
+      if (offset.rank != rank.rank) continue;
+      shifted.ranks.push_back(CopyRank(rank));
+      if (offset.offset_ns != 0) ShiftRank(shifted.ranks.back(), -offset.offset_ns);
+    }
+  }
+  return shifted;
+}
+
+}  // namespace bubblescope::clock_alignment

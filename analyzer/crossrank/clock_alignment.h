@@ -1,0 +1,55 @@
+// Clock offsets between the ranks of one pipeline, from its matched transfers, and a copy of the
+// trace on one clock (docs/cross-rank.md, "Clocks").
+//
+// A rank's offset is how far its clock runs ahead of the reference clock (the pipeline's first
+// stage): trace time = reference time + offset. For a transfer src -> dst, d = offset(dst) -
+// offset(src) obeys two rules:
+//  - causality: the receive cannot complete before its send started, so
+//    d <= recv.end - send.start (and, from transfers dst -> src, d >= -(recv.end - send.start));
+//  - rendezvous (NCCL kernels, the simulator; p2p_graph::P2pOp::rendezvous): a send and its
+//    receive complete together, so each transfer gives one sample recv.end - send.end of d.
+// The estimate of d is the median of the rendezvous samples of both directions, clamped into the
+// causality bounds; its uncertainty is the largest distance of a sample from the estimate (0 when
+// the ranks really complete together), and at least the distance the clamp moved it. Without
+// rendezvous samples (gloo ops are buffered: a send may complete before its receive is posted)
+// only the bounds speak: d is 0 (a shared clock, as on one host) when they allow it, else the
+// nearest bound, and the uncertainty is the distance to the farther finite bound. Offsets are
+// chained from the first stage along a breadth-first tree of the pairs that exchanged data;
+// uncertainties add along the chain. A rank no matched transfer reaches keeps offset 0 and is
+// reported as not aligned. Traces that each start at their own zero align the same way: nothing
+// here assumes a shared time base.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bubblescope/trace.h"
+#include "crossrank/p2p_matching.h"
+
+namespace bubblescope::clock_alignment {
+
+struct RankOffset {
+  int32_t rank = -1;
+  bool aligned = false;  // false: no matched transfer connects it to the reference
+  TimeNs offset_ns = 0;  // rank clock - reference clock
+  TimeNs uncertainty_ns = 0;
+  int64_t samples = 0;  // transfers on the tree edge that placed it (0 for the reference)
+};
+
+struct Options {
+  // The pipeline's ranks; the first is the reference.
+  std::vector<int32_t> ranks;
+};
+
+struct Result {
+  std::vector<RankOffset> offsets;  // in Options::ranks order
+};
+
+Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options);
+
+// A copy of the listed ranks of `trace` (in trace order) with every timestamp moved by
+// -offset_ns (intervals, annotations, profiler steps, memory samples). Other ranks are left out:
+// a pipeline is measured on its own ranks only, and a DP x PP job need not be copied whole.
+Trace ShiftClocks(const Trace& trace, const std::vector<RankOffset>& offsets);
+
+}  // namespace bubblescope::clock_alignment

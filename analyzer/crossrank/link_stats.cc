@@ -1,0 +1,109 @@
+#include "crossrank/link_stats.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <utility>
+
+namespace bubblescope::link_stats {
+namespace {
+
+template <typename T>
+T NearestRank(std::vector<T> values, int32_t percent) {
+  if (values.empty()) return T{};
+  std::sort(values.begin(), values.end());
+  size_t rank = (values.size() * static_cast<size_t>(percent) + 99) / 100;
+  return values[std::max<size_t>(rank, 1) - 1];
+}
+
+TimeNs OffsetOf(const std::vector<clock_alignment::RankOffset>& offsets, int32_t rank) {
+  for (const clock_alignment::RankOffset& offset : offsets) {
+    if (offset.rank == rank) return offset.offset_ns;
+  }
+  return 0;
+}
+
+int32_t SizeClass(int64_t bytes) {
+  if (bytes <= 0) return -1;
+  return static_cast<int32_t>(std::bit_width(static_cast<uint64_t>(bytes)) - 1) / 2;
+}
+
+}  // namespace
+
+AlignedTransfer Align(const p2p_matching::Transfer& transfer,
+                      const std::vector<clock_alignment::RankOffset>& offsets) {
+  const TimeNs src = OffsetOf(offsets, transfer.src);
+  const TimeNs dst = OffsetOf(offsets, transfer.dst);
+  return AlignedTransfer{transfer.send.start - src, transfer.send.end - src,
+                         transfer.recv.start - dst, transfer.recv.end - dst};
+}
+
+std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
+                          const std::vector<clock_alignment::RankOffset>& offsets) {
+  struct Samples {
+    std::vector<TimeNs> transfer;
+    std::vector<double> gbps;
+    std::vector<int64_t> sizes;
+  };
+  std::map<std::pair<int32_t, int32_t>, std::pair<Link, Samples>> links;
+  for (const p2p_matching::Transfer& transfer : transfers) {
+    auto& [link, samples] = links[{transfer.src, transfer.dst}];
+    link.src = transfer.src;
+    link.dst = transfer.dst;
+    const AlignedTransfer aligned = Align(transfer, offsets);
+    const TimeNs both_posted = std::max(aligned.send_start, aligned.recv_start);
+    const TimeNs moving = std::max<TimeNs>(0, aligned.recv_end - both_posted);
+    const int64_t bytes = transfer.send.bytes >= 0 ? transfer.send.bytes : transfer.recv.bytes;
+    ++link.transfers;
+    link.transfer_total_ns += moving;
+    samples.transfer.push_back(moving);
+    if (bytes >= 0) {
+      link.bytes += bytes;
+      samples.sizes.push_back(bytes);
+    }
+    if (bytes > 0 && moving > 0) {
+      samples.gbps.push_back(static_cast<double>(bytes) * 8.0 / static_cast<double>(moving));
+    }
+    link.sender_wait_ns +=
+        std::max<TimeNs>(0, std::min(aligned.recv_start, aligned.send_end) - aligned.send_start);
+    link.receiver_wait_ns +=
+        std::max<TimeNs>(0, std::min(aligned.send_start, aligned.recv_end) - aligned.recv_start);
+  }
+  std::vector<Link> out;
+  for (auto& [key, entry] : links) {
+    auto& [link, samples] = entry;
+    link.transfer_median_ns = NearestRank(samples.transfer, 50);
+    link.median_message_bytes = samples.sizes.empty() ? -1 : NearestRank(samples.sizes, 50);
+    link.bandwidth_samples = static_cast<int64_t>(samples.gbps.size());
+    link.gbps_median = NearestRank(samples.gbps, 50);
+    link.gbps_p10 = NearestRank(samples.gbps, 10);
+    out.push_back(link);
+  }
+  return out;
+}
+
+void MarkSlowLinks(std::vector<std::vector<Link>*> pipelines, const SlowOptions& options) {
+  std::map<int32_t, std::vector<double>> by_class;
+  for (std::vector<Link>* links : pipelines) {
+    for (const Link& link : *links) {
+      if (link.bandwidth_samples == 0) continue;
+      by_class[SizeClass(link.median_message_bytes)].push_back(link.gbps_median);
+    }
+  }
+  for (std::vector<Link>* links : pipelines) {
+    for (Link& link : *links) {
+      link.slow = false;
+      link.reference_gbps = 0.0;
+      link.reference_links = 0;
+      if (link.bandwidth_samples == 0) continue;
+      const std::vector<double>& peers = by_class[SizeClass(link.median_message_bytes)];
+      link.reference_links = static_cast<int32_t>(peers.size());
+      if (link.reference_links < options.min_links_per_class) continue;
+      link.reference_gbps = NearestRank(peers, 50);
+      link.slow = link.gbps_median < options.threshold * link.reference_gbps;
+    }
+  }
+}
+
+}  // namespace bubblescope::link_stats

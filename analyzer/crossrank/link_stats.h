@@ -1,0 +1,69 @@
+// Per directed link: how much moved, how fast, and who waited (docs/cross-rank.md, "Links").
+//
+// On the aligned clock (each op's time minus its rank's clock offset), for a matched transfer:
+//   transfer time = recv end - the later of the two posts (send start, recv start), so time spent
+//                   waiting for the peer to post is not counted as transfer;
+//   bandwidth     = bytes * 8 / transfer time, in Gbit/s (bits per ns); transfers without a
+//                   known size or with zero transfer time have none;
+//   sender wait   = from the send's post to the recv's post (0 when the recv was posted first);
+//   receiver wait = from the recv's post to the send's post (0 when the send was posted first).
+// Percentiles are nearest-rank: the q-quantile of n sorted values is the ceil(q n)-th smallest.
+//
+// Slow link (MarkSlowLinks, over every link of the job at once): a link whose median bandwidth is
+// below threshold × the job's reference for messages of its size class, the reference being the
+// nearest-rank median of the median bandwidths of the job's links in that class. Size classes
+// are factor-of-4 bands of a link's median message size (floor(log2(bytes) / 2)). A class needs
+// at least 3 links for a reference, so a lone slow link stands out against healthy ones and a
+// job whose links are all alike is never flagged.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "crossrank/clock_alignment.h"
+#include "crossrank/p2p_matching.h"
+
+namespace bubblescope::link_stats {
+
+struct Link {
+  int32_t src = -1;
+  int32_t dst = -1;
+  int64_t transfers = 0;
+  int64_t bytes = 0;  // total of the known sizes
+  int64_t median_message_bytes = -1;  // -1 when no size is known
+  TimeNs transfer_median_ns = 0;
+  TimeNs transfer_total_ns = 0;
+  int64_t bandwidth_samples = 0;
+  double gbps_median = 0.0;  // 0 when bandwidth_samples is 0
+  double gbps_p10 = 0.0;
+  TimeNs sender_wait_ns = 0;    // summed over transfers
+  TimeNs receiver_wait_ns = 0;  // summed over transfers
+  // Set by MarkSlowLinks.
+  bool slow = false;
+  double reference_gbps = 0.0;  // 0 when the size class has no reference
+  int32_t reference_links = 0;  // links in the size class
+};
+
+// A transfer's times on the aligned clock.
+struct AlignedTransfer {
+  TimeNs send_start = 0;
+  TimeNs send_end = 0;
+  TimeNs recv_start = 0;
+  TimeNs recv_end = 0;
+};
+AlignedTransfer Align(const p2p_matching::Transfer& transfer,
+                      const std::vector<clock_alignment::RankOffset>& offsets);
+
+// One Link per directed (src, dst) pair with matched transfers, ordered by (src, dst).
+std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
+                          const std::vector<clock_alignment::RankOffset>& offsets);
+
+struct SlowOptions {
+  double threshold = 0.5;  // fraction of the reference bandwidth
+  int32_t min_links_per_class = 3;
+};
+
+// Sets slow / reference_gbps / reference_links on every link of every pipeline of the job.
+void MarkSlowLinks(std::vector<std::vector<Link>*> pipelines, const SlowOptions& options);
+
+}  // namespace bubblescope::link_stats

@@ -1,0 +1,157 @@
+#include "crossrank/p2p_graph.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "pipeline/issued_items.h"
+#include "pipeline/p2p_structure.h"
+
+namespace bubblescope::p2p_graph {
+namespace {
+
+// Union-find over positions in the trace's rank list.
+class Components {
+ public:
+  explicit Components(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
+  size_t Find(size_t i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+  void Join(size_t a, size_t b) { parent_[Find(a)] = Find(b); }
+
+ private:
+  std::vector<size_t> parent_;
+};
+
+// The p2p items of each rank's issued timeline (compute items dropped).
+std::vector<pipeline::IssuedTimeline> TransferTimelines(const Trace& trace) {
+  std::vector<pipeline::IssuedTimeline> timelines;
+  for (const Rank& rank : trace.ranks) {
+    pipeline::IssuedTimeline timeline = pipeline::BuildIssuedTimeline(rank);
+    std::erase_if(timeline.items, [](const pipeline::IssuedItem& item) {
+      return item.kind == pipeline::ItemKind::kCompute;
+    });
+    timelines.push_back(std::move(timeline));
+  }
+  return timelines;
+}
+
+// Stage order of one group of ranks; rank-id order (and a note) when the traffic does not tell.
+Pipeline OrderGroup(const std::vector<pipeline::IssuedTimeline>& group, bool peers,
+                    std::vector<std::string>* notes) {
+  Pipeline out;
+  out.peers_recorded = peers;
+  absl::StatusOr<std::vector<int32_t>> order = pipeline::InferStageOrder(group);
+  if (order.ok()) {
+    out.stage_order = *std::move(order);
+  } else {
+    out.stage_order_known = false;
+    for (const pipeline::IssuedTimeline& timeline : group) out.stage_order.push_back(timeline.rank);
+    std::sort(out.stage_order.begin(), out.stage_order.end());
+    notes->push_back(absl::StrCat("pipeline of ranks ", out.stage_order.front(), "..",
+                                  out.stage_order.back(), ": ", order.status().message(),
+                                  "; stages listed in rank order"));
+  }
+  if (peers && out.stage_order.size() >= 3) {
+    const int32_t first = out.stage_order.front();
+    for (const pipeline::IssuedTimeline& timeline : group) {
+      if (timeline.rank != out.stage_order.back()) continue;
+      for (const pipeline::IssuedItem& item : timeline.items) {
+        if (item.kind == pipeline::ItemKind::kSend && item.peer == first) out.interleaved = true;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const RankOps* Result::OpsOf(int32_t rank) const {
+  for (const RankOps& ops : ranks) {
+    if (ops.rank == rank) return &ops;
+  }
+  return nullptr;
+}
+
+Result Analyze(const Trace& trace, const Options& /*options*/) {
+  Result result;
+  std::vector<pipeline::IssuedTimeline> timelines = TransferTimelines(trace);
+  const bool peers = pipeline::PeersKnown(timelines);
+  std::map<int32_t, size_t> index_of;
+  for (size_t i = 0; i < trace.ranks.size(); ++i) index_of[trace.ranks[i].rank] = i;
+
+  Components components(trace.ranks.size());
+  std::vector<bool> has_p2p(trace.ranks.size(), false);
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    has_p2p[i] = !timelines[i].items.empty();
+    for (const pipeline::IssuedItem& item : timelines[i].items) {
+      auto peer = index_of.find(item.peer);
+      if (peers && peer != index_of.end()) components.Join(i, peer->second);
+      // Without recorded peers every rank with traffic is taken as one pipeline.
+      if (!peers) components.Join(i, 0);
+    }
+  }
+
+  std::map<size_t, std::vector<pipeline::IssuedTimeline>> groups;
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    if (!has_p2p[i]) {
+      result.ranks_without_p2p.push_back(trace.ranks[i].rank);
+      continue;
+    }
+    groups[components.Find(i)].push_back(timelines[i]);
+  }
+  for (auto& [root, group] : groups) {
+    result.pipelines.push_back(OrderGroup(group, peers, &result.notes));
+  }
+  std::sort(result.pipelines.begin(), result.pipelines.end(),
+            [](const Pipeline& a, const Pipeline& b) {
+              return *std::min_element(a.stage_order.begin(), a.stage_order.end()) <
+                     *std::min_element(b.stage_order.begin(), b.stage_order.end());
+            });
+
+  // Peers of a peerless p = 2 pipeline are certain: each rank's only neighbour.
+  std::map<int32_t, int32_t> certain_peer;
+  for (const Pipeline& pipeline : result.pipelines) {
+    if (peers) continue;
+    if (pipeline.stage_order.size() == 2) {
+      certain_peer[pipeline.stage_order[0]] = pipeline.stage_order[1];
+      certain_peer[pipeline.stage_order[1]] = pipeline.stage_order[0];
+    } else {
+      result.notes.push_back(absl::StrCat(
+          "no peer ranks recorded and p = ", pipeline.stage_order.size(),
+          ": a middle stage's sends and receives cannot be paired with their peers, so links and "
+          "clock offsets are not measured"));
+    }
+  }
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    RankOps rank_ops;
+    rank_ops.rank = timelines[i].rank;
+    for (const pipeline::IssuedItem& item : timelines[i].items) {
+      P2pOp op;
+      op.send = item.kind == pipeline::ItemKind::kSend;
+      op.peer = item.peer;
+      if (op.peer < 0) {
+        auto certain = certain_peer.find(rank_ops.rank);
+        if (certain != certain_peer.end()) {
+          op.peer = certain->second;
+          op.peer_inferred = true;
+        }
+      }
+      op.bytes = item.bytes;
+      op.rendezvous = !timelines[i].cpu_only;
+      op.step = item.step;
+      op.issue = item.issue;
+      op.start = item.start;
+      op.end = item.end;
+      rank_ops.ops.push_back(op);
+    }
+    result.ranks.push_back(std::move(rank_ops));
+  }
+  return result;
+}
+
+}  // namespace bubblescope::p2p_graph

@@ -1,0 +1,97 @@
+#include "report/job_report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "report/text_table.h"
+
+namespace bubblescope {
+namespace {
+
+std::string Percent(double fraction) { return absl::StrFormat("%.1f", 100.0 * fraction); }
+
+}  // namespace
+
+std::string JobText(const job_pipelines::JobSummary& job) {
+  std::string out = "\njob: ";
+  if (job.pipelines == 0) {
+    absl::StrAppend(&out, "no pipeline found (no rank has point-to-point traffic)\n");
+  } else {
+    absl::StrAppend(&out, job.pipelines, job.pipelines == 1 ? " pipeline" : " pipelines");
+    if (job.pipelines > 1) {
+      absl::StrAppend(&out, "; worst is pipeline ", job.worst_pipeline, " with bubble ",
+                      Percent(job.worst_bubble_fraction), "%, best ",
+                      Percent(job.best_bubble_fraction), "%, spread ",
+                      absl::StrFormat("%.1f", 100.0 * job.bubble_spread), " pp");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  if (!job.ranks_without_p2p.empty()) {
+    absl::StrAppend(&out, "  ranks without point-to-point traffic (in no pipeline): ",
+                    absl::StrJoin(job.ranks_without_p2p, ","), "\n");
+  }
+  for (const std::string& note : job.notes) absl::StrAppend(&out, "  note: ", note, "\n");
+  if (!job.collectives.empty()) {
+    absl::StrAppend(&out, "  collectives over all ranks:\n");
+    TextTable table({{"kind", Align::kLeft}, {"count"}, {"MiB"}, {"time_ms"}});
+    for (const job_pipelines::CollectiveSummary& kind : job.collectives) {
+      table.AddRow({kind.kind, absl::StrCat(kind.count),
+                    absl::StrFormat("%.2f", static_cast<double>(kind.bytes) / (1 << 20)),
+                    absl::StrFormat("%.3f", static_cast<double>(kind.time_ns) / 1e6)});
+    }
+    absl::StrAppend(&out, table.Render(2));
+  }
+  return out;
+}
+
+void WriteJobMember(const job_pipelines::JobSummary& job, JsonWriter& json) {
+  json.Key("job");
+  json.BeginObject();
+  json.Key("pipelines");
+  json.Int(job.pipelines);
+  json.Key("pipeline_found");
+  json.Bool(job.pipelines > 0);
+  json.Key("worst_pipeline");
+  if (job.worst_pipeline < 0) {
+    json.Null();
+  } else {
+    json.Int(job.worst_pipeline);
+  }
+  auto fraction = [&](std::string_view key, double value) {
+    json.Key(key);
+    if (job.pipelines == 0) {
+      json.Null();
+    } else {
+      json.Double(value);
+    }
+  };
+  fraction("worst_bubble_fraction", job.worst_bubble_fraction);
+  fraction("best_bubble_fraction", job.best_bubble_fraction);
+  fraction("bubble_spread", job.bubble_spread);
+  json.Key("ranks_without_p2p");
+  json.BeginArray();
+  for (int32_t rank : job.ranks_without_p2p) json.Int(rank);
+  json.EndArray();
+  json.Key("notes");
+  json.BeginArray();
+  for (const std::string& note : job.notes) json.String(note);
+  json.EndArray();
+  json.Key("collectives");
+  json.BeginArray();
+  for (const job_pipelines::CollectiveSummary& kind : job.collectives) {
+    json.BeginObject();
+    json.Key("kind");
+    json.String(kind.kind);
+    json.Key("count");
+    json.Int(kind.count);
+    json.Key("bytes");
+    json.Int(kind.bytes);
+    json.Key("time_us");
+    json.Decimal(kind.time_ns, 3);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
+}  // namespace bubblescope

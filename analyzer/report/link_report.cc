@@ -1,0 +1,182 @@
+#include "report/link_report.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "report/text_table.h"
+
+namespace bubblescope {
+namespace {
+
+std::string Millis(double ns) { return absl::StrFormat("%.3f", ns / 1e6); }
+std::string Micros(double ns) { return absl::StrFormat("%.3f", ns / 1e3); }
+
+std::string Stage(const std::vector<int32_t>& order, int32_t rank) {
+  auto it = std::find(order.begin(), order.end(), rank);
+  return it == order.end() ? "-" : absl::StrCat(it - order.begin());
+}
+
+std::string Gbps(const link_stats::Link& link, double gbps) {
+  return link.bandwidth_samples == 0 ? "-" : absl::StrFormat("%.2f", gbps);
+}
+
+void MicrosMember(JsonWriter& json, std::string_view key, int64_t ns) {
+  json.Key(key);
+  json.Decimal(ns, 3);
+}
+
+}  // namespace
+
+std::string LinkText(const job_pipelines::CrossRankFigures& figures) {
+  const std::vector<int32_t>& order = figures.pipeline.stage_order;
+  std::string out;
+  if (figures.pipeline.interleaved) {
+    absl::StrAppend(&out, "  the last stage sends back to the first: an interleaved cycle\n");
+  }
+  std::vector<std::string> offsets;
+  std::vector<int32_t> unaligned;
+  for (const clock_alignment::RankOffset& offset : figures.offsets) {
+    if (!offset.aligned) {
+      unaligned.push_back(offset.rank);
+      continue;
+    }
+    offsets.push_back(absl::StrFormat("rank %d %+.3f ms (+/- %s us)", offset.rank,
+                                      static_cast<double>(offset.offset_ns) / 1e6,
+                                      Micros(static_cast<double>(offset.uncertainty_ns))));
+  }
+  if (!order.empty()) {
+    absl::StrAppend(&out, "  clocks aligned to rank ", order.front(), ": ",
+                    absl::StrJoin(offsets, ", "), "\n");
+  }
+  if (!unaligned.empty()) {
+    absl::StrAppend(&out, "  not aligned (no matched transfer reaches them): ranks ",
+                    absl::StrJoin(unaligned, ","), "\n");
+  }
+  if (figures.links.empty()) {
+    absl::StrAppend(&out, "  links: none measured\n");
+  } else {
+    absl::StrAppend(&out, "  links (stage src -> dst), transfer and wait in ms:\n");
+    TextTable table({{"link", Align::kLeft}, {"stages", Align::kLeft}, {"transfers"},
+                     {"MiB"}, {"transfer_med"}, {"Gbit/s_med"}, {"Gbit/s_p10"},
+                     {"sender_wait"}, {"receiver_wait"}, {"slow", Align::kLeft}});
+    for (const link_stats::Link& link : figures.links) {
+      table.AddRow({absl::StrCat(link.src, "->", link.dst),
+                    absl::StrCat(Stage(order, link.src), "->", Stage(order, link.dst)),
+                    absl::StrCat(link.transfers),
+                    absl::StrFormat("%.2f", static_cast<double>(link.bytes) / (1 << 20)),
+                    Millis(static_cast<double>(link.transfer_median_ns)),
+                    Gbps(link, link.gbps_median), Gbps(link, link.gbps_p10),
+                    Millis(static_cast<double>(link.sender_wait_ns)),
+                    Millis(static_cast<double>(link.receiver_wait_ns)),
+                    link.slow ? "SLOW" : ""});
+    }
+    absl::StrAppend(&out, table.Render(2));
+  }
+  const double iterations =
+      static_cast<double>(std::max<int64_t>(1, figures.stalls.complete_iterations));
+  for (const stall_attribution::PeerStall& stall : figures.stalls.stalls) {
+    absl::StrAppend(&out, "  stage ", Stage(order, stall.rank), " (rank ", stall.rank,
+                    ") stalled ", Millis(static_cast<double>(stall.total_ns()) / iterations),
+                    " ms per iteration on stage ", Stage(order, stall.peer), " (rank ",
+                    stall.peer, "): ",
+                    Millis(static_cast<double>(stall.waiting_for_post_ns) / iterations),
+                    " waiting for it to post, ",
+                    Millis(static_cast<double>(stall.in_transfer_ns) / iterations),
+                    " in transfer\n");
+  }
+  if (figures.ops_without_peer > 0) {
+    absl::StrAppend(&out, "  ", figures.ops_without_peer,
+                    " p2p ops without a known peer are left out of the links\n");
+  }
+  return out;
+}
+
+void WriteLinkMembers(const job_pipelines::CrossRankFigures& figures, int64_t complete_iterations,
+                      JsonWriter& json) {
+  const std::vector<int32_t>& order = figures.pipeline.stage_order;
+  json.Key("interleaved");
+  json.Bool(figures.pipeline.interleaved);
+  json.Key("clock_reference_rank");
+  if (order.empty()) {
+    json.Null();
+  } else {
+    json.Int(order.front());
+  }
+  json.Key("clock_offsets_us");
+  json.BeginObject();
+  for (const clock_alignment::RankOffset& offset : figures.offsets) {
+    if (offset.aligned) MicrosMember(json, absl::StrCat(offset.rank), offset.offset_ns);
+  }
+  json.EndObject();
+  json.Key("clock_uncertainty_us");
+  json.BeginObject();
+  for (const clock_alignment::RankOffset& offset : figures.offsets) {
+    if (offset.aligned) MicrosMember(json, absl::StrCat(offset.rank), offset.uncertainty_ns);
+  }
+  json.EndObject();
+  json.Key("unaligned_ranks");
+  json.BeginArray();
+  for (const clock_alignment::RankOffset& offset : figures.offsets) {
+    if (!offset.aligned) json.Int(offset.rank);
+  }
+  json.EndArray();
+  json.Key("links");
+  json.BeginArray();
+  for (const link_stats::Link& link : figures.links) {
+    json.BeginObject();
+    json.Key("src");
+    json.Int(link.src);
+    json.Key("dst");
+    json.Int(link.dst);
+    json.Key("transfers");
+    json.Int(link.transfers);
+    json.Key("bytes");
+    json.Int(link.bytes);
+    MicrosMember(json, "transfer_us_median", link.transfer_median_ns);
+    json.Key("gbps_median");
+    if (link.bandwidth_samples == 0) {
+      json.Null();
+    } else {
+      json.Double(link.gbps_median);
+    }
+    json.Key("gbps_p10");
+    if (link.bandwidth_samples == 0) {
+      json.Null();
+    } else {
+      json.Double(link.gbps_p10);
+    }
+    MicrosMember(json, "wait_us", link.sender_wait_ns + link.receiver_wait_ns);
+    MicrosMember(json, "sender_wait_us", link.sender_wait_ns);
+    MicrosMember(json, "receiver_wait_us", link.receiver_wait_ns);
+    json.Key("slow");
+    json.Bool(link.slow);
+    json.Key("reference_gbps");
+    if (link.reference_gbps > 0.0) {
+      json.Double(link.reference_gbps);
+    } else {
+      json.Null();
+    }
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("stall_by_peer");
+  json.BeginArray();
+  const int64_t iterations = std::max<int64_t>(1, complete_iterations);
+  for (const stall_attribution::PeerStall& stall : figures.stalls.stalls) {
+    json.BeginObject();
+    json.Key("rank");
+    json.Int(stall.rank);
+    json.Key("peer");
+    json.Int(stall.peer);
+    MicrosMember(json, "waiting_for_post_us", stall.waiting_for_post_ns);
+    MicrosMember(json, "in_transfer_us", stall.in_transfer_ns);
+    MicrosMember(json, "per_iteration_us", stall.total_ns() / iterations);
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
+}  // namespace bubblescope

@@ -1,0 +1,120 @@
+// Clock alignment, link figures and slow-link marking on hand-made transfers, each expected value
+// worked out by hand in the comments.
+#include <cstdint>
+#include <vector>
+
+#include "crossrank/clock_alignment.h"
+#include "crossrank/link_stats.h"
+#include "crossrank/p2p_matching.h"
+#include "gtest/gtest.h"
+
+namespace bubblescope {
+namespace {
+
+p2p_matching::Transfer Make(int32_t src, int32_t dst, TimeNs send_start, TimeNs send_end,
+                            TimeNs recv_start, TimeNs recv_end, bool rendezvous,
+                            int64_t bytes = 1000) {
+  p2p_matching::Transfer transfer;
+  transfer.src = src;
+  transfer.dst = dst;
+  transfer.send = p2p_graph::P2pOp{.send = true, .peer = dst, .bytes = bytes,
+                                   .rendezvous = rendezvous, .start = send_start,
+                                   .end = send_end};
+  transfer.recv = p2p_graph::P2pOp{.send = false, .peer = src, .bytes = bytes,
+                                   .rendezvous = rendezvous, .start = recv_start,
+                                   .end = recv_end};
+  return transfer;
+}
+
+TEST(ClockAlignmentTest, RendezvousMedianOfBothDirections) {
+  // Rank 1 runs 500 ns ahead: every end pair differs by 500, except one outlier at 540 (d = 540)
+  // and one reverse transfer (1 -> 0) whose ends differ by -500 (d = +500).
+  std::vector<p2p_matching::Transfer> transfers = {
+      Make(0, 1, 100, 200, 550, 700, true), Make(0, 1, 300, 400, 850, 900, true),
+      Make(0, 1, 1000, 1100, 1500, 1640, true), Make(1, 0, 2600, 2700, 2050, 2200, true)};
+  clock_alignment::Result result =
+      clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
+  ASSERT_EQ(result.offsets.size(), 2u);
+  EXPECT_TRUE(result.offsets[0].aligned);
+  EXPECT_EQ(result.offsets[0].offset_ns, 0);
+  EXPECT_TRUE(result.offsets[1].aligned);
+  EXPECT_EQ(result.offsets[1].offset_ns, 500);     // samples 500, 500, 540, 500: median 500
+  EXPECT_EQ(result.offsets[1].uncertainty_ns, 40);  // the outlier's distance
+  EXPECT_EQ(result.offsets[1].samples, 4);
+}
+
+TEST(ClockAlignmentTest, BufferedOpsUseOnlyCausality) {
+  // gloo-style: no rendezvous. 0 -> 1: recv ends at 900 (rank 1's clock), send started at 1000
+  // (rank 0's clock), so d <= -100: rank 1 is at least 100 ns behind. 1 -> 0: recv end 5000 on
+  // rank 0, send start 4800 on rank 1: -d <= 200, d >= -200. d = -100, the bound nearest 0;
+  // uncertainty = distance to the farther bound, 100.
+  std::vector<p2p_matching::Transfer> transfers = {Make(0, 1, 1000, 1010, 850, 900, false),
+                                                   Make(1, 0, 4800, 4810, 4700, 5000, false)};
+  clock_alignment::Result result =
+      clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
+  EXPECT_EQ(result.offsets[1].offset_ns, -100);
+  EXPECT_EQ(result.offsets[1].uncertainty_ns, 100);
+  EXPECT_EQ(result.offsets[1].samples, 0);
+}
+
+TEST(ClockAlignmentTest, UnreachedRankStaysUnaligned) {
+  std::vector<p2p_matching::Transfer> transfers = {Make(0, 1, 0, 10, 0, 10, true)};
+  clock_alignment::Result result =
+      clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1, 2}});
+  EXPECT_TRUE(result.offsets[1].aligned);
+  EXPECT_FALSE(result.offsets[2].aligned);
+  EXPECT_EQ(result.offsets[2].offset_ns, 0);
+}
+
+TEST(LinkStatsTest, TransferTimeStartsAtTheLaterPost) {
+  // Rank 1's clock is 1000 ns ahead. Aligned: send 0..300, recv 100..300 -> transfer from 100
+  // (later post) to 300 = 200 ns; 1000 bytes * 8 / 200 = 40 Gbit/s; receiver waited 0, sender
+  // 100. Second: send 1000..1100, recv 400..1100 -> transfer 100 ns (80 Gbit/s), receiver waited
+  // 600. Median (nearest rank, 1st of 2) 40 and p10 40; transfer median 100.
+  std::vector<p2p_matching::Transfer> transfers = {Make(0, 1, 0, 300, 1100, 1300, true),
+                                                   Make(0, 1, 1000, 1100, 1400, 2100, true)};
+  std::vector<clock_alignment::RankOffset> offsets = {{.rank = 0, .aligned = true},
+                                                      {.rank = 1, .aligned = true,
+                                                       .offset_ns = 1000}};
+  std::vector<link_stats::Link> links = link_stats::Analyze(transfers, offsets);
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_EQ(links[0].transfers, 2);
+  EXPECT_EQ(links[0].bytes, 2000);
+  EXPECT_EQ(links[0].transfer_median_ns, 100);
+  EXPECT_DOUBLE_EQ(links[0].gbps_median, 40.0);
+  EXPECT_DOUBLE_EQ(links[0].gbps_p10, 40.0);
+  EXPECT_EQ(links[0].sender_wait_ns, 100);
+  EXPECT_EQ(links[0].receiver_wait_ns, 600);
+}
+
+link_stats::Link LinkOf(int32_t src, double gbps, int64_t bytes) {
+  link_stats::Link link;
+  link.src = src;
+  link.dst = src + 1;
+  link.bandwidth_samples = 1;
+  link.gbps_median = gbps;
+  link.median_message_bytes = bytes;
+  return link;
+}
+
+TEST(LinkStatsTest, SlowOnlyAgainstEnoughLinksOfItsSize) {
+  // Size class 1 MiB: 100, 100, 30 -> reference (2nd of 3) 100; 30 < 50 is slow. Class 1 KiB:
+  // only two links (100 and 10): no reference, nothing flagged.
+  std::vector<link_stats::Link> a = {LinkOf(0, 100.0, 1 << 20), LinkOf(1, 30.0, 1 << 20),
+                                     LinkOf(2, 10.0, 1024)};
+  std::vector<link_stats::Link> b = {LinkOf(0, 100.0, 1 << 20), LinkOf(1, 100.0, 1024)};
+  link_stats::MarkSlowLinks({&a, &b}, link_stats::SlowOptions{});
+  EXPECT_FALSE(a[0].slow);
+  EXPECT_TRUE(a[1].slow);
+  EXPECT_DOUBLE_EQ(a[1].reference_gbps, 100.0);
+  EXPECT_EQ(a[1].reference_links, 3);
+  EXPECT_FALSE(a[2].slow);
+  EXPECT_EQ(a[2].reference_links, 2);
+  EXPECT_FALSE(b[0].slow);
+  EXPECT_FALSE(b[1].slow);
+  link_stats::MarkSlowLinks({&a, &b}, link_stats::SlowOptions{.threshold = 0.25});
+  EXPECT_FALSE(a[1].slow);  // 30 >= 25
+}
+
+}  // namespace
+}  // namespace bubblescope

@@ -1,0 +1,118 @@
+// The cross-rank parts of the analyze report from hand-built figures: the link members of a
+// pipeline and the job member in JSON (keys, ns -> µs, nulls), and their text lines.
+#include "report/job_report.h"
+#include "report/link_report.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "report/json_writer.h"
+#include "simdjson.h"
+
+namespace bubblescope {
+namespace {
+
+using ::testing::HasSubstr;
+
+job_pipelines::CrossRankFigures TwoStages() {
+  job_pipelines::CrossRankFigures figures;
+  figures.pipeline.stage_order = {5, 4};
+  figures.offsets = {{.rank = 5, .aligned = true},
+                     {.rank = 4, .aligned = true, .offset_ns = -2'500'000,
+                      .uncertainty_ns = 1500}};
+  link_stats::Link link;
+  link.src = 5;
+  link.dst = 4;
+  link.transfers = 8;
+  link.bytes = 8 << 20;
+  link.transfer_median_ns = 83887;
+  link.bandwidth_samples = 8;
+  link.gbps_median = 100.0;
+  link.gbps_p10 = 90.0;
+  link.sender_wait_ns = 1000;
+  link.receiver_wait_ns = 2'000'000;
+  link.slow = true;
+  link.reference_gbps = 400.0;
+  figures.links.push_back(link);
+  figures.stalls.complete_iterations = 2;
+  figures.stalls.stalls.push_back(stall_attribution::PeerStall{
+      .rank = 4, .peer = 5, .waiting_for_post_ns = 28'000'000, .in_transfer_ns = 2'000'000});
+  return figures;
+}
+
+TEST(LinkReportTest, JsonMembers) {
+  JsonWriter json;
+  json.BeginObject();
+  WriteLinkMembers(TwoStages(), 2, json);
+  json.EndObject();
+  absl::StatusOr<std::string> text = json.Finish();
+  ASSERT_TRUE(text.ok()) << text.status();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+  EXPECT_FALSE(bool(doc["interleaved"]));
+  EXPECT_EQ(int64_t(doc["clock_reference_rank"]), 5);
+  EXPECT_DOUBLE_EQ(double(doc["clock_offsets_us"]["4"]), -2500.0);
+  EXPECT_DOUBLE_EQ(double(doc["clock_uncertainty_us"]["4"]), 1.5);
+  simdjson::dom::element link = doc["links"].at(0);
+  EXPECT_EQ(int64_t(link["src"]), 5);
+  EXPECT_EQ(int64_t(link["dst"]), 4);
+  EXPECT_EQ(int64_t(link["bytes"]), 8 << 20);
+  EXPECT_DOUBLE_EQ(double(link["transfer_us_median"]), 83.887);
+  EXPECT_DOUBLE_EQ(double(link["gbps_median"]), 100.0);
+  EXPECT_DOUBLE_EQ(double(link["wait_us"]), 2001.0);  // 1000 + 2 000 000 ns
+  EXPECT_TRUE(bool(link["slow"]));
+  simdjson::dom::element stall = doc["stall_by_peer"].at(0);
+  EXPECT_DOUBLE_EQ(double(stall["per_iteration_us"]), 15000.0);  // 30 ms over 2 iterations
+}
+
+TEST(LinkReportTest, TextSaysWhoWaitedForWhom) {
+  std::string text = LinkText(TwoStages());
+  EXPECT_THAT(text, HasSubstr("clocks aligned to rank 5: rank 5 +0.000 ms (+/- 0.000 us), "
+                              "rank 4 -2.500 ms (+/- 1.500 us)"));
+  EXPECT_THAT(text, HasSubstr("SLOW"));
+  EXPECT_THAT(text, HasSubstr("stage 1 (rank 4) stalled 15.000 ms per iteration on stage 0 "
+                              "(rank 5): 14.000 waiting for it to post, 1.000 in transfer"));
+}
+
+TEST(JobReportTest, NoPipelineSummarisesCollectives) {
+  job_pipelines::JobSummary job;
+  job.ranks_without_p2p = {0, 1};
+  job.collectives.push_back({.kind = "all_reduce", .count = 6, .bytes = 3 << 20,
+                             .time_ns = 1'234'567});
+  std::string text = JobText(job);
+  EXPECT_THAT(text, HasSubstr("job: no pipeline found"));
+  EXPECT_THAT(text, HasSubstr("in no pipeline): 0,1"));
+  EXPECT_THAT(text, HasSubstr("all_reduce"));
+  EXPECT_THAT(text, HasSubstr("1.235"));  // ms
+
+  JsonWriter json;
+  json.BeginObject();
+  WriteJobMember(job, json);
+  json.EndObject();
+  absl::StatusOr<std::string> document = json.Finish();
+  ASSERT_TRUE(document.ok()) << document.status();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(*document).get(doc), simdjson::SUCCESS);
+  EXPECT_FALSE(bool(doc["job"]["pipeline_found"]));
+  EXPECT_TRUE(doc["job"]["worst_pipeline"].is_null());
+  EXPECT_TRUE(doc["job"]["bubble_spread"].is_null());
+  EXPECT_EQ(int64_t(doc["job"]["collectives"].at(0)["bytes"]), 3 << 20);
+  EXPECT_DOUBLE_EQ(double(doc["job"]["collectives"].at(0)["time_us"]), 1234.567);
+}
+
+TEST(JobReportTest, SeveralPipelinesNameTheWorst) {
+  job_pipelines::JobSummary job;
+  job.pipelines = 2;
+  job.worst_pipeline = 1;
+  job.worst_bubble_fraction = 0.40;
+  job.best_bubble_fraction = 0.25;
+  job.bubble_spread = 0.15;
+  EXPECT_THAT(JobText(job), HasSubstr("job: 2 pipelines; worst is pipeline 1 with bubble 40.0%, "
+                                      "best 25.0%, spread 15.0 pp"));
+}
+
+}  // namespace
+}  // namespace bubblescope

@@ -1,0 +1,80 @@
+// The rebalance block of the report, text and JSON, for each outcome.
+#include "report/rebalance_report.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+
+namespace bubblescope {
+namespace {
+
+using ::testing::HasSubstr;
+
+simdjson::dom::element Parse(simdjson::dom::parser& parser, const RebalanceFigures& figures,
+                             std::string* text) {
+  JsonWriter json;
+  WriteRebalanceJson(figures, json);
+  absl::StatusOr<std::string> document = json.Finish();
+  EXPECT_TRUE(document.ok()) << document.status();
+  *text = document.ok() ? *document : "null";
+  return parser.parse(*text).value();
+}
+
+TEST(RebalanceReportTest, Suggested) {
+  rebalance::Result result;
+  result.layers_before = {8, 8, 8, 8};
+  result.before = {57000, 0.5};
+  result.suggested = true;
+  result.from_stage = 2;
+  result.to_stage = 0;
+  result.from_rank = 12;
+  result.to_rank = 10;
+  result.layers = 3;
+  result.layers_after = {11, 8, 5, 8};
+  result.after = {43875, 0.25};
+  result.moves_simulated = 84;
+  RebalanceFigures figures{.layers_per_stage = {8, 8, 8, 8}, .result = result};
+  const std::string text = RebalanceText(figures);
+  EXPECT_THAT(text, HasSubstr("rebalance (layers 8,8,8,8): move 3 layers from stage 2 (rank 12) "
+                              "to stage 0 (rank 10) -> layers 11,8,5,8"));
+  EXPECT_THAT(text, HasSubstr("predicted iteration 0.057 -> 0.044 ms, bubble 50.0% -> 25.0%"));
+  simdjson::dom::parser parser;
+  std::string json;
+  simdjson::dom::element doc = Parse(parser, figures, &json);
+  EXPECT_TRUE(bool(doc["suggested"]));
+  EXPECT_TRUE(doc["unavailable"].is_null());
+  EXPECT_EQ(int64_t(doc["from_rank"]), 12);
+  EXPECT_EQ(int64_t(doc["layers"]), 3);
+  EXPECT_DOUBLE_EQ(double(doc["predicted_iteration_us_after"]), 43.875);
+  EXPECT_DOUBLE_EQ(double(doc["predicted_bubble_fraction_before"]), 0.5);
+}
+
+TEST(RebalanceReportTest, NotSuggestedAndUnavailable) {
+  rebalance::Result result;
+  result.before = {33056000, 0.4};
+  result.moves_simulated = 84;
+  result.min_gain = 0.01;
+  RebalanceFigures quiet{.layers_per_stage = {8, 8, 8, 8}, .result = result};
+  EXPECT_THAT(RebalanceText(quiet),
+              HasSubstr("no single move of layers shortens the predicted iteration (33.056 ms) "
+                        "by 1.0% or more; 84 moves simulated"));
+  simdjson::dom::parser parser;
+  std::string json;
+  simdjson::dom::element doc = Parse(parser, quiet, &json);
+  EXPECT_FALSE(bool(doc["suggested"]));
+  EXPECT_EQ(doc["from_stage"].error(), simdjson::NO_SUCH_FIELD);
+
+  RebalanceFigures unknown{.layers_per_stage = {4, 4},
+                           .result = absl::FailedPreconditionError("the pipeline's shape is unknown")};
+  EXPECT_EQ(RebalanceText(unknown),
+            "  rebalance (layers 4,4): not possible: the pipeline's shape is unknown\n");
+  simdjson::dom::parser parser2;
+  doc = Parse(parser2, unknown, &json);
+  EXPECT_EQ(std::string_view(doc["unavailable"]), "the pipeline's shape is unknown");
+  EXPECT_EQ(doc["suggested"].error(), simdjson::NO_SUCH_FIELD);
+}
+
+}  // namespace
+}  // namespace bubblescope
