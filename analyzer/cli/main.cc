@@ -7,6 +7,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/analyze_command.h"
 #include "cli/command.h"
+#include "cli/record_command.h"
 #include "cli/simulate_command.h"
 
 namespace {
@@ -17,6 +18,7 @@ Run 'bubblescope COMMAND --help' for the options of one command.
 Examples:
   bubblescope analyze traces/
   bubblescope analyze rank0.json.gz rank1.json.gz --format json -o summary.json
+  bubblescope record -o traces/ -- torchrun --nproc-per-node 8 train.py
 )";
 
 // The parse error's message and where to look for help; names the subcommand that was reached.
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<bubblescope::Command>> commands;
   commands.push_back(std::make_unique<bubblescope::AnalyzeCommand>(BUBBLESCOPE_VERSION));
   commands.push_back(std::make_unique<bubblescope::SimulateCommand>());
+  commands.push_back(std::make_unique<bubblescope::RecordCommand>());
   for (const auto& command : commands) command->Register(app);
 
   try {

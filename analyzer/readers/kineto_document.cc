@@ -32,10 +32,18 @@ std::string_view JsonTypeName(std::string_view token) {
   }
 }
 
-class DocumentWalker {
+class DocumentWalker : public ProcessMetadataSink {
  public:
   DocumentWalker(const DocumentView& view, Rank* rank, RankBuilder* builder)
-      : view_(view), begin_(view.json.data()), rank_(rank), builder_(builder) {}
+      : view_(view), begin_(view.json.data()), rank_(rank), builder_(builder) {
+    event_reader_.set_process_metadata_sink(this);
+  }
+  DocumentWalker(const DocumentWalker&) = delete;
+  DocumentWalker& operator=(const DocumentWalker&) = delete;
+
+  simdjson::error_code ReadProcessArgs(ondemand::value& args) override {
+    return ReadProcessMetadata(args, begin_, view_.bias, rank_, builder_);
+  }
 
   WalkResult Walk(ondemand::parser& parser) {
     if (auto error = parser.iterate(view_.json).get(document_)) {

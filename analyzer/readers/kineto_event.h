@@ -79,8 +79,23 @@ struct EventFields {
   EventArgs args;
 };
 
+// The collector's process-metadata event ("ph":"M", "name":"bubblescope_process"): its args hold
+// the rank, world size, host, pid and devices that a Kineto file keeps in top-level members.
+inline constexpr std::string_view kProcessMetadataEventName = "bubblescope_process";
+
+// Receives the args of a process-metadata event while the event is being read.
+class ProcessMetadataSink {
+ public:
+  virtual ~ProcessMetadataSink() = default;
+  virtual simdjson::error_code ReadProcessArgs(simdjson::ondemand::value& args) = 0;
+};
+
 class EventFieldReader {
  public:
+  // Where the args of a process-metadata event go; they are handed over only when "ph" and "name"
+  // come before "args" in the event (the collector always writes them in that order).
+  void set_process_metadata_sink(ProcessMetadataSink* sink) { metadata_sink_ = sink; }
+
   // Reads the fields of `event` into `*fields`, visiting each once and stopping early once the
   // event is known to be of no interest. Returns a simdjson error only for broken JSON syntax,
   // which ends the walk; a field of the wrong type only marks the event damaged.
@@ -94,6 +109,7 @@ class EventFieldReader {
   simdjson::error_code ReadRanksArray(simdjson::ondemand::array& ranks, EventArgs* args);
 
   std::vector<int32_t> pg_ranks_;
+  ProcessMetadataSink* metadata_sink_ = nullptr;
 };
 
 // Parses a rank list written as a string, "[0, 1, 2, 3]"; false if it is not one.

@@ -219,4 +219,25 @@ simdjson::error_code ReadDistributedInfo(ondemand::value& value, const char* beg
   });
 }
 
+simdjson::error_code ReadProcessMetadata(ondemand::value& value, const char* begin, int64_t bias,
+                                         Rank* rank, RankBuilder* builder) {
+  FieldReader reader(begin, bias, rank);
+  ondemand::object object;
+  bool opened = false;
+  if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
+  return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
+    const std::string_view field_token = field_value.raw_json_token();
+    if (key == "distributedInfo") {
+      return ReadDistributedInfo(field_value, begin, bias, rank, builder);
+    } else if (key == "deviceProperties") {
+      return ReadDeviceProperties(field_value, begin, bias, rank);
+    } else if (key == "host") {
+      reader.Text(field_token, &rank->host);
+    } else if (key == "pid") {
+      reader.Integer(field_token, &rank->pid);
+    }
+    return simdjson::SUCCESS;
+  });
+}
+
 }  // namespace bubblescope::kineto

@@ -1,5 +1,6 @@
 // The top-level members of a Kineto trace besides its events: the GPUs ("deviceProperties") and
-// the job's distributed setup ("distributedInfo": rank, world size, backend, process groups).
+// the job's distributed setup ("distributedInfo": rank, world size, backend, process groups); and
+// the same facts as bubblescope's collector writes them, in the args of its process-metadata event.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,11 @@ namespace bubblescope::kineto {
 simdjson::error_code ReadDeviceProperties(simdjson::ondemand::value& value, const char* begin,
                                           int64_t bias, Rank* rank);
 simdjson::error_code ReadDistributedInfo(simdjson::ondemand::value& value, const char* begin,
+                                         int64_t bias, Rank* rank, RankBuilder* builder);
+
+// The args of the collector's "bubblescope_process" metadata event: "distributedInfo" and
+// "deviceProperties" as above, plus "host" (text) and "pid" (integer).
+simdjson::error_code ReadProcessMetadata(simdjson::ondemand::value& value, const char* begin,
                                          int64_t bias, Rank* rank, RankBuilder* builder);
 
 }  // namespace bubblescope::kineto

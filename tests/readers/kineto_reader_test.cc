@@ -405,6 +405,37 @@ TEST(KinetoReaderTest, MetadataEventsAreNotCounted) {
   }
 }
 
+// The collector keeps rank, world size, host, pid and devices in the args of a first "M" event
+// of the array form; they fill the same Rank fields as distributedInfo and deviceProperties.
+TEST(KinetoReaderTest, CollectorProcessMetadataEventFillsTheRank) {
+  const ReadResult result = ReadJson(R"([
+    {"ph":"M","name":"bubblescope_process","pid":4242,"tid":0,"args":{
+      "distributedInfo":{"rank":3,"world_size":8,"backend":"nccl"},"host":"node-a","pid":4242,
+      "local_rank":3,"clock":{"source":"cupti"},
+      "deviceProperties":[{"id":1,"name":"H100","totalGlobalMem":85000000000,
+                           "computeMajor":9,"computeMinor":0,"numSms":132}]}},
+    {"ph":"M","name":"bubblescope_process","pid":1,"tid":0,"args":{"host":7}},
+    {"ph":"M","args":{"distributedInfo":{"rank":5}},"name":"bubblescope_process","pid":1,"tid":0},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":1,"tid":7,"ts":1,"dur":1,"args":{"device":1,"stream":7}}
+  ])");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  const Rank& rank = result.rank;
+  EXPECT_EQ(rank.rank, 3);  // the third event's args come before its name: not read
+  EXPECT_EQ(rank.world_size, 8);
+  EXPECT_EQ(rank.backend, "nccl");
+  EXPECT_EQ(rank.host, "node-a");  // the second event's number is counted, not taken
+  EXPECT_EQ(rank.pid, 4242);
+  ASSERT_EQ(rank.devices.size(), 1u);
+  EXPECT_EQ(rank.devices[0].id, 1);
+  EXPECT_EQ(rank.devices[0].name, "H100");
+  EXPECT_EQ(rank.devices[0].total_memory_bytes, 85000000000);
+  EXPECT_EQ(rank.devices[0].compute_major, 9);
+  EXPECT_EQ(rank.devices[0].multiprocessors, 132);
+  EXPECT_EQ(rank.stats.count(ImportCounter::kWrongFieldType), 1u);
+  EXPECT_EQ(rank.stats.count(ImportCounter::kUnterminatedArray), 0u);
+  EXPECT_EQ(IntervalCount(rank), 1u);
+}
+
 TEST(KinetoReaderTest, ReaderIsReusableAcrossFiles) {
   KinetoReader reader;
   Rank rank;

@@ -1,0 +1,254 @@
+#include "cli/record_command.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <filesystem>
+#include <system_error>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cli/child_process.h"
+#include "cli/record_outputs.h"
+
+namespace bubblescope {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::array<absl::string_view, 8> kKinds = {
+    "kernel", "memcpy", "memset", "memory", "nvtx", "runtime", "driver", "nccl"};
+
+// Signals a job launcher is expected to pass on (docs/record.md).
+constexpr std::array<int, 6> kForwardedSignals = {SIGINT,  SIGTERM, SIGHUP,
+                                                  SIGQUIT, SIGUSR1, SIGUSR2};
+
+constexpr int64_t kMaxFlushMs = 86'400'000;  // a day: longer is surely a mistake
+
+// Missing ranks named in the warning before it only counts the rest.
+constexpr size_t kMissingRanksShown = 16;
+
+constexpr char kRecordFooter[] = R"(
+  bubblescope record [OPTIONS] -- COMMAND [ARGS...]
+
+COMMAND and everything it starts run with the CUPTI collector injected (CUDA_INJECTION64_PATH,
+NCCL_PROFILER_PLUGIN) and configured (BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS,
+BUBBLESCOPE_FLUSH_MS); the rest of the environment is passed on unchanged. Every CUDA process
+writes DIR/bubblescope-rank<R>-world<W>-<host>-<pid>.json. Once COMMAND ends, record lists the
+trace files it wrote and warns about ranks that wrote none. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+SIGUSR1 and SIGUSR2 sent to record are passed on to COMMAND.
+
+Kinds: kernel, memcpy, memset, memory (device allocations), nvtx (the job's and NCCL's ranges),
+runtime, driver (CUDA API calls, which link kernels to their launches), nccl (point-to-point
+transfers with peer and bytes).
+
+Examples:
+  bubblescope record -o traces/ -- torchrun --nproc-per-node 8 train.py
+  bubblescope record -o traces/ -- srun -N 2 --ntasks-per-node 4 python train.py
+  bubblescope record -o traces/ --kinds kernel,memcpy,nvtx,runtime,nccl -- ./my_job --steps 20
+  bubblescope analyze traces/
+
+Exit status: COMMAND's own (128+N when signal N killed it); 127 COMMAND not found, 126 it could
+not be executed; 2 a bad option or no collector library.
+)";
+
+absl::Status FlagError(absl::string_view flag, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", message));
+}
+
+absl::StatusOr<int64_t> ParseFlushMs(absl::string_view text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value <= 0 ||
+      value > kMaxFlushMs) {
+    return FlagError("--flush-ms", absl::StrCat("'", text, "' is not a whole number of ",
+                                                "milliseconds from 1 to ", kMaxFlushMs));
+  }
+  return value;
+}
+
+// Absolute, normalised, without a trailing '/'.
+std::string Absolute(const std::string& path) {
+  std::error_code error;
+  fs::path absolute = fs::absolute(path, error);
+  if (error) return path;
+  absolute = absolute.lexically_normal();
+  if (!absolute.has_filename()) absolute = absolute.parent_path();
+  return absolute.string();
+}
+
+std::string ExecutablePath() {
+  std::error_code error;
+  fs::path path = fs::read_symlink("/proc/self/exe", error);
+  return error ? std::string() : path.string();
+}
+
+// The trace files this run wrote, then what looks wrong about them.
+void ReportWrittenFiles(const std::string& directory, const TraceFileStamps& before,
+                        std::ostream& err) {
+  absl::StatusOr<TraceFileStamps> after = StampCollectorFiles(directory);
+  if (!after.ok()) {
+    err << "bubblescope: record: warning: cannot list the traces: " << after.status().message()
+        << "\n";
+    return;
+  }
+  std::vector<RecordedFile> written = WrittenBetween(before, *after);
+  if (written.empty()) {
+    err << "bubblescope: record: warning: no trace file written to " << directory
+        << ": no CUDA activity recorded: was the job using the GPU? (a collector that could "
+           "not start says why above)\n";
+    return;
+  }
+  err << "bubblescope: record: " << written.size() << " trace file"
+      << (written.size() == 1 ? "" : "s") << " in " << directory << ":\n";
+  for (const RecordedFile& file : written) {
+    err << "  " << file.name << "  " << HumanBytes(file.size) << "\n";
+  }
+  const MissingRanks missing = FindMissingRanks(written);
+  if (!missing.ranks.empty()) {
+    const size_t count = missing.ranks.size();
+    std::vector<int32_t> shown(missing.ranks.begin(),
+                               missing.ranks.begin() + static_cast<std::ptrdiff_t>(
+                                                           std::min(count, kMissingRanksShown)));
+    err << "bubblescope: record: warning: " << count << " of " << missing.world_size
+        << " ranks wrote no trace: rank" << (count == 1 ? " " : "s ") << absl::StrJoin(shown, ", ")
+        << (shown.size() < count ? ", ..." : "") << "\n";
+  }
+  err << "bubblescope: record: analyze with: bubblescope analyze " << directory << "\n";
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ParseKinds(absl::string_view text) {
+  if (text.empty()) return absl::StrJoin(kKinds, ",");
+  std::array<bool, kKinds.size()> chosen{};
+  for (absl::string_view name : absl::StrSplit(text, ',')) {
+    auto found = std::find(kKinds.begin(), kKinds.end(), name);
+    if (found == kKinds.end()) {
+      return FlagError("--kinds", absl::StrCat("'", name, "' is not one of ",
+                                               absl::StrJoin(kKinds, ", ")));
+    }
+    chosen[static_cast<size_t>(found - kKinds.begin())] = true;
+  }
+  std::vector<absl::string_view> names;
+  for (size_t i = 0; i < kKinds.size(); ++i) {
+    if (chosen[i]) names.push_back(kKinds[i]);
+  }
+  return absl::StrJoin(names, ",");
+}
+
+absl::StatusOr<std::string> FindCollectorLibrary(const std::string& explicit_path,
+                                                 const std::string& executable_path) {
+  std::error_code error;
+  if (!explicit_path.empty()) {
+    if (!fs::is_regular_file(explicit_path, error)) {
+      return FlagError("--collector", absl::StrCat("'", explicit_path, "' is not a file"));
+    }
+    return Absolute(explicit_path);
+  }
+  const fs::path directory = fs::path(executable_path).parent_path();
+  const std::array<fs::path, 2> candidates = {directory / kCollectorLibraryName,
+                                              directory / ".." / "lib" / kCollectorLibraryName};
+  for (const fs::path& candidate : candidates) {
+    if (fs::is_regular_file(candidate, error)) return candidate.lexically_normal().string();
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "collector library not found (looked for ", candidates[0].lexically_normal().string(),
+      " and ", candidates[1].lexically_normal().string(),
+      "); build bubblescope with the CUDA toolkit or give --collector PATH"));
+}
+
+absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
+                                                const std::string& executable_path) {
+  RecordSettings settings;
+  if (flags.command.empty()) {
+    return absl::InvalidArgumentError("no COMMAND to run (give it after --)");
+  }
+  settings.command = flags.command;
+  if (flags.output_dir.empty()) return FlagError("--output", "is empty");
+  settings.output_dir = Absolute(flags.output_dir);
+  absl::StatusOr<std::string> kinds = ParseKinds(flags.kinds);
+  if (!kinds.ok()) return kinds.status();
+  settings.kinds = *std::move(kinds);
+  absl::StatusOr<int64_t> flush_ms = ParseFlushMs(flags.flush_ms);
+  if (!flush_ms.ok()) return flush_ms.status();
+  settings.flush_ms = *flush_ms;
+  absl::StatusOr<std::string> collector = FindCollectorLibrary(flags.collector, executable_path);
+  if (!collector.ok()) return collector.status();
+  settings.collector_path = *std::move(collector);
+  return settings;
+}
+
+std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
+    const RecordSettings& settings) {
+  return {{"CUDA_INJECTION64_PATH", settings.collector_path},
+          {"NCCL_PROFILER_PLUGIN", settings.collector_path},
+          {"BUBBLESCOPE_OUTPUT_DIR", settings.output_dir},
+          {"BUBBLESCOPE_KINDS", settings.kinds},
+          {"BUBBLESCOPE_FLUSH_MS", absl::StrCat(settings.flush_ms)}};
+}
+
+CLI::App* RecordCommand::Define(CLI::App& app) {
+  CLI::App* record = app.add_subcommand(
+      "record", "Run a CUDA/NCCL job with the CUPTI collector injected into every process it "
+                "starts, writing one trace per process");
+  record->footer(kRecordFooter);
+  // Everything from COMMAND on is the job's, options included; `--` may mark where it starts.
+  record->positionals_at_end();
+  RecordFlags& f = flags_;
+  record->add_option("-o,--output", f.output_dir, "Directory for the traces (created)")
+      ->type_name("DIR")
+      ->capture_default_str();
+  record->add_option("--kinds", f.kinds, "What to record, a comma list (default: all)")
+      ->type_name("KIND,...");
+  record->add_option("--flush-ms", f.flush_ms, "How often each process writes its records")
+      ->type_name("MS")
+      ->capture_default_str();
+  record
+      ->add_option("--collector", f.collector,
+                   "The collector library (default: libbubblescope_collector.so beside "
+                   "bubblescope or in ../lib)")
+      ->type_name("PATH");
+  record->add_option("COMMAND", f.command, "The job to run, with its arguments")
+      ->type_name("");
+  return record;
+}
+
+int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
+  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags_, ExecutablePath());
+  if (!settings.ok()) {
+    err << "bubblescope: record: " << settings.status().message() << "\n";
+    return kExitBadInput;
+  }
+  std::error_code error;
+  fs::create_directories(settings->output_dir, error);
+  if (error || !fs::is_directory(settings->output_dir)) {
+    err << "bubblescope: record: cannot create " << settings->output_dir << ": "
+        << (error ? error.message() : "not a directory") << "\n";
+    return kExitBadInput;
+  }
+  absl::StatusOr<TraceFileStamps> before = StampCollectorFiles(settings->output_dir);
+  if (!before.ok()) {
+    err << "bubblescope: record: " << before.status().message() << "\n";
+    return kExitBadInput;
+  }
+  err.flush();
+  ChildProcessOptions child;
+  child.argv = settings->command;
+  child.extra_environment = CollectorEnvironment(*settings);
+  child.forwarded_signals.assign(kForwardedSignals.begin(), kForwardedSignals.end());
+  absl::StatusOr<ChildExit> exit = RunChildProcess(child);
+  if (!exit.ok()) {
+    err << "bubblescope: record: " << exit.status().message() << "\n";
+    return ExitStatusForStartError(exit.status());
+  }
+  ReportWrittenFiles(settings->output_dir, *before, err);
+  err.flush();
+  return exit->exit_status;
+}
+
+}  // namespace bubblescope

@@ -1,0 +1,74 @@
+// `bubblescope record [-o DIR] [--kinds K,...] [--flush-ms N] [--collector LIB] -- COMMAND
+// ARGS...`: runs an unmodified CUDA/NCCL job with the CUPTI collector injected into it and every
+// process it spawns (docs/record.md), then lists the per-process traces the job wrote.
+//
+// The injection is nothing but environment variables, which the collector library reads in each
+// process: CUDA_INJECTION64_PATH and NCCL_PROFILER_PLUGIN name the library,
+// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS and BUBBLESCOPE_FLUSH_MS configure it. The job runs
+// as a shell would run it; record exits with the job's status.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cli/command.h"
+
+namespace bubblescope {
+
+inline constexpr char kCollectorLibraryName[] = "libbubblescope_collector.so";
+
+// The command line as typed; ParseRecordFlags checks it.
+struct RecordFlags {
+  std::string output_dir = "bubblescope_traces";
+  std::string kinds;  // empty: every kind
+  std::string flush_ms = "1000";
+  std::string collector;  // empty: found beside the bubblescope executable
+  std::vector<std::string> command;
+};
+
+struct RecordSettings {
+  std::string collector_path;  // absolute
+  std::string output_dir;      // absolute; created by the command, not by the parser
+  std::string kinds;           // canonical comma list
+  int64_t flush_ms = 1000;
+  std::vector<std::string> command;
+};
+
+// "kernel,nvtx" -> the same names, deduplicated, in the canonical order kernel, memcpy, memset,
+// memory, nvtx, runtime, driver, nccl; empty text -> all of them. An unknown or empty name is
+// an error naming it.
+absl::StatusOr<std::string> ParseKinds(absl::string_view text);
+
+// The library to inject: `explicit_path` when given (it must be a file), else
+// libbubblescope_collector.so in the directory of `executable_path` or in ../lib beside it (the
+// build tree and an installed layout). The error says where it looked.
+absl::StatusOr<std::string> FindCollectorLibrary(const std::string& explicit_path,
+                                                 const std::string& executable_path);
+
+// Checks every flag; errors start with the flag ("--kinds: ..."). `executable_path` is where
+// the running bubblescope is, for FindCollectorLibrary.
+absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
+                                                const std::string& executable_path);
+
+// The variables the job runs with, in the contract's order.
+std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
+    const RecordSettings& settings);
+
+class RecordCommand : public Command {
+ public:
+  // Record's own messages go to `err`; `out` is the job's, which record never writes to.
+  int Run(std::ostream& out, std::ostream& err) override;
+
+ protected:
+  CLI::App* Define(CLI::App& app) override;
+
+ private:
+  RecordFlags flags_;
+};
+
+}  // namespace bubblescope

@@ -1,0 +1,158 @@
+#include "collector_config.h"
+
+#include <array>
+#include <charconv>
+#include <string_view>
+#include <utility>
+
+namespace bubblescope::collector {
+namespace {
+
+// A non-negative decimal integer filling all of `text`, or -1.
+int64_t ParseCount(std::string_view text) {
+  int64_t value = -1;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0) return -1;
+  return value;
+}
+
+std::string_view Trim(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  const size_t last = text.find_last_not_of(" \t");
+  return text.substr(first, last - first + 1);
+}
+
+const char* NonEmpty(const EnvLookup& env, const char* name) {
+  const char* value = env(name);
+  return value != nullptr && value[0] != '\0' ? value : nullptr;
+}
+
+bool ParseKinds(std::string_view text, uint32_t* kinds, std::string* error) {
+  static constexpr std::array<std::pair<std::string_view, uint32_t>, 8> kNames = {{
+      {"kernel", kKindKernel},
+      {"memcpy", kKindMemcpy},
+      {"memset", kKindMemset},
+      {"memory", kKindMemory},
+      {"nvtx", kKindNvtx},
+      {"runtime", kKindRuntime},
+      {"driver", kKindDriver},
+      {"nccl", kKindNccl},
+  }};
+  *kinds = 0;
+  while (true) {
+    const size_t comma = text.find(',');
+    const std::string_view item = Trim(text.substr(0, comma));
+    bool known = false;
+    for (const auto& [name, bit] : kNames) {
+      if (item == name) {
+        *kinds |= bit;
+        known = true;
+      }
+    }
+    if (!known) {
+      *error = "BUBBLESCOPE_KINDS: unknown kind '" + std::string(item) +
+               "' (expected kernel, memcpy, memset, memory, nvtx, runtime, driver, nccl)";
+      return false;
+    }
+    if (comma == std::string_view::npos) return true;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+bool ParseStart(std::string_view text, CollectorConfig* config, std::string* error) {
+  constexpr std::string_view kAfter = "after:";
+  if (text == "immediate") {
+    config->start = StartMode::kImmediate;
+  } else if (text == "profiler-api") {
+    config->start = StartMode::kProfilerApi;
+  } else if (text.substr(0, kAfter.size()) == kAfter) {
+    const int64_t seconds = ParseCount(text.substr(kAfter.size()));
+    if (seconds < 0 || seconds > int64_t{1} << 31) {
+      *error = "BUBBLESCOPE_START: '" + std::string(text) + "' is not after:SECONDS";
+      return false;
+    }
+    config->start = StartMode::kAfterDelay;
+    config->start_delay_ms = seconds * 1000;
+  } else {
+    *error = "BUBBLESCOPE_START: '" + std::string(text) +
+             "' (expected immediate, profiler-api or after:SECONDS)";
+    return false;
+  }
+  return true;
+}
+
+// A positive integer no larger than `max`; false with an error naming `variable` otherwise.
+bool ParsePositive(const char* variable, std::string_view text, int64_t max, int64_t* out,
+                   std::string* error) {
+  const int64_t value = ParseCount(text);
+  if (value <= 0 || value > max) {
+    *error = std::string(variable) + ": '" + std::string(text) + "' is not a positive integer";
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+int32_t FirstRankVariable(const EnvLookup& env, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    const char* value = NonEmpty(env, name);
+    if (value == nullptr) continue;
+    const int64_t parsed = ParseCount(value);
+    return parsed >= 0 && parsed <= INT32_MAX ? static_cast<int32_t>(parsed) : -1;
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::string* error) {
+  if (const char* dir = NonEmpty(env, "BUBBLESCOPE_OUTPUT_DIR")) config->output_dir = dir;
+  if (const char* kinds = NonEmpty(env, "BUBBLESCOPE_KINDS")) {
+    if (!ParseKinds(kinds, &config->kinds, error)) return false;
+  }
+  if (const char* flush = NonEmpty(env, "BUBBLESCOPE_FLUSH_MS")) {
+    if (!ParsePositive("BUBBLESCOPE_FLUSH_MS", flush, int64_t{1} << 31, &config->flush_ms, error)) {
+      return false;
+    }
+  }
+  if (const char* start = NonEmpty(env, "BUBBLESCOPE_START")) {
+    if (!ParseStart(start, config, error)) return false;
+  }
+  if (const char* megabytes = NonEmpty(env, "BUBBLESCOPE_BUFFER_MB")) {
+    int64_t value = 0;
+    if (!ParsePositive("BUBBLESCOPE_BUFFER_MB", megabytes, int64_t{1} << 20, &value, error)) {
+      return false;
+    }
+    config->buffer_cap_bytes = value << 20;
+  }
+  return true;
+}
+
+ProcessIdentity ReadProcessIdentity(const EnvLookup& env, std::string host, int64_t pid) {
+  ProcessIdentity identity;
+  identity.rank = FirstRankVariable(env, {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});
+  identity.world_size =
+      FirstRankVariable(env, {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
+  identity.local_rank =
+      FirstRankVariable(env, {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"});
+  identity.host = std::move(host);
+  identity.pid = pid;
+  return identity;
+}
+
+std::string TraceFileName(const ProcessIdentity& identity) {
+  std::string name = "bubblescope-";
+  name += identity.rank >= 0 ? "rank" + std::to_string(identity.rank) : "norank";
+  if (identity.world_size >= 0) name += "-world" + std::to_string(identity.world_size);
+  name += '-';
+  for (char c : identity.host) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-';
+    name += safe ? c : '_';
+  }
+  name += "-" + std::to_string(identity.pid) + ".json";
+  return name;
+}
+
+}  // namespace bubblescope::collector

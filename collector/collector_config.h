@@ -1,0 +1,65 @@
+// The collector's settings and the identity of the process it runs in, both read from the
+// environment the launcher gives the job. This is the one place where environment text becomes a
+// config struct: everything else in the collector takes these structs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace bubblescope::collector {
+
+// Activity kinds the user can switch on and off (BUBBLESCOPE_KINDS), as bits.
+enum KindBit : uint32_t {
+  kKindKernel = 1u << 0,
+  kKindMemcpy = 1u << 1,
+  kKindMemset = 1u << 2,
+  kKindMemory = 1u << 3,
+  kKindNvtx = 1u << 4,
+  kKindRuntime = 1u << 5,
+  kKindDriver = 1u << 6,
+  kKindNccl = 1u << 7,
+};
+inline constexpr uint32_t kAllKinds = (1u << 8) - 1;
+
+enum class StartMode : uint8_t {
+  kImmediate,    // record from injection on
+  kProfilerApi,  // record between cudaProfilerStart and cudaProfilerStop
+  kAfterDelay,   // record from `start_delay_ms` after injection on
+};
+
+struct CollectorConfig {
+  std::string output_dir = "bubblescope_traces";
+  uint32_t kinds = kAllKinds;
+  int64_t flush_ms = 1000;
+  StartMode start = StartMode::kImmediate;
+  int64_t start_delay_ms = 0;
+  int64_t buffer_cap_bytes = int64_t{64} << 20;  // all CUPTI buffers in flight together
+};
+
+// Returns the value of an environment variable, or nullptr when it is unset.
+using EnvLookup = std::function<const char*(const char*)>;
+
+// Reads BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS (comma list of kernel, memcpy, memset, memory,
+// nvtx, runtime, driver, nccl), BUBBLESCOPE_FLUSH_MS (> 0), BUBBLESCOPE_START (immediate,
+// profiler-api, after:SECONDS) and BUBBLESCOPE_BUFFER_MB (> 0). Unset or empty variables keep
+// their defaults. False with a one-line `*error` naming the variable on a bad value.
+bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::string* error);
+
+// Who this process is in the job, from the launcher's variables; -1 when unknown.
+struct ProcessIdentity {
+  int32_t rank = -1;        // RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK (first set)
+  int32_t world_size = -1;  // WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE
+  int32_t local_rank = -1;  // LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK
+  std::string host;
+  int64_t pid = 0;
+};
+
+// Rank variables that are set but not a non-negative integer count as unknown.
+ProcessIdentity ReadProcessIdentity(const EnvLookup& env, std::string host, int64_t pid);
+
+// "bubblescope-rank{R}-world{W}-{host}-{pid}.json"; "norank" for an unknown rank, no "-world{W}"
+// for an unknown world size. Characters of the host outside [A-Za-z0-9._-] become '_'.
+std::string TraceFileName(const ProcessIdentity& identity);
+
+}  // namespace bubblescope::collector

@@ -1,0 +1,226 @@
+#include "collector_runtime.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include "chrome_json.h"
+
+namespace bubblescope::collector {
+namespace {
+
+constexpr size_t kCuptiBufferBytes = size_t{4} << 20;
+
+int64_t RealtimeNs() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+std::string HostName() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) return "unknown-host";
+  return host;
+}
+
+std::string_view StartName(StartMode mode) {
+  switch (mode) {
+    case StartMode::kImmediate:
+      return "immediate";
+    case StartMode::kProfilerApi:
+      return "profiler-api";
+    case StartMode::kAfterDelay:
+      return "after";
+  }
+  return "immediate";
+}
+
+}  // namespace
+
+CollectorRuntime& CollectorRuntime::Instance() {
+  // Never destroyed: CUPTI and NCCL may call in during static destruction.
+  static CollectorRuntime* runtime = new CollectorRuntime();
+  return *runtime;
+}
+
+void CollectorRuntime::Disable(const std::string& reason) {
+  static std::atomic<bool> printed{false};
+  if (printed.exchange(true)) return;
+  std::fprintf(stderr, "bubblescope collector: disabled: %s\n", reason.c_str());
+}
+
+std::string CollectorRuntime::ProcessEvent(const ProcessIdentity& identity) const {
+  std::string distributed = "{";
+  if (identity.rank >= 0) distributed += "\"rank\":" + std::to_string(identity.rank);
+  if (identity.world_size >= 0) {
+    if (distributed.size() > 1) distributed += ',';
+    distributed += "\"world_size\":" + std::to_string(identity.world_size);
+  }
+  distributed += '}';
+  std::string clock = "{\"source\":";
+  AppendJsonString(hooks_.clock_source, &clock);
+  clock += ",\"unit\":\"ns\",\"realtime_offset_ns\":" +
+           std::to_string(hooks_.clock() - RealtimeNs()) + "}";
+  std::string collector = "{\"kinds\":" + std::to_string(config_.kinds) +
+                          ",\"flush_ms\":" + std::to_string(config_.flush_ms) + ",\"start\":";
+  AppendJsonString(StartName(config_.start), &collector);
+  collector += ",\"buffer_cap_bytes\":" + std::to_string(config_.buffer_cap_bytes) + "}";
+  std::string out;
+  EventText(&out, "M", "", "bubblescope_process")
+      .Int("pid", identity.pid)
+      .Int("tid", 0)
+      .Args()
+      .Raw("distributedInfo", distributed)
+      .Text("host", identity.host)
+      .Int("pid", identity.pid)
+      .Int("local_rank", identity.local_rank)
+      .Raw("clock", clock)
+      .Raw("collector", collector)
+      .Finish();
+  return out;
+}
+
+bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
+  std::lock_guard<std::mutex> lock(lifecycle_mutex_);
+  if (running_) return true;
+  CollectorConfig config;
+  std::string error;
+  if (!ParseCollectorConfig(env, &config, &error)) {
+    refused_ = true;
+    Disable(error);
+    return false;
+  }
+  if (!hooks.clock) hooks.clock = RealtimeNs;
+  pid_ = getpid();
+  const ProcessIdentity identity = ReadProcessIdentity(env, HostName(), pid_);
+  config_ = config;
+  hooks_ = std::move(hooks);
+  const std::string path = config_.output_dir + "/" + TraceFileName(identity);
+  if (!MakeDirectories(config_.output_dir, &error) ||
+      !(writer_ = TraceWriter::Create(path, ProcessEvent(identity), &error))) {
+    refused_ = true;
+    Disable(error);
+    return false;
+  }
+  pool_ = std::make_unique<BufferPool>(kCuptiBufferBytes, config_.buffer_cap_bytes);
+  directory_ = std::make_unique<CommRankDirectory>(config_.output_dir);
+  translator_ = std::make_unique<ActivityTranslator>(TranslatorOptions{
+      .kinds = config_.kinds, .api_name = hooks_.api_name, .pid = pid_});
+  nccl_.reset();
+  if (config_.kinds & kKindNccl) {
+    nccl_ = std::make_unique<NcclP2pTracker>(NcclTrackerOptions{.global_rank = identity.rank,
+                                                                .pid = pid_,
+                                                                .clock = hooks_.clock,
+                                                                .directory = directory_.get()});
+  }
+  cupti_dropped_ = 0;
+  last_written_ = DroppedCounts();
+  stop_loop_ = false;
+  running_ = true;
+  if (config_.start == StartMode::kImmediate && hooks_.set_recording) hooks_.set_recording(true);
+  flush_thread_ = std::thread([this] { FlushLoop(); });
+  return true;
+}
+
+bool CollectorRuntime::EnsureStarted() {
+  if (running_) return true;
+  if (refused_) return false;
+  return Start([](const char* name) { return std::getenv(name); }, RuntimeHooks());
+}
+
+bool CollectorRuntime::Active() const { return running_ && getpid() == pid_; }
+
+void CollectorRuntime::FlushLoop() {
+  const auto started = std::chrono::steady_clock::now();
+  bool delayed_start_done = config_.start != StartMode::kAfterDelay;
+  std::unique_lock<std::mutex> lock(loop_mutex_);
+  while (!stop_loop_) {
+    loop_wake_.wait_for(lock, std::chrono::milliseconds(config_.flush_ms));
+    if (stop_loop_) break;
+    lock.unlock();
+    if (!delayed_start_done && std::chrono::steady_clock::now() - started >=
+                                   std::chrono::milliseconds(config_.start_delay_ms)) {
+      delayed_start_done = true;
+      if (hooks_.set_recording) hooks_.set_recording(true);
+    }
+    Flush(false);
+    lock.lock();
+  }
+}
+
+void CollectorRuntime::ConsumeBuffer(uint8_t* buffer, size_t valid_bytes, RecordCursor& cursor,
+                                     uint64_t cupti_dropped) {
+  cupti_dropped_ += cupti_dropped;
+  if (Active() && buffer != nullptr) {
+    std::lock_guard<std::mutex> lock(translate_mutex_);
+    ConsumeActivityBuffer(buffer, valid_bytes, cursor, *translator_, *writer_);
+  }
+  if (pool_) pool_->Release(buffer);
+}
+
+void CollectorRuntime::OnProfilerApi(bool start) {
+  if (Active() && config_.start == StartMode::kProfilerApi && hooks_.set_recording) {
+    hooks_.set_recording(start);
+  }
+}
+
+DroppedCounts CollectorRuntime::dropped() const {
+  DroppedCounts counts;
+  counts.cupti_records = cupti_dropped_.load();
+  if (pool_) counts.buffer_requests = pool_->refused();
+  if (translator_) counts.nvtx_ranges = translator_->counts().dropped_ranges;
+  if (nccl_) counts.nccl_events = nccl_->dropped_events();
+  return counts;
+}
+
+void CollectorRuntime::WriteDroppedIfChanged() {
+  DroppedCounts counts;
+  {
+    std::lock_guard<std::mutex> lock(translate_mutex_);
+    counts = dropped();
+  }
+  if (counts == last_written_) return;
+  last_written_ = counts;
+  std::string out;
+  EventText(&out, "M", "", "bubblescope_dropped")
+      .Int("pid", pid_)
+      .Int("tid", 0)
+      .Args()
+      .Int("cupti_records", static_cast<int64_t>(counts.cupti_records))
+      .Int("buffer_requests", static_cast<int64_t>(counts.buffer_requests))
+      .Int("nvtx_ranges", static_cast<int64_t>(counts.nvtx_ranges))
+      .Int("nccl_events", static_cast<int64_t>(counts.nccl_events))
+      .Finish();
+  writer_->Append(out);
+}
+
+void CollectorRuntime::Flush(bool forced) {
+  if (!Active()) return;
+  std::lock_guard<std::mutex> lock(flush_mutex_);
+  if (hooks_.flush_activity) hooks_.flush_activity(forced);
+  if (nccl_) nccl_->Collect(forced, *writer_);
+  WriteDroppedIfChanged();
+  writer_->Flush();
+}
+
+void CollectorRuntime::Shutdown() {
+  if (!Active()) return;  // before the lock: a forked child may have inherited it held
+  std::lock_guard<std::mutex> lock(lifecycle_mutex_);
+  if (!Active()) return;
+  {
+    std::lock_guard<std::mutex> loop_lock(loop_mutex_);
+    stop_loop_ = true;
+  }
+  loop_wake_.notify_all();
+  if (flush_thread_.joinable()) flush_thread_.join();
+  Flush(true);
+  running_ = false;
+  writer_->Close();
+}
+
+std::string CollectorRuntime::trace_path() const { return writer_ ? writer_->path() : ""; }
+
+}  // namespace bubblescope::collector

@@ -1,0 +1,118 @@
+// The collector of one process: its config, trace file, record translator, CUPTI buffer pool and
+// NCCL p2p bookkeeping, and the thread that flushes them every BUBBLESCOPE_FLUSH_MS. Both entry
+// points share it: CUDA's injection (cupti_injection.cc, GPU-only) and NCCL's profiler plugin
+// (nccl_plugin.cc). What would call CUPTI comes in as hooks, so everything here runs on the CPU.
+//
+// The job comes first: a failure to start prints the one line
+// "bubblescope collector: disabled: <why>" to stderr and leaves the collector off; nothing here
+// throws or aborts.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "activity_buffer.h"
+#include "activity_translator.h"
+#include "collector_config.h"
+#include "comm_rank_directory.h"
+#include "nccl_p2p_tracker.h"
+#include "trace_writer.h"
+
+namespace bubblescope::collector {
+
+struct RuntimeHooks {
+  // Nanoseconds on the clock every record uses (CUPTI's on a GPU machine). Unset: CLOCK_REALTIME.
+  std::function<int64_t()> clock;
+  std::string clock_source = "realtime";
+  // Asks CUPTI to hand over its completed buffers (forced: also the partly filled ones).
+  std::function<void(bool forced)> flush_activity;
+  // Turns CUPTI recording on or off (BUBBLESCOPE_START).
+  std::function<void(bool on)> set_recording;
+  ApiNameResolver api_name;
+};
+
+// Counts of what the collector could not record, written into the trace as the args of a
+// "bubblescope_dropped" metadata event whenever they change.
+struct DroppedCounts {
+  uint64_t cupti_records = 0;    // records CUPTI dropped (no buffer, or a full one)
+  uint64_t buffer_requests = 0;  // CUPTI buffer requests refused at the cap
+  uint64_t nvtx_ranges = 0;      // NVTX starts over the open-range cap
+  uint64_t nccl_events = 0;      // NCCL events over the live-event cap
+  bool operator==(const DroppedCounts&) const = default;
+};
+
+class CollectorRuntime {
+ public:
+  // The process-wide collector.
+  static CollectorRuntime& Instance();
+
+  // Starts recording: reads the config and identity from `env`, creates the trace file and the
+  // flush thread. Returns true if running (also when already running). On failure prints the
+  // "disabled" line once and returns false.
+  bool Start(const EnvLookup& env, RuntimeHooks hooks);
+  // Start() from the process environment with default hooks, unless already started or refused.
+  bool EnsureStarted();
+  bool running() const { return running_.load(); }
+
+  // The buffer-completed callback's work: translates the buffer's records, adds CUPTI's dropped
+  // count, and returns the buffer to the pool.
+  void ConsumeBuffer(uint8_t* buffer, size_t valid_bytes, RecordCursor& cursor,
+                     uint64_t cupti_dropped);
+  // For the buffer-requested callback; nullptr when the cap is reached.
+  BufferPool* pool() { return pool_.get(); }
+  // NCCL bookkeeping, nullptr when not running or the nccl kind is off.
+  NcclP2pTracker* nccl() { return Active() ? nccl_.get() : nullptr; }
+  EventSink* sink() { return writer_.get(); }
+
+  // cudaProfilerStart / cudaProfilerStop seen (BUBBLESCOPE_START=profiler-api).
+  void OnProfilerApi(bool start);
+  // Hands over CUPTI's buffers, writes finished NCCL records and dropped counts, flushes the file.
+  void Flush(bool forced);
+  // Final flush, closing bracket, file closed; Start() may run again afterwards.
+  void Shutdown();
+
+  const CollectorConfig& config() const { return config_; }
+  std::string trace_path() const;
+  DroppedCounts dropped() const;
+
+  // Prints "bubblescope collector: disabled: <reason>" to stderr, once per process.
+  static void Disable(const std::string& reason);
+
+ private:
+  CollectorRuntime() = default;
+  // Running, and in the process that started it: a child forked from the job (a data-loader
+  // worker) inherits this object but neither the flush thread nor the file, and must not touch
+  // them, not even from its atexit handlers.
+  bool Active() const;
+  void FlushLoop();
+  std::string ProcessEvent(const ProcessIdentity& identity) const;
+  void WriteDroppedIfChanged();
+
+  std::mutex lifecycle_mutex_;  // Start / Shutdown
+  std::atomic<bool> running_{false};
+  std::atomic<bool> refused_{false};
+  CollectorConfig config_;
+  RuntimeHooks hooks_;
+  int64_t pid_ = 0;
+  std::unique_ptr<TraceWriter> writer_;
+  std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<CommRankDirectory> directory_;
+  std::unique_ptr<NcclP2pTracker> nccl_;
+  std::mutex translate_mutex_;
+  std::unique_ptr<ActivityTranslator> translator_;
+  std::atomic<uint64_t> cupti_dropped_{0};
+  DroppedCounts last_written_;
+  std::mutex flush_mutex_;
+  std::mutex loop_mutex_;
+  std::condition_variable loop_wake_;
+  bool stop_loop_ = false;
+  std::thread flush_thread_;
+};
+
+}  // namespace bubblescope::collector

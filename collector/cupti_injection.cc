@@ -1,0 +1,167 @@
+// GPU-ONLY: the thin layer that calls CUPTI. CUDA loads the library through CUDA_INJECTION64_PATH
+// and calls InitializeInjection at cuInit; from there CUPTI's callbacks hand completed activity
+// buffers to the CollectorRuntime, which does everything else in plain, CPU-tested C++. Nothing in
+// this file runs without a GPU, so it holds no logic beyond mapping CUPTI calls and results.
+#include <cupti.h>
+
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "activity_buffer.h"
+#include "collector_config.h"
+#include "collector_runtime.h"
+
+namespace bubblescope::collector {
+namespace {
+
+CUpti_SubscriberHandle subscriber = nullptr;
+
+std::string ResultText(CUptiResult result) {
+  const char* text = nullptr;
+  if (cuptiGetResultString(result, &text) != CUPTI_SUCCESS || text == nullptr) {
+    return "CUPTI error " + std::to_string(static_cast<int>(result));
+  }
+  return text;
+}
+
+class CuptiCursor : public RecordCursor {
+ public:
+  NextRecord Next(uint8_t* buffer, size_t valid_bytes, CUpti_Activity** record) override {
+    const CUptiResult result = cuptiActivityGetNextRecord(buffer, valid_bytes, record);
+    if (result == CUPTI_SUCCESS) return NextRecord::kRecord;
+    return result == CUPTI_ERROR_MAX_LIMIT_REACHED ? NextRecord::kEnd : NextRecord::kError;
+  }
+};
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  BufferPool* pool = CollectorRuntime::Instance().pool();
+  *max_records = 0;
+  *buffer = pool == nullptr ? nullptr : pool->Acquire();
+  *size = *buffer == nullptr ? 0 : pool->buffer_bytes();
+}
+
+void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t,
+                              size_t valid_bytes) {
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
+  CuptiCursor cursor;
+  CollectorRuntime::Instance().ConsumeBuffer(buffer, valid_bytes, cursor, dropped);
+}
+
+// The CUPTI activity kinds behind each BUBBLESCOPE_KINDS bit (DEVICE is always on: it carries the
+// device properties).
+std::vector<CUpti_ActivityKind> ActivityKinds(uint32_t kinds) {
+  static constexpr std::array<std::pair<uint32_t, CUpti_ActivityKind>, 8> kMap = {{
+      {kKindKernel, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
+      {kKindMemcpy, CUPTI_ACTIVITY_KIND_MEMCPY},
+      {kKindMemset, CUPTI_ACTIVITY_KIND_MEMSET},
+      {kKindMemory, CUPTI_ACTIVITY_KIND_MEMORY2},
+      {kKindNvtx, CUPTI_ACTIVITY_KIND_MARKER},
+      {kKindNvtx, CUPTI_ACTIVITY_KIND_MARKER_DATA},
+      {kKindRuntime, CUPTI_ACTIVITY_KIND_RUNTIME},
+      {kKindDriver, CUPTI_ACTIVITY_KIND_DRIVER},
+  }};
+  std::vector<CUpti_ActivityKind> out = {CUPTI_ACTIVITY_KIND_DEVICE};
+  for (const auto& [bit, kind] : kMap) {
+    if (kinds & bit) out.push_back(kind);
+  }
+  return out;
+}
+
+void SetRecording(bool on) {
+  for (CUpti_ActivityKind kind : ActivityKinds(CollectorRuntime::Instance().config().kinds)) {
+    const CUptiResult result = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+    if (result != CUPTI_SUCCESS && on) {
+      CollectorRuntime::Disable("cuptiActivityEnable(" + std::to_string(static_cast<int>(kind)) +
+                                "): " + ResultText(result));
+      for (CUpti_ActivityKind enabled : ActivityKinds(kAllKinds)) cuptiActivityDisable(enabled);
+      return;
+    }
+  }
+}
+
+void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                         const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (info->callbackSite != CUPTI_API_ENTER) return;
+  if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) {
+    CollectorRuntime::Instance().OnProfilerApi(true);
+  } else if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) {
+    CollectorRuntime::Instance().OnProfilerApi(false);
+  }
+}
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as Kineto names runtime calls.
+std::string ApiName(bool is_driver, uint32_t cbid) {
+  const char* name = nullptr;
+  const CUpti_CallbackDomain domain =
+      is_driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
+    return (is_driver ? "cuda_driver_cbid_" : "cuda_runtime_cbid_") + std::to_string(cbid);
+  }
+  std::string text = name;
+  const size_t version = text.rfind("_v");
+  if (version != std::string::npos && version + 2 < text.size() &&
+      text.find_first_not_of("0123456789", version + 2) == std::string::npos) {
+    text.resize(version);
+  }
+  return text;
+}
+
+int64_t CuptiClock() {
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  return static_cast<int64_t>(now);
+}
+
+void FlushActivity(bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); }
+
+void AtExit() { CollectorRuntime::Instance().Shutdown(); }
+
+// Every CUPTI setup step; false (after printing the "disabled" line) at the first refusal.
+bool SetUp() {
+  if (const CUptiResult result = cuptiSubscribe(&subscriber, OnCallback, nullptr);
+      result != CUPTI_SUCCESS) {
+    CollectorRuntime::Disable("cuptiSubscribe: " + ResultText(result) +
+                              " (another CUPTI client such as torch.profiler or Nsight may be "
+                              "attached)");
+    return false;
+  }
+  if (const CUptiResult result = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
+      result != CUPTI_SUCCESS) {
+    CollectorRuntime::Disable("cuptiActivityRegisterCallbacks: " + ResultText(result));
+    cuptiUnsubscribe(subscriber);
+    return false;
+  }
+  for (CUpti_CallbackId cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000}) {
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  }
+  RuntimeHooks hooks;
+  hooks.clock = CuptiClock;
+  hooks.clock_source = "cupti";
+  hooks.flush_activity = FlushActivity;
+  hooks.set_recording = SetRecording;
+  hooks.api_name = ApiName;
+  if (!CollectorRuntime::Instance().Start([](const char* name) { return std::getenv(name); },
+                                          std::move(hooks))) {
+    cuptiUnsubscribe(subscriber);
+    return false;
+  }
+  std::atexit(AtExit);
+  return true;
+}
+
+}  // namespace
+}  // namespace bubblescope::collector
+
+// CUDA's injection entry point. Returns 1 (success) even when the collector disables itself, so
+// CUDA and the job carry on untouched.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  bubblescope::collector::SetUp();
+  return 1;
+}

@@ -1,0 +1,300 @@
+// `bubblescope record` end to end: the real binary runs small shell jobs. The collector library
+// is not exercised (a throwaway file stands in for it): what matters here is the environment the
+// job gets, its exit status, signals, the listing of the files the job wrote, and that
+// `bubblescope analyze DIR` reads the collector's file names with no extra flags.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+#include "support/subprocess.h"
+#include "support/test_files.h"
+
+extern char** environ;
+
+namespace bubblescope::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+size_t LineCount(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// NAME -> VALUE from NUL-separated "NAME=VALUE" entries (`env -0`).
+std::map<std::string, std::string> ParseEnvironment(const std::string& text) {
+  std::map<std::string, std::string> variables;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\0', start);
+    if (end == std::string::npos) end = text.size();
+    std::string entry = text.substr(start, end - start);
+    size_t equals = entry.find('=');
+    variables[entry.substr(0, equals)] = equals == std::string::npos ? "" : entry.substr(equals + 1);
+    start = end + 1;
+  }
+  return variables;
+}
+
+// A kernel of `duration_us` on a device, in the older Kineto layout (absolute µs), without
+// distributedInfo: the rank can only come from the file name.
+std::string KernelTrace(int duration_us) {
+  return R"({"schemaVersion":1,"traceEvents":[
+{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":1000,"dur":)" +
+         std::to_string(duration_us) + R"(,"args":{"device":0,"stream":7,"correlation":1}}
+]})";
+}
+
+class RecordCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    collector_ = dir_.Write("fake_collector.so", "not a library");
+    output_ = (fs::path(dir_.path()) / "out").string();
+  }
+
+  // `bubblescope record -o OUT --collector FAKE [extra...] -- command...`
+  std::vector<std::string> RecordArgv(const std::vector<std::string>& command,
+                                      const std::vector<std::string>& extra = {}) const {
+    std::vector<std::string> argv = {BUBBLESCOPE_BINARY, "record", "-o", output_, "--collector",
+                                     collector_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
+  }
+  CommandResult Record(const std::vector<std::string>& command,
+                       const std::vector<std::string>& extra = {}) const {
+    return RunCommand(RecordArgv(command, extra));
+  }
+  std::string Path(const std::string& name) const { return (fs::path(dir_.path()) / name).string(); }
+
+  TempDir dir_;
+  std::string collector_;
+  std::string output_;
+};
+
+TEST_F(RecordCliTest, JobSeesExactlyTheInjectedVariables) {
+  CommandResult run = Record({"env", "-0"}, {"--kinds", "nvtx,kernel", "--flush-ms", "250"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  std::map<std::string, std::string> expected;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string text = *entry;
+    size_t equals = text.find('=');
+    expected[text.substr(0, equals)] = text.substr(equals + 1);
+  }
+  expected["CUDA_INJECTION64_PATH"] = collector_;
+  expected["NCCL_PROFILER_PLUGIN"] = collector_;
+  expected["BUBBLESCOPE_OUTPUT_DIR"] = output_;
+  expected["BUBBLESCOPE_KINDS"] = "kernel,nvtx";
+  expected["BUBBLESCOPE_FLUSH_MS"] = "250";
+  EXPECT_EQ(ParseEnvironment(run.out), expected);
+  EXPECT_TRUE(fs::is_directory(output_));
+}
+
+TEST_F(RecordCliTest, OptionsAfterTheCommandAreTheJobs) {
+  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "record", "-o", output_, "--collector",
+                                  collector_, "sh", "-c", "printf '%s,' \"$@\"", "sh", "-o",
+                                  "--kinds", "--"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(run.out, "-o,--kinds,--,");
+}
+
+TEST_F(RecordCliTest, GrandchildrenInheritTheVariables) {
+  // `&` makes the shell fork: printenv runs as a grandchild of record.
+  CommandResult run = Record(
+      {"sh", "-c",
+       "printenv CUDA_INJECTION64_PATH NCCL_PROFILER_PLUGIN BUBBLESCOPE_OUTPUT_DIR "
+       "BUBBLESCOPE_KINDS BUBBLESCOPE_FLUSH_MS & wait $!"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(run.out, collector_ + "\n" + collector_ + "\n" + output_ +
+                         "\nkernel,memcpy,memset,memory,nvtx,runtime,driver,nccl\n1000\n");
+}
+
+TEST_F(RecordCliTest, ExitStatusIsTheJobs) {
+  CommandResult run = Record({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  EXPECT_EQ(run.exit_status, 3);
+  EXPECT_FALSE(run.signaled);
+  EXPECT_EQ(run.out, "out\n");
+  EXPECT_THAT(run.err, StartsWith("err\n"));
+}
+
+TEST_F(RecordCliTest, JobKilledBySignalIs128PlusN) {
+  CommandResult run = Record({"sh", "-c", "kill -KILL $$"});
+  EXPECT_FALSE(run.signaled);  // record itself exits normally
+  EXPECT_EQ(run.exit_status, 128 + 9);
+}
+
+// Waits for `pid` to end; false (and nothing reaped) if it is still running at `give_up`.
+bool WaitUntil(pid_t pid, std::chrono::steady_clock::time_point give_up, int* status) {
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (waitpid(pid, status, WNOHANG) == pid) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST_F(RecordCliTest, SigtermToRecordReachesTheJob) {
+  const std::string ready = Path("ready");
+  const std::string marker = Path("marker");
+  // The job writes its pid to `ready` once its trap is set.
+  std::vector<std::string> args = RecordArgv(
+      {"sh", "-c",
+       "trap 'echo terminated > \"$1\"; exit 0' TERM; echo $$ > \"$2\"; "
+       "while :; do sleep 0.05; done",
+       "sh", marker, ready});
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+  // The limits only keep a broken record from hanging the test; they are never reached when
+  // it works.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::string job_pid;
+  while (job_pid.empty() || job_pid.back() != '\n') {
+    if (std::chrono::steady_clock::now() > give_up) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (fs::exists(ready)) job_pid = ReadFile(ready);
+  }
+  ASSERT_FALSE(job_pid.empty()) << "the job never started";
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int status = 0;
+  if (!WaitUntil(pid, std::chrono::steady_clock::now() + std::chrono::seconds(60), &status)) {
+    kill(std::stoi(job_pid), SIGKILL);
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "the job never got SIGTERM";
+  }
+  ASSERT_TRUE(WIFEXITED(status)) << "record died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(ReadFile(marker), "terminated\n");
+}
+
+TEST_F(RecordCliTest, MissingCommandIs127WithAMessage) {
+  CommandResult run = Record({"bubblescope-no-such-command", "--flag"});
+  EXPECT_EQ(run.exit_status, 127);
+  EXPECT_EQ(run.err, "bubblescope: record: bubblescope-no-such-command: command not found\n");
+}
+
+TEST_F(RecordCliTest, BadOptionsAreOneLineErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{BUBBLESCOPE_BINARY, "record", "--collector", collector_, "--kinds", "kernel,gpu", "--",
+        "true"},
+       "bubblescope: record: --kinds: 'gpu' is not one of"},
+      {{BUBBLESCOPE_BINARY, "record", "--collector", collector_, "--flush-ms", "0", "--", "true"},
+       "bubblescope: record: --flush-ms: '0' is not"},
+      {{BUBBLESCOPE_BINARY, "record", "--collector", Path("missing.so"), "--", "true"},
+       "bubblescope: record: --collector: '" + Path("missing.so") + "' is not a file"},
+      {{BUBBLESCOPE_BINARY, "record", "--collector", collector_},
+       "bubblescope: record: no COMMAND to run"},
+      {{BUBBLESCOPE_BINARY, "record", "-o", collector_, "--collector", collector_, "--", "true"},
+       "bubblescope: record: cannot create " + collector_},
+  };
+  for (const auto& [argv, message] : cases) {
+    CommandResult run = RunCommand(argv);
+    EXPECT_EQ(run.exit_status, 2) << message;
+    EXPECT_THAT(run.err, StartsWith(message));
+    EXPECT_EQ(LineCount(run.err), 1u) << run.err;
+    EXPECT_EQ(run.out, "");
+  }
+}
+
+// The default library is looked up beside the executable, so run a copy of it.
+TEST_F(RecordCliTest, DefaultCollectorBesideTheExecutableOrInLib) {
+  fs::create_directories(Path("prefix/bin"));
+  const std::string executable = Path("prefix/bin/bubblescope");
+  std::error_code error;
+  fs::create_hard_link(BUBBLESCOPE_BINARY, executable, error);
+  if (error) fs::copy_file(BUBBLESCOPE_BINARY, executable);
+  CommandResult missing = RunCommand({executable, "record", "-o", output_, "--", "true"});
+  EXPECT_EQ(missing.exit_status, 2);
+  EXPECT_THAT(missing.err, StartsWith("bubblescope: record: collector library not found"));
+  EXPECT_EQ(LineCount(missing.err), 1u);
+  const std::string library = dir_.Write("prefix/lib/libbubblescope_collector.so", "elf");
+  CommandResult found = RunCommand(
+      {executable, "record", "-o", output_, "--", "printenv", "CUDA_INJECTION64_PATH"});
+  EXPECT_EQ(found.exit_status, 0) << found.err;
+  EXPECT_EQ(found.out, library + "\n");
+}
+
+TEST_F(RecordCliTest, ListsTheFilesThisRunWroteAndMissingRanks) {
+  fs::create_directories(output_);
+  WriteFile(output_ + "/bubblescope-rank5-world8-old-1.json", "from an earlier run");
+  // 3000 bytes = 2.9 KiB; 2 bytes; ranks 1 and 3 of 4 write nothing.
+  CommandResult run = Record(
+      {"sh", "-c",
+       "cd \"$BUBBLESCOPE_OUTPUT_DIR\" && head -c 3000 /dev/zero > "
+       "bubblescope-rank0-world4-node-a-12.json && printf xy > "
+       "bubblescope-rank2-world4-node-b-13.json && echo hi > notes.txt"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(run.err, "bubblescope: record: 2 trace files in " + output_ +
+                         ":\n"
+                         "  bubblescope-rank0-world4-node-a-12.json  2.9 KiB\n"
+                         "  bubblescope-rank2-world4-node-b-13.json  2 B\n"
+                         "bubblescope: record: warning: 2 of 4 ranks wrote no trace: ranks 1, 3\n"
+                         "bubblescope: record: analyze with: bubblescope analyze " +
+                         output_ + "\n");
+}
+
+TEST_F(RecordCliTest, LongListsOfMissingRanksAreCut) {
+  CommandResult run = Record(
+      {"sh", "-c", ": > \"$BUBBLESCOPE_OUTPUT_DIR\"/bubblescope-rank0-world20-h-1.json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  // Ranks 1..19 are missing; the first 16 are named.
+  EXPECT_THAT(run.err, HasSubstr("warning: 19 of 20 ranks wrote no trace: ranks 1, 2, 3, 4, 5, 6, "
+                                 "7, 8, 9, 10, 11, 12, 13, 14, 15, 16, ...\n"));
+}
+
+TEST_F(RecordCliTest, WarnsWhenNothingWasRecorded) {
+  fs::create_directories(output_);
+  WriteFile(output_ + "/bubblescope-rank0-world1-old-1.json", "from an earlier run");
+  CommandResult run = Record({"true"});
+  EXPECT_EQ(run.exit_status, 0);
+  EXPECT_THAT(run.err, HasSubstr("warning: no trace file written to " + output_));
+  EXPECT_THAT(run.err, HasSubstr("no CUDA activity recorded: was the job using the GPU?"));
+  EXPECT_THAT(run.err, Not(HasSubstr("old-1")));
+}
+
+TEST_F(RecordCliTest, AnalyzeReadsTheRecordedDirectoryWithoutFlags) {
+  fs::create_directories(Path("src"));
+  WriteFile(Path("src/bubblescope-rank0-world2-node-a-100.json"), KernelTrace(10));
+  WriteFile(Path("src/bubblescope-rank1-world2-node-a-101.json"), KernelTrace(30));
+  CommandResult record =
+      Record({"sh", "-c", "cp \"$0\"/*.json \"$BUBBLESCOPE_OUTPUT_DIR\"", Path("src")});
+  ASSERT_EQ(record.exit_status, 0) << record.err;
+  EXPECT_THAT(record.err, Not(HasSubstr("warning")));
+  CommandResult analyze = RunCommand({BUBBLESCOPE_BINARY, "analyze", output_, "--format", "json"});
+  ASSERT_EQ(analyze.exit_status, 0) << analyze.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(analyze.out).get(doc), simdjson::SUCCESS);
+  simdjson::dom::array ranks = doc["ranks"];
+  ASSERT_EQ(ranks.size(), 2u);
+  const double compute_us[] = {10.0, 30.0};
+  for (size_t i = 0; i < 2; ++i) {
+    simdjson::dom::element rank = ranks.at(i);
+    EXPECT_EQ(int64_t(rank["rank"]), static_cast<int64_t>(i));
+    EXPECT_THAT(std::string(std::string_view(rank["source"])),
+                HasSubstr("bubblescope-rank" + std::to_string(i) + "-world2-"));
+    EXPECT_DOUBLE_EQ(double(rank["compute_us"]), compute_us[i]);
+  }
+}
+
+}  // namespace
+}  // namespace bubblescope::testing

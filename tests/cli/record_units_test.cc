@@ -1,0 +1,239 @@
+// `bubblescope record`, in process: flag checks, where the collector library is found, the
+// injected variables, the collector's file names, which files a run wrote and which ranks wrote
+// none, and the child-process helper's exit statuses.
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli/child_process.h"
+#include "cli/record_command.h"
+#include "cli/record_outputs.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "support/test_files.h"
+
+namespace bubblescope {
+namespace {
+
+namespace fs = std::filesystem;
+using ::bubblescope::testing::TempDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+using ::testing::StartsWith;
+
+std::string Message(const absl::Status& status) { return std::string(status.message()); }
+
+constexpr char kAllKinds[] = "kernel,memcpy,memset,memory,nvtx,runtime,driver,nccl";
+
+TEST(ParseKindsTest, CanonicalOrderWithoutRepeats) {
+  EXPECT_EQ(*ParseKinds(""), kAllKinds);
+  EXPECT_EQ(*ParseKinds("nccl,kernel,nvtx,kernel"), "kernel,nvtx,nccl");
+  EXPECT_EQ(*ParseKinds("driver,runtime,nvtx,memory,memset,memcpy,kernel,nccl"), kAllKinds);
+}
+
+TEST(ParseKindsTest, UnknownOrEmptyNameIsAnError) {
+  for (const char* bad : {"gpu", "kernel,,nvtx", "kernel,", "Kernel", "kernel nvtx"}) {
+    absl::StatusOr<std::string> kinds = ParseKinds(bad);
+    ASSERT_FALSE(kinds.ok()) << bad;
+    EXPECT_THAT(Message(kinds.status()), StartsWith("--kinds: '")) << bad;
+  }
+  EXPECT_THAT(Message(ParseKinds("kernel,gpu").status()), HasSubstr("'gpu' is not one of"));
+}
+
+class FindCollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { fs::create_directories(Bin()); }
+  fs::path Bin() const { return fs::path(dir_.path()) / "prefix" / "bin"; }
+  std::string Executable() const { return (Bin() / "bubblescope").string(); }
+  std::string BesideExecutable() const { return (Bin() / kCollectorLibraryName).string(); }
+  std::string InLib() const {
+    return (fs::path(dir_.path()) / "prefix" / "lib" / kCollectorLibraryName).string();
+  }
+  TempDir dir_;
+};
+
+TEST_F(FindCollectorTest, MissingLibraryNamesBothPlaces) {
+  absl::StatusOr<std::string> found = FindCollectorLibrary("", Executable());
+  ASSERT_EQ(found.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(Message(found.status()), HasSubstr(BesideExecutable()));
+  EXPECT_THAT(Message(found.status()), HasSubstr(InLib()));
+  EXPECT_THAT(Message(found.status()), HasSubstr("--collector"));
+}
+
+TEST_F(FindCollectorTest, InstalledLayoutThenBuildTreeWins) {
+  dir_.Write("prefix/lib/" + std::string(kCollectorLibraryName), "elf");
+  EXPECT_EQ(*FindCollectorLibrary("", Executable()), InLib());
+  dir_.Write("prefix/bin/" + std::string(kCollectorLibraryName), "elf");
+  EXPECT_EQ(*FindCollectorLibrary("", Executable()), BesideExecutable());
+}
+
+TEST_F(FindCollectorTest, ExplicitPathMustBeAFile) {
+  const std::string library = dir_.Write("mine.so", "elf");
+  EXPECT_EQ(*FindCollectorLibrary(library, Executable()), library);
+  for (const std::string& bad : {dir_.path() + "/missing.so", dir_.path()}) {
+    absl::StatusOr<std::string> found = FindCollectorLibrary(bad, Executable());
+    ASSERT_FALSE(found.ok()) << bad;
+    EXPECT_THAT(Message(found.status()), StartsWith("--collector: '" + bad + "'"));
+  }
+}
+
+TEST(ParseRecordFlagsTest, DefaultsAndTheVariablesTheyGive) {
+  TempDir dir;
+  RecordFlags flags;
+  flags.collector = dir.Write("lib.so", "elf");
+  flags.command = {"python", "train.py"};
+  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "/nowhere/bubblescope");
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  const std::string default_dir = (fs::current_path() / "bubblescope_traces").string();
+  EXPECT_EQ(settings->output_dir, default_dir);
+  EXPECT_THAT(settings->command, ElementsAre("python", "train.py"));
+  EXPECT_THAT(CollectorEnvironment(*settings),
+              ElementsAre(Pair("CUDA_INJECTION64_PATH", flags.collector),
+                          Pair("NCCL_PROFILER_PLUGIN", flags.collector),
+                          Pair("BUBBLESCOPE_OUTPUT_DIR", default_dir),
+                          Pair("BUBBLESCOPE_KINDS", kAllKinds),
+                          Pair("BUBBLESCOPE_FLUSH_MS", "1000")));
+}
+
+TEST(ParseRecordFlagsTest, RelativeOutputBecomesAbsolute) {
+  TempDir dir;
+  RecordFlags flags;
+  flags.collector = dir.Write("lib.so", "elf");
+  flags.command = {"true"};
+  flags.output_dir = "runs/../traces/";
+  flags.flush_ms = "86400000";
+  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "");
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->output_dir, (fs::current_path() / "traces").string());
+  EXPECT_EQ(settings->flush_ms, 86'400'000);
+}
+
+TEST(ParseRecordFlagsTest, BadValuesNameTheirFlag) {
+  TempDir dir;
+  RecordFlags good;
+  good.collector = dir.Write("lib.so", "elf");
+  good.command = {"true"};
+  for (const char* bad : {"0", "-5", "", "1.5", "abc", "10ms", "86400001"}) {
+    RecordFlags flags = good;
+    flags.flush_ms = bad;
+    absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "");
+    ASSERT_FALSE(settings.ok()) << bad;
+    EXPECT_THAT(Message(settings.status()), StartsWith("--flush-ms: '")) << bad;
+  }
+  RecordFlags no_command = good;
+  no_command.command.clear();
+  EXPECT_THAT(Message(ParseRecordFlags(no_command, "").status()), HasSubstr("no COMMAND"));
+}
+
+TEST(CollectorFileNameTest, RankAndWorldFromTheName) {
+  auto id = ParseCollectorFileName("bubblescope-rank3-world8-node-a-1234.json");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(id->rank, 3);
+  EXPECT_EQ(id->world_size, 8);
+  id = ParseCollectorFileName("bubblescope-rank12-gpu7-99.json.gz");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(id->rank, 12);
+  EXPECT_EQ(id->world_size, -1);
+  id = ParseCollectorFileName("bubblescope-norank-h-5.json");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(id->rank, -1);
+  EXPECT_EQ(id->world_size, -1);
+}
+
+TEST(CollectorFileNameTest, OtherNamesAreNotCollectorFiles) {
+  for (const char* name :
+       {"rank3.json", "bubblescope-rank3-world8-host.json", "bubblescope-rank-3-h-1.json",
+        "bubblescope-rank3-world0-h-1.json", "bubblescope-rank3-h-12x.json",
+        "bubblescope-rank3-h-1.txt", "bubblescope-rank3--1.json", "bubblescope-.json",
+        "bubblescope-rankX-h-1.json", "bubblescope-rank3-world99999999999-h-1.json"}) {
+    EXPECT_FALSE(ParseCollectorFileName(name).has_value()) << name;
+  }
+}
+
+TEST(WrittenBetweenTest, NewAndChangedFilesOnly) {
+  TraceFileStamps before = {{"bubblescope-rank0-world2-h-1.json", FileStamp{10, 100, 7}},
+                            {"bubblescope-rank1-world2-h-2.json", FileStamp{10, 100, 8}},
+                            {"bubblescope-rank0-world2-h-3.json", FileStamp{10, 100, 9}}};
+  TraceFileStamps after = before;
+  after["bubblescope-rank1-world2-h-2.json"].modified_ns = 101;  // rewritten, same size
+  after["bubblescope-rank0-world2-h-3.json"].inode = 10;         // replaced by another file
+  after["bubblescope-norank-h-4.json"] = FileStamp{3, 50, 11};   // new
+  std::vector<RecordedFile> written = WrittenBetween(before, after);
+  ASSERT_EQ(written.size(), 3u);
+  EXPECT_EQ(written[0].name, "bubblescope-norank-h-4.json");
+  EXPECT_EQ(written[0].size, 3u);
+  EXPECT_EQ(written[0].id.rank, -1);
+  EXPECT_EQ(written[1].name, "bubblescope-rank0-world2-h-3.json");
+  EXPECT_EQ(written[2].name, "bubblescope-rank1-world2-h-2.json");
+  EXPECT_EQ(written[2].id.rank, 1);
+  EXPECT_EQ(written[2].id.world_size, 2);
+}
+
+TEST(MissingRanksTest, FromTheLargestWorldSize) {
+  auto file = [](int32_t rank, int32_t world) {
+    return RecordedFile{"f", 1, CollectorFileName{rank, world}};
+  };
+  MissingRanks missing = FindMissingRanks({file(0, 4), file(2, 4), file(-1, -1)});
+  EXPECT_EQ(missing.world_size, 4);
+  EXPECT_THAT(missing.ranks, ElementsAre(1, 3));
+  missing = FindMissingRanks({file(0, 2), file(1, 2), file(1, 2)});
+  EXPECT_EQ(missing.world_size, 2);
+  EXPECT_THAT(missing.ranks, ElementsAre());
+  missing = FindMissingRanks({file(0, -1), file(5, -1)});  // world size unknown
+  EXPECT_EQ(missing.world_size, 0);
+  EXPECT_THAT(missing.ranks, ElementsAre());
+  missing = FindMissingRanks({file(0, 2), file(3, 4)});
+  EXPECT_EQ(missing.world_size, 4);
+  EXPECT_THAT(missing.ranks, ElementsAre(1, 2));
+  EXPECT_THAT(FindMissingRanks({}).ranks, ElementsAre());
+}
+
+TEST(HumanBytesTest, BinaryUnitsOneDecimal) {
+  EXPECT_EQ(HumanBytes(0), "0 B");
+  EXPECT_EQ(HumanBytes(1023), "1023 B");
+  EXPECT_EQ(HumanBytes(1024), "1.0 KiB");
+  EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
+  EXPECT_EQ(HumanBytes(5u << 20), "5.0 MiB");
+  EXPECT_EQ(HumanBytes(uint64_t{3} << 30), "3.0 GiB");
+}
+
+TEST(StampCollectorFilesTest, OnlyCollectorFilesAndAMissingDirectory) {
+  TempDir dir;
+  dir.Write("bubblescope-rank0-world1-h-1.json", "12345");
+  dir.Write("rank0.json", "x");
+  dir.Write("notes.txt", "x");
+  fs::create_directories(fs::path(dir.path()) / "bubblescope-rank1-world1-h-2.json");
+  absl::StatusOr<TraceFileStamps> stamps = StampCollectorFiles(dir.path());
+  ASSERT_TRUE(stamps.ok()) << stamps.status();
+  ASSERT_EQ(stamps->size(), 1u);
+  EXPECT_EQ(stamps->begin()->first, "bubblescope-rank0-world1-h-1.json");
+  EXPECT_EQ(stamps->begin()->second.size, 5u);
+  EXPECT_FALSE(StampCollectorFiles(dir.path() + "/missing").ok());
+}
+
+TEST(RunChildProcessTest, ShellExitStatuses) {
+  ChildProcessOptions options;
+  options.argv = {"sh", "-c", "exit 7"};
+  EXPECT_EQ(RunChildProcess(options)->exit_status, 7);
+  options.argv = {"sh", "-c", "kill -USR1 $$"};
+  absl::StatusOr<ChildExit> killed = RunChildProcess(options);
+  ASSERT_TRUE(killed.ok()) << killed.status();
+  EXPECT_EQ(killed->signal, SIGUSR1);
+  EXPECT_EQ(killed->exit_status, 128 + SIGUSR1);
+  options.argv = {"bubblescope-no-such-command"};
+  absl::StatusOr<ChildExit> missing = RunChildProcess(options);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "bubblescope-no-such-command: command not found");
+  EXPECT_EQ(ExitStatusForStartError(missing.status()), 127);
+  TempDir dir;
+  options.argv = {dir.Write("not-executable", "#!/bin/sh\n")};
+  absl::StatusOr<ChildExit> refused = RunChildProcess(options);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(ExitStatusForStartError(refused.status()), 126);
+}
+
+}  // namespace
+}  // namespace bubblescope

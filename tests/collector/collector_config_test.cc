@@ -1,0 +1,92 @@
+// Settings and file names from environment variables.
+#include "collector_config.h"
+
+#include <map>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace bubblescope::collector {
+namespace {
+
+// An environment made of a map, as the parser sees it.
+EnvLookup Env(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const char* name) -> const char* {
+    const auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(CollectorConfigTest, DefaultsWhenNothingIsSet) {
+  CollectorConfig config;
+  std::string error;
+  ASSERT_TRUE(ParseCollectorConfig(Env({}), &config, &error)) << error;
+  EXPECT_EQ(config.output_dir, "bubblescope_traces");
+  EXPECT_EQ(config.kinds, 0xFFu);  // all eight kinds
+  EXPECT_EQ(config.flush_ms, 1000);
+  EXPECT_EQ(config.start, StartMode::kImmediate);
+  EXPECT_EQ(config.buffer_cap_bytes, 64 * 1024 * 1024);
+}
+
+TEST(CollectorConfigTest, EveryVariable) {
+  CollectorConfig config;
+  std::string error;
+  ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_OUTPUT_DIR", "/tmp/out"},
+                                        {"BUBBLESCOPE_KINDS", "kernel, nccl,memory"},
+                                        {"BUBBLESCOPE_FLUSH_MS", "250"},
+                                        {"BUBBLESCOPE_START", "after:30"},
+                                        {"BUBBLESCOPE_BUFFER_MB", "8"}}),
+                                   &config, &error))
+      << error;
+  EXPECT_EQ(config.output_dir, "/tmp/out");
+  EXPECT_EQ(config.kinds, kKindKernel | kKindNccl | kKindMemory);
+  EXPECT_EQ(config.flush_ms, 250);
+  EXPECT_EQ(config.start, StartMode::kAfterDelay);
+  EXPECT_EQ(config.start_delay_ms, 30000);
+  EXPECT_EQ(config.buffer_cap_bytes, 8 * 1024 * 1024);
+  ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_START", "profiler-api"}}), &config, &error));
+  EXPECT_EQ(config.start, StartMode::kProfilerApi);
+}
+
+TEST(CollectorConfigTest, BadValuesNameTheVariable) {
+  const std::map<std::string, std::string> cases[] = {
+      {{"BUBBLESCOPE_KINDS", "kernel,gpu"}},  {{"BUBBLESCOPE_KINDS", "kernel,"}},
+      {{"BUBBLESCOPE_FLUSH_MS", "0"}},        {{"BUBBLESCOPE_FLUSH_MS", "10ms"}},
+      {{"BUBBLESCOPE_START", "later"}},       {{"BUBBLESCOPE_START", "after:-1"}},
+      {{"BUBBLESCOPE_BUFFER_MB", "-4"}},
+  };
+  for (const auto& vars : cases) {
+    CollectorConfig config;
+    std::string error;
+    EXPECT_FALSE(ParseCollectorConfig(Env(vars), &config, &error)) << vars.begin()->second;
+    EXPECT_EQ(error.rfind(vars.begin()->first + ": ", 0), 0u) << error;
+  }
+}
+
+TEST(CollectorConfigTest, IdentityFromTheFirstLauncherVariableSet) {
+  const ProcessIdentity torchrun = ReadProcessIdentity(
+      Env({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"SLURM_PROCID", "9"}}),
+      "node-a", 77);
+  EXPECT_EQ(torchrun.rank, 5);
+  EXPECT_EQ(torchrun.world_size, 8);
+  EXPECT_EQ(torchrun.local_rank, 1);
+  EXPECT_EQ(TraceFileName(torchrun), "bubblescope-rank5-world8-node-a-77.json");
+
+  const ProcessIdentity slurm =
+      ReadProcessIdentity(Env({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}}), "n1", 9);
+  EXPECT_EQ(TraceFileName(slurm), "bubblescope-rank3-world4-n1-9.json");
+  const ProcessIdentity mpi = ReadProcessIdentity(
+      Env({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "16"}}), "h", 1);
+  EXPECT_EQ(TraceFileName(mpi), "bubblescope-rank2-world16-h-1.json");
+  const ProcessIdentity pmi = ReadProcessIdentity(Env({{"PMI_RANK", "0"}}), "h", 2);
+  EXPECT_EQ(TraceFileName(pmi), "bubblescope-rank0-h-2.json");  // no world size known
+}
+
+TEST(CollectorConfigTest, UnknownRankAndUnsafeHostCharacters) {
+  const ProcessIdentity none = ReadProcessIdentity(Env({{"RANK", "x"}}), "my host/1", 42);
+  EXPECT_EQ(none.rank, -1);
+  EXPECT_EQ(TraceFileName(none), "bubblescope-norank-my_host_1-42.json");
+}
+
+}  // namespace
+}  // namespace bubblescope::collector
