@@ -84,32 +84,27 @@ void AddPerRank(const bubble::Result& bubble, const Options& options, std::vecto
   for (const bubble::RankTotals& rank : bubble.per_rank) {
     if (rank.window <= 0) continue;
     double window = static_cast<double>(rank.window);
-    if (static_cast<double>(rank.comm_wait) > options.comm_wait_min_fraction * window) {
+    // One rule for both parts of a rank's stall: report it when it exceeds its share of the
+    // window, costed at its own length; only the words differ.
+    auto add_stall = [&](const char* kind, TimeNs stall, double min_fraction, const char* what,
+                         const char* where, const char* why) {
+      if (static_cast<double>(stall) <= min_fraction * window) return;
       Finding finding;
-      finding.kind = "comm_wait";
+      finding.kind = kind;
       finding.severity = "warning";
       finding.ranks = {rank.rank};
-      finding.cost_ns = rank.comm_wait;
+      finding.cost_ns = stall;
       finding.message = absl::StrFormat(
-          "rank %d waited %.1f ms per iteration in communication (%.1f%% of its window) with "
-          "nothing to compute: its peer was late or the transfer slow",
-          rank.rank, Ms(static_cast<double>(rank.comm_wait) / iterations),
-          Percent(static_cast<double>(rank.comm_wait) / window));
+          "rank %d %s %.1f ms per iteration%s (%.1f%% of its window) %s", rank.rank, what,
+          Ms(static_cast<double>(stall) / iterations), where,
+          Percent(static_cast<double>(stall) / window), why);
       out->push_back(std::move(finding));
-    }
-    if (static_cast<double>(rank.empty) > options.host_bound_min_fraction * window) {
-      Finding finding;
-      finding.kind = "host_bound";
-      finding.severity = "warning";
-      finding.ranks = {rank.rank};
-      finding.cost_ns = rank.empty;
-      finding.message = absl::StrFormat(
-          "rank %d sat idle %.1f ms per iteration (%.1f%% of its window) with nothing launched "
-          "on the device: the host did not keep it busy",
-          rank.rank, Ms(static_cast<double>(rank.empty) / iterations),
-          Percent(static_cast<double>(rank.empty) / window));
-      out->push_back(std::move(finding));
-    }
+    };
+    add_stall("comm_wait", rank.comm_wait, options.comm_wait_min_fraction, "waited",
+              " in communication",
+              "with nothing to compute: its peer was late or the transfer slow");
+    add_stall("host_bound", rank.empty, options.host_bound_min_fraction, "sat idle", "",
+              "with nothing launched on the device: the host did not keep it busy");
   }
 }
 
