@@ -118,11 +118,12 @@ void BuildGpuItems(const Rank& rank, const IntervalSet& excluded, IssuedTimeline
         item.kind = CommItemKind(info, &is_p2p);
         if (!is_p2p) continue;
         item.peer = info->peer;
-      item.bytes = info->bytes;
+        item.bytes = info->bytes;
       } else {
         continue;
       }
       auto launch = launches.find(interval.correlation);
+      item.name = interval.name;
       item.issue = launch == launches.end() ? interval.start : launch->second;
       if (excluded.Contains(item.issue)) continue;
       item.start = interval.start;
@@ -166,6 +167,7 @@ void BuildCpuItems(const Rank& rank, const IntervalSet& excluded, IssuedTimeline
       item.kind = ItemKind::kCompute;
       item.hint = CpuOpHint(rank.name(op->name));
     }
+    item.name = op->name;
     item.issue = op->start;
     item.start = op->start;
     item.end = item.kind == ItemKind::kCompute ? op->end : TransferEnd(rank, *op);

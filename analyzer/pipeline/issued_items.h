@@ -34,6 +34,7 @@ struct IssuedItem {
   int32_t step = 0;     // index into the rank's steps in start order; 0 when it has none
   int32_t peer = -1;    // send / recv: the global peer rank when the trace records it
   int64_t bytes = -1;   // send / recv: payload bytes when the trace records them
+  NameId name = kNoName;  // the kernel's or operator's name, in the rank's pool
   TimeNs issue = 0;     // launch start (GPU) or op start (CPU)
   TimeNs start = 0;     // the activity itself
   TimeNs end = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -90,6 +91,16 @@ int64_t CountTransfers(const IssuedTimeline& timeline, ItemKind kind, std::optio
   return count;
 }
 
+// m and v of a training job from the first stage's forward-op count F and its sends S. The first
+// stage is never the last virtual stage, so every forward (v·m of them) sends an activation, and
+// the backward of every chunk but the first sends a gradient back to the last rank ((v−1)·m):
+// S = (2v−1)·m, so m = 2F − S and v = F / m. Nullopt when the counts do not fit that shape.
+std::optional<std::pair<int64_t, int64_t>> FromForwardCount(int64_t forwards, int64_t sends) {
+  const int64_t m = 2 * forwards - sends;
+  if (m <= 0 || forwards % m != 0) return std::nullopt;
+  return std::make_pair(m, forwards / m);
+}
+
 }  // namespace
 
 bool PeersKnown(const std::vector<IssuedTimeline>& timelines) {
@@ -114,7 +125,8 @@ absl::StatusOr<std::vector<int32_t>> InferStageOrder(
 }
 
 absl::StatusOr<P2pSchedule> InferP2pSchedule(const std::vector<IssuedTimeline>& timelines,
-                                             const std::vector<int32_t>& order) {
+                                             const std::vector<int32_t>& order,
+                                             const std::optional<ComputeCounts>& compute) {
   P2pSchedule schedule;
   if (order.size() < 2) {
     return absl::FailedPreconditionError("one stage has no point-to-point traffic to read");
@@ -141,10 +153,32 @@ absl::StatusOr<P2pSchedule> InferP2pSchedule(const std::vector<IssuedTimeline>& 
   schedule.m = static_cast<int32_t>(m);
   schedule.v = static_cast<int32_t>(1 + wrap / m);
   if (!wrap_visible) {
-    schedule.notes.push_back(peers ? "p = 2 without annotations: v > 1 is not visible in the "
-                                     "traffic, v = 1 assumed"
-                                   : "no peer ranks recorded: v > 1 is not visible in the "
-                                     "traffic, v = 1 assumed");
+    // Without wrap-around traffic to see, the forward count tells v (training jobs only: a
+    // forward-only job's sends are its forwards, whatever v is).
+    std::optional<std::pair<int64_t, int64_t>> shape;
+    // Each forward has one backward: a first stage where the counts differ split its compute
+    // into ops the names do not really separate, and its forward count is not trusted.
+    const bool counts_fit = compute && compute->any_backward &&
+                            compute->first_stage_forwards == compute->first_stage_backwards;
+    if (counts_fit) shape = FromForwardCount(compute->first_stage_forwards, first_to_second);
+    if (shape) {
+      schedule.m = static_cast<int32_t>(shape->first);
+      schedule.v = static_cast<int32_t>(shape->second);
+      if (schedule.v > 1) {
+        schedule.notes.push_back(absl::StrCat(
+            "v = ", schedule.v, " from the first stage's ", compute->first_stage_forwards,
+            " forward ops against its ", first_to_second, " sends (no wrap-around traffic to see ",
+            peers ? "with p = 2" : "without peer ranks", ")"));
+      }
+    } else {
+      schedule.notes.push_back(
+          absl::StrCat(peers ? "p = 2" : "no peer ranks recorded",
+                       compute && compute->any_backward
+                           ? absl::StrCat(": the first stage's ", compute->first_stage_forwards,
+                                          " forward and ", compute->first_stage_backwards,
+                                          " backward ops fit no v, v = 1 assumed")
+                           : " and no forward ops to count: v > 1 is not visible, v = 1 assumed"));
+    }
   }
   // The last stage sends only backward gradients, apart from wrap-around activations.
   schedule.has_backward =

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,17 @@ struct P2pSchedule {
   std::vector<std::string> notes;
 };
 
+// What the compute between transfers says, when phase hints split it (segment_ops.h).
+struct ComputeCounts {
+  int64_t first_stage_forwards = 0;   // forward ops in the first stage's first step
+  int64_t first_stage_backwards = 0;  // its backward (or input-gradient) ops
+  bool any_backward = false;         // some rank has backward or weight-gradient ops
+};
+
 // `order` from InferStageOrder; `timelines` indexed like the ranks of `order` refer to.
+// `compute`, when known, gives v where the traffic alone cannot (p = 2, or no peer ranks).
 absl::StatusOr<P2pSchedule> InferP2pSchedule(const std::vector<IssuedTimeline>& timelines,
-                                             const std::vector<int32_t>& order);
+                                             const std::vector<int32_t>& order,
+                                             const std::optional<ComputeCounts>& compute);
 
 }  // namespace bubblescope::pipeline

@@ -157,7 +157,28 @@ absl::StatusOr<Result> FromTraffic(const std::vector<IssuedTimeline>& timelines,
                                    std::vector<PipelineOp>* ops) {
   absl::StatusOr<std::vector<int32_t>> order = pipeline::InferStageOrder(timelines);
   if (!order.ok()) return order.status();
-  absl::StatusOr<pipeline::P2pSchedule> schedule = pipeline::InferP2pSchedule(timelines, *order);
+  // Ops are split before the shape is read: where the traffic hides v, their count shows it.
+  // The count needs the first stage's forwards told from its backwards, so its phase hints.
+  std::vector<int32_t> unhinted_ranks;
+  for (const IssuedTimeline& timeline : timelines) {
+    if (!pipeline::HasPhaseHints(timeline)) unhinted_ranks.push_back(timeline.rank);
+    std::vector<PipelineOp> rank_ops =
+        pipeline::SegmentOps(timeline, timeline.rank == order->front());
+    ops->insert(ops->end(), rank_ops.begin(), rank_ops.end());
+  }
+  std::optional<pipeline::ComputeCounts> counts;
+  if (std::find(unhinted_ranks.begin(), unhinted_ranks.end(), order->front()) ==
+      unhinted_ranks.end()) {
+    counts.emplace();
+    for (const PipelineOp& op : *ops) {
+      if (op.type != OpType::kForward) counts->any_backward = true;
+      if (op.rank != order->front() || op.step != 0) continue;
+      if (op.type == OpType::kForward) ++counts->first_stage_forwards;
+      if (op.type == OpType::kBackward) ++counts->first_stage_backwards;
+    }
+  }
+  absl::StatusOr<pipeline::P2pSchedule> schedule =
+      pipeline::InferP2pSchedule(timelines, *order, counts);
   if (!schedule.ok()) return schedule.status();
   Result result;
   result.stage_order = *std::move(order);
@@ -167,20 +188,15 @@ absl::StatusOr<Result> FromTraffic(const std::vector<IssuedTimeline>& timelines,
   result.notes = schedule->notes;
   result.virtual_stage_ranks = RoundRobinPlacement(result.stage_order, result.v);
   if (result.v > 1) result.notes.push_back("stage placement assumed round-robin (c·p + s)");
-  bool split = true;
-  for (const IssuedTimeline& timeline : timelines) {
-    if (schedule->has_backward && !pipeline::HasPhaseHints(timeline)) {
-      split = false;
-      result.notes.push_back(absl::StrCat("rank ", timeline.rank,
+  if (schedule->has_backward && !unhinted_ranks.empty()) {
+    // Forward and backward compute look alike there: no per-stage figures are made up.
+    for (int32_t rank : unhinted_ranks) {
+      result.notes.push_back(absl::StrCat("rank ", rank,
                                           ": no backward name hints, so its forward and backward "
                                           "compute cannot be told apart"));
-      continue;
     }
-    std::vector<PipelineOp> rank_ops =
-        pipeline::SegmentOps(timeline, timeline.rank == result.stage_order.front());
-    ops->insert(ops->end(), rank_ops.begin(), rank_ops.end());
+    ops->clear();
   }
-  if (!split) ops->clear();
   FamilyEvidence evidence;
   FillSplitEvidence(*ops, &evidence);
   evidence.any_backward = evidence.any_backward || schedule->has_backward;

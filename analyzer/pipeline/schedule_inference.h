@@ -1,6 +1,7 @@
-// Pipeline shape and schedule inference: which rank runs which stage, how many stages (p),
-// virtual stages per rank (v) and microbatches per iteration (m) the job used, which schedule
-// family ran, and how long each stage's forward / backward / weight-gradient ops took.
+// Pipeline shape and schedule inference (docs/schedule-inference.md): which rank runs which
+// stage, how many stages (p), virtual stages per rank (v) and microbatches per iteration (m) the
+// job used, which schedule family ran, and how long each stage's forward / backward /
+// weight-gradient ops took.
 //
 // Sources, in order of trust:
 //  1. Annotations. `PP:{stage}{F|B|I|W}{mb}` ranges (torch.distributed.pipelining runtime
@@ -12,9 +13,10 @@
 //     whose first transfer is a send and the order follows each rank's first send; without
 //     (gloo), ranks are ordered by when their first receive completed (one host clock). The
 //     first stage's sends to the second give m·v; wrap-around sends last -> first give m·(v-1)
-//     (so v is visible only with peers and p >= 3). On the last stage, gpipe receives all m
-//     forward inputs before its first send, 1f1b does not. F / B / W ops are the compute runs
-//     between transfers, split by name hints (see issued_items.h).
+//     (visible with peers and p >= 3). Where they are not, the first stage's forward-op count
+//     F = v·m against its (2v-1)·m sends gives m and v. On the last stage, gpipe receives all
+//     m forward inputs before its first send, 1f1b does not. F / B / W ops are the compute runs
+//     between transfers, split by name hints (see issued_items.h, segment_ops.h).
 //  3. Family: any W or I op -> "zb"; no backward -> "fwd-only"; v > 1 -> "interleaved"; m = 1 ->
 //     "gpipe" (identical to 1f1b then; a note says so); else the last stage's F / B order.
 #pragma once

@@ -1,5 +1,6 @@
 #include "pipeline/segment_ops.h"
 
+#include <cstddef>
 #include <utility>
 
 #include "analysis/interval_set.h"
@@ -36,9 +37,9 @@ PipelineOp MakeOp(int32_t rank, const Run& run) {
   return op;
 }
 
-// Emits the ops of one segment: compute items between two transfers of the same step.
-void EmitSegment(int32_t rank, bool first_stage, bool after_recv, bool before_send,
-                 const std::vector<const IssuedItem*>& items, std::vector<PipelineOp>* ops) {
+// Emits the op runs of one segment: compute items between two transfers of the same step.
+void EmitSegment(bool first_stage, bool after_recv, bool before_send,
+                 const std::vector<const IssuedItem*>& items, std::vector<Run>* ops) {
   std::vector<Run> runs;
   for (const IssuedItem* item : items) {
     OpType type = PhaseOf(*item);
@@ -52,8 +53,48 @@ void EmitSegment(int32_t rank, bool first_stage, bool after_recv, bool before_se
       bool feeds_send = i + 1 == runs.size() && before_send && first_stage;
       if (!consumes_recv && !feeds_send) continue;
     }
-    ops->push_back(MakeOp(rank, run));
+    ops->push_back(run);
   }
+}
+
+// Back-to-back W ops (zb-h1's cool-down) have no transfer between them and share one run. Every
+// backward has exactly one W, so when a step has fewer W runs than backwards and its W items
+// divide evenly among the backwards, each W op is that many items and longer runs are cut into
+// equal pieces. The cut must also show in the names: every piece of a run repeats the first
+// piece's item names, else the step is left as it is.
+void SplitMergedWeightGrads(std::vector<Run>* runs) {
+  const auto is_weight_grad = [](const Run& run) { return run.type == OpType::kWeightGrad; };
+  size_t backwards = 0;
+  size_t weight_grads = 0;
+  size_t weight_grad_items = 0;
+  for (const Run& run : *runs) {
+    backwards += run.type == OpType::kBackward ? 1 : 0;
+    if (is_weight_grad(run)) {
+      ++weight_grads;
+      weight_grad_items += run.items.size();
+    }
+  }
+  if (weight_grads == 0 || weight_grads >= backwards || weight_grad_items % backwards != 0) return;
+  const size_t per_op = weight_grad_items / backwards;
+  for (const Run& run : *runs) {
+    if (!is_weight_grad(run)) continue;
+    if (run.items.size() % per_op != 0) return;
+    for (size_t i = per_op; i < run.items.size(); ++i) {
+      if (run.items[i]->name != run.items[i % per_op]->name) return;
+    }
+  }
+  std::vector<Run> split;
+  for (Run& run : *runs) {
+    if (!is_weight_grad(run) || run.items.size() == per_op) {
+      split.push_back(std::move(run));
+      continue;
+    }
+    for (size_t begin = 0; begin < run.items.size(); begin += per_op) {
+      split.push_back(Run{run.type, {run.items.begin() + static_cast<ptrdiff_t>(begin),
+                                     run.items.begin() + static_cast<ptrdiff_t>(begin + per_op)}});
+    }
+  }
+  *runs = std::move(split);
 }
 
 }  // namespace
@@ -67,26 +108,32 @@ bool HasPhaseHints(const IssuedTimeline& timeline) {
 
 std::vector<PipelineOp> SegmentOps(const IssuedTimeline& timeline, bool first_stage) {
   std::vector<PipelineOp> ops;
+  std::vector<Run> step_runs;  // the op runs of the current step
   std::vector<const IssuedItem*> segment;
   bool after_recv = false;
   int32_t step = timeline.items.empty() ? 0 : timeline.items.front().step;
+  const auto end_step = [&] {
+    EmitSegment(first_stage, after_recv, false, segment, &step_runs);
+    SplitMergedWeightGrads(&step_runs);
+    for (const Run& run : step_runs) ops.push_back(MakeOp(timeline.rank, run));
+    step_runs.clear();
+    segment.clear();
+    after_recv = false;
+  };
   for (const IssuedItem& item : timeline.items) {
     if (item.step != step) {  // a step boundary ends the segment without a transfer
-      EmitSegment(timeline.rank, first_stage, after_recv, false, segment, &ops);
-      segment.clear();
-      after_recv = false;
+      end_step();
       step = item.step;
     }
     if (item.kind == ItemKind::kCompute) {
       segment.push_back(&item);
       continue;
     }
-    EmitSegment(timeline.rank, first_stage, after_recv, item.kind == ItemKind::kSend, segment,
-                &ops);
+    EmitSegment(first_stage, after_recv, item.kind == ItemKind::kSend, segment, &step_runs);
     segment.clear();
     after_recv = item.kind == ItemKind::kRecv;
   }
-  EmitSegment(timeline.rank, first_stage, after_recv, false, segment, &ops);
+  end_step();
   return ops;
 }
 

@@ -7,7 +7,9 @@
 // stage, when it feeds a send (it closes a segment a send ends). Other unhinted runs are
 // bookkeeping around the ops (buffer allocation, the loss-gradient seed, detaching the output,
 // an optimizer step after the last backward) and are left out. Every receive-fed forward on a
-// non-first stage opens its segment, so no forward is lost that way.
+// non-first stage opens its segment, so no forward is lost that way. Back-to-back W ops share a
+// run; within a profiler step they are cut apart again when the one-W-per-backward count and the
+// repeating item names agree on where (segment_ops.cc).
 #pragma once
 
 #include <vector>

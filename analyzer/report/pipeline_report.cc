@@ -64,6 +64,7 @@ void AppendOnePipeline(size_t index, const PipelineFigures& pipeline, std::strin
     absl::StrAppend(out, "  p=", shape.p, " m=", shape.m, " v=", shape.v, " schedule ",
                     shape.family, " (from ", shape.schedule_source, "; stage order from ",
                     shape.stage_order_source, ")\n");
+    for (const std::string& note : shape.notes) absl::StrAppend(out, "  note: ", note, "\n");
     absl::StrAppend(out, "  bubble ", Percent(bubble.bubble_fraction), "% measured vs ",
                     Percent(theoretical), "% theoretical: excess ",
                     absl::StrFormat("%.1f", 100.0 * (bubble.bubble_fraction - theoretical)),
@@ -178,6 +179,12 @@ class PipelineJson {
     shape_int("virtual_stages", shape.has_value() ? shape->v : 0);
     OptionalString("schedule", shape.has_value() ? &shape->family : nullptr);
     OptionalString("schedule_source", shape.has_value() ? &shape->schedule_source : nullptr);
+    json_.Key("schedule_notes");
+    json_.BeginArray();
+    if (shape.has_value()) {
+      for (const std::string& note : shape->notes) json_.String(note);
+    }
+    json_.EndArray();
     Fraction("bubble_fraction", bubble.bubble_fraction);
     if (shape.has_value()) {
       double theoretical = findings::TheoreticalBubbleFraction(shape->p, shape->v, shape->m);

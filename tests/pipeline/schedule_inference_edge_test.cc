@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "pipeline/annotation_ops.h"
@@ -90,17 +91,43 @@ TEST(ScheduleInferenceEdgeTest, WithoutPhaseNamesTheShapeStillComesFromTraffic) 
   }
 }
 
-TEST(ScheduleInferenceEdgeTest, InterleavedOnTwoRanksNeedsAnnotations) {
+TEST(ScheduleInferenceEdgeTest, InterleavedOnTwoRanksFromTheForwardCount) {
+  for (int32_t v : {2, 3, 4}) {
+    SCOPED_TRACE("v=" + std::to_string(v));
+    sim::Config config = Job(sim::Schedule::kInterleaved1F1B, 2, 4, v);
+    config.stage_to_rank = {1, 0};
+    absl::StatusOr<schedule_inference::Result> result =
+        schedule_inference::Analyze(MustSimulate(config).trace, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    // Rank 1 (stage 0) sends (2v - 1)·4 transfers to rank 0, and so does rank 0 back: the
+    // traffic alone fits v = 1 with m = (2v - 1)·4 as well. Its v·4 forward ops settle it.
+    EXPECT_EQ(result->v, v);
+    EXPECT_EQ(result->m, 4);
+    EXPECT_EQ(result->stage_order, config.stage_to_rank);
+    EXPECT_EQ(result->family, "interleaved");
+    EXPECT_THAT(result->notes,
+                Contains(HasSubstr(absl::StrCat("v = ", v, " from the first stage's ", 4 * v,
+                                                " forward ops against its ", (2 * v - 1) * 4,
+                                                " sends"))));
+  }
+}
+
+TEST(ScheduleInferenceEdgeTest, InterleavedOnTwoRanksWithoutPhaseNamesAssumesOneChunk) {
   sim::Config config = Job(sim::Schedule::kInterleaved1F1B, 2, 4, 2);
+  sim::Simulation simulation = MustSimulate(config);
+  StripPhaseNames(&simulation.trace);
   absl::StatusOr<schedule_inference::Result> result =
-      schedule_inference::Analyze(MustSimulate(config).trace, {});
+      schedule_inference::Analyze(simulation.trace, {});
   ASSERT_TRUE(result.ok()) << result.status();
-  // Each rank sends 3m = 12 transfers to the other, which is also what v = 1, m = 12 would send.
+  // 12 sends each way and no forward ops to count: v = 1 with m = 12 fits the traffic too.
   EXPECT_EQ(result->v, 1);
+  EXPECT_EQ(result->m, 12);
   EXPECT_THAT(result->notes, Contains(HasSubstr("v = 1 assumed")));
 
   config.annotations = sim::AnnotationStyle::kPpGpu;
-  result = schedule_inference::Analyze(MustSimulate(config).trace, {});
+  simulation = MustSimulate(config);
+  StripPhaseNames(&simulation.trace);
+  result = schedule_inference::Analyze(simulation.trace, {});
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->v, 2);
   EXPECT_EQ(result->m, 4);

@@ -69,6 +69,7 @@ PipelineFigures TwoRanks(bool with_shape) {
     shape.stages[1].rank = 3;
     shape.slowest_stage = 0;
     shape.slowest_rank = 5;
+    shape.notes = {"p = 2 and no forward ops to count: v > 1 is not visible, v = 1 assumed"};
     pipeline.shape = shape;
   }
   findings::Finding small{"comm_wait", "warning", "rank 3 waited", {3}, 1'000'000};
@@ -103,6 +104,10 @@ TEST(PipelineReportJsonTest, KnownShape) {
   EXPECT_EQ(int64_t(p["virtual_stages"]), 1);
   EXPECT_EQ(std::string_view(p["schedule"]), "1f1b");
   EXPECT_EQ(std::string_view(p["schedule_source"]), "p2p");
+  simdjson::dom::array notes = p["schedule_notes"];
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(std::string_view(notes.at(0)),
+            "p = 2 and no forward ops to count: v > 1 is not visible, v = 1 assumed");
   EXPECT_DOUBLE_EQ(double(p["bubble_fraction"]), 0.45);
   EXPECT_DOUBLE_EQ(double(p["theoretical_bubble_fraction"]), 0.2);  // 1 / (4 + 1)
   EXPECT_NEAR(double(p["excess_bubble_fraction"]), 0.25, 1e-12);
@@ -151,6 +156,7 @@ TEST(PipelineReportJsonTest, UnknownShapeIsNull) {
                             "excess_bubble_fraction", "slowest_stage"}) {
       EXPECT_TRUE(p[key].is_null()) << key;
     }
+    EXPECT_EQ(simdjson::dom::array(p["schedule_notes"]).size(), 0u);
     EXPECT_DOUBLE_EQ(double(p["bubble_fraction"]), 0.45);
     EXPECT_TRUE(simdjson::dom::array(p["rank_stats"]).at(0)["stage"].is_null());
   }
@@ -158,7 +164,9 @@ TEST(PipelineReportJsonTest, UnknownShapeIsNull) {
 
 TEST(PipelineReportTextTest, ShowsShapeBubbleAndTables) {
   std::string text = PipelineText({TwoRanks(true)});
-  EXPECT_THAT(text, HasSubstr("p=2 m=4 v=1 schedule 1f1b (from p2p"));
+  EXPECT_THAT(text, HasSubstr("p=2 m=4 v=1 schedule 1f1b (from p2p; stage order from p2p)\n"
+                              "  note: p = 2 and no forward ops to count: v > 1 is not visible, "
+                              "v = 1 assumed\n"));
   EXPECT_THAT(text, HasSubstr("bubble 45.0% measured vs 20.0% theoretical: excess 25.0 pp"));
   EXPECT_THAT(text, HasSubstr("1 complete of 2 (from repeating_schedule); latency p50 10.000 ms"));
   EXPECT_THAT(text, HasSubstr("comm_wait_ms"));
