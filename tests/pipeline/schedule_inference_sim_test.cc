@@ -1,7 +1,7 @@
-// Schedule inference on simulated jobs: every family, p in {2,4,8}, m in {1,4,8,32}, with no
-// annotations, GPU `PP:` annotations and CPU `Forward {mb}` annotations, against the simulator's
-// own Truth (its config for p, v, m, family and stage placement; its records for per-stage op
-// times).
+// Schedule inference on simulated jobs: every family, p in {2,4,8}, m in {1,4,8,32}, balanced
+// and with one stage 10% slower, with no annotations, GPU `PP:` annotations and CPU
+// `Forward {mb}` annotations, against the simulator's own Truth (its config for p, v, m, family
+// and stage placement; its records for per-stage op times and the slowest stage).
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -24,7 +24,11 @@ struct Case {
   int32_t p;
   int32_t m;
   AnnotationStyle annotations;
+  bool imbalanced = false;  // one stage 10% slower in F, B and W than the others
 };
+
+// The heavy stage of an imbalanced case: a different one across the grid, never always the last.
+int32_t HeavyStage(const Case& c) { return (3 * c.m + 1) % c.p; }
 
 std::string StyleName(AnnotationStyle style) {
   switch (style) {
@@ -55,6 +59,7 @@ sim::Config MakeConfig(const Case& c) {
   config.virtual_stages = c.schedule == Schedule::kInterleaved1F1B ? 2 : 1;
   config.iterations = 2;
   config.costs.assign(static_cast<size_t>(c.p), sim::StageCost{4000, 8000, 3000});
+  if (c.imbalanced) config.costs[static_cast<size_t>(HeavyStage(c))] = {4400, 8800, 3300};
   config.kernels_per_op = 2;
   config.activation_bytes = 1 << 16;
   config.link = sim::Link{100.0, 1500};
@@ -79,7 +84,8 @@ void ExpectOpStats(const schedule_inference::OpStats& got, const sim::OpTimeStat
 
 void CheckCase(const Case& c) {
   SCOPED_TRACE(std::string(sim::ScheduleName(c.schedule)) + " p=" + std::to_string(c.p) +
-               " m=" + std::to_string(c.m) + " annotations=" + StyleName(c.annotations));
+               " m=" + std::to_string(c.m) + " annotations=" + StyleName(c.annotations) +
+               (c.imbalanced ? " imbalanced" : ""));
   const sim::Config config = MakeConfig(c);
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
@@ -116,6 +122,12 @@ void CheckCase(const Case& c) {
     ExpectOpStats(got.weight_grad, want.weight_grad, "weight_grad");
     EXPECT_DOUBLE_EQ(got.mean_total_ns, want.mean_total_ns);
   }
+  EXPECT_EQ(result->slowest_stage, truth.slowest_stage);
+  if (c.imbalanced) {
+    // 10% above the others in every op, far more than the 5% jitter moves a mean.
+    EXPECT_EQ(result->slowest_stage, HeavyStage(c));
+    EXPECT_EQ(result->slowest_rank, config.stage_to_rank[static_cast<size_t>(HeavyStage(c))]);
+  }
 }
 
 void CheckFamily(Schedule schedule) {
@@ -124,7 +136,7 @@ void CheckFamily(Schedule schedule) {
       if (schedule == Schedule::kInterleaved1F1B && m % p != 0) continue;
       for (AnnotationStyle style :
            {AnnotationStyle::kNone, AnnotationStyle::kPpGpu, AnnotationStyle::kPpCpu}) {
-        CheckCase(Case{schedule, p, m, style});
+        for (bool imbalanced : {false, true}) CheckCase(Case{schedule, p, m, style, imbalanced});
       }
     }
   }
