@@ -90,13 +90,29 @@ std::vector<const Interval*> ModelThreadOps(const Rank& rank) {
   return best;
 }
 
-absl::flat_hash_map<int64_t, TimeNs> LaunchStarts(const Rank& rank) {
-  absl::flat_hash_map<int64_t, TimeNs> launches;
+struct Launch {
+  TimeNs start = 0;
+  bool in_autograd = false;  // issued from inside an autograd engine op: backward work
+};
+
+// Every kernel launch of the rank by correlation id. PyTorch runs backward on autograd engine
+// threads, inside `autograd::engine::evaluate_function: ...` ops, whatever the kernels are named.
+absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
+  absl::flat_hash_map<int64_t, Launch> launches;
   for (const Timeline& timeline : rank.timelines) {
     if (timeline.kind != TimelineKind::kCpuThread) continue;
+    std::vector<TimeRange> autograd;
+    for (const Interval& interval : timeline.intervals) {
+      if (interval.kind == IntervalKind::kCpuOp &&
+          CpuOpHint(rank.name(interval.name)) == PhaseHint::kBackward) {
+        autograd.push_back(TimeRange{interval.start, interval.end});
+      }
+    }
+    const IntervalSet autograd_time = IntervalSet::FromRanges(std::move(autograd));
     for (const Interval& interval : timeline.intervals) {
       if (interval.kind == IntervalKind::kRuntime && interval.correlation != 0) {
-        launches.emplace(interval.correlation, interval.start);
+        launches.emplace(interval.correlation,
+                         Launch{interval.start, autograd_time.Contains(interval.start)});
       }
     }
   }
@@ -104,7 +120,7 @@ absl::flat_hash_map<int64_t, TimeNs> LaunchStarts(const Rank& rank) {
 }
 
 void BuildGpuItems(const Rank& rank, const IntervalSet& excluded, IssuedTimeline* out) {
-  const absl::flat_hash_map<int64_t, TimeNs> launches = LaunchStarts(rank);
+  const absl::flat_hash_map<int64_t, Launch> launches = Launches(rank);
   for (const Timeline& timeline : rank.timelines) {
     if (timeline.kind != TimelineKind::kGpuStream) continue;
     for (const Interval& interval : timeline.intervals) {
@@ -124,7 +140,11 @@ void BuildGpuItems(const Rank& rank, const IntervalSet& excluded, IssuedTimeline
       }
       auto launch = launches.find(interval.correlation);
       item.name = interval.name;
-      item.issue = launch == launches.end() ? interval.start : launch->second;
+      item.issue = launch == launches.end() ? interval.start : launch->second.start;
+      if (item.kind == ItemKind::kCompute && item.hint == PhaseHint::kNone &&
+          launch != launches.end() && launch->second.in_autograd) {
+        item.hint = PhaseHint::kBackward;
+      }
       if (excluded.Contains(item.issue)) continue;
       item.start = interval.start;
       item.end = interval.end;
@@ -210,13 +230,13 @@ std::vector<ComputeRange> ComputeRanges(const Rank& rank) {
     }
     return ranges;
   }
-  const absl::flat_hash_map<int64_t, TimeNs> launches = LaunchStarts(rank);
+  const absl::flat_hash_map<int64_t, Launch> launches = Launches(rank);
   for (const Timeline& timeline : rank.timelines) {
     if (timeline.kind != TimelineKind::kGpuStream) continue;
     for (const Interval& interval : timeline.intervals) {
       if (interval.kind != IntervalKind::kComputeKernel) continue;
       auto launch = launches.find(interval.correlation);
-      TimeNs issue = launch == launches.end() ? interval.start : launch->second;
+      TimeNs issue = launch == launches.end() ? interval.start : launch->second.start;
       ranges.push_back({issue, interval.start, interval.end, timeline.device});
     }
   }

@@ -23,9 +23,10 @@ namespace bubblescope::pipeline {
 
 enum class ItemKind : uint8_t { kCompute, kSend, kRecv };
 
-// What a compute item's name says about its phase. Names carry this only by convention
-// (torch's "autograd::engine::evaluate_function: ..." backward ops, kernels named "*backward*" or
-// "*weight_grad*"), so it is a hint used to split compute runs, never to find the structure.
+// What a compute item's name or origin says about its phase. Names carry this only by
+// convention (torch's "autograd::engine::evaluate_function: ..." backward ops, kernels named
+// "*backward*" or "*weight_grad*", and a kernel launched from inside such an autograd op is
+// backward too), so it is a hint used to split compute runs, never to find the structure.
 enum class PhaseHint : uint8_t { kNone, kBackward, kWeightGrad };
 
 struct IssuedItem {

@@ -1,9 +1,12 @@
 // Schedule inference edge cases: an imbalanced stage, traces whose kernel names carry no phase,
 // the rank selection, the v = 2 on two ranks ambiguity, and the op-name grammar.
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -88,6 +91,76 @@ TEST(ScheduleInferenceEdgeTest, WithoutPhaseNamesTheShapeStillComesFromTraffic) 
     EXPECT_TRUE(result->stages.empty());
     EXPECT_EQ(result->slowest_stage, -1);
     EXPECT_THAT(result->notes, Contains(HasSubstr("cannot be told apart")));
+  }
+}
+
+// What a PyTorch GPU trace shows instead of telling kernel names: the backward kernels are
+// launched from inside `autograd::engine::evaluate_function` ops. Wraps each launch of a kernel
+// whose (simulated) name says backward in such an op on its own CPU thread, then strips the names.
+void MoveBackwardLaunchesIntoAutogradOps(Trace* trace) {
+  for (Rank& rank : trace->ranks) {
+    absl::flat_hash_set<int64_t> backward;
+    for (const Timeline& timeline : rank.timelines) {
+      for (const Interval& interval : timeline.intervals) {
+        if (interval.kind == IntervalKind::kComputeKernel &&
+            rank.name(interval.name).find("backward") != std::string_view::npos) {
+          backward.insert(interval.correlation);
+        }
+      }
+    }
+    const NameId autograd = rank.names.Intern("autograd::engine::evaluate_function: MmBackward0");
+    for (Timeline& timeline : rank.timelines) {
+      if (timeline.kind != TimelineKind::kCpuThread) continue;
+      std::vector<Interval> ops;
+      for (const Interval& interval : timeline.intervals) {
+        if (interval.kind != IntervalKind::kRuntime || !backward.contains(interval.correlation)) {
+          continue;
+        }
+        Interval op;
+        op.start = interval.start;
+        op.end = interval.end;
+        op.name = autograd;
+        op.kind = IntervalKind::kCpuOp;
+        ops.push_back(op);
+      }
+      timeline.intervals.insert(timeline.intervals.end(), ops.begin(), ops.end());
+      std::stable_sort(timeline.intervals.begin(), timeline.intervals.end(),
+                       [](const Interval& a, const Interval& b) {
+                         return a.start != b.start ? a.start < b.start : a.end > b.end;
+                       });
+    }
+  }
+  StripPhaseNames(trace);
+}
+
+TEST(ScheduleInferenceEdgeTest, BackwardKernelsFoundByTheirAutogradLaunch) {
+  struct Shape {
+    sim::Schedule schedule;
+    int32_t p, m, v;
+  };
+  for (const Shape& shape : {Shape{sim::Schedule::kGpipe, 4, 8, 1},
+                             Shape{sim::Schedule::k1F1B, 4, 8, 1},
+                             Shape{sim::Schedule::kInterleaved1F1B, 4, 8, 2},
+                             Shape{sim::Schedule::kInterleaved1F1B, 2, 4, 3}}) {
+    SCOPED_TRACE(std::string(sim::ScheduleName(shape.schedule)) + " p=" + std::to_string(shape.p));
+    sim::Config config = Job(shape.schedule, shape.p, shape.m, shape.v);
+    config.costs[1] = sim::StageCost{3600, 7200, 0};
+    sim::Simulation simulation = MustSimulate(config);
+    MoveBackwardLaunchesIntoAutogradOps(&simulation.trace);
+    absl::StatusOr<schedule_inference::Result> result =
+        schedule_inference::Analyze(simulation.trace, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->m, shape.m);
+    EXPECT_EQ(result->v, shape.v);
+    EXPECT_EQ(result->family, std::string(sim::ScheduleName(shape.schedule)));
+    ASSERT_EQ(result->stages.size(), static_cast<size_t>(shape.p));
+    for (size_t stage = 0; stage < result->stages.size(); ++stage) {
+      EXPECT_DOUBLE_EQ(result->stages[stage].forward.mean_ns,
+                       simulation.truth.per_stage[stage].forward.mean_ns);
+      EXPECT_DOUBLE_EQ(result->stages[stage].backward.mean_ns,
+                       simulation.truth.per_stage[stage].backward.mean_ns);
+    }
+    EXPECT_EQ(result->slowest_stage, 1);
   }
 }
 
