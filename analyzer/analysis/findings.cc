@@ -56,7 +56,8 @@ void AddExcessBubble(const bubble::Result& bubble, double theoretical, const Opt
 }
 
 void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::Result& shape,
-                       const Options& options, std::vector<Finding>* out) {
+                       const Options& options, const ImbalanceEffect* effect,
+                       std::vector<Finding>* out) {
   if (shape.slowest_stage < 0 || shape.slowest_excess_percent < options.imbalance_min_percent) {
     return;
   }
@@ -72,10 +73,21 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
                             static_cast<double>(bubble.complete_iterations));
   finding.message = absl::StrFormat(
       "stage %d (rank %d) takes %.2f ms per microbatch (forward + backward + weight gradient), "
-      "%.1f%% above the %.2f ms mean over stages; the other stages wait for it, so moving "
-      "layers off it would shorten every iteration (--layers-per-stage suggests a move)",
+      "%.1f%% above the %.2f ms mean over stages; the other stages wait for it",
       shape.slowest_stage, shape.slowest_rank, Ms(slowest_ns), shape.slowest_excess_percent,
       Ms(slowest_ns - shape.slowest_excess_ns));
+  if (effect != nullptr && effect->stage == shape.slowest_stage) {
+    absl::StrAppend(
+        &finding.message,
+        absl::StrFormat(": simulated on free links it makes the bubble %.1f%% where a stage at "
+                        "the mean would leave %.1f%% (%.2f against %.2f ms per iteration)",
+                        100.0 * effect->bubble_fraction, 100.0 * effect->bubble_fraction_at_mean,
+                        Ms(static_cast<double>(effect->iteration_ns)),
+                        Ms(static_cast<double>(effect->iteration_at_mean_ns))));
+  }
+  absl::StrAppend(&finding.message,
+                  ", so moving layers off it would shorten every iteration (--layers-per-stage "
+                  "suggests a move)");
   out->push_back(std::move(finding));
 }
 
@@ -131,7 +143,7 @@ double TheoreticalBubbleFraction(int32_t p, int32_t v, int32_t m) {
 }
 
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
-               const Options& options) {
+               const Options& options, const ImbalanceEffect* imbalance) {
   Result result;
   std::vector<Finding>& out = result.findings;
   if (bubble.complete_iterations > 0) {
@@ -139,7 +151,7 @@ Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* s
       double theoretical = TheoreticalBubbleFraction(shape->p, shape->v, shape->m);
       AddPipelineDepth(bubble, *shape, theoretical, &out);
       AddExcessBubble(bubble, theoretical, options, &out);
-      AddStageImbalance(bubble, *shape, options, &out);
+      AddStageImbalance(bubble, *shape, options, imbalance, &out);
     }
     AddPerRank(bubble, options, &out);
   }

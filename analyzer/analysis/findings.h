@@ -9,6 +9,7 @@
 //    Options::excess_bubble_min_points percentage points; cost = the excess share of capacity.
 //  - "stage_imbalance": the slowest stage's mean F+B+W per microbatch exceeds the mean over
 //    stages by at least Options::imbalance_min_percent; cost = that excess × m × iterations.
+//    With an ImbalanceEffect, the message also gives the bubble the simulator says it causes.
 //  - "comm_wait": one per rank whose stall spent in communication exceeds
 //    Options::comm_wait_min_fraction of its window; cost = that wait.
 //  - "host_bound": one per rank whose empty stall (nothing computing or communicating) exceeds
@@ -38,6 +39,17 @@ struct Options {
   std::string shape_unknown_reason;
 };
 
+// The bubble the slowest stage causes, as the schedule simulator sees it: one iteration of the
+// measured shape and stage times on free links, then the same with the slowest stage's F, B and W
+// times set to the mean over stages (rebalance::EffectOfSlowestStage).
+struct ImbalanceEffect {
+  int32_t stage = -1;  // the slowest stage
+  TimeNs iteration_ns = 0;
+  double bubble_fraction = 0.0;
+  TimeNs iteration_at_mean_ns = 0;
+  double bubble_fraction_at_mean = 0.0;
+};
+
 struct Finding {
   std::string kind;
   std::string severity;  // "info" or "warning"
@@ -55,7 +67,8 @@ struct Result {
 double TheoreticalBubbleFraction(int32_t p, int32_t v, int32_t m);
 
 // `shape` may be null (inference failed): only the kinds that need no shape are produced.
+// `imbalance` may be null (not simulated).
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
-               const Options& options);
+               const Options& options, const ImbalanceEffect* imbalance = nullptr);
 
 }  // namespace bubblescope::findings

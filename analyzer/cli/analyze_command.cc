@@ -238,7 +238,8 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
     }
     pipelines.push_back(PipelineFigures{std::move(analysis.bubble), std::move(analysis.shape),
                                         std::move(analysis.findings),
-                                        std::move(analysis.crossrank), *std::move(rebalance)});
+                                        std::move(analysis.crossrank), *std::move(rebalance),
+                                        analysis.slowest_stage_effect});
   }
 
   SummaryReportOptions report_options;

@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "analysis/device_activity.h"
 #include "analysis/iterations.h"
+#include "pipeline/rebalance.h"
 
 namespace bubblescope::job_pipelines {
 namespace {
@@ -53,8 +54,16 @@ absl::StatusOr<PipelineAnalysis> AnalyzeOne(const Trace& trace, const p2p_graph:
   } else {
     return shape.status();
   }
+  if (out.shape && out.shape->slowest_stage >= 0 &&
+      out.shape->slowest_excess_percent >= findings_options.imbalance_min_percent) {
+    // Only a family the simulator cannot run fails here; the finding then goes without it.
+    absl::StatusOr<findings::ImbalanceEffect> effect =
+        rebalance::EffectOfSlowestStage(*out.shape);
+    if (effect.ok()) out.slowest_stage_effect = *effect;
+  }
   out.findings = findings::Analyze(out.bubble, out.shape ? &*out.shape : nullptr,
-                                   findings_options);
+                                   findings_options,
+                                   out.slowest_stage_effect ? &*out.slowest_stage_effect : nullptr);
 
   crossrank.links = link_stats::Analyze(matching.transfers, crossrank.offsets);
   crossrank.stalls = stall_attribution::Analyze(

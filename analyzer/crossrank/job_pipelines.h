@@ -47,6 +47,9 @@ struct CrossRankFigures {
 struct PipelineAnalysis {
   bubble::Result bubble;
   std::optional<schedule_inference::Result> shape;
+  // The bubble the slowest stage causes (rebalance::EffectOfSlowestStage); nullopt when the
+  // stage imbalance is below the findings threshold or could not be simulated.
+  std::optional<findings::ImbalanceEffect> slowest_stage_effect;
   findings::Result findings;  // bubble findings and link findings, by cost
   CrossRankFigures crossrank;
 };

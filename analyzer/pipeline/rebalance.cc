@@ -87,6 +87,28 @@ std::optional<std::vector<StageTimes>> ShiftLayers(const std::vector<StageTimes>
   return moved;
 }
 
+// The shape's family as a simulator schedule, and its per-stage times per microbatch over all
+// of a rank's chunks.
+absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> SimulationInputs(
+    const schedule_inference::Result& shape) {
+  if (shape.stages.size() != static_cast<size_t>(shape.p)) {
+    return absl::FailedPreconditionError(
+        "per-stage forward/backward times are unknown, so nothing can be simulated");
+  }
+  const std::optional<sim::Schedule> schedule = ScheduleOfFamily(shape.family);
+  if (!schedule.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("schedule family \"", shape.family, "\" cannot be simulated"));
+  }
+  const double chunks = static_cast<double>(shape.v);
+  std::vector<StageTimes> times;
+  for (const schedule_inference::StageFigures& stage : shape.stages) {
+    times.push_back({stage.forward.mean_ns * chunks, stage.backward.mean_ns * chunks,
+                     stage.weight_grad.mean_ns * chunks});
+  }
+  return std::make_pair(*schedule, std::move(times));
+}
+
 absl::Status CheckOptions(const schedule_inference::Result& shape, const Options& options) {
   if (static_cast<int32_t>(options.layers_per_stage.size()) != shape.p) {
     return absl::InvalidArgumentError(
@@ -100,29 +122,46 @@ absl::Status CheckOptions(const schedule_inference::Result& shape, const Options
                                                      " layers; every stage needs at least 1"));
     }
   }
-  if (shape.stages.size() != static_cast<size_t>(shape.p)) {
-    return absl::FailedPreconditionError(
-        "per-stage forward/backward times are unknown, so no move can be simulated");
-  }
   return absl::OkStatus();
 }
 
 }  // namespace
 
+absl::StatusOr<findings::ImbalanceEffect> EffectOfSlowestStage(
+    const schedule_inference::Result& shape) {
+  if (shape.slowest_stage < 0 || shape.slowest_stage >= shape.p) {
+    return absl::FailedPreconditionError("the shape has no slowest stage");
+  }
+  absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> inputs =
+      SimulationInputs(shape);
+  if (!inputs.ok()) return inputs.status();
+  const sim::Config config = BaseConfig(shape, inputs->first);
+  std::vector<StageTimes> times = std::move(inputs->second);
+  absl::StatusOr<Prediction> measured = Predict(config, times);
+  if (!measured.ok()) return measured.status();
+  StageTimes mean;
+  for (const StageTimes& stage : times) {
+    mean.forward += stage.forward / static_cast<double>(times.size());
+    mean.backward += stage.backward / static_cast<double>(times.size());
+    mean.weight_grad += stage.weight_grad / static_cast<double>(times.size());
+  }
+  times[static_cast<size_t>(shape.slowest_stage)] = mean;
+  absl::StatusOr<Prediction> at_mean = Predict(config, times);
+  if (!at_mean.ok()) return at_mean.status();
+  return findings::ImbalanceEffect{.stage = shape.slowest_stage,
+                                   .iteration_ns = measured->iteration_ns,
+                                   .bubble_fraction = measured->bubble_fraction,
+                                   .iteration_at_mean_ns = at_mean->iteration_ns,
+                                   .bubble_fraction_at_mean = at_mean->bubble_fraction};
+}
+
 absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Options& options) {
   if (absl::Status status = CheckOptions(shape, options); !status.ok()) return status;
-  const std::optional<sim::Schedule> schedule = ScheduleOfFamily(shape.family);
-  if (!schedule.has_value()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("schedule family \"", shape.family, "\" cannot be simulated"));
-  }
-  const sim::Config config = BaseConfig(shape, *schedule);
-  const double chunks = static_cast<double>(shape.v);
-  std::vector<StageTimes> times;
-  for (const schedule_inference::StageFigures& stage : shape.stages) {
-    times.push_back({stage.forward.mean_ns * chunks, stage.backward.mean_ns * chunks,
-                     stage.weight_grad.mean_ns * chunks});
-  }
+  absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> inputs =
+      SimulationInputs(shape);
+  if (!inputs.ok()) return inputs.status();
+  const sim::Config config = BaseConfig(shape, inputs->first);
+  const std::vector<StageTimes>& times = inputs->second;
 
   Result result;
   result.layers_before = options.layers_per_stage;

@@ -1,5 +1,6 @@
 // A concrete rebalance suggestion for an imbalanced pipeline: "move k layers from stage i to
-// stage j", with the iteration time and bubble the schedule simulator predicts after the move.
+// stage j", with the iteration time and bubble the schedule simulator predicts after the move;
+// and, needing no layer counts, the bubble the slowest stage causes.
 //
 // Model: each stage's measured per-microbatch forward, backward and weight-gradient times
 // (schedule_inference::StageFigures; per chunk for interleaved jobs, so a rank's time is v
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analysis/findings.h"
 #include "bubblescope/trace.h"
 #include "pipeline/schedule_inference.h"
 
@@ -51,6 +53,12 @@ struct Result {
   int64_t moves_simulated = 0;
   double min_gain = 0.0;  // Options::min_gain the suggestion was held to
 };
+
+// What the slowest stage costs, with the same simulation settings: the measured stage times,
+// then the slowest stage's F, B and W each set to the mean over stages. FailedPreconditionError
+// when the shape has no slowest stage or per-stage times, or its family cannot be simulated.
+absl::StatusOr<findings::ImbalanceEffect> EffectOfSlowestStage(
+    const schedule_inference::Result& shape);
 
 // InvalidArgumentError when layers_per_stage does not have one entry >= 1 per stage of `shape`;
 // FailedPreconditionError when the shape has no per-stage op times or its schedule family cannot

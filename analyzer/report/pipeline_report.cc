@@ -223,6 +223,19 @@ class PipelineJson {
     } else {
       json_.Null();
     }
+    json_.Key("slowest_stage_effect");
+    if (pipeline.slowest_stage_effect.has_value()) {
+      const findings::ImbalanceEffect& effect = *pipeline.slowest_stage_effect;
+      json_.BeginObject();
+      Int("stage", effect.stage);
+      Micros("iteration_us", effect.iteration_ns);
+      Fraction("bubble_fraction", effect.bubble_fraction);
+      Micros("iteration_at_mean_us", effect.iteration_at_mean_ns);
+      Fraction("bubble_fraction_at_mean", effect.bubble_fraction_at_mean);
+      json_.EndObject();
+    } else {
+      json_.Null();
+    }
     json_.Key("rank_stats");
     json_.BeginArray();
     for (const bubble::RankTotals& rank : bubble.per_rank) RankStats(pipeline, rank);

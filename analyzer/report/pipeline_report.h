@@ -27,6 +27,8 @@ struct PipelineFigures {
   // pipeline was not found from p2p traffic.
   std::optional<job_pipelines::CrossRankFigures> crossrank;
   std::optional<RebalanceFigures> rebalance;  // only when the user gave layers per stage
+  // The bubble the slowest stage causes, when it was simulated (job_pipelines.h).
+  std::optional<findings::ImbalanceEffect> slowest_stage_effect;
 };
 
 // One block per pipeline: shape and where it came from, measured vs theoretical bubble,

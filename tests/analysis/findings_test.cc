@@ -13,6 +13,7 @@ namespace bubblescope::findings {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Four ranks, two complete iterations of 100 ms each: window per rank 200 ms, capacity 800 ms.
 bubble::Result FourRanks(double bubble_fraction) {
@@ -105,6 +106,27 @@ TEST(FindingsTest, StageImbalanceFromTenPercent) {
   EXPECT_THAT(imbalance[0]->message, HasSubstr("stage 2 (rank 6)"));
   EXPECT_THAT(imbalance[0]->message, HasSubstr("4.40 ms"));
   EXPECT_THAT(imbalance[0]->message, HasSubstr("10.0%"));
+  EXPECT_THAT(imbalance[0]->message, Not(HasSubstr("simulated")));
+
+  // With the simulator's figures the message says what the stage costs in bubble; the cost stays.
+  ImbalanceEffect effect{.stage = 2,
+                         .iteration_ns = 57'000'000,
+                         .bubble_fraction = 0.4737,
+                         .iteration_at_mean_ns = 39'000'000,
+                         .bubble_fraction_at_mean = 0.3462};
+  result = Analyze(FourRanks(0.3), &shape, Options{}, &effect);
+  imbalance = OfKind(result, "stage_imbalance");
+  ASSERT_EQ(imbalance.size(), 1u);
+  EXPECT_EQ(imbalance[0]->cost_ns, 6'400'000);
+  EXPECT_THAT(imbalance[0]->message,
+              HasSubstr("it makes the bubble 47.4% where a stage at the mean would leave 34.6% "
+                        "(57.00 against 39.00 ms per iteration)"));
+  // Figures for another stage are not this finding's.
+  effect.stage = 1;
+  result = Analyze(FourRanks(0.3), &shape, Options{}, &effect);
+  imbalance = OfKind(result, "stage_imbalance");
+  ASSERT_EQ(imbalance.size(), 1u);
+  EXPECT_THAT(imbalance[0]->message, Not(HasSubstr("simulated")));
 }
 
 TEST(FindingsTest, CommWaitAndHostBoundAboveFivePercentOfWindow) {

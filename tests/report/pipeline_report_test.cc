@@ -120,6 +120,7 @@ TEST(PipelineReportJsonTest, KnownShape) {
   EXPECT_FALSE(bool(iterations.at(1)["complete"]));
   EXPECT_DOUBLE_EQ(double(iterations.at(1)["window_us"]), 1500.001);
   EXPECT_EQ(int64_t(p["slowest_stage"]), 0);
+  EXPECT_TRUE(p["slowest_stage_effect"].is_null());
 
   simdjson::dom::element rank3 = simdjson::dom::array(p["rank_stats"]).at(0);
   EXPECT_EQ(int64_t(rank3["rank"]), 3);
@@ -142,6 +143,26 @@ TEST(PipelineReportJsonTest, KnownShape) {
   EXPECT_EQ(simdjson::dom::array(findings.at(1)["ranks"]).size(), 1u);
 }
 
+TEST(PipelineReportJsonTest, SlowestStageEffectInMicroseconds) {
+  PipelineFigures pipeline = TwoRanks(true);
+  pipeline.slowest_stage_effect = findings::ImbalanceEffect{.stage = 0,
+                                                            .iteration_ns = 57'000'123,
+                                                            .bubble_fraction = 0.5,
+                                                            .iteration_at_mean_ns = 39'000'000,
+                                                            .bubble_fraction_at_mean = 0.25};
+  absl::StatusOr<std::string> json =
+      AnalyzeJson(rank_summary::Result{}, {pipeline}, SummaryReportOptions{});
+  ASSERT_TRUE(json.ok()) << json.status();
+  simdjson::dom::parser parser;
+  simdjson::dom::element effect =
+      simdjson::dom::array(Parse(parser, *json)["pipelines"]).at(0)["slowest_stage_effect"];
+  EXPECT_EQ(int64_t(effect["stage"]), 0);
+  EXPECT_DOUBLE_EQ(double(effect["iteration_us"]), 57000.123);
+  EXPECT_DOUBLE_EQ(double(effect["bubble_fraction"]), 0.5);
+  EXPECT_DOUBLE_EQ(double(effect["iteration_at_mean_us"]), 39000.0);
+  EXPECT_DOUBLE_EQ(double(effect["bubble_fraction_at_mean"]), 0.25);
+}
+
 TEST(PipelineReportJsonTest, UnknownShapeIsNull) {
   for (int indent : {0, 2}) {
     SummaryReportOptions options;
@@ -153,7 +174,7 @@ TEST(PipelineReportJsonTest, UnknownShapeIsNull) {
     simdjson::dom::element p = simdjson::dom::array(Parse(parser, *json)["pipelines"]).at(0);
     for (const char* key : {"stages", "microbatches", "virtual_stages", "schedule",
                             "schedule_source", "theoretical_bubble_fraction",
-                            "excess_bubble_fraction", "slowest_stage"}) {
+                            "excess_bubble_fraction", "slowest_stage", "slowest_stage_effect"}) {
       EXPECT_TRUE(p[key].is_null()) << key;
     }
     EXPECT_EQ(simdjson::dom::array(p["schedule_notes"]).size(), 0u);
