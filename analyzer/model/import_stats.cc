@@ -24,6 +24,14 @@ const ImportCounterSpec& CounterSpec(ImportCounter counter) {
       {"unmatched_flow", Severity::kInfo, "ac2g flow that links no event"},
       {"truncated", Severity::kWarning, "file cut short; events after the cut are lost"},
       {"unterminated_array", Severity::kInfo, "array form without its closing ']'"},
+      {"collector_dropped_records", Severity::kWarning,
+       "kernel/copy records CUPTI dropped while recording; the timeline misses them"},
+      {"collector_refused_buffers", Severity::kWarning,
+       "CUPTI buffer requests refused at BUBBLESCOPE_BUFFER_MB; their records were dropped"},
+      {"collector_dropped_ranges", Severity::kWarning,
+       "NVTX ranges the collector could not track (too many open)"},
+      {"collector_dropped_nccl_events", Severity::kWarning,
+       "NCCL events the collector could not track (too many live)"},
   }};
   return kSpecs[static_cast<size_t>(counter)];
 }
@@ -31,6 +39,13 @@ const ImportCounterSpec& CounterSpec(ImportCounter counter) {
 void ImportStats::Bump(ImportCounter counter, int64_t offset) {
   size_t i = Index(counter);
   if (counts_[i]++ == 0) first_offsets_[i] = offset;
+}
+
+void ImportStats::Add(ImportCounter counter, uint64_t n, int64_t offset) {
+  if (n == 0) return;
+  size_t i = Index(counter);
+  if (counts_[i] == 0) first_offsets_[i] = offset;
+  counts_[i] += n;
 }
 
 bool ImportStats::HasAtLeast(Severity severity) const {

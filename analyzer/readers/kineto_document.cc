@@ -32,16 +32,20 @@ std::string_view JsonTypeName(std::string_view token) {
   }
 }
 
-class DocumentWalker : public ProcessMetadataSink {
+class DocumentWalker : public CollectorMetadataSink {
  public:
   DocumentWalker(const DocumentView& view, Rank* rank, RankBuilder* builder)
       : view_(view), begin_(view.json.data()), rank_(rank), builder_(builder) {
-    event_reader_.set_process_metadata_sink(this);
+    event_reader_.set_collector_metadata_sink(this);
   }
   DocumentWalker(const DocumentWalker&) = delete;
   DocumentWalker& operator=(const DocumentWalker&) = delete;
 
-  simdjson::error_code ReadProcessArgs(ondemand::value& args) override {
+  simdjson::error_code ReadCollectorArgs(std::string_view event_name,
+                                         ondemand::value& args) override {
+    if (event_name == kDroppedCountsEventName) {
+      return ReadDroppedCounts(args, begin_, view_.bias, rank_, &dropped_);
+    }
     return ReadProcessMetadata(args, begin_, view_.bias, rank_, builder_);
   }
 
@@ -157,6 +161,7 @@ class DocumentWalker : public ProcessMetadataSink {
   const char* begin_;
   Rank* rank_;
   RankBuilder* builder_;
+  DroppedTotals dropped_;  // "bubblescope_dropped" totals seen so far in this document
   ondemand::document document_;
   EventFieldReader event_reader_;
   WalkResult result_;

@@ -85,13 +85,14 @@ bool ArgsNeeded(const EventFields& fields) {
   return false;
 }
 
-bool IsProcessMetadata(const EventFields& fields) {
-  return IsPhase(fields, 'M') && fields.has_name && fields.name == kProcessMetadataEventName;
+bool IsCollectorMetadata(const EventFields& fields) {
+  return IsPhase(fields, 'M') && fields.has_name &&
+         (fields.name == kProcessMetadataEventName || fields.name == kDroppedCountsEventName);
 }
 
 // True once nothing later in the event can change what is done with it.
 bool NothingMoreNeeded(const EventFields& fields) {
-  if (IsPhase(fields, 'M')) return fields.has_name && !IsProcessMetadata(fields);
+  if (IsPhase(fields, 'M')) return fields.has_name && !IsCollectorMetadata(fields);
   if (IsPhase(fields, 'X')) return fields.category == EventCategory::kOther;
   if (IsPhase(fields, 's') || IsPhase(fields, 'f')) {
     return fields.category != EventCategory::kAbsent && fields.category != EventCategory::kFlow;
@@ -183,10 +184,10 @@ simdjson::error_code EventFieldReader::Read(ondemand::object& event, EventFields
         if (key == "name") {
           fields->has_name = StringTokenContent(token, &fields->name);
           if (!fields->has_name) MarkDamaged(fields, ImportCounter::kWrongFieldType);
-        } else if (key == "args" && IsProcessMetadata(*fields) && metadata_sink_ != nullptr) {
+        } else if (key == "args" && IsCollectorMetadata(*fields) && metadata_sink_ != nullptr) {
           ondemand::value args;
           if (auto error = field.value().get(args)) return error;
-          if (auto error = metadata_sink_->ReadProcessArgs(args)) return error;
+          if (auto error = metadata_sink_->ReadCollectorArgs(fields->name, args)) return error;
         } else if (key == "args" && ArgsNeeded(*fields)) {
           if (token.empty() || token[0] != '{') {
             MarkArgDamaged(&fields->args, kAllArgGroups, ImportCounter::kWrongFieldType);

@@ -79,22 +79,25 @@ struct EventFields {
   EventArgs args;
 };
 
-// The collector's process-metadata event ("ph":"M", "name":"bubblescope_process"): its args hold
-// the rank, world size, host, pid and devices that a Kineto file keeps in top-level members.
+// The collector's metadata events ("ph":"M"). "bubblescope_process": its args hold the rank,
+// world size, host, pid and devices that a Kineto file keeps in top-level members.
+// "bubblescope_dropped": its args hold the running totals of what the collector lost.
 inline constexpr std::string_view kProcessMetadataEventName = "bubblescope_process";
+inline constexpr std::string_view kDroppedCountsEventName = "bubblescope_dropped";
 
-// Receives the args of a process-metadata event while the event is being read.
-class ProcessMetadataSink {
+// Receives the args of a collector metadata event (named `event_name`) while it is being read.
+class CollectorMetadataSink {
  public:
-  virtual ~ProcessMetadataSink() = default;
-  virtual simdjson::error_code ReadProcessArgs(simdjson::ondemand::value& args) = 0;
+  virtual ~CollectorMetadataSink() = default;
+  virtual simdjson::error_code ReadCollectorArgs(std::string_view event_name,
+                                                 simdjson::ondemand::value& args) = 0;
 };
 
 class EventFieldReader {
  public:
-  // Where the args of a process-metadata event go; they are handed over only when "ph" and "name"
-  // come before "args" in the event (the collector always writes them in that order).
-  void set_process_metadata_sink(ProcessMetadataSink* sink) { metadata_sink_ = sink; }
+  // Where the args of a collector metadata event go; they are handed over only when "ph" and
+  // "name" come before "args" in the event (the collector always writes them in that order).
+  void set_collector_metadata_sink(CollectorMetadataSink* sink) { metadata_sink_ = sink; }
 
   // Reads the fields of `event` into `*fields`, visiting each once and stopping early once the
   // event is known to be of no interest. Returns a simdjson error only for broken JSON syntax,
@@ -109,7 +112,7 @@ class EventFieldReader {
   simdjson::error_code ReadRanksArray(simdjson::ondemand::array& ranks, EventArgs* args);
 
   std::vector<int32_t> pg_ranks_;
-  ProcessMetadataSink* metadata_sink_ = nullptr;
+  CollectorMetadataSink* metadata_sink_ = nullptr;
 };
 
 // Parses a rank list written as a string, "[0, 1, 2, 3]"; false if it is not one.

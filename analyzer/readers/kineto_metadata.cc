@@ -240,4 +240,40 @@ simdjson::error_code ReadProcessMetadata(ondemand::value& value, const char* beg
   });
 }
 
+simdjson::error_code ReadDroppedCounts(ondemand::value& value, const char* begin, int64_t bias,
+                                       Rank* rank, DroppedTotals* seen) {
+  FieldReader reader(begin, bias, rank);
+  ondemand::object object;
+  bool opened = false;
+  if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
+  return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
+    int64_t* total = nullptr;
+    ImportCounter counter = ImportCounter::kCollectorDroppedRecords;
+    if (key == "cupti_records") {
+      total = &seen->cupti_records;
+    } else if (key == "buffer_requests") {
+      total = &seen->buffer_requests;
+      counter = ImportCounter::kCollectorRefusedBuffers;
+    } else if (key == "nvtx_ranges") {
+      total = &seen->nvtx_ranges;
+      counter = ImportCounter::kCollectorDroppedRanges;
+    } else if (key == "nccl_events") {
+      total = &seen->nccl_events;
+      counter = ImportCounter::kCollectorDroppedNcclEvents;
+    } else {
+      return simdjson::SUCCESS;
+    }
+    const std::string_view token = field_value.raw_json_token();
+    int64_t now = 0;
+    if (!reader.Integer(token, &now)) return simdjson::SUCCESS;
+    if (now < 0) {
+      rank->stats.Bump(ImportCounter::kBadNumber, reader.Offset(token));
+    } else if (now > *total) {
+      rank->stats.Add(counter, static_cast<uint64_t>(now - *total), reader.Offset(token));
+      *total = now;
+    }
+    return simdjson::SUCCESS;
+  });
+}
+
 }  // namespace bubblescope::kineto

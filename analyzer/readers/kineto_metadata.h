@@ -23,4 +23,18 @@ simdjson::error_code ReadDistributedInfo(simdjson::ondemand::value& value, const
 simdjson::error_code ReadProcessMetadata(simdjson::ondemand::value& value, const char* begin,
                                          int64_t bias, Rank* rank, RankBuilder* builder);
 
+// The running totals of the collector's "bubblescope_dropped" events seen so far in one file.
+struct DroppedTotals {
+  int64_t cupti_records = 0;
+  int64_t buffer_requests = 0;
+  int64_t nvtx_ranges = 0;
+  int64_t nccl_events = 0;
+};
+
+// The args of one "bubblescope_dropped" event: each total that grew since `*seen` adds the
+// growth to its collector_* import counter, so a file holding several such events (one per
+// flush) counts every loss once.
+simdjson::error_code ReadDroppedCounts(simdjson::ondemand::value& value, const char* begin,
+                                       int64_t bias, Rank* rank, DroppedTotals* seen);
+
 }  // namespace bubblescope::kineto

@@ -27,6 +27,12 @@ enum class ImportCounter : uint8_t {
   kUnmatchedFlow,       // an ac2g flow end that fills no missing correlation id
   kTruncated,           // the file was cut short; events after the cut are lost
   kUnterminatedArray,   // array form without its closing ']' (allowed by the Chrome format)
+  // What bubblescope's collector lost while recording (its "bubblescope_dropped" event): the
+  // timeline itself has holes there, whatever the file's state.
+  kCollectorDroppedRecords,     // activity records CUPTI dropped (no free buffer, buffer full)
+  kCollectorRefusedBuffers,     // CUPTI buffer requests refused at the collector's memory cap
+  kCollectorDroppedRanges,      // NVTX ranges beyond the collector's open-range limit
+  kCollectorDroppedNcclEvents,  // NCCL events beyond the collector's live-event limit
   kCount,
 };
 
@@ -44,6 +50,8 @@ class ImportStats {
  public:
   // Counts one occurrence at byte `offset` of the source (the first offset is kept for messages).
   void Bump(ImportCounter counter, int64_t offset);
+  // Counts `n` occurrences at once, the first (if it is the counter's first) at `offset`.
+  void Add(ImportCounter counter, uint64_t n, int64_t offset);
   uint64_t count(ImportCounter counter) const { return counts_[Index(counter)]; }
   // Byte offset of the first occurrence, or -1 if none.
   int64_t first_offset(ImportCounter counter) const { return first_offsets_[Index(counter)]; }

@@ -436,6 +436,33 @@ TEST(KinetoReaderTest, CollectorProcessMetadataEventFillsTheRank) {
   EXPECT_EQ(IntervalCount(rank), 1u);
 }
 
+// The collector writes its loss totals at every flush where one grew; each loss is counted once,
+// as a warning, from the first event that shows it.
+TEST(KinetoReaderTest, CollectorDroppedTotalsCountEachLossOnce) {
+  const std::string json = R"([
+    {"ph":"X","cat":"kernel","name":"gemm","pid":1,"tid":7,"ts":1,"dur":1,"args":{"device":1,"stream":7}},
+    {"ph":"M","name":"bubblescope_dropped","pid":1,"tid":0,"args":{"cupti_records":5,"buffer_requests":0,"nvtx_ranges":0,"nccl_events":0}},
+    {"ph":"M","name":"bubblescope_dropped","pid":1,"tid":0,"args":{"cupti_records":12,"buffer_requests":2,"nvtx_ranges":0,"nccl_events":1}},
+    {"ph":"M","name":"bubblescope_dropped","pid":1,"tid":0,"args":{"cupti_records":-1,"buffer_requests":"2","nvtx_ranges":0,"nccl_events":1,"future_kind":9}},
+    {"ph":"M","args":{"nvtx_ranges":40},"name":"bubblescope_dropped","pid":1,"tid":0}
+  ])";
+  const ReadResult result = ReadJson(json);
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  const ImportStats& stats = result.rank.stats;
+  EXPECT_EQ(stats.count(ImportCounter::kCollectorDroppedRecords), 12u);  // 5, then 7 more
+  EXPECT_EQ(stats.first_offset(ImportCounter::kCollectorDroppedRecords),
+            static_cast<int64_t>(json.find("5,\"buffer_requests\"")));
+  EXPECT_EQ(stats.count(ImportCounter::kCollectorRefusedBuffers), 2u);
+  EXPECT_EQ(stats.count(ImportCounter::kCollectorDroppedNcclEvents), 1u);
+  // The last event's args come before its name: not read, as for bubblescope_process.
+  EXPECT_EQ(stats.count(ImportCounter::kCollectorDroppedRanges), 0u);
+  // A negative total and a quoted one are damage, counted as such; unknown keys are skipped.
+  EXPECT_EQ(stats.count(ImportCounter::kBadNumber), 1u);
+  EXPECT_EQ(stats.count(ImportCounter::kWrongFieldType), 1u);
+  EXPECT_EQ(CounterSpec(ImportCounter::kCollectorDroppedRecords).severity, Severity::kWarning);
+  EXPECT_EQ(IntervalCount(result.rank), 1u);
+}
+
 TEST(KinetoReaderTest, ReaderIsReusableAcrossFiles) {
   KinetoReader reader;
   Rank rank;
