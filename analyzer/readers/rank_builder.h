@@ -1,6 +1,7 @@
 // Turns decoded Kineto events into the timeline model: picks the timeline, the interval kind and
 // the comm metadata of each event, collects annotations, steps and memory samples, and at the end
-// sorts everything, links ac2g flows and applies baseTimeNanoseconds.
+// sorts everything, links ac2g flows, applies baseTimeNanoseconds and gives p2p kernels without
+// args their direction (p2p_direction.h).
 #pragma once
 
 #include <cstdint>

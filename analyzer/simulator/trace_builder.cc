@@ -190,6 +190,18 @@ Rank RankBuilder::Build() {
     launch.correlation = kernel.correlation;
     launch.name = launch_name;
     launch.kind = IntervalKind::kRuntime;
+    if (kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv) {
+      // PyTorch launches each p2p kernel inside its c10d operator; the operator (which records
+      // no peer) is what tells a send from a receive when the kernel carries no NCCL args.
+      const bool send = kernel.role == KernelRole::kSend;
+      Interval op = launch;
+      op.correlation = 0;
+      op.name = rank_.names.Intern(send ? "c10d::send" : "c10d::recv_");
+      op.kind = IntervalKind::kCpuCommOp;
+      op.comm = static_cast<uint32_t>(rank_.comms.size());
+      rank_.comms.push_back(CommInfo{.kind = send ? CommKind::kSend : CommKind::kRecv});
+      cpu.intervals.push_back(op);
+    }
     cpu.intervals.push_back(launch);
 
     Interval device;

@@ -33,8 +33,11 @@ std::vector<Span> Spans(const Trace& trace, int32_t rank, int64_t stream_id) {
                       ? timeline.kind == TimelineKind::kCpuThread
                       : timeline.kind == TimelineKind::kGpuStream && timeline.id == stream_id;
     if (!wanted) continue;
-    for (const Interval& interval : timeline.intervals)
+    for (const Interval& interval : timeline.intervals) {
+      // On the CPU: the launches and syncs, not the c10d operators around p2p launches.
+      if (interval.kind == IntervalKind::kCpuCommOp) continue;
       spans.push_back({interval.start, interval.end});
+    }
   }
   return spans;
 }

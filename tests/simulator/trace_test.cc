@@ -168,13 +168,24 @@ void ExpectWellFormed(const Simulation& simulation) {
     int64_t duplicate_launches = 0;
     ASSERT_FALSE(rank.timelines.empty());
     ASSERT_EQ(rank.timelines[0].kind, TimelineKind::kCpuThread);
+    int64_t c10d_ops = 0;
     for (const Interval& interval : rank.timelines[0].intervals) {
+      if (interval.kind == IntervalKind::kCpuCommOp) {
+        // One c10d::send / c10d::recv_ around each p2p launch, checked against the kernels below.
+        const CommInfo* comm = rank.comm(interval);
+        ASSERT_NE(comm, nullptr);
+        EXPECT_EQ(rank.name(interval.name),
+                  comm->kind == CommKind::kSend ? "c10d::send" : "c10d::recv_");
+        ++c10d_ops;
+        continue;
+      }
       ASSERT_EQ(interval.kind, IntervalKind::kRuntime);
       if (rank.name(interval.name) != "cudaLaunchKernel") continue;
       if (!launches.emplace(interval.correlation, &interval).second) ++duplicate_launches;
     }
     EXPECT_EQ(duplicate_launches, 0);
     size_t kernels = 0;
+    int64_t p2p_kernels = 0;
     int64_t unmatched = 0;
     int64_t misplaced = 0;
     for (const Timeline& timeline : rank.timelines) {
@@ -183,6 +194,10 @@ void ExpectWellFormed(const Simulation& simulation) {
       if (timeline.kind != TimelineKind::kGpuStream) continue;
       for (const Interval& interval : timeline.intervals) {
         ++kernels;
+        const CommInfo* comm = rank.comm(interval);
+        if (comm != nullptr && (comm->kind == CommKind::kSend || comm->kind == CommKind::kRecv)) {
+          ++p2p_kernels;
+        }
         auto launch = launches.find(interval.correlation);
         auto iteration = iteration_of.find(interval.correlation);
         if (launch == launches.end() || iteration == iteration_of.end()) {
@@ -200,6 +215,7 @@ void ExpectWellFormed(const Simulation& simulation) {
     EXPECT_EQ(unmatched, 0);
     EXPECT_EQ(misplaced, 0);
     EXPECT_EQ(kernels, launches.size());  // every launch has its kernel
+    EXPECT_EQ(c10d_ops, p2p_kernels);
     for (size_t i = 1; i < rank.steps.size(); ++i) {
       EXPECT_EQ(rank.steps[i].number, static_cast<int64_t>(i));
       EXPECT_EQ(rank.steps[i].start, rank.steps[i - 1].end);
@@ -266,7 +282,8 @@ TEST(TraceTest, StagePlacementComesFromTheMap) {
     std::set<int32_t> result;
     const Rank& data = permuted.trace.ranks[static_cast<size_t>(rank)];
     for (const CommInfo& comm : data.comms) {
-      if (comm.kind != CommKind::kAllReduce) result.insert(comm.peer);
+      // Kernels' comm records; the c10d operators around their launches record no peer.
+      if (comm.kind != CommKind::kAllReduce && comm.peer >= 0) result.insert(comm.peer);
     }
     return result;
   };
