@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "pipeline/issued_items.h"
+#include "crossrank/peer_inference.h"
 #include "pipeline/p2p_structure.h"
+#include "pipeline/segment_ops.h"
 
 namespace bubblescope::p2p_graph {
 namespace {
@@ -27,17 +30,41 @@ class Components {
   std::vector<size_t> parent_;
 };
 
-// The p2p items of each rank's issued timeline (compute items dropped).
-std::vector<pipeline::IssuedTimeline> TransferTimelines(const Trace& trace) {
-  std::vector<pipeline::IssuedTimeline> timelines;
-  for (const Rank& rank : trace.ranks) {
-    pipeline::IssuedTimeline timeline = pipeline::BuildIssuedTimeline(rank);
-    std::erase_if(timeline.items, [](const pipeline::IssuedItem& item) {
-      return item.kind == pipeline::ItemKind::kCompute;
-    });
-    timelines.push_back(std::move(timeline));
+// The p2p items of an issued timeline (compute items dropped).
+pipeline::IssuedTimeline TransfersOf(pipeline::IssuedTimeline timeline) {
+  std::erase_if(timeline.items, [](const pipeline::IssuedItem& item) {
+    return item.kind == pipeline::ItemKind::kCompute;
+  });
+  return timeline;
+}
+
+// Peers for the transfers of a pipeline whose trace records none, by rank (peer_inference.h);
+// a note when some rank's cannot be told.
+std::map<int32_t, std::vector<int32_t>> InferPipelinePeers(
+    const Pipeline& pipeline, const std::map<int32_t, const pipeline::IssuedTimeline*>& full,
+    std::vector<std::string>* notes) {
+  const std::vector<int32_t>& order = pipeline.stage_order;
+  bool has_backward = false;
+  for (int32_t rank : order) has_backward |= pipeline::HasPhaseHints(*full.at(rank));
+  for (const pipeline::IssuedItem& item : full.at(order.back())->items) {
+    // Without backward the last stage has nothing to send on (v = 1).
+    has_backward |= item.kind == pipeline::ItemKind::kSend;
   }
-  return timelines;
+  std::map<int32_t, std::vector<int32_t>> peers;
+  for (size_t stage = 0; stage < order.size(); ++stage) {
+    std::optional<std::vector<int32_t>> inferred =
+        peer_inference::InferPeers(*full.at(order[stage]), stage, order, has_backward);
+    if (!inferred.has_value()) {
+      notes->push_back(absl::StrCat(
+          "no peer ranks recorded and p = ", order.size(), ": rank ", order[stage],
+          " has no backward name hints to tell its activations from its gradients, so its "
+          "sends and receives cannot be paired with their peers; links and clock offsets are "
+          "not measured"));
+      return {};
+    }
+    peers[order[stage]] = *std::move(inferred);
+  }
+  return peers;
 }
 
 // Stage order of one group of ranks; rank-id order (and a note) when the traffic does not tell.
@@ -79,7 +106,12 @@ const RankOps* Result::OpsOf(int32_t rank) const {
 
 Result Analyze(const Trace& trace, const Options& /*options*/) {
   Result result;
-  std::vector<pipeline::IssuedTimeline> timelines = TransferTimelines(trace);
+  std::vector<pipeline::IssuedTimeline> full;
+  std::vector<pipeline::IssuedTimeline> timelines;
+  for (const Rank& rank : trace.ranks) {
+    full.push_back(pipeline::BuildIssuedTimeline(rank));
+    timelines.push_back(TransfersOf(full.back()));
+  }
   const bool peers = pipeline::PeersKnown(timelines);
   std::map<int32_t, size_t> index_of;
   for (size_t i = 0; i < trace.ranks.size(); ++i) index_of[trace.ranks[i].rank] = i;
@@ -96,13 +128,14 @@ Result Analyze(const Trace& trace, const Options& /*options*/) {
     }
   }
 
+  // Groups hold whole timelines: without peers the stage order reads the ops between transfers.
   std::map<size_t, std::vector<pipeline::IssuedTimeline>> groups;
   for (size_t i = 0; i < timelines.size(); ++i) {
     if (!has_p2p[i]) {
       result.ranks_without_p2p.push_back(trace.ranks[i].rank);
       continue;
     }
-    groups[components.Find(i)].push_back(timelines[i]);
+    groups[components.Find(i)].push_back(full[i]);
   }
   for (auto& [root, group] : groups) {
     result.pipelines.push_back(OrderGroup(group, peers, &result.notes));
@@ -113,33 +146,28 @@ Result Analyze(const Trace& trace, const Options& /*options*/) {
                      *std::min_element(b.stage_order.begin(), b.stage_order.end());
             });
 
-  // Peers of a peerless p = 2 pipeline are certain: each rank's only neighbour.
-  std::map<int32_t, int32_t> certain_peer;
-  for (const Pipeline& pipeline : result.pipelines) {
-    if (peers) continue;
-    if (pipeline.stage_order.size() == 2) {
-      certain_peer[pipeline.stage_order[0]] = pipeline.stage_order[1];
-      certain_peer[pipeline.stage_order[1]] = pipeline.stage_order[0];
-    } else {
-      result.notes.push_back(absl::StrCat(
-          "no peer ranks recorded and p = ", pipeline.stage_order.size(),
-          ": a middle stage's sends and receives cannot be paired with their peers, so links and "
-          "clock offsets are not measured"));
+  // Without recorded peers, the stage order and what each transfer carries give them.
+  std::map<int32_t, std::vector<int32_t>> inferred_peers;
+  if (!peers) {
+    std::map<int32_t, const pipeline::IssuedTimeline*> full_of;
+    for (const pipeline::IssuedTimeline& timeline : full) full_of[timeline.rank] = &timeline;
+    for (const Pipeline& pipeline : result.pipelines) {
+      if (!pipeline.stage_order_known) continue;
+      inferred_peers.merge(InferPipelinePeers(pipeline, full_of, &result.notes));
     }
   }
   for (size_t i = 0; i < timelines.size(); ++i) {
     RankOps rank_ops;
     rank_ops.rank = timelines[i].rank;
-    for (const pipeline::IssuedItem& item : timelines[i].items) {
+    auto inferred = inferred_peers.find(rank_ops.rank);
+    for (size_t k = 0; k < timelines[i].items.size(); ++k) {
+      const pipeline::IssuedItem& item = timelines[i].items[k];
       P2pOp op;
       op.send = item.kind == pipeline::ItemKind::kSend;
       op.peer = item.peer;
-      if (op.peer < 0) {
-        auto certain = certain_peer.find(rank_ops.rank);
-        if (certain != certain_peer.end()) {
-          op.peer = certain->second;
-          op.peer_inferred = true;
-        }
+      if (op.peer < 0 && inferred != inferred_peers.end() && inferred->second[k] >= 0) {
+        op.peer = inferred->second[k];
+        op.peer_inferred = true;
       }
       op.bytes = item.bytes;
       op.rendezvous = !timelines[i].cpu_only;

@@ -8,10 +8,10 @@
 // to the first makes it interleaved. Ranks without any p2p op are listed apart and are never put
 // into a pipeline.
 //
-// Without any recorded peer (gloo traces) the graph cannot be drawn: every rank with p2p ops
-// forms one pipeline, ordered by InferStageOrder's first-receive rule. Peers are then filled in
-// only where they are certain (p = 2: each rank's only neighbour); with p > 2 a middle stage's
-// sends could go either way, so they stay unknown and a note says so.
+// Without any recorded peer (gloo traces, NCCL kernels without args) the graph cannot be drawn:
+// every rank with p2p ops forms one pipeline, ordered by InferStageOrder's no-peer rules. Peers
+// are then inferred from the stage order and what each transfer carries (peer_inference.h); a
+// rank whose forward and backward cannot be told apart leaves them unknown, with a note.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,14 @@
 #include "pipeline/p2p_structure.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "pipeline/segment_ops.h"
 
 namespace bubblescope::pipeline {
 namespace {
@@ -79,6 +83,91 @@ std::optional<std::vector<int32_t>> OrderByFirstReceive(
   return order;
 }
 
+// The completion times of the transfers of `timeline` that carry activations, one direction.
+std::vector<TimeNs> ActivationEnds(const IssuedTimeline& timeline, bool first_stage,
+                                   ItemKind kind, bool has_backward) {
+  const std::vector<Payload> payloads = TransferPayloads(timeline, first_stage);
+  std::vector<TimeNs> ends;
+  for (size_t i = 0; i < timeline.items.size(); ++i) {
+    const IssuedItem& item = timeline.items[i];
+    if (item.kind != kind) continue;
+    if (has_backward && payloads[i] != Payload::kActivation) continue;
+    ends.push_back(item.end);
+  }
+  return ends;
+}
+
+// How far apart the gaps between successive completions of `sends` and `recvs` are, on average:
+// a clock offset shifts every completion of a rank alike and leaves the gaps alone. Infinite
+// when fewer than two of either.
+double GapMismatch(const std::vector<TimeNs>& sends, const std::vector<TimeNs>& recvs) {
+  const size_t n = std::min(sends.size(), recvs.size());
+  if (n < 2) return std::numeric_limits<double>::infinity();
+  double total = 0.0;
+  for (size_t i = 1; i < n; ++i) {
+    total += std::abs(static_cast<double>((sends[i] - sends[0]) - (recvs[i] - recvs[0])));
+  }
+  return total / static_cast<double>(n - 1);
+}
+
+// Without peers on GPU ranks, whose clocks need not agree. NCCL completes a send and its receive
+// together, so the gaps between a stage's successive activation sends repeat in its successor's
+// activation receives whatever the offset between them: from the first stage (the one rank that
+// sends before it receives), each next stage is the remaining rank whose receive gaps match best.
+// Needs the activations told from the gradients (phase hints) when there is a backward.
+std::optional<std::vector<int32_t>> OrderByCompletionGaps(
+    const std::vector<IssuedTimeline>& timelines) {
+  const IssuedTimeline* first = nullptr;
+  bool hints = false;
+  for (const IssuedTimeline& timeline : timelines) {
+    if (timeline.cpu_only) return std::nullopt;  // gloo buffers sends: no common completion
+    hints |= HasPhaseHints(timeline);
+    const IssuedItem* transfer = FirstTransfer(timeline);
+    if (transfer == nullptr) return std::nullopt;
+    if (transfer->kind != ItemKind::kSend) continue;
+    if (first != nullptr) return std::nullopt;
+    first = &timeline;
+  }
+  if (first == nullptr) return std::nullopt;
+  if (!hints) {
+    // Every op then reads as a forward: right only for a forward-only job, where the last stage
+    // sends nothing. A training job without hints is left to the completion order.
+    bool every_rank_sends = true;
+    for (const IssuedTimeline& timeline : timelines) {
+      every_rank_sends &= std::any_of(timeline.items.begin(), timeline.items.end(),
+                                      [](const IssuedItem& item) {
+                                        return item.kind == ItemKind::kSend;
+                                      });
+    }
+    if (every_rank_sends) return std::nullopt;
+  }
+  std::vector<int32_t> order = {first->rank};
+  std::vector<const IssuedTimeline*> remaining;
+  for (const IssuedTimeline& timeline : timelines) {
+    if (&timeline != first) remaining.push_back(&timeline);
+  }
+  const IssuedTimeline* current = first;
+  while (!remaining.empty()) {
+    const std::vector<TimeNs> sends =
+        ActivationEnds(*current, current == first, ItemKind::kSend, hints);
+    double best = std::numeric_limits<double>::infinity();
+    size_t best_index = remaining.size();
+    for (size_t i = 0; i < remaining.size(); ++i) {
+      const double mismatch =
+          GapMismatch(sends, ActivationEnds(*remaining[i], false, ItemKind::kRecv, hints));
+      if (mismatch < best) {
+        best = mismatch;
+        best_index = i;
+      }
+    }
+    if (best_index == remaining.size()) return std::nullopt;
+    current = remaining[best_index];
+    order.push_back(current->rank);
+    remaining.erase(remaining.begin() + static_cast<ptrdiff_t>(best_index));
+  }
+  return order;
+}
+
 int64_t CountTransfers(const IssuedTimeline& timeline, ItemKind kind, std::optional<int32_t> peer,
                        std::optional<int32_t> not_peer) {
   int64_t count = 0;
@@ -118,6 +207,7 @@ absl::StatusOr<std::vector<int32_t>> InferStageOrder(
   if (PeersKnown(timelines)) {
     if (std::optional<std::vector<int32_t>> order = OrderByPeers(timelines)) return *order;
   }
+  if (std::optional<std::vector<int32_t>> order = OrderByCompletionGaps(timelines)) return *order;
   if (std::optional<std::vector<int32_t>> order = OrderByFirstReceive(timelines)) return *order;
   return absl::FailedPreconditionError(
       "no stage order: the first profiler step has no rank that sends before it receives, or "

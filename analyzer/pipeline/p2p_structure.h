@@ -16,8 +16,12 @@ namespace bubblescope::pipeline {
 // True when any transfer of the timelines records its peer rank.
 bool PeersKnown(const std::vector<IssuedTimeline>& timelines);
 
-// Ranks from first to last stage. FailedPreconditionError when the traffic does not single out
-// a first stage or does not reach every rank.
+// Ranks from first to last stage. The first stage is the one rank whose first transfer is a
+// send. With peers, the order follows each rank's first send. Without: on GPU ranks, each next
+// stage is the rank whose activation receives complete with the gaps of this stage's activation
+// sends (NCCL completes both ends together, so clock offsets do not matter); on CPU ranks, or
+// when that cannot be read, the order of first-receive completions. FailedPreconditionError when
+// the traffic does not single out a first stage or does not reach every rank.
 absl::StatusOr<std::vector<int32_t>> InferStageOrder(const std::vector<IssuedTimeline>& timelines);
 
 struct P2pSchedule {

@@ -11,7 +11,9 @@
 //  2. Point-to-point traffic (issue order of send / recv on each rank, within the first
 //     profiler step). With peer ranks recorded (NCCL, simulator), the first stage is the rank
 //     whose first transfer is a send and the order follows each rank's first send; without
-//     (gloo), ranks are ordered by when their first receive completed (one host clock). The
+//     (gloo, NCCL without args), GPU ranks are chained by the gaps between completions of
+//     activation transfers (offset-free), CPU ranks by when their first receive completed
+//     (one host clock); see p2p_structure.h. The
 //     first stage's sends to the second give m·v; wrap-around sends last -> first give m·(v-1)
 //     (visible with peers and p >= 3). Where they are not, the first stage's forward-op count
 //     F = v·m against its (2v-1)·m sends gives m and v. On the last stage, gpipe receives all

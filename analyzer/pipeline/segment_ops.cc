@@ -97,17 +97,9 @@ void SplitMergedWeightGrads(std::vector<Run>* runs) {
   *runs = std::move(split);
 }
 
-}  // namespace
-
-bool HasPhaseHints(const IssuedTimeline& timeline) {
-  for (const IssuedItem& item : timeline.items) {
-    if (item.kind == ItemKind::kCompute && item.hint != PhaseHint::kNone) return true;
-  }
-  return false;
-}
-
-std::vector<PipelineOp> SegmentOps(const IssuedTimeline& timeline, bool first_stage) {
-  std::vector<PipelineOp> ops;
+// The op runs of the whole timeline, step by step, in issue order.
+std::vector<Run> OpRuns(const IssuedTimeline& timeline, bool first_stage) {
+  std::vector<Run> runs;
   std::vector<Run> step_runs;  // the op runs of the current step
   std::vector<const IssuedItem*> segment;
   bool after_recv = false;
@@ -115,7 +107,7 @@ std::vector<PipelineOp> SegmentOps(const IssuedTimeline& timeline, bool first_st
   const auto end_step = [&] {
     EmitSegment(first_stage, after_recv, false, segment, &step_runs);
     SplitMergedWeightGrads(&step_runs);
-    for (const Run& run : step_runs) ops.push_back(MakeOp(timeline.rank, run));
+    for (Run& run : step_runs) runs.push_back(std::move(run));
     step_runs.clear();
     segment.clear();
     after_recv = false;
@@ -134,7 +126,54 @@ std::vector<PipelineOp> SegmentOps(const IssuedTimeline& timeline, bool first_st
     after_recv = item.kind == ItemKind::kRecv;
   }
   end_step();
+  return runs;
+}
+
+}  // namespace
+
+bool HasPhaseHints(const IssuedTimeline& timeline) {
+  for (const IssuedItem& item : timeline.items) {
+    if (item.kind == ItemKind::kCompute && item.hint != PhaseHint::kNone) return true;
+  }
+  return false;
+}
+
+std::vector<PipelineOp> SegmentOps(const IssuedTimeline& timeline, bool first_stage) {
+  std::vector<PipelineOp> ops;
+  for (const Run& run : OpRuns(timeline, first_stage)) ops.push_back(MakeOp(timeline.rank, run));
   return ops;
+}
+
+std::vector<OpSpan> SegmentOpSpans(const IssuedTimeline& timeline, bool first_stage) {
+  std::vector<OpSpan> spans;
+  for (const Run& run : OpRuns(timeline, first_stage)) {
+    // Run items point into timeline.items, consecutively.
+    const auto first = static_cast<size_t>(run.items.front() - timeline.items.data());
+    spans.push_back(OpSpan{run.type, first, first + run.items.size() - 1});
+  }
+  return spans;
+}
+
+std::vector<Payload> TransferPayloads(const IssuedTimeline& timeline, bool first_stage) {
+  const std::vector<IssuedItem>& items = timeline.items;
+  const std::vector<OpSpan> ops = SegmentOpSpans(timeline, first_stage);
+  const auto payload_of = [](const OpSpan& op) {
+    return op.type == OpType::kForward ? Payload::kActivation : Payload::kGradient;
+  };
+  std::vector<Payload> payloads(items.size(), Payload::kUnknown);
+  size_t op = 0;
+  Payload last_made = Payload::kUnknown;
+  for (size_t i = 0; i < items.size(); ++i) {
+    for (; op < ops.size() && ops[op].last < i; ++op) last_made = payload_of(ops[op]);
+    if (items[i].kind == ItemKind::kSend) payloads[i] = last_made;
+  }
+  op = ops.size();
+  Payload next_consumed = Payload::kUnknown;
+  for (size_t i = items.size(); i-- > 0;) {
+    for (; op > 0 && ops[op - 1].first > i; --op) next_consumed = payload_of(ops[op - 1]);
+    if (items[i].kind == ItemKind::kRecv) payloads[i] = next_consumed;
+  }
+  return payloads;
 }
 
 }  // namespace bubblescope::pipeline

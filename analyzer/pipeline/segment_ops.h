@@ -24,4 +24,20 @@ bool HasPhaseHints(const IssuedTimeline& timeline);
 
 std::vector<PipelineOp> SegmentOps(const IssuedTimeline& timeline, bool first_stage);
 
+// Where each op of SegmentOps sits in timeline.items: its type and first and last item index.
+struct OpSpan {
+  OpType type = OpType::kForward;
+  size_t first = 0;
+  size_t last = 0;
+};
+std::vector<OpSpan> SegmentOpSpans(const IssuedTimeline& timeline, bool first_stage);
+
+// What each transfer of the timeline carries, from the ops around it in issue order: a send what
+// the last op before it made, a receive what the next op after it consumes (a forward's
+// activation, a backward's or weight-gradient's gradient). One entry per item; compute items and
+// transfers with no op on that side are kUnknown. Only as good as the phase hints: without any,
+// every op reads as a forward.
+enum class Payload : uint8_t { kUnknown, kActivation, kGradient };
+std::vector<Payload> TransferPayloads(const IssuedTimeline& timeline, bool first_stage);
+
 }  // namespace bubblescope::pipeline

@@ -1,8 +1,9 @@
 // The whole analysis from files, as `bubblescope analyze` runs it, over the issue's grid: every
 // schedule, p in {2,4,8}, m in {1,4,8,32}, each written in the newer Kineto layout (relative
-// timestamps, no annotations, balanced stages) and in the older one (absolute microseconds, `PP:`
-// annotations, one stage 15% slower), with jitter, link latency, launch gaps, an optimizer step
-// and per-rank clock offsets. Loaded back, aligned and analysed, each must give the simulator's
+// timestamps, no annotations, balanced stages), in the older one (absolute microseconds, `PP:`
+// annotations, one stage 15% slower) and in the newer one without NCCL's args (no peers: they
+// and the clock offsets come from the schedule), with jitter, link latency, launch gaps, an
+// optimizer step and per-rank clock offsets. Loaded back, aligned and analysed, each must give the simulator's
 // truth. The issue allows 0.5 pp on the bubble and 1% of the window on fill / drain / stall; both
 // layouts keep nanoseconds and the offsets are recovered exactly, so every figure is held to
 // exact equality here (a looser check could hide a real error below the tolerance). p / m / v /
@@ -25,17 +26,27 @@ namespace {
 
 using sim::Schedule;
 
+// The three file variants of each (schedule, p, m).
+enum class Variant {
+  kNewer,        // relative timestamps, no annotations, balanced stages
+  kOlder,        // absolute microseconds, PP annotations, one stage 15% slower, gzip
+  kNoNcclArgs,   // newer layout without NCCL's args: no peers, p2p direction from c10d ops
+};
+
 struct Case {
   Schedule schedule;
   int32_t p;
   int32_t m;
-  bool older_layout;  // also: PP annotations and one slow stage
+  Variant variant;
+  bool older_layout = variant == Variant::kOlder;
 };
 
 std::string Name(const Case& c) {
+  const char* variant = c.variant == Variant::kNewer   ? " newer layout, no annotations, balanced"
+                        : c.variant == Variant::kOlder ? " older layout, annotated, imbalanced"
+                                                       : " no NCCL args, no annotations";
   return absl::StrCat(std::string(sim::ScheduleName(c.schedule)), " p=", c.p, " m=", c.m,
-                      c.older_layout ? " older layout, annotated, imbalanced"
-                                     : " newer layout, no annotations, balanced");
+                      variant);
 }
 
 int32_t HeavyStage(const Case& c) { return (c.m + 1) % c.p; }
@@ -93,6 +104,7 @@ void CheckCase(const Case& c) {
   write.kineto.layout =
       c.older_layout ? KinetoLayout::kAbsoluteMicros : KinetoLayout::kRelativeWithBase;
   write.gzip = c.older_layout;
+  write.kineto.nccl_args = c.variant != Variant::kNoNcclArgs;
   ASSERT_TRUE(sim::WriteSimulationSet(config, *simulation, dir.path(), write).ok());
   LoadOptions load;
   load.jobs = 1;
@@ -160,7 +172,9 @@ TEST_P(FileGridTest, FromFilesWithinTheIssueTolerances) {
   for (int32_t p : {2, 4, 8}) {
     for (int32_t m : {1, 4, 8, 32}) {
       if (GetParam() == Schedule::kInterleaved1F1B && m % p != 0) continue;
-      for (bool older_layout : {false, true}) CheckCase(Case{GetParam(), p, m, older_layout});
+      for (Variant variant : {Variant::kNewer, Variant::kOlder, Variant::kNoNcclArgs}) {
+        CheckCase(Case{GetParam(), p, m, variant});
+      }
     }
   }
 }
