@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/bubble.h"
 #include "gtest/gtest.h"
+#include "simulator/sim_test_util.h"
 #include "simulator/simulator.h"
 
 namespace bubblescope::bubble {
@@ -163,14 +164,8 @@ void SimulatedScheduleTest::ExpectGridMatchesTruth(iterations::StepSource step_s
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchedules, SimulatedScheduleTest,
-                         ::testing::Values(Schedule::kGpipe, Schedule::k1F1B,
-                                           Schedule::kInterleaved1F1B, Schedule::kZeroBubbleH1,
-                                           Schedule::kForwardOnly),
-                         [](const ::testing::TestParamInfo<Schedule>& param) {
-                           std::string name(sim::ScheduleName(param.param));
-                           std::erase(name, '-');
-                           return name;
-                         });
+                         ::testing::ValuesIn(sim::testing::kAllSchedules),
+                         sim::testing::ScheduleTestName);
 
 // The textbook bubble (p-1)/(v*m+p-1), worked out from the formula alone.
 void ExpectClosedForm(Schedule schedule, int32_t p, int32_t m, int32_t v) {

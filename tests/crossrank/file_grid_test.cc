@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "loader/trace_loader.h"
 #include "simulator/set_writer.h"
+#include "simulator/sim_test_util.h"
 #include "simulator/simulator.h"
 #include "support/test_files.h"
 
@@ -180,14 +181,8 @@ TEST_P(FileGridTest, FromFilesWithinTheIssueTolerances) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchedules, FileGridTest,
-                         ::testing::Values(Schedule::kGpipe, Schedule::k1F1B,
-                                           Schedule::kInterleaved1F1B, Schedule::kZeroBubbleH1,
-                                           Schedule::kForwardOnly),
-                         [](const ::testing::TestParamInfo<Schedule>& param) {
-                           std::string name(sim::ScheduleName(param.param));
-                           std::erase(name, '-');
-                           return name;
-                         });
+                         ::testing::ValuesIn(sim::testing::kAllSchedules),
+                         sim::testing::ScheduleTestName);
 
 }  // namespace
 }  // namespace bubblescope

@@ -1,11 +1,13 @@
 // Shared helpers of the simulator tests.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "gtest/gtest.h"
 #include "simulator/config.h"
 #include "simulator/program.h"
 
@@ -42,6 +44,16 @@ inline std::string ProgramText(const std::vector<Op>& program, bool chunks) {
     text += std::to_string(op.microbatch);
   }
   return text;
+}
+
+// Every schedule family, for tests parameterised over them, and their test names ("zbh1").
+inline constexpr std::array<Schedule, 5> kAllSchedules = {
+    Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved1F1B, Schedule::kZeroBubbleH1,
+    Schedule::kForwardOnly};
+inline std::string ScheduleTestName(const ::testing::TestParamInfo<Schedule>& param) {
+  std::string name(ScheduleName(param.param));
+  std::erase(name, '-');
+  return name;
 }
 
 }  // namespace bubblescope::sim::testing
