@@ -58,21 +58,48 @@ PeriodicPrefix LongestPeriodicPrefix(const std::vector<uint64_t>& signatures) {
   return best;
 }
 
-// The periodic stretch [begin, begin + length) of `ops`, anchored at the front or the back.
+// A periodic stretch [begin, begin + length) of `ops`.
 struct Stretch {
   size_t begin = 0;
   size_t length = 0;
   size_t period = 0;
 };
 
+// The periodic prefix of the ops from `anchor` on, extended backwards while its period holds.
+Stretch StretchThrough(const std::vector<uint64_t>& signatures, size_t anchor) {
+  const std::vector<uint64_t> suffix(signatures.begin() + static_cast<ptrdiff_t>(anchor),
+                                     signatures.end());
+  const PeriodicPrefix forward = LongestPeriodicPrefix(suffix);
+  if (forward.period == 0) return {};
+  size_t begin = anchor;
+  while (begin > 0 && signatures[begin - 1] == signatures[begin - 1 + forward.period]) --begin;
+  return {begin, anchor + forward.length - begin, forward.period};
+}
+
+bool PeriodLooksLikeAnIteration(const std::vector<IssuedOp>& ops, const Stretch& stretch);
+
+// The longest stretch whose period looks like an iteration, among those anchored at the front,
+// at the back and through a quarter, the middle and three quarters of the trace: a non-periodic
+// start (warm-up) and a non-periodic end (a checkpoint, an evaluation) together leave only the
+// middle periodic.
 Stretch FindStretch(const std::vector<IssuedOp>& ops) {
   std::vector<uint64_t> signatures(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) signatures[i] = ops[i].signature;
+  std::vector<Stretch> candidates;
   const PeriodicPrefix front = LongestPeriodicPrefix(signatures);
-  std::reverse(signatures.begin(), signatures.end());
-  const PeriodicPrefix back = LongestPeriodicPrefix(signatures);
-  if (back.length > front.length) return {ops.size() - back.length, back.length, back.period};
-  return {0, front.length, front.period};
+  candidates.push_back({0, front.length, front.period});
+  std::vector<uint64_t> reversed(signatures.rbegin(), signatures.rend());
+  const PeriodicPrefix back = LongestPeriodicPrefix(reversed);
+  candidates.push_back({ops.size() - back.length, back.length, back.period});
+  for (size_t quarter = 1; quarter <= 3; ++quarter) {
+    candidates.push_back(StretchThrough(signatures, ops.size() * quarter / 4));
+  }
+  Stretch best;
+  for (const Stretch& candidate : candidates) {
+    if (candidate.period == 0 || !PeriodLooksLikeAnIteration(ops, candidate)) continue;
+    if (candidate.length > best.length) best = candidate;
+  }
+  return best;
 }
 
 // Offset within the period of the cut whose issue gap is longest on average over the repeats.
@@ -137,7 +164,7 @@ RankSchedule DetectRank(const Rank& rank, const device_activity::RankActivity& a
   const std::vector<IssuedOp> ops = IssueOrder(rank, activity, launches);
   if (ops.empty()) return schedule;
   const Stretch stretch = FindStretch(ops);
-  if (stretch.period == 0 || !PeriodLooksLikeAnIteration(ops, stretch)) return schedule;
+  if (stretch.period == 0) return schedule;
 
   const size_t first_cut = stretch.begin + BestPhase(ops, stretch);
   const size_t stretch_end = stretch.begin + stretch.length;

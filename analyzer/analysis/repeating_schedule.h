@@ -5,9 +5,10 @@
 // are put in issue order (launch start; own start without a launch record) and each is reduced
 // to a signature: its name and whether it is compute or communication (copies are left out: a
 // data-loader copy may come and go between iterations). The longest stretch of that sequence
-// that is periodic, anchored at either end of the trace (so a non-periodic start such as
-// warm-up or a non-periodic end such as a checkpoint is tolerated, not both), gives the period P
-// as its smallest period (prefix function, linear time). The cut within the period is placed
+// that is periodic gives the period P as its smallest period (prefix function, linear time per
+// try). The stretch is tried anchored at either end and through a quarter, the middle and three
+// quarters of the trace, so a non-periodic start (warm-up) and a non-periodic end (a checkpoint)
+// are tolerated together. The cut within the period is placed
 // where the rank's issue gaps are longest on average over the repeats: the host waits for the
 // device at the end of an iteration (synchronize, loss.item(), the optimizer's all-reduce).
 //

@@ -69,6 +69,31 @@ TEST(RepeatingScheduleTest, WarmUpAndATrailingPartIterationAreKeptApartAndIncomp
   EXPECT_EQ(result->ranks[0].unassigned, 0);
 }
 
+// A one-off warm-up op before the loop and a checkpoint (X, Y) after it: neither end of the trace
+// is periodic, so only a stretch anchored inside it finds the iterations.
+TEST(RepeatingScheduleTest, WarmUpAndANonPeriodicEndTogether) {
+  Trace trace;
+  Rank rank = RepeatingRank(0, 100, 4, /*warm_up=*/true, /*trailing_ab=*/false);
+  std::vector<Interval>& compute = rank.timelines[0].intervals;
+  compute.push_back(Named(&rank, kCompute, "X", 4100));
+  compute.push_back(Named(&rank, kCompute, "Y", 4200));
+  trace.ranks.push_back(std::move(rank));
+  absl::StatusOr<Result> result = Analyze(trace, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->source, StepSource::kRepeatingSchedule);
+  // W | A B C | A B C | A B C | A B C | X Y: numbers -1, 0 .. 3, 4.
+  ASSERT_EQ(result->iterations.size(), 6u);
+  EXPECT_EQ(result->iterations[0].number, -1);
+  EXPECT_EQ(Starts(*result, 0, 0), (std::vector<TimeNs>{0}));
+  EXPECT_EQ(Starts(*result, 1, 0), (std::vector<TimeNs>{100, 200, 300}));
+  EXPECT_EQ(Starts(*result, 4, 0), (std::vector<TimeNs>{3100, 3200, 3300}));
+  EXPECT_EQ(Starts(*result, 5, 0), (std::vector<TimeNs>{4100, 4200}));
+  std::vector<bool> complete;
+  for (const Iteration& iteration : result->iterations) complete.push_back(iteration.complete);
+  EXPECT_EQ(complete, (std::vector<bool>{false, true, true, true, true, false}));
+  EXPECT_EQ(result->ranks[0].steps, 4);
+}
+
 TEST(RepeatingScheduleTest, RanksAreNumberedByTheIterationTheyOverlap) {
   Trace trace;
   trace.ranks.push_back(RepeatingRank(0, 100, 3, false, false));
