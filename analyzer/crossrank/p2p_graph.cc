@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "pipeline/issued_items.h"
 #include "crossrank/peer_inference.h"
+#include "pipeline/issued_items.h"
 #include "pipeline/p2p_structure.h"
 #include "pipeline/segment_ops.h"
 
@@ -151,9 +151,21 @@ Result Analyze(const Trace& trace, const Options& /*options*/) {
   if (!peers) {
     std::map<int32_t, const pipeline::IssuedTimeline*> full_of;
     for (const pipeline::IssuedTimeline& timeline : full) full_of[timeline.rank] = &timeline;
-    for (const Pipeline& pipeline : result.pipelines) {
-      if (!pipeline.stage_order_known) continue;
-      inferred_peers.merge(InferPipelinePeers(pipeline, full_of, &result.notes));
+    for (Pipeline& found : result.pipelines) {
+      if (!found.stage_order_known) continue;
+      std::map<int32_t, std::vector<int32_t>> found_peers =
+          InferPipelinePeers(found, full_of, &result.notes);
+      // An inferred send last -> first (p >= 3) is interleaving's wrap-around, as a recorded one.
+      const std::vector<int32_t>& order = found.stage_order;
+      auto last = found_peers.find(order.back());
+      if (order.size() >= 3 && last != found_peers.end()) {
+        const pipeline::IssuedTimeline& transfers = timelines[index_of.at(order.back())];
+        for (size_t k = 0; k < transfers.items.size(); ++k) {
+          found.interleaved |= transfers.items[k].kind == pipeline::ItemKind::kSend &&
+                               last->second[k] == order.front();
+        }
+      }
+      inferred_peers.merge(std::move(found_peers));
     }
   }
   for (size_t i = 0; i < timelines.size(); ++i) {

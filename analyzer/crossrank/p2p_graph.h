@@ -44,7 +44,7 @@ struct RankOps {
 struct Pipeline {
   std::vector<int32_t> stage_order;  // rank of stage 0 .. p-1
   bool stage_order_known = true;     // false: InferStageOrder failed, ranks in id order
-  bool interleaved = false;          // the last stage sends to the first (p >= 3, peers known)
+  bool interleaved = false;  // the last stage sends to the first (p >= 3; recorded or inferred)
   bool peers_recorded = true;        // false: grouped and ordered without any recorded peer
 };
 

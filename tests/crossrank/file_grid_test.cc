@@ -125,6 +125,10 @@ void CheckCase(const Case& c) {
   EXPECT_EQ(shape.v, config.virtual_stages);
   EXPECT_EQ(shape.family, ExpectedFamily(c));
   EXPECT_EQ(shape.stage_order, config.stage_to_rank);
+  // The wrap-around last -> first shows interleaving from p = 3 on, recorded or inferred.
+  EXPECT_EQ(pipeline.crossrank.pipeline.interleaved, config.virtual_stages > 1 && c.p >= 3);
+  EXPECT_EQ(pipeline.crossrank.pipeline.stage_order, config.stage_to_rank);
+  EXPECT_EQ(pipeline.crossrank.ops_without_peer, 0);
   if (c.older_layout) {
     EXPECT_EQ(shape.slowest_stage, HeavyStage(c));
     EXPECT_EQ(truth.slowest_stage, HeavyStage(c));
