@@ -141,11 +141,17 @@ std::optional<std::vector<int32_t>> OrderByCompletionGaps(
     }
     if (every_rank_sends) return std::nullopt;
   }
-  std::vector<int32_t> order = {first->rank};
-  std::vector<const IssuedTimeline*> remaining;
+  // Every rank but the first as a candidate successor, with its activation receives.
+  struct Candidate {
+    const IssuedTimeline* timeline;
+    std::vector<TimeNs> recv_ends;
+  };
+  std::vector<Candidate> remaining;
   for (const IssuedTimeline& timeline : timelines) {
-    if (&timeline != first) remaining.push_back(&timeline);
+    if (&timeline == first) continue;
+    remaining.push_back({&timeline, ActivationEnds(timeline, false, ItemKind::kRecv, hints)});
   }
+  std::vector<int32_t> order = {first->rank};
   const IssuedTimeline* current = first;
   while (!remaining.empty()) {
     const std::vector<TimeNs> sends =
@@ -153,15 +159,14 @@ std::optional<std::vector<int32_t>> OrderByCompletionGaps(
     double best = std::numeric_limits<double>::infinity();
     size_t best_index = remaining.size();
     for (size_t i = 0; i < remaining.size(); ++i) {
-      const double mismatch =
-          GapMismatch(sends, ActivationEnds(*remaining[i], false, ItemKind::kRecv, hints));
+      const double mismatch = GapMismatch(sends, remaining[i].recv_ends);
       if (mismatch < best) {
         best = mismatch;
         best_index = i;
       }
     }
     if (best_index == remaining.size()) return std::nullopt;
-    current = remaining[best_index];
+    current = remaining[best_index].timeline;
     order.push_back(current->rank);
     remaining.erase(remaining.begin() + static_cast<ptrdiff_t>(best_index));
   }
