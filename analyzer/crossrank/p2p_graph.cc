@@ -123,8 +123,25 @@ Result Analyze(const Trace& trace, const Options& /*options*/) {
     for (const pipeline::IssuedItem& item : timelines[i].items) {
       auto peer = index_of.find(item.peer);
       if (peers && peer != index_of.end()) components.Join(i, peer->second);
-      // Without recorded peers every rank with traffic is taken as one pipeline.
-      if (!peers) components.Join(i, 0);
+    }
+  }
+  if (!peers) {
+    // Without recorded peers, GPU ranks split into pipelines by the rhythm of their transfers
+    // (pipeline::ChainByCompletionGaps); otherwise every rank with traffic is one pipeline.
+    std::vector<pipeline::IssuedTimeline> with_p2p;
+    for (size_t i = 0; i < full.size(); ++i) {
+      if (has_p2p[i]) with_p2p.push_back(full[i]);
+    }
+    std::vector<std::vector<int32_t>> chains =
+        pipeline::ChainByCompletionGaps(with_p2p).value_or(std::vector<std::vector<int32_t>>{});
+    if (chains.empty()) {
+      chains.emplace_back();
+      for (const pipeline::IssuedTimeline& timeline : with_p2p) {
+        chains.front().push_back(timeline.rank);
+      }
+    }
+    for (const std::vector<int32_t>& chain : chains) {
+      for (int32_t rank : chain) components.Join(index_of.at(rank), index_of.at(chain.front()));
     }
   }
 

@@ -9,9 +9,11 @@
 // into a pipeline.
 //
 // Without any recorded peer (gloo traces, NCCL kernels without args) the graph cannot be drawn:
-// every rank with p2p ops forms one pipeline, ordered by InferStageOrder's no-peer rules. Peers
-// are then inferred from the stage order and what each transfer carries (peer_inference.h); a
-// rank whose forward and backward cannot be told apart leaves them unknown, with a note.
+// GPU ranks split into pipelines by the rhythm of their transfers
+// (pipeline::ChainByCompletionGaps); otherwise every rank with p2p ops forms one pipeline. Each
+// is ordered by InferStageOrder's no-peer rules. Peers are then inferred from the stage order and
+// what each transfer carries (peer_inference.h); a rank whose forward and backward cannot be
+// told apart leaves them unknown, with a note.
 #pragma once
 
 #include <cstdint>

@@ -110,67 +110,12 @@ double GapMismatch(const std::vector<TimeNs>& sends, const std::vector<TimeNs>& 
   return total / static_cast<double>(n - 1);
 }
 
-// Without peers on GPU ranks, whose clocks need not agree. NCCL completes a send and its receive
-// together, so the gaps between a stage's successive activation sends repeat in its successor's
-// activation receives whatever the offset between them: from the first stage (the one rank that
-// sends before it receives), each next stage is the remaining rank whose receive gaps match best.
-// Needs the activations told from the gradients (phase hints) when there is a backward.
+// OrderByCompletionGaps for a group that holds one pipeline.
 std::optional<std::vector<int32_t>> OrderByCompletionGaps(
     const std::vector<IssuedTimeline>& timelines) {
-  const IssuedTimeline* first = nullptr;
-  bool hints = false;
-  for (const IssuedTimeline& timeline : timelines) {
-    if (timeline.cpu_only) return std::nullopt;  // gloo buffers sends: no common completion
-    hints |= HasPhaseHints(timeline);
-    const IssuedItem* transfer = FirstTransfer(timeline);
-    if (transfer == nullptr) return std::nullopt;
-    if (transfer->kind != ItemKind::kSend) continue;
-    if (first != nullptr) return std::nullopt;
-    first = &timeline;
-  }
-  if (first == nullptr) return std::nullopt;
-  if (!hints) {
-    // Every op then reads as a forward: right only for a forward-only job, where the last stage
-    // sends nothing. A training job without hints is left to the completion order.
-    bool every_rank_sends = true;
-    for (const IssuedTimeline& timeline : timelines) {
-      every_rank_sends &= std::any_of(timeline.items.begin(), timeline.items.end(),
-                                      [](const IssuedItem& item) {
-                                        return item.kind == ItemKind::kSend;
-                                      });
-    }
-    if (every_rank_sends) return std::nullopt;
-  }
-  // Every rank but the first as a candidate successor, with its activation receives.
-  struct Candidate {
-    const IssuedTimeline* timeline;
-    std::vector<TimeNs> recv_ends;
-  };
-  std::vector<Candidate> remaining;
-  for (const IssuedTimeline& timeline : timelines) {
-    if (&timeline == first) continue;
-    remaining.push_back({&timeline, ActivationEnds(timeline, false, ItemKind::kRecv, hints)});
-  }
-  std::vector<int32_t> order = {first->rank};
-  const IssuedTimeline* current = first;
-  while (!remaining.empty()) {
-    const std::vector<TimeNs> sends =
-        ActivationEnds(*current, current == first, ItemKind::kSend, hints);
-    double best = std::numeric_limits<double>::infinity();
-    size_t best_index = remaining.size();
-    for (size_t i = 0; i < remaining.size(); ++i) {
-      const double mismatch = GapMismatch(sends, remaining[i].recv_ends);
-      if (mismatch < best) {
-        best = mismatch;
-        best_index = i;
-      }
-    }
-    if (best_index == remaining.size()) return std::nullopt;
-    current = remaining[best_index].timeline;
-    order.push_back(current->rank);
-    remaining.erase(remaining.begin() + static_cast<ptrdiff_t>(best_index));
-  }
-  return order;
+  std::optional<std::vector<std::vector<int32_t>>> chains = ChainByCompletionGaps(timelines);
+  if (!chains.has_value() || chains->size() != 1) return std::nullopt;
+  return std::move(chains->front());
 }
 
 int64_t CountTransfers(const IssuedTimeline& timeline, ItemKind kind, std::optional<int32_t> peer,
@@ -217,6 +162,84 @@ absl::StatusOr<std::vector<int32_t>> InferStageOrder(
   return absl::FailedPreconditionError(
       "no stage order: the first profiler step has no rank that sends before it receives, or "
       "its transfers do not connect every rank");
+}
+
+std::optional<std::vector<std::vector<int32_t>>> ChainByCompletionGaps(
+    const std::vector<IssuedTimeline>& timelines) {
+  std::vector<const IssuedTimeline*> firsts;
+  bool hints = false;
+  for (const IssuedTimeline& timeline : timelines) {
+    if (timeline.cpu_only) return std::nullopt;  // gloo buffers sends: no common completion
+    hints |= HasPhaseHints(timeline);
+    const IssuedItem* transfer = FirstTransfer(timeline);
+    if (transfer == nullptr) return std::nullopt;
+    if (transfer->kind == ItemKind::kSend) firsts.push_back(&timeline);
+  }
+  if (firsts.empty() || timelines.size() % firsts.size() != 0) return std::nullopt;
+  if (!hints) {
+    // Every op then reads as a forward: right only for a forward-only job, where the last stage
+    // sends nothing. A training job without hints is left to other rules.
+    bool every_rank_sends = true;
+    for (const IssuedTimeline& timeline : timelines) {
+      every_rank_sends &= std::any_of(timeline.items.begin(), timeline.items.end(),
+                                      [](const IssuedItem& item) {
+                                        return item.kind == ItemKind::kSend;
+                                      });
+    }
+    if (every_rank_sends) return std::nullopt;
+  }
+  // Every other rank is a candidate next stage, with the completions of its activation receives.
+  struct Candidate {
+    const IssuedTimeline* timeline;
+    std::vector<TimeNs> recv_ends;
+  };
+  std::vector<Candidate> remaining;
+  for (const IssuedTimeline& timeline : timelines) {
+    if (std::find(firsts.begin(), firsts.end(), &timeline) != firsts.end()) continue;
+    remaining.push_back({&timeline, ActivationEnds(timeline, false, ItemKind::kRecv, hints)});
+  }
+  std::vector<std::vector<int32_t>> chains;
+  std::vector<const IssuedTimeline*> tails = firsts;
+  for (const IssuedTimeline* first : firsts) chains.push_back({first->rank});
+  const size_t stages = timelines.size() / firsts.size();
+  for (size_t stage = 1; stage < stages; ++stage) {
+    // Each chain's next stage: the best-matching (chain, candidate) pairs first.
+    std::vector<std::vector<double>> mismatch(tails.size());
+    for (size_t c = 0; c < tails.size(); ++c) {
+      const std::vector<TimeNs> sends =
+          ActivationEnds(*tails[c], stage == 1, ItemKind::kSend, hints);
+      for (const Candidate& candidate : remaining) {
+        mismatch[c].push_back(GapMismatch(sends, candidate.recv_ends));
+      }
+    }
+    std::vector<bool> chain_done(tails.size(), false);
+    std::vector<bool> taken(remaining.size(), false);
+    for (size_t assigned = 0; assigned < tails.size(); ++assigned) {
+      double best = std::numeric_limits<double>::infinity();
+      size_t best_chain = tails.size();
+      size_t best_candidate = remaining.size();
+      for (size_t c = 0; c < tails.size(); ++c) {
+        for (size_t i = 0; i < remaining.size() && !chain_done[c]; ++i) {
+          if (!taken[i] && mismatch[c][i] < best) {
+            best = mismatch[c][i];
+            best_chain = c;
+            best_candidate = i;
+          }
+        }
+      }
+      if (best_chain == tails.size()) return std::nullopt;
+      chain_done[best_chain] = true;
+      taken[best_candidate] = true;
+      tails[best_chain] = remaining[best_candidate].timeline;
+      chains[best_chain].push_back(tails[best_chain]->rank);
+    }
+    std::vector<Candidate> left;
+    for (size_t i = 0; i < remaining.size(); ++i) {
+      if (!taken[i]) left.push_back(std::move(remaining[i]));
+    }
+    remaining = std::move(left);
+  }
+  return chains;
 }
 
 absl::StatusOr<P2pSchedule> InferP2pSchedule(const std::vector<IssuedTimeline>& timelines,

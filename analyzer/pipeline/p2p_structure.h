@@ -24,6 +24,15 @@ bool PeersKnown(const std::vector<IssuedTimeline>& timelines);
 // the traffic does not single out a first stage or does not reach every rank.
 absl::StatusOr<std::vector<int32_t>> InferStageOrder(const std::vector<IssuedTimeline>& timelines);
 
+// Without peers, on GPU ranks: the pipelines of the ranks, each as its stage order. Every rank
+// whose first transfer is a send starts one; with k of them among n ranks each has n/k stages.
+// NCCL completes a send and its receive together, so the gaps between a stage's successive
+// activation sends repeat in its successor's activation receives whatever the clock offset
+// between them; stage by stage, the best-matching (pipeline, rank) pairs are taken first. Nullopt
+// on CPU ranks, when n is not a multiple of k, or when a training job's phases cannot be read.
+std::optional<std::vector<std::vector<int32_t>>> ChainByCompletionGaps(
+    const std::vector<IssuedTimeline>& timelines);
+
 struct P2pSchedule {
   int32_t m = 0;
   int32_t v = 1;
