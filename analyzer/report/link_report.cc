@@ -36,6 +36,11 @@ std::string LinkText(const job_pipelines::CrossRankFigures& figures) {
   if (figures.pipeline.interleaved) {
     absl::StrAppend(&out, "  the last stage sends back to the first: an interleaved cycle\n");
   }
+  if (!figures.pipeline.peers_recorded) {
+    absl::StrAppend(&out,
+                    "  no peer ranks in the traces: stage order and peers inferred from the "
+                    "schedule (docs/cross-rank.md)\n");
+  }
   std::vector<std::string> offsets;
   std::vector<int32_t> unaligned;
   for (const clock_alignment::RankOffset& offset : figures.offsets) {
@@ -99,6 +104,8 @@ void WriteLinkMembers(const job_pipelines::CrossRankFigures& figures, int64_t co
   const std::vector<int32_t>& order = figures.pipeline.stage_order;
   json.Key("interleaved");
   json.Bool(figures.pipeline.interleaved);
+  json.Key("peers_recorded");
+  json.Bool(figures.pipeline.peers_recorded);
   json.Key("clock_reference_rank");
   if (order.empty()) {
     json.Null();

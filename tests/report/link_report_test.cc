@@ -14,6 +14,7 @@ namespace bubblescope {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 job_pipelines::CrossRankFigures TwoStages() {
   job_pipelines::CrossRankFigures figures;
@@ -52,6 +53,7 @@ TEST(LinkReportTest, JsonMembers) {
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
   EXPECT_FALSE(bool(doc["interleaved"]));
+  EXPECT_TRUE(bool(doc["peers_recorded"]));
   EXPECT_EQ(int64_t(doc["clock_reference_rank"]), 5);
   EXPECT_DOUBLE_EQ(double(doc["clock_offsets_us"]["4"]), -2500.0);
   EXPECT_DOUBLE_EQ(double(doc["clock_uncertainty_us"]["4"]), 1.5);
@@ -74,6 +76,24 @@ TEST(LinkReportTest, TextSaysWhoWaitedForWhom) {
   EXPECT_THAT(text, HasSubstr("SLOW"));
   EXPECT_THAT(text, HasSubstr("stage 1 (rank 4) stalled 15.000 ms per iteration on stage 0 "
                               "(rank 5): 14.000 waiting for it to post, 1.000 in transfer"));
+}
+
+TEST(LinkReportTest, InferredPeersAreSaid) {
+  job_pipelines::CrossRankFigures figures = TwoStages();
+  EXPECT_THAT(LinkText(figures), Not(HasSubstr("no peer ranks")));
+  figures.pipeline.peers_recorded = false;
+  EXPECT_THAT(LinkText(figures), HasSubstr("no peer ranks in the traces: stage order and peers "
+                                           "inferred from the schedule"));
+  JsonWriter json;
+  json.BeginObject();
+  WriteLinkMembers(figures, 2, json);
+  json.EndObject();
+  absl::StatusOr<std::string> text = json.Finish();
+  ASSERT_TRUE(text.ok()) << text.status();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+  EXPECT_FALSE(bool(doc["peers_recorded"]));
 }
 
 TEST(JobReportTest, NoPipelineSummarisesCollectives) {
