@@ -23,6 +23,13 @@ std::string Gbps(const link_stats::Link& link, double gbps) {
   return link.bandwidth_samples == 0 ? "-" : absl::StrFormat("%.2f", gbps);
 }
 
+// A link whose transfers carry no sizes (gloo, NCCL kernels without args) shows "-", not 0.
+std::string Mebibytes(const link_stats::Link& link) {
+  return link.median_message_bytes < 0
+             ? "-"
+             : absl::StrFormat("%.2f", static_cast<double>(link.bytes) / (1 << 20));
+}
+
 void MicrosMember(JsonWriter& json, std::string_view key, int64_t ns) {
   json.Key(key);
   json.Decimal(ns, 3);
@@ -71,7 +78,7 @@ std::string LinkText(const job_pipelines::CrossRankFigures& figures) {
       table.AddRow({absl::StrCat(link.src, "->", link.dst),
                     absl::StrCat(Stage(order, link.src), "->", Stage(order, link.dst)),
                     absl::StrCat(link.transfers),
-                    absl::StrFormat("%.2f", static_cast<double>(link.bytes) / (1 << 20)),
+                    Mebibytes(link),
                     Millis(static_cast<double>(link.transfer_median_ns)),
                     Gbps(link, link.gbps_median), Gbps(link, link.gbps_p10),
                     Millis(static_cast<double>(link.sender_wait_ns)),

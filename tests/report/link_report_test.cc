@@ -13,6 +13,7 @@
 namespace bubblescope {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -27,6 +28,7 @@ job_pipelines::CrossRankFigures TwoStages() {
   link.dst = 4;
   link.transfers = 8;
   link.bytes = 8 << 20;
+  link.median_message_bytes = 1 << 20;
   link.transfer_median_ns = 83887;
   link.bandwidth_samples = 8;
   link.gbps_median = 100.0;
@@ -76,6 +78,17 @@ TEST(LinkReportTest, TextSaysWhoWaitedForWhom) {
   EXPECT_THAT(text, HasSubstr("SLOW"));
   EXPECT_THAT(text, HasSubstr("stage 1 (rank 4) stalled 15.000 ms per iteration on stage 0 "
                               "(rank 5): 14.000 waiting for it to post, 1.000 in transfer"));
+}
+
+TEST(LinkReportTest, UnknownSizesShowADashNotZero) {
+  job_pipelines::CrossRankFigures figures = TwoStages();
+  EXPECT_THAT(LinkText(figures), ContainsRegex("5->4 +0->1 +8 +8\\.00 +0\\.084"));  // 8 MiB
+  link_stats::Link& link = figures.links.front();
+  link.bytes = 0;
+  link.median_message_bytes = -1;
+  link.bandwidth_samples = 0;
+  EXPECT_THAT(LinkText(figures),
+              ContainsRegex("5->4 +0->1 +8 +- +0\\.084 +- +- +0\\.001 +2\\.000 +SLOW"));
 }
 
 TEST(LinkReportTest, InferredPeersAreSaid) {
