@@ -67,8 +67,14 @@ std::string Plural(size_t count, std::string_view noun) {
   return absl::StrCat(count, " ", std::string(noun), count == 1 ? "" : "s");
 }
 
+// Errors and warnings are listed per file, since each says something about that file. Info
+// counters (events of kinds bubblescope does not model) appear on nearly every real trace, so
+// they are summed over the ranks into one table rather than repeated under each file; the JSON
+// report keeps them per file.
 void AppendImportBlock(const Result& result, std::string* out) {
-  bool any = false;
+  bool any_problem = false;
+  std::array<uint64_t, kImportCounterCount> info_counts{};
+  std::array<size_t, kImportCounterCount> info_ranks{};
   for (const RankFigures& figures : result.ranks) {
     const ImportStats& stats = figures.import_stats;
     TextTable table({{"severity", Align::kLeft},
@@ -76,26 +82,50 @@ void AppendImportBlock(const Result& result, std::string* out) {
                      {"count", Align::kRight},
                      {"first_byte", Align::kRight},
                      {"meaning", Align::kLeft}});
-    bool file_has_issues = false;
+    bool file_has_problems = false;
     for (size_t i = 0; i < kImportCounterCount; ++i) {
       uint64_t count = stats.count(CounterAt(i));
       if (count == 0) continue;
       const ImportCounterSpec& spec = CounterSpec(CounterAt(i));
+      if (spec.severity == Severity::kInfo) {
+        info_counts[i] += count;
+        ++info_ranks[i];
+        continue;
+      }
       table.AddRow({std::string(SeverityName(spec.severity)), std::string(spec.name),
                     absl::StrCat(count), absl::StrCat(stats.first_offset(CounterAt(i))),
                     std::string(spec.description)});
-      file_has_issues = true;
+      file_has_problems = true;
     }
-    if (!file_has_issues) continue;
-    if (!any) absl::StrAppend(out, "\nimport issues:\n");
-    any = true;
+    if (!file_has_problems) continue;
+    if (!any_problem) absl::StrAppend(out, "\nimport issues:\n");
+    any_problem = true;
     absl::StrAppend(out, "  rank ", figures.rank, ": ", figures.source_path, "\n");
     absl::StrAppend(out, table.Render(4));
     if (stats.count(ImportCounter::kTruncated) != 0 && !stats.truncation_detail().empty()) {
       absl::StrAppend(out, "    truncated: ", stats.truncation_detail(), "\n");
     }
   }
-  if (!any) absl::StrAppend(out, "\nimport issues: none\n");
+
+  TextTable info({{"counter", Align::kLeft},
+                  {"count", Align::kRight},
+                  {"ranks", Align::kRight},
+                  {"meaning", Align::kLeft}});
+  bool any_info = false;
+  for (size_t i = 0; i < kImportCounterCount; ++i) {
+    if (info_counts[i] == 0) continue;
+    const ImportCounterSpec& spec = CounterSpec(CounterAt(i));
+    info.AddRow({std::string(spec.name), absl::StrCat(info_counts[i]),
+                 absl::StrCat(info_ranks[i]), std::string(spec.description)});
+    any_info = true;
+  }
+  if (!any_problem) {
+    absl::StrAppend(out, "\nimport issues: ", any_info ? "no errors or warnings" : "none", "\n");
+  }
+  if (any_info) {
+    absl::StrAppend(out, "  info, summed over ranks (skipped on purpose, not damage):\n",
+                    info.Render(4));
+  }
 }
 
 }  // namespace

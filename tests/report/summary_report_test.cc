@@ -190,7 +190,7 @@ TEST(SummaryTextTest, ColumnsAreAligned) {
   EXPECT_EQ(row1.find("/data/"), header.find("source"));
 }
 
-TEST(SummaryTextTest, ListsEveryNonZeroImportCounterPerFile) {
+TEST(SummaryTextTest, ListsProblemsPerFileAndInfoSummedOverRanks) {
   std::string text = SummaryText(TwoRanks(), Options());
   EXPECT_THAT(text, HasSubstr("import issues:\n  rank 1: /data/r\xC3\xA4nk1.json\n"));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("rank 0: /data/rank0.json")));
@@ -200,10 +200,26 @@ TEST(SummaryTextTest, ListsEveryNonZeroImportCounterPerFile) {
   EXPECT_THAT(Tokens(LineStartingWith(text, "warning")),
               ElementsAre("warning", "truncated", "1", "777", "file", "cut", "short;", "events",
                           "after", "the", "cut", "are", "lost"));
-  EXPECT_THAT(Tokens(LineStartingWith(text, "info")),
-              ElementsAre("info", "unknown_phase", "1", "5", "event", "phase", "bubblescope",
-                          "does", "not", "model"));
+  // Info counters are not repeated under each file: one row per counter, summed over ranks.
+  EXPECT_THAT(text, HasSubstr("  info, summed over ranks (skipped on purpose, not damage):\n"));
+  EXPECT_THAT(Tokens(LineStartingWith(text, "unknown_phase")),
+              ElementsAre("unknown_phase", "1", "1", "event", "phase", "bubblescope", "does",
+                          "not", "model"));
   EXPECT_THAT(text, HasSubstr("truncated: cut inside an event at byte 777\n"));
+}
+
+TEST(SummaryTextTest, InfoOnlyFilesHaveNoPerFileTable) {
+  Result result = TwoRanks();
+  result.ranks[1].import_stats = ImportStats();
+  result.ranks[0].import_stats.Add(ImportCounter::kUnknownPhase, 40, 9);
+  result.ranks[1].import_stats.Add(ImportCounter::kUnknownPhase, 2, 3);
+  std::string text = SummaryText(result, Options());
+  EXPECT_THAT(text, HasSubstr("\nimport issues: no errors or warnings\n"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("rank 0: /data/rank0.json")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("first_byte")));
+  EXPECT_THAT(Tokens(LineStartingWith(text, "unknown_phase")),
+              ElementsAre("unknown_phase", "42", "2", "event", "phase", "bubblescope", "does",
+                          "not", "model"));
 }
 
 TEST(SummaryTextTest, SaysSoWhenThereAreNoImportIssues) {
