@@ -115,8 +115,13 @@ void AddPerRank(const bubble::Result& bubble, const Options& options, std::vecto
     add_stall("comm_wait", rank.comm_wait, options.comm_wait_min_fraction, "waited",
               " in communication",
               "with nothing to compute: its peer was late or the transfer slow");
+    // On a CPU rank the "device" is the model thread itself: its gaps are framework or Python
+    // time between ops, or a blocking wait that no op records (gloo waits often are).
     add_stall("host_bound", rank.empty, options.host_bound_min_fraction, "sat idle", "",
-              "with nothing launched on the device: the host did not keep it busy");
+              rank.device == device_activity::DeviceKind::kCpu
+                  ? "with no op running on its model thread: framework or Python time between "
+                    "ops, or a wait no op records"
+                  : "with nothing launched on the device: the host did not keep it busy");
   }
 }
 

@@ -147,6 +147,14 @@ TEST(FindingsTest, CommWaitAndHostBoundAboveFivePercentOfWindow) {
   EXPECT_THAT(host[0]->ranks, ::testing::ElementsAre(3));
   EXPECT_THAT(host[0]->message, HasSubstr("rank 3"));
   EXPECT_THAT(host[0]->message, HasSubstr("5.0 ms per iteration"));
+  EXPECT_THAT(host[0]->message, HasSubstr("nothing launched on the device"));
+
+  // A CPU rank has no device to launch on: the words name its model thread instead.
+  bubble.per_rank[3].device = device_activity::DeviceKind::kCpu;
+  host = OfKind(Analyze(bubble, nullptr, Options{}), "host_bound");
+  ASSERT_EQ(host.size(), 1u);
+  EXPECT_THAT(host[0]->message, HasSubstr("with no op running on its model thread"));
+  EXPECT_THAT(host[0]->message, Not(HasSubstr("device")));
 }
 
 TEST(FindingsTest, IncompleteIterationsAndUnknownShapeAreInfo) {
