@@ -151,7 +151,8 @@ TEST(FindingsTest, CommWaitAndHostBoundAboveFivePercentOfWindow) {
 
   // A CPU rank has no device to launch on: the words name its model thread instead.
   bubble.per_rank[3].device = device_activity::DeviceKind::kCpu;
-  host = OfKind(Analyze(bubble, nullptr, Options{}), "host_bound");
+  result = Analyze(bubble, nullptr, Options{});
+  host = OfKind(result, "host_bound");
   ASSERT_EQ(host.size(), 1u);
   EXPECT_THAT(host[0]->message, HasSubstr("with no op running on its model thread"));
   EXPECT_THAT(host[0]->message, Not(HasSubstr("device")));
