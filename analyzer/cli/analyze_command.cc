@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "analysis/rank_summary.h"
 #include "cli/atomic_file.h"
+#include "pipeline/layer_counts.h"
 #include "pipeline/rebalance.h"
 #include "report/job_report.h"
 #include "report/pipeline_report.h"
@@ -154,7 +155,8 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   analyze
       ->add_option("--layers-per-stage", layers_per_stage_,
                    "Model layers on each pipeline stage, first stage first (e.g. 8,8,8,8): "
-                   "suggests the layer move that most shortens the simulated iteration")
+                   "suggests the layer move that most shortens the simulated iteration "
+                   "(default: the ranks' own 'bubblescope:layers=N' annotations, if any)")
       ->type_name("N,N,...")
       ->delimiter(',')
       ->check(WholeNumberAtLeast(1));
@@ -177,8 +179,20 @@ absl::StatusOr<job_pipelines::Result> AnalyzeCommand::AnalyzeJob(const Trace& tr
 }
 
 absl::StatusOr<std::optional<RebalanceFigures>> AnalyzeCommand::Rebalance(
-    const std::optional<schedule_inference::Result>& shape) const {
-  if (layers_per_stage_.empty()) return std::nullopt;
+    const Trace& trace, const std::optional<schedule_inference::Result>& shape) const {
+  if (layers_per_stage_.empty()) {
+    if (!shape.has_value()) return std::nullopt;
+    layer_counts::Result declared =
+        layer_counts::Analyze(trace, {.stage_order = shape->stage_order});
+    if (!declared.declared()) return std::nullopt;
+    RebalanceFigures rebalance{.layers_per_stage = declared.layers_per_stage,
+                               .layers_source = "annotations"};
+    rebalance.result =
+        declared.problem.empty()
+            ? rebalance::Analyze(*shape, {.layers_per_stage = declared.layers_per_stage})
+            : absl::FailedPreconditionError(declared.problem);
+    return rebalance;
+  }
   RebalanceFigures rebalance{.layers_per_stage = layers_per_stage_};
   if (!shape.has_value()) {
     rebalance.result = absl::FailedPreconditionError("the pipeline's shape is unknown");
@@ -231,7 +245,7 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   }
   std::vector<PipelineFigures> pipelines;
   for (job_pipelines::PipelineAnalysis& analysis : job->pipelines) {
-    absl::StatusOr<std::optional<RebalanceFigures>> rebalance = Rebalance(analysis.shape);
+    absl::StatusOr<std::optional<RebalanceFigures>> rebalance = Rebalance(*trace, analysis.shape);
     if (!rebalance.ok()) {
       err << "bubblescope: " << OneLine(rebalance.status().message()) << "\n";
       return kExitBadInput;

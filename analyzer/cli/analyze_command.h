@@ -39,10 +39,12 @@ class AnalyzeCommand : public Command {
   // Every pipeline of the job (crossrank/job_pipelines.h). A shape that cannot be inferred is
   // reported, not an error; a bad --iteration-marker is InvalidArgument.
   absl::StatusOr<job_pipelines::Result> AnalyzeJob(const Trace& trace) const;
-  // The rebalance suggestion for one pipeline; nullopt without --layers-per-stage, an
-  // InvalidArgument when the layer counts do not fit its shape.
+  // The rebalance suggestion for one pipeline, from --layers-per-stage or else from the ranks'
+  // `bubblescope:layers=N` annotations (pipeline/layer_counts.h); nullopt with neither. An
+  // InvalidArgument when the user's layer counts do not fit the shape; a problem with the
+  // annotations is reported in the figures instead.
   absl::StatusOr<std::optional<RebalanceFigures>> Rebalance(
-      const std::optional<schedule_inference::Result>& shape) const;
+      const Trace& trace, const std::optional<schedule_inference::Result>& shape) const;
 
   std::string tool_version_;
   std::vector<std::string> paths_;

@@ -34,8 +34,12 @@ void Prediction(std::string_view prefix, const rebalance::Prediction& prediction
 }  // namespace
 
 std::string RebalanceText(const RebalanceFigures& figures) {
+  const bool from_user = figures.layers_source == "user";
   std::string out =
-      absl::StrCat("  rebalance (layers ", absl::StrJoin(figures.layers_per_stage, ","), "): ");
+      figures.layers_per_stage.empty()
+          ? std::string("  rebalance (layer annotations): ")
+          : absl::StrCat("  rebalance (layers ", absl::StrJoin(figures.layers_per_stage, ","),
+                         from_user ? " from --layers-per-stage" : " from annotations", "): ");
   if (!figures.result.ok()) {
     absl::StrAppend(&out, "not possible: ", figures.result.status().message(), "\n");
     return out;
@@ -61,6 +65,8 @@ std::string RebalanceText(const RebalanceFigures& figures) {
 void WriteRebalanceJson(const RebalanceFigures& figures, JsonWriter& json) {
   json.BeginObject();
   IntArray("layers_per_stage", figures.layers_per_stage, json);
+  json.Key("layers_source");
+  json.String(figures.layers_source);
   json.Key("unavailable");
   if (!figures.result.ok()) {
     json.String(std::string(figures.result.status().message()));

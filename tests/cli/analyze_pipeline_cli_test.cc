@@ -215,7 +215,84 @@ TEST(AnalyzePipelineCliTest, RebalanceTakesLayersOffTheTrueSlowestStage) {
   CommandResult text = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--layers-per-stage",
                                    "8,8,8,8"});
   ASSERT_EQ(text.exit_status, 0) << text.err;
-  EXPECT_THAT(text.out, HasSubstr("rebalance (layers 8,8,8,8): move "));
+  EXPECT_THAT(text.out, HasSubstr("rebalance (layers 8,8,8,8 from --layers-per-stage): move "));
+}
+
+// A copy of a bundled set in which each rank declares its layers with a `bubblescope:layers=N`
+// annotation (an empty record_function range at the start, as a training script would open).
+std::string AnnotatedCopy(const std::string& name, const std::vector<int>& layers,
+                          const TempDir& out) {
+  const std::string marker = "\"traceEvents\": [";
+  for (size_t rank = 0; rank < layers.size(); ++rank) {
+    const std::string file = "/rank" + std::to_string(rank) + ".pt.trace.json.gz";
+    std::string text = Gunzip(ReadFile(SampleDir(name) + file));
+    const size_t at = text.find(marker);
+    if (at == std::string::npos) return "";
+    if (layers[rank] > 0) {
+      text.insert(at + marker.size(),
+                  "\n  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+                  "\"bubblescope:layers=" + std::to_string(layers[rank]) +
+                      "\", \"pid\": 10000, \"tid\": 10000, \"ts\": 0.0, \"dur\": 0.0},");
+    }
+    WriteFile(out.path() + file, text);
+  }
+  WriteFile(out.path() + "/truth.json", ReadFile(SampleDir(name) + "/truth.json"));
+  return out.path();
+}
+
+TEST(AnalyzePipelineCliTest, RebalanceFromTheRanksOwnLayerAnnotations) {
+  TempDir annotated_dir;
+  const std::string annotated =
+      AnnotatedCopy("sim_1f1b_imbalanced_p4_m8", {8, 8, 8, 8}, annotated_dir);
+  ASSERT_FALSE(annotated.empty());
+  ReportAndTruth from_annotations(annotated, {});
+  ASSERT_TRUE(from_annotations.ok()) << from_annotations.error;
+  ReportAndTruth from_user(SampleDir("sim_1f1b_imbalanced_p4_m8"), {"--layers-per-stage", "8,8,8,8"});
+  ASSERT_TRUE(from_user.ok()) << from_user.error;
+
+  simdjson::dom::element declared =
+      simdjson::dom::array(from_annotations.report["pipelines"]).at(0)["rebalance"];
+  simdjson::dom::element given =
+      simdjson::dom::array(from_user.report["pipelines"]).at(0)["rebalance"];
+  EXPECT_EQ(std::string_view(declared["layers_source"]), "annotations");
+  EXPECT_EQ(std::string_view(given["layers_source"]), "user");
+  // The same counts give the same suggestion, whoever gave them; the annotation itself changes
+  // no measured figure.
+  EXPECT_TRUE(bool(declared["suggested"]));
+  for (const char* key : {"from_stage", "to_stage", "layers"}) {
+    EXPECT_EQ(int64_t(declared[key]), int64_t(given[key])) << key;
+  }
+  EXPECT_EQ(int64_t(declared["from_stage"]), int64_t(from_user.truth["slowest_stage"]));
+  EXPECT_DOUBLE_EQ(double(declared["predicted_iteration_us_after"]),
+                   double(given["predicted_iteration_us_after"]));
+  const double bubble =
+      simdjson::dom::array(from_annotations.report["pipelines"]).at(0)["bubble_fraction"];
+  EXPECT_DOUBLE_EQ(bubble, double(simdjson::dom::array(from_user.report["pipelines"])
+                                      .at(0)["bubble_fraction"]));
+  EXPECT_EQ(Round4(bubble), Round4(double(from_user.truth["bubble_fraction"])));
+
+  // The user's counts win over the annotations.
+  ReportAndTruth overridden(annotated, {"--layers-per-stage", "4,4,12,4"});
+  ASSERT_TRUE(overridden.ok()) << overridden.error;
+  simdjson::dom::element user =
+      simdjson::dom::array(overridden.report["pipelines"]).at(0)["rebalance"];
+  EXPECT_EQ(std::string_view(user["layers_source"]), "user");
+  EXPECT_EQ(int64_t(simdjson::dom::array(user["layers_per_stage"]).at(2)), 12);
+}
+
+TEST(AnalyzePipelineCliTest, IncompleteLayerAnnotationsAreReportedNotGuessed) {
+  TempDir annotated_dir;
+  const std::string annotated = AnnotatedCopy("sim_1f1b_imbalanced_p4_m8", {8, 8, 0, 8}, annotated_dir);
+  ASSERT_FALSE(annotated.empty());
+  CommandResult text = RunCommand({BUBBLESCOPE_BINARY, "analyze", annotated});
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("rebalance (layer annotations): not possible: rank 2 declares "
+                                  "no 'bubblescope:layers=N' annotation while other ranks of the "
+                                  "pipeline do"));
+  // No annotations and no flag: no rebalance block at all.
+  CommandResult plain = RunCommand({BUBBLESCOPE_BINARY, "analyze", SampleDir("sim_1f1b_p4_m8")});
+  ASSERT_EQ(plain.exit_status, 0) << plain.err;
+  EXPECT_THAT(plain.out, ::testing::Not(HasSubstr("rebalance")));
 }
 
 TEST(AnalyzePipelineCliTest, LayerCountsThatDoNotFitAreUsageErrors) {

@@ -37,14 +37,15 @@ TEST(RebalanceReportTest, Suggested) {
   result.moves_simulated = 84;
   RebalanceFigures figures{.layers_per_stage = {8, 8, 8, 8}, .result = result};
   const std::string text = RebalanceText(figures);
-  EXPECT_THAT(text, HasSubstr("rebalance (layers 8,8,8,8): move 3 layers from stage 2 (rank 12) "
-                              "to stage 0 (rank 10) -> layers 11,8,5,8"));
+  EXPECT_THAT(text, HasSubstr("rebalance (layers 8,8,8,8 from --layers-per-stage): move 3 layers from "
+                        "stage 2 (rank 12) to stage 0 (rank 10) -> layers 11,8,5,8"));
   EXPECT_THAT(text, HasSubstr("predicted iteration 0.057 -> 0.044 ms, bubble 50.0% -> 25.0%"));
   simdjson::dom::parser parser;
   std::string json;
   simdjson::dom::element doc = Parse(parser, figures, &json);
   EXPECT_TRUE(bool(doc["suggested"]));
   EXPECT_TRUE(doc["unavailable"].is_null());
+  EXPECT_EQ(std::string_view(doc["layers_source"]), "user");
   EXPECT_EQ(int64_t(doc["from_rank"]), 12);
   EXPECT_EQ(int64_t(doc["layers"]), 3);
   EXPECT_DOUBLE_EQ(double(doc["predicted_iteration_us_after"]), 43.875);
@@ -69,11 +70,39 @@ TEST(RebalanceReportTest, NotSuggestedAndUnavailable) {
   RebalanceFigures unknown{.layers_per_stage = {4, 4},
                            .result = absl::FailedPreconditionError("the pipeline's shape is unknown")};
   EXPECT_EQ(RebalanceText(unknown),
-            "  rebalance (layers 4,4): not possible: the pipeline's shape is unknown\n");
+            "  rebalance (layers 4,4 from --layers-per-stage): not possible: the pipeline's "
+            "shape is unknown\n");
   simdjson::dom::parser parser2;
   doc = Parse(parser2, unknown, &json);
   EXPECT_EQ(std::string_view(doc["unavailable"]), "the pipeline's shape is unknown");
   EXPECT_EQ(doc["suggested"].error(), simdjson::NO_SUCH_FIELD);
+}
+
+TEST(RebalanceReportTest, CountsFromAnnotationsSaySo) {
+  rebalance::Result result;
+  result.before = {33056000, 0.4};
+  result.moves_simulated = 84;
+  result.min_gain = 0.01;
+  RebalanceFigures declared{
+      .layers_per_stage = {6, 7, 8, 9}, .layers_source = "annotations", .result = result};
+  EXPECT_THAT(RebalanceText(declared),
+              HasSubstr("  rebalance (layers 6,7,8,9 from annotations): no single move"));
+  simdjson::dom::parser parser;
+  std::string json;
+  simdjson::dom::element doc = Parse(parser, declared, &json);
+  EXPECT_EQ(std::string_view(doc["layers_source"]), "annotations");
+
+  // Incomplete annotations: no counts to show, only why.
+  RebalanceFigures incomplete{
+      .layers_per_stage = {},
+      .layers_source = "annotations",
+      .result = absl::FailedPreconditionError("rank 3 declares no layer count")};
+  EXPECT_EQ(RebalanceText(incomplete),
+            "  rebalance (layer annotations): not possible: rank 3 declares no layer count\n");
+  simdjson::dom::parser parser2;
+  doc = Parse(parser2, incomplete, &json);
+  EXPECT_EQ(simdjson::dom::array(doc["layers_per_stage"]).size(), 0u);
+  EXPECT_EQ(std::string_view(doc["unavailable"]), "rank 3 declares no layer count");
 }
 
 }  // namespace
