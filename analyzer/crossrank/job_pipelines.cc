@@ -111,7 +111,10 @@ std::vector<CollectiveSummary> SummarizeCollectives(const Trace& trace) {
       CollectiveSummary& summary = kinds[kind];
       summary.kind = kind;
       ++summary.count;
-      if (info != nullptr && info->bytes > 0) summary.bytes += info->bytes;
+      if (info != nullptr && info->bytes > 0) {
+        summary.bytes += info->bytes;
+        ++summary.sized;
+      }
       summary.time_ns += op.end - op.start;
     }
   }

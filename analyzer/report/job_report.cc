@@ -36,7 +36,9 @@ std::string JobText(const job_pipelines::JobSummary& job) {
     TextTable table({{"kind", Align::kLeft}, {"count"}, {"MiB"}, {"time_ms"}});
     for (const job_pipelines::CollectiveSummary& kind : job.collectives) {
       table.AddRow({kind.kind, absl::StrCat(kind.count),
-                    absl::StrFormat("%.2f", static_cast<double>(kind.bytes) / (1 << 20)),
+                    kind.sized == 0
+                        ? std::string("-")
+                        : absl::StrFormat("%.2f", static_cast<double>(kind.bytes) / (1 << 20)),
                     absl::StrFormat("%.3f", static_cast<double>(kind.time_ns) / 1e6)});
     }
     absl::StrAppend(&out, table.Render(2));
@@ -86,6 +88,8 @@ void WriteJobMember(const job_pipelines::JobSummary& job, JsonWriter& json) {
     json.Int(kind.count);
     json.Key("bytes");
     json.Int(kind.bytes);
+    json.Key("sized_count");
+    json.Int(kind.sized);
     json.Key("time_us");
     json.Decimal(kind.time_ns, 3);
     json.EndObject();

@@ -164,10 +164,12 @@ TEST(CrossRankCliTest, DlrmAllToAllIsNoPipeline) {
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << "shared traces not found at " << dir;
   int64_t sendrecv = 0;
   int64_t allreduce = 0;
+  int64_t sized = 0;  // events carrying a message size: none in these traces
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string text = Gunzip(ReadFile(entry.path().string()));
     sendrecv += CountOccurrences(text, "\"name\": \"ncclKernel_SendRecv");
     allreduce += CountOccurrences(text, "\"name\": \"ncclKernel_AllReduce");
+    sized += CountOccurrences(text, "msg nelems");
   }
   ASSERT_GT(sendrecv, 0);
 
@@ -186,6 +188,7 @@ TEST(CrossRankCliTest, DlrmAllToAllIsNoPipeline) {
     if (std::string_view(kind["kind"]) == "sendrecv") got_sendrecv = kind["count"];
     if (std::string_view(kind["kind"]) == "all_reduce") got_allreduce = kind["count"];
     EXPECT_GT(double(kind["time_us"]), 0.0);
+    EXPECT_EQ(int64_t(kind["sized_count"]), sized);
   }
   EXPECT_EQ(got_sendrecv, sendrecv);
   EXPECT_EQ(got_allreduce, allreduce);
@@ -194,6 +197,8 @@ TEST(CrossRankCliTest, DlrmAllToAllIsNoPipeline) {
   ASSERT_EQ(text.exit_status, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("job: no pipeline found"));
   EXPECT_THAT(text.out, HasSubstr("collectives over all ranks"));
+  // No sizes recorded: the MiB column says so rather than 0.00.
+  EXPECT_THAT(text.out, ::testing::ContainsRegex("sendrecv +40 +- +[0-9]"));
 }
 
 }  // namespace

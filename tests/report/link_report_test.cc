@@ -112,13 +112,16 @@ TEST(LinkReportTest, InferredPeersAreSaid) {
 TEST(JobReportTest, NoPipelineSummarisesCollectives) {
   job_pipelines::JobSummary job;
   job.ranks_without_p2p = {0, 1};
-  job.collectives.push_back({.kind = "all_reduce", .count = 6, .bytes = 3 << 20,
+  job.collectives.push_back({.kind = "all_reduce", .count = 6, .bytes = 3 << 20, .sized = 6,
                              .time_ns = 1'234'567});
+  job.collectives.push_back({.kind = "sendrecv", .count = 4, .time_ns = 1000});
   std::string text = JobText(job);
   EXPECT_THAT(text, HasSubstr("job: no pipeline found"));
   EXPECT_THAT(text, HasSubstr("in no pipeline): 0,1"));
   EXPECT_THAT(text, HasSubstr("all_reduce"));
   EXPECT_THAT(text, HasSubstr("1.235"));  // ms
+  EXPECT_THAT(text, ContainsRegex("all_reduce +6 +3\\.00 +1\\.235"));
+  EXPECT_THAT(text, ContainsRegex("sendrecv +4 +- +0\\.001"));  // no known size: "-"
 
   JsonWriter json;
   json.BeginObject();
@@ -133,6 +136,8 @@ TEST(JobReportTest, NoPipelineSummarisesCollectives) {
   EXPECT_TRUE(doc["job"]["worst_pipeline"].is_null());
   EXPECT_TRUE(doc["job"]["bubble_spread"].is_null());
   EXPECT_EQ(int64_t(doc["job"]["collectives"].at(0)["bytes"]), 3 << 20);
+  EXPECT_EQ(int64_t(doc["job"]["collectives"].at(0)["sized_count"]), 6);
+  EXPECT_EQ(int64_t(doc["job"]["collectives"].at(1)["sized_count"]), 0);
   EXPECT_DOUBLE_EQ(double(doc["job"]["collectives"].at(0)["time_us"]), 1234.567);
 }
 
