@@ -9,6 +9,7 @@ packages=(
   libabsl-dev       # Status/StatusOr, strings, hash maps
   zlib1g-dev        # gzip'd traces
   libcli11-dev      # command-line parsing with subcommands
+  libre2-dev        # --iteration-marker patterns: linear-time matching, no recursion
   libgtest-dev libgmock-dev libbenchmark-dev
   python3           # only the test suite's helper scripts; bubblescope never needs Python
 )

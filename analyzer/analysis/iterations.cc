@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <limits>
-#include <regex>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/repeating_schedule.h"
+#include "re2/re2.h"
 
 namespace bubblescope::iterations {
 namespace {
@@ -34,7 +34,7 @@ std::vector<StepRange> ProfilerSteps(const Rank& rank) {
   return steps;
 }
 
-std::vector<StepRange> MarkerSteps(const Rank& rank, const std::regex& marker) {
+std::vector<StepRange> MarkerSteps(const Rank& rank, const RE2& marker) {
   // Each distinct name is matched once: a trace holds few names and many annotations.
   enum class Match : uint8_t { kUnknown, kYes, kNo };
   std::vector<Match> matches(rank.names.size(), Match::kUnknown);
@@ -44,7 +44,9 @@ std::vector<StepRange> MarkerSteps(const Rank& rank, const std::regex& marker) {
     Match& match = matches[annotation.name];
     if (match == Match::kUnknown) {
       std::string_view name = rank.name(annotation.name);
-      match = std::regex_search(name.begin(), name.end(), marker) ? Match::kYes : Match::kNo;
+      match = RE2::PartialMatch(re2::StringPiece(name.data(), name.size()), marker)
+                  ? Match::kYes
+                  : Match::kNo;
     }
     if (match == Match::kYes) steps.push_back({0, annotation.start});
   }
@@ -126,13 +128,11 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
 
   std::vector<std::vector<StepRange>> steps(trace.ranks.size());
   if (options.iteration_marker.has_value()) {
-    std::regex marker;
-    try {
-      marker = std::regex(*options.iteration_marker, std::regex::ECMAScript);
-    } catch (const std::regex_error& error) {
+    const RE2 marker(*options.iteration_marker, RE2::Quiet);
+    if (!marker.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("iteration marker \"", *options.iteration_marker,
-                       "\" is not a valid regular expression: ", error.what()));
+                       "\" is not a valid regular expression: ", marker.error()));
     }
     result.source = StepSource::kMarker;
     for (size_t r = 0; r < trace.ranks.size(); ++r) steps[r] = MarkerSteps(trace.ranks[r], marker);

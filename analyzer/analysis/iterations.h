@@ -35,7 +35,7 @@
 namespace bubblescope::iterations {
 
 struct Options {
-  // A regular expression (std::regex, ECMAScript) searched for in the names of CPU annotations;
+  // A regular expression (RE2 syntax) searched for in the names of CPU annotations;
   // the matching ranges act as steps. Unset: the ProfilerStep#N ranges are the steps.
   std::optional<std::string> iteration_marker;
 };

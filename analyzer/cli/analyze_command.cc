@@ -40,7 +40,7 @@ Pipelines are found in the point-to-point traffic between ranks (several in a DP
 each is aligned to one clock from its matched sends and receives before it is measured; ranks
 without p2p traffic belong to no pipeline, and a job without any reports its collectives
 instead (docs/cross-rank.md). Iterations are the ProfilerStep#N ranges, or with
---iteration-marker the CPU annotations whose name matches REGEX (ECMAScript, searched anywhere
+--iteration-marker the CPU annotations whose name matches REGEX (RE2 syntax, searched anywhere
 in the name); without either, the periods of the op sequence every rank repeats; else the
 whole trace is one iteration. docs/bubble.md defines every figure; docs/json-report.md every
 JSON key.

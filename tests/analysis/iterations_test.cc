@@ -1,6 +1,7 @@
 #include "analysis/iterations.h"
 
 #include <algorithm>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -193,6 +194,37 @@ TEST(IterationsTest, InvalidMarkerIsAnError) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(result.status().message().find("step("), std::string_view::npos);
+}
+
+TEST(IterationsTest, ALongNameAndAStarredGroupNeitherHangNorOverflowTheStack) {
+  // A backtracking matcher recurses once per repetition of "(1|2)*": a 300,000-character
+  // annotation name took std::regex past the stack (SIGSEGV). The marker now runs in time
+  // linear in the name, with no recursion.
+  Rank rank;
+  const std::string long_name = "step#" + std::string(300'000, '1');
+  rank.annotations.push_back(CpuRange(&rank, long_name, 100, 200));
+  rank.annotations.push_back(CpuRange(&rank, "step#12", 300, 400));
+  rank.annotations.push_back(CpuRange(&rank, "step#13", 500, 600));
+  rank.timelines.push_back(Thread(1, {Op(kCpu, 110, 120), Op(kCpu, 310, 320)}));
+  Trace trace;
+  trace.ranks.push_back(std::move(rank));
+  Options options;
+  options.iteration_marker = "^step#(1|2)*$";
+  Result result = AnalyzeOk(trace, options);
+  EXPECT_EQ(result.ranks[0].steps, 2);  // the long name and step#12; step#13 has a 3
+  ASSERT_EQ(result.iterations.size(), 2u);
+  EXPECT_EQ(Starts(result, 0, 0), (std::vector<TimeNs>{110}));
+  EXPECT_EQ(Starts(result, 1, 0), (std::vector<TimeNs>{310}));
+}
+
+TEST(IterationsTest, BackreferencesAreRejectedNotMisread) {
+  Trace trace;
+  trace.ranks.push_back(LaunchedRank());
+  Options options;
+  options.iteration_marker = "(step)\\1";
+  absl::StatusOr<Result> result = Analyze(trace, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(IterationsTest, EmptyTraceHasNoIterations) {
