@@ -26,7 +26,7 @@ struct PipelineFigures {
   // Clock offsets, links and stall attribution (report/link_report.h); nullopt when the
   // pipeline was not found from p2p traffic.
   std::optional<job_pipelines::CrossRankFigures> crossrank;
-  std::optional<RebalanceFigures> rebalance;  // only when the user gave layers per stage
+  std::optional<RebalanceFigures> rebalance;  // only with layer counts (user or annotations)
   // The bubble the slowest stage causes, when it was simulated (job_pipelines.h).
   std::optional<findings::ImbalanceEffect> slowest_stage_effect;
 };
