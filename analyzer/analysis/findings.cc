@@ -62,8 +62,14 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
     return;
   }
   double slowest_ns = 0.0;
+  // The words name the op types the stage time adds up: inference has no backward, and only
+  // zero-bubble schedules a separate weight gradient.
+  bool backward = false;
+  bool weight_grad = false;
   for (const schedule_inference::StageFigures& stage : shape.stages) {
     if (stage.stage == shape.slowest_stage) slowest_ns = stage.mean_total_ns;
+    backward = backward || stage.backward.count > 0;
+    weight_grad = weight_grad || stage.weight_grad.count > 0;
   }
   Finding finding;
   finding.kind = "stage_imbalance";
@@ -72,9 +78,12 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
   finding.cost_ns = RoundNs(shape.slowest_excess_ns * static_cast<double>(shape.m) *
                             static_cast<double>(bubble.complete_iterations));
   finding.message = absl::StrFormat(
-      "stage %d (rank %d) takes %.2f ms per microbatch (forward + backward + weight gradient), "
-      "%.1f%% above the %.2f ms mean over stages; the other stages wait for it",
-      shape.slowest_stage, shape.slowest_rank, Ms(slowest_ns), shape.slowest_excess_percent,
+      "stage %d (rank %d) takes %.2f ms per microbatch (%s), %.1f%% above the %.2f ms mean over "
+      "stages; the other stages wait for it",
+      shape.slowest_stage, shape.slowest_rank, Ms(slowest_ns),
+      weight_grad ? "forward + backward + weight gradient"
+                  : (backward ? "forward + backward" : "forward"),
+      shape.slowest_excess_percent,
       Ms(slowest_ns - shape.slowest_excess_ns));
   if (effect != nullptr && effect->stage == shape.slowest_stage) {
     absl::StrAppend(
@@ -86,8 +95,8 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
                         Ms(static_cast<double>(effect->iteration_at_mean_ns))));
   }
   absl::StrAppend(&finding.message,
-                  ", so moving layers off it would shorten every iteration (--layers-per-stage "
-                  "suggests a move)");
+                  ", so moving layers off it would shorten every iteration (layer counts from "
+                  "--layers-per-stage or bubblescope:layers=N annotations give a concrete move)");
   out->push_back(std::move(finding));
 }
 

@@ -107,6 +107,17 @@ TEST(FindingsTest, StageImbalanceFromTenPercent) {
   EXPECT_THAT(imbalance[0]->message, HasSubstr("4.40 ms"));
   EXPECT_THAT(imbalance[0]->message, HasSubstr("10.0%"));
   EXPECT_THAT(imbalance[0]->message, Not(HasSubstr("simulated")));
+  // The stage time is named by the op types it adds up.
+  EXPECT_THAT(imbalance[0]->message, HasSubstr("4.40 ms per microbatch (forward), "));
+  shape.stages[0].backward.count = 16;
+  result = Analyze(FourRanks(0.3), &shape, Options{});
+  EXPECT_THAT(OfKind(result, "stage_imbalance").at(0)->message,
+              HasSubstr("4.40 ms per microbatch (forward + backward), "));
+  shape.stages[3].weight_grad.count = 16;
+  result = Analyze(FourRanks(0.3), &shape, Options{});
+  EXPECT_THAT(OfKind(result, "stage_imbalance").at(0)->message,
+              HasSubstr("4.40 ms per microbatch (forward + backward + weight gradient), "));
+  imbalance = OfKind(result, "stage_imbalance");
 
   // With the simulator's figures the message says what the stage costs in bubble; the cost stays.
   ImbalanceEffect effect{.stage = 2,
