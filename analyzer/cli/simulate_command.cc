@@ -117,11 +117,14 @@ absl::StatusOr<sim::Schedule> ParseSchedule(absl::string_view text) {
 }
 
 absl::StatusOr<sim::AnnotationStyle> ParseAnnotations(absl::string_view text) {
-  if (text == "none") return sim::AnnotationStyle::kNone;
-  if (text == "pp-gpu") return sim::AnnotationStyle::kPpGpu;
-  if (text == "pp-cpu") return sim::AnnotationStyle::kPpCpu;
+  for (sim::AnnotationStyle style :
+       {sim::AnnotationStyle::kNone, sim::AnnotationStyle::kPpGpu, sim::AnnotationStyle::kPpCpu,
+        sim::AnnotationStyle::kPpShortCpu}) {
+    std::string_view name = sim::AnnotationStyleName(style);
+    if (text == absl::string_view(name.data(), name.size())) return style;
+  }
   return FlagError("--annotations",
-                   absl::StrCat("'", text, "' is not one of none, pp-gpu, pp-cpu"));
+                   absl::StrCat("'", text, "' is not one of none, pp-gpu, pp-cpu, pp-short"));
 }
 
 absl::StatusOr<KinetoLayout> ParseLayout(absl::string_view text) {
@@ -416,9 +419,8 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
                      "Do not end each iteration with an all-reduce over all ranks");
   simulate
       ->add_option("--annotations", f.annotations,
-                   "none, pp-gpu (PP:<stage><F|B|W><mb> GPU ranges) or pp-cpu "
-                   "(Forward <mb> "
-                   "CPU ranges)")
+                   "none, pp-gpu (PP:<stage><F|B|W><mb> GPU ranges), pp-cpu "
+                   "(Forward <mb> CPU ranges) or pp-short (PP:<F|B|W><mb> CPU ranges)")
       ->type_name("STYLE")
       ->capture_default_str();
   simulate

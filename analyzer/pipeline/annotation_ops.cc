@@ -26,9 +26,13 @@ bool ConsumeNumber(std::string_view* text, int32_t* value) {
   return true;
 }
 
+// `{stage}{F|B|I|W}{mb}`, or `{F|B|I|W}{mb}` without the stage (user NVTX ranges often name only
+// the microbatch; the stage then comes from the p2p order, as for `Forward {mb}`).
 std::optional<ParsedOpName> ParsePpName(std::string_view rest) {
   ParsedOpName parsed;
-  if (!ConsumeNumber(&rest, &parsed.virtual_stage) || rest.empty()) return std::nullopt;
+  const bool stage_given = !rest.empty() && rest.front() >= '0' && rest.front() <= '9';
+  if (stage_given && !ConsumeNumber(&rest, &parsed.virtual_stage)) return std::nullopt;
+  if (rest.empty()) return std::nullopt;
   switch (rest.front()) {
     case 'F':
       parsed.type = OpType::kForward;

@@ -1,8 +1,10 @@
 // Pipeline ops read from user annotations.
 //
 // torch.distributed.pipelining's runtime schedules name each action `PP:{stage}{F|B|I|W}{mb}`
-// (the stage is the virtual stage); ScheduleGPipe writes `Forward {mb}` / `Backward {mb}`, and the
-// simulator adds `WeightGrad {mb}` for zero-bubble W ops. Transfer, wait and sharding actions
+// (the stage is the virtual stage); hand-written NVTX ranges often drop the stage
+// (`PP:F{mb}`, `PP:B{mb}`); ScheduleGPipe writes `Forward {mb}` / `Backward {mb}`, and the
+// simulator adds `WeightGrad {mb}` for zero-bubble W ops. The stageless forms get their stage from
+// the p2p order. Transfer, wait and sharding actions
 // (`PP:0SEND_F0`, `PP:1WAIT_RECV_B2`, `PP:0UNSHARD`, ...) are not compute and are not ops.
 //
 // An op's compute is the union of the compute intervals it covers: for a GPU range, the compute
@@ -23,7 +25,7 @@ namespace bubblescope::pipeline {
 struct ParsedOpName {
   OpType type = OpType::kForward;
   bool input_grad_only = false;
-  int32_t virtual_stage = -1;  // -1 for the `Forward {mb}` form
+  int32_t virtual_stage = -1;  // -1 for the stageless forms (`Forward {mb}`, `PP:F{mb}`)
   int32_t microbatch = 0;
 };
 

@@ -231,6 +231,20 @@ std::string_view ScheduleName(Schedule schedule) {
   return "unknown";
 }
 
+std::string_view AnnotationStyleName(AnnotationStyle style) {
+  switch (style) {
+    case AnnotationStyle::kNone:
+      return "none";
+    case AnnotationStyle::kPpGpu:
+      return "pp-gpu";
+    case AnnotationStyle::kPpCpu:
+      return "pp-cpu";
+    case AnnotationStyle::kPpShortCpu:
+      return "pp-short";
+  }
+  return "unknown";
+}
+
 absl::Status ValidateConfig(const Config& config) {
   if (absl::Status status = CheckShape(config); !status.ok()) return status;
   if (absl::Status status = CheckCostsAndLinks(config); !status.ok()) return status;

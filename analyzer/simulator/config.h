@@ -59,7 +59,13 @@ enum class AnnotationStyle : uint8_t {
   // "Forward {mb}" / "Backward {mb}" (zb-h1 W ops: "WeightGrad {mb}") user_annotation ranges on
   // the CPU thread, one per op, from its first launch start to its last launch end.
   kPpCpu,
+  // "PP:{F|B|W}{mb}" user_annotation ranges on the CPU thread, like kPpCpu but without the stage:
+  // the form hand-written NVTX ranges often take.
+  kPpShortCpu,
 };
+
+// "none", "pp-gpu", "pp-cpu", "pp-short": the spelling used by the CLI and the truth file.
+std::string_view AnnotationStyleName(AnnotationStyle style);
 
 struct Config {
   int32_t stages = 4;          // p

@@ -141,9 +141,12 @@ void RankBuilder::AddAnnotations() {
       annotation.scope = AnnotationScope::kGpu;
       annotation.device = 0;
       annotation.thread_or_stream = kComputeStreamId;
-    } else if (config_.annotations == AnnotationStyle::kPpCpu) {
-      annotation.name =
-          rank_.names.Intern(absl::StrCat(CpuAnnotationWord(op.op.type), " ", op.op.microbatch));
+    } else if (config_.annotations == AnnotationStyle::kPpCpu ||
+               config_.annotations == AnnotationStyle::kPpShortCpu) {
+      annotation.name = rank_.names.Intern(
+          config_.annotations == AnnotationStyle::kPpCpu
+              ? absl::StrCat(CpuAnnotationWord(op.op.type), " ", op.op.microbatch)
+              : absl::StrCat("PP:", std::string(1, OpLetter(op.op.type)), op.op.microbatch));
       annotation.start = op.cpu_start + offset_;
       annotation.end = op.cpu_end + offset_;
       annotation.scope = AnnotationScope::kCpu;

@@ -210,18 +210,6 @@ void WriteStages(JsonWriter& json, const Truth& truth) {
 
 }  // namespace
 
-std::string_view AnnotationStyleName(AnnotationStyle style) {
-  switch (style) {
-    case AnnotationStyle::kNone:
-      return "none";
-    case AnnotationStyle::kPpGpu:
-      return "pp-gpu";
-    case AnnotationStyle::kPpCpu:
-      return "pp-cpu";
-  }
-  return "unknown";
-}
-
 absl::StatusOr<std::string> TruthJson(const Config& config, const Truth& truth) {
   JsonWriter json(JsonWriterOptions{.indent = 2});
   json.BeginObject();

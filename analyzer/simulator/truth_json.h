@@ -19,9 +19,6 @@ namespace bubblescope::sim {
 
 inline constexpr std::string_view kTruthSchema = "bubblescope.truth/1";
 
-// "none", "pp-gpu", "pp-cpu": the spelling used by the CLI and the truth file.
-std::string_view AnnotationStyleName(AnnotationStyle style);
-
 // `truth` must come from ComputeTruth(config, ...). An error only reports a
 // JSON writer misuse.
 absl::StatusOr<std::string> TruthJson(const Config& config, const Truth& truth);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/simulate_command.h"
@@ -107,6 +108,21 @@ TEST(ParseSimulateFlagsTest, ListsSlowLinksAndLayouts) {
   EXPECT_FALSE(config.iteration_barrier);
   EXPECT_EQ(settings->write.kineto.layout, KinetoLayout::kBareArray);
   EXPECT_FALSE(settings->write.kineto.nccl_args);
+}
+
+TEST(ParseSimulateFlagsTest, EveryAnnotationStyleBySpelling) {
+  const std::pair<const char*, sim::AnnotationStyle> kStyles[] = {
+      {"none", sim::AnnotationStyle::kNone},
+      {"pp-gpu", sim::AnnotationStyle::kPpGpu},
+      {"pp-cpu", sim::AnnotationStyle::kPpCpu},
+      {"pp-short", sim::AnnotationStyle::kPpShortCpu}};
+  for (const auto& [spelling, style] : kStyles) {
+    SimulateFlags flags;
+    flags.annotations = spelling;
+    absl::StatusOr<SimulateSettings> settings = ParseSimulateFlags(flags);
+    ASSERT_TRUE(settings.ok()) << spelling << ": " << settings.status();
+    EXPECT_EQ(settings->config.annotations, style) << spelling;
+  }
 }
 
 TEST(SimulateCliTest, WritesASetThatLoadsBackIntoTheSimulatedTrace) {

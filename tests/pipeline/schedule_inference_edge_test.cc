@@ -244,9 +244,19 @@ TEST(ScheduleInferenceEdgeTest, OpAnnotationGrammar) {
   EXPECT_EQ(op->virtual_stage, -1);
   EXPECT_EQ(op->microbatch, 5);
   EXPECT_EQ(ParseOpAnnotation("WeightGrad 2")->type, OpType::kWeightGrad);
+  // Without the stage: the stage comes from the p2p order.
+  op = ParseOpAnnotation("PP:F17");
+  ASSERT_TRUE(op.has_value());
+  EXPECT_EQ(op->virtual_stage, -1);
+  EXPECT_EQ(op->type, OpType::kForward);
+  EXPECT_EQ(op->microbatch, 17);
+  EXPECT_EQ(ParseOpAnnotation("PP:B0")->type, OpType::kBackward);
+  EXPECT_TRUE(ParseOpAnnotation("PP:I3")->input_grad_only);
+  EXPECT_EQ(ParseOpAnnotation("PP:W2")->virtual_stage, -1);
   for (const char* other : {"PP:0SEND_F0", "PP:2RECV_B1", "PP:0WAIT_SEND_F0", "PP:0UNSHARD",
-                            "PP:0REDUCE_GRAD", "PP:F0", "PP:0F", "PP:0F0x", "Forward", "Forward x",
-                            "Forward 1 ", "ProfilerStep#2", "PP:99999999999F0"}) {
+                            "PP:0REDUCE_GRAD", "PP:SEND_F0", "PP:F", "PP:", "PP:X0", "PP:0F",
+                            "PP:0F0x", "PP:F0x", "PP:-1F0", "Forward", "Forward x", "Forward 1 ",
+                            "ProfilerStep#2", "PP:99999999999F0", "PP:F99999999999"}) {
     EXPECT_FALSE(ParseOpAnnotation(other).has_value()) << other;
   }
 }

@@ -1,6 +1,6 @@
 // Schedule inference on simulated jobs: every family, p in {2,4,8}, m in {1,4,8,32}, balanced
-// and with one stage 10% slower, with no annotations, GPU `PP:` annotations and CPU
-// `Forward {mb}` annotations, against the simulator's own Truth (its config for p, v, m, family
+// and with one stage 10% slower, with no annotations, GPU `PP:{stage}F{mb}` annotations, CPU
+// `Forward {mb}` annotations and stageless CPU `PP:F{mb}` annotations, against the simulator's own Truth (its config for p, v, m, family
 // and stage placement; its records for per-stage op times and the slowest stage).
 #include <cstdint>
 #include <string>
@@ -29,18 +29,6 @@ struct Case {
 
 // The heavy stage of an imbalanced case: a different one across the grid, never always the last.
 int32_t HeavyStage(const Case& c) { return (3 * c.m + 1) % c.p; }
-
-std::string StyleName(AnnotationStyle style) {
-  switch (style) {
-    case AnnotationStyle::kNone:
-      return "none";
-    case AnnotationStyle::kPpGpu:
-      return "pp_gpu";
-    case AnnotationStyle::kPpCpu:
-      return "pp_cpu";
-  }
-  return "?";
-}
 
 // With one microbatch 1f1b runs exactly gpipe's order, which is how it is reported.
 std::string ExpectedFamily(Schedule schedule, int32_t m) {
@@ -84,7 +72,7 @@ void ExpectOpStats(const schedule_inference::OpStats& got, const sim::OpTimeStat
 
 void CheckCase(const Case& c) {
   SCOPED_TRACE(std::string(sim::ScheduleName(c.schedule)) + " p=" + std::to_string(c.p) +
-               " m=" + std::to_string(c.m) + " annotations=" + StyleName(c.annotations) +
+               " m=" + std::to_string(c.m) + " annotations=" + std::string(sim::AnnotationStyleName(c.annotations)) +
                (c.imbalanced ? " imbalanced" : ""));
   const sim::Config config = MakeConfig(c);
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
@@ -135,7 +123,8 @@ void CheckFamily(Schedule schedule) {
     for (int32_t m : {1, 4, 8, 32}) {
       if (schedule == Schedule::kInterleaved1F1B && m % p != 0) continue;
       for (AnnotationStyle style :
-           {AnnotationStyle::kNone, AnnotationStyle::kPpGpu, AnnotationStyle::kPpCpu}) {
+           {AnnotationStyle::kNone, AnnotationStyle::kPpGpu, AnnotationStyle::kPpCpu,
+            AnnotationStyle::kPpShortCpu}) {
         for (bool imbalanced : {false, true}) CheckCase(Case{schedule, p, m, style, imbalanced});
       }
     }
