@@ -17,28 +17,22 @@ using device_activity::DeviceInterval;
 using device_activity::DeviceKind;
 using device_activity::RankActivity;
 
-struct StepRange {
-  int64_t number = 0;
-  TimeNs start = 0;
-  bool partial = false;  // repeating schedule: part of a period only
-};
-
 // The step ranges of one rank in start order.
-std::vector<StepRange> ProfilerSteps(const Rank& rank) {
-  std::vector<StepRange> steps;
+std::vector<StepStart> ProfilerSteps(const Rank& rank) {
+  std::vector<StepStart> steps;
   steps.reserve(rank.steps.size());
   for (const ProfilerStep& step : rank.steps) steps.push_back({step.number, step.start});
   // The model keeps steps sorted; the lookup below depends on it, so it is not left to trust.
   std::stable_sort(steps.begin(), steps.end(),
-                   [](const StepRange& a, const StepRange& b) { return a.start < b.start; });
+                   [](const StepStart& a, const StepStart& b) { return a.start < b.start; });
   return steps;
 }
 
-std::vector<StepRange> MarkerSteps(const Rank& rank, const RE2& marker) {
+std::vector<StepStart> MarkerSteps(const Rank& rank, const RE2& marker) {
   // Each distinct name is matched once: a trace holds few names and many annotations.
   enum class Match : uint8_t { kUnknown, kYes, kNo };
   std::vector<Match> matches(rank.names.size(), Match::kUnknown);
-  std::vector<StepRange> steps;
+  std::vector<StepStart> steps;
   for (const Annotation& annotation : rank.annotations) {
     if (annotation.scope != AnnotationScope::kCpu) continue;
     Match& match = matches[annotation.name];
@@ -51,7 +45,7 @@ std::vector<StepRange> MarkerSteps(const Rank& rank, const RE2& marker) {
     if (match == Match::kYes) steps.push_back({0, annotation.start});
   }
   std::stable_sort(steps.begin(), steps.end(),
-                   [](const StepRange& a, const StepRange& b) { return a.start < b.start; });
+                   [](const StepStart& a, const StepStart& b) { return a.start < b.start; });
   for (size_t i = 0; i < steps.size(); ++i) steps[i].number = static_cast<int64_t>(i);
   return steps;
 }
@@ -70,14 +64,14 @@ absl::flat_hash_map<int64_t, TimeNs> LaunchStarts(const Rank& rank) {
 }
 
 // Index of the step whose slot [start, next step's start) holds `time`, or -1 before the first.
-int64_t StepAt(const std::vector<StepRange>& steps, TimeNs time) {
+int64_t StepAt(const std::vector<StepStart>& steps, TimeNs time) {
   auto after = std::upper_bound(steps.begin(), steps.end(), time,
-                                [](TimeNs t, const StepRange& step) { return t < step.start; });
+                                [](TimeNs t, const StepStart& step) { return t < step.start; });
   return static_cast<int64_t>(after - steps.begin()) - 1;
 }
 
 // Steps from the schedule each rank repeats; empty unless every rank repeats one.
-std::vector<std::vector<StepRange>> RepeatingSteps(
+std::vector<std::vector<StepStart>> RepeatingSteps(
     const Trace& trace, const std::vector<RankActivity>& activity,
     const std::vector<absl::flat_hash_map<int64_t, TimeNs>>& launches) {
   std::vector<repeating_schedule::RankSchedule> schedules;
@@ -88,7 +82,7 @@ std::vector<std::vector<StepRange>> RepeatingSteps(
     if (!schedules.back().found) return {};
   }
   const std::vector<std::vector<int64_t>> numbers = repeating_schedule::NumberSegments(schedules);
-  std::vector<std::vector<StepRange>> steps(trace.ranks.size());
+  std::vector<std::vector<StepStart>> steps(trace.ranks.size());
   for (size_t r = 0; r < schedules.size(); ++r) {
     const std::vector<repeating_schedule::Segment>& segments = schedules[r].segments;
     for (size_t s = 0; s < segments.size(); ++s) {
@@ -126,7 +120,7 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
     if (result.activity[r].kind == DeviceKind::kGpu) launches[r] = LaunchStarts(trace.ranks[r]);
   }
 
-  std::vector<std::vector<StepRange>> steps(trace.ranks.size());
+  std::vector<std::vector<StepStart>> steps(trace.ranks.size());
   if (options.iteration_marker.has_value()) {
     const RE2 marker(*options.iteration_marker, RE2::Quiet);
     if (!marker.ok()) {
@@ -139,7 +133,7 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
   } else {
     for (size_t r = 0; r < trace.ranks.size(); ++r) steps[r] = ProfilerSteps(trace.ranks[r]);
     bool any_steps = std::any_of(steps.begin(), steps.end(),
-                                 [](const std::vector<StepRange>& s) { return !s.empty(); });
+                                 [](const std::vector<StepStart>& s) { return !s.empty(); });
     result.source = StepSource::kProfilerSteps;
     if (!any_steps) {
       steps = RepeatingSteps(trace, result.activity, launches);
@@ -149,15 +143,15 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
   }
   if (result.source == StepSource::kWholeTrace) {
     // One step from the beginning of time: every op of every rank is in iteration 0.
-    for (std::vector<StepRange>& rank_steps : steps) {
+    for (std::vector<StepStart>& rank_steps : steps) {
       rank_steps.push_back({0, std::numeric_limits<TimeNs>::min(), false});
     }
   }
 
   // Every step number of any rank is an iteration.
   std::vector<int64_t> numbers;
-  for (const std::vector<StepRange>& rank_steps : steps) {
-    for (const StepRange& step : rank_steps) numbers.push_back(step.number);
+  for (const std::vector<StepStart>& rank_steps : steps) {
+    for (const StepStart& step : rank_steps) numbers.push_back(step.number);
   }
   std::sort(numbers.begin(), numbers.end());
   numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
@@ -174,16 +168,16 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
   result.ranks.reserve(trace.ranks.size());
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
     const Rank& rank = trace.ranks[r];
-    const std::vector<StepRange>& rank_steps = steps[r];
+    const std::vector<StepStart>& rank_steps = steps[r];
     RankAssignment assignment;
     assignment.rank = rank.rank;
     assignment.steps = static_cast<int64_t>(
-        std::count_if(rank_steps.begin(), rank_steps.end(), [&result](const StepRange& step) {
+        std::count_if(rank_steps.begin(), rank_steps.end(), [&result](const StepStart& step) {
           return result.source != StepSource::kWholeTrace && !step.partial;
         }));
     assignment.truncated = rank.stats.count(ImportCounter::kTruncated) > 0;
     int64_t last_number = std::numeric_limits<int64_t>::min();
-    for (const StepRange& step : rank_steps) {
+    for (const StepStart& step : rank_steps) {
       result.iterations[position_of(step.number)].ranks[r].present = true;
       result.iterations[position_of(step.number)].ranks[r].partial = step.partial;
       last_number = std::max(last_number, step.number);
@@ -216,6 +210,7 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
   for (Iteration& iteration : result.iterations) {
     iteration.complete = CompleteFor(iteration, all_ranks);
   }
+  result.steps = std::move(steps);
   return result;
 }
 

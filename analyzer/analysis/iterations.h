@@ -49,6 +49,14 @@ enum class StepSource : uint8_t {
 
 std::string_view StepSourceName(StepSource source);
 
+// Where one step of a rank begins: its launches (CPU time) from `start` up to the next step's
+// start belong to it.
+struct StepStart {
+  int64_t number = 0;
+  TimeNs start = 0;      // the lowest TimeNs for a step open at the beginning of the trace
+  bool partial = false;  // repeating schedule: part of a period only (trace start or end)
+};
+
 struct RankIteration {
   bool present = false;    // the rank has a step with this number (whole trace: always)
   bool cut_short = false;  // the last iteration of a rank whose file was truncated
@@ -77,6 +85,9 @@ struct Result {
   std::vector<device_activity::RankActivity> activity;  // in trace order
   std::vector<Iteration> iterations;                    // ascending number
   std::vector<RankAssignment> ranks;                    // in trace order
+  // Each rank's steps in start order (trace order); a rank without steps has none. Whole trace:
+  // one step, number 0, open from the beginning.
+  std::vector<std::vector<StepStart>> steps;
 };
 
 // InvalidArgumentError when the iteration marker is not a valid regular expression.

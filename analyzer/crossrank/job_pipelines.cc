@@ -37,16 +37,22 @@ absl::StatusOr<PipelineAnalysis> AnalyzeOne(const Trace& trace, const p2p_graph:
           .offsets;
   const Trace aligned = clock_alignment::ShiftClocks(trace, crossrank.offsets);
 
+  // One iteration assignment for the bubble and the shape: m must count the microbatches of the
+  // iterations the bubble is measured over.
+  absl::StatusOr<iterations::Result> assignment = iterations::Analyze(aligned, options.iterations);
+  if (!assignment.ok()) return assignment.status();
   bubble::Options bubble_options;
   bubble_options.ranks = pipeline.stage_order;
-  bubble_options.iterations = options.iterations;
-  absl::StatusOr<bubble::Result> bubble = bubble::Analyze(aligned, bubble_options);
+  absl::StatusOr<bubble::Result> bubble =
+      bubble::FromIterations(aligned, *assignment, bubble_options);
   if (!bubble.ok()) return bubble.status();
   out.bubble = *std::move(bubble);
 
   findings::Options findings_options = options.findings;
-  absl::StatusOr<schedule_inference::Result> shape = schedule_inference::Analyze(
-      aligned, schedule_inference::Options{.ranks = pipeline.stage_order});
+  schedule_inference::Options shape_options;
+  shape_options.ranks = pipeline.stage_order;
+  absl::StatusOr<schedule_inference::Result> shape =
+      schedule_inference::FromIterations(aligned, *assignment, shape_options);
   if (shape.ok()) {
     out.shape = *std::move(shape);
   } else if (absl::IsFailedPrecondition(shape.status())) {

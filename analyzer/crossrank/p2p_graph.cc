@@ -109,7 +109,7 @@ Result Analyze(const Trace& trace, const Options& /*options*/) {
   std::vector<pipeline::IssuedTimeline> full;
   std::vector<pipeline::IssuedTimeline> timelines;
   for (const Rank& rank : trace.ranks) {
-    full.push_back(pipeline::BuildIssuedTimeline(rank));
+    full.push_back(pipeline::BuildIssuedTimeline(rank, pipeline::StepMap::FromProfilerSteps(rank)));
     timelines.push_back(TransfersOf(full.back()));
   }
   const bool peers = pipeline::PeersKnown(timelines);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "analysis/interval_set.h"
@@ -80,7 +81,7 @@ std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name) {
   return ParseWordName(name);
 }
 
-std::vector<PipelineOp> AnnotatedOps(const Rank& rank) {
+std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const StepMap& steps) {
   std::vector<PipelineOp> ops;
   std::vector<ComputeRange> by_issue;
   std::vector<ComputeRange> by_start;
@@ -89,6 +90,8 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank) {
   for (const Annotation& annotation : rank.annotations) {
     std::optional<ParsedOpName> parsed = ParseOpAnnotation(rank.name(annotation.name));
     if (!parsed) continue;
+    const std::optional<int32_t> step = steps.At(annotation.start);
+    if (!step) continue;
     if (!ranges_ready) {
       by_issue = ComputeRanges(rank);
       std::stable_sort(by_issue.begin(), by_issue.end(),
@@ -120,7 +123,7 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank) {
     }
     PipelineOp op;
     op.rank = rank.rank;
-    op.step = StepAt(rank, annotation.start);
+    op.step = *step;
     op.type = parsed->type;
     op.input_grad_only = parsed->input_grad_only;
     op.virtual_stage = parsed->virtual_stage;

@@ -19,6 +19,7 @@
 
 #include "bubblescope/trace.h"
 #include "pipeline/pipeline_op.h"
+#include "pipeline/step_map.h"
 
 namespace bubblescope::pipeline {
 
@@ -31,7 +32,8 @@ struct ParsedOpName {
 
 std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name);
 
-// The annotated ops of one rank, in start order.
-std::vector<PipelineOp> AnnotatedOps(const Rank& rank);
+// The annotated ops of one rank, in start order; ops starting in no step (step_map.h) are left
+// out.
+std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const StepMap& steps);
 
 }  // namespace bubblescope::pipeline

@@ -1,6 +1,7 @@
 #include "pipeline/issued_items.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -119,7 +120,8 @@ absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
   return launches;
 }
 
-void BuildGpuItems(const Rank& rank, const IntervalSet& excluded, IssuedTimeline* out) {
+void BuildGpuItems(const Rank& rank, const StepMap& steps, const IntervalSet& excluded,
+                   IssuedTimeline* out) {
   const absl::flat_hash_map<int64_t, Launch> launches = Launches(rank);
   for (const Timeline& timeline : rank.timelines) {
     if (timeline.kind != TimelineKind::kGpuStream) continue;
@@ -146,9 +148,11 @@ void BuildGpuItems(const Rank& rank, const IntervalSet& excluded, IssuedTimeline
         item.hint = PhaseHint::kBackward;
       }
       if (excluded.Contains(item.issue)) continue;
+      const std::optional<int32_t> step = steps.At(item.issue);
+      if (!step) continue;
       item.start = interval.start;
       item.end = interval.end;
-      item.step = StepAt(rank, item.issue);
+      item.step = *step;
       out->items.push_back(item);
     }
   }
@@ -172,9 +176,12 @@ TimeNs TransferEnd(const Rank& rank, const Interval& op) {
   return end;
 }
 
-void BuildCpuItems(const Rank& rank, const IntervalSet& excluded, IssuedTimeline* out) {
+void BuildCpuItems(const Rank& rank, const StepMap& steps, const IntervalSet& excluded,
+                   IssuedTimeline* out) {
   for (const Interval* op : ModelThreadOps(rank)) {
     if (excluded.Contains(op->start)) continue;
+    const std::optional<int32_t> step = steps.At(op->start);
+    if (!step) continue;
     IssuedItem item;
     if (op->kind == IntervalKind::kCpuCommOp) {
       bool is_p2p = false;
@@ -191,31 +198,22 @@ void BuildCpuItems(const Rank& rank, const IntervalSet& excluded, IssuedTimeline
     item.issue = op->start;
     item.start = op->start;
     item.end = item.kind == ItemKind::kCompute ? op->end : TransferEnd(rank, *op);
-    item.step = StepAt(rank, item.issue);
+    item.step = *step;
     out->items.push_back(item);
   }
 }
 
 }  // namespace
 
-int32_t StepAt(const Rank& rank, TimeNs time) {
-  // Steps are sorted by start: the last one starting at or before `time`.
-  auto after = std::upper_bound(rank.steps.begin(), rank.steps.end(), time,
-                                [](TimeNs t, const ProfilerStep& step) { return t < step.start; });
-  if (after == rank.steps.begin()) return 0;
-  return static_cast<int32_t>(after - rank.steps.begin()) - 1;
-}
-
-IssuedTimeline BuildIssuedTimeline(const Rank& rank) {
+IssuedTimeline BuildIssuedTimeline(const Rank& rank, const StepMap& steps) {
   IssuedTimeline out;
   out.rank = rank.rank;
   out.cpu_only = !rank.HasGpuActivity();
-  out.step_count = std::max<int32_t>(1, static_cast<int32_t>(rank.steps.size()));
   const IntervalSet excluded = OptimizerRanges(rank);
   if (out.cpu_only) {
-    BuildCpuItems(rank, excluded, &out);
+    BuildCpuItems(rank, steps, excluded, &out);
   } else {
-    BuildGpuItems(rank, excluded, &out);
+    BuildGpuItems(rank, steps, excluded, &out);
   }
   std::stable_sort(out.items.begin(), out.items.end(),
                    [](const IssuedItem& a, const IssuedItem& b) { return a.issue < b.issue; });

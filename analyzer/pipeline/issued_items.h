@@ -8,16 +8,15 @@
 // with GPU activity an item is a GPU kernel, ordered and stepped by the launch that started it
 // (matched by correlation id); a kernel without a launch uses its own start. On a CPU-only rank
 // (a gloo pipeline) it is a top-level operator of the thread that runs the model. Work inside an
-// `Optimizer.*` range is not pipeline work and is left out.
-//
-// This is deliberately private to the pipeline analyses: the general device-activity and
-// iteration helpers of analysis/ will replace the step and activity lookups here.
+// `Optimizer.*` range is not pipeline work and is left out, and so is work the StepMap puts in no
+// step (before the first one, or in a partial period of a repeating schedule).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "bubblescope/trace.h"
+#include "pipeline/step_map.h"
 
 namespace bubblescope::pipeline {
 
@@ -32,7 +31,7 @@ enum class PhaseHint : uint8_t { kNone, kBackward, kWeightGrad };
 struct IssuedItem {
   ItemKind kind = ItemKind::kCompute;
   PhaseHint hint = PhaseHint::kNone;
-  int32_t step = 0;     // index into the rank's steps in start order; 0 when it has none
+  int32_t step = 0;     // the step its issue lies in (step_map.h)
   int32_t peer = -1;    // send / recv: the global peer rank when the trace records it
   int64_t bytes = -1;   // send / recv: payload bytes when the trace records them
   NameId name = kNoName;  // the kernel's or operator's name, in the rank's pool
@@ -44,15 +43,10 @@ struct IssuedItem {
 struct IssuedTimeline {
   int32_t rank = -1;
   bool cpu_only = false;
-  int32_t step_count = 0;          // max(1, number of profiler steps)
   std::vector<IssuedItem> items;   // in issue order
 };
 
-// Index of the last step of `rank` that starts at or before `time` (0 before the first step or
-// when the rank has none).
-int32_t StepAt(const Rank& rank, TimeNs time);
-
-IssuedTimeline BuildIssuedTimeline(const Rank& rank);
+IssuedTimeline BuildIssuedTimeline(const Rank& rank, const StepMap& steps);
 
 // Compute intervals of the rank as ranges, for measuring annotated ops: every compute kernel on
 // the rank's GPU streams, or the top-level compute ops of its model thread on a CPU-only rank.

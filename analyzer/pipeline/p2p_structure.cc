@@ -22,7 +22,7 @@ const IssuedTimeline* Find(const std::vector<IssuedTimeline>& timelines, int32_t
   return nullptr;
 }
 
-// The first transfer of the rank's first step, if any.
+// The first transfer of the rank's step 0 (the reference iteration), if any.
 const IssuedItem* FirstTransfer(const IssuedTimeline& timeline) {
   for (const IssuedItem& item : timeline.items) {
     if (item.step == 0 && IsTransfer(item)) return &item;
@@ -160,7 +160,7 @@ absl::StatusOr<std::vector<int32_t>> InferStageOrder(
   if (std::optional<std::vector<int32_t>> order = OrderByCompletionGaps(timelines)) return *order;
   if (std::optional<std::vector<int32_t>> order = OrderByFirstReceive(timelines)) return *order;
   return absl::FailedPreconditionError(
-      "no stage order: the first profiler step has no rank that sends before it receives, or "
+      "no stage order: the reference iteration has no rank that sends before it receives, or "
       "its transfers do not connect every rank");
 }
 

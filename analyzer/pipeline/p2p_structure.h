@@ -1,5 +1,6 @@
 // Pipeline structure from point-to-point traffic alone: stage order, m, v and the schedule
-// family, read from the issue order of sends and receives in each rank's first profiler step.
+// family, read from the issue order of sends and receives in each rank's step 0 (the pipeline's
+// reference iteration, step_map.h).
 // schedule_inference.h states the rules.
 #pragma once
 
@@ -43,7 +44,7 @@ struct P2pSchedule {
 
 // What the compute between transfers says, when phase hints split it (segment_ops.h).
 struct ComputeCounts {
-  int64_t first_stage_forwards = 0;   // forward ops in the first stage's first step
+  int64_t first_stage_forwards = 0;   // forward ops in the first stage's step 0
   int64_t first_stage_backwards = 0;  // its backward (or input-gradient) ops
   bool any_backward = false;         // some rank has backward or weight-gradient ops
 };

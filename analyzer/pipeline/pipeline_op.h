@@ -16,7 +16,7 @@ enum class OpType : uint8_t {
 
 struct PipelineOp {
   int32_t rank = -1;
-  int32_t step = 0;            // index into the rank's profiler steps
+  int32_t step = 0;            // its step, 0 = the pipeline's reference iteration (step_map.h)
   OpType type = OpType::kForward;
   bool input_grad_only = false;  // an `I` op (torch zero-bubble schedules)
   int32_t virtual_stage = -1;  // when the source names it

@@ -24,7 +24,7 @@ using pipeline::PipelineOp;
 constexpr char kAnnotations[] = "annotations";
 constexpr char kP2p[] = "p2p";
 
-// What the ops of the first profiler step say about the family, given p, v and m.
+// What the ops of the reference iteration (step 0) say about the family, given p, v and m.
 struct FamilyEvidence {
   bool any_backward = false;
   bool any_split_backward = false;  // W or I ops
@@ -138,7 +138,7 @@ absl::StatusOr<Result> FromWordAnnotations(const std::vector<PipelineOp>& ops,
   result.m = static_cast<int32_t>(microbatches.size());
   if (result.m == 0 || forwards % result.m != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the first stage's first step has ", forwards, " forward ranges over ", result.m,
+        "the first stage's reference iteration has ", forwards, " forward ranges over ", result.m,
         " microbatches"));
   }
   result.v = forwards / result.m;
@@ -210,28 +210,42 @@ absl::StatusOr<Result> FromTraffic(const std::vector<IssuedTimeline>& timelines,
 }  // namespace
 
 absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
-  std::vector<const Rank*> ranks;
-  for (const Rank& rank : trace.ranks) {
-    if (options.ranks.empty() ||
-        std::find(options.ranks.begin(), options.ranks.end(), rank.rank) != options.ranks.end()) {
-      ranks.push_back(&rank);
+  absl::StatusOr<iterations::Result> assignment = iterations::Analyze(trace, options.iterations);
+  if (!assignment.ok()) return assignment.status();
+  return FromIterations(trace, *assignment, options);
+}
+
+absl::StatusOr<Result> FromIterations(const Trace& trace, const iterations::Result& assignment,
+                                      const Options& options) {
+  std::vector<size_t> indices;  // the pipeline's ranks, as indices into the trace
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    if (options.ranks.empty() || std::find(options.ranks.begin(), options.ranks.end(),
+                                           trace.ranks[r].rank) != options.ranks.end()) {
+      indices.push_back(r);
     }
   }
-  if (ranks.size() != options.ranks.size() && !options.ranks.empty()) {
+  if (indices.size() != options.ranks.size() && !options.ranks.empty()) {
     return absl::InvalidArgumentError("options.ranks names a rank the trace does not have");
   }
-  if (ranks.empty()) return absl::FailedPreconditionError("the trace has no ranks");
+  if (indices.empty()) return absl::FailedPreconditionError("the trace has no ranks");
+  if (assignment.steps.size() != trace.ranks.size()) {
+    return absl::InvalidArgumentError("the iteration assignment was made for another trace");
+  }
 
+  const int64_t reference = pipeline::ReferenceIteration(assignment, indices);
   std::vector<IssuedTimeline> timelines;
   std::vector<PipelineOp> staged_ops;
   std::vector<PipelineOp> word_ops;
   size_t ranks_with_staged = 0;
   size_t ranks_with_words = 0;
-  for (const Rank* rank : ranks) {
-    timelines.push_back(pipeline::BuildIssuedTimeline(*rank));
+  for (size_t r : indices) {
+    const Rank& rank = trace.ranks[r];
+    const pipeline::StepMap steps =
+        pipeline::StepMap::FromIterations(assignment.steps[r], reference);
+    timelines.push_back(pipeline::BuildIssuedTimeline(rank, steps));
     bool staged = false;
     bool words = false;
-    for (const PipelineOp& op : pipeline::AnnotatedOps(*rank)) {
+    for (const PipelineOp& op : pipeline::AnnotatedOps(rank, steps)) {
       (op.virtual_stage >= 0 ? staged_ops : word_ops).push_back(op);
       (op.virtual_stage >= 0 ? staged : words) = true;
     }
@@ -242,10 +256,10 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
   std::vector<std::string> notes;
   std::vector<PipelineOp> ops;
   absl::StatusOr<Result> result = absl::UnknownError("no source tried");
-  if (ranks_with_staged == ranks.size()) {
-    result = FromStagedAnnotations(staged_ops, ranks.size());
+  if (ranks_with_staged == indices.size()) {
+    result = FromStagedAnnotations(staged_ops, indices.size());
     if (result.ok()) ops = std::move(staged_ops);
-  } else if (ranks_with_words == ranks.size()) {
+  } else if (ranks_with_words == indices.size()) {
     result = FromWordAnnotations(word_ops, timelines);
     if (result.ok()) ops = std::move(word_ops);
   } else if (ranks_with_staged + ranks_with_words > 0) {

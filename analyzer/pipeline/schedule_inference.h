@@ -7,9 +7,11 @@
 //  1. Annotations. `PP:{stage}{F|B|I|W}{mb}` ranges (torch.distributed.pipelining runtime
 //     schedules, the simulator's GPU style) give the virtual stage -> rank map, m, v and every
 //     op's compute directly. `Forward {mb}` / `Backward {mb}` ranges (torch GPipe, the
-//     simulator's CPU style) give m, v and the ops, but no stage, so the order comes from 2.
-//  2. Point-to-point traffic (issue order of send / recv on each rank, within the first
-//     profiler step). With peer ranks recorded (NCCL, simulator), the first stage is the rank
+//     simulator's CPU style) and stageless `PP:F{mb}` ranges give m, v and the ops, but no
+//     stage, so the order comes from 2.
+//  2. Point-to-point traffic (issue order of send / recv on each rank, within the pipeline's
+//     reference iteration: its first complete one, see step_map.h). With peer ranks recorded
+//     (NCCL, simulator), the first stage is the rank
 //     whose first transfer is a send and the order follows each rank's first send; without
 //     (gloo, NCCL without args), GPU ranks are chained by the gaps between completions of
 //     activation transfers (offset-free), CPU ranks by when their first receive completed
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analysis/iterations.h"
 #include "bubblescope/trace.h"
 
 namespace bubblescope::schedule_inference {
@@ -35,10 +38,13 @@ namespace bubblescope::schedule_inference {
 struct Options {
   // Global ranks of the one pipeline to analyse; empty = every rank of the trace.
   std::vector<int32_t> ranks;
+  // How iterations are found (Analyze only): the same as the bubble's, so m counts the
+  // microbatches of one iteration however iterations are marked.
+  iterations::Options iterations;
 };
 
-// Compute time of one op type on one stage, over every op of that type (all chunks and profiler
-// steps). p90 is nearest-rank: the ceil(0.9 n)-th smallest.
+// Compute time of one op type on one stage, over every op of that type (all chunks and whole
+// iterations). p90 is nearest-rank: the ceil(0.9 n)-th smallest.
 struct OpStats {
   int64_t count = 0;
   double mean_ns = 0.0;
@@ -72,7 +78,13 @@ struct Result {
 };
 
 // FailedPreconditionError when neither annotations nor traffic reveal the pipeline (e.g. no p2p
-// at all), InvalidArgumentError for a rank in options.ranks that the trace does not have.
+// at all), InvalidArgumentError for a rank in options.ranks that the trace does not have or for
+// an invalid iteration marker.
 absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options);
+
+// The same from an iteration assignment already made for `trace` (Options::iterations unused),
+// so the bubble and the shape of a pipeline read the same iterations.
+absl::StatusOr<Result> FromIterations(const Trace& trace, const iterations::Result& assignment,
+                                      const Options& options);
 
 }  // namespace bubblescope::schedule_inference

@@ -14,6 +14,7 @@
 #include "crossrank/sim_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "simulator/sim_test_util.h"
 #include "simulator/simulator.h"
 
 namespace bubblescope::job_pipelines {
@@ -395,6 +396,44 @@ TEST(NoPipelineTest, RanksWithoutP2pAreListedNotGrouped) {
   EXPECT_EQ(result.pipelines[0].crossrank.pipeline.stage_order, config.stage_to_rank);
   EXPECT_THAT(result.job.ranks_without_p2p, ElementsAreArray({2}));
   EXPECT_TRUE(result.job.collectives.empty());  // summarised only when no pipeline exists
+}
+
+// The bubble and the shape read the same iterations however the trace marks them: with the
+// ProfilerStep ranges gone, m is still the microbatches of one iteration (not of the whole trace),
+// so the theoretical bubble and every measured figure stay those of the simulated job.
+TEST(IterationSourceTest, ShapeAndBubbleCountTheSameIterations) {
+  for (Schedule schedule : sim::testing::kAllSchedules) {
+    for (sim::testing::Marking marking : sim::testing::kAllMarkings) {
+      SCOPED_TRACE(absl::StrCat(std::string(sim::ScheduleName(schedule)), ", iterations: ",
+                                sim::testing::MarkingName(marking)));
+      sim::Config config = JobConfig(schedule, 4, 8);
+      config.iterations = 3;
+      absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+      ASSERT_TRUE(simulation.ok()) << simulation.status();
+      Options options;
+      options.iterations.iteration_marker = sim::testing::Remark(marking, simulation->trace);
+      const Result result = AnalyzeJob(simulation->trace, options);
+      ASSERT_EQ(result.pipelines.size(), 1u);
+      const PipelineAnalysis& pipeline = result.pipelines[0];
+      using iterations::StepSource;
+      const StepSource source = marking == sim::testing::Marking::kProfilerSteps
+                                    ? StepSource::kProfilerSteps
+                                : marking == sim::testing::Marking::kMarker
+                                    ? StepSource::kMarker
+                                    : StepSource::kRepeatingSchedule;
+      EXPECT_EQ(pipeline.bubble.step_source, source);
+      ASSERT_TRUE(pipeline.shape.has_value());
+      EXPECT_EQ(pipeline.shape->p, 4);
+      EXPECT_EQ(pipeline.shape->m, 8);
+      EXPECT_EQ(pipeline.shape->v, config.virtual_stages);
+      EXPECT_EQ(pipeline.shape->stage_order, config.stage_to_rank);
+      // Every stage ran m·v forwards in each of the 3 iterations.
+      for (const schedule_inference::StageFigures& stage : pipeline.shape->stages) {
+        EXPECT_EQ(stage.forward.count, 3 * 8 * config.virtual_stages) << "stage " << stage.stage;
+      }
+      ExpectBubbleMatchesTruth(pipeline, simulation->truth, 0, 0);
+    }
+  }
 }
 
 TEST(NoPipelineTest, BadIterationMarkerIsStillAnError) {

@@ -1,7 +1,10 @@
 // Schedule inference on simulated jobs: every family, p in {2,4,8}, m in {1,4,8,32}, balanced
 // and with one stage 10% slower, with no annotations, GPU `PP:{stage}F{mb}` annotations, CPU
-// `Forward {mb}` annotations and stageless CPU `PP:F{mb}` annotations, against the simulator's own Truth (its config for p, v, m, family
-// and stage placement; its records for per-stage op times and the slowest stage).
+// `Forward {mb}` annotations and stageless CPU `PP:F{mb}` annotations, with iterations marked by
+// profiler steps, by an --iteration-marker annotation or by nothing (the repeating schedule),
+// against the simulator's own Truth (its config for p, v, m, family and stage placement; its
+// records for per-stage op times and the slowest stage).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -10,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "pipeline/schedule_inference.h"
+#include "simulator/sim_test_util.h"
 #include "simulator/simulator.h"
 
 namespace bubblescope {
@@ -17,6 +21,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using sim::AnnotationStyle;
+using sim::testing::Marking;
 using sim::Schedule;
 
 struct Case {
@@ -25,6 +30,7 @@ struct Case {
   int32_t m;
   AnnotationStyle annotations;
   bool imbalanced = false;  // one stage 10% slower in F, B and W than the others
+  Marking marking = Marking::kProfilerSteps;
 };
 
 // The heavy stage of an imbalanced case: a different one across the grid, never always the last.
@@ -72,15 +78,19 @@ void ExpectOpStats(const schedule_inference::OpStats& got, const sim::OpTimeStat
 
 void CheckCase(const Case& c) {
   SCOPED_TRACE(std::string(sim::ScheduleName(c.schedule)) + " p=" + std::to_string(c.p) +
-               " m=" + std::to_string(c.m) + " annotations=" + std::string(sim::AnnotationStyleName(c.annotations)) +
-               (c.imbalanced ? " imbalanced" : ""));
+               " m=" + std::to_string(c.m) +
+               " annotations=" + std::string(sim::AnnotationStyleName(c.annotations)) +
+               (c.imbalanced ? " imbalanced" : "") +
+               " iterations: " + sim::testing::MarkingName(c.marking));
   const sim::Config config = MakeConfig(c);
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const sim::Truth& truth = simulation->truth;
 
+  schedule_inference::Options options;
+  options.iterations.iteration_marker = sim::testing::Remark(c.marking, simulation->trace);
   absl::StatusOr<schedule_inference::Result> result =
-      schedule_inference::Analyze(simulation->trace, schedule_inference::Options{});
+      schedule_inference::Analyze(simulation->trace, options);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->p, c.p);
   EXPECT_EQ(result->v, config.virtual_stages);
@@ -125,7 +135,11 @@ void CheckFamily(Schedule schedule) {
       for (AnnotationStyle style :
            {AnnotationStyle::kNone, AnnotationStyle::kPpGpu, AnnotationStyle::kPpCpu,
             AnnotationStyle::kPpShortCpu}) {
-        for (bool imbalanced : {false, true}) CheckCase(Case{schedule, p, m, style, imbalanced});
+        for (bool imbalanced : {false, true}) {
+          for (Marking marking : sim::testing::kAllMarkings) {
+            CheckCase(Case{schedule, p, m, style, imbalanced, marking});
+          }
+        }
       }
     }
   }

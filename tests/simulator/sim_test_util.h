@@ -1,12 +1,15 @@
 // Shared helpers of the simulator tests.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bubblescope/trace.h"
 #include "gtest/gtest.h"
 #include "simulator/config.h"
 #include "simulator/program.h"
@@ -54,6 +57,51 @@ inline std::string ScheduleTestName(const ::testing::TestParamInfo<Schedule>& pa
   std::string name(ScheduleName(param.param));
   std::erase(name, '-');
   return name;
+}
+
+// How a simulated trace marks its iterations, for tests that must find them every way.
+enum class Marking {
+  kProfilerSteps,  // as simulated: ProfilerStep ranges
+  kMarker,         // a `train_step` CPU range per iteration instead of the ProfilerStep ranges
+  kUnmarked,       // nothing: the iterations come from the repeating schedule
+};
+inline constexpr std::array<Marking, 3> kAllMarkings = {Marking::kProfilerSteps, Marking::kMarker,
+                                                        Marking::kUnmarked};
+
+inline const char* MarkingName(Marking marking) {
+  switch (marking) {
+    case Marking::kProfilerSteps:
+      return "profiler steps";
+    case Marking::kMarker:
+      return "marker";
+    case Marking::kUnmarked:
+      return "unmarked";
+  }
+  return "?";
+}
+
+// Rewrites the simulated trace's iteration marking; returns the iteration marker that finds the
+// iterations again (none for profiler steps and for an unmarked trace).
+inline std::optional<std::string> Remark(Marking marking, Trace& trace) {
+  if (marking == Marking::kProfilerSteps) return std::nullopt;
+  for (Rank& rank : trace.ranks) {
+    if (marking == Marking::kMarker) {
+      const NameId name = rank.names.Intern("train_step");
+      for (const ProfilerStep& step : rank.steps) {
+        rank.annotations.push_back(Annotation{.start = step.start,
+                                              .end = step.end,
+                                              .name = name,
+                                              .scope = AnnotationScope::kCpu,
+                                              .device = -1,
+                                              .thread_or_stream = rank.pid});
+      }
+      std::stable_sort(rank.annotations.begin(), rank.annotations.end(),
+                       [](const Annotation& a, const Annotation& b) { return a.start < b.start; });
+    }
+    rank.steps.clear();
+  }
+  if (marking == Marking::kMarker) return "^train_step$";
+  return std::nullopt;
 }
 
 }  // namespace bubblescope::sim::testing
