@@ -166,7 +166,13 @@ RankSchedule DetectRank(const Rank& rank, const device_activity::RankActivity& a
   const Stretch stretch = FindStretch(ops);
   if (stretch.period == 0) return schedule;
 
-  const size_t first_cut = stretch.begin + BestPhase(ops, stretch);
+  // A trace that is a whole number of periods and nothing else was most likely recorded from one
+  // iteration boundary to another (a profiler window of whole steps): a cut anywhere else would
+  // leave part of a period at both ends. This matters where the longest issue gap is not at the
+  // iteration boundary, as on a gloo rank that blocks in a receive mid-iteration.
+  const bool whole_periods_only = stretch.begin == 0 && stretch.length == ops.size() &&
+                                  stretch.length % stretch.period == 0;
+  const size_t first_cut = whole_periods_only ? 0 : stretch.begin + BestPhase(ops, stretch);
   const size_t stretch_end = stretch.begin + stretch.length;
   const size_t repeats = (stretch_end - first_cut) / stretch.period;
   if (repeats < static_cast<size_t>(std::max(options.min_repeats, 1))) return schedule;

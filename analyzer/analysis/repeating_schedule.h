@@ -10,7 +10,8 @@
 // quarters of the trace, so a non-periodic start (warm-up) and a non-periodic end (a checkpoint)
 // are tolerated together. The cut within the period is placed
 // where the rank's issue gaps are longest on average over the repeats: the host waits for the
-// device at the end of an iteration (synchronize, loss.item(), the optimizer's all-reduce).
+// device at the end of an iteration (synchronize, loss.item(), the optimizer's all-reduce). A
+// trace that is exactly whole periods is cut at its start instead (see DetectRank).
 //
 // Accepted only when the stretch holds >= min_repeats whole periods and a period holds both
 // compute and, when the rank has any, communication (a period of one op or of compute alone is

@@ -50,6 +50,33 @@ TEST_P(RealCpuBubbleTest, StepsAreCompleteAndComputeMatchesTheRecorder) {
   }
 }
 
+// The same files without their ProfilerStep ranges: the two profiled steps are the whole trace,
+// and the repeating schedule must find them again, so every figure stays the same.
+TEST_P(RealCpuBubbleTest, WithoutProfilerStepsTheRepeatingScheduleFindsTheSameIterations) {
+  LoadOptions load;
+  load.jobs = 2;
+  absl::StatusOr<Trace> trace = LoadTrace(
+      {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + GetParam().name}, load);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  absl::StatusOr<Result> with_steps = Analyze(*trace, Options{});
+  ASSERT_TRUE(with_steps.ok()) << with_steps.status();
+  for (Rank& rank : trace->ranks) rank.steps.clear();
+  absl::StatusOr<Result> without = Analyze(*trace, Options{});
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(without->step_source, iterations::StepSource::kRepeatingSchedule);
+  EXPECT_EQ(without->complete_iterations, 2);
+  ASSERT_EQ(without->iterations.size(), with_steps->iterations.size());
+  for (size_t i = 0; i < without->iterations.size(); ++i) {
+    SCOPED_TRACE("iteration " + std::to_string(i));
+    EXPECT_EQ(without->iterations[i].window_start, with_steps->iterations[i].window_start);
+    EXPECT_EQ(without->iterations[i].window_end, with_steps->iterations[i].window_end);
+    EXPECT_EQ(without->iterations[i].idle, with_steps->iterations[i].idle);
+  }
+  EXPECT_EQ(without->bubble_fraction, with_steps->bubble_fraction);
+  EXPECT_EQ(without->latency.p50, with_steps->latency.p50);
+  EXPECT_EQ(without->latency.max, with_steps->latency.max);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     TorchCpu, RealCpuBubbleTest,
     ::testing::Values(CpuRun{"gpipe_p2_m4", {42.505, 76.895}},

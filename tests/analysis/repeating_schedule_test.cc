@@ -1,5 +1,6 @@
 // Iterations from the repeating schedule: periods, cuts, partial ends and numbering across ranks,
 // on hand-made ranks whose iterations are known by construction.
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -67,6 +68,38 @@ TEST(RepeatingScheduleTest, WarmUpAndATrailingPartIterationAreKeptApartAndIncomp
   EXPECT_EQ(complete, (std::vector<bool>{false, true, true, true, false}));
   EXPECT_EQ(result->ranks[0].steps, 3);
   EXPECT_EQ(result->ranks[0].unassigned, 0);
+}
+
+// A gloo-like rank that blocks in a receive mid-iteration: A, receive C, then B only 800 ns
+// later, and the next iteration 200 ns after B. The longest gap is inside the iteration, yet a
+// trace that is exactly whole periods (a profiler window of whole steps) is cut at its start.
+TEST(RepeatingScheduleTest, ATraceOfWholePeriodsIsCutAtItsStartNotAtTheLongestGap) {
+  for (int iterations : {2, 3}) {
+    SCOPED_TRACE(std::to_string(iterations) + " iterations");
+    Trace trace;
+    Rank rank;
+    rank.rank = 0;
+    std::vector<Interval> compute;
+    std::vector<Interval> comm;
+    for (int k = 0; k < iterations; ++k) {
+      const TimeNs base = 100 + 1100 * k;
+      compute.push_back(Named(&rank, kCompute, "A", base));
+      comm.push_back(Named(&rank, kComm, "C", base + 100));
+      compute.push_back(Named(&rank, kCompute, "B", base + 900));
+    }
+    rank.timelines.push_back(Stream(7, std::move(compute)));
+    rank.timelines.push_back(Stream(8, std::move(comm)));
+    trace.ranks.push_back(std::move(rank));
+    absl::StatusOr<Result> result = Analyze(trace, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->source, StepSource::kRepeatingSchedule);
+    ASSERT_EQ(result->iterations.size(), static_cast<size_t>(iterations));
+    for (int k = 0; k < iterations; ++k) {
+      const TimeNs base = 100 + 1100 * k;
+      EXPECT_TRUE(result->iterations[k].complete);
+      EXPECT_EQ(Starts(*result, k, 0), (std::vector<TimeNs>{base, base + 100, base + 900}));
+    }
+  }
 }
 
 // A one-off warm-up op before the loop and a checkpoint (X, Y) after it: neither end of the trace

@@ -21,13 +21,18 @@ struct RealRun {
   std::string schedule_source;
 };
 
-schedule_inference::Result Infer(const std::string& dir) {
+// `without_steps`: the ProfilerStep ranges removed, so the iterations come from the repeating
+// schedule; m must still be one step's microbatches.
+schedule_inference::Result Infer(const std::string& dir, bool without_steps = false) {
   LoadOptions options;
   options.jobs = 2;
   absl::StatusOr<Trace> trace =
       LoadTrace({std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + dir}, options);
   EXPECT_TRUE(trace.ok()) << trace.status();
   if (!trace.ok()) return {};
+  if (without_steps) {
+    for (Rank& rank : trace->ranks) rank.steps.clear();
+  }
   absl::StatusOr<schedule_inference::Result> result =
       schedule_inference::Analyze(*trace, schedule_inference::Options{});
   EXPECT_TRUE(result.ok()) << result.status();
@@ -77,6 +82,17 @@ TEST(ScheduleInferenceRealTest, ZeroBubbleFromPpRanges) {
 TEST(ScheduleInferenceRealTest, ZeroBubbleVPlacementFromPpRanges) {
   CheckRun({"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
            Infer("zbv_p2_v2_m4"));
+}
+
+TEST(ScheduleInferenceRealTest, WithoutProfilerStepsEveryRunKeepsItsShape) {
+  const RealRun runs[] = {
+      {"gpipe_p2_m4", 2, 1, 4, "gpipe", {0, 1}, "p2p", "annotations"},
+      {"1f1b_p4_m8", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"},
+      {"interleaved_p2_v2_m4", 2, 2, 4, "interleaved", {0, 1, 0, 1}, "annotations", "annotations"},
+      {"zb_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 0, 1}, "annotations", "annotations"},
+      {"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
+      {"1f1b_p4_m8_heavy2", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"}};
+  for (const RealRun& run : runs) CheckRun(run, Infer(run.dir, /*without_steps=*/true));
 }
 
 TEST(ScheduleInferenceRealTest, HeavyStageIsTheSlowest) {
