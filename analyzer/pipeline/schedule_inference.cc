@@ -116,6 +116,23 @@ absl::StatusOr<Result> FromStagedAnnotations(const std::vector<PipelineOp>& ops,
   return result;
 }
 
+// v from the first stage's stageless ops in start order: in every schedule a microbatch's forward
+// runs once on each of the rank's v chunks before that microbatch's first backward can start, so
+// the forwards of the first microbatch before its first backward count the chunks. Unlike
+// forwards ÷ m this holds when step 0 spans several iterations (no iteration boundaries were
+// found, so the whole trace is step 0). nullopt without a backward of that microbatch.
+std::optional<int32_t> ChunksFromFirstMicrobatch(const std::vector<const PipelineOp*>& first_stage) {
+  if (first_stage.empty()) return std::nullopt;
+  const int32_t microbatch = first_stage.front()->microbatch;
+  int32_t forwards = 0;
+  for (const PipelineOp* op : first_stage) {
+    if (op->microbatch != microbatch) continue;
+    if (op->type == OpType::kForward) ++forwards;
+    if (op->type == OpType::kBackward) return forwards;
+  }
+  return std::nullopt;
+}
+
 // `Forward {mb}` ops: m, v and family from the ops, stage order from the traffic.
 absl::StatusOr<Result> FromWordAnnotations(const std::vector<PipelineOp>& ops,
                                            const std::vector<IssuedTimeline>& timelines) {
@@ -126,22 +143,36 @@ absl::StatusOr<Result> FromWordAnnotations(const std::vector<PipelineOp>& ops,
   result.p = static_cast<int32_t>(result.stage_order.size());
   std::set<int32_t> microbatches;
   int32_t forwards = 0;
+  std::vector<const PipelineOp*> first_stage_ops;
   std::vector<const PipelineOp*> last_stage_ops;
   for (const PipelineOp& op : ops) {
     if (op.step != 0) continue;
-    if (op.rank == result.stage_order.front() && op.type == OpType::kForward) {
-      microbatches.insert(op.microbatch);
-      ++forwards;
+    if (op.rank == result.stage_order.front()) {
+      first_stage_ops.push_back(&op);
+      if (op.type == OpType::kForward) {
+        microbatches.insert(op.microbatch);
+        ++forwards;
+      }
     }
     if (op.rank == result.stage_order.back()) last_stage_ops.push_back(&op);
   }
+  std::stable_sort(first_stage_ops.begin(), first_stage_ops.end(),
+                   [](const PipelineOp* a, const PipelineOp* b) { return a->start < b->start; });
   result.m = static_cast<int32_t>(microbatches.size());
-  if (result.m == 0 || forwards % result.m != 0) {
+  const int32_t v = ChunksFromFirstMicrobatch(first_stage_ops)
+                        .value_or(result.m == 0 ? 0 : forwards / result.m);
+  if (result.m == 0 || v <= 0 || forwards % (v * result.m) != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the first stage's reference iteration has ", forwards, " forward ranges over ", result.m,
-        " microbatches"));
+        " microbatches and ", v, " chunks"));
   }
-  result.v = forwards / result.m;
+  result.v = v;
+  if (const int32_t passes = forwards / (v * result.m); passes > 1) {
+    result.notes.push_back(absl::StrCat(
+        "the first stage runs each of its ", result.m, " microbatches ", passes * v,
+        " times in one iteration with v = ", v, ": ", passes,
+        " passes, as when no iteration boundaries were found (docs/bubble.md); m counts one"));
+  }
   result.virtual_stage_ranks = RoundRobinPlacement(result.stage_order, result.v);
   if (result.v > 1) result.notes.push_back("stage placement assumed round-robin (c·p + s)");
   FamilyEvidence evidence;

@@ -145,6 +145,45 @@ void CheckFamily(Schedule schedule) {
   }
 }
 
+// Stageless annotations when one step spans all three simulated iterations (a marker that
+// matches once, as when no iteration boundaries are found): the microbatch ids repeat three
+// times, yet v and the family come out right and m counts one pass. Training schedules only:
+// without a backward, v chunks and v passes look the same (docs/schedule-inference.md).
+TEST(ScheduleInferenceSimTest, StagelessAnnotationsInAStepOfSeveralIterations) {
+  for (Schedule schedule : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved1F1B,
+                            Schedule::kZeroBubbleH1}) {
+    for (AnnotationStyle style : {AnnotationStyle::kPpCpu, AnnotationStyle::kPpShortCpu}) {
+      Case c{schedule, 4, 8, style};
+      SCOPED_TRACE(std::string(sim::ScheduleName(schedule)) + " " +
+                   std::string(sim::AnnotationStyleName(style)));
+      sim::Config config = MakeConfig(c);
+      config.iterations = 3;
+      absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+      ASSERT_TRUE(simulation.ok()) << simulation.status();
+      for (Rank& rank : simulation->trace.ranks) {
+        rank.annotations.insert(rank.annotations.begin(),
+                                Annotation{.start = 0,
+                                           .end = 1,
+                                           .name = rank.names.Intern("whole run"),
+                                           .scope = AnnotationScope::kCpu,
+                                           .device = -1,
+                                           .thread_or_stream = rank.pid});
+        rank.steps.clear();
+      }
+      schedule_inference::Options options;
+      options.iterations.iteration_marker = "^whole run$";
+      absl::StatusOr<schedule_inference::Result> result =
+          schedule_inference::Analyze(simulation->trace, options);
+      ASSERT_TRUE(result.ok()) << result.status();
+      EXPECT_EQ(result->m, 8);
+      EXPECT_EQ(result->v, config.virtual_stages);
+      EXPECT_EQ(result->family, ExpectedFamily(schedule, 8));
+      EXPECT_EQ(result->stage_order, config.stage_to_rank);
+      EXPECT_THAT(result->notes, ::testing::Contains(HasSubstr(": 3 passes")));
+    }
+  }
+}
+
 TEST(ScheduleInferenceSimTest, Gpipe) { CheckFamily(Schedule::kGpipe); }
 TEST(ScheduleInferenceSimTest, OneFOneB) { CheckFamily(Schedule::k1F1B); }
 TEST(ScheduleInferenceSimTest, Interleaved) { CheckFamily(Schedule::kInterleaved1F1B); }
