@@ -285,6 +285,15 @@ absl::StatusOr<Result> FromIterations(const Trace& trace, const iterations::Resu
   }
 
   std::vector<std::string> notes;
+  for (size_t r : indices) {
+    // Events after the cut are lost from wherever the file held them (a whole stream's, when
+    // the writer grouped events by stream), so the shape read from this rank may be off.
+    if (trace.ranks[r].stats.count(ImportCounter::kTruncated) > 0) {
+      notes.push_back(absl::StrCat("rank ", trace.ranks[r].rank,
+                                   "'s trace was cut short: ops it lost may change the shape "
+                                   "read from it"));
+    }
+  }
   std::vector<PipelineOp> ops;
   absl::StatusOr<Result> result = absl::UnknownError("no source tried");
   if (ranks_with_staged == indices.size()) {

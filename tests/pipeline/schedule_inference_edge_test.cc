@@ -226,6 +226,22 @@ TEST(ScheduleInferenceEdgeTest, RankSelection) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// A rank whose file was cut short may have lost any of its ops (a whole stream's, when the writer
+// grouped events by stream), so the shape says so; the same job read whole does not.
+TEST(ScheduleInferenceEdgeTest, ARankCutShortIsNamedInTheNotes) {
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(Job(sim::Schedule::k1F1B, 4, 8));
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  absl::StatusOr<schedule_inference::Result> whole =
+      schedule_inference::Analyze(simulation->trace, schedule_inference::Options{});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_THAT(whole->notes, ::testing::Not(::testing::Contains(HasSubstr("cut short"))));
+  simulation->trace.ranks[2].stats.Bump(ImportCounter::kTruncated, 1234);
+  absl::StatusOr<schedule_inference::Result> cut =
+      schedule_inference::Analyze(simulation->trace, schedule_inference::Options{});
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_THAT(cut->notes, ::testing::Contains(HasSubstr("rank 2's trace was cut short")));
+}
+
 TEST(ScheduleInferenceEdgeTest, OpAnnotationGrammar) {
   using pipeline::OpType;
   using pipeline::ParseOpAnnotation;
