@@ -49,10 +49,8 @@ std::string JobText(const job_pipelines::JobSummary& job) {
 void WriteJobMember(const job_pipelines::JobSummary& job, JsonWriter& json) {
   json.Key("job");
   json.BeginObject();
-  json.Key("pipelines");
-  json.Int(job.pipelines);
-  json.Key("pipeline_found");
-  json.Bool(job.pipelines > 0);
+  json.IntMember("pipelines", job.pipelines);
+  json.BoolMember("pipeline_found", job.pipelines > 0);
   json.Key("worst_pipeline");
   if (job.worst_pipeline < 0) {
     json.Null();
@@ -82,16 +80,11 @@ void WriteJobMember(const job_pipelines::JobSummary& job, JsonWriter& json) {
   json.BeginArray();
   for (const job_pipelines::CollectiveSummary& kind : job.collectives) {
     json.BeginObject();
-    json.Key("kind");
-    json.String(kind.kind);
-    json.Key("count");
-    json.Int(kind.count);
-    json.Key("bytes");
-    json.Int(kind.bytes);
-    json.Key("sized_count");
-    json.Int(kind.sized);
-    json.Key("time_us");
-    json.Decimal(kind.time_ns, 3);
+    json.StringMember("kind", kind.kind);
+    json.IntMember("count", kind.count);
+    json.IntMember("bytes", kind.bytes);
+    json.IntMember("sized_count", kind.sized);
+    json.DecimalMember("time_us", kind.time_ns, 3);
     json.EndObject();
   }
   json.EndArray();

@@ -169,6 +169,36 @@ void JsonWriter::Null() {
   out_.append("null");
 }
 
+void JsonWriter::IntMember(std::string_view key, int64_t value) {
+  Key(key);
+  Int(value);
+}
+
+void JsonWriter::UIntMember(std::string_view key, uint64_t value) {
+  Key(key);
+  UInt(value);
+}
+
+void JsonWriter::DoubleMember(std::string_view key, double value) {
+  Key(key);
+  Double(value);
+}
+
+void JsonWriter::DecimalMember(std::string_view key, int64_t units, int scale) {
+  Key(key);
+  Decimal(units, scale);
+}
+
+void JsonWriter::StringMember(std::string_view key, std::string_view value) {
+  Key(key);
+  String(value);
+}
+
+void JsonWriter::BoolMember(std::string_view key, bool value) {
+  Key(key);
+  Bool(value);
+}
+
 absl::StatusOr<std::string> JsonWriter::Finish() {
   if (!status_.ok()) return status_;
   if (!stack_.empty()) {

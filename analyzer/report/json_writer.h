@@ -45,6 +45,14 @@ class JsonWriter {
   void Bool(bool value);
   void Null();
 
+  // An object member in one call: Key(key) and then the value.
+  void IntMember(std::string_view key, int64_t value);
+  void UIntMember(std::string_view key, uint64_t value);
+  void DoubleMember(std::string_view key, double value);
+  void DecimalMember(std::string_view key, int64_t units, int scale);
+  void StringMember(std::string_view key, std::string_view value);
+  void BoolMember(std::string_view key, bool value);
+
   // The finished document, or the first misuse (including an incomplete document).
   absl::StatusOr<std::string> Finish();
 

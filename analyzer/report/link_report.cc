@@ -31,8 +31,7 @@ std::string Mebibytes(const link_stats::Link& link) {
 }
 
 void MicrosMember(JsonWriter& json, std::string_view key, int64_t ns) {
-  json.Key(key);
-  json.Decimal(ns, 3);
+  json.DecimalMember(key, ns, 3);
 }
 
 }  // namespace
@@ -109,10 +108,8 @@ std::string LinkText(const job_pipelines::CrossRankFigures& figures) {
 void WriteLinkMembers(const job_pipelines::CrossRankFigures& figures, int64_t complete_iterations,
                       JsonWriter& json) {
   const std::vector<int32_t>& order = figures.pipeline.stage_order;
-  json.Key("interleaved");
-  json.Bool(figures.pipeline.interleaved);
-  json.Key("peers_recorded");
-  json.Bool(figures.pipeline.peers_recorded);
+  json.BoolMember("interleaved", figures.pipeline.interleaved);
+  json.BoolMember("peers_recorded", figures.pipeline.peers_recorded);
   json.Key("clock_reference_rank");
   if (order.empty()) {
     json.Null();
@@ -141,14 +138,10 @@ void WriteLinkMembers(const job_pipelines::CrossRankFigures& figures, int64_t co
   json.BeginArray();
   for (const link_stats::Link& link : figures.links) {
     json.BeginObject();
-    json.Key("src");
-    json.Int(link.src);
-    json.Key("dst");
-    json.Int(link.dst);
-    json.Key("transfers");
-    json.Int(link.transfers);
-    json.Key("bytes");
-    json.Int(link.bytes);
+    json.IntMember("src", link.src);
+    json.IntMember("dst", link.dst);
+    json.IntMember("transfers", link.transfers);
+    json.IntMember("bytes", link.bytes);
     MicrosMember(json, "transfer_us_median", link.transfer_median_ns);
     json.Key("gbps_median");
     if (link.bandwidth_samples == 0) {
@@ -165,8 +158,7 @@ void WriteLinkMembers(const job_pipelines::CrossRankFigures& figures, int64_t co
     MicrosMember(json, "wait_us", link.sender_wait_ns + link.receiver_wait_ns);
     MicrosMember(json, "sender_wait_us", link.sender_wait_ns);
     MicrosMember(json, "receiver_wait_us", link.receiver_wait_ns);
-    json.Key("slow");
-    json.Bool(link.slow);
+    json.BoolMember("slow", link.slow);
     json.Key("reference_gbps");
     if (link.reference_gbps > 0.0) {
       json.Double(link.reference_gbps);
@@ -181,10 +173,8 @@ void WriteLinkMembers(const job_pipelines::CrossRankFigures& figures, int64_t co
   const int64_t iterations = std::max<int64_t>(1, complete_iterations);
   for (const stall_attribution::PeerStall& stall : figures.stalls.stalls) {
     json.BeginObject();
-    json.Key("rank");
-    json.Int(stall.rank);
-    json.Key("peer");
-    json.Int(stall.peer);
+    json.IntMember("rank", stall.rank);
+    json.IntMember("peer", stall.peer);
     MicrosMember(json, "waiting_for_post_us", stall.waiting_for_post_ns);
     MicrosMember(json, "in_transfer_us", stall.in_transfer_ns);
     MicrosMember(json, "per_iteration_us", stall.total_ns() / iterations);

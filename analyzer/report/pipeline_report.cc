@@ -122,16 +122,13 @@ class PipelineJson {
   explicit PipelineJson(JsonWriter* json) : json_(*json) {}
 
   void Micros(std::string_view key, int64_t ns) {
-    json_.Key(key);
-    json_.Decimal(ns, 3);
+    json_.DecimalMember(key, ns, 3);
   }
   void Int(std::string_view key, int64_t value) {
-    json_.Key(key);
-    json_.Int(value);
+    json_.IntMember(key, value);
   }
   void Fraction(std::string_view key, double value) {
-    json_.Key(key);
-    json_.Double(value);
+    json_.DoubleMember(key, value);
   }
   void OptionalBytes(std::string_view key, int64_t value) {
     json_.Key(key);
@@ -203,15 +200,13 @@ class PipelineJson {
     Micros("max", bubble.latency.max);
     json_.EndObject();
     Int("complete_iterations", bubble.complete_iterations);
-    json_.Key("iteration_source");
-    json_.String(iterations::StepSourceName(bubble.step_source));
+    json_.StringMember("iteration_source", iterations::StepSourceName(bubble.step_source));
     json_.Key("iterations");
     json_.BeginArray();
     for (const bubble::IterationFigures& iteration : bubble.iterations) {
       json_.BeginObject();
       Int("step", iteration.number);
-      json_.Key("complete");
-      json_.Bool(iteration.complete);
+      json_.BoolMember("complete", iteration.complete);
       Micros("window_us", iteration.window());
       Fraction("bubble_fraction", iteration.bubble_fraction);
       json_.EndObject();
@@ -254,12 +249,9 @@ class PipelineJson {
 
   void Finding(const findings::Finding& finding) {
     json_.BeginObject();
-    json_.Key("kind");
-    json_.String(finding.kind);
-    json_.Key("severity");
-    json_.String(finding.severity);
-    json_.Key("message");
-    json_.String(finding.message);
+    json_.StringMember("kind", finding.kind);
+    json_.StringMember("severity", finding.severity);
+    json_.StringMember("message", finding.message);
     json_.Key("ranks");
     json_.BeginArray();
     for (int32_t rank : finding.ranks) json_.Int(rank);

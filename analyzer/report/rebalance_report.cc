@@ -18,17 +18,12 @@ void IntArray(std::string_view key, const std::vector<int32_t>& values, JsonWrit
   json.EndArray();
 }
 
-void IntMember(std::string_view key, int64_t value, JsonWriter& json) {
-  json.Key(key);
-  json.Int(value);
-}
-
 void Prediction(std::string_view prefix, const rebalance::Prediction& prediction,
                 JsonWriter& json) {
-  json.Key(absl::StrCat("predicted_iteration_us_", absl::string_view(prefix.data(), prefix.size())));
-  json.Decimal(prediction.iteration_ns, 3);
-  json.Key(absl::StrCat("predicted_bubble_fraction_", absl::string_view(prefix.data(), prefix.size())));
-  json.Double(prediction.bubble_fraction);
+  const absl::string_view suffix(prefix.data(), prefix.size());
+  json.DecimalMember(absl::StrCat("predicted_iteration_us_", suffix), prediction.iteration_ns, 3);
+  json.DoubleMember(absl::StrCat("predicted_bubble_fraction_", suffix),
+                    prediction.bubble_fraction);
 }
 
 }  // namespace
@@ -65,8 +60,7 @@ std::string RebalanceText(const RebalanceFigures& figures) {
 void WriteRebalanceJson(const RebalanceFigures& figures, JsonWriter& json) {
   json.BeginObject();
   IntArray("layers_per_stage", figures.layers_per_stage, json);
-  json.Key("layers_source");
-  json.String(figures.layers_source);
+  json.StringMember("layers_source", figures.layers_source);
   json.Key("unavailable");
   if (!figures.result.ok()) {
     json.String(std::string(figures.result.status().message()));
@@ -75,16 +69,15 @@ void WriteRebalanceJson(const RebalanceFigures& figures, JsonWriter& json) {
   }
   json.Null();
   const rebalance::Result& result = *figures.result;
-  json.Key("suggested");
-  json.Bool(result.suggested);
-  IntMember("moves_simulated", result.moves_simulated, json);
+  json.BoolMember("suggested", result.suggested);
+  json.IntMember("moves_simulated", result.moves_simulated);
   Prediction("before", result.before, json);
   if (result.suggested) {
-    IntMember("from_stage", result.from_stage, json);
-    IntMember("to_stage", result.to_stage, json);
-    IntMember("from_rank", result.from_rank, json);
-    IntMember("to_rank", result.to_rank, json);
-    IntMember("layers", result.layers, json);
+    json.IntMember("from_stage", result.from_stage);
+    json.IntMember("to_stage", result.to_stage);
+    json.IntMember("from_rank", result.from_rank);
+    json.IntMember("to_rank", result.to_rank);
+    json.IntMember("layers", result.layers);
     IntArray("layers_after", result.layers_after, json);
     Prediction("after", result.after, json);
   }

@@ -159,23 +159,18 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
 
 void WriteSummaryMembers(const Result& result, const SummaryReportOptions& options,
                          JsonWriter& json) {
-  json.Key("schema");
-  json.String(kAnalyzeSchema);
+  json.StringMember("schema", kAnalyzeSchema);
   json.Key("tool");
   json.BeginObject();
-  json.Key("name");
-  json.String(options.tool_name);
-  json.Key("version");
-  json.String(options.tool_version);
+  json.StringMember("name", options.tool_name);
+  json.StringMember("version", options.tool_version);
   json.EndObject();
 
   auto micros = [&](std::string_view key, TimeNs ns) {
-    json.Key(key);
-    json.Decimal(ns, 3);
+    json.DecimalMember(key, ns, 3);
   };
   auto count = [&](std::string_view key, int64_t value) {
-    json.Key(key);
-    json.Int(value);
+    json.IntMember(key, value);
   };
   auto optional_bytes = [&](std::string_view key, int64_t value) {
     json.Key(key);
@@ -191,10 +186,8 @@ void WriteSummaryMembers(const Result& result, const SummaryReportOptions& optio
   for (const RankFigures& f : result.ranks) {
     json.BeginObject();
     count("rank", f.rank);
-    json.Key("source");
-    json.String(f.source_path);
-    json.Key("timeline");
-    json.String(TimelineName(f));
+    json.StringMember("source", f.source_path);
+    json.StringMember("timeline", TimelineName(f));
     micros("span_us", f.span);
     micros("compute_us", f.compute);
     micros("comm_us", f.comm);
@@ -214,15 +207,11 @@ void WriteSummaryMembers(const Result& result, const SummaryReportOptions& optio
       const ImportCounterSpec& spec = CounterSpec(CounterAt(i));
       json.Key(spec.name);
       json.BeginObject();
-      json.Key("count");
-      json.UInt(n);
-      json.Key("severity");
-      json.String(SeverityName(spec.severity));
-      json.Key("first_offset");
-      json.Int(f.import_stats.first_offset(CounterAt(i)));
+      json.UIntMember("count", n);
+      json.StringMember("severity", SeverityName(spec.severity));
+      json.IntMember("first_offset", f.import_stats.first_offset(CounterAt(i)));
       if (CounterAt(i) == ImportCounter::kTruncated && !f.import_stats.truncation_detail().empty()) {
-        json.Key("detail");
-        json.String(f.import_stats.truncation_detail());
+        json.StringMember("detail", f.import_stats.truncation_detail());
       }
       json.EndObject();
     }
@@ -235,8 +224,7 @@ void WriteSummaryMembers(const Result& result, const SummaryReportOptions& optio
   json.Key("import_issues");
   json.BeginObject();
   for (Severity severity : {Severity::kError, Severity::kWarning, Severity::kInfo}) {
-    json.Key(SeverityName(severity));
-    json.UInt(issues[static_cast<size_t>(severity)]);
+    json.UIntMember(SeverityName(severity), issues[static_cast<size_t>(severity)]);
   }
   json.EndObject();
 }

@@ -11,8 +11,7 @@ namespace {
 
 // Nanoseconds as exact microseconds.
 void Micros(JsonWriter& json, std::string_view key, TimeNs ns) {
-  json.Key(key);
-  json.Decimal(ns, 3);
+  json.DecimalMember(key, ns, 3);
 }
 
 // A link's bandwidth; an infinitely fast link (JSON has no infinity) is null.
@@ -29,32 +28,24 @@ void WriteConfig(JsonWriter& json, const Config& config) {
   const auto p = static_cast<size_t>(config.stages);
   json.Key("config");
   json.BeginObject();
-  json.Key("schedule");
-  json.String(ScheduleName(config.schedule));
-  json.Key("stages");
-  json.Int(config.stages);
-  json.Key("microbatches");
-  json.Int(config.microbatches);
-  json.Key("virtual_stages");
-  json.Int(config.virtual_stages);
-  json.Key("iterations");
-  json.Int(config.iterations);
+  json.StringMember("schedule", ScheduleName(config.schedule));
+  json.IntMember("stages", config.stages);
+  json.IntMember("microbatches", config.microbatches);
+  json.IntMember("virtual_stages", config.virtual_stages);
+  json.IntMember("iterations", config.iterations);
   json.Key("costs");
   json.BeginArray();
   for (size_t s = 0; s < config.costs.size(); ++s) {
     json.BeginObject();
-    json.Key("stage");
-    json.Int(static_cast<int64_t>(s));
+    json.IntMember("stage", static_cast<int64_t>(s));
     Micros(json, "forward_us", config.costs[s].forward);
     Micros(json, "backward_us", config.costs[s].backward);
     Micros(json, "weight_grad_us", config.costs[s].weight_grad);
     json.EndObject();
   }
   json.EndArray();
-  json.Key("kernels_per_op");
-  json.Int(config.kernels_per_op);
-  json.Key("activation_bytes");
-  json.Int(config.activation_bytes);
+  json.IntMember("kernels_per_op", config.kernels_per_op);
+  json.IntMember("activation_bytes", config.activation_bytes);
   json.Key("link");
   json.BeginObject();
   Gbps(json, config.link.gbps);
@@ -64,10 +55,8 @@ void WriteConfig(JsonWriter& json, const Config& config) {
   json.BeginArray();
   for (const LinkOverride& entry : config.link_overrides) {
     json.BeginObject();
-    json.Key("src_rank");
-    json.Int(entry.src_rank);
-    json.Key("dst_rank");
-    json.Int(entry.dst_rank);
+    json.IntMember("src_rank", entry.src_rank);
+    json.IntMember("dst_rank", entry.dst_rank);
     Gbps(json, entry.link.gbps);
     Micros(json, "latency_us", entry.link.latency_ns);
     json.EndObject();
@@ -75,10 +64,8 @@ void WriteConfig(JsonWriter& json, const Config& config) {
   json.EndArray();
   Micros(json, "launch_gap_us", config.launch_gap_ns);
   Micros(json, "optimizer_us", config.optimizer_ns);
-  json.Key("jitter");
-  json.Double(config.jitter);
-  json.Key("seed");
-  json.UInt(config.seed);
+  json.DoubleMember("jitter", config.jitter);
+  json.UIntMember("seed", config.seed);
   json.Key("clock_offsets_us");
   json.BeginArray();
   for (size_t r = 0; r < p; ++r) {
@@ -91,12 +78,9 @@ void WriteConfig(JsonWriter& json, const Config& config) {
     json.Int(config.weights_bytes.empty() ? 0 : config.weights_bytes[s]);
   }
   json.EndArray();
-  json.Key("activation_stash_bytes");
-  json.Int(config.activation_stash_bytes);
-  json.Key("iteration_barrier");
-  json.Bool(config.iteration_barrier);
-  json.Key("annotations");
-  json.String(AnnotationStyleName(config.annotations));
+  json.IntMember("activation_stash_bytes", config.activation_stash_bytes);
+  json.BoolMember("iteration_barrier", config.iteration_barrier);
+  json.StringMember("annotations", AnnotationStyleName(config.annotations));
   Micros(json, "start_time_us", config.start_time_ns);
   json.EndObject();
 }
@@ -117,22 +101,18 @@ void WriteIterations(JsonWriter& json, const Truth& truth) {
   json.BeginArray();
   for (const IterationTruth& iteration : truth.iterations) {
     json.BeginObject();
-    json.Key("step");
-    json.Int(iteration.iteration);
+    json.IntMember("step", iteration.iteration);
     Micros(json, "window_start_us", iteration.window_start);
     Micros(json, "window_end_us", iteration.window_end);
     Micros(json, "window_us", iteration.window());
     Micros(json, "idle_us", iteration.idle);
-    json.Key("bubble_fraction");
-    json.Double(iteration.bubble_fraction);
+    json.DoubleMember("bubble_fraction", iteration.bubble_fraction);
     json.Key("ranks");
     json.BeginArray();
     for (const RankIterationTruth& rank : iteration.ranks) {
       json.BeginObject();
-      json.Key("rank");
-      json.Int(rank.rank);
-      json.Key("stage");
-      json.Int(rank.stage);
+      json.IntMember("rank", rank.rank);
+      json.IntMember("stage", rank.stage);
       Micros(json, "first_compute_start_us", rank.first_compute_start);
       Micros(json, "last_compute_end_us", rank.last_compute_end);
       WriteRankFigures(json, rank);
@@ -163,14 +143,10 @@ void WriteRankStats(JsonWriter& json, const Truth& truth) {
   json.BeginArray();
   for (size_t r = 0; r < totals.size(); ++r) {
     json.BeginObject();
-    json.Key("rank");
-    json.Int(truth.memory[r].rank);
-    json.Key("stage");
-    json.Int(totals[r].stage);
-    json.Key("peak_allocated_bytes");
-    json.Int(truth.memory[r].peak_allocated_bytes);
-    json.Key("peak_reserved_bytes");
-    json.Int(truth.memory[r].peak_reserved_bytes);
+    json.IntMember("rank", truth.memory[r].rank);
+    json.IntMember("stage", totals[r].stage);
+    json.IntMember("peak_allocated_bytes", truth.memory[r].peak_allocated_bytes);
+    json.IntMember("peak_reserved_bytes", truth.memory[r].peak_reserved_bytes);
     WriteRankFigures(json, totals[r]);
     json.EndObject();
   }
@@ -180,11 +156,9 @@ void WriteRankStats(JsonWriter& json, const Truth& truth) {
 void WriteOpStats(JsonWriter& json, std::string_view key, const OpTimeStats& stats) {
   json.Key(key);
   json.BeginObject();
-  json.Key("count");
-  json.Int(stats.count);
+  json.IntMember("count", stats.count);
   Micros(json, "total_us", stats.total_ns);
-  json.Key("mean_us");
-  json.Double(stats.mean_ns / 1000.0);
+  json.DoubleMember("mean_us", stats.mean_ns / 1000.0);
   Micros(json, "p90_us", stats.p90_ns);
   json.EndObject();
 }
@@ -194,15 +168,12 @@ void WriteStages(JsonWriter& json, const Truth& truth) {
   json.BeginArray();
   for (const StageTruth& stage : truth.per_stage) {
     json.BeginObject();
-    json.Key("stage");
-    json.Int(stage.stage);
-    json.Key("rank");
-    json.Int(stage.rank);
+    json.IntMember("stage", stage.stage);
+    json.IntMember("rank", stage.rank);
     WriteOpStats(json, "forward", stage.forward);
     WriteOpStats(json, "backward", stage.backward);
     WriteOpStats(json, "weight_grad", stage.weight_grad);
-    json.Key("mean_total_us");
-    json.Double(stage.mean_total_ns / 1000.0);
+    json.DoubleMember("mean_total_us", stage.mean_total_ns / 1000.0);
     json.EndObject();
   }
   json.EndArray();
@@ -213,17 +184,14 @@ void WriteStages(JsonWriter& json, const Truth& truth) {
 absl::StatusOr<std::string> TruthJson(const Config& config, const Truth& truth) {
   JsonWriter json(JsonWriterOptions{.indent = 2});
   json.BeginObject();
-  json.Key("schema");
-  json.String(kTruthSchema);
+  json.StringMember("schema", kTruthSchema);
   WriteConfig(json, config);
   json.Key("stage_to_rank");
   json.BeginArray();
   for (int32_t rank : truth.stage_to_rank) json.Int(rank);
   json.EndArray();
-  json.Key("theoretical_bubble_fraction");
-  json.Double(truth.theoretical_bubble_fraction);
-  json.Key("bubble_fraction");
-  json.Double(truth.bubble_fraction);
+  json.DoubleMember("theoretical_bubble_fraction", truth.theoretical_bubble_fraction);
+  json.DoubleMember("bubble_fraction", truth.bubble_fraction);
   Micros(json, "idle_us", truth.idle_ns);
   Micros(json, "capacity_us", truth.capacity_ns);
   json.Key("latency_us");
@@ -235,8 +203,7 @@ absl::StatusOr<std::string> TruthJson(const Config& config, const Truth& truth) 
   WriteIterations(json, truth);
   WriteRankStats(json, truth);
   WriteStages(json, truth);
-  json.Key("slowest_stage");
-  json.Int(truth.slowest_stage);
+  json.IntMember("slowest_stage", truth.slowest_stage);
   json.EndObject();
   absl::StatusOr<std::string> text = json.Finish();
   if (text.ok()) text->push_back('\n');
