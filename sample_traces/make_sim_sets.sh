@@ -2,10 +2,13 @@
 # Regenerates the simulated sample sets sample_traces/sim_* (see sample_traces/README.md) with a
 # built bubblescope binary. The simulator is deterministic, so the files come out byte-identical.
 #
-# Usage: sample_traces/make_sim_sets.sh [path/to/bubblescope]   (default: build/bubblescope)
+# Usage: sample_traces/make_sim_sets.sh [path/to/bubblescope [output-dir]]
+#   (defaults: build/bubblescope, and sample_traces/ itself; the test sample_sets_current writes
+#   them elsewhere and compares)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-"$here/../build/bubblescope"}
+out=${2:-"$here"}
 
 # 4 stages, 8 microbatches, 3 iterations; F 1 ms, B 2 ms per microbatch and stage; 16 MiB
 # activations over 400 Gb/s links (50 GB/s, NVLink class) with 5 us latency; 5 us launches; a 300 us optimizer step;
@@ -20,7 +23,7 @@ sim() {
   shift
   # $common is split into words on purpose.
   # shellcheck disable=SC2086
-  "$bin" simulate -o "$here/$dir" $common "$@"
+  "$bin" simulate -o "$out/$dir" $common "$@"
 }
 
 # shellcheck disable=SC2086

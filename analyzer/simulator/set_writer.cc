@@ -102,12 +102,14 @@ absl::StatusOr<std::vector<std::string>> WriteSimulationSet(const Config& config
   std::vector<std::string> written;
   for (size_t r = 0; r < simulation.trace.ranks.size(); ++r) {
     Rank& rank = simulation.trace.ranks[r];
-    rank.source_path = targets[r].string();
-    if (absl::Status status = WriteKinetoFile(rank, options.kineto, rank.source_path);
+    // The file's traceName: its own name only, so a set is the same bytes wherever it is
+    // written (sample_traces/ is checked against a fresh copy).
+    rank.source_path = targets[r].filename().string();
+    if (absl::Status status = WriteKinetoFile(rank, options.kineto, targets[r].string());
         !status.ok()) {
       return status;
     }
-    written.push_back(rank.source_path);
+    written.push_back(targets[r].string());
   }
   if (absl::Status status = WriteText(truth_path, *truth); !status.ok()) return status;
   written.push_back(truth_path.string());

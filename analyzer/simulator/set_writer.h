@@ -30,8 +30,9 @@ struct SetWriteOptions {
 std::string RankFileName(int32_t rank, bool gzip);
 
 // Creates `directory` (and its parents) if needed, writes every rank of
-// `simulation` and the truth, and sets each rank's source_path to the path
-// written. Returns the paths written, rank files first (by rank), truth.json
+// `simulation` and the truth, and sets each rank's source_path to the name of
+// its file (written as the file's traceName: a set is the same bytes wherever
+// it is written). Returns the paths written, rank files first (by rank), truth.json
 // last. Errors: AlreadyExists naming the first file in the way (without
 // overwrite); otherwise the failing path and why.
 absl::StatusOr<std::vector<std::string>> WriteSimulationSet(const Config& config,
