@@ -11,14 +11,8 @@
 #include "re2/re2.h"
 
 namespace bubblescope::iterations {
-namespace {
 
-using device_activity::DeviceInterval;
-using device_activity::DeviceKind;
-using device_activity::RankActivity;
-
-// The step ranges of one rank in start order.
-std::vector<StepStart> ProfilerSteps(const Rank& rank) {
+std::vector<StepStart> ProfilerStepStarts(const Rank& rank) {
   std::vector<StepStart> steps;
   steps.reserve(rank.steps.size());
   for (const ProfilerStep& step : rank.steps) steps.push_back({step.number, step.start});
@@ -27,6 +21,18 @@ std::vector<StepStart> ProfilerSteps(const Rank& rank) {
                    [](const StepStart& a, const StepStart& b) { return a.start < b.start; });
   return steps;
 }
+
+int64_t StepIndexAt(const std::vector<StepStart>& steps, TimeNs time) {
+  auto after = std::upper_bound(steps.begin(), steps.end(), time,
+                                [](TimeNs t, const StepStart& step) { return t < step.start; });
+  return static_cast<int64_t>(after - steps.begin()) - 1;
+}
+
+namespace {
+
+using device_activity::DeviceInterval;
+using device_activity::DeviceKind;
+using device_activity::RankActivity;
 
 std::vector<StepStart> MarkerSteps(const Rank& rank, const RE2& marker) {
   // Each distinct name is matched once: a trace holds few names and many annotations.
@@ -61,13 +67,6 @@ absl::flat_hash_map<int64_t, TimeNs> LaunchStarts(const Rank& rank) {
     }
   }
   return launches;
-}
-
-// Index of the step whose slot [start, next step's start) holds `time`, or -1 before the first.
-int64_t StepAt(const std::vector<StepStart>& steps, TimeNs time) {
-  auto after = std::upper_bound(steps.begin(), steps.end(), time,
-                                [](TimeNs t, const StepStart& step) { return t < step.start; });
-  return static_cast<int64_t>(after - steps.begin()) - 1;
 }
 
 // Steps from the schedule each rank repeats; empty unless every rank repeats one.
@@ -131,7 +130,7 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
     result.source = StepSource::kMarker;
     for (size_t r = 0; r < trace.ranks.size(); ++r) steps[r] = MarkerSteps(trace.ranks[r], marker);
   } else {
-    for (size_t r = 0; r < trace.ranks.size(); ++r) steps[r] = ProfilerSteps(trace.ranks[r]);
+    for (size_t r = 0; r < trace.ranks.size(); ++r) steps[r] = ProfilerStepStarts(trace.ranks[r]);
     bool any_steps = std::any_of(steps.begin(), steps.end(),
                                  [](const std::vector<StepStart>& s) { return !s.empty(); });
     result.source = StepSource::kProfilerSteps;
@@ -193,7 +192,7 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
       auto launch = interval.correlation == 0 ? rank_launches.end()
                                               : rank_launches.find(interval.correlation);
       const bool launched = launch != rank_launches.end();
-      int64_t step = StepAt(rank_steps, launched ? launch->second : interval.start);
+      int64_t step = StepIndexAt(rank_steps, launched ? launch->second : interval.start);
       if (step < 0) {
         ++assignment.unassigned;
         continue;

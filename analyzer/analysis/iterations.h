@@ -57,6 +57,13 @@ struct StepStart {
   bool partial = false;  // repeating schedule: part of a period only (trace start or end)
 };
 
+// The rank's ProfilerStep ranges as step starts, in start order.
+std::vector<StepStart> ProfilerStepStarts(const Rank& rank);
+
+// Index into `steps` (in start order) of the step whose slot [start, next step's start) holds
+// `time`, or -1 before the first.
+int64_t StepIndexAt(const std::vector<StepStart>& steps, TimeNs time);
+
 struct RankIteration {
   bool present = false;    // the rank has a step with this number (whole trace: always)
   bool cut_short = false;  // the last iteration of a rank whose file was truncated

@@ -1,7 +1,6 @@
 #include "pipeline/step_map.h"
 
 #include <algorithm>
-#include <iterator>
 #include <limits>
 
 namespace bubblescope::pipeline {
@@ -24,13 +23,9 @@ int32_t Relative(int64_t number, int64_t reference) {
 
 StepMap StepMap::FromProfilerSteps(const Rank& rank) {
   StepMap map;
-  map.slots_.reserve(rank.steps.size());
-  for (const ProfilerStep& step : rank.steps) {
-    map.slots_.push_back(Slot{step.start, static_cast<int32_t>(map.slots_.size())});
-  }
-  std::stable_sort(map.slots_.begin(), map.slots_.end(),
-                   [](const Slot& a, const Slot& b) { return a.start < b.start; });
-  for (size_t i = 0; i < map.slots_.size(); ++i) map.slots_[i].step = static_cast<int32_t>(i);
+  map.steps_ = iterations::ProfilerStepStarts(rank);
+  // By position: the first step is step 0 whatever its ProfilerStep number.
+  for (size_t i = 0; i < map.steps_.size(); ++i) map.steps_[i].number = static_cast<int64_t>(i);
   return map;
 }
 
@@ -38,24 +33,18 @@ StepMap StepMap::FromIterations(const std::vector<iterations::StepStart>& steps,
                                 int64_t reference) {
   StepMap map;
   if (steps.empty()) return map;
+  map.steps_ = steps;
+  map.reference_ = reference;
   map.before_first_ = std::nullopt;
-  map.slots_.reserve(steps.size());
-  for (const iterations::StepStart& step : steps) {
-    Slot slot{step.start, std::nullopt};
-    if (!step.partial) slot.step = Relative(step.number, reference);
-    map.slots_.push_back(slot);
-  }
-  std::stable_sort(map.slots_.begin(), map.slots_.end(),
-                   [](const Slot& a, const Slot& b) { return a.start < b.start; });
   return map;
 }
 
 std::optional<int32_t> StepMap::At(TimeNs time) const {
-  // The last slot starting at or before `time`.
-  auto after = std::upper_bound(slots_.begin(), slots_.end(), time,
-                                [](TimeNs t, const Slot& slot) { return t < slot.start; });
-  if (after == slots_.begin()) return before_first_;
-  return std::prev(after)->step;
+  const int64_t index = iterations::StepIndexAt(steps_, time);
+  if (index < 0) return before_first_;
+  const iterations::StepStart& step = steps_[static_cast<size_t>(index)];
+  if (step.partial) return std::nullopt;
+  return Relative(step.number, reference_);
 }
 
 int64_t ReferenceIteration(const iterations::Result& assignment,

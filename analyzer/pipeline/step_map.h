@@ -26,8 +26,8 @@ class StepMap {
   // first step count as step 0 too. For analyses that need no agreement across ranks.
   static StepMap FromProfilerSteps(const Rank& rank);
 
-  // `steps`: one rank's steps in start order (iterations::Result::steps); iteration number
-  // `reference` becomes step 0. Moments before the first step, or inside a partial step
+  // `steps`: one rank's steps in start order (iterations::Result::steps, which keeps them so);
+  // iteration number `reference` becomes step 0. Moments before the first step, or inside a partial step
   // (repeating schedule), belong to no step. No steps at all: every moment is step 0.
   static StepMap FromIterations(const std::vector<iterations::StepStart>& steps,
                                 int64_t reference);
@@ -36,12 +36,9 @@ class StepMap {
   std::optional<int32_t> At(TimeNs time) const;
 
  private:
-  struct Slot {
-    TimeNs start = 0;
-    std::optional<int32_t> step;
-  };
-  std::vector<Slot> slots_;                  // ascending start
-  std::optional<int32_t> before_first_ = 0;  // the step of moments before the first slot
+  std::vector<iterations::StepStart> steps_;  // ascending start
+  int64_t reference_ = 0;                     // the step number that is step 0
+  std::optional<int32_t> before_first_ = 0;   // the step of moments before the first step
 };
 
 // The iteration number the pipeline analyses read structure from: the first iteration complete
