@@ -129,30 +129,39 @@ uint32_t RankBuilder::AllReduceCommIndex(const KernelRecord& kernel) {
 }
 
 void RankBuilder::AddAnnotations() {
+  if (config_.annotations == AnnotationStyle::kNone) return;
   const int64_t thread = ProcessId(record_.rank);
   for (const OpRecord& op : record_.ops) {
+    const std::string letter(1, OpLetter(op.op.type));
     Annotation annotation;
+    switch (config_.annotations) {
+      case AnnotationStyle::kPpGpu:
+        annotation.name = rank_.names.Intern(absl::StrCat(
+            "PP:", op.op.chunk * config_.stages + record_.stage, letter, op.op.microbatch));
+        break;
+      case AnnotationStyle::kPpCpu:
+        annotation.name = rank_.names.Intern(
+            absl::StrCat(CpuAnnotationWord(op.op.type), " ", op.op.microbatch));
+        break;
+      case AnnotationStyle::kPpShortCpu:
+        annotation.name = rank_.names.Intern(absl::StrCat("PP:", letter, op.op.microbatch));
+        break;
+      case AnnotationStyle::kNone:
+        return;
+    }
     if (config_.annotations == AnnotationStyle::kPpGpu) {
-      int32_t virtual_stage = op.op.chunk * config_.stages + record_.stage;
-      annotation.name = rank_.names.Intern(absl::StrCat(
-          "PP:", virtual_stage, std::string(1, OpLetter(op.op.type)), op.op.microbatch));
+      // Over the op's kernels on the compute stream.
       annotation.start = op.start + offset_;
       annotation.end = op.end + offset_;
       annotation.scope = AnnotationScope::kGpu;
       annotation.device = 0;
       annotation.thread_or_stream = kComputeStreamId;
-    } else if (config_.annotations == AnnotationStyle::kPpCpu ||
-               config_.annotations == AnnotationStyle::kPpShortCpu) {
-      annotation.name = rank_.names.Intern(
-          config_.annotations == AnnotationStyle::kPpCpu
-              ? absl::StrCat(CpuAnnotationWord(op.op.type), " ", op.op.microbatch)
-              : absl::StrCat("PP:", std::string(1, OpLetter(op.op.type)), op.op.microbatch));
+    } else {
+      // Over the op's launches on the CPU thread.
       annotation.start = op.cpu_start + offset_;
       annotation.end = op.cpu_end + offset_;
       annotation.scope = AnnotationScope::kCpu;
       annotation.thread_or_stream = thread;
-    } else {
-      return;
     }
     rank_.annotations.push_back(annotation);
   }
