@@ -67,7 +67,7 @@ absl::StatusOr<std::string> AnalyzeWork(const std::vector<std::string>& files, i
   absl::StatusOr<bubblescope::Trace> trace = bubblescope::LoadTrace(files, load);
   if (!trace.ok()) return trace.status();
   bubblescope::rank_summary::Result result =
-      bubblescope::rank_summary::Analyze(*trace, bubblescope::rank_summary::Options{});
+      bubblescope::rank_summary::Analyze(*trace, bubblescope::index::Build(*trace));
   double seconds = SecondsSince(start);
   int64_t kept = 0;
   for (const bubblescope::Rank& rank : trace->ranks) {

@@ -4,55 +4,38 @@
 #include <limits>
 #include <utility>
 
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
-#include "analysis/interval_set.h"
+#include "common/interval_set.h"
+#include "common/percentile.h"
 
 namespace bubblescope::bubble {
 namespace {
 
-using device_activity::ActivityClass;
-using device_activity::DeviceInterval;
-using device_activity::RankActivity;
+// A device op of one rank on the pipeline's reference clock.
+struct AlignedOp {
+  TimeNs start = 0;
+  TimeNs end = 0;
+};
 
-// Trace indices of the pipeline's ranks, in Options order.
-absl::StatusOr<std::vector<size_t>> PipelineRanks(const Trace& trace,
-                                                  const std::vector<int32_t>& rank_ids) {
-  std::vector<size_t> indices;
-  if (rank_ids.empty()) {
-    for (size_t r = 0; r < trace.ranks.size(); ++r) indices.push_back(r);
-    return indices;
-  }
-  for (int32_t id : rank_ids) {
-    auto it = std::find_if(trace.ranks.begin(), trace.ranks.end(),
-                           [id](const Rank& rank) { return rank.rank == id; });
-    if (it == trace.ranks.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("pipeline rank ", id, " is not in the trace"));
-    }
-    size_t index = static_cast<size_t>(it - trace.ranks.begin());
-    if (std::find(indices.begin(), indices.end(), index) != indices.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("pipeline rank ", id, " is listed twice"));
-    }
-    indices.push_back(index);
-  }
-  return indices;
+AlignedOp Aligned(const index::DeviceOp& op, TimeNs offset) {
+  return {op.start - offset, op.end - offset};
 }
 
-RankIterationFigures RankFigures(const RankActivity& activity,
+RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
                                  const iterations::RankIteration& assigned, TimeNs window_start,
                                  TimeNs window_end) {
   RankIterationFigures figures;
-  figures.rank = activity.rank;
+  figures.rank = rank.rank;
   figures.present = assigned.present;
   if (!assigned.present) return figures;
   std::vector<TimeRange> compute;
   std::vector<TimeRange> comm;
-  for (uint32_t index : assigned.intervals) {
-    const DeviceInterval& interval = activity.intervals[index];
-    if (interval.activity == ActivityClass::kCompute) {
-      compute.push_back({interval.start, interval.end});
-    } else if (interval.activity == ActivityClass::kComm) {
-      comm.push_back({interval.start, interval.end});
+  for (uint32_t i : assigned.ops) {
+    const index::DeviceOp& op = rank.ops[i];
+    const AlignedOp aligned = Aligned(op, offset);
+    if (op.op_class == index::OpClass::kCompute) {
+      compute.push_back({aligned.start, aligned.end});
+    } else if (op.op_class == index::OpClass::kComm) {
+      comm.push_back({aligned.start, aligned.end});
     }
   }
   const TimeNs window = window_end - window_start;
@@ -76,20 +59,21 @@ RankIterationFigures RankFigures(const RankActivity& activity,
   return figures;
 }
 
-IterationFigures Figures(const iterations::Result& assignment,
-                         const iterations::Iteration& iteration,
-                         const std::vector<size_t>& pipeline) {
+IterationFigures Figures(const index::TraceIndex& index, const iterations::Result& assignment,
+                         const std::vector<TimeNs>& offsets,
+                         const iterations::Iteration& iteration) {
   IterationFigures figures;
   figures.number = iteration.number;
-  figures.complete = iterations::CompleteFor(iteration, pipeline);
-  // The window comes from the raw intervals, so a zero-length op at either end still bounds it.
+  figures.complete = iteration.complete;
+  // The window comes from the raw ops, so a zero-length op at either end still bounds it.
   TimeNs start = std::numeric_limits<TimeNs>::max();
   TimeNs end = std::numeric_limits<TimeNs>::min();
-  for (size_t r : pipeline) {
-    const RankActivity& activity = assignment.activity[r];
-    for (uint32_t index : iteration.ranks[r].intervals) {
-      start = std::min(start, activity.intervals[index].start);
-      end = std::max(end, activity.intervals[index].end);
+  for (size_t p = 0; p < assignment.positions.size(); ++p) {
+    const index::RankIndex& rank = index.ranks[assignment.positions[p]];
+    for (uint32_t i : iteration.ranks[p].ops) {
+      const AlignedOp aligned = Aligned(rank.ops[i], offsets[p]);
+      start = std::min(start, aligned.start);
+      end = std::max(end, aligned.end);
     }
   }
   if (start <= end) {
@@ -97,9 +81,10 @@ IterationFigures Figures(const iterations::Result& assignment,
     figures.window_end = end;
   }
   int64_t present = 0;
-  for (size_t r : pipeline) {
-    figures.ranks.push_back(RankFigures(assignment.activity[r], iteration.ranks[r],
-                                        figures.window_start, figures.window_end));
+  for (size_t p = 0; p < assignment.positions.size(); ++p) {
+    figures.ranks.push_back(RankFigures(index.ranks[assignment.positions[p]], offsets[p],
+                                        iteration.ranks[p], figures.window_start,
+                                        figures.window_end));
     if (!figures.ranks.back().present) continue;
     ++present;
     figures.idle += figures.ranks.back().idle;
@@ -110,44 +95,33 @@ IterationFigures Figures(const iterations::Result& assignment,
   return figures;
 }
 
-// The ceil(percent * n / 100)-th smallest of `sorted` (at least the first); 0 when empty.
-TimeNs NearestRank(const std::vector<TimeNs>& sorted, int64_t percent) {
-  if (sorted.empty()) return 0;
-  const int64_t n = static_cast<int64_t>(sorted.size());
-  const int64_t rank = std::max<int64_t>(1, (percent * n + 99) / 100);
-  return sorted[static_cast<size_t>(rank - 1)];
-}
-
 double Ratio(TimeNs part, TimeNs whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
 }  // namespace
 
-absl::StatusOr<Result> FromIterations(const Trace& trace, const iterations::Result& assignment,
-                                      const Options& options) {
-  if (assignment.activity.size() != trace.ranks.size() ||
-      assignment.ranks.size() != trace.ranks.size()) {
-    return absl::InvalidArgumentError("the iteration assignment was made for another trace");
-  }
-  absl::StatusOr<std::vector<size_t>> pipeline = PipelineRanks(trace, options.ranks);
-  if (!pipeline.ok()) return pipeline.status();
+Result Analyze(const Trace& trace, const index::TraceIndex& index,
+               const iterations::Result& assignment, const ClockOffsets& offsets) {
   Result result;
   result.step_source = assignment.source;
-  for (size_t r : *pipeline) {
+  std::vector<TimeNs> rank_offsets;
+  for (size_t p = 0; p < assignment.positions.size(); ++p) {
+    const size_t r = assignment.positions[p];
     const Rank& rank = trace.ranks[r];
     result.ranks.push_back(rank.rank);
+    rank_offsets.push_back(offsets.Of(rank.rank));
     RankTotals totals;
     totals.rank = rank.rank;
-    totals.device = assignment.activity[r].kind;
-    totals.unassigned_intervals = assignment.ranks[r].unassigned;
+    totals.device = index.ranks[r].device;
+    totals.unassigned_intervals = assignment.ranks[p].unassigned;
     totals.memory = PeakMemory(rank);
     result.per_rank.push_back(totals);
   }
-  const TimeNs p = static_cast<TimeNs>(pipeline->size());
+  const TimeNs p = static_cast<TimeNs>(assignment.positions.size());
   std::vector<TimeNs> windows;
   for (const iterations::Iteration& iteration : assignment.iterations) {
-    IterationFigures figures = Figures(assignment, iteration, *pipeline);
+    IterationFigures figures = Figures(index, assignment, rank_offsets, iteration);
     if (figures.complete) {
       ++result.complete_iterations;
       result.idle += figures.idle;
@@ -174,16 +148,10 @@ absl::StatusOr<Result> FromIterations(const Trace& trace, const iterations::Resu
   }
   std::sort(windows.begin(), windows.end());
   result.latency.iterations = static_cast<int64_t>(windows.size());
-  result.latency.p50 = NearestRank(windows, 50);
-  result.latency.p90 = NearestRank(windows, 90);
+  result.latency.p50 = NearestRankOfSorted(windows, 50);
+  result.latency.p90 = NearestRankOfSorted(windows, 90);
   result.latency.max = windows.empty() ? 0 : windows.back();
   return result;
-}
-
-absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
-  absl::StatusOr<iterations::Result> assignment = iterations::Analyze(trace, options.iterations);
-  if (!assignment.ok()) return assignment.status();
-  return FromIterations(trace, *assignment, options);
 }
 
 }  // namespace bubblescope::bubble

@@ -11,25 +11,20 @@
 //
 // bubble fraction = sum of idle / (p * window), p = the pipeline's rank count; over several
 // iterations the sums are taken first (never a mean of ratios), over complete iterations only.
-// Clocks are taken as given: ranks are assumed to share one time base.
+// Times are compared on the pipeline's reference clock: every device op is moved by its rank's
+// clock offset (clock_offsets.h) before windows and splits are taken.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "analysis/device_activity.h"
+#include "analysis/clock_offsets.h"
 #include "analysis/iterations.h"
 #include "analysis/memory_peak.h"
 #include "bubblescope/trace.h"
+#include "index/rank_index.h"
 
 namespace bubblescope::bubble {
-
-struct Options {
-  // Rank ids forming the pipeline, in stage order or any order; empty = every rank of the trace.
-  std::vector<int32_t> ranks;
-  iterations::Options iterations;
-};
 
 // Where a rank's idle time lies within one iteration. idle = fill + stall + drain and
 // stall = comm_wait + empty hold exactly.
@@ -62,7 +57,7 @@ struct IterationFigures {
 // One rank's figures summed over the complete iterations.
 struct RankTotals {
   int32_t rank = -1;
-  device_activity::DeviceKind device = device_activity::DeviceKind::kGpu;
+  index::DeviceKind device = index::DeviceKind::kGpu;
   TimeNs window = 0;  // sum of the complete iterations' windows
   TimeNs compute = 0;
   TimeNs idle = 0;
@@ -87,7 +82,7 @@ struct Latency {
 
 struct Result {
   iterations::StepSource step_source = iterations::StepSource::kWholeTrace;
-  std::vector<int32_t> ranks;                // the pipeline's rank ids, in Options order
+  std::vector<int32_t> ranks;                // the pipeline's rank ids, in assignment order
   std::vector<IterationFigures> iterations;  // ascending number, incomplete ones included
   int64_t complete_iterations = 0;
   TimeNs idle = 0;                   // over complete iterations and pipeline ranks
@@ -97,13 +92,9 @@ struct Result {
   Latency latency;
 };
 
-// InvalidArgumentError for an invalid iteration marker, a rank id that is not in the trace, or
-// a rank id given twice.
-absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options);
-
-// The same from an iteration assignment already made for `trace` (Options::iterations unused),
-// so several pipelines of one job share a single assignment.
-absl::StatusOr<Result> FromIterations(const Trace& trace, const iterations::Result& assignment,
-                                      const Options& options);
+// The bubble of the pipeline whose iterations `assignment` holds (its ranks in that order), on
+// the clock `offsets` align them to.
+Result Analyze(const Trace& trace, const index::TraceIndex& index,
+               const iterations::Result& assignment, const ClockOffsets& offsets);
 
 }  // namespace bubblescope::bubble

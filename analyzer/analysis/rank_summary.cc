@@ -3,32 +3,27 @@
 #include <algorithm>
 #include <utility>
 
-#include "analysis/device_activity.h"
-#include "analysis/interval_set.h"
+#include "common/interval_set.h"
 #include "analysis/memory_peak.h"
 
 namespace bubblescope::rank_summary {
 namespace {
 
-using device_activity::ActivityClass;
-using device_activity::DeviceInterval;
-using device_activity::RankActivity;
-
 // Span, per-class unions and counts of a rank's device intervals.
-void SummariseDevice(const RankActivity& activity, RankFigures* figures) {
+void SummariseDevice(const index::RankIndex& activity, RankFigures* figures) {
   std::vector<TimeRange> compute;
   std::vector<TimeRange> comm;
   std::vector<TimeRange> copies;
-  for (const DeviceInterval& interval : activity.intervals) {
-    TimeRange range{interval.start, interval.end};
-    switch (interval.activity) {
-      case ActivityClass::kCompute:
+  for (const index::DeviceOp& op : activity.ops) {
+    TimeRange range{op.start, op.end};
+    switch (op.op_class) {
+      case index::OpClass::kCompute:
         compute.push_back(range);
         break;
-      case ActivityClass::kComm:
+      case index::OpClass::kComm:
         comm.push_back(range);
         break;
-      case ActivityClass::kCopy:
+      case index::OpClass::kCopy:
         copies.push_back(range);
         break;
     }
@@ -43,13 +38,11 @@ void SummariseDevice(const RankActivity& activity, RankFigures* figures) {
   figures->compute = compute_set.Length();
   figures->comm = comm_set.Length();
   figures->memcpy = copy_set.Length();
-  if (activity.intervals.empty()) return;
-  // The span is taken from the raw intervals so a zero-length op at either end still counts.
-  figures->span_start = activity.intervals.front().start;
+  if (activity.ops.empty()) return;
+  // The span is taken from the raw ops so a zero-length op at either end still counts.
+  figures->span_start = activity.ops.front().start;
   figures->span_end = figures->span_start;
-  for (const DeviceInterval& interval : activity.intervals) {
-    figures->span_end = std::max(figures->span_end, interval.end);
-  }
+  for (const index::DeviceOp& op : activity.ops) figures->span_end = std::max(figures->span_end, op.end);
   figures->span = figures->span_end - figures->span_start;
   TimeNs busy = compute_set.Union(comm_set).Union(copy_set).Length();
   figures->idle = figures->span - busy;
@@ -57,7 +50,8 @@ void SummariseDevice(const RankActivity& activity, RankFigures* figures) {
 
 // On a CPU rank the communication figures count every comm op of the model thread, nested or
 // not: a c10d::send inside a pipelining range is still time spent communicating.
-void SummariseCpuComm(const Rank& rank, const RankActivity& activity, RankFigures* figures) {
+void SummariseCpuComm(const Rank& rank, const index::RankIndex& activity,
+                      RankFigures* figures) {
   if (activity.model_thread < 0) return;
   std::vector<TimeRange> comm;
   for (const Interval& interval :
@@ -70,15 +64,16 @@ void SummariseCpuComm(const Rank& rank, const RankActivity& activity, RankFigure
 
 }  // namespace
 
-Result Analyze(const Trace& trace, const Options& /*options*/) {
+Result Analyze(const Trace& trace, const index::TraceIndex& index) {
   Result result;
   result.ranks.reserve(trace.ranks.size());
-  for (const Rank& rank : trace.ranks) {
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    const Rank& rank = trace.ranks[r];
+    const index::RankIndex& activity = index.ranks[r];
     RankFigures figures;
     figures.rank = rank.rank;
     figures.source_path = rank.source_path;
-    RankActivity activity = device_activity::ForRank(rank);
-    figures.cpu_timeline = activity.kind == device_activity::DeviceKind::kCpu;
+    figures.cpu_timeline = activity.cpu_only();
     SummariseDevice(activity, &figures);
     if (figures.cpu_timeline) SummariseCpuComm(rank, activity, &figures);
     figures.steps = static_cast<int64_t>(rank.steps.size());

@@ -7,10 +7,9 @@
 #include <vector>
 
 #include "bubblescope/trace.h"
+#include "index/rank_index.h"
 
 namespace bubblescope::rank_summary {
-
-struct Options {};
 
 struct RankFigures {
   int32_t rank = -1;
@@ -37,6 +36,6 @@ struct Result {
   std::vector<RankFigures> ranks;  // in rank order
 };
 
-Result Analyze(const Trace& trace, const Options& options);
+Result Analyze(const Trace& trace, const index::TraceIndex& index);
 
 }  // namespace bubblescope::rank_summary

@@ -7,9 +7,6 @@
 namespace bubblescope::repeating_schedule {
 namespace {
 
-using device_activity::ActivityClass;
-using device_activity::DeviceInterval;
-
 struct IssuedOp {
   TimeNs issue = 0;
   TimeNs start = 0;
@@ -18,21 +15,18 @@ struct IssuedOp {
   bool comm = false;
 };
 
-std::vector<IssuedOp> IssueOrder(const Rank& rank, const device_activity::RankActivity& activity,
-                                 const absl::flat_hash_map<int64_t, TimeNs>& launches) {
+// The rank's compute and communication ops in issue order (copies left out: a data-loader copy
+// may come and go between iterations).
+std::vector<IssuedOp> IssueOrder(const index::RankIndex& rank) {
   std::vector<IssuedOp> ops;
-  ops.reserve(activity.intervals.size());
-  for (const DeviceInterval& interval : activity.intervals) {
-    if (interval.activity == ActivityClass::kCopy) continue;
-    auto launch = interval.correlation == 0 ? launches.end() : launches.find(interval.correlation);
-    const NameId name = rank.timelines[interval.timeline].intervals[interval.interval].name;
-    const bool comm = interval.activity == ActivityClass::kComm;
-    ops.push_back({launch != launches.end() ? launch->second : interval.start, interval.start,
-                   interval.end, (static_cast<uint64_t>(name) << 1) | (comm ? 1u : 0u), comm});
+  ops.reserve(rank.ops.size());
+  for (uint32_t i : rank.issue_order) {
+    const index::DeviceOp& op = rank.ops[i];
+    if (op.op_class == index::OpClass::kCopy) continue;
+    const bool comm = op.op_class == index::OpClass::kComm;
+    ops.push_back({op.issue, op.start, op.end,
+                   (static_cast<uint64_t>(op.name) << 1) | (comm ? 1u : 0u), comm});
   }
-  std::stable_sort(ops.begin(), ops.end(), [](const IssuedOp& a, const IssuedOp& b) {
-    return a.issue != b.issue ? a.issue < b.issue : a.start < b.start;
-  });
   return ops;
 }
 
@@ -157,11 +151,9 @@ TimeNs Overlap(const Segment& a, const Segment& b) {
 
 }  // namespace
 
-RankSchedule DetectRank(const Rank& rank, const device_activity::RankActivity& activity,
-                        const absl::flat_hash_map<int64_t, TimeNs>& launches,
-                        const Options& options) {
+RankSchedule DetectRank(const index::RankIndex& rank, const Options& options) {
   RankSchedule schedule;
-  const std::vector<IssuedOp> ops = IssueOrder(rank, activity, launches);
+  const std::vector<IssuedOp> ops = IssueOrder(rank);
   if (ops.empty()) return schedule;
   const Stretch stretch = FindStretch(ops);
   if (stretch.period == 0) return schedule;
@@ -190,40 +182,50 @@ RankSchedule DetectRank(const Rank& rank, const device_activity::RankActivity& a
   return schedule;
 }
 
-std::vector<std::vector<int64_t>> NumberSegments(const std::vector<RankSchedule>& ranks) {
-  std::vector<std::vector<int64_t>> numbers(ranks.size());
-  const RankSchedule* anchor = nullptr;
-  std::vector<const Segment*> anchor_whole;
-  for (const RankSchedule& rank : ranks) {
-    if (!rank.found) continue;
-    anchor = &rank;
-    for (const Segment& segment : rank.segments) {
-      if (segment.whole) anchor_whole.push_back(&segment);
-    }
-    break;
-  }
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    const RankSchedule& rank = ranks[r];
-    if (!rank.found) continue;
-    auto first_whole = std::find_if(rank.segments.begin(), rank.segments.end(),
-                                    [](const Segment& segment) { return segment.whole; });
-    int64_t first_number = 0;
-    if (&rank != anchor) {
-      TimeNs best = 0;
-      for (size_t j = 0; j < anchor_whole.size(); ++j) {
-        const TimeNs overlap = Overlap(*first_whole, *anchor_whole[j]);
-        if (overlap > best) {
-          best = overlap;
-          first_number = static_cast<int64_t>(j);
-        }
-      }
-    }
-    const int64_t leading = first_whole - rank.segments.begin();  // 0 or 1 partial segment
-    for (size_t s = 0; s < rank.segments.size(); ++s) {
-      numbers[r].push_back(first_number - leading + static_cast<int64_t>(s));
-    }
+std::vector<int64_t> LocalNumbers(const RankSchedule& rank) {
+  const auto first_whole = std::find_if(rank.segments.begin(), rank.segments.end(),
+                                        [](const Segment& segment) { return segment.whole; });
+  const int64_t leading = first_whole - rank.segments.begin();  // 0 or 1 partial segment
+  std::vector<int64_t> numbers;
+  for (size_t s = 0; s < rank.segments.size(); ++s) {
+    numbers.push_back(static_cast<int64_t>(s) - leading);
   }
   return numbers;
+}
+
+std::vector<int64_t> NumberingShifts(const std::vector<RankSchedule>& ranks,
+                                     const std::vector<TimeNs>& offsets) {
+  const auto on_reference = [&offsets](const Segment& segment, size_t r) {
+    Segment moved = segment;
+    moved.first_start -= offsets[r];
+    moved.last_end -= offsets[r];
+    return moved;
+  };
+  std::vector<int64_t> shifts(ranks.size(), 0);
+  size_t anchor = ranks.size();
+  std::vector<Segment> anchor_whole;
+  for (size_t r = 0; r < ranks.size() && anchor == ranks.size(); ++r) {
+    if (!ranks[r].found) continue;
+    anchor = r;
+    for (const Segment& segment : ranks[r].segments) {
+      if (segment.whole) anchor_whole.push_back(on_reference(segment, r));
+    }
+  }
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (!ranks[r].found || r == anchor) continue;
+    const auto first_whole = std::find_if(ranks[r].segments.begin(), ranks[r].segments.end(),
+                                          [](const Segment& segment) { return segment.whole; });
+    const Segment first = on_reference(*first_whole, r);
+    TimeNs best = 0;
+    for (size_t j = 0; j < anchor_whole.size(); ++j) {
+      const TimeNs overlap = Overlap(first, anchor_whole[j]);
+      if (overlap > best) {
+        best = overlap;
+        shifts[r] = static_cast<int64_t>(j);
+      }
+    }
+  }
+  return shifts;
 }
 
 }  // namespace bubblescope::repeating_schedule

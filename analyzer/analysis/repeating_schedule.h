@@ -22,9 +22,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "analysis/device_activity.h"
 #include "bubblescope/trace.h"
+#include "index/rank_index.h"
 
 namespace bubblescope::repeating_schedule {
 
@@ -48,16 +47,18 @@ struct RankSchedule {
   std::vector<Segment> segments;  // in issue order; the partial ones only when they hold ops
 };
 
-// `launches`: launch start by correlation id for the rank's CPU threads (empty for CPU ranks).
-RankSchedule DetectRank(const Rank& rank, const device_activity::RankActivity& activity,
-                        const absl::flat_hash_map<int64_t, TimeNs>& launches,
-                        const Options& options);
+RankSchedule DetectRank(const index::RankIndex& rank, const Options& options);
 
-// Numbers every rank's segments so that the same iteration carries the same number on every
-// rank: the first rank with a schedule numbers its whole segments 0, 1, ...; another rank's
-// first whole segment takes the number of the first rank's segment whose device span it overlaps
-// most (0 without overlap), and the rest follow on. A leading partial segment takes the number
-// before its first whole one, a trailing one the number after its last.
-std::vector<std::vector<int64_t>> NumberSegments(const std::vector<RankSchedule>& ranks);
+// Each rank's own numbering of its segments: its first whole segment is 0, a leading partial one
+// -1, the rest follow on.
+std::vector<int64_t> LocalNumbers(const RankSchedule& rank);
+
+// What to add to each rank's local numbers so that the same iteration carries the same number on
+// every rank: the first rank with a schedule keeps its own; another rank's first whole segment
+// takes the number of the first rank's whole segment whose device span it overlaps most (0
+// without overlap), its device spans moved onto the reference clock by `offsets` (one per rank,
+// parallel to `ranks`, rank clock - reference clock).
+std::vector<int64_t> NumberingShifts(const std::vector<RankSchedule>& ranks,
+                                     const std::vector<TimeNs>& offsets);
 
 }  // namespace bubblescope::repeating_schedule

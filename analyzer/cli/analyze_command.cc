@@ -10,13 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "analysis/rank_summary.h"
 #include "cli/atomic_file.h"
-#include "pipeline/layer_counts.h"
-#include "pipeline/rebalance.h"
-#include "report/job_report.h"
 #include "report/pipeline_report.h"
 #include "report/summary_report.h"
+#include "text/one_line.h"
 
 namespace bubblescope {
 namespace {
@@ -49,18 +46,13 @@ Exit status: 0 success; 1 the report could not be written; 2 usage error, unread
 (--strict) import warnings or errors.
 )";
 
-// Status messages are printed as one line, whatever they contain.
-std::string OneLine(absl::string_view text) {
-  std::string line(text.data(), text.size());
-  std::replace(line.begin(), line.end(), '\n', ' ');
-  return line;
-}
+using text::OneLine;
 
 // "byte <N>: <count> <description>" for every counter of `rank` at or above `severity`, joined
 // with "; " (empty when there are none).
-std::string ImportProblems(const rank_summary::RankFigures& rank, Severity severity) {
+std::string ImportProblems(const Rank& rank, Severity severity) {
   std::vector<std::string> parts;
-  const ImportStats& stats = rank.import_stats;
+  const ImportStats& stats = rank.stats;
   for (size_t i = 0; i < kImportCounterCount; ++i) {
     auto counter = static_cast<ImportCounter>(i);
     const ImportCounterSpec& spec = CounterSpec(counter);
@@ -169,41 +161,14 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   return analyze;
 }
 
-absl::StatusOr<job_pipelines::Result> AnalyzeCommand::AnalyzeJob(const Trace& trace) const {
-  job_pipelines::Options options;
+job::Options AnalyzeCommand::JobOptions() const {
+  job::Options options;
   if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
     options.iterations.iteration_marker = iteration_marker_;
   }
   options.slow.threshold = slow_link_threshold_;
-  return job_pipelines::Analyze(trace, options);
-}
-
-absl::StatusOr<std::optional<RebalanceFigures>> AnalyzeCommand::Rebalance(
-    const Trace& trace, const std::optional<schedule_inference::Result>& shape) const {
-  if (layers_per_stage_.empty()) {
-    if (!shape.has_value()) return std::nullopt;
-    layer_counts::Result declared =
-        layer_counts::Analyze(trace, {.stage_order = shape->stage_order});
-    if (!declared.declared()) return std::nullopt;
-    RebalanceFigures rebalance{.layers_per_stage = declared.layers_per_stage,
-                               .layers_source = "annotations"};
-    rebalance.result =
-        declared.problem.empty()
-            ? rebalance::Analyze(*shape, {.layers_per_stage = declared.layers_per_stage})
-            : absl::FailedPreconditionError(declared.problem);
-    return rebalance;
-  }
-  RebalanceFigures rebalance{.layers_per_stage = layers_per_stage_};
-  if (!shape.has_value()) {
-    rebalance.result = absl::FailedPreconditionError("the pipeline's shape is unknown");
-    return rebalance;
-  }
-  rebalance.result = rebalance::Analyze(*shape, {.layers_per_stage = layers_per_stage_});
-  if (absl::IsInvalidArgument(rebalance.result.status())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--layers-per-stage: ", rebalance.result.status().message()));
-  }
-  return rebalance;
+  options.layers_per_stage = layers_per_stage_;
+  return options;
 }
 
 int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
@@ -212,7 +177,7 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   for (const std::string& arg : rank_args_) {
     absl::StatusOr<RankOverride> parsed = ParseRankOverride(arg);
     if (!parsed.ok()) {  // already rejected while parsing; kept so no path skips the check
-      err << "bubblescope: --rank: " << OneLine(parsed.status().message()) << "\n";
+      err << "bubblescope: --rank: " << MessageLine(parsed.status()) << "\n";
       return kExitBadInput;
     }
     load_options.rank_overrides.push_back(*std::move(parsed));
@@ -220,16 +185,14 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
 
   absl::StatusOr<Trace> trace = LoadTrace(paths_, load_options);
   if (!trace.ok()) {
-    err << "bubblescope: " << OneLine(trace.status().message()) << "\n";
+    err << "bubblescope: " << MessageLine(trace.status()) << "\n";
     return kExitBadInput;
   }
   for (const SkippedFile& skipped : trace->skipped_files) {
     err << "note: skipped " << OneLine(skipped.path) << ": " << skipped.reason << "\n";
   }
-  rank_summary::Result summary = rank_summary::Analyze(*trace, rank_summary::Options{});
-
   bool rejected = false;
-  for (const rank_summary::RankFigures& rank : summary.ranks) {
+  for (const Rank& rank : trace->ranks) {
     std::string problems = ImportProblems(rank, Severity::kWarning);
     if (problems.empty()) continue;
     err << (strict_ ? "" : "warning: ") << OneLine(rank.source_path) << ": " << OneLine(problems)
@@ -238,36 +201,24 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   }
   if (rejected) return kExitBadInput;
 
-  absl::StatusOr<job_pipelines::Result> job = AnalyzeJob(*trace);
+  absl::StatusOr<job::Result> job = job::Analyze(*trace, JobOptions());
   if (!job.ok()) {
-    err << "bubblescope: " << OneLine(job.status().message()) << "\n";
+    err << "bubblescope: " << MessageLine(job.status()) << "\n";
     return kExitBadInput;
-  }
-  std::vector<PipelineFigures> pipelines;
-  for (job_pipelines::PipelineAnalysis& analysis : job->pipelines) {
-    absl::StatusOr<std::optional<RebalanceFigures>> rebalance = Rebalance(*trace, analysis.shape);
-    if (!rebalance.ok()) {
-      err << "bubblescope: " << OneLine(rebalance.status().message()) << "\n";
-      return kExitBadInput;
-    }
-    pipelines.push_back(PipelineFigures{std::move(analysis.bubble), std::move(analysis.shape),
-                                        std::move(analysis.findings),
-                                        std::move(analysis.crossrank), *std::move(rebalance),
-                                        analysis.slowest_stage_effect});
   }
 
   SummaryReportOptions report_options;
   report_options.tool_version = tool_version_;
   std::string report;
   if (format_ == "json") {
-    absl::StatusOr<std::string> json = AnalyzeJson(summary, pipelines, report_options, &job->job);
+    absl::StatusOr<std::string> json = AnalyzeJson(*job, report_options);
     if (!json.ok()) {
-      err << "bubblescope: internal error: " << OneLine(json.status().message()) << "\n";
+      err << "bubblescope: internal error: " << MessageLine(json.status()) << "\n";
       return kExitFailure;
     }
     report = *std::move(json);
   } else {
-    report = SummaryText(summary, report_options) + PipelineText(pipelines) + JobText(job->job);
+    report = AnalyzeText(*job, report_options);
   }
 
   if (output_path_.empty()) {
@@ -279,7 +230,7 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   if (absl::Status written = WriteFileAtomically(output_path_, report); !written.ok()) {
-    err << "bubblescope: " << OneLine(written.message()) << "\n";
+    err << "bubblescope: " << MessageLine(written) << "\n";
     return kExitFailure;
   }
   return kExitOk;

@@ -13,9 +13,8 @@
 
 #include "absl/status/statusor.h"
 #include "cli/command.h"
-#include "crossrank/job_pipelines.h"
+#include "job/job.h"
 #include "loader/trace_loader.h"
-#include "report/pipeline_report.h"
 
 namespace CLI {
 class Option;
@@ -36,15 +35,8 @@ class AnalyzeCommand : public Command {
   CLI::App* Define(CLI::App& app) override;
 
  private:
-  // Every pipeline of the job (crossrank/job_pipelines.h). A shape that cannot be inferred is
-  // reported, not an error; a bad --iteration-marker is InvalidArgument.
-  absl::StatusOr<job_pipelines::Result> AnalyzeJob(const Trace& trace) const;
-  // The rebalance suggestion for one pipeline, from --layers-per-stage or else from the ranks'
-  // `bubblescope:layers=N` annotations (pipeline/layer_counts.h); nullopt with neither. An
-  // InvalidArgument when the user's layer counts do not fit the shape; a problem with the
-  // annotations is reported in the figures instead.
-  absl::StatusOr<std::optional<RebalanceFigures>> Rebalance(
-      const Trace& trace, const std::optional<schedule_inference::Result>& shape) const;
+  // The job driver's options from the flags.
+  job::Options JobOptions() const;
 
   std::string tool_version_;
   std::vector<std::string> paths_;

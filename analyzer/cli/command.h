@@ -3,6 +3,9 @@
 #pragma once
 
 #include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
 
 namespace CLI {
 class App;
@@ -14,6 +17,9 @@ namespace bubblescope {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;   // the work was done but its result could not be written
 inline constexpr int kExitBadInput = 2;  // usage error, unreadable input, or a --strict rejection
+
+// A status's message as one line, for stderr.
+std::string MessageLine(const absl::Status& status);
 
 class Command {
  public:

@@ -39,13 +39,6 @@ absl::Status FlagError(absl::string_view flag, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(flag, ": ", message));
 }
 
-// One line, whatever the message contains.
-std::string OneLine(absl::string_view text) {
-  std::string line(text.data(), text.size());
-  std::replace(line.begin(), line.end(), '\n', ' ');
-  return line;
-}
-
 // Adds the flag's name to a value's error.
 template <typename T>
 absl::StatusOr<T> Flagged(absl::string_view flag, absl::StatusOr<T> value) {
@@ -441,20 +434,20 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
 int SimulateCommand::Run(std::ostream& out, std::ostream& err) {
   absl::StatusOr<SimulateSettings> settings = ParseSimulateFlags(flags_);
   if (!settings.ok()) {
-    err << "bubblescope: simulate: " << OneLine(settings.status().message()) << "\n";
+    err << "bubblescope: simulate: " << MessageLine(settings.status()) << "\n";
     return kExitBadInput;
   }
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(settings->config);
   if (!simulation.ok()) {
     bool bad_config = simulation.status().code() == absl::StatusCode::kInvalidArgument;
     err << "bubblescope: simulate: " << (bad_config ? "" : "internal error: ")
-        << OneLine(simulation.status().message()) << "\n";
+        << MessageLine(simulation.status()) << "\n";
     return bad_config ? kExitBadInput : kExitFailure;
   }
   absl::StatusOr<std::vector<std::string>> written =
       sim::WriteSimulationSet(settings->config, *simulation, flags_.output_dir, settings->write);
   if (!written.ok()) {
-    err << "bubblescope: simulate: " << OneLine(written.status().message()) << "\n";
+    err << "bubblescope: simulate: " << MessageLine(written.status()) << "\n";
     return written.status().code() == absl::StatusCode::kAlreadyExists ? kExitBadInput
                                                                        : kExitFailure;
   }

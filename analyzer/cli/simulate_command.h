@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "cli/command.h"
 #include "simulator/config.h"
-#include "simulator/set_writer.h"
+#include "writers/simulated_set.h"
 
 namespace bubblescope {
 

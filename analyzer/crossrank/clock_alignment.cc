@@ -49,46 +49,6 @@ Edge Estimate(PairEvidence evidence) {
   return edge;
 }
 
-// Rank is move-only (its NamePool hands out views into its own storage), so a copy re-interns
-// the names in id order, which gives every name its old id.
-Rank CopyRank(const Rank& from) {
-  Rank to;
-  to.rank = from.rank;
-  to.world_size = from.world_size;
-  to.source_path = from.source_path;
-  to.host = from.host;
-  to.pid = from.pid;
-  to.backend = from.backend;
-  to.devices = from.devices;
-  to.timelines = from.timelines;
-  to.annotations = from.annotations;
-  to.steps = from.steps;
-  to.memory = from.memory;
-  to.comms = from.comms;
-  to.process_groups = from.process_groups;
-  for (NameId id = kNoName + 1; id < from.names.size(); ++id) to.names.Intern(from.names.Get(id));
-  to.stats = from.stats;
-  return to;
-}
-
-void ShiftRank(Rank& rank, TimeNs delta) {
-  for (Timeline& timeline : rank.timelines) {
-    for (Interval& interval : timeline.intervals) {
-      interval.start += delta;
-      interval.end += delta;
-    }
-  }
-  for (Annotation& annotation : rank.annotations) {
-    annotation.start += delta;
-    annotation.end += delta;
-  }
-  for (ProfilerStep& step : rank.steps) {
-    step.start += delta;
-    step.end += delta;
-  }
-  for (MemorySample& sample : rank.memory) sample.time += delta;
-}
-
 }  // namespace
 
 Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options) {
@@ -151,17 +111,10 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
   return result;
 }
 
-Trace ShiftClocks(const Trace& trace, const std::vector<RankOffset>& offsets) {
-  Trace shifted;
-  shifted.skipped_files = trace.skipped_files;
-  for (const Rank& rank : trace.ranks) {
-    for (const RankOffset& offset : offsets) {
-      if (offset.rank != rank.rank) continue;
-      shifted.ranks.push_back(CopyRank(rank));
-      if (offset.offset_ns != 0) ShiftRank(shifted.ranks.back(), -offset.offset_ns);
-    }
-  }
-  return shifted;
+ClockOffsets AsClockOffsets(const std::vector<RankOffset>& offsets) {
+  ClockOffsets map;
+  for (const RankOffset& offset : offsets) map.Set(offset.rank, offset.offset_ns);
+  return map;
 }
 
 }  // namespace bubblescope::clock_alignment

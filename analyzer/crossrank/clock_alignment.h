@@ -1,5 +1,6 @@
-// Clock offsets between the ranks of one pipeline, from its matched transfers, and a copy of the
-// trace on one clock (docs/cross-rank.md, "Clocks").
+// Clock offsets between the ranks of one pipeline, from its matched transfers (docs/cross-rank.md,
+// "Clocks"). Consumers apply them through ClockOffsets (analysis/clock_offsets.h); nothing is
+// copied onto the reference clock.
 //
 // A rank's offset is how far its clock runs ahead of the reference clock (the pipeline's first
 // stage): trace time = reference time + offset. For a transfer src -> dst, d = offset(dst) -
@@ -23,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/clock_offsets.h"
 #include "bubblescope/trace.h"
 #include "crossrank/p2p_matching.h"
 
@@ -47,9 +49,7 @@ struct Result {
 
 Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options);
 
-// A copy of the listed ranks of `trace` (in trace order) with every timestamp moved by
-// -offset_ns (intervals, annotations, profiler steps, memory samples). Other ranks are left out:
-// a pipeline is measured on its own ranks only, and a DP x PP job need not be copied whole.
-Trace ShiftClocks(const Trace& trace, const std::vector<RankOffset>& offsets);
+// The offsets as the per-rank map every consumer applies.
+ClockOffsets AsClockOffsets(const std::vector<RankOffset>& offsets);
 
 }  // namespace bubblescope::clock_alignment

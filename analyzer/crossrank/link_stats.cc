@@ -6,23 +6,10 @@
 #include <map>
 #include <utility>
 
+#include "common/percentile.h"
+
 namespace bubblescope::link_stats {
 namespace {
-
-template <typename T>
-T NearestRank(std::vector<T> values, int32_t percent) {
-  if (values.empty()) return T{};
-  std::sort(values.begin(), values.end());
-  size_t rank = (values.size() * static_cast<size_t>(percent) + 99) / 100;
-  return values[std::max<size_t>(rank, 1) - 1];
-}
-
-TimeNs OffsetOf(const std::vector<clock_alignment::RankOffset>& offsets, int32_t rank) {
-  for (const clock_alignment::RankOffset& offset : offsets) {
-    if (offset.rank == rank) return offset.offset_ns;
-  }
-  return 0;
-}
 
 int32_t SizeClass(int64_t bytes) {
   if (bytes <= 0) return -1;
@@ -31,16 +18,15 @@ int32_t SizeClass(int64_t bytes) {
 
 }  // namespace
 
-AlignedTransfer Align(const p2p_matching::Transfer& transfer,
-                      const std::vector<clock_alignment::RankOffset>& offsets) {
-  const TimeNs src = OffsetOf(offsets, transfer.src);
-  const TimeNs dst = OffsetOf(offsets, transfer.dst);
+AlignedTransfer Align(const p2p_matching::Transfer& transfer, const ClockOffsets& offsets) {
+  const TimeNs src = offsets.Of(transfer.src);
+  const TimeNs dst = offsets.Of(transfer.dst);
   return AlignedTransfer{transfer.send.start - src, transfer.send.end - src,
                          transfer.recv.start - dst, transfer.recv.end - dst};
 }
 
 std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
-                          const std::vector<clock_alignment::RankOffset>& offsets) {
+                          const ClockOffsets& offsets) {
   struct Samples {
     std::vector<TimeNs> transfer;
     std::vector<double> gbps;

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "crossrank/clock_alignment.h"
+#include "analysis/clock_offsets.h"
 #include "crossrank/p2p_matching.h"
 
 namespace bubblescope::link_stats {
@@ -51,12 +51,11 @@ struct AlignedTransfer {
   TimeNs recv_start = 0;
   TimeNs recv_end = 0;
 };
-AlignedTransfer Align(const p2p_matching::Transfer& transfer,
-                      const std::vector<clock_alignment::RankOffset>& offsets);
+AlignedTransfer Align(const p2p_matching::Transfer& transfer, const ClockOffsets& offsets);
 
 // One Link per directed (src, dst) pair with matched transfers, ordered by (src, dst).
 std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
-                          const std::vector<clock_alignment::RankOffset>& offsets);
+                          const ClockOffsets& offsets);
 
 struct SlowOptions {
   double threshold = 0.5;  // fraction of the reference bandwidth

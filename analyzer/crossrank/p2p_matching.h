@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "crossrank/p2p_graph.h"
+#include "pipeline/p2p_graph.h"
 
 namespace bubblescope::p2p_matching {
 

@@ -4,22 +4,22 @@
 #include <map>
 #include <utility>
 
-#include "analysis/device_activity.h"
-#include "analysis/interval_set.h"
+#include "common/interval_set.h"
 #include "crossrank/link_stats.h"
 
 namespace bubblescope::stall_attribution {
 namespace {
 
-IntervalSet ComputeOf(const Trace& trace, int32_t rank_id) {
+// The rank's compute on the reference clock.
+IntervalSet ComputeOf(const index::TraceIndex& index, int32_t rank_id,
+                      const ClockOffsets& offsets) {
   std::vector<TimeRange> ranges;
-  for (const Rank& rank : trace.ranks) {
-    if (rank.rank != rank_id) continue;
-    for (const device_activity::DeviceInterval& interval :
-         device_activity::ForRank(rank).intervals) {
-      if (interval.activity == device_activity::ActivityClass::kCompute) {
-        ranges.push_back(TimeRange{interval.start, interval.end});
-      }
+  const int32_t position = index.PositionOf(rank_id);
+  if (position < 0) return {};
+  const TimeNs offset = offsets.Of(rank_id);
+  for (const index::DeviceOp& op : index.ranks[static_cast<size_t>(position)].ops) {
+    if (op.op_class == index::OpClass::kCompute) {
+      ranges.push_back(TimeRange{op.start - offset, op.end - offset});
     }
   }
   return IntervalSet::FromRanges(std::move(ranges));
@@ -40,8 +40,8 @@ IntervalSet StallRegion(const bubble::Result& bubble, int32_t rank, const Interv
 
 }  // namespace
 
-Result Analyze(const Trace& aligned, const bubble::Result& bubble,
-               const std::vector<p2p_matching::Transfer>& transfers, const Options& options) {
+Result Analyze(const index::TraceIndex& index, const bubble::Result& bubble,
+               const std::vector<p2p_matching::Transfer>& transfers, const ClockOffsets& offsets) {
   Result result;
   result.complete_iterations = bubble.complete_iterations;
   struct Parts {
@@ -53,7 +53,7 @@ Result Analyze(const Trace& aligned, const bubble::Result& bubble,
     if (std::find(bubble.ranks.begin(), bubble.ranks.end(), transfer.dst) == bubble.ranks.end()) {
       continue;
     }
-    const link_stats::AlignedTransfer times = link_stats::Align(transfer, options.offsets);
+    const link_stats::AlignedTransfer times = link_stats::Align(transfer, offsets);
     Parts& pair = parts[{transfer.dst, transfer.src}];
     const TimeNs posted = std::min(std::max(times.send_start, times.recv_start), times.recv_end);
     pair.waiting.push_back(TimeRange{times.recv_start, posted});
@@ -64,7 +64,7 @@ Result Analyze(const Trace& aligned, const bubble::Result& bubble,
   for (auto& [key, pair] : parts) {
     if (key.first != region_rank) {
       region_rank = key.first;
-      region = StallRegion(bubble, region_rank, ComputeOf(aligned, region_rank));
+      region = StallRegion(bubble, region_rank, ComputeOf(index, region_rank, offsets));
     }
     PeerStall stall;
     stall.rank = key.first;

@@ -12,9 +12,10 @@
 #include <vector>
 
 #include "analysis/bubble.h"
+#include "analysis/clock_offsets.h"
 #include "bubblescope/trace.h"
-#include "crossrank/clock_alignment.h"
 #include "crossrank/p2p_matching.h"
+#include "index/rank_index.h"
 
 namespace bubblescope::stall_attribution {
 
@@ -26,18 +27,14 @@ struct PeerStall {
   TimeNs total_ns() const { return waiting_for_post_ns + in_transfer_ns; }
 };
 
-struct Options {
-  std::vector<clock_alignment::RankOffset> offsets;  // the pipeline's, for the transfers
-};
-
 struct Result {
   int64_t complete_iterations = 0;
   std::vector<PeerStall> stalls;  // by (rank, peer); only pairs with stall
 };
 
-// `aligned` is the trace on the aligned clock that `bubble` was measured on; `transfers` are on
-// the ranks' own clocks (options.offsets aligns them).
-Result Analyze(const Trace& aligned, const bubble::Result& bubble,
-               const std::vector<p2p_matching::Transfer>& transfers, const Options& options);
+// `bubble` was measured on the clock `offsets` align the ranks to; the compute ops (`index`) and
+// `transfers` are on the ranks' own clocks, and `offsets` moves them onto it.
+Result Analyze(const index::TraceIndex& index, const bubble::Result& bubble,
+               const std::vector<p2p_matching::Transfer>& transfers, const ClockOffsets& offsets);
 
 }  // namespace bubblescope::stall_attribution

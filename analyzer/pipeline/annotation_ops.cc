@@ -5,8 +5,7 @@
 #include <optional>
 #include <utility>
 
-#include "analysis/interval_set.h"
-#include "pipeline/issued_items.h"
+#include "common/interval_set.h"
 
 namespace bubblescope::pipeline {
 namespace {
@@ -73,6 +72,25 @@ std::optional<ParsedOpName> ParseWordName(std::string_view name) {
   return std::nullopt;
 }
 
+// A compute op of the rank as the annotations see it.
+struct ComputeRange {
+  TimeNs issue = 0;  // launch start (GPU, own start without a launch) or op start (CPU)
+  TimeNs start = 0;
+  TimeNs end = 0;
+  int32_t device = -1;
+};
+
+std::vector<ComputeRange> ComputeRanges(const Rank& rank, const index::RankIndex& rank_index) {
+  std::vector<ComputeRange> ranges;
+  for (uint32_t i : rank_index.issue_order) {
+    const index::DeviceOp& op = rank_index.ops[i];
+    if (op.op_class != index::OpClass::kCompute) continue;
+    const int32_t device = rank_index.cpu_only() ? -1 : rank.timelines[op.timeline].device;
+    ranges.push_back({op.issue, op.start, op.end, device});
+  }
+  return ranges;
+}
+
 }  // namespace
 
 std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name) {
@@ -81,7 +99,8 @@ std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name) {
   return ParseWordName(name);
 }
 
-std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const StepMap& steps) {
+std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& rank_index,
+                                     const StepMap& steps) {
   std::vector<PipelineOp> ops;
   std::vector<ComputeRange> by_issue;
   std::vector<ComputeRange> by_start;
@@ -93,9 +112,7 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const StepMap& steps) {
     const std::optional<int32_t> step = steps.At(annotation.start);
     if (!step) continue;
     if (!ranges_ready) {
-      by_issue = ComputeRanges(rank);
-      std::stable_sort(by_issue.begin(), by_issue.end(),
-                       [](const ComputeRange& a, const ComputeRange& b) { return a.issue < b.issue; });
+      by_issue = ComputeRanges(rank, rank_index);
       by_start = by_issue;
       std::stable_sort(by_start.begin(), by_start.end(),
                        [](const ComputeRange& a, const ComputeRange& b) { return a.start < b.start; });

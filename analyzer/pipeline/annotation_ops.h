@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bubblescope/trace.h"
+#include "index/rank_index.h"
 #include "pipeline/pipeline_op.h"
 #include "pipeline/step_map.h"
 
@@ -34,6 +35,7 @@ std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name);
 
 // The annotated ops of one rank, in start order; ops starting in no step (step_map.h) are left
 // out.
-std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const StepMap& steps);
+std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& rank_index,
+                                     const StepMap& steps);
 
 }  // namespace bubblescope::pipeline

@@ -1,32 +1,26 @@
 // A rank's pipeline work in the order the rank issued it: compute and point-to-point transfers,
-// each tagged with the profiler step it belongs to.
-//
-// A CPU transfer ends when its `gloo:*` range does (the op itself only posts it).
+// each tagged with the step it belongs to (step_map.h). A projection of the rank index
+// (index/rank_index.h), made once per rank by the job driver and read by every structure rule.
 //
 // Pipeline structure is a property of issue order (the CPU posts a recv, the op's compute, then
-// its send), not of device timing, where a transfer stream may run ahead of compute. On a rank
-// with GPU activity an item is a GPU kernel, ordered and stepped by the launch that started it
-// (matched by correlation id); a kernel without a launch uses its own start. On a CPU-only rank
-// (a gloo pipeline) it is a top-level operator of the thread that runs the model. Work inside an
-// `Optimizer.*` range is not pipeline work and is left out, and so is work the StepMap puts in no
-// step (before the first one, or in a partial period of a repeating schedule).
+// its send), not of device timing, where a transfer stream may run ahead of compute. Work issued
+// inside an `Optimizer.*` range is not pipeline work and is left out, and so is work in no step
+// (before the first one, or in a partial period of a repeating schedule). A CPU transfer ends
+// when its `gloo:*` range does (the op itself only posts it).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "bubblescope/trace.h"
+#include "index/rank_index.h"
 #include "pipeline/step_map.h"
 
 namespace bubblescope::pipeline {
 
 enum class ItemKind : uint8_t { kCompute, kSend, kRecv };
 
-// What a compute item's name or origin says about its phase. Names carry this only by
-// convention (torch's "autograd::engine::evaluate_function: ..." backward ops, kernels named
-// "*backward*" or "*weight_grad*", and a kernel launched from inside such an autograd op is
-// backward too), so it is a hint used to split compute runs, never to find the structure.
-enum class PhaseHint : uint8_t { kNone, kBackward, kWeightGrad };
+using index::PhaseHint;
 
 struct IssuedItem {
   ItemKind kind = ItemKind::kCompute;
@@ -35,6 +29,7 @@ struct IssuedItem {
   int32_t peer = -1;    // send / recv: the global peer rank when the trace records it
   int64_t bytes = -1;   // send / recv: payload bytes when the trace records them
   NameId name = kNoName;  // the kernel's or operator's name, in the rank's pool
+  uint32_t op = 0;      // index into the rank's index::RankIndex::ops
   TimeNs issue = 0;     // launch start (GPU) or op start (CPU)
   TimeNs start = 0;     // the activity itself
   TimeNs end = 0;
@@ -43,19 +38,9 @@ struct IssuedItem {
 struct IssuedTimeline {
   int32_t rank = -1;
   bool cpu_only = false;
-  std::vector<IssuedItem> items;   // in issue order
+  std::vector<IssuedItem> items;  // in issue order
 };
 
-IssuedTimeline BuildIssuedTimeline(const Rank& rank, const StepMap& steps);
-
-// Compute intervals of the rank as ranges, for measuring annotated ops: every compute kernel on
-// the rank's GPU streams, or the top-level compute ops of its model thread on a CPU-only rank.
-struct ComputeRange {
-  TimeNs issue = 0;  // launch start (GPU, own start without a launch) or op start (CPU)
-  TimeNs start = 0;
-  TimeNs end = 0;
-  int32_t device = -1;
-};
-std::vector<ComputeRange> ComputeRanges(const Rank& rank);
+IssuedTimeline BuildIssuedTimeline(const index::RankIndex& rank, const StepMap& steps);
 
 }  // namespace bubblescope::pipeline

@@ -16,13 +16,21 @@
 namespace bubblescope::rebalance {
 namespace {
 
-std::optional<sim::Schedule> ScheduleOfFamily(const std::string& family) {
-  if (family == "gpipe") return sim::Schedule::kGpipe;
-  if (family == "1f1b") return sim::Schedule::k1F1B;
-  if (family == "interleaved") return sim::Schedule::kInterleaved1F1B;
-  if (family == "zb") return sim::Schedule::kZeroBubbleH1;
-  if (family == "fwd-only") return sim::Schedule::kForwardOnly;
-  return std::nullopt;
+sim::Schedule ScheduleOfFamily(schedule_inference::ScheduleFamily family) {
+  using schedule_inference::ScheduleFamily;
+  switch (family) {
+    case ScheduleFamily::kGpipe:
+      return sim::Schedule::kGpipe;
+    case ScheduleFamily::k1F1B:
+      return sim::Schedule::k1F1B;
+    case ScheduleFamily::kInterleaved:
+      return sim::Schedule::kInterleaved1F1B;
+    case ScheduleFamily::kZeroBubble:
+      return sim::Schedule::kZeroBubbleH1;
+    case ScheduleFamily::kForwardOnly:
+      return sim::Schedule::kForwardOnly;
+  }
+  return sim::Schedule::kGpipe;
 }
 
 // A stage's per-microbatch times over all of its chunks, in ns (fractional until simulated).
@@ -95,18 +103,14 @@ absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> SimulationInpu
     return absl::FailedPreconditionError(
         "per-stage forward/backward times are unknown, so nothing can be simulated");
   }
-  const std::optional<sim::Schedule> schedule = ScheduleOfFamily(shape.family);
-  if (!schedule.has_value()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("schedule family \"", shape.family, "\" cannot be simulated"));
-  }
+  const sim::Schedule schedule = ScheduleOfFamily(shape.family);
   const double chunks = static_cast<double>(shape.v);
   std::vector<StageTimes> times;
   for (const schedule_inference::StageFigures& stage : shape.stages) {
     times.push_back({stage.forward.mean_ns * chunks, stage.backward.mean_ns * chunks,
                      stage.weight_grad.mean_ns * chunks});
   }
-  return std::make_pair(*schedule, std::move(times));
+  return std::make_pair(schedule, std::move(times));
 }
 
 absl::Status CheckOptions(const schedule_inference::Result& shape, const Options& options) {
@@ -127,7 +131,7 @@ absl::Status CheckOptions(const schedule_inference::Result& shape, const Options
 
 }  // namespace
 
-absl::StatusOr<findings::ImbalanceEffect> EffectOfSlowestStage(
+absl::StatusOr<ImbalanceEffect> EffectOfSlowestStage(
     const schedule_inference::Result& shape) {
   if (shape.slowest_stage < 0 || shape.slowest_stage >= shape.p) {
     return absl::FailedPreconditionError("the shape has no slowest stage");
@@ -148,7 +152,7 @@ absl::StatusOr<findings::ImbalanceEffect> EffectOfSlowestStage(
   times[static_cast<size_t>(shape.slowest_stage)] = mean;
   absl::StatusOr<Prediction> at_mean = Predict(config, times);
   if (!at_mean.ok()) return at_mean.status();
-  return findings::ImbalanceEffect{.stage = shape.slowest_stage,
+  return ImbalanceEffect{.stage = shape.slowest_stage,
                                    .iteration_ns = measured->iteration_ns,
                                    .bubble_fraction = measured->bubble_fraction,
                                    .iteration_at_mean_ns = at_mean->iteration_ns,

@@ -23,11 +23,21 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analysis/findings.h"
 #include "bubblescope/trace.h"
 #include "pipeline/schedule_inference.h"
 
 namespace bubblescope::rebalance {
+
+// The bubble the slowest stage causes, as the schedule simulator sees it: one iteration of the
+// measured shape and stage times on free links, then the same with the slowest stage's F, B and W
+// times set to the mean over stages.
+struct ImbalanceEffect {
+  int32_t stage = -1;  // the slowest stage
+  TimeNs iteration_ns = 0;
+  double bubble_fraction = 0.0;
+  TimeNs iteration_at_mean_ns = 0;
+  double bubble_fraction_at_mean = 0.0;
+};
 
 struct Options {
   std::vector<int32_t> layers_per_stage;  // by pipeline stage (position), every entry >= 1
@@ -56,13 +66,12 @@ struct Result {
 
 // What the slowest stage costs, with the same simulation settings: the measured stage times,
 // then the slowest stage's F, B and W each set to the mean over stages. FailedPreconditionError
-// when the shape has no slowest stage or per-stage times, or its family cannot be simulated.
-absl::StatusOr<findings::ImbalanceEffect> EffectOfSlowestStage(
+// when the shape has no slowest stage or per-stage times.
+absl::StatusOr<ImbalanceEffect> EffectOfSlowestStage(
     const schedule_inference::Result& shape);
 
 // InvalidArgumentError when layers_per_stage does not have one entry >= 1 per stage of `shape`;
-// FailedPreconditionError when the shape has no per-stage op times or its schedule family cannot
-// be simulated.
+// FailedPreconditionError when the shape has no per-stage op times.
 absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Options& options);
 
 }  // namespace bubblescope::rebalance

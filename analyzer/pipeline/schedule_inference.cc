@@ -6,9 +6,8 @@
 #include <set>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "pipeline/annotation_ops.h"
-#include "pipeline/issued_items.h"
 #include "pipeline/p2p_structure.h"
 #include "pipeline/pipeline_op.h"
 #include "pipeline/segment_ops.h"
@@ -21,9 +20,6 @@ using pipeline::IssuedTimeline;
 using pipeline::OpType;
 using pipeline::PipelineOp;
 
-constexpr char kAnnotations[] = "annotations";
-constexpr char kP2p[] = "p2p";
-
 // What the ops of the reference iteration (step 0) say about the family, given p, v and m.
 struct FamilyEvidence {
   bool any_backward = false;
@@ -33,16 +29,17 @@ struct FamilyEvidence {
 
 void SetFamily(const FamilyEvidence& evidence, Result* result) {
   if (evidence.any_split_backward) {
-    result->family = "zb";
+    result->family = ScheduleFamily::kZeroBubble;
   } else if (!evidence.any_backward) {
-    result->family = "fwd-only";
+    result->family = ScheduleFamily::kForwardOnly;
   } else if (result->v > 1) {
-    result->family = "interleaved";
+    result->family = ScheduleFamily::kInterleaved;
   } else if (result->m == 1) {
-    result->family = "gpipe";
+    result->family = ScheduleFamily::kGpipe;
     result->notes.push_back("m = 1: gpipe and 1f1b run the same order; reported as gpipe");
   } else {
-    result->family = evidence.all_forwards_first ? "gpipe" : "1f1b";
+    result->family =
+        evidence.all_forwards_first ? ScheduleFamily::kGpipe : ScheduleFamily::k1F1B;
   }
 }
 
@@ -72,33 +69,16 @@ void FillSplitEvidence(const std::vector<PipelineOp>& ops, FamilyEvidence* evide
   }
 }
 
-// `PP:{stage}...` ops: everything but the statistics comes from the stage numbers.
-absl::StatusOr<Result> FromStagedAnnotations(const std::vector<PipelineOp>& ops,
-                                             size_t rank_count) {
-  std::map<int32_t, int32_t> rank_of_stage;
-  for (const PipelineOp& op : ops) {
-    auto [it, inserted] = rank_of_stage.emplace(op.virtual_stage, op.rank);
-    if (!inserted && it->second != op.rank) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "annotations put stage ", op.virtual_stage, " on ranks ", it->second, " and ", op.rank));
-    }
-  }
-  const int32_t stage_count = rank_of_stage.rbegin()->first + 1;
-  if (rank_of_stage.size() != static_cast<size_t>(stage_count) ||
-      stage_count % static_cast<int32_t>(rank_count) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "annotated stages do not form 0..S-1 with S a multiple of p = ", rank_count));
-  }
+// `PP:{stage}...` ops: everything but the statistics comes from the stage numbers, whose
+// placement the stage order already read.
+Result FromStagedAnnotations(const std::vector<PipelineOp>& ops,
+                             const pipeline::StageOrder& order) {
   Result result;
-  result.p = static_cast<int32_t>(rank_count);
+  result.p = static_cast<int32_t>(order.ranks.size());
+  const int32_t stage_count = static_cast<int32_t>(order.virtual_stage_ranks.size());
   result.v = stage_count / result.p;
-  for (const auto& [stage, rank] : rank_of_stage) {
-    result.virtual_stage_ranks.push_back(rank);
-    if (std::find(result.stage_order.begin(), result.stage_order.end(), rank) ==
-        result.stage_order.end()) {
-      result.stage_order.push_back(rank);  // ranks in order of their lowest stage
-    }
-  }
+  result.virtual_stage_ranks = order.virtual_stage_ranks;
+  result.stage_order = order.ranks;
   std::set<int32_t> microbatches;
   std::vector<const PipelineOp*> last_stage_ops;
   for (const PipelineOp& op : ops) {
@@ -111,8 +91,8 @@ absl::StatusOr<Result> FromStagedAnnotations(const std::vector<PipelineOp>& ops,
   FillSplitEvidence(ops, &evidence);
   evidence.all_forwards_first = ForwardsFirst(std::move(last_stage_ops), result.m);
   SetFamily(evidence, &result);
-  result.stage_order_source = kAnnotations;
-  result.schedule_source = kAnnotations;
+  result.stage_order_source = ShapeSource::kAnnotations;
+  result.schedule_source = ShapeSource::kAnnotations;
   return result;
 }
 
@@ -135,11 +115,10 @@ std::optional<int32_t> ChunksFromFirstMicrobatch(const std::vector<const Pipelin
 
 // `Forward {mb}` ops: m, v and family from the ops, stage order from the traffic.
 absl::StatusOr<Result> FromWordAnnotations(const std::vector<PipelineOp>& ops,
-                                           const std::vector<IssuedTimeline>& timelines) {
-  absl::StatusOr<std::vector<int32_t>> order = pipeline::InferStageOrder(timelines);
-  if (!order.ok()) return order.status();
+                                           const pipeline::StageOrder& order) {
+  if (!order.known) return absl::FailedPreconditionError(order.problem);
   Result result;
-  result.stage_order = *std::move(order);
+  result.stage_order = order.ranks;
   result.p = static_cast<int32_t>(result.stage_order.size());
   std::set<int32_t> microbatches;
   int32_t forwards = 0;
@@ -179,15 +158,16 @@ absl::StatusOr<Result> FromWordAnnotations(const std::vector<PipelineOp>& ops,
   FillSplitEvidence(ops, &evidence);
   evidence.all_forwards_first = ForwardsFirst(std::move(last_stage_ops), result.m);
   SetFamily(evidence, &result);
-  result.stage_order_source = kP2p;
-  result.schedule_source = kAnnotations;
+  result.stage_order_source = order.source;
+  result.schedule_source = ShapeSource::kAnnotations;
   return result;
 }
 
 absl::StatusOr<Result> FromTraffic(const std::vector<IssuedTimeline>& timelines,
+                                   const pipeline::StageOrder& stage_order,
                                    std::vector<PipelineOp>* ops) {
-  absl::StatusOr<std::vector<int32_t>> order = pipeline::InferStageOrder(timelines);
-  if (!order.ok()) return order.status();
+  if (!stage_order.known) return absl::FailedPreconditionError(stage_order.problem);
+  const std::vector<int32_t>* order = &stage_order.ranks;
   // Ops are split before the shape is read: where the traffic hides v, their count shows it.
   // The count needs the first stage's forwards told from its backwards, so its phase hints.
   std::vector<int32_t> unhinted_ranks;
@@ -212,7 +192,7 @@ absl::StatusOr<Result> FromTraffic(const std::vector<IssuedTimeline>& timelines,
       pipeline::InferP2pSchedule(timelines, *order, counts);
   if (!schedule.ok()) return schedule.status();
   Result result;
-  result.stage_order = *std::move(order);
+  result.stage_order = *order;
   result.p = static_cast<int32_t>(result.stage_order.size());
   result.m = schedule->m;
   result.v = schedule->v;
@@ -233,50 +213,41 @@ absl::StatusOr<Result> FromTraffic(const std::vector<IssuedTimeline>& timelines,
   evidence.any_backward = evidence.any_backward || schedule->has_backward;
   evidence.all_forwards_first = schedule->all_forwards_first;
   SetFamily(evidence, &result);
-  result.stage_order_source = kP2p;
-  result.schedule_source = kP2p;
+  result.stage_order_source = stage_order.source;
+  result.schedule_source = ShapeSource::kP2p;
   return result;
 }
 
 }  // namespace
 
-absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
-  absl::StatusOr<iterations::Result> assignment = iterations::Analyze(trace, options.iterations);
-  if (!assignment.ok()) return assignment.status();
-  return FromIterations(trace, *assignment, options);
+std::string_view ScheduleFamilyName(ScheduleFamily family) {
+  switch (family) {
+    case ScheduleFamily::kGpipe:
+      return "gpipe";
+    case ScheduleFamily::k1F1B:
+      return "1f1b";
+    case ScheduleFamily::kInterleaved:
+      return "interleaved";
+    case ScheduleFamily::kZeroBubble:
+      return "zb";
+    case ScheduleFamily::kForwardOnly:
+      return "fwd-only";
+  }
+  return "unknown";
 }
 
-absl::StatusOr<Result> FromIterations(const Trace& trace, const iterations::Result& assignment,
-                                      const Options& options) {
-  std::vector<size_t> indices;  // the pipeline's ranks, as indices into the trace
-  for (size_t r = 0; r < trace.ranks.size(); ++r) {
-    if (options.ranks.empty() || std::find(options.ranks.begin(), options.ranks.end(),
-                                           trace.ranks[r].rank) != options.ranks.end()) {
-      indices.push_back(r);
-    }
-  }
-  if (indices.size() != options.ranks.size() && !options.ranks.empty()) {
-    return absl::InvalidArgumentError("options.ranks names a rank the trace does not have");
-  }
-  if (indices.empty()) return absl::FailedPreconditionError("the trace has no ranks");
-  if (assignment.steps.size() != trace.ranks.size()) {
-    return absl::InvalidArgumentError("the iteration assignment was made for another trace");
-  }
-
-  const int64_t reference = pipeline::ReferenceIteration(assignment, indices);
-  std::vector<IssuedTimeline> timelines;
+absl::StatusOr<Result> Analyze(const Input& input) {
+  const pipeline::StageOrder& order = *input.order;
+  const std::vector<IssuedTimeline>& timelines = *input.timelines;
+  if (timelines.empty()) return absl::FailedPreconditionError("the pipeline has no ranks");
   std::vector<PipelineOp> staged_ops;
   std::vector<PipelineOp> word_ops;
   size_t ranks_with_staged = 0;
   size_t ranks_with_words = 0;
-  for (size_t r : indices) {
-    const Rank& rank = trace.ranks[r];
-    const pipeline::StepMap steps =
-        pipeline::StepMap::FromIterations(assignment.steps[r], reference);
-    timelines.push_back(pipeline::BuildIssuedTimeline(rank, steps));
+  for (const std::vector<PipelineOp>& rank_ops : *input.annotated) {
     bool staged = false;
     bool words = false;
-    for (const PipelineOp& op : pipeline::AnnotatedOps(rank, steps)) {
+    for (const PipelineOp& op : rank_ops) {
       (op.virtual_stage >= 0 ? staged_ops : word_ops).push_back(op);
       (op.virtual_stage >= 0 ? staged : words) = true;
     }
@@ -285,22 +256,22 @@ absl::StatusOr<Result> FromIterations(const Trace& trace, const iterations::Resu
   }
 
   std::vector<std::string> notes;
-  for (size_t r : indices) {
+  for (int32_t rank : input.cut_short_ranks) {
     // Events after the cut are lost from wherever the file held them (a whole stream's, when
     // the writer grouped events by stream), so the shape read from this rank may be off.
-    if (trace.ranks[r].stats.count(ImportCounter::kTruncated) > 0) {
-      notes.push_back(absl::StrCat("rank ", trace.ranks[r].rank,
-                                   "'s trace was cut short: ops it lost may change the shape "
-                                   "read from it"));
-    }
+    notes.push_back(absl::StrCat("rank ", rank,
+                                 "'s trace was cut short: ops it lost may change the shape "
+                                 "read from it"));
   }
   std::vector<PipelineOp> ops;
   absl::StatusOr<Result> result = absl::UnknownError("no source tried");
-  if (ranks_with_staged == indices.size()) {
-    result = FromStagedAnnotations(staged_ops, indices.size());
-    if (result.ok()) ops = std::move(staged_ops);
-  } else if (ranks_with_words == indices.size()) {
-    result = FromWordAnnotations(word_ops, timelines);
+  if (order.source == ShapeSource::kAnnotations) {
+    result = FromStagedAnnotations(staged_ops, order);
+    ops = std::move(staged_ops);
+  } else if (ranks_with_staged == timelines.size()) {
+    result = absl::FailedPreconditionError(order.annotation_problem);
+  } else if (ranks_with_words == timelines.size()) {
+    result = FromWordAnnotations(word_ops, order);
     if (result.ok()) ops = std::move(word_ops);
   } else if (ranks_with_staged + ranks_with_words > 0) {
     notes.push_back("op annotations on some ranks only: ignored");
@@ -309,7 +280,7 @@ absl::StatusOr<Result> FromIterations(const Trace& trace, const iterations::Resu
       !absl::IsUnknown(result.status())) {
     notes.push_back(absl::StrCat("annotations not used: ", result.status().message()));
   }
-  if (!result.ok()) result = FromTraffic(timelines, &ops);
+  if (!result.ok()) result = FromTraffic(timelines, order, &ops);
   if (!result.ok()) return result.status();
   result->notes.insert(result->notes.begin(), notes.begin(), notes.end());
   if (!ops.empty()) {

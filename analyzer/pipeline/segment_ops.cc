@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "analysis/interval_set.h"
+#include "common/interval_set.h"
 
 namespace bubblescope::pipeline {
 namespace {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 namespace bubblescope::pipeline {
 namespace {
@@ -19,18 +20,50 @@ int32_t Relative(int64_t number, int64_t reference) {
   return static_cast<int32_t>(std::clamp(distance, kLowest, kHighest));
 }
 
-}  // namespace
-
-StepMap StepMap::FromProfilerSteps(const Rank& rank) {
-  StepMap map;
-  map.steps_ = iterations::ProfilerStepStarts(rank);
-  // By position: the first step is step 0 whatever its ProfilerStep number.
-  for (size_t i = 0; i < map.steps_.size(); ++i) map.steps_[i].number = static_cast<int64_t>(i);
-  return map;
+// Whether rank `r` has step `number` whole: present, not a partial period, and not the last step
+// of a rank whose file was cut short.
+bool Whole(const Trace& trace, const iterations::Steps& steps, size_t r, int64_t number) {
+  const std::vector<iterations::StepStart>& rank_steps = steps.ranks[r];
+  int64_t last = std::numeric_limits<int64_t>::min();
+  bool found = false;
+  for (const iterations::StepStart& step : rank_steps) {
+    last = std::max(last, step.number);
+    found = found || (step.number == number && !step.partial);
+  }
+  return found && !(iterations::CutShort(trace.ranks[r]) && number == last);
 }
 
-StepMap StepMap::FromIterations(const std::vector<iterations::StepStart>& steps,
-                                int64_t reference) {
+bool Present(const iterations::Steps& steps, size_t r, int64_t number) {
+  return std::any_of(steps.ranks[r].begin(), steps.ranks[r].end(),
+                     [number](const iterations::StepStart& step) { return step.number == number; });
+}
+
+// The one reference number of steps numbered alike on every rank; nullopt without steps.
+std::optional<int64_t> SharedReference(const Trace& trace, const iterations::Steps& steps,
+                                       const std::vector<size_t>& positions) {
+  std::set<int64_t> numbers;
+  for (size_t r : positions) {
+    for (const iterations::StepStart& step : steps.ranks[r]) numbers.insert(step.number);
+  }
+  for (int64_t number : numbers) {
+    if (std::all_of(positions.begin(), positions.end(),
+                    [&](size_t r) { return Whole(trace, steps, r, number); })) {
+      return number;
+    }
+  }
+  for (int64_t number : numbers) {
+    if (std::all_of(positions.begin(), positions.end(),
+                    [&](size_t r) { return Present(steps, r, number); })) {
+      return number;
+    }
+  }
+  if (numbers.empty()) return std::nullopt;
+  return *numbers.begin();
+}
+
+}  // namespace
+
+StepMap StepMap::FromSteps(const std::vector<iterations::StepStart>& steps, int64_t reference) {
   StepMap map;
   if (steps.empty()) return map;
   map.steps_ = steps;
@@ -47,19 +80,25 @@ std::optional<int32_t> StepMap::At(TimeNs time) const {
   return Relative(step.number, reference_);
 }
 
-int64_t ReferenceIteration(const iterations::Result& assignment,
-                           const std::vector<size_t>& rank_indices) {
-  for (const iterations::Iteration& iteration : assignment.iterations) {
-    if (iterations::CompleteFor(iteration, rank_indices)) return iteration.number;
+std::vector<StepMap> ReferenceSteps(const Trace& trace, const iterations::Steps& steps,
+                                    const std::vector<size_t>& positions) {
+  std::optional<int64_t> shared;
+  if (steps.source != iterations::StepSource::kRepeatingSchedule) {
+    shared = SharedReference(trace, steps, positions);
   }
-  for (const iterations::Iteration& iteration : assignment.iterations) {
-    const bool everywhere =
-        std::all_of(rank_indices.begin(), rank_indices.end(), [&iteration](size_t r) {
-          return r < iteration.ranks.size() && iteration.ranks[r].present;
-        });
-    if (everywhere) return iteration.number;
+  std::vector<StepMap> maps;
+  for (size_t r = 0; r < steps.ranks.size(); ++r) {
+    const std::vector<iterations::StepStart>& rank_steps = steps.ranks[r];
+    const bool in_pipelines = std::find(positions.begin(), positions.end(), r) != positions.end();
+    int64_t reference = rank_steps.empty() ? 0 : rank_steps.front().number;
+    if (steps.source == iterations::StepSource::kRepeatingSchedule) {
+      reference = 0;  // each rank's first whole period
+    } else if (in_pipelines && shared.has_value()) {
+      reference = *shared;
+    }
+    maps.push_back(StepMap::FromSteps(rank_steps, reference));
   }
-  return assignment.iterations.empty() ? -1 : assignment.iterations.front().number;
+  return maps;
 }
 
 }  // namespace bubblescope::pipeline

@@ -1,13 +1,12 @@
-// Which iteration a moment of a rank's CPU time belongs to, as the pipeline analyses count them.
+// Which step of a rank a moment of its CPU time belongs to, as the pipeline analyses count them.
 //
-// Pipeline structure (m, v, the family, the stage order) is read from one iteration, so every
-// rank must agree on which one that is and on where it ends, whatever found the iterations:
-// profiler steps, an --iteration-marker, the repeating schedule or the whole trace
-// (analysis/iterations.h). A StepMap numbers a rank's steps relative to a reference iteration:
-// the reference is step 0, the steps after it 1, 2, ... and those before it negative, so
-// "step 0" means the same iteration on every rank of a pipeline.
+// Pipeline structure (stage order, m, v, the family) is read from one iteration of each rank:
+// its reference step. A StepMap numbers a rank's steps relative to it: the reference is step 0,
+// the steps after it 1, 2, ... and those before it negative. Moments before the first step, or
+// inside a partial period of a repeating schedule, belong to no step.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -22,15 +21,9 @@ class StepMap {
   // Every moment is step 0: a rank without steps, read as one iteration.
   StepMap() = default;
 
-  // The rank's own ProfilerStep ranges by position (the first is step 0); moments before the
-  // first step count as step 0 too. For analyses that need no agreement across ranks.
-  static StepMap FromProfilerSteps(const Rank& rank);
-
-  // `steps`: one rank's steps in start order (iterations::Result::steps, which keeps them so);
-  // iteration number `reference` becomes step 0. Moments before the first step, or inside a partial step
-  // (repeating schedule), belong to no step. No steps at all: every moment is step 0.
-  static StepMap FromIterations(const std::vector<iterations::StepStart>& steps,
-                                int64_t reference);
+  // `steps`: one rank's steps in start order (iterations::Steps keeps them so); step number
+  // `reference` becomes step 0. No steps at all: every moment is step 0.
+  static StepMap FromSteps(const std::vector<iterations::StepStart>& steps, int64_t reference);
 
   // The step holding `time`, or nullopt when it belongs to none.
   std::optional<int32_t> At(TimeNs time) const;
@@ -41,10 +34,14 @@ class StepMap {
   std::optional<int32_t> before_first_ = 0;   // the step of moments before the first step
 };
 
-// The iteration number the pipeline analyses read structure from: the first iteration complete
-// on every rank in `rank_indices` (indices into the trace), else the first that every one of
-// them has, else the first one found. -1 when there are no iterations.
-int64_t ReferenceIteration(const iterations::Result& assignment,
-                           const std::vector<size_t>& rank_indices);
+// Each rank's reference step, decided once for the job over the ranks at `positions` (indices
+// into the trace; the ranks with pipeline traffic), returned as one StepMap per trace rank
+// (ranks outside `positions` get the map of their own steps from their first one). Steps
+// numbered the same on every rank (profiler steps, marker, whole trace): the first number that
+// every one of these ranks has whole and not cut short by a truncated file, else the first they
+// all have, else the first found. A repeating schedule numbers each rank's periods on its own:
+// each rank's first whole period.
+std::vector<StepMap> ReferenceSteps(const Trace& trace, const iterations::Steps& steps,
+                                    const std::vector<size_t>& positions);
 
 }  // namespace bubblescope::pipeline

@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "readers/json_text.h"
+#include "readers/json_tokens.h"
 #include "simdjson.h"
 
 namespace bubblescope::kineto {

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "readers/json_number.h"
-#include "readers/json_text.h"
+#include "readers/json_tokens.h"
 #include "readers/kineto_event.h"
 #include "readers/kineto_metadata.h"
 

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "readers/json_number.h"
-#include "readers/json_text.h"
+#include "readers/json_tokens.h"
 
 namespace bubblescope::kineto {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "readers/json_fields.h"
 #include "readers/json_number.h"
-#include "readers/json_text.h"
+#include "readers/json_tokens.h"
 #include "readers/kineto_event.h"
 
 namespace bubblescope::kineto {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "readers/json_number.h"
 #include "readers/json_repair.h"
-#include "readers/json_text.h"
+#include "readers/json_tokens.h"
 #include "readers/kineto_document.h"
 #include "readers/rank_builder.h"
 

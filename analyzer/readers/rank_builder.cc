@@ -7,8 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "readers/event_classifier.h"
-#include "readers/json_text.h"
-#include "readers/p2p_direction.h"
+#include "readers/json_tokens.h"
 
 namespace bubblescope::kineto {
 namespace {
@@ -371,7 +370,6 @@ void RankBuilder::Finish() {
         return std::tie(a.kind, a.device, a.pid, a.id) < std::tie(b.kind, b.device, b.pid, b.id);
       });
   timeline_index_.clear();
-  ResolveP2pDirections(rank_);
 }
 
 void RankBuilder::LinkFlows() {

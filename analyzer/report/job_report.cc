@@ -4,15 +4,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/text_table.h"
+#include "report/units.h"
 
 namespace bubblescope {
-namespace {
 
-std::string Percent(double fraction) { return absl::StrFormat("%.1f", 100.0 * fraction); }
-
-}  // namespace
-
-std::string JobText(const job_pipelines::JobSummary& job) {
+std::string JobText(const job::JobSummary& job) {
   std::string out = "\njob: ";
   if (job.pipelines == 0) {
     absl::StrAppend(&out, "no pipeline found (no rank has point-to-point traffic)\n");
@@ -34,19 +30,19 @@ std::string JobText(const job_pipelines::JobSummary& job) {
   if (!job.collectives.empty()) {
     absl::StrAppend(&out, "  collectives over all ranks:\n");
     TextTable table({{"kind", Align::kLeft}, {"count"}, {"MiB"}, {"time_ms"}});
-    for (const job_pipelines::CollectiveSummary& kind : job.collectives) {
+    for (const collectives::Summary& kind : job.collectives) {
       table.AddRow({kind.kind, absl::StrCat(kind.count),
                     kind.sized == 0
                         ? std::string("-")
                         : absl::StrFormat("%.2f", static_cast<double>(kind.bytes) / (1 << 20)),
-                    absl::StrFormat("%.3f", static_cast<double>(kind.time_ns) / 1e6)});
+                    Millis(static_cast<double>(kind.time_ns))});
     }
     absl::StrAppend(&out, table.Render(2));
   }
   return out;
 }
 
-void WriteJobMember(const job_pipelines::JobSummary& job, JsonWriter& json) {
+void WriteJobMember(const job::JobSummary& job, JsonWriter& json) {
   json.Key("job");
   json.BeginObject();
   json.IntMember("pipelines", job.pipelines);
@@ -78,7 +74,7 @@ void WriteJobMember(const job_pipelines::JobSummary& job, JsonWriter& json) {
   json.EndArray();
   json.Key("collectives");
   json.BeginArray();
-  for (const job_pipelines::CollectiveSummary& kind : job.collectives) {
+  for (const collectives::Summary& kind : job.collectives) {
     json.BeginObject();
     json.StringMember("kind", kind.kind);
     json.IntMember("count", kind.count);

@@ -7,12 +7,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/text_table.h"
+#include "report/units.h"
 
 namespace bubblescope {
 namespace {
 
-std::string Millis(double ns) { return absl::StrFormat("%.3f", ns / 1e6); }
-std::string Micros(double ns) { return absl::StrFormat("%.3f", ns / 1e3); }
 
 std::string Stage(const std::vector<int32_t>& order, int32_t rank) {
   auto it = std::find(order.begin(), order.end(), rank);
@@ -36,8 +35,8 @@ void MicrosMember(JsonWriter& json, std::string_view key, int64_t ns) {
 
 }  // namespace
 
-std::string LinkText(const job_pipelines::CrossRankFigures& figures) {
-  const std::vector<int32_t>& order = figures.pipeline.stage_order;
+std::string LinkText(const job::CrossRankFigures& figures) {
+  const std::vector<int32_t>& order = figures.pipeline.stage_order();
   std::string out;
   if (figures.pipeline.interleaved) {
     absl::StrAppend(&out, "  the last stage sends back to the first: an interleaved cycle\n");
@@ -105,9 +104,9 @@ std::string LinkText(const job_pipelines::CrossRankFigures& figures) {
   return out;
 }
 
-void WriteLinkMembers(const job_pipelines::CrossRankFigures& figures, int64_t complete_iterations,
+void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_iterations,
                       JsonWriter& json) {
-  const std::vector<int32_t>& order = figures.pipeline.stage_order;
+  const std::vector<int32_t>& order = figures.pipeline.stage_order();
   json.BoolMember("interleaved", figures.pipeline.interleaved);
   json.BoolMember("peers_recorded", figures.pipeline.peers_recorded);
   json.Key("clock_reference_rank");

@@ -11,29 +11,23 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/job_report.h"
-#include "report/json_writer.h"
 #include "report/link_report.h"
+#include "report/rebalance_report.h"
 #include "report/text_table.h"
+#include "report/units.h"
+#include "text/json_writer.h"
 
 namespace bubblescope {
 namespace {
 
 using schedule_inference::StageFigures;
 
-// Nanoseconds as milliseconds with three decimals, rounded to the nearest microsecond.
-std::string Millis(double ns) { return absl::StrFormat("%.3f", ns / 1e6); }
-
-std::string Percent(double fraction) { return absl::StrFormat("%.1f", 100.0 * fraction); }
-
-std::string Bytes(int64_t bytes) {
-  if (bytes < 0) return "-";
-  return absl::StrFormat("%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-}
-
 int64_t RoundNs(double ns) { return static_cast<int64_t>(std::llround(ns)); }
 
+std::string Bytes(int64_t bytes) { return bytes < 0 ? "-" : GiB(bytes); }
+
 // The stage figures of `rank`, or null when the shape is unknown or lacks per-stage times.
-const StageFigures* StageOfRank(const PipelineFigures& pipeline, int32_t rank) {
+const StageFigures* StageOfRank(const job::Pipeline& pipeline, int32_t rank) {
   if (!pipeline.shape.has_value()) return nullptr;
   for (const StageFigures& stage : pipeline.shape->stages) {
     if (stage.rank == rank) return &stage;
@@ -41,10 +35,11 @@ const StageFigures* StageOfRank(const PipelineFigures& pipeline, int32_t rank) {
   return nullptr;
 }
 
-// The pipeline position of `rank`, -1 when unknown.
-int32_t StagePosition(const PipelineFigures& pipeline, int32_t rank) {
-  if (!pipeline.shape.has_value()) return -1;
-  const std::vector<int32_t>& order = pipeline.shape->stage_order;
+// The pipeline position of `rank`, -1 when the stage order is unknown.
+int32_t StagePosition(const job::Pipeline& pipeline, int32_t rank) {
+  const pipeline::StageOrder& stage_order = pipeline.crossrank.pipeline.order;
+  if (!stage_order.known) return -1;
+  const std::vector<int32_t>& order = stage_order.ranks;
   auto found = std::find(order.begin(), order.end(), rank);
   return found == order.end() ? -1 : static_cast<int32_t>(found - order.begin());
 }
@@ -55,15 +50,17 @@ std::string OpCell(const schedule_inference::OpStats& op) {
                       op.count, ")");
 }
 
-void AppendOnePipeline(size_t index, const PipelineFigures& pipeline, std::string* out) {
+void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string* out) {
   const bubble::Result& bubble = pipeline.bubble;
   absl::StrAppend(out, "\npipeline ", index, ": ranks ", absl::StrJoin(bubble.ranks, ","), "\n");
   if (pipeline.shape.has_value()) {
     const schedule_inference::Result& shape = *pipeline.shape;
     double theoretical = findings::TheoreticalBubbleFraction(shape.p, shape.v, shape.m);
     absl::StrAppend(out, "  p=", shape.p, " m=", shape.m, " v=", shape.v, " schedule ",
-                    shape.family, " (from ", shape.schedule_source, "; stage order from ",
-                    shape.stage_order_source, ")\n");
+                    std::string(schedule_inference::ScheduleFamilyName(shape.family)), " (from ",
+                    std::string(pipeline::ShapeSourceName(shape.schedule_source)),
+                    "; stage order from ",
+                    std::string(pipeline::ShapeSourceName(shape.stage_order_source)), ")\n");
     for (const std::string& note : shape.notes) absl::StrAppend(out, "  note: ", note, "\n");
     absl::StrAppend(out, "  bubble ", Percent(bubble.bubble_fraction), "% measured vs ",
                     Percent(theoretical), "% theoretical: excess ",
@@ -105,15 +102,15 @@ void AppendOnePipeline(size_t index, const PipelineFigures& pipeline, std::strin
     absl::StrAppend(out, stages.Render(2));
   }
   if (pipeline.rebalance.has_value()) absl::StrAppend(out, RebalanceText(*pipeline.rebalance));
-  if (pipeline.crossrank.has_value()) absl::StrAppend(out, LinkText(*pipeline.crossrank));
+  absl::StrAppend(out, LinkText(pipeline.crossrank));
   if (pipeline.findings.findings.empty()) {
     absl::StrAppend(out, "  findings: none\n");
     return;
   }
   absl::StrAppend(out, "  findings:\n");
   for (const findings::Finding& finding : pipeline.findings.findings) {
-    absl::StrAppend(out, "    ", finding.severity, " ", finding.kind, ": ", finding.message,
-                    "\n");
+    absl::StrAppend(out, "    ", std::string(SeverityName(finding.severity)), " ",
+                    std::string(findings::KindName(finding.kind)), ": ", finding.message, "\n");
   }
 }
 
@@ -138,9 +135,9 @@ class PipelineJson {
       json_.Int(value);
     }
   }
-  void OptionalString(std::string_view key, const std::string* value) {
+  void OptionalString(std::string_view key, std::optional<std::string_view> value) {
     json_.Key(key);
-    if (value == nullptr) {
+    if (!value.has_value()) {
       json_.Null();
     } else {
       json_.String(*value);
@@ -155,7 +152,7 @@ class PipelineJson {
     }
   }
 
-  void Pipeline(const PipelineFigures& pipeline) {
+  void Pipeline(const job::Pipeline& pipeline) {
     const bubble::Result& bubble = pipeline.bubble;
     const std::optional<schedule_inference::Result>& shape = pipeline.shape;
     json_.BeginObject();
@@ -174,8 +171,13 @@ class PipelineJson {
     shape_int("stages", shape.has_value() ? shape->p : 0);
     shape_int("microbatches", shape.has_value() ? shape->m : 0);
     shape_int("virtual_stages", shape.has_value() ? shape->v : 0);
-    OptionalString("schedule", shape.has_value() ? &shape->family : nullptr);
-    OptionalString("schedule_source", shape.has_value() ? &shape->schedule_source : nullptr);
+    OptionalString("schedule", shape.has_value() ? std::optional(schedule_inference::ScheduleFamilyName(
+                                                       shape->family))
+                                                 : std::nullopt);
+    OptionalString("schedule_source",
+                   shape.has_value()
+                       ? std::optional(pipeline::ShapeSourceName(shape->schedule_source))
+                       : std::nullopt);
     json_.Key("schedule_notes");
     json_.BeginArray();
     if (shape.has_value()) {
@@ -220,7 +222,7 @@ class PipelineJson {
     }
     json_.Key("slowest_stage_effect");
     if (pipeline.slowest_stage_effect.has_value()) {
-      const findings::ImbalanceEffect& effect = *pipeline.slowest_stage_effect;
+      const rebalance::ImbalanceEffect& effect = *pipeline.slowest_stage_effect;
       json_.BeginObject();
       Int("stage", effect.stage);
       Micros("iteration_us", effect.iteration_ns);
@@ -241,16 +243,14 @@ class PipelineJson {
     } else {
       json_.Null();
     }
-    if (pipeline.crossrank.has_value()) {
-      WriteLinkMembers(*pipeline.crossrank, bubble.complete_iterations, json_);
-    }
+    WriteLinkMembers(pipeline.crossrank, bubble.complete_iterations, json_);
     json_.EndObject();
   }
 
   void Finding(const findings::Finding& finding) {
     json_.BeginObject();
-    json_.StringMember("kind", finding.kind);
-    json_.StringMember("severity", finding.severity);
+    json_.StringMember("kind", findings::KindName(finding.kind));
+    json_.StringMember("severity", SeverityName(finding.severity));
     json_.StringMember("message", finding.message);
     json_.Key("ranks");
     json_.BeginArray();
@@ -261,7 +261,7 @@ class PipelineJson {
   }
 
  private:
-  void RankStats(const PipelineFigures& pipeline, const bubble::RankTotals& rank) {
+  void RankStats(const job::Pipeline& pipeline, const bubble::RankTotals& rank) {
     json_.BeginObject();
     Int("rank", rank.rank);
     json_.Key("stage");
@@ -292,24 +292,27 @@ class PipelineJson {
 
 }  // namespace
 
-std::string PipelineText(const std::vector<PipelineFigures>& pipelines) {
+std::string PipelineText(const std::vector<job::Pipeline>& pipelines) {
   std::string out;
   for (size_t i = 0; i < pipelines.size(); ++i) AppendOnePipeline(i, pipelines[i], &out);
   return out;
 }
 
-absl::StatusOr<std::string> AnalyzeJson(const rank_summary::Result& summary,
-                                        const std::vector<PipelineFigures>& pipelines,
-                                        const SummaryReportOptions& options,
-                                        const job_pipelines::JobSummary* job) {
+std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& options) {
+  return SummaryText(result.ranks, options) + PipelineText(result.pipelines) +
+         JobText(result.job);
+}
+
+absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,
+                                        const SummaryReportOptions& options) {
   JsonWriter json(JsonWriterOptions{.indent = options.json_indent});
   PipelineJson writer(&json);
   json.BeginObject();
-  WriteSummaryMembers(summary, options, json);
+  WriteSummaryMembers(result.ranks, options, json);
   json.Key("pipelines");
   json.BeginArray();
   std::vector<findings::Finding> all_findings;
-  for (const PipelineFigures& pipeline : pipelines) {
+  for (const job::Pipeline& pipeline : result.pipelines) {
     writer.Pipeline(pipeline);
     all_findings.insert(all_findings.end(), pipeline.findings.findings.begin(),
                         pipeline.findings.findings.end());
@@ -323,7 +326,7 @@ absl::StatusOr<std::string> AnalyzeJson(const rank_summary::Result& summary,
   json.BeginArray();
   for (const findings::Finding& finding : all_findings) writer.Finding(finding);
   json.EndArray();
-  if (job != nullptr) WriteJobMember(*job, json);
+  WriteJobMember(result.job, json);
   json.EndObject();
   absl::StatusOr<std::string> document = json.Finish();
   if (document.ok()) document->push_back('\n');

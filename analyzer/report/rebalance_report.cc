@@ -3,13 +3,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "report/units.h"
 
 namespace bubblescope {
 namespace {
 
-std::string Millis(TimeNs ns) { return absl::StrFormat("%.3f", static_cast<double>(ns) / 1e6); }
+std::string Ms(TimeNs ns) { return Millis(static_cast<double>(ns)); }
 
-std::string Percent(double fraction) { return absl::StrFormat("%.1f%%", 100.0 * fraction); }
+std::string PercentSign(double fraction) { return absl::StrCat(Percent(fraction), "%"); }
 
 void IntArray(std::string_view key, const std::vector<int32_t>& values, JsonWriter& json) {
   json.Key(key);
@@ -28,8 +29,8 @@ void Prediction(std::string_view prefix, const rebalance::Prediction& prediction
 
 }  // namespace
 
-std::string RebalanceText(const RebalanceFigures& figures) {
-  const bool from_user = figures.layers_source == "user";
+std::string RebalanceText(const job::RebalanceFigures& figures) {
+  const bool from_user = figures.source == job::LayerCountSource::kUser;
   std::string out =
       figures.layers_per_stage.empty()
           ? std::string("  rebalance (layer annotations): ")
@@ -42,7 +43,7 @@ std::string RebalanceText(const RebalanceFigures& figures) {
   const rebalance::Result& result = *figures.result;
   if (!result.suggested) {
     absl::StrAppend(&out, "no single move of layers shortens the predicted iteration (",
-                    Millis(result.before.iteration_ns), " ms) by ", Percent(result.min_gain),
+                    Ms(result.before.iteration_ns), " ms) by ", PercentSign(result.min_gain),
                     " or more; ", result.moves_simulated, " moves simulated\n");
     return out;
   }
@@ -50,17 +51,17 @@ std::string RebalanceText(const RebalanceFigures& figures) {
                   " from stage ", result.from_stage, " (rank ", result.from_rank, ") to stage ",
                   result.to_stage, " (rank ", result.to_rank, ") -> layers ",
                   absl::StrJoin(result.layers_after, ","), "\n    predicted iteration ",
-                  Millis(result.before.iteration_ns), " -> ", Millis(result.after.iteration_ns),
-                  " ms, bubble ", Percent(result.before.bubble_fraction), " -> ",
-                  Percent(result.after.bubble_fraction),
+                  Ms(result.before.iteration_ns), " -> ", Ms(result.after.iteration_ns),
+                  " ms, bubble ", PercentSign(result.before.bubble_fraction), " -> ",
+                  PercentSign(result.after.bubble_fraction),
                   " (simulated from the per-stage times on free links)\n");
   return out;
 }
 
-void WriteRebalanceJson(const RebalanceFigures& figures, JsonWriter& json) {
+void WriteRebalanceJson(const job::RebalanceFigures& figures, JsonWriter& json) {
   json.BeginObject();
   IntArray("layers_per_stage", figures.layers_per_stage, json);
-  json.StringMember("layers_source", figures.layers_source);
+  json.StringMember("layers_source", job::LayerCountSourceName(figures.source));
   json.Key("unavailable");
   if (!figures.result.ok()) {
     json.String(std::string(figures.result.status().message()));

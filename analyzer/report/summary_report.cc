@@ -7,8 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "report/json_writer.h"
+#include "text/json_writer.h"
 #include "report/text_table.h"
+#include "report/units.h"
 
 namespace bubblescope {
 namespace {
@@ -36,31 +37,11 @@ std::array<uint64_t, kSeverityCount> IssueTotals(const Result& result) {
   return totals;
 }
 
-// Nanoseconds as milliseconds with three decimals, rounded to the nearest microsecond.
-std::string Millis(TimeNs ns) {
-  uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  uint64_t micros = magnitude / 1000 + (magnitude % 1000 >= 500 ? 1 : 0);
-  return absl::StrFormat("%s%d.%03d", ns < 0 && micros != 0 ? "-" : "", micros / 1000,
-                         micros % 1000);
-}
+std::string Ms(TimeNs ns) { return Millis(static_cast<double>(ns)); }
 
-std::string Percent(TimeNs part, TimeNs whole) {
+std::string PercentOf(TimeNs part, TimeNs whole) {
   if (whole <= 0) return "-";
-  return absl::StrFormat("%.1f", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-}
-
-// Bytes in binary units with two decimals ("-" when unknown).
-std::string Bytes(int64_t bytes) {
-  if (bytes < 0) return "-";
-  static constexpr std::array<std::string_view, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024.0 && unit + 1 < kUnits.size()) {
-    value /= 1024.0;
-    ++unit;
-  }
-  if (unit == 0) return absl::StrCat(bytes, " B");
-  return absl::StrFormat("%.2f %s", value, std::string(kUnits[unit]));
+  return Percent(static_cast<double>(part) / static_cast<double>(whole));
 }
 
 std::string Plural(size_t count, std::string_view noun) {
@@ -146,11 +127,11 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
                    {"comm_ops"}, {"memcpys"}, {"steps"}, {"peak_alloc"}, {"peak_reserved"},
                    {"source", Align::kLeft}});
   for (const RankFigures& f : result.ranks) {
-    table.AddRow({absl::StrCat(f.rank), std::string(TimelineName(f)), Millis(f.span),
-                  Millis(f.compute), Millis(f.comm), Millis(f.memcpy), Millis(f.idle),
-                  Percent(f.idle, f.span), absl::StrCat(f.kernels), absl::StrCat(f.comm_ops),
-                  absl::StrCat(f.memcpys), absl::StrCat(f.steps), Bytes(f.peak_allocated_bytes),
-                  Bytes(f.peak_reserved_bytes), f.source_path});
+    table.AddRow({absl::StrCat(f.rank), std::string(TimelineName(f)), Ms(f.span),
+                  Ms(f.compute), Ms(f.comm), Ms(f.memcpy), Ms(f.idle),
+                  PercentOf(f.idle, f.span), absl::StrCat(f.kernels), absl::StrCat(f.comm_ops),
+                  absl::StrCat(f.memcpys), absl::StrCat(f.steps), BinaryBytes(f.peak_allocated_bytes),
+                  BinaryBytes(f.peak_reserved_bytes), f.source_path});
   }
   out.append(table.Render());
   AppendImportBlock(result, &out);

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "analysis/rank_summary.h"
-#include "report/json_writer.h"
+#include "text/json_writer.h"
 
 namespace bubblescope {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "report/json_writer.h"
+#include "text/json_writer.h"
 
 namespace bubblescope::sim {
 namespace {

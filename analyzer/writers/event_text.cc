@@ -1,6 +1,7 @@
 #include "writers/event_text.h"
 
-#include "writers/json_text.h"
+#include "text/json_string.h"
+#include "text/micros.h"
 
 namespace bubblescope {
 
@@ -51,26 +52,26 @@ void EventText::Key(std::string_view key, bool line_break) {
     out_->append(", ");
   }
   ++members_;
-  json_text::AppendString(key, out_);
+  text::AppendJsonString(key, out_);
   out_->append(": ");
 }
 
 void EventText::AppendMicros(int64_t ns) {
   if (spelling_ == TimeSpelling::kFixed3) {
-    json_text::AppendMicrosFixed3(ns, out_);
+    text::AppendMicrosFixed3(ns, out_);
   } else {
-    json_text::AppendMicrosCompact(ns, out_);
+    text::AppendMicrosCompact(ns, out_);
   }
 }
 
 void EventText::Str(std::string_view key, std::string_view value) {
   Key(key, false);
-  json_text::AppendString(value, out_);
+  text::AppendJsonString(value, out_);
 }
 
 void EventText::Int(std::string_view key, int64_t value) {
   Key(key, false);
-  json_text::AppendInt(value, out_);
+  text::AppendInt(value, out_);
 }
 
 void EventText::Time(std::string_view key, int64_t ns) {

@@ -11,7 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "writers/event_text.h"
-#include "writers/json_text.h"
+#include "text/json_string.h"
+#include "text/micros.h"
 
 namespace bubblescope {
 namespace {
@@ -162,17 +163,17 @@ class RankWriter {
     for (size_t i = 0; i < rank_.devices.size(); ++i) {
       const DeviceInfo& device = rank_.devices[i];
       out_->append(i == 0 ? "\n    {\n      \"id\": " : ",\n    {\n      \"id\": ");
-      json_text::AppendInt(device.id, out_);
+      text::AppendInt(device.id, out_);
       out_->append(", \"name\": ");
-      json_text::AppendString(device.name, out_);
+      text::AppendJsonString(device.name, out_);
       out_->append(", \"totalGlobalMem\": ");
-      json_text::AppendInt(device.total_memory_bytes, out_);
+      text::AppendInt(device.total_memory_bytes, out_);
       out_->append(",\n      \"computeMajor\": ");
-      json_text::AppendInt(device.compute_major, out_);
+      text::AppendInt(device.compute_major, out_);
       out_->append(", \"computeMinor\": ");
-      json_text::AppendInt(device.compute_minor, out_);
+      text::AppendInt(device.compute_minor, out_);
       out_->append(",\n      \"maxThreadsPerBlock\": 1024, \"warpSize\": 32, \"numSms\": ");
-      json_text::AppendInt(device.multiprocessors, out_);
+      text::AppendInt(device.multiprocessors, out_);
       out_->append("\n    }");
     }
     out_->append(rank_.devices.empty() ? "],\n" : "\n  ],\n");
@@ -180,13 +181,13 @@ class RankWriter {
       out_->append("  \"distributedInfo\": {");
       if (!rank_.backend.empty()) {
         out_->append("\"backend\": ");
-        json_text::AppendString(rank_.backend, out_);
+        text::AppendJsonString(rank_.backend, out_);
         out_->append(", ");
       }
       out_->append("\"rank\": ");
-      json_text::AppendInt(rank_.rank, out_);
+      text::AppendInt(rank_.rank, out_);
       out_->append(", \"world_size\": ");
-      json_text::AppendInt(rank_.world_size, out_);
+      text::AppendInt(rank_.world_size, out_);
       out_->append("},\n");
     }
     out_->append("  \"record_shapes\": 1,\n  \"traceEvents\": [\n");
@@ -194,12 +195,12 @@ class RankWriter {
 
   void WriteFooter() {
     out_->append("\n  ],\n  \"traceName\": ");
-    json_text::AppendString(rank_.source_path, out_);
+    text::AppendJsonString(rank_.source_path, out_);
     out_->append(",\n  \"displayTimeUnit\": \"ms\"");
     if (options_.layout == KinetoLayout::kRelativeWithBase) {
       // Newer Kineto writes the base after the events, so readers must not need it up front.
       out_->append(",\n  \"baseTimeNanoseconds\": ");
-      json_text::AppendInt(offset_, out_);
+      text::AppendInt(offset_, out_);
     }
     out_->append("\n}\n");
   }

@@ -5,16 +5,17 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/timeline_fixtures.h"
 #include "gtest/gtest.h"
+#include "support/job_helpers.h"
+#include "support/timeline_fixtures.h"
 
 namespace bubblescope::bubble {
 namespace {
 
 using namespace bubblescope::testing;  // NOLINT(build/namespaces): test builders only
 
-Result AnalyzeOk(const Trace& trace, const Options& options = {}) {
-  absl::StatusOr<Result> result = Analyze(trace, options);
+Result AnalyzeOk(const Trace& trace, const std::vector<int32_t>& ranks = {}) {
+  absl::StatusOr<Result> result = BubbleOf(trace, {}, ranks);
   EXPECT_TRUE(result.ok()) << result.status();
   return result.ok() ? *std::move(result) : Result{};
 }
@@ -88,7 +89,7 @@ TEST(BubbleTest, WindowAndTheSplitOfIdleTime) {
   EXPECT_EQ(result.per_rank[1].window, 550);
   EXPECT_EQ(result.per_rank[1].comm_wait, 60);
   EXPECT_DOUBLE_EQ(result.per_rank[1].bubble_fraction, 300.0 / 550.0);
-  EXPECT_EQ(result.per_rank[0].device, device_activity::DeviceKind::kGpu);
+  EXPECT_EQ(result.per_rank[0].device, index::DeviceKind::kGpu);
 }
 
 TEST(BubbleTest, CommOverlappingComputeIsNotAWait) {
@@ -246,10 +247,11 @@ TEST(BubbleTest, CpuOnlyRankIsMeasuredOnItsModelThread) {
   EXPECT_EQ(result.iterations[0].window(), 400);
   // stall [100,300) = 200: 100 under the c10d op, 100 with nothing.
   ExpectSplit(result.iterations[0].ranks[0], {200, 200, 0, 0, 200, 100, 100});
-  EXPECT_EQ(result.per_rank[0].device, device_activity::DeviceKind::kCpu);
+  EXPECT_EQ(result.per_rank[0].device, index::DeviceKind::kCpu);
 }
 
-TEST(BubbleTest, PipelineRanksAreAnOption) {
+// The pipeline is the ranks the driver groups, in stage order; others are left out.
+TEST(BubbleTest, OnlyThePipelinesRanksCount) {
   Trace trace = TwoGpuRanks();
   Rank r2;
   r2.rank = 2;
@@ -257,19 +259,16 @@ TEST(BubbleTest, PipelineRanksAreAnOption) {
   r2.timelines.push_back(Stream(7, {Op(kCompute, 0, 1000)}));
   trace.ranks.push_back(std::move(r2));
 
-  Options both;
-  both.ranks = {1, 0};
-  Result result = AnalyzeOk(trace, both);
+  Result result = AnalyzeOk(trace, {1, 0});
   EXPECT_EQ(result.ranks, (std::vector<int32_t>{1, 0}));
-  // Ranks 0 and 1 have no step, so iteration 0 is incomplete for them: no totals.
-  ASSERT_EQ(result.iterations.size(), 1u);
-  EXPECT_FALSE(result.iterations[0].complete);
+  // Ranks 0 and 1 have no step (the steps of rank 2, outside this pipeline, make steps the
+  // source), so they have no iteration at all: no totals.
+  EXPECT_TRUE(result.iterations.empty());
   EXPECT_EQ(result.complete_iterations, 0);
+  EXPECT_EQ(result.per_rank[0].unassigned_intervals, 5);  // all of rank 1's ops
   EXPECT_DOUBLE_EQ(result.bubble_fraction, 0.0);
 
-  Options only_two;
-  only_two.ranks = {2};
-  result = AnalyzeOk(trace, only_two);
+  result = AnalyzeOk(trace, {2});
   ASSERT_EQ(result.iterations.size(), 1u);
   EXPECT_TRUE(result.iterations[0].complete);  // complete for the pipeline of rank 2 alone
   EXPECT_EQ(result.iterations[0].window(), 1000);
@@ -278,19 +277,11 @@ TEST(BubbleTest, PipelineRanksAreAnOption) {
   EXPECT_EQ(result.per_rank[0].unassigned_intervals, 0);
 }
 
-TEST(BubbleTest, UnknownOrRepeatedPipelineRankIsAnError) {
-  Trace trace = TwoGpuRanks();
-  Options unknown;
-  unknown.ranks = {0, 5};
-  absl::StatusOr<Result> result = Analyze(trace, unknown);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
-  Options twice;
-  twice.ranks = {1, 1};
-  EXPECT_EQ(Analyze(trace, twice).status().code(), absl::StatusCode::kInvalidArgument);
-  Options bad_marker;
-  bad_marker.iterations.iteration_marker = "[";
-  EXPECT_EQ(Analyze(trace, bad_marker).status().code(), absl::StatusCode::kInvalidArgument);
+TEST(BubbleTest, AnInvalidIterationMarkerIsAnError) {
+  iterations::Options bad_marker;
+  bad_marker.iteration_marker = "[";
+  EXPECT_EQ(BubbleOf(TwoGpuRanks(), bad_marker).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(BubbleTest, EmptyTraceHasNoBubble) {

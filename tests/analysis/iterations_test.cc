@@ -6,27 +6,37 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/timeline_fixtures.h"
 #include "gtest/gtest.h"
+#include "support/job_helpers.h"
+#include "support/timeline_fixtures.h"
 
 namespace bubblescope::iterations {
 namespace {
 
 using namespace bubblescope::testing;  // NOLINT(build/namespaces): test builders only
 
-// Starts of the device intervals a rank has in an iteration, in start order.
-std::vector<TimeNs> Starts(const Result& result, size_t iteration, size_t rank) {
-  std::vector<TimeNs> starts;
-  for (uint32_t index : result.iterations[iteration].ranks[rank].intervals) {
-    starts.push_back(result.activity[rank].intervals[index].start);
-  }
-  return starts;
+// The iterations of every rank as one group, with the index their op numbers refer to.
+struct Assigned {
+  index::TraceIndex index;
+  Result result;
+};
+
+Assigned AnalyzeOk(const Trace& trace, const Options& options = {},
+                   const std::vector<int32_t>& ranks = {}) {
+  absl::StatusOr<testing::GroupIterations> group = testing::IterationsOf(trace, options, ranks);
+  EXPECT_TRUE(group.ok()) << group.status();
+  if (!group.ok()) return {};
+  return Assigned{std::move(group->index), std::move(group->assignment)};
 }
 
-Result AnalyzeOk(const Trace& trace, const Options& options = {}) {
-  absl::StatusOr<Result> result = Analyze(trace, options);
-  EXPECT_TRUE(result.ok()) << result.status();
-  return result.ok() ? *std::move(result) : Result{};
+// Starts of the device ops a rank (by position in the group) has in an iteration, in start order.
+std::vector<TimeNs> Starts(const Assigned& assigned, size_t iteration, size_t rank) {
+  std::vector<TimeNs> starts;
+  const size_t position = assigned.result.positions[rank];
+  for (uint32_t op : assigned.result.iterations[iteration].ranks[rank].ops) {
+    starts.push_back(assigned.index.ranks[position].ops[op].start);
+  }
+  return starts;
 }
 
 // Steps 5 = [0, 100) and 6 = [110, 200) on the CPU; step 5's slot reaches 110.
@@ -54,20 +64,20 @@ Rank LaunchedRank() {
 TEST(IterationsTest, GpuOpsFollowTheirLaunchAndUnlaunchedOpsTheirStart) {
   Trace trace;
   trace.ranks.push_back(LaunchedRank());
-  Result result = AnalyzeOk(trace);
-  EXPECT_EQ(result.source, StepSource::kProfilerSteps);
-  ASSERT_EQ(result.iterations.size(), 2u);
-  EXPECT_EQ(result.iterations[0].number, 5);
-  EXPECT_EQ(result.iterations[1].number, 6);
-  EXPECT_EQ(Starts(result, 0, 0), (std::vector<TimeNs>{105, 150}));
-  EXPECT_EQ(Starts(result, 1, 0), (std::vector<TimeNs>{130, 180}));
-  ASSERT_EQ(result.ranks.size(), 1u);
-  EXPECT_EQ(result.ranks[0].steps, 2);
-  EXPECT_EQ(result.ranks[0].unassigned, 1);
-  EXPECT_EQ(result.ranks[0].by_launch, 2);
-  EXPECT_EQ(result.ranks[0].by_start, 2);
-  EXPECT_TRUE(result.iterations[0].complete);
-  EXPECT_TRUE(result.iterations[1].complete);
+  Assigned assigned = AnalyzeOk(trace);
+  EXPECT_EQ(assigned.result.source, StepSource::kProfilerSteps);
+  ASSERT_EQ(assigned.result.iterations.size(), 2u);
+  EXPECT_EQ(assigned.result.iterations[0].number, 5);
+  EXPECT_EQ(assigned.result.iterations[1].number, 6);
+  EXPECT_EQ(Starts(assigned, 0, 0), (std::vector<TimeNs>{105, 150}));
+  EXPECT_EQ(Starts(assigned, 1, 0), (std::vector<TimeNs>{130, 180}));
+  ASSERT_EQ(assigned.result.ranks.size(), 1u);
+  EXPECT_EQ(assigned.result.ranks[0].steps, 2);
+  EXPECT_EQ(assigned.result.ranks[0].unassigned, 1);
+  EXPECT_EQ(assigned.result.ranks[0].by_launch, 2);
+  EXPECT_EQ(assigned.result.ranks[0].by_start, 2);
+  EXPECT_TRUE(assigned.result.iterations[0].complete);
+  EXPECT_TRUE(assigned.result.iterations[1].complete);
 }
 
 TEST(IterationsTest, WithoutStepsTheWholeTraceIsIterationZero) {
@@ -75,14 +85,14 @@ TEST(IterationsTest, WithoutStepsTheWholeTraceIsIterationZero) {
   rank.steps.clear();
   Trace trace;
   trace.ranks.push_back(std::move(rank));
-  Result result = AnalyzeOk(trace);
-  EXPECT_EQ(result.source, StepSource::kWholeTrace);
-  ASSERT_EQ(result.iterations.size(), 1u);
-  EXPECT_EQ(result.iterations[0].number, 0);
-  EXPECT_TRUE(result.iterations[0].complete);
-  EXPECT_EQ(Starts(result, 0, 0), (std::vector<TimeNs>{-50, 105, 130, 150, 180}));
-  EXPECT_EQ(result.ranks[0].unassigned, 0);
-  EXPECT_EQ(result.ranks[0].steps, 0);
+  Assigned assigned = AnalyzeOk(trace);
+  EXPECT_EQ(assigned.result.source, StepSource::kWholeTrace);
+  ASSERT_EQ(assigned.result.iterations.size(), 1u);
+  EXPECT_EQ(assigned.result.iterations[0].number, 0);
+  EXPECT_TRUE(assigned.result.iterations[0].complete);
+  EXPECT_EQ(Starts(assigned, 0, 0), (std::vector<TimeNs>{-50, 105, 130, 150, 180}));
+  EXPECT_EQ(assigned.result.ranks[0].unassigned, 0);
+  EXPECT_EQ(assigned.result.ranks[0].steps, 0);
 }
 
 Rank CpuRankWithSteps(int32_t id, std::vector<ProfilerStep> steps) {
@@ -99,16 +109,15 @@ TEST(IterationsTest, AnIterationMissingOnARankIsIncomplete) {
   Trace trace;
   trace.ranks.push_back(CpuRankWithSteps(0, {{1, 0, 10}, {2, 10, 20}, {3, 20, 30}}));
   trace.ranks.push_back(CpuRankWithSteps(1, {{1, 0, 10}, {2, 10, 20}}));
-  Result result = AnalyzeOk(trace);
-  ASSERT_EQ(result.iterations.size(), 3u);
-  EXPECT_TRUE(result.iterations[0].complete);
-  EXPECT_TRUE(result.iterations[1].complete);
-  EXPECT_FALSE(result.iterations[2].complete);
-  EXPECT_TRUE(result.iterations[2].ranks[0].present);
-  EXPECT_FALSE(result.iterations[2].ranks[1].present);
-  // Rank 0 alone has all three.
-  EXPECT_TRUE(CompleteFor(result.iterations[2], {0}));
-  EXPECT_FALSE(CompleteFor(result.iterations[2], {0, 1}));
+  Assigned assigned = AnalyzeOk(trace);
+  ASSERT_EQ(assigned.result.iterations.size(), 3u);
+  EXPECT_TRUE(assigned.result.iterations[0].complete);
+  EXPECT_TRUE(assigned.result.iterations[1].complete);
+  EXPECT_FALSE(assigned.result.iterations[2].complete);
+  EXPECT_TRUE(assigned.result.iterations[2].ranks[0].present);
+  EXPECT_FALSE(assigned.result.iterations[2].ranks[1].present);
+  // Rank 0 alone, as a pipeline of its own, has all three.
+  EXPECT_TRUE(AnalyzeOk(trace, {}, {0}).result.iterations[2].complete);
 }
 
 TEST(IterationsTest, TheLastIterationOfATruncatedRankIsIncomplete) {
@@ -116,18 +125,18 @@ TEST(IterationsTest, TheLastIterationOfATruncatedRankIsIncomplete) {
   trace.ranks.push_back(CpuRankWithSteps(0, {{1, 0, 10}, {2, 10, 20}, {3, 20, 30}}));
   trace.ranks.push_back(CpuRankWithSteps(1, {{1, 0, 10}, {2, 10, 20}, {3, 20, 30}}));
   trace.ranks[1].stats.Bump(ImportCounter::kTruncated, 123);
-  Result result = AnalyzeOk(trace);
-  ASSERT_EQ(result.iterations.size(), 3u);
-  EXPECT_TRUE(result.iterations[0].complete);
-  EXPECT_TRUE(result.iterations[1].complete);
-  EXPECT_FALSE(result.iterations[2].complete);
-  EXPECT_TRUE(result.iterations[2].ranks[1].present);
-  EXPECT_TRUE(result.iterations[2].ranks[1].cut_short);
-  EXPECT_FALSE(result.iterations[2].ranks[0].cut_short);
-  EXPECT_TRUE(result.ranks[1].truncated);
-  EXPECT_FALSE(result.ranks[0].truncated);
+  Assigned assigned = AnalyzeOk(trace);
+  ASSERT_EQ(assigned.result.iterations.size(), 3u);
+  EXPECT_TRUE(assigned.result.iterations[0].complete);
+  EXPECT_TRUE(assigned.result.iterations[1].complete);
+  EXPECT_FALSE(assigned.result.iterations[2].complete);
+  EXPECT_TRUE(assigned.result.iterations[2].ranks[1].present);
+  EXPECT_TRUE(assigned.result.iterations[2].ranks[1].cut_short);
+  EXPECT_FALSE(assigned.result.iterations[2].ranks[0].cut_short);
+  EXPECT_TRUE(assigned.result.ranks[1].truncated);
+  EXPECT_FALSE(assigned.result.ranks[0].truncated);
   // Its ops are still assigned: incomplete iterations are kept, only flagged.
-  EXPECT_EQ(Starts(result, 2, 1), (std::vector<TimeNs>{21}));
+  EXPECT_EQ(Starts(assigned, 2, 1), (std::vector<TimeNs>{21}));
 }
 
 TEST(IterationsTest, ARankWithoutStepsHasEveryOpUnassigned) {
@@ -135,11 +144,11 @@ TEST(IterationsTest, ARankWithoutStepsHasEveryOpUnassigned) {
   trace.ranks.push_back(CpuRankWithSteps(0, {{1, 0, 10}}));
   trace.ranks.push_back(CpuRankWithSteps(1, {}));
   trace.ranks[1].timelines[0].intervals = {Op(kCpu, 2, 5), Op(kCpu, 6, 8)};
-  Result result = AnalyzeOk(trace);
-  ASSERT_EQ(result.iterations.size(), 1u);
-  EXPECT_FALSE(result.iterations[0].complete);
-  EXPECT_EQ(result.ranks[1].unassigned, 2);
-  EXPECT_TRUE(result.iterations[0].ranks[1].intervals.empty());
+  Assigned assigned = AnalyzeOk(trace);
+  ASSERT_EQ(assigned.result.iterations.size(), 1u);
+  EXPECT_FALSE(assigned.result.iterations[0].complete);
+  EXPECT_EQ(assigned.result.ranks[1].unassigned, 2);
+  EXPECT_TRUE(assigned.result.iterations[0].ranks[1].ops.empty());
 }
 
 TEST(IterationsTest, CpuOnlyRankGoesByTheOpsOwnStart) {
@@ -150,11 +159,11 @@ TEST(IterationsTest, CpuOnlyRankGoesByTheOpsOwnStart) {
   rank.timelines.push_back(
       Thread(1, {Op(kCpu, 10, 50), Op(kCpuComm, 90, 150), Op(kCpu, 95, 99), Op(kCpu, 160, 190)}));
   trace.ranks.push_back(std::move(rank));
-  Result result = AnalyzeOk(trace);
-  ASSERT_EQ(result.iterations.size(), 2u);
-  EXPECT_EQ(Starts(result, 0, 0), (std::vector<TimeNs>{10, 90}));
-  EXPECT_EQ(Starts(result, 1, 0), (std::vector<TimeNs>{160}));
-  EXPECT_EQ(result.ranks[0].by_start, 3);
+  Assigned assigned = AnalyzeOk(trace);
+  ASSERT_EQ(assigned.result.iterations.size(), 2u);
+  EXPECT_EQ(Starts(assigned, 0, 0), (std::vector<TimeNs>{10, 90}));
+  EXPECT_EQ(Starts(assigned, 1, 0), (std::vector<TimeNs>{160}));
+  EXPECT_EQ(assigned.result.ranks[0].by_start, 3);
 }
 
 TEST(IterationsTest, MarkerRangesActAsStepsNumberedInOrder) {
@@ -174,15 +183,15 @@ TEST(IterationsTest, MarkerRangesActAsStepsNumberedInOrder) {
   trace.ranks.push_back(std::move(rank));
   Options options;
   options.iteration_marker = "^train_s.*p$";
-  Result result = AnalyzeOk(trace, options);
-  EXPECT_EQ(result.source, StepSource::kMarker);
-  ASSERT_EQ(result.iterations.size(), 2u);
-  EXPECT_EQ(result.iterations[0].number, 0);
-  EXPECT_EQ(result.iterations[1].number, 1);
-  EXPECT_EQ(Starts(result, 0, 0), (std::vector<TimeNs>{110, 255}));
-  EXPECT_EQ(Starts(result, 1, 0), (std::vector<TimeNs>{310}));
-  EXPECT_EQ(result.ranks[0].steps, 2);
-  EXPECT_EQ(result.ranks[0].unassigned, 1);
+  Assigned assigned = AnalyzeOk(trace, options);
+  EXPECT_EQ(assigned.result.source, StepSource::kMarker);
+  ASSERT_EQ(assigned.result.iterations.size(), 2u);
+  EXPECT_EQ(assigned.result.iterations[0].number, 0);
+  EXPECT_EQ(assigned.result.iterations[1].number, 1);
+  EXPECT_EQ(Starts(assigned, 0, 0), (std::vector<TimeNs>{110, 255}));
+  EXPECT_EQ(Starts(assigned, 1, 0), (std::vector<TimeNs>{310}));
+  EXPECT_EQ(assigned.result.ranks[0].steps, 2);
+  EXPECT_EQ(assigned.result.ranks[0].unassigned, 1);
 }
 
 TEST(IterationsTest, InvalidMarkerIsAnError) {
@@ -192,10 +201,10 @@ TEST(IterationsTest, InvalidMarkerIsAnError) {
   for (const char* marker : {"step(", "(step)\\1"}) {
     Options options;
     options.iteration_marker = marker;
-    absl::StatusOr<Result> result = Analyze(trace, options);
-    ASSERT_FALSE(result.ok()) << marker;
-    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(result.status().message().find(marker), std::string_view::npos);
+    absl::StatusOr<Steps> steps = FindSteps(trace, index::Build(trace), options, {});
+    ASSERT_FALSE(steps.ok()) << marker;
+    EXPECT_EQ(steps.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(steps.status().message().find(marker), std::string_view::npos);
   }
 }
 
@@ -213,17 +222,17 @@ TEST(IterationsTest, ALongNameAndAStarredGroupNeitherHangNorOverflowTheStack) {
   trace.ranks.push_back(std::move(rank));
   Options options;
   options.iteration_marker = "^step#(1|2)*$";
-  Result result = AnalyzeOk(trace, options);
-  EXPECT_EQ(result.ranks[0].steps, 2);  // the long name and step#12; step#13 has a 3
-  ASSERT_EQ(result.iterations.size(), 2u);
-  EXPECT_EQ(Starts(result, 0, 0), (std::vector<TimeNs>{110}));
-  EXPECT_EQ(Starts(result, 1, 0), (std::vector<TimeNs>{310}));
+  Assigned assigned = AnalyzeOk(trace, options);
+  EXPECT_EQ(assigned.result.ranks[0].steps, 2);  // the long name and step#12; step#13 has a 3
+  ASSERT_EQ(assigned.result.iterations.size(), 2u);
+  EXPECT_EQ(Starts(assigned, 0, 0), (std::vector<TimeNs>{110}));
+  EXPECT_EQ(Starts(assigned, 1, 0), (std::vector<TimeNs>{310}));
 }
 
 TEST(IterationsTest, EmptyTraceHasNoIterations) {
-  Result result = AnalyzeOk(Trace{});
-  EXPECT_TRUE(result.iterations.empty());
-  EXPECT_TRUE(result.ranks.empty());
+  Assigned assigned = AnalyzeOk(Trace{});
+  EXPECT_TRUE(assigned.result.iterations.empty());
+  EXPECT_TRUE(assigned.result.ranks.empty());
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ Timeline Thread(int64_t id, std::vector<Interval> intervals) {
 RankFigures AnalyzeOne(Rank rank) {
   Trace trace;
   trace.ranks.push_back(std::move(rank));
-  Result result = Analyze(trace, Options{});
+  Result result = Analyze(trace, index::Build(trace));
   EXPECT_EQ(result.ranks.size(), 1u);
   return result.ranks.empty() ? RankFigures{} : result.ranks.front();
 }
@@ -220,7 +220,7 @@ TEST(RankSummaryTest, RanksKeepTraceOrder) {
     rank.timelines.push_back(Stream(7, {Op(kCompute, 0, 10 * (id + 1))}));
     trace.ranks.push_back(std::move(rank));
   }
-  Result result = Analyze(trace, Options{});
+  Result result = Analyze(trace, index::Build(trace));
   ASSERT_EQ(result.ranks.size(), 3u);
   for (int32_t id : {0, 1, 2}) {
     EXPECT_EQ(result.ranks[static_cast<size_t>(id)].rank, id);

@@ -10,6 +10,7 @@
 
 #include "analysis/bubble.h"
 #include "gtest/gtest.h"
+#include "support/job_helpers.h"
 #include "loader/trace_loader.h"
 
 namespace bubblescope::bubble {
@@ -29,7 +30,7 @@ TEST_P(RealCpuBubbleTest, StepsAreCompleteAndComputeMatchesTheRecorder) {
   absl::StatusOr<Trace> trace = LoadTrace(
       {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + run.name}, load);
   ASSERT_TRUE(trace.ok()) << trace.status();
-  absl::StatusOr<Result> result = Analyze(*trace, Options{});
+  absl::StatusOr<Result> result = testing::BubbleOf(*trace);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->step_source, iterations::StepSource::kProfilerSteps);
   ASSERT_EQ(result->iterations.size(), 2u);
@@ -40,7 +41,7 @@ TEST_P(RealCpuBubbleTest, StepsAreCompleteAndComputeMatchesTheRecorder) {
   for (size_t r = 0; r < run.compute_ms.size(); ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
     const RankTotals& totals = result->per_rank[r];
-    EXPECT_EQ(totals.device, device_activity::DeviceKind::kCpu);
+    EXPECT_EQ(totals.device, index::DeviceKind::kCpu);
     // Every op of the main thread lies inside a ProfilerStep range (README).
     EXPECT_EQ(totals.unassigned_intervals, 0);
     EXPECT_NEAR(static_cast<double>(totals.compute) / 1e6, run.compute_ms[r], 0.0015);
@@ -58,10 +59,10 @@ TEST_P(RealCpuBubbleTest, WithoutProfilerStepsTheRepeatingScheduleFindsTheSameIt
   absl::StatusOr<Trace> trace = LoadTrace(
       {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + GetParam().name}, load);
   ASSERT_TRUE(trace.ok()) << trace.status();
-  absl::StatusOr<Result> with_steps = Analyze(*trace, Options{});
+  absl::StatusOr<Result> with_steps = testing::BubbleOf(*trace);
   ASSERT_TRUE(with_steps.ok()) << with_steps.status();
   for (Rank& rank : trace->ranks) rank.steps.clear();
-  absl::StatusOr<Result> without = Analyze(*trace, Options{});
+  absl::StatusOr<Result> without = testing::BubbleOf(*trace);
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_EQ(without->step_source, iterations::StepSource::kRepeatingSchedule);
   EXPECT_EQ(without->complete_iterations, 2);

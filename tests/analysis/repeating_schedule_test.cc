@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "analysis/iterations.h"
-#include "analysis/timeline_fixtures.h"
 #include "gtest/gtest.h"
+#include "support/job_helpers.h"
+#include "support/timeline_fixtures.h"
 
 namespace bubblescope::iterations {
 namespace {
@@ -41,10 +42,15 @@ Rank RepeatingRank(int32_t id, TimeNs first_base, int iterations, bool warm_up, 
   return rank;
 }
 
-std::vector<TimeNs> Starts(const Result& result, size_t iteration, size_t rank) {
+using testing::GroupIterations;
+using testing::IterationsOf;
+
+// Starts of the device ops the rank at `rank` has in an iteration, in start order.
+std::vector<TimeNs> Starts(const GroupIterations& group, size_t iteration, size_t rank) {
   std::vector<TimeNs> starts;
-  for (uint32_t index : result.iterations[iteration].ranks[rank].intervals) {
-    starts.push_back(result.activity[rank].intervals[index].start);
+  const size_t position = group.assignment.positions[rank];
+  for (uint32_t op : group.assignment.iterations[iteration].ranks[rank].ops) {
+    starts.push_back(group.index.ranks[position].ops[op].start);
   }
   return starts;
 }
@@ -52,22 +58,22 @@ std::vector<TimeNs> Starts(const Result& result, size_t iteration, size_t rank) 
 TEST(RepeatingScheduleTest, WarmUpAndATrailingPartIterationAreKeptApartAndIncomplete) {
   Trace trace;
   trace.ranks.push_back(RepeatingRank(0, 100, 3, /*warm_up=*/true, /*trailing_ab=*/true));
-  absl::StatusOr<Result> result = Analyze(trace, {});
+  absl::StatusOr<GroupIterations> result = IterationsOf(trace);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->source, StepSource::kRepeatingSchedule);
+  EXPECT_EQ(result->assignment.source, StepSource::kRepeatingSchedule);
   // W | A B C | A B C | A B C | A B: numbers -1, 0, 1, 2, 3.
-  ASSERT_EQ(result->iterations.size(), 5u);
-  EXPECT_EQ(result->iterations[0].number, -1);
-  EXPECT_EQ(result->iterations[4].number, 3);
+  ASSERT_EQ(result->assignment.iterations.size(), 5u);
+  EXPECT_EQ(result->assignment.iterations[0].number, -1);
+  EXPECT_EQ(result->assignment.iterations[4].number, 3);
   EXPECT_EQ(Starts(*result, 0, 0), (std::vector<TimeNs>{0}));
   EXPECT_EQ(Starts(*result, 1, 0), (std::vector<TimeNs>{100, 200, 300}));
   EXPECT_EQ(Starts(*result, 3, 0), (std::vector<TimeNs>{2100, 2200, 2300}));
   EXPECT_EQ(Starts(*result, 4, 0), (std::vector<TimeNs>{3100, 3200}));
   std::vector<bool> complete;
-  for (const Iteration& iteration : result->iterations) complete.push_back(iteration.complete);
+  for (const Iteration& iteration : result->assignment.iterations) complete.push_back(iteration.complete);
   EXPECT_EQ(complete, (std::vector<bool>{false, true, true, true, false}));
-  EXPECT_EQ(result->ranks[0].steps, 3);
-  EXPECT_EQ(result->ranks[0].unassigned, 0);
+  EXPECT_EQ(result->assignment.ranks[0].steps, 3);
+  EXPECT_EQ(result->assignment.ranks[0].unassigned, 0);
 }
 
 // A gloo-like rank that blocks in a receive mid-iteration: A, receive C, then B only 800 ns
@@ -90,13 +96,13 @@ TEST(RepeatingScheduleTest, ATraceOfWholePeriodsIsCutAtItsStartNotAtTheLongestGa
     rank.timelines.push_back(Stream(7, std::move(compute)));
     rank.timelines.push_back(Stream(8, std::move(comm)));
     trace.ranks.push_back(std::move(rank));
-    absl::StatusOr<Result> result = Analyze(trace, {});
+    absl::StatusOr<GroupIterations> result = IterationsOf(trace);
     ASSERT_TRUE(result.ok()) << result.status();
-    EXPECT_EQ(result->source, StepSource::kRepeatingSchedule);
-    ASSERT_EQ(result->iterations.size(), static_cast<size_t>(iterations));
+    EXPECT_EQ(result->assignment.source, StepSource::kRepeatingSchedule);
+    ASSERT_EQ(result->assignment.iterations.size(), static_cast<size_t>(iterations));
     for (int k = 0; k < iterations; ++k) {
       const TimeNs base = 100 + 1100 * k;
-      EXPECT_TRUE(result->iterations[k].complete);
+      EXPECT_TRUE(result->assignment.iterations[k].complete);
       EXPECT_EQ(Starts(*result, k, 0), (std::vector<TimeNs>{base, base + 100, base + 900}));
     }
   }
@@ -111,20 +117,20 @@ TEST(RepeatingScheduleTest, WarmUpAndANonPeriodicEndTogether) {
   compute.push_back(Named(&rank, kCompute, "X", 4100));
   compute.push_back(Named(&rank, kCompute, "Y", 4200));
   trace.ranks.push_back(std::move(rank));
-  absl::StatusOr<Result> result = Analyze(trace, {});
+  absl::StatusOr<GroupIterations> result = IterationsOf(trace);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->source, StepSource::kRepeatingSchedule);
+  EXPECT_EQ(result->assignment.source, StepSource::kRepeatingSchedule);
   // W | A B C | A B C | A B C | A B C | X Y: numbers -1, 0 .. 3, 4.
-  ASSERT_EQ(result->iterations.size(), 6u);
-  EXPECT_EQ(result->iterations[0].number, -1);
+  ASSERT_EQ(result->assignment.iterations.size(), 6u);
+  EXPECT_EQ(result->assignment.iterations[0].number, -1);
   EXPECT_EQ(Starts(*result, 0, 0), (std::vector<TimeNs>{0}));
   EXPECT_EQ(Starts(*result, 1, 0), (std::vector<TimeNs>{100, 200, 300}));
   EXPECT_EQ(Starts(*result, 4, 0), (std::vector<TimeNs>{3100, 3200, 3300}));
   EXPECT_EQ(Starts(*result, 5, 0), (std::vector<TimeNs>{4100, 4200}));
   std::vector<bool> complete;
-  for (const Iteration& iteration : result->iterations) complete.push_back(iteration.complete);
+  for (const Iteration& iteration : result->assignment.iterations) complete.push_back(iteration.complete);
   EXPECT_EQ(complete, (std::vector<bool>{false, true, true, true, true, false}));
-  EXPECT_EQ(result->ranks[0].steps, 4);
+  EXPECT_EQ(result->assignment.ranks[0].steps, 4);
 }
 
 TEST(RepeatingScheduleTest, RanksAreNumberedByTheIterationTheyOverlap) {
@@ -132,15 +138,15 @@ TEST(RepeatingScheduleTest, RanksAreNumberedByTheIterationTheyOverlap) {
   trace.ranks.push_back(RepeatingRank(0, 100, 3, false, false));
   // Rank 1 joins in the second iteration of rank 0 (its ops at 1150, 2150, 3150).
   trace.ranks.push_back(RepeatingRank(1, 1150, 3, false, false));
-  absl::StatusOr<Result> result = Analyze(trace, {});
+  absl::StatusOr<GroupIterations> result = IterationsOf(trace);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->source, StepSource::kRepeatingSchedule);
-  ASSERT_EQ(result->iterations.size(), 4u);
-  EXPECT_EQ(result->iterations[1].number, 1);
+  EXPECT_EQ(result->assignment.source, StepSource::kRepeatingSchedule);
+  ASSERT_EQ(result->assignment.iterations.size(), 4u);
+  EXPECT_EQ(result->assignment.iterations[1].number, 1);
   EXPECT_EQ(Starts(*result, 1, 1), (std::vector<TimeNs>{1150, 1250, 1350}));
   EXPECT_EQ(Starts(*result, 3, 1), (std::vector<TimeNs>{3150, 3250, 3350}));
   std::vector<bool> complete;
-  for (const Iteration& iteration : result->iterations) complete.push_back(iteration.complete);
+  for (const Iteration& iteration : result->assignment.iterations) complete.push_back(iteration.complete);
   // Iteration 0 lacks rank 1 and iteration 3 lacks rank 0.
   EXPECT_EQ(complete, (std::vector<bool>{false, true, true, false}));
 }
@@ -152,9 +158,9 @@ TEST(RepeatingScheduleTest, NoRepeatOrAOneOpPeriodLeavesTheWholeTrace) {
                                Named(&rank, kComm, "C", 200), Named(&rank, kCompute, "D", 300)};
   rank.timelines.push_back(Stream(7, std::move(ops)));
   distinct.ranks.push_back(std::move(rank));
-  absl::StatusOr<Result> result = Analyze(distinct, {});
+  absl::StatusOr<GroupIterations> result = IterationsOf(distinct);
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result->source, StepSource::kWholeTrace);
+  EXPECT_EQ(result->assignment.source, StepSource::kWholeTrace);
 
   // The same kernel over and over is one op per period: a microbatch at most, not an iteration.
   Trace same;
@@ -163,9 +169,9 @@ TEST(RepeatingScheduleTest, NoRepeatOrAOneOpPeriodLeavesTheWholeTrace) {
   for (TimeNs t = 0; t < 1000; t += 100) repeated.push_back(Named(&one, kCompute, "A", t));
   one.timelines.push_back(Stream(7, std::move(repeated)));
   same.ranks.push_back(std::move(one));
-  result = Analyze(same, {});
+  result = IterationsOf(same);
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result->source, StepSource::kWholeTrace);
+  EXPECT_EQ(result->assignment.source, StepSource::kWholeTrace);
 }
 
 TEST(RepeatingScheduleTest, ARankWithoutARepeatKeepsTheWholeTraceForAll) {
@@ -176,10 +182,10 @@ TEST(RepeatingScheduleTest, ARankWithoutARepeatKeepsTheWholeTraceForAll) {
   std::vector<Interval> ops = {Named(&odd, kCompute, "X", 100), Named(&odd, kComm, "Y", 900)};
   odd.timelines.push_back(Stream(7, std::move(ops)));
   trace.ranks.push_back(std::move(odd));
-  absl::StatusOr<Result> result = Analyze(trace, {});
+  absl::StatusOr<GroupIterations> result = IterationsOf(trace);
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result->source, StepSource::kWholeTrace);
-  ASSERT_EQ(result->iterations.size(), 1u);
+  EXPECT_EQ(result->assignment.source, StepSource::kWholeTrace);
+  ASSERT_EQ(result->assignment.iterations.size(), 1u);
 }
 
 }  // namespace

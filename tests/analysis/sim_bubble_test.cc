@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/bubble.h"
 #include "gtest/gtest.h"
+#include "support/job_helpers.h"
 #include "simulator/sim_test_util.h"
 #include "simulator/simulator.h"
 
@@ -80,7 +81,7 @@ void ExpectMatchesTruth(sim::Simulation& simulation, StallParts* parts,
   if (step_source != iterations::StepSource::kProfilerSteps) {
     for (Rank& rank : trace.ranks) rank.steps.clear();
   }
-  absl::StatusOr<Result> result = Analyze(trace, Options{});
+  absl::StatusOr<Result> result = testing::BubbleOf(trace);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->step_source, step_source);
   ASSERT_EQ(result->iterations.size(), truth.iterations.size());
@@ -173,7 +174,7 @@ void ExpectClosedForm(Schedule schedule, int32_t p, int32_t m, int32_t v) {
       absl::StrCat(std::string(sim::ScheduleName(schedule)), " p=", p, " m=", m, " v=", v));
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(IdealConfig(schedule, p, m, v));
   ASSERT_TRUE(simulation.ok()) << simulation.status();
-  absl::StatusOr<Result> result = Analyze(simulation->trace, Options{});
+  absl::StatusOr<Result> result = testing::BubbleOf(simulation->trace);
   ASSERT_TRUE(result.ok()) << result.status();
   const double expected = static_cast<double>(p - 1) / static_cast<double>(v * m + p - 1);
   EXPECT_NEAR(result->bubble_fraction, expected, 0.001);

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "crossrank/sim_job.h"
+#include "job/sim_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
-#include "simulator/set_writer.h"
+#include "writers/simulated_set.h"
 #include "simulator/simulator.h"
 #include "support/subprocess.h"
 #include "support/test_files.h"

@@ -76,7 +76,8 @@ TEST(LinkStatsTest, TransferTimeStartsAtTheLaterPost) {
   std::vector<clock_alignment::RankOffset> offsets = {{.rank = 0, .aligned = true},
                                                       {.rank = 1, .aligned = true,
                                                        .offset_ns = 1000}};
-  std::vector<link_stats::Link> links = link_stats::Analyze(transfers, offsets);
+  std::vector<link_stats::Link> links =
+      link_stats::Analyze(transfers, clock_alignment::AsClockOffsets(offsets));
   ASSERT_EQ(links.size(), 1u);
   EXPECT_EQ(links[0].transfers, 2);
   EXPECT_EQ(links[0].bytes, 2000);

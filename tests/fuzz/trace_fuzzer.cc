@@ -16,12 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/rank_summary.h"
-#include "crossrank/job_pipelines.h"
+#include "job/job.h"
 #include "loader/gzip_inflate.h"
 #include "readers/kineto_reader.h"
 #include "report/pipeline_report.h"
-#include "report/summary_report.h"
 
 namespace {
 
@@ -39,19 +37,11 @@ void CheckErrorShape(const absl::Status& status) {
 
 void Render(const bubblescope::Trace& trace) {
   using namespace bubblescope;  // NOLINT(build/namespaces): a fuzz entry point, no API
-  rank_summary::Result summary = rank_summary::Analyze(trace, rank_summary::Options{});
-  absl::StatusOr<job_pipelines::Result> job = job_pipelines::Analyze(trace, {});
-  if (!job.ok()) return;  // only a bad iteration marker fails, and none is given
-  std::vector<PipelineFigures> pipelines;
-  for (job_pipelines::PipelineAnalysis& analysis : job->pipelines) {
-    pipelines.push_back(PipelineFigures{std::move(analysis.bubble), std::move(analysis.shape),
-                                        std::move(analysis.findings),
-                                        std::move(analysis.crossrank), std::nullopt,
-                                        analysis.slowest_stage_effect});
-  }
+  absl::StatusOr<job::Result> job = job::Analyze(trace, {});
+  if (!job.ok()) return;  // only a bad iteration marker or layer count fails, and none is given
   SummaryReportOptions options;
-  std::string text = SummaryText(summary, options) + PipelineText(pipelines);
-  absl::StatusOr<std::string> json = AnalyzeJson(summary, pipelines, options, &job->job);
+  const std::string text = AnalyzeText(*job, options);
+  absl::StatusOr<std::string> json = AnalyzeJson(*job, options);
   if (!json.ok()) {
     std::fprintf(stderr, "report not written: %s\n", std::string(json.status().message()).c_str());
     std::abort();

@@ -1,5 +1,5 @@
 // Schedule inference edge cases: an imbalanced stage, traces whose kernel names carry no phase,
-// the rank selection, the v = 2 on two ranks ambiguity, and the op-name grammar.
+// the v = 2 on two ranks ambiguity, and the op-name grammar.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/job_helpers.h"
 #include "pipeline/annotation_ops.h"
 #include "pipeline/schedule_inference.h"
 #include "simulator/simulator.h"
@@ -49,7 +50,7 @@ TEST(ScheduleInferenceEdgeTest, SlowestStageAndItsExcessWithTenPercentImbalance)
     config.costs[2] = sim::StageCost{3300, 6600, 0};
     const sim::Simulation simulation = MustSimulate(config);
     absl::StatusOr<schedule_inference::Result> result =
-        schedule_inference::Analyze(simulation.trace, {});
+        testing::ShapeOf(simulation.trace);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(simulation.truth.slowest_stage, 2);
     EXPECT_EQ(result->slowest_stage, 2);
@@ -81,12 +82,12 @@ TEST(ScheduleInferenceEdgeTest, WithoutPhaseNamesTheShapeStillComesFromTraffic) 
     sim::Simulation simulation = MustSimulate(config);
     StripPhaseNames(&simulation.trace);
     absl::StatusOr<schedule_inference::Result> result =
-        schedule_inference::Analyze(simulation.trace, {});
+        testing::ShapeOf(simulation.trace);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(result->stage_order, config.stage_to_rank);
     EXPECT_EQ(result->m, 8);
     EXPECT_EQ(result->v, v);
-    EXPECT_EQ(result->family, std::string(sim::ScheduleName(schedule)));
+    EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), std::string(sim::ScheduleName(schedule)));
     // Forward and backward cannot be told apart, so no per-stage figures are made up.
     EXPECT_TRUE(result->stages.empty());
     EXPECT_EQ(result->slowest_stage, -1);
@@ -148,11 +149,11 @@ TEST(ScheduleInferenceEdgeTest, BackwardKernelsFoundByTheirAutogradLaunch) {
     sim::Simulation simulation = MustSimulate(config);
     MoveBackwardLaunchesIntoAutogradOps(&simulation.trace);
     absl::StatusOr<schedule_inference::Result> result =
-        schedule_inference::Analyze(simulation.trace, {});
+        testing::ShapeOf(simulation.trace);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(result->m, shape.m);
     EXPECT_EQ(result->v, shape.v);
-    EXPECT_EQ(result->family, std::string(sim::ScheduleName(shape.schedule)));
+    EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), std::string(sim::ScheduleName(shape.schedule)));
     ASSERT_EQ(result->stages.size(), static_cast<size_t>(shape.p));
     for (size_t stage = 0; stage < result->stages.size(); ++stage) {
       EXPECT_DOUBLE_EQ(result->stages[stage].forward.mean_ns,
@@ -170,14 +171,14 @@ TEST(ScheduleInferenceEdgeTest, InterleavedOnTwoRanksFromTheForwardCount) {
     sim::Config config = Job(sim::Schedule::kInterleaved1F1B, 2, 4, v);
     config.stage_to_rank = {1, 0};
     absl::StatusOr<schedule_inference::Result> result =
-        schedule_inference::Analyze(MustSimulate(config).trace, {});
+        testing::ShapeOf(MustSimulate(config).trace);
     ASSERT_TRUE(result.ok()) << result.status();
     // Rank 1 (stage 0) sends (2v - 1)·4 transfers to rank 0, and so does rank 0 back: the
     // traffic alone fits v = 1 with m = (2v - 1)·4 as well. Its v·4 forward ops settle it.
     EXPECT_EQ(result->v, v);
     EXPECT_EQ(result->m, 4);
     EXPECT_EQ(result->stage_order, config.stage_to_rank);
-    EXPECT_EQ(result->family, "interleaved");
+    EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), "interleaved");
     EXPECT_THAT(result->notes,
                 Contains(HasSubstr(absl::StrCat("v = ", v, " from the first stage's ", 4 * v,
                                                 " forward ops against its ", (2 * v - 1) * 4,
@@ -190,7 +191,7 @@ TEST(ScheduleInferenceEdgeTest, InterleavedOnTwoRanksWithoutPhaseNamesAssumesOne
   sim::Simulation simulation = MustSimulate(config);
   StripPhaseNames(&simulation.trace);
   absl::StatusOr<schedule_inference::Result> result =
-      schedule_inference::Analyze(simulation.trace, {});
+      testing::ShapeOf(simulation.trace);
   ASSERT_TRUE(result.ok()) << result.status();
   // 12 sends each way and no forward ops to count: v = 1 with m = 12 fits the traffic too.
   EXPECT_EQ(result->v, 1);
@@ -200,30 +201,11 @@ TEST(ScheduleInferenceEdgeTest, InterleavedOnTwoRanksWithoutPhaseNamesAssumesOne
   config.annotations = sim::AnnotationStyle::kPpGpu;
   simulation = MustSimulate(config);
   StripPhaseNames(&simulation.trace);
-  result = schedule_inference::Analyze(simulation.trace, {});
+  result = testing::ShapeOf(simulation.trace);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->v, 2);
   EXPECT_EQ(result->m, 4);
-  EXPECT_EQ(result->family, "interleaved");
-}
-
-TEST(ScheduleInferenceEdgeTest, RankSelection) {
-  sim::Config config = Job(sim::Schedule::k1F1B, 4, 4);
-  const sim::Simulation simulation = MustSimulate(config);
-  schedule_inference::Options options;
-  options.ranks = {0, 1, 2, 3};
-  absl::StatusOr<schedule_inference::Result> result =
-      schedule_inference::Analyze(simulation.trace, options);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->p, 4);
-
-  options.ranks = {0, 7};
-  EXPECT_EQ(schedule_inference::Analyze(simulation.trace, options).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  // Two ranks of a four-stage pipeline: their traffic leaves the selection.
-  options.ranks = {1, 2};
-  EXPECT_EQ(schedule_inference::Analyze(simulation.trace, options).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), "interleaved");
 }
 
 // A rank whose file was cut short may have lost any of its ops (a whole stream's, when the writer
@@ -232,12 +214,12 @@ TEST(ScheduleInferenceEdgeTest, ARankCutShortIsNamedInTheNotes) {
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(Job(sim::Schedule::k1F1B, 4, 8));
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   absl::StatusOr<schedule_inference::Result> whole =
-      schedule_inference::Analyze(simulation->trace, schedule_inference::Options{});
+      testing::ShapeOf(simulation->trace);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_THAT(whole->notes, ::testing::Not(::testing::Contains(HasSubstr("cut short"))));
   simulation->trace.ranks[2].stats.Bump(ImportCounter::kTruncated, 1234);
   absl::StatusOr<schedule_inference::Result> cut =
-      schedule_inference::Analyze(simulation->trace, schedule_inference::Options{});
+      testing::ShapeOf(simulation->trace);
   ASSERT_TRUE(cut.ok()) << cut.status();
   EXPECT_THAT(cut->notes, ::testing::Contains(HasSubstr("rank 2's trace was cut short")));
 }

@@ -12,6 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/job_helpers.h"
 #include "pipeline/schedule_inference.h"
 #include "simulator/sim_test_util.h"
 #include "simulator/simulator.h"
@@ -87,15 +88,15 @@ void CheckCase(const Case& c) {
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const sim::Truth& truth = simulation->truth;
 
-  schedule_inference::Options options;
-  options.iterations.iteration_marker = sim::testing::Remark(c.marking, simulation->trace);
+  iterations::Options options;
+  options.iteration_marker = sim::testing::Remark(c.marking, simulation->trace);
   absl::StatusOr<schedule_inference::Result> result =
-      schedule_inference::Analyze(simulation->trace, options);
+      testing::ShapeOf(simulation->trace, options);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->p, c.p);
   EXPECT_EQ(result->v, config.virtual_stages);
   EXPECT_EQ(result->m, c.m);
-  EXPECT_EQ(result->family, ExpectedFamily(c.schedule, c.m));
+  EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), ExpectedFamily(c.schedule, c.m));
   EXPECT_EQ(result->stage_order, config.stage_to_rank);
   std::vector<int32_t> placement;
   for (int32_t chunk = 0; chunk < config.virtual_stages; ++chunk) {
@@ -103,8 +104,8 @@ void CheckCase(const Case& c) {
   }
   EXPECT_EQ(result->virtual_stage_ranks, placement);
   const bool staged = c.annotations == AnnotationStyle::kPpGpu;
-  EXPECT_EQ(result->stage_order_source, staged ? "annotations" : "p2p");
-  EXPECT_EQ(result->schedule_source, c.annotations == AnnotationStyle::kNone ? "p2p" : "annotations");
+  EXPECT_EQ(pipeline::ShapeSourceName(result->stage_order_source), staged ? "annotations" : "p2p");
+  EXPECT_EQ(pipeline::ShapeSourceName(result->schedule_source), c.annotations == AnnotationStyle::kNone ? "p2p" : "annotations");
   if (c.m == 1 && c.schedule != Schedule::kForwardOnly && c.schedule != Schedule::kZeroBubbleH1) {
     EXPECT_THAT(result->notes, ::testing::Contains(HasSubstr("m = 1")));
   }
@@ -170,14 +171,14 @@ TEST(ScheduleInferenceSimTest, StagelessAnnotationsInAStepOfSeveralIterations) {
                                            .thread_or_stream = rank.pid});
         rank.steps.clear();
       }
-      schedule_inference::Options options;
-      options.iterations.iteration_marker = "^whole run$";
+      iterations::Options options;
+      options.iteration_marker = "^whole run$";
       absl::StatusOr<schedule_inference::Result> result =
-          schedule_inference::Analyze(simulation->trace, options);
+          testing::ShapeOf(simulation->trace, options);
       ASSERT_TRUE(result.ok()) << result.status();
       EXPECT_EQ(result->m, 8);
       EXPECT_EQ(result->v, config.virtual_stages);
-      EXPECT_EQ(result->family, ExpectedFamily(schedule, 8));
+      EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), ExpectedFamily(schedule, 8));
       EXPECT_EQ(result->stage_order, config.stage_to_rank);
       EXPECT_THAT(result->notes, ::testing::Contains(HasSubstr(": 3 passes")));
     }

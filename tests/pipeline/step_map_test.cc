@@ -1,4 +1,4 @@
-// StepMap and the reference iteration, on hand-made step lists.
+// StepMap and each rank's reference step, on hand-made step lists.
 #include "pipeline/step_map.h"
 
 #include <cstdint>
@@ -20,26 +20,14 @@ TEST(StepMapTest, WithoutStepsEveryMomentIsStepZero) {
   EXPECT_EQ(map.At(kOpen), 0);
   EXPECT_EQ(map.At(0), 0);
   EXPECT_EQ(map.At(std::numeric_limits<TimeNs>::max()), 0);
-  EXPECT_EQ(StepMap::FromIterations({}, 7).At(123), 0);
-}
-
-TEST(StepMapTest, ProfilerStepsCountByPositionFromTheFirst) {
-  Rank rank;
-  rank.steps = {ProfilerStep{12, 100, 190}, ProfilerStep{13, 200, 290}, ProfilerStep{14, 300, 390}};
-  const StepMap map = StepMap::FromProfilerSteps(rank);
-  EXPECT_EQ(map.At(50), 0);   // before the first step: still step 0
-  EXPECT_EQ(map.At(100), 0);
-  EXPECT_EQ(map.At(195), 0);  // the gap after a step stays with it
-  EXPECT_EQ(map.At(200), 1);
-  EXPECT_EQ(map.At(299), 1);
-  EXPECT_EQ(map.At(1000), 2);
+  EXPECT_EQ(StepMap::FromSteps({}, 7).At(123), 0);
 }
 
 TEST(StepMapTest, IterationsCountFromTheReferenceAndSkipPartialPeriods) {
   // A repeating schedule: a partial warm-up from the beginning, periods 0..2, a partial tail.
   const std::vector<StepStart> steps = {{-1, kOpen, true}, {0, 1000, false}, {1, 2000, false},
                                         {2, 3000, false}, {3, 4000, true}};
-  const StepMap map = StepMap::FromIterations(steps, 1);
+  const StepMap map = StepMap::FromSteps(steps, 1);
   EXPECT_EQ(map.At(500), std::nullopt);  // warm-up
   EXPECT_EQ(map.At(1000), -1);
   EXPECT_EQ(map.At(2500), 0);            // iteration 1 is the reference
@@ -49,7 +37,7 @@ TEST(StepMapTest, IterationsCountFromTheReferenceAndSkipPartialPeriods) {
 
 TEST(StepMapTest, MomentsBeforeTheFirstStepBelongToNone) {
   const std::vector<StepStart> steps = {{5, 1000, false}, {6, 2000, false}};
-  const StepMap map = StepMap::FromIterations(steps, 5);
+  const StepMap map = StepMap::FromSteps(steps, 5);
   EXPECT_EQ(map.At(999), std::nullopt);
   EXPECT_EQ(map.At(1000), 0);
   EXPECT_EQ(map.At(2000), 1);
@@ -58,48 +46,75 @@ TEST(StepMapTest, MomentsBeforeTheFirstStepBelongToNone) {
 TEST(StepMapTest, DistantStepNumbersStayInRange) {
   const std::vector<StepStart> steps = {{std::numeric_limits<int64_t>::min(), 0, false},
                                         {std::numeric_limits<int64_t>::max(), 10, false}};
-  const StepMap map = StepMap::FromIterations(steps, 0);
+  const StepMap map = StepMap::FromSteps(steps, 0);
   EXPECT_EQ(map.At(5), std::numeric_limits<int32_t>::min() + 1);
   EXPECT_EQ(map.At(10), std::numeric_limits<int32_t>::max());
   // The subtraction itself would overflow int64.
-  const StepMap far = StepMap::FromIterations(steps, 1000);
+  const StepMap far = StepMap::FromSteps(steps, 1000);
   EXPECT_EQ(far.At(5), std::numeric_limits<int32_t>::min() + 1);
-  const StepMap far_below = StepMap::FromIterations(steps, -1000);
+  const StepMap far_below = StepMap::FromSteps(steps, -1000);
   EXPECT_EQ(far_below.At(10), std::numeric_limits<int32_t>::max());
 }
 
-// Two ranks; iteration `number` with `present` / `partial` per rank.
-iterations::Iteration MakeIteration(int64_t number, std::vector<bool> present,
-                                    std::vector<bool> partial = {false, false}) {
-  iterations::Iteration iteration;
-  iteration.number = number;
-  iteration.ranks.resize(present.size());
-  for (size_t r = 0; r < present.size(); ++r) {
-    iteration.ranks[r].present = present[r];
-    iteration.ranks[r].partial = partial[r];
-  }
-  return iteration;
+// A step list starting at 100 * number, one per number.
+std::vector<StepStart> ProfilerSteps(std::vector<int64_t> numbers) {
+  std::vector<StepStart> steps;
+  for (int64_t number : numbers) steps.push_back({number, 100 * number, false});
+  return steps;
 }
 
-TEST(ReferenceIterationTest, FirstCompleteOnThePipelinesRanks) {
-  iterations::Result assignment;
-  assignment.iterations = {MakeIteration(2, {true, false}),
-                           MakeIteration(3, {true, true}, {true, false}),
-                           MakeIteration(4, {true, true}), MakeIteration(5, {true, true})};
-  EXPECT_EQ(ReferenceIteration(assignment, {0, 1}), 4);
-  // Rank 0 alone has every iteration, whole from 2 on.
-  EXPECT_EQ(ReferenceIteration(assignment, {0}), 2);
+Trace TwoRanks() {
+  Trace trace;
+  trace.ranks.resize(2);
+  trace.ranks[0].rank = 0;
+  trace.ranks[1].rank = 1;
+  return trace;
 }
 
-TEST(ReferenceIterationTest, FallsBackToPresentThenToTheFirst) {
-  iterations::Result assignment;
-  assignment.iterations = {MakeIteration(0, {true, false}),
-                           MakeIteration(1, {true, true}, {true, true})};
-  EXPECT_EQ(ReferenceIteration(assignment, {0, 1}), 1);  // on both ranks, though partial
-  assignment.iterations = {MakeIteration(0, {true, false}), MakeIteration(1, {false, true})};
-  EXPECT_EQ(ReferenceIteration(assignment, {0, 1}), 0);
-  assignment.iterations.clear();
-  EXPECT_EQ(ReferenceIteration(assignment, {0, 1}), -1);
+TEST(ReferenceStepsTest, FirstStepWholeOnEveryPipelineRank) {
+  Trace trace = TwoRanks();
+  trace.ranks[1].stats.Bump(ImportCounter::kTruncated, 10);  // its last step, 5, is cut
+  iterations::Steps steps;
+  steps.source = iterations::StepSource::kProfilerSteps;
+  steps.ranks = {ProfilerSteps({2, 3, 4, 5}), ProfilerSteps({3, 4, 5})};
+  std::vector<StepMap> maps = ReferenceSteps(trace, steps, {0, 1});
+  ASSERT_EQ(maps.size(), 2u);
+  EXPECT_EQ(maps[0].At(300), 0);  // step 3, whole on both ranks, is the reference
+  EXPECT_EQ(maps[0].At(200), -1);
+  EXPECT_EQ(maps[1].At(350), 0);
+  EXPECT_EQ(maps[1].At(500), 2);
+  // Rank 0 alone has every step whole from 2 on; rank 1, outside, counts from its own first.
+  maps = ReferenceSteps(trace, steps, {0});
+  EXPECT_EQ(maps[0].At(200), 0);
+  EXPECT_EQ(maps[1].At(300), 0);
+}
+
+TEST(ReferenceStepsTest, FallsBackToPresentThenToTheFirst) {
+  Trace trace = TwoRanks();
+  trace.ranks[1].stats.Bump(ImportCounter::kTruncated, 10);
+  iterations::Steps steps;
+  steps.source = iterations::StepSource::kProfilerSteps;
+  // Step 1 is on both ranks but cut on rank 1, step 0 on rank 0 only: 1, present on both.
+  steps.ranks = {ProfilerSteps({0, 1}), ProfilerSteps({1})};
+  EXPECT_EQ(ReferenceSteps(trace, steps, {0, 1})[0].At(100), 0);
+  // No step on both ranks: the first found.
+  steps.ranks = {ProfilerSteps({0}), ProfilerSteps({1})};
+  EXPECT_EQ(ReferenceSteps(trace, steps, {0, 1})[0].At(0), 0);
+  EXPECT_EQ(ReferenceSteps(trace, steps, {0, 1})[1].At(100), 1);
+}
+
+TEST(ReferenceStepsTest, ARepeatingScheduleStartsEachRankAtItsFirstWholePeriod) {
+  Trace trace = TwoRanks();
+  iterations::Steps steps;
+  steps.source = iterations::StepSource::kRepeatingSchedule;
+  steps.ranks = {{{-1, kOpen, true}, {0, 1000, false}, {1, 2000, false}},
+                 {{0, 1500, false}, {1, 2500, false}, {2, 3500, true}}};
+  const std::vector<StepMap> maps = ReferenceSteps(trace, steps, {0, 1});
+  EXPECT_EQ(maps[0].At(500), std::nullopt);
+  EXPECT_EQ(maps[0].At(1000), 0);
+  EXPECT_EQ(maps[1].At(1500), 0);
+  EXPECT_EQ(maps[1].At(2600), 1);
+  EXPECT_EQ(maps[1].At(3600), std::nullopt);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "readers/json_number.h"
 #include "readers/json_repair.h"
-#include "readers/json_text.h"
+#include "readers/json_tokens.h"
 
 namespace bubblescope::kineto {
 namespace {

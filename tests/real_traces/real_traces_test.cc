@@ -45,7 +45,7 @@ rank_summary::Result Summarise(const std::vector<std::string>& paths, int jobs) 
   absl::StatusOr<Trace> trace = LoadTrace(paths, options);
   EXPECT_TRUE(trace.ok()) << trace.status();
   if (!trace.ok()) return {};
-  return rank_summary::Analyze(*trace, rank_summary::Options{});
+  return rank_summary::Analyze(*trace, index::Build(*trace));
 }
 
 TEST(RealTracesTest, HtaTwoRanksSampledFromA128RankJob) {

@@ -7,7 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "report/json_writer.h"
+#include "text/json_writer.h"
 #include "simdjson.h"
 
 namespace bubblescope {
@@ -17,9 +17,10 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-job_pipelines::CrossRankFigures TwoStages() {
-  job_pipelines::CrossRankFigures figures;
-  figures.pipeline.stage_order = {5, 4};
+job::CrossRankFigures TwoStages() {
+  job::CrossRankFigures figures;
+  figures.pipeline.order.ranks = {5, 4};
+  figures.pipeline.order.known = true;
   figures.offsets = {{.rank = 5, .aligned = true},
                      {.rank = 4, .aligned = true, .offset_ns = -2'500'000,
                       .uncertainty_ns = 1500}};
@@ -81,7 +82,7 @@ TEST(LinkReportTest, TextSaysWhoWaitedForWhom) {
 }
 
 TEST(LinkReportTest, UnknownSizesShowADashNotZero) {
-  job_pipelines::CrossRankFigures figures = TwoStages();
+  job::CrossRankFigures figures = TwoStages();
   EXPECT_THAT(LinkText(figures), ContainsRegex("5->4 +0->1 +8 +8\\.00 +0\\.084"));  // 8 MiB
   link_stats::Link& link = figures.links.front();
   link.bytes = 0;
@@ -92,7 +93,7 @@ TEST(LinkReportTest, UnknownSizesShowADashNotZero) {
 }
 
 TEST(LinkReportTest, InferredPeersAreSaid) {
-  job_pipelines::CrossRankFigures figures = TwoStages();
+  job::CrossRankFigures figures = TwoStages();
   EXPECT_THAT(LinkText(figures), Not(HasSubstr("no peer ranks")));
   figures.pipeline.peers_recorded = false;
   EXPECT_THAT(LinkText(figures), HasSubstr("no peer ranks in the traces: stage order and peers "
@@ -110,7 +111,7 @@ TEST(LinkReportTest, InferredPeersAreSaid) {
 }
 
 TEST(JobReportTest, NoPipelineSummarisesCollectives) {
-  job_pipelines::JobSummary job;
+  job::JobSummary job;
   job.ranks_without_p2p = {0, 1};
   job.collectives.push_back({.kind = "all_reduce", .count = 6, .bytes = 3 << 20, .sized = 6,
                              .time_ns = 1'234'567});
@@ -142,7 +143,7 @@ TEST(JobReportTest, NoPipelineSummarisesCollectives) {
 }
 
 TEST(JobReportTest, SeveralPipelinesNameTheWorst) {
-  job_pipelines::JobSummary job;
+  job::JobSummary job;
   job.pipelines = 2;
   job.worst_pipeline = 1;
   job.worst_bubble_fraction = 0.40;

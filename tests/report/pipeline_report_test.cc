@@ -3,6 +3,7 @@
 #include "report/pipeline_report.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -15,8 +16,8 @@ namespace {
 using ::testing::HasSubstr;
 
 // Two ranks, one complete iteration of 10 ms and one incomplete.
-PipelineFigures TwoRanks(bool with_shape) {
-  PipelineFigures pipeline;
+job::Pipeline TwoRanks(bool with_shape) {
+  job::Pipeline pipeline;
   bubble::Result& bubble = pipeline.bubble;
   bubble.ranks = {3, 5};
   bubble.complete_iterations = 1;
@@ -56,9 +57,9 @@ PipelineFigures TwoRanks(bool with_shape) {
     shape.p = 2;
     shape.v = 1;
     shape.m = 4;
-    shape.family = "1f1b";
-    shape.schedule_source = "p2p";
-    shape.stage_order_source = "p2p";
+    shape.family = schedule_inference::ScheduleFamily::k1F1B;
+    shape.schedule_source = pipeline::ShapeSource::kP2p;
+    shape.stage_order_source = pipeline::ShapeSource::kP2p;
     shape.stage_order = {5, 3};  // rank 5 is stage 0
     shape.stages.resize(2);
     shape.stages[0].stage = 0;
@@ -72,10 +73,21 @@ PipelineFigures TwoRanks(bool with_shape) {
     shape.notes = {"p = 2 and no forward ops to count: v > 1 is not visible, v = 1 assumed"};
     pipeline.shape = shape;
   }
-  findings::Finding small{"comm_wait", "warning", "rank 3 waited", {3}, 1'000'000};
-  findings::Finding large{"pipeline_depth", "info", "depth", {3, 5}, 4'000'000};
+  // The driver's stage order, known here only with the shape.
+  pipeline.crossrank.pipeline.order.ranks = {5, 3};
+  pipeline.crossrank.pipeline.order.known = with_shape;
+  findings::Finding small{findings::Kind::kCommWait, Severity::kWarning, "rank 3 waited", {3},
+                          1'000'000};
+  findings::Finding large{findings::Kind::kPipelineDepth, Severity::kInfo, "depth", {3, 5},
+                          4'000'000};
   pipeline.findings.findings = {large, small};
   return pipeline;
+}
+
+job::Result Job(std::vector<job::Pipeline> pipelines) {
+  job::Result result;
+  result.pipelines = std::move(pipelines);
+  return result;
 }
 
 simdjson::dom::element Parse(simdjson::dom::parser& parser, const std::string& text) {
@@ -85,12 +97,11 @@ simdjson::dom::element Parse(simdjson::dom::parser& parser, const std::string& t
 }
 
 TEST(PipelineReportJsonTest, KnownShape) {
-  PipelineFigures pipeline = TwoRanks(true);
+  job::Pipeline pipeline = TwoRanks(true);
   pipeline.findings.findings.pop_back();
-  PipelineFigures other = TwoRanks(true);
+  job::Pipeline other = TwoRanks(true);
   other.findings.findings.erase(other.findings.findings.begin());
-  absl::StatusOr<std::string> json =
-      AnalyzeJson(rank_summary::Result{}, {pipeline, other}, SummaryReportOptions{});
+  absl::StatusOr<std::string> json = AnalyzeJson(Job({pipeline, other}), SummaryReportOptions{});
   ASSERT_TRUE(json.ok()) << json.status();
   simdjson::dom::parser parser;
   simdjson::dom::element doc = Parse(parser, *json);
@@ -144,14 +155,13 @@ TEST(PipelineReportJsonTest, KnownShape) {
 }
 
 TEST(PipelineReportJsonTest, SlowestStageEffectInMicroseconds) {
-  PipelineFigures pipeline = TwoRanks(true);
-  pipeline.slowest_stage_effect = findings::ImbalanceEffect{.stage = 0,
+  job::Pipeline pipeline = TwoRanks(true);
+  pipeline.slowest_stage_effect = rebalance::ImbalanceEffect{.stage = 0,
                                                             .iteration_ns = 57'000'123,
                                                             .bubble_fraction = 0.5,
                                                             .iteration_at_mean_ns = 39'000'000,
                                                             .bubble_fraction_at_mean = 0.25};
-  absl::StatusOr<std::string> json =
-      AnalyzeJson(rank_summary::Result{}, {pipeline}, SummaryReportOptions{});
+  absl::StatusOr<std::string> json = AnalyzeJson(Job({pipeline}), SummaryReportOptions{});
   ASSERT_TRUE(json.ok()) << json.status();
   simdjson::dom::parser parser;
   simdjson::dom::element effect =
@@ -167,8 +177,7 @@ TEST(PipelineReportJsonTest, UnknownShapeIsNull) {
   for (int indent : {0, 2}) {
     SummaryReportOptions options;
     options.json_indent = indent;
-    absl::StatusOr<std::string> json =
-        AnalyzeJson(rank_summary::Result{}, {TwoRanks(false)}, options);
+    absl::StatusOr<std::string> json = AnalyzeJson(Job({TwoRanks(false)}), options);
     ASSERT_TRUE(json.ok()) << json.status();
     simdjson::dom::parser parser;
     simdjson::dom::element p = simdjson::dom::array(Parse(parser, *json)["pipelines"]).at(0);

@@ -12,7 +12,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-simdjson::dom::element Parse(simdjson::dom::parser& parser, const RebalanceFigures& figures,
+simdjson::dom::element Parse(simdjson::dom::parser& parser, const job::RebalanceFigures& figures,
                              std::string* text) {
   JsonWriter json;
   WriteRebalanceJson(figures, json);
@@ -35,7 +35,7 @@ TEST(RebalanceReportTest, Suggested) {
   result.layers_after = {11, 8, 5, 8};
   result.after = {43875, 0.25};
   result.moves_simulated = 84;
-  RebalanceFigures figures{.layers_per_stage = {8, 8, 8, 8}, .result = result};
+  job::RebalanceFigures figures{.layers_per_stage = {8, 8, 8, 8}, .result = result};
   const std::string text = RebalanceText(figures);
   EXPECT_THAT(text, HasSubstr("rebalance (layers 8,8,8,8 from --layers-per-stage): move 3 layers from "
                         "stage 2 (rank 12) to stage 0 (rank 10) -> layers 11,8,5,8"));
@@ -57,7 +57,7 @@ TEST(RebalanceReportTest, NotSuggestedAndUnavailable) {
   result.before = {33056000, 0.4};
   result.moves_simulated = 84;
   result.min_gain = 0.01;
-  RebalanceFigures quiet{.layers_per_stage = {8, 8, 8, 8}, .result = result};
+  job::RebalanceFigures quiet{.layers_per_stage = {8, 8, 8, 8}, .result = result};
   EXPECT_THAT(RebalanceText(quiet),
               HasSubstr("no single move of layers shortens the predicted iteration (33.056 ms) "
                         "by 1.0% or more; 84 moves simulated"));
@@ -67,7 +67,7 @@ TEST(RebalanceReportTest, NotSuggestedAndUnavailable) {
   EXPECT_FALSE(bool(doc["suggested"]));
   EXPECT_EQ(doc["from_stage"].error(), simdjson::NO_SUCH_FIELD);
 
-  RebalanceFigures unknown{.layers_per_stage = {4, 4},
+  job::RebalanceFigures unknown{.layers_per_stage = {4, 4},
                            .result = absl::FailedPreconditionError("the pipeline's shape is unknown")};
   EXPECT_EQ(RebalanceText(unknown),
             "  rebalance (layers 4,4 from --layers-per-stage): not possible: the pipeline's "
@@ -83,8 +83,8 @@ TEST(RebalanceReportTest, CountsFromAnnotationsSaySo) {
   result.before = {33056000, 0.4};
   result.moves_simulated = 84;
   result.min_gain = 0.01;
-  RebalanceFigures declared{
-      .layers_per_stage = {6, 7, 8, 9}, .layers_source = "annotations", .result = result};
+  job::RebalanceFigures declared{
+      .layers_per_stage = {6, 7, 8, 9}, .source = job::LayerCountSource::kAnnotations, .result = result};
   EXPECT_THAT(RebalanceText(declared),
               HasSubstr("  rebalance (layers 6,7,8,9 from annotations): no single move"));
   simdjson::dom::parser parser;
@@ -93,9 +93,9 @@ TEST(RebalanceReportTest, CountsFromAnnotationsSaySo) {
   EXPECT_EQ(std::string_view(doc["layers_source"]), "annotations");
 
   // Incomplete annotations: no counts to show, only why.
-  RebalanceFigures incomplete{
+  job::RebalanceFigures incomplete{
       .layers_per_stage = {},
-      .layers_source = "annotations",
+      .source = job::LayerCountSource::kAnnotations,
       .result = absl::FailedPreconditionError("rank 3 declares no layer count")};
   EXPECT_EQ(RebalanceText(incomplete),
             "  rebalance (layer annotations): not possible: rank 3 declares no layer count\n");

@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "loader/trace_loader.h"
-#include "simulator/set_writer.h"
+#include "writers/simulated_set.h"
 #include "simulator/sim_test_util.h"
 #include "simulator/simulator.h"
 #include "support/test_files.h"

@@ -1,0 +1,219 @@
+#include "findings/findings.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace bubblescope::findings {
+namespace {
+
+constexpr double kNsPerMs = 1e6;
+
+double Ms(double ns) { return ns / kNsPerMs; }
+
+TimeNs RoundNs(double ns) { return static_cast<TimeNs>(std::llround(ns)); }
+
+// Share of the window the pipeline's idle time takes, in percent.
+double Percent(double fraction) { return 100.0 * fraction; }
+
+void AddPipelineDepth(const bubble::Result& bubble, const schedule_inference::Result& shape,
+                      double theoretical, std::vector<Finding>* out) {
+  if (theoretical <= 0.0) return;
+  Finding finding;
+  finding.kind = Kind::kPipelineDepth;
+  finding.severity = Severity::kInfo;
+  finding.ranks = bubble.ranks;
+  finding.cost_ns = RoundNs(theoretical * static_cast<double>(bubble.capacity));
+  std::string remedy = shape.v > 1
+                           ? "more microbatches per iteration would shrink it"
+                           : "more microbatches per iteration or an interleaved schedule (several "
+                             "virtual stages per rank) would shrink it";
+  finding.message = absl::StrFormat(
+      "the schedule itself leaves %.1f%% of each iteration idle with p=%d stages, m=%d "
+      "microbatches and v=%d virtual stages per rank ((p-1)/(v*m+p-1)); %s",
+      Percent(theoretical), shape.p, shape.m, shape.v, remedy);
+  out->push_back(std::move(finding));
+}
+
+void AddExcessBubble(const bubble::Result& bubble, double theoretical, const Options& options,
+                     std::vector<Finding>* out) {
+  double excess = bubble.bubble_fraction - theoretical;
+  if (Percent(excess) <= options.excess_bubble_min_points) return;
+  Finding finding;
+  finding.kind = Kind::kExcessBubble;
+  finding.severity = Severity::kWarning;
+  finding.ranks = bubble.ranks;
+  finding.cost_ns = RoundNs(excess * static_cast<double>(bubble.capacity));
+  finding.message = absl::StrFormat(
+      "measured bubble is %.1f%% against %.1f%% in theory: %.1f percentage points (%.1f ms of "
+      "rank time per iteration) are lost to transfers, imbalance or host delays",
+      Percent(bubble.bubble_fraction), Percent(theoretical), Percent(excess),
+      Ms(static_cast<double>(finding.cost_ns) / static_cast<double>(bubble.complete_iterations)));
+  out->push_back(std::move(finding));
+}
+
+void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::Result& shape,
+                       const Options& options, const ImbalanceEffect* effect,
+                       std::vector<Finding>* out) {
+  if (shape.slowest_stage < 0 || shape.slowest_excess_percent < options.imbalance_min_percent) {
+    return;
+  }
+  double slowest_ns = 0.0;
+  // The words name the op types the stage time adds up: inference has no backward, and only
+  // zero-bubble schedules a separate weight gradient.
+  bool backward = false;
+  bool weight_grad = false;
+  for (const schedule_inference::StageFigures& stage : shape.stages) {
+    if (stage.stage == shape.slowest_stage) slowest_ns = stage.mean_total_ns;
+    backward = backward || stage.backward.count > 0;
+    weight_grad = weight_grad || stage.weight_grad.count > 0;
+  }
+  Finding finding;
+  finding.kind = Kind::kStageImbalance;
+  finding.severity = Severity::kWarning;
+  finding.ranks = {shape.slowest_rank};
+  finding.cost_ns = RoundNs(shape.slowest_excess_ns * static_cast<double>(shape.m) *
+                            static_cast<double>(bubble.complete_iterations));
+  finding.message = absl::StrFormat(
+      "stage %d (rank %d) takes %.2f ms per microbatch (%s), %.1f%% above the %.2f ms mean over "
+      "stages; the other stages wait for it",
+      shape.slowest_stage, shape.slowest_rank, Ms(slowest_ns),
+      weight_grad ? "forward + backward + weight gradient"
+                  : (backward ? "forward + backward" : "forward"),
+      shape.slowest_excess_percent,
+      Ms(slowest_ns - shape.slowest_excess_ns));
+  if (effect != nullptr && effect->stage == shape.slowest_stage) {
+    absl::StrAppend(
+        &finding.message,
+        absl::StrFormat(": simulated on free links it makes the bubble %.1f%% where a stage at "
+                        "the mean would leave %.1f%% (%.2f against %.2f ms per iteration)",
+                        100.0 * effect->bubble_fraction, 100.0 * effect->bubble_fraction_at_mean,
+                        Ms(static_cast<double>(effect->iteration_ns)),
+                        Ms(static_cast<double>(effect->iteration_at_mean_ns))));
+  }
+  absl::StrAppend(&finding.message,
+                  ", so moving layers off it would shorten every iteration (layer counts from "
+                  "--layers-per-stage or bubblescope:layers=N annotations give a concrete move)");
+  out->push_back(std::move(finding));
+}
+
+void AddPerRank(const bubble::Result& bubble, const Options& options, std::vector<Finding>* out) {
+  double iterations = static_cast<double>(bubble.complete_iterations);
+  for (const bubble::RankTotals& rank : bubble.per_rank) {
+    if (rank.window <= 0) continue;
+    double window = static_cast<double>(rank.window);
+    // One rule for both parts of a rank's stall: report it when it exceeds its share of the
+    // window, costed at its own length; only the words differ.
+    auto add_stall = [&](Kind kind, TimeNs stall, double min_fraction, const char* what,
+                         const char* where, const char* why) {
+      if (static_cast<double>(stall) <= min_fraction * window) return;
+      Finding finding;
+      finding.kind = kind;
+      finding.severity = Severity::kWarning;
+      finding.ranks = {rank.rank};
+      finding.cost_ns = stall;
+      finding.message = absl::StrFormat(
+          "rank %d %s %.1f ms per iteration%s (%.1f%% of its window) %s", rank.rank, what,
+          Ms(static_cast<double>(stall) / iterations), where,
+          Percent(static_cast<double>(stall) / window), why);
+      out->push_back(std::move(finding));
+    };
+    add_stall(Kind::kCommWait, rank.comm_wait, options.comm_wait_min_fraction, "waited",
+              " in communication",
+              "with nothing to compute: its peer was late or the transfer slow");
+    // On a CPU rank the "device" is the model thread itself: its gaps are framework or Python
+    // time between ops, or a blocking wait that no op records (gloo waits often are).
+    add_stall(Kind::kHostBound, rank.empty, options.host_bound_min_fraction, "sat idle", "",
+              rank.device == index::DeviceKind::kCpu
+                  ? "with no op running on its model thread: framework or Python time between "
+                    "ops, or a wait no op records"
+                  : "with nothing launched on the device: the host did not keep it busy");
+  }
+}
+
+void AddIncomplete(const bubble::Result& bubble, std::vector<Finding>* out) {
+  int64_t incomplete = static_cast<int64_t>(bubble.iterations.size()) - bubble.complete_iterations;
+  if (incomplete <= 0) return;
+  Finding finding;
+  finding.kind = Kind::kIncompleteIterations;
+  finding.severity = Severity::kInfo;
+  finding.ranks = bubble.ranks;
+  finding.message = absl::StrCat(
+      incomplete, " of ", bubble.iterations.size(), " iterations ",
+      incomplete == 1 ? "was" : "were",
+      " left out of every total: a rank lacks it or its trace was cut short in it");
+  out->push_back(std::move(finding));
+}
+
+}  // namespace
+
+std::string_view KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kPipelineDepth:
+      return "pipeline_depth";
+    case Kind::kExcessBubble:
+      return "excess_bubble";
+    case Kind::kStageImbalance:
+      return "stage_imbalance";
+    case Kind::kCommWait:
+      return "comm_wait";
+    case Kind::kHostBound:
+      return "host_bound";
+    case Kind::kIncompleteIterations:
+      return "incomplete_iterations";
+    case Kind::kScheduleUnknown:
+      return "schedule_unknown";
+    case Kind::kSlowLink:
+      return "slow_link";
+    case Kind::kLateSender:
+      return "late_sender";
+    case Kind::kUnmatchedP2p:
+      return "unmatched_p2p";
+  }
+  return "unknown";
+}
+
+double TheoreticalBubbleFraction(int32_t p, int32_t v, int32_t m) {
+  if (p <= 0 || v <= 0 || m <= 0) return 0.0;
+  double idle_slots = static_cast<double>(p - 1);
+  return idle_slots / (static_cast<double>(v) * static_cast<double>(m) + idle_slots);
+}
+
+Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
+               const Options& options, const ImbalanceEffect* imbalance) {
+  Result result;
+  std::vector<Finding>& out = result.findings;
+  if (bubble.complete_iterations > 0) {
+    if (shape != nullptr) {
+      double theoretical = TheoreticalBubbleFraction(shape->p, shape->v, shape->m);
+      AddPipelineDepth(bubble, *shape, theoretical, &out);
+      AddExcessBubble(bubble, theoretical, options, &out);
+      AddStageImbalance(bubble, *shape, options, imbalance, &out);
+    }
+    AddPerRank(bubble, options, &out);
+  }
+  AddIncomplete(bubble, &out);
+  if (shape == nullptr) {
+    Finding finding;
+    finding.kind = Kind::kScheduleUnknown;
+    finding.severity = Severity::kInfo;
+    finding.ranks = bubble.ranks;
+    finding.message = options.shape_unknown_reason.empty()
+                          ? "the pipeline's stages, microbatches and schedule could not be "
+                            "inferred, so only the measured bubble is reported"
+                          : absl::StrCat("the pipeline's stages, microbatches and schedule could "
+                                         "not be inferred (",
+                                         options.shape_unknown_reason,
+                                         "), so only the measured bubble is reported");
+    out.push_back(std::move(finding));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
+    return a.cost_ns > b.cost_ns;
+  });
+  return result;
+}
+
+}  // namespace bubblescope::findings

@@ -1,0 +1,83 @@
+// Findings: the few plain-language statements a pipeline's bubble figures and inferred shape
+// support, each with what it costs, so a report can lead with the largest loss.
+//
+// Kinds (cost_ns is time the pipeline's ranks spend idle because of it, summed over the complete
+// iterations and the ranks, so costs of different kinds compare directly):
+//  - "pipeline_depth": the bubble the schedule itself implies, (p-1)/(v·m+p-1) of the window;
+//    cost = that share of the capacity (p × window, summed).
+//  - "excess_bubble": measured bubble above the theoretical one by more than
+//    Options::excess_bubble_min_points percentage points; cost = the excess share of capacity.
+//  - "stage_imbalance": the slowest stage's mean F+B+W per microbatch exceeds the mean over
+//    stages by at least Options::imbalance_min_percent; cost = that excess × m × iterations.
+//    With an ImbalanceEffect, the message also gives the bubble the simulator says it causes.
+//  - "comm_wait": one per rank whose stall spent in communication exceeds
+//    Options::comm_wait_min_fraction of its window; cost = that wait.
+//  - "host_bound": one per rank whose empty stall (nothing computing or communicating) exceeds
+//    Options::host_bound_min_fraction of its window; cost = that empty time.
+//  - "incomplete_iterations" (info): iterations left out of every total; cost 0.
+//  - "schedule_unknown" (info): the shape could not be inferred, so the kinds needing it are
+//    missing; cost 0.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/bubble.h"
+#include "bubblescope/import_stats.h"
+#include "bubblescope/trace.h"
+#include "pipeline/rebalance.h"
+#include "pipeline/schedule_inference.h"
+
+namespace bubblescope::findings {
+
+enum class Kind : uint8_t {
+  kPipelineDepth,
+  kExcessBubble,
+  kStageImbalance,
+  kCommWait,
+  kHostBound,
+  kIncompleteIterations,
+  kScheduleUnknown,
+  kSlowLink,         // findings/link_findings.h
+  kLateSender,       // findings/link_findings.h
+  kUnmatchedP2p,     // findings/link_findings.h
+};
+
+// The stable snake_case name reports print ("pipeline_depth", "slow_link", ...).
+std::string_view KindName(Kind kind);
+
+struct Options {
+  double excess_bubble_min_points = 2.0;  // percentage points of the window
+  double imbalance_min_percent = 10.0;    // of the mean stage time per microbatch
+  double comm_wait_min_fraction = 0.05;   // of the rank's window
+  double host_bound_min_fraction = 0.05;  // of the rank's window
+  // Why the shape passed to Analyze is null (e.g. the inference error); quoted in the
+  // "schedule_unknown" finding.
+  std::string shape_unknown_reason;
+};
+
+using rebalance::ImbalanceEffect;
+
+struct Finding {
+  Kind kind = Kind::kPipelineDepth;
+  Severity severity = Severity::kInfo;  // info or warning
+  std::string message;   // plain words, times in ms
+  std::vector<int32_t> ranks;  // the ranks concerned; every pipeline rank for pipeline-wide kinds
+  TimeNs cost_ns = 0;
+};
+
+struct Result {
+  std::vector<Finding> findings;  // by cost_ns descending; equal costs keep the order above
+};
+
+// (p-1)/(v·m+p-1): the idle share of an ideal schedule with equal stages and free transfers.
+// 0 when p, v or m is not positive.
+double TheoreticalBubbleFraction(int32_t p, int32_t v, int32_t m);
+
+// `shape` may be null (inference failed): only the kinds that need no shape are produced.
+// `imbalance` may be null (not simulated).
+Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
+               const Options& options, const ImbalanceEffect* imbalance = nullptr);
+
+}  // namespace bubblescope::findings

@@ -1,0 +1,327 @@
+#include "index/rank_index.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "common/interval_set.h"
+#include "readers/event_classifier.h"
+
+namespace bubblescope::index {
+namespace {
+
+constexpr std::string_view kAutogradPrefix = "autograd::engine::evaluate_function";
+constexpr std::string_view kOptimizerPrefix = "Optimizer.";
+
+bool StartsEarlierOrIsLonger(TimeNs a_start, TimeNs a_end, TimeNs b_start, TimeNs b_end) {
+  return a_start != b_start ? a_start < b_start : a_end > b_end;
+}
+
+PhaseHint KernelHint(std::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
+  if (absl::StrContains(lower, "weight_grad") || absl::StrContains(lower, "wgrad")) {
+    return PhaseHint::kWeightGrad;
+  }
+  if (absl::StrContains(lower, "backward") || absl::StrContains(lower, "bwd")) {
+    return PhaseHint::kBackward;
+  }
+  return PhaseHint::kNone;
+}
+
+bool IsAutogradOp(std::string_view name) { return name.starts_with(kAutogradPrefix); }
+
+// Time covered by the rank's `Optimizer.*` CPU ranges.
+IntervalSet OptimizerRanges(const Rank& rank) {
+  std::vector<TimeRange> ranges;
+  for (const Annotation& annotation : rank.annotations) {
+    if (annotation.scope != AnnotationScope::kCpu) continue;
+    if (!rank.name(annotation.name).starts_with(kOptimizerPrefix)) continue;
+    ranges.push_back(TimeRange{annotation.start, annotation.end});
+  }
+  return IntervalSet::FromRanges(std::move(ranges));
+}
+
+// A CPU communication scope on one thread: an operator or a "nccl:*" / "gloo:*" range.
+struct Scope {
+  TimeNs start = 0;
+  TimeNs end = 0;
+  CommKind kind = CommKind::kUnknown;
+  int32_t peer = -1;
+};
+
+// The communication scopes of one CPU thread, by start, longer first.
+std::vector<Scope> ScopesOf(const Rank& rank, const Timeline& thread) {
+  std::vector<Scope> scopes;
+  for (const Interval& interval : thread.intervals) {
+    if (interval.kind != IntervalKind::kCpuCommOp) continue;
+    const CommInfo* info = rank.comm(interval);
+    scopes.push_back(Scope{interval.start, interval.end,
+                           info != nullptr ? info->kind : CommKind::kUnknown,
+                           info != nullptr ? info->peer : -1});
+  }
+  for (const Annotation& annotation : rank.annotations) {
+    if (annotation.scope != AnnotationScope::kCpu || annotation.thread_or_stream != thread.id) {
+      continue;
+    }
+    const std::optional<CommKind> kind = kineto::CpuCommOpKind(rank.name(annotation.name));
+    if (kind.has_value()) scopes.push_back(Scope{annotation.start, annotation.end, *kind, -1});
+  }
+  std::stable_sort(scopes.begin(), scopes.end(), [](const Scope& a, const Scope& b) {
+    return StartsEarlierOrIsLonger(a.start, a.end, b.start, b.end);
+  });
+  return scopes;
+}
+
+// Everything known about one launch record.
+struct Launch {
+  TimeNs start = 0;
+  bool in_autograd = false;  // issued from inside an autograd engine op: backward work
+  // The innermost CPU p2p scope (c10d::send, nccl:recv, ...) around the launch, if any.
+  CommKind scope_kind = CommKind::kUnknown;
+  int32_t scope_peer = -1;
+};
+
+// Every launch of the rank by correlation id (the first record of an id wins).
+absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
+  absl::flat_hash_map<int64_t, Launch> launches;
+  for (const Timeline& thread : rank.timelines) {
+    if (thread.kind != TimelineKind::kCpuThread) continue;
+    std::vector<TimeRange> autograd;
+    bool any_launch = false;
+    for (const Interval& interval : thread.intervals) {
+      if (interval.kind == IntervalKind::kCpuOp && IsAutogradOp(rank.name(interval.name))) {
+        autograd.push_back(TimeRange{interval.start, interval.end});
+      }
+      any_launch |= interval.kind == IntervalKind::kRuntime && interval.correlation != 0;
+    }
+    if (!any_launch) continue;
+    const IntervalSet autograd_time = IntervalSet::FromRanges(std::move(autograd));
+    const std::vector<Scope> scopes = ScopesOf(rank, thread);
+    // Intervals are sorted by start, so one sweep keeps the scopes open around each launch
+    // (innermost last).
+    std::vector<const Scope*> open;
+    size_t next_scope = 0;
+    for (const Interval& interval : thread.intervals) {
+      if (interval.kind != IntervalKind::kRuntime || interval.correlation == 0) continue;
+      for (; next_scope < scopes.size() && scopes[next_scope].start <= interval.start;
+           ++next_scope) {
+        open.push_back(&scopes[next_scope]);
+      }
+      std::erase_if(open, [&](const Scope* scope) { return scope->end <= interval.start; });
+      Launch launch{interval.start, autograd_time.Contains(interval.start)};
+      if (!open.empty() &&
+          (open.back()->kind == CommKind::kSend || open.back()->kind == CommKind::kRecv)) {
+        launch.scope_kind = open.back()->kind;
+        launch.scope_peer = open.back()->peer;
+      }
+      launches.emplace(interval.correlation, launch);
+    }
+  }
+  return launches;
+}
+
+OpClass GpuClass(IntervalKind kind) {
+  switch (kind) {
+    case IntervalKind::kComputeKernel:
+      return OpClass::kCompute;
+    case IntervalKind::kCommKernel:
+      return OpClass::kComm;
+    default:
+      return OpClass::kCopy;
+  }
+}
+
+void FillComm(const CommInfo* info, DeviceOp* op) {
+  if (info == nullptr) return;
+  op->comm = info->kind;
+  op->peer = info->peer;
+  op->bytes = info->bytes;
+}
+
+void CollectGpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index) {
+  const absl::flat_hash_map<int64_t, Launch> launches = Launches(rank);
+  for (size_t t = 0; t < rank.timelines.size(); ++t) {
+    const Timeline& timeline = rank.timelines[t];
+    if (timeline.kind != TimelineKind::kGpuStream) continue;
+    for (size_t i = 0; i < timeline.intervals.size(); ++i) {
+      const Interval& interval = timeline.intervals[i];
+      if (!IsDeviceKind(interval.kind)) continue;
+      DeviceOp op;
+      op.start = interval.start;
+      op.end = interval.end;
+      op.transfer_end = interval.end;
+      op.timeline = static_cast<uint32_t>(t);
+      op.interval = static_cast<uint32_t>(i);
+      op.name = interval.name;
+      op.op_class = GpuClass(interval.kind);
+      const auto launch =
+          interval.correlation == 0 ? launches.end() : launches.find(interval.correlation);
+      op.launched = launch != launches.end();
+      op.issue = op.launched ? launch->second.start : interval.start;
+      if (op.op_class == OpClass::kCompute) {
+        op.hint = KernelHint(rank.name(interval.name));
+        if (op.hint == PhaseHint::kNone && op.launched && launch->second.in_autograd) {
+          op.hint = PhaseHint::kBackward;
+        }
+      } else if (op.op_class == OpClass::kComm) {
+        FillComm(rank.comm(interval), &op);
+        const bool undirected = op.comm == CommKind::kSendRecv || op.comm == CommKind::kUnknown;
+        if (interval.comm != kNoIndex && undirected && op.launched &&
+            launch->second.scope_kind != CommKind::kUnknown) {
+          op.comm = launch->second.scope_kind;
+          if (op.peer < 0) op.peer = launch->second.scope_peer;
+        }
+      }
+      op.in_optimizer = optimizer.Contains(op.issue);
+      index->ops.push_back(op);
+    }
+  }
+}
+
+// The top-level CPU ops of one thread (indices into its intervals) and the time they cover.
+struct TopLevelOps {
+  std::vector<uint32_t> ops;
+  TimeNs covered = 0;
+};
+
+TopLevelOps CollectTopLevel(const Timeline& timeline) {
+  std::vector<uint32_t> ops;
+  for (size_t i = 0; i < timeline.intervals.size(); ++i) {
+    const IntervalKind kind = timeline.intervals[i].kind;
+    if (kind == IntervalKind::kCpuOp || kind == IntervalKind::kCpuCommOp) {
+      ops.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  // Nesting is decided in (start ascending, longer first) order; the model keeps intervals that
+  // way, but the check is cheap and keeps this correct for any input.
+  const auto earlier = [&timeline](uint32_t a, uint32_t b) {
+    const Interval& x = timeline.intervals[a];
+    const Interval& y = timeline.intervals[b];
+    return StartsEarlierOrIsLonger(x.start, x.end, y.start, y.end);
+  };
+  if (!std::is_sorted(ops.begin(), ops.end(), earlier)) {
+    std::stable_sort(ops.begin(), ops.end(), earlier);
+  }
+  // In that order an op lies inside an earlier one exactly when it ends no later than the
+  // furthest end seen so far: the op reaching that end starts no later and ends no earlier.
+  TopLevelOps result;
+  std::vector<TimeRange> ranges;
+  TimeNs furthest_end = 0;
+  for (uint32_t i : ops) {
+    const Interval& op = timeline.intervals[i];
+    if (!result.ops.empty() && op.end <= furthest_end) continue;
+    furthest_end = result.ops.empty() ? op.end : std::max(furthest_end, op.end);
+    result.ops.push_back(i);
+    ranges.push_back({op.start, op.end});
+  }
+  result.covered = IntervalSet::FromRanges(std::move(ranges)).Length();
+  return result;
+}
+
+// When a CPU transfer really finished: the latest end of a gloo:/nccl: range starting inside it.
+TimeNs TransferEnd(const Rank& rank, const Interval& op) {
+  TimeNs end = op.end;
+  auto it = std::lower_bound(
+      rank.annotations.begin(), rank.annotations.end(), op.start,
+      [](const Annotation& annotation, TimeNs t) { return annotation.start < t; });
+  for (; it != rank.annotations.end() && it->start <= op.end; ++it) {
+    const std::string_view name = rank.name(it->name);
+    if (it->scope == AnnotationScope::kCpu &&
+        (name.starts_with("gloo:") || name.starts_with("nccl:"))) {
+      end = std::max(end, it->end);
+    }
+  }
+  return end;
+}
+
+void CollectCpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index) {
+  TopLevelOps best;
+  for (size_t t = 0; t < rank.timelines.size(); ++t) {
+    if (rank.timelines[t].kind != TimelineKind::kCpuThread) continue;
+    TopLevelOps ops = CollectTopLevel(rank.timelines[t]);
+    if (ops.ops.empty()) continue;
+    // Ties keep the earlier thread, so the choice depends on nothing but the input order.
+    if (index->model_thread < 0 || ops.covered > best.covered) {
+      best = std::move(ops);
+      index->model_thread = static_cast<int32_t>(t);
+    }
+  }
+  if (index->model_thread < 0) return;
+  const Timeline& thread = rank.timelines[static_cast<size_t>(index->model_thread)];
+  for (uint32_t i : best.ops) {
+    const Interval& interval = thread.intervals[i];
+    DeviceOp op;
+    op.issue = interval.start;
+    op.start = interval.start;
+    op.end = interval.end;
+    op.transfer_end = interval.end;
+    op.timeline = static_cast<uint32_t>(index->model_thread);
+    op.interval = i;
+    op.name = interval.name;
+    if (interval.kind == IntervalKind::kCpuCommOp) {
+      op.op_class = OpClass::kComm;
+      FillComm(rank.comm(interval), &op);
+      if (op.is_p2p()) op.transfer_end = TransferEnd(rank, interval);
+    } else {
+      op.op_class = OpClass::kCompute;
+      op.hint = IsAutogradOp(rank.name(interval.name)) ? PhaseHint::kBackward : PhaseHint::kNone;
+    }
+    op.in_optimizer = optimizer.Contains(op.issue);
+    index->ops.push_back(op);
+  }
+}
+
+}  // namespace
+
+bool RankIndex::HasP2p() const {
+  return std::any_of(ops.begin(), ops.end(),
+                     [](const DeviceOp& op) { return op.is_p2p() && !op.in_optimizer; });
+}
+
+int32_t TraceIndex::PositionOf(int32_t rank) const {
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].rank == rank) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+RankIndex BuildRank(const Rank& rank) {
+  RankIndex index;
+  index.rank = rank.rank;
+  const IntervalSet optimizer = OptimizerRanges(rank);
+  if (rank.HasGpuActivity()) {
+    index.device = DeviceKind::kGpu;
+    CollectGpu(rank, optimizer, &index);
+  } else {
+    index.device = DeviceKind::kCpu;
+    CollectCpu(rank, optimizer, &index);
+  }
+  const auto by_start = [](const DeviceOp& a, const DeviceOp& b) {
+    return StartsEarlierOrIsLonger(a.start, a.end, b.start, b.end);
+  };
+  if (!std::is_sorted(index.ops.begin(), index.ops.end(), by_start)) {
+    std::stable_sort(index.ops.begin(), index.ops.end(), by_start);
+  }
+  index.issue_order.resize(index.ops.size());
+  std::iota(index.issue_order.begin(), index.issue_order.end(), 0u);
+  std::stable_sort(index.issue_order.begin(), index.issue_order.end(),
+                   [&index](uint32_t a, uint32_t b) {
+                     return index.ops[a].issue < index.ops[b].issue;
+                   });
+  return index;
+}
+
+TraceIndex Build(const Trace& trace) {
+  TraceIndex index;
+  index.ranks.reserve(trace.ranks.size());
+  for (const Rank& rank : trace.ranks) index.ranks.push_back(BuildRank(rank));
+  return index;
+}
+
+}  // namespace bubblescope::index

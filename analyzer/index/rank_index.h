@@ -1,0 +1,100 @@
+// What every analysis needs to know about a rank beyond the raw timeline, derived once from the
+// model (docs/timeline-model.md, "The rank index").
+//
+// - The rank's device. A rank with GPU activity is measured on its GPU streams: every kernel,
+//   communication kernel, memcpy and memset. A rank without (a gloo pipeline on the CPU) has no
+//   device, so the CPU thread that runs the model stands in for it: the thread whose top-level
+//   CPU ops (kCpuOp and kCpuCommOp not nested inside another op of the thread) cover the most
+//   time (ties: the earlier thread). Only top-level ops count there, so a nested aten::addmm
+//   inside aten::linear is not counted twice.
+// - The launch of each GPU op: the CUDA runtime call on a CPU thread with the same correlation
+//   id. An op is issued when its launch starts (the device runs behind the host); an op without
+//   a launch record, and every op of a CPU rank, is issued when it starts.
+// - The direction and peer of point-to-point kernels whose own record does not say it. NCCL runs
+//   a send and a receive with one kernel (`ncclDevKernel_SendRecv`), so a trace without NCCL's
+//   metadata args only says "sendrecv"; PyTorch launches each p2p kernel inside its c10d::send /
+//   c10d::recv_ op (and "nccl:send" / "nccl:recv" range), so the innermost such scope around the
+//   launch gives the direction, and the peer when the scope recorded one.
+// - A phase hint for compute ops: backward when the kernel is launched inside one of torch's
+//   `autograd::engine::evaluate_function: ...` ops or its name says backward ("backward", "bwd"),
+//   weight gradient when the name says so ("weight_grad", "wgrad"). Names carry this only by
+//   convention, so it is a hint used to split compute runs, never to find the structure.
+// - Whether an op was issued inside an `Optimizer.*` range (not pipeline work).
+// - For CPU transfers, when the transfer really finished: gloo's c10d::send / c10d::recv_ op only
+//   posts it; the `gloo:*` (or `nccl:*`) range starting inside the op lasts until it completes.
+//
+// Every analysis reads these facts from here; none re-derives them from the timelines.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bubblescope/trace.h"
+
+namespace bubblescope::index {
+
+enum class DeviceKind : uint8_t {
+  kGpu,  // GPU streams
+  kCpu,  // the CPU model thread of a rank without GPU activity
+};
+
+enum class OpClass : uint8_t {
+  kCompute,  // compute kernels; top-level kCpuOp on a CPU rank
+  kComm,     // communication kernels; top-level kCpuCommOp on a CPU rank
+  kCopy,     // memcpy and memset
+};
+
+enum class PhaseHint : uint8_t { kNone, kBackward, kWeightGrad };
+
+// One device op: a GPU op, or a top-level op of a CPU rank's model thread.
+struct DeviceOp {
+  TimeNs issue = 0;  // launch start (GPU ops with a launch record), else the op's own start
+  TimeNs start = 0;
+  TimeNs end = 0;
+  // When a CPU point-to-point transfer completed (its gloo:/nccl: range may outlast the op);
+  // `end` for every other op.
+  TimeNs transfer_end = 0;
+  int64_t bytes = -1;    // communication payload, -1 when unknown
+  uint32_t timeline = 0;  // index into Rank::timelines
+  uint32_t interval = 0;  // index into that timeline's intervals
+  NameId name = kNoName;
+  int32_t peer = -1;     // global peer rank of a p2p op, recorded or from its launch scope
+  CommKind comm = CommKind::kUnknown;  // communication ops: sendrecv resolved where possible
+  OpClass op_class = OpClass::kCompute;
+  PhaseHint hint = PhaseHint::kNone;
+  bool launched = false;      // `issue` is a launch record's start
+  bool in_optimizer = false;  // issued inside an `Optimizer.*` CPU range
+
+  bool is_send() const { return op_class == OpClass::kComm && comm == CommKind::kSend; }
+  bool is_recv() const { return op_class == OpClass::kComm && comm == CommKind::kRecv; }
+  bool is_p2p() const { return is_send() || is_recv(); }
+};
+
+struct RankIndex {
+  int32_t rank = -1;
+  DeviceKind device = DeviceKind::kGpu;
+  // CPU ranks: index into Rank::timelines of the model thread; -1 for GPU ranks and for CPU
+  // ranks without any CPU op.
+  int32_t model_thread = -1;
+  // Sorted by start, then longer first; zero-length ops are kept (they still bound a span).
+  std::vector<DeviceOp> ops;
+  // Indices into `ops` in issue order: by issue time, then start, then longer first.
+  std::vector<uint32_t> issue_order;
+
+  bool cpu_only() const { return device == DeviceKind::kCpu; }
+  // True when some op is a point-to-point send or receive not issued by an optimizer step.
+  bool HasP2p() const;
+};
+
+struct TraceIndex {
+  std::vector<RankIndex> ranks;  // parallel to Trace::ranks
+
+  // Position of rank id `rank` in the trace, or -1.
+  int32_t PositionOf(int32_t rank) const;
+};
+
+RankIndex BuildRank(const Rank& rank);
+
+TraceIndex Build(const Trace& trace);
+
+}  // namespace bubblescope::index

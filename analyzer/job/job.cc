@@ -1,0 +1,226 @@
+#include "job/job.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "index/rank_index.h"
+#include "pipeline/annotation_ops.h"
+#include "pipeline/issued_items.h"
+#include "pipeline/layer_counts.h"
+#include "pipeline/step_map.h"
+#include "text/one_line.h"
+
+namespace bubblescope::job {
+namespace {
+
+// What every pipeline of the job reads, derived once.
+struct JobInputs {
+  const Trace* trace = nullptr;
+  index::TraceIndex index;
+  iterations::Steps steps;
+  std::vector<pipeline::IssuedTimeline> timelines;              // per trace rank
+  std::vector<std::vector<pipeline::PipelineOp>> annotated;     // per trace rank
+  p2p_graph::Result graph;
+};
+
+absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& options) {
+  JobInputs inputs;
+  inputs.trace = &trace;
+  inputs.index = index::Build(trace);
+  std::vector<size_t> with_p2p;
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    if (inputs.index.ranks[r].HasP2p()) with_p2p.push_back(r);
+  }
+  absl::StatusOr<iterations::Steps> steps =
+      iterations::FindSteps(trace, inputs.index, options.iterations, with_p2p);
+  if (!steps.ok()) return steps.status();
+  inputs.steps = *std::move(steps);
+  const std::vector<pipeline::StepMap> references =
+      pipeline::ReferenceSteps(trace, inputs.steps, with_p2p);
+  inputs.timelines.resize(trace.ranks.size());
+  inputs.annotated.resize(trace.ranks.size());
+  for (size_t r : with_p2p) {
+    inputs.timelines[r] = pipeline::BuildIssuedTimeline(inputs.index.ranks[r], references[r]);
+    inputs.annotated[r] =
+        pipeline::AnnotatedOps(trace.ranks[r], inputs.index.ranks[r], references[r]);
+  }
+  for (size_t r = 0; r < trace.ranks.size(); ++r) inputs.timelines[r].rank = trace.ranks[r].rank;
+  inputs.graph = p2p_graph::Analyze(
+      {.index = &inputs.index, .timelines = &inputs.timelines, .annotated = &inputs.annotated});
+  return inputs;
+}
+
+// The rebalance suggestion: from the user's layer counts, else from the pipeline's own
+// `bubblescope:layers=N` annotations; nullopt when neither gives counts. InvalidArgumentError
+// when the user's counts do not fit the pipeline.
+absl::StatusOr<std::optional<RebalanceFigures>> Rebalance(
+    const Trace& trace, const std::optional<schedule_inference::Result>& shape,
+    const Options& options) {
+  if (options.layers_per_stage.empty()) {
+    if (!shape.has_value()) return std::nullopt;
+    layer_counts::Result declared =
+        layer_counts::Analyze(trace, {.stage_order = shape->stage_order});
+    if (!declared.declared()) return std::nullopt;
+    RebalanceFigures figures{.layers_per_stage = declared.layers_per_stage,
+                             .source = LayerCountSource::kAnnotations};
+    figures.result =
+        declared.problem.empty()
+            ? rebalance::Analyze(*shape, {.layers_per_stage = declared.layers_per_stage})
+            : absl::FailedPreconditionError(declared.problem);
+    return figures;
+  }
+  RebalanceFigures figures{.layers_per_stage = options.layers_per_stage,
+                           .source = LayerCountSource::kUser};
+  if (!shape.has_value()) {
+    figures.result = absl::FailedPreconditionError("the pipeline's shape is unknown");
+    return figures;
+  }
+  figures.result = rebalance::Analyze(*shape, {.layers_per_stage = options.layers_per_stage});
+  if (absl::IsInvalidArgument(figures.result.status())) {
+    return absl::InvalidArgumentError(absl::StrCat("layer counts ",
+                                                   absl::StrJoin(options.layers_per_stage, ","),
+                                                   ": ", figures.result.status().message()));
+  }
+  return figures;
+}
+
+absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
+                                         const p2p_graph::Pipeline& found,
+                                         const Options& options) {
+  const Trace& trace = *inputs.trace;
+  Pipeline out;
+  CrossRankFigures& crossrank = out.crossrank;
+  crossrank.pipeline = found;
+  const std::vector<int32_t>& stage_order = found.stage_order();
+
+  const p2p_matching::Result matching =
+      p2p_matching::Analyze(inputs.graph, p2p_matching::Options{.ranks = stage_order});
+  crossrank.unmatched = matching.unmatched;
+  crossrank.ops_without_peer = matching.ops_without_peer;
+  crossrank.offsets =
+      clock_alignment::Analyze(matching.transfers,
+                               clock_alignment::Options{.ranks = stage_order})
+          .offsets;
+  const ClockOffsets clocks = clock_alignment::AsClockOffsets(crossrank.offsets);
+
+  // One iteration assignment for the bubble; the shape reads each rank's reference step.
+  const iterations::Result assignment =
+      iterations::Assign(trace, inputs.index, inputs.steps, found.positions, clocks);
+  out.bubble = bubble::Analyze(trace, inputs.index, assignment, clocks);
+
+  schedule_inference::Input shape_input;
+  std::vector<pipeline::IssuedTimeline> timelines;
+  std::vector<std::vector<pipeline::PipelineOp>> annotated;
+  for (size_t position : found.positions) {
+    timelines.push_back(inputs.timelines[position]);
+    annotated.push_back(inputs.annotated[position]);
+  }
+  std::vector<size_t> in_trace_order = found.positions;
+  std::sort(in_trace_order.begin(), in_trace_order.end());
+  for (size_t position : in_trace_order) {
+    if (iterations::CutShort(trace.ranks[position])) {
+      shape_input.cut_short_ranks.push_back(trace.ranks[position].rank);
+    }
+  }
+  shape_input.order = &found.order;
+  shape_input.timelines = &timelines;
+  shape_input.annotated = &annotated;
+  findings::Options findings_options = options.findings;
+  absl::StatusOr<schedule_inference::Result> shape = schedule_inference::Analyze(shape_input);
+  if (shape.ok()) {
+    out.shape = *std::move(shape);
+  } else if (absl::IsFailedPrecondition(shape.status())) {
+    out.shape_problem = text::OneLine(std::string(shape.status().message()));
+    findings_options.shape_unknown_reason = out.shape_problem;
+  } else {
+    return shape.status();
+  }
+  if (out.shape && out.shape->slowest_stage >= 0 &&
+      out.shape->slowest_excess_percent >= findings_options.imbalance_min_percent) {
+    // Only a shape without per-stage times fails here; the finding then goes without it.
+    absl::StatusOr<rebalance::ImbalanceEffect> effect =
+        rebalance::EffectOfSlowestStage(*out.shape);
+    if (effect.ok()) out.slowest_stage_effect = *effect;
+  }
+  absl::StatusOr<std::optional<RebalanceFigures>> rebalance =
+      Rebalance(trace, out.shape, options);
+  if (!rebalance.ok()) return rebalance.status();
+  out.rebalance = *std::move(rebalance);
+  out.findings = findings::Analyze(out.bubble, out.shape ? &*out.shape : nullptr,
+                                   findings_options,
+                                   out.slowest_stage_effect ? &*out.slowest_stage_effect : nullptr);
+
+  crossrank.links = link_stats::Analyze(matching.transfers, clocks);
+  crossrank.stalls =
+      stall_attribution::Analyze(inputs.index, out.bubble, matching.transfers, clocks);
+  return out;
+}
+
+void SummarizeJob(const JobInputs& inputs, Result& result) {
+  JobSummary& job = result.job;
+  job.pipelines = static_cast<int32_t>(result.pipelines.size());
+  job.ranks_without_p2p = inputs.graph.ranks_without_p2p;
+  job.notes = inputs.graph.notes;
+  for (size_t i = 0; i < result.pipelines.size(); ++i) {
+    const double bubble = result.pipelines[i].bubble.bubble_fraction;
+    if (job.worst_pipeline < 0 || bubble > job.worst_bubble_fraction) {
+      job.worst_pipeline = static_cast<int32_t>(i);
+      job.worst_bubble_fraction = bubble;
+    }
+    if (i == 0 || bubble < job.best_bubble_fraction) job.best_bubble_fraction = bubble;
+  }
+  job.bubble_spread = job.worst_bubble_fraction - job.best_bubble_fraction;
+  if (result.pipelines.empty()) {
+    job.collectives = collectives::Analyze(*inputs.trace, inputs.index);
+  }
+}
+
+}  // namespace
+
+std::string_view LayerCountSourceName(LayerCountSource source) {
+  switch (source) {
+    case LayerCountSource::kUser:
+      return "user";
+    case LayerCountSource::kAnnotations:
+      return "annotations";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
+  absl::StatusOr<JobInputs> inputs = DeriveInputs(trace, options);
+  if (!inputs.ok()) return inputs.status();
+  Result result;
+  result.ranks = rank_summary::Analyze(trace, inputs->index);
+  for (const p2p_graph::Pipeline& found : inputs->graph.pipelines) {
+    absl::StatusOr<Pipeline> pipeline = AnalyzePipeline(*inputs, found, options);
+    if (!pipeline.ok()) return pipeline.status();
+    result.pipelines.push_back(*std::move(pipeline));
+  }
+  std::vector<std::vector<link_stats::Link>*> links;
+  for (Pipeline& pipeline : result.pipelines) links.push_back(&pipeline.crossrank.links);
+  link_stats::MarkSlowLinks(links, options.slow);
+
+  for (Pipeline& pipeline : result.pipelines) {
+    link_findings::Input input{.stage_order = &pipeline.crossrank.pipeline.stage_order(),
+                               .bubble = &pipeline.bubble,
+                               .links = &pipeline.crossrank.links,
+                               .stalls = &pipeline.crossrank.stalls,
+                               .unmatched = &pipeline.crossrank.unmatched};
+    std::vector<findings::Finding>& all = pipeline.findings.findings;
+    for (findings::Finding& finding : link_findings::Analyze(input, options.link_findings)) {
+      all.push_back(std::move(finding));
+    }
+    std::stable_sort(all.begin(), all.end(), [](const findings::Finding& a,
+                                                const findings::Finding& b) {
+      return a.cost_ns > b.cost_ns;
+    });
+  }
+  SummarizeJob(*inputs, result);
+  return result;
+}
+
+}  // namespace bubblescope::job

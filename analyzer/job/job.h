@@ -1,0 +1,109 @@
+// The one job driver (docs/analyze.md, "How a job is analysed"): composes every analysis of a
+// trace into one Result, computing each input once. The CLI, the fuzz targets, the benchmark and
+// the tests all make this same call; reports only read what it returns.
+//
+// In this order:
+//  1. the rank index (index/rank_index.h): device ops, launches, model threads, issue order;
+//  2. the per-rank summary;
+//  3. every rank's steps (iterations::FindSteps) and each rank's reference step
+//     (pipeline::ReferenceSteps), then each rank's issued work and op annotations in that view;
+//  4. the pipelines (p2p_graph): groups, each one's stage order (stage_order.h), peers;
+//  5. per pipeline: send/recv matching, clock offsets (first stage's clock), the iteration
+//     assignment on those clocks, the bubble, the shape (given the stage order), the slowest
+//     stage's simulated effect, the rebalance suggestion, findings, links and stall attribution;
+//  6. over the job: slow links against every link, link findings, the job summary, and the
+//     collectives of a job without pipelines.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/bubble.h"
+#include "analysis/collectives.h"
+#include "analysis/iterations.h"
+#include "analysis/rank_summary.h"
+#include "bubblescope/trace.h"
+#include "crossrank/clock_alignment.h"
+#include "crossrank/link_stats.h"
+#include "crossrank/p2p_matching.h"
+#include "crossrank/stall_attribution.h"
+#include "findings/findings.h"
+#include "findings/link_findings.h"
+#include "pipeline/p2p_graph.h"
+#include "pipeline/rebalance.h"
+#include "pipeline/schedule_inference.h"
+
+namespace bubblescope::job {
+
+struct Options {
+  iterations::Options iterations;
+  link_stats::SlowOptions slow;
+  link_findings::Options link_findings;
+  findings::Options findings;
+  // Model layers on each pipeline stage, first stage first, for the rebalance suggestion. Empty:
+  // the ranks' own `bubblescope:layers=N` annotations, if every rank of a pipeline has one.
+  std::vector<int32_t> layers_per_stage;
+};
+
+enum class LayerCountSource : uint8_t { kUser, kAnnotations };
+
+std::string_view LayerCountSourceName(LayerCountSource source);  // "user", "annotations"
+
+// The layer counts (the user's, or the job's own `bubblescope:layers=N` annotations) and what
+// came of them: a result, or why none could be worked out (the shape or its per-stage times are
+// unknown, or the annotations are incomplete, in which case layers_per_stage is empty).
+struct RebalanceFigures {
+  std::vector<int32_t> layers_per_stage;
+  LayerCountSource source = LayerCountSource::kUser;
+  absl::StatusOr<rebalance::Result> result = absl::UnknownError("not analysed");
+};
+
+// What the cross-rank analysis adds to one pipeline's bubble figures.
+struct CrossRankFigures {
+  p2p_graph::Pipeline pipeline;
+  std::vector<clock_alignment::RankOffset> offsets;  // in stage order
+  std::vector<link_stats::Link> links;
+  stall_attribution::Result stalls;
+  std::vector<p2p_matching::Unmatched> unmatched;
+  int64_t ops_without_peer = 0;
+};
+
+struct Pipeline {
+  bubble::Result bubble;
+  std::optional<schedule_inference::Result> shape;  // nullopt when inference failed
+  std::string shape_problem;  // why the shape could not be inferred; empty with a shape
+  // The bubble the slowest stage causes; nullopt when the stage imbalance is below the findings
+  // threshold or could not be simulated.
+  std::optional<rebalance::ImbalanceEffect> slowest_stage_effect;
+  std::optional<RebalanceFigures> rebalance;  // only with layer counts (user or annotations)
+  findings::Result findings;  // bubble findings and link findings, by cost
+  CrossRankFigures crossrank;
+};
+
+struct JobSummary {
+  int32_t pipelines = 0;
+  std::vector<int32_t> ranks_without_p2p;
+  int32_t worst_pipeline = -1;  // index of the largest bubble fraction; -1 without pipelines
+  double worst_bubble_fraction = 0.0;
+  double best_bubble_fraction = 0.0;
+  double bubble_spread = 0.0;  // worst - best
+  // Only when there is no pipeline: what the job communicated instead, by time descending.
+  std::vector<collectives::Summary> collectives;
+  std::vector<std::string> notes;
+};
+
+struct Result {
+  rank_summary::Result ranks;
+  std::vector<Pipeline> pipelines;
+  JobSummary job;
+};
+
+// InvalidArgumentError for an invalid iteration marker or layer counts that do not fit a
+// pipeline; everything else is a figure or a note.
+absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options);
+
+}  // namespace bubblescope::job

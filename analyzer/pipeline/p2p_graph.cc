@@ -1,0 +1,222 @@
+#include "pipeline/p2p_graph.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "pipeline/p2p_structure.h"
+#include "pipeline/peer_inference.h"
+#include "pipeline/segment_ops.h"
+
+namespace bubblescope::p2p_graph {
+namespace {
+
+// Union-find over positions in the trace's rank list.
+class Components {
+ public:
+  explicit Components(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
+  size_t Find(size_t i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+  void Join(size_t a, size_t b) { parent_[Find(a)] = Find(b); }
+
+ private:
+  std::vector<size_t> parent_;
+};
+
+bool PeersRecorded(const index::TraceIndex& index) {
+  for (const index::RankIndex& rank : index.ranks) {
+    for (const index::DeviceOp& op : rank.ops) {
+      if (op.is_p2p() && !op.in_optimizer && op.peer >= 0) return true;
+    }
+  }
+  return false;
+}
+
+// Peers for the transfers of a pipeline whose trace records none, by index op (peer_inference.h),
+// keyed by rank position; a note when some rank's cannot be told.
+std::map<size_t, std::map<uint32_t, int32_t>> InferPipelinePeers(
+    const Pipeline& pipeline, const std::vector<pipeline::IssuedTimeline>& timelines,
+    std::vector<std::string>* notes) {
+  const std::vector<int32_t>& order = pipeline.stage_order();
+  bool has_backward = false;
+  for (size_t position : pipeline.positions) {
+    has_backward |= pipeline::HasPhaseHints(timelines[position]);
+  }
+  for (const pipeline::IssuedItem& item : timelines[pipeline.positions.back()].items) {
+    // Without backward the last stage has nothing to send on (v = 1).
+    has_backward |= item.kind == pipeline::ItemKind::kSend;
+  }
+  std::map<size_t, std::map<uint32_t, int32_t>> peers;
+  for (size_t stage = 0; stage < order.size(); ++stage) {
+    const pipeline::IssuedTimeline& timeline = timelines[pipeline.positions[stage]];
+    std::optional<std::vector<int32_t>> inferred =
+        peer_inference::InferPeers(timeline, stage, order, has_backward);
+    if (!inferred.has_value()) {
+      notes->push_back(absl::StrCat(
+          "no peer ranks recorded and p = ", order.size(), ": rank ", order[stage],
+          " has no backward name hints to tell its activations from its gradients, so its "
+          "sends and receives cannot be paired with their peers; links and clock offsets are "
+          "not measured"));
+      return {};
+    }
+    std::map<uint32_t, int32_t>& rank_peers = peers[pipeline.positions[stage]];
+    size_t k = 0;
+    for (const pipeline::IssuedItem& item : timeline.items) {
+      if (item.kind == pipeline::ItemKind::kCompute) continue;
+      if ((*inferred)[k] >= 0) rank_peers[item.op] = (*inferred)[k];
+      ++k;
+    }
+  }
+  return peers;
+}
+
+}  // namespace
+
+const RankOps* Result::OpsOf(int32_t rank) const {
+  for (const RankOps& ops : ranks) {
+    if (ops.rank == rank) return &ops;
+  }
+  return nullptr;
+}
+
+Result Analyze(const Input& input) {
+  const index::TraceIndex& index = *input.index;
+  const std::vector<pipeline::IssuedTimeline>& timelines = *input.timelines;
+  const size_t n = index.ranks.size();
+  Result result;
+  const bool peers = PeersRecorded(index);
+  std::map<int32_t, size_t> position_of;
+  for (size_t i = 0; i < n; ++i) position_of[index.ranks[i].rank] = i;
+
+  Components components(n);
+  std::vector<bool> has_p2p(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    has_p2p[i] = index.ranks[i].HasP2p();
+    if (!peers) continue;
+    for (const index::DeviceOp& op : index.ranks[i].ops) {
+      if (!op.is_p2p() || op.in_optimizer) continue;
+      auto peer = position_of.find(op.peer);
+      if (peer != position_of.end()) components.Join(i, peer->second);
+    }
+  }
+  // Without recorded peers, GPU ranks split into pipelines by the rhythm of their transfers;
+  // each chain is its pipeline's stage order. Otherwise every rank with traffic is one pipeline.
+  std::map<size_t, std::vector<int32_t>> chain_of_root;
+  if (!peers) {
+    std::vector<pipeline::IssuedTimeline> with_p2p;
+    for (size_t i = 0; i < n; ++i) {
+      if (has_p2p[i]) with_p2p.push_back(timelines[i]);
+    }
+    std::optional<std::vector<std::vector<int32_t>>> chains =
+        pipeline::ChainByCompletionGaps(with_p2p);
+    if (chains.has_value()) {
+      for (const std::vector<int32_t>& chain : *chains) {
+        for (int32_t rank : chain) {
+          components.Join(position_of.at(rank), position_of.at(chain.front()));
+        }
+      }
+      for (const std::vector<int32_t>& chain : *chains) {
+        chain_of_root[components.Find(position_of.at(chain.front()))] = chain;
+      }
+    } else {
+      size_t first = n;
+      for (size_t i = 0; i < n; ++i) {
+        if (!has_p2p[i]) continue;
+        if (first == n) first = i;
+        components.Join(i, first);
+      }
+    }
+  }
+
+  std::map<size_t, std::vector<size_t>> groups;  // root -> positions, in trace order
+  for (size_t i = 0; i < n; ++i) {
+    if (!has_p2p[i]) {
+      result.ranks_without_p2p.push_back(index.ranks[i].rank);
+      continue;
+    }
+    groups[components.Find(i)].push_back(i);
+  }
+  for (const auto& [root, members] : groups) {
+    std::vector<pipeline::IssuedTimeline> group;
+    std::vector<std::vector<pipeline::PipelineOp>> annotated;
+    for (size_t i : members) {
+      group.push_back(timelines[i]);
+      annotated.push_back((*input.annotated)[i]);
+    }
+    auto chain = chain_of_root.find(root);
+    Pipeline pipeline;
+    pipeline.peers_recorded = peers;
+    pipeline.order = pipeline::FindStageOrder(
+        group, annotated,
+        chain == chain_of_root.end() ? std::nullopt
+                                     : std::optional<std::vector<int32_t>>(chain->second));
+    for (int32_t rank : pipeline.order.ranks) pipeline.positions.push_back(position_of.at(rank));
+    if (!pipeline.order.known) {
+      result.notes.push_back(absl::StrCat(
+          "pipeline of ranks ", pipeline.order.ranks.front(), "..", pipeline.order.ranks.back(),
+          ": ", pipeline.order.problem, "; stages listed in rank order"));
+    }
+    result.pipelines.push_back(std::move(pipeline));
+  }
+  std::sort(result.pipelines.begin(), result.pipelines.end(),
+            [](const Pipeline& a, const Pipeline& b) {
+              return *std::min_element(a.order.ranks.begin(), a.order.ranks.end()) <
+                     *std::min_element(b.order.ranks.begin(), b.order.ranks.end());
+            });
+
+  // Without recorded peers, the stage order and what each transfer carries give them.
+  std::map<size_t, std::map<uint32_t, int32_t>> inferred_peers;  // position -> op -> peer
+  if (!peers) {
+    for (Pipeline& found : result.pipelines) {
+      if (!found.order.known) continue;
+      std::map<size_t, std::map<uint32_t, int32_t>> found_peers =
+          InferPipelinePeers(found, timelines, &result.notes);
+      inferred_peers.merge(std::move(found_peers));
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const index::RankIndex& rank = index.ranks[i];
+    RankOps rank_ops;
+    rank_ops.rank = rank.rank;
+    const auto inferred = inferred_peers.find(i);
+    for (uint32_t k : rank.issue_order) {
+      const index::DeviceOp& device_op = rank.ops[k];
+      if (!device_op.is_p2p() || device_op.in_optimizer) continue;
+      P2pOp op;
+      op.send = device_op.is_send();
+      op.peer = device_op.peer;
+      if (op.peer < 0 && inferred != inferred_peers.end()) {
+        const auto peer = inferred->second.find(k);
+        if (peer != inferred->second.end()) {
+          op.peer = peer->second;
+          op.peer_inferred = true;
+        }
+      }
+      op.bytes = device_op.bytes;
+      op.rendezvous = !rank.cpu_only();
+      op.issue = device_op.issue;
+      op.start = device_op.start;
+      op.end = device_op.transfer_end;
+      rank_ops.ops.push_back(op);
+    }
+    result.ranks.push_back(std::move(rank_ops));
+  }
+
+  // An edge from the last stage back to the first (p >= 3), recorded or inferred, is
+  // interleaving's wrap-around.
+  for (Pipeline& found : result.pipelines) {
+    const std::vector<int32_t>& order = found.stage_order();
+    if (order.size() < 3 || (!peers && !found.order.known)) continue;
+    for (const P2pOp& op : result.ranks[found.positions.back()].ops) {
+      found.interleaved |= op.send && op.peer == order.front();
+    }
+  }
+  return result;
+}
+
+}  // namespace bubblescope::p2p_graph

@@ -1,0 +1,76 @@
+// The pipelines of a job, read from its point-to-point traffic (docs/cross-rank.md).
+//
+// Every send / recv a rank issued (index/rank_index.h: GPU p2p kernels, or the gloo ops of a
+// CPU-only rank) is an edge of a directed graph between ranks when the trace records the peer
+// (NCCL args, nccl:send annotations, the simulator). Each weakly connected component with traffic
+// is one pipeline, ordered once (stage_order.h); an edge from the last stage back to the first
+// makes it interleaved. Ranks without any p2p op are listed apart and are never put into a
+// pipeline.
+//
+// Without any recorded peer (gloo traces, NCCL kernels without args) the graph cannot be drawn:
+// GPU ranks split into pipelines by the rhythm of their transfers
+// (pipeline::ChainByCompletionGaps, whose chains are their stage orders); otherwise every rank
+// with p2p ops forms one pipeline. Peers are then inferred from the stage order and what each
+// transfer carries (peer_inference.h); a rank whose forward and backward cannot be told apart
+// leaves them unknown, with a note.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bubblescope/trace.h"
+#include "index/rank_index.h"
+#include "pipeline/issued_items.h"
+#include "pipeline/pipeline_op.h"
+#include "pipeline/stage_order.h"
+
+namespace bubblescope::p2p_graph {
+
+struct P2pOp {
+  bool send = false;
+  int32_t peer = -1;      // global rank of the other end; -1 when unknown
+  bool peer_inferred = false;  // filled in from the stage order, not read from the trace
+  int64_t bytes = -1;     // -1 when unknown
+  // A GPU p2p kernel, which runs until its peer's matching kernel has started and both complete
+  // together (NCCL); a CPU gloo op is buffered and may complete before its peer posts.
+  bool rendezvous = false;
+  TimeNs issue = 0;       // launch (GPU) or op start (CPU), on the rank's own clock
+  TimeNs start = 0;
+  TimeNs end = 0;         // CPU: when the transfer completed (index::DeviceOp::transfer_end)
+};
+
+struct RankOps {
+  int32_t rank = -1;
+  std::vector<P2pOp> ops;  // every p2p op outside optimizer steps, in issue order
+};
+
+struct Pipeline {
+  pipeline::StageOrder order;  // ranks of stage 0 .. p-1 (id order when unknown)
+  bool interleaved = false;  // the last stage sends to the first (p >= 3; recorded or inferred)
+  bool peers_recorded = true;  // false: grouped and ordered without any recorded peer
+  // Indices into Input::timelines (and Trace::ranks) of the pipeline's ranks, in stage order.
+  std::vector<size_t> positions;
+
+  const std::vector<int32_t>& stage_order() const { return order.ranks; }
+};
+
+struct Input {
+  const index::TraceIndex* index = nullptr;
+  // Per trace rank: its issued work stepped by its reference step, and its op annotations.
+  const std::vector<pipeline::IssuedTimeline>* timelines = nullptr;
+  const std::vector<std::vector<pipeline::PipelineOp>>* annotated = nullptr;
+};
+
+struct Result {
+  std::vector<RankOps> ranks;  // one per trace rank, in trace order
+  std::vector<Pipeline> pipelines;  // ordered by their smallest rank id
+  std::vector<int32_t> ranks_without_p2p;
+  std::vector<std::string> notes;
+
+  const RankOps* OpsOf(int32_t rank) const;
+};
+
+Result Analyze(const Input& input);
+
+}  // namespace bubblescope::p2p_graph

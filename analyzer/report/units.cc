@@ -1,0 +1,41 @@
+#include "report/units.h"
+
+#include <array>
+#include <cmath>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace bubblescope {
+
+std::string Millis(double ns) {
+  const double micros = std::round(ns / 1e3);  // halves away from zero
+  const double magnitude = std::fabs(micros);
+  const auto whole = static_cast<uint64_t>(magnitude);
+  return absl::StrFormat("%s%d.%03d", micros < 0 ? "-" : "", whole / 1000, whole % 1000);
+}
+
+std::string Micros(double ns) { return absl::StrFormat("%.3f", ns / 1e3); }
+
+std::string Percent(double fraction) { return absl::StrFormat("%.1f", 100.0 * fraction); }
+
+std::string BinaryBytes(int64_t bytes) {
+  if (bytes < 0) return "-";
+  static constexpr std::array<std::string_view, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < kUnits.size()) {
+    value /= 1024.0;
+    ++unit;
+  }
+  if (unit == 0) return absl::StrCat(bytes, " B");
+  return absl::StrFormat("%.2f %s", value, std::string(kUnits[unit]));
+}
+
+std::string GiB(int64_t bytes) {
+  if (bytes < 0) return "-";
+  return absl::StrFormat("%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+}  // namespace bubblescope

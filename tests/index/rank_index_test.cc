@@ -1,0 +1,234 @@
+// The rank index on hand-made ranks and on reader output: each fact checked against values
+// worked out from the definitions in index/rank_index.h.
+#include "index/rank_index.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "readers/kineto_reader.h"
+#include "simdjson.h"
+#include "support/timeline_fixtures.h"
+
+namespace bubblescope::index {
+namespace {
+
+using namespace bubblescope::testing;  // NOLINT(build/namespaces): test builders only
+using ::testing::ElementsAre;
+
+struct Expected {
+  TimeNs start;
+  TimeNs end;
+  OpClass op_class;
+  TimeNs issue;
+};
+
+void ExpectOps(const Rank& rank, const RankIndex& index, const std::vector<Expected>& expected) {
+  ASSERT_EQ(index.ops.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(i);
+    const DeviceOp& got = index.ops[i];
+    EXPECT_EQ(got.start, expected[i].start);
+    EXPECT_EQ(got.end, expected[i].end);
+    EXPECT_EQ(got.op_class, expected[i].op_class);
+    EXPECT_EQ(got.issue, expected[i].issue);
+    // The indices lead back to the very interval of the rank.
+    const Interval& source = rank.timelines[got.timeline].intervals[got.interval];
+    EXPECT_EQ(source.start, expected[i].start);
+    EXPECT_EQ(source.end, expected[i].end);
+    EXPECT_EQ(source.name, got.name);
+  }
+}
+
+TEST(RankIndexTest, GpuRankTakesEveryStreamAndNoCpuWork) {
+  Rank rank;
+  rank.rank = 4;
+  // Launches of correlation 11 and 13; 12 and 14 have none and are issued at their start.
+  rank.timelines.push_back(
+      Thread(1, {Op(kCpu, 0, 1000), Op(kRuntime, 5, 9, 11), Op(kRuntime, 20, 22, 13)}));
+  rank.timelines.push_back(Stream(7, {Op(kCompute, 100, 200, 11), Op(kComm, 300, 400, 12),
+                                      Op(IntervalKind::kMemset, 500, 510)}));
+  rank.timelines.push_back(
+      Stream(8, {Op(kCompute, 100, 250, 13), Op(IntervalKind::kMemcpy, 240, 260),
+                 Op(kCompute, 600, 600, 14)}));
+  const RankIndex index = BuildRank(rank);
+  EXPECT_EQ(index.rank, 4);
+  EXPECT_EQ(index.device, DeviceKind::kGpu);
+  EXPECT_EQ(index.model_thread, -1);
+  // Start order across streams; equal starts put the longer first; zero-length ops are kept.
+  ExpectOps(rank, index,
+            {{100, 250, OpClass::kCompute, 20},
+             {100, 200, OpClass::kCompute, 5},
+             {240, 260, OpClass::kCopy, 240},
+             {300, 400, OpClass::kComm, 300},
+             {500, 510, OpClass::kCopy, 500},
+             {600, 600, OpClass::kCompute, 600}});
+  EXPECT_TRUE(index.ops[0].launched);
+  EXPECT_FALSE(index.ops[3].launched);
+  // Issue order: launch 5 (op 1), launch 20 (op 0), then the unlaunched ops by start.
+  EXPECT_THAT(index.issue_order, ElementsAre(1, 0, 2, 3, 4, 5));
+}
+
+// Thread 2 runs the model: its top-level ops cover 200 ns; thread 1 covers 100, thread 3 spans
+// the longest time (1100) but covers 105.
+Rank GlooRank() {
+  Rank rank;
+  rank.rank = 1;
+  rank.timelines.push_back(Stream(7, {}));  // a stream without activity does not make a GPU rank
+  rank.timelines.push_back(Thread(1, {Op(kCpu, 0, 100), Op(kCpuComm, 50, 60)}));
+  std::vector<Interval> model_ops = {
+      Op(kRuntime, 0, 1000),  // not a CPU op: neither counted nor a parent
+      Op(kCpu, 0, 80),        // top-level
+      Op(kCpuComm, 10, 30),   //   nested comm
+      Op(kCpuComm, 90, 130),  // top-level comm
+      Op(kCpu, 120, 200),     // top-level: overlaps [90,130) but is not inside it
+      Op(kCpu, 125, 130),     //   nested
+      Op(kCpu, 300, 310),     // top-level
+  };
+  rank.timelines.push_back(Thread(2, std::move(model_ops)));
+  rank.timelines.push_back(Thread(3, {Op(kCpu, 0, 5), Op(kCpu, 1000, 1100)}));
+  return rank;
+}
+
+TEST(RankIndexTest, CpuRankUsesTheTopLevelOpsOfTheModelThread) {
+  Rank rank = GlooRank();
+  const RankIndex index = BuildRank(rank);
+  EXPECT_EQ(index.device, DeviceKind::kCpu);
+  EXPECT_EQ(index.model_thread, 2);
+  ExpectOps(rank, index,
+            {{0, 80, OpClass::kCompute, 0},
+             {90, 130, OpClass::kComm, 90},
+             {120, 200, OpClass::kCompute, 120},
+             {300, 310, OpClass::kCompute, 300}});
+}
+
+TEST(RankIndexTest, CpuRankDoesNotDependOnIntervalOrder) {
+  Rank rank = GlooRank();
+  for (Timeline& timeline : rank.timelines) {
+    std::reverse(timeline.intervals.begin(), timeline.intervals.end());
+  }
+  const RankIndex index = BuildRank(rank);
+  EXPECT_EQ(index.model_thread, 2);
+  ExpectOps(rank, index,
+            {{0, 80, OpClass::kCompute, 0},
+             {90, 130, OpClass::kComm, 90},
+             {120, 200, OpClass::kCompute, 120},
+             {300, 310, OpClass::kCompute, 300}});
+}
+
+TEST(RankIndexTest, RankWithoutAnyOpHasNoDevice) {
+  Rank rank;
+  rank.timelines.push_back(Thread(1, {Op(kRuntime, 0, 10)}));
+  const RankIndex index = BuildRank(rank);
+  EXPECT_EQ(index.device, DeviceKind::kCpu);
+  EXPECT_EQ(index.model_thread, -1);
+  EXPECT_TRUE(index.ops.empty());
+  EXPECT_FALSE(index.HasP2p());
+}
+
+TEST(RankIndexTest, BuildKeepsTraceOrder) {
+  Trace trace;
+  trace.ranks.push_back(GlooRank());
+  trace.ranks.back().rank = 0;
+  Rank gpu;
+  gpu.rank = 1;
+  gpu.timelines.push_back(Stream(7, {Op(kCompute, 0, 10)}));
+  trace.ranks.push_back(std::move(gpu));
+  const TraceIndex index = Build(trace);
+  ASSERT_EQ(index.ranks.size(), 2u);
+  EXPECT_EQ(index.ranks[0].rank, 0);
+  EXPECT_EQ(index.ranks[0].device, DeviceKind::kCpu);
+  EXPECT_EQ(index.ranks[0].ops.size(), 4u);
+  EXPECT_EQ(index.ranks[1].rank, 1);
+  EXPECT_EQ(index.ranks[1].device, DeviceKind::kGpu);
+  EXPECT_EQ(index.PositionOf(1), 1);
+  EXPECT_EQ(index.PositionOf(7), -1);
+}
+
+// Hints: a kernel named for its phase; a kernel launched inside torch's autograd engine op is
+// backward whatever its name; an Optimizer.* range marks what it issued.
+TEST(RankIndexTest, PhaseHintsAndOptimizerWork) {
+  Rank rank;
+  Interval autograd = Op(kCpu, 100, 200);
+  autograd.name = rank.names.Intern("autograd::engine::evaluate_function: AddmmBackward0");
+  rank.timelines.push_back(Thread(1, {Op(kRuntime, 10, 12, 1), autograd, Op(kRuntime, 150, 152, 2),
+                                      Op(kRuntime, 300, 302, 3), Op(kRuntime, 400, 402, 4),
+                                      Op(kRuntime, 500, 502, 5)}));
+  rank.annotations.push_back(CpuRange(&rank, "Optimizer.step#Adam.step", 450, 550));
+  auto kernel = [&rank](std::string_view name, TimeNs start, int64_t correlation) {
+    Interval interval = Op(kCompute, start, start + 10, correlation);
+    interval.name = rank.names.Intern(name);
+    return interval;
+  };
+  rank.timelines.push_back(Stream(7, {kernel("gemm", 20, 1), kernel("gemm", 160, 2),
+                                      kernel("dgrad_bwd_kernel", 310, 3),
+                                      kernel("wgrad_gemm", 410, 4), kernel("adam", 510, 5)}));
+  const RankIndex index = BuildRank(rank);
+  ASSERT_EQ(index.ops.size(), 5u);
+  EXPECT_EQ(index.ops[0].hint, PhaseHint::kNone);
+  EXPECT_EQ(index.ops[1].hint, PhaseHint::kBackward);  // launched inside the autograd op
+  EXPECT_EQ(index.ops[2].hint, PhaseHint::kBackward);  // "bwd"
+  EXPECT_EQ(index.ops[3].hint, PhaseHint::kWeightGrad);  // "wgrad"
+  EXPECT_FALSE(index.ops[3].in_optimizer);
+  EXPECT_TRUE(index.ops[4].in_optimizer);  // launched at 500, inside [450, 550)
+}
+
+// A gloo transfer lasts until its gloo:* range ends, not when the op that posted it returns.
+TEST(RankIndexTest, CpuTransfersEndWithTheirGlooRange) {
+  Rank rank;
+  rank.comms.push_back(CommInfo{.peer = 3, .kind = CommKind::kRecv});
+  Interval recv = Op(kCpuComm, 100, 120);
+  recv.comm = 0;
+  rank.timelines.push_back(Thread(1, {Op(kCpu, 0, 50), recv}));
+  rank.annotations.push_back(CpuRange(&rank, "gloo:recv", 110, 400));
+  const RankIndex index = BuildRank(rank);
+  ASSERT_EQ(index.ops.size(), 2u);
+  const DeviceOp& op = index.ops[1];
+  EXPECT_TRUE(op.is_recv());
+  EXPECT_EQ(op.peer, 3);
+  EXPECT_EQ(op.end, 120);
+  EXPECT_EQ(op.transfer_end, 400);
+  EXPECT_EQ(index.ops[0].transfer_end, 50);
+  EXPECT_TRUE(index.HasP2p());
+}
+
+// Without NCCL's args a p2p kernel is only "SendRecv"; the c10d operator or nccl:* range its
+// launch sits in says which way it went (read through the Kineto reader, as a real file is).
+TEST(RankIndexTest, P2pKernelsWithoutArgsTakeTheirDirectionFromTheLaunchingOp) {
+  const simdjson::padded_string json(std::string(R"json([
+    {"ph":"X","cat":"cpu_op","name":"c10d::send","pid":1,"tid":1,"ts":10,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":2,"args":{"correlation":1}},
+    {"ph":"X","cat":"user_annotation","name":"nccl:recv","pid":1,"tid":1,"ts":30,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":31,"dur":2,"args":{"correlation":2}},
+    {"ph":"X","cat":"cpu_op","name":"c10d::allreduce_","pid":1,"tid":1,"ts":50,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":51,"dur":2,"args":{"correlation":3}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":70,"dur":2,"args":{"correlation":4}},
+    {"ph":"X","cat":"cpu_op","name":"c10d::recv_","pid":1,"tid":2,"ts":80,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":81,"dur":2,"args":{"correlation":5}},
+    {"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":20,"ts":15,"dur":5,"args":{"device":0,"stream":20,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)","pid":0,"tid":20,"ts":35,"dur":5,"args":{"device":0,"stream":20,"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":20,"ts":55,"dur":5,"args":{"device":0,"stream":20,"correlation":3}},
+    {"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":20,"ts":75,"dur":5,"args":{"device":0,"stream":20,"correlation":4}},
+    {"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":20,"ts":85,"dur":5,"args":{"device":0,"stream":20,"correlation":5}}
+  ])json"));
+  KinetoReader reader;
+  Rank rank;
+  ASSERT_TRUE(reader.Read("p2p.json", json, &rank).ok());
+  const RankIndex index = BuildRank(rank);
+  std::vector<CommKind> kinds;
+  for (const DeviceOp& op : index.ops) {
+    ASSERT_EQ(op.op_class, OpClass::kComm);
+    kinds.push_back(op.comm);
+    EXPECT_EQ(op.peer, -1);  // nothing here records a peer
+  }
+  // Inside c10d::send; inside nccl:recv; inside an all-reduce op (not p2p: left as is); inside
+  // nothing; inside a c10d::recv_ of another thread (not its launcher: left as is).
+  EXPECT_THAT(kinds, ElementsAre(CommKind::kSend, CommKind::kRecv, CommKind::kSendRecv,
+                                 CommKind::kSendRecv, CommKind::kSendRecv));
+}
+
+}  // namespace
+}  // namespace bubblescope::index

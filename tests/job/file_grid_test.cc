@@ -1,0 +1,191 @@
+// The whole analysis from files, as `bubblescope analyze` runs it, over the issue's grid: every
+// schedule, p in {2,4,8}, m in {1,4,8,32}, each written in the newer Kineto layout (relative
+// timestamps, no annotations, balanced stages), in the older one (absolute microseconds, `PP:`
+// annotations, one stage 15% slower) and in the newer one without NCCL's args (no peers: they
+// and the clock offsets come from the schedule), with jitter, link latency, launch gaps, an
+// optimizer step and per-rank clock offsets. Loaded back, aligned and analysed, each must give the simulator's
+// truth. The issue allows 0.5 pp on the bubble and 1% of the window on fill / drain / stall; both
+// layouts keep nanoseconds and the offsets are recovered exactly, so every figure is held to
+// exact equality here (a looser check could hide a real error below the tolerance). p / m / v /
+// family, the stage order, the slowest stage when imbalanced and peak memory are exact too.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "job/job.h"
+#include "gtest/gtest.h"
+#include "loader/trace_loader.h"
+#include "writers/simulated_set.h"
+#include "simulator/sim_test_util.h"
+#include "simulator/simulator.h"
+#include "support/test_files.h"
+
+namespace bubblescope {
+namespace {
+
+using sim::Schedule;
+
+// The three file variants of each (schedule, p, m).
+enum class Variant {
+  kNewer,        // relative timestamps, no annotations, balanced stages
+  kOlder,        // absolute microseconds, PP annotations, one stage 15% slower, gzip
+  kNoNcclArgs,   // newer layout without NCCL's args: no peers, p2p direction from c10d ops
+};
+
+struct Case {
+  Schedule schedule;
+  int32_t p;
+  int32_t m;
+  Variant variant;
+  bool older_layout = variant == Variant::kOlder;
+};
+
+std::string Name(const Case& c) {
+  const char* variant = c.variant == Variant::kNewer   ? " newer layout, no annotations, balanced"
+                        : c.variant == Variant::kOlder ? " older layout, annotated, imbalanced"
+                                                       : " no NCCL args, no annotations";
+  return absl::StrCat(std::string(sim::ScheduleName(c.schedule)), " p=", c.p, " m=", c.m,
+                      variant);
+}
+
+int32_t HeavyStage(const Case& c) { return (c.m + 1) % c.p; }
+
+sim::Config MakeConfig(const Case& c) {
+  sim::Config config;
+  config.schedule = c.schedule;
+  config.stages = c.p;
+  config.microbatches = c.m;
+  config.virtual_stages = c.schedule == Schedule::kInterleaved1F1B ? 2 : 1;
+  config.iterations = 3;
+  const bool training = c.schedule != Schedule::kForwardOnly;
+  const int64_t weight_grad = c.schedule == Schedule::kZeroBubbleH1 ? 1500 : 0;
+  config.costs.assign(static_cast<size_t>(c.p),
+                      sim::StageCost{.forward = 4000,
+                                     .backward = training ? 8000 : 0,
+                                     .weight_grad = weight_grad});
+  if (c.older_layout) {
+    config.costs[static_cast<size_t>(HeavyStage(c))] =
+        sim::StageCost{.forward = 4600,
+                       .backward = training ? 9200 : 0,
+                       .weight_grad = weight_grad == 0 ? 0 : 1725};
+  }
+  config.kernels_per_op = 2;
+  config.activation_bytes = 1 << 18;
+  config.link = sim::Link{.gbps = 200.0, .latency_ns = 2000};
+  config.launch_gap_ns = 60;
+  config.optimizer_ns = training ? 3000 : 0;
+  config.jitter = 0.05;
+  config.seed = static_cast<uint64_t>(c.p * 100 + c.m + (c.older_layout ? 7 : 0));
+  for (int32_t r = 0; r < c.p; ++r) config.clock_offsets_ns.push_back((r % 3 - 1) * 2'500'000LL);
+  config.weights_bytes.assign(static_cast<size_t>(c.p), int64_t{1} << 30);
+  config.activation_stash_bytes = int64_t{16} << 20;
+  config.annotations = c.older_layout ? sim::AnnotationStyle::kPpGpu : sim::AnnotationStyle::kNone;
+  // Stage s on rank p-1-s: rank numbers say nothing about the order.
+  for (int32_t s = 0; s < c.p; ++s) config.stage_to_rank.push_back(c.p - 1 - s);
+  return config;
+}
+
+std::string ExpectedFamily(const Case& c) {
+  if (c.schedule == Schedule::kZeroBubbleH1) return "zb";
+  if (c.schedule == Schedule::k1F1B && c.m == 1) return "gpipe";  // the same order at m = 1
+  return std::string(sim::ScheduleName(c.schedule));
+}
+
+void CheckCase(const Case& c) {
+  SCOPED_TRACE(Name(c));
+  const sim::Config config = MakeConfig(c);
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  const sim::Truth& truth = simulation->truth;
+
+  testing::TempDir dir;
+  sim::SetWriteOptions write;
+  write.kineto.layout =
+      c.older_layout ? KinetoLayout::kAbsoluteMicros : KinetoLayout::kRelativeWithBase;
+  write.gzip = c.older_layout;
+  write.kineto.nccl_args = c.variant != Variant::kNoNcclArgs;
+  ASSERT_TRUE(sim::WriteSimulationSet(config, *simulation, dir.path(), write).ok());
+  LoadOptions load;
+  load.jobs = 1;
+  absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, load);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+
+  absl::StatusOr<job::Result> job = job::Analyze(*trace, job::Options{});
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->pipelines.size(), 1u);
+  const job::Pipeline& pipeline = job->pipelines[0];
+
+  ASSERT_TRUE(pipeline.shape.has_value());
+  const schedule_inference::Result& shape = *pipeline.shape;
+  EXPECT_EQ(shape.p, c.p);
+  EXPECT_EQ(shape.m, c.m);
+  EXPECT_EQ(shape.v, config.virtual_stages);
+  EXPECT_EQ(schedule_inference::ScheduleFamilyName(shape.family), ExpectedFamily(c));
+  EXPECT_EQ(shape.stage_order, config.stage_to_rank);
+  // The wrap-around last -> first shows interleaving from p = 3 on, recorded or inferred.
+  EXPECT_EQ(pipeline.crossrank.pipeline.interleaved, config.virtual_stages > 1 && c.p >= 3);
+  EXPECT_EQ(pipeline.crossrank.pipeline.stage_order(), config.stage_to_rank);
+  EXPECT_EQ(pipeline.crossrank.ops_without_peer, 0);
+  if (c.older_layout) {
+    EXPECT_EQ(shape.slowest_stage, HeavyStage(c));
+    EXPECT_EQ(truth.slowest_stage, HeavyStage(c));
+  }
+
+  const bubble::Result& bubble = pipeline.bubble;
+  EXPECT_DOUBLE_EQ(bubble.bubble_fraction, truth.bubble_fraction);
+  EXPECT_EQ(bubble.latency.p50, truth.latency_p50_ns);
+  EXPECT_EQ(bubble.latency.max, truth.latency_max_ns);
+  EXPECT_EQ(bubble.complete_iterations, static_cast<int64_t>(truth.iterations.size()));
+  ASSERT_EQ(bubble.iterations.size(), truth.iterations.size());
+  for (size_t i = 0; i < truth.iterations.size(); ++i) {
+    const bubble::IterationFigures& got = bubble.iterations[i];
+    const sim::IterationTruth& want = truth.iterations[i];
+    SCOPED_TRACE(absl::StrCat("iteration ", want.iteration));
+    EXPECT_DOUBLE_EQ(got.bubble_fraction, want.bubble_fraction);
+    EXPECT_EQ(got.window(), want.window_end - want.window_start);
+    ASSERT_EQ(got.ranks.size(), want.ranks.size());
+    for (const sim::RankIterationTruth& w : want.ranks) {
+      SCOPED_TRACE(absl::StrCat("rank ", w.rank));
+      // The pipeline's figures come in stage order, the truth's in rank order.
+      auto it = std::find_if(got.ranks.begin(), got.ranks.end(),
+                             [&](const bubble::RankIterationFigures& g) { return g.rank == w.rank; });
+      ASSERT_NE(it, got.ranks.end());
+      const bubble::RankIterationFigures& g = *it;
+      EXPECT_EQ(g.fill, w.fill);
+      EXPECT_EQ(g.drain, w.drain);
+      EXPECT_EQ(g.stall, w.stall);
+      EXPECT_EQ(g.comm_wait, w.comm_wait);
+      EXPECT_EQ(g.empty, w.empty);
+    }
+  }
+  ASSERT_EQ(bubble.per_rank.size(), truth.memory.size());
+  for (const sim::RankMemoryTruth& want : truth.memory) {
+    auto it = std::find_if(bubble.per_rank.begin(), bubble.per_rank.end(),
+                           [&](const bubble::RankTotals& got) { return got.rank == want.rank; });
+    ASSERT_NE(it, bubble.per_rank.end());
+    EXPECT_EQ(it->memory.allocated_bytes, want.peak_allocated_bytes);
+    EXPECT_EQ(it->memory.reserved_bytes, want.peak_reserved_bytes);
+  }
+}
+
+class FileGridTest : public ::testing::TestWithParam<Schedule> {};
+
+TEST_P(FileGridTest, FromFilesWithinTheIssueTolerances) {
+  for (int32_t p : {2, 4, 8}) {
+    for (int32_t m : {1, 4, 8, 32}) {
+      if (GetParam() == Schedule::kInterleaved1F1B && m % p != 0) continue;
+      for (Variant variant : {Variant::kNewer, Variant::kOlder, Variant::kNoNcclArgs}) {
+        CheckCase(Case{GetParam(), p, m, variant});
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSchedules, FileGridTest,
+                         ::testing::ValuesIn(sim::testing::kAllSchedules),
+                         sim::testing::ScheduleTestName);
+
+}  // namespace
+}  // namespace bubblescope

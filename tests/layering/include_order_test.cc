@@ -1,0 +1,118 @@
+// The analyzer's layers point one way (docs/architecture.md): a file may include headers of its
+// own folder and of lower layers only. This walks every source file of the analyzer, the model,
+// the collector and the benchmark and fails on the first #include that points up or sideways.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace bubblescope {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Layer of each folder; folders of one layer may not include each other.
+const std::map<std::string, int>& Layers() {
+  static const auto* layers = new std::map<std::string, int>{
+      {"bubblescope", 0},  // include/bubblescope: the model (analyzer/model implements it)
+      {"text", 1},         {"common", 1},   {"simulator", 2}, {"readers", 3},
+      {"writers", 3},      {"loader", 4},   {"index", 5},     {"analysis", 6},
+      {"pipeline", 7},     {"crossrank", 8}, {"findings", 9},  {"job", 10},
+      {"report", 11},      {"cli", 12},     {"bench", 12},
+      // The collector is injected into other people's processes: it may use the text helpers
+      // and nothing else of the analyzer.
+      {"collector", 2},
+  };
+  return *layers;
+}
+
+// The quoted includes of a source text ("x/y.h" -> "x/y.h"); <...> includes are third-party.
+std::vector<std::string> QuotedIncludes(const std::string& source) {
+  std::vector<std::string> includes;
+  std::istringstream lines(source);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t hash = line.find_first_not_of(" \t");
+    if (hash == std::string::npos || line.compare(hash, 8, "#include") != 0) continue;
+    const size_t open = line.find('"', hash);
+    const size_t close = open == std::string::npos ? open : line.find('"', open + 1);
+    if (close != std::string::npos) includes.push_back(line.substr(open + 1, close - open - 1));
+  }
+  return includes;
+}
+
+// Why `include` may not be included from a file of `folder`, or nullopt when it may. Includes
+// without a folder are the including file's neighbours; folders with no layer are third-party
+// (absl/, re2/, CLI/, gtest/).
+std::optional<std::string> Violation(const std::string& folder, const std::string& include) {
+  const size_t slash = include.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  const std::string target = include.substr(0, slash);
+  const auto to = Layers().find(target);
+  const auto from = Layers().find(folder);
+  if (to == Layers().end() || from == Layers().end() || target == folder) return std::nullopt;
+  if (folder == "collector" && target != "text") {
+    return absl::StrCat("the collector may include only text/, not ", include);
+  }
+  if (to->second > from->second) {
+    return absl::StrCat(folder, " (layer ", from->second, ") includes ", include, " (layer ",
+                        to->second, ")");
+  }
+  if (to->second == from->second) {
+    return absl::StrCat(folder, " and ", target, " are one layer and must not include each other");
+  }
+  return std::nullopt;
+}
+
+TEST(IncludeOrderTest, TheRuleCatchesUpwardAndSidewaysIncludes) {
+  EXPECT_EQ(Violation("analysis", "bubblescope/trace.h"), std::nullopt);
+  EXPECT_EQ(Violation("job", "pipeline/stage_order.h"), std::nullopt);
+  EXPECT_EQ(Violation("analysis", "absl/status/status.h"), std::nullopt);
+  EXPECT_EQ(Violation("collector", "text/utf8.h"), std::nullopt);
+  EXPECT_NE(Violation("analysis", "pipeline/schedule_inference.h"), std::nullopt);
+  EXPECT_NE(Violation("simulator", "report/units.h"), std::nullopt);
+  EXPECT_NE(Violation("readers", "writers/kineto_writer.h"), std::nullopt);
+  EXPECT_NE(Violation("collector", "readers/json_tokens.h"), std::nullopt);
+  EXPECT_EQ(QuotedIncludes("#include <vector>\n  #include \"a/b.h\"\n// #include \"c/d.h\"\n"),
+            std::vector<std::string>{"a/b.h"});
+}
+
+TEST(IncludeOrderTest, EveryIncludePointsDown) {
+  const fs::path root = BUBBLESCOPE_SOURCE_DIR;
+  int files = 0;
+  for (const char* top : {"analyzer", "include", "collector", "bench"}) {
+    for (const fs::directory_entry& entry : fs::recursive_directory_iterator(root / top)) {
+      const std::string extension = entry.path().extension().string();
+      if (!entry.is_regular_file() ||
+          (extension != ".h" && extension != ".cc" && extension != ".cu")) {
+        continue;
+      }
+      // The folder that names the layer: the first under analyzer/ or include/, else the top.
+      const fs::path relative = fs::relative(entry.path(), root / top);
+      std::string folder = top;
+      if (std::string(top) == "analyzer" || std::string(top) == "include") {
+        folder = relative.begin()->string();
+      }
+      if (folder == "model") folder = "bubblescope";
+      std::ifstream in(entry.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      for (const std::string& include : QuotedIncludes(text.str())) {
+        const std::optional<std::string> why = Violation(folder, include);
+        EXPECT_EQ(why, std::nullopt) << entry.path().string() << ": " << why.value_or("");
+      }
+      ++files;
+    }
+  }
+  EXPECT_GT(files, 100);  // the walk found the tree
+}
+
+}  // namespace
+}  // namespace bubblescope

@@ -1,0 +1,32 @@
+// How the text reports spell figures, worked by hand.
+#include "report/units.h"
+
+#include "gtest/gtest.h"
+
+namespace bubblescope {
+namespace {
+
+TEST(UnitsTest, MillisRoundsToTheMicrosecondWithHalvesAwayFromZero) {
+  EXPECT_EQ(Millis(1234567.0), "1.235");
+  EXPECT_EQ(Millis(1234500.0), "1.235");  // a half rounds up, however the double divides
+  EXPECT_EQ(Millis(1234499.0), "1.234");
+  EXPECT_EQ(Millis(0.0), "0.000");
+  EXPECT_EQ(Millis(-1500.0), "-0.002");
+  EXPECT_EQ(Millis(-400.0), "0.000");  // no negative zero
+  EXPECT_EQ(Millis(12345678901.2), "12345.679");
+}
+
+TEST(UnitsTest, MicrosPercentAndBytes) {
+  EXPECT_EQ(Micros(1234.0), "1.234");
+  EXPECT_EQ(Percent(0.1234), "12.3");
+  EXPECT_EQ(Percent(1.0), "100.0");
+  EXPECT_EQ(BinaryBytes(512), "512 B");
+  EXPECT_EQ(BinaryBytes(1536), "1.50 KiB");
+  EXPECT_EQ(BinaryBytes(int64_t{3} << 30), "3.00 GiB");
+  EXPECT_EQ(BinaryBytes(-1), "-");
+  EXPECT_EQ(GiB(int64_t{1} << 28), "0.25 GiB");
+  EXPECT_EQ(GiB(-1), "-");
+}
+
+}  // namespace
+}  // namespace bubblescope
