@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "chrome_json.h"
+#include "text/json_string.h"
 #include "collector_config.h"
 
 namespace bubblescope::collector {
@@ -65,7 +66,20 @@ std::string_view CopyKindName(uint32_t kind) {
 }
 
 // The GPU placement and correlation args every device event carries.
-void GpuArgs(EventText& event, uint32_t device, uint32_t context, uint32_t stream,
+// "[x,y,z]". Appended piece by piece: GCC 12's -Wrestrict misreads `"[" + std::to_string(x)` at
+// -O3 as an overlapping copy.
+std::string IntTriple(int64_t x, int64_t y, int64_t z) {
+  std::string out = "[";
+  out += std::to_string(x);
+  out += ',';
+  out += std::to_string(y);
+  out += ',';
+  out += std::to_string(z);
+  out += ']';
+  return out;
+}
+
+void GpuArgs(ChromeEvent& event, uint32_t device, uint32_t context, uint32_t stream,
              uint32_t correlation) {
   event.Args()
       .Int("device", device)
@@ -132,7 +146,7 @@ void ActivityTranslator::Translate(const CUpti_Activity& record, std::string* ou
 }
 
 void ActivityTranslator::Kernel(const KernelRecord& kernel, std::string* out) {
-  EventText event(out, "X", "kernel", KernelName(kernel.name));
+  ChromeEvent event(out, "X", "kernel", KernelName(kernel.name));
   event.Int("pid", kernel.deviceId)
       .Int("tid", kernel.streamId)
       .Micros("ts", Ns(kernel.start))
@@ -140,10 +154,8 @@ void ActivityTranslator::Kernel(const KernelRecord& kernel, std::string* out) {
   GpuArgs(event, kernel.deviceId, kernel.contextId, kernel.streamId, kernel.correlationId);
   event.Int("registers per thread", kernel.registersPerThread)
       .Int("shared memory", int64_t{kernel.staticSharedMemory} + kernel.dynamicSharedMemory)
-      .Raw("grid", "[" + std::to_string(kernel.gridX) + "," + std::to_string(kernel.gridY) + "," +
-                       std::to_string(kernel.gridZ) + "]")
-      .Raw("block", "[" + std::to_string(kernel.blockX) + "," + std::to_string(kernel.blockY) +
-                        "," + std::to_string(kernel.blockZ) + "]")
+      .Raw("grid", IntTriple(kernel.gridX, kernel.gridY, kernel.gridZ))
+      .Raw("block", IntTriple(kernel.blockX, kernel.blockY, kernel.blockZ))
       .Finish();
 }
 
@@ -151,7 +163,7 @@ void ActivityTranslator::Memcpy(const MemcpyRecord& memcpy, std::string* out) {
   const std::string name = "Memcpy " + std::string(CopyKindName(memcpy.copyKind)) + " (" +
                            std::string(MemoryKindName(memcpy.srcKind)) + " -> " +
                            std::string(MemoryKindName(memcpy.dstKind)) + ")";
-  EventText event(out, "X", "gpu_memcpy", name);
+  ChromeEvent event(out, "X", "gpu_memcpy", name);
   event.Int("pid", memcpy.deviceId)
       .Int("tid", memcpy.streamId)
       .Micros("ts", Ns(memcpy.start))
@@ -162,7 +174,7 @@ void ActivityTranslator::Memcpy(const MemcpyRecord& memcpy, std::string* out) {
 
 void ActivityTranslator::Memset(const MemsetRecord& memset, std::string* out) {
   const std::string name = "Memset (" + std::string(MemoryKindName(memset.memoryKind)) + ")";
-  EventText event(out, "X", "gpu_memset", name);
+  ChromeEvent event(out, "X", "gpu_memset", name);
   event.Int("pid", memset.deviceId)
       .Int("tid", memset.streamId)
       .Micros("ts", Ns(memset.start))
@@ -176,7 +188,7 @@ void ActivityTranslator::Api(const ApiRecord& api, bool is_driver, std::string* 
       options_.api_name ? options_.api_name(is_driver, api.cbid)
                         : std::string(is_driver ? "cuda_driver_cbid_" : "cuda_runtime_cbid_") +
                               std::to_string(api.cbid);
-  EventText(out, "X", is_driver ? "cuda_driver" : "cuda_runtime", name)
+  ChromeEvent(out, "X", is_driver ? "cuda_driver" : "cuda_runtime", name)
       .Int("pid", api.processId)
       .Int("tid", api.threadId)
       .Micros("ts", Ns(api.start))
@@ -212,7 +224,7 @@ void ActivityTranslator::Marker(const MarkerRecord& marker, std::string* out) {
     return;
   }
   const OpenRange& range = it->second;
-  EventText event(out, "X", "user_annotation", range.name);
+  ChromeEvent event(out, "X", "user_annotation", range.name);
   event.Int("pid", range.pid)
       .Int("tid", range.tid)
       .Micros("ts", Ns(range.start))
@@ -250,7 +262,7 @@ void ActivityTranslator::Memory(const MemoryRecord& memory, std::string* out) {
   live += change;
   // Device allocations are what the process holds from the driver: Kineto's "reserved". With no
   // caching allocator in between, they are also what is allocated.
-  EventText(out, "i", "[memory]", "[memory]")
+  ChromeEvent(out, "i", "[memory]", "[memory]")
       .Text("s", "t")
       .Int("pid", memory.processId)
       .Int("tid", 0)
@@ -267,12 +279,12 @@ void ActivityTranslator::Memory(const MemoryRecord& memory, std::string* out) {
 
 void ActivityTranslator::Device(const DeviceRecord& device, std::string* out) {
   std::string properties = "[{\"id\":" + std::to_string(device.id) + ",\"name\":";
-  AppendJsonString(OrEmpty(device.name), &properties);
+  text::AppendJsonString(OrEmpty(device.name), &properties);
   properties += ",\"totalGlobalMem\":" + std::to_string(device.globalMemorySize) +
                 ",\"computeMajor\":" + std::to_string(device.computeCapabilityMajor) +
                 ",\"computeMinor\":" + std::to_string(device.computeCapabilityMinor) +
                 ",\"numSms\":" + std::to_string(device.numMultiprocessors) + "}]";
-  EventText(out, "M", "", "bubblescope_process")
+  ChromeEvent(out, "M", "", "bubblescope_process")
       .Int("pid", options_.pid)
       .Int("tid", 0)
       .Args()

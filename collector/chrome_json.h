@@ -1,5 +1,7 @@
-// Small builders for Chrome-trace JSON text: escaped strings and exact microsecond times. The
-// collector writes events by hand (no JSON library in a library injected into other processes).
+// The collector's Chrome-trace event builder. It writes events by hand (no JSON library in a
+// library injected into other processes); strings and times go through the analyzer's own text
+// helpers (text/json_string.h, text/micros.h), so the collector and the Kineto writer escape
+// names and spell nanoseconds the same way.
 #pragma once
 
 #include <cstdint>
@@ -8,30 +10,23 @@
 
 namespace bubblescope::collector {
 
-// Appends `text` as a JSON string literal (quotes included). Control characters are escaped;
-// bytes of invalid UTF-8 become U+FFFD, so a kernel name can never make the file unreadable.
-void AppendJsonString(std::string_view text, std::string* out);
-
-// Appends nanoseconds as microseconds with exactly three decimals ("1234.567"), so the reader gets
-// the nanoseconds back exactly.
-void AppendMicros(int64_t ns, std::string* out);
-
 // One event under construction: `,\n{"ph":..,"cat":..,"name":..` then fields, then args. Every
 // event after the file's first starts with its separator, so a file cut after any complete event
 // is the array form without its closing bracket, which the reader accepts.
-class EventText {
+class ChromeEvent {
  public:
   // Starts an event; `cat` may be empty for none. ph and name come first, as the reader wants
   // them before args for the process-metadata event.
-  EventText(std::string* out, std::string_view ph, std::string_view cat, std::string_view name);
+  ChromeEvent(std::string* out, std::string_view ph, std::string_view cat, std::string_view name);
 
-  EventText& Int(std::string_view key, int64_t value);
-  EventText& Micros(std::string_view key, int64_t ns);
-  EventText& Text(std::string_view key, std::string_view value);
+  ChromeEvent& Int(std::string_view key, int64_t value);
+  // Nanoseconds as microseconds with exactly three decimals, so the reader gets them back exactly.
+  ChromeEvent& Micros(std::string_view key, int64_t ns);
+  ChromeEvent& Text(std::string_view key, std::string_view value);
   // A field whose value is already JSON text.
-  EventText& Raw(std::string_view key, std::string_view json);
+  ChromeEvent& Raw(std::string_view key, std::string_view json);
   // Opens "args":{ (at most once); later fields go inside it.
-  EventText& Args();
+  ChromeEvent& Args();
   // Closes args (when open) and the event.
   void Finish();
 

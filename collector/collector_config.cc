@@ -143,15 +143,26 @@ ProcessIdentity ReadProcessIdentity(const EnvLookup& env, std::string host, int6
 
 std::string TraceFileName(const ProcessIdentity& identity) {
   std::string name = "bubblescope-";
-  name += identity.rank >= 0 ? "rank" + std::to_string(identity.rank) : "norank";
-  if (identity.world_size >= 0) name += "-world" + std::to_string(identity.world_size);
+  // Appended piece by piece: GCC 12's -Wrestrict misreads `"-" + std::to_string(x)` at -O3.
+  if (identity.rank >= 0) {
+    name += "rank";
+    name += std::to_string(identity.rank);
+  } else {
+    name += "norank";
+  }
+  if (identity.world_size >= 0) {
+    name += "-world";
+    name += std::to_string(identity.world_size);
+  }
   name += '-';
   for (char c : identity.host) {
     const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '.' || c == '_' || c == '-';
     name += safe ? c : '_';
   }
-  name += "-" + std::to_string(identity.pid) + ".json";
+  name += '-';
+  name += std::to_string(identity.pid);
+  name += ".json";
   return name;
 }
 

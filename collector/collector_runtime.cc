@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "chrome_json.h"
+#include "text/json_string.h"
 
 namespace bubblescope::collector {
 namespace {
@@ -61,15 +62,15 @@ std::string CollectorRuntime::ProcessEvent(const ProcessIdentity& identity) cons
   }
   distributed += '}';
   std::string clock = "{\"source\":";
-  AppendJsonString(hooks_.clock_source, &clock);
+  text::AppendJsonString(hooks_.clock_source, &clock);
   clock += ",\"unit\":\"ns\",\"realtime_offset_ns\":" +
            std::to_string(hooks_.clock() - RealtimeNs()) + "}";
   std::string collector = "{\"kinds\":" + std::to_string(config_.kinds) +
                           ",\"flush_ms\":" + std::to_string(config_.flush_ms) + ",\"start\":";
-  AppendJsonString(StartName(config_.start), &collector);
+  text::AppendJsonString(StartName(config_.start), &collector);
   collector += ",\"buffer_cap_bytes\":" + std::to_string(config_.buffer_cap_bytes) + "}";
   std::string out;
-  EventText(&out, "M", "", "bubblescope_process")
+  ChromeEvent(&out, "M", "", "bubblescope_process")
       .Int("pid", identity.pid)
       .Int("tid", 0)
       .Args()
@@ -185,7 +186,7 @@ void CollectorRuntime::WriteDroppedIfChanged() {
   if (counts == last_written_) return;
   last_written_ = counts;
   std::string out;
-  EventText(&out, "M", "", "bubblescope_dropped")
+  ChromeEvent(&out, "M", "", "bubblescope_dropped")
       .Int("pid", pid_)
       .Int("tid", 0)
       .Args()

@@ -171,7 +171,7 @@ void NcclP2pTracker::EmitLocked(const Event& event, std::string* out) {
   std::snprintf(comm_id, sizeof(comm_id), "%016" PRIx64, comm.info.id);
   const std::string_view torch_dtype = TorchDtypeName(event.datatype);
   const int64_t count = static_cast<int64_t>(event.count);
-  EventText text(out, "X", "cpu_op", "nccl:" + collective);
+  ChromeEvent text(out, "X", "cpu_op", "nccl:" + collective);
   text.Int("pid", options_.pid)
       .Int("tid", comm.tid)
       .Micros("ts", event.start)

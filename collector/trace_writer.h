@@ -17,7 +17,7 @@ namespace bubblescope::collector {
 class EventSink {
  public:
   virtual ~EventSink() = default;
-  // `events` is zero or more EventText events, each starting with its ",\n" separator.
+  // `events` is zero or more ChromeEvent events, each starting with its ",\n" separator.
   virtual void Append(std::string_view events) = 0;
 };
 
@@ -29,7 +29,7 @@ class TraceWriter : public EventSink {
   // Events held in memory beyond this are written at once, without waiting for a Flush.
   static constexpr size_t kEarlyWriteBytes = size_t{4} << 20;
 
-  // Creates the file (it must not exist) and writes "[\n" and `first_event` (EventText text; its
+  // Creates the file (it must not exist) and writes "[\n" and `first_event` (ChromeEvent text; its
   // leading separator is dropped), then flushes. nullptr with a message on failure.
   static std::unique_ptr<TraceWriter> Create(const std::string& path, std::string_view first_event,
                                              std::string* error);

@@ -149,14 +149,13 @@ TEST_P(SimulatedScheduleTest, IterationsFromTheRepeatingScheduleMatchTheProfiler
 void SimulatedScheduleTest::ExpectGridMatchesTruth(iterations::StepSource step_source) {
   const Schedule schedule = GetParam();
   StallParts parts;
-  for (int32_t p : {2, 4, 8}) {
-    for (int32_t m : {1, 4, 8, 32}) {
-      if (schedule == Schedule::kInterleaved1F1B && m % p != 0) continue;
-      SCOPED_TRACE(absl::StrCat(std::string(sim::ScheduleName(schedule)), " p=", p, " m=", m));
-      absl::StatusOr<sim::Simulation> simulation = sim::Simulate(RealisticConfig(schedule, p, m));
-      ASSERT_TRUE(simulation.ok()) << simulation.status();
-      ExpectMatchesTruth(*simulation, &parts, step_source);
-    }
+  for (const sim::testing::GridJob& job : sim::testing::GridJobs(schedule)) {
+    SCOPED_TRACE(
+        absl::StrCat(std::string(sim::ScheduleName(schedule)), " p=", job.p, " m=", job.m));
+    absl::StatusOr<sim::Simulation> simulation =
+        sim::Simulate(RealisticConfig(schedule, job.p, job.m));
+    ASSERT_TRUE(simulation.ok()) << simulation.status();
+    ExpectMatchesTruth(*simulation, &parts, step_source);
   }
   // Slow links make receives wait and launch gaps starve the device, so both parts of the stall
   // occur somewhere in the grid: the exact matches above are not all zeros.
@@ -185,18 +184,15 @@ void ExpectClosedForm(Schedule schedule, int32_t p, int32_t m, int32_t v) {
 
 TEST(ClosedFormBubbleTest, GpipeAnd1F1B) {
   for (Schedule schedule : {Schedule::kGpipe, Schedule::k1F1B}) {
-    for (int32_t p : {2, 4, 8}) {
-      for (int32_t m : {1, 4, 8, 32}) ExpectClosedForm(schedule, p, m, 1);
+    for (const sim::testing::GridJob& job : sim::testing::GridJobs(schedule)) {
+      ExpectClosedForm(schedule, job.p, job.m, 1);
     }
   }
 }
 
 TEST(ClosedFormBubbleTest, Interleaved) {
-  for (int32_t p : {2, 4, 8}) {
-    for (int32_t m : {4, 8, 32}) {
-      if (m % p != 0) continue;
-      for (int32_t v : {2, 3}) ExpectClosedForm(Schedule::kInterleaved1F1B, p, m, v);
-    }
+  for (const sim::testing::GridJob& job : sim::testing::GridJobs(Schedule::kInterleaved1F1B)) {
+    for (int32_t v : {2, 3}) ExpectClosedForm(Schedule::kInterleaved1F1B, job.p, job.m, v);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "job/sim_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/shared_traces.h"
 #include "simdjson.h"
 #include "writers/simulated_set.h"
 #include "simulator/simulator.h"
@@ -160,8 +161,8 @@ TEST(CrossRankCliTest, SlowLinkSetAndThreshold) {
 }
 
 TEST(CrossRankCliTest, DlrmAllToAllIsNoPipeline) {
-  const std::string dir = std::string(BUBBLESCOPE_SHARED_DIR) + "/traces/param_dlrm_8rank";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "shared traces not found at " << dir;
+  const std::string dir = testing::SharedTracePath("param_dlrm_8rank");
+  BUBBLESCOPE_NEED_SHARED(dir);
   int64_t sendrecv = 0;
   int64_t allreduce = 0;
   int64_t sized = 0;  // events carrying a message size: none in these traces

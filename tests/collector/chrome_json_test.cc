@@ -1,4 +1,4 @@
-// JSON text helpers of the collector.
+// The collector's event builder: field order, separators and the shared text helpers' spelling.
 #include "chrome_json.h"
 
 #include <string>
@@ -8,40 +8,22 @@
 namespace bubblescope::collector {
 namespace {
 
-std::string Quoted(std::string_view text) {
+TEST(ChromeEventTest, PutsPhAndNameFirstAndArgsLast) {
   std::string out;
-  AppendJsonString(text, &out);
-  return out;
-}
-
-std::string Micros(int64_t ns) {
-  std::string out;
-  AppendMicros(ns, &out);
-  return out;
-}
-
-TEST(ChromeJsonTest, StringsAreEscapedAndInvalidUtf8Replaced) {
-  EXPECT_EQ(Quoted("plain"), "\"plain\"");
-  EXPECT_EQ(Quoted("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
-  EXPECT_EQ(Quoted("\xC3\xA9t\xC3\xA9"), "\"\xC3\xA9t\xC3\xA9\"");  // é kept
-  EXPECT_EQ(Quoted("x\xFFy"), "\"x\xEF\xBF\xBDy\"");
-  EXPECT_EQ(Quoted("\xE2\x82"), "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");  // cut-short sequence
-}
-
-TEST(ChromeJsonTest, MicrosecondsWithThreeDecimals) {
-  EXPECT_EQ(Micros(0), "0.000");
-  EXPECT_EQ(Micros(7), "0.007");
-  EXPECT_EQ(Micros(1234567), "1234.567");
-  EXPECT_EQ(Micros(1700000000123456789), "1700000000123456.789");
-  EXPECT_EQ(Micros(-1500), "-1.500");
-}
-
-TEST(ChromeJsonTest, EventTextPutsPhAndNameFirstAndArgsLast) {
-  std::string out;
-  EventText(&out, "X", "kernel", "k").Int("pid", 1).Micros("ts", 2500).Args().Int("stream", 7).Text("s", "v").Finish();
+  ChromeEvent(&out, "X", "kernel", "k").Int("pid", 1).Micros("ts", 2500).Args().Int("stream", 7).Text("s", "v").Finish();
   EXPECT_EQ(out,
             ",\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"ts\":2.500,"
             "\"args\":{\"stream\":7,\"s\":\"v\"}}");
+}
+
+// Names are whatever a kernel or range was called: escaped, invalid UTF-8 replaced (the rules
+// themselves are text::AppendJsonString's, tests/text/json_string_test.cc).
+TEST(ChromeEventTest, NamesAndTimesGoThroughTheSharedTextHelpers) {
+  std::string out;
+  ChromeEvent(&out, "X", "", "a\"b\n\xFF").Micros("ts", -1500).Micros("dur", 1700000000123456789)
+      .Finish();
+  EXPECT_EQ(out, ",\n{\"ph\":\"X\",\"name\":\"a\\\"b\\n\xEF\xBF\xBD\",\"ts\":-1.500,"
+                 "\"dur\":1700000000123456.789}");
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ using bubblescope::testing::TempDir;
 
 std::string KernelEvent(int64_t index) {
   std::string out;
-  EventText(&out, "X", "kernel", "k" + std::to_string(index))
+  ChromeEvent(&out, "X", "kernel", "k" + std::to_string(index))
       .Int("pid", 0)
       .Int("tid", 7)
       .Micros("ts", index * 1000)
@@ -39,7 +39,7 @@ std::string KernelEvent(int64_t index) {
 
 std::string FirstEvent() {
   std::string out;
-  EventText(&out, "M", "", "bubblescope_process").Int("pid", 1).Int("tid", 0).Args().Finish();
+  ChromeEvent(&out, "M", "", "bubblescope_process").Int("pid", 1).Int("tid", 0).Args().Finish();
   return out;
 }
 

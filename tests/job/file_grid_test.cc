@@ -173,12 +173,9 @@ void CheckCase(const Case& c) {
 class FileGridTest : public ::testing::TestWithParam<Schedule> {};
 
 TEST_P(FileGridTest, FromFilesWithinTheIssueTolerances) {
-  for (int32_t p : {2, 4, 8}) {
-    for (int32_t m : {1, 4, 8, 32}) {
-      if (GetParam() == Schedule::kInterleaved1F1B && m % p != 0) continue;
-      for (Variant variant : {Variant::kNewer, Variant::kOlder, Variant::kNoNcclArgs}) {
-        CheckCase(Case{GetParam(), p, m, variant});
-      }
+  for (const sim::testing::GridJob& job : sim::testing::GridJobs(GetParam())) {
+    for (Variant variant : {Variant::kNewer, Variant::kOlder, Variant::kNoNcclArgs}) {
+      CheckCase(Case{GetParam(), job.p, job.m, variant});
     }
   }
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/shared_traces.h"
 #include "support/test_files.h"
 
 namespace bubblescope {
@@ -325,7 +326,7 @@ TEST(TraceLoaderTest, NegativeJobsIsAnError) {
 // Real files recorded by others: ranks come from distributedInfo and match the file names.
 TEST(TraceLoaderTest, RealEightRankDirectory) {
   const std::string dir = BUBBLESCOPE_SHARED_DIR "/traces/param_dlrm_8rank";
-  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << dir << " not present";
+  BUBBLESCOPE_NEED_SHARED(dir);
   absl::StatusOr<Trace> trace = LoadTrace({dir}, Jobs(2));
   ASSERT_TRUE(trace.ok()) << trace.status();
   ASSERT_EQ(trace->ranks.size(), 8u);

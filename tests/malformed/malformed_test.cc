@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/shared_traces.h"
 #include "simdjson.h"
 #include "support/subprocess.h"
 #include "support/test_files.h"
@@ -209,7 +210,7 @@ TEST(MalformedTest, MissingPathAndEmptyDirectory) {
 TEST(MalformedTest, RealTraceCutAtManyOffsets) {
   const std::string source = std::string(BUBBLESCOPE_SHARED_DIR) +
                              "/traces/param_dlrm_8rank/worker0_step_12.1694128201545.pt.trace.json.gz";
-  if (!std::filesystem::exists(source)) GTEST_SKIP() << "shared trace not found: " << source;
+  BUBBLESCOPE_NEED_SHARED(source);
   const std::string json = testing::Gunzip(testing::ReadFile(source));
   ASSERT_GT(json.size(), 800000u);
   testing::TempDir dir;

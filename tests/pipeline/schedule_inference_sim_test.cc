@@ -130,16 +130,13 @@ void CheckCase(const Case& c) {
 }
 
 void CheckFamily(Schedule schedule) {
-  for (int32_t p : {2, 4, 8}) {
-    for (int32_t m : {1, 4, 8, 32}) {
-      if (schedule == Schedule::kInterleaved1F1B && m % p != 0) continue;
-      for (AnnotationStyle style :
-           {AnnotationStyle::kNone, AnnotationStyle::kPpGpu, AnnotationStyle::kPpCpu,
-            AnnotationStyle::kPpShortCpu}) {
-        for (bool imbalanced : {false, true}) {
-          for (Marking marking : sim::testing::kAllMarkings) {
-            CheckCase(Case{schedule, p, m, style, imbalanced, marking});
-          }
+  for (const sim::testing::GridJob& job : sim::testing::GridJobs(schedule)) {
+    for (AnnotationStyle style :
+         {AnnotationStyle::kNone, AnnotationStyle::kPpGpu, AnnotationStyle::kPpCpu,
+          AnnotationStyle::kPpShortCpu}) {
+      for (bool imbalanced : {false, true}) {
+        for (Marking marking : sim::testing::kAllMarkings) {
+          CheckCase(Case{schedule, job.p, job.m, style, imbalanced, marking});
         }
       }
     }

@@ -4,6 +4,7 @@
 //   ["traceEvents"]; k=[e for e in ev if e.get("cat")=="kernel"]; print(len(k),
 //   sum("nccl" in e["name"].lower() for e in k))'
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <utility>
@@ -24,11 +25,10 @@ std::optional<std::string> LoadShared(const char* relative) {
   return GunzipFile(path);
 }
 
-#define LOAD_OR_SKIP(var, relative)                                  \
-  const std::optional<std::string> var = LoadShared(relative);       \
-  if (!var)                                                          \
-  GTEST_SKIP() << "shared trace " << relative << " not found under " \
-               << BUBBLESCOPE_SHARED_DIR "/traces (the third-party test data)"
+// Skips (developers) or fails (CI) when the shared trace is missing, else loads it into `var`.
+#define LOAD_OR_SKIP(var, relative)                        \
+  BUBBLESCOPE_NEED_SHARED(SharedTracePath(relative));      \
+  const std::optional<std::string> var = LoadShared(relative)
 
 TEST(KinetoRealTraceTest, HtaRank0) {
   LOAD_OR_SKIP(text, kHtaRank0);

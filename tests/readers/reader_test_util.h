@@ -13,6 +13,7 @@
 #include "bubblescope/trace.h"
 #include "readers/kineto_reader.h"
 #include "simdjson.h"
+#include "support/shared_traces.h"
 #include "support/test_files.h"
 
 namespace bubblescope::testing {
@@ -60,10 +61,6 @@ inline const Timeline* FindTimeline(const Rank& rank, TimelineKind kind, int64_t
     if (first == a && timeline.id == b) return &timeline;
   }
   return nullptr;
-}
-
-inline std::string SharedTracePath(std::string_view relative) {
-  return std::string(BUBBLESCOPE_SHARED_DIR) + "/traces/" + std::string(relative);
 }
 
 inline bool FileExists(const std::string& path) { return std::ifstream(path).good(); }

@@ -7,6 +7,7 @@
 
 #include "analysis/rank_summary.h"
 #include "gtest/gtest.h"
+#include "support/shared_traces.h"
 #include "loader/trace_loader.h"
 
 namespace bubblescope {
@@ -50,7 +51,7 @@ rank_summary::Result Summarise(const std::vector<std::string>& paths, int jobs) 
 
 TEST(RealTracesTest, HtaTwoRanksSampledFromA128RankJob) {
   const std::string dir = kShared + "hta_trace_filter_2rank";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "shared traces not found at " << dir;
+  BUBBLESCOPE_NEED_SHARED(dir);
   rank_summary::Result result = Summarise({dir}, 2);
   ASSERT_EQ(result.ranks.size(), 2u);
   ExpectFigures(result.ranks[0], {0, 1682725898082228000, 1222847000, 210320000, 396199000,
@@ -61,7 +62,7 @@ TEST(RealTracesTest, HtaTwoRanksSampledFromA128RankJob) {
 
 TEST(RealTracesTest, ParamDlrmEightRanksFromDistributedInfo) {
   const std::string dir = kShared + "param_dlrm_8rank";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "shared traces not found at " << dir;
+  BUBBLESCOPE_NEED_SHARED(dir);
   const std::vector<Expected> want = {
       {0, 1694128201428006000, 13009000, 1034000, 5798000, 19000, 6419000, 245, 8, 16, 1},
       {1, 1694128201422243000, 18749000, 1246000, 11336000, 19000, 6428000, 310, 8, 16, 1},
@@ -82,7 +83,7 @@ TEST(RealTracesTest, ParamDlrmEightRanksFromDistributedInfo) {
 
 TEST(RealTracesTest, CommunicationKernelsCarryTheirKind) {
   const std::string dir = kShared + "param_dlrm_8rank";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "shared traces not found at " << dir;
+  BUBBLESCOPE_NEED_SHARED(dir);
   absl::StatusOr<Trace> trace = LoadTrace({dir}, LoadOptions{});
   ASSERT_TRUE(trace.ok()) << trace.status();
   const Rank& rank = trace->ranks[0];

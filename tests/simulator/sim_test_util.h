@@ -49,6 +49,34 @@ inline std::string ProgramText(const std::vector<Op>& program, bool chunks) {
   return text;
 }
 
+// One job of the accuracy grid.
+struct GridJob {
+  int32_t p = 0;
+  int32_t m = 0;
+};
+
+// The (p, m) grid every accuracy test runs each schedule over, defined once: p in {2, 4, 8} and
+// m in {1, 4, 8, 32}, interleaved only where p divides m. Under the sanitizers
+// (BUBBLESCOPE_SANITIZED) p in {2, 4} and m in {1, 4, 8}: the whole grid runs in the normal build
+// already, and the smaller jobs take every code path the sanitizers check at a tenth of the time.
+inline std::vector<GridJob> GridJobs(Schedule schedule) {
+#ifdef BUBBLESCOPE_SANITIZED
+  constexpr std::array<int32_t, 2> kStages = {2, 4};
+  constexpr std::array<int32_t, 3> kMicrobatches = {1, 4, 8};
+#else
+  constexpr std::array<int32_t, 3> kStages = {2, 4, 8};
+  constexpr std::array<int32_t, 4> kMicrobatches = {1, 4, 8, 32};
+#endif
+  std::vector<GridJob> jobs;
+  for (int32_t p : kStages) {
+    for (int32_t m : kMicrobatches) {
+      if (schedule == Schedule::kInterleaved1F1B && m % p != 0) continue;
+      jobs.push_back({p, m});
+    }
+  }
+  return jobs;
+}
+
 // Every schedule family, for tests parameterised over them, and their test names ("zbh1").
 inline constexpr std::array<Schedule, 5> kAllSchedules = {
     Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved1F1B, Schedule::kZeroBubbleH1,
