@@ -5,35 +5,14 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "support/timeline_fixtures.h"
 
 namespace bubblescope::rank_summary {
 namespace {
 
-Interval Op(IntervalKind kind, TimeNs start, TimeNs end) {
-  Interval interval;
-  interval.kind = kind;
-  interval.start = start;
-  interval.end = end;
-  return interval;
-}
-
-Timeline Stream(int64_t id, std::vector<Interval> intervals) {
-  Timeline timeline;
-  timeline.kind = TimelineKind::kGpuStream;
-  timeline.device = 0;
-  timeline.id = id;
-  timeline.intervals = std::move(intervals);
-  return timeline;
-}
-
-Timeline Thread(int64_t id, std::vector<Interval> intervals) {
-  Timeline timeline;
-  timeline.kind = TimelineKind::kCpuThread;
-  timeline.pid = 1234;
-  timeline.id = id;
-  timeline.intervals = std::move(intervals);
-  return timeline;
-}
+using testing::Op;
+using testing::Stream;
+using testing::Thread;
 
 RankFigures AnalyzeOne(Rank rank) {
   Trace trace;
