@@ -6,8 +6,8 @@
 #include <limits>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "readers/json_number.h"
 #include "simdjson.h"
 #include "simulator/simulator.h"
 #include "simulator/truth_json.h"
@@ -28,44 +28,12 @@ absl::Status Malformed(std::string_view member, simdjson::error_code error) {
   return Malformed(member, simdjson::error_message(error));
 }
 
-bool IsDigits(std::string_view text) {
-  if (text.empty()) return false;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
-
-// The truth writes nanoseconds as microsecond decimals with at most three fraction digits
-// ("-2500", "1234.5"); a double would lose nanoseconds of a 1.7e18 ns timestamp, so the token's
-// digits are read as they are.
+// The truth writes nanoseconds as microsecond decimals ("-2500", "1234.5"); a double would lose
+// nanoseconds of a 1.7e18 ns timestamp, so the token goes through the reader's exact parser.
 absl::Status ReadMicros(ondemand::value value, std::string_view member, TimeNs* ns) {
-  std::string_view token = value.raw_json_token();
-  while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' ||
-                            token.back() == '\t')) {
-    token.remove_suffix(1);
-  }
-  const bool negative = !token.empty() && token.front() == '-';
-  if (negative) token.remove_prefix(1);
-  std::string_view whole = token;
-  std::string_view fraction;
-  if (size_t point = token.find('.'); point != std::string_view::npos) {
-    whole = token.substr(0, point);
-    fraction = token.substr(point + 1);
-    if (!IsDigits(fraction) || fraction.size() > 3) {
-      return Malformed(member, "not microseconds with at most three decimals");
-    }
-  }
-  int64_t micros = 0;
-  if (!IsDigits(whole) || !absl::SimpleAtoi(AsAbsl(whole), &micros) ||
-      micros > (std::numeric_limits<int64_t>::max() - 999) / 1000) {
+  if (kineto::MicrosToNanos(value.raw_json_token(), ns) != kineto::NumberStatus::kOk) {
     return Malformed(member, "not microseconds within the nanosecond range");
   }
-  int64_t fraction_ns = 0;
-  for (size_t digit = 0; digit < 3; ++digit) {
-    fraction_ns = fraction_ns * 10 + (digit < fraction.size() ? fraction[digit] - '0' : 0);
-  }
-  *ns = (micros * 1000 + fraction_ns) * (negative ? -1 : 1);
   return absl::OkStatus();
 }
 

@@ -1,6 +1,6 @@
 // Writes a Rank back out as PyTorch profiler / Kineto Chrome-trace JSON, in the layouts real torch
-// versions produce. Used by the benchmark's trace generator, the schedule simulator and round-trip
-// tests of the reader; never by an analysis.
+// versions produce. Used to write simulated sets (simulated_set.h: `bubblescope simulate`, the
+// benchmark, the tests) and by round-trip tests of the reader; never by an analysis.
 #pragma once
 
 #include <optional>
