@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <csignal>
 #include <cstdint>
 #include <utility>
 
@@ -10,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "cli/atomic_file.h"
+#include "common/output_file.h"
 #include "report/pipeline_report.h"
 #include "report/summary_report.h"
 #include "text/one_line.h"
@@ -119,7 +120,9 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   analyze->add_option("-o,--output", output_path_,
-                      "Write the report to FILE (replaced atomically) instead of stdout")
+                      "Write the report to FILE instead of stdout (a regular file is replaced "
+                      "atomically; a device or FIFO is written into; an input is never "
+                      "overwritten)")
       ->type_name("FILE");
   analyze->add_option("-j,--jobs", jobs_, "Files read in parallel; 0 = one per core")
       ->check(WholeNumberAtLeast(0))
@@ -222,6 +225,9 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   }
 
   if (output_path_.empty()) {
+    // A reader that stops early (`| head`) must not kill bubblescope with SIGPIPE: the failed
+    // write is reported instead. analyze starts no process that could inherit the setting.
+    std::signal(SIGPIPE, SIG_IGN);
     out << report << std::flush;
     if (!out) {
       err << "bubblescope: cannot write the report to standard output\n";
@@ -229,7 +235,14 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
     }
     return kExitOk;
   }
-  if (absl::Status written = WriteFileAtomically(output_path_, report); !written.ok()) {
+  // Never over a trace this run read, nor over a file it passed over in a directory.
+  OutputFileOptions output_options;
+  for (const Rank& rank : trace->ranks) output_options.protected_files.push_back(rank.source_path);
+  for (const SkippedFile& skipped : trace->skipped_files) {
+    output_options.protected_files.push_back(skipped.path);
+  }
+  if (absl::Status written = WriteOutputFile(output_path_, report, output_options);
+      !written.ok()) {
     err << "bubblescope: " << MessageLine(written) << "\n";
     return kExitFailure;
   }

@@ -8,9 +8,11 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "writers/event_text.h"
+#include "common/output_file.h"
 #include "text/json_string.h"
 #include "text/micros.h"
 
@@ -498,35 +500,34 @@ class RankWriter {
   int64_t cpu_ops_ = 0;
 };
 
-absl::Status WritePlain(const std::string& text, const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) return absl::InternalError(absl::StrCat(path, ": cannot open for writing"));
-  size_t written = std::fwrite(text.data(), 1, text.size(), file);
-  bool closed = std::fclose(file) == 0;
-  if (written != text.size() || !closed) {
-    return absl::InternalError(absl::StrCat(path, ": write failed"));
+// `text` as one gzip member at deflate `level` (0-9), or an error for a bad level.
+absl::StatusOr<std::string> GzipBytes(std::string_view text, int level) {
+  z_stream stream{};
+  // 15 window bits + 16: a gzip header and trailer rather than zlib's.
+  if (deflateInit2(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    return absl::InvalidArgumentError(absl::StrCat("bad gzip level ", level));
   }
-  return absl::OkStatus();
-}
-
-absl::Status WriteGzip(const std::string& text, int level, const std::string& path) {
-  gzFile file = gzopen(path.c_str(), "wb");
-  if (file == nullptr) return absl::InternalError(absl::StrCat(path, ": cannot open for writing"));
-  if (gzsetparams(file, level, Z_DEFAULT_STRATEGY) != Z_OK) {
-    gzclose(file);
-    return absl::InternalError(absl::StrCat(path, ": bad gzip level ", level));
-  }
-  // gzwrite takes an unsigned length, so large documents go in chunks.
+  std::string out;
+  out.resize(deflateBound(&stream, static_cast<uLong>(text.size())));
+  // deflate takes unsigned lengths, so large documents go in chunks.
   constexpr size_t kChunk = size_t{1} << 30;
-  for (size_t offset = 0; offset < text.size(); offset += kChunk) {
-    unsigned length = static_cast<unsigned>(std::min(kChunk, text.size() - offset));
-    if (gzwrite(file, text.data() + offset, length) != static_cast<int>(length)) {
-      gzclose(file);
-      return absl::InternalError(absl::StrCat(path, ": gzip write failed"));
-    }
+  size_t consumed = 0;
+  int result = Z_OK;
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  while (result == Z_OK) {
+    const size_t chunk = std::min(kChunk, text.size() - consumed);
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data() + consumed));
+    stream.avail_in = static_cast<uInt>(chunk);
+    const size_t produced = stream.total_out;
+    stream.avail_out = static_cast<uInt>(std::min(kChunk, out.size() - produced));
+    const bool last = consumed + chunk == text.size();
+    result = deflate(&stream, last ? Z_FINISH : Z_NO_FLUSH);
+    consumed += chunk - stream.avail_in;
   }
-  if (gzclose(file) != Z_OK) return absl::InternalError(absl::StrCat(path, ": gzip close failed"));
-  return absl::OkStatus();
+  deflateEnd(&stream);
+  if (result != Z_STREAM_END) return absl::InternalError("gzip compression failed");
+  out.resize(stream.total_out);
+  return out;
 }
 
 }  // namespace
@@ -540,8 +541,12 @@ std::string KinetoJson(const Rank& rank, const KinetoWriteOptions& options) {
 absl::Status WriteKinetoFile(const Rank& rank, const KinetoWriteOptions& options,
                              const std::string& path) {
   std::string text = KinetoJson(rank, options);
-  if (std::string_view(path).ends_with(".gz")) return WriteGzip(text, options.gzip_level, path);
-  return WritePlain(text, path);
+  if (!std::string_view(path).ends_with(".gz")) return WriteOutputFile(path, text);
+  absl::StatusOr<std::string> compressed = GzipBytes(text, options.gzip_level);
+  if (!compressed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", compressed.status().message()));
+  }
+  return WriteOutputFile(path, *compressed);
 }
 
 }  // namespace bubblescope

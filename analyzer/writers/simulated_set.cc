@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/output_file.h"
 #include "simulator/truth_json.h"
 
 namespace bubblescope::sim {
@@ -47,14 +48,6 @@ absl::StatusOr<std::vector<fs::path>> ExistingSetFiles(const fs::path& directory
   }
   std::sort(found.begin(), found.end());
   return found;
-}
-
-absl::Status WriteText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path.string()));
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -111,7 +104,9 @@ absl::StatusOr<std::vector<std::string>> WriteSimulationSet(const Config& config
     }
     written.push_back(targets[r].string());
   }
-  if (absl::Status status = WriteText(truth_path, *truth); !status.ok()) return status;
+  if (absl::Status status = WriteOutputFile(truth_path.string(), *truth); !status.ok()) {
+    return status;
+  }
   written.push_back(truth_path.string());
   return written;
 }

@@ -1,4 +1,10 @@
 // End-to-end tests of `bubblescope analyze`: the real binary on small trace files written here.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -228,6 +234,72 @@ TEST_F(AnalyzeCliTest, UnwritableOutputExitsOne) {
   EXPECT_EQ(run.out, "");
   EXPECT_THAT(run.err, StartsWith("bubblescope: cannot write " + report));
   EXPECT_FALSE(fs::exists(fs::path(dir_.path()) / "no_such_dir"));
+}
+
+// -o never replaces a trace the run reads, under any of its names; the trace stays as it was.
+TEST_F(AnalyzeCliTest, TheReportIsNeverWrittenOverAnInput) {
+  const std::string input = (traces_ / "rank0.json").string();
+  const std::string before = ReadFile(input);
+  const std::string link = Path("link_to_rank0.json");
+  fs::create_symlink(input, link);
+  for (const std::string& output : {input, link}) {
+    SCOPED_TRACE(output);
+    CommandResult run = Run({"analyze", input, (traces_ / "rank1.json").string(), "-o", output});
+    EXPECT_EQ(run.exit_status, 1);
+    EXPECT_THAT(run.err, HasSubstr("never overwritten"));
+    EXPECT_EQ(ReadFile(input), before);
+  }
+  // A file passed over in a directory (truth.json beside the ranks) is protected too.
+  WriteFile(traces_ / "truth.json", "{\"schema\": \"truth\"}");
+  CommandResult run = Run({"analyze", Traces(), "-o", (traces_ / "truth.json").string()});
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_EQ(ReadFile(traces_ / "truth.json"), "{\"schema\": \"truth\"}");
+}
+
+// -o into a FIFO writes the report into it; the FIFO is not replaced by a regular file. The
+// read end is opened first (without blocking), so the report waits in the pipe until it is read.
+TEST_F(AnalyzeCliTest, TheReportGoesThroughAFifo) {
+  const fs::path fifo = fs::path(dir_.path()) / "report.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int read_end = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(read_end, 0);
+  CommandResult run = Run({"analyze", Traces(), "--format", "json", "-o", fifo.string()});
+  std::string received(1 << 16, '\0');
+  const ssize_t got = ::read(read_end, received.data(), received.size());
+  ::close(read_end);
+  received.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  EXPECT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(received, HasSubstr("\"schema\": \"bubblescope.analyze/1\""));
+  EXPECT_TRUE(fs::is_fifo(fifo));
+}
+
+// A reader that stops early (`analyze | head`) ends the run with a message and status 1, not a
+// death by SIGPIPE. Here the pipe's read end is closed before bubblescope starts, so its first
+// write fails for certain.
+TEST_F(AnalyzeCliTest, AClosedStdoutIsAnErrorNotADeathBySignal) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  ::close(pipe_fds[0]);
+  const std::string err_path = Path("stderr.txt");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const std::string binary = BUBBLESCOPE_BINARY;
+  const std::string verb = "analyze";
+  const std::string traces = Traces();
+  char* argv[] = {const_cast<char*>(binary.c_str()), const_cast<char*>(verb.c_str()),
+                  const_cast<char*>(traces.c_str()), nullptr};
+  pid_t child = 0;
+  ASSERT_EQ(::posix_spawn(&child, binary.c_str(), &actions, nullptr, argv, environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_FALSE(WIFSIGNALED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_THAT(ReadFile(err_path), HasSubstr("cannot write the report to standard output"));
 }
 
 TEST_F(AnalyzeCliTest, UsageErrorsExitTwoWithAHelpHint) {
