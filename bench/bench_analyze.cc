@@ -114,7 +114,8 @@ int Run(int argc, char** argv) {
   app.add_option("--seed", options.seed, "Jitter seed to generate with");
   app.add_option("--schedule", options.schedule,
                  "Schedule to generate: gpipe, 1f1b, interleaved, zb-h1 or fwd-only")
-      ->transform(CLI::CheckedTransformer(bench::SchedulesByName(), CLI::ignore_case));
+      ->transform(
+          CLI::CheckedTransformer(bench::SchedulesByName(), CLI::ignore_case).description(""));
   app.add_flag("--regenerate", regenerate, "Generate even if the directory holds a set");
   CLI11_PARSE(app, argc, argv);
 

@@ -31,14 +31,15 @@ int Run(int argc, char** argv) {
   app.add_option("-o,--output", directory, "Directory to write into")->required();
   app.add_option("--ranks", options.ranks, "Pipeline stages, one rank each");
   app.add_option("--schedule", options.schedule, "gpipe, 1f1b, interleaved, zb-h1 or fwd-only")
-      ->transform(CLI::CheckedTransformer(bench::SchedulesByName(), CLI::ignore_case));
+      ->transform(
+          CLI::CheckedTransformer(bench::SchedulesByName(), CLI::ignore_case).description(""));
   app.add_option("--iterations", iterations, "Profiler steps (ignored with --target-mb)");
   app.add_option("--target-mb", target_mb,
                  "Choose the iteration count so all files total this many MB uncompressed");
   app.add_option("--seed", options.seed, "Jitter seed (same seed, same files)");
   app.add_option("--layout", options.layout,
                  "new (relative ts + baseTimeNanoseconds), old (absolute ts) or array")
-      ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case));
+      ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case).description(""));
   app.add_flag("--gzip", options.gzip, "Write .json.gz files");
   app.add_flag("--no-bulk-args", no_bulk_args, "Leave out the bulky per-event args");
   CLI11_PARSE(app, argc, argv);
