@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -113,6 +114,31 @@ absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> SimulationInpu
   return std::make_pair(schedule, std::move(times));
 }
 
+// The (from, to) stage pairs whose moves are tried.
+std::vector<std::pair<int32_t, int32_t>> CandidatePairs(const schedule_inference::Result& shape,
+                                                        const Options& options) {
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  const bool all_pairs = shape.p <= options.all_pairs_max_stages || shape.slowest_stage < 0;
+  for (int32_t from = 0; from < shape.p; ++from) {
+    if (!all_pairs && from != shape.slowest_stage) continue;
+    for (int32_t to = 0; to < shape.p; ++to) {
+      if (to != from) pairs.emplace_back(from, to);
+    }
+  }
+  return pairs;
+}
+
+// The most layers `from` can pass on towards `to`: all but one of its own, and no more than any
+// stage in between holds (each hands k of its own layers on).
+int32_t MaxLayersToMove(const std::vector<int32_t>& layers, int32_t from, int32_t to) {
+  int32_t k_max = layers[static_cast<size_t>(from)] - 1;
+  const int32_t step = to > from ? 1 : -1;
+  for (int32_t s = from + step; s != to; s += step) {
+    k_max = std::min(k_max, layers[static_cast<size_t>(s)]);
+  }
+  return k_max;
+}
+
 absl::Status CheckOptions(const schedule_inference::Result& shape, const Options& options) {
   if (static_cast<int32_t>(options.layers_per_stage.size()) != shape.p) {
     return absl::InvalidArgumentError(
@@ -171,31 +197,57 @@ absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Op
   result.layers_before = options.layers_per_stage;
   result.min_gain = options.min_gain;
   absl::StatusOr<Prediction> before = Predict(config, times);
-  if (!before.ok()) return before.status();
+  if (!before.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the measured stage times cannot be simulated: ", before.status().message()));
+  }
   result.before = *before;
 
   // Best move so far, ordered by (iteration, stage distance, layers, target stage).
   std::optional<std::tuple<TimeNs, int32_t, int32_t, int32_t>> best_key;
-  for (int32_t from = 0; from < shape.p; ++from) {
-    const int32_t layers_from = options.layers_per_stage[static_cast<size_t>(from)];
-    for (int32_t to = 0; to < shape.p; ++to) {
-      if (to == from) continue;
-      for (int32_t k = 1; k < layers_from; ++k) {
-        std::optional<std::vector<StageTimes>> moved =
-            ShiftLayers(times, options.layers_per_stage, from, to, k);
-        if (!moved.has_value()) break;  // a stage in between has fewer than k layers to pass on
-        absl::StatusOr<Prediction> after = Predict(config, *moved);
-        if (!after.ok()) return after.status();
+  absl::Status failed = absl::OkStatus();
+  for (const auto& [from, to] : CandidatePairs(shape, options)) {
+    const int32_t k_max = MaxLayersToMove(options.layers_per_stage, from, to);
+    // The predicted iteration after moving k layers, each k simulated once.
+    std::map<int32_t, TimeNs> predicted;
+    auto iteration_after = [&](int32_t k) -> TimeNs {
+      if (auto known = predicted.find(k); known != predicted.end()) return known->second;
+      TimeNs iteration = std::numeric_limits<TimeNs>::max();
+      const std::optional<std::vector<StageTimes>> moved =
+          ShiftLayers(times, options.layers_per_stage, from, to, k);
+      absl::StatusOr<Prediction> after =
+          moved.has_value() ? Predict(config, *moved) : absl::InternalError("no move");
+      if (after.ok()) {
         ++result.moves_simulated;
+        iteration = after->iteration_ns;
         const auto key = std::make_tuple(after->iteration_ns, std::abs(to - from), k, to);
-        if (best_key.has_value() && !(key < *best_key)) continue;
-        best_key = key;
-        result.from_stage = from;
-        result.to_stage = to;
-        result.layers = k;
-        result.after = *after;
+        if (!best_key.has_value() || key < *best_key) {
+          best_key = key;
+          result.from_stage = from;
+          result.to_stage = to;
+          result.layers = k;
+          result.after = *after;
+        }
+      } else if (!absl::IsInvalidArgument(after.status()) && failed.ok()) {
+        // A move the simulator cannot represent (a stage left with under a nanosecond per op,
+        // as when one layer of billions moves) is no candidate; anything else is a failure.
+        failed = after.status();
+      }
+      predicted[k] = iteration;
+      return iteration;
+    };
+    int32_t low = 1;
+    int32_t high = k_max;
+    while (high - low + 1 > options.exhaustive_moves && high - low >= 3) {
+      const int32_t third = (high - low) / 3;
+      if (iteration_after(low + third) <= iteration_after(high - third)) {
+        high = high - third;
+      } else {
+        low = low + third;
       }
     }
+    for (int32_t k = low; k <= high; ++k) iteration_after(k);
+    if (!failed.ok()) return failed;
   }
 
   const double gain = static_cast<double>(result.before.iteration_ns - result.after.iteration_ns);

@@ -7,12 +7,18 @@
 // chunks' worth) are spread evenly over its layers, and layers keep their cost when they move.
 // Layers are contiguous, so moving k layers from stage i to stage j shifts them along: every
 // stage from i towards j hands k of its own layers to its neighbour on that side (the stages in
-// between keep their count but trade their own layers for the ones behind them). Every move of
-// 1 .. L_i - 1 layers between every pair of stages is simulated with the measured shape (p, m,
-// v, schedule family) on free links with no launch gaps, optimizer or jitter, so the prediction
-// isolates what the layer split changes; the measured bubble also holds link and host time the
-// move does not touch. The move with the shortest predicted iteration wins (ties: nearer
-// stages, fewer layers, lower target stage).
+// between keep their count but trade their own layers for the ones behind them). Moves are
+// simulated with the measured shape (p, m, v, schedule family) on free links with no launch
+// gaps, optimizer or jitter, so the prediction isolates what the layer split changes; the
+// measured bubble also holds link and host time the move does not touch. The move with the
+// shortest predicted iteration wins (ties: nearer stages, fewer layers, lower target stage).
+//
+// Which moves are simulated, so the search stays bounded whatever the layer counts: between
+// every pair of stages (only from the slowest stage when p > Options::all_pairs_max_stages),
+// every k of 1 .. k_max when there are at most Options::exhaustive_moves of them, else a
+// ternary search over k (the predicted iteration, set by the most loaded stage, first falls and
+// then rises as layers move) narrowed to that many candidates, each tried. k_max is L_i - 1 and
+// at most the layers of every stage the move passes through.
 //
 // A suggestion is made only when it shortens the predicted iteration by at least
 // Options::min_gain of the unchanged prediction.
@@ -42,6 +48,8 @@ struct ImbalanceEffect {
 struct Options {
   std::vector<int32_t> layers_per_stage;  // by pipeline stage (position), every entry >= 1
   double min_gain = 0.01;                 // fraction of the predicted iteration time
+  int32_t exhaustive_moves = 64;          // per pair of stages: try every k up to this many
+  int32_t all_pairs_max_stages = 16;      // beyond: only moves off the slowest stage
 };
 
 struct Prediction {

@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "readers/event_classifier.h"
@@ -373,23 +374,47 @@ void RankBuilder::Finish() {
 }
 
 void RankBuilder::LinkFlows() {
-  // Intervals of `timeline` starting at `ts` that `accept`s; fills the first lacking a correlation
-  // id when `fill`. True if any was found.
-  auto link = [](Timeline* timeline, TimeNs ts, int64_t id, bool fill, auto accept) {
-    if (timeline == nullptr) return false;
-    auto it =
-        std::lower_bound(timeline->intervals.begin(), timeline->intervals.end(), ts,
-                         [](const Interval& interval, TimeNs t) { return interval.start < t; });
-    bool found = false;
-    for (; it != timeline->intervals.end() && it->start == ts; ++it) {
-      if (!accept(it->kind)) continue;
-      if (fill && it->correlation == 0) {
-        it->correlation = id;
-        fill = false;
-      }
-      found = true;
+  // The intervals of one timeline that start at one timestamp, as flows link them: whether any is
+  // of the kind the flow links to, and the next of those still lacking a correlation id. One slot
+  // per (timeline, timestamp), so a million flows at one timestamp cost one pass over the
+  // intervals there, not one pass each.
+  struct Slot {
+    size_t next = 0;  // index of the next accepted interval lacking a correlation id, or `end`
+    size_t end = 0;   // one past the last interval starting at the timestamp
+    bool any = false;
+  };
+  absl::flat_hash_map<std::pair<const Timeline*, TimeNs>, Slot> slots;
+  // Advances `slot.next` from `from` to the next accepted interval without a correlation id.
+  auto seek = [](const Timeline& timeline, size_t from, Slot& slot, auto accept) {
+    slot.next = from;
+    while (slot.next < slot.end && (!accept(timeline.intervals[slot.next].kind) ||
+                                    timeline.intervals[slot.next].correlation != 0)) {
+      ++slot.next;
     }
-    return found;
+  };
+  // Links flow `id` at `ts` on `timeline`: true if an interval of an accepted kind starts there;
+  // with `fill`, the first of them lacking a correlation id takes `id`.
+  auto link = [&](Timeline* timeline, TimeNs ts, int64_t id, bool fill, auto accept) {
+    if (timeline == nullptr) return false;
+    auto [entry, inserted] = slots.try_emplace(std::make_pair(timeline, ts));
+    Slot& slot = entry->second;
+    if (inserted) {
+      const auto first =
+          std::lower_bound(timeline->intervals.begin(), timeline->intervals.end(), ts,
+                           [](const Interval& interval, TimeNs t) { return interval.start < t; });
+      const size_t begin = static_cast<size_t>(first - timeline->intervals.begin());
+      slot.end = begin;
+      while (slot.end < timeline->intervals.size() && timeline->intervals[slot.end].start == ts) {
+        slot.any = slot.any || accept(timeline->intervals[slot.end].kind);
+        ++slot.end;
+      }
+      seek(*timeline, begin, slot, accept);
+    }
+    if (fill && slot.next < slot.end) {
+      timeline->intervals[slot.next].correlation = id;
+      seek(*timeline, slot.next + 1, slot, accept);
+    }
+    return slot.any;
   };
   auto is_runtime = [](IntervalKind kind) { return kind == IntervalKind::kRuntime; };
   for (const PendingFlow& flow : flows_) {

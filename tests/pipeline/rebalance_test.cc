@@ -92,6 +92,33 @@ TEST(RebalanceTest, LayersPassThroughTheStagesInBetween) {
   EXPECT_EQ(result->moves_simulated, 9 + 0 + 15 + 15);
 }
 
+// Millions of layers per stage (the annotations allow a million, the flag two billion): the
+// search stays bounded. As in the first test, moving k = x·L layers from stage 2 towards stage 0
+// gives F = (1000 + 1000x, 1000 + 1000x, 2000 - 2000x, 1000), least max at x = 1/3: 1333.3 ns,
+// rounded to 1333 (B twice that, 2667): 3 * 1333 + 1000 + 7 * 1333 + 3 * 2667 + 2000 + 7 * 2667
+// = 43000 ns. Each stage time is rounded to a whole nanosecond, so k just around L / 3 can come
+// out a few nanoseconds either side of that.
+TEST(RebalanceTest, HugeLayerCountsAreSearchedInBoundedTime) {
+  absl::StatusOr<Result> result =
+      Analyze(Shape(2), {.layers_per_stage = {3'000'000, 3'000'000, 3'000'000, 3'000'000}});
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->suggested);
+  EXPECT_EQ(result->from_stage, 2);
+  EXPECT_EQ(result->to_stage, 0);
+  EXPECT_NEAR(static_cast<double>(result->after.iteration_ns), 43000.0, 4.0);
+  EXPECT_NEAR(result->layers, 1'000'000, 1000);
+  // 12 pairs, each a ternary search (2 moves per third cut off 3,000,000) and 64 tried one by
+  // one: far below the 36 million moves of trying every k.
+  EXPECT_LE(result->moves_simulated, 12 * (2 * 40 + 64));
+  // Two billion layers on one stage: done as quickly, and the true bottleneck (stage 2, one
+  // layer) has nothing to give.
+  absl::StatusOr<Result> lopsided =
+      Analyze(Shape(2), {.layers_per_stage = {2'000'000'000, 1, 1, 1}});
+  ASSERT_TRUE(lopsided.ok()) << lopsided.status();
+  EXPECT_FALSE(lopsided->suggested);
+  EXPECT_LE(lopsided->moves_simulated, 12 * (2 * 60 + 64));
+}
+
 TEST(RebalanceTest, AGainBelowTheThresholdIsNotSuggested) {
   // The best gain is (57000 - 43875) / 57000 = 23.0%, so a 25% threshold refuses it.
   absl::StatusOr<Result> result =

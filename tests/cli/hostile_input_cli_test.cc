@@ -1,0 +1,71 @@
+// Inputs built to hang, exhaust or overflow bubblescope, run through the real executable with a
+// time limit: each must end in bounded time with a report or a one-line error, never a hang, a
+// crash or garbage figures. docs/input-errors.md states the promises.
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "support/subprocess.h"
+#include "support/test_files.h"
+
+namespace bubblescope {
+namespace {
+
+using ::bubblescope::testing::CommandResult;
+using ::bubblescope::testing::Gzip;
+using ::bubblescope::testing::RunCommand;
+using ::bubblescope::testing::TempDir;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Far more than the work takes (about a second, ten under the sanitizers), far less than a
+// quadratic pass over the inputs below would.
+constexpr int kTimeLimitSeconds = 60;
+
+CommandResult Analyze(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {BUBBLESCOPE_BINARY, "analyze"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, kTimeLimitSeconds);
+}
+
+// `count` launches, kernels and ac2g flow pairs, all at one timestamp: linking each flow must not
+// rescan every interval that shares its timestamp (200,000 flows took minutes that way).
+TEST(HostileInputTest, ManyFlowsAtOneTimestampAreLinkedInOnePass) {
+  constexpr int kCount = 200'000;
+  std::string json = R"({"traceEvents":[)";
+  json.reserve(static_cast<size_t>(kCount) * 400);
+  for (int i = 1; i <= kCount; ++i) {
+    const std::string id = std::to_string(i);
+    if (i > 1) json += ',';
+    json += R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,)"
+            R"("dur":1,"args":{"correlation":)" + id + R"(}},)";
+    json += R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":0,"dur":1,)"
+            R"("args":{"device":0,"stream":7}},)";
+    json += R"({"ph":"s","id":)" + id + R"(,"pid":1,"tid":1,"ts":0,"cat":"ac2g","name":"ac2g"},)";
+    json += R"({"ph":"f","id":)" + id +
+            R"(,"pid":0,"tid":7,"ts":0,"cat":"ac2g","name":"ac2g","bp":"e"})";
+  }
+  json += "]}";
+  TempDir dir;
+  const std::string path = dir.Write("flows.json.gz", Gzip(json, 1));
+  const CommandResult run = Analyze({path, "--format", "json"});
+  ASSERT_FALSE(run.signaled) << "killed after " << kTimeLimitSeconds << " s or by a signal";
+  EXPECT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("\"kernels\": 200000"));
+  EXPECT_THAT(run.out, Not(HasSubstr("unmatched_flow")));  // every flow found its pair
+}
+
+// The documented maximum of a million layers per stage: the rebalance search stays bounded
+// (trying every move took half an hour).
+TEST(HostileInputTest, AMillionLayersPerStageAreSearchedInBoundedTime) {
+  const CommandResult run =
+      Analyze({std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/sim_1f1b_imbalanced_p4_m8",
+               "--layers-per-stage", "1000000,1000000,1000000,1000000"});
+  ASSERT_FALSE(run.signaled) << "killed after " << kTimeLimitSeconds << " s or by a signal";
+  EXPECT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("from stage 2 (rank 2) to stage 0 (rank 0)"));
+}
+
+}  // namespace
+}  // namespace bubblescope
