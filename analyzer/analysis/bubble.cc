@@ -17,7 +17,7 @@ struct AlignedOp {
 };
 
 AlignedOp Aligned(const index::DeviceOp& op, TimeNs offset) {
-  return {op.start - offset, op.end - offset};
+  return {ClockOffsets::Move(op.start, offset), ClockOffsets::Move(op.end, offset)};
 }
 
 RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
@@ -87,9 +87,9 @@ IterationFigures Figures(const index::TraceIndex& index, const iterations::Resul
                                         figures.window_end));
     if (!figures.ranks.back().present) continue;
     ++present;
-    figures.idle += figures.ranks.back().idle;
+    figures.idle = SaturatingAdd(figures.idle, figures.ranks.back().idle);
   }
-  const TimeNs capacity = present * figures.window();
+  const TimeNs capacity = SaturatingMul(present, figures.window());
   figures.bubble_fraction =
       capacity > 0 ? static_cast<double>(figures.idle) / static_cast<double>(capacity) : 0.0;
   return figures;
@@ -124,20 +124,20 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index,
     IterationFigures figures = Figures(index, assignment, rank_offsets, iteration);
     if (figures.complete) {
       ++result.complete_iterations;
-      result.idle += figures.idle;
-      result.capacity += p * figures.window();
+      result.idle = SaturatingAdd(result.idle, figures.idle);
+      result.capacity = SaturatingAdd(result.capacity, SaturatingMul(p, figures.window()));
       windows.push_back(figures.window());
       for (size_t i = 0; i < figures.ranks.size(); ++i) {
         const RankIterationFigures& rank = figures.ranks[i];
         RankTotals& totals = result.per_rank[i];
-        totals.window += figures.window();
-        totals.compute += rank.compute;
-        totals.idle += rank.idle;
-        totals.fill += rank.fill;
-        totals.drain += rank.drain;
-        totals.stall += rank.stall;
-        totals.comm_wait += rank.comm_wait;
-        totals.empty += rank.empty;
+        totals.window = SaturatingAdd(totals.window, figures.window());
+        totals.compute = SaturatingAdd(totals.compute, rank.compute);
+        totals.idle = SaturatingAdd(totals.idle, rank.idle);
+        totals.fill = SaturatingAdd(totals.fill, rank.fill);
+        totals.drain = SaturatingAdd(totals.drain, rank.drain);
+        totals.stall = SaturatingAdd(totals.stall, rank.stall);
+        totals.comm_wait = SaturatingAdd(totals.comm_wait, rank.comm_wait);
+        totals.empty = SaturatingAdd(totals.empty, rank.empty);
       }
     }
     result.iterations.push_back(std::move(figures));

@@ -3,6 +3,7 @@
 namespace bubblescope {
 
 void ClockOffsets::Set(int32_t rank, TimeNs offset_ns) {
+  offset_ns = ClampTime(offset_ns);
   for (auto& [id, offset] : offsets_) {
     if (id == rank) {
       offset = offset_ns;

@@ -16,12 +16,15 @@ class ClockOffsets {
  public:
   ClockOffsets() = default;
 
-  // Sets rank `rank`'s offset (replacing an earlier one).
+  // Sets rank `rank`'s offset (replacing an earlier one), kept in the model's time range so
+  // moving any time of the model by it cannot overflow.
   void Set(int32_t rank, TimeNs offset_ns);
   // Rank clock - reference clock; 0 for a rank without an offset.
   TimeNs Of(int32_t rank) const;
-  // `time` on `rank`'s clock, on the reference clock.
-  TimeNs ToReference(int32_t rank, TimeNs time) const { return time - Of(rank); }
+  // `time` on `rank`'s clock, on the reference clock, kept in the model's time range.
+  TimeNs ToReference(int32_t rank, TimeNs time) const { return Move(time, Of(rank)); }
+  // The same for a rank whose offset the caller looked up once (Of), for loops over its ops.
+  static TimeNs Move(TimeNs time, TimeNs offset) { return ClampTime(time - offset); }
 
  private:
   std::vector<std::pair<int32_t, TimeNs>> offsets_;  // a pipeline has few ranks

@@ -23,10 +23,10 @@ std::vector<Summary> Analyze(const Trace& trace, const index::TraceIndex& index)
       summary.kind = kind;
       ++summary.count;
       if (op.bytes > 0) {
-        summary.bytes += op.bytes;
+        summary.bytes = SaturatingAdd(summary.bytes, op.bytes);
         ++summary.sized;
       }
-      summary.time_ns += op.end - op.start;
+      summary.time_ns = SaturatingAdd(summary.time_ns, op.end - op.start);
     }
   }
   std::vector<Summary> out;

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <limits>
 
+#include "analysis/clock_offsets.h"
+
 namespace bubblescope::repeating_schedule {
 namespace {
 
@@ -101,16 +103,16 @@ size_t BestPhase(const std::vector<IssuedOp>& ops, const Stretch& stretch) {
   size_t best_phase = 0;
   double best_gap = -1.0;
   for (size_t phase = 0; phase < stretch.period; ++phase) {
-    TimeNs total = 0;
+    double total = 0.0;  // a sum of gaps, which need not fit an int64 however many repeats
     int64_t cuts = 0;
     for (size_t at = stretch.begin + phase; at < stretch.begin + stretch.length;
          at += stretch.period) {
       if (at == stretch.begin) continue;  // the op before it lies outside the stretch
-      total += ops[at].issue - ops[at - 1].issue;
+      total += static_cast<double>(ops[at].issue - ops[at - 1].issue);
       ++cuts;
     }
     if (cuts == 0) continue;
-    const double gap = static_cast<double>(total) / static_cast<double>(cuts);
+    const double gap = total / static_cast<double>(cuts);
     if (gap > best_gap) {
       best_gap = gap;
       best_phase = phase;
@@ -197,8 +199,8 @@ std::vector<int64_t> NumberingShifts(const std::vector<RankSchedule>& ranks,
                                      const std::vector<TimeNs>& offsets) {
   const auto on_reference = [&offsets](const Segment& segment, size_t r) {
     Segment moved = segment;
-    moved.first_start -= offsets[r];
-    moved.last_end -= offsets[r];
+    moved.first_start = ClockOffsets::Move(segment.first_start, offsets[r]);
+    moved.last_end = ClockOffsets::Move(segment.last_end, offsets[r]);
     return moved;
   };
   std::vector<int64_t> shifts(ranks.size(), 0);

@@ -66,9 +66,10 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
         transfer.src == transfer.dst) {
       continue;
     }
-    // In terms of d' = offset(dst) - offset(src); flipped when dst < src.
-    const TimeNs sample = transfer.recv.end - transfer.send.end;
-    const TimeNs upper = transfer.recv.end - transfer.send.start;
+    // In terms of d' = offset(dst) - offset(src); flipped when dst < src. Kept in the model's
+    // time range (clocks more than 146 years apart are damage), so any two of these subtract.
+    const TimeNs sample = ClampTime(transfer.recv.end - transfer.send.end);
+    const TimeNs upper = ClampTime(transfer.recv.end - transfer.send.start);
     const bool flipped = transfer.dst < transfer.src;
     PairEvidence& pair = evidence[flipped ? std::make_pair(transfer.dst, transfer.src)
                                           : std::make_pair(transfer.src, transfer.dst)];
@@ -102,8 +103,8 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
       RankOffset& to = result.offsets[position[next]];
       if (to.aligned) continue;
       to.aligned = true;
-      to.offset_ns = from.offset_ns + edge.difference;
-      to.uncertainty_ns = from.uncertainty_ns + edge.uncertainty;
+      to.offset_ns = ClampTime(SaturatingAdd(from.offset_ns, edge.difference));
+      to.uncertainty_ns = SaturatingAdd(from.uncertainty_ns, edge.uncertainty);
       to.samples = edge.samples;
       queue.push_back(next);
     }

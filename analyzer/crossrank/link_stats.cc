@@ -19,10 +19,10 @@ int32_t SizeClass(int64_t bytes) {
 }  // namespace
 
 AlignedTransfer Align(const p2p_matching::Transfer& transfer, const ClockOffsets& offsets) {
-  const TimeNs src = offsets.Of(transfer.src);
-  const TimeNs dst = offsets.Of(transfer.dst);
-  return AlignedTransfer{transfer.send.start - src, transfer.send.end - src,
-                         transfer.recv.start - dst, transfer.recv.end - dst};
+  return AlignedTransfer{offsets.ToReference(transfer.src, transfer.send.start),
+                         offsets.ToReference(transfer.src, transfer.send.end),
+                         offsets.ToReference(transfer.dst, transfer.recv.start),
+                         offsets.ToReference(transfer.dst, transfer.recv.end)};
 }
 
 std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
@@ -42,19 +42,21 @@ std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
     const TimeNs moving = std::max<TimeNs>(0, aligned.recv_end - both_posted);
     const int64_t bytes = transfer.send.bytes >= 0 ? transfer.send.bytes : transfer.recv.bytes;
     ++link.transfers;
-    link.transfer_total_ns += moving;
+    link.transfer_total_ns = SaturatingAdd(link.transfer_total_ns, moving);
     samples.transfer.push_back(moving);
     if (bytes >= 0) {
-      link.bytes += bytes;
+      link.bytes = SaturatingAdd(link.bytes, bytes);
       samples.sizes.push_back(bytes);
     }
     if (bytes > 0 && moving > 0) {
       samples.gbps.push_back(static_cast<double>(bytes) * 8.0 / static_cast<double>(moving));
     }
-    link.sender_wait_ns +=
-        std::max<TimeNs>(0, std::min(aligned.recv_start, aligned.send_end) - aligned.send_start);
-    link.receiver_wait_ns +=
-        std::max<TimeNs>(0, std::min(aligned.send_start, aligned.recv_end) - aligned.recv_start);
+    link.sender_wait_ns = SaturatingAdd(
+        link.sender_wait_ns,
+        std::max<TimeNs>(0, std::min(aligned.recv_start, aligned.send_end) - aligned.send_start));
+    link.receiver_wait_ns = SaturatingAdd(
+        link.receiver_wait_ns,
+        std::max<TimeNs>(0, std::min(aligned.send_start, aligned.recv_end) - aligned.recv_start));
   }
   std::vector<Link> out;
   for (auto& [key, entry] : links) {

@@ -19,7 +19,8 @@ IntervalSet ComputeOf(const index::TraceIndex& index, int32_t rank_id,
   const TimeNs offset = offsets.Of(rank_id);
   for (const index::DeviceOp& op : index.ranks[static_cast<size_t>(position)].ops) {
     if (op.op_class == index::OpClass::kCompute) {
-      ranges.push_back(TimeRange{op.start - offset, op.end - offset});
+      ranges.push_back(
+          TimeRange{ClockOffsets::Move(op.start, offset), ClockOffsets::Move(op.end, offset)});
     }
   }
   return IntervalSet::FromRanges(std::move(ranges));

@@ -14,7 +14,6 @@ constexpr double kNsPerMs = 1e6;
 
 double Ms(double ns) { return ns / kNsPerMs; }
 
-TimeNs RoundNs(double ns) { return static_cast<TimeNs>(std::llround(ns)); }
 
 // Share of the window the pipeline's idle time takes, in percent.
 double Percent(double fraction) { return 100.0 * fraction; }
@@ -26,7 +25,7 @@ void AddPipelineDepth(const bubble::Result& bubble, const schedule_inference::Re
   finding.kind = Kind::kPipelineDepth;
   finding.severity = Severity::kInfo;
   finding.ranks = bubble.ranks;
-  finding.cost_ns = RoundNs(theoretical * static_cast<double>(bubble.capacity));
+  finding.cost_ns = RoundToNs(theoretical * static_cast<double>(bubble.capacity));
   std::string remedy = shape.v > 1
                            ? "more microbatches per iteration would shrink it"
                            : "more microbatches per iteration or an interleaved schedule (several "
@@ -46,7 +45,7 @@ void AddExcessBubble(const bubble::Result& bubble, double theoretical, const Opt
   finding.kind = Kind::kExcessBubble;
   finding.severity = Severity::kWarning;
   finding.ranks = bubble.ranks;
-  finding.cost_ns = RoundNs(excess * static_cast<double>(bubble.capacity));
+  finding.cost_ns = RoundToNs(excess * static_cast<double>(bubble.capacity));
   finding.message = absl::StrFormat(
       "measured bubble is %.1f%% against %.1f%% in theory: %.1f percentage points (%.1f ms of "
       "rank time per iteration) are lost to transfers, imbalance or host delays",
@@ -75,7 +74,7 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
   finding.kind = Kind::kStageImbalance;
   finding.severity = Severity::kWarning;
   finding.ranks = {shape.slowest_rank};
-  finding.cost_ns = RoundNs(shape.slowest_excess_ns * static_cast<double>(shape.m) *
+  finding.cost_ns = RoundToNs(shape.slowest_excess_ns * static_cast<double>(shape.m) *
                             static_cast<double>(bubble.complete_iterations));
   finding.message = absl::StrFormat(
       "stage %d (rank %d) takes %.2f ms per microbatch (%s), %.1f%% above the %.2f ms mean over "

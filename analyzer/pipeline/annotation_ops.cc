@@ -123,7 +123,7 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& r
     if (annotation.scope == AnnotationScope::kGpu) {
       // Kernels overlapping the range; none starting before start - longest can reach into it.
       auto it = std::lower_bound(
-          by_start.begin(), by_start.end(), annotation.start - longest,
+          by_start.begin(), by_start.end(), SaturatingAdd(annotation.start, -longest),
           [](const ComputeRange& range, TimeNs t) { return range.start < t; });
       for (; it != by_start.end() && it->start < annotation.end; ++it) {
         if (it->end <= annotation.start) continue;

@@ -42,9 +42,7 @@ struct StageTimes {
 };
 
 sim::StageCost ToCost(const StageTimes& times) {
-  return {static_cast<TimeNs>(std::llround(times.forward)),
-          static_cast<TimeNs>(std::llround(times.backward)),
-          static_cast<TimeNs>(std::llround(times.weight_grad))};
+  return {RoundToNs(times.forward), RoundToNs(times.backward), RoundToNs(times.weight_grad)};
 }
 
 absl::StatusOr<Prediction> Predict(sim::Config config, const std::vector<StageTimes>& times) {

@@ -12,7 +12,7 @@ schedule_inference::OpStats Stats(std::vector<TimeNs> values) {
   if (values.empty()) return stats;
   std::sort(values.begin(), values.end());
   TimeNs total = 0;
-  for (TimeNs value : values) total += value;
+  for (TimeNs value : values) total = SaturatingAdd(total, value);
   stats.mean_ns = static_cast<double>(total) / static_cast<double>(values.size());
   // Nearest rank: the ceil(0.9 n)-th smallest, in integers so p90 of 10 values is the 9th.
   size_t rank = (values.size() * 9 + 9) / 10;

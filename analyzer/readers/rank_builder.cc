@@ -74,6 +74,9 @@ void RankBuilder::AddComplete(const EventFields& fields, const std::vector<int32
   if (fields.dur < 0) return Bump(ImportCounter::kNegativeDuration, offset);
   const std::optional<TimeNs> end = CheckedAdd(fields.ts, fields.dur);
   if (!end) return Bump(ImportCounter::kBadNumber, offset);
+  if (!InTimeRange(fields.ts) || !InTimeRange(*end)) {
+    return Bump(ImportCounter::kTimeOutOfRange, offset);
+  }
   if (IsCpuEventCategory(category) && !pid_known_ && fields.pid.present && !fields.pid.is_string) {
     pid_known_ = true;
     rank_->pid = fields.pid.value;
@@ -197,6 +200,7 @@ void RankBuilder::AddMemorySample(const EventFields& fields, int64_t offset) {
     return Bump(ImportCounter::kIgnoredCategory, offset);
   }
   if (!fields.has_ts) return Bump(ImportCounter::kMissingField, offset);
+  if (!InTimeRange(fields.ts)) return Bump(ImportCounter::kTimeOutOfRange, offset);
   if ((args.damaged_groups & kArgGroupMemory) || !args.has_total_allocated ||
       !args.has_total_reserved ||
       (!args.has_device_type && (!args.has_device_id || args.device_id < 0))) {
@@ -433,11 +437,12 @@ void RankBuilder::ApplyBaseTime() {
   if (base_ns_ == 0) return;
   const int64_t base = base_ns_;
   size_t dropped = 0;
-  // Shifts [start, end]; false (and the item is dropped) if either end leaves int64.
+  // Shifts [start, end]; false (and the item is dropped) if either end leaves the model's time
+  // range (trace.h: kMaxTimeNs).
   auto shift = [&](TimeNs* start, TimeNs* end) {
     const std::optional<TimeNs> new_start = CheckedAdd(*start, base);
     const std::optional<TimeNs> new_end = CheckedAdd(*end, base);
-    if (!new_start || !new_end) {
+    if (!new_start || !new_end || !InTimeRange(*new_start) || !InTimeRange(*new_end)) {
       ++dropped;
       return false;
     }
@@ -454,7 +459,7 @@ void RankBuilder::ApplyBaseTime() {
     TimeNs end = m.time;
     return !shift(&m.time, &end);
   });
-  for (size_t i = 0; i < dropped; ++i) Bump(ImportCounter::kBadNumber, base_offset_);
+  rank_->stats.Add(ImportCounter::kTimeOutOfRange, dropped, base_offset_);
 }
 
 }  // namespace bubblescope::kineto

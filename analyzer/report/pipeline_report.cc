@@ -22,7 +22,6 @@ namespace {
 
 using schedule_inference::StageFigures;
 
-int64_t RoundNs(double ns) { return static_cast<int64_t>(std::llround(ns)); }
 
 std::string Bytes(int64_t bytes) { return bytes < 0 ? "-" : GiB(bytes); }
 
@@ -148,7 +147,7 @@ class PipelineJson {
     if (op == nullptr || op->count == 0) {
       json_.Null();
     } else {
-      json_.Decimal(RoundNs(op->mean_ns), 3);
+      json_.Decimal(RoundToNs(op->mean_ns), 3);
     }
   }
 

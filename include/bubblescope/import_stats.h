@@ -21,6 +21,7 @@ enum class ImportCounter : uint8_t {
   kWrongFieldType,      // a field has the wrong JSON type (e.g. "ts": "soon")
   kNegativeDuration,    // "dur" < 0
   kBadNumber,           // a number that does not fit int64 nanoseconds
+  kTimeOutOfRange,      // a time outside the model's ±146 years (kMaxTimeNs)
   kUnknownPhase,        // "ph" we do not model (counted, harmless)
   kIgnoredCategory,     // a category we do not model (counted, harmless)
   kBadMemorySample,     // a [memory] instant event without usable byte counts

@@ -6,7 +6,9 @@
 // they never decide what a bubble is. Analyses only read it; they never parse a file.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,47 @@
 namespace bubblescope {
 
 using TimeNs = int64_t;  // nanoseconds on the owning rank's clock
+
+// Every time the model holds lies within ±kMaxTimeNs: about ±146 years around the clock's zero
+// (the Unix epoch, for traces with absolute times). Readers skip and count an event outside it
+// (ImportCounter::kTimeOutOfRange), so the difference of any two times fits in an int64, and so
+// does a time moved by any clock offset that ClampTime keeps in range.
+inline constexpr TimeNs kMaxTimeNs = (TimeNs{1} << 62) - 1;
+
+inline constexpr bool InTimeRange(TimeNs time) {
+  return time >= -kMaxTimeNs && time <= kMaxTimeNs;
+}
+
+// `time` brought back into ±kMaxTimeNs.
+inline constexpr TimeNs ClampTime(TimeNs time) {
+  return time < -kMaxTimeNs ? -kMaxTimeNs : (time > kMaxTimeNs ? kMaxTimeNs : time);
+}
+
+// a + b and a * b for sums of durations over many ranks and iterations: the int64 bound instead
+// of wrapping. Real jobs never come near it; damaged inputs may, and must not make garbage.
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  using Limits = std::numeric_limits<int64_t>;
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? Limits::max() : Limits::min();
+}
+inline int64_t SaturatingMul(int64_t a, int64_t b) {
+  using Limits = std::numeric_limits<int64_t>;
+  int64_t product = 0;
+  if (!__builtin_mul_overflow(a, b, &product)) return product;
+  return (a < 0) != (b < 0) ? Limits::min() : Limits::max();
+}
+
+// A computed time (a mean, a share of a window) rounded to whole nanoseconds, halves away from
+// zero; NaN is 0 and values beyond the int64 range are its bound (a plain conversion would be
+// undefined there).
+inline int64_t RoundToNs(double ns) {
+  using Limits = std::numeric_limits<int64_t>;
+  if (!(ns == ns)) return 0;
+  if (ns >= 9.2233720368547748e18) return Limits::max();  // 2^63, the first double past the range
+  if (ns <= -9.2233720368547748e18) return Limits::min();
+  return static_cast<int64_t>(std::llround(ns));
+}
 
 enum class IntervalKind : uint8_t {
   kComputeKernel,  // a GPU kernel that is not communication

@@ -67,5 +67,37 @@ TEST(HostileInputTest, AMillionLayersPerStageAreSearchedInBoundedTime) {
   EXPECT_THAT(run.out, HasSubstr("from stage 2 (rank 2) to stage 0 (rank 0)"));
 }
 
+// A kernel 146 years from the rest (just inside the model's time range) stretches the last
+// iteration's window to 4.6e18 ns: summed over four ranks that exceeds int64. The figures must
+// stay bounded and sane (the old sums wrapped: a bubble of 0 from a window of years) and the
+// sanitizers must see no overflow.
+TEST(HostileInputTest, TimesFarApartDoNotOverflowTheFigures) {
+  TempDir dir;
+  const std::string set = dir.path() + "/set";
+  ASSERT_EQ(RunCommand({BUBBLESCOPE_BINARY, "simulate", "-o", set, "-p", "4", "-m", "2", "-k", "2",
+                        "--format", "old"})
+                .exit_status,
+            0);
+  const std::string rank3 = set + "/rank3.pt.trace.json";
+  std::string json = testing::ReadFile(rank3);
+  const std::string events = "\"traceEvents\": [\n";
+  const size_t at = json.find(events);
+  ASSERT_NE(at, std::string::npos);
+  json.insert(at + events.size(),
+              R"({"ph": "X", "cat": "kernel", "name": "far", "pid": 0, "tid": 7, )"
+              R"("ts": 4600000000000000, "dur": 1, "args": {"device": 0, "stream": 7}}, )");
+  testing::WriteFile(rank3, json);
+  const CommandResult run = Analyze({set, "--format", "json"});
+  ASSERT_FALSE(run.signaled);
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  // Rank 3 sits idle nearly all of the stretched window, so nearly all of it is bubble.
+  const std::string key = "\n      \"bubble_fraction\": ";
+  const size_t figure = run.out.find(key);
+  ASSERT_NE(figure, std::string::npos) << run.out;
+  const double bubble = std::stod(run.out.substr(figure + key.size(), 20));
+  EXPECT_GT(bubble, 0.99);
+  EXPECT_LE(bubble, 1.0);
+}
+
 }  // namespace
 }  // namespace bubblescope

@@ -20,7 +20,9 @@ int RunFile(const std::filesystem::path& path) {
     return 1;
   }
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // Every input is tried with each rank count the first byte can choose, and as it is.
+  // Every input is tried as it is (a fuzzer's input, whose first byte already is the rank count)
+  // and with each rank count prepended (a trace file of the corpus).
+  LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   for (uint8_t ranks = 0; ranks < 4; ++ranks) {
     std::vector<uint8_t> input;
     input.reserve(bytes.size() + 1);

@@ -365,6 +365,13 @@ TEST(KinetoReaderTest, EveryDamageCounterAtItsEventOffset) {
        ImportCounter::kBadNumber},
       {R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":9223372036854775.807,"dur":1})",
        ImportCounter::kBadNumber},  // end overflows
+      // Outside the model's time range (±(2^62 - 1) ns, 4611686018427387.903 µs): start or end.
+      {R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":-9000000000000000,"dur":1})",
+       ImportCounter::kTimeOutOfRange},
+      {R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":4611686018427387,"dur":1})",
+       ImportCounter::kTimeOutOfRange},
+      {R"({"ph":"i","cat":"[memory]","name":"[memory]","pid":1,"tid":1,"ts":5e15,"args":{"Device Type":1,"Device Id":0,"Total Allocated":1,"Total Reserved":1}})",
+       ImportCounter::kTimeOutOfRange},
       {R"({"ph":"B","name":"a","pid":1,"tid":1,"ts":1})", ImportCounter::kUnknownPhase},
       {R"({"ph":"X","cat":"python_function","name":"f","pid":1,"tid":1,"ts":1,"dur":1})",
        ImportCounter::kIgnoredCategory},
@@ -392,6 +399,18 @@ TEST(KinetoReaderTest, EveryDamageCounterAtItsEventOffset) {
     }
     EXPECT_EQ(result.rank.stats.first_offset(c.counter), offset) << c.event;
   }
+}
+
+// baseTimeNanoseconds can carry a relative time past the range: that event is dropped and
+// counted, the rest kept.
+TEST(KinetoReaderTest, ABaseTimeThatCarriesTimesOutOfRangeDropsThoseEvents) {
+  const ReadResult result = ReadJson(R"({"baseTimeNanoseconds": 4611686018000000000,
+    "traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"kept","pid":1,"tid":1,"ts":5,"dur":1},
+    {"ph":"X","cat":"cpu_op","name":"past the range","pid":1,"tid":1,"ts":500000,"dur":1}]})");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_EQ(IntervalCount(result.rank, IntervalKind::kCpuOp), 1u);
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kTimeOutOfRange), 1u);
 }
 
 TEST(KinetoReaderTest, MetadataEventsAreNotCounted) {
