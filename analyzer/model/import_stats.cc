@@ -26,6 +26,8 @@ const ImportCounterSpec& CounterSpec(ImportCounter counter) {
       {"unmatched_flow", Severity::kInfo, "ac2g flow that links no event"},
       {"truncated", Severity::kWarning, "file cut short; events after the cut are lost"},
       {"unterminated_array", Severity::kInfo, "array form without its closing ']'"},
+      {"trailing_content", Severity::kWarning,
+       "content after the end of the trace document (a second trace appended?); not read"},
       {"collector_dropped_records", Severity::kWarning,
        "kernel/copy records CUPTI dropped while recording; the timeline misses them"},
       {"collector_refused_buffers", Severity::kWarning,

@@ -70,6 +70,9 @@ class DocumentWalker : public CollectorMetadataSink {
     if (error) {
       result_.syntax = error;
       result_.syntax_offset = Location();
+    } else if (const char* next = nullptr; !document_.current_location().get(next)) {
+      // The walk consumed the whole document; a location past it means more tokens follow.
+      result_.trailing_offset = Offset(next);
     }
     return result_;
   }

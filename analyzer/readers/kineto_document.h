@@ -32,6 +32,9 @@ struct WalkResult {
   size_t events_read = 0;          // elements of the events array walked to their end
   int64_t events_offset = -1;      // the events array's '['
   int64_t last_event_offset = -1;  // start of the element being read when the walk stopped
+  // Where non-whitespace content follows the end of the document (a second document appended to
+  // the first, as `cat a.json b.json` makes), or -1.
+  int64_t trailing_offset = -1;
 };
 
 WalkResult WalkDocument(simdjson::ondemand::parser& parser, const DocumentView& view, Rank* rank,

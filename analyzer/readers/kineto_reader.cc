@@ -109,6 +109,9 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
                          ? std::string("no trace events")
                          : absl::StrFormat("no usable trace events among %d", walk.events_read));
   }
+  if (walk.trailing_offset >= 0) {
+    rank->stats.Bump(ImportCounter::kTrailingContent, walk.trailing_offset);
+  }
   builder.Finish();
   return absl::OkStatus();
 }

@@ -28,6 +28,7 @@ enum class ImportCounter : uint8_t {
   kUnmatchedFlow,       // an ac2g flow end that fills no missing correlation id
   kTruncated,           // the file was cut short; events after the cut are lost
   kUnterminatedArray,   // array form without its closing ']' (allowed by the Chrome format)
+  kTrailingContent,     // content after the trace document ends: not read (a second document?)
   // What bubblescope's collector lost while recording (its "bubblescope_dropped" event): the
   // timeline itself has holes there, whatever the file's state.
   kCollectorDroppedRecords,     // activity records CUPTI dropped (no free buffer, buffer full)

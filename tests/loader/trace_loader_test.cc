@@ -283,6 +283,32 @@ TEST(TraceLoaderTest, RankErrorsAndReadErrorsInterleaveInPathOrder) {
 }
 
 // gzip data cut inside its 8-byte trailer: the JSON is whole, but the file is flagged.
+// Two whole traces in one file, as `cat a.json b.json` makes, or in two gzip members: the first
+// is read, and the second is a counted warning at the byte where it starts, never dropped in
+// silence.
+TEST(TraceLoaderTest, ASecondDocumentInOneFileIsCountedNotDroppedSilently) {
+  TempDir dir;
+  const std::string first = KinetoText(0, 0, 100);
+  const std::string second = KinetoText(0, 1, 200);
+  const std::string plain = dir.Write("rank0.json", first + "\n" + second);
+  const std::string members = dir.Write("rank1.json.gz", Gzip(first) + Gzip(second));
+  for (const std::string& path : {plain, members}) {
+    SCOPED_TRACE(path);
+    absl::StatusOr<Trace> trace = LoadTrace({path}, {});
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    const ImportStats& stats = trace->ranks[0].stats;
+    EXPECT_EQ(stats.count(ImportCounter::kTrailingContent), 1u);
+    EXPECT_EQ(stats.first_offset(ImportCounter::kTrailingContent),
+              static_cast<int64_t>(first.size() + (path == plain ? 1 : 0)));
+    EXPECT_NE(FindInterval(trace->ranks[0], "gemm_0"), nullptr);
+  }
+  // Whitespace after the document is nothing.
+  const std::string spaced = dir.Write("rank2.json", first + "\n \n\t");
+  absl::StatusOr<Trace> trace = LoadTrace({spaced}, {});
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_EQ(trace->ranks[0].stats.count(ImportCounter::kTrailingContent), 0u);
+}
+
 TEST(TraceLoaderTest, TruncatedGzipIsCountedWithItsCompressedOffset) {
   TempDir dir;
   const std::string gz = Gzip(KinetoText(0, 0, 100));
