@@ -128,6 +128,12 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
       ->check(WholeNumberAtLeast(0))
       ->capture_default_str();
   analyze
+      ->add_option("--max-file-mb", max_file_mb_,
+                   "The most trace text (after gzip) one file may hold, in MiB (default: the "
+                   "memory this process may use, divided by 3 per file read at once)")
+      ->type_name("MB")
+      ->check(WholeNumberAtLeast(1));
+  analyze
       ->add_option("--rank", rank_args_,
                    "Give the file PATH rank id N (repeatable); overrides what the file says")
       ->type_name("PATH=N")
@@ -177,6 +183,7 @@ job::Options AnalyzeCommand::JobOptions() const {
 int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   LoadOptions load_options;
   load_options.jobs = jobs_;
+  load_options.max_file_bytes = int64_t{max_file_mb_} << 20;
   for (const std::string& arg : rank_args_) {
     absl::StatusOr<RankOverride> parsed = ParseRankOverride(arg);
     if (!parsed.ok()) {  // already rejected while parsing; kept so no path skips the check
@@ -188,7 +195,8 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
 
   absl::StatusOr<Trace> trace = LoadTrace(paths_, load_options);
   if (!trace.ok()) {
-    err << "bubblescope: " << MessageLine(trace.status()) << "\n";
+    err << "bubblescope: " << MessageLine(trace.status())
+        << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
     return kExitBadInput;
   }
   for (const SkippedFile& skipped : trace->skipped_files) {

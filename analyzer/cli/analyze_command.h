@@ -43,6 +43,7 @@ class AnalyzeCommand : public Command {
   std::string format_ = "text";
   std::string output_path_;
   int jobs_ = 0;
+  int32_t max_file_mb_ = 0;  // 0: the automatic reading budget
   std::vector<std::string> rank_args_;
   bool strict_ = false;
   std::string iteration_marker_;

@@ -68,17 +68,25 @@ absl::StatusOr<simdjson::padded_string> ReadRegularFile(const std::string& path,
   return simdjson::padded_string(bytes.data(), static_cast<size_t>(got));
 }
 
-// A pipe or other stream of unknown length (e.g. a shell's <(zcat ...)).
-absl::StatusOr<simdjson::padded_string> ReadStream(const std::string& path, int fd) {
+// A pipe or other stream of unknown length (e.g. a shell's <(zcat ...)), read until its end or
+// until it passes `max_bytes` (/dev/zero and `yes` never end).
+absl::StatusOr<simdjson::padded_string> ReadStream(const std::string& path, int fd,
+                                                   int64_t max_bytes) {
   std::string bytes;
   constexpr size_t kChunk = size_t{1} << 20;
   for (;;) {
     const size_t old_size = bytes.size();
+    if (static_cast<int64_t>(old_size) > max_bytes) {
+      return OverReadingBudget(path, max_bytes, max_bytes);
+    }
     bytes.resize(old_size + kChunk);
     const ssize_t got = ReadUpTo(fd, bytes.data() + old_size, kChunk);
     if (got < 0) return ErrnoError(path, errno);
     bytes.resize(old_size + static_cast<size_t>(got));
     if (static_cast<size_t>(got) < kChunk) break;
+  }
+  if (static_cast<int64_t>(bytes.size()) > max_bytes) {
+    return OverReadingBudget(path, max_bytes, max_bytes);
   }
   simdjson::padded_string padded(bytes);
   if (padded.data() == nullptr) return OutOfMemory(path, bytes.size());
@@ -87,7 +95,13 @@ absl::StatusOr<simdjson::padded_string> ReadStream(const std::string& path, int 
 
 }  // namespace
 
-absl::StatusOr<FileContents> ReadFileSource(const std::string& path) {
+absl::Status OverReadingBudget(std::string_view path, int64_t offset, int64_t max_bytes) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      std::string(path), ": byte ", offset, ": more than ", max_bytes >> 20,
+      " MiB of trace text, the reading budget per file"));
+}
+
+absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max_bytes) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(path, errno);
   FileDescriptor file(fd);
@@ -96,9 +110,14 @@ absl::StatusOr<FileContents> ReadFileSource(const std::string& path) {
   // open() succeeds on a directory; reading it is what fails, so say so up front.
   if (S_ISDIR(info.st_mode)) return ErrnoError(path, EISDIR);
 
+  // gzip only ever makes a trace smaller, so a regular file already over the budget is refused
+  // before a byte of it is read.
+  if (S_ISREG(info.st_mode) && info.st_size > max_bytes) {
+    return OverReadingBudget(path, max_bytes, max_bytes);
+  }
   absl::StatusOr<simdjson::padded_string> raw =
       S_ISREG(info.st_mode) ? ReadRegularFile(path, fd, static_cast<size_t>(info.st_size))
-                            : ReadStream(path, fd);
+                            : ReadStream(path, fd, max_bytes);
   if (!raw.ok()) return raw.status();
 
   FileContents contents;
@@ -107,7 +126,7 @@ absl::StatusOr<FileContents> ReadFileSource(const std::string& path) {
     contents.text = *std::move(raw);
     return contents;
   }
-  absl::StatusOr<InflatedText> inflated = InflateGzip(path, raw_view);
+  absl::StatusOr<InflatedText> inflated = InflateGzip(path, raw_view, max_bytes);
   *raw = simdjson::padded_string();  // the compressed bytes are not needed any more
   if (!inflated.ok()) return inflated.status();
   contents.gzip = true;

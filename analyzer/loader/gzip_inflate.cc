@@ -162,7 +162,7 @@ bool LooksLikeGzip(std::string_view data) {
 }
 
 absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path,
-                                         std::string_view compressed) {
+                                         std::string_view compressed, int64_t max_bytes) {
   InflateStream inflater;
   if (const int rc = inflater.Init(); rc != Z_OK) {
     return rc == Z_MEM_ERROR ? OutOfMemory(display_path, 0)
@@ -192,6 +192,11 @@ absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path,
     const int rc = inflate(stream, Z_NO_FLUSH);
     consumed += offered_in - stream->avail_in;
     out.Commit(offered_out - stream->avail_out);
+    if (static_cast<int64_t>(out.size()) > max_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          std::string(display_path), ": byte ", consumed, ": more than ", max_bytes >> 20,
+          " MiB of trace text, the reading budget per file"));
+    }
 
     if (rc == Z_STREAM_END) {
       const std::string_view rest = compressed.substr(consumed);

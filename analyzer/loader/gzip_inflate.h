@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -23,8 +24,11 @@ bool LooksLikeGzip(std::string_view data);
 // Inflates `compressed`: one or more concatenated gzip members; zero bytes after the last member
 // are ignored (tar-style padding). `display_path` names the file in errors, which read
 // "<display_path>: byte <N>: bad gzip data: <zlib message>" with N the compressed offset where
-// decoding failed. A stream cut short is not an error (see InflatedText::truncated).
-absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path,
-                                         std::string_view compressed);
+// decoding failed. A stream cut short is not an error (see InflatedText::truncated). More than
+// `max_bytes` of text is a ResourceExhausted error at the compressed byte where the budget ran
+// out (a gzip bomb stops there instead of filling memory).
+absl::StatusOr<InflatedText> InflateGzip(
+    std::string_view display_path, std::string_view compressed,
+    int64_t max_bytes = std::numeric_limits<int64_t>::max());
 
 }  // namespace bubblescope

@@ -1,9 +1,14 @@
 #include "loader/trace_loader.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <fstream>
 #include <limits>
+#include <new>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -61,23 +66,34 @@ bool IsSkippable(const TraceFile& file, const absl::Status& status) {
   return file.from_directory && absl::IsNotFound(status);
 }
 
-absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, Rank* rank) {
-  absl::StatusOr<FileContents> contents = ReadFileSource(path);
-  if (!contents.ok()) return contents.status();
-  if (absl::Status read = reader.Read(path, contents->text, rank); !read.ok()) return read;
-  if (contents->truncated) NoteGzipTruncation(*contents, rank);
-  rank->source_path = path;
-  return absl::OkStatus();
+absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t max_bytes,
+                         Rank* rank) {
+  // Past the budget, memory can still run out (a machine that is short of it, an input whose
+  // structure is unusually dense): that is this file's error, not a crash.
+  try {
+    absl::StatusOr<FileContents> contents = ReadFileSource(path, max_bytes);
+    if (!contents.ok()) return contents.status();
+    if (absl::Status read = reader.Read(path, contents->text, rank); !read.ok()) return read;
+    if (contents->truncated) NoteGzipTruncation(*contents, rank);
+    rank->source_path = path;
+    return absl::OkStatus();
+  } catch (const std::bad_alloc&) {
+    *rank = Rank();
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path, ": byte 0: out of memory reading it (the reading budget per file is ",
+                     max_bytes >> 20, " MiB)"));
+  }
 }
 
 // One worker: one reader (and its parser buffers) for every file it takes; each file's text is
 // freed as soon as ReadOneFile returns.
-void ReadFiles(const std::vector<TraceFile>& files, FileResults* results) {
+void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes, FileResults* results) {
   KinetoReader reader;
   for (;;) {
     const size_t index = results->next.fetch_add(1);
     if (index >= files.size() || index > results->first_failure.load()) return;
-    absl::Status status = ReadOneFile(reader, files[index].path, &results->ranks[index]);
+    absl::Status status =
+        ReadOneFile(reader, files[index].path, max_bytes, &results->ranks[index]);
     if (!status.ok()) {
       // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
       if (!IsSkippable(files[index], status)) results->RecordFailure(index);
@@ -91,7 +107,35 @@ size_t WorkerCount(int jobs, size_t files) {
   return std::clamp<size_t>(workers, 1, files);
 }
 
+// The least of the memory limits that apply to this process, in bytes.
+int64_t MemoryLimitBytes() {
+  int64_t limit = std::numeric_limits<int64_t>::max();
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0) limit = SaturatingMul(pages, page_size);
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit bound {};
+    if (getrlimit(resource, &bound) == 0 && bound.rlim_cur != RLIM_INFINITY &&
+        bound.rlim_cur < static_cast<rlim_t>(limit)) {
+      limit = static_cast<int64_t>(bound.rlim_cur);
+    }
+  }
+  // A container's memory limit (cgroup v2, then v1); "max" or a missing file is no limit.
+  for (const char* file : {"/sys/fs/cgroup/memory.max",
+                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(file);
+    int64_t value = 0;
+    if (in >> value && value > 0 && value < limit) limit = value;
+  }
+  return limit;
+}
+
 }  // namespace
+
+int64_t ReadingBudgetBytes(int workers) {
+  constexpr int64_t kMinimum = int64_t{64} << 20;
+  return std::max(kMinimum, MemoryLimitBytes() / (3 * std::max(workers, 1)));
+}
 
 absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (options.jobs < 0) {
@@ -112,15 +156,18 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
     // The calling thread is one of the workers, so a refused thread only means fewer workers.
     std::vector<std::jthread> helpers;
     const size_t workers = WorkerCount(options.jobs, files->size());
+    const int64_t max_bytes = options.max_file_bytes > 0
+                                  ? options.max_file_bytes
+                                  : ReadingBudgetBytes(static_cast<int>(workers));
     helpers.reserve(workers - 1);
     for (size_t i = 1; i < workers; ++i) {
       try {
-        helpers.emplace_back(ReadFiles, std::cref(*files), &results);
+        helpers.emplace_back(ReadFiles, std::cref(*files), max_bytes, &results);
       } catch (const std::system_error&) {
         break;
       }
     }
-    ReadFiles(*files, &results);
+    ReadFiles(*files, max_bytes, &results);
   }  // the helpers join here
 
   // Files are judged in path order, so the error reported is the first in that order, whether a

@@ -19,7 +19,17 @@ struct RankOverride {
 struct LoadOptions {
   int jobs = 0;  // worker threads reading files; 0 = number of cores
   std::vector<RankOverride> rank_overrides;
+  // The reading budget: the most trace text (after gzip) one file may hold. 0: the automatic
+  // budget, ReadingBudgetBytes(workers). A file over it, or one whose reading still runs out of
+  // memory, is a one-line error naming it (docs/input-errors.md, "Memory").
+  int64_t max_file_bytes = 0;
 };
+
+// The automatic reading budget per file for `workers` files read at once: the memory this
+// process may use (the least of physical memory, its address-space and data limits and its
+// cgroup's limit) divided by 3 per worker, since reading a file takes its text plus the
+// parser's index and the timeline built from it. At least 64 MiB.
+int64_t ReadingBudgetBytes(int workers);
 
 // Errors are one line: "<file>: byte <N>: <what is wrong>" (or "<file>: <what>" when no offset
 // applies, e.g. a missing file or a duplicate rank, which names both files).

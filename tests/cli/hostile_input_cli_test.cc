@@ -99,5 +99,41 @@ TEST(HostileInputTest, TimesFarApartDoNotOverflowTheFigures) {
   EXPECT_LE(bubble, 1.0);
 }
 
+// Streams that never end and gzip data that inflates far beyond its size stop at the reading
+// budget with a one-line error naming the file and byte offset, exit 2: no memory is exhausted.
+TEST(HostileInputTest, EndlessOrExplodingInputStopsAtTheReadingBudget) {
+  CommandResult run = Analyze({"--max-file-mb", "16", "/dev/zero"});
+  ASSERT_FALSE(run.signaled);
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.err,
+            "bubblescope: /dev/zero: byte 16777216: more than 16 MiB of trace text, the reading "
+            "budget per file (--max-file-mb sets it)\n");
+  TempDir dir;
+  const std::string bomb = dir.Write("bomb.json.gz", Gzip(std::string(size_t{64} << 20, ' '), 9));
+  run = Analyze({"--max-file-mb", "8", bomb});
+  ASSERT_FALSE(run.signaled);
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_THAT(run.err, HasSubstr(bomb + ": byte "));
+  EXPECT_THAT(run.err, HasSubstr("more than 8 MiB of trace text"));
+}
+
+// Without --max-file-mb the budget follows the memory the process may use: under a 1.5 GB
+// address-space limit /dev/zero ends in the same error, where it used to end in std::bad_alloc
+// and SIGABRT. (The sanitizers reserve far more address space than that, so not under them.)
+TEST(HostileInputTest, TheAutomaticBudgetFollowsTheProcessMemoryLimit) {
+#ifdef BUBBLESCOPE_SANITIZED
+  GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit";
+#else
+  const CommandResult run =
+      RunCommand({"/bin/sh", "-c",
+                  std::string("ulimit -v 1500000 && exec '") + BUBBLESCOPE_BINARY +
+                      "' analyze /dev/zero"},
+                 kTimeLimitSeconds);
+  ASSERT_FALSE(run.signaled) << run.err;
+  EXPECT_EQ(run.exit_status, 2) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("the reading budget per file"));
+#endif
+}
+
 }  // namespace
 }  // namespace bubblescope

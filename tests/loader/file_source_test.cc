@@ -115,5 +115,26 @@ TEST(FileSourceTest, PipeIsReadToItsEnd) {
   EXPECT_TRUE(View(contents->text) == text);
 }
 
+// The reading budget: a regular file over it is refused before a byte is read, a stream when
+// it passes it; exactly the budget is fine.
+TEST(FileSourceTest, TextOverTheBudgetIsRefusedWithItsOffset) {
+  TempDir dir;
+  const std::string path = dir.Write("big.json", std::string(1000, ' '));
+  EXPECT_TRUE(ReadFileSource(path, 1000).ok());
+  absl::Status status = ReadFileSource(path, 999).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(status.message(), path + ": byte 999: more than 0 MiB of trace text, the reading "
+                                     "budget per file");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::string text(5000, ' ');
+  ASSERT_EQ(write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fds[1]);
+  status = ReadFileSource("/proc/self/fd/" + std::to_string(fds[0]), 4096).status();
+  close(fds[0]);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(status.message()), HasSubstr(": byte 4096: "));
+}
+
 }  // namespace
 }  // namespace bubblescope

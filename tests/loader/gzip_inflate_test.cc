@@ -47,6 +47,18 @@ TEST(GzipInflateTest, SingleMember) {
   EXPECT_TRUE(View(inflated->text) == text);
 }
 
+// A gzip bomb stops at the budget, at the compressed byte where the budget ran out.
+TEST(GzipInflateTest, TextOverTheBudgetStopsInflating) {
+  const std::string gz = Gzip(std::string(size_t{4} << 20, 'x'), 9);
+  EXPECT_TRUE(InflateGzip("ok.gz", gz, int64_t{4} << 20).ok());
+  absl::Status status = InflateGzip("bomb.gz", gz, int64_t{1} << 20).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::StartsWith("bomb.gz: byte "));
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::EndsWith(": more than 1 MiB of trace text, the reading budget per file"));
+}
+
 TEST(GzipInflateTest, EmptyText) {
   absl::StatusOr<InflatedText> inflated = InflateGzip("e.gz", Gzip(""));
   ASSERT_TRUE(inflated.ok()) << inflated.status();
