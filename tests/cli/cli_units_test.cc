@@ -1,24 +1,14 @@
 // Unit tests of the CLI's helpers: --rank parsing.
-#include <sys/stat.h>
-
-#include <filesystem>
 #include <string>
 
 #include "cli/analyze_command.h"
-#include "support/subprocess.h"
-#include "support/test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace bubblescope {
 namespace {
 
-namespace fs = std::filesystem;
-using ::bubblescope::testing::ReadFile;
-using ::bubblescope::testing::TempDir;
-using ::bubblescope::testing::WriteFile;
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
 
 TEST(ParseRankOverrideTest, SplitsAtTheLastEqualsSign) {
   absl::StatusOr<RankOverride> simple = ParseRankOverride("rank.json=7");
