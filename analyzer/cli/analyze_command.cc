@@ -200,7 +200,7 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   for (const SkippedFile& skipped : trace->skipped_files) {
-    err << "note: skipped " << OneLine(skipped.path) << ": " << skipped.reason << "\n";
+    err << "note: skipped " << OneLine(skipped.path) << ": " << OneLine(skipped.reason) << "\n";
   }
   bool rejected = false;
   for (const Rank& rank : trace->ranks) {

@@ -141,7 +141,8 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
   if (options.jobs < 0) {
     return absl::InvalidArgumentError(absl::StrCat("jobs must be >= 0, not ", options.jobs));
   }
-  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths(paths);
+  std::vector<SkippedFile> not_regular;
+  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths(paths, &not_regular);
   if (!files.ok()) return files.status();
   // Overrides must name a file that exists in the list, so they are checked before any reading.
   std::vector<std::string> all_paths;
@@ -195,6 +196,7 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
     kept.push_back(std::move(results.ranks[i]));
   }
   trace.ranks = std::move(kept);
+  trace.skipped_files.insert(trace.skipped_files.end(), not_regular.begin(), not_regular.end());
   std::sort(trace.ranks.begin(), trace.ranks.end(),
             [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
   return trace;

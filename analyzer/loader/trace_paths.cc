@@ -13,14 +13,43 @@ namespace {
 
 namespace fs = std::filesystem;
 
-absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir) {
+// What a directory entry with a trace file name is, when it is no regular file.
+std::string NotARegularFile(const fs::directory_entry& entry) {
+  std::error_code error;
+  const fs::file_status status = entry.status(error);
+  if (error || !fs::exists(status)) {
+    return entry.is_symlink(error) ? "a symbolic link to nothing" : "gone while listed";
+  }
+  switch (status.type()) {
+    case fs::file_type::directory:
+      return "a directory";
+    case fs::file_type::fifo:
+      return "a FIFO, not a file";
+    case fs::file_type::socket:
+      return "a socket, not a file";
+    case fs::file_type::character:
+    case fs::file_type::block:
+      return "a device, not a file";
+    default:
+      return "not a regular file";
+  }
+}
+
+absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
+                                                      std::vector<SkippedFile>* skipped) {
   std::error_code error;
   fs::directory_iterator it(dir, error);
   std::vector<std::string> names;
+  std::vector<SkippedFile> passed_over;
   for (; !error && it != fs::directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
+    if (!IsTraceFileName(name)) continue;
     std::error_code type_error;  // a dangling symlink is simply not a regular file
-    if (IsTraceFileName(name) && it->is_regular_file(type_error)) names.push_back(name);
+    if (it->is_regular_file(type_error)) {
+      names.push_back(name);
+    } else {
+      passed_over.push_back({it->path().string(), NotARegularFile(*it)});
+    }
   }
   if (error) {
     return absl::Status(absl::ErrnoToStatusCode(error.value()),
@@ -30,6 +59,9 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir) {
     return absl::NotFoundError(absl::StrCat(dir, ": no trace files (*.json, *.json.gz)"));
   }
   std::sort(names.begin(), names.end());
+  std::sort(passed_over.begin(), passed_over.end(),
+            [](const SkippedFile& a, const SkippedFile& b) { return a.path < b.path; });
+  skipped->insert(skipped->end(), passed_over.begin(), passed_over.end());
   std::vector<std::string> files;
   files.reserve(names.size());
   for (const std::string& name : names) files.push_back((fs::path(dir) / name).string());
@@ -43,7 +75,8 @@ bool IsTraceFileName(std::string_view name) {
   return absl::EndsWithIgnoreCase(view, ".json") || absl::EndsWithIgnoreCase(view, ".json.gz");
 }
 
-absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::string>& paths) {
+absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::string>& paths,
+                                                        std::vector<SkippedFile>* skipped) {
   if (paths.empty()) return absl::InvalidArgumentError("no trace files given");
   std::vector<TraceFile> files;
   for (const std::string& path : paths) {
@@ -52,7 +85,7 @@ absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::s
       files.push_back({path, false});
       continue;
     }
-    absl::StatusOr<std::vector<std::string>> in_dir = TraceFilesIn(path);
+    absl::StatusOr<std::vector<std::string>> in_dir = TraceFilesIn(path, skipped);
     if (!in_dir.ok()) return in_dir.status();
     for (std::string& file : *in_dir) files.push_back({std::move(file), true});
   }

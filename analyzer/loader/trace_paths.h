@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "bubblescope/trace.h"
 
 namespace bubblescope {
 
@@ -14,12 +15,15 @@ bool IsTraceFileName(std::string_view name);
 
 // Each path that is a directory contributes its regular files (not recursively) whose names are
 // trace file names, sorted by name; any other path is kept as given (a missing file is reported
-// when it is read). Errors: "<dir>: no trace files (*.json, *.json.gz)", "<dir>: <strerror>"
-// when the directory cannot be listed, and an empty `paths`.
+// when it is read). An entry with a trace file name that is not a regular file (a FIFO, a
+// device, a socket, a directory, a symlink to nothing) is passed over and added to `skipped`
+// with the reason, so the report can say so. Errors: "<dir>: no trace files (*.json,
+// *.json.gz)", "<dir>: <strerror>" when the directory cannot be listed, and an empty `paths`.
 struct TraceFile {
   std::string path;
   bool from_directory = false;  // found by listing a directory, not named by the user
 };
-absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::string>& paths);
+absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::string>& paths,
+                                                        std::vector<SkippedFile>* skipped);
 
 }  // namespace bubblescope

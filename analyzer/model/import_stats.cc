@@ -17,7 +17,8 @@ const ImportCounterSpec& CounterSpec(ImportCounter counter) {
       {"missing_field", Severity::kError, "event without a field its phase needs"},
       {"wrong_field_type", Severity::kError, "event field of the wrong JSON type"},
       {"negative_duration", Severity::kError, "event with a negative duration"},
-      {"bad_number", Severity::kError, "number outside what its field can hold (int64 ns, id)"},
+      {"bad_number", Severity::kError, "timestamp or duration outside int64 nanoseconds"},
+      {"bad_id", Severity::kError, "rank, device or group id (or world size) outside 32 bits"},
       {"time_out_of_range", Severity::kError,
        "event time more than 146 years from the clock's zero (kMaxTimeNs)"},
       {"unknown_phase", Severity::kInfo, "event phase bubblescope does not model"},
@@ -45,11 +46,22 @@ void ImportStats::Bump(ImportCounter counter, int64_t offset) {
   if (counts_[i]++ == 0) first_offsets_[i] = offset;
 }
 
+namespace {
+
+// Counts come from the input too (a collector's dropped totals), so a sum stops at the largest
+// count rather than wrapping to a small one.
+uint64_t SaturatingSum(uint64_t a, uint64_t b) {
+  uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+}  // namespace
+
 void ImportStats::Add(ImportCounter counter, uint64_t n, int64_t offset) {
   if (n == 0) return;
   size_t i = Index(counter);
   if (counts_[i] == 0) first_offsets_[i] = offset;
-  counts_[i] += n;
+  counts_[i] = SaturatingSum(counts_[i], n);
 }
 
 bool ImportStats::HasAtLeast(Severity severity) const {
@@ -65,7 +77,7 @@ void ImportStats::Merge(const ImportStats& other) {
   for (size_t i = 0; i < kImportCounterCount; ++i) {
     if (other.counts_[i] == 0) continue;
     if (counts_[i] == 0) first_offsets_[i] = other.first_offsets_[i];
-    counts_[i] += other.counts_[i];
+    counts_[i] = SaturatingSum(counts_[i], other.counts_[i]);
   }
   if (truncation_detail_.empty()) truncation_detail_ = other.truncation_detail_;
 }

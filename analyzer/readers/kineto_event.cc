@@ -309,7 +309,7 @@ simdjson::error_code EventFieldReader::ReadRanksArray(ondemand::array& ranks, Ev
     int64_t rank = 0;
     ImportCounter problem = ImportCounter::kWrongFieldType;
     const bool read = ReadNumber(token, 0, &rank, &problem);
-    if (read && !FitsInt32(rank)) problem = ImportCounter::kBadNumber;
+    if (read && !FitsInt32(rank)) problem = ImportCounter::kBadId;
     if (!read || !FitsInt32(rank)) {
       if (usable) MarkArgDamaged(args, kArgGroupComm, problem);
       usable = false;

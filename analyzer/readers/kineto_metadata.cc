@@ -30,9 +30,15 @@ class FieldReader {
       rank_->stats.Bump(ImportCounter::kWrongFieldType, Offset(token));
       return false;
     }
-    if (ParseInteger(token, &value) != NumberStatus::kOk || value < std::numeric_limits<T>::min() ||
-        value > std::numeric_limits<T>::max()) {
+    if (ParseInteger(token, &value) != NumberStatus::kOk) {
       rank_->stats.Bump(ImportCounter::kBadNumber, Offset(token));
+      return false;
+    }
+    if (value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max()) {
+      // The narrow fields of the metadata are ids and counts (rank, world size, device).
+      rank_->stats.Bump(sizeof(T) < sizeof(int64_t) ? ImportCounter::kBadId
+                                                     : ImportCounter::kBadNumber,
+                        Offset(token));
       return false;
     }
     *out = static_cast<T>(value);

@@ -236,7 +236,7 @@ bool RankBuilder::GpuPlace(const EventFields& fields, int64_t offset, int32_t* d
   }
   const int64_t raw_device = args.has_device ? args.device : fields.pid.value;
   if (args.has_device && !FitsInt32(raw_device)) {
-    Bump(ImportCounter::kBadNumber, offset);
+    Bump(ImportCounter::kBadId, offset);
     return false;
   }
   *device = FitsInt32(raw_device) ? static_cast<int32_t>(raw_device) : -1;

@@ -10,6 +10,7 @@
 #include "text/json_writer.h"
 #include "report/text_table.h"
 #include "report/units.h"
+#include "text/one_line.h"
 
 namespace bubblescope {
 namespace {
@@ -81,7 +82,7 @@ void AppendImportBlock(const Result& result, std::string* out) {
     if (!file_has_problems) continue;
     if (!any_problem) absl::StrAppend(out, "\nimport issues:\n");
     any_problem = true;
-    absl::StrAppend(out, "  rank ", figures.rank, ": ", figures.source_path, "\n");
+    absl::StrAppend(out, "  rank ", figures.rank, ": ", text::OneLine(figures.source_path), "\n");
     absl::StrAppend(out, table.Render(4));
     if (stats.count(ImportCounter::kTruncated) != 0 && !stats.truncation_detail().empty()) {
       absl::StrAppend(out, "    truncated: ", stats.truncation_detail(), "\n");
@@ -131,7 +132,7 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
                   Ms(f.compute), Ms(f.comm), Ms(f.memcpy), Ms(f.idle),
                   PercentOf(f.idle, f.span), absl::StrCat(f.kernels), absl::StrCat(f.comm_ops),
                   absl::StrCat(f.memcpys), absl::StrCat(f.steps), BinaryBytes(f.peak_allocated_bytes),
-                  BinaryBytes(f.peak_reserved_bytes), f.source_path});
+                  BinaryBytes(f.peak_reserved_bytes), text::OneLine(f.source_path)});
   }
   out.append(table.Render());
   AppendImportBlock(result, &out);

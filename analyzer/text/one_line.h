@@ -6,7 +6,10 @@
 
 namespace bubblescope::text {
 
-// `message` with every line break (\n, \r) replaced by a space.
+// `message` safe to print as one line of a terminal: line breaks (\n, \r) become spaces and
+// every other control character (an ESC that would start a terminal escape sequence, a
+// backspace, DEL) is spelled out as \xNN, so a file name cannot move the cursor or recolour
+// the screen.
 std::string OneLine(std::string_view message);
 
 }  // namespace bubblescope::text

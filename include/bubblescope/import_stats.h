@@ -20,7 +20,8 @@ enum class ImportCounter : uint8_t {
   kMissingField,        // an event lacks a field its phase needs (ts, dur, name, ...)
   kWrongFieldType,      // a field has the wrong JSON type (e.g. "ts": "soon")
   kNegativeDuration,    // "dur" < 0
-  kBadNumber,           // a number that does not fit int64 nanoseconds
+  kBadNumber,           // a timestamp or duration that does not fit int64 nanoseconds
+  kBadId,               // a rank, device or group id (or a world size) that does not fit int32
   kTimeOutOfRange,      // a time outside the model's ±146 years (kMaxTimeNs)
   kUnknownPhase,        // "ph" we do not model (counted, harmless)
   kIgnoredCategory,     // a category we do not model (counted, harmless)

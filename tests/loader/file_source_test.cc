@@ -115,6 +115,15 @@ TEST(FileSourceTest, PipeIsReadToItsEnd) {
   EXPECT_TRUE(View(contents->text) == text);
 }
 
+// Two bytes of gzip magic and nothing else: a file cut short, not an empty one.
+TEST(FileSourceTest, AGzipStubIsCutShortNotEmpty) {
+  TempDir dir;
+  const std::string path = dir.Write("stub.json.gz", std::string("\x1f\x8b", 2));
+  const absl::Status status = ReadFileSource(path).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(status.message(), path + ": byte 2: gzip data cut short before any of its text");
+}
+
 // The reading budget: a regular file over it is refused before a byte is read, a stream when
 // it passes it; exactly the budget is fine.
 TEST(FileSourceTest, TextOverTheBudgetIsRefusedWithItsOffset) {

@@ -1,5 +1,8 @@
 #include "loader/trace_paths.h"
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -32,13 +35,14 @@ TEST(TracePathsTest, TraceFileNames) {
 }
 
 TEST(TracePathsTest, DirectoryContributesItsTraceFilesSortedByName) {
+  std::vector<SkippedFile> skipped;
   TempDir dir;
   dir.Write("rank1.json.gz", "x");
   dir.Write("rank0.json", "x");
   dir.Write("notes.txt", "x");
   dir.Write("rank2.pt.trace.json", "x");
   dir.Write("sub/rank3.json", "x");  // not recursive
-  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path()});
+  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path()}, &skipped);
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT(Paths(files), ElementsAre(dir.path() + "/rank0.json", dir.path() + "/rank1.json.gz",
                                         dir.path() + "/rank2.pt.trace.json"));
@@ -46,14 +50,16 @@ TEST(TracePathsTest, DirectoryContributesItsTraceFilesSortedByName) {
 }
 
 TEST(TracePathsTest, TrailingSlashOnDirectory) {
+  std::vector<SkippedFile> skipped;
   TempDir dir;
   dir.Write("a.json", "x");
-  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path() + "/"});
+  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path() + "/"}, &skipped);
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT(Paths(files), ElementsAre(dir.path() + "/a.json"));
 }
 
 TEST(TracePathsTest, FilesKeptAsGivenAndInOrder) {
+  std::vector<SkippedFile> skipped;
   TempDir dir;
   const std::string b = dir.Write("b.json", "x");
   const std::string other =
@@ -61,7 +67,7 @@ TEST(TracePathsTest, FilesKeptAsGivenAndInOrder) {
   TempDir traces;
   traces.Write("t.json", "x");
   absl::StatusOr<std::vector<TraceFile>> files =
-      ExpandTracePaths({b, traces.path(), other, "missing.json"});
+      ExpandTracePaths({b, traces.path(), other, "missing.json"}, &skipped);
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT(Paths(files), ElementsAre(b, traces.path() + "/t.json", other, "missing.json"));
   EXPECT_FALSE((*files)[0].from_directory);
@@ -70,16 +76,42 @@ TEST(TracePathsTest, FilesKeptAsGivenAndInOrder) {
 }
 
 TEST(TracePathsTest, DirectoryWithoutTraceFilesIsAnError) {
+  std::vector<SkippedFile> skipped;
   TempDir dir;
   dir.Write("notes.txt", "x");
   dir.Write("sub/rank3.json", "x");
-  absl::Status status = ExpandTracePaths({dir.path()}).status();
+  absl::Status status = ExpandTracePaths({dir.path()}, &skipped).status();
   EXPECT_FALSE(status.ok());
   EXPECT_EQ(status.message(), dir.path() + ": no trace files (*.json, *.json.gz)");
 }
 
 TEST(TracePathsTest, NoPathsIsAnError) {
-  EXPECT_EQ(ExpandTracePaths({}).status().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<SkippedFile> skipped;
+  EXPECT_EQ(ExpandTracePaths({}, &skipped).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A FIFO, a directory and a dangling symlink with trace names are passed over, each with a note
+// saying what it is (a FIFO would block the read forever).
+TEST(TracePathsTest, SpecialEntriesWithTraceNamesArePassedOverWithANote) {
+  std::vector<SkippedFile> skipped;
+  TempDir dir;
+  dir.Write("rank0.json", "x");
+  const std::string fifo = dir.path() + "/rank1.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string directory = dir.path() + "/rank2.json";
+  std::filesystem::create_directory(directory);
+  const std::string dangling = dir.path() + "/rank3.json.gz";
+  std::filesystem::create_symlink(dir.path() + "/nowhere", dangling);
+  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path()}, &skipped);
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT(Paths(files), ElementsAre(dir.path() + "/rank0.json"));
+  ASSERT_EQ(skipped.size(), 3u);
+  EXPECT_EQ(skipped[0].path, fifo);
+  EXPECT_EQ(skipped[0].reason, "a FIFO, not a file");
+  EXPECT_EQ(skipped[1].path, directory);
+  EXPECT_EQ(skipped[1].reason, "a directory");
+  EXPECT_EQ(skipped[2].path, dangling);
+  EXPECT_EQ(skipped[2].reason, "a symbolic link to nothing");
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "bubblescope/import_stats.h"
 
+#include <cstdint>
+
 #include "gtest/gtest.h"
 
 namespace bubblescope {
@@ -39,6 +41,22 @@ TEST(ImportStatsTest, MergeAddsCountsAndKeepsEarliestKnownOffset) {
   EXPECT_EQ(a.count(ImportCounter::kEventNotObject), 1u);
   EXPECT_EQ(a.first_offset(ImportCounter::kEventNotObject), 7);
   EXPECT_EQ(a.truncation_detail(), "cut");
+}
+
+// Counts taken from the input (a collector's dropped totals) can be huge; sums stop at the
+// largest count instead of wrapping to a small one.
+TEST(ImportStatsTest, SumsSaturateInsteadOfWrapping) {
+  ImportStats a;
+  a.Add(ImportCounter::kCollectorDroppedRecords, UINT64_MAX - 5, 10);
+  a.Add(ImportCounter::kCollectorDroppedRecords, 100, 20);
+  EXPECT_EQ(a.count(ImportCounter::kCollectorDroppedRecords), UINT64_MAX);
+  ImportStats b;
+  b.Add(ImportCounter::kCollectorDroppedRecords, uint64_t{1} << 63, 5);
+  ImportStats c;
+  c.Add(ImportCounter::kCollectorDroppedRecords, uint64_t{1} << 63, 7);
+  b.Merge(c);
+  EXPECT_EQ(b.count(ImportCounter::kCollectorDroppedRecords), UINT64_MAX);
+  EXPECT_EQ(b.first_offset(ImportCounter::kCollectorDroppedRecords), 5);
 }
 
 TEST(ImportStatsTest, EveryCounterHasASpec) {

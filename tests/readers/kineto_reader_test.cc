@@ -365,6 +365,9 @@ TEST(KinetoReaderTest, EveryDamageCounterAtItsEventOffset) {
        ImportCounter::kBadNumber},
       {R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":9223372036854775.807,"dur":1})",
        ImportCounter::kBadNumber},  // end overflows
+      // An id that does not fit 32 bits is an id problem, not a timestamp one.
+      {R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"device":99999999999,"stream":7}})",
+       ImportCounter::kBadId},
       // Outside the model's time range (±(2^62 - 1) ns, 4611686018427387.903 µs): start or end.
       {R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":-9000000000000000,"dur":1})",
        ImportCounter::kTimeOutOfRange},

@@ -11,5 +11,12 @@ TEST(OneLineTest, LineBreaksBecomeSpaces) {
   EXPECT_EQ(OneLine(""), "");
 }
 
+// A file name holding an escape sequence must not reach the terminal as one.
+TEST(OneLineTest, OtherControlCharactersAreSpelledOut) {
+  EXPECT_EQ(OneLine("rank\x1b[31m0.json"), "rank\\x1b[31m0.json");
+  EXPECT_EQ(OneLine("a\tb\x7f\x08"), "a\\x09b\\x7f\\x08");
+  EXPECT_EQ(OneLine("caf\xC3\xA9"), "caf\xC3\xA9");  // UTF-8 stays as it is
+}
+
 }  // namespace
 }  // namespace bubblescope::text
