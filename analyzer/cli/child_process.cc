@@ -1,18 +1,22 @@
 #include "cli/child_process.h"
 
+#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "cli/job_watchdog.h"
 
 extern char** environ;
 
@@ -78,7 +82,7 @@ std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
   return pointers;
 }
 
-absl::Status SpawnError(const std::string& path, int error) {
+absl::Status ExecError(const std::string& path, int error) {
   if (error == ENOENT || error == ENOTDIR) {
     return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(error)));
   }
@@ -89,14 +93,16 @@ absl::Status SpawnError(const std::string& path, int error) {
       absl::StrCat(path, ": cannot execute: ", std::strerror(error)));
 }
 
-// While alive: the forwarded signals and SIGCHLD are blocked (so they wait for sigwaitinfo
-// instead of acting) and SIGCHLD is not ignored (so the child can be waited for). Restores the
-// signal mask and SIGCHLD's disposition when it goes away.
+// While alive: the forwarded signals, SIGCHLD and SIGCONT are blocked so that they wait for
+// sigwaitinfo instead of acting (a blocked SIGCONT still continues this process), SIGTTOU is blocked so that
+// taking the terminal back from the job's group is allowed, and SIGCHLD is not ignored (so the
+// child can be waited for). Restores the signal mask and SIGCHLD's disposition when it goes.
 class SignalGuard {
  public:
   explicit SignalGuard(const std::vector<int>& forwarded) {
     sigemptyset(&waited_);
     sigaddset(&waited_, SIGCHLD);
+    sigaddset(&waited_, SIGCONT);
     for (int signal_number : forwarded) {
       struct sigaction current {};
       if (sigaction(signal_number, nullptr, &current) != 0) continue;
@@ -107,13 +113,15 @@ class SignalGuard {
     sigaction(SIGCHLD, nullptr, &child_action);
     if (child_action.sa_handler == SIG_IGN) {
       saved_child_action_ = child_action;
-      restore_child_action_ = true;
+      child_ignored_ = true;
       struct sigaction default_action {};
       default_action.sa_handler = SIG_DFL;
       sigemptyset(&default_action.sa_mask);
       sigaction(SIGCHLD, &default_action, nullptr);
     }
-    sigprocmask(SIG_BLOCK, &waited_, &original_mask_);
+    sigset_t blocked = waited_;
+    sigaddset(&blocked, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &blocked, &original_mask_);
   }
   ~SignalGuard() {
     // Signals that arrived after the child ended were meant for it; drop them rather than let
@@ -122,64 +130,249 @@ class SignalGuard {
     while (sigtimedwait(&waited_, nullptr, &no_wait) > 0) {
     }
     sigprocmask(SIG_SETMASK, &original_mask_, nullptr);
-    if (restore_child_action_) sigaction(SIGCHLD, &saved_child_action_, nullptr);
+    if (child_ignored_) sigaction(SIGCHLD, &saved_child_action_, nullptr);
   }
   SignalGuard(const SignalGuard&) = delete;
   SignalGuard& operator=(const SignalGuard&) = delete;
 
   const sigset_t& waited() const { return waited_; }
   const sigset_t& original_mask() const { return original_mask_; }
+  // SIGCHLD was ignored when RunChildProcess began: the child is given it ignored again.
+  bool child_ignored() const { return child_ignored_; }
 
  private:
   sigset_t waited_{};
   sigset_t original_mask_{};
   struct sigaction saved_child_action_ {};
-  bool restore_child_action_ = false;
+  bool child_ignored_ = false;
 };
 
-absl::StatusOr<pid_t> Spawn(const std::string& path, const ChildProcessOptions& options,
-                            const sigset_t& child_mask) {
-  std::vector<std::string> argv_strings = options.argv;
-  std::vector<std::string> env_strings = ChildEnvironment(options.extra_environment);
-  std::vector<char*> argv = NullTerminated(argv_strings);
-  std::vector<char*> envp = NullTerminated(env_strings);
-  posix_spawnattr_t attributes;
-  if (posix_spawnattr_init(&attributes) != 0) return absl::InternalError("posix_spawnattr_init");
-  posix_spawnattr_setsigmask(&attributes, &child_mask);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = 0;
-  int error = posix_spawn(&pid, path.c_str(), nullptr, &attributes, argv.data(), envp.data());
-  posix_spawnattr_destroy(&attributes);
-  if (error != 0) return SpawnError(path, error);
+// The controlling terminal, held only while this process's group is its foreground group:
+// then the job's group gets it for as long as the job runs, and gets it back after a stop.
+class Terminal {
+ public:
+  Terminal() {
+    fd_ = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (fd_ >= 0 && tcgetpgrp(fd_) != getpgrp()) {
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~Terminal() {
+    TakeBack();
+    if (fd_ >= 0) close(fd_);
+  }
+  Terminal(const Terminal&) = delete;
+  Terminal& operator=(const Terminal&) = delete;
+
+  bool held() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  // The terminal's foreground is this process's group (again, after a `fg`).
+  bool OursInForeground() const { return fd_ >= 0 && tcgetpgrp(fd_) == getpgrp(); }
+  void GiveTo(pid_t group) const {
+    if (fd_ >= 0) tcsetpgrp(fd_, group);
+  }
+  void TakeBack() const {
+    if (fd_ >= 0) tcsetpgrp(fd_, getpgrp());
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// What the child needs, built before fork: after it, the child may only make system calls.
+struct ExecPlan {
+  std::string path;
+  std::vector<std::string> argv_strings;
+  std::vector<std::string> env_strings;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+};
+
+// Forks the child into a process group of its own (and the terminal's foreground, when held)
+// and executes the command. Exec failures come back through a close-on-exec pipe, so a missing
+// or unrunnable command is an error here rather than an exit status.
+absl::StatusOr<pid_t> Spawn(ExecPlan& plan, const SignalGuard& guard, const Terminal& terminal) {
+  int status_pipe[2];
+  if (pipe2(status_pipe, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("cannot start ", plan.path, ": ",
+                                            std::strerror(errno)));
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int error = errno;
+    close(status_pipe[0]);
+    close(status_pipe[1]);
+    return ExecError(plan.path, error);
+  }
+  if (pid == 0) {
+    close(status_pipe[0]);
+    setpgid(0, 0);
+    if (terminal.held()) tcsetpgrp(terminal.fd(), getpid());  // SIGTTOU is still blocked here
+    if (guard.child_ignored()) {
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      sigaction(SIGCHLD, &ignore, nullptr);
+    }
+    sigprocmask(SIG_SETMASK, &guard.original_mask(), nullptr);
+    execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
+    const int error = errno;
+    if (write(status_pipe[1], &error, sizeof error) != sizeof error) {
+      // Nothing more can be done: the parent then sees the child exit with 127.
+    }
+    _exit(kExitCommandNotFound);
+  }
+  close(status_pipe[1]);
+  // Both sides set the group and the terminal, as shells do, so neither depends on which of
+  // them runs first. Once the child has executed, setpgid fails harmlessly (EACCES).
+  setpgid(pid, pid);
+  terminal.GiveTo(pid);
+  int error = 0;
+  ssize_t n = 0;
+  do {
+    n = read(status_pipe[0], &error, sizeof error);
+  } while (n < 0 && errno == EINTR);
+  close(status_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof error)) {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return ExecError(plan.path, error);
+  }
   return pid;
 }
 
-// Waits for `pid`, sending it every waited signal except SIGCHLD. A signal the kernel sent
-// (si_code SI_KERNEL: the terminal's Ctrl-C to the foreground process group) already reached
-// the child, which shares our group, so it is not sent again.
-absl::StatusOr<ChildExit> WaitForwarding(pid_t pid, const sigset_t& waited) {
-  while (true) {
-    siginfo_t info{};
-    int signal_number = sigwaitinfo(&waited, &info);
-    if (signal_number < 0) {
-      if (errno == EINTR) continue;
-      return absl::InternalError(absl::StrCat("sigwaitinfo: ", std::strerror(errno)));
+std::string SignalName(int signal_number) {
+  const char* abbreviation = sigabbrev_np(signal_number);
+  return abbreviation != nullptr ? absl::StrCat("SIG", abbreviation)
+                                 : absl::StrCat("signal ", signal_number);
+}
+
+// The wait: passes signals on, takes the job's stops and continues through the terminal, and
+// kills the job's group when asked twice to end it or when kill_after_ms runs out.
+class JobWaiter {
+ public:
+  JobWaiter(pid_t pid, const ChildProcessOptions& options, const SignalGuard& guard,
+            const Terminal& terminal)
+      : pid_(pid), options_(options), guard_(guard), terminal_(terminal) {}
+
+  absl::StatusOr<ChildExit> Wait() {
+    while (true) {
+      siginfo_t info{};
+      const int signal_number = NextSignal(&info);
+      if (signal_number < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN) {
+          Kill(absl::StrCat("the job was still running ", options_.kill_after_ms,
+                            " ms after it was asked to end"));
+          continue;
+        }
+        return absl::InternalError(absl::StrCat("sigwaitinfo: ", std::strerror(errno)));
+      }
+      if (signal_number == SIGCHLD) {
+        absl::StatusOr<std::optional<ChildExit>> ended = Reap();
+        if (!ended.ok()) return ended.status();
+        if (ended->has_value()) return **ended;
+      } else if (signal_number == SIGCONT) {
+        Resume();
+      } else {
+        PassOn(signal_number);
+      }
     }
-    if (signal_number != SIGCHLD) {
-      if (info.si_code != SI_KERNEL) kill(pid, signal_number);
-      continue;
-    }
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  int NextSignal(siginfo_t* info) {
+    if (!deadline_) return sigwaitinfo(&guard_.waited(), info);
+    const auto left = std::max(Clock::duration::zero(), *deadline_ - Clock::now());
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
+    const timespec timeout{static_cast<time_t>(seconds.count()),
+                           static_cast<long>(std::chrono::nanoseconds(left - seconds).count())};
+    return sigtimedwait(&guard_.waited(), info, &timeout);
+  }
+
+  // The job's end, if it has ended; nothing for another child's SIGCHLD or a stop.
+  absl::StatusOr<std::optional<ChildExit>> Reap() {
     int status = 0;
-    pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == 0) continue;  // another child of ours, or ours stopped
+    const pid_t done = waitpid(pid_, &status, WNOHANG | (terminal_.held() ? WUNTRACED : 0));
+    if (done == 0) return std::nullopt;
     if (done < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR) return std::nullopt;
       return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
     }
-    if (WIFSIGNALED(status)) return ChildExit{128 + WTERMSIG(status), WTERMSIG(status)};
-    if (WIFEXITED(status)) return ChildExit{WEXITSTATUS(status), 0};
+    if (WIFSTOPPED(status)) {
+      Suspend();
+      return std::nullopt;
+    }
+    ChildExit exit;
+    if (WIFSIGNALED(status)) {
+      exit.signal = WTERMSIG(status);
+      exit.exit_status = 128 + exit.signal;
+    } else if (WIFEXITED(status)) {
+      exit.exit_status = WEXITSTATUS(status);
+    } else {
+      return std::nullopt;
+    }
+    exit.killed_here = killed_;
+    return exit;
   }
-}
+
+  // The job stopped at the terminal (Ctrl-Z): stop with it, so the shell that started this
+  // process sees its job stopped and takes the terminal back.
+  void Suspend() {
+    terminal_.TakeBack();
+    raise(SIGSTOP);
+  }
+
+  // Continued (`fg` or `bg`): the job continues too, and has the terminal again if the shell
+  // gave it back to this process's group.
+  void Resume() {
+    if (terminal_.OursInForeground()) terminal_.GiveTo(pid_);
+    killpg(pid_, SIGCONT);
+  }
+
+  void PassOn(int signal_number) {
+    kill(pid_, signal_number);
+    const bool ending = std::find(options_.ending_signals.begin(), options_.ending_signals.end(),
+                                  signal_number) != options_.ending_signals.end();
+    if (!ending || killed_) return;
+    if (++ending_signals_seen_ >= 2) {
+      Kill(absl::StrCat("second request to end the job (", SignalName(signal_number), ")"));
+      return;
+    }
+    std::string what = absl::StrCat("passed ", SignalName(signal_number), " on to the job (pid ",
+                                     pid_, "); ");
+    if (options_.kill_after_ms > 0) {
+      deadline_ = Clock::now() + std::chrono::milliseconds(options_.kill_after_ms);
+      absl::StrAppend(&what, "it is killed if still running in ", options_.kill_after_ms,
+                      " ms or at a second signal");
+    } else {
+      absl::StrAppend(&what, "a second signal kills it");
+    }
+    Notice(what);
+  }
+
+  void Kill(const std::string& reason) {
+    deadline_.reset();
+    if (killed_) return;
+    killed_ = true;
+    Notice(absl::StrCat(reason, ": killing the job's process group (", pid_, ") with SIGKILL"));
+    killpg(pid_, SIGKILL);
+  }
+
+  void Notice(const std::string& line) const {
+    if (options_.notice) options_.notice(line);
+  }
+
+  const pid_t pid_;
+  const ChildProcessOptions& options_;
+  const SignalGuard& guard_;
+  const Terminal& terminal_;
+  int ending_signals_seen_ = 0;
+  bool killed_ = false;
+  std::optional<Clock::time_point> deadline_;
+};
 
 }  // namespace
 
@@ -187,10 +380,22 @@ absl::StatusOr<ChildExit> RunChildProcess(const ChildProcessOptions& options) {
   if (options.argv.empty()) return absl::InvalidArgumentError("no command to run");
   absl::StatusOr<std::string> path = FindExecutable(options.argv.front());
   if (!path.ok()) return path.status();
+  ExecPlan plan{*path, options.argv, ChildEnvironment(options.extra_environment), {}, {}};
+  plan.argv = NullTerminated(plan.argv_strings);
+  plan.envp = NullTerminated(plan.env_strings);
+
+  // Order matters: signals are held before anything starts; the watchdog is forked before the
+  // terminal is opened so it holds nothing of it; the terminal is taken back (Terminal's
+  // destructor) before the signal mask is restored, while SIGTTOU is still blocked.
   SignalGuard guard(options.forwarded_signals);
-  absl::StatusOr<pid_t> pid = Spawn(*path, options, guard.original_mask());
+  JobWatchdog watchdog(options.orphan_grace_ms);
+  Terminal terminal;
+  absl::StatusOr<pid_t> pid = Spawn(plan, guard, terminal);
   if (!pid.ok()) return pid.status();
-  return WaitForwarding(*pid, guard.waited());
+  watchdog.Watch(*pid);
+  absl::StatusOr<ChildExit> exit = JobWaiter(*pid, options, guard, terminal).Wait();
+  watchdog.Release();
+  return exit;
 }
 
 int ExitStatusForStartError(const absl::Status& error) {

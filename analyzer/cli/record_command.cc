@@ -23,11 +23,14 @@ namespace fs = std::filesystem;
 constexpr std::array<absl::string_view, 8> kKinds = {
     "kernel", "memcpy", "memset", "memory", "nvtx", "runtime", "driver", "nccl"};
 
-// Signals a job launcher is expected to pass on (docs/record.md).
+// Signals a job launcher is expected to pass on (docs/record.md), and those of them that ask
+// the job to end: a second of these kills it.
 constexpr std::array<int, 6> kForwardedSignals = {SIGINT,  SIGTERM, SIGHUP,
                                                   SIGQUIT, SIGUSR1, SIGUSR2};
+constexpr std::array<int, 4> kEndingSignals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 constexpr int64_t kMaxFlushMs = 86'400'000;  // a day: longer is surely a mistake
+constexpr int64_t kMaxKillAfterSeconds = 86'400;
 
 // Missing ranks named in the warning before it only counts the rest.
 constexpr size_t kMissingRanksShown = 16;
@@ -39,8 +42,13 @@ COMMAND and everything it starts run with the CUPTI collector injected (CUDA_INJ
 NCCL_PROFILER_PLUGIN) and configured (BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS,
 BUBBLESCOPE_FLUSH_MS); the rest of the environment is passed on unchanged. Every CUDA process
 writes DIR/bubblescope-rank<R>-world<W>-<host>-<pid>.json. Once COMMAND ends, record lists the
-trace files it wrote and warns about ranks that wrote none. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
-SIGUSR1 and SIGUSR2 sent to record are passed on to COMMAND.
+trace files it wrote and warns about ranks that wrote none.
+
+COMMAND runs in a process group of its own and, at a terminal, gets the terminal as a shell's
+foreground job does (Ctrl-C, Ctrl-Z reach it directly). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1
+and SIGUSR2 sent to record are passed on to COMMAND; a second SIGINT/TERM/HUP/QUIT kills
+COMMAND's process group (SIGKILL), as does --kill-after once it runs out. If record is killed
+outright, COMMAND's process group gets SIGTERM, then SIGKILL 10 s later.
 
 Kinds: kernel, memcpy, memset, memory (device allocations), nvtx (the job's and NCCL's ranges),
 runtime, driver (CUDA API calls, which link kernels to their launches), nccl (point-to-point
@@ -60,13 +68,15 @@ absl::Status FlagError(absl::string_view flag, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(flag, ": ", message));
 }
 
-absl::StatusOr<int64_t> ParseFlushMs(absl::string_view text) {
+// A whole number of `unit` from 1 to `max`, or an error naming the flag.
+absl::StatusOr<int64_t> ParseCount(absl::string_view flag, absl::string_view text,
+                                   absl::string_view unit, int64_t max) {
   int64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || value <= 0 ||
-      value > kMaxFlushMs) {
-    return FlagError("--flush-ms", absl::StrCat("'", text, "' is not a whole number of ",
-                                                "milliseconds from 1 to ", kMaxFlushMs));
+      value > max) {
+    return FlagError(flag, absl::StrCat("'", text, "' is not a whole number of ", unit,
+                                        " from 1 to ", max));
   }
   return value;
 }
@@ -174,9 +184,16 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
   absl::StatusOr<std::string> kinds = ParseKinds(flags.kinds);
   if (!kinds.ok()) return kinds.status();
   settings.kinds = *std::move(kinds);
-  absl::StatusOr<int64_t> flush_ms = ParseFlushMs(flags.flush_ms);
+  absl::StatusOr<int64_t> flush_ms =
+      ParseCount("--flush-ms", flags.flush_ms, "milliseconds", kMaxFlushMs);
   if (!flush_ms.ok()) return flush_ms.status();
   settings.flush_ms = *flush_ms;
+  if (!flags.kill_after.empty()) {
+    absl::StatusOr<int64_t> seconds =
+        ParseCount("--kill-after", flags.kill_after, "seconds", kMaxKillAfterSeconds);
+    if (!seconds.ok()) return seconds.status();
+    settings.kill_after_ms = *seconds * 1000;
+  }
   absl::StatusOr<std::string> collector = FindCollectorLibrary(flags.collector, executable_path);
   if (!collector.ok()) return collector.status();
   settings.collector_path = *std::move(collector);
@@ -213,6 +230,11 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
                    "The collector library (default: libbubblescope_collector.so beside "
                    "bubblescope or in ../lib)")
       ->type_name("PATH");
+  record
+      ->add_option("--kill-after", f.kill_after,
+                   "Kill the job this long after passing on a signal that asks it to end "
+                   "(default: only at a second such signal)")
+      ->type_name("SECONDS");
   record->add_option("COMMAND", f.command, "The job to run, with its arguments")
       ->type_name("");
   return record;
@@ -241,6 +263,12 @@ int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
   child.argv = settings->command;
   child.extra_environment = CollectorEnvironment(*settings);
   child.forwarded_signals.assign(kForwardedSignals.begin(), kForwardedSignals.end());
+  child.ending_signals.assign(kEndingSignals.begin(), kEndingSignals.end());
+  child.kill_after_ms = settings->kill_after_ms;
+  child.notice = [&err](const std::string& line) {
+    err << "bubblescope: record: " << line << "\n";
+    err.flush();
+  };
   absl::StatusOr<ChildExit> exit = RunChildProcess(child);
   if (!exit.ok()) {
     err << "bubblescope: record: " << exit.status().message() << "\n";

@@ -1,6 +1,6 @@
-// `bubblescope record [-o DIR] [--kinds K,...] [--flush-ms N] [--collector LIB] -- COMMAND
-// ARGS...`: runs an unmodified CUDA/NCCL job with the CUPTI collector injected into it and every
-// process it spawns (docs/record.md), then lists the per-process traces the job wrote.
+// `bubblescope record [-o DIR] [--kinds K,...] [--flush-ms N] [--kill-after S] [--collector LIB]
+// -- COMMAND ARGS...`: runs an unmodified CUDA/NCCL job with the CUPTI collector injected into it
+// and every process it spawns (docs/record.md), then lists the per-process traces the job wrote.
 //
 // The injection is nothing but environment variables, which the collector library reads in each
 // process: CUDA_INJECTION64_PATH and NCCL_PROFILER_PLUGIN name the library,
@@ -28,6 +28,7 @@ struct RecordFlags {
   std::string kinds;  // empty: every kind
   std::string flush_ms = "1000";
   std::string collector;  // empty: found beside the bubblescope executable
+  std::string kill_after;  // empty: wait for the job until a second signal
   std::vector<std::string> command;
 };
 
@@ -36,6 +37,9 @@ struct RecordSettings {
   std::string output_dir;      // absolute; created by the command, not by the parser
   std::string kinds;           // canonical comma list
   int64_t flush_ms = 1000;
+  // After a signal asking the job to end has been passed on, kill the job's process group if
+  // it still runs this much later; 0: only at a second such signal.
+  int64_t kill_after_ms = 0;
   std::vector<std::string> command;
 };
 

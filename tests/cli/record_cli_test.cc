@@ -140,52 +140,6 @@ TEST_F(RecordCliTest, JobKilledBySignalIs128PlusN) {
   EXPECT_EQ(run.exit_status, 128 + 9);
 }
 
-// Waits for `pid` to end; false (and nothing reaped) if it is still running at `give_up`.
-bool WaitUntil(pid_t pid, std::chrono::steady_clock::time_point give_up, int* status) {
-  while (std::chrono::steady_clock::now() < give_up) {
-    if (waitpid(pid, status, WNOHANG) == pid) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
-TEST_F(RecordCliTest, SigtermToRecordReachesTheJob) {
-  const std::string ready = Path("ready");
-  const std::string marker = Path("marker");
-  // The job writes its pid to `ready` once its trap is set.
-  std::vector<std::string> args = RecordArgv(
-      {"sh", "-c",
-       "trap 'echo terminated > \"$1\"; exit 0' TERM; echo $$ > \"$2\"; "
-       "while :; do sleep 0.05; done",
-       "sh", marker, ready});
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-  // The limits only keep a broken record from hanging the test; they are never reached when
-  // it works.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  std::string job_pid;
-  while (job_pid.empty() || job_pid.back() != '\n') {
-    if (std::chrono::steady_clock::now() > give_up) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (fs::exists(ready)) job_pid = ReadFile(ready);
-  }
-  ASSERT_FALSE(job_pid.empty()) << "the job never started";
-  ASSERT_EQ(kill(pid, SIGTERM), 0);
-  int status = 0;
-  if (!WaitUntil(pid, std::chrono::steady_clock::now() + std::chrono::seconds(60), &status)) {
-    kill(std::stoi(job_pid), SIGKILL);
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    FAIL() << "the job never got SIGTERM";
-  }
-  ASSERT_TRUE(WIFEXITED(status)) << "record died of signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  EXPECT_EQ(ReadFile(marker), "terminated\n");
-}
-
 TEST_F(RecordCliTest, MissingCommandIs127WithAMessage) {
   CommandResult run = Record({"bubblescope-no-such-command", "--flag"});
   EXPECT_EQ(run.exit_status, 127);

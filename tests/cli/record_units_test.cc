@@ -1,12 +1,14 @@
 // `bubblescope record`, in process: flag checks, where the collector library is found, the
 // injected variables, the collector's file names, which files a run wrote and which ranks wrote
 // none, and the child-process helper's exit statuses.
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cli/child_process.h"
 #include "cli/record_command.h"
 #include "cli/record_outputs.h"
@@ -109,6 +111,9 @@ TEST(ParseRecordFlagsTest, RelativeOutputBecomesAbsolute) {
   ASSERT_TRUE(settings.ok()) << settings.status();
   EXPECT_EQ(settings->output_dir, (fs::current_path() / "traces").string());
   EXPECT_EQ(settings->flush_ms, 86'400'000);
+  EXPECT_EQ(settings->kill_after_ms, 0);  // unset: only a second signal kills the job
+  flags.kill_after = "86400";
+  EXPECT_EQ(ParseRecordFlags(flags, "")->kill_after_ms, 86'400'000);
 }
 
 TEST(ParseRecordFlagsTest, BadValuesNameTheirFlag) {
@@ -122,6 +127,15 @@ TEST(ParseRecordFlagsTest, BadValuesNameTheirFlag) {
     absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "");
     ASSERT_FALSE(settings.ok()) << bad;
     EXPECT_THAT(Message(settings.status()), StartsWith("--flush-ms: '")) << bad;
+  }
+  for (const char* bad : {"0", "-1", "2.5", "1s", "86401"}) {
+    RecordFlags flags = good;
+    flags.kill_after = bad;
+    absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "");
+    ASSERT_FALSE(settings.ok()) << bad;
+    EXPECT_EQ(Message(settings.status()),
+              absl::StrCat("--kill-after: '", bad, "' is not a whole number of seconds from 1 "
+                           "to 86400"));
   }
   RecordFlags no_command = good;
   no_command.command.clear();
@@ -233,6 +247,38 @@ TEST(RunChildProcessTest, ShellExitStatuses) {
   absl::StatusOr<ChildExit> refused = RunChildProcess(options);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(ExitStatusForStartError(refused.status()), 126);
+}
+
+TEST(RunChildProcessTest, SecondEndingSignalKillsTheGroupAndSaysSo) {
+  // The job sends its parent (this process) SIGTERM twice while ignoring it itself; each is
+  // passed back to the job, and the second kills the job's group.
+  ChildProcessOptions options;
+  options.argv = {"sh", "-c", "trap '' TERM; kill -TERM $PPID; sleep 0.2; kill -TERM $PPID; "
+                              "sleep 60"};
+  options.forwarded_signals = {SIGTERM, SIGUSR1};
+  options.ending_signals = {SIGTERM};
+  std::vector<std::string> notices;
+  options.notice = [&notices](const std::string& line) { notices.push_back(line); };
+  absl::StatusOr<ChildExit> exit = RunChildProcess(options);
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_EQ(exit->signal, SIGKILL);
+  EXPECT_EQ(exit->exit_status, 128 + SIGKILL);
+  EXPECT_TRUE(exit->killed_here);
+  ASSERT_EQ(notices.size(), 2u);
+  EXPECT_THAT(notices[0], StartsWith("passed SIGTERM on to the job (pid "));
+  EXPECT_THAT(notices[0], HasSubstr("); a second signal kills it"));
+  EXPECT_THAT(notices[1], StartsWith("second request to end the job (SIGTERM): killing the "
+                                     "job's process group ("));
+}
+
+TEST(RunChildProcessTest, JobRunsInAProcessGroupOfItsOwn) {
+  ChildProcessOptions options;
+  // Field 5 of /proc/PID/stat is the process group (the command name "(sh)" has no spaces).
+  options.argv = {"sh", "-c", "set -- $(cat /proc/$$/stat); [ \"$5\" = \"$$\" ]"};
+  absl::StatusOr<ChildExit> exit = RunChildProcess(options);
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_EQ(exit->exit_status, 0);
+  EXPECT_FALSE(exit->killed_here);
 }
 
 }  // namespace
