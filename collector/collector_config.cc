@@ -5,6 +5,9 @@
 #include <string_view>
 #include <utility>
 
+#include "text/one_line.h"
+#include "text/record_run_id.h"
+
 namespace bubblescope::collector {
 namespace {
 
@@ -126,6 +129,14 @@ bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::st
     }
     config->buffer_cap_bytes = value << 20;
   }
+  if (const char* run_id = NonEmpty(env, "BUBBLESCOPE_RUN_ID")) {
+    if (!text::IsValidRecordRunId(run_id)) {
+      *error = "BUBBLESCOPE_RUN_ID: '" + text::OneLine(run_id) +
+               "' is not 1 to 64 letters, digits, '.', '_' or '-' (without \"rank\")";
+      return false;
+    }
+    config->run_id = run_id;
+  }
   return true;
 }
 
@@ -141,8 +152,12 @@ ProcessIdentity ReadProcessIdentity(const EnvLookup& env, std::string host, int6
   return identity;
 }
 
-std::string TraceFileName(const ProcessIdentity& identity) {
+std::string TraceFileName(const ProcessIdentity& identity, const std::string& run_id) {
   std::string name = "bubblescope-";
+  if (!run_id.empty()) {
+    name += run_id;
+    name += '-';
+  }
   // Appended piece by piece: GCC 12's -Wrestrict misreads `"-" + std::to_string(x)` at -O3.
   if (identity.rank >= 0) {
     name += "rank";

@@ -35,6 +35,10 @@ struct CollectorConfig {
   StartMode start = StartMode::kImmediate;
   int64_t start_delay_ms = 0;
   int64_t buffer_cap_bytes = int64_t{64} << 20;  // all CUPTI buffers in flight together
+  // The `bubblescope record` run this process belongs to (BUBBLESCOPE_RUN_ID); empty when the
+  // collector was injected by other means. It goes into the file name and the process metadata,
+  // so that `analyze` never pairs one run's ranks with another's.
+  std::string run_id;
 };
 
 // Returns the value of an environment variable, or nullptr when it is unset.
@@ -42,8 +46,9 @@ using EnvLookup = std::function<const char*(const char*)>;
 
 // Reads BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS (comma list of kernel, memcpy, memset, memory,
 // nvtx, runtime, driver, nccl), BUBBLESCOPE_FLUSH_MS (> 0), BUBBLESCOPE_START (immediate,
-// profiler-api, after:SECONDS) and BUBBLESCOPE_BUFFER_MB (> 0). Unset or empty variables keep
-// their defaults. False with a one-line `*error` naming the variable on a bad value.
+// profiler-api, after:SECONDS), BUBBLESCOPE_BUFFER_MB (> 0) and BUBBLESCOPE_RUN_ID (of the form
+// text::IsValidRecordRunId accepts). Unset or empty variables keep their defaults. False with a
+// one-line `*error` naming the variable on a bad value.
 bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::string* error);
 
 // Who this process is in the job, from the launcher's variables; -1 when unknown.
@@ -58,8 +63,9 @@ struct ProcessIdentity {
 // Rank variables that are set but not a non-negative integer count as unknown.
 ProcessIdentity ReadProcessIdentity(const EnvLookup& env, std::string host, int64_t pid);
 
-// "bubblescope-rank{R}-world{W}-{host}-{pid}.json"; "norank" for an unknown rank, no "-world{W}"
-// for an unknown world size. Characters of the host outside [A-Za-z0-9._-] become '_'.
-std::string TraceFileName(const ProcessIdentity& identity);
+// "bubblescope-{run}-rank{R}-world{W}-{host}-{pid}.json"; no "{run}-" without a run id, "norank"
+// for an unknown rank, no "-world{W}" for an unknown world size. Characters of the host outside
+// [A-Za-z0-9._-] become '_'.
+std::string TraceFileName(const ProcessIdentity& identity, const std::string& run_id);
 
 }  // namespace bubblescope::collector

@@ -70,8 +70,8 @@ std::string CollectorRuntime::ProcessEvent(const ProcessIdentity& identity) cons
   text::AppendJsonString(StartName(config_.start), &collector);
   collector += ",\"buffer_cap_bytes\":" + std::to_string(config_.buffer_cap_bytes) + "}";
   std::string out;
-  ChromeEvent(&out, "M", "", "bubblescope_process")
-      .Int("pid", identity.pid)
+  ChromeEvent event(&out, "M", "", "bubblescope_process");
+  event.Int("pid", identity.pid)
       .Int("tid", 0)
       .Args()
       .Raw("distributedInfo", distributed)
@@ -79,8 +79,9 @@ std::string CollectorRuntime::ProcessEvent(const ProcessIdentity& identity) cons
       .Int("pid", identity.pid)
       .Int("local_rank", identity.local_rank)
       .Raw("clock", clock)
-      .Raw("collector", collector)
-      .Finish();
+      .Raw("collector", collector);
+  if (!config_.run_id.empty()) event.Text("run_id", config_.run_id);
+  event.Finish();
   return out;
 }
 
@@ -99,7 +100,7 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
   const ProcessIdentity identity = ReadProcessIdentity(env, HostName(), pid_);
   config_ = config;
   hooks_ = std::move(hooks);
-  const std::string path = config_.output_dir + "/" + TraceFileName(identity);
+  const std::string path = config_.output_dir + "/" + TraceFileName(identity, config_.run_id);
   if (!MakeDirectories(config_.output_dir, &error) ||
       !(writer_ = TraceWriter::Create(path, ProcessEvent(identity), &error))) {
     refused_ = true;

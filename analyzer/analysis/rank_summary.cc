@@ -73,6 +73,7 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index) {
     RankFigures figures;
     figures.rank = rank.rank;
     figures.source_path = rank.source_path;
+    figures.record_run_id = rank.record_run_id;
     figures.cpu_timeline = activity.cpu_only();
     SummariseDevice(activity, &figures);
     if (figures.cpu_timeline) SummariseCpuComm(rank, activity, &figures);

@@ -14,6 +14,7 @@ namespace bubblescope::rank_summary {
 struct RankFigures {
   int32_t rank = -1;
   std::string source_path;
+  std::string record_run_id;  // empty when the trace is not from `bubblescope record`
   // True when the rank has no GPU activity and its CPU model thread stands in for the device.
   bool cpu_timeline = false;
   TimeNs span_start = 0;  // first device activity start

@@ -4,6 +4,9 @@
 #include <charconv>
 #include <csignal>
 #include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include "CLI/CLI.hpp"
@@ -24,13 +27,16 @@ Each PATH is a trace file (*.json or *.json.gz, as written by torch.profiler / K
 directory whose *.json and *.json.gz files are read (one file per rank). Rank ids come from each
 file's distributedInfo, else from the file name (rank3, worker3, ...), else 0 for a single
 file; --rank PATH=N overrides all of these. In a directory, JSON files with no traceEvents at
-all (a truth.json, a config) are passed over with a note.
+all (a truth.json, a config) are passed over with a note. Traces of several `bubblescope record`
+runs (a directory recorded into twice) are never paired by accident: choose one with --run ID,
+or combine them with --mix-runs.
 
 Examples:
   bubblescope analyze traces/
   bubblescope analyze rank0.json.gz rank1.json.gz --format json -o summary.json
   bubblescope analyze run/ --rank run/host-a.json.gz=0 --rank run/host-b.json.gz=1
   bubblescope analyze traces/ --strict     # refuse traces with damaged events or cut short
+  bubblescope analyze traces/ --run 20261125-1328   # one record run of several in traces/
   bubblescope analyze traces/ --iteration-marker '^train_step$'
   bubblescope analyze traces/ --layers-per-stage 8,8,8,8   # where to move layers
 
@@ -84,6 +90,26 @@ CLI::Validator WholeNumberAtLeast(int32_t minimum) {
                    : absl::StrCat("'", value, "' is not a whole number >= ", minimum);
       },
       "");
+}
+
+// One note per file passed over, except the files of record runs --run left out: a directory
+// recorded into many times would bury the report under them, so they are summed up.
+void NoteSkippedFiles(const std::vector<SkippedFile>& skipped_files, std::ostream& err) {
+  std::set<std::string> other_runs;
+  size_t other_run_files = 0;
+  for (const SkippedFile& skipped : skipped_files) {
+    if (skipped.other_record_run) {
+      other_runs.insert(skipped.other_record_run->empty() ? "files without a run id"
+                                                          : *skipped.other_record_run);
+      ++other_run_files;
+      continue;
+    }
+    err << "note: skipped " << OneLine(skipped.path) << ": " << OneLine(skipped.reason) << "\n";
+  }
+  if (other_run_files == 0) return;
+  err << "note: left out " << other_run_files << (other_run_files == 1 ? " file" : " files")
+      << " of other record runs ("
+      << absl::StrJoin(other_runs, ", ") << ")\n";
 }
 
 }  // namespace
@@ -144,6 +170,17 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
             return parsed.ok() ? std::string() : std::string(parsed.status().message());
           },
           ""));
+  CLI::Option* run_option =
+      analyze
+          ->add_option("--run", record_run_,
+                       "Of inputs from several `bubblescope record` runs, analyze the run with "
+                       "this id (or a unique prefix of it); the others' files are left out")
+          ->type_name("ID");
+  analyze
+      ->add_flag("--mix-runs", mix_record_runs_,
+                 "Analyze the files of several record runs together (by default that is an "
+                 "error: their ranks would be paired as if from one job)")
+      ->excludes(run_option);
   analyze->add_flag("--strict", strict_,
                     "Exit with status 2, printing no report, if any file has an import warning "
                     "or error (damaged events, truncation)");
@@ -184,6 +221,7 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   LoadOptions load_options;
   load_options.jobs = jobs_;
   load_options.max_file_bytes = int64_t{max_file_mb_} << 20;
+  load_options.record_run = RecordRunChoice{record_run_, mix_record_runs_};
   for (const std::string& arg : rank_args_) {
     absl::StatusOr<RankOverride> parsed = ParseRankOverride(arg);
     if (!parsed.ok()) {  // already rejected while parsing; kept so no path skips the check
@@ -199,9 +237,7 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
         << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
     return kExitBadInput;
   }
-  for (const SkippedFile& skipped : trace->skipped_files) {
-    err << "note: skipped " << OneLine(skipped.path) << ": " << OneLine(skipped.reason) << "\n";
-  }
+  NoteSkippedFiles(trace->skipped_files, err);
   bool rejected = false;
   for (const Rank& rank : trace->ranks) {
     std::string problems = ImportProblems(rank, Severity::kWarning);

@@ -45,6 +45,8 @@ class AnalyzeCommand : public Command {
   int jobs_ = 0;
   int32_t max_file_mb_ = 0;  // 0: the automatic reading budget
   std::vector<std::string> rank_args_;
+  std::string record_run_;  // --run: one record run's files of several
+  bool mix_record_runs_ = false;
   bool strict_ = false;
   std::string iteration_marker_;
   CLI::Option* iteration_marker_option_ = nullptr;  // tells an empty REGEX from none

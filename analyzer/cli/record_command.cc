@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <ctime>
 #include <filesystem>
+#include <random>
 #include <system_error>
 
 #include "CLI/CLI.hpp"
@@ -14,6 +16,8 @@
 #include "absl/strings/str_split.h"
 #include "cli/child_process.h"
 #include "cli/record_outputs.h"
+#include "text/one_line.h"
+#include "text/record_run_id.h"
 
 namespace bubblescope {
 namespace {
@@ -40,9 +44,10 @@ constexpr char kRecordFooter[] = R"(
 
 COMMAND and everything it starts run with the CUPTI collector injected (CUDA_INJECTION64_PATH,
 NCCL_PROFILER_PLUGIN) and configured (BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS,
-BUBBLESCOPE_FLUSH_MS); the rest of the environment is passed on unchanged. Every CUDA process
-writes DIR/bubblescope-rank<R>-world<W>-<host>-<pid>.json. Once COMMAND ends, record lists the
-trace files it wrote and warns about ranks that wrote none.
+BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID); the rest of the environment is passed on unchanged.
+Every CUDA process writes DIR/bubblescope-<RUN>-rank<R>-world<W>-<host>-<pid>.json, RUN this
+run's id, so runs recorded into one directory stay apart (analyze --run RUN picks one). Once
+COMMAND ends, record lists the trace files it wrote and warns about ranks that wrote none.
 
 COMMAND runs in a process group of its own and, at a terminal, gets the terminal as a shell's
 foreground job does (Ctrl-C, Ctrl-Z reach it directly). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1
@@ -97,16 +102,24 @@ std::string ExecutablePath() {
   return error ? std::string() : path.string();
 }
 
-// The trace files this run wrote, then what looks wrong about them.
-void ReportWrittenFiles(const std::string& directory, const TraceFileStamps& before,
+// A new run id: the UTC time and 16 random bits, so that two runs started in the same second
+// (several nodes each running record into one shared directory) still differ.
+std::string NewRunId() {
+  std::random_device random;
+  return text::MakeRecordRunId(static_cast<long long>(std::time(nullptr)), random());
+}
+
+// The trace files this run wrote, then what looks wrong about them, then how to analyze them.
+void ReportWrittenFiles(const RecordSettings& settings, const TraceFileStamps& before,
                         std::ostream& err) {
+  const std::string& directory = settings.output_dir;
   absl::StatusOr<TraceFileStamps> after = StampCollectorFiles(directory);
   if (!after.ok()) {
     err << "bubblescope: record: warning: cannot list the traces: " << after.status().message()
         << "\n";
     return;
   }
-  std::vector<RecordedFile> written = WrittenBetween(before, *after);
+  std::vector<RecordedFile> written = WrittenBetween(before, *after, settings.run_id);
   if (written.empty()) {
     err << "bubblescope: record: warning: no trace file written to " << directory
         << ": no CUDA activity recorded: was the job using the GPU? (a collector that could "
@@ -114,7 +127,8 @@ void ReportWrittenFiles(const std::string& directory, const TraceFileStamps& bef
     return;
   }
   err << "bubblescope: record: " << written.size() << " trace file"
-      << (written.size() == 1 ? "" : "s") << " in " << directory << ":\n";
+      << (written.size() == 1 ? "" : "s") << " of run " << settings.run_id << " in " << directory
+      << ":\n";
   for (const RecordedFile& file : written) {
     err << "  " << file.name << "  " << HumanBytes(file.size) << "\n";
   }
@@ -128,7 +142,18 @@ void ReportWrittenFiles(const std::string& directory, const TraceFileStamps& bef
         << " ranks wrote no trace: rank" << (count == 1 ? " " : "s ") << absl::StrJoin(shown, ", ")
         << (shown.size() < count ? ", ..." : "") << "\n";
   }
-  err << "bubblescope: record: analyze with: bubblescope analyze " << directory << "\n";
+  // With traces of other runs beside this one's, `analyze DIR` would refuse to mix them: say
+  // how to pick this run (possible only when every file of it carries the run id).
+  const size_t others = after->size() - written.size();
+  const bool all_named = std::all_of(written.begin(), written.end(), [&](const RecordedFile& f) {
+    return f.id.run_id == settings.run_id;
+  });
+  err << "bubblescope: record: analyze with: bubblescope analyze " << directory;
+  if (others > 0 && all_named) {
+    err << " --run " << settings.run_id << "   (" << others << " trace file"
+        << (others == 1 ? "" : "s") << " of other runs there too)";
+  }
+  err << "\n";
 }
 
 }  // namespace
@@ -173,7 +198,8 @@ absl::StatusOr<std::string> FindCollectorLibrary(const std::string& explicit_pat
 }
 
 absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
-                                                const std::string& executable_path) {
+                                                const std::string& executable_path,
+                                                const std::string& new_run_id) {
   RecordSettings settings;
   if (flags.command.empty()) {
     return absl::InvalidArgumentError("no COMMAND to run (give it after --)");
@@ -194,6 +220,13 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
     if (!seconds.ok()) return seconds.status();
     settings.kill_after_ms = *seconds * 1000;
   }
+  settings.run_id = flags.run_id.empty() ? new_run_id : flags.run_id;
+  if (!text::IsValidRecordRunId(settings.run_id)) {
+    return FlagError("--run-id", absl::StrCat("'", text::OneLine(settings.run_id),
+                                              "' is not 1 to 64 letters, digits, '.', '_' or "
+                                              "'-', beginning with a letter or digit, without "
+                                              "\"rank\""));
+  }
   absl::StatusOr<std::string> collector = FindCollectorLibrary(flags.collector, executable_path);
   if (!collector.ok()) return collector.status();
   settings.collector_path = *std::move(collector);
@@ -206,7 +239,8 @@ std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
           {"NCCL_PROFILER_PLUGIN", settings.collector_path},
           {"BUBBLESCOPE_OUTPUT_DIR", settings.output_dir},
           {"BUBBLESCOPE_KINDS", settings.kinds},
-          {"BUBBLESCOPE_FLUSH_MS", absl::StrCat(settings.flush_ms)}};
+          {"BUBBLESCOPE_FLUSH_MS", absl::StrCat(settings.flush_ms)},
+          {"BUBBLESCOPE_RUN_ID", settings.run_id}};
 }
 
 CLI::App* RecordCommand::Define(CLI::App& app) {
@@ -231,6 +265,12 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
                    "bubblescope or in ../lib)")
       ->type_name("PATH");
   record
+      ->add_option("--run-id", f.run_id,
+                   "This run's id, in every trace's name and metadata; give every node of a "
+                   "multi-node job the same one (default: the UTC date and time and 4 random "
+                   "hex digits, YYYYMMDD-HHMMSS-xxxx)")
+      ->type_name("ID");
+  record
       ->add_option("--kill-after", f.kill_after,
                    "Kill the job this long after passing on a signal that asks it to end "
                    "(default: only at a second such signal)")
@@ -241,7 +281,8 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
 }
 
 int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
-  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags_, ExecutablePath());
+  absl::StatusOr<RecordSettings> settings =
+      ParseRecordFlags(flags_, ExecutablePath(), NewRunId());
   if (!settings.ok()) {
     err << "bubblescope: record: " << settings.status().message() << "\n";
     return kExitBadInput;
@@ -274,7 +315,7 @@ int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
     err << "bubblescope: record: " << exit.status().message() << "\n";
     return ExitStatusForStartError(exit.status());
   }
-  ReportWrittenFiles(settings->output_dir, *before, err);
+  ReportWrittenFiles(*settings, *before, err);
   err.flush();
   return exit->exit_status;
 }

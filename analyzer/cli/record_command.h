@@ -4,7 +4,8 @@
 //
 // The injection is nothing but environment variables, which the collector library reads in each
 // process: CUDA_INJECTION64_PATH and NCCL_PROFILER_PLUGIN name the library,
-// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS and BUBBLESCOPE_FLUSH_MS configure it. The job runs
+// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS, BUBBLESCOPE_FLUSH_MS and BUBBLESCOPE_RUN_ID
+// configure it. The job runs
 // as a shell would run it; record exits with the job's status.
 #pragma once
 
@@ -29,6 +30,7 @@ struct RecordFlags {
   std::string flush_ms = "1000";
   std::string collector;  // empty: found beside the bubblescope executable
   std::string kill_after;  // empty: wait for the job until a second signal
+  std::string run_id;      // empty: a new one (MakeRecordRunId)
   std::vector<std::string> command;
 };
 
@@ -40,6 +42,9 @@ struct RecordSettings {
   // After a signal asking the job to end has been passed on, kill the job's process group if
   // it still runs this much later; 0: only at a second such signal.
   int64_t kill_after_ms = 0;
+  // This run's id: in every trace's name and metadata, so that `analyze` tells this run's files
+  // from those an earlier run left in the same directory.
+  std::string run_id;
   std::vector<std::string> command;
 };
 
@@ -55,9 +60,11 @@ absl::StatusOr<std::string> FindCollectorLibrary(const std::string& explicit_pat
                                                  const std::string& executable_path);
 
 // Checks every flag; errors start with the flag ("--kinds: ..."). `executable_path` is where
-// the running bubblescope is, for FindCollectorLibrary.
+// the running bubblescope is, for FindCollectorLibrary; `new_run_id` is the run id to use when
+// --run-id is not given.
 absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
-                                                const std::string& executable_path);
+                                                const std::string& executable_path,
+                                                const std::string& new_run_id);
 
 // The variables the job runs with, in the contract's order.
 std::vector<std::pair<std::string, std::string>> CollectorEnvironment(

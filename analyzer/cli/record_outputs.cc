@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "text/record_run_id.h"
 
 namespace bubblescope {
 namespace {
@@ -58,6 +59,17 @@ std::optional<CollectorFileName> ParseCollectorFileName(std::string_view name) {
     return std::nullopt;
   }
   CollectorFileName id;
+  // A run id comes first when there is one; it never holds "rank" (text/record_run_id.h), so
+  // the first "rank" ends it: "{id}-rank3-..." or "{id}-norank-...".
+  const size_t rank_word = rest.find("rank");
+  if (rank_word == std::string_view::npos) return std::nullopt;
+  if (rank_word > 0 && !(rank_word == 2 && rest.starts_with("norank"))) {
+    size_t end = rank_word - 1;
+    if (rank_word >= 3 && rest.substr(rank_word - 3, 3) == "-no") end = rank_word - 3;
+    if (rest[end] != '-' || !text::IsValidRecordRunId(rest.substr(0, end))) return std::nullopt;
+    id.run_id = std::string(rest.substr(0, end));
+    rest.remove_prefix(end + 1);
+  }
   if (!ConsumePrefix(rest, "norank")) {
     if (!ConsumePrefix(rest, "rank")) return std::nullopt;
     std::optional<int32_t> rank = ConsumeNumber(rest);
@@ -98,13 +110,17 @@ absl::StatusOr<TraceFileStamps> StampCollectorFiles(const std::string& directory
 }
 
 std::vector<RecordedFile> WrittenBetween(const TraceFileStamps& before,
-                                         const TraceFileStamps& after) {
+                                         const TraceFileStamps& after, const std::string& run_id) {
   std::vector<RecordedFile> written;
   for (const auto& [name, stamp] : after) {
-    auto earlier = before.find(name);
-    if (earlier != before.end() && earlier->second == stamp) continue;
-    // The name parsed when it was stamped.
-    written.push_back(RecordedFile{name, stamp.size, *ParseCollectorFileName(name)});
+    CollectorFileName id = *ParseCollectorFileName(name);  // it parsed when it was stamped
+    if (id.run_id.empty()) {
+      auto earlier = before.find(name);
+      if (earlier != before.end() && earlier->second == stamp) continue;
+    } else if (id.run_id != run_id) {
+      continue;
+    }
+    written.push_back(RecordedFile{name, stamp.size, std::move(id)});
   }
   return written;
 }

@@ -1,7 +1,7 @@
 // What a recorded job left in the output directory: the collector's per-process trace files
-// (`bubblescope-rank{R}-world{W}-{host}-{pid}.json`, "-world{W}" left out when the world size is
-// unknown, "norank" in place of "rank{R}" when the rank is), which of them this run wrote, and
-// which ranks wrote none.
+// (`bubblescope-{run}-rank{R}-world{W}-{host}-{pid}.json`, "{run}-" left out when the collector
+// was given no run id, "-world{W}" when the world size is unknown, "norank" in place of
+// "rank{R}" when the rank is), which of them this run wrote, and which ranks wrote none.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +17,12 @@ namespace bubblescope {
 
 inline constexpr char kCollectorFilePrefix[] = "bubblescope-";
 
-// The rank and world size a collector file's name carries (-1 where it says nothing).
+// The rank and world size a collector file's name carries (-1 where it says nothing), and the
+// record run it belongs to (empty when the name has no run id).
 struct CollectorFileName {
   int32_t rank = -1;
   int32_t world_size = -1;
+  std::string run_id;
 };
 
 // nullopt for a name that is not a collector trace file name (a directory is not searched).
@@ -44,9 +46,11 @@ struct RecordedFile {
   CollectorFileName id;
 };
 
-// Files of `after` that are not in `before` or changed since, in name order.
+// The files record run `run_id` wrote, in name order: those of `after` named with its run id,
+// and those named without any run id (a collector that predates run ids) that are not in
+// `before` or changed since.
 std::vector<RecordedFile> WrittenBetween(const TraceFileStamps& before,
-                                         const TraceFileStamps& after);
+                                         const TraceFileStamps& after, const std::string& run_id);
 
 // Ranks 0..W-1 without a file among `files`, W the largest world size the names give (0, and
 // none missing, when no name gives one).

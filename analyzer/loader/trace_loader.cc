@@ -172,29 +172,59 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
   }  // the helpers join here
 
   // Files are judged in path order, so the error reported is the first in that order, whether a
-  // read error or a rank clash. Files after a failure were not read; they count as kept, which
-  // only matters for the single-file rule, and a failure is returned before that can matter.
+  // read error, a mix of record runs or a rank clash. Files after the first failure were not
+  // read: they count as kept, which only matters for the single-file rule, and the failure is
+  // returned before that can matter.
   Trace trace;
-  std::vector<std::string> kept_paths;
-  for (size_t i = 0; i < files->size(); ++i) {
-    if (!IsSkippable((*files)[i], results.statuses[i])) kept_paths.push_back((*files)[i].path);
-  }
-  if (kept_paths.empty()) return results.statuses[0];  // only other JSON: report the first
-  absl::StatusOr<RankAssigner> assigner = RankAssigner::Create(kept_paths, options.rank_overrides);
-  if (!assigner.ok()) return assigner.status();
-  std::vector<Rank> kept;
+  size_t first_failure = files->size();
+  std::vector<size_t> readable;  // files before the first failure that are traces
   for (size_t i = 0; i < files->size(); ++i) {
     const absl::Status& status = results.statuses[i];
     if (IsSkippable((*files)[i], status)) {
-      trace.skipped_files.push_back({(*files)[i].path, "JSON without traceEvents, not a trace"});
+      trace.skipped_files.push_back(
+          {(*files)[i].path, "JSON without traceEvents, not a trace", std::nullopt});
+    } else if (!status.ok()) {
+      first_failure = i;
+      break;
+    } else {
+      readable.push_back(i);
+    }
+  }
+  if (readable.empty() && first_failure == files->size()) {
+    return results.statuses[0];  // only other JSON: report the first
+  }
+  std::vector<std::string_view> run_ids;
+  for (size_t i : readable) run_ids.push_back(results.ranks[i].record_run_id);
+  absl::StatusOr<std::vector<bool>> in_run = ChooseRecordRun(run_ids, options.record_run);
+  if (!in_run.ok()) return in_run.status();
+  // The assigner sees every trace file, those of other runs too, so that a --rank override
+  // naming one of them is no error; only the chosen run's files are given rank ids.
+  std::vector<std::string> trace_paths;
+  for (size_t i : readable) trace_paths.push_back((*files)[i].path);
+  for (size_t i = first_failure; i < files->size(); ++i) {
+    if (!IsSkippable((*files)[i], results.statuses[i])) trace_paths.push_back((*files)[i].path);
+  }
+  absl::StatusOr<RankAssigner> assigner = RankAssigner::Create(trace_paths, options.rank_overrides);
+  if (!assigner.ok()) return assigner.status();
+  std::vector<Rank> kept;
+  for (size_t k = 0; k < readable.size(); ++k) {
+    Rank& rank = results.ranks[readable[k]];
+    if (!(*in_run)[k]) {
+      trace.skipped_files.push_back(
+          {trace_paths[k],
+           rank.record_run_id.empty()
+               ? "not from a record run, and --run chose one"
+               : absl::StrCat("from record run ", rank.record_run_id,
+                              ", not the one chosen (--run)"),
+           rank.record_run_id});
       continue;
     }
-    if (!status.ok()) return status;
-    absl::StatusOr<int32_t> rank_id = assigner->Assign(kept.size(), results.ranks[i].rank);
+    absl::StatusOr<int32_t> rank_id = assigner->Assign(k, rank.rank);
     if (!rank_id.ok()) return rank_id.status();
-    results.ranks[i].rank = *rank_id;
-    kept.push_back(std::move(results.ranks[i]));
+    rank.rank = *rank_id;
+    kept.push_back(std::move(rank));
   }
+  if (first_failure < files->size()) return results.statuses[first_failure];
   trace.ranks = std::move(kept);
   trace.skipped_files.insert(trace.skipped_files.end(), not_regular.begin(), not_regular.end());
   std::sort(trace.ranks.begin(), trace.ranks.end(),

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "bubblescope/trace.h"
+#include "loader/record_runs.h"
 
 namespace bubblescope {
 
@@ -23,6 +24,9 @@ struct LoadOptions {
   // budget, ReadingBudgetBytes(workers). A file over it, or one whose reading still runs out of
   // memory, is a one-line error naming it (docs/input-errors.md, "Memory").
   int64_t max_file_bytes = 0;
+  // Which `bubblescope record` run to read when the inputs hold several (loader/record_runs.h).
+  // Files of the other runs are left out with a note in Trace.skipped_files.
+  RecordRunChoice record_run;
 };
 
 // The automatic reading budget per file for `workers` files read at once: the memory this
@@ -32,7 +36,8 @@ struct LoadOptions {
 int64_t ReadingBudgetBytes(int workers);
 
 // Errors are one line: "<file>: byte <N>: <what is wrong>" (or "<file>: <what>" when no offset
-// applies, e.g. a missing file or a duplicate rank, which names both files).
+// applies, e.g. a missing file or a duplicate rank, which names both files; or, for inputs from
+// several record runs, the runs and how to choose).
 absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const LoadOptions& options);
 
 }  // namespace bubblescope

@@ -48,7 +48,7 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
     if (it->is_regular_file(type_error)) {
       names.push_back(name);
     } else {
-      passed_over.push_back({it->path().string(), NotARegularFile(*it)});
+      passed_over.push_back({it->path().string(), NotARegularFile(*it), std::nullopt});
     }
   }
   if (error) {

@@ -9,6 +9,7 @@
 #include "readers/json_number.h"
 #include "readers/json_tokens.h"
 #include "readers/kineto_event.h"
+#include "text/record_run_id.h"
 
 namespace bubblescope::kineto {
 namespace {
@@ -239,6 +240,15 @@ simdjson::error_code ReadProcessMetadata(ondemand::value& value, const char* beg
       return ReadDeviceProperties(field_value, begin, bias, rank);
     } else if (key == "host") {
       reader.Text(field_token, &rank->host);
+    } else if (key == "run_id") {
+      std::string id;
+      if (!reader.Text(field_token, &id)) return simdjson::SUCCESS;
+      // Not the collector's: it is kept out of error messages and of the run check.
+      if (!text::IsValidRecordRunId(id)) {
+        rank->stats.Bump(ImportCounter::kBadId, reader.Offset(field_token));
+        return simdjson::SUCCESS;
+      }
+      rank->record_run_id = std::move(id);
     } else if (key == "pid") {
       reader.Integer(field_token, &rank->pid);
     }

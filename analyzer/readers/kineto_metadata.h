@@ -19,7 +19,7 @@ simdjson::error_code ReadDistributedInfo(simdjson::ondemand::value& value, const
                                          int64_t bias, Rank* rank, RankBuilder* builder);
 
 // The args of the collector's "bubblescope_process" metadata event: "distributedInfo" and
-// "deviceProperties" as above, plus "host" (text) and "pid" (integer).
+// "deviceProperties" as above, plus "host" and "run_id" (text) and "pid" (integer).
 simdjson::error_code ReadProcessMetadata(simdjson::ondemand::value& value, const char* begin,
                                          int64_t bias, Rank* rank, RankBuilder* builder);
 

@@ -169,6 +169,12 @@ void WriteSummaryMembers(const Result& result, const SummaryReportOptions& optio
     json.BeginObject();
     count("rank", f.rank);
     json.StringMember("source", f.source_path);
+    json.Key("record_run");
+    if (f.record_run_id.empty()) {
+      json.Null();
+    } else {
+      json.String(f.record_run_id);
+    }
     json.StringMember("timeline", TimelineName(f));
     micros("span_us", f.span);
     micros("compute_us", f.compute);

@@ -21,7 +21,7 @@ enum class ImportCounter : uint8_t {
   kWrongFieldType,      // a field has the wrong JSON type (e.g. "ts": "soon")
   kNegativeDuration,    // "dur" < 0
   kBadNumber,           // a timestamp or duration that does not fit int64 nanoseconds
-  kBadId,               // a rank, device or group id (or a world size) that does not fit int32
+  kBadId,               // a rank/device/group id or world size not fitting int32; a bad run id
   kTimeOutOfRange,      // a time outside the model's ±146 years (kMaxTimeNs)
   kUnknownPhase,        // "ph" we do not model (counted, harmless)
   kIgnoredCategory,     // a category we do not model (counted, harmless)

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,9 @@ struct Rank {
   std::string host;
   int64_t pid = 0;
   std::string backend;       // "nccl", "gloo", ... from distributedInfo
+  // The `bubblescope record` run that wrote the file (the collector's run id); empty for
+  // traces from anything else. Files of different runs are never paired (loader/record_runs.h).
+  std::string record_run_id;
   std::vector<DeviceInfo> devices;
   std::vector<Timeline> timelines;
   std::vector<Annotation> annotations;  // sorted by start
@@ -200,6 +204,9 @@ struct Rank {
 struct SkippedFile {
   std::string path;
   std::string reason;
+  // Set when the file was left out as another `bubblescope record` run's (analyze --run): its
+  // run id ("" for a file from no record run). Such files are summed up, not listed one by one.
+  std::optional<std::string> other_record_run;
 };
 
 struct Trace {

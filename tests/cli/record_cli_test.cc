@@ -28,7 +28,9 @@ namespace bubblescope::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using ::testing::Not;
 using ::testing::StartsWith;
 
@@ -103,7 +105,11 @@ TEST_F(RecordCliTest, JobSeesExactlyTheInjectedVariables) {
   expected["BUBBLESCOPE_OUTPUT_DIR"] = output_;
   expected["BUBBLESCOPE_KINDS"] = "kernel,nvtx";
   expected["BUBBLESCOPE_FLUSH_MS"] = "250";
-  EXPECT_EQ(ParseEnvironment(run.out), expected);
+  std::map<std::string, std::string> got = ParseEnvironment(run.out);
+  // A new run id: the UTC date and time, then 4 random hex digits.
+  EXPECT_THAT(got["BUBBLESCOPE_RUN_ID"], MatchesRegex("20[0-9]{6}-[0-9]{6}-[0-9a-f]{4}"));
+  expected["BUBBLESCOPE_RUN_ID"] = got["BUBBLESCOPE_RUN_ID"];
+  EXPECT_EQ(got, expected);
   EXPECT_TRUE(fs::is_directory(output_));
 }
 
@@ -195,9 +201,10 @@ TEST_F(RecordCliTest, ListsTheFilesThisRunWroteAndMissingRanks) {
       {"sh", "-c",
        "cd \"$BUBBLESCOPE_OUTPUT_DIR\" && head -c 3000 /dev/zero > "
        "bubblescope-rank0-world4-node-a-12.json && printf xy > "
-       "bubblescope-rank2-world4-node-b-13.json && echo hi > notes.txt"});
+       "bubblescope-rank2-world4-node-b-13.json && echo hi > notes.txt"},
+      {"--run-id", "r1"});
   ASSERT_EQ(run.exit_status, 0) << run.err;
-  EXPECT_EQ(run.err, "bubblescope: record: 2 trace files in " + output_ +
+  EXPECT_EQ(run.err, "bubblescope: record: 2 trace files of run r1 in " + output_ +
                          ":\n"
                          "  bubblescope-rank0-world4-node-a-12.json  2.9 KiB\n"
                          "  bubblescope-rank2-world4-node-b-13.json  2 B\n"
@@ -248,6 +255,103 @@ TEST_F(RecordCliTest, AnalyzeReadsTheRecordedDirectoryWithoutFlags) {
                 HasSubstr("bubblescope-rank" + std::to_string(i) + "-world2-"));
     EXPECT_DOUBLE_EQ(double(rank["compute_us"]), compute_us[i]);
   }
+}
+
+// A job that writes what the collector would for two ranks: files named with the run id and
+// holding it in their process metadata, each rank with one kernel of `first_us` and `second_us`.
+std::vector<std::string> TwoRankJob(int first_us, int second_us) {
+  std::string script;
+  for (int rank = 0; rank < 2; ++rank) {
+    script += "printf '{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"bubblescope_process\","
+              "\"pid\":0,\"tid\":0,\"args\":{\"distributedInfo\":{\"rank\":" +
+              std::to_string(rank) +
+              ",\"world_size\":2},\"run_id\":\"%s\"}},{\"ph\":\"X\",\"cat\":\"kernel\","
+              "\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":1000,\"dur\":" +
+              std::to_string(rank == 0 ? first_us : second_us) +
+              ",\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}}]}' "
+              "\"$BUBBLESCOPE_RUN_ID\" > \"$BUBBLESCOPE_OUTPUT_DIR/bubblescope-$BUBBLESCOPE_RUN_ID-"
+              "rank" + std::to_string(rank) + "-world2-h-$$.json\"; ";
+  }
+  return {"sh", "-c", script};
+}
+
+// The run id `record` reported ("... trace files of run ID in DIR:").
+std::string ReportedRunId(const std::string& err) {
+  const std::string marker = "trace files of run ";
+  const size_t start = err.find(marker);
+  if (start == std::string::npos) return "";
+  const size_t begin = start + marker.size();
+  return err.substr(begin, err.find(' ', begin) - begin);
+}
+
+std::vector<double> ComputeUs(const std::string& json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  std::vector<double> compute;
+  if (parser.parse(json).get(doc) != simdjson::SUCCESS) return compute;
+  for (simdjson::dom::element rank : simdjson::dom::array(doc["ranks"])) {
+    compute.push_back(double(rank["compute_us"]));
+  }
+  return compute;
+}
+
+// The defect this guards against: a second record run into the same directory used to be
+// analyzed together with the first, pairing one run's rank 0 with the other's rank 1.
+TEST_F(RecordCliTest, TwoRunsInOneDirectoryAreNeverMixedSilently) {
+  CommandResult first = Record(TwoRankJob(10, 30));
+  ASSERT_EQ(first.exit_status, 0) << first.err;
+  const std::string first_id = ReportedRunId(first.err);
+  EXPECT_THAT(first.err, HasSubstr("analyze with: bubblescope analyze " + output_ + "\n"));
+  CommandResult second = Record(TwoRankJob(50, 70));
+  ASSERT_EQ(second.exit_status, 0) << second.err;
+  const std::string second_id = ReportedRunId(second.err);
+  ASSERT_FALSE(first_id.empty());
+  ASSERT_NE(first_id, second_id);
+  EXPECT_THAT(second.err, HasSubstr("2 trace files of run " + second_id));
+  EXPECT_THAT(second.err, HasSubstr("analyze with: bubblescope analyze " + output_ + " --run " +
+                                    second_id + "   (2 trace files of other runs there too)\n"));
+
+  CommandResult mixed = RunCommand({BUBBLESCOPE_BINARY, "analyze", output_});
+  EXPECT_EQ(mixed.exit_status, 2);
+  const auto [newer, older] = std::minmax(first_id, second_id, std::greater<>());
+  EXPECT_EQ(mixed.err, "bubblescope: the traces come from 2 different record runs: " + newer +
+                           " (2 files), " + older +
+                           " (2 files); analyze one with --run ID (a unique prefix will do), or "
+                           "all together with --mix-runs\n");
+  CommandResult chosen =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", output_, "--run", second_id, "--format", "json"});
+  ASSERT_EQ(chosen.exit_status, 0) << chosen.err;
+  EXPECT_THAT(ComputeUs(chosen.out), ElementsAre(50.0, 70.0));
+  EXPECT_THAT(chosen.out, HasSubstr("\"record_run\": \"" + second_id + "\""));
+  EXPECT_EQ(chosen.err, "note: left out 2 files of other record runs (" + first_id + ")\n");
+  chosen = RunCommand({BUBBLESCOPE_BINARY, "analyze", output_, "--run", first_id, "--format",
+                       "json"});
+  ASSERT_EQ(chosen.exit_status, 0) << chosen.err;
+  EXPECT_THAT(ComputeUs(chosen.out), ElementsAre(10.0, 30.0));
+  // Asked to mix, the ranks of both runs meet, and clash.
+  CommandResult together = RunCommand({BUBBLESCOPE_BINARY, "analyze", output_, "--mix-runs"});
+  EXPECT_EQ(together.exit_status, 2);
+  EXPECT_THAT(together.err, HasSubstr("rank 0 claimed by both"));
+}
+
+// A job over several nodes has one record per node: given the same --run-id, their traces form
+// one run that `analyze DIR` reads without flags, and each record lists all of them.
+TEST_F(RecordCliTest, NodesSharingARunIdMakeOneRun) {
+  std::vector<std::string> node_a = TwoRankJob(10, 30);
+  std::vector<std::string> node_b = node_a;
+  // Node a writes rank 0's file, node b rank 1's: cut each script down to its half.
+  const std::string script = node_a[2];
+  const size_t split = script.find("; printf") + 2;
+  node_a[2] = script.substr(0, split);
+  node_b[2] = script.substr(split);
+  ASSERT_EQ(Record(node_a, {"--run-id", "job4812"}).exit_status, 0);
+  CommandResult second = Record(node_b, {"--run-id", "job4812"});
+  ASSERT_EQ(second.exit_status, 0) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("2 trace files of run job4812 in "));
+  EXPECT_THAT(second.err, HasSubstr("analyze with: bubblescope analyze " + output_ + "\n"));
+  CommandResult analyze = RunCommand({BUBBLESCOPE_BINARY, "analyze", output_, "--format", "json"});
+  ASSERT_EQ(analyze.exit_status, 0) << analyze.err;
+  EXPECT_THAT(ComputeUs(analyze.out), ElementsAre(10.0, 30.0));
 }
 
 }  // namespace

@@ -23,12 +23,14 @@ namespace fs = std::filesystem;
 using ::bubblescope::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::Pair;
 using ::testing::StartsWith;
 
 std::string Message(const absl::Status& status) { return std::string(status.message()); }
 
 constexpr char kAllKinds[] = "kernel,memcpy,memset,memory,nvtx,runtime,driver,nccl";
+constexpr char kRunId[] = "20261125-132801-a1b2";
 
 TEST(ParseKindsTest, CanonicalOrderWithoutRepeats) {
   EXPECT_EQ(*ParseKinds(""), kAllKinds);
@@ -87,7 +89,7 @@ TEST(ParseRecordFlagsTest, DefaultsAndTheVariablesTheyGive) {
   RecordFlags flags;
   flags.collector = dir.Write("lib.so", "elf");
   flags.command = {"python", "train.py"};
-  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "/nowhere/bubblescope");
+  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "/nowhere/bubblescope", kRunId);
   ASSERT_TRUE(settings.ok()) << settings.status();
   const std::string default_dir = (fs::current_path() / "bubblescope_traces").string();
   EXPECT_EQ(settings->output_dir, default_dir);
@@ -97,7 +99,10 @@ TEST(ParseRecordFlagsTest, DefaultsAndTheVariablesTheyGive) {
                           Pair("NCCL_PROFILER_PLUGIN", flags.collector),
                           Pair("BUBBLESCOPE_OUTPUT_DIR", default_dir),
                           Pair("BUBBLESCOPE_KINDS", kAllKinds),
-                          Pair("BUBBLESCOPE_FLUSH_MS", "1000")));
+                          Pair("BUBBLESCOPE_FLUSH_MS", "1000"),
+                          Pair("BUBBLESCOPE_RUN_ID", kRunId)));
+  flags.run_id = "baseline";
+  EXPECT_EQ(ParseRecordFlags(flags, "", kRunId)->run_id, "baseline");
 }
 
 TEST(ParseRecordFlagsTest, RelativeOutputBecomesAbsolute) {
@@ -107,13 +112,13 @@ TEST(ParseRecordFlagsTest, RelativeOutputBecomesAbsolute) {
   flags.command = {"true"};
   flags.output_dir = "runs/../traces/";
   flags.flush_ms = "86400000";
-  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "");
+  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "", kRunId);
   ASSERT_TRUE(settings.ok()) << settings.status();
   EXPECT_EQ(settings->output_dir, (fs::current_path() / "traces").string());
   EXPECT_EQ(settings->flush_ms, 86'400'000);
   EXPECT_EQ(settings->kill_after_ms, 0);  // unset: only a second signal kills the job
   flags.kill_after = "86400";
-  EXPECT_EQ(ParseRecordFlags(flags, "")->kill_after_ms, 86'400'000);
+  EXPECT_EQ(ParseRecordFlags(flags, "", kRunId)->kill_after_ms, 86'400'000);
 }
 
 TEST(ParseRecordFlagsTest, BadValuesNameTheirFlag) {
@@ -124,22 +129,30 @@ TEST(ParseRecordFlagsTest, BadValuesNameTheirFlag) {
   for (const char* bad : {"0", "-5", "", "1.5", "abc", "10ms", "86400001"}) {
     RecordFlags flags = good;
     flags.flush_ms = bad;
-    absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "");
+    absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "", kRunId);
     ASSERT_FALSE(settings.ok()) << bad;
     EXPECT_THAT(Message(settings.status()), StartsWith("--flush-ms: '")) << bad;
   }
   for (const char* bad : {"0", "-1", "2.5", "1s", "86401"}) {
     RecordFlags flags = good;
     flags.kill_after = bad;
-    absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "");
+    absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "", kRunId);
     ASSERT_FALSE(settings.ok()) << bad;
     EXPECT_EQ(Message(settings.status()),
               absl::StrCat("--kill-after: '", bad, "' is not a whole number of seconds from 1 "
                            "to 86400"));
   }
+  for (const char* bad : {"-x", "my-rank", "a b", "\x1b[1m"}) {
+    RecordFlags flags = good;
+    flags.run_id = bad;
+    absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "", kRunId);
+    ASSERT_FALSE(settings.ok()) << bad;
+    EXPECT_THAT(Message(settings.status()), StartsWith("--run-id: '")) << bad;
+    EXPECT_THAT(Message(settings.status()), Not(HasSubstr("\x1b"))) << bad;
+  }
   RecordFlags no_command = good;
   no_command.command.clear();
-  EXPECT_THAT(Message(ParseRecordFlags(no_command, "").status()), HasSubstr("no COMMAND"));
+  EXPECT_THAT(Message(ParseRecordFlags(no_command, "", kRunId).status()), HasSubstr("no COMMAND"));
 }
 
 TEST(CollectorFileNameTest, RankAndWorldFromTheName) {
@@ -155,6 +168,23 @@ TEST(CollectorFileNameTest, RankAndWorldFromTheName) {
   ASSERT_TRUE(id.has_value());
   EXPECT_EQ(id->rank, -1);
   EXPECT_EQ(id->world_size, -1);
+  EXPECT_EQ(id->run_id, "");
+}
+
+TEST(CollectorFileNameTest, RunIdBeforeTheRank) {
+  auto id = ParseCollectorFileName("bubblescope-20261125-132801-a1b2-rank3-world8-rankhost-1.json");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(id->run_id, "20261125-132801-a1b2");
+  EXPECT_EQ(id->rank, 3);
+  EXPECT_EQ(id->world_size, 8);
+  id = ParseCollectorFileName("bubblescope-x-no-norank-h-5.json");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(id->run_id, "x-no");
+  EXPECT_EQ(id->rank, -1);
+  id = ParseCollectorFileName("bubblescope-no-rank2-h-5.json.gz");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(id->run_id, "no");
+  EXPECT_EQ(id->rank, 2);
 }
 
 TEST(CollectorFileNameTest, OtherNamesAreNotCollectorFiles) {
@@ -162,33 +192,42 @@ TEST(CollectorFileNameTest, OtherNamesAreNotCollectorFiles) {
        {"rank3.json", "bubblescope-rank3-world8-host.json", "bubblescope-rank-3-h-1.json",
         "bubblescope-rank3-world0-h-1.json", "bubblescope-rank3-h-12x.json",
         "bubblescope-rank3-h-1.txt", "bubblescope-rank3--1.json", "bubblescope-.json",
-        "bubblescope-rankX-h-1.json", "bubblescope-rank3-world99999999999-h-1.json"}) {
+        "bubblescope-rankX-h-1.json", "bubblescope-rank3-world99999999999-h-1.json",
+        "bubblescope--rank3-h-1.json", "bubblescope-a b-rank3-h-1.json",
+        "bubblescope-run_rank3-h-1.json", "bubblescope-_x-rank3-h-1.json"}) {
     EXPECT_FALSE(ParseCollectorFileName(name).has_value()) << name;
   }
 }
 
-TEST(WrittenBetweenTest, NewAndChangedFilesOnly) {
+TEST(WrittenBetweenTest, ThisRunsFilesAndNewOrChangedFilesWithoutARunId) {
+  const std::string mine = absl::StrCat("bubblescope-", kRunId, "-rank0-world2-h-5.json");
   TraceFileStamps before = {{"bubblescope-rank0-world2-h-1.json", FileStamp{10, 100, 7}},
                             {"bubblescope-rank1-world2-h-2.json", FileStamp{10, 100, 8}},
-                            {"bubblescope-rank0-world2-h-3.json", FileStamp{10, 100, 9}}};
+                            {"bubblescope-rank0-world2-h-3.json", FileStamp{10, 100, 9}},
+                            {"bubblescope-older-rank1-world2-h-6.json", FileStamp{4, 90, 12}}};
   TraceFileStamps after = before;
   after["bubblescope-rank1-world2-h-2.json"].modified_ns = 101;  // rewritten, same size
   after["bubblescope-rank0-world2-h-3.json"].inode = 10;         // replaced by another file
   after["bubblescope-norank-h-4.json"] = FileStamp{3, 50, 11};   // new
-  std::vector<RecordedFile> written = WrittenBetween(before, after);
-  ASSERT_EQ(written.size(), 3u);
-  EXPECT_EQ(written[0].name, "bubblescope-norank-h-4.json");
-  EXPECT_EQ(written[0].size, 3u);
-  EXPECT_EQ(written[0].id.rank, -1);
-  EXPECT_EQ(written[1].name, "bubblescope-rank0-world2-h-3.json");
-  EXPECT_EQ(written[2].name, "bubblescope-rank1-world2-h-2.json");
-  EXPECT_EQ(written[2].id.rank, 1);
-  EXPECT_EQ(written[2].id.world_size, 2);
+  after[mine] = FileStamp{6, 120, 13};                           // new, named with this run
+  after["bubblescope-other-rank0-world2-h-7.json"] = FileStamp{5, 130, 14};  // another run's
+  std::vector<RecordedFile> written = WrittenBetween(before, after, kRunId);
+  ASSERT_EQ(written.size(), 4u);
+  EXPECT_EQ(written[0].name, mine);
+  EXPECT_EQ(written[0].size, 6u);
+  EXPECT_EQ(written[0].id.run_id, kRunId);
+  EXPECT_EQ(written[1].name, "bubblescope-norank-h-4.json");
+  EXPECT_EQ(written[1].size, 3u);
+  EXPECT_EQ(written[1].id.rank, -1);
+  EXPECT_EQ(written[2].name, "bubblescope-rank0-world2-h-3.json");
+  EXPECT_EQ(written[3].name, "bubblescope-rank1-world2-h-2.json");
+  EXPECT_EQ(written[3].id.rank, 1);
+  EXPECT_EQ(written[3].id.world_size, 2);
 }
 
 TEST(MissingRanksTest, FromTheLargestWorldSize) {
   auto file = [](int32_t rank, int32_t world) {
-    return RecordedFile{"f", 1, CollectorFileName{rank, world}};
+    return RecordedFile{"f", 1, CollectorFileName{rank, world, ""}};
   };
   MissingRanks missing = FindMissingRanks({file(0, 4), file(2, 4), file(-1, -1)});
   EXPECT_EQ(missing.world_size, 4);

@@ -77,6 +77,8 @@ MarkerRecord Marker(CUpti_ActivityFlag flag, uint32_t id, uint64_t time, const c
   return marker;
 }
 
+constexpr char kRunId[] = "20261125-132801-a1b2";
+
 class ActivityTranslationTest : public ::testing::Test {
  protected:
   void TearDown() override { CollectorRuntime::Instance().Shutdown(); }
@@ -86,6 +88,7 @@ class ActivityTranslationTest : public ::testing::Test {
                                               {"RANK", "1"},
                                               {"WORLD_SIZE", "2"},
                                               {"LOCAL_RANK", "1"},
+                                              {"BUBBLESCOPE_RUN_ID", kRunId},
                                               {"BUBBLESCOPE_FLUSH_MS", "3600000"}};
     if (!kinds.empty()) env["BUBBLESCOPE_KINDS"] = kinds;
     ASSERT_TRUE(CollectorRuntime::Instance().Start(Env(env), TestHooks()));
@@ -173,7 +176,7 @@ TEST_F(ActivityTranslationTest, EveryRecordKindReadBackExactly) {
 
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  EXPECT_EQ(path, dir_.path() + "/out/bubblescope-rank1-world2-" + host + "-" +
+  EXPECT_EQ(path, dir_.path() + "/out/bubblescope-" + kRunId + "-rank1-world2-" + host + "-" +
                       std::to_string(getpid()) + ".json");
   const std::string text = ReadFile(path);
   EXPECT_NE(text.find("\"cupti_records\":3,"), std::string::npos);
@@ -184,6 +187,7 @@ TEST_F(ActivityTranslationTest, EveryRecordKindReadBackExactly) {
   EXPECT_EQ(rank.world_size, 2);
   EXPECT_EQ(rank.host, host);
   EXPECT_EQ(rank.pid, getpid());
+  EXPECT_EQ(rank.record_run_id, kRunId);
   ASSERT_EQ(rank.devices.size(), 1u);
   EXPECT_EQ(rank.devices[0].id, 1);
   EXPECT_EQ(rank.devices[0].name, "Test GPU");

@@ -35,7 +35,8 @@ TEST(CollectorConfigTest, EveryVariable) {
                                         {"BUBBLESCOPE_KINDS", "kernel, nccl,memory"},
                                         {"BUBBLESCOPE_FLUSH_MS", "250"},
                                         {"BUBBLESCOPE_START", "after:30"},
-                                        {"BUBBLESCOPE_BUFFER_MB", "8"}}),
+                                        {"BUBBLESCOPE_BUFFER_MB", "8"},
+                                        {"BUBBLESCOPE_RUN_ID", "20261125-132801-a1b2"}}),
                                    &config, &error))
       << error;
   EXPECT_EQ(config.output_dir, "/tmp/out");
@@ -44,6 +45,7 @@ TEST(CollectorConfigTest, EveryVariable) {
   EXPECT_EQ(config.start, StartMode::kAfterDelay);
   EXPECT_EQ(config.start_delay_ms, 30000);
   EXPECT_EQ(config.buffer_cap_bytes, 8 * 1024 * 1024);
+  EXPECT_EQ(config.run_id, "20261125-132801-a1b2");
   ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_START", "profiler-api"}}), &config, &error));
   EXPECT_EQ(config.start, StartMode::kProfilerApi);
 }
@@ -54,6 +56,8 @@ TEST(CollectorConfigTest, BadValuesNameTheVariable) {
       {{"BUBBLESCOPE_FLUSH_MS", "0"}},        {{"BUBBLESCOPE_FLUSH_MS", "10ms"}},
       {{"BUBBLESCOPE_START", "later"}},       {{"BUBBLESCOPE_START", "after:-1"}},
       {{"BUBBLESCOPE_BUFFER_MB", "-4"}},
+      {{"BUBBLESCOPE_RUN_ID", "my-rank-run"}}, {{"BUBBLESCOPE_RUN_ID", "a/b"}},
+      {{"BUBBLESCOPE_RUN_ID", "\x1b[2J"}},
   };
   for (const auto& vars : cases) {
     CollectorConfig config;
@@ -70,22 +74,39 @@ TEST(CollectorConfigTest, IdentityFromTheFirstLauncherVariableSet) {
   EXPECT_EQ(torchrun.rank, 5);
   EXPECT_EQ(torchrun.world_size, 8);
   EXPECT_EQ(torchrun.local_rank, 1);
-  EXPECT_EQ(TraceFileName(torchrun), "bubblescope-rank5-world8-node-a-77.json");
+  EXPECT_EQ(TraceFileName(torchrun, ""), "bubblescope-rank5-world8-node-a-77.json");
 
   const ProcessIdentity slurm =
       ReadProcessIdentity(Env({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}}), "n1", 9);
-  EXPECT_EQ(TraceFileName(slurm), "bubblescope-rank3-world4-n1-9.json");
+  EXPECT_EQ(TraceFileName(slurm, ""), "bubblescope-rank3-world4-n1-9.json");
   const ProcessIdentity mpi = ReadProcessIdentity(
       Env({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "16"}}), "h", 1);
-  EXPECT_EQ(TraceFileName(mpi), "bubblescope-rank2-world16-h-1.json");
+  EXPECT_EQ(TraceFileName(mpi, ""), "bubblescope-rank2-world16-h-1.json");
   const ProcessIdentity pmi = ReadProcessIdentity(Env({{"PMI_RANK", "0"}}), "h", 2);
-  EXPECT_EQ(TraceFileName(pmi), "bubblescope-rank0-h-2.json");  // no world size known
+  EXPECT_EQ(TraceFileName(pmi, ""), "bubblescope-rank0-h-2.json");  // no world size known
 }
 
 TEST(CollectorConfigTest, UnknownRankAndUnsafeHostCharacters) {
   const ProcessIdentity none = ReadProcessIdentity(Env({{"RANK", "x"}}), "my host/1", 42);
   EXPECT_EQ(none.rank, -1);
-  EXPECT_EQ(TraceFileName(none), "bubblescope-norank-my_host_1-42.json");
+  EXPECT_EQ(TraceFileName(none, ""), "bubblescope-norank-my_host_1-42.json");
+}
+
+TEST(CollectorConfigTest, RunIdLeadsTheFileName) {
+  const ProcessIdentity rank3 = ReadProcessIdentity(Env({{"RANK", "3"}, {"WORLD_SIZE", "4"}}),
+                                                    "node-a", 7);
+  EXPECT_EQ(TraceFileName(rank3, "20261125-132801-a1b2"),
+            "bubblescope-20261125-132801-a1b2-rank3-world4-node-a-7.json");
+  const ProcessIdentity none = ReadProcessIdentity(Env({}), "h", 8);
+  EXPECT_EQ(TraceFileName(none, "baseline"), "bubblescope-baseline-norank-h-8.json");
+}
+
+TEST(CollectorConfigTest, ABadRunIdIsSpelledOutOnOneLine) {
+  CollectorConfig config;
+  std::string error;
+  ASSERT_FALSE(ParseCollectorConfig(Env({{"BUBBLESCOPE_RUN_ID", "a\x1b[2Jb"}}), &config, &error));
+  EXPECT_EQ(error, "BUBBLESCOPE_RUN_ID: 'a\\x1b[2Jb' is not 1 to 64 letters, digits, '.', '_' or "
+                   "'-' (without \"rank\")");
 }
 
 }  // namespace

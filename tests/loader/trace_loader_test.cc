@@ -32,6 +32,16 @@ std::string KinetoText(int rank_in_file, int tag, int ts_us) {
                       R"(,"dur":5,"args":{"device":0,"stream":7,"correlation":11}}]})");
 }
 
+// A trace as bubblescope's collector writes it for record run `run_id`: the rank and the run id
+// in its process metadata.
+std::string CollectorText(const std::string& run_id, int rank, int tag) {
+  return absl::StrCat(R"({"traceEvents":[{"ph":"M","name":"bubblescope_process","pid":0,)",
+                      R"("tid":0,"args":{"distributedInfo":{"rank":)", rank,
+                      R"(,"world_size":2},"run_id":")", run_id, R"("}},)",
+                      R"({"ph":"X","cat":"kernel","name":"gemm_)", tag,
+                      R"(","pid":0,"tid":7,"ts":1000,"dur":5,"args":{"device":0,"stream":7}}]})");
+}
+
 // The same content in the bare array form (no distributedInfo possible).
 std::string BareArrayText(int tag, int ts_us) {
   return absl::StrCat(R"([{"ph":"X","cat":"kernel","name":"gemm_)", tag,
@@ -280,6 +290,58 @@ TEST(TraceLoaderTest, RankErrorsAndReadErrorsInterleaveInPathOrder) {
   EXPECT_EQ(LoadTrace({a, b, c}, Jobs(3)).status().message(),
             absl::StrCat("rank 1 claimed by both ", a, " and ", b));
   EXPECT_THAT(std::string(LoadTrace({a, c, b}, Jobs(3)).status().message()), StartsWith(c + ": "));
+}
+
+// The record-run defect: a directory recorded into twice holds two runs' rank 0 and rank 1.
+TEST(TraceLoaderTest, TwoRecordRunsAreRefusedUnlessOneIsChosen) {
+  TempDir dir;
+  const std::string old0 =
+      dir.Write("bubblescope-r1-rank0-world2-h-1.json", CollectorText("r1", 0, 1));
+  const std::string old1 =
+      dir.Write("bubblescope-r1-rank1-world2-h-2.json", CollectorText("r1", 1, 2));
+  dir.Write("bubblescope-r2-rank0-world2-h-3.json", CollectorText("r2", 0, 3));
+  dir.Write("bubblescope-r2-rank1-world2-h-4.json", CollectorText("r2", 1, 4));
+  absl::Status mixed = LoadTrace({dir.path()}, Jobs(2)).status();
+  EXPECT_EQ(mixed.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(mixed.message()),
+              StartsWith("the traces come from 2 different record runs: r2 (2 files), r1 (2 "
+                         "files); analyze one with --run ID"));
+
+  LoadOptions options = Jobs(2);
+  options.record_run.run_id = "r2";
+  absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, options);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_EQ(trace->ranks.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(trace->ranks[r].rank, r);
+    EXPECT_EQ(trace->ranks[r].record_run_id, "r2");
+    EXPECT_EQ(trace->ranks[r].name(trace->ranks[r].timelines[0].intervals[0].name),
+              absl::StrCat("gemm_", r + 3));
+  }
+  ASSERT_EQ(trace->skipped_files.size(), 2u);
+  EXPECT_EQ(trace->skipped_files[0].path, old0);
+  EXPECT_EQ(trace->skipped_files[0].reason, "from record run r1, not the one chosen (--run)");
+  EXPECT_EQ(trace->skipped_files[1].path, old1);
+
+  // A --rank override may name a file of the run left out.
+  options.rank_overrides = {{old0, 5}};
+  EXPECT_TRUE(LoadTrace({dir.path()}, options).ok());
+
+  options = Jobs(2);
+  options.record_run.mix = true;
+  EXPECT_EQ(LoadTrace({dir.path()}, options).status().message(),
+            absl::StrCat("rank 0 claimed by both ", old0, " and ", dir.path(),
+                         "/bubblescope-r2-rank0-world2-h-3.json"));
+}
+
+// A run id not of record's form is damage: counted, and the file treated as from no run.
+TEST(TraceLoaderTest, AMalformedRunIdIsCountedNotTrusted) {
+  TempDir dir;
+  const std::string path = dir.Write("rank0.json", CollectorText("bad id\\u001b", 0, 1));
+  absl::StatusOr<Trace> trace = LoadTrace({path}, {});
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_EQ(trace->ranks[0].record_run_id, "");
+  EXPECT_EQ(trace->ranks[0].stats.count(ImportCounter::kBadId), 1u);
 }
 
 // gzip data cut inside its 8-byte trailer: the JSON is whole, but the file is flagged.
