@@ -26,10 +26,11 @@ fail() {
 }
 
 rm -rf "$out"
-"$bubblescope" record -o "$out" -- "$demo" --ranks 2 --microbatches 8 --iterations 3 ||
-  fail "record exited with status $?"
+"$bubblescope" record -o "$out" --run-id gpu-demo -- "$demo" --ranks 2 --microbatches 8 \
+  --iterations 3 || fail "record exited with status $?"
 for rank in 0 1; do
-  ls "$out"/bubblescope-rank$rank-world2-*.json >/dev/null 2>&1 || fail "no trace from rank $rank"
+  ls "$out"/bubblescope-gpu-demo-rank$rank-world2-*.json >/dev/null 2>&1 ||
+    fail "no trace from rank $rank"
 done
 report=$("$bubblescope" analyze "$out") || fail "analyze exited with status $?"
 echo "$report"
