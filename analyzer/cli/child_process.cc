@@ -94,9 +94,10 @@ absl::Status ExecError(const std::string& path, int error) {
 }
 
 // While alive: the forwarded signals, SIGCHLD and SIGCONT are blocked so that they wait for
-// sigwaitinfo instead of acting (a blocked SIGCONT still continues this process), SIGTTOU is blocked so that
-// taking the terminal back from the job's group is allowed, and SIGCHLD is not ignored (so the
-// child can be waited for). Restores the signal mask and SIGCHLD's disposition when it goes.
+// sigwaitinfo instead of acting (a blocked SIGCONT still continues this process), SIGTTOU is
+// blocked so that taking the terminal back from the job's group is allowed, and SIGCHLD is not
+// ignored (so the child can be waited for). Restores the signal mask and SIGCHLD's disposition
+// when it goes.
 class SignalGuard {
  public:
   explicit SignalGuard(const std::vector<int>& forwarded) {
@@ -282,6 +283,7 @@ class JobWaiter {
 
  private:
   using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::seconds kSameRequest{1};
 
   int NextSignal(siginfo_t* info) {
     if (!deadline_) return sigwaitinfo(&guard_.waited(), info);
@@ -333,10 +335,23 @@ class JobWaiter {
   }
 
   void PassOn(int signal_number) {
-    kill(pid_, signal_number);
     const bool ending = std::find(options_.ending_signals.begin(), options_.ending_signals.end(),
                                   signal_number) != options_.ending_signals.end();
-    if (!ending || killed_) return;
+    if (!ending) {
+      kill(pid_, signal_number);
+      return;
+    }
+    // One request can arrive twice: `timeout` signals its child and then its whole process
+    // group, so this process gets the same signal twice within microseconds. The same signal
+    // again within kSameRequest is that one request, not a second one.
+    const Clock::time_point now = Clock::now();
+    const bool repeat =
+        signal_number == last_ending_signal_ && now - last_ending_at_ < kSameRequest;
+    last_ending_signal_ = signal_number;
+    last_ending_at_ = now;
+    if (repeat) return;
+    kill(pid_, signal_number);
+    if (killed_) return;
     if (++ending_signals_seen_ >= 2) {
       Kill(absl::StrCat("second request to end the job (", SignalName(signal_number), ")"));
       return;
@@ -370,6 +385,8 @@ class JobWaiter {
   const SignalGuard& guard_;
   const Terminal& terminal_;
   int ending_signals_seen_ = 0;
+  int last_ending_signal_ = 0;
+  Clock::time_point last_ending_at_;
   bool killed_ = false;
   std::optional<Clock::time_point> deadline_;
 };

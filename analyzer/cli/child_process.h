@@ -38,7 +38,8 @@ struct ChildProcessOptions {
   std::vector<int> forwarded_signals;
   // Those of `forwarded_signals` that ask the job to end. When a second one arrives before the
   // job has ended, the job's whole process group is killed with SIGKILL, so a job that ignores
-  // them cannot keep this process waiting for ever.
+  // them cannot keep this process waiting for ever. The same signal again within a second is
+  // the same request delivered twice (as `timeout` does), neither passed on nor counted.
   std::vector<int> ending_signals;
   // Milliseconds to wait after the first ending signal before killing the job's process group
   // with SIGKILL; 0: wait until the job ends or a second ending signal arrives.

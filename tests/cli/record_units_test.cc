@@ -292,7 +292,7 @@ TEST(RunChildProcessTest, SecondEndingSignalKillsTheGroupAndSaysSo) {
   // The job sends its parent (this process) SIGTERM twice while ignoring it itself; each is
   // passed back to the job, and the second kills the job's group.
   ChildProcessOptions options;
-  options.argv = {"sh", "-c", "trap '' TERM; kill -TERM $PPID; sleep 0.2; kill -TERM $PPID; "
+  options.argv = {"sh", "-c", "trap '' TERM; kill -TERM $PPID; sleep 1.2; kill -TERM $PPID; "
                               "sleep 60"};
   options.forwarded_signals = {SIGTERM, SIGUSR1};
   options.ending_signals = {SIGTERM};
@@ -308,6 +308,23 @@ TEST(RunChildProcessTest, SecondEndingSignalKillsTheGroupAndSaysSo) {
   EXPECT_THAT(notices[0], HasSubstr("); a second signal kills it"));
   EXPECT_THAT(notices[1], StartsWith("second request to end the job (SIGTERM): killing the "
                                      "job's process group ("));
+}
+
+TEST(RunChildProcessTest, TheSameSignalTwiceAtOnceIsOneRequest) {
+  // As `timeout` delivers it: to this process, then to its process group, back to back.
+  ChildProcessOptions options;
+  options.argv = {"sh", "-c",
+                  "trap '' TERM; kill -TERM $PPID; kill -TERM $PPID; sleep 0.3; exit 3"};
+  options.forwarded_signals = {SIGTERM};
+  options.ending_signals = {SIGTERM};
+  std::vector<std::string> notices;
+  options.notice = [&notices](const std::string& line) { notices.push_back(line); };
+  absl::StatusOr<ChildExit> exit = RunChildProcess(options);
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_EQ(exit->exit_status, 3);
+  EXPECT_FALSE(exit->killed_here);
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_THAT(notices[0], StartsWith("passed SIGTERM on to the job"));
 }
 
 TEST(RunChildProcessTest, JobRunsInAProcessGroupOfItsOwn) {
