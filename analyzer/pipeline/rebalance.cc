@@ -204,7 +204,11 @@ absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Op
   // Best move so far, ordered by (iteration, stage distance, layers, target stage).
   std::optional<std::tuple<TimeNs, int32_t, int32_t, int32_t>> best_key;
   absl::Status failed = absl::OkStatus();
-  for (const auto& [from, to] : CandidatePairs(shape, options)) {
+  for (const std::pair<int32_t, int32_t>& pair : CandidatePairs(shape, options)) {
+    // Named copies, not a structured binding: the lambda below captures them, which clang
+    // before 16 cannot do with bindings (the fuzz build uses clang).
+    const int32_t from = pair.first;
+    const int32_t to = pair.second;
     const int32_t k_max = MaxLayersToMove(options.layers_per_stage, from, to);
     // The predicted iteration after moving k layers, each k simulated once.
     std::map<int32_t, TimeNs> predicted;
