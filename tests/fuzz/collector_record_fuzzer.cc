@@ -300,7 +300,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Expected expected;
   CountWalk(buffer, 0, split, choices.kinds, &expected);
   CountWalk(buffer, split, buffer.kinds.size(), choices.kinds, &expected);
-  if (close) writer->Close();
+  writer->Flush();
+  if (close) writer->Close();  // else the file ends as a process killed after its flush leaves it
   writer.reset();
 
   LoadOptions options;
