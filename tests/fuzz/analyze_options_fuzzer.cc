@@ -7,8 +7,8 @@
 //
 // Input (fuzz_input.h): the iteration marker (an RE2 pattern) is the contents; from the end: the
 // job (gpipe, 1f1b, interleaved, zb-h1, fwd-only; each with its own annotations, clocks and
-// imbalance), whether the marker is given, up to six layer counts (a byte each, or any int32
-// >= 1), the slow-link threshold and minimum links per class, the four findings thresholds and
+// imbalance), whether the marker is given, up to six layer counts (mostly 1 to 16, one in eight
+// any int32 >= 1), the slow-link threshold and minimum links per class, the four findings thresholds and
 // the two link-findings thresholds, and per rank which `bubblescope:layers=N` annotations it
 // declares (none, one of six names, or two that disagree), so the rebalance suggestion also
 // reads counts from the trace.
@@ -134,9 +134,11 @@ job::Options TakeOptions(fuzz::FuzzInput& input) {
   job::Options options;
   const int layer_count = input.TakeInRange(0, 6);
   for (int i = 0; i < layer_count; ++i) {
+    // Mostly small counts; one in eight any int32 >= 1, whose rebalance search is the slow one.
     options.layers_per_stage.push_back(
-        input.TakeBool() ? input.TakeInRange<int32_t>(1, std::numeric_limits<int32_t>::max())
-                         : input.TakeInRange<int32_t>(1, 16));
+        input.TakeInRange(0, 7) == 7
+            ? input.TakeInRange<int32_t>(1, std::numeric_limits<int32_t>::max())
+            : input.TakeInRange<int32_t>(1, 16));
   }
   options.slow.threshold = input.TakeFraction(1.0);
   options.slow.min_links_per_class = input.TakeInRange(0, 8);

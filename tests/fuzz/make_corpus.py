@@ -171,7 +171,7 @@ def directory_seeds(binary):
     rank0, rank1 = ranks(sim)
     truth = sim["truth.json"]
     return {
-        "two_ranks_and_truth": directory([(rank0, 0, 2, b"rank0"), (gzip.compress(rank1), 0, 1, b"rank1"),
+        "two_ranks_and_truth": directory([(rank0, 0, 2, b"rank0"), (gzip.compress(rank1, mtime=0), 0, 1, b"rank1"),
                                           (truth, 0, 0, b"truth")], 0, 12),
         "named_files_with_overrides": directory(
             [(torch_slice(0), 0, 0, b"host-a"), (torch_slice(1), 0, 0, b"host-b")], 1, 12,
@@ -192,14 +192,15 @@ DEFAULT_THRESHOLDS = [128, 3, 5, 13, 13, 13, 13, 13]  # as job::Options' default
 
 
 def options(job_index, marker=None, layers=(), layer_annotations=None, thresholds=DEFAULT_THRESHOLDS):
-    """layers: ints (1 to 16 as one byte each, larger as four); layer_annotations: a choice per rank
+    """layers: ints (1 to 16 as one byte each after a 0 byte, larger as four after a 7 byte);
+    layer_annotations: a choice per rank
     (0 none, 1-6 one of analyze_options_fuzzer.cc's kLayerNames, 7 two that disagree)."""
     choices = [job_index, 1 if marker is not None else 0, len(layers)]
     for count in layers:
         if count <= 16:
             choices += [0, count - 1]
         else:
-            choices.append(1)
+            choices.append(7)
             choices += list((count - 1).to_bytes(4, "big"))  # the first byte taken is the high one
     choices += thresholds
     choices += list(layer_annotations or [0] * JOB_RANKS[job_index])
