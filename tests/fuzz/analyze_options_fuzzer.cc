@@ -8,10 +8,10 @@
 // Input (fuzz_input.h): the iteration marker (an RE2 pattern) is the contents; from the end: the
 // job (gpipe, 1f1b, interleaved, zb-h1, fwd-only; each with its own annotations, clocks and
 // imbalance), whether the marker is given, up to six layer counts (mostly 1 to 16, one in eight
-// any int32 >= 1), the slow-link threshold and minimum links per class, the four findings thresholds and
-// the two link-findings thresholds, and per rank which `bubblescope:layers=N` annotations it
-// declares (none, one of six names, or two that disagree), so the rebalance suggestion also
-// reads counts from the trace.
+// any int32 >= 1), the slow-link threshold and minimum links per class, the four findings
+// thresholds and the two link-findings thresholds, and per rank which `bubblescope:layers=N`
+// annotations it declares (none, one of six names, or two that disagree), so the rebalance
+// suggestion also reads counts from the trace.
 //
 // Checks: the analysis fails only with InvalidArgument, and exactly when the marker does not
 // compile or the layer counts do not fit; otherwise as job_fuzzer (reports written, JSON).

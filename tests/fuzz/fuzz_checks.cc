@@ -17,7 +17,9 @@ namespace {
 bool ValidName(const Rank& rank, NameId id) { return id == kNoName || id < rank.names.size(); }
 
 void CheckTime(TimeNs time, std::string_view what) {
-  if (!InTimeRange(time)) Fail(absl::StrCat(std::string(what), " at ", time, " ns, outside ±kMaxTimeNs"));
+  if (!InTimeRange(time)) {
+    Fail(absl::StrCat(std::string(what), " at ", time, " ns, outside ±kMaxTimeNs"));
+  }
 }
 
 void CheckTimeline(const Rank& rank, const Timeline& timeline) {

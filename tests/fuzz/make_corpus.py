@@ -45,13 +45,15 @@ def compact(text):
 def simulate(binary, *flags):
     """{file name: bytes} of a job `bubblescope simulate` writes with `flags`."""
     with tempfile.TemporaryDirectory() as out:
-        subprocess.run([binary, "simulate", "-o", out, *flags], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([binary, "simulate", "-o", out, *flags], check=True,
+                       stdout=subprocess.DEVNULL)
         return {p.name: p.read_bytes() for p in sorted(pathlib.Path(out).iterdir())}
 
 
 def ranks(files):
     """The rank files of a simulated job, rank order, pretty-printed ones made compact."""
-    names = sorted((n for n in files if n.startswith("rank")), key=lambda n: int(re.search(r"\d+", n)[0]))
+    names = sorted((n for n in files if n.startswith("rank")),
+                   key=lambda n: int(re.search(r"\d+", n)[0]))
     return [files[n] if n.endswith(".gz") else compact(files[n]) for n in names]
 
 
@@ -85,35 +87,60 @@ def sample_slice(path, events):
 
 # What bubblescope's collector writes (collector/activity_translator.h), by hand: the array form,
 # the process metadata first, a device, a launch and its kernel, a copy, an NVTX range, memory.
-COLLECTOR_STYLE = b"""[
-{"ph":"M","name":"bubblescope_process","pid":42,"tid":0,"args":{"distributedInfo":{"rank":1,"world_size":2},"host":"h","pid":42,"local_rank":1,"clock":{"source":"realtime","unit":"ns","realtime_offset_ns":0},"collector":{"kinds":255,"flush_ms":1000,"start":"process","buffer_cap_bytes":67108864}}},
-{"ph":"M","cat":"","name":"bubblescope_process","pid":42,"tid":0,"args":{"deviceProperties":[{"id":0,"name":"GPU","totalGlobalMem":85899345920,"computeMajor":9,"computeMinor":0,"numSms":132}]}},
-{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":42,"tid":42,"ts":1700000000000001.000,"dur":5.500,"args":{"cbid":211,"correlation":7}},
-{"ph":"X","cat":"kernel","name":"gemm(float*, int)","pid":0,"tid":7,"ts":1700000000000010.000,"dur":50.123,"args":{"device":0,"context":1,"stream":7,"correlation":7,"registers per thread":32,"shared memory":0,"grid":[4,1,1],"block":[128,1,1]}},
-{"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":13,"ts":1700000000000070.000,"dur":20.000,"args":{"device":0,"context":1,"stream":13,"correlation":9}},
-{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":1700000000000005.000,"dur":3.000,"args":{"device":0,"context":1,"stream":7,"correlation":8,"bytes":4096}},
-{"ph":"X","cat":"user_annotation","name":"PP:F0","pid":42,"tid":42,"ts":1700000000000000.500,"dur":94.500,"args":{"domain":"bubblescope","color":4278255360}},
-{"ph":"i","cat":"[memory]","name":"[memory]","s":"t","pid":42,"tid":0,"ts":1700000000000000.100,"args":{"Device Type":1,"Device Id":0,"Addr":139637976727552,"Bytes":1048576,"Total Allocated":1048576,"Total Reserved":1048576}},
-{"ph":"M","cat":"","name":"bubblescope_dropped","pid":42,"tid":0,"args":{"cupti_records":3,"buffer_requests":0,"nvtx_ranges":1,"nccl_events":0}}
+EPOCH_US = 1700000000000000
+COLLECTOR_EVENTS = [
+    {"ph": "M", "name": "bubblescope_process", "pid": 42, "tid": 0,
+     "args": {"distributedInfo": {"rank": 1, "world_size": 2}, "host": "h", "pid": 42,
+              "local_rank": 1,
+              "clock": {"source": "realtime", "unit": "ns", "realtime_offset_ns": 0},
+              "collector": {"kinds": 255, "flush_ms": 1000, "start": "process",
+                            "buffer_cap_bytes": 67108864}}},
+    {"ph": "M", "cat": "", "name": "bubblescope_process", "pid": 42, "tid": 0,
+     "args": {"deviceProperties": [{"id": 0, "name": "GPU", "totalGlobalMem": 85899345920,
+                                    "computeMajor": 9, "computeMinor": 0, "numSms": 132}]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 42,
+     "ts": EPOCH_US + 1, "dur": 5.5, "args": {"cbid": 211, "correlation": 7}},
+    {"ph": "X", "cat": "kernel", "name": "gemm(float*, int)", "pid": 0, "tid": 7,
+     "ts": EPOCH_US + 10, "dur": 50.123,
+     "args": {"device": 0, "context": 1, "stream": 7, "correlation": 7, "registers per thread": 32,
+              "shared memory": 0, "grid": [4, 1, 1], "block": [128, 1, 1]}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)",
+     "pid": 0, "tid": 13, "ts": EPOCH_US + 70, "dur": 20,
+     "args": {"device": 0, "context": 1, "stream": 13, "correlation": 9}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0,
+     "tid": 7, "ts": EPOCH_US + 5, "dur": 3,
+     "args": {"device": 0, "context": 1, "stream": 7, "correlation": 8, "bytes": 4096}},
+    {"ph": "X", "cat": "user_annotation", "name": "PP:F0", "pid": 42, "tid": 42,
+     "ts": EPOCH_US + 0.5, "dur": 94.5, "args": {"domain": "bubblescope", "color": 4278255360}},
+    {"ph": "i", "cat": "[memory]", "name": "[memory]", "s": "t", "pid": 42, "tid": 0,
+     "ts": EPOCH_US + 0.125,
+     "args": {"Device Type": 1, "Device Id": 0, "Addr": 139637976727552, "Bytes": 1048576,
+              "Total Allocated": 1048576, "Total Reserved": 1048576}},
+    {"ph": "M", "cat": "", "name": "bubblescope_dropped", "pid": 42, "tid": 0,
+     "args": {"cupti_records": 3, "buffer_requests": 0, "nvtx_ranges": 1, "nccl_events": 0}},
 ]
-"""
+COLLECTOR_STYLE = ("[\n" + ",\n".join(json.dumps(e, separators=(",", ":"))
+                                      for e in COLLECTOR_EVENTS) + "\n]\n").encode()
 
 
 def trace_seeds(binary):
     new = ranks(simulate(binary, "--stages", "2", "--microbatches", "2", "--iterations", "1",
                          "--kernels-per-op", "1"))
     old = ranks(simulate(binary, "--stages", "2", "--microbatches", "2", "--iterations", "1",
-                         "--kernels-per-op", "1", "--format", "old", "--gzip", "--weights-mb", "64"))
+                         "--kernels-per-op", "1", "--format", "old", "--gzip",
+                         "--weights-mb", "64"))
     array = ranks(simulate(binary, "--schedule", "gpipe", "--stages", "2", "--microbatches", "2",
                            "--iterations", "1", "--kernels-per-op", "1", "--format", "array",
                            "--annotations", "pp-cpu"))
-    plain_sample = gzip.open(ROOT / "sample_traces" / "sim_1f1b_p4_m8" / "rank2.pt.trace.json.gz").read()
+    plain_sample = gzip.open(
+        ROOT / "sample_traces" / "sim_1f1b_p4_m8" / "rank2.pt.trace.json.gz").read()
     return {
         "sim_1f1b_new.json": new[0],
         "sim_1f1b_old.json.gz": old[1],
         "sim_gpipe_array_pp_cpu.json": array[0],
         "torch_cpu_gpipe_step.json": torch_slice(0),
-        "sim_interleaved_head.json": sample_slice("sim_interleaved_p4_v2_m8/rank1.pt.trace.json.gz", 60),
+        "sim_interleaved_head.json":
+            sample_slice("sim_interleaved_p4_v2_m8/rank1.pt.trace.json.gz", 60),
         "synthetic_head.json": sample_slice("synthetic_pipeline_4rank/rank1.pt.trace.json.gz", 60),
         "cut_mid_event.json": plain_sample[:3000],
         "collector_style.json": COLLECTOR_STYLE,
@@ -171,18 +198,21 @@ def directory_seeds(binary):
     rank0, rank1 = ranks(sim)
     truth = sim["truth.json"]
     return {
-        "two_ranks_and_truth": directory([(rank0, 0, 2, b"rank0"), (gzip.compress(rank1, mtime=0), 0, 1, b"rank1"),
-                                          (truth, 0, 0, b"truth")], 0, 12),
+        "two_ranks_and_truth": directory(
+            [(rank0, 0, 2, b"rank0"), (gzip.compress(rank1, mtime=0), 0, 1, b"rank1"),
+             (truth, 0, 0, b"truth")], 0, 12),
         "named_files_with_overrides": directory(
             [(torch_slice(0), 0, 0, b"host-a"), (torch_slice(1), 0, 0, b"host-b")], 1, 12,
             overrides=[(4, None, 1), (1, None, 0)]),
         "fifo_links_and_subdirectory": directory(
-            [(rank0, 0, 0, b"worker0"), (b"", 7, 0, b"pipe"), (b"", 6, 0, b"gone"), (b"", 4, 0, b"sub")],
-            0, 12),
+            [(rank0, 0, 0, b"worker0"), (b"", 7, 0, b"pipe"), (b"", 6, 0, b"gone"),
+             (b"", 4, 0, b"sub")], 0, 12),
         "two_files_one_rank": directory([(rank0, 0, 0, b"x"), (rank0, 0, 0, b"y")], 0, 12),
         "over_budget": directory([(rank0, 0, 0, b"rank0")], 0, 0),
-        "directory_and_first_file": directory([(rank1, 0, 0, b"rank-1"), (rank0, 5, 0, b"link")], 2, 12),
-        "override_names_nothing": directory([(rank0, 0, 0, b"a")], 1, 12, overrides=[(3, b"b.json", 0)]),
+        "directory_and_first_file": directory(
+            [(rank1, 0, 0, b"rank-1"), (rank0, 5, 0, b"link")], 2, 12),
+        "override_names_nothing": directory(
+            [(rank0, 0, 0, b"a")], 1, 12, overrides=[(3, b"b.json", 0)]),
     }
 
 
@@ -191,7 +221,8 @@ JOB_RANKS = [4, 4, 2, 3, 2]
 DEFAULT_THRESHOLDS = [128, 3, 5, 13, 13, 13, 13, 13]  # as job::Options' defaults, to a byte
 
 
-def options(job_index, marker=None, layers=(), layer_annotations=None, thresholds=DEFAULT_THRESHOLDS):
+def options(job_index, marker=None, layers=(), layer_annotations=None,
+            thresholds=DEFAULT_THRESHOLDS):
     """layers: ints (1 to 16 as one byte each after a 0 byte, larger as four after a 7 byte);
     layer_annotations: a choice per rank
     (0 none, 1-6 one of analyze_options_fuzzer.cc's kLayerNames, 7 two that disagree)."""
@@ -227,24 +258,29 @@ def options_seeds():
     return seeds
 
 
+# simulate_config_fuzzer's seeds: one flag per line.
 SIMULATE_SEEDS = {
-    "small_1f1b": "stages=2\nmicrobatches=2\niterations=1\nkernels-per-op=1\n",
-    "gpipe_slow_link_jitter": "schedule=gpipe\nstages=3\nmicrobatches=3\niterations=2\nslow-link=0:1:10\n"
-                              "slow-link=1:2:inf\njitter=0.05\nseed=7\nclock-offset-us=0,1.5,-2000\n",
-    "interleaved_old_pp_gpu": "--schedule=interleaved\n--stages=2\n--virtual-stages=2\n--microbatches=4\n"
-                              "--iterations=1\n--format=old\n--annotations=pp-gpu\n",
-    "zb_array_memory": "schedule=zb-h1\nstages=3\nmicrobatches=3\niterations=1\nwgrad-us=700\n"
-                        "fwd-us=1000,1500.5,900\nweights-mb=512,256,0.5\nstash-mb=24\nformat=array\n"
-                        "annotations=pp-cpu\n",
-    "fwd_only_no_barrier": "schedule=fwd-only\nstages=2\nmicrobatches=4\niterations=2\nno-iteration-barrier\n"
-                           "no-nccl-args\nannotations=pp-short\n",
-    "placement_and_links": "stages=4\nmicrobatches=4\niterations=1\nkernels-per-op=1\nstage-to-rank=3,1,0,2\n"
-                           "optimizer-us=300\nlaunch-gap-us=0\nlink-gbps=inf\nlink-latency-us=0\n"
-                           "activation-mb=0\n",
-    "far_apart_times": "stages=2\nmicrobatches=1\niterations=1\nkernels-per-op=1\nfwd-us=999999999999\n"
-                       "bwd-us=0.001\nclock-offset-us=-999999999999.999,999999999999.999\n",
-    "interleaved_bad_microbatches": "schedule=interleaved\nstages=2\nvirtual-stages=2\nmicrobatches=3\n",
-    "bad_value": "stages=0\n",
+    "small_1f1b": ["stages=2", "microbatches=2", "iterations=1", "kernels-per-op=1"],
+    "gpipe_slow_link_jitter": ["schedule=gpipe", "stages=3", "microbatches=3", "iterations=2",
+                               "slow-link=0:1:10", "slow-link=1:2:inf", "jitter=0.05", "seed=7",
+                               "clock-offset-us=0,1.5,-2000"],
+    "interleaved_old_pp_gpu": ["--schedule=interleaved", "--stages=2", "--virtual-stages=2",
+                               "--microbatches=4", "--iterations=1", "--format=old",
+                               "--annotations=pp-gpu"],
+    "zb_array_memory": ["schedule=zb-h1", "stages=3", "microbatches=3", "iterations=1",
+                        "wgrad-us=700", "fwd-us=1000,1500.5,900", "weights-mb=512,256,0.5",
+                        "stash-mb=24", "format=array", "annotations=pp-cpu"],
+    "fwd_only_no_barrier": ["schedule=fwd-only", "stages=2", "microbatches=4", "iterations=2",
+                            "no-iteration-barrier", "no-nccl-args", "annotations=pp-short"],
+    "placement_and_links": ["stages=4", "microbatches=4", "iterations=1", "kernels-per-op=1",
+                            "stage-to-rank=3,1,0,2", "optimizer-us=300", "launch-gap-us=0",
+                            "link-gbps=inf", "link-latency-us=0", "activation-mb=0"],
+    "far_apart_times": ["stages=2", "microbatches=1", "iterations=1", "kernels-per-op=1",
+                        "fwd-us=999999999999", "bwd-us=0.001",
+                        "clock-offset-us=-999999999999.999,999999999999.999"],
+    "interleaved_bad_microbatches": ["schedule=interleaved", "stages=2", "virtual-stages=2",
+                                     "microbatches=3"],
+    "bad_value": ["stages=0"],
 }
 
 
@@ -257,7 +293,8 @@ def collector_seeds():
              "device", "unsizable"]
     for selector, name in enumerate(names):
         # plausible, all kinds, range cap 8, split after the first record, closed, two strings.
-        seeds[f"one_{name}"] = bytes([selector]) + trailer(1, 255, 7, 1, 1, 2, b"_Z4gemmPfi", b"forward")
+        seeds[f"one_{name}"] = bytes([selector]) + trailer(1, 255, 7, 1, 1, 2, b"_Z4gemmPfi",
+                                                           b"forward")
     return seeds
 
 
@@ -276,7 +313,8 @@ def main():
     write("job_fuzzer", job_seeds(binary))
     write("directory_fuzzer", directory_seeds(binary))
     write("analyze_options_fuzzer", options_seeds())
-    write("simulate_config_fuzzer", SIMULATE_SEEDS)
+    write("simulate_config_fuzzer",
+          {name: "\n".join(lines) + "\n" for name, lines in SIMULATE_SEEDS.items()})
     write("collector_record_fuzzer", collector_seeds())
 
 

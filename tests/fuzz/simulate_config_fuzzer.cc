@@ -6,8 +6,9 @@
 // Input: text, one flag per line as `name=value` or `--name=value` (`name` alone for the
 // switches no-iteration-barrier and no-nccl-args); names are simulate's long flag names
 // (docs/simulator.md, "Options"); unknown names, -o, --force and --gzip are ignored (nothing is
-// written to disk); later lines win, except slow-link, which adds (up to eight). Jobs larger than kMaxOps (stages x microbatches x
-// virtual stages x iterations x kernels per op) are passed over so no input takes seconds.
+// written to disk); later lines win, except slow-link, which adds (up to eight). Jobs larger
+// than kMaxOps (stages x microbatches x virtual stages x iterations x kernels per op) are passed
+// over so no input takes seconds.
 //
 // Checks: the simulator refuses a config only with InvalidArgument (anything else is what the
 // CLI calls an internal error); the truth's figures are fractions and its JSON is JSON; every
