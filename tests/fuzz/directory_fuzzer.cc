@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -97,7 +98,7 @@ EntryKind TakeKind(FuzzInput& input, bool fifo_allowed) {
   }
 }
 
-// Makes `entry` in the work directory; false when it cannot be (a name taken twice).
+// Makes `entry` in the work directory; false when it cannot be made.
 bool Make(const Entry& entry, const Entry& first, std::string_view contents) {
   std::error_code error;
   switch (entry.kind) {
@@ -210,7 +211,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < contents.size(); ++i) {
     Entry entry = specs[i];
     entry.path = dir + "/" + entry.name;
-    if (Make(entry, entries.empty() ? entry : entries.front(), contents[i])) {
+    // A name taken twice is one entry: writing a file over a FIFO made before would wait for a
+    // reader forever.
+    const bool taken = std::any_of(entries.begin(), entries.end(),
+                                   [&](const Entry& made) { return made.name == entry.name; });
+    if (!taken && Make(entry, entries.empty() ? entry : entries.front(), contents[i])) {
       entries.push_back(entry);
     }
   }
