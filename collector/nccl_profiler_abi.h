@@ -10,6 +10,13 @@
 #include <cstddef>
 #include <cstdint>
 
+// NCCL's descriptors hold unnamed structs inside unions: plain C11, and in C++ an extension that
+// GCC accepts silently and clang (the fuzz build's compiler) reports under -Wpedantic.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wnested-anon-types"
+#endif
+
 extern "C" {
 
 typedef int bubblescope_ncclResult_t;  // ncclResult_t; 0 is ncclSuccess
@@ -182,6 +189,10 @@ extern bubblescope_ncclProfiler_v5_t ncclProfiler_v5;
 extern bubblescope_ncclProfiler_v4_t ncclProfiler_v4;
 
 }  // extern "C"
+
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 namespace bubblescope::collector::nccl_abi {
 

@@ -11,6 +11,7 @@ packages=(
   libcli11-dev      # command-line parsing with subcommands
   libre2-dev        # --iteration-marker patterns: linear-time matching, no recursion
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-dev  # the fuzz targets (scripts/fuzz.sh): libFuzzer and its sanitizer runtimes
   python3           # only the test suite's helper scripts; bubblescope never needs Python
 )
 

@@ -2,7 +2,9 @@
 # Builds and runs the whole test suite twice: a Release build with warnings as errors (build/),
 # which is also the configuration users build, and an AddressSanitizer + UndefinedBehaviorSanitizer
 # Debug build (build-asan/), which runs the accuracy grids on smaller jobs and leaves out the GPU
-# demo job (it only runs on GPU machines). Exits non-zero if either fails.
+# demo job (it only runs on GPU machines). Then every fuzz target runs for a bounded time under
+# the sanitizers (scripts/fuzz.sh, build-fuzz/: about 3.5 minutes of fuzzing). Exits non-zero if
+# any of the three fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -22,3 +24,5 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DBUBBLESCOPE_SANITIZE=ON -DBUBBLESCOPE_BUILD_BENCH=ON \
   -DBUBBLESCOPE_BUILD_DEMO=OFF
+echo "== Fuzz targets, 35 s each (ASan + UBSan) =="
+scripts/fuzz.sh --seconds 35 --jobs "$jobs"

@@ -126,10 +126,12 @@ std::vector<std::pair<int32_t, int32_t>> CandidatePairs(const schedule_inference
   return pairs;
 }
 
-// The most layers `from` can pass on towards `to`: all but one of its own, and no more than any
-// stage in between holds (each hands k of its own layers on).
+// The most layers `from` can pass on towards `to`: all but one of its own, no more than any
+// stage in between holds (each hands k of its own layers on), and no more than leaves `to` with
+// a count an int32 holds (the flag allows two billion per stage).
 int32_t MaxLayersToMove(const std::vector<int32_t>& layers, int32_t from, int32_t to) {
-  int32_t k_max = layers[static_cast<size_t>(from)] - 1;
+  int32_t k_max = std::min(layers[static_cast<size_t>(from)] - 1,
+                           std::numeric_limits<int32_t>::max() - layers[static_cast<size_t>(to)]);
   const int32_t step = to > from ? 1 : -1;
   for (int32_t s = from + step; s != to; s += step) {
     k_max = std::min(k_max, layers[static_cast<size_t>(s)]);
@@ -204,7 +206,11 @@ absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Op
   // Best move so far, ordered by (iteration, stage distance, layers, target stage).
   std::optional<std::tuple<TimeNs, int32_t, int32_t, int32_t>> best_key;
   absl::Status failed = absl::OkStatus();
-  for (const auto& [from, to] : CandidatePairs(shape, options)) {
+  for (const std::pair<int32_t, int32_t>& pair : CandidatePairs(shape, options)) {
+    // Named copies, not a structured binding: the lambda below captures them, which clang
+    // before 16 cannot do with bindings (the fuzz build uses clang).
+    const int32_t from = pair.first;
+    const int32_t to = pair.second;
     const int32_t k_max = MaxLayersToMove(options.layers_per_stage, from, to);
     // The predicted iteration after moving k layers, each k simulated once.
     std::map<int32_t, TimeNs> predicted;

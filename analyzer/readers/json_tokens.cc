@@ -66,6 +66,7 @@ std::string_view KeyText(const char* key_begin) {
 }
 
 std::string_view UnescapeJsonString(std::string_view content, std::string* scratch) {
+  if (content.empty()) return content;  // may have no data pointer, which memchr must not get
   const void* first_escape = std::memchr(content.data(), '\\', content.size());
   if (first_escape == nullptr) return content;
   scratch->clear();

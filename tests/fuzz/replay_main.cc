@@ -1,57 +1,81 @@
-// Runs a fuzz target over saved inputs (files, or every file in a directory) without libFuzzer,
-// so the corpus is replayed in every build and under the sanitizers. Exit 0 when all ran.
+// Runs one fuzz target over saved inputs without libFuzzer, so every target's seed corpus and
+// regressions are replayed in every build, under the sanitizers too. One main for every target:
+// each replay binary links it with its target's LLVMFuzzerTestOneInput.
+//
+//   <target>_replay [--trailer-bytes N] PATH...
+//
+// Each PATH is an input file or a directory whose files (recursively) are inputs; each must give
+// at least one. With --trailer-bytes N every input also runs with each byte 0 .. N-1 appended,
+// for plain files (tests/malformed/corpus) given to a target that reads its choices from the end.
+// An input that breaks a contract aborts; the exit status is 0 only when every input ran.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <vector>
+#include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
 
-int RunFile(const std::filesystem::path& path) {
+bool RunFile(const std::filesystem::path& path, int trailer_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     std::fprintf(stderr, "cannot read %s\n", path.c_str());
-    return 1;
+    return false;
   }
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // Every input is tried as it is (a fuzzer's input, whose first byte already is the rank count)
-  // and with each rank count prepended (a trace file of the corpus).
-  LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  for (uint8_t ranks = 0; ranks < 4; ++ranks) {
-    std::vector<uint8_t> input;
-    input.reserve(bytes.size() + 1);
-    input.push_back(ranks);
-    input.insert(input.end(), bytes.begin(), bytes.end());
-    LLVMFuzzerTestOneInput(input.data(), input.size());
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (int trailer = -1; trailer < trailer_bytes; ++trailer) {  // -1: as it is
+    std::string input = bytes;
+    if (trailer >= 0) input += static_cast<char>(trailer);
+    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());
   }
-  return 0;
+  return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  int trailer_bytes = 0;
+  int first_path = 1;
+  if (argc > 2 && std::string_view(argv[1]) == "--trailer-bytes") {
+    trailer_bytes = std::atoi(argv[2]);
+    first_path = 3;
+    if (trailer_bytes < 1 || trailer_bytes > 256) {
+      std::fprintf(stderr, "--trailer-bytes takes 1 to 256\n");
+      return 2;
+    }
+  }
+  if (first_path >= argc) {
+    std::fprintf(stderr, "usage: %s [--trailer-bytes N] PATH...\n", argv[0]);
+    return 2;
+  }
   int failures = 0;
   size_t inputs = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::filesystem::path arg(argv[i]);
+  for (int i = first_path; i < argc; ++i) {
+    const std::filesystem::path arg(argv[i]);
+    size_t from_arg = 0;
     std::error_code error;
     if (std::filesystem::is_directory(arg, error)) {
       for (const auto& entry : std::filesystem::recursive_directory_iterator(arg)) {
         if (!entry.is_regular_file()) continue;
-        failures += RunFile(entry.path());
-        ++inputs;
+        failures += RunFile(entry.path(), trailer_bytes) ? 0 : 1;
+        ++from_arg;
       }
     } else {
-      failures += RunFile(arg);
-      ++inputs;
+      failures += RunFile(arg, trailer_bytes) ? 0 : 1;
+      ++from_arg;
     }
+    if (from_arg == 0) {
+      std::fprintf(stderr, "%s holds no input\n", argv[i]);
+      ++failures;
+    }
+    inputs += from_arg;
   }
-  std::printf("replayed %zu inputs, %d unreadable\n", inputs, failures);
-  return failures == 0 && inputs > 0 ? 0 : 1;
+  std::printf("replayed %zu inputs, %d problems\n", inputs, failures);
+  return failures == 0 ? 0 : 1;
 }
