@@ -112,12 +112,12 @@ absl::StatusOr<sim::Schedule> ParseSchedule(absl::string_view text) {
 absl::StatusOr<sim::AnnotationStyle> ParseAnnotations(absl::string_view text) {
   for (sim::AnnotationStyle style :
        {sim::AnnotationStyle::kNone, sim::AnnotationStyle::kPpGpu, sim::AnnotationStyle::kPpCpu,
-        sim::AnnotationStyle::kPpShortCpu}) {
+        sim::AnnotationStyle::kPpShortCpu, sim::AnnotationStyle::kPpMirrored}) {
     std::string_view name = sim::AnnotationStyleName(style);
     if (text == absl::string_view(name.data(), name.size())) return style;
   }
   return FlagError("--annotations",
-                   absl::StrCat("'", text, "' is not one of none, pp-gpu, pp-cpu, pp-short"));
+                   absl::StrCat("'", text, "' is not one of none, pp-gpu, pp-cpu, pp-short, pp-mirrored"));
 }
 
 absl::StatusOr<KinetoLayout> ParseLayout(absl::string_view text) {
@@ -413,7 +413,9 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
   simulate
       ->add_option("--annotations", f.annotations,
                    "none, pp-gpu (PP:<stage><F|B|W><mb> GPU ranges), pp-cpu "
-                   "(Forward <mb> CPU ranges) or pp-short (PP:<F|B|W><mb> CPU ranges)")
+                   "(Forward <mb> CPU ranges), pp-short (PP:<F|B|W><mb> CPU ranges) or "
+                   "pp-mirrored (PP:<stage><F|B|W><mb> CPU ranges and their GPU copies, as "
+                   "Kineto writes record_function on GPU jobs)")
       ->type_name("STYLE")
       ->capture_default_str();
   simulate

@@ -1,6 +1,7 @@
 #include "index/rank_index.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -277,6 +278,68 @@ void CollectCpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index
   }
 }
 
+// Kineto starts a copy 1 ns before its first kernel; an export that rounded times more coarsely
+// may put that kernel up to a microsecond before the copy's start.
+constexpr TimeNs kMirrorSlackNs = 1000;
+
+std::vector<bool> MirroredAnnotations(const Rank& rank, const RankIndex& index) {
+  std::vector<bool> mirrored(rank.annotations.size(), false);
+  absl::flat_hash_map<NameId, std::vector<TimeRange>> cpu_by_name;
+  bool any_gpu = false;
+  for (const Annotation& annotation : rank.annotations) {
+    if (annotation.scope == AnnotationScope::kCpu) {
+      cpu_by_name[annotation.name].push_back(TimeRange{annotation.start, annotation.end});
+    } else {
+      any_gpu = true;
+    }
+  }
+  if (!any_gpu || cpu_by_name.empty()) return mirrored;
+  // Each stream's ops by start: (start, op index). `index.ops` is sorted by start already.
+  absl::flat_hash_map<std::pair<int32_t, int64_t>, std::vector<uint32_t>> ops_by_stream;
+  for (uint32_t i = 0; i < index.ops.size(); ++i) {
+    const Timeline& timeline = rank.timelines[index.ops[i].timeline];
+    if (timeline.kind != TimelineKind::kGpuStream) continue;
+    ops_by_stream[{timeline.device, timeline.id}].push_back(i);
+  }
+  for (size_t a = 0; a < rank.annotations.size(); ++a) {
+    const Annotation& annotation = rank.annotations[a];
+    if (annotation.scope != AnnotationScope::kGpu) continue;
+    const auto cpu = cpu_by_name.find(annotation.name);
+    if (cpu == cpu_by_name.end()) continue;
+    const DeviceOp* first = nullptr;
+    const auto stream = ops_by_stream.find({annotation.device, annotation.thread_or_stream});
+    if (stream != ops_by_stream.end()) {
+      const std::vector<uint32_t>& ops = stream->second;
+      auto it = std::lower_bound(ops.begin(), ops.end(), annotation.start,
+                                 [&](uint32_t op, TimeNs t) { return index.ops[op].start < t; });
+      if (it != ops.end() && index.ops[*it].start < annotation.end) {
+        first = &index.ops[*it];
+      } else if (it != ops.begin() &&
+                 index.ops[*std::prev(it)].start >=
+                     SaturatingAdd(annotation.start, -kMirrorSlackNs)) {
+        first = &index.ops[*std::prev(it)];
+      }
+    }
+    if (first == nullptr || !first->launched) {
+      mirrored[a] = true;  // nothing to check the launch against: the name alone
+      continue;
+    }
+    // The CPU ranges of that name are sorted by start; nested ones of one name are rare, so the
+    // few starting last before the launch are enough to look at.
+    const std::vector<TimeRange>& ranges = cpu->second;
+    auto after = std::upper_bound(ranges.begin(), ranges.end(), first->issue,
+                                  [](TimeNs t, const TimeRange& range) { return t < range.start; });
+    for (int looked = 0; after != ranges.begin() && looked < 4; ++looked) {
+      --after;
+      if (after->end >= first->issue) {
+        mirrored[a] = true;
+        break;
+      }
+    }
+  }
+  return mirrored;
+}
+
 }  // namespace
 
 bool RankIndex::HasP2p() const {
@@ -314,6 +377,7 @@ RankIndex BuildRank(const Rank& rank) {
                    [&index](uint32_t a, uint32_t b) {
                      return index.ops[a].issue < index.ops[b].issue;
                    });
+  index.mirrored_annotation = MirroredAnnotations(rank, index);
   return index;
 }
 

@@ -22,6 +22,13 @@
 // - Whether an op was issued inside an `Optimizer.*` range (not pipeline work).
 // - For CPU transfers, when the transfer really finished: gloo's c10d::send / c10d::recv_ op only
 //   posts it; the `gloo:*` (or `nccl:*`) range starting inside the op lasts until it completes.
+// - Which annotations are copies. Kineto writes every record_function range twice on GPU jobs:
+//   as the CPU `user_annotation` and, per stream its kernels ran on, as a `gpu_user_annotation`
+//   of the same name from the first of those kernels' start to the last one's end. A GPU
+//   annotation is such a mirror when a CPU annotation of the same name contains the launch of
+//   the first op it covers on its stream (or, where that op has no launch record, when the rank
+//   has a CPU annotation of that name at all). One range is one op: readers of annotations skip
+//   the mirrors and read the CPU range, which covers the kernels of every stream it launched.
 //
 // Every analysis reads these facts from here; none re-derives them from the timelines.
 #pragma once
@@ -80,6 +87,8 @@ struct RankIndex {
   std::vector<DeviceOp> ops;
   // Indices into `ops` in issue order: by issue time, then start, then longer first.
   std::vector<uint32_t> issue_order;
+  // Parallel to Rank::annotations: true for a GPU annotation that mirrors a CPU one.
+  std::vector<bool> mirrored_annotation;
 
   bool cpu_only() const { return device == DeviceKind::kCpu; }
   // True when some op is a point-to-point send or receive not issued by an optimizer step.

@@ -106,7 +106,9 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& r
   std::vector<ComputeRange> by_start;
   TimeNs longest = 0;
   bool ranges_ready = false;
-  for (const Annotation& annotation : rank.annotations) {
+  for (size_t i = 0; i < rank.annotations.size(); ++i) {
+    if (rank_index.mirrored_annotation[i]) continue;  // the CPU range it copies is the op
+    const Annotation& annotation = rank.annotations[i];
     std::optional<ParsedOpName> parsed = ParseOpAnnotation(rank.name(annotation.name));
     if (!parsed) continue;
     const std::optional<int32_t> step = steps.At(annotation.start);

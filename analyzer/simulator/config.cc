@@ -241,6 +241,8 @@ std::string_view AnnotationStyleName(AnnotationStyle style) {
       return "pp-cpu";
     case AnnotationStyle::kPpShortCpu:
       return "pp-short";
+    case AnnotationStyle::kPpMirrored:
+      return "pp-mirrored";
   }
   return "unknown";
 }

@@ -62,9 +62,14 @@ enum class AnnotationStyle : uint8_t {
   // "PP:{F|B|W}{mb}" user_annotation ranges on the CPU thread, like kPpCpu but without the stage:
   // the form hand-written NVTX ranges often take.
   kPpShortCpu,
+  // What Kineto writes for a `record_function("PP:{stage}{F|B|W}{mb}")` range on a GPU job: the
+  // user_annotation on the CPU thread over the op's launches, and its gpu_user_annotation copy
+  // on the compute stream over the kernels launched inside it. One range seen twice.
+  kPpMirrored,
 };
 
-// "none", "pp-gpu", "pp-cpu", "pp-short": the spelling used by the CLI and the truth file.
+// "none", "pp-gpu", "pp-cpu", "pp-short", "pp-mirrored": the spelling used by the CLI and the
+// truth file.
 std::string_view AnnotationStyleName(AnnotationStyle style);
 
 struct Config {

@@ -136,6 +136,7 @@ void RankBuilder::AddAnnotations() {
     Annotation annotation;
     switch (config_.annotations) {
       case AnnotationStyle::kPpGpu:
+      case AnnotationStyle::kPpMirrored:
         annotation.name = rank_.names.Intern(absl::StrCat(
             "PP:", op.op.chunk * config_.stages + record_.stage, letter, op.op.microbatch));
         break;
@@ -149,21 +150,26 @@ void RankBuilder::AddAnnotations() {
       case AnnotationStyle::kNone:
         return;
     }
-    if (config_.annotations == AnnotationStyle::kPpGpu) {
+    const bool on_gpu = config_.annotations == AnnotationStyle::kPpGpu ||
+                        config_.annotations == AnnotationStyle::kPpMirrored;
+    const bool on_cpu = config_.annotations != AnnotationStyle::kPpGpu;
+    if (on_cpu) {
+      // Over the op's launches on the CPU thread.
+      annotation.start = op.cpu_start + offset_;
+      annotation.end = op.cpu_end + offset_;
+      annotation.scope = AnnotationScope::kCpu;
+      annotation.thread_or_stream = thread;
+      rank_.annotations.push_back(annotation);
+    }
+    if (on_gpu) {
       // Over the op's kernels on the compute stream.
       annotation.start = op.start + offset_;
       annotation.end = op.end + offset_;
       annotation.scope = AnnotationScope::kGpu;
       annotation.device = 0;
       annotation.thread_or_stream = kComputeStreamId;
-    } else {
-      // Over the op's launches on the CPU thread.
-      annotation.start = op.cpu_start + offset_;
-      annotation.end = op.cpu_end + offset_;
-      annotation.scope = AnnotationScope::kCpu;
-      annotation.thread_or_stream = thread;
+      rank_.annotations.push_back(annotation);
     }
-    rank_.annotations.push_back(annotation);
   }
   std::stable_sort(rank_.annotations.begin(), rank_.annotations.end(),
                    [](const Annotation& a, const Annotation& b) {

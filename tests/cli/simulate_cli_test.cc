@@ -115,7 +115,8 @@ TEST(ParseSimulateFlagsTest, EveryAnnotationStyleBySpelling) {
       {"none", sim::AnnotationStyle::kNone},
       {"pp-gpu", sim::AnnotationStyle::kPpGpu},
       {"pp-cpu", sim::AnnotationStyle::kPpCpu},
-      {"pp-short", sim::AnnotationStyle::kPpShortCpu}};
+      {"pp-short", sim::AnnotationStyle::kPpShortCpu},
+      {"pp-mirrored", sim::AnnotationStyle::kPpMirrored}};
   for (const auto& [spelling, style] : kStyles) {
     SimulateFlags flags;
     flags.annotations = spelling;

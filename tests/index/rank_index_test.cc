@@ -230,5 +230,49 @@ TEST(RankIndexTest, P2pKernelsWithoutArgsTakeTheirDirectionFromTheLaunchingOp) {
                                  CommKind::kSendRecv, CommKind::kSendRecv));
 }
 
+// Kineto's copies of record_function ranges: the GPU range is a copy when a CPU range of the
+// same name contains the launch of its stream's first kernel inside it.
+TEST(RankIndexTest, GpuCopiesOfCpuRangesAreMarkedMirrored) {
+  const simdjson::padded_string json(std::string(R"json([
+    {"ph":"X","cat":"user_annotation","name":"PP:0F0","pid":1,"tid":1,"ts":10,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":2,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":14,"dur":2,"args":{"correlation":2}},
+    {"ph":"X","cat":"user_annotation","name":"PP:0F1","pid":1,"tid":1,"ts":30,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":31,"dur":2,"args":{"correlation":3}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":50,"dur":2,"args":{"correlation":4}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":100,"dur":5,"args":{"device":0,"stream":7,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":8,"ts":101,"dur":5,"args":{"device":0,"stream":8,"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":110,"dur":5,"args":{"device":0,"stream":7,"correlation":3}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":120,"dur":5,"args":{"device":0,"stream":7,"correlation":4}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":130,"dur":5,"args":{"device":0,"stream":7}},
+    {"ph":"X","cat":"gpu_user_annotation","name":"PP:0F0","pid":0,"tid":7,"ts":99.999,"dur":5.002,"args":{"device":0,"stream":7}},
+    {"ph":"X","cat":"gpu_user_annotation","name":"PP:0F0","pid":0,"tid":8,"ts":100.999,"dur":5.002,"args":{"device":0,"stream":8}},
+    {"ph":"X","cat":"gpu_user_annotation","name":"PP:0F1","pid":0,"tid":7,"ts":109.999,"dur":5.002,"args":{"device":0,"stream":7}},
+    {"ph":"X","cat":"gpu_user_annotation","name":"PP:0F0","pid":0,"tid":7,"ts":119.999,"dur":5.002,"args":{"device":0,"stream":7}},
+    {"ph":"X","cat":"gpu_user_annotation","name":"PP:0B0","pid":0,"tid":7,"ts":124,"dur":3,"args":{"device":0,"stream":7}},
+    {"ph":"X","cat":"gpu_user_annotation","name":"PP:0F1","pid":0,"tid":7,"ts":129.999,"dur":5.002,"args":{"device":0,"stream":7}}
+  ])json"));
+  KinetoReader reader;
+  Rank rank;
+  ASSERT_TRUE(reader.Read("mirrors.json", json, &rank).ok());
+  const RankIndex index = BuildRank(rank);
+  ASSERT_EQ(index.mirrored_annotation.size(), rank.annotations.size());
+  std::vector<std::string> mirrored;
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < rank.annotations.size(); ++i) {
+    const Annotation& annotation = rank.annotations[i];
+    const std::string label = std::string(rank.name(annotation.name)) + "@" +
+                              std::to_string(annotation.start / 1000) +
+                              (annotation.scope == AnnotationScope::kGpu ? "gpu" : "cpu");
+    (index.mirrored_annotation[i] ? mirrored : kept).push_back(label);
+  }
+  // Copied: F0 on both streams its kernels ran on, F1; and the F1 whose only kernel has no
+  // launch record (a CPU range of that name exists). Kept: both CPU ranges; the F0 whose kernel
+  // was launched outside every F0 range (at 50 us); the B0, which no CPU range is named.
+  EXPECT_THAT(mirrored, ElementsAre("PP:0F0@99gpu", "PP:0F0@100gpu", "PP:0F1@109gpu",
+                                    "PP:0F1@129gpu"));
+  EXPECT_THAT(kept, ElementsAre("PP:0F0@10cpu", "PP:0F1@30cpu", "PP:0F0@119gpu", "PP:0B0@124gpu"));
+}
+
 }  // namespace
 }  // namespace bubblescope::index

@@ -1,6 +1,8 @@
 // Schedule inference on the six real PyTorch CPU pipeline runs in sample_traces/torch_cpu. The
 // expected p, v, m, family and stage placement are each run's truth.json (also the README table);
-// the heavy run's slowest stage is the one record.py built with twice the layers.
+// the heavy run's slowest stage is the one record.py built with twice the layers. Also the
+// generated GPU job in sample_traces/synthetic_pipeline_4rank (1F1B, m = 4, per its README),
+// whose `PP:` ranges Kineto-style exist twice, on the CPU and on the GPU.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,11 +26,13 @@ struct RealRun {
 
 // `without_steps`: the ProfilerStep ranges removed, so the iterations come from the repeating
 // schedule; m must still be one step's microbatches.
-schedule_inference::Result Infer(const std::string& dir, bool without_steps = false) {
+// `set`: the directory under sample_traces/ holding the run `dir`.
+schedule_inference::Result Infer(const std::string& dir, bool without_steps = false,
+                                 const std::string& set = "torch_cpu") {
   LoadOptions options;
   options.jobs = 2;
-  absl::StatusOr<Trace> trace =
-      LoadTrace({std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + dir}, options);
+  absl::StatusOr<Trace> trace = LoadTrace(
+      {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/" + set + "/" + dir}, options);
   EXPECT_TRUE(trace.ok()) << trace.status();
   if (!trace.ok()) return {};
   if (without_steps) {
@@ -102,6 +106,13 @@ TEST(ScheduleInferenceRealTest, HeavyStageIsTheSlowest) {
   EXPECT_EQ(result.slowest_stage, 2);
   EXPECT_EQ(result.slowest_rank, 2);
   EXPECT_GT(result.slowest_excess_ns, 0.0);
+}
+
+// Every range there is a CPU user_annotation and a gpu_user_annotation copy; read twice, the
+// doubled forwards made the job look interleaved (v = 2).
+TEST(ScheduleInferenceRealTest, MirroredGpuRangesCountOnce) {
+  CheckRun({"synthetic_pipeline_4rank", 4, 1, 4, "1f1b", {0, 1, 2, 3}, "p2p", "annotations"},
+           Infer("synthetic_pipeline_4rank", false, "."));
 }
 
 }  // namespace

@@ -103,7 +103,8 @@ void CheckCase(const Case& c) {
     placement.insert(placement.end(), config.stage_to_rank.begin(), config.stage_to_rank.end());
   }
   EXPECT_EQ(result->virtual_stage_ranks, placement);
-  const bool staged = c.annotations == AnnotationStyle::kPpGpu;
+  const bool staged =
+      c.annotations == AnnotationStyle::kPpGpu || c.annotations == AnnotationStyle::kPpMirrored;
   EXPECT_EQ(pipeline::ShapeSourceName(result->stage_order_source), staged ? "annotations" : "p2p");
   EXPECT_EQ(pipeline::ShapeSourceName(result->schedule_source), c.annotations == AnnotationStyle::kNone ? "p2p" : "annotations");
   if (c.m == 1 && c.schedule != Schedule::kForwardOnly && c.schedule != Schedule::kZeroBubbleH1) {
@@ -133,7 +134,7 @@ void CheckFamily(Schedule schedule) {
   for (const sim::testing::GridJob& job : sim::testing::GridJobs(schedule)) {
     for (AnnotationStyle style :
          {AnnotationStyle::kNone, AnnotationStyle::kPpGpu, AnnotationStyle::kPpCpu,
-          AnnotationStyle::kPpShortCpu}) {
+          AnnotationStyle::kPpShortCpu, AnnotationStyle::kPpMirrored}) {
       for (bool imbalanced : {false, true}) {
         for (Marking marking : sim::testing::kAllMarkings) {
           CheckCase(Case{schedule, job.p, job.m, style, imbalanced, marking});
