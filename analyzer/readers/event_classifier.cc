@@ -96,6 +96,8 @@ CommKind CommKindFromName(std::string_view name) {
   return CommKind::kUnknown;
 }
 
+bool IsOperatorName(std::string_view name) { return name.find("::") != std::string_view::npos; }
+
 std::optional<CommKind> CpuCommOpKind(std::string_view op_name) {
   if (StartsWith(op_name, "gloo:") || StartsWith(op_name, "nccl:")) {
     return CommKindFromName(op_name.substr(5));

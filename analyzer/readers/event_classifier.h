@@ -36,6 +36,14 @@ bool IsCommKernelName(std::string_view kernel_name);
 // a kernel name ("ncclDevKernel_SendRecv(...)") or a CPU op name ("c10d::allreduce_").
 CommKind CommKindFromName(std::string_view name);
 
+// Whether a CPU event's name is an operator's. Torch built without Kineto exports every
+// RecordFunction as a plain "X" event with no category: operators always carry a namespace
+// ("aten::mm", "c10d::send", "autograd::engine::evaluate_function: MmBackward0"), while
+// record_function ranges ("PP:F3", "gloo:send", "Optimizer.step#SGD.step", "ProfilerStep#2")
+// and autograd nodes ("MmBackward0") do not. So such an event is a user range unless its name
+// holds "::".
+bool IsOperatorName(std::string_view name);
+
 // The communication kind of a CPU op that is communication (gloo:*, nccl:*, c10d:: collectives and
 // p2p, record_param_comms), nullopt for every other op (c10d utilities included).
 std::optional<CommKind> CpuCommOpKind(std::string_view op_name);

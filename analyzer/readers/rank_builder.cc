@@ -144,7 +144,10 @@ void RankBuilder::AddGpuOp(const EventFields& fields, const std::vector<int32_t>
 void RankBuilder::AddCpuOp(const EventFields& fields, const std::vector<int32_t>& pg_ranks,
                            TimeNs end, int64_t offset) {
   const std::string_view name_text = UnescapeJsonString(fields.name, &scratch_);
-  if (ProfilerStepNumber(name_text)) {
+  // Catless events come from torch builds without Kineto, where record_function ranges (PP:F3,
+  // gloo:send) are written like operators; they are annotations, as Kineto's user_annotation.
+  if (ProfilerStepNumber(name_text) ||
+      (fields.category == EventCategory::kAbsent && !IsOperatorName(name_text))) {
     return AddAnnotation(fields, AnnotationScope::kCpu, end, offset);
   }
   const std::optional<CommKind> comm_kind = CpuCommOpKind(name_text);

@@ -70,7 +70,8 @@ class RankWriter {
       : rank_(rank), options_(options), out_(out),
         earliest_(EarliestTime(rank)),
         offset_(options.layout == KinetoLayout::kRelativeWithBase
-                    ? options.base_time_ns.value_or(earliest_) : 0),
+                    ? options.base_time_ns.value_or(earliest_)
+                    : (Legacy(options) ? earliest_ : 0)),
         events_(out,
                 options.layout == KinetoLayout::kRelativeWithBase ? EventStyle::kKinetoMultiLine
                                                                   : EventStyle::kPythonOneLine,
@@ -106,6 +107,24 @@ class RankWriter {
   }
 
  private:
+  static bool Legacy(const KinetoWriteOptions& options) {
+    return options.legacy_cpu_functions && options.layout == KinetoLayout::kBareArray;
+  }
+
+  // One CPU event as torch's profiler without Kineto exported it: no category, the string pid.
+  void WriteLegacyEvent(std::string_view name, int64_t tid, TimeNs start, TimeNs end) {
+    events_.Open();
+    events_.Str("name", name);
+    events_.Str("ph", "X");
+    events_.Time("ts", start);
+    events_.Duration("dur", end - start);
+    events_.Int("tid", tid);
+    events_.Str("pid", "CPU functions");
+    events_.OpenArgs();
+    events_.CloseArgs();
+    events_.Close();
+  }
+
   static TimeNs EarliestTime(const Rank& rank) {
     TimeNs earliest = std::numeric_limits<TimeNs>::max();
     for (const Timeline& timeline : rank.timelines) {
@@ -233,7 +252,7 @@ class RankWriter {
   }
 
   void WriteCpuTimeline(const Timeline& timeline) {
-    bool legacy = options_.legacy_cpu_functions && options_.layout == KinetoLayout::kBareArray;
+    const bool legacy = Legacy(options_);
     for (const Interval& interval : timeline.intervals) {
       std::string_view name = rank_.name(interval.name);
       if (interval.kind == IntervalKind::kRuntime) {
@@ -251,16 +270,7 @@ class RankWriter {
         continue;
       }
       if (legacy) {
-        events_.Open();
-        events_.Str("name", name);
-        events_.Str("ph", "X");
-        events_.Time("ts", interval.start);
-        events_.Duration("dur", interval.duration());
-        events_.Int("tid", timeline.id);
-        events_.Str("pid", "CPU functions");
-        events_.OpenArgs();
-        events_.CloseArgs();
-        events_.Close();
+        WriteLegacyEvent(name, timeline.id, interval.start, interval.end);
         continue;
       }
       // CPU communication ops (c10d::send, gloo:*) are ordinary cpu_op events in real traces.
@@ -366,6 +376,11 @@ class RankWriter {
           rank_.name(annotation.name).starts_with("ProfilerStep#")) {
         continue;
       }
+      if (scope == AnnotationScope::kCpu && Legacy(options_)) {
+        WriteLegacyEvent(rank_.name(annotation.name), annotation.thread_or_stream,
+                         annotation.start, annotation.end);
+        continue;
+      }
       if (scope == AnnotationScope::kCpu) {
         OpenCompleteEvent("user_annotation", rank_.name(annotation.name), rank_.pid,
                           annotation.thread_or_stream, annotation.start, annotation.end);
@@ -385,6 +400,10 @@ class RankWriter {
   void WriteSteps() {
     int64_t thread = MainThreadId();
     for (const ProfilerStep& step : rank_.steps) {
+      if (Legacy(options_)) {
+        WriteLegacyEvent(absl::StrCat("ProfilerStep#", step.number), thread, step.start, step.end);
+        continue;
+      }
       OpenCompleteEvent("user_annotation", absl::StrCat("ProfilerStep#", step.number), rank_.pid,
                         thread, step.start, step.end);
       events_.OpenArgs();

@@ -32,8 +32,9 @@ struct KinetoWriteOptions {
   // "Input Dims", "Input type", "Sequence number"; kernels: launch geometry and occupancy), so
   // generated files weigh per event what real ones do.
   bool bulk_args = false;
-  // kBareArray only: write CPU ops as torch's autograd profiler without Kineto did, with no "cat"
-  // and the string pid "CPU functions".
+  // kBareArray only: write CPU ops, CPU annotations and profiler steps as torch's autograd
+  // profiler without Kineto did: no "cat", the string pid "CPU functions", and "ts" counted from
+  // the rank's own first event (each rank its own zero).
   bool legacy_cpu_functions = false;
   int gzip_level = -1;  // zlib level for ".gz" paths; -1 = zlib's default
 };

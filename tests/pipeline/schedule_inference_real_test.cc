@@ -10,6 +10,9 @@
 #include "gtest/gtest.h"
 #include "support/job_helpers.h"
 #include "loader/trace_loader.h"
+#include "readers/kineto_reader.h"
+#include "simdjson.h"
+#include "writers/kineto_writer.h"
 #include "pipeline/schedule_inference.h"
 
 namespace bubblescope {
@@ -106,6 +109,52 @@ TEST(ScheduleInferenceRealTest, HeavyStageIsTheSlowest) {
   EXPECT_EQ(result.slowest_stage, 2);
   EXPECT_EQ(result.slowest_rank, 2);
   EXPECT_GT(result.slowest_excess_ns, 0.0);
+}
+
+// Each run re-exported as torch built without Kineto writes it (bare array, no categories, the
+// pid "CPU functions", each rank's times from its own zero: kineto_writer's legacy flavour) must
+// keep its shape, and its bubble within 0.5 points of the Kineto original's, whose ranks share
+// one clock: here the offsets must be recovered from the traffic.
+TEST(ScheduleInferenceRealTest, LegacyExportsKeepEveryRunsShapeAndBubble) {
+  const RealRun runs[] = {
+      {"gpipe_p2_m4", 2, 1, 4, "gpipe", {0, 1}, "p2p", "annotations"},
+      {"1f1b_p4_m8", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"},
+      {"interleaved_p2_v2_m4", 2, 2, 4, "interleaved", {0, 1, 0, 1}, "annotations", "annotations"},
+      {"zb_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 0, 1}, "annotations", "annotations"},
+      {"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
+      {"1f1b_p4_m8_heavy2", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"}};
+  KinetoWriteOptions legacy;
+  legacy.layout = KinetoLayout::kBareArray;
+  legacy.legacy_cpu_functions = true;
+  for (const RealRun& run : runs) {
+    SCOPED_TRACE(run.dir);
+    LoadOptions options;
+    options.jobs = 1;
+    absl::StatusOr<Trace> original = LoadTrace(
+        {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + run.dir}, options);
+    ASSERT_TRUE(original.ok()) << original.status();
+    Trace exported;
+    for (const Rank& rank : original->ranks) {
+      const simdjson::padded_string json(KinetoJson(rank, legacy));
+      ASSERT_EQ(json.data()[0], '[');
+      ASSERT_EQ(std::string_view(json.data(), json.size()).find("\"cat\": \"user_annotation\""),
+                std::string_view::npos);
+      KinetoReader reader;
+      Rank read;
+      ASSERT_TRUE(reader.Read("legacy.json", json, &read).ok());
+      read.rank = rank.rank;  // from the file name, as the loader does for files without it
+      exported.ranks.push_back(std::move(read));
+    }
+    absl::StatusOr<schedule_inference::Result> shape = testing::ShapeOf(exported);
+    ASSERT_TRUE(shape.ok()) << shape.status();
+    CheckRun(run, *shape);
+    const job::Result want = testing::AnalyzeJob(*original);
+    const job::Result got = testing::AnalyzeJob(exported);
+    ASSERT_EQ(want.pipelines.size(), 1u);
+    ASSERT_EQ(got.pipelines.size(), 1u);
+    EXPECT_NEAR(got.pipelines[0].bubble.bubble_fraction, want.pipelines[0].bubble.bubble_fraction,
+                0.005);
+  }
 }
 
 // Every range there is a CPU user_annotation and a gpu_user_annotation copy; read twice, the

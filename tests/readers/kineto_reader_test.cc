@@ -96,15 +96,48 @@ TEST(KinetoReaderTest, BareArrayWithStringPids) {
 
   // The same pid string in another file maps to the same id.
   const ReadResult other =
-      ReadJson(R"([{"name":"x","ph":"X","ts":1,"dur":1,"tid":"9","pid":"CPU functions"}])");
+      ReadJson(R"([{"name":"aten::x","ph":"X","ts":1,"dur":1,"tid":"9","pid":"CPU functions"}])");
   ASSERT_TRUE(other.status.ok()) << other.status;
   EXPECT_EQ(other.rank.timelines[0].pid, first.pid);
 }
 
+// Torch without Kineto writes record_function ranges like operators, with no category: a name
+// without a namespace is a user range (annotation), one with "::" an operator.
+TEST(KinetoReaderTest, CatlessRangesWithoutANamespaceAreAnnotations) {
+  const ReadResult result = ReadJson(R"([
+    {"name":"ProfilerStep#2","ph":"X","ts":0,"dur":100,"tid":1,"pid":"CPU functions","args":{}},
+    {"name":"PP:F3","ph":"X","ts":10,"dur":20,"tid":1,"pid":"CPU functions","args":{}},
+    {"name":"aten::linear","ph":"X","ts":11,"dur":5,"tid":1,"pid":"CPU functions","args":{}},
+    {"name":"c10d::send","ph":"X","ts":40,"dur":5,"tid":1,"pid":"CPU functions","args":{}},
+    {"name":"gloo:send","ph":"X","ts":41,"dur":9,"tid":1,"pid":"CPU functions","args":{}},
+    {"name":"autograd::engine::evaluate_function: MmBackward0","ph":"X","ts":60,"dur":9,"tid":1,"pid":"CPU functions","args":{}},
+    {"name":"MmBackward0","ph":"X","ts":61,"dur":7,"tid":1,"pid":"CPU functions","args":{}},
+    {"name":"Optimizer.step#SGD.step","ph":"X","ts":80,"dur":9,"tid":1,"pid":"CPU functions","args":{}}
+  ])");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  std::vector<std::string> annotations;
+  for (const Annotation& annotation : result.rank.annotations) {
+    EXPECT_EQ(annotation.scope, AnnotationScope::kCpu);
+    annotations.emplace_back(result.rank.name(annotation.name));
+  }
+  EXPECT_THAT(annotations, ::testing::ElementsAre("ProfilerStep#2", "PP:F3", "gloo:send",
+                                                  "MmBackward0", "Optimizer.step#SGD.step"));
+  ASSERT_EQ(result.rank.steps.size(), 1u);
+  EXPECT_EQ(IntervalCount(result.rank, IntervalKind::kCpuOp), 2u);      // linear, evaluate_function
+  EXPECT_EQ(IntervalCount(result.rank, IntervalKind::kCpuCommOp), 1u);  // c10d::send alone
+  // With a category the category decides: a cpu_op without a namespace stays an op.
+  const ReadResult categorised = ReadJson(R"([
+    {"name":"my_op","cat":"cpu_op","ph":"X","ts":0,"dur":1,"tid":1,"pid":1,"args":{}}
+  ])");
+  ASSERT_TRUE(categorised.status.ok()) << categorised.status;
+  EXPECT_EQ(IntervalCount(categorised.rank, IntervalKind::kCpuOp), 1u);
+  EXPECT_TRUE(categorised.rank.annotations.empty());
+}
+
 TEST(KinetoReaderTest, BareArrayWithoutClosingBracketIsLegal) {
   const std::string json =
-      "[{\"name\":\"a\",\"ph\":\"X\",\"ts\":10,\"dur\":5,\"tid\":1,\"pid\":2},\n"
-      "{\"name\":\"b\",\"ph\":\"X\",\"ts\":20,\"dur\":5,\"tid\":1,\"pid\":2},\n";
+      "[{\"name\":\"aten::a\",\"ph\":\"X\",\"ts\":10,\"dur\":5,\"tid\":1,\"pid\":2},\n"
+      "{\"name\":\"aten::b\",\"ph\":\"X\",\"ts\":20,\"dur\":5,\"tid\":1,\"pid\":2},\n";
   const ReadResult result = ReadJson(json);
   ASSERT_TRUE(result.status.ok()) << result.status;
   EXPECT_EQ(IntervalCount(result.rank, IntervalKind::kCpuOp), 2u);

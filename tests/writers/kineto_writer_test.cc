@@ -327,6 +327,17 @@ TEST(KinetoWriterTest, LegacyCpuFunctionsFlavour) {
   EXPECT_FALSE(Has(ops[0], "cat"));
   EXPECT_EQ(Str(ops[0], "pid"), "CPU functions");
   EXPECT_EQ(Int(ops[0], "tid"), 4250);
+  // The CPU annotation and the step are catless events too; times count from the rank's first
+  // event (the step's start, 500 ns after kBase): aten::mm starts 734 ns = 0.734 us later.
+  const auto annotations = trace.Find("X", "forward");
+  ASSERT_EQ(annotations.size(), 1u);
+  EXPECT_FALSE(Has(annotations[0], "cat"));
+  EXPECT_EQ(Str(annotations[0], "pid"), "CPU functions");
+  const auto steps = trace.Find("X", "ProfilerStep#5");
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_FALSE(Has(steps[0], "cat"));
+  EXPECT_DOUBLE_EQ(Number(steps[0], "ts"), 0.0);
+  EXPECT_DOUBLE_EQ(Number(ops[0], "ts"), 0.734);
   // GPU ops keep their Kineto form.
   EXPECT_EQ(trace.Find("X", "gemm_kernel", "kernel").size(), 1u);
 }
