@@ -79,11 +79,18 @@ std::vector<Scope> ScopesOf(const Rank& rank, const Timeline& thread) {
   return scopes;
 }
 
+// Scopes that say what a kernel NCCL runs as SendRecv really is: a send, a receive, or an
+// all-to-all (NCCL implements it as grouped sends and receives).
+bool ResolvesSendRecv(CommKind kind) {
+  return kind == CommKind::kSend || kind == CommKind::kRecv || kind == CommKind::kAllToAll;
+}
+
 // Everything known about one launch record.
 struct Launch {
   TimeNs start = 0;
   bool in_autograd = false;  // issued from inside an autograd engine op: backward work
-  // The innermost CPU p2p scope (c10d::send, nccl:recv, ...) around the launch, if any.
+  // The innermost CPU scope around the launch that resolves a SendRecv kernel (c10d::send,
+  // nccl:recv, nccl:all_to_all, ...), if any.
   CommKind scope_kind = CommKind::kUnknown;
   int32_t scope_peer = -1;
 };
@@ -116,10 +123,14 @@ absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
       }
       std::erase_if(open, [&](const Scope* scope) { return scope->end <= interval.start; });
       Launch launch{interval.start, autograd_time.Contains(interval.start)};
-      if (!open.empty() &&
-          (open.back()->kind == CommKind::kSend || open.back()->kind == CommKind::kRecv)) {
-        launch.scope_kind = open.back()->kind;
-        launch.scope_peer = open.back()->peer;
+      // The innermost scope that names what an undirected kernel does; scopes naming nothing
+      // (record_param_comms without args, nccl:coalesced) are looked through.
+      for (auto scope = open.rbegin(); scope != open.rend(); ++scope) {
+        if (ResolvesSendRecv((*scope)->kind)) {
+          launch.scope_kind = (*scope)->kind;
+          launch.scope_peer = (*scope)->peer;
+          break;
+        }
       }
       launches.emplace(interval.correlation, launch);
     }

@@ -14,7 +14,9 @@
 //   a send and a receive with one kernel (`ncclDevKernel_SendRecv`), so a trace without NCCL's
 //   metadata args only says "sendrecv"; PyTorch launches each p2p kernel inside its c10d::send /
 //   c10d::recv_ op (and "nccl:send" / "nccl:recv" range), so the innermost such scope around the
-//   launch gives the direction, and the peer when the scope recorded one.
+//   launch gives the direction, and the peer when the scope recorded one. NCCL runs an
+//   all-to-all with the same kernels, so a SendRecv kernel inside `nccl:all_to_all` /
+//   `c10d::alltoall_base_` is an all-to-all.
 // - A phase hint for compute ops: backward when the kernel is launched inside one of torch's
 //   `autograd::engine::evaluate_function: ...` ops or its name says backward ("backward", "bwd"),
 //   weight gradient when the name says so ("weight_grad", "wgrad"). Names carry this only by

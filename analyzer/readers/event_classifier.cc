@@ -73,6 +73,16 @@ bool IsCommKernelName(std::string_view kernel_name) {
   return false;
 }
 
+std::optional<CommKind> CommKernelKind(std::string_view kernel_name) {
+  static constexpr std::string_view kExpertParallelScopes[] = {
+      "deep_ep::intranode::", "deep_ep::internode::", "deep_ep::internode_ll::", "dpsk::ep::"};
+  for (std::string_view scope : kExpertParallelScopes) {
+    if (kernel_name.find(scope) != std::string_view::npos) return CommKind::kAllToAll;
+  }
+  if (IsCommKernelName(kernel_name)) return CommKindFromName(kernel_name);
+  return std::nullopt;
+}
+
 CommKind CommKindFromName(std::string_view name) {
   const std::string normalized = Normalize(name);
   // Longer names first: "allreduce" and "reducescatter" contain "reduce", "sendrecv" contains both

@@ -32,6 +32,13 @@ EventCategory ClassifyCategory(std::string_view cat);
 // ccl, CCL or Ccl and the letter before it in either case (ncclKernel_*, NCCL*, RCCL, hccl).
 bool IsCommKernelName(std::string_view kernel_name);
 
+// What a communication kernel does, nullopt for compute: NCCL/RCCL/HCCL kernels by their name
+// (CommKindFromName), and expert-parallel all-to-all kernels, which move tokens between ranks
+// over NVLink/RDMA without NCCL: DeepEP's dispatch/combine and their notify/cached kernels
+// (namespaces deep_ep::intranode, ::internode, ::internode_ll; DeepSeek's own traces spell them
+// dpsk::ep::). Its layout kernels (deep_ep::layout) only compute, and stay compute.
+std::optional<CommKind> CommKernelKind(std::string_view kernel_name);
+
 // The kind of a collective from a "Collective name" arg ("send", "all_to_allv", "allreduce"),
 // a kernel name ("ncclDevKernel_SendRecv(...)") or a CPU op name ("c10d::allreduce_").
 CommKind CommKindFromName(std::string_view name);

@@ -100,6 +100,37 @@ bool NothingMoreNeeded(const EventFields& fields) {
   return false;
 }
 
+// A stream handle written as text: ROCm's roctracer gives HIP runtime calls `"stream": "0x0"`.
+// Hex ("0x" and 1 to 16 digits, kept as the 64-bit pattern) or decimal that fits an int64.
+bool ParseStreamHandleText(std::string_view text, int64_t* value) {
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    text.remove_prefix(2);
+    if (text.size() > 16) return false;
+    uint64_t handle = 0;
+    for (char c : text) {
+      int digit = -1;
+      if (c >= '0' && c <= '9') digit = c - '0';
+      if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+      if (digit < 0) return false;
+      handle = handle * 16 + static_cast<uint64_t>(digit);
+    }
+    *value = static_cast<int64_t>(handle);
+    return true;
+  }
+  if (text.empty() || text.size() > 19) return false;
+  int64_t number = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    if (__builtin_mul_overflow(number, 10, &number) ||
+        __builtin_add_overflow(number, c - '0', &number)) {
+      return false;
+    }
+  }
+  *value = number;
+  return true;
+}
+
 bool FitsInt32(int64_t value) {
   return value >= std::numeric_limits<int32_t>::min() &&
          value <= std::numeric_limits<int32_t>::max();
@@ -234,7 +265,15 @@ simdjson::error_code EventFieldReader::ReadArgs(ondemand::object& args_object,
         if (key == "device") {
           args.has_device = number(token, kArgGroupGpu, &args.device);
         } else if (key == "stream") {
-          args.has_stream = number(token, kArgGroupGpu, &args.stream);
+          std::string_view handle;
+          if (StringTokenContent(token, &handle)) {
+            args.has_stream = ParseStreamHandleText(handle, &args.stream);
+            if (!args.has_stream) {
+              MarkArgDamaged(&args, kArgGroupGpu, ImportCounter::kWrongFieldType);
+            }
+          } else {
+            args.has_stream = number(token, kArgGroupGpu, &args.stream);
+          }
         }
         break;
       case 8:

@@ -289,9 +289,8 @@ bool RankBuilder::IsCommKernel(NameId name, CommKind* kind) {
   uint8_t& cached = kernel_class_[name];
   if (cached == 0) {
     const std::string_view text = rank_->names.Get(name);
-    cached = IsCommKernelName(text)
-                 ? static_cast<uint8_t>(2 + static_cast<int>(CommKindFromName(text)))
-                 : 1;
+    const std::optional<CommKind> comm = CommKernelKind(text);
+    cached = comm ? static_cast<uint8_t>(2 + static_cast<int>(*comm)) : 1;
   }
   if (cached == 1) return false;
   *kind = static_cast<CommKind>(cached - 2);

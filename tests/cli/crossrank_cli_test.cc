@@ -164,15 +164,19 @@ TEST(CrossRankCliTest, DlrmAllToAllIsNoPipeline) {
   const std::string dir = testing::SharedTracePath("param_dlrm_8rank");
   BUBBLESCOPE_NEED_SHARED(dir);
   int64_t sendrecv = 0;
+  int64_t all_to_all_ranges = 0;
   int64_t allreduce = 0;
   int64_t sized = 0;  // events carrying a message size: none in these traces
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string text = Gunzip(ReadFile(entry.path().string()));
     sendrecv += CountOccurrences(text, "\"name\": \"ncclKernel_SendRecv");
+    all_to_all_ranges += CountOccurrences(text, "\"name\": \"nccl:all_to_all\"");
     allreduce += CountOccurrences(text, "\"name\": \"ncclKernel_AllReduce");
     sized += CountOccurrences(text, "msg nelems");
   }
   ASSERT_GT(sendrecv, 0);
+  // NCCL runs the all-to-all as SendRecv kernels, each launched inside an nccl:all_to_all range.
+  ASSERT_EQ(all_to_all_ranges, sendrecv);
 
   CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--format", "json"});
   ASSERT_EQ(run.exit_status, 0) << run.err;
@@ -183,15 +187,15 @@ TEST(CrossRankCliTest, DlrmAllToAllIsNoPipeline) {
   simdjson::dom::element job = report["job"];
   EXPECT_FALSE(bool(job["pipeline_found"]));
   EXPECT_EQ(simdjson::dom::array(job["ranks_without_p2p"]).size(), 8u);
-  int64_t got_sendrecv = -1;
+  int64_t got_all_to_all = -1;
   int64_t got_allreduce = -1;
   for (simdjson::dom::element kind : job["collectives"]) {
-    if (std::string_view(kind["kind"]) == "sendrecv") got_sendrecv = kind["count"];
+    if (std::string_view(kind["kind"]) == "all_to_all") got_all_to_all = kind["count"];
     if (std::string_view(kind["kind"]) == "all_reduce") got_allreduce = kind["count"];
     EXPECT_GT(double(kind["time_us"]), 0.0);
     EXPECT_EQ(int64_t(kind["sized_count"]), sized);
   }
-  EXPECT_EQ(got_sendrecv, sendrecv);
+  EXPECT_EQ(got_all_to_all, sendrecv);
   EXPECT_EQ(got_allreduce, allreduce);
 
   CommandResult text = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir});
@@ -199,7 +203,8 @@ TEST(CrossRankCliTest, DlrmAllToAllIsNoPipeline) {
   EXPECT_THAT(text.out, HasSubstr("job: no pipeline found"));
   EXPECT_THAT(text.out, HasSubstr("collectives over all ranks"));
   // No sizes recorded: the MiB column says so rather than 0.00.
-  EXPECT_THAT(text.out, ::testing::ContainsRegex("sendrecv +40 +- +[0-9]"));
+  EXPECT_THAT(text.out, ::testing::ContainsRegex("all_to_all +40 +- +[0-9]"));
+  EXPECT_THAT(text.out, ::testing::Not(HasSubstr("sendrecv")));
 }
 
 }  // namespace

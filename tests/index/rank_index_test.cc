@@ -230,6 +230,28 @@ TEST(RankIndexTest, P2pKernelsWithoutArgsTakeTheirDirectionFromTheLaunchingOp) {
                                  CommKind::kSendRecv, CommKind::kSendRecv));
 }
 
+// NCCL's all-to-all runs SendRecv kernels: inside an all-to-all scope they are the all-to-all,
+// looking through a record_param_comms that names nothing.
+TEST(RankIndexTest, SendRecvKernelsInsideAnAllToAllAreTheAllToAll) {
+  const simdjson::padded_string json(std::string(R"json([
+    {"ph":"X","cat":"cpu_op","name":"c10d::alltoall_base_","pid":1,"tid":1,"ts":10,"dur":20},
+    {"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":11,"dur":18},
+    {"ph":"X","cat":"user_annotation","name":"nccl:all_to_all","pid":1,"tid":1,"ts":12,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":13,"dur":2,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":24,"dur":2,"args":{"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*)","pid":0,"tid":20,"ts":40,"dur":5,"args":{"device":0,"stream":20,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*)","pid":0,"tid":20,"ts":50,"dur":5,"args":{"device":0,"stream":20,"correlation":2}}
+  ])json"));
+  KinetoReader reader;
+  Rank rank;
+  ASSERT_TRUE(reader.Read("a2a.json", json, &rank).ok());
+  const RankIndex index = BuildRank(rank);
+  ASSERT_EQ(index.ops.size(), 2u);
+  EXPECT_EQ(index.ops[0].comm, CommKind::kAllToAll);  // inside nccl:all_to_all
+  EXPECT_EQ(index.ops[1].comm, CommKind::kAllToAll);  // after it, still inside alltoall_base_
+  EXPECT_FALSE(index.HasP2p());
+}
+
 // Kineto's copies of record_function ranges: the GPU range is a copy when a CPU range of the
 // same name contains the launch of its stream's first kernel inside it.
 TEST(RankIndexTest, GpuCopiesOfCpuRangesAreMarkedMirrored) {

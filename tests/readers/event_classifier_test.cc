@@ -37,6 +37,27 @@ TEST(EventClassifierTest, CommKernelNames) {
   EXPECT_FALSE(IsCommKernelName(""));
 }
 
+// Expert-parallel kernels are all-to-all communication whatever their template arguments say
+// (a "reduce" or "send" there must not decide it); DeepEP's layout kernel is compute.
+TEST(EventClassifierTest, CommKernelKinds) {
+  EXPECT_EQ(CommKernelKind("void deep_ep::internode::dispatch<false, 8, 7>(int4*, float*)"),
+            CommKind::kAllToAll);
+  EXPECT_EQ(CommKernelKind("void deep_ep::intranode::combine<nv_bfloat16, 8, 768>(reduce_t*)"),
+            CommKind::kAllToAll);
+  EXPECT_EQ(CommKernelKind("void deep_ep::internode_ll::dispatch<true, 3, 7168>(void*)"),
+            CommKind::kAllToAll);
+  EXPECT_EQ(CommKernelKind("void deep_ep::intranode::notify_dispatch<8>(int const*)"),
+            CommKind::kAllToAll);
+  EXPECT_EQ(CommKernelKind("dpsk::ep::internode::combine(send_buffer)"), CommKind::kAllToAll);
+  EXPECT_EQ(CommKernelKind("void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*)"),
+            std::nullopt);
+  EXPECT_EQ(CommKernelKind("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage)"),
+            CommKind::kAllReduce);
+  EXPECT_EQ(CommKernelKind("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"),
+            CommKind::kSendRecv);
+  EXPECT_EQ(CommKernelKind("sm90_xmma_gemm_bf16bf16_bf16f32"), std::nullopt);
+}
+
 TEST(EventClassifierTest, CommKindFromCollectiveAndKernelNames) {
   EXPECT_EQ(CommKindFromName("send"), CommKind::kSend);
   EXPECT_EQ(CommKindFromName("recv"), CommKind::kRecv);

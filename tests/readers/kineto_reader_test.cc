@@ -134,6 +134,24 @@ TEST(KinetoReaderTest, CatlessRangesWithoutANamespaceAreAnnotations) {
   EXPECT_TRUE(categorised.rank.annotations.empty());
 }
 
+// A stream handle written as text (ROCm): hex or decimal is the stream's id; other text is a
+// damaged field, counted, and the event skipped.
+TEST(KinetoReaderTest, StreamHandlesAsText) {
+  const ReadResult result = ReadJson(R"([
+    {"name":"k1","cat":"kernel","ph":"X","ts":1,"dur":1,"pid":0,"tid":0,"args":{"device":0,"stream":"0x7f00","correlation":1}},
+    {"name":"k2","cat":"kernel","ph":"X","ts":2,"dur":1,"pid":0,"tid":0,"args":{"device":0,"stream":"0xFFFFFFFFFFFFFFFF","correlation":2}},
+    {"name":"k3","cat":"kernel","ph":"X","ts":3,"dur":1,"pid":0,"tid":0,"args":{"device":0,"stream":"12","correlation":3}},
+    {"name":"k4","cat":"kernel","ph":"X","ts":4,"dur":1,"pid":0,"tid":0,"args":{"device":0,"stream":"fast","correlation":4}},
+    {"name":"k5","cat":"kernel","ph":"X","ts":5,"dur":1,"pid":0,"tid":0,"args":{"device":0,"stream":"0x1ffffffffffffffff","correlation":5}}
+  ])");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  std::vector<int64_t> streams;
+  for (const Timeline& timeline : result.rank.timelines) streams.push_back(timeline.id);
+  std::sort(streams.begin(), streams.end());
+  EXPECT_THAT(streams, ::testing::ElementsAre(-1, 12, 0x7f00));
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kWrongFieldType), 2u);
+}
+
 TEST(KinetoReaderTest, BareArrayWithoutClosingBracketIsLegal) {
   const std::string json =
       "[{\"name\":\"aten::a\",\"ph\":\"X\",\"ts\":10,\"dur\":5,\"tid\":1,\"pid\":2},\n"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@ namespace bubblescope::testing {
 namespace {
 
 constexpr char kHtaRank0[] = "hta_trace_filter_2rank/sampled_rank-0.json.gz";
+constexpr char kAmdRocm[] = "hta_amd_mi250_rocm/mi250_minitoy_train_ROCm6_2_kineto.json.gz";
 constexpr char kDlrmWorker0[] = "param_dlrm_8rank/worker0_step_12.1694128201545.pt.trace.json.gz";
 
 std::optional<std::string> LoadShared(const char* relative) {
@@ -67,6 +69,30 @@ TEST(KinetoRealTraceTest, HtaRank0) {
     }
   }
   EXPECT_EQ(rank.stats.count(ImportCounter::kIgnoredCategory), 1u);  // the "Trace" span
+  EXPECT_FALSE(rank.stats.HasAtLeast(Severity::kWarning));
+}
+
+// ROCm (roctracer) writes the stream of HIP runtime calls as text ("0x0"); read as a handle, the
+// launches stay and every GPU op keeps its launch. Python: 21 cuda_runtime events (hipLaunchKernel,
+// hipMemcpyWithStream, ...), 14 kernels and 2 memcpys, each with a runtime event's correlation.
+TEST(KinetoRealTraceTest, AmdRocmStreamHandlesAsText) {
+  LOAD_OR_SKIP(text, kAmdRocm);
+  const ReadResult result = ReadJson(*text, kAmdRocm);
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  const Rank& rank = result.rank;
+  EXPECT_EQ(IntervalCount(rank, IntervalKind::kRuntime), 21u);
+  EXPECT_EQ(IntervalCount(rank, IntervalKind::kComputeKernel), 14u);
+  EXPECT_EQ(IntervalCount(rank, IntervalKind::kMemcpy), 2u);
+  std::set<int64_t> launches;
+  for (const Interval* interval : AllIntervals(rank)) {
+    if (interval->kind == IntervalKind::kRuntime) launches.insert(interval->correlation);
+  }
+  for (const Interval* interval : AllIntervals(rank)) {
+    if (IsDeviceKind(interval->kind)) {
+      EXPECT_TRUE(launches.contains(interval->correlation));
+    }
+  }
+  EXPECT_EQ(rank.stats.count(ImportCounter::kUnmatchedFlow), 0u);
   EXPECT_FALSE(rank.stats.HasAtLeast(Severity::kWarning));
 }
 
