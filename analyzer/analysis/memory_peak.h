@@ -1,5 +1,7 @@
-// Peak device memory of a rank: the largest Total Allocated and the largest Total Reserved over
-// its memory samples (each peak may come from a different sample).
+// Peak memory of a rank: the largest Total Allocated and the largest Total Reserved over its
+// memory samples (each peak may come from a different sample). A rank with GPU activity is
+// measured on its device samples; a CPU-only rank (a gloo pipeline) on its host samples, the
+// memory its stages really hold, when it has any (else on whatever device samples it has).
 #pragma once
 
 #include <cstdint>

@@ -199,9 +199,11 @@ void RankBuilder::AddMemorySample(const EventFields& fields, int64_t offset) {
     return Bump(ImportCounter::kIgnoredCategory, offset);
   }
   const EventArgs& args = fields.args;
-  if (args.has_device_type && args.device_type != 1) {  // 1 = CUDA; CPU memory is not modelled
+  // c10::DeviceType: 0 CPU (host memory), 1 CUDA (ROCm builds report HIP memory as CUDA too).
+  if (args.has_device_type && args.device_type != 0 && args.device_type != 1) {
     return Bump(ImportCounter::kIgnoredCategory, offset);
   }
+  const bool host = args.has_device_type && args.device_type == 0;
   if (!fields.has_ts) return Bump(ImportCounter::kMissingField, offset);
   if (!InTimeRange(fields.ts)) return Bump(ImportCounter::kTimeOutOfRange, offset);
   if ((args.damaged_groups & kArgGroupMemory) || !args.has_total_allocated ||
@@ -212,7 +214,8 @@ void RankBuilder::AddMemorySample(const EventFields& fields, int64_t offset) {
   rank_->memory.push_back(MemorySample{.time = fields.ts,
                                        .allocated_bytes = args.total_allocated,
                                        .reserved_bytes = args.total_reserved,
-                                       .device = ToInt32OrUnknown(args.device_id)});
+                                       .device = host ? -1 : ToInt32OrUnknown(args.device_id),
+                                       .host = host});
   ++usable_events_;
 }
 

@@ -441,8 +441,8 @@ class RankWriter {
       events_.Int("Total Allocated", sample.allocated_bytes);
       events_.Int("Bytes", sample.allocated_bytes - previous);
       if (options_.bulk_args) events_.Int("Addr", 0x7f0000000000 + (sample.time & 0xffffff00));
-      events_.Int("Device Id", sample.device);
-      events_.Int("Device Type", sample.device >= 0 ? 1 : 0);
+      events_.Int("Device Id", sample.host ? -1 : sample.device);
+      events_.Int("Device Type", sample.host ? 0 : 1);
       events_.CloseArgs();
       events_.Close();
     }

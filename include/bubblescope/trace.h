@@ -155,6 +155,8 @@ struct MemorySample {
   int64_t allocated_bytes = 0;  // Total Allocated
   int64_t reserved_bytes = 0;   // Total Reserved
   int32_t device = -1;
+  // Host (CPU allocator) memory rather than an accelerator's: the memory of a CPU-only rank.
+  bool host = false;
 };
 
 struct DeviceInfo {

@@ -90,6 +90,26 @@ TEST(RankSummaryTest, StepsMemoryPeaksAndImportStatsAreCarried) {
   EXPECT_EQ(f.import_stats.truncation_detail(), "cut inside an event");
 }
 
+// A CPU-only rank is measured on its host samples; a GPU rank on its device samples alone.
+TEST(RankSummaryTest, HostMemoryIsTheCpuOnlyRanksPeak) {
+  Rank cpu_rank;
+  cpu_rank.timelines.push_back(Thread(1, {Op(kCpu, 0, 100)}));
+  cpu_rank.memory = {{.time = 5, .allocated_bytes = 300, .reserved_bytes = 0, .host = true},
+                     {.time = 6, .allocated_bytes = 900, .reserved_bytes = 0, .host = true},
+                     {.time = 7, .allocated_bytes = 50, .reserved_bytes = 70, .device = 0}};
+  RankFigures f = AnalyzeOne(std::move(cpu_rank));
+  EXPECT_EQ(f.peak_allocated_bytes, 900);
+  EXPECT_EQ(f.peak_reserved_bytes, 0);
+
+  Rank gpu_rank;
+  gpu_rank.timelines.push_back(Stream(7, {Op(kCompute, 0, 100)}));
+  gpu_rank.memory = {{.time = 5, .allocated_bytes = 900, .reserved_bytes = 900, .host = true},
+                     {.time = 7, .allocated_bytes = 50, .reserved_bytes = 70, .device = 0}};
+  f = AnalyzeOne(std::move(gpu_rank));
+  EXPECT_EQ(f.peak_allocated_bytes, 50);
+  EXPECT_EQ(f.peak_reserved_bytes, 70);
+}
+
 TEST(RankSummaryTest, ZeroMemorySampleIsAKnownPeak) {
   Rank rank;
   rank.memory = {{5, 0, 0, 0}};

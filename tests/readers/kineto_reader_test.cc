@@ -350,7 +350,7 @@ TEST(KinetoReaderTest, MemorySamples) {
      "args":{"Device Type":1,"Device Id":0,"Total Allocated":7}}]})");
   ASSERT_TRUE(result.status.ok()) << result.status;
   const Rank& rank = result.rank;
-  ASSERT_EQ(rank.memory.size(), 2u);
+  ASSERT_EQ(rank.memory.size(), 3u);
   EXPECT_EQ(rank.memory[0].time, 10000);
   EXPECT_EQ(rank.memory[0].allocated_bytes, 5);
   EXPECT_EQ(rank.memory[0].reserved_bytes, 6);
@@ -359,8 +359,14 @@ TEST(KinetoReaderTest, MemorySamples) {
   EXPECT_EQ(rank.memory[1].allocated_bytes, 1000);
   EXPECT_EQ(rank.memory[1].reserved_bytes, 2048);
   EXPECT_EQ(rank.memory[1].device, 0);
+  EXPECT_FALSE(rank.memory[1].host);
+  // Device Type 0: the CPU allocator's memory.
+  EXPECT_EQ(rank.memory[2].time, 30000);
+  EXPECT_EQ(rank.memory[2].allocated_bytes, 7);
+  EXPECT_EQ(rank.memory[2].device, -1);
+  EXPECT_TRUE(rank.memory[2].host);
   EXPECT_EQ(rank.stats.count(ImportCounter::kBadMemorySample), 1u);
-  EXPECT_EQ(rank.stats.count(ImportCounter::kIgnoredCategory), 1u);  // the CPU sample
+  EXPECT_EQ(rank.stats.count(ImportCounter::kIgnoredCategory), 0u);
 }
 
 TEST(KinetoReaderTest, FlowsFillMissingCorrelationIds) {
