@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "common/output_file.h"
+#include "report/job_report.h"
 #include "report/pipeline_report.h"
 #include "report/summary_report.h"
 #include "text/one_line.h"
@@ -50,7 +51,7 @@ whole trace is one iteration. docs/bubble.md defines every figure; docs/json-rep
 JSON key.
 
 Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
-(--strict) import warnings or errors.
+(--strict) import warnings or errors, or a job missing ranks it declares or its pipelines reach.
 )";
 
 using text::OneLine;
@@ -183,7 +184,8 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
       ->excludes(run_option);
   analyze->add_flag("--strict", strict_,
                     "Exit with status 2, printing no report, if any file has an import warning "
-                    "or error (damaged events, truncation)");
+                    "or error (damaged events, truncation) or the job is incomplete (ranks it "
+                    "declares, or its pipelines send to, are not in the trace)");
   iteration_marker_option_ =
       analyze
           ->add_option("--iteration-marker", iteration_marker_,
@@ -252,6 +254,13 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   if (!job.ok()) {
     err << "bubblescope: " << MessageLine(job.status()) << "\n";
     return kExitBadInput;
+  }
+  if (job->Incomplete()) {
+    // The report says so under its headline too; on stderr it reaches a user piping the JSON.
+    std::string why = IncompleteJobText(*job);
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    err << (strict_ ? "bubblescope: --strict: " : "warning: ") << why << "\n";
+    if (strict_) return kExitBadInput;
   }
 
   SummaryReportOptions report_options;

@@ -100,6 +100,8 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
       p2p_matching::Analyze(inputs.graph, p2p_matching::Options{.ranks = stage_order});
   crossrank.unmatched = matching.unmatched;
   crossrank.ops_without_peer = matching.ops_without_peer;
+  crossrank.missing_peers =
+      job_completeness::PeersOutsideTrace(trace, inputs.index, stage_order);
   crossrank.offsets =
       clock_alignment::Analyze(matching.transfers,
                                clock_alignment::Options{.ranks = stage_order})
@@ -164,6 +166,7 @@ void SummarizeJob(const JobInputs& inputs, Result& result) {
   job.pipelines = static_cast<int32_t>(result.pipelines.size());
   job.ranks_without_p2p = inputs.graph.ranks_without_p2p;
   job.notes = inputs.graph.notes;
+  job.completeness = job_completeness::AnalyzeJob(*inputs.trace);
   for (size_t i = 0; i < result.pipelines.size(); ++i) {
     const double bubble = result.pipelines[i].bubble.bubble_fraction;
     if (job.worst_pipeline < 0 || bubble > job.worst_bubble_fraction) {
@@ -188,6 +191,13 @@ std::string_view LayerCountSourceName(LayerCountSource source) {
       return "annotations";
   }
   return "unknown";
+}
+
+bool Result::Incomplete() const {
+  if (!job.completeness.missing_ranks.empty()) return true;
+  return std::any_of(pipelines.begin(), pipelines.end(), [](const Pipeline& pipeline) {
+    return !pipeline.crossrank.missing_peers.empty();
+  });
 }
 
 absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {

@@ -11,8 +11,9 @@
 //  5. per pipeline: send/recv matching, clock offsets (first stage's clock), the iteration
 //     assignment on those clocks, the bubble, the shape (given the stage order), the slowest
 //     stage's simulated effect, the rebalance suggestion, findings, links and stall attribution;
-//  6. over the job: slow links against every link, link findings, the job summary, and the
-//     collectives of a job without pipelines.
+//  6. over the job: slow links against every link, link findings, the job summary (with the
+//     declared world size against the ranks loaded), and the collectives of a job without
+//     pipelines.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include "analysis/rank_summary.h"
 #include "bubblescope/trace.h"
 #include "crossrank/clock_alignment.h"
+#include "crossrank/job_completeness.h"
 #include "crossrank/link_stats.h"
 #include "crossrank/p2p_matching.h"
 #include "crossrank/stall_attribution.h"
@@ -70,6 +72,8 @@ struct CrossRankFigures {
   stall_attribution::Result stalls;
   std::vector<p2p_matching::Unmatched> unmatched;
   int64_t ops_without_peer = 0;
+  // Ranks outside the trace this pipeline's ranks exchange p2p with: stages not loaded.
+  std::vector<int32_t> missing_peers;
 };
 
 struct Pipeline {
@@ -91,6 +95,8 @@ struct JobSummary {
   double worst_bubble_fraction = 0.0;
   double best_bubble_fraction = 0.0;
   double bubble_spread = 0.0;  // worst - best
+  // The declared world size against the ranks loaded.
+  job_completeness::JobResult completeness;
   // Only when there is no pipeline: what the job communicated instead, by time descending.
   std::vector<collectives::Summary> collectives;
   std::vector<std::string> notes;
@@ -100,6 +106,10 @@ struct Result {
   rank_summary::Result ranks;
   std::vector<Pipeline> pipelines;
   JobSummary job;
+
+  // True when ranks the job declares are missing, or a pipeline exchanges p2p with a rank
+  // outside the trace: its figures then cover the loaded ranks only.
+  bool Incomplete() const;
 };
 
 // InvalidArgumentError for an invalid iteration marker or layer counts that do not fit a

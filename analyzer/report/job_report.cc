@@ -1,5 +1,8 @@
 #include "report/job_report.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -7,6 +10,50 @@
 #include "report/units.h"
 
 namespace bubblescope {
+
+namespace {
+
+// "2,3" or, past 16 ids, "2,3,...,40 (39 ranks)".
+std::string RankList(const std::vector<int32_t>& ranks) {
+  constexpr size_t kShown = 16;
+  if (ranks.size() <= kShown) return absl::StrJoin(ranks, ",");
+  return absl::StrCat(absl::StrJoin(ranks.begin(), ranks.begin() + kShown - 1, ","), ",...,",
+                      ranks.back(), " (", ranks.size(), " ranks)");
+}
+
+}  // namespace
+
+std::string IncompleteJobText(const job::Result& result) {
+  if (!result.Incomplete()) return "";
+  const job_completeness::JobResult& completeness = result.job.completeness;
+  std::string out = "INCOMPLETE JOB: ";
+  if (!completeness.missing_ranks.empty()) {
+    absl::StrAppend(&out, "the trace holds ", result.ranks.ranks.size(), " of the ",
+                    completeness.world_size, " ranks the job declares (world size); missing ",
+                    RankList(completeness.missing_ranks));
+  } else {
+    std::vector<int32_t> peers;
+    for (const job::Pipeline& pipeline : result.pipelines) {
+      peers.insert(peers.end(), pipeline.crossrank.missing_peers.begin(),
+                   pipeline.crossrank.missing_peers.end());
+    }
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    absl::StrAppend(&out, "ranks exchange point-to-point traffic with ranks ", RankList(peers),
+                    ", which are not in the trace");
+  }
+  absl::StrAppend(&out, ". Pipelines and their figures cover the loaded ranks only.\n");
+  return out;
+}
+
+std::string IncompletePipelineText(const job::Pipeline& pipeline) {
+  if (pipeline.crossrank.missing_peers.empty()) return "";
+  return absl::StrCat("  INCOMPLETE: its ranks send to or receive from rank",
+                      pipeline.crossrank.missing_peers.size() == 1 ? " " : "s ",
+                      RankList(pipeline.crossrank.missing_peers),
+                      ", not in the trace: p, m, the schedule and the bubble below describe the "
+                      "loaded stages only\n");
+}
 
 std::string JobText(const job::JobSummary& job) {
   std::string out = "\njob: ";
@@ -27,6 +74,10 @@ std::string JobText(const job::JobSummary& job) {
                     absl::StrJoin(job.ranks_without_p2p, ","), "\n");
   }
   for (const std::string& note : job.notes) absl::StrAppend(&out, "  note: ", note, "\n");
+  if (job.completeness.world_sizes_disagree) {
+    absl::StrAppend(&out, "  note: the ranks declare different world sizes (the largest, ",
+                    job.completeness.world_size, ", is used): files of different jobs?\n");
+  }
   if (!job.collectives.empty()) {
     absl::StrAppend(&out, "  collectives over all ranks:\n");
     TextTable table({{"kind", Align::kLeft}, {"count"}, {"MiB"}, {"time_ms"}});
@@ -67,6 +118,17 @@ void WriteJobMember(const job::JobSummary& job, JsonWriter& json) {
   json.Key("ranks_without_p2p");
   json.BeginArray();
   for (int32_t rank : job.ranks_without_p2p) json.Int(rank);
+  json.EndArray();
+  json.Key("world_size");
+  if (job.completeness.world_size < 0) {
+    json.Null();
+  } else {
+    json.Int(job.completeness.world_size);
+  }
+  json.BoolMember("world_sizes_disagree", job.completeness.world_sizes_disagree);
+  json.Key("missing_ranks");
+  json.BeginArray();
+  for (int32_t rank : job.completeness.missing_ranks) json.Int(rank);
   json.EndArray();
   json.Key("notes");
   json.BeginArray();

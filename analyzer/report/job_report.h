@@ -12,6 +12,13 @@ namespace bubblescope {
 
 std::string JobText(const job::JobSummary& job);
 
+// The report's second line when the job is incomplete (job::Result::Incomplete): how many of the
+// declared ranks the trace holds and which are missing. Empty for a complete job.
+std::string IncompleteJobText(const job::Result& result);
+
+// "INCOMPLETE: ..." for a pipeline exchanging p2p with ranks outside the trace; empty otherwise.
+std::string IncompletePipelineText(const job::Pipeline& pipeline);
+
 // The "job" member, written into the object `json` has open.
 void WriteJobMember(const job::JobSummary& job, JsonWriter& json);
 

@@ -52,6 +52,7 @@ std::string OpCell(const schedule_inference::OpStats& op) {
 void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string* out) {
   const bubble::Result& bubble = pipeline.bubble;
   absl::StrAppend(out, "\npipeline ", index, ": ranks ", absl::StrJoin(bubble.ranks, ","), "\n");
+  absl::StrAppend(out, IncompletePipelineText(pipeline));
   if (pipeline.shape.has_value()) {
     const schedule_inference::Result& shape = *pipeline.shape;
     double theoretical = findings::TheoreticalBubbleFraction(shape.p, shape.v, shape.m);
@@ -158,6 +159,10 @@ class PipelineJson {
     json_.Key("ranks");
     json_.BeginArray();
     for (int32_t rank : bubble.ranks) json_.Int(rank);
+    json_.EndArray();
+    json_.Key("missing_peers");
+    json_.BeginArray();
+    for (int32_t rank : pipeline.crossrank.missing_peers) json_.Int(rank);
     json_.EndArray();
     auto shape_int = [&](std::string_view key, int32_t value) {
       json_.Key(key);
@@ -298,8 +303,12 @@ std::string PipelineText(const std::vector<job::Pipeline>& pipelines) {
 }
 
 std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& options) {
-  return SummaryText(result.ranks, options) + PipelineText(result.pipelines) +
-         JobText(result.job);
+  std::string summary = SummaryText(result.ranks, options);
+  // The warning goes right under the headline, before any figure it qualifies.
+  const size_t headline_end = summary.find('\n');
+  summary.insert(headline_end == std::string::npos ? summary.size() : headline_end + 1,
+                 IncompleteJobText(result));
+  return summary + PipelineText(result.pipelines) + JobText(result.job);
 }
 
 absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,

@@ -207,5 +207,49 @@ TEST(CrossRankCliTest, DlrmAllToAllIsNoPipeline) {
   EXPECT_THAT(text.out, ::testing::Not(HasSubstr("sendrecv")));
 }
 
+// Two of the four ranks of the bundled 1F1B set: the ranks declare world size 4, and rank 1
+// sends to rank 2. The report says so under its headline and on the pipeline, the JSON lists
+// what is missing, and --strict refuses it; the whole set is complete.
+TEST(CrossRankCliTest, HalfAJobIsReportedIncomplete) {
+  const std::string set = std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/sim_1f1b_p4_m8";
+  TempDir dir;
+  for (const char* name : {"rank0.pt.trace.json.gz", "rank1.pt.trace.json.gz"}) {
+    std::filesystem::copy_file(set + "/" + name, dir.path() + "/" + name);
+  }
+  CommandResult text = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir.path()});
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  const std::string second_line =
+      text.out.substr(text.out.find('\n') + 1,
+                      text.out.find('\n', text.out.find('\n') + 1) - text.out.find('\n') - 1);
+  EXPECT_EQ(second_line,
+            "INCOMPLETE JOB: the trace holds 2 of the 4 ranks the job declares (world size); "
+            "missing 2,3. Pipelines and their figures cover the loaded ranks only.");
+  EXPECT_THAT(text.out, HasSubstr("pipeline 0: ranks 0,1\n  INCOMPLETE: its ranks send to or "
+                                  "receive from rank 2, not in the trace"));
+  EXPECT_THAT(text.err, HasSubstr("warning: INCOMPLETE JOB: "));
+
+  CommandResult json = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir.path(), "--format", "json"});
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(json.out).get(report), simdjson::SUCCESS);
+  EXPECT_EQ(int64_t(report["job"]["world_size"]), 4);
+  std::vector<int64_t> missing;
+  for (int64_t rank : report["job"]["missing_ranks"].get_array()) missing.push_back(rank);
+  EXPECT_EQ(missing, (std::vector<int64_t>{2, 3}));
+  std::vector<int64_t> peers;
+  for (int64_t rank : report["pipelines"].at(0)["missing_peers"].get_array()) peers.push_back(rank);
+  EXPECT_EQ(peers, (std::vector<int64_t>{2}));
+
+  CommandResult strict = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir.path(), "--strict"});
+  EXPECT_EQ(strict.exit_status, 2);
+  EXPECT_EQ(strict.out, "");
+  EXPECT_THAT(strict.err, HasSubstr("bubblescope: --strict: INCOMPLETE JOB: the trace holds 2 of"));
+
+  CommandResult whole = RunCommand({BUBBLESCOPE_BINARY, "analyze", set, "--strict"});
+  EXPECT_EQ(whole.exit_status, 0) << whole.err;
+  EXPECT_THAT(whole.out, ::testing::Not(HasSubstr("INCOMPLETE")));
+}
+
 }  // namespace
 }  // namespace bubblescope::testing
