@@ -22,6 +22,7 @@ struct Edge {
   TimeNs difference = 0;  // estimate of offset(b) - offset(a)
   TimeNs uncertainty = 0;
   int64_t samples = 0;
+  bool as_recorded = false;  // the samples disagree on a difference: the recorded clocks kept
 };
 
 Edge Estimate(PairEvidence evidence) {
@@ -37,6 +38,17 @@ Edge Estimate(PairEvidence evidence) {
     return edge;
   }
   std::sort(evidence.samples.begin(), evidence.samples.end());
+  const TimeNs lowest = evidence.samples.front();
+  const TimeNs highest = evidence.samples.back();
+  const bool zero_allowed = !bounded || (evidence.lower <= 0 && 0 <= evidence.upper);
+  if (lowest <= 0 && 0 <= highest && zero_allowed) {
+    // Transfers that put the two clocks on both sides of each other support no offset: moving
+    // a clock by their median could only make the figures worse than the clocks as recorded
+    // (wrongly paired transfers, or a peer guessed from the schedule, scatter like this).
+    edge.as_recorded = true;
+    edge.uncertainty = std::max(-lowest, highest);
+    return edge;
+  }
   const TimeNs median = evidence.samples[(evidence.samples.size() - 1) / 2];
   TimeNs clamped = median;
   if (bounded) clamped = std::clamp(median, evidence.lower, evidence.upper);
@@ -106,6 +118,7 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
       to.offset_ns = ClampTime(SaturatingAdd(from.offset_ns, edge.difference));
       to.uncertainty_ns = SaturatingAdd(from.uncertainty_ns, edge.uncertainty);
       to.samples = edge.samples;
+      to.as_recorded = edge.as_recorded;
       queue.push_back(next);
     }
   }

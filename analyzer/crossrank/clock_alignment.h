@@ -9,8 +9,11 @@
 //    d <= recv.end - send.start (and, from transfers dst -> src, d >= -(recv.end - send.start));
 //  - rendezvous (NCCL kernels, the simulator; p2p_graph::P2pOp::rendezvous): a send and its
 //    receive complete together, so each transfer gives one sample recv.end - send.end of d.
-// The estimate of d is the median of the rendezvous samples of both directions, clamped into the
-// causality bounds; its uncertainty is the largest distance of a sample from the estimate (0 when
+// When the samples lie on both sides of 0 (and the bounds allow 0), they support no offset: d
+// stays 0, the clocks as recorded, with the farthest sample as its uncertainty, and the rank is
+// marked as_recorded, so an alignment never makes the figures worse than the recorded clocks.
+// Otherwise the estimate of d is the median of the rendezvous samples of both directions, clamped
+// into the causality bounds; its uncertainty is the largest distance of a sample from the estimate (0 when
 // the ranks really complete together), and at least the distance the clamp moved it. Without
 // rendezvous samples (gloo ops are buffered: a send may complete before its receive is posted)
 // only the bounds speak: d is 0 (a shared clock, as on one host) when they allow it, else the
@@ -36,6 +39,9 @@ struct RankOffset {
   TimeNs offset_ns = 0;  // rank clock - reference clock
   TimeNs uncertainty_ns = 0;
   int64_t samples = 0;  // transfers on the tree edge that placed it (0 for the reference)
+  // Its transfers disagreed on an offset from the rank that placed it, so that pair's recorded
+  // clocks were kept (see above): the alignment of this rank is a guess.
+  bool as_recorded = false;
 };
 
 struct Options {

@@ -48,18 +48,27 @@ std::string LinkText(const job::CrossRankFigures& figures) {
   }
   std::vector<std::string> offsets;
   std::vector<int32_t> unaligned;
+  std::vector<int32_t> guessed;
   for (const clock_alignment::RankOffset& offset : figures.offsets) {
     if (!offset.aligned) {
       unaligned.push_back(offset.rank);
       continue;
     }
-    offsets.push_back(absl::StrFormat("rank %d %+.3f ms (+/- %s us)", offset.rank,
+    offsets.push_back(absl::StrFormat("rank %d %+.3f ms (+/- %s us%s)", offset.rank,
                                       static_cast<double>(offset.offset_ns) / 1e6,
-                                      Micros(static_cast<double>(offset.uncertainty_ns))));
+                                      Micros(static_cast<double>(offset.uncertainty_ns)),
+                                      offset.as_recorded ? ", as recorded" : ""));
+    if (offset.as_recorded) guessed.push_back(offset.rank);
   }
   if (!order.empty()) {
     absl::StrAppend(&out, "  clocks aligned to rank ", order.front(), ": ",
                     absl::StrJoin(offsets, ", "), "\n");
+  }
+  if (!guessed.empty()) {
+    absl::StrAppend(&out, "  note: the transfers of rank", guessed.size() == 1 ? " " : "s ",
+                    absl::StrJoin(guessed, ","),
+                    " disagree on which clock runs ahead, so they support no offset: clocks kept "
+                    "as recorded, and the alignment there is a guess\n");
   }
   if (!unaligned.empty()) {
     absl::StrAppend(&out, "  not aligned (no matched transfer reaches them): ranks ",
@@ -131,6 +140,12 @@ void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_ite
   json.BeginArray();
   for (const clock_alignment::RankOffset& offset : figures.offsets) {
     if (!offset.aligned) json.Int(offset.rank);
+  }
+  json.EndArray();
+  json.Key("clock_as_recorded_ranks");
+  json.BeginArray();
+  for (const clock_alignment::RankOffset& offset : figures.offsets) {
+    if (offset.aligned && offset.as_recorded) json.Int(offset.rank);
   }
   json.EndArray();
   json.Key("links");

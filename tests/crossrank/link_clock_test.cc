@@ -43,6 +43,29 @@ TEST(ClockAlignmentTest, RendezvousMedianOfBothDirections) {
   EXPECT_EQ(result.offsets[1].samples, 4);
 }
 
+// Samples on both sides of 0 support no offset: the clocks stay as recorded, flagged. Their
+// median (+300) would have moved rank 1 although one transfer says it runs 400 ns behind.
+TEST(ClockAlignmentTest, SamplesOnBothSidesOfZeroKeepTheRecordedClocks) {
+  // d samples (recv.end - send.end): +300, +500, -400; causality (recv.end - send.start) gives
+  // d <= 400, 600 and 100, so d <= 100, which allows 0.
+  std::vector<p2p_matching::Transfer> transfers = {
+      Make(0, 1, 100, 200, 450, 500, true), Make(0, 1, 1000, 1100, 1500, 1600, true),
+      Make(0, 1, 2000, 2500, 2050, 2100, true)};
+  clock_alignment::Result result =
+      clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
+  ASSERT_EQ(result.offsets.size(), 2u);
+  EXPECT_EQ(result.offsets[1].offset_ns, 0);
+  EXPECT_TRUE(result.offsets[1].as_recorded);
+  EXPECT_EQ(result.offsets[1].uncertainty_ns, 500);  // the farthest sample
+  EXPECT_FALSE(result.offsets[0].as_recorded);
+
+  // All samples on one side: the median is applied and nothing is flagged.
+  transfers.pop_back();
+  result = clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
+  EXPECT_EQ(result.offsets[1].offset_ns, 300);  // samples 300, 500: the lower median, 300
+  EXPECT_FALSE(result.offsets[1].as_recorded);
+}
+
 TEST(ClockAlignmentTest, BufferedOpsUseOnlyCausality) {
   // gloo-style: no rendezvous. 0 -> 1: recv ends at 900 (rank 1's clock), send started at 1000
   // (rank 0's clock), so d <= -100: rank 1 is at least 100 ns behind. 1 -> 0: recv end 5000 on
