@@ -10,10 +10,13 @@ namespace bubblescope::clock_alignment {
 namespace {
 
 constexpr TimeNs kUnbounded = std::numeric_limits<TimeNs>::max();
+// Rendezvous ends this close are one instant whatever the transfer's length.
+constexpr TimeNs kAgreementFloorNs = 1000;
 
 // What the transfers between two ranks a < b say about d = offset(b) - offset(a).
 struct PairEvidence {
   std::vector<TimeNs> samples;  // rendezvous samples of d
+  std::vector<TimeNs> receive_durations;  // of the rendezvous transfers
   TimeNs upper = kUnbounded;    // d <= upper
   TimeNs lower = -kUnbounded;   // d >= lower
 };
@@ -43,10 +46,16 @@ Edge Estimate(PairEvidence evidence) {
   const bool zero_allowed = !bounded || (evidence.lower <= 0 && 0 <= evidence.upper);
   if (lowest <= 0 && 0 <= highest && zero_allowed) {
     // Transfers that put the two clocks on both sides of each other support no offset: moving
-    // a clock by their median could only make the figures worse than the clocks as recorded
-    // (wrongly paired transfers, or a peer guessed from the schedule, scatter like this).
-    edge.as_recorded = true;
+    // a clock by their median could only make the figures worse than the clocks as recorded.
+    // Spread within a transfer's own duration is the two ends finishing a little apart: the
+    // clocks agree. Spread beyond it (wrongly paired transfers, or a peer guessed from the
+    // schedule) leaves the offset unknown: a guess.
     edge.uncertainty = std::max(-lowest, highest);
+    std::vector<TimeNs>& durations = evidence.receive_durations;
+    std::nth_element(durations.begin(), durations.begin() + (durations.size() - 1) / 2,
+                     durations.end());
+    edge.as_recorded = edge.uncertainty > std::max<TimeNs>(durations[(durations.size() - 1) / 2],
+                                                           kAgreementFloorNs);
     return edge;
   }
   const TimeNs median = evidence.samples[(evidence.samples.size() - 1) / 2];
@@ -87,6 +96,7 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
                                           : std::make_pair(transfer.src, transfer.dst)];
     if (transfer.send.rendezvous && transfer.recv.rendezvous) {
       pair.samples.push_back(flipped ? -sample : sample);
+      pair.receive_durations.push_back(ClampTime(transfer.recv.end - transfer.recv.start));
     }
     if (flipped) {
       pair.lower = std::max(pair.lower, -upper);

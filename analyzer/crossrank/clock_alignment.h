@@ -10,8 +10,10 @@
 //  - rendezvous (NCCL kernels, the simulator; p2p_graph::P2pOp::rendezvous): a send and its
 //    receive complete together, so each transfer gives one sample recv.end - send.end of d.
 // When the samples lie on both sides of 0 (and the bounds allow 0), they support no offset: d
-// stays 0, the clocks as recorded, with the farthest sample as its uncertainty, and the rank is
-// marked as_recorded, so an alignment never makes the figures worse than the recorded clocks.
+// stays 0, the clocks as recorded, with the farthest sample as its uncertainty, so an alignment
+// never makes the figures worse than the recorded clocks. When that spread exceeds the median
+// receive's duration (at least 1 us), the samples do not even agree with each other: the rank
+// is marked as_recorded, its alignment a guess.
 // Otherwise the estimate of d is the median of the rendezvous samples of both directions, clamped
 // into the causality bounds; its uncertainty is the largest distance of a sample from the estimate (0 when
 // the ranks really complete together), and at least the distance the clamp moved it. Without

@@ -102,6 +102,10 @@ absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> SimulationInpu
     return absl::FailedPreconditionError(
         "per-stage forward/backward times are unknown, so nothing can be simulated");
   }
+  if (!shape.stage_counts_fit) {
+    return absl::FailedPreconditionError(
+        "per-stage op counts do not fit the schedule, so the per-stage times are not reliable");
+  }
   const sim::Schedule schedule = ScheduleOfFamily(shape.family);
   const double chunks = static_cast<double>(shape.v);
   std::vector<StageTimes> times;

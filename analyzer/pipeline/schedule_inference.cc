@@ -285,7 +285,16 @@ absl::StatusOr<Result> Analyze(const Input& input) {
   result->notes.insert(result->notes.begin(), notes.begin(), notes.end());
   if (!ops.empty()) {
     result->stages = pipeline::StageStats(ops, result->stage_order);
-    pipeline::FindSlowestStage(&*result);
+    const std::string misfit = pipeline::OpCountMisfit(result->stages);
+    if (misfit.empty()) {
+      pipeline::FindSlowestStage(&*result);
+    } else {
+      result->stage_counts_fit = false;
+      result->notes.push_back(absl::StrCat(
+          "per-stage op counts do not fit one pass per microbatch (", misfit,
+          "): ops were split without a reliable forward/backward signal, so no stage is called "
+          "slowest and no imbalance or rebalance is built on these times"));
+    }
   }
   return result;
 }

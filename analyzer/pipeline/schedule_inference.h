@@ -64,6 +64,10 @@ struct Result {
   ShapeSource stage_order_source = ShapeSource::kP2p;
   ShapeSource schedule_source = ShapeSource::kP2p;  // where p, v, m and family came from
   std::vector<StageFigures> stages;  // by pipeline position; empty when ops could not be split
+  // False when the stages' op counts do not fit one pass of every microbatch (ops mis-split:
+  // a backward cut into pieces): the per-stage times are shown, but no slowest stage, finding
+  // or rebalance is built on them, and a note says why.
+  bool stage_counts_fit = true;
   int32_t slowest_stage = -1;        // largest mean_total_ns (lowest among equals); -1 = unknown
   int32_t slowest_rank = -1;
   double slowest_excess_ns = 0.0;       // slowest mean_total_ns - mean over stages

@@ -1,7 +1,12 @@
 #include "pipeline/stage_stats.h"
 
 #include <algorithm>
+#include <functional>
+#include <string>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace bubblescope::pipeline {
 namespace {
@@ -43,6 +48,33 @@ std::vector<schedule_inference::StageFigures> StageStats(const std::vector<Pipel
     stages.push_back(figures);
   }
   return stages;
+}
+
+std::string OpCountMisfit(const std::vector<schedule_inference::StageFigures>& stages) {
+  if (stages.empty()) return "";
+  std::vector<int64_t> forwards, backwards, weight_grads;
+  for (const schedule_inference::StageFigures& stage : stages) {
+    forwards.push_back(stage.forward.count);
+    backwards.push_back(stage.backward.count);
+    weight_grads.push_back(stage.weight_grad.count);
+  }
+  auto all_equal = [](const std::vector<int64_t>& counts) {
+    return std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) == counts.end();
+  };
+  const int64_t forward = forwards.front();
+  if (!all_equal(forwards)) {
+    return absl::StrCat("forward counts ", absl::StrJoin(forwards, "/"), " differ between stages");
+  }
+  if (!all_equal(backwards) || (backwards.front() != 0 && backwards.front() != forward)) {
+    return absl::StrCat("backward counts ", absl::StrJoin(backwards, "/"), " for ", forward,
+                        " forwards per stage");
+  }
+  if (!all_equal(weight_grads) ||
+      (weight_grads.front() != 0 && weight_grads.front() != backwards.front())) {
+    return absl::StrCat("weight-gradient counts ", absl::StrJoin(weight_grads, "/"), " for ",
+                        backwards.front(), " backwards per stage");
+  }
+  return "";
 }
 
 void FindSlowestStage(schedule_inference::Result* result) {

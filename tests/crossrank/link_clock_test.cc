@@ -46,23 +46,31 @@ TEST(ClockAlignmentTest, RendezvousMedianOfBothDirections) {
 // Samples on both sides of 0 support no offset: the clocks stay as recorded, flagged. Their
 // median (+300) would have moved rank 1 although one transfer says it runs 400 ns behind.
 TEST(ClockAlignmentTest, SamplesOnBothSidesOfZeroKeepTheRecordedClocks) {
-  // d samples (recv.end - send.end): +300, +500, -400; causality (recv.end - send.start) gives
-  // d <= 400, 600 and 100, so d <= 100, which allows 0.
+  // d samples (recv.end - send.end): +3000, +5000, -3900; causality (recv.end - send.start)
+  // gives d <= 4000, 6000 and 1100, so d <= 1100, which allows 0. The receives last 500, 1000
+  // and 50 ns (median 500): the 5000 ns spread is far beyond, so the samples disagree: a guess.
   std::vector<p2p_matching::Transfer> transfers = {
-      Make(0, 1, 100, 200, 450, 500, true), Make(0, 1, 1000, 1100, 1500, 1600, true),
-      Make(0, 1, 2000, 2500, 2050, 2100, true)};
+      Make(0, 1, 1000, 2000, 4500, 5000, true), Make(0, 1, 10000, 11000, 15000, 16000, true),
+      Make(0, 1, 20000, 25000, 21050, 21100, true)};
   clock_alignment::Result result =
       clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
   ASSERT_EQ(result.offsets.size(), 2u);
   EXPECT_EQ(result.offsets[1].offset_ns, 0);
   EXPECT_TRUE(result.offsets[1].as_recorded);
-  EXPECT_EQ(result.offsets[1].uncertainty_ns, 500);  // the farthest sample
+  EXPECT_EQ(result.offsets[1].uncertainty_ns, 5000);  // the farthest sample
   EXPECT_FALSE(result.offsets[0].as_recorded);
 
   // All samples on one side: the median is applied and nothing is flagged.
   transfers.pop_back();
   result = clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
-  EXPECT_EQ(result.offsets[1].offset_ns, 300);  // samples 300, 500: the lower median, 300
+  EXPECT_EQ(result.offsets[1].offset_ns, 3000);  // samples 3000, 5000: the lower median
+  EXPECT_FALSE(result.offsets[1].as_recorded);
+
+  // Ends a few hundred ns apart either way around long receives: one clock, no guess.
+  transfers = {Make(0, 1, 0, 10000, 0, 10200, true), Make(0, 1, 20000, 30000, 20000, 29700, true)};
+  result = clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
+  EXPECT_EQ(result.offsets[1].offset_ns, 0);
+  EXPECT_EQ(result.offsets[1].uncertainty_ns, 300);
   EXPECT_FALSE(result.offsets[1].as_recorded);
 }
 
