@@ -259,5 +259,49 @@ TEST(ScheduleInferenceEdgeTest, OpAnnotationGrammar) {
   }
 }
 
+// The middle kernel of every backward loses its name hint, so each backward is split in two:
+// twice as many backwards as forwards on every stage. With stage 1 made 40% slower, the per-stage
+// times would otherwise call it slowest and raise stage_imbalance; counts that do not fit one
+// pass per microbatch must give neither, nor a rebalance.
+TEST(ScheduleInferenceEdgeTest, OpCountsThatDoNotFitGiveNoImbalanceFinding) {
+  sim::Config config = Job(sim::Schedule::k1F1B, 4, 8);
+  config.kernels_per_op = 3;
+  config.costs[1] = sim::StageCost{4200, 8400, 0};
+  sim::Simulation simulation = MustSimulate(config);
+  for (Rank& rank : simulation.trace.ranks) {
+    const NameId plain = rank.names.Intern("sm90_xmma_gemm_bf16");
+    for (Timeline& timeline : rank.timelines) {
+      int run = 0;
+      NameId previous = kNoName;
+      for (Interval& interval : timeline.intervals) {
+        if (interval.kind != IntervalKind::kComputeKernel) continue;
+        const bool backward = rank.name(interval.name).find("backward") != std::string_view::npos;
+        run = interval.name == previous ? run + 1 : 0;
+        previous = interval.name;
+        if (backward && run % 3 == 1) interval.name = plain;
+      }
+    }
+  }
+  absl::StatusOr<schedule_inference::Result> result = testing::ShapeOf(simulation.trace);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->stages.size(), 4u);
+  EXPECT_EQ(result->stages[0].forward.count, 8);
+  EXPECT_EQ(result->stages[0].backward.count, 16);
+  EXPECT_FALSE(result->stage_counts_fit);
+  EXPECT_EQ(result->slowest_stage, -1);
+  EXPECT_THAT(result->notes,
+              Contains(HasSubstr("backward counts 16/16/16/16 for 8 forwards per stage")));
+
+  job::Options options;
+  options.layers_per_stage = {4, 4, 4, 4};
+  const job::Result job = testing::AnalyzeJob(simulation.trace, options);
+  ASSERT_EQ(job.pipelines.size(), 1u);
+  for (const findings::Finding& finding : job.pipelines[0].findings.findings) {
+    EXPECT_NE(finding.kind, findings::Kind::kStageImbalance) << finding.message;
+  }
+  ASSERT_TRUE(job.pipelines[0].rebalance.has_value());
+  EXPECT_FALSE(job.pipelines[0].rebalance->result.ok());
+}
+
 }  // namespace
 }  // namespace bubblescope
