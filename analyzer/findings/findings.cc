@@ -19,7 +19,8 @@ double Ms(double ns) { return ns / kNsPerMs; }
 double Percent(double fraction) { return 100.0 * fraction; }
 
 void AddPipelineDepth(const bubble::Result& bubble, const schedule_inference::Result& shape,
-                      double theoretical, std::vector<Finding>* out) {
+                      const pipeline::IdealBubble& ideal, std::vector<Finding>* out) {
+  const double theoretical = ideal.fraction;
   if (theoretical <= 0.0) return;
   Finding finding;
   finding.kind = Kind::kPipelineDepth;
@@ -30,10 +31,13 @@ void AddPipelineDepth(const bubble::Result& bubble, const schedule_inference::Re
                            ? "more microbatches per iteration would shrink it"
                            : "more microbatches per iteration or an interleaved schedule (several "
                              "virtual stages per rank) would shrink it";
+  const char* how = ideal.source == pipeline::IdealSource::kUpperBound
+                        ? "(p-1)/(v*m+p-1), an upper bound for this zero-bubble schedule"
+                        : "(p-1)/(v*m+p-1)";
   finding.message = absl::StrFormat(
       "the schedule itself leaves %.1f%% of each iteration idle with p=%d stages, m=%d "
-      "microbatches and v=%d virtual stages per rank ((p-1)/(v*m+p-1)); %s",
-      Percent(theoretical), shape.p, shape.m, shape.v, remedy);
+      "microbatches and v=%d virtual stages per rank (%s); %s",
+      Percent(theoretical), shape.p, shape.m, shape.v, how, remedy);
   out->push_back(std::move(finding));
 }
 
@@ -175,21 +179,17 @@ std::string_view KindName(Kind kind) {
   return "unknown";
 }
 
-double TheoreticalBubbleFraction(int32_t p, int32_t v, int32_t m) {
-  if (p <= 0 || v <= 0 || m <= 0) return 0.0;
-  double idle_slots = static_cast<double>(p - 1);
-  return idle_slots / (static_cast<double>(v) * static_cast<double>(m) + idle_slots);
-}
-
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
-               const Options& options, const ImbalanceEffect* imbalance) {
+               const pipeline::IdealBubble* ideal, const Options& options,
+               const ImbalanceEffect* imbalance) {
   Result result;
   std::vector<Finding>& out = result.findings;
   if (bubble.complete_iterations > 0) {
+    if (shape != nullptr && ideal != nullptr) {
+      AddPipelineDepth(bubble, *shape, *ideal, &out);
+      AddExcessBubble(bubble, ideal->fraction, options, &out);
+    }
     if (shape != nullptr) {
-      double theoretical = TheoreticalBubbleFraction(shape->p, shape->v, shape->m);
-      AddPipelineDepth(bubble, *shape, theoretical, &out);
-      AddExcessBubble(bubble, theoretical, options, &out);
       AddStageImbalance(bubble, *shape, options, imbalance, &out);
     }
     AddPerRank(bubble, options, &out);

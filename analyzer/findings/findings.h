@@ -26,6 +26,7 @@
 #include "analysis/bubble.h"
 #include "bubblescope/import_stats.h"
 #include "bubblescope/trace.h"
+#include "pipeline/ideal_bubble.h"
 #include "pipeline/rebalance.h"
 #include "pipeline/schedule_inference.h"
 
@@ -71,13 +72,11 @@ struct Result {
   std::vector<Finding> findings;  // by cost_ns descending; equal costs keep the order above
 };
 
-// (p-1)/(v·m+p-1): the idle share of an ideal schedule with equal stages and free transfers.
-// 0 when p, v or m is not positive.
-double TheoreticalBubbleFraction(int32_t p, int32_t v, int32_t m);
-
 // `shape` may be null (inference failed): only the kinds that need no shape are produced.
+// `ideal` (the schedule's own bubble, pipeline/ideal_bubble.h) is given with the shape.
 // `imbalance` may be null (not simulated).
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
-               const Options& options, const ImbalanceEffect* imbalance = nullptr);
+               const pipeline::IdealBubble* ideal, const Options& options,
+               const ImbalanceEffect* imbalance = nullptr);
 
 }  // namespace bubblescope::findings

@@ -151,7 +151,9 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
       Rebalance(trace, out.shape, options);
   if (!rebalance.ok()) return rebalance.status();
   out.rebalance = *std::move(rebalance);
+  if (out.shape) out.ideal = pipeline::IdealBubbleOf(*out.shape);
   out.findings = findings::Analyze(out.bubble, out.shape ? &*out.shape : nullptr,
+                                   out.ideal ? &*out.ideal : nullptr,
                                    findings_options,
                                    out.slowest_stage_effect ? &*out.slowest_stage_effect : nullptr);
 

@@ -35,6 +35,7 @@
 #include "crossrank/stall_attribution.h"
 #include "findings/findings.h"
 #include "findings/link_findings.h"
+#include "pipeline/ideal_bubble.h"
 #include "pipeline/p2p_graph.h"
 #include "pipeline/rebalance.h"
 #include "pipeline/schedule_inference.h"
@@ -79,6 +80,8 @@ struct CrossRankFigures {
 struct Pipeline {
   bubble::Result bubble;
   std::optional<schedule_inference::Result> shape;  // nullopt when inference failed
+  // The bubble the shape's schedule leaves by itself; with the shape only.
+  std::optional<pipeline::IdealBubble> ideal;
   std::string shape_problem;  // why the shape could not be inferred; empty with a shape
   // The bubble the slowest stage causes; nullopt when the stage imbalance is below the findings
   // threshold or could not be simulated.

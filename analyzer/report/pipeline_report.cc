@@ -55,7 +55,8 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
   absl::StrAppend(out, IncompletePipelineText(pipeline));
   if (pipeline.shape.has_value()) {
     const schedule_inference::Result& shape = *pipeline.shape;
-    double theoretical = findings::TheoreticalBubbleFraction(shape.p, shape.v, shape.m);
+    const pipeline::IdealBubble ideal = pipeline.ideal.value_or(pipeline::IdealBubble{});
+    const double theoretical = ideal.fraction;
     absl::StrAppend(out, "  p=", shape.p, " m=", shape.m, " v=", shape.v, " schedule ",
                     std::string(schedule_inference::ScheduleFamilyName(shape.family)), " (from ",
                     std::string(pipeline::ShapeSourceName(shape.schedule_source)),
@@ -63,7 +64,11 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
                     std::string(pipeline::ShapeSourceName(shape.stage_order_source)), ")\n");
     for (const std::string& note : shape.notes) absl::StrAppend(out, "  note: ", note, "\n");
     absl::StrAppend(out, "  bubble ", Percent(bubble.bubble_fraction), "% measured vs ",
-                    Percent(theoretical), "% theoretical: excess ",
+                    Percent(theoretical), "% theoretical",
+                    ideal.source == pipeline::IdealSource::kUpperBound
+                        ? " (closed form, an upper bound for this zero-bubble schedule)"
+                        : "",
+                    ": excess ",
                     absl::StrFormat("%.1f", 100.0 * (bubble.bubble_fraction - theoretical)),
                     " pp\n");
   } else {
@@ -189,14 +194,16 @@ class PipelineJson {
     }
     json_.EndArray();
     Fraction("bubble_fraction", bubble.bubble_fraction);
-    if (shape.has_value()) {
-      double theoretical = findings::TheoreticalBubbleFraction(shape->p, shape->v, shape->m);
-      Fraction("theoretical_bubble_fraction", theoretical);
-      Fraction("excess_bubble_fraction", bubble.bubble_fraction - theoretical);
+    if (shape.has_value() && pipeline.ideal.has_value()) {
+      Fraction("theoretical_bubble_fraction", pipeline.ideal->fraction);
+      Fraction("excess_bubble_fraction", bubble.bubble_fraction - pipeline.ideal->fraction);
+      OptionalString("theoretical_source", pipeline::IdealSourceName(pipeline.ideal->source));
     } else {
       json_.Key("theoretical_bubble_fraction");
       json_.Null();
       json_.Key("excess_bubble_fraction");
+      json_.Null();
+      json_.Key("theoretical_source");
       json_.Null();
     }
     json_.Key("latency_us");

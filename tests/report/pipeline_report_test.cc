@@ -72,6 +72,7 @@ job::Pipeline TwoRanks(bool with_shape) {
     shape.slowest_rank = 5;
     shape.notes = {"p = 2 and no forward ops to count: v > 1 is not visible, v = 1 assumed"};
     pipeline.shape = shape;
+    pipeline.ideal = pipeline::IdealBubbleOf(shape);
   }
   // The driver's stage order, known here only with the shape.
   pipeline.crossrank.pipeline.order.ranks = {5, 3};

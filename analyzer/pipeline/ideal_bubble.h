@@ -1,0 +1,34 @@
+// The bubble a schedule leaves by itself: the same p, v, m and schedule with equal stage costs,
+// free transfers and no host delays. For gpipe, 1F1B and interleaved 1F1B (and forward-only
+// passes) that is the closed form (p-1)/(v·m+p-1). Zero-bubble schedules fill part of it with
+// weight-gradient work, so their own ideal is lower (ZB-H1 with equal F, B and W: (p-1)/(3m+p-1));
+// it depends on how the schedule places W, which the trace does not say and the simulator's
+// zb-h1 does not reproduce (it leaves 1F1B's bubble), so for them the closed form is reported as
+// an upper bound, marked as such, rather than a figure the tool cannot stand behind.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "pipeline/schedule_inference.h"
+
+namespace bubblescope::pipeline {
+
+enum class IdealSource : uint8_t {
+  kClosedForm,  // (p-1)/(v·m+p-1), the schedule's own ideal
+  kUpperBound,  // the closed form where the schedule's own ideal is lower and not modelled
+};
+
+std::string_view IdealSourceName(IdealSource source);  // "closed_form", "upper_bound"
+
+struct IdealBubble {
+  double fraction = 0.0;
+  IdealSource source = IdealSource::kClosedForm;
+};
+
+// (p-1)/(v·m+p-1); 0 when p, v or m is not positive.
+double ClosedFormBubbleFraction(int32_t p, int32_t v, int32_t m);
+
+IdealBubble IdealBubbleOf(const schedule_inference::Result& shape);
+
+}  // namespace bubblescope::pipeline
