@@ -140,6 +140,7 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& r
         covered.push_back(TimeRange{it->start, it->end});
       }
     }
+    const TimeNs compute_ns = IntervalSet::FromRanges(std::move(covered)).Length();
     PipelineOp op;
     op.rank = rank.rank;
     op.step = *step;
@@ -148,9 +149,22 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& r
     op.virtual_stage = parsed->virtual_stage;
     op.microbatch = parsed->microbatch;
     op.start = annotation.start;
-    op.compute_ns = IntervalSet::FromRanges(std::move(covered)).Length();
+    op.compute_ns = compute_ns;
     ops.push_back(op);
   }
+  // torch's ScheduleGPipe in eval mode still opens "Backward {mb}" for the backwards it skips.
+  // When no backward or weight-gradient range of the rank covers any compute while its forwards
+  // do, the rank ran no backward at all: those ranges are no ops (an inference pass). One empty
+  // backward among real ones is an op (the first stage's input gradient in zero-bubble runs).
+  const auto is_backward_work = [](const PipelineOp& op) { return op.type != OpType::kForward; };
+  const bool any_backward = std::any_of(ops.begin(), ops.end(), is_backward_work);
+  const bool backward_compute = std::any_of(ops.begin(), ops.end(), [&](const PipelineOp& op) {
+    return is_backward_work(op) && op.compute_ns > 0;
+  });
+  const bool forward_compute = std::any_of(ops.begin(), ops.end(), [&](const PipelineOp& op) {
+    return !is_backward_work(op) && op.compute_ns > 0;
+  });
+  if (any_backward && !backward_compute && forward_compute) std::erase_if(ops, is_backward_work);
   return ops;
 }
 

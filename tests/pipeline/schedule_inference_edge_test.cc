@@ -303,5 +303,43 @@ TEST(ScheduleInferenceEdgeTest, OpCountsThatDoNotFitGiveNoImbalanceFinding) {
   EXPECT_FALSE(job.pipelines[0].rebalance->result.ok());
 }
 
+// torch's ScheduleGPipe.eval() still opens "Backward {mb}" ranges for the backwards it skips:
+// empty, over no compute. An inference pass with them is still forward-only, m intact.
+TEST(ScheduleInferenceEdgeTest, EmptyBackwardRangesOfAnEvalPassAreNoOps) {
+  sim::Config config = Job(sim::Schedule::kForwardOnly, 4, 8);
+  config.costs.assign(4, sim::StageCost{3000, 0, 0});
+  config.annotations = sim::AnnotationStyle::kPpCpu;
+  sim::Simulation simulation = MustSimulate(config);
+  for (Rank& rank : simulation.trace.ranks) {
+    TimeNs end = 0;
+    int64_t thread = 0;
+    for (const Annotation& annotation : rank.annotations) {
+      if (annotation.scope != AnnotationScope::kCpu) continue;
+      if (annotation.end > end) {
+        end = annotation.end;
+        thread = annotation.thread_or_stream;
+      }
+    }
+    for (int32_t mb = 0; mb < 8; ++mb) {
+      const TimeNs at = end + 10 + 10 * mb;  // after every launch: nothing is issued inside
+      rank.annotations.push_back(Annotation{.start = at,
+                                            .end = at + 2,
+                                            .name = rank.names.Intern(absl::StrCat("Backward ", mb)),
+                                            .scope = AnnotationScope::kCpu,
+                                            .device = -1,
+                                            .thread_or_stream = thread});
+    }
+  }
+  absl::StatusOr<schedule_inference::Result> result = testing::ShapeOf(simulation.trace);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), "fwd-only");
+  EXPECT_EQ(result->m, 8);
+  EXPECT_EQ(result->p, 4);
+  for (const schedule_inference::StageFigures& stage : result->stages) {
+    EXPECT_EQ(stage.backward.count, 0);
+    EXPECT_EQ(stage.forward.count, 8);
+  }
+}
+
 }  // namespace
 }  // namespace bubblescope
