@@ -99,6 +99,25 @@ std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name) {
   return ParseWordName(name);
 }
 
+std::vector<ParsedOpName> ParseOverlappedOps(std::string_view name) {
+  constexpr std::string_view kOpen = "PP:(";
+  constexpr std::string_view kClose = ")OVERLAP_F_B";
+  if (!name.starts_with(kOpen) || !name.ends_with(kClose)) return {};
+  std::string_view actions = name.substr(kOpen.size(), name.size() - kOpen.size() - kClose.size());
+  std::vector<ParsedOpName> parsed;
+  // Two actions in torch's schedule; a handful bounds the work on a hostile name.
+  constexpr size_t kMaxActions = 8;
+  while (parsed.size() < kMaxActions) {
+    const size_t semicolon = actions.find(';');
+    std::optional<ParsedOpName> action = ParsePpName(actions.substr(0, semicolon));
+    if (!action || action->virtual_stage < 0) return {};
+    parsed.push_back(*action);
+    if (semicolon == std::string_view::npos) return parsed;
+    actions.remove_prefix(semicolon + 1);
+  }
+  return {};
+}
+
 std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& rank_index,
                                      const StepMap& steps) {
   std::vector<PipelineOp> ops;
@@ -109,8 +128,13 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& r
   for (size_t i = 0; i < rank.annotations.size(); ++i) {
     if (rank_index.mirrored_annotation[i]) continue;  // the CPU range it copies is the op
     const Annotation& annotation = rank.annotations[i];
-    std::optional<ParsedOpName> parsed = ParseOpAnnotation(rank.name(annotation.name));
-    if (!parsed) continue;
+    std::vector<ParsedOpName> parsed_ops;
+    if (std::optional<ParsedOpName> single = ParseOpAnnotation(rank.name(annotation.name))) {
+      parsed_ops.push_back(*single);
+    } else {
+      parsed_ops = ParseOverlappedOps(rank.name(annotation.name));
+    }
+    if (parsed_ops.empty()) continue;
     const std::optional<int32_t> step = steps.At(annotation.start);
     if (!step) continue;
     if (!ranges_ready) {
@@ -141,16 +165,19 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& r
       }
     }
     const TimeNs compute_ns = IntervalSet::FromRanges(std::move(covered)).Length();
-    PipelineOp op;
-    op.rank = rank.rank;
-    op.step = *step;
-    op.type = parsed->type;
-    op.input_grad_only = parsed->input_grad_only;
-    op.virtual_stage = parsed->virtual_stage;
-    op.microbatch = parsed->microbatch;
-    op.start = annotation.start;
-    op.compute_ns = compute_ns;
-    ops.push_back(op);
+    for (const ParsedOpName& parsed : parsed_ops) {
+      PipelineOp op;
+      op.rank = rank.rank;
+      op.step = *step;
+      op.type = parsed.type;
+      op.input_grad_only = parsed.input_grad_only;
+      op.virtual_stage = parsed.virtual_stage;
+      op.microbatch = parsed.microbatch;
+      op.start = annotation.start;
+      op.compute_ns = compute_ns;
+      op.overlapped = parsed_ops.size() > 1;
+      ops.push_back(op);
+    }
   }
   // torch's ScheduleGPipe in eval mode still opens "Backward {mb}" for the backwards it skips.
   // When no backward or weight-gradient range of the rank covers any compute while its forwards

@@ -6,6 +6,8 @@
 // simulator adds `WeightGrad {mb}` for zero-bubble W ops. The stageless forms get their stage from
 // the p2p order. Transfer, wait and sharding actions
 // (`PP:0SEND_F0`, `PP:1WAIT_RECV_B2`, `PP:0UNSHARD`, ...) are not compute and are not ops.
+// DualPipeV's overlapped pairs (`PP:(0F3;3B1)OVERLAP_F_B`) are one op per action, marked
+// overlapped: they count, but share one range's compute.
 //
 // An op's compute is the union of the compute intervals it covers: for a GPU range, the compute
 // kernels of its device overlapping it; for a CPU range on a GPU rank, the kernels whose launch
@@ -32,6 +34,11 @@ struct ParsedOpName {
 };
 
 std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name);
+
+// torch's DualPipeV runs a forward and a backward of different stages together and names the
+// pair `PP:({action};{action})OVERLAP_F_B`, e.g. `PP:(0F3;3B1)OVERLAP_F_B`: every action, each
+// `{stage}{F|B|I|W}{mb}`. Empty when the name is not of that form or an action does not parse.
+std::vector<ParsedOpName> ParseOverlappedOps(std::string_view name);
 
 // The annotated ops of one rank, in start order; ops starting in no step (step_map.h) are left
 // out.

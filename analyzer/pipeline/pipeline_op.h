@@ -23,6 +23,9 @@ struct PipelineOp {
   int32_t microbatch = -1;     // when the source names it
   TimeNs start = 0;            // the op's range (annotation) or its first compute item
   TimeNs compute_ns = 0;       // union of the compute inside the op
+  // Run overlapped with another op in one range (torch's DualPipeV `OVERLAP_F_B`): it counts as
+  // an op, but compute_ns is the whole range's, shared, so it is no measure of this op alone.
+  bool overlapped = false;
 };
 
 }  // namespace bubblescope::pipeline

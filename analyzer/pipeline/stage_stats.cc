@@ -11,9 +11,11 @@
 namespace bubblescope::pipeline {
 namespace {
 
-schedule_inference::OpStats Stats(std::vector<TimeNs> values) {
+// `values`: the compute of the ops measured alone; `shared`: how many more ran overlapped with
+// another op, counted but not timed.
+schedule_inference::OpStats Stats(std::vector<TimeNs> values, int64_t shared) {
   schedule_inference::OpStats stats;
-  stats.count = static_cast<int64_t>(values.size());
+  stats.count = static_cast<int64_t>(values.size()) + shared;
   if (values.empty()) return stats;
   std::sort(values.begin(), values.end());
   TimeNs total = 0;
@@ -32,17 +34,25 @@ std::vector<schedule_inference::StageFigures> StageStats(const std::vector<Pipel
   std::vector<schedule_inference::StageFigures> stages;
   for (size_t position = 0; position < stage_order.size(); ++position) {
     std::vector<TimeNs> by_type[3];
+    int64_t shared[3] = {0, 0, 0};
     for (const PipelineOp& op : ops) {
-      if (op.rank == stage_order[position]) {
+      if (op.rank != stage_order[position]) continue;
+      if (op.overlapped) {
+        ++shared[static_cast<size_t>(op.type)];
+      } else {
         by_type[static_cast<size_t>(op.type)].push_back(op.compute_ns);
       }
     }
     schedule_inference::StageFigures figures;
     figures.stage = static_cast<int32_t>(position);
     figures.rank = stage_order[position];
-    figures.forward = Stats(std::move(by_type[static_cast<size_t>(OpType::kForward)]));
-    figures.backward = Stats(std::move(by_type[static_cast<size_t>(OpType::kBackward)]));
-    figures.weight_grad = Stats(std::move(by_type[static_cast<size_t>(OpType::kWeightGrad)]));
+    for (OpType type : {OpType::kForward, OpType::kBackward, OpType::kWeightGrad}) {
+      const size_t t = static_cast<size_t>(type);
+      schedule_inference::OpStats stats = Stats(std::move(by_type[t]), shared[t]);
+      if (type == OpType::kForward) figures.forward = stats;
+      if (type == OpType::kBackward) figures.backward = stats;
+      if (type == OpType::kWeightGrad) figures.weight_grad = stats;
+    }
     figures.mean_total_ns =
         figures.forward.mean_ns + figures.backward.mean_ns + figures.weight_grad.mean_ns;
     stages.push_back(figures);

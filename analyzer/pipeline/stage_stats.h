@@ -10,7 +10,9 @@
 
 namespace bubblescope::pipeline {
 
-// `stage_order` gives the rank of each pipeline position; ops of other ranks are ignored.
+// `stage_order` gives the rank of each pipeline position; ops of other ranks are ignored. Ops
+// run overlapped with another (PipelineOp::overlapped) are counted, but their shared compute is
+// left out of the times.
 std::vector<schedule_inference::StageFigures> StageStats(const std::vector<PipelineOp>& ops,
                                                          const std::vector<int32_t>& stage_order);
 

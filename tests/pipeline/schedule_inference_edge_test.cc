@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -13,6 +14,8 @@
 #include "support/job_helpers.h"
 #include "pipeline/annotation_ops.h"
 #include "pipeline/schedule_inference.h"
+#include "pipeline/stage_stats.h"
+#include "support/timeline_fixtures.h"
 #include "simulator/simulator.h"
 
 namespace bubblescope {
@@ -339,6 +342,56 @@ TEST(ScheduleInferenceEdgeTest, EmptyBackwardRangesOfAnEvalPassAreNoOps) {
     EXPECT_EQ(stage.backward.count, 0);
     EXPECT_EQ(stage.forward.count, 8);
   }
+}
+
+// DualPipeV's overlapped pairs: each action is an op, counted per stage, with the shared range's
+// compute kept out of the per-stage times.
+TEST(ScheduleInferenceEdgeTest, OverlappedPairsAreOneOpPerAction) {
+  using pipeline::OpType;
+  std::vector<pipeline::ParsedOpName> pair = pipeline::ParseOverlappedOps("PP:(0F3;3B1)OVERLAP_F_B");
+  ASSERT_EQ(pair.size(), 2u);
+  EXPECT_EQ(pair[0].type, OpType::kForward);
+  EXPECT_EQ(pair[0].virtual_stage, 0);
+  EXPECT_EQ(pair[0].microbatch, 3);
+  EXPECT_EQ(pair[1].type, OpType::kBackward);
+  EXPECT_EQ(pair[1].virtual_stage, 3);
+  EXPECT_EQ(pair[1].microbatch, 1);
+  EXPECT_EQ(pipeline::ParseOverlappedOps("PP:(1F0;2I4)OVERLAP_F_B")[1].input_grad_only, true);
+  EXPECT_FALSE(pipeline::ParseOpAnnotation("PP:(0F3;3B1)OVERLAP_F_B").has_value());
+  for (const char* other : {"PP:(0F3;3B1)", "PP:(0F3;B1)OVERLAP_F_B", "PP:(0F3;;3B1)OVERLAP_F_B",
+                            "PP:()OVERLAP_F_B", "PP:(0F3 ;3B1)OVERLAP_F_B", "(0F3;3B1)OVERLAP_F_B",
+                            "PP:(0F0;0F1;0F2;0F3;0F4;0F5;0F6;0F7;0F8)OVERLAP_F_B"}) {
+    EXPECT_TRUE(pipeline::ParseOverlappedOps(other).empty()) << other;
+  }
+
+  // On a rank: F0 alone (its kernel 100 ns), then F1 and B0 overlapped over a 300 ns kernel.
+  Rank rank;
+  rank.rank = 0;
+  rank.timelines.push_back(testing::Stream(7, {testing::Op(testing::kCompute, 1000, 1100),
+                                               testing::Op(testing::kCompute, 2000, 2300)}));
+  for (auto [name, start, end] : {std::tuple{"PP:0F0", 1000, 1100},
+                                  std::tuple{"PP:(0F1;0B0)OVERLAP_F_B", 2000, 2300}}) {
+    rank.annotations.push_back(Annotation{.start = start,
+                                          .end = end,
+                                          .name = rank.names.Intern(name),
+                                          .scope = AnnotationScope::kGpu,
+                                          .device = 0,
+                                          .thread_or_stream = 7});
+  }
+  const index::RankIndex index = index::BuildRank(rank);
+  const pipeline::StepMap steps;  // every moment is step 0
+  const std::vector<pipeline::PipelineOp> ops = pipeline::AnnotatedOps(rank, index, steps);
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_FALSE(ops[0].overlapped);
+  EXPECT_TRUE(ops[1].overlapped);
+  EXPECT_TRUE(ops[2].overlapped);
+  EXPECT_EQ(ops[2].type, OpType::kBackward);
+  const std::vector<schedule_inference::StageFigures> stages = pipeline::StageStats(ops, {0});
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages[0].forward.count, 2);
+  EXPECT_DOUBLE_EQ(stages[0].forward.mean_ns, 100.0);  // F0 alone; F1's range is shared
+  EXPECT_EQ(stages[0].backward.count, 1);
+  EXPECT_DOUBLE_EQ(stages[0].backward.mean_ns, 0.0);   // only ever overlapped: not measured
 }
 
 }  // namespace
