@@ -48,8 +48,12 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
         pipeline::AnnotatedOps(trace.ranks[r], inputs.index.ranks[r], references[r]);
   }
   for (size_t r = 0; r < trace.ranks.size(); ++r) inputs.timelines[r].rank = trace.ranks[r].rank;
-  inputs.graph = p2p_graph::Analyze(
-      {.index = &inputs.index, .timelines = &inputs.timelines, .annotated = &inputs.annotated});
+  std::vector<const std::vector<ProcessGroup>*> process_groups;
+  for (const Rank& rank : trace.ranks) process_groups.push_back(&rank.process_groups);
+  inputs.graph = p2p_graph::Analyze({.index = &inputs.index,
+                                     .timelines = &inputs.timelines,
+                                     .annotated = &inputs.annotated,
+                                     .process_groups = &process_groups});
   return inputs;
 }
 

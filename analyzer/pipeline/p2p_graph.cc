@@ -75,6 +75,117 @@ std::map<size_t, std::map<uint32_t, int32_t>> InferPipelinePeers(
   return peers;
 }
 
+// The process groups the ranks with traffic declare that could each be one pipeline: at least two
+// of those ranks, only those ranks, fewer than all of them; each rank set once, sorted.
+std::vector<std::vector<int32_t>> CandidateGroups(const Input& input,
+                                                  const std::vector<int32_t>& ranks) {
+  std::vector<std::vector<int32_t>> candidates;
+  if (input.process_groups == nullptr) return candidates;
+  for (const std::vector<ProcessGroup>* groups : *input.process_groups) {
+    if (groups == nullptr) continue;
+    for (const ProcessGroup& group : *groups) {
+      std::vector<int32_t> members = group.ranks;
+      std::sort(members.begin(), members.end());
+      members.erase(std::unique(members.begin(), members.end()), members.end());
+      if (members.size() < 2 || members.size() >= ranks.size()) continue;
+      if (!std::includes(ranks.begin(), ranks.end(), members.begin(), members.end())) continue;
+      candidates.push_back(std::move(members));
+    }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  return candidates;
+}
+
+// Every way (up to a bound) to cover `ranks` (sorted) by disjoint candidate groups of one size.
+std::vector<std::vector<std::vector<int32_t>>> ExactCovers(
+    const std::vector<std::vector<int32_t>>& candidates, const std::vector<int32_t>& ranks) {
+  constexpr size_t kMaxCovers = 16;
+  constexpr int64_t kMaxSteps = 100'000;  // hostile pg_config lists cannot make this explode
+  std::vector<std::vector<std::vector<int32_t>>> covers;
+  int64_t steps = 0;
+  std::map<size_t, std::vector<const std::vector<int32_t>*>> by_size;
+  for (const std::vector<int32_t>& group : candidates) by_size[group.size()].push_back(&group);
+  for (const auto& [size, groups] : by_size) {
+    if (ranks.size() % size != 0) continue;
+    std::vector<std::vector<int32_t>> chosen;
+    std::vector<bool> used(ranks.size(), false);
+    auto index_of = [&](int32_t rank) {
+      return static_cast<size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) -
+                                 ranks.begin());
+    };
+    // Backtracking on the lowest uncovered rank.
+    auto search = [&](auto&& self) -> void {
+      if (covers.size() >= kMaxCovers || steps > kMaxSteps) return;
+      const auto first_free = std::find(used.begin(), used.end(), false);
+      if (first_free == used.end()) {
+        covers.push_back(chosen);
+        return;
+      }
+      const int32_t lowest = ranks[static_cast<size_t>(first_free - used.begin())];
+      for (const std::vector<int32_t>* group : groups) {
+        if (++steps > kMaxSteps) return;  // every group looked at counts
+        if (group->front() != lowest) continue;
+        if (std::any_of(group->begin(), group->end(),
+                        [&](int32_t rank) { return used[index_of(rank)]; })) {
+          continue;
+        }
+        for (int32_t rank : *group) used[index_of(rank)] = true;
+        chosen.push_back(*group);
+        self(self);
+        chosen.pop_back();
+        for (int32_t rank : *group) used[index_of(rank)] = false;
+      }
+    };
+    search(search);
+  }
+  return covers;
+}
+
+// The pipelines of ranks with traffic but no recorded peer, from their declared process groups:
+// the single cover of those ranks by disjoint groups of one size in which every group has a
+// stage order. Nullopt when there is none, or more than one (a note says so).
+std::optional<std::vector<std::vector<int32_t>>> SplitByProcessGroups(
+    const Input& input, const std::vector<size_t>& with_p2p, std::vector<std::string>* notes) {
+  std::vector<int32_t> ranks;
+  std::map<int32_t, size_t> position_of;
+  for (size_t i : with_p2p) {
+    ranks.push_back(input.index->ranks[i].rank);
+    position_of[input.index->ranks[i].rank] = i;
+  }
+  std::sort(ranks.begin(), ranks.end());
+  const std::vector<std::vector<int32_t>> candidates = CandidateGroups(input, ranks);
+  if (candidates.empty()) return std::nullopt;
+  std::vector<std::vector<std::vector<int32_t>>> ordered;
+  for (const std::vector<std::vector<int32_t>>& cover : ExactCovers(candidates, ranks)) {
+    std::vector<std::vector<int32_t>> orders;
+    for (const std::vector<int32_t>& group : cover) {
+      std::vector<pipeline::IssuedTimeline> timelines;
+      std::vector<std::vector<pipeline::PipelineOp>> annotated;
+      for (int32_t rank : group) {
+        timelines.push_back((*input.timelines)[position_of.at(rank)]);
+        annotated.push_back((*input.annotated)[position_of.at(rank)]);
+      }
+      pipeline::StageOrder order = pipeline::FindStageOrder(timelines, annotated, std::nullopt);
+      if (!order.known) break;
+      orders.push_back(std::move(order.ranks));
+    }
+    if (orders.size() == cover.size()) ordered.push_back(std::move(orders));
+  }
+  if (ordered.size() == 1) {
+    notes->push_back(absl::StrCat(
+        "no peer ranks recorded: pipelines are the process groups the ranks declare (",
+        ordered.front().size(), " groups of ", ordered.front().front().size(), " ranks)"));
+    return ordered.front();
+  }
+  if (ordered.size() > 1) {
+    notes->push_back(absl::StrCat(
+        "no peer ranks recorded, and ", ordered.size(), " ways to split the ranks with traffic "
+        "by their declared process groups fit: they are kept as one pipeline"));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 const RankOps* Result::OpsOf(int32_t rank) const {
@@ -124,11 +235,23 @@ Result Analyze(const Input& input) {
         chain_of_root[components.Find(position_of.at(chain.front()))] = chain;
       }
     } else {
-      size_t first = n;
+      std::vector<size_t> traffic;
       for (size_t i = 0; i < n; ++i) {
-        if (!has_p2p[i]) continue;
-        if (first == n) first = i;
-        components.Join(i, first);
+        if (has_p2p[i]) traffic.push_back(i);
+      }
+      std::optional<std::vector<std::vector<int32_t>>> split =
+          SplitByProcessGroups(input, traffic, &result.notes);
+      if (split.has_value()) {
+        for (const std::vector<int32_t>& group : *split) {
+          for (int32_t rank : group) {
+            components.Join(position_of.at(rank), position_of.at(group.front()));
+          }
+        }
+        for (const std::vector<int32_t>& group : *split) {
+          chain_of_root[components.Find(position_of.at(group.front()))] = group;
+        }
+      } else {
+        for (size_t i : traffic) components.Join(i, traffic.front());
       }
     }
   }

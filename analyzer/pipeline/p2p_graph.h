@@ -9,8 +9,10 @@
 //
 // Without any recorded peer (gloo traces, NCCL kernels without args) the graph cannot be drawn:
 // GPU ranks split into pipelines by the rhythm of their transfers
-// (pipeline::ChainByCompletionGaps, whose chains are their stage orders); otherwise every rank
-// with p2p ops forms one pipeline. Peers are then inferred from the stage order and what each
+// (pipeline::ChainByCompletionGaps, whose chains are their stage orders); otherwise by the
+// process groups the ranks declare (distributedInfo.pg_config: a DP×PP job's pipelines are each
+// a group): the one way to cover the ranks with traffic by disjoint declared groups of one size
+// in which every group has a stage order; otherwise every rank with p2p ops forms one pipeline. Peers are then inferred from the stage order and what each
 // transfer carries (peer_inference.h); a rank whose forward and backward cannot be told apart
 // leaves them unknown, with a note.
 #pragma once
@@ -60,6 +62,8 @@ struct Input {
   // Per trace rank: its issued work stepped by its reference step, and its op annotations.
   const std::vector<pipeline::IssuedTimeline>* timelines = nullptr;
   const std::vector<std::vector<pipeline::PipelineOp>>* annotated = nullptr;
+  // The ranks' declared process groups, parallel to index->ranks; null or empty: none known.
+  const std::vector<const std::vector<ProcessGroup>*>* process_groups = nullptr;
 };
 
 struct Result {

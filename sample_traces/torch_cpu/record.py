@@ -13,7 +13,13 @@ Usage (regenerate every run shipped next to this file):
     python3 record.py --all --out .
 One run:
     python3 record.py --run NAME --schedule 1f1b --procs 4 --microbatches 8 \
-        [--virtual 2] [--heavy-stage 2] --out .
+        [--virtual 2] [--heavy-stage 2] [--dp 2] --out .
+
+--dp D runs D data-parallel replicas of the pipeline (D x procs processes): rank
+r is stage position r // D of pipeline r % D, so the pipelines interleave in
+rank order ({0,2} and {1,3} for procs 2, D 2). Each pipeline sends on its own
+process group; after each step the replicas of a stage all-reduce their
+gradients on theirs.
 """
 
 import argparse
@@ -85,6 +91,10 @@ STANDARD_RUNS = [
     ("zbv_p2_v2_m4", "zbv", 2, 4, 2, None),
     ("1f1b_p4_m8_heavy2", "1f1b", 4, 8, 1, 2),
 ]
+# DP x PP runs: (name, schedule, procs per pipeline, microbatches, virtual, replicas).
+DP_RUNS = [
+    ("dp2_1f1b_p2_m4", "1f1b", 2, 4, 1, 2),
+]
 
 
 def free_port():
@@ -144,15 +154,22 @@ def worker(rank, cfg, port, trace_dir):
     torch.set_num_interop_threads(1)
     torch.manual_seed(SEED)
     procs = cfg["procs"]
-    dist.init_process_group("gloo", rank=rank, world_size=procs)
+    dp = cfg["dp"]
+    dist.init_process_group("gloo", rank=rank, world_size=procs * dp)
+    # Every process creates every group, in the same order, as torch requires.
+    pp_groups = [dist.new_group([d + dp * s for s in range(procs)]) for d in range(dp)]
+    dp_groups = [dist.new_group([s * dp + d for d in range(dp)]) for s in range(procs)]
+    replica, position = rank % dp, rank // dp
+    pp_group = pp_groups[replica] if dp > 1 else None
+    dp_group = dp_groups[position] if dp > 1 else None
 
     num_stages = procs * cfg["virtual"]
     layer_counts = stage_layer_counts(num_stages, cfg["heavy_stage"])
-    my_stage_indices = [s for s in range(num_stages) if stage_to_rank(s, procs, cfg["schedule"]) == rank]
+    my_stage_indices = [s for s in range(num_stages) if stage_to_rank(s, procs, cfg["schedule"]) == position]
     device = torch.device("cpu")
     modules = [build_stage_module(s, layer_counts) for s in my_stage_indices]
     stages = [
-        PipelineStage(module, s, num_stages, device)
+        PipelineStage(module, s, num_stages, device, group=pp_group)
         for module, s in zip(modules, my_stage_indices)
     ]
     params = [p for m in modules for p in m.parameters()]
@@ -186,6 +203,10 @@ def worker(rank, cfg, port, trace_dir):
             args = (inputs[step],) if has_first else ()
             kwargs = {"target": targets[step], "losses": []} if has_last else {}
             schedule.step(*args, **kwargs)
+            if dp_group is not None:
+                for param in params:
+                    if param.grad is not None:
+                        dist.all_reduce(param.grad, group=dp_group)
             optimizer.step()
             prof.step()
     dist.barrier()
@@ -232,14 +253,17 @@ def heavy_stage_is_slowest(compute_ms, heavy_rank):
     return compute_ms[heavy_rank] >= HEAVY_MARGIN * max(others)
 
 
-def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_dir, command):
+def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_dir, command,
+               dp=1):
     cfg = dict(
         schedule=schedule,
         procs=procs,
         microbatches=microbatches,
         virtual=virtual,
         heavy_stage=heavy_stage,
+        dp=dp,
     )
+    world = procs * dp
     if schedule in ("gpipe", "1f1b") and virtual != 1:
         raise ValueError(f"{schedule} supports one stage per rank")
     if schedule in ("interleaved", "zb") and virtual < 2:
@@ -251,13 +275,13 @@ def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_di
     num_stages = procs * virtual
     for attempt in range(1, HEAVY_ATTEMPTS + 1):
         with tempfile.TemporaryDirectory() as scratch:
-            mp.spawn(worker, args=(cfg, free_port(), scratch), nprocs=procs, join=True)
-            for rank in range(procs):
+            mp.spawn(worker, args=(cfg, free_port(), scratch), nprocs=world, join=True)
+            for rank in range(world):
                 src = os.path.join(scratch, f"rank{rank}.json")
                 dst = os.path.join(run_dir, f"rank{rank}.json")
                 shutil.move(src, dst)
                 gzip_file(dst)
-        measured = [measure_rank(os.path.join(run_dir, f"rank{r}.json.gz")) for r in range(procs)]
+        measured = [measure_rank(os.path.join(run_dir, f"rank{r}.json.gz")) for r in range(world)]
         compute_ms = [m[0] for m in measured]
         if heavy_stage is None:
             break
@@ -275,6 +299,9 @@ def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_di
         "m": microbatches,
         "v": virtual,
         "stage_order": [stage_to_rank(s, procs, schedule) for s in range(num_stages)],
+        "dp": dp,
+        # Global ranks of each pipeline, stage position order (stage_order indexes into these).
+        "pipelines": [[d + dp * s for s in range(procs)] for d in range(dp)],
         "layers_per_stage": stage_layer_counts(num_stages, heavy_stage),
         "slowest_stage": heavy_stage,
         "training_steps": TRAINING_STEPS,
@@ -302,6 +329,7 @@ def main():
     parser.add_argument("--microbatches", type=int, default=4)
     parser.add_argument("--virtual", type=int, default=1, help="stages per rank")
     parser.add_argument("--heavy-stage", type=int, default=None)
+    parser.add_argument("--dp", type=int, default=1, help="data-parallel replicas of the pipeline")
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     opts = parser.parse_args()
 
@@ -314,12 +342,17 @@ def main():
             )
             print(f"recording {name}", file=sys.stderr)
             record_run(name, schedule, procs, m, v, heavy, opts.out, command)
+        for name, schedule, procs, m, v, dp in DP_RUNS:
+            command = (f"python3 record.py --run {name} --schedule {schedule} --procs {procs} "
+                       f"--microbatches {m} --virtual {v} --dp {dp}")
+            print(f"recording {name}", file=sys.stderr)
+            record_run(name, schedule, procs, m, v, None, opts.out, command, dp)
         return
     if not opts.run or not opts.schedule:
         parser.error("give --all, or --run and --schedule")
     command = "python3 record.py " + " ".join(sys.argv[1:])
     record_run(opts.run, opts.schedule, opts.procs, opts.microbatches, opts.virtual,
-               opts.heavy_stage, opts.out, command)
+               opts.heavy_stage, opts.out, command, opts.dp)
 
 
 if __name__ == "__main__":

@@ -164,5 +164,34 @@ TEST(ScheduleInferenceRealTest, MirroredGpuRangesCountOnce) {
            Infer("synthetic_pipeline_4rank", false, "."));
 }
 
+// DP×PP on gloo: two 2-stage pipelines on ranks {0,2} and {1,3}, whose ops record no peer.
+// The ranks' pg_config lists both the pipeline groups and the data-parallel pairs {0,1}, {2,3};
+// only the pipeline groups give each group a stage order (truth.json: pipelines, stage_order).
+TEST(ScheduleInferenceRealTest, DataParallelPipelinesFromDeclaredProcessGroups) {
+  LoadOptions options;
+  options.jobs = 1;
+  absl::StatusOr<Trace> trace = LoadTrace(
+      {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/dp2_1f1b_p2_m4"}, options);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const job::Result job = testing::AnalyzeJob(*trace);
+  ASSERT_EQ(job.pipelines.size(), 2u);
+  const std::vector<int32_t> want[] = {{0, 2}, {1, 3}};
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i);
+    const job::Pipeline& pipeline = job.pipelines[i];
+    EXPECT_EQ(pipeline.crossrank.pipeline.stage_order(), want[i]);
+    ASSERT_TRUE(pipeline.shape.has_value()) << pipeline.shape_problem;
+    EXPECT_EQ(pipeline.shape->p, 2);
+    EXPECT_EQ(pipeline.shape->m, 4);
+    EXPECT_EQ(pipeline.shape->v, 1);
+    EXPECT_EQ(schedule_inference::ScheduleFamilyName(pipeline.shape->family), "1f1b");
+    for (const schedule_inference::StageFigures& stage : pipeline.shape->stages) {
+      EXPECT_EQ(stage.forward.count, 8);  // 4 microbatches in each of 2 profiled steps
+      EXPECT_EQ(stage.backward.count, 8);
+    }
+  }
+  EXPECT_TRUE(job.job.ranks_without_p2p.empty());
+}
+
 }  // namespace
 }  // namespace bubblescope
