@@ -37,6 +37,7 @@ import torch.multiprocessing as mp
 from torch.distributed.pipelining import (
     PipelineStage,
     Schedule1F1B,
+    ScheduleDualPipeV,
     ScheduleGPipe,
     ScheduleInterleaved1F1B,
     ScheduleInterleavedZeroBubble,
@@ -71,6 +72,7 @@ FAMILY_OF_SCHEDULE = {
     "interleaved": "interleaved",
     "zb": "zb",
     "zbv": "zb",
+    "dualpipev": "zb",
 }
 
 TORCH_SCHEDULE_CLASS = {
@@ -79,6 +81,7 @@ TORCH_SCHEDULE_CLASS = {
     "interleaved": "ScheduleInterleaved1F1B",
     "zb": "ScheduleInterleavedZeroBubble",
     "zbv": "ScheduleZBVZeroBubble",
+    "dualpipev": "ScheduleDualPipeV",
 }
 
 # The runs shipped in this directory: (name, schedule, procs, microbatches,
@@ -90,6 +93,7 @@ STANDARD_RUNS = [
     ("zb_p2_v2_m4", "zb", 2, 4, 2, None),
     ("zbv_p2_v2_m4", "zbv", 2, 4, 2, None),
     ("1f1b_p4_m8_heavy2", "1f1b", 4, 8, 1, 2),
+    ("dualpipev_p2_v2_m8", "dualpipev", 2, 8, 2, None),
 ]
 # DP x PP runs: (name, schedule, procs per pipeline, microbatches, virtual, replicas).
 DP_RUNS = [
@@ -124,7 +128,7 @@ def build_stage_module(stage_index, layer_counts):
 
 
 def stage_to_rank(stage_index, procs, schedule):
-    if schedule == "zbv":
+    if schedule in ("zbv", "dualpipev"):
         # V placement (ScheduleZBVZeroBubble): stages 0..P-1 go down the ranks,
         # stages P..2P-1 come back up, so rank 0 holds the first and last stage.
         return stage_index if stage_index < procs else 2 * procs - 1 - stage_index
@@ -144,6 +148,8 @@ def make_schedule(kind, stages, microbatches, loss_fn):
         return ScheduleInterleavedZeroBubble(stages, microbatches, loss_fn=loss_fn)
     if kind == "zbv":
         return ScheduleZBVZeroBubble(stages, microbatches, loss_fn=loss_fn)
+    if kind == "dualpipev":
+        return ScheduleDualPipeV(stages, microbatches, loss_fn=loss_fn)
     raise ValueError(f"unknown schedule {kind}")
 
 
@@ -268,8 +274,8 @@ def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_di
         raise ValueError(f"{schedule} supports one stage per rank")
     if schedule in ("interleaved", "zb") and virtual < 2:
         raise ValueError(f"{schedule} needs --virtual >= 2")
-    if schedule == "zbv" and virtual != 2:
-        raise ValueError("zbv needs --virtual 2")
+    if schedule in ("zbv", "dualpipev") and virtual != 2:
+        raise ValueError(f"{schedule} needs --virtual 2")
     run_dir = os.path.join(out_dir, name)
     os.makedirs(run_dir, exist_ok=True)
     num_stages = procs * virtual

@@ -193,5 +193,27 @@ TEST(ScheduleInferenceRealTest, DataParallelPipelinesFromDeclaredProcessGroups) 
   EXPECT_TRUE(job.job.ranks_without_p2p.empty());
 }
 
+// torch's ScheduleDualPipeV: V placement, and forward/backward pairs of different stages run as
+// one action, `PP:(0F3;3B1)OVERLAP_F_B`. Each action is an op, so every stage still counts
+// m·v forwards and backwards per step; W ops follow only the split backwards, fewer than B.
+TEST(ScheduleInferenceRealTest, DualPipeVOverlappedActionsCountAsOps) {
+  const schedule_inference::Result result = Infer("dualpipev_p2_v2_m8");
+  EXPECT_EQ(result.p, 2);
+  EXPECT_EQ(result.v, 2);
+  EXPECT_EQ(result.m, 8);
+  EXPECT_EQ(schedule_inference::ScheduleFamilyName(result.family), "zb");
+  EXPECT_EQ(result.virtual_stage_ranks, (std::vector<int32_t>{0, 1, 1, 0}));
+  EXPECT_TRUE(result.stage_counts_fit);
+  ASSERT_EQ(result.stages.size(), 2u);
+  for (const schedule_inference::StageFigures& stage : result.stages) {
+    SCOPED_TRACE(stage.stage);
+    EXPECT_EQ(stage.forward.count, 2 * 8 * 2);  // two profiled steps
+    EXPECT_EQ(stage.backward.count, 2 * 8 * 2);
+    EXPECT_GT(stage.weight_grad.count, 0);
+    EXPECT_LT(stage.weight_grad.count, stage.backward.count);
+    EXPECT_GT(stage.forward.mean_ns, 0.0);
+  }
+}
+
 }  // namespace
 }  // namespace bubblescope
