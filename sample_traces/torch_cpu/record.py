@@ -99,6 +99,10 @@ STANDARD_RUNS = [
 DP_RUNS = [
     ("dp2_1f1b_p2_m4", "1f1b", 2, 4, 1, 2),
 ]
+# Inference runs (schedule.eval): (name, schedule, procs, microbatches).
+EVAL_RUNS = [
+    ("gpipe_eval_p2_m4", "gpipe", 2, 4),
+]
 
 
 def free_port():
@@ -208,6 +212,11 @@ def worker(rank, cfg, port, trace_dir):
             optimizer.zero_grad()
             args = (inputs[step],) if has_first else ()
             kwargs = {"target": targets[step], "losses": []} if has_last else {}
+            if cfg["eval"]:
+                # Forward only: the schedule still walks its backward actions, skipped.
+                schedule.eval(*args, **kwargs)
+                prof.step()
+                continue
             schedule.step(*args, **kwargs)
             if dp_group is not None:
                 for param in params:
@@ -260,7 +269,7 @@ def heavy_stage_is_slowest(compute_ms, heavy_rank):
 
 
 def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_dir, command,
-               dp=1):
+               dp=1, eval_only=False):
     cfg = dict(
         schedule=schedule,
         procs=procs,
@@ -268,6 +277,7 @@ def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_di
         virtual=virtual,
         heavy_stage=heavy_stage,
         dp=dp,
+        eval=eval_only,
     )
     world = procs * dp
     if schedule in ("gpipe", "1f1b") and virtual != 1:
@@ -299,13 +309,14 @@ def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_di
     else:
         raise RuntimeError(f"{name}: heavy stage never measured as the slowest: {compute_ms}")
     truth = {
-        "schedule": FAMILY_OF_SCHEDULE[schedule],
+        "schedule": "fwd-only" if eval_only else FAMILY_OF_SCHEDULE[schedule],
         "torch_schedule_class": TORCH_SCHEDULE_CLASS[schedule],
         "p": procs,
         "m": microbatches,
         "v": virtual,
         "stage_order": [stage_to_rank(s, procs, schedule) for s in range(num_stages)],
         "dp": dp,
+        "eval": eval_only,
         # Global ranks of each pipeline, stage position order (stage_order indexes into these).
         "pipelines": [[d + dp * s for s in range(procs)] for d in range(dp)],
         "layers_per_stage": stage_layer_counts(num_stages, heavy_stage),
@@ -336,6 +347,7 @@ def main():
     parser.add_argument("--virtual", type=int, default=1, help="stages per rank")
     parser.add_argument("--heavy-stage", type=int, default=None)
     parser.add_argument("--dp", type=int, default=1, help="data-parallel replicas of the pipeline")
+    parser.add_argument("--eval", action="store_true", help="forward-only passes (schedule.eval)")
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     opts = parser.parse_args()
 
@@ -353,12 +365,17 @@ def main():
                        f"--microbatches {m} --virtual {v} --dp {dp}")
             print(f"recording {name}", file=sys.stderr)
             record_run(name, schedule, procs, m, v, None, opts.out, command, dp)
+        for name, schedule, procs, m in EVAL_RUNS:
+            command = (f"python3 record.py --run {name} --schedule {schedule} --procs {procs} "
+                       f"--microbatches {m} --eval")
+            print(f"recording {name}", file=sys.stderr)
+            record_run(name, schedule, procs, m, 1, None, opts.out, command, eval_only=True)
         return
     if not opts.run or not opts.schedule:
         parser.error("give --all, or --run and --schedule")
     command = "python3 record.py " + " ".join(sys.argv[1:])
     record_run(opts.run, opts.schedule, opts.procs, opts.microbatches, opts.virtual,
-               opts.heavy_stage, opts.out, command, opts.dp)
+               opts.heavy_stage, opts.out, command, opts.dp, opts.eval)
 
 
 if __name__ == "__main__":

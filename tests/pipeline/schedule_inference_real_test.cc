@@ -196,6 +196,22 @@ TEST(ScheduleInferenceRealTest, DataParallelPipelinesFromDeclaredProcessGroups) 
 // torch's ScheduleDualPipeV: V placement, and forward/backward pairs of different stages run as
 // one action, `PP:(0F3;3B1)OVERLAP_F_B`. Each action is an op, so every stage still counts
 // m·v forwards and backwards per step; W ops follow only the split backwards, fewer than B.
+// ScheduleGPipe.eval(): forwards only, though every rank still opens an empty "Backward {mb}"
+// range per skipped backward. Read as an inference pass, not as gpipe training.
+TEST(ScheduleInferenceRealTest, GpipeEvalIsForwardOnly) {
+  const schedule_inference::Result result = Infer("gpipe_eval_p2_m4");
+  EXPECT_EQ(result.p, 2);
+  EXPECT_EQ(result.v, 1);
+  EXPECT_EQ(result.m, 4);
+  EXPECT_EQ(schedule_inference::ScheduleFamilyName(result.family), "fwd-only");
+  EXPECT_EQ(result.virtual_stage_ranks, (std::vector<int32_t>{0, 1}));
+  ASSERT_EQ(result.stages.size(), 2u);
+  for (const schedule_inference::StageFigures& stage : result.stages) {
+    EXPECT_EQ(stage.forward.count, 2 * 4);  // two profiled steps
+    EXPECT_EQ(stage.backward.count, 0);
+  }
+}
+
 TEST(ScheduleInferenceRealTest, DualPipeVOverlappedActionsCountAsOps) {
   const schedule_inference::Result result = Infer("dualpipev_p2_v2_m8");
   EXPECT_EQ(result.p, 2);
