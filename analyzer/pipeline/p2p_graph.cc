@@ -223,8 +223,14 @@ Result Analyze(const Input& input) {
     for (size_t i = 0; i < n; ++i) {
       if (has_p2p[i]) with_p2p.push_back(timelines[i]);
     }
+    // Each chain (or declared group) is a pipeline, listed in its stage order.
     std::optional<std::vector<std::vector<int32_t>>> chains =
         pipeline::ChainByCompletionGaps(with_p2p);
+    std::vector<size_t> traffic;
+    for (size_t i = 0; i < n; ++i) {
+      if (has_p2p[i]) traffic.push_back(i);
+    }
+    if (!chains.has_value()) chains = SplitByProcessGroups(input, traffic, &result.notes);
     if (chains.has_value()) {
       for (const std::vector<int32_t>& chain : *chains) {
         for (int32_t rank : chain) {
@@ -235,24 +241,7 @@ Result Analyze(const Input& input) {
         chain_of_root[components.Find(position_of.at(chain.front()))] = chain;
       }
     } else {
-      std::vector<size_t> traffic;
-      for (size_t i = 0; i < n; ++i) {
-        if (has_p2p[i]) traffic.push_back(i);
-      }
-      std::optional<std::vector<std::vector<int32_t>>> split =
-          SplitByProcessGroups(input, traffic, &result.notes);
-      if (split.has_value()) {
-        for (const std::vector<int32_t>& group : *split) {
-          for (int32_t rank : group) {
-            components.Join(position_of.at(rank), position_of.at(group.front()));
-          }
-        }
-        for (const std::vector<int32_t>& group : *split) {
-          chain_of_root[components.Find(position_of.at(group.front()))] = group;
-        }
-      } else {
-        for (size_t i : traffic) components.Join(i, traffic.front());
-      }
+      for (size_t i : traffic) components.Join(i, traffic.front());
     }
   }
 

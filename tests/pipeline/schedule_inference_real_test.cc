@@ -47,6 +47,15 @@ schedule_inference::Result Infer(const std::string& dir, bool without_steps = fa
   return result.ok() ? *std::move(result) : schedule_inference::Result{};
 }
 
+// The training runs whose every stage runs one forward, backward (and W for zb) per microbatch.
+const RealRun kTrainingRuns[] = {
+      {"gpipe_p2_m4", 2, 1, 4, "gpipe", {0, 1}, "p2p", "annotations"},
+      {"1f1b_p4_m8", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"},
+      {"interleaved_p2_v2_m4", 2, 2, 4, "interleaved", {0, 1, 0, 1}, "annotations", "annotations"},
+      {"zb_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 0, 1}, "annotations", "annotations"},
+      {"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
+      {"1f1b_p4_m8_heavy2", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"}};
+
 void CheckRun(const RealRun& run, const schedule_inference::Result& result) {
   SCOPED_TRACE(run.dir);
   EXPECT_EQ(result.p, run.p);
@@ -93,14 +102,7 @@ TEST(ScheduleInferenceRealTest, ZeroBubbleVPlacementFromPpRanges) {
 }
 
 TEST(ScheduleInferenceRealTest, WithoutProfilerStepsEveryRunKeepsItsShape) {
-  const RealRun runs[] = {
-      {"gpipe_p2_m4", 2, 1, 4, "gpipe", {0, 1}, "p2p", "annotations"},
-      {"1f1b_p4_m8", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"},
-      {"interleaved_p2_v2_m4", 2, 2, 4, "interleaved", {0, 1, 0, 1}, "annotations", "annotations"},
-      {"zb_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 0, 1}, "annotations", "annotations"},
-      {"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
-      {"1f1b_p4_m8_heavy2", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"}};
-  for (const RealRun& run : runs) CheckRun(run, Infer(run.dir, /*without_steps=*/true));
+  for (const RealRun& run : kTrainingRuns) CheckRun(run, Infer(run.dir, /*without_steps=*/true));
 }
 
 TEST(ScheduleInferenceRealTest, HeavyStageIsTheSlowest) {
@@ -116,17 +118,10 @@ TEST(ScheduleInferenceRealTest, HeavyStageIsTheSlowest) {
 // keep its shape, and its bubble within 0.5 points of the Kineto original's, whose ranks share
 // one clock: here the offsets must be recovered from the traffic.
 TEST(ScheduleInferenceRealTest, LegacyExportsKeepEveryRunsShapeAndBubble) {
-  const RealRun runs[] = {
-      {"gpipe_p2_m4", 2, 1, 4, "gpipe", {0, 1}, "p2p", "annotations"},
-      {"1f1b_p4_m8", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"},
-      {"interleaved_p2_v2_m4", 2, 2, 4, "interleaved", {0, 1, 0, 1}, "annotations", "annotations"},
-      {"zb_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 0, 1}, "annotations", "annotations"},
-      {"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
-      {"1f1b_p4_m8_heavy2", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"}};
   KinetoWriteOptions legacy;
   legacy.layout = KinetoLayout::kBareArray;
   legacy.legacy_cpu_functions = true;
-  for (const RealRun& run : runs) {
+  for (const RealRun& run : kTrainingRuns) {
     SCOPED_TRACE(run.dir);
     LoadOptions options;
     options.jobs = 1;
