@@ -49,12 +49,12 @@ schedule_inference::Result Infer(const std::string& dir, bool without_steps = fa
 
 // The training runs whose every stage runs one forward, backward (and W for zb) per microbatch.
 const RealRun kTrainingRuns[] = {
-      {"gpipe_p2_m4", 2, 1, 4, "gpipe", {0, 1}, "p2p", "annotations"},
-      {"1f1b_p4_m8", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"},
-      {"interleaved_p2_v2_m4", 2, 2, 4, "interleaved", {0, 1, 0, 1}, "annotations", "annotations"},
-      {"zb_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 0, 1}, "annotations", "annotations"},
-      {"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
-      {"1f1b_p4_m8_heavy2", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"}};
+    {"gpipe_p2_m4", 2, 1, 4, "gpipe", {0, 1}, "p2p", "annotations"},
+    {"1f1b_p4_m8", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"},
+    {"interleaved_p2_v2_m4", 2, 2, 4, "interleaved", {0, 1, 0, 1}, "annotations", "annotations"},
+    {"zb_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 0, 1}, "annotations", "annotations"},
+    {"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
+    {"1f1b_p4_m8_heavy2", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"}};
 
 void CheckRun(const RealRun& run, const schedule_inference::Result& result) {
   SCOPED_TRACE(run.dir);
