@@ -106,8 +106,10 @@ std::vector<std::vector<std::vector<int32_t>>> ExactCovers(
   int64_t steps = 0;
   std::map<size_t, std::vector<const std::vector<int32_t>*>> by_size;
   for (const std::vector<int32_t>& group : candidates) by_size[group.size()].push_back(&group);
-  for (const auto& [size, groups] : by_size) {
-    if (ranks.size() % size != 0) continue;
+  for (const auto& size_and_groups : by_size) {
+    // Named, not a structured binding: the lambda below refers to it (clang 14 cannot capture one).
+    const std::vector<const std::vector<int32_t>*>& groups = size_and_groups.second;
+    if (ranks.size() % size_and_groups.first != 0) continue;
     std::vector<std::vector<int32_t>> chosen;
     std::vector<bool> used(ranks.size(), false);
     auto index_of = [&](int32_t rank) {
