@@ -305,7 +305,7 @@ std::vector<bool> MirroredAnnotations(const Rank& rank, const RankIndex& index) 
     }
   }
   if (!any_gpu || cpu_by_name.empty()) return mirrored;
-  // Each stream's ops by start: (start, op index). `index.ops` is sorted by start already.
+  // Each stream's ops (indices into index.ops), by start: index.ops is sorted by start already.
   absl::flat_hash_map<std::pair<int32_t, int64_t>, std::vector<uint32_t>> ops_by_stream;
   for (uint32_t i = 0; i < index.ops.size(); ++i) {
     const Timeline& timeline = rank.timelines[index.ops[i].timeline];
