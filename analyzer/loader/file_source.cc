@@ -130,7 +130,7 @@ absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max
   *raw = simdjson::padded_string();  // the compressed bytes are not needed any more
   if (!inflated.ok()) return inflated.status();
   if (inflated->truncated && inflated->text.size() == 0) {
-    // A stub of a gzip file (its magic bytes and no more) is no empty trace: it was cut short.
+    // The gzip magic bytes and no more are no empty trace: the file was cut short.
     return absl::DataLossError(absl::StrCat(path, ": byte ", inflated->truncated_at_compressed_byte,
                                             ": gzip data cut short before any of its text"));
   }
