@@ -1,5 +1,6 @@
 #include "set_truth.h"
 
+#include <array>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
@@ -136,38 +137,36 @@ absl::Status ReadLink(ondemand::value value, std::string_view name, int32_t* src
                        });
 }
 
-absl::Status ReadSchedule(ondemand::value value, std::string_view member, sim::Schedule* out) {
+// A member holding one of `choices` by its stable name (`name_of`).
+template <typename Enum, size_t N>
+absl::Status ReadNamed(ondemand::value value, std::string_view member,
+                       const std::array<Enum, N>& choices, std::string_view (*name_of)(Enum),
+                       Enum* out) {
   std::string_view name;
   if (absl::Status status = ReadString(value, member, &name); !status.ok()) return status;
-  for (sim::Schedule schedule :
-       {sim::Schedule::kGpipe, sim::Schedule::k1F1B, sim::Schedule::kInterleaved1F1B,
-        sim::Schedule::kZeroBubbleH1, sim::Schedule::kForwardOnly}) {
-    if (sim::ScheduleName(schedule) == name) {
-      *out = schedule;
+  for (Enum choice : choices) {
+    if (name_of(choice) == name) {
+      *out = choice;
       return absl::OkStatus();
     }
   }
-  return Malformed(member, absl::StrCat("unknown schedule \"", AsAbsl(name), "\""));
+  return Malformed(member, absl::StrCat("unknown value \"", AsAbsl(name), "\""));
 }
 
-absl::Status ReadAnnotations(ondemand::value value, std::string_view member,
-                             sim::AnnotationStyle* out) {
-  std::string_view name;
-  if (absl::Status status = ReadString(value, member, &name); !status.ok()) return status;
-  for (sim::AnnotationStyle style :
-       {sim::AnnotationStyle::kNone, sim::AnnotationStyle::kPpGpu, sim::AnnotationStyle::kPpCpu,
-        sim::AnnotationStyle::kPpShortCpu}) {
-    if (sim::AnnotationStyleName(style) == name) {
-      *out = style;
-      return absl::OkStatus();
-    }
-  }
-  return Malformed(member, absl::StrCat("unknown annotation style \"", AsAbsl(name), "\""));
-}
+constexpr std::array<sim::Schedule, 5> kSchedules = {
+    sim::Schedule::kGpipe, sim::Schedule::k1F1B, sim::Schedule::kInterleaved1F1B,
+    sim::Schedule::kZeroBubbleH1, sim::Schedule::kForwardOnly};
+constexpr std::array<sim::AnnotationStyle, 5> kAnnotationStyles = {
+    sim::AnnotationStyle::kNone, sim::AnnotationStyle::kPpGpu, sim::AnnotationStyle::kPpCpu,
+    sim::AnnotationStyle::kPpShortCpu, sim::AnnotationStyle::kPpMirrored};
+constexpr std::array<sim::P2pStyle, 2> kP2pStyles = {sim::P2pStyle::kPerOp,
+                                                     sim::P2pStyle::kBatched};
 
 absl::Status ReadConfigMember(std::string_view key, ondemand::value value,
                               const std::string& member, sim::Config* config) {
-  if (key == "schedule") return ReadSchedule(value, member, &config->schedule);
+  if (key == "schedule") {
+    return ReadNamed(value, member, kSchedules, &sim::ScheduleName, &config->schedule);
+  }
   if (key == "stages") return ReadInt32(value, member, &config->stages);
   if (key == "microbatches") return ReadInt32(value, member, &config->microbatches);
   if (key == "virtual_stages") return ReadInt32(value, member, &config->virtual_stages);
@@ -177,7 +176,11 @@ absl::Status ReadConfigMember(std::string_view key, ondemand::value value,
   if (key == "launch_gap_us") return ReadMicros(value, member, &config->launch_gap_ns);
   if (key == "optimizer_us") return ReadMicros(value, member, &config->optimizer_ns);
   if (key == "start_time_us") return ReadMicros(value, member, &config->start_time_ns);
-  if (key == "annotations") return ReadAnnotations(value, member, &config->annotations);
+  if (key == "annotations") {
+    return ReadNamed(value, member, kAnnotationStyles, &sim::AnnotationStyleName,
+                     &config->annotations);
+  }
+  if (key == "p2p") return ReadNamed(value, member, kP2pStyles, &sim::P2pStyleName, &config->p2p);
   if (key == "activation_stash_bytes") {
     return ReadInt64(value, member, &config->activation_stash_bytes);
   }

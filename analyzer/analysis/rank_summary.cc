@@ -14,7 +14,9 @@ void SummariseDevice(const index::RankIndex& activity, RankFigures* figures) {
   std::vector<TimeRange> compute;
   std::vector<TimeRange> comm;
   std::vector<TimeRange> copies;
+  int64_t batch_transfers = 0;  // the transfers after the first of a batch kernel: no kernel
   for (const index::DeviceOp& op : activity.ops) {
+    batch_transfers += op.batch_index > 0 ? 1 : 0;
     TimeRange range{op.start, op.end};
     switch (op.op_class) {
       case index::OpClass::kCompute:
@@ -28,8 +30,8 @@ void SummariseDevice(const index::RankIndex& activity, RankFigures* figures) {
         break;
     }
   }
-  figures->kernels = static_cast<int64_t>(compute.size() + comm.size());
-  figures->comm_ops = static_cast<int64_t>(comm.size());
+  figures->kernels = static_cast<int64_t>(compute.size() + comm.size()) - batch_transfers;
+  figures->comm_ops = static_cast<int64_t>(comm.size()) - batch_transfers;
   figures->memcpys = static_cast<int64_t>(copies.size());
 
   IntervalSet compute_set = IntervalSet::FromRanges(std::move(compute));

@@ -120,6 +120,14 @@ absl::StatusOr<sim::AnnotationStyle> ParseAnnotations(absl::string_view text) {
                    absl::StrCat("'", text, "' is not one of none, pp-gpu, pp-cpu, pp-short, pp-mirrored"));
 }
 
+absl::StatusOr<sim::P2pStyle> ParseP2pStyle(absl::string_view text) {
+  for (sim::P2pStyle style : {sim::P2pStyle::kPerOp, sim::P2pStyle::kBatched}) {
+    std::string_view name = sim::P2pStyleName(style);
+    if (text == absl::string_view(name.data(), name.size())) return style;
+  }
+  return FlagError("--p2p", absl::StrCat("'", text, "' is not one of per-op, batched"));
+}
+
 absl::StatusOr<KinetoLayout> ParseLayout(absl::string_view text) {
   if (text == "new") return KinetoLayout::kRelativeWithBase;
   if (text == "old") return KinetoLayout::kAbsoluteMicros;
@@ -260,6 +268,9 @@ absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* co
   absl::StatusOr<sim::AnnotationStyle> annotations = ParseAnnotations(flags.annotations);
   if (!annotations.ok()) return annotations.status();
   config->annotations = *annotations;
+  absl::StatusOr<sim::P2pStyle> p2p = ParseP2pStyle(flags.p2p);
+  if (!p2p.ok()) return p2p.status();
+  config->p2p = *p2p;
   return absl::OkStatus();
 }
 
@@ -416,6 +427,14 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
                    "(Forward <mb> CPU ranges), pp-short (PP:<F|B|W><mb> CPU ranges) or "
                    "pp-mirrored (PP:<stage><F|B|W><mb> CPU ranges and their GPU copies, as "
                    "Kineto writes record_function on GPU jobs)")
+      ->type_name("STYLE")
+      ->capture_default_str();
+  simulate
+      ->add_option("--p2p", f.p2p,
+                   "per-op (one NCCL kernel per send and recv, inside its c10d op) or batched "
+                   "(batch_isend_irecv as Megatron-LM and torch.distributed.pipelining issue "
+                   "it: one SendRecv kernel per batch under nccl:coalesced, peers only on the "
+                   "record_param_comms ops before it)")
       ->type_name("STYLE")
       ->capture_default_str();
   simulate

@@ -41,6 +41,7 @@ struct SimulateFlags {
   std::string stash_mb = "0";
   bool no_iteration_barrier = false;
   std::string annotations = "none";
+  std::string p2p = "per-op";
   std::string format = "new";
   bool no_nccl_args = false;
   bool gzip = false;

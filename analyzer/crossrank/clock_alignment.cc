@@ -70,6 +70,69 @@ Edge Estimate(PairEvidence evidence) {
   return edge;
 }
 
+// One rendezvous sample of offset(dst) - offset(src): two ends that mark one instant.
+struct Sample {
+  int32_t src = -1;
+  int32_t dst = -1;
+  TimeNs value = 0;
+  TimeNs receive_duration = 0;  // of the kernel that received (for a batch: the batch's)
+};
+
+// The rendezvous samples of the transfers (see clock_alignment.h). A transfer with a kernel of
+// its own at both ends gives recv.end - send.end. A batch kernel (p2p_graph::P2pOp::batch) ends
+// with its last transfer, so it gives one sample for the whole batch, when all its transfers
+// are with one peer and every partner kernel ends with its transfer (a kernel of its own) or
+// is a batch of exactly the same transfers: max(partner ends) - batch end.
+std::vector<Sample> RendezvousSamples(const std::vector<p2p_matching::Transfer>& transfers) {
+  struct Batch {
+    int32_t rank = -1;
+    std::vector<size_t> transfers;
+  };
+  std::map<std::pair<int32_t, int64_t>, Batch> batches;  // (rank, batch) -> its transfers
+  std::vector<Sample> samples;
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    const p2p_matching::Transfer& transfer = transfers[i];
+    if (!transfer.send.rendezvous || !transfer.recv.rendezvous) continue;
+    if (transfer.send.batch < 0 && transfer.recv.batch < 0) {
+      samples.push_back(Sample{transfer.src, transfer.dst,
+                               ClampTime(transfer.recv.end - transfer.send.end),
+                               ClampTime(transfer.recv.end - transfer.recv.start)});
+    }
+    if (transfer.send.batch >= 0) {
+      Batch& batch = batches[{transfer.src, transfer.send.batch}];
+      batch.rank = transfer.src;
+      batch.transfers.push_back(i);
+    }
+    if (transfer.recv.batch >= 0) {
+      Batch& batch = batches[{transfer.dst, transfer.recv.batch}];
+      batch.rank = transfer.dst;
+      batch.transfers.push_back(i);
+    }
+  }
+  for (const auto& [key, batch] : batches) {
+    const p2p_matching::Transfer& first = transfers[batch.transfers.front()];
+    const int32_t peer = first.src == batch.rank ? first.dst : first.src;
+    const p2p_graph::P2pOp& own_first = first.src == batch.rank ? first.send : first.recv;
+    TimeNs partner_end = std::numeric_limits<TimeNs>::min();
+    bool usable = true;
+    for (size_t i : batch.transfers) {
+      const p2p_matching::Transfer& transfer = transfers[i];
+      const bool sent = transfer.src == batch.rank;
+      const p2p_graph::P2pOp& partner = sent ? transfer.recv : transfer.send;
+      usable &= (sent ? transfer.dst : transfer.src) == peer;
+      if (partner.batch >= 0) {
+        const auto other = batches.find({peer, partner.batch});
+        usable &= other != batches.end() && other->second.transfers == batch.transfers;
+      }
+      partner_end = std::max(partner_end, partner.end);
+    }
+    if (!usable) continue;
+    samples.push_back(Sample{batch.rank, peer, ClampTime(partner_end - own_first.end),
+                             ClampTime(own_first.end - own_first.start)});
+  }
+  return samples;
+}
+
 }  // namespace
 
 Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options) {
@@ -82,6 +145,17 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
   if (options.ranks.empty()) return result;
 
   std::map<std::pair<int32_t, int32_t>, PairEvidence> evidence;  // keyed (a, b), a < b
+  for (const Sample& sample : RendezvousSamples(transfers)) {
+    if (!position.contains(sample.src) || !position.contains(sample.dst) ||
+        sample.src == sample.dst) {
+      continue;
+    }
+    const bool flipped = sample.dst < sample.src;
+    PairEvidence& pair = evidence[flipped ? std::make_pair(sample.dst, sample.src)
+                                          : std::make_pair(sample.src, sample.dst)];
+    pair.samples.push_back(flipped ? -sample.value : sample.value);
+    pair.receive_durations.push_back(sample.receive_duration);
+  }
   for (const p2p_matching::Transfer& transfer : transfers) {
     if (!position.contains(transfer.src) || !position.contains(transfer.dst) ||
         transfer.src == transfer.dst) {
@@ -89,15 +163,10 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
     }
     // In terms of d' = offset(dst) - offset(src); flipped when dst < src. Kept in the model's
     // time range (clocks more than 146 years apart are damage), so any two of these subtract.
-    const TimeNs sample = ClampTime(transfer.recv.end - transfer.send.end);
     const TimeNs upper = ClampTime(transfer.recv.end - transfer.send.start);
     const bool flipped = transfer.dst < transfer.src;
     PairEvidence& pair = evidence[flipped ? std::make_pair(transfer.dst, transfer.src)
                                           : std::make_pair(transfer.src, transfer.dst)];
-    if (transfer.send.rendezvous && transfer.recv.rendezvous) {
-      pair.samples.push_back(flipped ? -sample : sample);
-      pair.receive_durations.push_back(ClampTime(transfer.recv.end - transfer.recv.start));
-    }
     if (flipped) {
       pair.lower = std::max(pair.lower, -upper);
     } else {

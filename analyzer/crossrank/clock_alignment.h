@@ -9,6 +9,10 @@
 //    d <= recv.end - send.start (and, from transfers dst -> src, d >= -(recv.end - send.start));
 //  - rendezvous (NCCL kernels, the simulator; p2p_graph::P2pOp::rendezvous): a send and its
 //    receive complete together, so each transfer gives one sample recv.end - send.end of d.
+//    A batch kernel (batch_isend_irecv) ends with its last transfer, so it gives one sample for
+//    the whole batch: when all its transfers are with one peer and each partner kernel ends
+//    with its transfer (a kernel of its own) or is a batch of the same transfers, the latest
+//    partner end and the batch's end are one instant.
 // When the samples lie on both sides of 0 (and the bounds allow 0), they support no offset: d
 // stays 0, the clocks as recorded, with the farthest sample as its uncertainty, so an alignment
 // never makes the figures worse than the recorded clocks. When that spread exceeds the median

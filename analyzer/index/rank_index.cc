@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "common/interval_set.h"
@@ -54,6 +55,16 @@ struct Scope {
   TimeNs end = 0;
   CommKind kind = CommKind::kUnknown;
   int32_t peer = -1;
+  int64_t bytes = -1;
+};
+
+// One transfer queued for a batch kernel (see rank_index.h).
+struct QueuedTransfer {
+  TimeNs start = 0;
+  TimeNs end = 0;
+  CommKind kind = CommKind::kUnknown;
+  int32_t peer = -1;
+  int64_t bytes = -1;
 };
 
 // The communication scopes of one CPU thread, by start, longer first.
@@ -64,7 +75,8 @@ std::vector<Scope> ScopesOf(const Rank& rank, const Timeline& thread) {
     const CommInfo* info = rank.comm(interval);
     scopes.push_back(Scope{interval.start, interval.end,
                            info != nullptr ? info->kind : CommKind::kUnknown,
-                           info != nullptr ? info->peer : -1});
+                           info != nullptr ? info->peer : -1,
+                           info != nullptr ? info->bytes : -1});
   }
   for (const Annotation& annotation : rank.annotations) {
     if (annotation.scope != AnnotationScope::kCpu || annotation.thread_or_stream != thread.id) {
@@ -93,10 +105,54 @@ struct Launch {
   // nccl:recv, nccl:all_to_all, ...), if any.
   CommKind scope_kind = CommKind::kUnknown;
   int32_t scope_peer = -1;
+  // A communication launch outside any such scope: the transfers queued for it, if any.
+  std::vector<QueuedTransfer> batch;
 };
+
+bool IsP2pKind(CommKind kind) { return kind == CommKind::kSend || kind == CommKind::kRecv; }
+
+// The transfers queued by scopes[from, to) before a launch at `launch_start`: send / recv scopes
+// that ended by then and held no launch, a scope nested in the previous one filling in what
+// that one did not record.
+std::vector<QueuedTransfer> QueuedBefore(const std::vector<Scope>& scopes,
+                                         const std::vector<bool>& held_launch, size_t from,
+                                         size_t to, TimeNs launch_start) {
+  std::vector<QueuedTransfer> batch;
+  for (size_t i = from; i < to; ++i) {
+    const Scope& scope = scopes[i];
+    if (!IsP2pKind(scope.kind) || held_launch[i] || scope.end > launch_start) continue;
+    if (!batch.empty() && scope.start >= batch.back().start && scope.end <= batch.back().end &&
+        scope.kind == batch.back().kind) {
+      QueuedTransfer& outer = batch.back();
+      if (outer.peer < 0) outer.peer = scope.peer;
+      if (outer.bytes < 0) outer.bytes = scope.bytes;
+      continue;
+    }
+    batch.push_back(QueuedTransfer{scope.start, scope.end, scope.kind, scope.peer, scope.bytes});
+  }
+  return batch;
+}
+
+// Correlation ids of the rank's communication kernels that do not say where they send.
+absl::flat_hash_set<int64_t> UndirectedCommLaunches(const Rank& rank) {
+  absl::flat_hash_set<int64_t> ids;
+  for (const Timeline& timeline : rank.timelines) {
+    if (timeline.kind != TimelineKind::kGpuStream) continue;
+    for (const Interval& interval : timeline.intervals) {
+      if (interval.kind != IntervalKind::kCommKernel || interval.correlation == 0) continue;
+      const CommInfo* info = rank.comm(interval);
+      if (info == nullptr || info->kind == CommKind::kSendRecv ||
+          info->kind == CommKind::kUnknown) {
+        ids.insert(interval.correlation);
+      }
+    }
+  }
+  return ids;
+}
 
 // Every launch of the rank by correlation id (the first record of an id wins).
 absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
+  const absl::flat_hash_set<int64_t> undirected = UndirectedCommLaunches(rank);
   absl::flat_hash_map<int64_t, Launch> launches;
   for (const Timeline& thread : rank.timelines) {
     if (thread.kind != TimelineKind::kCpuThread) continue;
@@ -113,26 +169,37 @@ absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
     const std::vector<Scope> scopes = ScopesOf(rank, thread);
     // Intervals are sorted by start, so one sweep keeps the scopes open around each launch
     // (innermost last).
-    std::vector<const Scope*> open;
+    std::vector<size_t> open;  // indices into scopes
+    std::vector<bool> held_launch(scopes.size(), false);
     size_t next_scope = 0;
+    size_t batch_from = 0;  // scopes from here began after the last communication launch
     for (const Interval& interval : thread.intervals) {
       if (interval.kind != IntervalKind::kRuntime || interval.correlation == 0) continue;
       for (; next_scope < scopes.size() && scopes[next_scope].start <= interval.start;
            ++next_scope) {
-        open.push_back(&scopes[next_scope]);
+        open.push_back(next_scope);
       }
-      std::erase_if(open, [&](const Scope* scope) { return scope->end <= interval.start; });
-      Launch launch{interval.start, autograd_time.Contains(interval.start)};
+      std::erase_if(open, [&](size_t scope) { return scopes[scope].end <= interval.start; });
+      for (size_t scope : open) held_launch[scope] = true;
+      Launch launch;
+      launch.start = interval.start;
+      launch.in_autograd = autograd_time.Contains(interval.start);
       // The innermost scope that names what an undirected kernel does; scopes naming nothing
       // (record_param_comms without args, nccl:coalesced) are looked through.
       for (auto scope = open.rbegin(); scope != open.rend(); ++scope) {
-        if (ResolvesSendRecv((*scope)->kind)) {
-          launch.scope_kind = (*scope)->kind;
-          launch.scope_peer = (*scope)->peer;
+        if (ResolvesSendRecv(scopes[*scope].kind)) {
+          launch.scope_kind = scopes[*scope].kind;
+          launch.scope_peer = scopes[*scope].peer;
           break;
         }
       }
-      launches.emplace(interval.correlation, launch);
+      if (undirected.contains(interval.correlation)) {
+        if (launch.scope_kind == CommKind::kUnknown) {
+          launch.batch = QueuedBefore(scopes, held_launch, batch_from, next_scope, interval.start);
+        }
+        batch_from = next_scope;
+      }
+      launches.emplace(interval.correlation, std::move(launch));
     }
   }
   return launches;
@@ -154,6 +221,20 @@ void FillComm(const CommInfo* info, DeviceOp* op) {
   op->comm = info->kind;
   op->peer = info->peer;
   op->bytes = info->bytes;
+}
+
+// One op per transfer of a batch kernel, each with the kernel's times.
+void AddBatch(const DeviceOp& kernel, const std::vector<QueuedTransfer>& batch,
+              RankIndex* index) {
+  for (size_t k = 0; k < batch.size(); ++k) {
+    DeviceOp op = kernel;
+    op.comm = batch[k].kind;
+    if (op.peer < 0) op.peer = batch[k].peer;
+    if (op.bytes < 0 || batch.size() > 1) op.bytes = batch[k].bytes;
+    op.batched = batch.size() > 1;
+    op.batch_index = static_cast<uint32_t>(k);
+    index->ops.push_back(op);
+  }
 }
 
 void CollectGpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index) {
@@ -188,6 +269,11 @@ void CollectGpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index
             launch->second.scope_kind != CommKind::kUnknown) {
           op.comm = launch->second.scope_kind;
           if (op.peer < 0) op.peer = launch->second.scope_peer;
+        } else if (interval.comm != kNoIndex && undirected && op.launched &&
+                   !launch->second.batch.empty()) {
+          op.in_optimizer = optimizer.Contains(op.issue);
+          AddBatch(op, launch->second.batch, index);
+          continue;
         }
       }
       op.in_optimizer = optimizer.Contains(op.issue);

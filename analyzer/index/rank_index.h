@@ -17,6 +17,14 @@
 //   launch gives the direction, and the peer when the scope recorded one. NCCL runs an
 //   all-to-all with the same kernels, so a SendRecv kernel inside `nccl:all_to_all` /
 //   `c10d::alltoall_base_` is an all-to-all.
+// - The transfers of batched p2p. torch.distributed.batch_isend_irecv (Megatron-LM's default
+//   batch_p2p_comm, torch.distributed.pipelining) only queues each transfer in its c10d::send /
+//   c10d::recv_ call (whose record_param_comms names the peer and size) and then launches one
+//   SendRecv kernel for the whole batch, inside `nccl:coalesced`, outside any of those calls. So
+//   the send / recv scopes on the launching thread that began after its previous communication
+//   launch, ended before this one and held no launch of their own are the batch's transfers (a
+//   scope nested in another one describes the same transfer). An undirected kernel launched
+//   with such a batch becomes one op per transfer, all with the kernel's times.
 // - A phase hint for compute ops: backward when the kernel is launched inside one of torch's
 //   `autograd::engine::evaluate_function: ...` ops or its name says backward ("backward", "bwd"),
 //   weight gradient when the name says so ("weight_grad", "wgrad"). Names carry this only by
@@ -73,6 +81,10 @@ struct DeviceOp {
   PhaseHint hint = PhaseHint::kNone;
   bool launched = false;      // `issue` is a launch record's start
   bool in_optimizer = false;  // issued inside an `Optimizer.*` CPU range
+  // A transfer of a batch kernel that carried several (see above): the ops of one such kernel
+  // share its timeline and interval; the first has batch_index 0, the others count no kernel.
+  bool batched = false;
+  uint32_t batch_index = 0;
 
   bool is_send() const { return op_class == OpClass::kComm && comm == CommKind::kSend; }
   bool is_recv() const { return op_class == OpClass::kComm && comm == CommKind::kRecv; }

@@ -313,6 +313,9 @@ Result Analyze(const Input& input) {
       }
       op.bytes = device_op.bytes;
       op.rendezvous = !rank.cpu_only();
+      if (device_op.batched) {
+        op.batch = (static_cast<int64_t>(device_op.timeline) << 32) | device_op.interval;
+      }
       op.issue = device_op.issue;
       op.start = device_op.start;
       op.end = device_op.transfer_end;

@@ -37,6 +37,11 @@ struct P2pOp {
   // A GPU p2p kernel, which runs until its peer's matching kernel has started and both complete
   // together (NCCL); a CPU gloo op is buffered and may complete before its peer posts.
   bool rendezvous = false;
+  // The transfers of one batch kernel carrying several (index::DeviceOp::batched) share a key
+  // (unique on the rank); -1 for a transfer with a kernel of its own. A batch kernel ends when
+  // its last transfer completes, so its end times that one transfer only when the kernel at the
+  // other end carried exactly the same transfers.
+  int64_t batch = -1;
   TimeNs issue = 0;       // launch (GPU) or op start (CPU), on the rank's own clock
   TimeNs start = 0;
   TimeNs end = 0;         // CPU: when the transfer completed (index::DeviceOp::transfer_end)

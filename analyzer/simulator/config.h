@@ -72,6 +72,25 @@ enum class AnnotationStyle : uint8_t {
 // truth file.
 std::string_view AnnotationStyleName(AnnotationStyle style);
 
+// How point-to-point transfers reach NCCL.
+enum class P2pStyle : uint8_t {
+  // One kernel per send and per recv, each launched inside its c10d::send / c10d::recv_ op:
+  // torch.distributed.isend / irecv / send / recv (torch's P2POp schedules, DeepSpeed's
+  // PipelineEngine).
+  kPerOp,
+  // torch.distributed.batch_isend_irecv, as Megatron-LM's 1F1B (batch_p2p_comm, its default) and
+  // torch.distributed.pipelining issue them: each c10d::send / c10d::recv_ only queues its
+  // transfer (its record_param_comms names the peer and size); one ncclDevKernel_SendRecv per
+  // batch is launched afterwards inside an `nccl:coalesced` range, on the one stream of the
+  // pipeline's process group, and carries no direction, peer or size. A batch runs until all of
+  // its transfers completed, and the compute stream waits for it (Megatron waits on the batch's
+  // requests before the next op). See engine.h, "Batched p2p".
+  kBatched,
+};
+
+// "per-op", "batched": the spelling used by the CLI and the truth file.
+std::string_view P2pStyleName(P2pStyle style);
+
 struct Config {
   int32_t stages = 4;          // p
   int32_t microbatches = 8;    // m
@@ -92,6 +111,7 @@ struct Config {
   std::vector<int64_t> weights_bytes;    // per stage (all of a rank's chunks), empty = all zero
   int64_t activation_stash_bytes = 0;    // per in-flight microbatch per chunk
   AnnotationStyle annotations = AnnotationStyle::kNone;
+  P2pStyle p2p = P2pStyle::kPerOp;
   // Ends every iteration of every rank with a small all-reduce across all ranks (the gradient-norm
   // reduction real trainers run before clipping), so no rank starts iteration i+1 before every
   // rank has finished iteration i. See engine.h, "Iterations".

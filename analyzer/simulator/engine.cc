@@ -26,6 +26,12 @@ struct Node {
   int32_t compute_prev = -1;
   int32_t input = -1;         // an op's first kernel: the node whose end is its input's arrival
   int32_t partner = -1;       // p2p: the matching recv / send (the all-reduce uses barriers_)
+  // Batched p2p: the first node of its batch (itself for the first), and on that node the
+  // number of nodes in the batch; -1 / 0 for every other kernel.
+  int32_t batch_leader = -1;
+  int32_t batch_size = 0;
+  int32_t post_index = -1;  // batched p2p: the launch slot of its c10d call
+  int32_t batch_wait = -1;  // batched p2p: the batch this kernel waits for (Megatron's req.wait)
   bool started = false;
   bool done = false;
 };
@@ -75,6 +81,11 @@ class Engine {
   absl::Status BuildIteration(int32_t rank, int32_t iteration,
                               absl::flat_hash_map<MessageKey, int32_t>* sends,
                               absl::flat_hash_map<MessageKey, int32_t>* recvs);
+  // Adds a send or recv of `op_index` to or from `peer` (batched: joins or opens a batch).
+  int32_t NewP2pNode(int32_t rank, int32_t iteration, KernelRole role, StreamRole stream,
+                     int32_t op_index, int32_t peer, int32_t last_compute, int32_t* launch);
+  // Batched p2p: launches the open batch of `rank` (one kernel launch after its c10d calls).
+  void CloseBatch(int32_t* launch);
   bool TryStart(Node& node);
   bool TryFinish(Node& node);
   void FinishIteration(int32_t rank, int32_t iteration);
@@ -94,6 +105,10 @@ class Engine {
   std::vector<std::vector<int32_t>> rank_nodes_;         // per rank, launch order
   std::vector<std::array<std::vector<int32_t>, kStreamRoleCount>> stream_nodes_;
   std::vector<int64_t> correlations_;  // per rank: last id handed out
+  // Batched p2p, while one rank's iteration is built: the batch being queued (its first node)
+  // and the last batch launched, until the next kernel on the compute stream waits for it.
+  int32_t open_batch_ = -1;
+  int32_t last_batch_ = -1;
 };
 
 TimeNs Engine::Jittered(TimeNs cost) {
@@ -123,6 +138,52 @@ int32_t Engine::NewNode(int32_t rank, int32_t iteration, KernelRole role, Stream
   ++iterations_[static_cast<size_t>(rank)][static_cast<size_t>(iteration)].pending;
   nodes_.push_back(node);
   return index;
+}
+
+int32_t Engine::NewP2pNode(int32_t rank, int32_t iteration, KernelRole role, StreamRole stream,
+                           int32_t op_index, int32_t peer, int32_t last_compute,
+                           int32_t* launch) {
+  const bool batched = config_.p2p == P2pStyle::kBatched;
+  // Megatron batches a send with the next op's receive when both go to the same neighbour
+  // (send_forward_recv_backward, send_backward_recv_forward); every other transfer is a batch
+  // of its own.
+  const bool joins = batched && role == KernelRole::kRecv && open_batch_ >= 0 &&
+                     nodes_[static_cast<size_t>(open_batch_)].batch_size == 1 &&
+                     nodes_[static_cast<size_t>(open_batch_)].record.role == KernelRole::kSend &&
+                     nodes_[static_cast<size_t>(open_batch_)].record.peer_rank == peer;
+  if (batched && !joins) CloseBatch(launch);
+  const int32_t index = NewNode(rank, iteration, role,
+                                batched ? StreamRole::kBatchedP2p : stream, op_index, launch);
+  Node& node = nodes_[static_cast<size_t>(index)];
+  node.record.peer_rank = peer;
+  node.record.bytes = config_.activation_bytes;
+  const int32_t src = role == KernelRole::kSend ? rank : peer;
+  const int32_t dst = role == KernelRole::kSend ? peer : rank;
+  node.duration = TransferNs(LinkBetween(config_, src, dst), config_.activation_bytes);
+  node.compute_prev = last_compute;
+  if (batched) {
+    node.post_index = node.launch_index;
+    if (joins) {
+      node.batch_leader = open_batch_;
+      node.record.batch_follower = true;
+      ++nodes_[static_cast<size_t>(open_batch_)].batch_size;
+    } else {
+      node.batch_leader = index;
+      node.batch_size = 1;
+      open_batch_ = index;
+    }
+  }
+  return index;
+}
+
+void Engine::CloseBatch(int32_t* launch) {
+  if (open_batch_ < 0) return;
+  const int32_t slot = (*launch)++;
+  const auto first = static_cast<size_t>(open_batch_);
+  const auto size = static_cast<size_t>(nodes_[first].batch_size);
+  for (size_t i = first; i < first + size; ++i) nodes_[i].launch_index = slot;
+  last_batch_ = open_batch_;
+  open_batch_ = -1;
 }
 
 absl::Status Engine::Build() {
@@ -206,13 +267,8 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
       } else {
         StreamRole stream =
             op.type == OpType::kForward ? StreamRole::kRecvPrev : StreamRole::kRecvNext;
-        input_node = NewNode(rank, iteration, KernelRole::kRecv, stream, op_index, &launch);
-        Node& recv = nodes_[static_cast<size_t>(input_node)];
-        int32_t peer = RankOfStage(config_, input->stage);
-        recv.record.peer_rank = peer;
-        recv.record.bytes = config_.activation_bytes;
-        recv.duration = TransferNs(LinkBetween(config_, peer, rank), config_.activation_bytes);
-        recv.compute_prev = last_compute;
+        input_node = NewP2pNode(rank, iteration, KernelRole::kRecv, stream, op_index,
+                                RankOfStage(config_, input->stage), last_compute, &launch);
         recvs->emplace(MessageKey{iteration, input->stage, producer}, input_node);
       }
     }
@@ -220,6 +276,7 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
     TimeNs op_cost = op.type == OpType::kForward    ? cost.forward / v
                      : op.type == OpType::kBackward ? cost.backward / v
                                                     : cost.weight_grad / v;
+    CloseBatch(&launch);
     record.first_kernel = static_cast<int32_t>(rank_nodes.size());
     record.kernel_count = k;
     for (int32_t i = 0; i < k; ++i) {
@@ -227,7 +284,10 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
       int32_t node =
           NewNode(rank, iteration, KernelRole::kCompute, StreamRole::kCompute, op_index, &launch);
       nodes_[static_cast<size_t>(node)].duration = Jittered(share);
-      if (i == 0) nodes_[static_cast<size_t>(node)].input = input_node;
+      if (i == 0) {
+        nodes_[static_cast<size_t>(node)].input = input_node;
+        nodes_[static_cast<size_t>(node)].batch_wait = std::exchange(last_batch_, -1);
+      }
       last_compute = node;
     }
     last_kernel_of[index] = last_compute;
@@ -235,21 +295,18 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
     if (std::optional<StageOp> consumer = RemoteConsumerOf(config_, here); consumer.has_value()) {
       StreamRole stream =
           op.type == OpType::kForward ? StreamRole::kSendNext : StreamRole::kSendPrev;
-      int32_t node = NewNode(rank, iteration, KernelRole::kSend, stream, op_index, &launch);
-      Node& send = nodes_[static_cast<size_t>(node)];
-      int32_t peer = RankOfStage(config_, consumer->stage);
-      send.record.peer_rank = peer;
-      send.record.bytes = config_.activation_bytes;
-      send.duration = TransferNs(LinkBetween(config_, rank, peer), config_.activation_bytes);
-      send.compute_prev = last_compute;
+      int32_t node = NewP2pNode(rank, iteration, KernelRole::kSend, stream, op_index,
+                                RankOfStage(config_, consumer->stage), last_compute, &launch);
       sends->emplace(MessageKey{iteration, stage, static_cast<int32_t>(index)}, node);
     }
     ops.push_back(record);
   }
+  CloseBatch(&launch);
   if (config_.optimizer_ns > 0 && config_.schedule != Schedule::kForwardOnly) {
     int32_t node =
         NewNode(rank, iteration, KernelRole::kOptimizer, StreamRole::kCompute, -1, &launch);
     nodes_[static_cast<size_t>(node)].duration = Jittered(config_.optimizer_ns);
+    nodes_[static_cast<size_t>(node)].batch_wait = std::exchange(last_batch_, -1);
     last_compute = node;
   }
   if (config_.iteration_barrier) {
@@ -259,15 +316,19 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
     barrier.record.bytes = kBarrierBytes;
     barrier.duration = TransferNs(config_.link, kBarrierBytes);
     barrier.compute_prev = last_compute;
+    barrier.batch_wait = std::exchange(last_batch_, -1);
     barriers_[static_cast<size_t>(iteration)].push_back(node);
   }
   IterationState& state = iterations_[static_cast<size_t>(rank)][static_cast<size_t>(iteration)];
+  last_batch_ = -1;
   state.launches = launch;
   state.sync_correlation = ++correlations_[static_cast<size_t>(rank)];
   return absl::OkStatus();
 }
 
 bool Engine::TryStart(Node& node) {
+  // A batch starts as one kernel, with its first node.
+  if (node.record.batch_follower) return false;
   const IterationState& state =
       iterations_[static_cast<size_t>(node.rank)][static_cast<size_t>(node.record.iteration)];
   if (!state.start_known) return false;
@@ -275,16 +336,28 @@ bool Engine::TryStart(Node& node) {
   // The stream predecessor is finished: streams are resolved strictly in order.
   if (node.stream_prev >= 0)
     start = std::max(start, nodes_[static_cast<size_t>(node.stream_prev)].record.end);
-  for (int32_t wait : {node.compute_prev, node.input}) {
-    if (wait < 0) continue;
-    const Node& other = nodes_[static_cast<size_t>(wait)];
-    if (!other.done) return false;
-    start = std::max(start, other.record.end);
+  const size_t first = node.batch_leader >= 0 ? static_cast<size_t>(node.batch_leader) : 0;
+  const size_t members = node.batch_leader >= 0 ? static_cast<size_t>(node.batch_size) : 1;
+  for (size_t k = 0; k < members; ++k) {
+    const Node& member = node.batch_leader >= 0 ? nodes_[first + k] : node;
+    for (int32_t wait : {member.compute_prev, member.input, member.batch_wait}) {
+      if (wait < 0) continue;
+      const Node& other = nodes_[static_cast<size_t>(wait)];
+      if (!other.done) return false;
+      start = std::max(start, other.record.end);
+    }
   }
-  node.record.launch_start = state.start + node.launch_index * config_.launch_gap_ns;
-  node.record.launch_end = node.record.launch_start + config_.launch_gap_ns;
-  node.record.start = start;
-  node.started = true;
+  for (size_t k = 0; k < members; ++k) {
+    Node& member = node.batch_leader >= 0 ? nodes_[first + k] : node;
+    member.record.launch_start = state.start + member.launch_index * config_.launch_gap_ns;
+    member.record.launch_end = member.record.launch_start + config_.launch_gap_ns;
+    if (member.post_index >= 0) {
+      member.record.post_start = state.start + member.post_index * config_.launch_gap_ns;
+      member.record.post_end = member.record.post_start + config_.launch_gap_ns;
+    }
+    member.record.start = start;
+    member.started = true;
+  }
   return true;
 }
 
@@ -297,6 +370,17 @@ bool Engine::TryFinish(Node& node) {
       last_start = std::max(last_start, other.record.start);
     }
     node.record.end = last_start + node.duration;
+  } else if (node.batch_leader >= 0) {
+    // A batch ends when the last of its transfers has completed.
+    const auto first = static_cast<size_t>(node.batch_leader);
+    TimeNs end = node.record.start;
+    for (size_t k = 0; k < static_cast<size_t>(nodes_[first].batch_size); ++k) {
+      const Node& member = nodes_[first + k];
+      const Node& partner = nodes_[static_cast<size_t>(member.partner)];
+      if (!partner.started) return false;
+      end = std::max(end, std::max(member.record.start, partner.record.start) + member.duration);
+    }
+    node.record.end = end;
   } else if (IsP2p(node.record.role)) {
     const Node& partner = nodes_[static_cast<size_t>(node.partner)];
     if (!partner.started) return false;
@@ -397,8 +481,11 @@ Records Engine::Collect() const {
     for (const KernelRecord& kernel : out.kernels) {
       if (kernel.op < 0) continue;
       OpRecord& op = out.ops[static_cast<size_t>(kernel.op)];
-      op.cpu_start = std::min(op.cpu_start, kernel.launch_start);
-      op.cpu_end = std::max(op.cpu_end, kernel.launch_end);
+      // A batched transfer belongs to its op through its c10d call; the batch's launch may
+      // follow the next op's receive.
+      const bool batched = config_.p2p == P2pStyle::kBatched && IsP2p(kernel.role);
+      op.cpu_start = std::min(op.cpu_start, batched ? kernel.post_start : kernel.launch_start);
+      op.cpu_end = std::max(op.cpu_end, batched ? kernel.post_end : kernel.launch_end);
     }
   }
   return records;

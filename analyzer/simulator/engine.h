@@ -46,6 +46,16 @@
 // ceil(kBarrierBytes*8/gbps) over the default link. On the ranks that post early, that wait is
 // drain in the truth (the kernel is communication, after the last compute).
 //
+// Batched p2p (P2pStyle::kBatched). Every transfer is queued by a c10d call on the CPU (one
+// launch slot each) and runs inside one batch kernel on the rank's single p2p stream. A send is
+// batched with the receive the next op needs when both go to the same neighbour (Megatron's
+// send_forward_recv_backward / send_backward_recv_forward); every other transfer is a batch of
+// its own. The batch kernel is launched in the slot after its last c10d call and starts like a
+// p2p kernel (its launch end, the previous batch's end, the last compute kernel launched before
+// it); each transfer in it completes at max(both kernels' starts) + its transfer time, and the
+// batch ends when its last transfer has completed. The next compute kernel (or the optimizer, or
+// the all-reduce) waits for the batch to end, as Megatron waits on the batch's requests.
+//
 // Costs. An op of cost C (per chunk: C / v rounded down) is kernels_per_op kernels; kernel i gets
 // C / k, plus 1 ns for the first C % k of them. With jitter > 0 every compute kernel (and the
 // optimizer) costs round(cost * (1 + u)), u uniform in [-jitter, jitter] from a std::mt19937_64

@@ -18,7 +18,8 @@ enum class KernelRole : uint8_t { kCompute, kOptimizer, kSend, kRecv, kAllReduce
 inline constexpr int64_t kBarrierBytes = 4;
 
 // The streams of a rank: the compute stream, one FIFO stream per p2p direction and neighbour, and
-// the collective stream of the iteration-end all-reduce. "Next" is the stage after this one (for
+// the collective stream of the iteration-end all-reduce; batched p2p (P2pStyle::kBatched) runs
+// every transfer on the one stream of the pipeline's process group instead. "Next" is the stage after this one (for
 // the last stage of an interleaved job, stage 0, which runs the next chunk); "prev" the stage
 // before (for stage 0 of an interleaved job, the last).
 enum class StreamRole : uint8_t {
@@ -27,9 +28,10 @@ enum class StreamRole : uint8_t {
   kRecvPrev,
   kSendPrev,
   kRecvNext,
-  kCollective
+  kCollective,
+  kBatchedP2p,
 };
-inline constexpr int kStreamRoleCount = 6;
+inline constexpr int kStreamRoleCount = 7;
 
 struct KernelRecord {
   int32_t iteration = 0;
@@ -45,6 +47,13 @@ struct KernelRecord {
   TimeNs launch_end = 0;
   TimeNs start = 0;  // on the device
   TimeNs end = 0;
+  // Batched p2p (P2pStyle::kBatched): the transfers of one batch are consecutive records that
+  // share one kernel, so one launch (launch_start/end) and one start and end; every one but the
+  // first is a follower. `post_start`/`post_end` is the c10d::send / c10d::recv_ call that queued
+  // this transfer on the CPU thread, before the launch.
+  bool batch_follower = false;
+  TimeNs post_start = 0;
+  TimeNs post_end = 0;
 };
 
 struct OpRecord {

@@ -18,6 +18,8 @@ constexpr std::string_view kOptimizerKernel = "void multi_tensor_apply_kernel<ad
 constexpr std::string_view kAllReduceKernel =
     "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 constexpr std::string_view kAllRanksGroup = "pp_all";
+constexpr std::string_view kParamCommsName = "record_param_comms";
+constexpr std::string_view kCoalescedName = "nccl:coalesced";
 
 const char* OpWord(OpType type) {
   switch (type) {
@@ -64,6 +66,8 @@ class RankBuilder {
   NameId ComputeKernelName(const KernelRecord& kernel);
   uint32_t CommIndex(const KernelRecord& kernel);
   uint32_t AllReduceCommIndex(const KernelRecord& kernel);
+  uint32_t AllRanksGroup();
+  void AddQueuedTransfer(const KernelRecord& kernel, Timeline* cpu);
   void AddAnnotations();
 
   const Config& config_;
@@ -110,17 +114,49 @@ uint32_t RankBuilder::CommIndex(const KernelRecord& kernel) {
   return static_cast<uint32_t>(rank_.comms.size() - 1);
 }
 
-uint32_t RankBuilder::AllReduceCommIndex(const KernelRecord& kernel) {
+uint32_t RankBuilder::AllRanksGroup() {
   if (all_ranks_group_ == kNoIndex) {
     ProcessGroup group{std::string(kAllRanksGroup), {}};
     for (int32_t r = 0; r < config_.stages; ++r) group.ranks.push_back(r);
     all_ranks_group_ = static_cast<uint32_t>(rank_.process_groups.size());
     rank_.process_groups.push_back(std::move(group));
   }
+  return all_ranks_group_;
+}
+
+// A batched transfer as torch records it: the c10d::send / c10d::recv_ call that queues it
+// (naming no peer), and inside it record_param_comms with the peer, size and process group.
+void RankBuilder::AddQueuedTransfer(const KernelRecord& kernel, Timeline* cpu) {
+  const bool send = kernel.role == KernelRole::kSend;
+  const CommKind kind = send ? CommKind::kSend : CommKind::kRecv;
+  Interval op;
+  op.start = kernel.post_start + offset_;
+  op.end = kernel.post_end + offset_;
+  op.name = rank_.names.Intern(send ? "c10d::send" : "c10d::recv_");
+  op.kind = IntervalKind::kCpuCommOp;
+  op.comm = static_cast<uint32_t>(rank_.comms.size());
+  rank_.comms.push_back(CommInfo{.kind = kind});
+  cpu->intervals.push_back(op);
+
+  CommInfo params;
+  params.bytes = kernel.bytes;
+  params.peer = kernel.peer_rank;
+  params.group_size = config_.stages;
+  params.process_group = AllRanksGroup();
+  params.collective = rank_.names.Intern(send ? "send" : "recv");
+  params.dtype = rank_.names.Intern("BFloat16");
+  params.kind = kind;
+  op.name = rank_.names.Intern(kParamCommsName);
+  op.comm = static_cast<uint32_t>(rank_.comms.size());
+  rank_.comms.push_back(params);
+  cpu->intervals.push_back(op);
+}
+
+uint32_t RankBuilder::AllReduceCommIndex(const KernelRecord& kernel) {
   CommInfo info;
   info.bytes = kernel.bytes;
   info.group_size = config_.stages;
-  info.process_group = all_ranks_group_;
+  info.process_group = AllRanksGroup();
   info.collective = rank_.names.Intern("allreduce");
   info.dtype = rank_.names.Intern("Float");
   info.kind = CommKind::kAllReduce;
@@ -171,10 +207,6 @@ void RankBuilder::AddAnnotations() {
       rank_.annotations.push_back(annotation);
     }
   }
-  std::stable_sort(rank_.annotations.begin(), rank_.annotations.end(),
-                   [](const Annotation& a, const Annotation& b) {
-                     return a.start != b.start ? a.start < b.start : a.end > b.end;
-                   });
 }
 
 Rank RankBuilder::Build() {
@@ -201,14 +233,39 @@ Rank RankBuilder::Build() {
   }
   const NameId launch_name = rank_.names.Intern(kLaunchName);
   const NameId comm_name = rank_.names.Intern(kSendRecvKernel);
+  const bool batched = config_.p2p == P2pStyle::kBatched;
   for (const KernelRecord& kernel : record_.kernels) {
+    const bool p2p = kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv;
+    if (batched && p2p) {
+      AddQueuedTransfer(kernel, &cpu);
+      // The batch is one kernel: its first transfer's launch and times stand for all of them.
+      if (kernel.batch_follower) continue;
+    }
     Interval launch;
     launch.start = kernel.launch_start + offset_;
     launch.end = kernel.launch_end + offset_;
     launch.correlation = kernel.correlation;
     launch.name = launch_name;
     launch.kind = IntervalKind::kRuntime;
-    if (kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv) {
+    if (batched && p2p) {
+      // ProcessGroupNCCL::endCoalescing launches the batch inside its `nccl:coalesced` range;
+      // Kineto mirrors that range onto the stream the kernel ran on.
+      Annotation coalesced;
+      coalesced.name = rank_.names.Intern(kCoalescedName);
+      coalesced.start = launch.start;
+      coalesced.end = launch.end;
+      coalesced.scope = AnnotationScope::kCpu;
+      coalesced.thread_or_stream = cpu.id;
+      rank_.annotations.push_back(coalesced);
+      if (config_.annotations == AnnotationStyle::kPpMirrored) {
+        coalesced.start = kernel.start + offset_;
+        coalesced.end = kernel.end + offset_;
+        coalesced.scope = AnnotationScope::kGpu;
+        coalesced.device = 0;
+        coalesced.thread_or_stream = StreamId(kernel.stream);
+        rank_.annotations.push_back(coalesced);
+      }
+    } else if (p2p) {
       // PyTorch launches each p2p kernel inside its c10d operator; the operator (which records
       // no peer) is what tells a send from a receive when the kernel carries no NCCL args.
       const bool send = kernel.role == KernelRole::kSend;
@@ -226,7 +283,16 @@ Rank RankBuilder::Build() {
     device.start = kernel.start + offset_;
     device.end = kernel.end + offset_;
     device.correlation = kernel.correlation;
-    if (kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv) {
+    if (batched && p2p) {
+      // The batch's kernel names no direction, peer or size: only the process group it ran on.
+      device.kind = IntervalKind::kCommKernel;
+      device.name = comm_name;
+      device.comm = static_cast<uint32_t>(rank_.comms.size());
+      rank_.comms.push_back(CommInfo{.group_size = config_.stages,
+                                     .process_group = AllRanksGroup(),
+                                     .collective = rank_.names.Intern("coalesced"),
+                                     .kind = CommKind::kSendRecv});
+    } else if (p2p) {
       device.kind = IntervalKind::kCommKernel;
       device.name = comm_name;
       device.comm = CommIndex(kernel);
@@ -259,6 +325,10 @@ Rank RankBuilder::Build() {
     rank_.timelines.push_back(std::move(stream));
   }
   AddAnnotations();
+  std::stable_sort(rank_.annotations.begin(), rank_.annotations.end(),
+                   [](const Annotation& a, const Annotation& b) {
+                     return a.start != b.start ? a.start < b.start : a.end > b.end;
+                   });
   for (MemorySample sample : MemorySamples(config_, record_)) {
     sample.time += offset_;
     rank_.memory.push_back(sample);
@@ -282,6 +352,8 @@ int64_t StreamId(StreamRole role) {
       return 32;
     case StreamRole::kCollective:
       return 36;
+    case StreamRole::kBatchedP2p:
+      return 40;
   }
   return -1;
 }

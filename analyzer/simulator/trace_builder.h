@@ -13,6 +13,12 @@
 // CommInfo {send|recv, global peer, bytes, group of the two ranks}; the iteration-end all-reduce
 // is "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)" on stream 36
 // with a CommInfo {allreduce, 4 bytes of Float, group "pp_all" of every rank}.
+//
+// Batched p2p (P2pStyle::kBatched) is written as torch records batch_isend_irecv: per transfer a
+// c10d::send / c10d::recv_ op (kind only) over its c10d call with a record_param_comms op inside
+// it carrying {send|recv, global peer, bytes, group "pp_all"}; per batch one SendRecv kernel on
+// stream 40 whose CommInfo says only {coalesced, group "pp_all"}, launched inside an
+// `nccl:coalesced` CPU annotation (mirrored onto stream 40 under AnnotationStyle::kPpMirrored).
 #pragma once
 
 #include "bubblescope/trace.h"

@@ -81,6 +81,7 @@ void WriteConfig(JsonWriter& json, const Config& config) {
   json.IntMember("activation_stash_bytes", config.activation_stash_bytes);
   json.BoolMember("iteration_barrier", config.iteration_barrier);
   json.StringMember("annotations", AnnotationStyleName(config.annotations));
+  json.StringMember("p2p", P2pStyleName(config.p2p));
   Micros(json, "start_time_us", config.start_time_ns);
   json.EndObject();
 }

@@ -277,6 +277,12 @@ class RankWriter {
       OpenCompleteEvent("cpu_op", name, timeline.pid, timeline.id, interval.start, interval.end);
       events_.OpenArgs();
       if (options_.bulk_args) WriteCpuOpBulkArgs();
+      // Torch puts a transfer's metadata (peer, size, group) on record_param_comms, not on the
+      // c10d op around it.
+      const CommInfo* comm = rank_.comm(interval);
+      if (comm != nullptr && options_.nccl_args && name == "record_param_comms") {
+        WriteNcclArgs(*comm);
+      }
       events_.CloseArgs();
       events_.Close();
     }

@@ -116,7 +116,8 @@ TEST_P(SimulatedSetTest, MatchesTruth) {
 INSTANTIATE_TEST_SUITE_P(SampleTraces, SimulatedSetTest,
                          ::testing::Values("sim_1f1b_p4_m8", "sim_gpipe_p4_m8",
                                            "sim_interleaved_p4_v2_m8",
-                                           "sim_1f1b_imbalanced_p4_m8"));
+                                           "sim_1f1b_imbalanced_p4_m8",
+                                           "sim_1f1b_batched_p4_m8"));
 
 // The real CPU run whose stage 2 has twice the layers (torch_cpu/README.md).
 TEST(AnalyzePipelineCliTest, RealCpuRunFindsHeavyStage) {
