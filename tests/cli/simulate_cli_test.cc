@@ -126,6 +126,18 @@ TEST(ParseSimulateFlagsTest, EveryAnnotationStyleBySpelling) {
   }
 }
 
+TEST(ParseSimulateFlagsTest, EveryP2pStyleBySpelling) {
+  const std::pair<const char*, sim::P2pStyle> kStyles[] = {{"per-op", sim::P2pStyle::kPerOp},
+                                                           {"batched", sim::P2pStyle::kBatched}};
+  for (const auto& [spelling, style] : kStyles) {
+    SimulateFlags flags;
+    flags.p2p = spelling;
+    absl::StatusOr<SimulateSettings> settings = ParseSimulateFlags(flags);
+    ASSERT_TRUE(settings.ok()) << spelling << ": " << settings.status();
+    EXPECT_EQ(settings->config.p2p, style) << spelling;
+  }
+}
+
 TEST(SimulateCliTest, WritesASetThatLoadsBackIntoTheSimulatedTrace) {
   TempDir dir;
   const std::string out = dir.path() + "/set";
@@ -239,6 +251,9 @@ TEST(SimulateCliTest, BadValuesAreOneLineAndExitTwo) {
       {{"--schedule", "zb-h1"}, "--wgrad-us: is required by the zb-h1 schedule"},
       {{"--format", "xml"}, "--format: 'xml' is not one of new, old, array"},
       {{"--annotations", "nvtx"}, "--annotations: 'nvtx'"},
+      {{"--p2p", "coalesced"}, "--p2p: 'coalesced' is not one of per-op, batched"},
+      {{"--schedule", "interleaved", "--virtual-stages", "2", "--p2p", "batched"},
+       "p2p = batched is modelled for gpipe, 1f1b, zb-h1 and fwd-only"},
       {{"--clock-offset-us", "1,2"}, "--clock-offset-us: has 2 values"},
       {{"--link-gbps", "0"}, "--link-gbps: '0' is not a number >= 0.01 (or inf)"},
       {{"--stage-to-rank", "0,0,1,2"}, "stage_to_rank must be a permutation"},

@@ -74,6 +74,64 @@ TEST(ClockAlignmentTest, SamplesOnBothSidesOfZeroKeepTheRecordedClocks) {
   EXPECT_FALSE(result.offsets[1].as_recorded);
 }
 
+// A batch kernel ends with its last transfer. Rank 1 runs 500 ns ahead. Rank 0's batch holds
+// a send X to rank 1 and a receive Y from it, on true time [100, 2000]: X completes at 900,
+// Y at 2000. Rank 1 runs each in a kernel of its own: recv X true [50, 900] (recorded
+// [550, 1400]), send Y true [1000, 2000] (recorded [1500, 2500]). Per transfer, X's ends would
+// say d = 1400 - 2000 = -600; the batch's one sample is max(1400, 2500) - 2000 = +500.
+TEST(ClockAlignmentTest, BatchKernelGivesOneSampleFromItsLastTransfer) {
+  p2p_matching::Transfer x = Make(0, 1, 100, 2000, 550, 1400, true);
+  p2p_matching::Transfer y = Make(1, 0, 1500, 2500, 100, 2000, true);
+  x.send.batch = 7;
+  y.recv.batch = 7;
+  clock_alignment::Result result =
+      clock_alignment::Analyze({x, y}, clock_alignment::Options{.ranks = {0, 1}});
+  ASSERT_EQ(result.offsets.size(), 2u);
+  EXPECT_EQ(result.offsets[1].offset_ns, 500);
+  EXPECT_EQ(result.offsets[1].uncertainty_ns, 0);
+  EXPECT_EQ(result.offsets[1].samples, 1);
+}
+
+// Two neighbours exchanging in mirrored batches (Megatron's send_forward_recv_backward against
+// send_backward_recv_forward) end together: rank 1, 300 ns ahead, records its batch at
+// [400, 2300] for rank 0's [100, 2000]. Each batch gives a sample: +300 twice.
+TEST(ClockAlignmentTest, MirroredBatchesEndTogether) {
+  p2p_matching::Transfer x = Make(0, 1, 100, 2000, 400, 2300, true);
+  p2p_matching::Transfer y = Make(1, 0, 400, 2300, 100, 2000, true);
+  x.send.batch = 1;
+  y.recv.batch = 1;
+  x.recv.batch = 4;
+  y.send.batch = 4;
+  clock_alignment::Result result =
+      clock_alignment::Analyze({x, y}, clock_alignment::Options{.ranks = {0, 1}});
+  ASSERT_EQ(result.offsets.size(), 2u);
+  EXPECT_EQ(result.offsets[1].offset_ns, 300);
+  EXPECT_EQ(result.offsets[1].uncertainty_ns, 0);
+  EXPECT_EQ(result.offsets[1].samples, 2);
+}
+
+// A batch with two peers says when its later transfer ended, not which: no sample. Rank 1's
+// batch [100, 1000] receives X from rank 0 (its own send kernel [100, 400]) and sends Z to
+// rank 2 (a receive kernel [200, 1000]); all clocks agree. Only causality is left: d <= 900 on
+// both pairs, which allows the shared clock. Per transfer, X alone would have said d = +600.
+TEST(ClockAlignmentTest, BatchWithTwoPeersGivesNoSample) {
+  p2p_matching::Transfer x = Make(0, 1, 100, 400, 100, 1000, true);
+  p2p_matching::Transfer z = Make(1, 2, 100, 1000, 200, 1000, true);
+  x.recv.batch = 3;
+  z.send.batch = 3;
+  clock_alignment::Result result =
+      clock_alignment::Analyze({x, z}, clock_alignment::Options{.ranks = {0, 1, 2}});
+  ASSERT_EQ(result.offsets.size(), 3u);
+  for (size_t i = 1; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_TRUE(result.offsets[i].aligned);
+    EXPECT_EQ(result.offsets[i].offset_ns, 0);
+    EXPECT_EQ(result.offsets[i].samples, 0);
+  }
+  EXPECT_EQ(result.offsets[1].uncertainty_ns, 900);
+  EXPECT_EQ(result.offsets[2].uncertainty_ns, 1800);  // 900 on each edge of the chain
+}
+
 TEST(ClockAlignmentTest, BufferedOpsUseOnlyCausality) {
   // gloo-style: no rendezvous. 0 -> 1: recv ends at 900 (rank 1's clock), send started at 1000
   // (rank 0's clock), so d <= -100: rank 1 is at least 100 ns behind. 1 -> 0: recv end 5000 on

@@ -230,6 +230,79 @@ TEST(RankIndexTest, P2pKernelsWithoutArgsTakeTheirDirectionFromTheLaunchingOp) {
                                  CommKind::kSendRecv, CommKind::kSendRecv));
 }
 
+// batch_isend_irecv (Megatron's batch_p2p_comm): the c10d calls only queue their transfers, the
+// peers and sizes are on record_param_comms, and one kernel launched inside nccl:coalesced runs
+// the batch. The queued transfers since the previous communication launch are that kernel's;
+// a compute launch between them claims nothing, and a c10d op that held its own launch (the
+// per-op path) is never queued for a later kernel.
+TEST(RankIndexTest, BatchKernelsBecomeOneOpPerQueuedTransfer) {
+  const simdjson::padded_string json(std::string(R"json([
+    {"ph":"X","cat":"cpu_op","name":"c10d::send","pid":1,"tid":1,"ts":10,"dur":4},
+    {"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":11,"dur":2,"args":{"Collective name":"send","dtype":"BFloat16","In msg nelems":1024,"Out msg nelems":1024,"Group size":4,"Src Rank":2,"Dst Rank":3}},
+    {"ph":"X","cat":"cpu_op","name":"c10d::recv_","pid":1,"tid":1,"ts":15,"dur":4},
+    {"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":16,"dur":2,"args":{"Collective name":"recv","dtype":"BFloat16","In msg nelems":512,"Out msg nelems":512,"Group size":4,"Src Rank":1,"Dst Rank":2}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":2,"args":{"correlation":9}},
+    {"ph":"X","cat":"user_annotation","name":"nccl:coalesced","pid":1,"tid":1,"ts":24,"dur":6},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":25,"dur":2,"args":{"correlation":1}},
+    {"ph":"X","cat":"cpu_op","name":"c10d::send","pid":1,"tid":1,"ts":70,"dur":4},
+    {"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":71,"dur":2,"args":{"Collective name":"send","dtype":"BFloat16","In msg nelems":1024,"Out msg nelems":1024,"Src Rank":2,"Dst Rank":3}},
+    {"ph":"X","cat":"user_annotation","name":"nccl:coalesced","pid":1,"tid":1,"ts":75,"dur":5},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":76,"dur":2,"args":{"correlation":2}},
+    {"ph":"X","cat":"cpu_op","name":"c10d::send","pid":1,"tid":1,"ts":100,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":102,"dur":2,"args":{"correlation":3}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":130,"dur":2,"args":{"correlation":4}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":30,"dur":5,"args":{"device":0,"stream":7,"correlation":9}},
+    {"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":40,"ts":40,"dur":20,"args":{"device":0,"stream":40,"correlation":1,"Collective name":"coalesced","Group size":4}},
+    {"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":40,"ts":90,"dur":5,"args":{"device":0,"stream":40,"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":40,"ts":120,"dur":5,"args":{"device":0,"stream":40,"correlation":3}},
+    {"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":40,"ts":140,"dur":5,"args":{"device":0,"stream":40,"correlation":4}}
+  ])json"));
+  KinetoReader reader;
+  Rank rank;
+  ASSERT_TRUE(reader.Read("batched.json", json, &rank).ok());
+  const RankIndex index = BuildRank(rank);
+  struct Seen {
+    TimeNs start;
+    OpClass op_class;
+    CommKind comm;
+    int32_t peer;
+    int64_t bytes;
+    bool batched;
+    uint32_t batch_index;
+  };
+  std::vector<Seen> seen;
+  for (const DeviceOp& op : index.ops) {
+    seen.push_back(Seen{op.start, op.op_class, op.comm, op.peer, op.bytes, op.batched,
+                        op.batch_index});
+  }
+  const std::vector<Seen> expected = {
+      {30000, OpClass::kCompute, CommKind::kUnknown, -1, -1, false, 0},
+      // The batch of two: a send of 1024 bf16 to rank 3 and a receive of 512 from rank 1.
+      {40000, OpClass::kComm, CommKind::kSend, 3, 2048, true, 0},
+      {40000, OpClass::kComm, CommKind::kRecv, 1, 1024, true, 1},
+      // A batch of one: its kernel carries just that send.
+      {90000, OpClass::kComm, CommKind::kSend, 3, 2048, false, 0},
+      // The per-op path: direction from the c10d::send around the launch, no peer recorded.
+      {120000, OpClass::kComm, CommKind::kSend, -1, -1, false, 0},
+      // Launched with nothing queued since: stays undirected.
+      {140000, OpClass::kComm, CommKind::kSendRecv, -1, -1, false, 0}};
+  ASSERT_EQ(seen.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(seen[i].start, expected[i].start);
+    EXPECT_EQ(seen[i].op_class, expected[i].op_class);
+    EXPECT_EQ(seen[i].comm, expected[i].comm);
+    EXPECT_EQ(seen[i].peer, expected[i].peer);
+    EXPECT_EQ(seen[i].bytes, expected[i].bytes);
+    EXPECT_EQ(seen[i].batched, expected[i].batched);
+    EXPECT_EQ(seen[i].batch_index, expected[i].batch_index);
+  }
+  // Both transfers of the batch lead back to its one kernel.
+  EXPECT_EQ(index.ops[1].timeline, index.ops[2].timeline);
+  EXPECT_EQ(index.ops[1].interval, index.ops[2].interval);
+  EXPECT_TRUE(index.HasP2p());
+}
+
 // NCCL's all-to-all runs SendRecv kernels: inside an all-to-all scope they are the all-to-all,
 // looking through a record_param_comms that names nothing.
 TEST(RankIndexTest, SendRecvKernelsInsideAnAllToAllAreTheAllToAll) {

@@ -3,8 +3,10 @@
 // that follow from them. The p2p tests turn the all-reduce off so each shows one mechanism.
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "simulator/sim_test_util.h"
 #include "simulator/simulator.h"
@@ -243,6 +245,91 @@ TEST(TimingTest, NearestRankPercentile) {
   EXPECT_EQ(NearestRankPercentile({10, 20, 30, 40, 50, 60, 70, 80, 90, 100}, 50), 50);
   EXPECT_EQ(NearestRankPercentile({7}, 0), 7);
   EXPECT_EQ(NearestRankPercentile({}, 50), 0);
+}
+
+// Batched p2p (engine.h, "Batched p2p"): the same job as TwoStageSlowLinkLateSendPost, with
+// transfers issued through batch_isend_irecv. p=2, m=1, 1f1b, one kernel per op, launch gap 10,
+// F=100, B=200, every transfer 1050 ns.
+//   rank 0 slots: F0 launch [0,10], c10d send F0 [10,20], c10d recv B0 [20,30] (same neighbour:
+//   one batch), batch launch [30,40], B0 launch [40,50]; syncs from 50.
+//   rank 1 slots: c10d recv F0 [0,10], its batch launch [10,20], F0 [20,30], B0 [30,40], c10d
+//   send B0 [40,50], its batch launch [50,60]; syncs from 60.
+//   r0 F0 [10,110]; its batch starts at 110 (after F0). r1's recv batch starts at 20: F0's
+//   transfer runs 110..1160, where r1's batch ends (its only transfer).
+//   r1 F0 [1160,1260] (waits for the batch), B0 [1260,1460]; its send batch starts at 1460:
+//   B0's transfer runs 1460..2510, ending both that batch and r0's (its last transfer).
+//   r0 B0 [2510,2710].
+TEST(TimingTest, BatchedP2pRunsEachBatchAsOneKernel) {
+  Config config = IdealConfig(Schedule::k1F1B, 2, 1, 100, 200);
+  config.kernels_per_op = 1;
+  config.launch_gap_ns = 10;
+  config.activation_bytes = 1000;
+  config.link = Link{8.0, 50};
+  config.start_time_ns = 0;
+  config.iteration_barrier = false;
+  config.p2p = P2pStyle::kBatched;
+  absl::StatusOr<Simulation> simulation = Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  const Trace& trace = simulation->trace;
+  const int64_t batched = StreamId(StreamRole::kBatchedP2p);
+  EXPECT_EQ(Spans(trace, 0, kCompute), (std::vector<Span>{{10, 110}, {2510, 2710}}));
+  EXPECT_EQ(Spans(trace, 0, batched), (std::vector<Span>{{110, 2510}}));
+  EXPECT_EQ(Spans(trace, 1, batched), (std::vector<Span>{{20, 1160}, {1460, 2510}}));
+  EXPECT_EQ(Spans(trace, 1, kCompute), (std::vector<Span>{{1160, 1260}, {1260, 1460}}));
+  EXPECT_EQ(Spans(trace, 0, -1), (std::vector<Span>{{0, 10}, {30, 40}, {40, 50}, {50, 2710}}));
+  EXPECT_EQ(Spans(trace, 1, -1),
+            (std::vector<Span>{{10, 20}, {20, 30}, {30, 40}, {50, 60}, {60, 2510}}));
+
+  // Rank 0's CPU: each transfer is a c10d op with record_param_comms naming peer and size; the
+  // batch is launched inside nccl:coalesced; its kernel names neither.
+  const Rank& rank0 = trace.ranks[0];
+  std::vector<std::string> queued;
+  for (const Timeline& timeline : rank0.timelines) {
+    if (timeline.kind != TimelineKind::kCpuThread) continue;
+    for (const Interval& interval : timeline.intervals) {
+      if (interval.kind != IntervalKind::kCpuCommOp) continue;
+      const CommInfo* info = rank0.comm(interval);
+      ASSERT_NE(info, nullptr);
+      queued.push_back(absl::StrCat(std::string(rank0.name(interval.name)), " [", interval.start, ",",
+                                    interval.end, "] peer ", info->peer, " bytes ",
+                                    info->bytes));
+    }
+  }
+  EXPECT_EQ(queued, (std::vector<std::string>{
+                        "c10d::send [10,20] peer -1 bytes -1",
+                        "record_param_comms [10,20] peer 1 bytes 1000",
+                        "c10d::recv_ [20,30] peer -1 bytes -1",
+                        "record_param_comms [20,30] peer 1 bytes 1000"}));
+  ASSERT_EQ(rank0.annotations.size(), 1u);
+  EXPECT_EQ(rank0.name(rank0.annotations[0].name), "nccl:coalesced");
+  EXPECT_EQ(rank0.annotations[0].start, 30);
+  EXPECT_EQ(rank0.annotations[0].end, 40);
+  for (const Timeline& timeline : rank0.timelines) {
+    if (timeline.id != batched) continue;
+    const CommInfo* info = rank0.comm(timeline.intervals.at(0));
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(info->kind, CommKind::kSendRecv);
+    EXPECT_EQ(info->peer, -1);
+    EXPECT_EQ(info->bytes, -1);
+  }
+
+  // The truth: rank 0 idles [110,2510] inside its batch; rank 1 as in the per-op job.
+  const IterationTruth& iteration = simulation->truth.iterations[0];
+  EXPECT_EQ(iteration.window_start, 10);
+  EXPECT_EQ(iteration.window_end, 2710);
+  EXPECT_EQ(iteration.ranks[0].comm_wait, 2400);
+  EXPECT_EQ(iteration.ranks[1].fill, 1150);
+  EXPECT_EQ(iteration.ranks[1].drain, 1250);
+}
+
+// Megatron's interleaved batching is not modelled: asking for it is an error, not a deadlock.
+TEST(TimingTest, BatchedP2pRefusesTheInterleavedSchedule) {
+  Config config = IdealConfig(Schedule::kInterleaved1F1B, 2, 2, 100, 200, 2);
+  config.p2p = P2pStyle::kBatched;
+  absl::StatusOr<Simulation> simulation = Simulate(config);
+  ASSERT_FALSE(simulation.ok());
+  EXPECT_EQ(simulation.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(simulation.status().message().find("interleaved"), std::string::npos);
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ Config TruthConfig() {
   config.weights_bytes = {int64_t{512} << 20, int64_t{256} << 20, int64_t{384} << 20};
   config.activation_stash_bytes = int64_t{24} << 20;
   config.annotations = AnnotationStyle::kPpCpu;
+  config.p2p = P2pStyle::kBatched;
   config.start_time_ns = 1'700'000'000'123'456'789;
   return config;
 }
@@ -117,6 +118,7 @@ TEST(TruthJsonTest, EveryFieldMatchesTheTruthAndTheConfig) {
   EXPECT_EQ(Int(echo["activation_stash_bytes"]), int64_t{24} << 20);
   EXPECT_EQ(bool(echo["iteration_barrier"]), true);
   EXPECT_EQ(String(echo["annotations"]), "pp-cpu");
+  EXPECT_EQ(String(echo["p2p"]), "batched");
   EXPECT_EQ(Ns(echo["start_time_us"]), 1'700'000'000'123'456'789);
 
   std::vector<int32_t> stage_to_rank;
