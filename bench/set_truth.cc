@@ -153,19 +153,10 @@ absl::Status ReadNamed(ondemand::value value, std::string_view member,
   return Malformed(member, absl::StrCat("unknown value \"", AsAbsl(name), "\""));
 }
 
-constexpr std::array<sim::Schedule, 5> kSchedules = {
-    sim::Schedule::kGpipe, sim::Schedule::k1F1B, sim::Schedule::kInterleaved1F1B,
-    sim::Schedule::kZeroBubbleH1, sim::Schedule::kForwardOnly};
-constexpr std::array<sim::AnnotationStyle, 5> kAnnotationStyles = {
-    sim::AnnotationStyle::kNone, sim::AnnotationStyle::kPpGpu, sim::AnnotationStyle::kPpCpu,
-    sim::AnnotationStyle::kPpShortCpu, sim::AnnotationStyle::kPpMirrored};
-constexpr std::array<sim::P2pStyle, 2> kP2pStyles = {sim::P2pStyle::kPerOp,
-                                                     sim::P2pStyle::kBatched};
-
 absl::Status ReadConfigMember(std::string_view key, ondemand::value value,
                               const std::string& member, sim::Config* config) {
   if (key == "schedule") {
-    return ReadNamed(value, member, kSchedules, &sim::ScheduleName, &config->schedule);
+    return ReadNamed(value, member, sim::kSchedules, &sim::ScheduleName, &config->schedule);
   }
   if (key == "stages") return ReadInt32(value, member, &config->stages);
   if (key == "microbatches") return ReadInt32(value, member, &config->microbatches);
@@ -177,10 +168,13 @@ absl::Status ReadConfigMember(std::string_view key, ondemand::value value,
   if (key == "optimizer_us") return ReadMicros(value, member, &config->optimizer_ns);
   if (key == "start_time_us") return ReadMicros(value, member, &config->start_time_ns);
   if (key == "annotations") {
-    return ReadNamed(value, member, kAnnotationStyles, &sim::AnnotationStyleName,
+    return ReadNamed(value, member, sim::kAnnotationStyles, &sim::AnnotationStyleName,
                      &config->annotations);
   }
-  if (key == "p2p") return ReadNamed(value, member, kP2pStyles, &sim::P2pStyleName, &config->p2p);
+  if (key == "p2p") return ReadNamed(value, member, sim::kP2pStyles, &sim::P2pStyleName, &config->p2p);
+  if (key == "launches") {
+    return ReadNamed(value, member, sim::kLaunchStyles, &sim::LaunchStyleName, &config->launches);
+  }
   if (key == "activation_stash_bytes") {
     return ReadInt64(value, member, &config->activation_stash_bytes);
   }

@@ -36,5 +36,6 @@ sim() {
     --bwd-us 2000,2000,3000,2000 --optimizer-us 300 --annotations none
   sim sim_1f1b_slow_link_p4_m8 --schedule 1f1b $train --slow-link 1:2:100 --annotations none
   sim sim_fwd_only_p4_m8 --schedule fwd-only --fwd-us 1000 --bwd-us 0 --annotations none
-  sim sim_1f1b_batched_p4_m8 --schedule 1f1b $train --p2p batched --annotations pp-mirrored
+  sim sim_1f1b_batched_p4_m8 --schedule 1f1b $train --p2p batched --launches torch \
+    --annotations pp-mirrored
 }

@@ -1,15 +1,19 @@
 #include "cli/simulate_command.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "simulator/simulator.h"
@@ -97,35 +101,19 @@ absl::StatusOr<std::vector<T>> PerStage(absl::string_view flag, absl::string_vie
   return values;
 }
 
-absl::StatusOr<sim::Schedule> ParseSchedule(absl::string_view text) {
-  for (sim::Schedule schedule :
-       {sim::Schedule::kGpipe, sim::Schedule::k1F1B, sim::Schedule::kInterleaved1F1B,
-        sim::Schedule::kZeroBubbleH1, sim::Schedule::kForwardOnly}) {
-    std::string_view name = sim::ScheduleName(schedule);
-    if (text == absl::string_view(name.data(), name.size())) return schedule;
+// The value of `choices` spelled `text` (by `name_of`); otherwise an error listing them all.
+template <typename Enum, size_t N>
+absl::StatusOr<Enum> ParseNamed(absl::string_view flag, absl::string_view text,
+                                const std::array<Enum, N>& choices,
+                                std::string_view (*name_of)(Enum)) {
+  std::vector<std::string> names;
+  for (Enum choice : choices) {
+    const std::string_view name = name_of(choice);
+    if (text == absl::string_view(name.data(), name.size())) return choice;
+    names.emplace_back(name);
   }
-  return FlagError("--schedule", absl::StrCat("'", text,
-                                              "' is not one of gpipe, 1f1b, interleaved, zb-h1, "
-                                              "fwd-only"));
-}
-
-absl::StatusOr<sim::AnnotationStyle> ParseAnnotations(absl::string_view text) {
-  for (sim::AnnotationStyle style :
-       {sim::AnnotationStyle::kNone, sim::AnnotationStyle::kPpGpu, sim::AnnotationStyle::kPpCpu,
-        sim::AnnotationStyle::kPpShortCpu, sim::AnnotationStyle::kPpMirrored}) {
-    std::string_view name = sim::AnnotationStyleName(style);
-    if (text == absl::string_view(name.data(), name.size())) return style;
-  }
-  return FlagError("--annotations",
-                   absl::StrCat("'", text, "' is not one of none, pp-gpu, pp-cpu, pp-short, pp-mirrored"));
-}
-
-absl::StatusOr<sim::P2pStyle> ParseP2pStyle(absl::string_view text) {
-  for (sim::P2pStyle style : {sim::P2pStyle::kPerOp, sim::P2pStyle::kBatched}) {
-    std::string_view name = sim::P2pStyleName(style);
-    if (text == absl::string_view(name.data(), name.size())) return style;
-  }
-  return FlagError("--p2p", absl::StrCat("'", text, "' is not one of per-op, batched"));
+  return FlagError(flag,
+                   absl::StrCat("'", text, "' is not one of ", absl::StrJoin(names, ", ")));
 }
 
 absl::StatusOr<KinetoLayout> ParseLayout(absl::string_view text) {
@@ -165,7 +153,7 @@ absl::Status ParseCosts(const SimulateFlags& flags, sim::Config* config) {
 }
 
 absl::Status ParseShape(const SimulateFlags& flags, sim::Config* config) {
-  absl::StatusOr<sim::Schedule> schedule = ParseSchedule(flags.schedule);
+  absl::StatusOr<sim::Schedule> schedule = ParseNamed("--schedule", flags.schedule, sim::kSchedules, &sim::ScheduleName);
   if (!schedule.ok()) return schedule.status();
   config->schedule = *schedule;
   absl::StatusOr<int32_t> stages = Flagged("--stages", ParseInt(flags.stages, 1, 4096));
@@ -265,12 +253,16 @@ absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* co
   absl::StatusOr<int64_t> stash = Flagged("--stash-mb", MegabytesToBytes(flags.stash_mb));
   if (!stash.ok()) return stash.status();
   config->activation_stash_bytes = *stash;
-  absl::StatusOr<sim::AnnotationStyle> annotations = ParseAnnotations(flags.annotations);
+  absl::StatusOr<sim::AnnotationStyle> annotations = ParseNamed("--annotations", flags.annotations, sim::kAnnotationStyles,
+                 &sim::AnnotationStyleName);
   if (!annotations.ok()) return annotations.status();
   config->annotations = *annotations;
-  absl::StatusOr<sim::P2pStyle> p2p = ParseP2pStyle(flags.p2p);
+  absl::StatusOr<sim::P2pStyle> p2p = ParseNamed("--p2p", flags.p2p, sim::kP2pStyles, &sim::P2pStyleName);
   if (!p2p.ok()) return p2p.status();
   config->p2p = *p2p;
+  absl::StatusOr<sim::LaunchStyle> launches = ParseNamed("--launches", flags.launches, sim::kLaunchStyles, &sim::LaunchStyleName);
+  if (!launches.ok()) return launches.status();
+  config->launches = *launches;
   return absl::OkStatus();
 }
 
@@ -435,6 +427,13 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
                    "(batch_isend_irecv as Megatron-LM and torch.distributed.pipelining issue "
                    "it: one SendRecv kernel per batch under nccl:coalesced, peers only on the "
                    "record_param_comms ops before it)")
+      ->type_name("STYLE")
+      ->capture_default_str();
+  simulate
+      ->add_option("--launches", f.launches,
+                   "one-thread (every launch from one CPU thread, kernels named after their "
+                   "phase) or torch (backward compute launched from the autograd engine's "
+                   "thread, kernels named like cuBLAS GEMMs, without the phase)")
       ->type_name("STYLE")
       ->capture_default_str();
   simulate

@@ -42,6 +42,7 @@ struct SimulateFlags {
   bool no_iteration_barrier = false;
   std::string annotations = "none";
   std::string p2p = "per-op";
+  std::string launches = "one-thread";
   std::string format = "new";
   bool no_nccl_args = false;
   bool gzip = false;

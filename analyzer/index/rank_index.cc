@@ -101,6 +101,7 @@ bool ResolvesSendRecv(CommKind kind) {
 struct Launch {
   TimeNs start = 0;
   bool in_autograd = false;  // issued from inside an autograd engine op: backward work
+  uint32_t thread = 0;       // index into Rank::timelines of the launching CPU thread
   // The innermost CPU scope around the launch that resolves a SendRecv kernel (c10d::send,
   // nccl:recv, nccl:all_to_all, ...), if any.
   CommKind scope_kind = CommKind::kUnknown;
@@ -156,6 +157,7 @@ absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
   absl::flat_hash_map<int64_t, Launch> launches;
   for (const Timeline& thread : rank.timelines) {
     if (thread.kind != TimelineKind::kCpuThread) continue;
+    const auto thread_index = static_cast<uint32_t>(&thread - rank.timelines.data());
     std::vector<TimeRange> autograd;
     bool any_launch = false;
     for (const Interval& interval : thread.intervals) {
@@ -184,6 +186,7 @@ absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
       Launch launch;
       launch.start = interval.start;
       launch.in_autograd = autograd_time.Contains(interval.start);
+      launch.thread = thread_index;
       // The innermost scope that names what an undirected kernel does; scopes naming nothing
       // (record_param_comms without args, nccl:coalesced) are looked through.
       for (auto scope = open.rbegin(); scope != open.rend(); ++scope) {
@@ -237,8 +240,31 @@ void AddBatch(const DeviceOp& kernel, const std::vector<QueuedTransfer>& batch,
   }
 }
 
+// torch runs a GPU job's backward on its autograd engine's own thread, so when compute is launched
+// from several CPU threads, the ones other than the thread that launched the rank's first
+// compute (a forward: every schedule starts with one) are backward work. `compute_launches`
+// holds (index into index->ops, launching thread) of the launched compute ops.
+void HintBackwardThreads(const std::vector<std::pair<size_t, uint32_t>>& compute_launches,
+                         RankIndex* index) {
+  const std::pair<size_t, uint32_t>* first = nullptr;
+  for (const auto& launch : compute_launches) {
+    const DeviceOp& op = index->ops[launch.first];
+    if (op.in_optimizer) continue;
+    if (first == nullptr || op.issue < index->ops[first->first].issue) first = &launch;
+  }
+  if (first == nullptr) return;
+  const uint32_t forward_thread = first->second;
+  for (const auto& [op_index, thread] : compute_launches) {
+    DeviceOp& op = index->ops[op_index];
+    if (thread != forward_thread && !op.in_optimizer && op.hint == PhaseHint::kNone) {
+      op.hint = PhaseHint::kBackward;
+    }
+  }
+}
+
 void CollectGpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index) {
   const absl::flat_hash_map<int64_t, Launch> launches = Launches(rank);
+  std::vector<std::pair<size_t, uint32_t>> compute_launches;
   for (size_t t = 0; t < rank.timelines.size(); ++t) {
     const Timeline& timeline = rank.timelines[t];
     if (timeline.kind != TimelineKind::kGpuStream) continue;
@@ -277,9 +303,13 @@ void CollectGpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index
         }
       }
       op.in_optimizer = optimizer.Contains(op.issue);
+      if (op.op_class == OpClass::kCompute && op.launched) {
+        compute_launches.emplace_back(index->ops.size(), launch->second.thread);
+      }
       index->ops.push_back(op);
     }
   }
+  HintBackwardThreads(compute_launches, index);
 }
 
 // The top-level CPU ops of one thread (indices into its intervals) and the time they cover.

@@ -26,7 +26,9 @@
 //   scope nested in another one describes the same transfer). An undirected kernel launched
 //   with such a batch becomes one op per transfer, all with the kernel's times.
 // - A phase hint for compute ops: backward when the kernel is launched inside one of torch's
-//   `autograd::engine::evaluate_function: ...` ops or its name says backward ("backward", "bwd"),
+//   `autograd::engine::evaluate_function: ...` ops, or from a CPU thread other than the one that
+//   launched the rank's first compute when several threads launch compute (torch runs a GPU
+//   job's backward on its autograd engine's thread), or its name says backward ("backward", "bwd"),
 //   weight gradient when the name says so ("weight_grad", "wgrad"). Names carry this only by
 //   convention, so it is a hint used to split compute runs, never to find the structure.
 // - Whether an op was issued inside an `Optimizer.*` range (not pipeline work).

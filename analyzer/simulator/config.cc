@@ -264,6 +264,16 @@ std::string_view P2pStyleName(P2pStyle style) {
   return "unknown";
 }
 
+std::string_view LaunchStyleName(LaunchStyle style) {
+  switch (style) {
+    case LaunchStyle::kOneThread:
+      return "one-thread";
+    case LaunchStyle::kTorch:
+      return "torch";
+  }
+  return "unknown";
+}
+
 absl::Status ValidateConfig(const Config& config) {
   if (absl::Status status = CheckShape(config); !status.ok()) return status;
   if (absl::Status status = CheckCostsAndLinks(config); !status.ok()) return status;

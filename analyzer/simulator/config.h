@@ -6,6 +6,7 @@
 // which stage).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -91,6 +92,31 @@ enum class P2pStyle : uint8_t {
 // "per-op", "batched": the spelling used by the CLI and the truth file.
 std::string_view P2pStyleName(P2pStyle style);
 
+// How the host launches compute kernels and what they are called.
+enum class LaunchStyle : uint8_t {
+  // Every launch from the one CPU thread; compute kernels named after their stage and phase
+  // ("void pp_stage2_backward_kernel<bf16>(...)").
+  kOneThread,
+  // As torch runs a GPU job: the compute kernels of backward ops (B and W) are launched from the
+  // autograd engine's own CPU thread, everything else from the main thread, and compute kernels
+  // carry cuBLAS GEMM names that say nothing of the phase.
+  kTorch,
+};
+
+// "one-thread", "torch": the spelling used by the CLI and the truth file.
+std::string_view LaunchStyleName(LaunchStyle style);
+
+// Every value of each choice, in the order the CLI lists them.
+inline constexpr std::array<Schedule, 5> kSchedules = {
+    Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved1F1B, Schedule::kZeroBubbleH1,
+    Schedule::kForwardOnly};
+inline constexpr std::array<AnnotationStyle, 5> kAnnotationStyles = {
+    AnnotationStyle::kNone, AnnotationStyle::kPpGpu, AnnotationStyle::kPpCpu,
+    AnnotationStyle::kPpShortCpu, AnnotationStyle::kPpMirrored};
+inline constexpr std::array<P2pStyle, 2> kP2pStyles = {P2pStyle::kPerOp, P2pStyle::kBatched};
+inline constexpr std::array<LaunchStyle, 2> kLaunchStyles = {LaunchStyle::kOneThread,
+                                                             LaunchStyle::kTorch};
+
 struct Config {
   int32_t stages = 4;          // p
   int32_t microbatches = 8;    // m
@@ -112,6 +138,7 @@ struct Config {
   int64_t activation_stash_bytes = 0;    // per in-flight microbatch per chunk
   AnnotationStyle annotations = AnnotationStyle::kNone;
   P2pStyle p2p = P2pStyle::kPerOp;
+  LaunchStyle launches = LaunchStyle::kOneThread;
   // Ends every iteration of every rank with a small all-reduce across all ranks (the gradient-norm
   // reduction real trainers run before clipping), so no rank starts iteration i+1 before every
   // rank has finished iteration i. See engine.h, "Iterations".

@@ -1,6 +1,7 @@
 #include "simulator/trace_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 
@@ -14,6 +15,12 @@ constexpr std::string_view kLaunchName = "cudaLaunchKernel";
 constexpr std::string_view kSyncName = "cudaDeviceSynchronize";
 constexpr std::string_view kSendRecvKernel =
     "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+// cuBLAS GEMM names (LaunchStyle::kTorch), one per phase as the operand layouts differ; none
+// says which phase it is.
+constexpr std::array<std::string_view, 3> kGemmKernels = {
+    "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn",
+    "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn",
+    "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_nt"};
 constexpr std::string_view kOptimizerKernel = "void multi_tensor_apply_kernel<adam>(...)";
 constexpr std::string_view kAllReduceKernel =
     "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
@@ -82,6 +89,9 @@ class RankBuilder {
 NameId RankBuilder::ComputeKernelName(const KernelRecord& kernel) {
   if (kernel.role == KernelRole::kOptimizer) return rank_.names.Intern(kOptimizerKernel);
   const Op& op = record_.ops[static_cast<size_t>(kernel.op)].op;
+  if (config_.launches == LaunchStyle::kTorch) {
+    return rank_.names.Intern(kGemmKernels[static_cast<size_t>(op.type)]);
+  }
   size_t virtual_stage = static_cast<size_t>(op.chunk) * static_cast<size_t>(config_.stages) +
                          static_cast<size_t>(record_.stage);
   size_t slot = virtual_stage * 3 + static_cast<size_t>(op.type);
@@ -225,6 +235,11 @@ Rank RankBuilder::Build() {
   cpu.kind = TimelineKind::kCpuThread;
   cpu.pid = rank_.pid;
   cpu.id = rank_.pid;
+  // LaunchStyle::kTorch: torch's autograd engine thread, which launches the backward compute.
+  Timeline autograd;
+  autograd.kind = TimelineKind::kCpuThread;
+  autograd.pid = rank_.pid;
+  autograd.id = AutogradThreadId(record_.rank);
   std::vector<Timeline> streams(kStreamRoleCount);
   for (size_t role = 0; role < streams.size(); ++role) {
     streams[role].kind = TimelineKind::kGpuStream;
@@ -277,7 +292,10 @@ Rank RankBuilder::Build() {
       rank_.comms.push_back(CommInfo{.kind = send ? CommKind::kSend : CommKind::kRecv});
       cpu.intervals.push_back(op);
     }
-    cpu.intervals.push_back(launch);
+    const bool backward_compute =
+        config_.launches == LaunchStyle::kTorch && kernel.role == KernelRole::kCompute &&
+        record_.ops[static_cast<size_t>(kernel.op)].op.type != OpType::kForward;
+    (backward_compute ? autograd : cpu).intervals.push_back(launch);
 
     Interval device;
     device.start = kernel.start + offset_;
@@ -319,6 +337,10 @@ Rank RankBuilder::Build() {
   }
   SortTimeline(&cpu.intervals);
   rank_.timelines.push_back(std::move(cpu));
+  if (!autograd.intervals.empty()) {
+    SortTimeline(&autograd.intervals);
+    rank_.timelines.push_back(std::move(autograd));
+  }
   for (Timeline& stream : streams) {
     if (stream.intervals.empty()) continue;
     SortTimeline(&stream.intervals);
@@ -359,6 +381,8 @@ int64_t StreamId(StreamRole role) {
 }
 
 int64_t ProcessId(int32_t rank) { return 10000 + rank; }
+
+int64_t AutogradThreadId(int32_t rank) { return 20000 + rank; }
 
 Trace BuildTrace(const Config& config, const Records& records) {
   Trace trace;

@@ -19,6 +19,10 @@
 // it carrying {send|recv, global peer, bytes, group "pp_all"}; per batch one SendRecv kernel on
 // stream 40 whose CommInfo says only {coalesced, group "pp_all"}, launched inside an
 // `nccl:coalesced` CPU annotation (mirrored onto stream 40 under AnnotationStyle::kPpMirrored).
+//
+// LaunchStyle::kTorch launches the compute kernels of B and W ops from a second CPU thread
+// (AutogradThreadId, as torch's autograd engine does) and names every compute kernel after a
+// cuBLAS GEMM of its phase's operand layout ("ampere_bf16_s16816gemm_..._tn" / "_nn" / "_nt").
 #pragma once
 
 #include "bubblescope/trace.h"
@@ -32,6 +36,8 @@ inline constexpr int64_t kComputeStreamId = 7;
 int64_t StreamId(StreamRole role);
 // Process id of a simulated rank's CPU thread (its thread id is the same number).
 int64_t ProcessId(int32_t rank);
+// Thread id of a rank's autograd engine thread (LaunchStyle::kTorch).
+int64_t AutogradThreadId(int32_t rank);
 
 Trace BuildTrace(const Config& config, const Records& records);
 

@@ -82,6 +82,7 @@ void WriteConfig(JsonWriter& json, const Config& config) {
   json.BoolMember("iteration_barrier", config.iteration_barrier);
   json.StringMember("annotations", AnnotationStyleName(config.annotations));
   json.StringMember("p2p", P2pStyleName(config.p2p));
+  json.StringMember("launches", LaunchStyleName(config.launches));
   Micros(json, "start_time_us", config.start_time_ns);
   json.EndObject();
 }

@@ -176,6 +176,37 @@ TEST(RankIndexTest, PhaseHintsAndOptimizerWork) {
   EXPECT_TRUE(index.ops[4].in_optimizer);  // launched at 500, inside [450, 550)
 }
 
+// torch runs a GPU job's backward on the autograd engine's thread: with compute launched from
+// two threads, the one that did not launch the first compute is backward work. The optimizer's
+// kernel keeps no hint; a rank launching from one thread gets none from this.
+TEST(RankIndexTest, ComputeFromASecondLaunchThreadIsBackward) {
+  Rank rank;
+  rank.timelines.push_back(Thread(1, {Op(kRuntime, 10, 12, 1), Op(kRuntime, 40, 42, 3),
+                                      Op(kRuntime, 500, 502, 5)}));
+  rank.timelines.push_back(Thread(2, {Op(kRuntime, 20, 22, 2), Op(kRuntime, 60, 62, 4)}));
+  rank.annotations.push_back(CpuRange(&rank, "Optimizer.step#Adam.step", 450, 550));
+  auto gemm = [&rank](TimeNs start, int64_t correlation) {
+    Interval interval = Op(kCompute, start, start + 10, correlation);
+    interval.name = rank.names.Intern("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn");
+    return interval;
+  };
+  rank.timelines.push_back(
+      Stream(7, {gemm(100, 1), gemm(200, 2), gemm(300, 3), gemm(400, 4), gemm(600, 5)}));
+  const RankIndex index = BuildRank(rank);
+  ASSERT_EQ(index.ops.size(), 5u);
+  EXPECT_EQ(index.ops[0].hint, PhaseHint::kNone);      // thread 1 launched the first compute
+  EXPECT_EQ(index.ops[1].hint, PhaseHint::kBackward);  // thread 2
+  EXPECT_EQ(index.ops[2].hint, PhaseHint::kNone);
+  EXPECT_EQ(index.ops[3].hint, PhaseHint::kBackward);
+  EXPECT_EQ(index.ops[4].hint, PhaseHint::kNone);  // the optimizer step
+  EXPECT_TRUE(index.ops[4].in_optimizer);
+
+  Rank one_thread;
+  one_thread.timelines.push_back(Thread(1, {Op(kRuntime, 10, 12, 1), Op(kRuntime, 20, 22, 2)}));
+  one_thread.timelines.push_back(Stream(7, {Op(kCompute, 100, 110, 1), Op(kCompute, 200, 210, 2)}));
+  for (const DeviceOp& op : BuildRank(one_thread).ops) EXPECT_EQ(op.hint, PhaseHint::kNone);
+}
+
 // A gloo transfer lasts until its gloo:* range ends, not when the op that posted it returns.
 TEST(RankIndexTest, CpuTransfersEndWithTheirGlooRange) {
   Rank rank;

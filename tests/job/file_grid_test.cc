@@ -93,6 +93,14 @@ sim::Config MakeConfig(const Case& c) {
   // Stage s on rank p-1-s: rank numbers say nothing about the order.
   for (int32_t s = 0; s < c.p; ++s) config.stage_to_rank.push_back(c.p - 1 - s);
   if (c.variant == Variant::kBatchedP2p) config.p2p = sim::P2pStyle::kBatched;
+  // The variants without peers or with batched p2p launch as torch does on a GPU job: backward
+  // from the autograd thread, GEMM kernel names without a phase, so the forward/backward split
+  // rests on the launching thread. Not zb-h1: its B and W both run on that thread under GEMM
+  // names, and nothing in such a trace tells them apart (docs/trace-sources.md).
+  if ((c.variant == Variant::kNoNcclArgs || c.variant == Variant::kBatchedP2p) &&
+      c.schedule != Schedule::kZeroBubbleH1) {
+    config.launches = sim::LaunchStyle::kTorch;
+  }
   return config;
 }
 

@@ -3,6 +3,7 @@
 // metadata, annotations, stage placement, and config validation.
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -334,6 +335,34 @@ TEST(TraceTest, CpuAnnotationsCoverTheLaunchesOfTheirOp) {
   EXPECT_EQ(rank.name(rank.annotations[4].name), "WeightGrad 0");
   EXPECT_EQ(rank.annotations[0].scope, AnnotationScope::kCpu);
   EXPECT_EQ(rank.annotations[0].thread_or_stream, ProcessId(0));
+}
+
+// LaunchStyle::kTorch: rank 0 of a p=2, m=2 1f1b job runs F0 F1 B0 B1. Its main thread launches
+// the forwards' kernels, the p2p ops and the sync; the autograd thread launches the backwards'
+// four kernels; every compute kernel has a GEMM name with no phase in it.
+TEST(TraceTest, TorchLaunchesPutBackwardOnTheAutogradThread) {
+  Config config = IdealConfig(Schedule::k1F1B, 2, 2, 200, 400);
+  config.launches = LaunchStyle::kTorch;
+  Simulation simulation = MustSimulate(config);
+  const Rank& rank = simulation.trace.ranks[0];
+  std::map<int64_t, int> launches_by_thread;
+  for (const Timeline& timeline : rank.timelines) {
+    if (timeline.kind == TimelineKind::kCpuThread) {
+      for (const Interval& interval : timeline.intervals) {
+        if (rank.name(interval.name) == "cudaLaunchKernel") ++launches_by_thread[timeline.id];
+      }
+      continue;
+    }
+    for (const Interval& interval : timeline.intervals) {
+      if (interval.kind != IntervalKind::kComputeKernel) continue;
+      const std::string_view name = rank.name(interval.name);
+      EXPECT_TRUE(name.starts_with("ampere_bf16_s16816gemm_bf16")) << name;
+      EXPECT_EQ(name.find("backward"), std::string_view::npos) << name;
+    }
+  }
+  // Main: F0, F1 (2 kernels each), their 2 sends, the 2 recvs of B0 and B1, the all-reduce.
+  EXPECT_EQ(launches_by_thread[ProcessId(0)], 9);
+  EXPECT_EQ(launches_by_thread[AutogradThreadId(0)], 4);
 }
 
 TEST(TraceTest, RejectsInvalidConfigs) {
