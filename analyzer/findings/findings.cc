@@ -31,9 +31,13 @@ void AddPipelineDepth(const bubble::Result& bubble, const schedule_inference::Re
                            ? "more microbatches per iteration would shrink it"
                            : "more microbatches per iteration or an interleaved schedule (several "
                              "virtual stages per rank) would shrink it";
-  const char* how = ideal.source == pipeline::IdealSource::kUpperBound
-                        ? "(p-1)/(v*m+p-1), an upper bound for this zero-bubble schedule"
-                        : "(p-1)/(v*m+p-1)";
+  const char* how =
+      ideal.source == pipeline::IdealSource::kUpperBound
+          ? "(p-1)/(v*m+p-1), an upper bound for this zero-bubble schedule"
+      : ideal.source == pipeline::IdealSource::kSimulated
+          ? "ZB-H1 simulated with every stage at the mean measured F, B and W times and free "
+            "links"
+          : "(p-1)/(v*m+p-1)";
   finding.message = absl::StrFormat(
       "the schedule itself leaves %.1f%% of each iteration idle with p=%d stages, m=%d "
       "microbatches and v=%d virtual stages per rank (%s); %s",

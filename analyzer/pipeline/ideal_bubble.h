@@ -1,10 +1,12 @@
 // The bubble a schedule leaves by itself: the same p, v, m and schedule with equal stage costs,
 // free transfers and no host delays. For gpipe, 1F1B and interleaved 1F1B (and forward-only
 // passes) that is the closed form (p-1)/(v·m+p-1). Zero-bubble schedules fill part of it with
-// weight-gradient work, so their own ideal is lower (ZB-H1 with equal F, B and W: (p-1)/(3m+p-1));
-// it depends on how the schedule places W, which the trace does not say and the simulator's
-// zb-h1 does not reproduce (it leaves 1F1B's bubble), so for them the closed form is reported as
-// an upper bound, marked as such, rather than a figure the tool cannot stand behind.
+// weight-gradient work, so their own ideal is lower and depends on the W costs: for one chunk
+// per rank (ZB-H1) it is simulated with the measured mean F, B and W times of the stages
+// (sim::ScheduleIdealBubble; equal F, B and W give (p-1)/(3m+p-1)). Where that cannot be done
+// (several chunks per rank, whose zero-bubble placements the simulator does not model, or
+// per-stage times that are unknown or unreliable) the closed form is reported as an upper
+// bound, marked as such, rather than a figure the tool cannot stand behind.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +18,12 @@ namespace bubblescope::pipeline {
 
 enum class IdealSource : uint8_t {
   kClosedForm,  // (p-1)/(v·m+p-1), the schedule's own ideal
+  kSimulated,   // the schedule simulated on the measured mean op times and free links
   kUpperBound,  // the closed form where the schedule's own ideal is lower and not modelled
 };
 
-std::string_view IdealSourceName(IdealSource source);  // "closed_form", "upper_bound"
+// "closed_form", "simulated", "upper_bound"
+std::string_view IdealSourceName(IdealSource source);
 
 struct IdealBubble {
   double fraction = 0.0;

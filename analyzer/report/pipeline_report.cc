@@ -67,6 +67,8 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
                     Percent(theoretical), "% theoretical",
                     ideal.source == pipeline::IdealSource::kUpperBound
                         ? " (closed form, an upper bound for this zero-bubble schedule)"
+                    : ideal.source == pipeline::IdealSource::kSimulated
+                        ? " (this zero-bubble schedule simulated on the mean stage times)"
                         : "",
                     ": excess ",
                     absl::StrFormat("%.1f", 100.0 * (bubble.bubble_fraction - theoretical)),

@@ -18,7 +18,8 @@
 //                v-1-((k/p) % v); min(m*v, 2(p-s-1) + (v-1)p) warm-up forwards, then 1F1B over
 //                those sequences.
 //   zb-h1:       the 1f1b order with B computing the input gradient only, and W(j) right after
-//                B(j + p-1-s); the W's without such a B at the end, in order.
+//                B(j + s) (the later the stage, the more of its drain the deferred W's fill);
+//                the W's without such a B at the end, in order.
 //   fwd-only:    F0..F(m-1).
 //
 // Dependencies. F(c,j) on s needs F(c,j) on s-1 (stage 0, c>0: F(c-1,j) on the last stage).

@@ -42,8 +42,11 @@ std::vector<Op> InterleavedSequence(OpType type, int32_t p, int32_t m, int32_t v
   return ops;
 }
 
-// ZB-H1: the 1F1B order with W(j) placed right after B(j + lag), lag = p-1-s, so the weight
-// gradients of early microbatches fill the drain; the W's that have no such B go at the end.
+// ZB-H1: the 1F1B order with W(j) placed right after B(j + lag), lag = s. Stage s of 1F1B
+// finishes its last B about s backward slots before stage 0; deferring its weight gradients by
+// s microbatches keeps its B's (which the earlier stages wait for) early and fills that drain
+// with W's, while stage 0, which has no drain, runs each W right after its B. The W's that have
+// no such B go at the end.
 std::vector<Op> ZeroBubbleH1(const std::vector<Op>& one_f_one_b, int32_t lag, int32_t m) {
   std::vector<Op> program;
   program.reserve(one_f_one_b.size() + static_cast<size_t>(m));
@@ -93,7 +96,7 @@ std::vector<Op> StageProgram(const Config& config, int32_t stage) {
       return ZeroBubbleH1(
           OneForwardOneBackward(Sequence(OpType::kForward, m), Sequence(OpType::kBackward, m),
                                 static_cast<size_t>(p - 1 - stage)),
-          p - 1 - stage, m);
+          stage, m);
     case Schedule::kInterleaved1F1B: {
       size_t warmup = static_cast<size_t>((p - stage - 1) * 2 + (v - 1) * p);
       return OneForwardOneBackward(InterleavedSequence(OpType::kForward, p, m, v),

@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "simulator/engine.h"
 #include "simulator/memory.h"
 
 namespace bubblescope::sim {
@@ -166,6 +167,39 @@ TimeNs NearestRankPercentile(std::vector<TimeNs> values, int32_t percent) {
   return values[static_cast<size_t>(std::min(rank, n) - 1)];
 }
 
+double ScheduleIdealBubble(const Config& config) {
+  const int32_t p = config.stages;
+  const double closed_form =
+      static_cast<double>(p - 1) /
+      static_cast<double>(int64_t{config.virtual_stages} * config.microbatches + p - 1);
+  if (config.schedule != Schedule::kZeroBubbleH1) return closed_form;
+  Config ideal;
+  ideal.schedule = config.schedule;
+  ideal.stages = p;
+  ideal.microbatches = config.microbatches;
+  ideal.virtual_stages = config.virtual_stages;
+  ideal.iterations = 1;
+  ideal.kernels_per_op = 1;
+  ideal.activation_bytes = 0;
+  ideal.link = Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
+  ideal.iteration_barrier = false;
+  StageCost mean;
+  for (const StageCost& cost : config.costs) {
+    mean.forward += cost.forward;
+    mean.backward += cost.backward;
+    mean.weight_grad += cost.weight_grad;
+  }
+  mean.forward /= p;
+  mean.backward /= p;
+  mean.weight_grad /= p;
+  ideal.costs.assign(static_cast<size_t>(p), mean);
+  absl::StatusOr<Records> records = RunSchedule(ideal);
+  if (!records.ok()) return closed_form;  // the job itself ran, so this does not happen
+  std::vector<std::vector<KernelRange>> ranges;
+  for (const RankRecord& rank : records->ranks) ranges.push_back(IterationRanges(rank, 1));
+  return IterationFigures(*records, ranges, 0).bubble_fraction;
+}
+
 Truth ComputeTruth(const Config& config, const Records& records) {
   Truth truth;
   const int32_t p = config.stages;
@@ -191,9 +225,7 @@ Truth ComputeTruth(const Config& config, const Records& records) {
   truth.latency_p50_ns = NearestRankPercentile(windows, 50);
   truth.latency_p90_ns = NearestRankPercentile(windows, 90);
   truth.latency_max_ns = NearestRankPercentile(windows, 100);
-  truth.theoretical_bubble_fraction =
-      static_cast<double>(p - 1) /
-      static_cast<double>(int64_t{config.virtual_stages} * config.microbatches + p - 1);
+  truth.theoretical_bubble_fraction = ScheduleIdealBubble(config);
   truth.per_stage.resize(static_cast<size_t>(p));
   for (const RankRecord& rank : records.ranks) {
     truth.per_stage[static_cast<size_t>(rank.stage)] = StageFigures(rank);

@@ -17,7 +17,8 @@
 //   bubble     = sum of idle over ranks / (p * window)
 // Over all iterations: bubble = sum of all idle / sum of p * window; latency percentiles of the
 // window durations (nearest-rank: the q-quantile of n sorted values is the ceil(q*n)-th, 1-based);
-// theoretical bubble = (p-1) / (v*m + p-1).
+// theoretical bubble = the schedule's own bubble (ScheduleIdealBubble): (p-1) / (v*m + p-1)
+// except for zb-h1.
 #pragma once
 
 #include <cstdint>
@@ -99,6 +100,13 @@ struct Truth {
 };
 
 Truth ComputeTruth(const Config& config, const Records& records);
+
+// The bubble `config`'s schedule leaves by itself: the same p, m, v and schedule with every stage
+// at the mean F, B and W cost over stages, free links and no host delay, one iteration. That is
+// (p-1)/(v*m+p-1) for gpipe, 1f1b, interleaved and fwd-only, returned as such; zb-h1 fills part
+// of it with weight-gradient work, so its own is simulated (with equal F, B and W and m >= p it
+// is (p-1)/(3m+p-1)). Assumes a valid config.
+double ScheduleIdealBubble(const Config& config);
 
 // Nearest-rank percentile: the ceil(percent * n / 100)-th smallest value (at least the first);
 // 0 when empty. Integer arithmetic, so p90 of 10 values is exactly the 9th.

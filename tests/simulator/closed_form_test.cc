@@ -85,27 +85,54 @@ TEST(ClosedFormTest, SingleStageHasNoBubble) {
 }
 
 TEST(ClosedFormTest, ZeroBubbleH1MakespanByHand) {
-  // p=2, m=2, F=B=W=100 per stage, ideal links. Stage 0: F0 F1 B0 B1 W0 W1 (lag 1: W0 after B1);
-  // stage 1: F0 B0 W0 F1 B1 W1.
+  // p=2, m=2, F=B=W=100 per stage, ideal links. Stage 0: F0 F1 B0 W0 B1 W1 (lag 0: each W right
+  // after its B); stage 1: F0 B0 F1 B1 W0 W1 (lag 1: W0 after B1, W1 at the end).
   //   s0: F0 [0,100] F1 [100,200]
-  //   s1: F0 [100,200] B0 [200,300] W0 [300,400] F1 [400,500] B1 [500,600] W1 [600,700]
-  //   s0: B0 [300,400] B1 [600,700] W0 [700,800] W1 [800,900]
-  // Window 900; compute 600 on each stage; idle 300 + 300.
+  //   s1: F0 [100,200] B0 [200,300] F1 [300,400] B1 [400,500] W0 [500,600] W1 [600,700]
+  //   s0: B0 [300,400] W0 [400,500] B1 [500,600] W1 [600,700]
+  // Window 700; compute 600 on each stage; idle 100 + 100: (p-1)/(3m+p-1) = 1/7 of 1400.
   Config config = IdealConfig(Schedule::kZeroBubbleH1, 2, 2, 100, 100);
   for (StageCost& cost : config.costs) cost.weight_grad = 100;
   absl::StatusOr<Simulation> simulation = Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const IterationTruth& iteration = simulation->truth.iterations[0];
-  EXPECT_EQ(iteration.window(), 900);
+  EXPECT_EQ(iteration.window(), 700);
   EXPECT_EQ(iteration.ranks[0].compute, 600);
   EXPECT_EQ(iteration.ranks[0].fill, 0);
   EXPECT_EQ(iteration.ranks[0].drain, 0);
-  EXPECT_EQ(iteration.ranks[0].stall, 300);  // [200,300] and [400,600]
+  EXPECT_EQ(iteration.ranks[0].stall, 100);  // [200,300]
   EXPECT_EQ(iteration.ranks[1].fill, 100);
-  EXPECT_EQ(iteration.ranks[1].drain, 200);
+  EXPECT_EQ(iteration.ranks[1].drain, 0);
   EXPECT_EQ(iteration.ranks[1].stall, 0);
-  EXPECT_EQ(simulation->truth.idle_ns, 600);
-  EXPECT_EQ(simulation->truth.capacity_ns, 1800);
+  EXPECT_EQ(simulation->truth.idle_ns, 200);
+  EXPECT_EQ(simulation->truth.capacity_ns, 1400);
+  // An ideal job: its own bubble is the schedule's ideal.
+  EXPECT_DOUBLE_EQ(simulation->truth.theoretical_bubble_fraction, 1.0 / 7.0);
+}
+
+// The schedule's own bubble (ScheduleIdealBubble) ignores links, host delays and imbalance: the
+// mean stage costs on free links. zb-h1 with mean F = B = W and m >= p: (p-1)/(3m+p-1); the
+// other schedules: (p-1)/(v*m+p-1).
+TEST(ClosedFormTest, ScheduleIdealBubbleIsTheScheduleOnMeanCostsAndFreeLinks) {
+  for (const int32_t p : {2, 4, 8}) {
+    for (const int32_t m : {8, 16}) {
+      SCOPED_TRACE(::testing::Message() << "p=" << p << " m=" << m);
+      Config config = IdealConfig(Schedule::kZeroBubbleH1, p, m, 1000, 1000);
+      for (StageCost& cost : config.costs) cost.weight_grad = 1000;
+      // Stage 0 slower and stage 1 faster by the same amount: the means stay 1000.
+      config.costs[0] = StageCost{1300, 1300, 1300};
+      config.costs[1] = StageCost{700, 700, 700};
+      config.link = Link{1.0, 40'000};
+      config.activation_bytes = 1 << 20;
+      config.launch_gap_ns = 5'000;
+      config.jitter = 0.1;
+      EXPECT_DOUBLE_EQ(ScheduleIdealBubble(config),
+                       static_cast<double>(p - 1) / static_cast<double>(3 * m + p - 1));
+      config.schedule = Schedule::k1F1B;
+      EXPECT_DOUBLE_EQ(ScheduleIdealBubble(config),
+                       static_cast<double>(p - 1) / static_cast<double>(m + p - 1));
+    }
+  }
 }
 
 }  // namespace

@@ -45,10 +45,10 @@ TEST(ProgramTest, InterleavedTwoStagesTwoChunksFourMicrobatches) {
 
 TEST(ProgramTest, ZeroBubbleH1ThreeStagesFourMicrobatches) {
   Config config = IdealConfig(Schedule::kZeroBubbleH1, 3, 4, 10, 20);
-  // W(j) right after B(j + 2 - s); the rest at the end.
-  EXPECT_EQ(ProgramText(StageProgram(config, 0), false), "F0 F1 F2 B0 F3 B1 B2 W0 B3 W1 W2 W3");
+  // W(j) right after B(j + s); the rest at the end.
+  EXPECT_EQ(ProgramText(StageProgram(config, 0), false), "F0 F1 F2 B0 W0 F3 B1 W1 B2 W2 B3 W3");
   EXPECT_EQ(ProgramText(StageProgram(config, 1), false), "F0 F1 B0 F2 B1 W0 F3 B2 W1 B3 W2 W3");
-  EXPECT_EQ(ProgramText(StageProgram(config, 2), false), "F0 B0 W0 F1 B1 W1 F2 B2 W2 F3 B3 W3");
+  EXPECT_EQ(ProgramText(StageProgram(config, 2), false), "F0 B0 F1 B1 F2 B2 W0 F3 B3 W1 W2 W3");
 }
 
 TEST(ProgramTest, ForwardOnlyRunsForwards) {

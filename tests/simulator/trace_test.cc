@@ -322,7 +322,7 @@ TEST(TraceTest, CpuAnnotationsCoverTheLaunchesOfTheirOp) {
   config.launch_gap_ns = 10;
   config.start_time_ns = 0;
   Simulation simulation = MustSimulate(config);
-  // Rank 0 runs F0 F1 B0 B1 W0 W1. It launches F0's two kernels and its send in [0,30], F1 in
+  // Rank 0 runs F0 F1 B0 W0 B1 W1. It launches F0's two kernels and its send in [0,30], F1 in
   // [30,60], B0's recv and two kernels in [60,90] (stage 0 sends no backward), ...
   const Rank& rank = simulation.trace.ranks[0];
   ASSERT_EQ(rank.annotations.size(), 6u);
@@ -332,7 +332,8 @@ TEST(TraceTest, CpuAnnotationsCoverTheLaunchesOfTheirOp) {
   EXPECT_EQ(rank.name(rank.annotations[2].name), "Backward 0");
   EXPECT_EQ(rank.annotations[2].start, 60);
   EXPECT_EQ(rank.annotations[2].end, 90);
-  EXPECT_EQ(rank.name(rank.annotations[4].name), "WeightGrad 0");
+  EXPECT_EQ(rank.name(rank.annotations[3].name), "WeightGrad 0");
+  EXPECT_EQ(rank.name(rank.annotations[4].name), "Backward 1");
   EXPECT_EQ(rank.annotations[0].scope, AnnotationScope::kCpu);
   EXPECT_EQ(rank.annotations[0].thread_or_stream, ProcessId(0));
 }
