@@ -82,7 +82,6 @@ class RankBuilder {
   const TimeNs offset_;
   Rank rank_;
   std::vector<NameId> kernel_names_;     // by virtual stage * 3 + op type
-  std::vector<uint32_t> group_of_peer_;  // process group index by peer rank
   uint32_t all_ranks_group_ = kNoIndex;  // process group of the iteration-end all-reduce
 };
 
@@ -102,20 +101,15 @@ NameId RankBuilder::ComputeKernelName(const KernelRecord& kernel) {
   return kernel_names_[slot];
 }
 
+// A p2p kernel's metadata as torch records a send or recv on the pipeline's process group: the
+// group is the whole pipeline (Megatron's and torch pipelining's pp group, DeepSpeed's default
+// group), not the pair, even though NCCL runs it on a two-rank communicator.
 uint32_t RankBuilder::CommIndex(const KernelRecord& kernel) {
-  uint32_t& group = group_of_peer_[static_cast<size_t>(kernel.peer_rank)];
-  if (group == kNoIndex) {
-    int32_t low = std::min(record_.rank, kernel.peer_rank);
-    int32_t high = std::max(record_.rank, kernel.peer_rank);
-    group = static_cast<uint32_t>(rank_.process_groups.size());
-    rank_.process_groups.push_back(
-        ProcessGroup{absl::StrCat("pp_p2p_", low, "_", high), {low, high}});
-  }
   CommInfo info;
   info.bytes = kernel.bytes;
   info.peer = kernel.peer_rank;
-  info.group_size = 2;
-  info.process_group = group;
+  info.group_size = config_.stages;
+  info.process_group = AllRanksGroup();
   bool send = kernel.role == KernelRole::kSend;
   info.collective = rank_.names.Intern(send ? "send" : "recv");
   info.dtype = rank_.names.Intern("BFloat16");
@@ -229,7 +223,6 @@ Rank RankBuilder::Build() {
   kernel_names_.assign(
       3 * static_cast<size_t>(config_.stages) * static_cast<size_t>(config_.virtual_stages),
       kNoName);
-  group_of_peer_.assign(static_cast<size_t>(config_.stages), kNoIndex);
 
   Timeline cpu;
   cpu.kind = TimelineKind::kCpuThread;

@@ -10,7 +10,7 @@
 // samples. Compute kernels are named "void pp_stage<S>_<forward|backward|weight_grad>_kernel
 // <bf16>(...)" (S = chunk * p + stage) and the optimizer "void multi_tensor_apply_kernel<adam>
 // (...)"; p2p kernels are "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)" with a
-// CommInfo {send|recv, global peer, bytes, group of the two ranks}; the iteration-end all-reduce
+// CommInfo {send|recv, global peer, bytes, group "pp_all" of every rank, as torch records a p2p op on the pipeline's process group}; the iteration-end all-reduce
 // is "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)" on stream 36
 // with a CommInfo {allreduce, 4 bytes of Float, group "pp_all" of every rank}.
 //

@@ -255,10 +255,11 @@ TEST(TraceTest, PointToPointMetadata) {
       EXPECT_EQ(middle.name(interval.name),
                 "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)");
       EXPECT_EQ(comm->bytes, 1 << 16);
-      EXPECT_EQ(comm->group_size, 2);
+      // The pipeline's process group, as torch records p2p ops, not the pair.
+      EXPECT_EQ(comm->group_size, 3);
       ASSERT_NE(comm->process_group, kNoIndex);
-      std::vector<int32_t> pair = {std::min(1, comm->peer), std::max(1, comm->peer)};
-      EXPECT_EQ(middle.process_groups[comm->process_group].ranks, pair);
+      EXPECT_EQ(middle.process_groups[comm->process_group].ranks,
+                (std::vector<int32_t>{0, 1, 2}));
       EXPECT_EQ(middle.name(comm->collective), comm->kind == CommKind::kSend ? "send" : "recv");
       seen.insert({comm->peer, comm->kind});
     }
