@@ -263,6 +263,10 @@ absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* co
   absl::StatusOr<sim::LaunchStyle> launches = ParseNamed("--launches", flags.launches, sim::kLaunchStyles, &sim::LaunchStyleName);
   if (!launches.ok()) return launches.status();
   config->launches = *launches;
+  absl::StatusOr<sim::Vendor> vendor =
+      ParseNamed("--vendor", flags.vendor, sim::kVendors, &sim::VendorName);
+  if (!vendor.ok()) return vendor.status();
+  config->vendor = *vendor;
   return absl::OkStatus();
 }
 
@@ -435,6 +439,12 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
                    "phase) or torch (backward compute launched from the autograd engine's "
                    "thread, kernels named like cuBLAS GEMMs, without the phase)")
       ->type_name("STYLE")
+      ->capture_default_str();
+  simulate
+      ->add_option("--vendor", f.vendor,
+                   "cuda or rocm (hipLaunchKernel / hipDeviceSynchronize with text stream "
+                   "handles, an MI250X device, hipBLASLt GEMM names under --launches torch)")
+      ->type_name("VENDOR")
       ->capture_default_str();
   simulate
       ->add_option("--format", f.format,

@@ -43,6 +43,7 @@ struct SimulateFlags {
   std::string annotations = "none";
   std::string p2p = "per-op";
   std::string launches = "one-thread";
+  std::string vendor = "cuda";
   std::string format = "new";
   bool no_nccl_args = false;
   bool gzip = false;

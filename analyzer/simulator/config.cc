@@ -274,6 +274,16 @@ std::string_view LaunchStyleName(LaunchStyle style) {
   return "unknown";
 }
 
+std::string_view VendorName(Vendor vendor) {
+  switch (vendor) {
+    case Vendor::kCuda:
+      return "cuda";
+    case Vendor::kRocm:
+      return "rocm";
+  }
+  return "unknown";
+}
+
 absl::Status ValidateConfig(const Config& config) {
   if (absl::Status status = CheckShape(config); !status.ok()) return status;
   if (absl::Status status = CheckCostsAndLinks(config); !status.ok()) return status;

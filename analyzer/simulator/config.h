@@ -106,6 +106,17 @@ enum class LaunchStyle : uint8_t {
 // "one-thread", "torch": the spelling used by the CLI and the truth file.
 std::string_view LaunchStyleName(LaunchStyle style);
 
+// Whose GPU runtime the job ran on, as the trace spells it.
+enum class Vendor : uint8_t {
+  kCuda,  // cudaLaunchKernel, cudaDeviceSynchronize
+  // ROCm through Kineto's roctracer: hipLaunchKernel, hipDeviceSynchronize with the stream as a
+  // text handle ("0x0"), an MI250X device, and (LaunchStyle::kTorch) hipBLASLt GEMM names.
+  kRocm,
+};
+
+// "cuda", "rocm": the spelling used by the CLI and the truth file.
+std::string_view VendorName(Vendor vendor);
+
 // Every value of each choice, in the order the CLI lists them.
 inline constexpr std::array<Schedule, 5> kSchedules = {
     Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved1F1B, Schedule::kZeroBubbleH1,
@@ -116,6 +127,7 @@ inline constexpr std::array<AnnotationStyle, 5> kAnnotationStyles = {
 inline constexpr std::array<P2pStyle, 2> kP2pStyles = {P2pStyle::kPerOp, P2pStyle::kBatched};
 inline constexpr std::array<LaunchStyle, 2> kLaunchStyles = {LaunchStyle::kOneThread,
                                                              LaunchStyle::kTorch};
+inline constexpr std::array<Vendor, 2> kVendors = {Vendor::kCuda, Vendor::kRocm};
 
 struct Config {
   int32_t stages = 4;          // p
@@ -139,6 +151,7 @@ struct Config {
   AnnotationStyle annotations = AnnotationStyle::kNone;
   P2pStyle p2p = P2pStyle::kPerOp;
   LaunchStyle launches = LaunchStyle::kOneThread;
+  Vendor vendor = Vendor::kCuda;
   // Ends every iteration of every rank with a small all-reduce across all ranks (the gradient-norm
   // reduction real trainers run before clipping), so no rank starts iteration i+1 before every
   // rank has finished iteration i. See engine.h, "Iterations".

@@ -11,16 +11,21 @@
 namespace bubblescope::sim {
 namespace {
 
-constexpr std::string_view kLaunchName = "cudaLaunchKernel";
-constexpr std::string_view kSyncName = "cudaDeviceSynchronize";
+// Runtime calls and GEMM names per vendor (index: Vendor).
+constexpr std::array<std::string_view, 2> kLaunchNames = {"cudaLaunchKernel", "hipLaunchKernel"};
+constexpr std::array<std::string_view, 2> kSyncNames = {"cudaDeviceSynchronize",
+                                                        "hipDeviceSynchronize"};
 constexpr std::string_view kSendRecvKernel =
     "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
 // cuBLAS GEMM names (LaunchStyle::kTorch), one per phase as the operand layouts differ; none
 // says which phase it is.
-constexpr std::array<std::string_view, 3> kGemmKernels = {
-    "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn",
-    "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn",
-    "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_nt"};
+constexpr std::array<std::array<std::string_view, 3>, 2> kGemmKernels = {{
+    {"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn",
+     "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn",
+     "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_nt"},
+    {"Cijk_Alik_Bljk_BBS_BH_MT128x128x32_MI32x32x8x1_SN_LDSB1_GRVW8_ISA90a_WG32_8_1",
+     "Cijk_Ailk_Bljk_BBS_BH_MT128x128x32_MI32x32x8x1_SN_LDSB1_GRVW8_ISA90a_WG32_8_1",
+     "Cijk_Ailk_Bjlk_BBS_BH_MT128x64x32_MI32x32x8x1_SN_LDSB1_GRVW8_ISA90a_WG32_8_1"}}};
 constexpr std::string_view kOptimizerKernel = "void multi_tensor_apply_kernel<adam>(...)";
 constexpr std::string_view kAllReduceKernel =
     "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
@@ -89,7 +94,8 @@ NameId RankBuilder::ComputeKernelName(const KernelRecord& kernel) {
   if (kernel.role == KernelRole::kOptimizer) return rank_.names.Intern(kOptimizerKernel);
   const Op& op = record_.ops[static_cast<size_t>(kernel.op)].op;
   if (config_.launches == LaunchStyle::kTorch) {
-    return rank_.names.Intern(kGemmKernels[static_cast<size_t>(op.type)]);
+    return rank_.names.Intern(
+        kGemmKernels[static_cast<size_t>(config_.vendor)][static_cast<size_t>(op.type)]);
   }
   size_t virtual_stage = static_cast<size_t>(op.chunk) * static_cast<size_t>(config_.stages) +
                          static_cast<size_t>(record_.stage);
@@ -219,7 +225,10 @@ Rank RankBuilder::Build() {
   rank_.host = "sim-host";
   rank_.pid = ProcessId(record_.rank);
   rank_.backend = "nccl";
-  rank_.devices.push_back(DeviceInfo{0, "Simulated GPU", int64_t{80} << 30, 9, 0, 132});
+  rank_.devices.push_back(
+      config_.vendor == Vendor::kRocm
+          ? DeviceInfo{0, "AMD Instinct MI250X", int64_t{64} << 30, 9, 0, 110}
+          : DeviceInfo{0, "Simulated GPU", int64_t{80} << 30, 9, 0, 132});
   kernel_names_.assign(
       3 * static_cast<size_t>(config_.stages) * static_cast<size_t>(config_.virtual_stages),
       kNoName);
@@ -239,7 +248,8 @@ Rank RankBuilder::Build() {
     streams[role].device = 0;
     streams[role].id = StreamId(static_cast<StreamRole>(role));
   }
-  const NameId launch_name = rank_.names.Intern(kLaunchName);
+  const NameId launch_name =
+      rank_.names.Intern(kLaunchNames[static_cast<size_t>(config_.vendor)]);
   const NameId comm_name = rank_.names.Intern(kSendRecvKernel);
   const bool batched = config_.p2p == P2pStyle::kBatched;
   for (const KernelRecord& kernel : record_.kernels) {
@@ -317,7 +327,7 @@ Rank RankBuilder::Build() {
     }
     streams[static_cast<size_t>(kernel.stream)].intervals.push_back(device);
   }
-  const NameId sync_name = rank_.names.Intern(kSyncName);
+  const NameId sync_name = rank_.names.Intern(kSyncNames[static_cast<size_t>(config_.vendor)]);
   for (const StepRecord& step : record_.steps) {
     Interval sync;
     sync.start = step.sync_start + offset_;

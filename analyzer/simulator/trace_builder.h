@@ -23,6 +23,9 @@
 // LaunchStyle::kTorch launches the compute kernels of B and W ops from a second CPU thread
 // (AutogradThreadId, as torch's autograd engine does) and names every compute kernel after a
 // cuBLAS GEMM of its phase's operand layout ("ampere_bf16_s16816gemm_..._tn" / "_nn" / "_nt").
+// Vendor::kRocm spells the runtime calls hipLaunchKernel / hipDeviceSynchronize (the writer then
+// adds roctracer's text stream handle), names the device an MI250X and the GEMMs as hipBLASLt
+// does ("Cijk_Alik_Bljk_...").
 #pragma once
 
 #include "bubblescope/trace.h"

@@ -83,6 +83,7 @@ void WriteConfig(JsonWriter& json, const Config& config) {
   json.StringMember("annotations", AnnotationStyleName(config.annotations));
   json.StringMember("p2p", P2pStyleName(config.p2p));
   json.StringMember("launches", LaunchStyleName(config.launches));
+  json.StringMember("vendor", VendorName(config.vendor));
   Micros(json, "start_time_us", config.start_time_ns);
   json.EndObject();
 }

@@ -262,6 +262,8 @@ class RankWriter {
         if (options_.bulk_args) events_.Int("External id", interval.correlation);
         if (name == "cudaLaunchKernel") events_.Int("cbid", kCudaLaunchKernelCbid);
         events_.Int("correlation", interval.correlation);
+        // Kineto on ROCm (roctracer) spells the HIP call's stream as a handle in text.
+        if (name.starts_with("hip")) events_.Str("stream", "0x0");
         events_.CloseArgs();
         events_.Close();
         if (linked_.contains(interval.correlation)) {

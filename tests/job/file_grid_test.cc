@@ -4,7 +4,8 @@
 // annotations on the CPU and mirrored on the GPU, one stage 15% slower), in the newer one without NCCL's args (no peers: they
 // and the clock offsets come from the schedule) and, for every schedule but interleaved, with
 // p2p batched as Megatron-LM issues it (one SendRecv kernel per batch under nccl:coalesced, the
-// peers only on record_param_comms), with jitter, link latency, launch gaps, an
+// peers only on record_param_comms) and on ROCm (hip* runtime calls with text stream handles,
+// hipBLASLt GEMM names), with jitter, link latency, launch gaps, an
 // optimizer step and per-rank clock offsets. Loaded back, aligned and analysed, each must give the simulator's
 // truth. The issue allows 0.5 pp on the bubble and 1% of the window on fill / drain / stall; both
 // layouts keep nanoseconds and the offsets are recovered exactly, so every figure is held to
@@ -35,6 +36,7 @@ enum class Variant {
   kOlder,        // absolute microseconds, PP annotations, one stage 15% slower, gzip
   kNoNcclArgs,   // newer layout without NCCL's args: no peers, p2p direction from c10d ops
   kBatchedP2p,   // newer layout, batch_isend_irecv: peers and sizes only on the CPU side
+  kRocm,         // newer layout as Kineto writes it on ROCm: hip* runtime calls, text streams
 };
 
 struct Case {
@@ -50,7 +52,8 @@ std::string Name(const Case& c) {
                         : c.variant == Variant::kOlder ? " older layout, annotated, imbalanced"
                         : c.variant == Variant::kNoNcclArgs
                             ? " no NCCL args, no annotations"
-                            : " batched p2p, no annotations";
+                        : c.variant == Variant::kBatchedP2p ? " batched p2p, no annotations"
+                                                            : " ROCm, no annotations";
   return absl::StrCat(std::string(sim::ScheduleName(c.schedule)), " p=", c.p, " m=", c.m,
                       variant);
 }
@@ -97,10 +100,12 @@ sim::Config MakeConfig(const Case& c) {
   // from the autograd thread, GEMM kernel names without a phase, so the forward/backward split
   // rests on the launching thread. Not zb-h1: its B and W both run on that thread under GEMM
   // names, and nothing in such a trace tells them apart (docs/trace-sources.md).
-  if ((c.variant == Variant::kNoNcclArgs || c.variant == Variant::kBatchedP2p) &&
+  if ((c.variant == Variant::kNoNcclArgs || c.variant == Variant::kBatchedP2p ||
+       c.variant == Variant::kRocm) &&
       c.schedule != Schedule::kZeroBubbleH1) {
     config.launches = sim::LaunchStyle::kTorch;
   }
+  if (c.variant == Variant::kRocm) config.vendor = sim::Vendor::kRocm;
   return config;
 }
 
@@ -192,7 +197,8 @@ class FileGridTest : public ::testing::TestWithParam<Schedule> {};
 TEST_P(FileGridTest, FromFilesWithinTheIssueTolerances) {
   for (const sim::testing::GridJob& job : sim::testing::GridJobs(GetParam())) {
     for (Variant variant :
-         {Variant::kNewer, Variant::kOlder, Variant::kNoNcclArgs, Variant::kBatchedP2p}) {
+         {Variant::kNewer, Variant::kOlder, Variant::kNoNcclArgs, Variant::kBatchedP2p,
+          Variant::kRocm}) {
       // Megatron's interleaved batching is not modelled (sim::P2pStyle).
       if (variant == Variant::kBatchedP2p && GetParam() == Schedule::kInterleaved1F1B) continue;
       CheckCase(Case{GetParam(), job.p, job.m, variant});

@@ -48,6 +48,8 @@ Config TruthConfig() {
   config.activation_stash_bytes = int64_t{24} << 20;
   config.annotations = AnnotationStyle::kPpCpu;
   config.p2p = P2pStyle::kBatched;
+  config.launches = LaunchStyle::kTorch;
+  config.vendor = Vendor::kRocm;
   config.start_time_ns = 1'700'000'000'123'456'789;
   return config;
 }
@@ -119,6 +121,8 @@ TEST(TruthJsonTest, EveryFieldMatchesTheTruthAndTheConfig) {
   EXPECT_EQ(bool(echo["iteration_barrier"]), true);
   EXPECT_EQ(String(echo["annotations"]), "pp-cpu");
   EXPECT_EQ(String(echo["p2p"]), "batched");
+  EXPECT_EQ(String(echo["launches"]), "torch");
+  EXPECT_EQ(String(echo["vendor"]), "rocm");
   EXPECT_EQ(Ns(echo["start_time_us"]), 1'700'000'000'123'456'789);
 
   std::vector<int32_t> stage_to_rank;
