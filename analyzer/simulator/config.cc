@@ -62,13 +62,6 @@ absl::Status CheckShape(const Config& config) {
         "virtual_stages = ", config.virtual_stages, " needs the ", "interleaved schedule (",
         std::string(ScheduleName(config.schedule)), " has one chunk per rank)"));
   }
-  if (config.p2p == P2pStyle::kBatched && config.schedule == Schedule::kInterleaved1F1B) {
-    // Megatron's interleaved schedule batches a whole step's four transfers so that neighbours
-    // post mirrored batches on their one p2p stream; pairing op by op would deadlock there.
-    return Invalid(
-        "p2p = batched is modelled for gpipe, 1f1b, zb-h1 and fwd-only, not for the "
-        "interleaved schedule");
-  }
   if (config.iterations < 1) {
     return Invalid(absl::StrCat("iterations = ", config.iterations, " must be >= 1"));
   }

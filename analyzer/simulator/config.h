@@ -85,7 +85,8 @@ enum class P2pStyle : uint8_t {
   // batch is launched afterwards inside an `nccl:coalesced` range, on the one stream of the
   // pipeline's process group, and carries no direction, peer or size. A batch runs until all of
   // its transfers completed, and the compute stream waits for it (Megatron waits on the batch's
-  // requests before the next op). See engine.h, "Batched p2p".
+  // requests before the next op). Batches follow Megatron's 1F1B and interleaved schedules;
+  // see engine.h, "Batched p2p".
   kBatched,
 };
 

@@ -144,13 +144,16 @@ int32_t Engine::NewP2pNode(int32_t rank, int32_t iteration, KernelRole role, Str
                            int32_t op_index, int32_t peer, int32_t last_compute,
                            int32_t* launch) {
   const bool batched = config_.p2p == P2pStyle::kBatched;
-  // Megatron batches a send with the next op's receive when both go to the same neighbour
-  // (send_forward_recv_backward, send_backward_recv_forward); every other transfer is a batch
-  // of its own.
-  const bool joins = batched && role == KernelRole::kRecv && open_batch_ >= 0 &&
-                     nodes_[static_cast<size_t>(open_batch_)].batch_size == 1 &&
-                     nodes_[static_cast<size_t>(open_batch_)].record.role == KernelRole::kSend &&
-                     nodes_[static_cast<size_t>(open_batch_)].record.peer_rank == peer;
+  // Megatron's 1F1B batches a send with the next op's receive when both go to the same
+  // neighbour (send_forward_recv_backward, send_backward_recv_forward); every other transfer is
+  // a batch of its own. Its interleaved schedule batches everything between two steps.
+  const bool step_batches = batched && config_.schedule == Schedule::kInterleaved1F1B;
+  const bool joins =
+      batched && open_batch_ >= 0 &&
+      (step_batches ||
+       (role == KernelRole::kRecv && nodes_[static_cast<size_t>(open_batch_)].batch_size == 1 &&
+        nodes_[static_cast<size_t>(open_batch_)].record.role == KernelRole::kSend &&
+        nodes_[static_cast<size_t>(open_batch_)].record.peer_rank == peer));
   if (batched && !joins) CloseBatch(launch);
   const int32_t index = NewNode(rank, iteration, role,
                                 batched ? StreamRole::kBatchedP2p : stream, op_index, launch);
@@ -246,6 +249,41 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
   std::vector<int32_t> last_kernel_of(program.size(), -1);  // by program index
   int32_t launch = 0;
   int32_t last_compute = -1;
+  // Batched interleaved (engine.h, "Batched p2p"): a steady-state step is a forward and the
+  // backward after it. The backward's receive is posted with the forward's, before the step,
+  // and the forward's send waits for the backward, so one batch between two steps holds the
+  // sends of the one and the receives of the next.
+  const bool step_batches =
+      config_.p2p == P2pStyle::kBatched && config_.schedule == Schedule::kInterleaved1F1B;
+  // Steps pair up only after the warm-up forwards (none when every forward is warm-up).
+  const auto warmup = static_cast<size_t>(
+      std::min(config_.microbatches * v, 2 * (p_ - stage - 1) + (v - 1) * p_));
+  const auto opens_step_pair = [&](size_t i) {
+    return step_batches && i >= warmup && program[i].type == OpType::kForward &&
+           i + 1 < program.size() && program[i + 1].type == OpType::kBackward;
+  };
+  std::vector<int32_t> posted_recv(program.size(), -1);  // receives posted ahead, by index
+  // The receive of program[i]'s input when it comes from another rank, else -1.
+  const auto post_recv = [&](size_t i, int32_t for_op) -> int32_t {
+    const std::optional<StageOp> input = InputOf(config_, StageOp{stage, program[i]});
+    if (!input.has_value() || input->stage == stage) return -1;
+    const StreamRole stream =
+        program[i].type == OpType::kForward ? StreamRole::kRecvPrev : StreamRole::kRecvNext;
+    const int32_t node = NewP2pNode(rank, iteration, KernelRole::kRecv, stream, for_op,
+                                    RankOfStage(config_, input->stage), last_compute, &launch);
+    recvs->emplace(MessageKey{iteration, input->stage, ProgramIndex(*input)}, node);
+    return node;
+  };
+  // The send of program[i]'s output when another rank consumes it.
+  const auto post_send = [&](size_t i, int32_t for_op, int32_t after) {
+    const std::optional<StageOp> consumer = RemoteConsumerOf(config_, StageOp{stage, program[i]});
+    if (!consumer.has_value()) return;
+    const StreamRole stream =
+        program[i].type == OpType::kForward ? StreamRole::kSendNext : StreamRole::kSendPrev;
+    const int32_t node = NewP2pNode(rank, iteration, KernelRole::kSend, stream, for_op,
+                                    RankOfStage(config_, consumer->stage), after, &launch);
+    sends->emplace(MessageKey{iteration, stage, static_cast<int32_t>(i)}, node);
+  };
   for (size_t index = 0; index < program.size(); ++index) {
     const Op& op = program[index];
     const StageOp here{stage, op};
@@ -265,13 +303,10 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
                            op.microbatch, " (chunk ", op.chunk, ") before the op it depends on"));
         }
       } else {
-        StreamRole stream =
-            op.type == OpType::kForward ? StreamRole::kRecvPrev : StreamRole::kRecvNext;
-        input_node = NewP2pNode(rank, iteration, KernelRole::kRecv, stream, op_index,
-                                RankOfStage(config_, input->stage), last_compute, &launch);
-        recvs->emplace(MessageKey{iteration, input->stage, producer}, input_node);
+        input_node = posted_recv[index] >= 0 ? posted_recv[index] : post_recv(index, op_index);
       }
     }
+    if (opens_step_pair(index)) posted_recv[index + 1] = post_recv(index + 1, op_index + 1);
 
     TimeNs op_cost = op.type == OpType::kForward    ? cost.forward / v
                      : op.type == OpType::kBackward ? cost.backward / v
@@ -292,12 +327,12 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
     }
     last_kernel_of[index] = last_compute;
 
-    if (std::optional<StageOp> consumer = RemoteConsumerOf(config_, here); consumer.has_value()) {
-      StreamRole stream =
-          op.type == OpType::kForward ? StreamRole::kSendNext : StreamRole::kSendPrev;
-      int32_t node = NewP2pNode(rank, iteration, KernelRole::kSend, stream, op_index,
-                                RankOfStage(config_, consumer->stage), last_compute, &launch);
-      sends->emplace(MessageKey{iteration, stage, static_cast<int32_t>(index)}, node);
+    if (index > 0 && opens_step_pair(index - 1)) {
+      // The step's forward sends now, with its backward.
+      post_send(index - 1, op_index - 1, last_compute);
+      post_send(index, op_index, last_compute);
+    } else if (!opens_step_pair(index)) {
+      post_send(index, op_index, last_compute);
     }
     ops.push_back(record);
   }
@@ -481,11 +516,12 @@ Records Engine::Collect() const {
     for (const KernelRecord& kernel : out.kernels) {
       if (kernel.op < 0) continue;
       OpRecord& op = out.ops[static_cast<size_t>(kernel.op)];
-      // A batched transfer belongs to its op through its c10d call; the batch's launch may
-      // follow the next op's receive.
-      const bool batched = config_.p2p == P2pStyle::kBatched && IsP2p(kernel.role);
-      op.cpu_start = std::min(op.cpu_start, batched ? kernel.post_start : kernel.launch_start);
-      op.cpu_end = std::max(op.cpu_end, batched ? kernel.post_end : kernel.launch_end);
+      // Batched transfers are queued apart from their op (a forward's send may wait for the
+      // next backward), as torch pipelining's send and receive actions are: the op's CPU range
+      // is its compute.
+      if (config_.p2p == P2pStyle::kBatched && IsP2p(kernel.role)) continue;
+      op.cpu_start = std::min(op.cpu_start, kernel.launch_start);
+      op.cpu_end = std::max(op.cpu_end, kernel.launch_end);
     }
   }
   return records;

@@ -48,10 +48,15 @@
 // drain in the truth (the kernel is communication, after the last compute).
 //
 // Batched p2p (P2pStyle::kBatched). Every transfer is queued by a c10d call on the CPU (one
-// launch slot each) and runs inside one batch kernel on the rank's single p2p stream. A send is
-// batched with the receive the next op needs when both go to the same neighbour (Megatron's
-// send_forward_recv_backward / send_backward_recv_forward); every other transfer is a batch of
-// its own. The batch kernel is launched in the slot after its last c10d call and starts like a
+// launch slot each) and runs inside one batch kernel on the rank's single p2p stream. As in
+// Megatron-LM: in 1f1b (and gpipe, zb-h1, fwd-only) a send is batched with the receive the next
+// op needs when both go to the same neighbour (send_forward_recv_backward /
+// send_backward_recv_forward), every other transfer is a batch of its own; in interleaved, a
+// steady-state step is a forward and the backward after it (after the warm-up forwards): the
+// backward's receive is posted with the forward's, before the step, the forward's send waits
+// for the backward, and one batch between two steps (or ops, outside the steady state) holds
+// the sends of the one and the receives of the next (send_forward_backward_recv_forward_
+// backward, send_forward_recv_forward, send_backward_recv_backward). The batch kernel is launched in the slot after its last c10d call and starts like a
 // p2p kernel (its launch end, the previous batch's end, the last compute kernel launched before
 // it); each transfer in it completes at max(both kernels' starts) + its transfer time, and the
 // batch ends when its last transfer has completed. The next compute kernel (or the optimizer, or

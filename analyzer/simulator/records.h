@@ -63,8 +63,10 @@ struct OpRecord {
   int32_t kernel_count = 0;
   TimeNs start = 0;      // first kernel start
   TimeNs end = 0;        // last kernel end
-  TimeNs cpu_start = 0;  // first launch start (its recv's, if it has one)
-  TimeNs cpu_end = 0;    // last launch end (its send's, if it has one)
+  // First launch start (its recv's, if it has one) and last launch end (its send's); with
+  // batched p2p its compute launches only.
+  TimeNs cpu_start = 0;
+  TimeNs cpu_end = 0;
 };
 
 struct StepRecord {

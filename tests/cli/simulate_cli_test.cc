@@ -254,8 +254,6 @@ TEST(SimulateCliTest, BadValuesAreOneLineAndExitTwo) {
       {{"--p2p", "coalesced"}, "--p2p: 'coalesced' is not one of per-op, batched"},
       {{"--launches", "threads"}, "--launches: 'threads' is not one of one-thread, torch"},
       {{"--vendor", "metal"}, "--vendor: 'metal' is not one of cuda, rocm"},
-      {{"--schedule", "interleaved", "--virtual-stages", "2", "--p2p", "batched"},
-       "p2p = batched is modelled for gpipe, 1f1b, zb-h1 and fwd-only"},
       {{"--clock-offset-us", "1,2"}, "--clock-offset-us: has 2 values"},
       {{"--link-gbps", "0"}, "--link-gbps: '0' is not a number >= 0.01 (or inf)"},
       {{"--stage-to-rank", "0,0,1,2"}, "stage_to_rank must be a permutation"},

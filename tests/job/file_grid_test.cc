@@ -2,8 +2,7 @@
 // schedule, p in {2,4,8}, m in {1,4,8,32}, each written in the newer Kineto layout (relative
 // timestamps, no annotations, balanced stages), in the older one (absolute microseconds, `PP:`
 // annotations on the CPU and mirrored on the GPU, one stage 15% slower), in the newer one without NCCL's args (no peers: they
-// and the clock offsets come from the schedule) and, for every schedule but interleaved, with
-// p2p batched as Megatron-LM issues it (one SendRecv kernel per batch under nccl:coalesced, the
+// and the clock offsets come from the schedule), with p2p batched as Megatron-LM issues it (one SendRecv kernel per batch under nccl:coalesced, the
 // peers only on record_param_comms) and on ROCm (hip* runtime calls with text stream handles,
 // hipBLASLt GEMM names), with jitter, link latency, launch gaps, an
 // optimizer step and per-rank clock offsets. Loaded back, aligned and analysed, each must give the simulator's
@@ -13,6 +12,7 @@
 // family, the stage order, the slowest stage when imbalanced and peak memory are exact too.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -86,7 +86,15 @@ sim::Config MakeConfig(const Case& c) {
   config.optimizer_ns = training ? 3000 : 0;
   config.jitter = 0.05;
   config.seed = static_cast<uint64_t>(c.p * 100 + c.m + (c.older_layout ? 7 : 0));
-  for (int32_t r = 0; r < c.p; ++r) config.clock_offsets_ns.push_back((r % 3 - 1) * 2'500'000LL);
+  // Megatron's interleaved batches each hold transfers with both neighbours, and such a batch
+  // ends with whichever finished last: its ends give the clocks no sample, only bounds (docs/
+  // cross-rank.md, "Clocks"). On one host's clock those are exact; across clocks the alignment
+  // is only as good as its stated uncertainty (BatchedInterleavedAlignmentKeepsItsWord below).
+  const bool bounds_only_clocks =
+      c.variant == Variant::kBatchedP2p && c.schedule == Schedule::kInterleaved1F1B && c.p > 2;
+  for (int32_t r = 0; r < c.p; ++r) {
+    config.clock_offsets_ns.push_back(bounds_only_clocks ? 0 : (r % 3 - 1) * 2'500'000LL);
+  }
   config.weights_bytes.assign(static_cast<size_t>(c.p), int64_t{1} << 30);
   config.activation_stash_bytes = int64_t{16} << 20;
   // The older layout's `PP:` ranges as Kineto writes record_function on a GPU job: the CPU range
@@ -199,9 +207,49 @@ TEST_P(FileGridTest, FromFilesWithinTheIssueTolerances) {
     for (Variant variant :
          {Variant::kNewer, Variant::kOlder, Variant::kNoNcclArgs, Variant::kBatchedP2p,
           Variant::kRocm}) {
-      // Megatron's interleaved batching is not modelled (sim::P2pStyle).
-      if (variant == Variant::kBatchedP2p && GetParam() == Schedule::kInterleaved1F1B) continue;
       CheckCase(Case{GetParam(), job.p, job.m, variant});
+    }
+  }
+}
+
+// Interleaved jobs with batched p2p on clocks 2.5 ms apart: no batch gives a rendezvous sample
+// when it holds transfers with both neighbours, so the offsets rest on bounds. The shape must
+// still be exact, and every rank's offset must lie within the uncertainty the report states.
+TEST(FileGridTest, BatchedInterleavedAlignmentKeepsItsWord) {
+  for (const int32_t p : {4, 8}) {
+    for (const int32_t m : {8, 32}) {
+      Case c{Schedule::kInterleaved1F1B, p, m, Variant::kBatchedP2p};
+      SCOPED_TRACE(Name(c));
+      sim::Config config = MakeConfig(c);
+      config.clock_offsets_ns.clear();
+      for (int32_t r = 0; r < p; ++r) {
+        config.clock_offsets_ns.push_back((r % 3 - 1) * 2'500'000LL);
+      }
+      absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+      ASSERT_TRUE(simulation.ok()) << simulation.status();
+      testing::TempDir dir;
+      ASSERT_TRUE(sim::WriteSimulationSet(config, *simulation, dir.path(), {}).ok());
+      LoadOptions load;
+      load.jobs = 1;
+      absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, load);
+      ASSERT_TRUE(trace.ok()) << trace.status();
+      absl::StatusOr<job::Result> job = job::Analyze(*trace, job::Options{});
+      ASSERT_TRUE(job.ok()) << job.status();
+      ASSERT_EQ(job->pipelines.size(), 1u);
+      const job::Pipeline& pipeline = job->pipelines[0];
+      ASSERT_TRUE(pipeline.shape.has_value());
+      EXPECT_EQ(pipeline.shape->p, p);
+      EXPECT_EQ(pipeline.shape->m, m);
+      EXPECT_EQ(pipeline.shape->v, 2);
+      EXPECT_EQ(pipeline.shape->stage_order, config.stage_to_rank);
+      // Offsets are relative to the first stage's rank.
+      const TimeNs reference = config.clock_offsets_ns[static_cast<size_t>(config.stage_to_rank[0])];
+      for (const clock_alignment::RankOffset& offset : pipeline.crossrank.offsets) {
+        SCOPED_TRACE(absl::StrCat("rank ", offset.rank));
+        const TimeNs truth = config.clock_offsets_ns[static_cast<size_t>(offset.rank)] - reference;
+        EXPECT_TRUE(offset.aligned);
+        EXPECT_LE(std::abs(offset.offset_ns - truth), offset.uncertainty_ns);
+      }
     }
   }
 }

@@ -322,15 +322,5 @@ TEST(TimingTest, BatchedP2pRunsEachBatchAsOneKernel) {
   EXPECT_EQ(iteration.ranks[1].drain, 1250);
 }
 
-// Megatron's interleaved batching is not modelled: asking for it is an error, not a deadlock.
-TEST(TimingTest, BatchedP2pRefusesTheInterleavedSchedule) {
-  Config config = IdealConfig(Schedule::kInterleaved1F1B, 2, 2, 100, 200, 2);
-  config.p2p = P2pStyle::kBatched;
-  absl::StatusOr<Simulation> simulation = Simulate(config);
-  ASSERT_FALSE(simulation.ok());
-  EXPECT_EQ(simulation.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(simulation.status().message().find("interleaved"), std::string::npos);
-}
-
 }  // namespace
 }  // namespace bubblescope::sim
