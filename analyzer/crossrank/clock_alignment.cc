@@ -1,9 +1,9 @@
 #include "crossrank/clock_alignment.h"
 
 #include <algorithm>
-#include <deque>
 #include <limits>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace bubblescope::clock_alignment {
@@ -135,7 +135,8 @@ std::vector<Sample> RendezvousSamples(const std::vector<p2p_matching::Transfer>&
 
 }  // namespace
 
-Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options) {
+Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options,
+               const std::vector<collective_matching::MatchedEnds>& collectives) {
   Result result;
   std::map<int32_t, size_t> position;
   for (size_t i = 0; i < options.ranks.size(); ++i) {
@@ -155,6 +156,25 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
                                           : std::make_pair(sample.src, sample.dst)];
     pair.samples.push_back(flipped ? -sample.value : sample.value);
     pair.receive_durations.push_back(sample.receive_duration);
+  }
+  // Collectives speak for a pair only where its transfers give no sample: point-to-point
+  // rendezvous ends are the direct evidence of the pipeline's own links.
+  std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<TimeNs, TimeNs>>> collective_samples;
+  for (const collective_matching::MatchedEnds& match : collectives) {
+    if (!position.contains(match.a) || !position.contains(match.b) || match.a == match.b) continue;
+    const bool flipped = match.b < match.a;
+    const TimeNs sample = ClampTime(match.b_end - match.a_end);
+    collective_samples[flipped ? std::make_pair(match.b, match.a)
+                               : std::make_pair(match.a, match.b)]
+        .push_back({flipped ? -sample : sample, match.b_duration});
+  }
+  for (const auto& [key, samples] : collective_samples) {
+    PairEvidence& pair = evidence[key];
+    if (!pair.samples.empty()) continue;
+    for (const auto& [sample, duration] : samples) {
+      pair.samples.push_back(sample);
+      pair.receive_durations.push_back(duration);
+    }
   }
   for (const p2p_matching::Transfer& transfer : transfers) {
     if (!position.contains(transfer.src) || !position.contains(transfer.dst) ||
@@ -182,23 +202,32 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
     neighbours[key.second].push_back({key.first, reverse});
   }
 
-  // Breadth-first from the reference, neighbours in rank order, so the tree is deterministic.
+  // The tree of least total uncertainty from the reference (Dijkstra; ties by rank, so the
+  // tree is deterministic): a rank is placed through its best-supported chain.
   RankOffset& reference = result.offsets.front();
   reference.aligned = true;
-  std::deque<int32_t> queue = {reference.rank};
-  while (!queue.empty()) {
-    const int32_t rank = queue.front();
-    queue.pop_front();
+  std::set<std::pair<TimeNs, int32_t>> frontier = {{0, reference.rank}};
+  std::map<int32_t, TimeNs> best = {{reference.rank, 0}};
+  std::set<int32_t> placed;
+  while (!frontier.empty()) {
+    const int32_t rank = frontier.begin()->second;
+    frontier.erase(frontier.begin());
+    if (!placed.insert(rank).second) continue;
     const RankOffset from = result.offsets[position[rank]];
     for (const auto& [next, edge] : neighbours[rank]) {
+      if (placed.contains(next)) continue;
+      const TimeNs uncertainty = SaturatingAdd(from.uncertainty_ns, edge.uncertainty);
+      const auto known = best.find(next);
+      if (known != best.end() && known->second <= uncertainty) continue;
+      if (known != best.end()) frontier.erase({known->second, next});
+      best[next] = uncertainty;
+      frontier.insert({uncertainty, next});
       RankOffset& to = result.offsets[position[next]];
-      if (to.aligned) continue;
       to.aligned = true;
       to.offset_ns = ClampTime(SaturatingAdd(from.offset_ns, edge.difference));
-      to.uncertainty_ns = SaturatingAdd(from.uncertainty_ns, edge.uncertainty);
+      to.uncertainty_ns = uncertainty;
       to.samples = edge.samples;
       to.as_recorded = edge.as_recorded;
-      queue.push_back(next);
     }
   }
   return result;

@@ -23,10 +23,11 @@
 // the ranks really complete together), and at least the distance the clamp moved it. Without
 // rendezvous samples (gloo ops are buffered: a send may complete before its receive is posted)
 // only the bounds speak: d is 0 (a shared clock, as on one host) when they allow it, else the
-// nearest bound, and the uncertainty is the distance to the farther finite bound. Offsets are
-// chained from the first stage along a breadth-first tree of the pairs that exchanged data;
-// uncertainties add along the chain. A rank no matched transfer reaches keeps offset 0 and is
-// reported as not aligned. Traces that each start at their own zero align the same way: nothing
+// nearest bound, and the uncertainty is the distance to the farther finite bound. A pair whose
+// transfers give no sample takes the ends of the collectives both ran (collective_matching.h)
+// as its samples. Offsets are chained from the first stage along the tree of least total
+// uncertainty over the pairs with evidence (ties: by rank); uncertainties add along the chain.
+// A rank no evidence reaches keeps offset 0 and is reported as not aligned. Traces that each start at their own zero align the same way: nothing
 // here assumes a shared time base.
 #pragma once
 
@@ -35,6 +36,7 @@
 
 #include "analysis/clock_offsets.h"
 #include "bubblescope/trace.h"
+#include "crossrank/collective_matching.h"
 #include "crossrank/p2p_matching.h"
 
 namespace bubblescope::clock_alignment {
@@ -59,7 +61,9 @@ struct Result {
   std::vector<RankOffset> offsets;  // in Options::ranks order
 };
 
-Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options);
+// `collectives` (collective_matching.h) give samples to pairs whose transfers give none.
+Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options,
+               const std::vector<collective_matching::MatchedEnds>& collectives = {});
 
 // The offsets as the per-rank map every consumer applies.
 ClockOffsets AsClockOffsets(const std::vector<RankOffset>& offsets);

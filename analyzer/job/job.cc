@@ -107,8 +107,9 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   crossrank.missing_peers =
       job_completeness::PeersOutsideTrace(trace, inputs.index, stage_order);
   crossrank.offsets =
-      clock_alignment::Analyze(matching.transfers,
-                               clock_alignment::Options{.ranks = stage_order})
+      clock_alignment::Analyze(
+          matching.transfers, clock_alignment::Options{.ranks = stage_order},
+          collective_matching::Analyze(trace, inputs.index, {.ranks = stage_order}))
           .offsets;
   const ClockOffsets clocks = clock_alignment::AsClockOffsets(crossrank.offsets);
 

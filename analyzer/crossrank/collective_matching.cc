@@ -1,0 +1,84 @@
+#include "crossrank/collective_matching.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace bubblescope::collective_matching {
+namespace {
+
+// Communication that is one collective of a group (not point-to-point).
+bool IsCollective(CommKind kind) {
+  switch (kind) {
+    case CommKind::kAllReduce:
+    case CommKind::kAllGather:
+    case CommKind::kReduceScatter:
+    case CommKind::kBroadcast:
+    case CommKind::kReduce:
+    case CommKind::kAllToAll:
+    case CommKind::kBarrier:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// What names a group the same way on every member: its ranks, else its name; empty: unknown.
+std::string GroupKey(const ProcessGroup& group) {
+  if (!group.ranks.empty()) {
+    std::vector<int32_t> ranks = group.ranks;
+    std::sort(ranks.begin(), ranks.end());
+    return absl::StrCat("ranks:", absl::StrJoin(ranks, ","));
+  }
+  return group.name.empty() ? std::string() : absl::StrCat("name:", group.name);
+}
+
+struct Kernel {
+  TimeNs end = 0;
+  TimeNs duration = 0;
+};
+
+}  // namespace
+
+std::vector<MatchedEnds> Analyze(const Trace& trace, const index::TraceIndex& index,
+                                 const Options& options) {
+  // Per group: per rank (of the pipeline), its collective kernels in start order.
+  std::map<std::string, std::map<int32_t, std::vector<Kernel>>> groups;
+  for (int32_t rank_id : options.ranks) {
+    const int32_t position = index.PositionOf(rank_id);
+    if (position < 0) continue;
+    const Rank& rank = trace.ranks[static_cast<size_t>(position)];
+    const index::RankIndex& rank_index = index.ranks[static_cast<size_t>(position)];
+    if (rank_index.cpu_only()) continue;
+    for (const index::DeviceOp& op : rank_index.ops) {
+      if (op.op_class != index::OpClass::kComm || !IsCollective(op.comm)) continue;
+      const CommInfo* info = rank.comm(rank.timelines[op.timeline].intervals[op.interval]);
+      if (info == nullptr || info->process_group == kNoIndex ||
+          info->process_group >= rank.process_groups.size()) {
+        continue;
+      }
+      const std::string key = GroupKey(rank.process_groups[info->process_group]);
+      if (key.empty()) continue;
+      groups[key][rank_id].push_back(Kernel{op.end, op.end - op.start});
+    }
+  }
+  // Each member against the group's lowest rank: enough to connect them, linear in the group.
+  std::vector<MatchedEnds> matches;
+  for (const auto& [key, members] : groups) {
+    const auto first = members.begin();
+    for (auto other = std::next(first); other != members.end(); ++other) {
+      if (first->second.size() != other->second.size()) continue;
+      for (size_t k = 0; k < first->second.size(); ++k) {
+        matches.push_back(MatchedEnds{first->first, other->first, first->second[k].end,
+                                      other->second[k].end, other->second[k].duration});
+      }
+    }
+  }
+  return matches;
+}
+
+}  // namespace bubblescope::collective_matching

@@ -1,0 +1,44 @@
+// The collectives that ranks of a pipeline ran together, as clock evidence (docs/cross-rank.md,
+// "Clocks").
+//
+// A collective kernel of a process group runs on every member, and the k-th collective of a
+// group on one rank is the k-th on every other member (NCCL requires all members to issue a
+// group's collectives in the same order). Its kernels end together: the last exchange of a ring
+// or tree completes on every rank within a link latency of the others. So two members' k-th
+// ends are one instant, a sample of their clocks' difference, independent of point-to-point
+// traffic, which is what a pipeline whose batched transfers give no sample (a batch with both
+// neighbours ends with whichever finished last) needs.
+//
+// Groups are known by their ranks (`Process Group Ranks`) or, without them, their name; a
+// collective whose group is unknown is not used. A group whose members recorded different
+// numbers of collectives (a profiling window that started or ended mid-way on some rank) gives
+// nothing: the k-th ones may not be the same. CPU-only ranks are left out: gloo collectives are
+// not one kernel that ends together.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bubblescope/trace.h"
+#include "index/rank_index.h"
+
+namespace bubblescope::collective_matching {
+
+// The k-th collective of one group on two member ranks: a is the group's lowest rank among the
+// pipeline's, b another member; each end on its own clock.
+struct MatchedEnds {
+  int32_t a = -1;
+  int32_t b = -1;
+  TimeNs a_end = 0;
+  TimeNs b_end = 0;
+  TimeNs b_duration = 0;  // of b's kernel: how long it may have waited for the others
+};
+
+struct Options {
+  std::vector<int32_t> ranks;  // the pipeline's ranks; only pairs of them are matched
+};
+
+std::vector<MatchedEnds> Analyze(const Trace& trace, const index::TraceIndex& index,
+                                 const Options& options);
+
+}  // namespace bubblescope::collective_matching
