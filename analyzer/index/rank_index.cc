@@ -58,14 +58,9 @@ struct Scope {
   int64_t bytes = -1;
 };
 
-// One transfer queued for a batch kernel (see rank_index.h).
-struct QueuedTransfer {
-  TimeNs start = 0;
-  TimeNs end = 0;
-  CommKind kind = CommKind::kUnknown;
-  int32_t peer = -1;
-  int64_t bytes = -1;
-};
+// A transfer queued for a batch kernel (see rank_index.h) is the send / recv scope that queued
+// it, with what nested scopes added.
+using QueuedTransfer = Scope;
 
 // The communication scopes of one CPU thread, by start, longer first.
 std::vector<Scope> ScopesOf(const Rank& rank, const Timeline& thread) {
@@ -129,7 +124,7 @@ std::vector<QueuedTransfer> QueuedBefore(const std::vector<Scope>& scopes,
       if (outer.bytes < 0) outer.bytes = scope.bytes;
       continue;
     }
-    batch.push_back(QueuedTransfer{scope.start, scope.end, scope.kind, scope.peer, scope.bytes});
+    batch.push_back(scope);
   }
   return batch;
 }

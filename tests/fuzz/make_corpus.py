@@ -144,6 +144,12 @@ def trace_seeds(binary):
         "synthetic_head.json": sample_slice("synthetic_pipeline_4rank/rank1.pt.trace.json.gz", 60),
         "cut_mid_event.json": plain_sample[:3000],
         "collector_style.json": COLLECTOR_STYLE,
+        # Megatron-style: batch_isend_irecv kernels under nccl:coalesced, backward launched
+        # from the autograd thread, PP ranges mirrored on the GPU.
+        "sim_1f1b_batched_torch.json": ranks(simulate(
+            binary, "--stages", "2", "--microbatches", "2", "--iterations", "1",
+            "--kernels-per-op", "1", "--p2p", "batched", "--launches", "torch",
+            "--annotations", "pp-mirrored"))[1],
     }
 
 
@@ -171,6 +177,11 @@ def job_seeds(binary):
             "--no-iteration-barrier", "--annotations", "pp-short", *small)), 4),
         "torch_cpu_gpipe_p2": job([torch_slice(0), torch_slice(1)], 4),
         "one_file_four_copies": job(ranks(simulate(binary, "--stages", "2", *small))[:1], 3),
+        "sim_interleaved_p3_batched_rocm": job(ranks(simulate(
+            binary, "--schedule", "interleaved", "--stages", "3", "--virtual-stages", "2",
+            "--microbatches", "3", "--iterations", "1", "--kernels-per-op", "1", "--p2p",
+            "batched", "--vendor", "rocm", "--launches", "torch", "--clock-offset-us",
+            "0,700,-300")), 0),
     }
 
 
@@ -281,6 +292,9 @@ SIMULATE_SEEDS = {
     "interleaved_bad_microbatches": ["schedule=interleaved", "stages=2", "virtual-stages=2",
                                      "microbatches=3"],
     "bad_value": ["stages=0"],
+    "batched_torch_rocm": ["schedule=interleaved", "stages=3", "virtual-stages=2",
+                           "microbatches=3", "iterations=1", "kernels-per-op=1", "p2p=batched",
+                           "launches=torch", "vendor=rocm", "annotations=pp-mirrored"],
 }
 
 

@@ -65,6 +65,9 @@ constexpr TextFlag kTextFlags[] = {
     {"weights-mb", &SimulateFlags::weights_mb},
     {"stash-mb", &SimulateFlags::stash_mb},
     {"annotations", &SimulateFlags::annotations},
+    {"p2p", &SimulateFlags::p2p},
+    {"launches", &SimulateFlags::launches},
+    {"vendor", &SimulateFlags::vendor},
     {"format", &SimulateFlags::format},
 };
 

@@ -118,6 +118,21 @@ std::string ExpectedFamily(const Case& c) {
   return std::string(sim::ScheduleName(c.schedule));
 }
 
+// `simulation` written as a set with `write`, loaded back and analysed as `analyze` does.
+absl::StatusOr<job::Result> FromFiles(const sim::Config& config, sim::Simulation& simulation,
+                                      const sim::SetWriteOptions& write) {
+  testing::TempDir dir;
+  if (auto written = sim::WriteSimulationSet(config, simulation, dir.path(), write);
+      !written.ok()) {
+    return written.status();
+  }
+  LoadOptions load;
+  load.jobs = 1;
+  absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, load);
+  if (!trace.ok()) return trace.status();
+  return job::Analyze(*trace, job::Options{});
+}
+
 void CheckCase(const Case& c) {
   SCOPED_TRACE(Name(c));
   const sim::Config config = MakeConfig(c);
@@ -125,19 +140,12 @@ void CheckCase(const Case& c) {
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const sim::Truth& truth = simulation->truth;
 
-  testing::TempDir dir;
   sim::SetWriteOptions write;
   write.kineto.layout =
       c.older_layout ? KinetoLayout::kAbsoluteMicros : KinetoLayout::kRelativeWithBase;
   write.gzip = c.older_layout;
   write.kineto.nccl_args = c.variant != Variant::kNoNcclArgs;
-  ASSERT_TRUE(sim::WriteSimulationSet(config, *simulation, dir.path(), write).ok());
-  LoadOptions load;
-  load.jobs = 1;
-  absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, load);
-  ASSERT_TRUE(trace.ok()) << trace.status();
-
-  absl::StatusOr<job::Result> job = job::Analyze(*trace, job::Options{});
+  absl::StatusOr<job::Result> job = FromFiles(config, *simulation, write);
   ASSERT_TRUE(job.ok()) << job.status();
   ASSERT_EQ(job->pipelines.size(), 1u);
   const job::Pipeline& pipeline = job->pipelines[0];
@@ -220,13 +228,7 @@ TEST(FileGridTest, BatchedInterleavedAlignmentKeepsItsWord) {
       config.iteration_barrier = false;
       absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
       ASSERT_TRUE(simulation.ok()) << simulation.status();
-      testing::TempDir dir;
-      ASSERT_TRUE(sim::WriteSimulationSet(config, *simulation, dir.path(), {}).ok());
-      LoadOptions load;
-      load.jobs = 1;
-      absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, load);
-      ASSERT_TRUE(trace.ok()) << trace.status();
-      absl::StatusOr<job::Result> job = job::Analyze(*trace, job::Options{});
+      absl::StatusOr<job::Result> job = FromFiles(config, *simulation, {});
       ASSERT_TRUE(job.ok()) << job.status();
       ASSERT_EQ(job->pipelines.size(), 1u);
       const job::Pipeline& pipeline = job->pipelines[0];

@@ -50,6 +50,19 @@ const int64_t kRecvPrev = StreamId(StreamRole::kRecvPrev);
 const int64_t kSendPrev = StreamId(StreamRole::kSendPrev);
 const int64_t kRecvNext = StreamId(StreamRole::kRecvNext);
 
+// The two-stage job of the next tests: `schedule` (gpipe and 1f1b are the same at m=1), p=2,
+// m=1, one kernel per op, launch gap 10, F=100, B=200, every transfer 1050 ns, no all-reduce.
+Config TwoStageSlowLinkConfig(Schedule schedule) {
+  Config config = IdealConfig(schedule, 2, 1, 100, 200);
+  config.kernels_per_op = 1;
+  config.launch_gap_ns = 10;
+  config.activation_bytes = 1000;
+  config.link = Link{8.0, 50};
+  config.start_time_ns = 0;
+  config.iteration_barrier = false;
+  return config;
+}
+
 // p=2, m=1, gpipe, one kernel per op, launch gap 10, F=100, B=200, 1000-byte messages over an
 // 8 Gbit/s link with 50 ns latency: every transfer takes 50 + 1000*8/8 = 1050 ns.
 //   rank 0 launches F0 [0,10], send [10,20], recv [20,30], B0 [30,40]; syncs from 40.
@@ -59,13 +72,7 @@ const int64_t kRecvNext = StreamId(StreamRole::kRecvNext);
 //   r1 F0 [1160,1260], B0 [1260,1460]; its send starts at 1460. r0's recv was posted when F0
 //   ended (110): transfer 1460..2510. r0 B0 [2510,2710].
 TEST(TimingTest, TwoStageSlowLinkLateSendPost) {
-  Config config = IdealConfig(Schedule::kGpipe, 2, 1, 100, 200);
-  config.kernels_per_op = 1;
-  config.launch_gap_ns = 10;
-  config.activation_bytes = 1000;
-  config.link = Link{8.0, 50};
-  config.start_time_ns = 0;
-  config.iteration_barrier = false;
+  const Config config = TwoStageSlowLinkConfig(Schedule::kGpipe);
   absl::StatusOr<Simulation> simulation = Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const Trace& trace = simulation->trace;
@@ -260,13 +267,7 @@ TEST(TimingTest, NearestRankPercentile) {
 //   B0's transfer runs 1460..2510, ending both that batch and r0's (its last transfer).
 //   r0 B0 [2510,2710].
 TEST(TimingTest, BatchedP2pRunsEachBatchAsOneKernel) {
-  Config config = IdealConfig(Schedule::k1F1B, 2, 1, 100, 200);
-  config.kernels_per_op = 1;
-  config.launch_gap_ns = 10;
-  config.activation_bytes = 1000;
-  config.link = Link{8.0, 50};
-  config.start_time_ns = 0;
-  config.iteration_barrier = false;
+  Config config = TwoStageSlowLinkConfig(Schedule::k1F1B);
   config.p2p = P2pStyle::kBatched;
   absl::StatusOr<Simulation> simulation = Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
