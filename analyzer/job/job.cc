@@ -111,6 +111,19 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
           matching.transfers, clock_alignment::Options{.ranks = stage_order},
           collective_matching::Analyze(trace, inputs.index, {.ranks = stage_order}))
           .offsets;
+  // With a guessed order, the transfers were paired through peers inferred from it. Rendezvous
+  // samples that agree on every edge bear the pairing out; bounds alone do not, and then the
+  // clocks stay as recorded, every rank but the reference unaligned.
+  const bool pairing_borne_out = std::all_of(
+      crossrank.offsets.begin() + (crossrank.offsets.empty() ? 0 : 1), crossrank.offsets.end(),
+      [](const clock_alignment::RankOffset& offset) {
+        return offset.aligned && offset.samples > 0 && !offset.as_recorded;
+      });
+  if (found.order_guessed && !pairing_borne_out) {
+    for (size_t i = 1; i < crossrank.offsets.size(); ++i) {
+      crossrank.offsets[i] = clock_alignment::RankOffset{.rank = crossrank.offsets[i].rank};
+    }
+  }
   const ClockOffsets clocks = clock_alignment::AsClockOffsets(crossrank.offsets);
 
   // One iteration assignment for the bubble; the shape reads each rank's reference step.

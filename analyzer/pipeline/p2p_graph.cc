@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <numeric>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "pipeline/p2p_structure.h"
 #include "pipeline/peer_inference.h"
 #include "pipeline/segment_ops.h"
@@ -220,6 +222,7 @@ Result Analyze(const Input& input) {
   // Without recorded peers, GPU ranks split into pipelines by the rhythm of their transfers;
   // each chain is its pipeline's stage order. Otherwise every rank with traffic is one pipeline.
   std::map<size_t, std::vector<int32_t>> chain_of_root;
+  std::set<int32_t> guessed_chains;  // first ranks of chains read from batched transfers
   if (!peers) {
     std::vector<pipeline::IssuedTimeline> with_p2p;
     for (size_t i = 0; i < n; ++i) {
@@ -231,6 +234,25 @@ Result Analyze(const Input& input) {
     std::vector<size_t> traffic;
     for (size_t i = 0; i < n; ++i) {
       if (has_p2p[i]) traffic.push_back(i);
+    }
+    if (chains.has_value()) {
+      // A batch kernel of several transfers ends with the last of them, so its ends keep the
+      // rhythm of no single transfer: a chain read from them may be wrong.
+      bool batched = false;
+      for (size_t i : traffic) {
+        for (const index::DeviceOp& op : index.ranks[i].ops) batched |= op.is_p2p() && op.batched;
+      }
+      if (batched) {
+        for (const std::vector<int32_t>& chain : *chains) {
+          guessed_chains.insert(chain.front());
+          result.notes.push_back(absl::StrCat(
+              "pipeline of ranks ", absl::StrJoin(chain, ","),
+              ": stage order guessed from the rhythm of batched transfers without peer ranks "
+              "(a batch ends with the last of its transfers), and its clocks are aligned only "
+              "where the transfers so paired end together; annotations or NCCL's peer args "
+              "would settle both"));
+        }
+      }
     }
     if (!chains.has_value()) chains = SplitByProcessGroups(input, traffic, &result.notes);
     if (chains.has_value()) {
@@ -265,6 +287,8 @@ Result Analyze(const Input& input) {
     auto chain = chain_of_root.find(root);
     Pipeline pipeline;
     pipeline.peers_recorded = peers;
+    pipeline.order_guessed = chain != chain_of_root.end() &&
+                             guessed_chains.contains(chain->second.front());
     pipeline.order = pipeline::FindStageOrder(
         group, annotated,
         chain == chain_of_root.end() ? std::nullopt

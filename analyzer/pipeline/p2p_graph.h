@@ -56,6 +56,10 @@ struct Pipeline {
   pipeline::StageOrder order;  // ranks of stage 0 .. p-1 (id order when unknown)
   bool interleaved = false;  // the last stage sends to the first (p >= 3; recorded or inferred)
   bool peers_recorded = true;  // false: grouped and ordered without any recorded peer
+  // Ordered by the rhythm of batch kernels of several transfers, without peers: the order, the
+  // peers inferred from it and the transfers paired by them are a guess (the driver keeps the
+  // clock alignment only where rendezvous samples bear the pairing out).
+  bool order_guessed = false;
   // Indices into Input::timelines (and Trace::ranks) of the pipeline's ranks, in stage order.
   std::vector<size_t> positions;
 

@@ -71,7 +71,9 @@ std::string LinkText(const job::CrossRankFigures& figures) {
                     "as recorded, and the alignment there is a guess\n");
   }
   if (!unaligned.empty()) {
-    absl::StrAppend(&out, "  not aligned (no matched transfer reaches them): ranks ",
+    absl::StrAppend(&out,
+                    "  not aligned (no clock evidence that holds reaches them; clocks as "
+                    "recorded): ranks ",
                     absl::StrJoin(unaligned, ","), "\n");
   }
   if (figures.links.empty()) {

@@ -215,6 +215,19 @@ TEST_P(FileGridTest, FromFilesWithinTheIssueTolerances) {
   }
 }
 
+// Every rank's clock offset lies within the uncertainty the alignment states (offsets are
+// relative to the rank of the pipeline's first stage).
+void ExpectOffsetsWithinUncertainty(const sim::Config& config, const job::Pipeline& pipeline) {
+  const TimeNs reference =
+      config.clock_offsets_ns[static_cast<size_t>(pipeline.crossrank.pipeline.stage_order()[0])];
+  for (const clock_alignment::RankOffset& offset : pipeline.crossrank.offsets) {
+    SCOPED_TRACE(absl::StrCat("rank ", offset.rank));
+    if (!offset.aligned) continue;  // reported as not aligned: no claim to check
+    const TimeNs truth = config.clock_offsets_ns[static_cast<size_t>(offset.rank)] - reference;
+    EXPECT_LE(std::abs(offset.offset_ns - truth), offset.uncertainty_ns);
+  }
+}
+
 // Interleaved jobs with batched p2p on clocks 2.5 ms apart and without the iteration-end
 // all-reduce: no batch gives a sample when it holds transfers with both neighbours and no
 // collective ties the ranks, so the offsets rest on bounds. The shape must still be exact, and
@@ -237,16 +250,37 @@ TEST(FileGridTest, BatchedInterleavedAlignmentKeepsItsWord) {
       EXPECT_EQ(pipeline.shape->m, m);
       EXPECT_EQ(pipeline.shape->v, 2);
       EXPECT_EQ(pipeline.shape->stage_order, config.stage_to_rank);
-      // Offsets are relative to the first stage's rank.
-      const TimeNs reference = config.clock_offsets_ns[static_cast<size_t>(config.stage_to_rank[0])];
       for (const clock_alignment::RankOffset& offset : pipeline.crossrank.offsets) {
-        SCOPED_TRACE(absl::StrCat("rank ", offset.rank));
-        const TimeNs truth = config.clock_offsets_ns[static_cast<size_t>(offset.rank)] - reference;
-        EXPECT_TRUE(offset.aligned);
-        EXPECT_LE(std::abs(offset.offset_ns - truth), offset.uncertainty_ns);
+        EXPECT_TRUE(offset.aligned) << offset.rank;
       }
+      ExpectOffsetsWithinUncertainty(config, pipeline);
     }
   }
+}
+
+// Batched transfers without any NCCL args (torch before p2p peers and groups were recorded): the
+// stage order rests on the rhythm of batch ends, which a batch of several transfers blurs, and
+// the clocks would rest on transfers paired through peers inferred from that order. The report
+// must call the order a guess and leave the clocks as recorded, every rank but the reference
+// unaligned (here the 2.5 ms offsets dwarf a 0.3 ms iteration, so its figures are not the job's).
+TEST(FileGridTest, PeerlessBatchedStageOrderIsCalledAGuess) {
+  Case c{Schedule::kInterleaved1F1B, 4, 8, Variant::kBatchedP2p};
+  sim::Config config = MakeConfig(c);
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  sim::SetWriteOptions write;
+  write.kineto.nccl_args = false;
+  absl::StatusOr<job::Result> job = FromFiles(config, *simulation, write);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->pipelines.size(), 1u);
+  EXPECT_TRUE(std::any_of(job->job.notes.begin(), job->job.notes.end(), [](const std::string& note) {
+    return note.find("stage order guessed from the rhythm of batched transfers") !=
+           std::string::npos;
+  }));
+  const std::vector<clock_alignment::RankOffset>& offsets = job->pipelines[0].crossrank.offsets;
+  ASSERT_EQ(offsets.size(), 4u);
+  EXPECT_TRUE(offsets[0].aligned);
+  for (size_t i = 1; i < offsets.size(); ++i) EXPECT_FALSE(offsets[i].aligned) << offsets[i].rank;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchedules, FileGridTest,
