@@ -13,6 +13,10 @@ MemoryPeak PeakMemory(const Rank& rank) {
   for (const MemorySample& sample : rank.memory) {
     if (sample.host != host) continue;
     peak.allocated_bytes = std::max(peak.allocated_bytes, sample.allocated_bytes);
+    peak.lowest_allocated_bytes = peak.lowest_allocated_bytes < 0
+                                      ? sample.allocated_bytes
+                                      : std::min(peak.lowest_allocated_bytes,
+                                                 sample.allocated_bytes);
     peak.reserved_bytes = std::max(peak.reserved_bytes, sample.reserved_bytes);
   }
   return peak;

@@ -13,6 +13,9 @@ namespace bubblescope {
 struct MemoryPeak {
   int64_t allocated_bytes = -1;  // -1 when the rank has no memory samples
   int64_t reserved_bytes = -1;
+  // The least allocated at any sample: what stays allocated through an iteration (weights,
+  // gradients, optimizer state), the floor the activations sit on. -1 without samples.
+  int64_t lowest_allocated_bytes = -1;
 };
 
 MemoryPeak PeakMemory(const Rank& rank);

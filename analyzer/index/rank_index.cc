@@ -278,6 +278,7 @@ void CollectGpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index
           interval.correlation == 0 ? launches.end() : launches.find(interval.correlation);
       op.launched = launch != launches.end();
       op.issue = op.launched ? launch->second.start : interval.start;
+      if (op.launched) op.correlation = interval.correlation;
       if (op.op_class == OpClass::kCompute) {
         op.hint = KernelHint(rank.name(interval.name));
         if (op.hint == PhaseHint::kNone && op.launched && launch->second.in_autograd) {
@@ -497,7 +498,12 @@ RankIndex BuildRank(const Rank& rank) {
   std::iota(index.issue_order.begin(), index.issue_order.end(), 0u);
   std::stable_sort(index.issue_order.begin(), index.issue_order.end(),
                    [&index](uint32_t a, uint32_t b) {
-                     return index.ops[a].issue < index.ops[b].issue;
+                     const DeviceOp& x = index.ops[a];
+                     const DeviceOp& y = index.ops[b];
+                     // (issue, launched first, correlation): a strict weak order.
+                     if (x.issue != y.issue) return x.issue < y.issue;
+                     if (x.launched != y.launched) return x.launched;
+                     return x.launched && x.correlation < y.correlation;
                    });
   index.mirrored_annotation = MirroredAnnotations(rank, index);
   return index;

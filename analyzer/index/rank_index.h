@@ -74,6 +74,7 @@ struct DeviceOp {
   // `end` for every other op.
   TimeNs transfer_end = 0;
   int64_t bytes = -1;    // communication payload, -1 when unknown
+  int64_t correlation = 0;  // of the launch record (0: none); ids grow in launch order
   uint32_t timeline = 0;  // index into Rank::timelines
   uint32_t interval = 0;  // index into that timeline's intervals
   NameId name = kNoName;
@@ -101,7 +102,9 @@ struct RankIndex {
   int32_t model_thread = -1;
   // Sorted by start, then longer first; zero-length ops are kept (they still bound a span).
   std::vector<DeviceOp> ops;
-  // Indices into `ops` in issue order: by issue time, then start, then longer first.
+  // Indices into `ops` in issue order: by issue time, then launched ops first in launch order
+  // (correlation ids: launches at one instant, as a CUDA graph's or a host far ahead of the
+  // device, keep the order the host issued them in), then start, then longer first.
   std::vector<uint32_t> issue_order;
   // Parallel to Rank::annotations: true for a GPU annotation that mirrors a CPU one.
   std::vector<bool> mirrored_annotation;

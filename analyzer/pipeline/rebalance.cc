@@ -10,29 +10,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "pipeline/sim_schedule.h"
 #include "simulator/config.h"
 #include "simulator/engine.h"
 #include "simulator/truth.h"
 
 namespace bubblescope::rebalance {
 namespace {
-
-sim::Schedule ScheduleOfFamily(schedule_inference::ScheduleFamily family) {
-  using schedule_inference::ScheduleFamily;
-  switch (family) {
-    case ScheduleFamily::kGpipe:
-      return sim::Schedule::kGpipe;
-    case ScheduleFamily::k1F1B:
-      return sim::Schedule::k1F1B;
-    case ScheduleFamily::kInterleaved:
-      return sim::Schedule::kInterleaved1F1B;
-    case ScheduleFamily::kZeroBubble:
-      return sim::Schedule::kZeroBubbleH1;
-    case ScheduleFamily::kForwardOnly:
-      return sim::Schedule::kForwardOnly;
-  }
-  return sim::Schedule::kGpipe;
-}
 
 // A stage's per-microbatch times over all of its chunks, in ns (fractional until simulated).
 struct StageTimes {
@@ -106,7 +90,7 @@ absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> SimulationInpu
     return absl::FailedPreconditionError(
         "per-stage op counts do not fit the schedule, so the per-stage times are not reliable");
   }
-  const sim::Schedule schedule = ScheduleOfFamily(shape.family);
+  const sim::Schedule schedule = pipeline::SimScheduleOf(shape.family);
   const double chunks = static_cast<double>(shape.v);
   std::vector<StageTimes> times;
   for (const schedule_inference::StageFigures& stage : shape.stages) {

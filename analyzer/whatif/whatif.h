@@ -1,0 +1,97 @@
+// What-if: the iteration time, bubble and peak memory per stage a measured pipeline would have
+// under another number of microbatches, schedule or virtual stages, predicted with the schedule
+// simulator fed from the measurement, without writing a trace (docs/whatif.md).
+//
+// The measured job, as the simulator sees it:
+// - each stage's mean forward, backward and weight-gradient time per microbatch over all of its
+//   rank's chunks (schedule_inference::StageFigures; a stage's chunks share a rank's time);
+// - each measured link's median transfer time (link_stats::Link), as a fixed cost per message
+//   (a neighbour link no transfer measured, such as an interleaved job's wrap-around from a 1F1B
+//   measurement, costs the median of the measured ones);
+// - an iteration-end all-reduce over the pipeline (the gradient-norm reduction, taken as free),
+//   no launch gaps and no optimizer step (host time the trace shows is not modelled: the baseline prediction
+//   of the measured configuration against the measured iteration shows how much that leaves).
+// Candidates change the shape: m, the schedule, v. With `same_global_batch` a candidate's m
+// splits the same samples into more (or fewer) microbatches: per-microbatch compute and
+// activation scale by m / m'. A zero-bubble candidate from a job with a whole backward assumes
+// its weight-gradient half: B and W each half of the measured backward (said in a note).
+//
+// Memory per stage: the floor each rank never goes below (weights, gradients, optimizer state:
+// its lowest allocated sample) plus activations per in-flight microbatch chunk, which the
+// measured peak over the floor divided by the measured schedule's in-flight count gives (the
+// simulator's count for that stage). A candidate's peak is the floor plus that activation times
+// its own in-flight count (per chunk, an activation scales with 1/v and, with the same global
+// batch, with m / m'). A candidate fits when its rise over the measured peak stays within the
+// device memory the measured peak left free (reserved peak to device capacity). Without memory
+// samples the memory figures are unknown, not zero.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/bubble.h"
+#include "bubblescope/trace.h"
+#include "crossrank/link_stats.h"
+#include "pipeline/schedule_inference.h"
+#include "simulator/config.h"
+
+namespace bubblescope::whatif {
+
+struct Candidate {
+  sim::Schedule schedule = sim::Schedule::k1F1B;
+  int32_t microbatches = 0;
+  int32_t virtual_stages = 1;
+  bool same_global_batch = false;
+
+  friend bool operator==(const Candidate&, const Candidate&) = default;
+};
+
+// "1f1b m=16 v=1", with " (same global batch)" when it applies.
+std::string CandidateLabel(const Candidate& candidate);
+
+struct StageMemory {
+  int32_t stage = 0;
+  int32_t rank = -1;
+  int64_t peak_allocated_bytes = -1;  // -1 when unknown
+};
+
+struct Prediction {
+  Candidate candidate;
+  TimeNs iteration_ns = 0;  // the iteration window, first to last device activity
+  double bubble_fraction = 0.0;
+  std::vector<StageMemory> memory;  // by stage; empty when the memory is unknown
+  // The candidate's largest rise over a stage's measured peak is within that stage's headroom;
+  // nullopt when memory or device capacity is unknown.
+  std::optional<bool> fits_memory;
+  std::string problem;  // why the candidate could not be predicted; empty when it was
+};
+
+struct Input {
+  const Trace* trace = nullptr;
+  const schedule_inference::Result* shape = nullptr;
+  const bubble::Result* bubble = nullptr;
+  const std::vector<link_stats::Link>* links = nullptr;
+};
+
+struct Result {
+  // The measured configuration through the same model, against the measured figures.
+  Prediction baseline;
+  TimeNs measured_iteration_ns = 0;  // median iteration window
+  double measured_bubble_fraction = 0.0;
+  std::vector<Prediction> candidates;
+  std::vector<std::string> notes;
+};
+
+// The candidates worth trying when the user names none: m x2 and x4; 1F1B <-> interleaved v=2
+// (where m is a multiple of p); ZB-H1 for a one-chunk training schedule. The measured
+// configuration itself is never one.
+std::vector<Candidate> DefaultCandidates(const schedule_inference::Result& shape);
+
+// FailedPreconditionError when the measured job cannot be modelled (no shape, per-stage times
+// unknown or unreliable); a candidate the simulator refuses carries its problem instead.
+absl::StatusOr<Result> Analyze(const Input& input, const std::vector<Candidate>& candidates);
+
+}  // namespace bubblescope::whatif
