@@ -6,26 +6,16 @@
 // the job summary.
 #pragma once
 
-#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "cli/command.h"
+#include "cli/job_input.h"
 #include "job/job.h"
-#include "loader/trace_loader.h"
-
-namespace CLI {
-class Option;
-}  // namespace CLI
 
 namespace bubblescope {
 
-// Parses one --rank argument "PATH=N" (split at the last '='; N a decimal rank id >= 0).
-absl::StatusOr<RankOverride> ParseRankOverride(const std::string& text);
-
-class AnalyzeCommand : public Command {
+class AnalyzeCommand : public JobInputCommand {
  public:
   explicit AnalyzeCommand(std::string tool_version);
 
@@ -35,21 +25,10 @@ class AnalyzeCommand : public Command {
   CLI::App* Define(CLI::App& app) override;
 
  private:
-  // The job driver's options from the flags.
+  // The job driver's options from the flags (the iteration marker is JobInputCommand's).
   job::Options JobOptions() const;
 
   std::string tool_version_;
-  std::vector<std::string> paths_;
-  std::string format_ = "text";
-  std::string output_path_;
-  int jobs_ = 0;
-  int32_t max_file_mb_ = 0;  // 0: the automatic reading budget
-  std::vector<std::string> rank_args_;
-  std::string record_run_;  // --run: one record run's files of several
-  bool mix_record_runs_ = false;
-  bool strict_ = false;
-  std::string iteration_marker_;
-  CLI::Option* iteration_marker_option_ = nullptr;  // tells an empty REGEX from none
   std::vector<int32_t> layers_per_stage_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
 };

@@ -1,0 +1,66 @@
+// The flags and steps shared by the verbs that read one job's traces (analyze, whatif): the
+// trace paths and how they are loaded, the import checks (--strict), the job driver, and the
+// report written to stdout or -o FILE without ever replacing an input.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cli/command.h"
+#include "job/job.h"
+#include "loader/trace_loader.h"
+
+namespace CLI {
+class App;
+class Option;
+class Validator;
+}  // namespace CLI
+
+namespace bubblescope {
+
+// Parses one --rank argument "PATH=N" (split at the last '='; N a decimal rank id >= 0).
+absl::StatusOr<RankOverride> ParseRankOverride(const std::string& text);
+
+class JobInputCommand : public Command {
+ protected:
+  struct LoadedJob {
+    Trace trace;
+    job::Result job;
+  };
+
+  // Declares PATH..., -j, --max-file-mb, --rank, --run, --mix-runs, --strict and
+  // --iteration-marker on `command`.
+  void DefineInputs(CLI::App* command);
+  // Declares --format text|json and -o FILE.
+  void DefineOutput(CLI::App* command);
+
+  // Loads the traces and runs the job driver with `options` (the iteration marker added),
+  // printing notes and warnings to `err`. nullopt after printing why, with *exit_status set.
+  std::optional<LoadedJob> LoadJob(job::Options options, std::ostream& err, int* exit_status);
+
+  // Writes `report` to stdout or the -o file; returns the exit status.
+  int WriteReport(const std::string& report, const Trace& trace, std::ostream& out,
+                  std::ostream& err) const;
+
+  std::string format_ = "text";
+
+ private:
+  std::vector<std::string> paths_;
+  std::string output_path_;
+  int jobs_ = 0;
+  int32_t max_file_mb_ = 0;  // 0: the automatic reading budget
+  std::vector<std::string> rank_args_;
+  std::string record_run_;  // --run: one record run's files of several
+  bool mix_record_runs_ = false;
+  bool strict_ = false;
+  std::string iteration_marker_;
+  CLI::Option* iteration_marker_option_ = nullptr;  // tells an empty REGEX from none
+};
+
+// Accepts a decimal int32 >= `minimum` (CLI11's own range checks print unreadable bounds).
+CLI::Validator WholeNumberAtLeast(int32_t minimum);
+
+}  // namespace bubblescope
