@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/record_command.h"
 #include "cli/simulate_command.h"
+#include "cli/whatif_command.h"
 
 namespace {
 
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::unique_ptr<bubblescope::Command>> commands;
   commands.push_back(std::make_unique<bubblescope::AnalyzeCommand>(BUBBLESCOPE_VERSION));
+  commands.push_back(std::make_unique<bubblescope::WhatIfCommand>(BUBBLESCOPE_VERSION));
   commands.push_back(std::make_unique<bubblescope::SimulateCommand>());
   commands.push_back(std::make_unique<bubblescope::RecordCommand>());
   for (const auto& command : commands) command->Register(app);

@@ -128,13 +128,17 @@ absl::StatusOr<sim::Config> ConfigOf(const Model& model, const schedule_inferenc
   config.iterations = 1;
   config.kernels_per_op = 1;
   config.activation_bytes = 0;
-  config.link = model.default_link;
-  config.link_overrides = model.links;
   config.iteration_barrier = true;
   config.activation_stash_bytes = stash;
   const double scale = candidate.same_global_batch
                            ? static_cast<double>(shape.m) / static_cast<double>(candidate.microbatches)
                            : 1.0;
+  config.link = model.default_link;
+  config.link_overrides = model.links;
+  // Activations shrink with the microbatch; their transfers are taken as bandwidth-bound.
+  for (sim::LinkOverride& link : config.link_overrides) {
+    link.link.latency_ns = AtLeastOneNs(static_cast<double>(link.link.latency_ns) * scale);
+  }
   const bool zero_bubble = candidate.schedule == sim::Schedule::kZeroBubbleH1;
   for (const StageTimes& times : model.times) {
     double backward = times.backward;

@@ -12,8 +12,8 @@
 //   no launch gaps and no optimizer step (host time the trace shows is not modelled: the baseline prediction
 //   of the measured configuration against the measured iteration shows how much that leaves).
 // Candidates change the shape: m, the schedule, v. With `same_global_batch` a candidate's m
-// splits the same samples into more (or fewer) microbatches: per-microbatch compute and
-// activation scale by m / m'. A zero-bubble candidate from a job with a whole backward assumes
+// splits the same samples into more (or fewer) microbatches: per-microbatch compute,
+// activation memory and transfer times (taken as bandwidth-bound) scale by m / m'. A zero-bubble candidate from a job with a whole backward assumes
 // its weight-gradient half: B and W each half of the measured backward (said in a note).
 //
 // Memory per stage: the floor each rank never goes below (weights, gradients, optimizer state:

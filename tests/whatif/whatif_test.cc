@@ -65,9 +65,19 @@ sim::Config Direct(const sim::Config& measured, const Candidate& candidate) {
   config.microbatches = candidate.microbatches;
   config.virtual_stages = candidate.virtual_stages;
   config.iterations = 1;
-  // A chunk holds 1/v of a stage's layers, so it stashes 1/v of a microbatch's activations.
-  config.activation_stash_bytes =
-      measured.activation_stash_bytes * measured.virtual_stages / candidate.virtual_stages;
+  // A chunk holds 1/v of a stage's layers, so it stashes 1/v of a microbatch's activations; the
+  // same samples in m' microbatches make each microbatch's compute, activations and messages
+  // m / m' of the measured ones.
+  const int64_t samples = candidate.same_global_batch ? measured.microbatches : 1;
+  const int64_t split = candidate.same_global_batch ? candidate.microbatches : 1;
+  config.activation_stash_bytes = measured.activation_stash_bytes * measured.virtual_stages *
+                                  samples / (candidate.virtual_stages * split);
+  config.activation_bytes = measured.activation_bytes * samples / split;
+  for (sim::StageCost& cost : config.costs) {
+    cost.forward = cost.forward * samples / split;
+    cost.backward = cost.backward * samples / split;
+    cost.weight_grad = cost.weight_grad * samples / split;
+  }
   const bool zb = candidate.schedule == Schedule::kZeroBubbleH1;
   for (sim::StageCost& cost : config.costs) {
     const TimeNs whole = cost.backward + cost.weight_grad;
@@ -102,7 +112,10 @@ void CheckJob(const Job& job, Worst* worst) {
                     .shape = &*pipeline.shape,
                     .bubble = &pipeline.bubble,
                     .links = &pipeline.crossrank.links};
-  absl::StatusOr<Result> result = Analyze(input, {});
+  // The defaults, and twice the microbatches over the same samples.
+  std::vector<Candidate> candidates = DefaultCandidates(*pipeline.shape);
+  candidates.push_back(Candidate{job.schedule, 2 * job.m, measured.virtual_stages, true});
+  absl::StatusOr<Result> result = Analyze(input, candidates);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_FALSE(result->candidates.empty());
 

@@ -1,0 +1,27 @@
+// Text and JSON of what-if predictions (whatif/whatif.h) for the pipelines of one job:
+// per pipeline, the measured figures, the model's own prediction of the measured configuration
+// (how well it reproduces the job), and each candidate's predicted iteration, bubble and peak
+// memory per stage, with whether it fits the measured memory headroom. JSON schema
+// `bubblescope.whatif/1` (docs/whatif.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "whatif/whatif.h"
+
+namespace bubblescope {
+
+// One pipeline's what-if, or why there is none.
+struct PipelineWhatIf {
+  int32_t pipeline = 0;              // index in the job's pipelines
+  std::vector<int32_t> ranks;        // in stage order
+  absl::StatusOr<whatif::Result> result;
+};
+
+std::string WhatIfText(const std::vector<PipelineWhatIf>& pipelines);
+absl::StatusOr<std::string> WhatIfJson(const std::vector<PipelineWhatIf>& pipelines,
+                                       const std::string& tool_version);
+
+}  // namespace bubblescope

@@ -1,0 +1,84 @@
+// End-to-end: `bubblescope whatif` on bundled simulated sets. The measured configuration through
+// the model must come within 2% of the truth's iteration (the model leaves out launch gaps and
+// the optimizer step, which these sets have); the candidates and flags behave as documented.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+#include "support/subprocess.h"
+#include "support/test_files.h"
+
+namespace bubblescope::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string SampleDir(const std::string& name) {
+  return std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/" + name;
+}
+
+TEST(WhatIfCliTest, DefaultCandidatesOnAnImbalancedJob) {
+  const std::string dir = SampleDir("sim_1f1b_imbalanced_p4_m8");
+  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "whatif", dir, "--format", "json"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(run.out).get(report), simdjson::SUCCESS) << run.out;
+  EXPECT_EQ(std::string_view(report["schema"]), "bubblescope.whatif/1");
+  simdjson::dom::array pipelines = report["pipelines"];
+  ASSERT_EQ(pipelines.size(), 1u);
+  simdjson::dom::element pipeline = pipelines.at(0);
+
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element truth;
+  const std::string truth_text = ReadFile(dir + "/truth.json");
+  ASSERT_EQ(truth_parser.parse(truth_text).get(truth), simdjson::SUCCESS);
+  const double measured = double(truth["latency_us"]["p50"]);
+  EXPECT_DOUBLE_EQ(double(pipeline["measured_iteration_us"]), measured);
+  EXPECT_NEAR(double(pipeline["measured_modelled"]["iteration_us"]), measured, 0.02 * measured);
+
+  // 1f1b, m=8, p=4: m x2, m x4, interleaved v=2 (8 is a multiple of 4), zb-h1.
+  simdjson::dom::array candidates = pipeline["candidates"];
+  ASSERT_EQ(candidates.size(), 4u);
+  std::vector<std::string> labels;
+  for (simdjson::dom::element candidate : candidates) {
+    labels.push_back(std::string(std::string_view(candidate["schedule"])) + " m=" +
+                     std::to_string(int64_t(candidate["microbatches"])) + " v=" +
+                     std::to_string(int64_t(candidate["virtual_stages"])));
+    EXPECT_EQ(simdjson::dom::array(candidate["peak_allocated_bytes_by_stage"]).size(), 4u);
+  }
+  EXPECT_THAT(labels, ::testing::ElementsAre("1f1b m=16 v=1", "1f1b m=32 v=1",
+                                             "interleaved m=8 v=2", "zb-h1 m=8 v=1"));
+  // More microbatches shrink 1F1B's bubble without raising its peak memory (at most p in
+  // flight); the set's 96 MiB per microbatch over 2 GiB of weights puts stage 0 at 2 GiB + 4 x
+  // 96 MiB.
+  const double bubble_m8 = double(pipeline["measured_modelled"]["bubble_fraction"]);
+  EXPECT_LT(double(candidates.at(0)["bubble_fraction"]), bubble_m8);
+  EXPECT_LT(double(candidates.at(1)["bubble_fraction"]), double(candidates.at(0)["bubble_fraction"]));
+  EXPECT_EQ(int64_t(simdjson::dom::array(candidates.at(1)["peak_allocated_bytes_by_stage"]).at(0)),
+            (int64_t{2048} + 4 * 96) << 20);
+}
+
+TEST(WhatIfCliTest, OneCandidateFromTheFlags) {
+  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "whatif", SampleDir("sim_1f1b_p4_m8"),
+                                  "--microbatches", "32", "--same-global-batch"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("as measured, modelled"));
+  EXPECT_THAT(run.out, HasSubstr("1f1b m=32 v=1 (same global batch)"));
+  EXPECT_THAT(run.out, ::testing::Not(HasSubstr("zb-h1")));
+}
+
+TEST(WhatIfCliTest, BadScheduleIsAUsageError) {
+  CommandResult run = RunCommand(
+      {BUBBLESCOPE_BINARY, "whatif", SampleDir("sim_1f1b_p4_m8"), "--schedule", "pipedream"});
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_THAT(run.err, HasSubstr("--schedule: 'pipedream' is not one of"));
+  EXPECT_TRUE(run.out.empty());
+}
+
+}  // namespace
+}  // namespace bubblescope::testing
