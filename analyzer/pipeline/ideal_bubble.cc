@@ -9,7 +9,7 @@ namespace bubblescope::pipeline {
 namespace {
 
 // Jobs whose ideal is simulated: the engine's cost is linear in p·m, so this bounds the work.
-constexpr int64_t kMaxSimulatedOps = 1 << 20;
+constexpr int64_t kMaxSimulatedOps = int64_t{1} << 17;
 
 TimeNs MeanOverStages(const schedule_inference::Result& shape,
                       double (*of)(const schedule_inference::StageFigures&)) {

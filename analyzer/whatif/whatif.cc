@@ -15,8 +15,9 @@
 namespace bubblescope::whatif {
 namespace {
 
-// Jobs simulated per candidate: the engine is linear in p·m·v, so this bounds one prediction.
-constexpr int64_t kMaxSimulatedOps = 1 << 22;
+// The engine is linear in p·m·v (about ten nodes of ~100 bytes per microbatch chunk and stage),
+// so this bounds one prediction.
+constexpr int64_t kMaxSimulatedOps = int64_t{1} << 17;  // p·m·v: tens of MB of engine state
 
 // Per-stage time per microbatch over all of a rank's chunks, ns.
 struct StageTimes {
