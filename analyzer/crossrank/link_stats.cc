@@ -66,6 +66,7 @@ std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
     link.bandwidth_samples = static_cast<int64_t>(samples.gbps.size());
     link.gbps_median = NearestRank(samples.gbps, 50);
     link.gbps_p10 = NearestRank(samples.gbps, 10);
+    link.implausible = link.bandwidth_samples > 0 && link.gbps_median > kMaxPhysicalGbps;
     out.push_back(link);
   }
   return out;
@@ -75,7 +76,7 @@ void MarkSlowLinks(std::vector<std::vector<Link>*> pipelines, const SlowOptions&
   std::map<int32_t, std::vector<double>> by_class;
   for (std::vector<Link>* links : pipelines) {
     for (const Link& link : *links) {
-      if (link.bandwidth_samples == 0) continue;
+      if (link.bandwidth_samples == 0 || link.implausible) continue;
       by_class[SizeClass(link.median_message_bytes)].push_back(link.gbps_median);
     }
   }
@@ -84,7 +85,7 @@ void MarkSlowLinks(std::vector<std::vector<Link>*> pipelines, const SlowOptions&
       link.slow = false;
       link.reference_gbps = 0.0;
       link.reference_links = 0;
-      if (link.bandwidth_samples == 0) continue;
+      if (link.bandwidth_samples == 0 || link.implausible) continue;
       const std::vector<double>& peers = by_class[SizeClass(link.median_message_bytes)];
       link.reference_links = static_cast<int32_t>(peers.size());
       if (link.reference_links < options.min_links_per_class) continue;

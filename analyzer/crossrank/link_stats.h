@@ -36,6 +36,10 @@ struct Link {
   int64_t bandwidth_samples = 0;
   double gbps_median = 0.0;  // 0 when bandwidth_samples is 0
   double gbps_p10 = 0.0;
+  // The median bandwidth is above any physical link (kMaxPhysicalGbps): the "transfers" did not
+  // move the bytes in that time (a send completing before its peer posts, wrong pairing), so
+  // the link is never marked slow nor used as a reference.
+  bool implausible = false;
   TimeNs sender_wait_ns = 0;    // summed over transfers
   TimeNs receiver_wait_ns = 0;  // summed over transfers
   // Set by MarkSlowLinks.
@@ -56,6 +60,9 @@ AlignedTransfer Align(const p2p_matching::Transfer& transfer, const ClockOffsets
 // One Link per directed (src, dst) pair with matched transfers, ordered by (src, dst).
 std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
                           const ClockOffsets& offsets);
+
+// The fastest link a GPU has: NVLink 5, 900 GB/s per direction.
+inline constexpr double kMaxPhysicalGbps = 7200.0;
 
 struct SlowOptions {
   double threshold = 0.5;  // fraction of the reference bandwidth

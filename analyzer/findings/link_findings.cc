@@ -49,8 +49,13 @@ std::vector<findings::Finding> Analyze(const Input& input, const Options& option
   const bubble::Result& bubble = *input.bubble;
   const int64_t iterations = std::max<int64_t>(1, bubble.complete_iterations);
 
+  const auto uncertain = [&input](int32_t rank) {
+    return input.uncertain_clock_ranks != nullptr &&
+           std::binary_search(input.uncertain_clock_ranks->begin(),
+                              input.uncertain_clock_ranks->end(), rank);
+  };
   for (const link_stats::Link& link : *input.links) {
-    if (!link.slow) continue;
+    if (!link.slow || uncertain(link.src) || uncertain(link.dst)) continue;
     findings::Finding finding;
     finding.kind = findings::Kind::kSlowLink;
     finding.severity = Severity::kWarning;
@@ -81,7 +86,10 @@ std::vector<findings::Finding> Analyze(const Input& input, const Options& option
   const double mean_window = static_cast<double>(windows) / static_cast<double>(iterations);
   for (const stall_attribution::PeerStall& stall : input.stalls->stalls) {
     const link_stats::Link* link = FindLink(*input.links, stall.peer, stall.rank);
-    if (link == nullptr || link->slow || bubble.complete_iterations == 0) continue;
+    if (link == nullptr || link->slow || link->implausible || bubble.complete_iterations == 0 ||
+        uncertain(stall.rank) || uncertain(stall.peer)) {
+      continue;
+    }
     const double waited = static_cast<double>(stall.waiting_for_post_ns) /
                           static_cast<double>(iterations);
     const double sender_compute = static_cast<double>(ComputeOf(bubble, stall.peer));

@@ -10,6 +10,7 @@
 //    Waiting behind a slow link or a late rank further up arrives on a sender that is not busy,
 //    so it is not blamed on that sender. cost = that waiting.
 //  - "unmatched_p2p" (warning): a directed pair whose send and receive counts differ; cost 0.
+// No slow_link or late_sender names a rank whose clock is too uncertain, nor an implausible link.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,9 @@ struct Input {
   const std::vector<link_stats::Link>* links = nullptr;
   const stall_attribution::Result* stalls = nullptr;
   const std::vector<p2p_matching::Unmatched>* unmatched = nullptr;
+  // Ranks whose clock alignment is too uncertain to time their links by
+  // (crossrank/plausibility.h): no slow_link or late_sender names them. Null: none.
+  const std::vector<int32_t>* uncertain_clock_ranks = nullptr;
 };
 
 std::vector<findings::Finding> Analyze(const Input& input, const Options& options);

@@ -235,11 +235,16 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
   link_stats::MarkSlowLinks(links, options.slow);
 
   for (Pipeline& pipeline : result.pipelines) {
-    link_findings::Input input{.stage_order = &pipeline.crossrank.pipeline.stage_order(),
-                               .bubble = &pipeline.bubble,
-                               .links = &pipeline.crossrank.links,
-                               .stalls = &pipeline.crossrank.stalls,
-                               .unmatched = &pipeline.crossrank.unmatched};
+    pipeline.crossrank.plausibility =
+        plausibility::Analyze(pipeline.crossrank.links, pipeline.crossrank.offsets,
+                              pipeline.shape.has_value() ? &*pipeline.shape : nullptr);
+    link_findings::Input input{
+        .stage_order = &pipeline.crossrank.pipeline.stage_order(),
+        .bubble = &pipeline.bubble,
+        .links = &pipeline.crossrank.links,
+        .stalls = &pipeline.crossrank.stalls,
+        .unmatched = &pipeline.crossrank.unmatched,
+        .uncertain_clock_ranks = &pipeline.crossrank.plausibility.uncertain_clock_ranks};
     std::vector<findings::Finding>& all = pipeline.findings.findings;
     for (findings::Finding& finding : link_findings::Analyze(input, options.link_findings)) {
       all.push_back(std::move(finding));

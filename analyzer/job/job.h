@@ -32,6 +32,7 @@
 #include "crossrank/job_completeness.h"
 #include "crossrank/link_stats.h"
 #include "crossrank/p2p_matching.h"
+#include "crossrank/plausibility.h"
 #include "crossrank/stall_attribution.h"
 #include "findings/findings.h"
 #include "findings/link_findings.h"
@@ -75,6 +76,8 @@ struct CrossRankFigures {
   int64_t ops_without_peer = 0;
   // Ranks outside the trace this pipeline's ranks exchange p2p with: stages not loaded.
   std::vector<int32_t> missing_peers;
+  // Implausible links and clocks too uncertain to build findings on (crossrank/plausibility.h).
+  plausibility::Result plausibility;
 };
 
 struct Pipeline {

@@ -77,6 +77,9 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
     absl::StrAppend(out, "  shape and schedule unknown\n  bubble ",
                     Percent(bubble.bubble_fraction), "% measured\n");
   }
+  for (const std::string& note : pipeline.crossrank.plausibility.notes) {
+    absl::StrAppend(out, "  note: ", note, "\n");
+  }
   absl::StrAppend(out, "  iterations: ", bubble.complete_iterations, " complete of ",
                   bubble.iterations.size(), " (from ",
                   std::string(iterations::StepSourceName(bubble.step_source)), "); latency p50 ",
@@ -194,6 +197,10 @@ class PipelineJson {
     if (shape.has_value()) {
       for (const std::string& note : shape->notes) json_.String(note);
     }
+    json_.EndArray();
+    json_.Key("plausibility_notes");
+    json_.BeginArray();
+    for (const std::string& note : pipeline.crossrank.plausibility.notes) json_.String(note);
     json_.EndArray();
     Fraction("bubble_fraction", bubble.bubble_fraction);
     if (shape.has_value() && pipeline.ideal.has_value()) {
