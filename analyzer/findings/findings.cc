@@ -107,9 +107,15 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
   out->push_back(std::move(finding));
 }
 
-void AddPerRank(const bubble::Result& bubble, const Options& options, std::vector<Finding>* out) {
+// `ideal` may be null; its stage_stall_ns, when known, is what the schedule itself leaves each
+// stage (bubble.per_rank is in stage order).
+void AddPerRank(const bubble::Result& bubble, const pipeline::IdealBubble* ideal,
+                const Options& options, std::vector<Finding>* out) {
   double iterations = static_cast<double>(bubble.complete_iterations);
-  for (const bubble::RankTotals& rank : bubble.per_rank) {
+  const bool own_stall_known = ideal != nullptr &&
+                               ideal->stage_stall_ns.size() == bubble.per_rank.size();
+  for (size_t stage = 0; stage < bubble.per_rank.size(); ++stage) {
+    const bubble::RankTotals& rank = bubble.per_rank[stage];
     if (rank.window <= 0) continue;
     double window = static_cast<double>(rank.window);
     // One rule for both parts of a rank's stall: report it when it exceeds its share of the
@@ -128,8 +134,16 @@ void AddPerRank(const bubble::Result& bubble, const Options& options, std::vecto
           Percent(static_cast<double>(stall) / window), why);
       out->push_back(std::move(finding));
     };
-    add_stall(Kind::kCommWait, rank.comm_wait, options.comm_wait_min_fraction, "waited",
-              " in communication",
+    // The schedule's own hand-offs leave a stage waiting on its neighbours with nothing to
+    // compute; that wait is the pipeline depth, expected, never a fault.
+    const TimeNs own = own_stall_known
+                           ? static_cast<TimeNs>(std::llround(
+                                 static_cast<double>(ideal->stage_stall_ns[stage]) * iterations))
+                           : 0;
+    add_stall(Kind::kCommWait, std::max<TimeNs>(0, rank.comm_wait - own),
+              options.comm_wait_min_fraction, "waited",
+              own_stall_known ? " in communication beyond what its schedule leaves it"
+                              : " in communication",
               "with nothing to compute: its peer was late or the transfer slow");
     // On a CPU rank the "device" is the model thread itself: its gaps are framework or Python
     // time between ops, or a blocking wait that no op records (gloo waits often are).
@@ -196,7 +210,7 @@ Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* s
     if (shape != nullptr) {
       AddStageImbalance(bubble, *shape, options, imbalance, &out);
     }
-    AddPerRank(bubble, options, &out);
+    AddPerRank(bubble, shape != nullptr ? ideal : nullptr, options, &out);
   }
   AddIncomplete(bubble, &out);
   if (shape == nullptr) {

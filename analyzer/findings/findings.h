@@ -10,8 +10,10 @@
 //  - "stage_imbalance": the slowest stage's mean F+B+W per microbatch exceeds the mean over
 //    stages by at least Options::imbalance_min_percent; cost = that excess × m × iterations.
 //    With an ImbalanceEffect, the message also gives the bubble the simulator says it causes.
-//  - "comm_wait": one per rank whose stall spent in communication exceeds
-//    Options::comm_wait_min_fraction of its window; cost = that wait.
+//  - "comm_wait": one per rank whose stall spent in communication, beyond the stall the
+//    schedule's own run leaves its stage (pipeline::IdealBubble::stage_stall_ns, when known),
+//    exceeds Options::comm_wait_min_fraction of its window; cost = that excess. The schedule's
+//    own waits are its depth (pipeline_depth), expected, never a warning.
 //  - "host_bound": one per rank whose empty stall (nothing computing or communicating) exceeds
 //    Options::host_bound_min_fraction of its window; cost = that empty time.
 //  - "incomplete_iterations" (info): iterations left out of every total; cost 0.

@@ -1,14 +1,18 @@
 #include "pipeline/ideal_bubble.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include "pipeline/sim_schedule.h"
 #include "simulator/config.h"
+#include "simulator/engine.h"
 #include "simulator/truth.h"
 
 namespace bubblescope::pipeline {
 namespace {
 
-// Jobs whose ideal is simulated: the engine's cost is linear in p·m, so this bounds the work.
+// Jobs whose own run is simulated: the engine's cost is linear in p·m·v, so this bounds it.
 constexpr int64_t kMaxSimulatedOps = int64_t{1} << 17;
 
 TimeNs MeanOverStages(const schedule_inference::Result& shape,
@@ -39,26 +43,55 @@ double ClosedFormBubbleFraction(int32_t p, int32_t v, int32_t m) {
 }
 
 IdealBubble IdealBubbleOf(const schedule_inference::Result& shape) {
-  IdealBubble ideal{ClosedFormBubbleFraction(shape.p, shape.v, shape.m), IdealSource::kClosedForm};
-  if (shape.family != schedule_inference::ScheduleFamily::kZeroBubble) return ideal;
-  ideal.source = IdealSource::kUpperBound;
-  const bool simulable = shape.v == 1 && shape.p > 0 && shape.m > 0 &&
+  IdealBubble ideal;
+  ideal.fraction = ClosedFormBubbleFraction(shape.p, shape.v, shape.m);
+  const bool zero_bubble = shape.family == schedule_inference::ScheduleFamily::kZeroBubble;
+  if (zero_bubble) ideal.source = IdealSource::kUpperBound;
+  const bool simulable = shape.p > 0 && shape.m > 0 && shape.v > 0 &&
                          shape.stages.size() == static_cast<size_t>(shape.p) &&
                          shape.stage_counts_fit &&
-                         int64_t{shape.p} * shape.m <= kMaxSimulatedOps;
+                         int64_t{shape.p} * shape.m * shape.v <= kMaxSimulatedOps &&
+                         (!zero_bubble || shape.v == 1);
   if (!simulable) return ideal;
+  // The schedule's own run: every stage at the mean op times (per rank, over its chunks).
   sim::Config config;
-  config.schedule = sim::Schedule::kZeroBubbleH1;
+  config.schedule = SimScheduleOf(shape.family);
   config.stages = shape.p;
   config.microbatches = shape.m;
+  config.virtual_stages = shape.v;
+  config.kernels_per_op = 1;
+  config.activation_bytes = 0;
+  config.link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
+  config.iteration_barrier = false;
   using Stage = schedule_inference::StageFigures;
-  const sim::StageCost mean{
-      .forward = MeanOverStages(shape, [](const Stage& s) { return s.forward.mean_ns; }),
-      .backward = MeanOverStages(shape, [](const Stage& s) { return s.backward.mean_ns; }),
-      .weight_grad = MeanOverStages(shape, [](const Stage& s) { return s.weight_grad.mean_ns; })};
-  config.costs.assign(static_cast<size_t>(shape.p), mean);
+  const auto chunks = static_cast<TimeNs>(shape.v);
+  const bool training = config.schedule != sim::Schedule::kForwardOnly;
+  TimeNs forward = MeanOverStages(shape, [](const Stage& s) { return s.forward.mean_ns; });
+  TimeNs backward = MeanOverStages(shape, [](const Stage& s) { return s.backward.mean_ns; });
+  TimeNs weight_grad = MeanOverStages(shape, [](const Stage& s) { return s.weight_grad.mean_ns; });
+  if (!zero_bubble) {
+    backward += weight_grad;
+    weight_grad = 0;
+  }
+  config.costs.assign(static_cast<size_t>(shape.p),
+                      sim::StageCost{.forward = std::max<TimeNs>(1, forward * chunks),
+                                     .backward = training ? std::max<TimeNs>(1, backward * chunks)
+                                                          : 0,
+                                     .weight_grad = zero_bubble
+                                                        ? std::max<TimeNs>(1, weight_grad * chunks)
+                                                        : 0});
   if (!sim::ValidateConfig(config).ok()) return ideal;
-  return IdealBubble{sim::ScheduleIdealBubble(config), IdealSource::kSimulated};
+  absl::StatusOr<sim::Records> records = sim::RunSchedule(config);
+  if (!records.ok()) return ideal;
+  const sim::Truth truth = sim::ComputeTruth(config, *records);
+  if (zero_bubble) {
+    ideal.fraction = truth.bubble_fraction;
+    ideal.source = IdealSource::kSimulated;
+  }
+  for (const sim::RankIterationTruth& rank : truth.iterations.front().ranks) {
+    ideal.stage_stall_ns.push_back(rank.stall);  // the run puts stage s on rank s
+  }
+  return ideal;
 }
 
 }  // namespace bubblescope::pipeline

@@ -6,11 +6,13 @@
 // (sim::ScheduleIdealBubble; equal F, B and W give (p-1)/(3m+p-1)). Where that cannot be done
 // (several chunks per rank, whose zero-bubble placements the simulator does not model, or
 // per-stage times that are unknown or unreliable) the closed form is reported as an upper
-// bound, marked as such, rather than a figure the tool cannot stand behind.
+// bound, marked as such, rather than a figure the tool cannot stand behind. Each stage's own
+// stall comes from the same run (the schedule itself for every family, ZB-H1 for zero bubble).
 #pragma once
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "pipeline/schedule_inference.h"
 
@@ -28,6 +30,11 @@ std::string_view IdealSourceName(IdealSource source);
 struct IdealBubble {
   double fraction = 0.0;
   IdealSource source = IdealSource::kClosedForm;
+  // Per stage (pipeline position), the stall one iteration of the schedule's own run leaves it:
+  // waits between its first and last compute that no link or imbalance causes (the warm-up to
+  // steady-state hand-offs of 1F1B, for one). Empty when it could not be simulated (per-stage
+  // times unknown or unreliable, or a job too large).
+  std::vector<TimeNs> stage_stall_ns;
 };
 
 // (p-1)/(v·m+p-1); 0 when p, v or m is not positive.
