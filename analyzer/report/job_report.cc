@@ -65,7 +65,7 @@ std::string JobText(const job::JobSummary& job) {
       absl::StrAppend(&out, "; worst is pipeline ", job.worst_pipeline, " with bubble ",
                       Percent(job.worst_bubble_fraction), "%, best ",
                       Percent(job.best_bubble_fraction), "%, spread ",
-                      absl::StrFormat("%.1f", 100.0 * job.bubble_spread), " pp");
+                      absl::StrFormat("%.1f", 100.0 * job.bubble_spread), " points");
     }
     absl::StrAppend(&out, "\n");
   }

@@ -72,7 +72,7 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
                         : "",
                     ": excess ",
                     absl::StrFormat("%.1f", 100.0 * (bubble.bubble_fraction - theoretical)),
-                    " pp\n");
+                    " points\n");
   } else {
     absl::StrAppend(out, "  shape and schedule unknown\n  bubble ",
                     Percent(bubble.bubble_fraction), "% measured\n");
@@ -87,21 +87,25 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
                   Millis(static_cast<double>(bubble.latency.p90)), " ms, max ",
                   Millis(static_cast<double>(bubble.latency.max)), " ms\n");
 
+  absl::StrAppend(out, "  per rank, ms summed over the ", bubble.complete_iterations,
+                  " complete iterations:\n");
   TextTable ranks({{"rank"}, {"stage"}, {"compute_ms"}, {"fill_ms"}, {"drain_ms"}, {"stall_ms"},
-                   {"comm_wait_ms"}, {"bubble%"}, {"peak_alloc"}, {"peak_reserved"}});
+                   {"comm_wait_ms"}, {"empty_ms"}, {"bubble%"}, {"peak_alloc"},
+                   {"peak_reserved"}});
   for (const bubble::RankTotals& rank : bubble.per_rank) {
     int32_t stage = StagePosition(pipeline, rank.rank);
     ranks.AddRow({absl::StrCat(rank.rank), stage < 0 ? "-" : absl::StrCat(stage),
                   Millis(static_cast<double>(rank.compute)),
                   Millis(static_cast<double>(rank.fill)), Millis(static_cast<double>(rank.drain)),
                   Millis(static_cast<double>(rank.stall)),
-                  Millis(static_cast<double>(rank.comm_wait)), Percent(rank.bubble_fraction),
+                  Millis(static_cast<double>(rank.comm_wait)),
+                  Millis(static_cast<double>(rank.empty)), Percent(rank.bubble_fraction),
                   Bytes(rank.memory.allocated_bytes), Bytes(rank.memory.reserved_bytes)});
   }
   absl::StrAppend(out, ranks.Render(2));
 
   if (pipeline.shape.has_value() && !pipeline.shape->stages.empty()) {
-    absl::StrAppend(out, "  per stage, ms mean / p90 (count):\n");
+    absl::StrAppend(out, "  per stage, ms per op, mean / p90 (op count):\n");
     TextTable stages({{"stage"}, {"rank"}, {"forward", Align::kLeft}, {"backward", Align::kLeft},
                       {"weight_grad", Align::kLeft}, {"total_per_mb_ms"}});
     for (const StageFigures& stage : pipeline.shape->stages) {
@@ -324,7 +328,20 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
   const size_t headline_end = summary.find('\n');
   summary.insert(headline_end == std::string::npos ? summary.size() : headline_end + 1,
                  IncompleteJobText(result));
-  return summary + PipelineText(result.pipelines) + JobText(result.job);
+  std::string legend;
+  if (!result.pipelines.empty()) {
+    legend =
+        "\nlegend (docs/bubble.md):\n"
+        "  window     an iteration, from the first to the last device activity of any rank\n"
+        "  fill       a rank's idle time before its first compute of the iteration\n"
+        "  drain      its idle time after its last compute\n"
+        "  stall      its idle time between them: comm_wait + empty\n"
+        "  comm_wait  stall with a transfer running and nothing computing\n"
+        "  empty      stall with nothing running: the host did not keep the device busy\n"
+        "  bubble     idle / window; the per-rank table sums the complete iterations, findings "
+        "give per-iteration figures\n";
+  }
+  return summary + PipelineText(result.pipelines) + JobText(result.job) + legend;
 }
 
 absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "text/json_writer.h"
 #include "report/text_table.h"
@@ -94,15 +95,23 @@ void AppendImportBlock(const Result& result, std::string* out) {
                   {"ranks", Align::kRight},
                   {"meaning", Align::kLeft}});
   bool any_info = false;
+  std::vector<std::string> info_line;  // "ignored_category 4": a clean import's one line
   for (size_t i = 0; i < kImportCounterCount; ++i) {
     if (info_counts[i] == 0) continue;
     const ImportCounterSpec& spec = CounterSpec(CounterAt(i));
     info.AddRow({std::string(spec.name), absl::StrCat(info_counts[i]),
                  absl::StrCat(info_ranks[i]), std::string(spec.description)});
+    info_line.push_back(absl::StrCat(std::string(spec.name), " ", info_counts[i]));
     any_info = true;
   }
   if (!any_problem) {
-    absl::StrAppend(out, "\nimport issues: ", any_info ? "no errors or warnings" : "none", "\n");
+    // Events skipped on purpose are no damage: on a clean import they are one line, not a table.
+    absl::StrAppend(out, "\nimport issues: ", any_info ? "no errors or warnings" : "none",
+                    any_info ? absl::StrCat(" (skipped on purpose: ",
+                                            absl::StrJoin(info_line, ", "), ")")
+                             : std::string(),
+                    "\n");
+    return;
   }
   if (any_info) {
     absl::StrAppend(out, "  info, summed over ranks (skipped on purpose, not damage):\n",

@@ -150,7 +150,7 @@ TEST(JobReportTest, SeveralPipelinesNameTheWorst) {
   job.best_bubble_fraction = 0.25;
   job.bubble_spread = 0.15;
   EXPECT_THAT(JobText(job), HasSubstr("job: 2 pipelines; worst is pipeline 1 with bubble 40.0%, "
-                                      "best 25.0%, spread 15.0 pp"));
+                                      "best 25.0%, spread 15.0 points"));
 }
 
 }  // namespace

@@ -198,7 +198,7 @@ TEST(PipelineReportTextTest, ShowsShapeBubbleAndTables) {
   EXPECT_THAT(text, HasSubstr("p=2 m=4 v=1 schedule 1f1b (from p2p; stage order from p2p)\n"
                               "  note: p = 2 and no forward ops to count: v > 1 is not visible, "
                               "v = 1 assumed\n"));
-  EXPECT_THAT(text, HasSubstr("bubble 45.0% measured vs 20.0% theoretical: excess 25.0 pp"));
+  EXPECT_THAT(text, HasSubstr("bubble 45.0% measured vs 20.0% theoretical: excess 25.0 points"));
   EXPECT_THAT(text, HasSubstr("1 complete of 2 (from repeating_schedule); latency p50 10.000 ms"));
   EXPECT_THAT(text, HasSubstr("comm_wait_ms"));
   EXPECT_THAT(text, HasSubstr("1.000 / 1.100 (8)"));  // stage 0 forward: mean / p90 (count)
