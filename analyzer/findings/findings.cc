@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace bubblescope::findings {
 namespace {
@@ -19,7 +20,8 @@ double Ms(double ns) { return ns / kNsPerMs; }
 double Percent(double fraction) { return 100.0 * fraction; }
 
 void AddPipelineDepth(const bubble::Result& bubble, const schedule_inference::Result& shape,
-                      const pipeline::IdealBubble& ideal, std::vector<Finding>* out) {
+                      const pipeline::IdealBubble& ideal, const whatif::Result* remedies,
+                      std::vector<Finding>* out) {
   const double theoretical = ideal.fraction;
   if (theoretical <= 0.0) return;
   Finding finding;
@@ -31,6 +33,30 @@ void AddPipelineDepth(const bubble::Result& bubble, const schedule_inference::Re
                            ? "more microbatches per iteration would shrink it"
                            : "more microbatches per iteration or an interleaved schedule (several "
                              "virtual stages per rank) would shrink it";
+  if (remedies != nullptr) {
+    std::vector<std::string> predicted;
+    for (const whatif::Prediction& prediction : remedies->candidates) {
+      if (!prediction.problem.empty()) continue;
+      predicted.push_back(absl::StrFormat(
+          "%s would leave %.1f%% idle with a %.3f ms iteration",
+          prediction.candidate.same_global_batch
+              ? absl::StrCat("the same samples in m=", prediction.candidate.microbatches,
+                             " microbatches")
+              : absl::StrCat(std::string(sim::ScheduleName(prediction.candidate.schedule)),
+                             " with v=", prediction.candidate.virtual_stages),
+          Percent(prediction.bubble_fraction),
+          Ms(static_cast<double>(prediction.iteration_ns))));
+    }
+    if (!predicted.empty()) {
+      remedy = absl::StrCat("predicted from this job's stage times and links (bubblescope whatif; ",
+                            "as measured the model gives ",
+                            absl::StrFormat("%.1f%% and %.3f ms",
+                                            Percent(remedies->baseline.bubble_fraction),
+                                            Ms(static_cast<double>(
+                                                remedies->baseline.iteration_ns))),
+                            "): ", absl::StrJoin(predicted, "; "));
+    }
+  }
   const char* how =
       ideal.source == pipeline::IdealSource::kUpperBound
           ? "(p-1)/(v*m+p-1), an upper bound for this zero-bubble schedule"
@@ -199,12 +225,12 @@ std::string_view KindName(Kind kind) {
 
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
                const pipeline::IdealBubble* ideal, const Options& options,
-               const ImbalanceEffect* imbalance) {
+               const ImbalanceEffect* imbalance, const whatif::Result* depth_remedies) {
   Result result;
   std::vector<Finding>& out = result.findings;
   if (bubble.complete_iterations > 0) {
     if (shape != nullptr && ideal != nullptr) {
-      AddPipelineDepth(bubble, *shape, *ideal, &out);
+      AddPipelineDepth(bubble, *shape, *ideal, depth_remedies, &out);
       AddExcessBubble(bubble, ideal->fraction, options, &out);
     }
     if (shape != nullptr) {

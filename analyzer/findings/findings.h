@@ -4,7 +4,8 @@
 // Kinds (cost_ns is time the pipeline's ranks spend idle because of it, summed over the complete
 // iterations and the ranks, so costs of different kinds compare directly):
 //  - "pipeline_depth": the bubble the schedule itself implies, (p-1)/(v·m+p-1) of the window;
-//    cost = that share of the capacity (p × window, summed).
+//    cost = that share of the capacity (p × window, summed). With what-if predictions, the
+//    remedy quotes what they predict (bubble and iteration) instead of a general hint.
 //  - "excess_bubble": measured bubble above the theoretical one by more than
 //    Options::excess_bubble_min_points percentage points; cost = the excess share of capacity.
 //  - "stage_imbalance": the slowest stage's mean F+B+W per microbatch exceeds the mean over
@@ -31,6 +32,7 @@
 #include "pipeline/ideal_bubble.h"
 #include "pipeline/rebalance.h"
 #include "pipeline/schedule_inference.h"
+#include "whatif/whatif.h"
 
 namespace bubblescope::findings {
 
@@ -77,8 +79,11 @@ struct Result {
 // `shape` may be null (inference failed): only the kinds that need no shape are produced.
 // `ideal` (the schedule's own bubble, pipeline/ideal_bubble.h) is given with the shape.
 // `imbalance` may be null (not simulated).
+// `depth_remedies` may be null: what-if predictions (whatif/whatif.h) of configurations with a
+// shallower schedule bubble, which the pipeline_depth finding quotes.
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
                const pipeline::IdealBubble* ideal, const Options& options,
-               const ImbalanceEffect* imbalance = nullptr);
+               const ImbalanceEffect* imbalance = nullptr,
+               const whatif::Result* depth_remedies = nullptr);
 
 }  // namespace bubblescope::findings

@@ -10,8 +10,10 @@
 #include "pipeline/annotation_ops.h"
 #include "pipeline/issued_items.h"
 #include "pipeline/layer_counts.h"
+#include "pipeline/sim_schedule.h"
 #include "pipeline/step_map.h"
 #include "text/one_line.h"
+#include "whatif/whatif.h"
 
 namespace bubblescope::job {
 namespace {
@@ -170,14 +172,31 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   if (!rebalance.ok()) return rebalance.status();
   out.rebalance = *std::move(rebalance);
   if (out.shape) out.ideal = pipeline::IdealBubbleOf(*out.shape);
-  out.findings = findings::Analyze(out.bubble, out.shape ? &*out.shape : nullptr,
-                                   out.ideal ? &*out.ideal : nullptr,
-                                   findings_options,
-                                   out.slowest_stage_effect ? &*out.slowest_stage_effect : nullptr);
-
   crossrank.links = link_stats::Analyze(matching.transfers, clocks);
   crossrank.stalls =
       stall_attribution::Analyze(inputs.index, out.bubble, matching.transfers, clocks);
+
+  // What the schedule's depth would be with the same samples in twice the microbatches, or
+  // interleaved: the numbers behind the pipeline_depth finding's remedy.
+  std::optional<whatif::Result> depth_remedies;
+  if (out.shape) {
+    const schedule_inference::Result& measured = *out.shape;
+    const sim::Schedule schedule = pipeline::SimScheduleOf(measured.family);
+    std::vector<whatif::Candidate> candidates = {
+        whatif::Candidate{schedule, 2 * measured.m, measured.v, true}};
+    if (schedule == sim::Schedule::k1F1B && measured.p > 1 && measured.m % measured.p == 0) {
+      candidates.push_back(whatif::Candidate{sim::Schedule::kInterleaved1F1B, measured.m, 2, false});
+    }
+    absl::StatusOr<whatif::Result> predicted = whatif::Analyze(
+        {.trace = &trace, .shape = &measured, .bubble = &out.bubble, .links = &crossrank.links},
+        candidates);
+    if (predicted.ok()) depth_remedies = *std::move(predicted);
+  }
+  out.findings = findings::Analyze(out.bubble, out.shape ? &*out.shape : nullptr,
+                                   out.ideal ? &*out.ideal : nullptr,
+                                   findings_options,
+                                   out.slowest_stage_effect ? &*out.slowest_stage_effect : nullptr,
+                                   depth_remedies ? &*depth_remedies : nullptr);
   return out;
 }
 
