@@ -119,13 +119,24 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
       shape.slowest_excess_percent,
       Ms(slowest_ns - shape.slowest_excess_ns));
   if (effect != nullptr && effect->stage == shape.slowest_stage) {
+    // The saving the simulator predicts: every rank waits out the longer iteration, so the
+    // rank time it costs is p x the iteration it adds, per complete iteration. That, not the
+    // slow stage's own extra compute, is what fixing it gives back.
+    const TimeNs added = effect->iteration_ns - effect->iteration_at_mean_ns;
+    if (added > 0) {
+      finding.cost_ns = RoundToNs(static_cast<double>(added) * static_cast<double>(shape.p) *
+                                  static_cast<double>(bubble.complete_iterations));
+    }
     absl::StrAppend(
         &finding.message,
         absl::StrFormat(": simulated on free links it makes the bubble %.1f%% where a stage at "
-                        "the mean would leave %.1f%% (%.2f against %.2f ms per iteration)",
+                        "the mean would leave %.1f%% (%.2f against %.2f ms per iteration, "
+                        "%.2f ms of rank time per iteration to win back)",
                         100.0 * effect->bubble_fraction, 100.0 * effect->bubble_fraction_at_mean,
                         Ms(static_cast<double>(effect->iteration_ns)),
-                        Ms(static_cast<double>(effect->iteration_at_mean_ns))));
+                        Ms(static_cast<double>(effect->iteration_at_mean_ns)),
+                        Ms(static_cast<double>(finding.cost_ns) /
+                           static_cast<double>(std::max<int64_t>(1, bubble.complete_iterations)))));
   }
   absl::StrAppend(&finding.message,
                   ", so moving layers off it would shorten every iteration (layer counts from "
