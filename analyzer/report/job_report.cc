@@ -23,6 +23,84 @@ std::string RankList(const std::vector<int32_t>& ranks) {
 
 }  // namespace
 
+namespace {
+
+// The next step for a finding kind: the action a user can take, in a line.
+std::string NextStep(const findings::Finding& finding) {
+  using findings::Kind;
+  switch (finding.kind) {
+    case Kind::kStageImbalance:
+      return "move layers off the slow stage: bubblescope analyze --layers-per-stage N,N,... "
+             "predicts the best move";
+    case Kind::kSlowLink:
+      return "check the slow link's path (NIC, switch port, NVLink/PCIe topology) against the "
+             "job's other links";
+    case Kind::kLateSender:
+      return "the late sender is busy: balance its stage (see stage_imbalance) or overlap its "
+             "sends";
+    case Kind::kCommWait:
+      return "find who the waiting ranks wait for in the links table (sender_wait, "
+             "receiver_wait) and the stall lines under it";
+    case Kind::kHostBound:
+      return "the host does not keep the device busy: look at the gaps between launches (on a "
+             "CPU-only rank, between ops) of its thread: data loading, Python, synchronizations";
+    case Kind::kExcessBubble:
+      return "read the findings below: the excess is the sum of the causes they name";
+    case Kind::kUnmatchedP2p:
+      return "load every rank's trace of one window: transfers without their other end are "
+             "left out";
+    default:
+      return "bubblescope whatif on these traces: more microbatches or another schedule";
+  }
+}
+
+}  // namespace
+
+std::string DiagnosisText(const job::Result& result) {
+  if (result.pipelines.empty() || result.job.worst_pipeline < 0) return "";
+  const auto index = static_cast<size_t>(result.job.worst_pipeline);
+  const job::Pipeline& pipeline = result.pipelines[index];
+  const bubble::Result& bubble = pipeline.bubble;
+  std::string out = absl::StrCat("diagnosis: pipeline ", index);
+  if (pipeline.shape.has_value()) {
+    const schedule_inference::Result& shape = *pipeline.shape;
+    absl::StrAppend(&out, " (p=", shape.p, " m=", shape.m, " v=", shape.v, " ",
+                    std::string(schedule_inference::ScheduleFamilyName(shape.family)), ")");
+  }
+  absl::StrAppend(&out, ": bubble ", absl::StrFormat("%.1f%%", 100.0 * bubble.bubble_fraction));
+  if (pipeline.ideal.has_value()) {
+    absl::StrAppend(&out, " against ",
+                    absl::StrFormat("%.1f%%", 100.0 * pipeline.ideal->fraction),
+                    " for its schedule alone");
+  }
+  absl::StrAppend(&out, ", iteration ",
+                  absl::StrFormat("%.3f", static_cast<double>(bubble.latency.p50) / 1e6),
+                  " ms (median)\n");
+  const findings::Finding* top = nullptr;
+  for (const findings::Finding& finding : pipeline.findings.findings) {
+    // By cost; excess_bubble only sums the others, so the top cause is the first other warning.
+    if (finding.severity != Severity::kWarning || finding.kind == findings::Kind::kExcessBubble) {
+      continue;
+    }
+    top = &finding;
+    break;
+  }
+  const double iterations =
+      static_cast<double>(std::max<int64_t>(1, bubble.complete_iterations));
+  if (top == nullptr) {
+    absl::StrAppend(&out,
+                    "  top cause: none beyond the schedule's own bubble (no warning)\n"
+                    "  next step: ",
+                    NextStep(findings::Finding{}), "\n");
+    return out;
+  }
+  absl::StrAppend(&out, "  top cause: ", std::string(findings::KindName(top->kind)), ", ",
+                  absl::StrFormat("%.3f", static_cast<double>(top->cost_ns) / iterations / 1e6),
+                  " ms of rank time per iteration (findings below)\n  next step: ",
+                  NextStep(*top), "\n");
+  return out;
+}
+
 std::string IncompleteJobText(const job::Result& result) {
   if (!result.Incomplete()) return "";
   const job_completeness::JobResult& completeness = result.job.completeness;

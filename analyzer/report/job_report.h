@@ -16,6 +16,11 @@ std::string JobText(const job::JobSummary& job);
 // declared ranks the trace holds and which are missing. Empty for a complete job.
 std::string IncompleteJobText(const job::Result& result);
 
+// The three lines a text report opens with, before any table, for the pipeline with the largest
+// bubble: its headline figures; its costliest warning (the top cause the findings give) and
+// what it costs per iteration; the next step to try for that kind. Empty without pipelines.
+std::string DiagnosisText(const job::Result& result);
+
 // "INCOMPLETE: ..." for a pipeline exchanging p2p with ranks outside the trace; empty otherwise.
 std::string IncompletePipelineText(const job::Pipeline& pipeline);
 

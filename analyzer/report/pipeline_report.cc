@@ -327,7 +327,7 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
   // The warning goes right under the headline, before any figure it qualifies.
   const size_t headline_end = summary.find('\n');
   summary.insert(headline_end == std::string::npos ? summary.size() : headline_end + 1,
-                 IncompleteJobText(result));
+                 IncompleteJobText(result) + DiagnosisText(result));
   std::string legend;
   if (!result.pipelines.empty()) {
     legend =

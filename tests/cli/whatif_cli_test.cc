@@ -63,6 +63,28 @@ TEST(WhatIfCliTest, DefaultCandidatesOnAnImbalancedJob) {
             (int64_t{2048} + 4 * 96) << 20);
 }
 
+// The analyze text report opens with the diagnosis, before any table: headline figures, the
+// costliest warning (here the slow stage, whose simulated saving outweighs its symptoms) and the
+// next step for it.
+TEST(WhatIfCliTest, AnalyzeOpensWithTheDiagnosis) {
+  CommandResult run =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", SampleDir("sim_1f1b_imbalanced_p4_m8")});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t end = run.out.find('\n'); end != std::string::npos && lines.size() < 5;
+       start = end + 1, end = run.out.find('\n', start)) {
+    lines.push_back(run.out.substr(start, end - start));
+  }
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[1],
+            "diagnosis: pipeline 0 (p=4 m=8 v=1 1f1b): bubble 45.8% against 27.3% for its "
+            "schedule alone, iteration 50.423 ms (median)");
+  EXPECT_THAT(lines[2], ::testing::StartsWith("  top cause: stage_imbalance, "));
+  EXPECT_THAT(lines[3], ::testing::StartsWith("  next step: move layers off the slow stage"));
+  EXPECT_THAT(lines[4], ::testing::StartsWith("rank  timeline"));  // the tables come after
+}
+
 TEST(WhatIfCliTest, OneCandidateFromTheFlags) {
   CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "whatif", SampleDir("sim_1f1b_p4_m8"),
                                   "--microbatches", "32", "--same-global-batch"});
