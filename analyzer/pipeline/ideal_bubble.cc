@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "pipeline/sim_schedule.h"
 #include "simulator/config.h"
@@ -54,15 +53,7 @@ IdealBubble IdealBubbleOf(const schedule_inference::Result& shape) {
                          (!zero_bubble || shape.v == 1);
   if (!simulable) return ideal;
   // The schedule's own run: every stage at the mean op times (per rank, over its chunks).
-  sim::Config config;
-  config.schedule = SimScheduleOf(shape.family);
-  config.stages = shape.p;
-  config.microbatches = shape.m;
-  config.virtual_stages = shape.v;
-  config.kernels_per_op = 1;
-  config.activation_bytes = 0;
-  config.link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
-  config.iteration_barrier = false;
+  sim::Config config = ComputeOnlyConfig(shape, SimScheduleOf(shape.family));
   using Stage = schedule_inference::StageFigures;
   const auto chunks = static_cast<TimeNs>(shape.v);
   const bool training = config.schedule != sim::Schedule::kForwardOnly;

@@ -38,21 +38,6 @@ absl::StatusOr<Prediction> Predict(sim::Config config, const std::vector<StageTi
   return Prediction{truth.latency_max_ns, truth.bubble_fraction};
 }
 
-// The simulated job: the measured shape, nothing but compute.
-sim::Config BaseConfig(const schedule_inference::Result& shape, sim::Schedule schedule) {
-  sim::Config config;
-  config.stages = shape.p;
-  config.microbatches = shape.m;
-  config.virtual_stages = shape.v;
-  config.schedule = schedule;
-  config.iterations = 1;
-  config.kernels_per_op = 1;
-  config.activation_bytes = 0;
-  config.link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
-  config.iteration_barrier = false;
-  return config;
-}
-
 // Stage times after `from` passes k layers toward `to`: every stage on the way, `from` included,
 // hands k of its own layers (at its own per-layer times) to its neighbour towards `to`, so the
 // stages in between keep their layer count but trade layers. nullopt when a stage in between
@@ -153,7 +138,7 @@ absl::StatusOr<ImbalanceEffect> EffectOfSlowestStage(
   absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> inputs =
       SimulationInputs(shape);
   if (!inputs.ok()) return inputs.status();
-  const sim::Config config = BaseConfig(shape, inputs->first);
+  const sim::Config config = pipeline::ComputeOnlyConfig(shape, inputs->first);
   std::vector<StageTimes> times = std::move(inputs->second);
   absl::StatusOr<Prediction> measured = Predict(config, times);
   if (!measured.ok()) return measured.status();
@@ -178,7 +163,7 @@ absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Op
   absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> inputs =
       SimulationInputs(shape);
   if (!inputs.ok()) return inputs.status();
-  const sim::Config config = BaseConfig(shape, inputs->first);
+  const sim::Config config = pipeline::ComputeOnlyConfig(shape, inputs->first);
   const std::vector<StageTimes>& times = inputs->second;
 
   Result result;

@@ -1,5 +1,9 @@
-// The simulator's schedule for an inferred schedule family (zero-bubble families run as ZB-H1).
+// The simulator's view of an inferred shape: its schedule (zero-bubble families run as ZB-H1)
+// and a config that holds nothing but compute, for the analyses that simulate a measured
+// pipeline (rebalance, the schedule's own run, what-if).
 #pragma once
+
+#include <limits>
 
 #include "pipeline/schedule_inference.h"
 #include "simulator/config.h"
@@ -21,6 +25,23 @@ inline sim::Schedule SimScheduleOf(schedule_inference::ScheduleFamily family) {
       return sim::Schedule::kForwardOnly;
   }
   return sim::Schedule::kGpipe;
+}
+
+// `schedule` with the shape's p, m and v, one iteration of one kernel per op on free links,
+// no launch gaps, optimizer, barrier or jitter; the stage costs are the caller's to fill.
+inline sim::Config ComputeOnlyConfig(const schedule_inference::Result& shape,
+                                     sim::Schedule schedule) {
+  sim::Config config;
+  config.stages = shape.p;
+  config.microbatches = shape.m;
+  config.virtual_stages = shape.v;
+  config.schedule = schedule;
+  config.iterations = 1;
+  config.kernels_per_op = 1;
+  config.activation_bytes = 0;
+  config.link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
+  config.iteration_barrier = false;
+  return config;
 }
 
 }  // namespace bubblescope::pipeline

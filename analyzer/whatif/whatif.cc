@@ -121,14 +121,9 @@ absl::StatusOr<Model> ModelOf(const Input& input) {
 // chunk (1 to count them).
 absl::StatusOr<sim::Config> ConfigOf(const Model& model, const schedule_inference::Result& shape,
                                      const Candidate& candidate, int64_t stash) {
-  sim::Config config;
-  config.stages = shape.p;
+  sim::Config config = pipeline::ComputeOnlyConfig(shape, candidate.schedule);
   config.microbatches = candidate.microbatches;
   config.virtual_stages = candidate.virtual_stages;
-  config.schedule = candidate.schedule;
-  config.iterations = 1;
-  config.kernels_per_op = 1;
-  config.activation_bytes = 0;
   config.iteration_barrier = true;
   config.activation_stash_bytes = stash;
   const double scale = candidate.same_global_batch
