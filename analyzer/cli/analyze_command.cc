@@ -55,14 +55,7 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   analyze->footer(kAnalyzeFooter);
   DefineInputs(analyze);
   DefineOutput(analyze);
-  analyze
-      ->add_option("--layers-per-stage", layers_per_stage_,
-                   "Model layers on each pipeline stage, first stage first (e.g. 8,8,8,8): "
-                   "suggests the layer move that most shortens the simulated iteration "
-                   "(default: the ranks' own 'bubblescope:layers=N' annotations, if any)")
-      ->type_name("N,N,...")
-      ->delimiter(',')
-      ->check(WholeNumberAtLeast(1));
+  DefineLayers(analyze);
   analyze
       ->add_option("--slow-link-threshold", slow_link_threshold_,
                    "Flag a link as slow when its median bandwidth is below this fraction of the "
@@ -75,7 +68,6 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
 job::Options AnalyzeCommand::JobOptions() const {
   job::Options options;
   options.slow.threshold = slow_link_threshold_;
-  options.layers_per_stage = layers_per_stage_;
   return options;
 }
 
@@ -96,7 +88,7 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   } else {
     report = AnalyzeText(loaded->job, report_options);
   }
-  return WriteReport(report, loaded->trace, out, err);
+  return WriteReport(report, InputFiles(loaded->trace), out, err);
 }
 
 }  // namespace bubblescope

@@ -29,7 +29,6 @@ class AnalyzeCommand : public JobInputCommand {
   job::Options JobOptions() const;
 
   std::string tool_version_;
-  std::vector<int32_t> layers_per_stage_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
 };
 

@@ -153,10 +153,23 @@ void JobInputCommand::DefineOutput(CLI::App* command) {
       ->type_name("FILE");
 }
 
+void JobInputCommand::DefineLayers(CLI::App* command) {
+  command
+      ->add_option("--layers-per-stage", layers_per_stage_,
+                   "Model layers on each pipeline stage as measured, first stage first (e.g. "
+                   "8,8,8,8): suggests the layer move that most shortens the simulated "
+                   "iteration (default: the ranks' own 'bubblescope:layers=N' annotations, if "
+                   "any)")
+      ->type_name("N,N,...")
+      ->delimiter(',')
+      ->check(WholeNumberAtLeast(1));
+}
+
 std::optional<JobInputCommand::LoadedJob> JobInputCommand::LoadJob(job::Options options,
                                                                    std::ostream& err,
                                                                    int* exit_status) {
   *exit_status = kExitBadInput;
+  options.layers_per_stage = layers_per_stage_;
   LoadOptions load_options;
   load_options.jobs = jobs_;
   load_options.max_file_bytes = int64_t{max_file_mb_} << 20;
@@ -206,7 +219,14 @@ std::optional<JobInputCommand::LoadedJob> JobInputCommand::LoadJob(job::Options 
   return LoadedJob{*std::move(trace), *std::move(job)};
 }
 
-int JobInputCommand::WriteReport(const std::string& report, const Trace& trace,
+std::vector<std::string> JobInputCommand::InputFiles(const Trace& trace) {
+  std::vector<std::string> files;
+  for (const Rank& rank : trace.ranks) files.push_back(rank.source_path);
+  for (const SkippedFile& skipped : trace.skipped_files) files.push_back(skipped.path);
+  return files;
+}
+
+int JobInputCommand::WriteReport(const std::string& report, std::vector<std::string> inputs,
                                  std::ostream& out, std::ostream& err) const {
   if (output_path_.empty()) {
     // A reader that stops early (`| head`) must not kill bubblescope with SIGPIPE: the failed
@@ -221,10 +241,7 @@ int JobInputCommand::WriteReport(const std::string& report, const Trace& trace,
   }
   // Never over a trace this run read, nor over a file it passed over in a directory.
   OutputFileOptions output_options;
-  for (const Rank& rank : trace.ranks) output_options.protected_files.push_back(rank.source_path);
-  for (const SkippedFile& skipped : trace.skipped_files) {
-    output_options.protected_files.push_back(skipped.path);
-  }
+  output_options.protected_files = std::move(inputs);
   if (absl::Status written = WriteOutputFile(output_path_, report, output_options);
       !written.ok()) {
     err << "bubblescope: " << MessageLine(written) << "\n";

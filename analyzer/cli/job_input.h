@@ -36,16 +36,26 @@ class JobInputCommand : public Command {
   void DefineInputs(CLI::App* command);
   // Declares --format text|json and -o FILE.
   void DefineOutput(CLI::App* command);
+  // Declares --layers-per-stage N,N,...: the measured job's layers on each stage, which the
+  // rebalance suggestion and layer-move predictions need.
+  void DefineLayers(CLI::App* command);
 
-  // Loads the traces and runs the job driver with `options` (the iteration marker added),
+  // Loads the traces and runs the job driver with `options` (the iteration marker and layer
+  // counts added),
   // printing notes and warnings to `err`. nullopt after printing why, with *exit_status set.
   std::optional<LoadedJob> LoadJob(job::Options options, std::ostream& err, int* exit_status);
 
-  // Writes `report` to stdout or the -o file; returns the exit status.
-  int WriteReport(const std::string& report, const Trace& trace, std::ostream& out,
+  // Writes `report` to stdout or the -o file, never over one of `inputs`; returns the exit
+  // status.
+  int WriteReport(const std::string& report, std::vector<std::string> inputs, std::ostream& out,
                   std::ostream& err) const;
+  // The files a trace was read from or passed over: what -o must never replace.
+  static std::vector<std::string> InputFiles(const Trace& trace);
+
+  const std::vector<std::string>& paths() const { return paths_; }
 
   std::string format_ = "text";
+  std::vector<int32_t> layers_per_stage_;
 
  private:
   std::vector<std::string> paths_;

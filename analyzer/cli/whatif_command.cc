@@ -7,23 +7,28 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "pipeline/sim_schedule.h"
+#include "report/whatif_model_json.h"
 #include "report/whatif_report.h"
 
 namespace bubblescope {
 namespace {
 
 constexpr char kWhatIfFooter[] = R"(
-PATH is read as by `bubblescope analyze` (trace files or directories, one file per rank).
-Without --microbatches, --schedule, --virtual-stages or --same-global-batch, each pipeline is
-predicted at 2x and 4x its microbatches, in the other 1F1B flavour (interleaved v=2 from 1f1b
-when m is a multiple of p, 1f1b from interleaved) and as ZB-H1; with any of them, at that one
-configuration, the rest as measured.
+PATH is read as by `bubblescope analyze` (trace files or directories, one file per rank), or
+is one JSON report of `bubblescope analyze --format json` (its what-if models: no trace read).
+Without --microbatches, --schedule, --virtual-stages, --same-global-batch or --try-layers, each
+pipeline is predicted at 2x and 4x its microbatches, in the other 1F1B flavour (interleaved v=2
+from 1f1b when m is a multiple of p, 1f1b from interleaved), as ZB-H1 and, with layer counts
+(--layers-per-stage or annotations), after the best single layer move; with any of them, at
+that one configuration, the rest as measured.
 
 Examples:
   bubblescope whatif traces/
   bubblescope whatif traces/ --microbatches 32
   bubblescope whatif traces/ --microbatches 32 --same-global-batch
   bubblescope whatif traces/ --schedule interleaved --virtual-stages 2 --format json
+  bubblescope whatif traces/ --layers-per-stage 8,8,8,8 --try-layers 9,9,7,7
+  bubblescope analyze traces/ --format json -o report.json && bubblescope whatif report.json
 
 The model (docs/whatif.md): the measured per-stage forward, backward and weight-gradient times,
 each link's median transfer time and each rank's memory floor and peak, run through the
@@ -35,13 +40,15 @@ Exit status: 0 success (a pipeline that cannot be modelled says why in the repor
 report could not be written; 2 usage error, unreadable input, or a --strict rejection.
 )";
 
-// The one candidate the flags describe for `shape`.
-absl::StatusOr<whatif::Candidate> FlagCandidate(const schedule_inference::Result& shape,
+// The one candidate the flags describe for the measured `model`.
+absl::StatusOr<whatif::Candidate> FlagCandidate(const whatif::Model& model,
                                                 const std::string& schedule_name,
                                                 int32_t microbatches, int32_t virtual_stages,
-                                                bool same_global_batch) {
-  whatif::Candidate candidate{pipeline::SimScheduleOf(shape.family), shape.m, shape.v,
-                              same_global_batch};
+                                                bool same_global_batch,
+                                                const std::vector<int32_t>& try_layers) {
+  whatif::Candidate candidate = whatif::AsMeasured(model);
+  candidate.same_global_batch = same_global_batch;
+  candidate.layers_per_stage = try_layers;
   if (!schedule_name.empty()) {
     bool known = false;
     for (sim::Schedule schedule : sim::kSchedules) {
@@ -55,7 +62,7 @@ absl::StatusOr<whatif::Candidate> FlagCandidate(const schedule_inference::Result
           "--schedule: '", schedule_name, "' is not one of gpipe, 1f1b, interleaved, zb-h1, fwd-only"));
     }
     const bool interleaved = candidate.schedule == sim::Schedule::kInterleaved1F1B;
-    candidate.virtual_stages = interleaved ? (shape.v > 1 ? shape.v : 2) : 1;
+    candidate.virtual_stages = interleaved ? (model.v > 1 ? model.v : 2) : 1;
   }
   if (microbatches > 0) candidate.microbatches = microbatches;
   if (virtual_stages > 0) candidate.virtual_stages = virtual_stages;
@@ -89,39 +96,60 @@ CLI::App* WhatIfCommand::Define(CLI::App& app) {
   command->add_flag("--same-global-batch", same_global_batch_,
                     "Keep the samples per iteration: a microbatch's compute and activations "
                     "scale with measured m / new m");
+  DefineLayers(command);
+  command
+      ->add_option("--try-layers", try_layers_,
+                   "Layers per stage to predict (e.g. 7,9,8,8; same total as measured): needs "
+                   "the measured split, from --layers-per-stage or bubblescope:layers=N "
+                   "annotations")
+      ->type_name("N,N,...")
+      ->delimiter(',')
+      ->check(WholeNumberAtLeast(1));
   return command;
 }
 
 int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
-  int status = kExitOk;
-  std::optional<LoadedJob> loaded = LoadJob(job::Options{}, err, &status);
-  if (!loaded.has_value()) return status;
-  const bool chosen =
-      microbatches_ > 0 || !schedule_.empty() || virtual_stages_ > 0 || same_global_batch_;
+  std::vector<ReportedPipeline> models;
+  std::vector<std::string> inputs;
+  if (paths().size() == 1 && IsAnalyzeReport(paths().front())) {
+    // A JSON report of `bubblescope analyze` holds each pipeline's model: no trace is read.
+    absl::StatusOr<std::vector<ReportedPipeline>> read = ReadReportModels(paths().front());
+    if (!read.ok()) {
+      err << "bubblescope: " << MessageLine(read.status()) << "\n";
+      return kExitBadInput;
+    }
+    models = *std::move(read);
+    inputs = paths();
+  } else {
+    int status = kExitOk;
+    std::optional<LoadedJob> loaded = LoadJob(job::Options{}, err, &status);
+    if (!loaded.has_value()) return status;
+    for (size_t i = 0; i < loaded->job.pipelines.size(); ++i) {
+      models.push_back(ReportedPipelineOf(static_cast<int32_t>(i), loaded->job.pipelines[i]));
+    }
+    inputs = InputFiles(loaded->trace);
+  }
+  const bool chosen = microbatches_ > 0 || !schedule_.empty() || virtual_stages_ > 0 ||
+                      same_global_batch_ || !try_layers_.empty();
   std::vector<PipelineWhatIf> pipelines;
-  for (size_t i = 0; i < loaded->job.pipelines.size(); ++i) {
-    const job::Pipeline& pipeline = loaded->job.pipelines[i];
-    PipelineWhatIf entry{static_cast<int32_t>(i), pipeline.crossrank.pipeline.stage_order(),
-                         absl::FailedPreconditionError(pipeline.shape_problem.empty()
-                                                           ? "the pipeline's shape is unknown"
-                                                           : pipeline.shape_problem)};
-    if (pipeline.shape.has_value()) {
-      std::vector<whatif::Candidate> candidates;
+  for (const ReportedPipeline& pipeline : models) {
+    PipelineWhatIf entry{pipeline.pipeline, pipeline.ranks, absl::UnknownError("not predicted")};
+    if (!pipeline.model.ok()) {
+      entry.result = pipeline.model.status();
+    } else {
+      std::vector<whatif::Candidate> candidates =
+          whatif::DefaultCandidates(*pipeline.model, pipeline.rebalance_layers_after);
       if (chosen) {
         absl::StatusOr<whatif::Candidate> candidate =
-            FlagCandidate(*pipeline.shape, schedule_, microbatches_, virtual_stages_,
-                          same_global_batch_);
+            FlagCandidate(*pipeline.model, schedule_, microbatches_, virtual_stages_,
+                          same_global_batch_, try_layers_);
         if (!candidate.ok()) {
           err << "bubblescope: " << MessageLine(candidate.status()) << "\n";
           return kExitBadInput;
         }
-        candidates.push_back(*candidate);
+        candidates = {*candidate};
       }
-      entry.result = whatif::Analyze({.trace = &loaded->trace,
-                                      .shape = &*pipeline.shape,
-                                      .bubble = &pipeline.bubble,
-                                      .links = &pipeline.crossrank.links},
-                                     candidates);
+      entry.result = whatif::Analyze(*pipeline.model, candidates);
     }
     pipelines.push_back(std::move(entry));
   }
@@ -136,7 +164,7 @@ int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
   } else {
     report = WhatIfText(pipelines);
   }
-  return WriteReport(report, loaded->trace, out, err);
+  return WriteReport(report, std::move(inputs), out, err);
 }
 
 }  // namespace bubblescope

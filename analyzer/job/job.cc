@@ -71,7 +71,9 @@ absl::StatusOr<std::optional<RebalanceFigures>> Rebalance(
         layer_counts::Analyze(trace, {.stage_order = shape->stage_order});
     if (!declared.declared()) return std::nullopt;
     RebalanceFigures figures{.layers_per_stage = declared.layers_per_stage,
-                             .source = LayerCountSource::kAnnotations};
+                             .source = LayerCountSource::kAnnotations,
+                             .result = absl::UnknownError("not analysed"),
+                             .predicted = std::nullopt};
     figures.result =
         declared.problem.empty()
             ? rebalance::Analyze(*shape, {.layers_per_stage = declared.layers_per_stage})
@@ -79,7 +81,9 @@ absl::StatusOr<std::optional<RebalanceFigures>> Rebalance(
     return figures;
   }
   RebalanceFigures figures{.layers_per_stage = options.layers_per_stage,
-                           .source = LayerCountSource::kUser};
+                           .source = LayerCountSource::kUser,
+                           .result = absl::UnknownError("not analysed"),
+                           .predicted = std::nullopt};
   if (!shape.has_value()) {
     figures.result = absl::FailedPreconditionError("the pipeline's shape is unknown");
     return figures;
@@ -176,27 +180,57 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   crossrank.stalls =
       stall_attribution::Analyze(inputs.index, out.bubble, matching.transfers, clocks);
 
-  // What the schedule's depth would be with the same samples in twice the microbatches, or
-  // interleaved: the numbers behind the pipeline_depth finding's remedy.
-  std::optional<whatif::Result> depth_remedies;
+  // The what-if model of the measured job (with the layer counts when known): what every
+  // prediction below, the root causes' savings and `bubblescope whatif` read.
   if (out.shape) {
-    const schedule_inference::Result& measured = *out.shape;
-    const sim::Schedule schedule = pipeline::SimScheduleOf(measured.family);
-    std::vector<whatif::Candidate> candidates = {
-        whatif::Candidate{schedule, 2 * measured.m, measured.v, true}};
-    if (schedule == sim::Schedule::k1F1B && measured.p > 1 && measured.m % measured.p == 0) {
-      candidates.push_back(whatif::Candidate{sim::Schedule::kInterleaved1F1B, measured.m, 2, false});
+    whatif::Input model_input{.trace = &trace,
+                              .shape = &*out.shape,
+                              .bubble = &out.bubble,
+                              .links = &crossrank.links,
+                              .layers_per_stage = {}};
+    if (out.rebalance.has_value() && out.rebalance->result.ok()) {
+      model_input.layers_per_stage = out.rebalance->layers_per_stage;
     }
-    absl::StatusOr<whatif::Result> predicted = whatif::Analyze(
-        {.trace = &trace, .shape = &measured, .bubble = &out.bubble, .links = &crossrank.links},
-        candidates);
-    if (predicted.ok()) depth_remedies = *std::move(predicted);
+    absl::StatusOr<whatif::Model> model = whatif::ModelOf(model_input);
+    if (model.ok()) {
+      out.model = *std::move(model);
+    } else {
+      out.model_problem = text::OneLine(std::string(model.status().message()));
+    }
+  } else {
+    out.model_problem = out.shape_problem;
+  }
+  if (out.model && out.rebalance && out.rebalance->result.ok() &&
+      out.rebalance->result->suggested) {
+    // The suggested move through the model with links and memory: the iteration against the
+    // modelled and measured ones, and what the stages receiving layers would then hold.
+    whatif::Candidate moved = whatif::AsMeasured(*out.model);
+    moved.layers_per_stage = out.rebalance->result->layers_after;
+    absl::StatusOr<whatif::Result> predicted = whatif::Analyze(*out.model, {moved});
+    if (predicted.ok()) out.rebalance->predicted = *std::move(predicted);
+  }
+  // Shallower configurations of the same samples: the numbers behind the pipeline_depth
+  // finding's remedy and the schedule_depth cause's saving.
+  if (out.model) {
+    const whatif::Model& model = *out.model;
+    std::vector<whatif::Candidate> candidates = {
+        whatif::Candidate{model.schedule, 2 * model.m, model.v, true, {}}};
+    if (model.schedule == sim::Schedule::k1F1B && model.p > 1 && model.m % model.p == 0) {
+      candidates.push_back(
+          whatif::Candidate{sim::Schedule::kInterleaved1F1B, model.m, 2, false, {}});
+    }
+    if (model.v == 1 && (model.schedule == sim::Schedule::k1F1B ||
+                         model.schedule == sim::Schedule::kGpipe)) {
+      candidates.push_back(whatif::Candidate{sim::Schedule::kZeroBubbleH1, model.m, 1, false, {}});
+    }
+    absl::StatusOr<whatif::Result> predicted = whatif::Analyze(model, candidates);
+    if (predicted.ok()) out.depth_remedies = *std::move(predicted);
   }
   out.findings = findings::Analyze(out.bubble, out.shape ? &*out.shape : nullptr,
                                    out.ideal ? &*out.ideal : nullptr,
                                    findings_options,
                                    out.slowest_stage_effect ? &*out.slowest_stage_effect : nullptr,
-                                   depth_remedies ? &*depth_remedies : nullptr);
+                                   out.depth_remedies ? &*out.depth_remedies : nullptr);
   return out;
 }
 
@@ -272,6 +306,18 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
                                                 const findings::Finding& b) {
       return a.cost_ns > b.cost_ns;
     });
+    const RebalanceFigures* rebalance =
+        pipeline.rebalance.has_value() && pipeline.rebalance->result.ok() ? &*pipeline.rebalance
+                                                                          : nullptr;
+    pipeline.causes = root_causes::Analyze(
+        {.findings = &all,
+         .bubble = &pipeline.bubble,
+         .shape = pipeline.shape ? &*pipeline.shape : nullptr,
+         .stage_order = &pipeline.crossrank.pipeline.stage_order(),
+         .links = &pipeline.crossrank.links,
+         .model = pipeline.model ? &*pipeline.model : nullptr,
+         .depth_remedies = pipeline.depth_remedies ? &*pipeline.depth_remedies : nullptr,
+         .rebalance = rebalance != nullptr ? &*rebalance->result : nullptr});
   }
   SummarizeJob(*inputs, result);
   return result;

@@ -36,10 +36,12 @@
 #include "crossrank/stall_attribution.h"
 #include "findings/findings.h"
 #include "findings/link_findings.h"
+#include "findings/root_causes.h"
 #include "pipeline/ideal_bubble.h"
 #include "pipeline/p2p_graph.h"
 #include "pipeline/rebalance.h"
 #include "pipeline/schedule_inference.h"
+#include "whatif/whatif.h"
 
 namespace bubblescope::job {
 
@@ -64,6 +66,9 @@ struct RebalanceFigures {
   std::vector<int32_t> layers_per_stage;
   LayerCountSource source = LayerCountSource::kUser;
   absl::StatusOr<rebalance::Result> result = absl::UnknownError("not analysed");
+  // The suggested move through the what-if model (measured links, memory): baseline = the
+  // measured split as modelled, candidates[0] = after the move. Only with a suggestion.
+  std::optional<whatif::Result> predicted;
 };
 
 // What the cross-rank analysis adds to one pipeline's bubble figures.
@@ -90,7 +95,15 @@ struct Pipeline {
   // threshold or could not be simulated.
   std::optional<rebalance::ImbalanceEffect> slowest_stage_effect;
   std::optional<RebalanceFigures> rebalance;  // only with layer counts (user or annotations)
+  // The what-if model of the measured job; nullopt (model_problem says why) when it cannot be
+  // modelled.
+  std::optional<whatif::Model> model;
+  std::string model_problem;
+  // Shallower configurations of the same samples (m x2 same global batch, interleaved v=2,
+  // ZB-H1) predicted on the model.
+  std::optional<whatif::Result> depth_remedies;
   findings::Result findings;  // bubble findings and link findings, by cost
+  root_causes::Result causes;  // the findings grouped under their causes, by predicted saving
   CrossRankFigures crossrank;
 };
 

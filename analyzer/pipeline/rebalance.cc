@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "pipeline/layer_split.h"
 #include "pipeline/sim_schedule.h"
 #include "simulator/config.h"
 #include "simulator/engine.h"
@@ -38,27 +39,28 @@ absl::StatusOr<Prediction> Predict(sim::Config config, const std::vector<StageTi
   return Prediction{truth.latency_max_ns, truth.bubble_fraction};
 }
 
-// Stage times after `from` passes k layers toward `to`: every stage on the way, `from` included,
-// hands k of its own layers (at its own per-layer times) to its neighbour towards `to`, so the
-// stages in between keep their layer count but trade layers. nullopt when a stage in between
-// has fewer than k layers.
+// Stage times after `from` passes k layers toward `to` (pipeline/layer_split.h); nullopt when a
+// stage in between has fewer than k layers to hand on.
 std::optional<std::vector<StageTimes>> ShiftLayers(const std::vector<StageTimes>& times,
                                                    const std::vector<int32_t>& layers,
                                                    int32_t from, int32_t to, int32_t k) {
-  std::vector<StageTimes> moved = times;
   const int32_t step = to > from ? 1 : -1;
-  for (int32_t s = from; s != to; s += step) {
-    const auto giver = static_cast<size_t>(s);
-    const auto taker = static_cast<size_t>(s + step);
-    if (s != from && layers[giver] < k) return std::nullopt;
-    const double share = static_cast<double>(k) / static_cast<double>(layers[giver]);
-    const StageTimes& own = times[giver];
-    moved[giver].forward -= share * own.forward;
-    moved[giver].backward -= share * own.backward;
-    moved[giver].weight_grad -= share * own.weight_grad;
-    moved[taker].forward += share * own.forward;
-    moved[taker].backward += share * own.backward;
-    moved[taker].weight_grad += share * own.weight_grad;
+  for (int32_t s = from + step; s != to; s += step) {
+    if (layers[static_cast<size_t>(s)] < k) return std::nullopt;
+  }
+  const std::vector<int32_t> after = pipeline::AfterMove(layers, from, to, k);
+  std::vector<double> forward, backward, weight_grad;
+  for (const StageTimes& stage : times) {
+    forward.push_back(stage.forward);
+    backward.push_back(stage.backward);
+    weight_grad.push_back(stage.weight_grad);
+  }
+  forward = pipeline::Resplit(forward, layers, after);
+  backward = pipeline::Resplit(backward, layers, after);
+  weight_grad = pipeline::Resplit(weight_grad, layers, after);
+  std::vector<StageTimes> moved;
+  for (size_t s = 0; s < times.size(); ++s) {
+    moved.push_back({forward[s], backward[s], weight_grad[s]});
   }
   return moved;
 }
@@ -238,9 +240,8 @@ absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Op
   }
   result.from_rank = shape.stages[static_cast<size_t>(result.from_stage)].rank;
   result.to_rank = shape.stages[static_cast<size_t>(result.to_stage)].rank;
-  result.layers_after = result.layers_before;
-  result.layers_after[static_cast<size_t>(result.from_stage)] -= result.layers;
-  result.layers_after[static_cast<size_t>(result.to_stage)] += result.layers;
+  result.layers_after =
+      pipeline::AfterMove(result.layers_before, result.from_stage, result.to_stage, result.layers);
   return result;
 }
 

@@ -27,14 +27,13 @@ inline sim::Schedule SimScheduleOf(schedule_inference::ScheduleFamily family) {
   return sim::Schedule::kGpipe;
 }
 
-// `schedule` with the shape's p, m and v, one iteration of one kernel per op on free links,
-// no launch gaps, optimizer, barrier or jitter; the stage costs are the caller's to fill.
-inline sim::Config ComputeOnlyConfig(const schedule_inference::Result& shape,
-                                     sim::Schedule schedule) {
+// `schedule` at p, m and v, one iteration of one kernel per op on free links, no launch gaps,
+// optimizer, barrier or jitter; the stage costs are the caller's to fill.
+inline sim::Config ComputeOnlyConfig(int32_t p, int32_t m, int32_t v, sim::Schedule schedule) {
   sim::Config config;
-  config.stages = shape.p;
-  config.microbatches = shape.m;
-  config.virtual_stages = shape.v;
+  config.stages = p;
+  config.microbatches = m;
+  config.virtual_stages = v;
   config.schedule = schedule;
   config.iterations = 1;
   config.kernels_per_op = 1;
@@ -42,6 +41,12 @@ inline sim::Config ComputeOnlyConfig(const schedule_inference::Result& shape,
   config.link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
   config.iteration_barrier = false;
   return config;
+}
+
+// The same with the shape's p, m and v.
+inline sim::Config ComputeOnlyConfig(const schedule_inference::Result& shape,
+                                     sim::Schedule schedule) {
+  return ComputeOnlyConfig(shape.p, shape.m, shape.v, schedule);
 }
 
 }  // namespace bubblescope::pipeline

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "report/cause_report.h"
 #include "report/text_table.h"
 #include "report/units.h"
 
@@ -19,39 +20,6 @@ std::string RankList(const std::vector<int32_t>& ranks) {
   if (ranks.size() <= kShown) return absl::StrJoin(ranks, ",");
   return absl::StrCat(absl::StrJoin(ranks.begin(), ranks.begin() + kShown - 1, ","), ",...,",
                       ranks.back(), " (", ranks.size(), " ranks)");
-}
-
-}  // namespace
-
-namespace {
-
-// The next step for a finding kind: the action a user can take, in a line.
-std::string NextStep(const findings::Finding& finding) {
-  using findings::Kind;
-  switch (finding.kind) {
-    case Kind::kStageImbalance:
-      return "move layers off the slow stage: bubblescope analyze --layers-per-stage N,N,... "
-             "predicts the best move";
-    case Kind::kSlowLink:
-      return "check the slow link's path (NIC, switch port, NVLink/PCIe topology) against the "
-             "job's other links";
-    case Kind::kLateSender:
-      return "the late sender is busy: balance its stage (see stage_imbalance) or overlap its "
-             "sends";
-    case Kind::kCommWait:
-      return "find who the waiting ranks wait for in the links table (sender_wait, "
-             "receiver_wait) and the stall lines under it";
-    case Kind::kHostBound:
-      return "the host does not keep the device busy: look at the gaps between launches (on a "
-             "CPU-only rank, between ops) of its thread: data loading, Python, synchronizations";
-    case Kind::kExcessBubble:
-      return "read the findings below: the excess is the sum of the causes they name";
-    case Kind::kUnmatchedP2p:
-      return "load every rank's trace of one window: transfers without their other end are "
-             "left out";
-    default:
-      return "bubblescope whatif on these traces: more microbatches or another schedule";
-  }
 }
 
 }  // namespace
@@ -76,28 +44,14 @@ std::string DiagnosisText(const job::Result& result) {
   absl::StrAppend(&out, ", iteration ",
                   absl::StrFormat("%.3f", static_cast<double>(bubble.latency.p50) / 1e6),
                   " ms (median)\n");
-  const findings::Finding* top = nullptr;
-  for (const findings::Finding& finding : pipeline.findings.findings) {
-    // By cost; excess_bubble only sums the others, so the top cause is the first other warning.
-    if (finding.severity != Severity::kWarning || finding.kind == findings::Kind::kExcessBubble) {
-      continue;
-    }
-    top = &finding;
-    break;
-  }
-  const double iterations =
-      static_cast<double>(std::max<int64_t>(1, bubble.complete_iterations));
-  if (top == nullptr) {
-    absl::StrAppend(&out,
-                    "  top cause: none beyond the schedule's own bubble (no warning)\n"
-                    "  next step: ",
-                    NextStep(findings::Finding{}), "\n");
+  if (pipeline.causes.causes.empty()) {
+    absl::StrAppend(&out, "  top cause: none found (no finding)\n");
     return out;
   }
-  absl::StrAppend(&out, "  top cause: ", std::string(findings::KindName(top->kind)), ", ",
-                  absl::StrFormat("%.3f", static_cast<double>(top->cost_ns) / iterations / 1e6),
-                  " ms of rank time per iteration (findings below)\n  next step: ",
-                  NextStep(*top), "\n");
+  // Causes come ranked by predicted saving: the first is what to fix first.
+  const root_causes::RootCause& top = pipeline.causes.causes.front();
+  absl::StrAppend(&out, "  top cause: ", CauseSentence(top), "\n  next step: ", top.next_step,
+                  "\n");
   return out;
 }
 

@@ -10,11 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "report/cause_report.h"
 #include "report/job_report.h"
 #include "report/link_report.h"
 #include "report/rebalance_report.h"
 #include "report/text_table.h"
 #include "report/units.h"
+#include "report/whatif_model_json.h"
 #include "text/json_writer.h"
 
 namespace bubblescope {
@@ -117,15 +119,7 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
   }
   if (pipeline.rebalance.has_value()) absl::StrAppend(out, RebalanceText(*pipeline.rebalance));
   absl::StrAppend(out, LinkText(pipeline.crossrank));
-  if (pipeline.findings.findings.empty()) {
-    absl::StrAppend(out, "  findings: none\n");
-    return;
-  }
-  absl::StrAppend(out, "  findings:\n");
-  for (const findings::Finding& finding : pipeline.findings.findings) {
-    absl::StrAppend(out, "    ", std::string(SeverityName(finding.severity)), " ",
-                    std::string(findings::KindName(finding.kind)), ": ", finding.message, "\n");
-  }
+  absl::StrAppend(out, CausesText(pipeline));
 }
 
 class PipelineJson {
@@ -268,19 +262,8 @@ class PipelineJson {
       json_.Null();
     }
     WriteLinkMembers(pipeline.crossrank, bubble.complete_iterations, json_);
-    json_.EndObject();
-  }
-
-  void Finding(const findings::Finding& finding) {
-    json_.BeginObject();
-    json_.StringMember("kind", findings::KindName(finding.kind));
-    json_.StringMember("severity", SeverityName(finding.severity));
-    json_.StringMember("message", finding.message);
-    json_.Key("ranks");
-    json_.BeginArray();
-    for (int32_t rank : finding.ranks) json_.Int(rank);
-    json_.EndArray();
-    Micros("cost_us", finding.cost_ns);
+    WriteCausesMember(pipeline, json_);
+    WriteWhatIfModelMembers(pipeline, json_);
     json_.EndObject();
   }
 
@@ -365,7 +348,7 @@ absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,
                    });
   json.Key("findings");
   json.BeginArray();
-  for (const findings::Finding& finding : all_findings) writer.Finding(finding);
+  for (const findings::Finding& finding : all_findings) WriteFindingJson(finding, json);
   json.EndArray();
   WriteJobMember(result.job, json);
   json.EndObject();

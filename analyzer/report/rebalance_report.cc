@@ -55,6 +55,32 @@ std::string RebalanceText(const job::RebalanceFigures& figures) {
                   " ms, bubble ", PercentSign(result.before.bubble_fraction), " -> ",
                   PercentSign(result.after.bubble_fraction),
                   " (simulated from the per-stage times on free links)\n");
+  if (!figures.predicted.has_value() || figures.predicted->candidates.empty() ||
+      !figures.predicted->candidates.front().problem.empty()) {
+    return out;
+  }
+  // The same move through the what-if model: against the measured iteration, and what the
+  // stages taking layers would hold.
+  const whatif::Result& modelled = *figures.predicted;
+  const whatif::Prediction& after = modelled.candidates.front();
+  absl::StrAppend(&out, "    with the measured links: iteration ",
+                  Ms(modelled.baseline.iteration_ns), " ms as measured (measured ",
+                  Ms(modelled.measured_iteration_ns), " ms) -> ", Ms(after.iteration_ns),
+                  " ms\n");
+  if (after.memory.size() != modelled.baseline.memory.size()) return out;
+  for (size_t s = 0; s < after.memory.size(); ++s) {
+    const int64_t before = modelled.baseline.memory[s].peak_allocated_bytes;
+    const int64_t peak = after.memory[s].peak_allocated_bytes;
+    if (peak <= before) continue;
+    absl::StrAppend(&out, "    stage ", s, " (rank ", after.memory[s].rank,
+                    ") takes layers: peak ", GiB(before), " -> ", GiB(peak), "\n");
+  }
+  absl::StrAppend(&out, "    ",
+                  !after.fits_memory.has_value()
+                      ? "device capacity unknown: whether the move fits is not known"
+                  : *after.fits_memory ? "the move fits the measured memory headroom"
+                                       : "the move does not fit the measured memory headroom",
+                  "\n");
   return out;
 }
 

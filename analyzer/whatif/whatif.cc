@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "analysis/memory_peak.h"
+#include "pipeline/layer_split.h"
 #include "pipeline/sim_schedule.h"
 #include "simulator/engine.h"
 #include "simulator/truth.h"
@@ -18,127 +20,91 @@ namespace {
 // The engine is linear in p·m·v (about ten nodes of ~100 bytes per microbatch chunk and stage),
 // so this bounds one prediction.
 constexpr int64_t kMaxSimulatedOps = int64_t{1} << 17;  // p·m·v: tens of MB of engine state
-
-// Per-stage time per microbatch over all of a rank's chunks, ns.
-struct StageTimes {
-  double forward = 0.0;
-  double backward = 0.0;
-  double weight_grad = 0.0;
-};
+// Bounds on a model read from a file, so a hostile one cannot ask for unbounded work.
+constexpr int32_t kMaxStages = 4096;
 
 TimeNs AtLeastOneNs(double ns) { return std::max<TimeNs>(1, std::llround(ns)); }
 
-// The measured job as simulator input: everything but the shape-dependent fields.
-struct Model {
-  std::vector<StageTimes> times;      // by stage
-  std::vector<int32_t> stage_ranks;   // by stage
-  std::vector<sim::LinkOverride> links;  // on stage indices
-  sim::Link default_link;
-  bool separate_weight_grad = false;  // the measured schedule runs W apart from B
-  // Memory by stage, -1 when unknown.
-  std::vector<int64_t> floor_bytes;
-  std::vector<int64_t> peak_bytes;
-  std::vector<int64_t> headroom_bytes;  // device capacity - reserved peak
-  std::vector<double> activation_per_microbatch;  // all chunks together
-};
+sim::Link FixedCost(TimeNs ns) {
+  return sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = ns};
+}
 
-absl::StatusOr<Model> ModelOf(const Input& input) {
-  const schedule_inference::Result& shape = *input.shape;
-  if (shape.stages.size() != static_cast<size_t>(shape.p) || shape.p < 1) {
-    return absl::FailedPreconditionError(
-        "per-stage forward/backward times are unknown, so the job cannot be modelled");
+// Per-stage values after the candidate's layer move (as measured without one).
+std::vector<double> AfterLayers(const Model& model, const Candidate& candidate,
+                                double StageModel::*field) {
+  std::vector<double> values;
+  std::vector<int32_t> before;
+  for (const StageModel& stage : model.stages) {
+    values.push_back(stage.*field);
+    before.push_back(stage.layers);
   }
-  if (!shape.stage_counts_fit) {
-    return absl::FailedPreconditionError(
-        "per-stage op counts do not fit the schedule, so the per-stage times are not reliable");
-  }
-  Model model;
-  const double chunks = static_cast<double>(shape.v);
-  std::map<int32_t, int32_t> stage_of_rank;
-  for (const schedule_inference::StageFigures& stage : shape.stages) {
-    model.times.push_back({stage.forward.mean_ns * chunks, stage.backward.mean_ns * chunks,
-                           stage.weight_grad.mean_ns * chunks});
-    model.separate_weight_grad |= stage.weight_grad.count > 0;
-    stage_of_rank[stage.rank] = static_cast<int32_t>(model.stage_ranks.size());
-    model.stage_ranks.push_back(stage.rank);
-  }
-  std::vector<TimeNs> medians;
-  for (const link_stats::Link& link : *input.links) {
-    const auto src = stage_of_rank.find(link.src);
-    const auto dst = stage_of_rank.find(link.dst);
-    if (src == stage_of_rank.end() || dst == stage_of_rank.end() || link.transfers == 0) continue;
-    model.links.push_back(sim::LinkOverride{
-        src->second, dst->second,
-        sim::Link{.gbps = std::numeric_limits<double>::infinity(),
-                  .latency_ns = link.transfer_median_ns}});
-    medians.push_back(link.transfer_median_ns);
-  }
-  // Neighbour links no transfer measured (an interleaved candidate's wrap-around from a 1F1B
-  // measurement) cost the median measured transfer. The default link carries only the
-  // iteration-end all-reduce, a few bytes: free.
-  model.default_link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
-  if (!medians.empty()) {
-    std::nth_element(medians.begin(), medians.begin() + medians.size() / 2, medians.end());
-    const sim::Link median{.gbps = std::numeric_limits<double>::infinity(),
-                           .latency_ns = medians[medians.size() / 2]};
-    const int32_t p = static_cast<int32_t>(model.stage_ranks.size());
-    const auto measured = [&](int32_t src, int32_t dst) {
-      return std::any_of(model.links.begin(), model.links.end(), [&](const sim::LinkOverride& l) {
-        return l.src_rank == src && l.dst_rank == dst;
-      });
-    };
-    for (int32_t s = 0; s < p; ++s) {
-      for (int32_t next : {(s + 1) % p, (s + p - 1) % p}) {
-        if (next != s && !measured(s, next)) {
-          model.links.push_back(sim::LinkOverride{s, next, median});
-        }
-      }
+  if (candidate.layers_per_stage.empty()) return values;
+  return pipeline::Resplit(values, before, candidate.layers_per_stage);
+}
+
+absl::Status CheckLayers(const Model& model, const Candidate& candidate) {
+  if (candidate.layers_per_stage.empty()) return absl::OkStatus();
+  std::vector<int32_t> before;
+  for (const StageModel& stage : model.stages) {
+    if (stage.layers < 1) {
+      return absl::InvalidArgumentError(
+          "the measured layers per stage are unknown (--layers-per-stage or bubblescope:layers=N "
+          "annotations give them)");
     }
+    before.push_back(stage.layers);
   }
-  for (int32_t rank : model.stage_ranks) {
-    int64_t floor = -1;
-    int64_t peak = -1;
-    int64_t headroom = -1;
-    for (const Rank& traced : input.trace->ranks) {
-      if (traced.rank != rank) continue;
-      const MemoryPeak memory = PeakMemory(traced);
-      floor = memory.lowest_allocated_bytes;
-      peak = memory.allocated_bytes;
-      if (!traced.devices.empty() && traced.devices.front().total_memory_bytes > 0 &&
-          memory.reserved_bytes >= 0) {
-        headroom = traced.devices.front().total_memory_bytes - memory.reserved_bytes;
-      }
-      break;
-    }
-    model.floor_bytes.push_back(floor);
-    model.peak_bytes.push_back(peak);
-    model.headroom_bytes.push_back(headroom);
-  }
-  return model;
+  return pipeline::CheckResplit(before, candidate.layers_per_stage);
 }
 
 // The simulator config of `candidate` on the model, with `stash` bytes per in-flight microbatch
 // chunk (1 to count them).
-absl::StatusOr<sim::Config> ConfigOf(const Model& model, const schedule_inference::Result& shape,
-                                     const Candidate& candidate, int64_t stash) {
-  sim::Config config = pipeline::ComputeOnlyConfig(shape, candidate.schedule);
-  config.microbatches = candidate.microbatches;
-  config.virtual_stages = candidate.virtual_stages;
+absl::StatusOr<sim::Config> ConfigOf(const Model& model, const Candidate& candidate,
+                                     int64_t stash) {
+  if (absl::Status status = CheckLayers(model, candidate); !status.ok()) return status;
+  sim::Config config = pipeline::ComputeOnlyConfig(
+      model.p, candidate.microbatches, candidate.virtual_stages, candidate.schedule);
   config.iteration_barrier = true;
   config.activation_stash_bytes = stash;
   const double scale = candidate.same_global_batch
-                           ? static_cast<double>(shape.m) / static_cast<double>(candidate.microbatches)
+                           ? static_cast<double>(model.m) / static_cast<double>(candidate.microbatches)
                            : 1.0;
-  config.link = model.default_link;
-  config.link_overrides = model.links;
-  // Activations shrink with the microbatch; their transfers are taken as bandwidth-bound.
-  for (sim::LinkOverride& link : config.link_overrides) {
-    link.link.latency_ns = AtLeastOneNs(static_cast<double>(link.link.latency_ns) * scale);
+  // The default link carries only the iteration-end all-reduce, a few bytes: free. Activations
+  // shrink with the microbatch; their transfers are taken as bandwidth-bound.
+  config.link = FixedCost(0);
+  std::vector<TimeNs> medians;
+  for (const LinkCost& link : model.links) {
+    config.link_overrides.push_back(sim::LinkOverride{
+        link.src_stage, link.dst_stage,
+        FixedCost(AtLeastOneNs(static_cast<double>(link.transfer_ns) * scale))});
+    medians.push_back(link.transfer_ns);
+  }
+  // Neighbour links no transfer measured (an interleaved candidate's wrap-around from a 1F1B
+  // measurement) cost the median measured transfer.
+  if (!medians.empty()) {
+    std::nth_element(medians.begin(), medians.begin() + medians.size() / 2, medians.end());
+    const sim::Link median =
+        FixedCost(AtLeastOneNs(static_cast<double>(medians[medians.size() / 2]) * scale));
+    const auto measured = [&model](int32_t src, int32_t dst) {
+      return std::any_of(model.links.begin(), model.links.end(), [&](const LinkCost& l) {
+        return l.src_stage == src && l.dst_stage == dst;
+      });
+    };
+    for (int32_t s = 0; s < model.p; ++s) {
+      for (int32_t next : {(s + 1) % model.p, (s + model.p - 1) % model.p}) {
+        if (next != s && !measured(s, next)) {
+          config.link_overrides.push_back(sim::LinkOverride{s, next, median});
+        }
+      }
+    }
   }
   const bool zero_bubble = candidate.schedule == sim::Schedule::kZeroBubbleH1;
-  for (const StageTimes& times : model.times) {
-    double backward = times.backward;
-    double weight_grad = times.weight_grad;
+  const bool training = candidate.schedule != sim::Schedule::kForwardOnly;
+  const std::vector<double> forward = AfterLayers(model, candidate, &StageModel::forward_ns);
+  const std::vector<double> backward_all = AfterLayers(model, candidate, &StageModel::backward_ns);
+  const std::vector<double> weight_all = AfterLayers(model, candidate, &StageModel::weight_grad_ns);
+  for (size_t s = 0; s < forward.size(); ++s) {
+    double backward = backward_all[s];
+    double weight_grad = weight_all[s];
     if (zero_bubble && !model.separate_weight_grad) {
       weight_grad = backward / 2.0;
       backward -= weight_grad;
@@ -146,9 +112,8 @@ absl::StatusOr<sim::Config> ConfigOf(const Model& model, const schedule_inferenc
       backward += weight_grad;
       weight_grad = 0.0;
     }
-    const bool training = candidate.schedule != sim::Schedule::kForwardOnly;
     config.costs.push_back(sim::StageCost{
-        .forward = AtLeastOneNs(times.forward * scale),
+        .forward = AtLeastOneNs(forward[s] * scale),
         .backward = training ? AtLeastOneNs(backward * scale) : 0,
         .weight_grad = zero_bubble ? AtLeastOneNs(weight_grad * scale) : 0});
   }
@@ -172,11 +137,11 @@ absl::StatusOr<std::vector<int64_t>> InFlight(const sim::Config& config) {
   return counts;
 }
 
-Prediction Predict(const Model& model, const schedule_inference::Result& shape,
-                   const Candidate& candidate, const std::vector<int64_t>& measured_in_flight) {
+Prediction Predict(const Model& model, const Candidate& candidate,
+                   const std::vector<int64_t>& measured_in_flight) {
   Prediction prediction;
   prediction.candidate = candidate;
-  absl::StatusOr<sim::Config> config = ConfigOf(model, shape, candidate, 1);
+  absl::StatusOr<sim::Config> config = ConfigOf(model, candidate, 1);
   if (!config.ok()) {
     prediction.problem = std::string(config.status().message());
     return prediction;
@@ -191,36 +156,46 @@ Prediction Predict(const Model& model, const schedule_inference::Result& shape,
   prediction.bubble_fraction = truth.bubble_fraction;
 
   // Memory: floor + activation per chunk x in-flight chunks (the truth counts them at 1 byte).
+  if (measured_in_flight.empty()) return prediction;
+  std::vector<double> floors;
+  std::vector<double> activations;  // per microbatch, all chunks together
+  for (size_t s = 0; s < model.stages.size(); ++s) {
+    const StageModel& stage = model.stages[s];
+    if (stage.memory_floor_bytes < 0 || stage.memory_peak_bytes < 0 ||
+        measured_in_flight[s] <= 0) {
+      return prediction;
+    }
+    floors.push_back(static_cast<double>(stage.memory_floor_bytes));
+    activations.push_back(static_cast<double>(stage.memory_peak_bytes - stage.memory_floor_bytes) /
+                          static_cast<double>(measured_in_flight[s]) *
+                          static_cast<double>(model.v));
+  }
+  if (!candidate.layers_per_stage.empty()) {
+    std::vector<int32_t> before;
+    for (const StageModel& stage : model.stages) before.push_back(stage.layers);
+    floors = pipeline::Resplit(floors, before, candidate.layers_per_stage);
+    activations = pipeline::Resplit(activations, before, candidate.layers_per_stage);
+  }
   const double scale = candidate.same_global_batch
-                           ? static_cast<double>(shape.m) / static_cast<double>(candidate.microbatches)
+                           ? static_cast<double>(model.m) / static_cast<double>(candidate.microbatches)
                            : 1.0;
-  bool known = !measured_in_flight.empty();
   bool fits = true;
   bool capacity_known = true;
-  std::vector<StageMemory> memory;
-  for (size_t s = 0; s < model.stage_ranks.size() && known; ++s) {
-    if (model.floor_bytes[s] < 0 || measured_in_flight[s] <= 0) {
-      known = false;
-      break;
-    }
-    const double per_microbatch =
-        static_cast<double>(model.peak_bytes[s] - model.floor_bytes[s]) /
-        static_cast<double>(measured_in_flight[s]) * static_cast<double>(shape.v);
-    const double per_chunk = per_microbatch * scale / static_cast<double>(candidate.virtual_stages);
+  for (size_t s = 0; s < model.stages.size(); ++s) {
+    const double per_chunk =
+        activations[s] * scale / static_cast<double>(candidate.virtual_stages);
     const int64_t in_flight = truth.memory[s].peak_allocated_bytes;
     const auto peak = static_cast<int64_t>(
-        std::llround(static_cast<double>(model.floor_bytes[s]) + per_chunk * static_cast<double>(in_flight)));
-    memory.push_back(StageMemory{static_cast<int32_t>(s), model.stage_ranks[s], peak});
-    if (model.headroom_bytes[s] < 0) {
+        std::llround(floors[s] + per_chunk * static_cast<double>(in_flight)));
+    prediction.memory.push_back(
+        StageMemory{static_cast<int32_t>(s), model.stages[s].rank, peak});
+    if (model.stages[s].memory_headroom_bytes < 0) {
       capacity_known = false;
     } else {
-      fits &= peak - model.peak_bytes[s] <= model.headroom_bytes[s];
+      fits &= peak - model.stages[s].memory_peak_bytes <= model.stages[s].memory_headroom_bytes;
     }
   }
-  if (known) {
-    prediction.memory = std::move(memory);
-    if (capacity_known) prediction.fits_memory = fits;
-  }
+  if (capacity_known) prediction.fits_memory = fits;
   return prediction;
 }
 
@@ -229,64 +204,170 @@ Prediction Predict(const Model& model, const schedule_inference::Result& shape,
 std::string CandidateLabel(const Candidate& candidate) {
   return absl::StrCat(std::string(sim::ScheduleName(candidate.schedule)), " m=",
                       candidate.microbatches, " v=", candidate.virtual_stages,
-                      candidate.same_global_batch ? " (same global batch)" : "");
+                      candidate.same_global_batch ? " (same global batch)" : "",
+                      candidate.layers_per_stage.empty()
+                          ? ""
+                          : absl::StrCat(" layers ", absl::StrJoin(candidate.layers_per_stage, ",")));
 }
 
-std::vector<Candidate> DefaultCandidates(const schedule_inference::Result& shape) {
-  const sim::Schedule schedule = pipeline::SimScheduleOf(shape.family);
-  std::vector<Candidate> candidates;
-  for (int32_t factor : {2, 4}) {
-    candidates.push_back(Candidate{schedule, shape.m * factor, shape.v, false});
-  }
-  const bool training = schedule != sim::Schedule::kForwardOnly;
-  if (schedule == sim::Schedule::k1F1B && shape.p > 1 && shape.m % shape.p == 0) {
-    candidates.push_back(Candidate{sim::Schedule::kInterleaved1F1B, shape.m, 2, false});
-  }
-  if (schedule == sim::Schedule::kInterleaved1F1B) {
-    candidates.push_back(Candidate{sim::Schedule::k1F1B, shape.m, 1, false});
-  }
-  if (training && shape.v == 1 && schedule != sim::Schedule::kZeroBubbleH1) {
-    candidates.push_back(Candidate{sim::Schedule::kZeroBubbleH1, shape.m, 1, false});
-  }
-  return candidates;
+Candidate AsMeasured(const Model& model) {
+  return Candidate{model.schedule, model.m, model.v, false, {}};
 }
 
-absl::StatusOr<Result> Analyze(const Input& input, const std::vector<Candidate>& candidates) {
+absl::StatusOr<Model> ModelOf(const Input& input) {
   if (input.shape == nullptr) {
     return absl::FailedPreconditionError("the pipeline's shape is unknown");
   }
   const schedule_inference::Result& shape = *input.shape;
-  absl::StatusOr<Model> model = ModelOf(input);
-  if (!model.ok()) return model.status();
+  if (shape.stages.size() != static_cast<size_t>(shape.p) || shape.p < 1) {
+    return absl::FailedPreconditionError(
+        "per-stage forward/backward times are unknown, so the job cannot be modelled");
+  }
+  if (!shape.stage_counts_fit) {
+    return absl::FailedPreconditionError(
+        "per-stage op counts do not fit the schedule, so the per-stage times are not reliable");
+  }
+  Model model;
+  model.schedule = pipeline::SimScheduleOf(shape.family);
+  model.p = shape.p;
+  model.m = shape.m;
+  model.v = shape.v;
+  model.multi_chunk_zero_bubble =
+      shape.family == schedule_inference::ScheduleFamily::kZeroBubble && shape.v > 1;
+  model.measured_iteration_ns = input.bubble->latency.p50;
+  model.measured_bubble_fraction = input.bubble->bubble_fraction;
+  const double chunks = static_cast<double>(shape.v);
+  std::map<int32_t, int32_t> stage_of_rank;
+  for (const schedule_inference::StageFigures& figures : shape.stages) {
+    StageModel stage{.rank = figures.rank,
+                     .forward_ns = figures.forward.mean_ns * chunks,
+                     .backward_ns = figures.backward.mean_ns * chunks,
+                     .weight_grad_ns = figures.weight_grad.mean_ns * chunks};
+    model.separate_weight_grad |= figures.weight_grad.count > 0;
+    for (const Rank& traced : input.trace->ranks) {
+      if (traced.rank != figures.rank) continue;
+      const MemoryPeak memory = PeakMemory(traced);
+      stage.memory_floor_bytes = memory.lowest_allocated_bytes;
+      stage.memory_peak_bytes = memory.allocated_bytes;
+      if (!traced.devices.empty() && traced.devices.front().total_memory_bytes > 0 &&
+          memory.reserved_bytes >= 0) {
+        stage.memory_headroom_bytes =
+            traced.devices.front().total_memory_bytes - memory.reserved_bytes;
+      }
+      break;
+    }
+    const size_t index = model.stages.size();
+    if (input.layers_per_stage.size() == shape.stages.size()) {
+      stage.layers = input.layers_per_stage[index];
+    }
+    stage_of_rank[figures.rank] = static_cast<int32_t>(index);
+    model.stages.push_back(stage);
+  }
+  for (const link_stats::Link& link : *input.links) {
+    const auto src = stage_of_rank.find(link.src);
+    const auto dst = stage_of_rank.find(link.dst);
+    if (src == stage_of_rank.end() || dst == stage_of_rank.end() || link.transfers == 0) continue;
+    model.links.push_back(LinkCost{src->second, dst->second, link.transfer_median_ns});
+  }
+  return model;
+}
+
+absl::Status ValidateModel(const Model& model) {
+  if (model.p < 1 || model.p > kMaxStages) {
+    return absl::InvalidArgumentError(absl::StrCat("p is ", model.p, "; it must be 1 to ",
+                                                   kMaxStages));
+  }
+  if (model.m < 1 || model.v < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("m is ", model.m, " and v is ", model.v,
+                                                   "; both must be at least 1"));
+  }
+  if (model.stages.size() != static_cast<size_t>(model.p)) {
+    return absl::InvalidArgumentError(absl::StrCat("the model has ", model.stages.size(),
+                                                   " stages but p is ", model.p));
+  }
+  for (size_t s = 0; s < model.stages.size(); ++s) {
+    const StageModel& stage = model.stages[s];
+    for (double time : {stage.forward_ns, stage.backward_ns, stage.weight_grad_ns}) {
+      if (!std::isfinite(time) || time < 0.0 || time > 1e15) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("stage ", s, " has a time per microbatch outside 0 to 1e15 ns"));
+      }
+    }
+    if (stage.layers < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("stage ", s, " has negative layers"));
+    }
+  }
+  if (model.links.size() > 4 * model.stages.size() * model.stages.size()) {
+    return absl::InvalidArgumentError("the model has more links than stage pairs");
+  }
+  for (const LinkCost& link : model.links) {
+    if (link.src_stage < 0 || link.src_stage >= model.p || link.dst_stage < 0 ||
+        link.dst_stage >= model.p || link.transfer_ns < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("link ", link.src_stage, "->",
+                                                     link.dst_stage,
+                                                     " names a stage outside 0 to p-1 or a "
+                                                     "negative transfer time"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Candidate> DefaultCandidates(const Model& model,
+                                         const std::vector<int32_t>& rebalance) {
+  const sim::Schedule schedule = model.schedule;
+  std::vector<Candidate> candidates;
+  for (int32_t factor : {2, 4}) {
+    candidates.push_back(Candidate{schedule, model.m * factor, model.v, false, {}});
+  }
+  const bool training = schedule != sim::Schedule::kForwardOnly;
+  if (schedule == sim::Schedule::k1F1B && model.p > 1 && model.m % model.p == 0) {
+    candidates.push_back(Candidate{sim::Schedule::kInterleaved1F1B, model.m, 2, false, {}});
+  }
+  if (schedule == sim::Schedule::kInterleaved1F1B) {
+    candidates.push_back(Candidate{sim::Schedule::k1F1B, model.m, 1, false, {}});
+  }
+  if (training && model.v == 1 && schedule != sim::Schedule::kZeroBubbleH1) {
+    candidates.push_back(Candidate{sim::Schedule::kZeroBubbleH1, model.m, 1, false, {}});
+  }
+  if (!rebalance.empty()) {
+    candidates.push_back(Candidate{schedule, model.m, model.v, false, rebalance});
+  }
+  return candidates;
+}
+
+absl::StatusOr<Result> Analyze(const Model& model, const std::vector<Candidate>& candidates) {
+  if (absl::Status status = ValidateModel(model); !status.ok()) {
+    return absl::FailedPreconditionError(status.message());
+  }
   Result result;
-  result.measured_iteration_ns = input.bubble->latency.p50;
-  result.measured_bubble_fraction = input.bubble->bubble_fraction;
-  const Candidate measured{pipeline::SimScheduleOf(shape.family), shape.m, shape.v, false};
+  result.measured_iteration_ns = model.measured_iteration_ns;
+  result.measured_bubble_fraction = model.measured_bubble_fraction;
+  const Candidate measured = AsMeasured(model);
   // The measured schedule's in-flight chunks per stage: what the measured peaks were made of.
   std::vector<int64_t> in_flight;
-  if (absl::StatusOr<sim::Config> config = ConfigOf(*model, shape, measured, 1); config.ok()) {
+  if (absl::StatusOr<sim::Config> config = ConfigOf(model, measured, 1); config.ok()) {
     if (absl::StatusOr<std::vector<int64_t>> counts = InFlight(*config); counts.ok()) {
       in_flight = *std::move(counts);
     }
   }
-  if (std::any_of(model->peak_bytes.begin(), model->peak_bytes.end(),
-                  [](int64_t peak) { return peak < 0; })) {
+  if (std::any_of(model.stages.begin(), model.stages.end(),
+                  [](const StageModel& stage) { return stage.memory_peak_bytes < 0; })) {
     in_flight.clear();
     result.notes.push_back("no memory samples on some stage: memory per candidate unknown");
   }
-  result.baseline = Predict(*model, shape, measured, in_flight);
+  result.baseline = Predict(model, measured, in_flight);
   if (!result.baseline.problem.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the measured configuration cannot be simulated: ", result.baseline.problem));
   }
-  if (shape.family == schedule_inference::ScheduleFamily::kZeroBubble && shape.v > 1) {
+  if (model.multi_chunk_zero_bubble) {
     result.notes.push_back(
         "the measured zero-bubble schedule has several chunks per rank; it is modelled as "
         "ZB-H1, which the simulator implements");
   }
-  const std::vector<Candidate> chosen = candidates.empty() ? DefaultCandidates(shape) : candidates;
+  const std::vector<Candidate> chosen = candidates.empty() ? DefaultCandidates(model) : candidates;
   for (const Candidate& candidate : chosen) {
-    if (candidate.schedule == sim::Schedule::kZeroBubbleH1 && !model->separate_weight_grad) {
+    if (candidate.schedule == sim::Schedule::kZeroBubbleH1 && !model.separate_weight_grad) {
       result.notes.push_back(
           "zb-h1 candidates split each measured backward into input and weight gradients of "
           "half its time each (the trace runs them together)");
@@ -294,9 +375,46 @@ absl::StatusOr<Result> Analyze(const Input& input, const std::vector<Candidate>&
     }
   }
   for (const Candidate& candidate : chosen) {
-    result.candidates.push_back(Predict(*model, shape, candidate, in_flight));
+    result.candidates.push_back(Predict(model, candidate, in_flight));
   }
   return result;
+}
+
+Model WithStageAtMean(Model model, int32_t stage) {
+  if (stage < 0 || static_cast<size_t>(stage) >= model.stages.size()) return model;
+  StageModel mean;
+  const double count = static_cast<double>(model.stages.size());
+  for (const StageModel& each : model.stages) {
+    mean.forward_ns += each.forward_ns / count;
+    mean.backward_ns += each.backward_ns / count;
+    mean.weight_grad_ns += each.weight_grad_ns / count;
+  }
+  StageModel& slow = model.stages[static_cast<size_t>(stage)];
+  slow.forward_ns = mean.forward_ns;
+  slow.backward_ns = mean.backward_ns;
+  slow.weight_grad_ns = mean.weight_grad_ns;
+  return model;
+}
+
+Model WithLinkTransfer(Model model, int32_t src_stage, int32_t dst_stage, TimeNs transfer_ns) {
+  for (LinkCost& link : model.links) {
+    if (link.src_stage == src_stage && link.dst_stage == dst_stage) link.transfer_ns = transfer_ns;
+  }
+  return model;
+}
+
+Model WithFreeLinks(Model model) {
+  for (LinkCost& link : model.links) link.transfer_ns = 0;
+  return model;
+}
+
+absl::StatusOr<Prediction> PredictAsMeasured(const Model& model) {
+  if (absl::Status status = ValidateModel(model); !status.ok()) {
+    return absl::FailedPreconditionError(status.message());
+  }
+  Prediction prediction = Predict(model, AsMeasured(model), {});
+  if (!prediction.problem.empty()) return absl::FailedPreconditionError(prediction.problem);
+  return prediction;
 }
 
 }  // namespace bubblescope::whatif

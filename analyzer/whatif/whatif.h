@@ -40,17 +40,61 @@
 
 namespace bubblescope::whatif {
 
+// One stage of the measured job as the model sees it.
+struct StageModel {
+  int32_t rank = -1;
+  // Mean time per microbatch over all of the rank's chunks, ns.
+  double forward_ns = 0.0;
+  double backward_ns = 0.0;
+  double weight_grad_ns = 0.0;
+  // Memory, -1 when unknown: the lowest allocated sample (weights, gradients, optimizer state),
+  // the highest, and the device memory the reserved peak left free.
+  int64_t memory_floor_bytes = -1;
+  int64_t memory_peak_bytes = -1;
+  int64_t memory_headroom_bytes = -1;
+  int32_t layers = 0;  // model layers on the stage; 0 when unknown
+};
+
+// A measured directed link between two stages: its median transfer time.
+struct LinkCost {
+  int32_t src_stage = 0;
+  int32_t dst_stage = 0;
+  TimeNs transfer_ns = 0;
+};
+
+// The measured job, everything a prediction reads: built from a trace's analysis (ModelOf) or
+// read back from analyze's JSON report (report/whatif_model_json.h), so predictions need no trace.
+struct Model {
+  sim::Schedule schedule = sim::Schedule::k1F1B;
+  int32_t p = 0;
+  int32_t m = 0;
+  int32_t v = 1;
+  bool separate_weight_grad = false;  // the measured schedule runs W apart from B
+  // A zero-bubble schedule with several chunks per rank, modelled as ZB-H1 (said in a note).
+  bool multi_chunk_zero_bubble = false;
+  std::vector<StageModel> stages;  // by stage
+  std::vector<LinkCost> links;     // the measured ones
+  TimeNs measured_iteration_ns = 0;  // median iteration window
+  double measured_bubble_fraction = 0.0;
+};
+
 struct Candidate {
   sim::Schedule schedule = sim::Schedule::k1F1B;
   int32_t microbatches = 0;
   int32_t virtual_stages = 1;
   bool same_global_batch = false;
+  // Layers per stage after a move (pipeline/layer_split.h); empty: as measured. Needs the
+  // measured layers per stage (StageModel::layers).
+  std::vector<int32_t> layers_per_stage;
 
   friend bool operator==(const Candidate&, const Candidate&) = default;
 };
 
-// "1f1b m=16 v=1", with " (same global batch)" when it applies.
+// "1f1b m=16 v=1", with " (same global batch)" and " layers 7,9,8,8" when they apply.
 std::string CandidateLabel(const Candidate& candidate);
+
+// The measured configuration as a candidate.
+Candidate AsMeasured(const Model& model);
 
 struct StageMemory {
   int32_t stage = 0;
@@ -74,6 +118,7 @@ struct Input {
   const schedule_inference::Result* shape = nullptr;
   const bubble::Result* bubble = nullptr;
   const std::vector<link_stats::Link>* links = nullptr;
+  std::vector<int32_t> layers_per_stage;  // by stage; empty when unknown
 };
 
 struct Result {
@@ -85,13 +130,35 @@ struct Result {
   std::vector<std::string> notes;
 };
 
-// The candidates worth trying when the user names none: m x2 and x4; 1F1B <-> interleaved v=2
-// (where m is a multiple of p); ZB-H1 for a one-chunk training schedule. The measured
-// configuration itself is never one.
-std::vector<Candidate> DefaultCandidates(const schedule_inference::Result& shape);
-
 // FailedPreconditionError when the measured job cannot be modelled (no shape, per-stage times
-// unknown or unreliable); a candidate the simulator refuses carries its problem instead.
-absl::StatusOr<Result> Analyze(const Input& input, const std::vector<Candidate>& candidates);
+// unknown or unreliable).
+absl::StatusOr<Model> ModelOf(const Input& input);
+
+// InvalidArgumentError naming the field when a model (one read from a file) is not one a
+// prediction can run on: p, m, v, stage and link counts, negative times.
+absl::Status ValidateModel(const Model& model);
+
+// The candidates worth trying when the user names none: m x2 and x4; 1F1B <-> interleaved v=2
+// (where m is a multiple of p); ZB-H1 for a one-chunk training schedule; and `rebalance`, a
+// layer split (the best single move), when given. The measured configuration itself is never
+// one.
+std::vector<Candidate> DefaultCandidates(const Model& model,
+                                         const std::vector<int32_t>& rebalance = {});
+
+// A candidate the simulator refuses carries its problem instead. Empty `candidates`: the
+// defaults. FailedPreconditionError when the measured configuration itself cannot be simulated.
+absl::StatusOr<Result> Analyze(const Model& model, const std::vector<Candidate>& candidates);
+
+// The same job with one cause of delay removed, for predicting what fixing it saves:
+// `stage` computing at the mean F, B and W over stages;
+Model WithStageAtMean(Model model, int32_t stage);
+// the link from `src_stage` to `dst_stage` taking `transfer_ns` per message;
+Model WithLinkTransfer(Model model, int32_t src_stage, int32_t dst_stage, TimeNs transfer_ns);
+// every transfer free (overlapped with compute, or on infinitely fast links).
+Model WithFreeLinks(Model model);
+
+// The iteration window and bubble of the model's measured configuration; FailedPrecondition
+// when it cannot be simulated.
+absl::StatusOr<Prediction> PredictAsMeasured(const Model& model);
 
 }  // namespace bubblescope::whatif

@@ -80,7 +80,9 @@ TEST(WhatIfCliTest, AnalyzeOpensWithTheDiagnosis) {
   EXPECT_EQ(lines[1],
             "diagnosis: pipeline 0 (p=4 m=8 v=1 1f1b): bubble 45.8% against 27.3% for its "
             "schedule alone, iteration 50.423 ms (median)");
-  EXPECT_THAT(lines[2], ::testing::StartsWith("  top cause: stage_imbalance, "));
+  EXPECT_THAT(lines[2], ::testing::StartsWith("  top cause: stage_imbalance (stage 2 (rank 2) "
+                                              "computes longer per microbatch than the "
+                                              "others): fixing it"));
   EXPECT_THAT(lines[3], ::testing::StartsWith("  next step: move layers off the slow stage"));
   EXPECT_THAT(lines[4], ::testing::StartsWith("rank  timeline"));  // the tables come after
 }

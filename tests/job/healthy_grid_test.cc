@@ -43,10 +43,15 @@ TEST(HealthyGridTest, NoWarningOnAHealthyJob) {
         absl::StatusOr<job::Result> result = job::Analyze(simulation->trace, job::Options{});
         ASSERT_TRUE(result.ok()) << result.status();
         ASSERT_EQ(result->pipelines.size(), 1u);
-        for (const findings::Finding& finding : result->pipelines[0].findings.findings) {
+        const job::Pipeline& pipeline = result->pipelines[0];
+        for (const findings::Finding& finding : pipeline.findings.findings) {
           EXPECT_NE(finding.severity, Severity::kWarning)
               << findings::KindName(finding.kind) << ": " << finding.message;
         }
+        // Its only cause is the schedule's depth, informational.
+        ASSERT_EQ(pipeline.causes.causes.size(), 1u);
+        EXPECT_EQ(pipeline.causes.causes[0].cause, root_causes::Cause::kScheduleDepth);
+        EXPECT_EQ(pipeline.causes.causes[0].severity, Severity::kInfo);
         ++jobs;
       }
     }

@@ -82,6 +82,32 @@ job::Pipeline TwoRanks(bool with_shape) {
   findings::Finding large{findings::Kind::kPipelineDepth, Severity::kInfo, "depth", {3, 5},
                           4'000'000};
   pipeline.findings.findings = {large, small};
+  // The depth's cause predicts a saving of 1.5 ms; the wait has no cause that explains it.
+  root_causes::RootCause depth{.cause = root_causes::Cause::kScheduleDepth,
+                               .severity = Severity::kInfo,
+                               .ranks = {3, 5},
+                               .cost_per_iteration_ns = 4'000'000,
+                               .saving_per_iteration_ns = 1'500'000,
+                               .iteration_before_ns = 10'000'000,
+                               .before_is_measured = false,
+                               .iteration_after_ns = 8'500'000,
+                               .summary = "the schedule's own fill and drain",
+                               .fix = "the same samples in m=8 microbatches",
+                               .next_step = "try it",
+                               .findings = {0}};
+  root_causes::RootCause unexplained{.cause = root_causes::Cause::kUnattributed,
+                                     .severity = Severity::kWarning,
+                                     .ranks = {3},
+                                     .cost_per_iteration_ns = 1'000'000,
+                                     .saving_per_iteration_ns = std::nullopt,
+                                     .iteration_before_ns = 0,
+                                     .before_is_measured = false,
+                                     .iteration_after_ns = 0,
+                                     .summary = "ranks wait",
+                                     .fix = "no cause identified",
+                                     .next_step = "read the links table",
+                                     .findings = {1}};
+  pipeline.causes.causes = {depth, unexplained};
   return pipeline;
 }
 
@@ -202,7 +228,19 @@ TEST(PipelineReportTextTest, ShowsShapeBubbleAndTables) {
   EXPECT_THAT(text, HasSubstr("1 complete of 2 (from repeating_schedule); latency p50 10.000 ms"));
   EXPECT_THAT(text, HasSubstr("comm_wait_ms"));
   EXPECT_THAT(text, HasSubstr("1.000 / 1.100 (8)"));  // stage 0 forward: mean / p90 (count)
-  EXPECT_THAT(text, HasSubstr("info pipeline_depth: depth"));
+  EXPECT_THAT(text, HasSubstr(
+      "  causes, by the iteration time fixing each is predicted to save (docs/findings.md):\n"
+      "    1. schedule_depth (info): the schedule's own fill and drain\n"
+      "       costs 4.000 ms of rank time per iteration; fixing it (the same samples in m=8 "
+      "microbatches) is predicted to save 1.500 ms per iteration (modelled 10.000 ms -> "
+      "8.500 ms)\n"
+      "       next: try it\n"
+      "       - info pipeline_depth: depth\n"
+      "    2. unattributed (warning): ranks wait\n"
+      "       costs 1.000 ms of rank time per iteration; saving not predicted (no cause "
+      "identified)\n"
+      "       next: read the links table\n"
+      "       - warning comm_wait: rank 3 waited\n"));
   EXPECT_THAT(PipelineText({TwoRanks(false)}), HasSubstr("shape and schedule unknown"));
 }
 

@@ -11,6 +11,7 @@ namespace bubblescope {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 simdjson::dom::element Parse(simdjson::dom::parser& parser, const job::RebalanceFigures& figures,
                              std::string* text) {
@@ -35,7 +36,8 @@ TEST(RebalanceReportTest, Suggested) {
   result.layers_after = {11, 8, 5, 8};
   result.after = {43875, 0.25};
   result.moves_simulated = 84;
-  job::RebalanceFigures figures{.layers_per_stage = {8, 8, 8, 8}, .result = result};
+  job::RebalanceFigures figures{
+      .layers_per_stage = {8, 8, 8, 8}, .result = result, .predicted = std::nullopt};
   const std::string text = RebalanceText(figures);
   EXPECT_THAT(text, HasSubstr("rebalance (layers 8,8,8,8 from --layers-per-stage): move 3 layers from "
                         "stage 2 (rank 12) to stage 0 (rank 10) -> layers 11,8,5,8"));
@@ -50,6 +52,28 @@ TEST(RebalanceReportTest, Suggested) {
   EXPECT_EQ(int64_t(doc["layers"]), 3);
   EXPECT_DOUBLE_EQ(double(doc["predicted_iteration_us_after"]), 43.875);
   EXPECT_DOUBLE_EQ(double(doc["predicted_bubble_fraction_before"]), 0.5);
+  EXPECT_THAT(text, Not(HasSubstr("with the measured links")));
+
+  // Through the what-if model: measured, modelled and moved iterations, and the memory of the
+  // stage that takes layers (stage 0 rises from 2 to 3 GiB against 0.5 GiB of headroom).
+  whatif::Result predicted;
+  predicted.measured_iteration_ns = 60'000'000;
+  predicted.baseline.iteration_ns = 58'000'000;
+  predicted.baseline.memory = {{0, 10, int64_t{2} << 30}, {1, 11, int64_t{2} << 30},
+                               {2, 12, int64_t{2} << 30}, {3, 13, int64_t{2} << 30}};
+  whatif::Prediction after;
+  after.iteration_ns = 45'500'000;
+  after.memory = {{0, 10, int64_t{3} << 30}, {1, 11, int64_t{2} << 30},
+                  {2, 12, int64_t{1} << 30}, {3, 13, int64_t{2} << 30}};
+  after.fits_memory = false;
+  predicted.candidates = {after};
+  figures.predicted = predicted;
+  const std::string modelled = RebalanceText(figures);
+  EXPECT_THAT(modelled, HasSubstr("with the measured links: iteration 58.000 ms as measured "
+                                  "(measured 60.000 ms) -> 45.500 ms"));
+  EXPECT_THAT(modelled, HasSubstr("stage 0 (rank 10) takes layers: peak 2.00 GiB -> 3.00 GiB\n"
+                                  "    the move does not fit the measured memory headroom\n"));
+  EXPECT_THAT(modelled, Not(HasSubstr("stage 3 (rank 13) takes")));
 }
 
 TEST(RebalanceReportTest, NotSuggestedAndUnavailable) {
@@ -57,7 +81,8 @@ TEST(RebalanceReportTest, NotSuggestedAndUnavailable) {
   result.before = {33056000, 0.4};
   result.moves_simulated = 84;
   result.min_gain = 0.01;
-  job::RebalanceFigures quiet{.layers_per_stage = {8, 8, 8, 8}, .result = result};
+  job::RebalanceFigures quiet{
+      .layers_per_stage = {8, 8, 8, 8}, .result = result, .predicted = std::nullopt};
   EXPECT_THAT(RebalanceText(quiet),
               HasSubstr("no single move of layers shortens the predicted iteration (33.056 ms) "
                         "by 1.0% or more; 84 moves simulated"));
@@ -68,7 +93,8 @@ TEST(RebalanceReportTest, NotSuggestedAndUnavailable) {
   EXPECT_EQ(doc["from_stage"].error(), simdjson::NO_SUCH_FIELD);
 
   job::RebalanceFigures unknown{.layers_per_stage = {4, 4},
-                           .result = absl::FailedPreconditionError("the pipeline's shape is unknown")};
+                           .result = absl::FailedPreconditionError("the pipeline's shape is unknown"),
+                           .predicted = std::nullopt};
   EXPECT_EQ(RebalanceText(unknown),
             "  rebalance (layers 4,4 from --layers-per-stage): not possible: the pipeline's "
             "shape is unknown\n");
@@ -84,7 +110,8 @@ TEST(RebalanceReportTest, CountsFromAnnotationsSaySo) {
   result.moves_simulated = 84;
   result.min_gain = 0.01;
   job::RebalanceFigures declared{
-      .layers_per_stage = {6, 7, 8, 9}, .source = job::LayerCountSource::kAnnotations, .result = result};
+      .layers_per_stage = {6, 7, 8, 9}, .source = job::LayerCountSource::kAnnotations, .result = result,
+      .predicted = std::nullopt};
   EXPECT_THAT(RebalanceText(declared),
               HasSubstr("  rebalance (layers 6,7,8,9 from annotations): no single move"));
   simdjson::dom::parser parser;
@@ -96,7 +123,8 @@ TEST(RebalanceReportTest, CountsFromAnnotationsSaySo) {
   job::RebalanceFigures incomplete{
       .layers_per_stage = {},
       .source = job::LayerCountSource::kAnnotations,
-      .result = absl::FailedPreconditionError("rank 3 declares no layer count")};
+      .result = absl::FailedPreconditionError("rank 3 declares no layer count"),
+      .predicted = std::nullopt};
   EXPECT_EQ(RebalanceText(incomplete),
             "  rebalance (layer annotations): not possible: rank 3 declares no layer count\n");
   simdjson::dom::parser parser2;

@@ -55,6 +55,16 @@ sim::Config Measured(const Job& job) {
   return config;
 }
 
+constexpr int32_t kLayersPerStage = 4;
+
+// One layer off the middle stage (the slow one of an imbalanced job) onto the stage before it.
+std::vector<int32_t> MovedLayers(int32_t p) {
+  std::vector<int32_t> layers(static_cast<size_t>(p), kLayersPerStage);
+  --layers[static_cast<size_t>(p / 2)];
+  ++layers[static_cast<size_t>(p / 2 - 1)];
+  return layers;
+}
+
 // The configuration a candidate names, simulated directly: the measured job's stage costs and
 // links with the candidate's schedule, m and v; a whole backward split evenly into B and W for
 // a zero-bubble candidate (the model's stated assumption), B and W merged for the others, and
@@ -77,6 +87,18 @@ sim::Config Direct(const sim::Config& measured, const Candidate& candidate) {
     cost.forward = cost.forward * samples / split;
     cost.backward = cost.backward * samples / split;
     cost.weight_grad = cost.weight_grad * samples / split;
+  }
+  if (!candidate.layers_per_stage.empty()) {
+    // The first of the middle stage's four layers moves back: it leaves 3/4 of its cost and
+    // the stage before gains that 1/4 (every cost here divides by 4).
+    sim::StageCost& giver = config.costs[static_cast<size_t>(measured.stages / 2)];
+    sim::StageCost& taker = config.costs[static_cast<size_t>(measured.stages / 2 - 1)];
+    taker.forward += giver.forward / 4;
+    taker.backward += giver.backward / 4;
+    taker.weight_grad += giver.weight_grad / 4;
+    giver.forward -= giver.forward / 4;
+    giver.backward -= giver.backward / 4;
+    giver.weight_grad -= giver.weight_grad / 4;
   }
   const bool zb = candidate.schedule == Schedule::kZeroBubbleH1;
   for (sim::StageCost& cost : config.costs) {
@@ -103,19 +125,20 @@ void CheckJob(const Job& job, Worst* worst) {
                             " m=", job.m, job.imbalanced ? " imbalanced" : ""));
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(measured);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
-  absl::StatusOr<job::Result> analysed = job::Analyze(simulation->trace, job::Options{});
+  job::Options options;
+  options.layers_per_stage.assign(static_cast<size_t>(job.p), kLayersPerStage);
+  absl::StatusOr<job::Result> analysed = job::Analyze(simulation->trace, options);
   ASSERT_TRUE(analysed.ok()) << analysed.status();
   ASSERT_EQ(analysed->pipelines.size(), 1u);
   const job::Pipeline& pipeline = analysed->pipelines[0];
-  ASSERT_TRUE(pipeline.shape.has_value());
-  const Input input{.trace = &simulation->trace,
-                    .shape = &*pipeline.shape,
-                    .bubble = &pipeline.bubble,
-                    .links = &pipeline.crossrank.links};
-  // The defaults, and twice the microbatches over the same samples.
-  std::vector<Candidate> candidates = DefaultCandidates(*pipeline.shape);
-  candidates.push_back(Candidate{job.schedule, 2 * job.m, measured.virtual_stages, true});
-  absl::StatusOr<Result> result = Analyze(input, candidates);
+  ASSERT_TRUE(pipeline.model.has_value()) << pipeline.model_problem;
+  // The defaults, twice the microbatches over the same samples, and one layer moved off the
+  // middle stage to the one before it.
+  std::vector<Candidate> candidates = DefaultCandidates(*pipeline.model);
+  candidates.push_back(Candidate{job.schedule, 2 * job.m, measured.virtual_stages, true, {}});
+  candidates.push_back(Candidate{job.schedule, job.m, measured.virtual_stages, false,
+                                 MovedLayers(job.p)});
+  absl::StatusOr<Result> result = Analyze(*pipeline.model, candidates);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_FALSE(result->candidates.empty());
 
@@ -142,6 +165,9 @@ void CheckJob(const Job& job, Worst* worst) {
     EXPECT_NEAR(static_cast<double>(prediction.iteration_ns), truth_iteration,
                 0.02 * truth_iteration);
     ASSERT_EQ(prediction.memory.size(), static_cast<size_t>(job.p));
+    // The simulator stashes the same activation on every stage, so it cannot hold a layer
+    // move's; WhatIfTest.LayerMoveMemoryByHand checks that.
+    if (!prediction.candidate.layers_per_stage.empty()) continue;
     for (const StageMemory& stage : prediction.memory) {
       const double truth_peak =
           static_cast<double>(direct->truth.memory[static_cast<size_t>(stage.rank)].peak_allocated_bytes);
@@ -168,6 +194,47 @@ TEST(WhatIfTest, PredictionsMatchDirectSimulationOverTheGrid) {
   std::cout << worst.predictions << " predictions; largest errors: bubble "
             << worst.bubble_points << " points, iteration " << 100.0 * worst.iteration_relative
             << "%, peak memory " << 100.0 * worst.memory_relative << "%\n";
+}
+
+// A layer move's memory, worked by hand. p=2 1F1B: stage 0 holds 2 microbatches in flight,
+// stage 1 holds 1. Stage 0: floor 1000, 100 per microbatch (peak 1200); stage 1: floor 2000, 60
+// (peak 2060); 2 layers each. Moving to 1,3 gives stage 0 half of its own (floor 500,
+// activation 50: peak 600) and stage 1 the other half plus its own (floor 2500, activation 110:
+// peak 2610), a rise of 550 over its 500 bytes of headroom.
+TEST(WhatIfTest, LayerMoveMemoryByHand) {
+  Model model;
+  model.schedule = Schedule::k1F1B;
+  model.p = 2;
+  model.m = 4;
+  model.stages = {StageModel{.rank = 0, .forward_ns = 1e6, .backward_ns = 2e6,
+                             .weight_grad_ns = 0, .memory_floor_bytes = 1000,
+                             .memory_peak_bytes = 1200, .memory_headroom_bytes = 10000,
+                             .layers = 2},
+                  StageModel{.rank = 1, .forward_ns = 1e6, .backward_ns = 2e6,
+                             .weight_grad_ns = 0, .memory_floor_bytes = 2000,
+                             .memory_peak_bytes = 2060, .memory_headroom_bytes = 500,
+                             .layers = 2}};
+  model.links = {LinkCost{0, 1, 1000}, LinkCost{1, 0, 1000}};
+  Candidate moved = AsMeasured(model);
+  moved.layers_per_stage = {1, 3};
+  absl::StatusOr<Result> result = Analyze(model, {moved});
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->baseline.memory.size(), 2u);
+  EXPECT_EQ(result->baseline.memory[0].peak_allocated_bytes, 1200);
+  EXPECT_EQ(result->baseline.memory[1].peak_allocated_bytes, 2060);
+  const Prediction& after = result->candidates.at(0);
+  ASSERT_TRUE(after.problem.empty()) << after.problem;
+  ASSERT_EQ(after.memory.size(), 2u);
+  EXPECT_EQ(after.memory[0].peak_allocated_bytes, 600);
+  EXPECT_EQ(after.memory[1].peak_allocated_bytes, 2610);
+  EXPECT_EQ(after.fits_memory, std::optional<bool>(false));
+
+  // Without the measured split there is no move to make.
+  model.stages[1].layers = 0;
+  result = Analyze(model, {moved});
+  ASSERT_TRUE(result.ok());
+  EXPECT_NE(result->candidates.at(0).problem.find("layers per stage are unknown"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,378 @@
+#include "findings/root_causes.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace bubblescope::root_causes {
+namespace {
+
+using findings::Finding;
+using findings::Kind;
+
+int32_t StageOf(const std::vector<int32_t>& order, int32_t rank) {
+  const auto it = std::find(order.begin(), order.end(), rank);
+  return it == order.end() ? -1 : static_cast<int32_t>(it - order.begin());
+}
+
+std::string StageName(const std::vector<int32_t>& order, int32_t rank) {
+  const int32_t stage = StageOf(order, rank);
+  return stage < 0 ? absl::StrCat("rank ", rank)
+                   : absl::StrCat("stage ", stage, " (rank ", rank, ")");
+}
+
+// Builds the causes, each prediction made against one baseline of the model.
+class Builder {
+ public:
+  explicit Builder(const Input& input) : input_(input), order_(*input.stage_order) {
+    iterations_ = static_cast<double>(std::max<int64_t>(1, input.bubble->complete_iterations));
+    if (input.model != nullptr) {
+      absl::StatusOr<whatif::Prediction> baseline = whatif::PredictAsMeasured(*input.model);
+      if (baseline.ok()) baseline_ = baseline->iteration_ns;
+    }
+  }
+
+  RootCause New(Cause cause, Severity severity, const Finding& finding, size_t index) const {
+    RootCause out;
+    out.cause = cause;
+    out.severity = severity;
+    out.ranks = finding.ranks;
+    out.cost_per_iteration_ns = PerIteration(finding.cost_ns);
+    out.findings = {index};
+    return out;
+  }
+
+  TimeNs PerIteration(TimeNs total) const {
+    return RoundToNs(static_cast<double>(total) / iterations_);
+  }
+
+  // Sets the saving of `cause` to what the model predicts with `fixed` in place of the job.
+  void PredictFix(const whatif::Model& fixed, RootCause& cause) const {
+    if (baseline_ <= 0) return;
+    absl::StatusOr<whatif::Prediction> after = whatif::PredictAsMeasured(fixed);
+    if (!after.ok()) return;
+    SetSaving(after->iteration_ns, cause);
+  }
+
+  void SetSaving(TimeNs iteration_after, RootCause& cause) const {
+    cause.iteration_before_ns = baseline_;
+    cause.iteration_after_ns = iteration_after;
+    cause.saving_per_iteration_ns = std::max<TimeNs>(0, baseline_ - iteration_after);
+  }
+
+  RootCause Depth(const Finding& finding, size_t index) const {
+    RootCause cause = New(Cause::kScheduleDepth, Severity::kInfo, finding, index);
+    cause.summary = "the schedule's own fill and drain (expected with any pipeline schedule)";
+    const whatif::Result* remedies = input_.depth_remedies;
+    const whatif::Prediction* best = nullptr;
+    if (remedies != nullptr && baseline_ > 0) {
+      for (const whatif::Prediction& prediction : remedies->candidates) {
+        if (!prediction.problem.empty() || prediction.fits_memory == std::optional<bool>(false)) {
+          continue;
+        }
+        if (best == nullptr || prediction.iteration_ns < best->iteration_ns) best = &prediction;
+      }
+    }
+    if (best == nullptr) {
+      cause.fix = "no shallower configuration could be predicted";
+      cause.next_step = "bubblescope whatif on these traces: more microbatches or another schedule";
+      return cause;
+    }
+    SetSaving(best->iteration_ns, cause);
+    const whatif::Candidate& c = best->candidate;
+    cause.fix = absl::StrCat(
+        c.same_global_batch
+            ? absl::StrCat("the same samples in m=", c.microbatches, " microbatches")
+            : absl::StrCat("the ", std::string(sim::ScheduleName(c.schedule)), " schedule",
+                           c.virtual_stages > 1 ? absl::StrCat(" with v=", c.virtual_stages) : ""),
+        best->fits_memory.has_value() ? " (fits the measured memory headroom)"
+                                      : " (memory headroom unknown)");
+    cause.next_step = absl::StrCat("try ", cause.fix,
+                                   "; bubblescope whatif lists every candidate with its memory");
+    return cause;
+  }
+
+  RootCause Imbalance(const Finding& finding, size_t index) const {
+    RootCause cause = New(Cause::kStageImbalance, Severity::kWarning, finding, index);
+    const int32_t stage = input_.shape->slowest_stage;
+    cause.summary = absl::StrCat("stage ", stage, " (rank ", input_.shape->slowest_rank,
+                                 ") computes longer per microbatch than the others");
+    cause.fix = absl::StrCat("stage ", stage, " at the mean forward, backward and weight-gradient "
+                             "time over stages");
+    if (input_.model != nullptr) PredictFix(whatif::WithStageAtMean(*input_.model, stage), cause);
+    const rebalance::Result* move = input_.rebalance;
+    if (move != nullptr && move->suggested) {
+      cause.next_step = absl::StrCat("move ", move->layers, move->layers == 1 ? " layer" : " layers",
+                                     " from stage ", move->from_stage, " to stage ",
+                                     move->to_stage, " (the rebalance line below)");
+    } else {
+      cause.next_step =
+          "move layers off the slow stage: bubblescope analyze --layers-per-stage N,N,... "
+          "predicts the best move";
+    }
+    return cause;
+  }
+
+  RootCause SlowLink(const Finding& finding, size_t index) const {
+    RootCause cause = New(Cause::kSlowLink, Severity::kWarning, finding, index);
+    const int32_t src = finding.ranks.size() == 2 ? finding.ranks[0] : -1;
+    const int32_t dst = finding.ranks.size() == 2 ? finding.ranks[1] : -1;
+    cause.summary = absl::StrCat("the link ", StageName(order_, src), " -> ",
+                                 StageName(order_, dst), " is slow");
+    const link_stats::Link* link = nullptr;
+    for (const link_stats::Link& each : *input_.links) {
+      if (each.src == src && each.dst == dst) link = &each;
+    }
+    cause.next_step = "check the slow link's path (NIC, switch port, NVLink/PCIe topology) "
+                      "against the job's other links";
+    if (link == nullptr || link->reference_gbps <= 0.0 || link->gbps_median <= 0.0) {
+      cause.fix = "its bandwidth has no reference to be fixed to";
+      return cause;
+    }
+    cause.fix = absl::StrFormat("the link at the job's median of %.2f Gbit/s",
+                                link->reference_gbps);
+    const TimeNs fixed = RoundToNs(static_cast<double>(link->transfer_median_ns) *
+                                   link->gbps_median / link->reference_gbps);
+    const int32_t src_stage = StageOf(order_, src);
+    const int32_t dst_stage = StageOf(order_, dst);
+    if (input_.model != nullptr && src_stage >= 0 && dst_stage >= 0) {
+      PredictFix(whatif::WithLinkTransfer(*input_.model, src_stage, dst_stage, fixed), cause);
+    }
+    return cause;
+  }
+
+  RootCause LateSender(const Finding& finding, size_t index) const {
+    RootCause cause = New(Cause::kLateSender, Severity::kWarning, finding, index);
+    const int32_t sender = finding.ranks.empty() ? -1 : finding.ranks[0];
+    const int32_t stage = StageOf(order_, sender);
+    cause.summary = absl::StrCat(StageName(order_, sender), " posts its sends late: it is busy");
+    cause.next_step = "balance the sender's work or overlap its sends with compute";
+    cause.fix = absl::StrCat("stage ", stage, " at the mean time per microbatch");
+    if (input_.model != nullptr && stage >= 0) {
+      PredictFix(whatif::WithStageAtMean(*input_.model, stage), cause);
+    }
+    if (!cause.saving_per_iteration_ns.has_value() || *cause.saving_per_iteration_ns == 0) {
+      cause.saving_per_iteration_ns.reset();
+      cause.fix = "not predicted: the sender's extra time is outside its microbatch ops, which "
+                  "the model does not see";
+    }
+    return cause;
+  }
+
+  RootCause HostBound(const Finding& finding, size_t index) const {
+    RootCause cause = New(Cause::kHostBound, Severity::kWarning, finding, index);
+    cause.summary = "the host does not keep the device busy: idle time with nothing running";
+    cause.next_step =
+        "look at the gaps between launches (on a CPU-only rank, between ops) of the idle ranks' "
+        "threads: data loading, Python, synchronizations";
+    cause.fix = "no host gaps: the measured iteration down to the model's, by at most the idlest "
+                "rank's empty time";
+    return cause;
+  }
+
+  // Host gaps are what the model leaves out, so their saving is the measured iteration over the
+  // model's, bounded by the emptiest rank's empty time.
+  void PredictHost(RootCause& cause) const {
+    if (baseline_ <= 0) return;
+    TimeNs empty = 0;
+    for (const bubble::RankTotals& rank : input_.bubble->per_rank) {
+      empty = std::max(empty, PerIteration(rank.empty));
+    }
+    const TimeNs measured = input_.bubble->latency.p50;
+    const TimeNs saving = std::clamp<TimeNs>(measured - baseline_, 0, empty);
+    cause.iteration_before_ns = measured;
+    cause.before_is_measured = true;
+    cause.iteration_after_ns = measured - saving;
+    cause.saving_per_iteration_ns = saving;
+  }
+
+  // Waits no finding explains: transfers on the critical path when free links would save
+  // time, else unattributed.
+  RootCause Unexplained() const {
+    RootCause cause{.cause = Cause::kUnattributed,
+                    .severity = Severity::kWarning,
+                    .ranks = {},
+                    .cost_per_iteration_ns = 0,
+                    .saving_per_iteration_ns = std::nullopt,
+                    .iteration_before_ns = 0,
+                    .before_is_measured = false,
+                    .iteration_after_ns = 0,
+                    .summary = "ranks wait on communication beyond their schedule, and no "
+                               "finding names why",
+                    .fix = "no cause identified",
+                    .next_step = "find who the waiting ranks wait for in the links table "
+                                 "(sender_wait, receiver_wait) and the stall lines under it",
+                    .findings = {}};
+    if (input_.model == nullptr || input_.model->links.empty()) return cause;
+    PredictFix(whatif::WithFreeLinks(*input_.model), cause);
+    if (!cause.saving_per_iteration_ns.has_value() || *cause.saving_per_iteration_ns == 0) {
+      cause.saving_per_iteration_ns.reset();
+      return cause;
+    }
+    cause.cause = Cause::kTransferTime;
+    cause.summary = "hand-offs wait for their transfers: no link is slow, but every transfer "
+                    "on the critical path adds to the iteration";
+    cause.fix = "every transfer free, as when overlapped with compute";
+    cause.next_step = "overlap point-to-point transfers with compute (Megatron-LM: "
+                      "--overlap-p2p-communication), or send fewer, larger messages";
+    return cause;
+  }
+
+  TimeNs baseline() const { return baseline_; }
+
+ private:
+  const Input& input_;
+  const std::vector<int32_t>& order_;
+  double iterations_ = 1.0;
+  TimeNs baseline_ = 0;  // the model as measured; 0 when there is no model
+};
+
+bool Ranked(const RootCause& a, const RootCause& b) {
+  const bool a_saving = a.saving_per_iteration_ns.has_value();
+  const bool b_saving = b.saving_per_iteration_ns.has_value();
+  if (a_saving != b_saving) return a_saving;
+  if (a_saving && *a.saving_per_iteration_ns != *b.saving_per_iteration_ns) {
+    return *a.saving_per_iteration_ns > *b.saving_per_iteration_ns;
+  }
+  return a.cost_per_iteration_ns > b.cost_per_iteration_ns;
+}
+
+}  // namespace
+
+std::string_view CauseName(Cause cause) {
+  switch (cause) {
+    case Cause::kScheduleDepth:
+      return "schedule_depth";
+    case Cause::kStageImbalance:
+      return "stage_imbalance";
+    case Cause::kSlowLink:
+      return "slow_link";
+    case Cause::kLateSender:
+      return "late_sender";
+    case Cause::kHostBound:
+      return "host_bound";
+    case Cause::kTransferTime:
+      return "transfer_time";
+    case Cause::kIncompleteJob:
+      return "incomplete_job";
+    case Cause::kShapeUnknown:
+      return "shape_unknown";
+    case Cause::kUnattributed:
+      return "unattributed";
+  }
+  return "unknown";
+}
+
+Result Analyze(const Input& input) {
+  Result result;
+  std::vector<RootCause>& causes = result.causes;
+  const std::vector<Finding>& all = *input.findings;
+  const Builder builder(input);
+  const int32_t slow_rank =
+      input.shape != nullptr && std::any_of(all.begin(), all.end(), [](const Finding& f) {
+        return f.kind == Kind::kStageImbalance;
+      })
+          ? input.shape->slowest_rank
+          : -1;
+  std::optional<size_t> host;       // index in causes
+  std::optional<size_t> incomplete;
+  std::vector<size_t> symptoms;     // indices in all
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Finding& finding = all[i];
+    switch (finding.kind) {
+      case Kind::kPipelineDepth:
+        causes.push_back(builder.Depth(finding, i));
+        break;
+      case Kind::kStageImbalance:
+        causes.push_back(builder.Imbalance(finding, i));
+        break;
+      case Kind::kSlowLink:
+        causes.push_back(builder.SlowLink(finding, i));
+        break;
+      case Kind::kLateSender:
+        if (!finding.ranks.empty() && finding.ranks[0] == slow_rank) {
+          symptoms.push_back(i);  // joins the imbalance below
+        } else {
+          causes.push_back(builder.LateSender(finding, i));
+        }
+        break;
+      case Kind::kHostBound:
+        if (host.has_value()) {
+          RootCause& cause = causes[*host];
+          cause.findings.push_back(i);
+          cause.ranks.insert(cause.ranks.end(), finding.ranks.begin(), finding.ranks.end());
+          cause.cost_per_iteration_ns += builder.PerIteration(finding.cost_ns);
+        } else {
+          host = causes.size();
+          causes.push_back(builder.HostBound(finding, i));
+        }
+        break;
+      case Kind::kIncompleteIterations:
+      case Kind::kUnmatchedP2p:
+        if (incomplete.has_value()) {
+          causes[*incomplete].findings.push_back(i);
+        } else {
+          incomplete = causes.size();
+          RootCause cause = builder.New(Cause::kIncompleteJob, Severity::kInfo, finding, i);
+          cause.summary = "part of the job is missing from the trace";
+          cause.fix = "nothing to predict: the figures cover what was loaded";
+          cause.next_step = "load every rank's trace of one window";
+          causes.push_back(std::move(cause));
+        }
+        if (finding.kind == Kind::kUnmatchedP2p) causes[*incomplete].severity = Severity::kWarning;
+        break;
+      case Kind::kScheduleUnknown: {
+        RootCause cause = builder.New(Cause::kShapeUnknown, Severity::kInfo, finding, i);
+        cause.summary = "the pipeline's shape could not be inferred";
+        cause.fix = "nothing can be predicted without the shape";
+        cause.next_step = "annotate the microbatches (docs/bubble.md, PP: ranges) or record "
+                          "NCCL args";
+        causes.push_back(std::move(cause));
+        break;
+      }
+      case Kind::kExcessBubble:
+      case Kind::kCommWait:
+        symptoms.push_back(i);
+        break;
+    }
+  }
+  if (host.has_value()) builder.PredictHost(causes[*host]);
+
+  // Symptoms join the warning cause predicted to save the most.
+  RootCause* owner = nullptr;
+  for (RootCause& cause : causes) {
+    if (cause.severity != Severity::kWarning || cause.cause == Cause::kIncompleteJob) continue;
+    if (owner == nullptr || Ranked(cause, *owner)) owner = &cause;
+  }
+  for (size_t i : symptoms) {
+    const Finding& finding = all[i];
+    RootCause* target = owner;
+    if (finding.kind == Kind::kLateSender) {
+      for (RootCause& cause : causes) {
+        if (cause.cause == Cause::kStageImbalance) target = &cause;
+      }
+    }
+    if (target == nullptr) {
+      causes.push_back(builder.Unexplained());
+      target = owner = &causes.back();
+    }
+    target->findings.push_back(i);
+    const bool unexplained =
+        target->cause == Cause::kUnattributed || target->cause == Cause::kTransferTime;
+    if (unexplained && finding.kind == Kind::kCommWait) {
+      target->cost_per_iteration_ns += builder.PerIteration(finding.cost_ns);
+      target->ranks.insert(target->ranks.end(), finding.ranks.begin(), finding.ranks.end());
+    }
+  }
+  for (RootCause& cause : causes) {
+    std::sort(cause.findings.begin(), cause.findings.end());
+    std::sort(cause.ranks.begin(), cause.ranks.end());
+    cause.ranks.erase(std::unique(cause.ranks.begin(), cause.ranks.end()), cause.ranks.end());
+  }
+  std::stable_sort(causes.begin(), causes.end(), Ranked);
+  return result;
+}
+
+}  // namespace bubblescope::root_causes
