@@ -409,7 +409,8 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
                    "Rank running each stage, a permutation (default: stage s on rank s)")
       ->type_name("R,R...");
   simulate->add_option("--weights-mb", f.weights_mb, "Device memory held by each stage's weights")
-      ->type_name("MB[,MB...]");
+      ->type_name("MB[,MB...]")
+      ->capture_default_str();
   simulate
       ->add_option("--stash-mb", f.stash_mb,
                    "Activations kept per in-flight microbatch per chunk, MiB")
@@ -491,6 +492,15 @@ int SimulateCommand::Run(std::ostream& out, std::ostream& err) {
       truth.stages, truth.microbatches, truth.virtual_stages, truth.iterations.size(),
       truth.bubble_fraction, truth.theoretical_bubble_fraction,
       static_cast<double>(truth.latency_p50_ns) / 1e6);
+  // The figure a schedule's memory trade-off shows in, without opening truth.json.
+  std::vector<std::string> peaks;
+  for (const sim::RankMemoryTruth& memory : truth.memory) {
+    peaks.push_back(absl::StrFormat("%.2f", static_cast<double>(memory.peak_allocated_bytes) /
+                                                static_cast<double>(int64_t{1} << 30)));
+  }
+  out << "peak allocated memory by rank, GiB: " << absl::StrJoin(peaks, ", ") << "\n"
+      << "(bubblescope whatif predicts other configurations of a measured job without writing "
+         "traces)\n";
   out << std::flush;
   return out ? kExitOk : kExitFailure;
 }

@@ -28,7 +28,7 @@ struct SimulateFlags {
   std::string weight_grad_us;  // zb-h1 only (required there)
   std::string kernels_per_op = "2";
   std::string activation_mb = "16";
-  std::string link_gbps = "100";
+  std::string link_gbps = "400";  // 16 MiB in 0.34 ms: below a 1 ms forward
   std::string link_latency_us = "5";
   std::vector<std::string> slow_links;  // SRC:DST:GBPS
   std::string launch_gap_us = "5";
@@ -37,8 +37,8 @@ struct SimulateFlags {
   std::string seed = "1";
   std::string clock_offsets_us;  // empty = all zero
   std::string stage_to_rank;     // empty = identity
-  std::string weights_mb;        // empty = no weights
-  std::string stash_mb = "0";
+  std::string weights_mb = "2048";  // weights, gradients and optimizer state per stage
+  std::string stash_mb = "96";  // so peaks show the schedule's in-flight microbatches
   bool no_iteration_barrier = false;
   std::string annotations = "none";
   std::string p2p = "per-op";

@@ -346,6 +346,12 @@ absl::StatusOr<std::vector<ReportedPipeline>> ReadReportModels(const std::string
   if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read"));
   }
+  return ParseReportModels(std::string_view(text.data(), text.size()), path);
+}
+
+absl::StatusOr<std::vector<ReportedPipeline>> ParseReportModels(std::string_view json,
+                                                               const std::string& path) {
+  const simdjson::padded_string text(json);
   od::parser parser;
   od::document document;
   ModelReader reader;
@@ -360,6 +366,23 @@ absl::StatusOr<std::vector<ReportedPipeline>> ReadReportModels(const std::string
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": byte ", offset, ": not a readable analyze report: ", what));
   };
+  // Validate the whole document first: the on-demand walk below then meets no broken JSON,
+  // and a cut or damaged file gets its own message.
+  {
+    simdjson::dom::parser validator;
+    simdjson::dom::element root;
+    if (const simdjson::error_code error = validator.parse(text).get(root);
+        error != simdjson::SUCCESS) {
+      if (error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::UNCLOSED_STRING) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": byte ", text.size(), ": not a readable analyze report: it ends early (cut "
+            "short?)"));
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": not a readable analyze report: not valid JSON (", simdjson::error_message(error),
+          ")"));
+    }
+  }
   if (parser.iterate(text).get(document) != simdjson::SUCCESS) return fail("not JSON");
   od::object top;
   if (document.get_object().get(top) != simdjson::SUCCESS) return fail("not a JSON object");

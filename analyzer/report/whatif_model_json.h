@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,5 +38,8 @@ bool IsAnalyzeReport(const std::string& path);
 // byte offset, for broken JSON) when it is not a readable analyze report of a known major
 // version; a pipeline whose model is missing or invalid carries that as its model's status.
 absl::StatusOr<std::vector<ReportedPipeline>> ReadReportModels(const std::string& path);
+// The same on the report's text; `path` only names it in messages.
+absl::StatusOr<std::vector<ReportedPipeline>> ParseReportModels(std::string_view json,
+                                                               const std::string& path);
 
 }  // namespace bubblescope

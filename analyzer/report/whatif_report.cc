@@ -43,6 +43,14 @@ void PredictionJson(const whatif::Prediction& prediction, JsonWriter& json) {
   json.IntMember("microbatches", prediction.candidate.microbatches);
   json.IntMember("virtual_stages", prediction.candidate.virtual_stages);
   json.BoolMember("same_global_batch", prediction.candidate.same_global_batch);
+  json.Key("layers_per_stage");
+  if (prediction.candidate.layers_per_stage.empty()) {
+    json.Null();
+  } else {
+    json.BeginArray();
+    for (int32_t layers : prediction.candidate.layers_per_stage) json.Int(layers);
+    json.EndArray();
+  }
   if (!prediction.problem.empty()) {
     json.StringMember("problem", prediction.problem);
     json.EndObject();

@@ -22,6 +22,8 @@ namespace {
 constexpr int64_t kMaxSimulatedOps = int64_t{1} << 17;  // p·m·v: tens of MB of engine state
 // Bounds on a model read from a file, so a hostile one cannot ask for unbounded work.
 constexpr int32_t kMaxStages = 4096;
+constexpr int32_t kMaxMicrobatches = 1 << 20;
+constexpr int32_t kMaxVirtualStages = 1024;
 
 TimeNs AtLeastOneNs(double ns) { return std::max<TimeNs>(1, std::llround(ns)); }
 
@@ -277,9 +279,10 @@ absl::Status ValidateModel(const Model& model) {
     return absl::InvalidArgumentError(absl::StrCat("p is ", model.p, "; it must be 1 to ",
                                                    kMaxStages));
   }
-  if (model.m < 1 || model.v < 1) {
+  if (model.m < 1 || model.m > kMaxMicrobatches || model.v < 1 || model.v > kMaxVirtualStages) {
     return absl::InvalidArgumentError(absl::StrCat("m is ", model.m, " and v is ", model.v,
-                                                   "; both must be at least 1"));
+                                                   "; m must be 1 to ", kMaxMicrobatches,
+                                                   " and v 1 to ", kMaxVirtualStages));
   }
   if (model.stages.size() != static_cast<size_t>(model.p)) {
     return absl::InvalidArgumentError(absl::StrCat("the model has ", model.stages.size(),

@@ -66,7 +66,9 @@ TEST(ParseSimulateFlagsTest, DefaultsAreTheDocumentedJob) {
   EXPECT_EQ(config.costs[3].backward, 2'000'000);
   EXPECT_EQ(config.costs[3].weight_grad, 0);
   EXPECT_EQ(config.activation_bytes, 16 * 1024 * 1024);
-  EXPECT_EQ(config.link.gbps, 100.0);
+  EXPECT_EQ(config.link.gbps, 400.0);  // a 16 MiB transfer (0.34 ms) below a 1 ms forward
+  EXPECT_EQ(config.weights_bytes, std::vector<int64_t>(4, int64_t{2048} << 20));
+  EXPECT_EQ(config.activation_stash_bytes, int64_t{96} << 20);
   EXPECT_EQ(config.link.latency_ns, 5'000);
   EXPECT_EQ(config.launch_gap_ns, 5'000);
   EXPECT_TRUE(config.iteration_barrier);

@@ -1,6 +1,7 @@
 // End-to-end: `bubblescope whatif` on bundled simulated sets. The measured configuration through
 // the model must come within 2% of the truth's iteration (the model leaves out launch gaps and
 // the optimizer step, which these sets have); the candidates and flags behave as documented.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -102,6 +103,72 @@ TEST(WhatIfCliTest, BadScheduleIsAUsageError) {
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_THAT(run.err, HasSubstr("--schedule: 'pipedream' is not one of"));
   EXPECT_TRUE(run.out.empty());
+}
+
+TEST(WhatIfCliTest, FromAnAnalyzeReportAsFromTheTraces) {
+  // The report holds each pipeline's model, so predicting from it needs no trace and gives the
+  // same table, layer move included.
+  const std::string dir = SampleDir("sim_1f1b_imbalanced_p4_m8");
+  TempDir temp;
+  const std::string report = temp.path() + "/report.json";
+  CommandResult analyzed = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--format", "json",
+                                       "--layers-per-stage", "8,8,8,8", "-o", report});
+  ASSERT_EQ(analyzed.exit_status, 0) << analyzed.err;
+  CommandResult from_report = RunCommand({BUBBLESCOPE_BINARY, "whatif", report});
+  ASSERT_EQ(from_report.exit_status, 0) << from_report.err;
+  CommandResult from_traces =
+      RunCommand({BUBBLESCOPE_BINARY, "whatif", dir, "--layers-per-stage", "8,8,8,8"});
+  ASSERT_EQ(from_traces.exit_status, 0) << from_traces.err;
+  EXPECT_EQ(from_report.out, from_traces.out);
+  EXPECT_THAT(from_report.out, HasSubstr("1f1b m=8 v=1 layers "));  // the best move
+
+  CommandResult tried = RunCommand({BUBBLESCOPE_BINARY, "whatif", report, "--try-layers",
+                                    "9,9,6,8", "--format", "json"});
+  ASSERT_EQ(tried.exit_status, 0) << tried.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(tried.out).get(doc), simdjson::SUCCESS) << tried.out;
+  simdjson::dom::array candidates = doc["pipelines"].at(0)["candidates"];
+  ASSERT_EQ(candidates.size(), 1u);
+  EXPECT_EQ(candidates.at(0)["problem"].error(), simdjson::NO_SUCH_FIELD);
+  EXPECT_EQ(simdjson::dom::array(candidates.at(0)["layers_per_stage"]).size(), 4u);
+
+  // Never written over the report it read.
+  CommandResult over = RunCommand({BUBBLESCOPE_BINARY, "whatif", report, "-o", report});
+  EXPECT_NE(over.exit_status, 0);
+  EXPECT_THAT(ReadFile(report), HasSubstr("\"whatif_model\""));
+}
+
+TEST(WhatIfCliTest, UnreadableReportsAreOneLineErrors) {
+  TempDir temp;
+  struct Case {
+    std::string body;
+    std::string message;
+  };
+  for (const Case& bad : std::vector<Case>{
+           {R"({"schema": "bubblescope.analyze/2", "pipelines": []})",
+            "schema 'bubblescope.analyze/2' is not one this bubblescope reads"},
+           {R"({"schema": "bubblescope.analyze/1", "pipelines": [{"pipeline": 0, "whatif)",
+            "byte 73: not a readable analyze report: it ends early"},
+           {R"({"schema": "bubblescope.analyze/1", "pipelines": [{"whatif_model": {"p": "x"}}]})",
+            "not a readable analyze report: 'p' is missing or mistyped"}}) {
+    const std::string path = temp.Write("report.json", bad.body);
+    CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "whatif", path});
+    EXPECT_EQ(run.exit_status, 2) << bad.body;
+    EXPECT_THAT(run.err, ::testing::StartsWith("bubblescope: " + path + ": "));
+    EXPECT_THAT(run.err, HasSubstr(bad.message));
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_TRUE(run.out.empty());
+  }
+  // A newer minor version with members this version does not know is read.
+  const std::string newer = temp.Write(
+      "newer.json", R"({"schema": "bubblescope.analyze/1.4", "added": {"x": [1]}, "pipelines":)"
+                    R"( [{"pipeline": 0, "ranks": [0, 1], "whatif_model": null,)"
+                    R"( "whatif_model_problem": "the pipeline's shape is unknown"}]})");
+  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "whatif", newer});
+  EXPECT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("pipeline 0: ranks 0,1\n  no prediction: the pipeline's shape "
+                                 "is unknown"));
 }
 
 }  // namespace

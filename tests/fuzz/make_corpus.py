@@ -312,6 +312,32 @@ def collector_seeds():
     return seeds
 
 
+def report_seeds(binary):
+    """analyze's JSON reports (with their what-if models) of simulated jobs: 1f1b with layer
+    counts (a rebalance move), interleaved, zb-h1 with memory; and a newer minor version."""
+    seeds = {}
+    for name, flags, layers in [
+            ("imbalanced_1f1b", ["--schedule", "1f1b", "--stages", "4", "--microbatches", "8",
+                                 "--fwd-us", "1000,1000,1500,1000",
+                                 "--bwd-us", "2000,2000,3000,2000"], "8,8,8,8"),
+            ("interleaved", ["--schedule", "interleaved", "--stages", "2", "--virtual-stages",
+                             "2", "--microbatches", "4"], None),
+            ("zb_h1", ["--schedule", "zb-h1", "--stages", "2", "--microbatches", "4",
+                       "--bwd-us", "1000", "--wgrad-us", "1000"], None)]:
+        with tempfile.TemporaryDirectory() as out:
+            subprocess.run([binary, "simulate", "-o", out, *flags], check=True,
+                           stdout=subprocess.DEVNULL)
+            command = [binary, "analyze", out, "--format", "json"]
+            if layers:
+                command += ["--layers-per-stage", layers]
+            seeds[name] = subprocess.run(command, check=True, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL).stdout
+    seeds["newer_minor"] = ('{"schema": "bubblescope.analyze/1.4", "added": {"x": [1]}, '
+                            '"pipelines": [{"pipeline": 0, "ranks": [0, 1], "whatif_model": null, '
+                            '"whatif_model_problem": "the pipeline\'s shape is unknown"}]}')
+    return seeds
+
+
 def write(target, seeds):
     directory = CORPUS / target
     directory.mkdir(parents=True, exist_ok=True)
@@ -329,6 +355,7 @@ def main():
     write("analyze_options_fuzzer", options_seeds())
     write("simulate_config_fuzzer",
           {name: "\n".join(lines) + "\n" for name, lines in SIMULATE_SEEDS.items()})
+    write("report_fuzzer", report_seeds(binary))
     write("collector_record_fuzzer", collector_seeds())
 
 
