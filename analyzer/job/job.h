@@ -10,10 +10,12 @@
 //  4. the pipelines (p2p_graph): groups, each one's stage order (stage_order.h), peers;
 //  5. per pipeline: send/recv matching, clock offsets (first stage's clock), the iteration
 //     assignment on those clocks, the bubble, the shape (given the stage order), the slowest
-//     stage's simulated effect, the rebalance suggestion, findings, links and stall attribution;
-//  6. over the job: slow links against every link, link findings, the job summary (with the
-//     declared world size against the ranks loaded), and the collectives of a job without
-//     pipelines.
+//     stage's simulated effect, the rebalance suggestion, links and stall attribution, the
+//     what-if model (built once; the rebalance move's and the depth remedies' predictions are
+//     made on it), findings;
+//  6. over the job: slow links against every link, link findings, each pipeline's root causes
+//     (their savings predicted on its model), the job summary (with the declared world size
+//     against the ranks loaded), and the collectives of a job without pipelines.
 #pragma once
 
 #include <cstdint>

@@ -108,6 +108,39 @@ void WriteRebalanceJson(const job::RebalanceFigures& figures, JsonWriter& json) 
     IntArray("layers_after", result.layers_after, json);
     Prediction("after", result.after, json);
   }
+  // The move through the what-if model: measured links and memory.
+  json.Key("with_measured_links");
+  if (!figures.predicted.has_value() || figures.predicted->candidates.empty() ||
+      !figures.predicted->candidates.front().problem.empty()) {
+    json.Null();
+    json.EndObject();
+    return;
+  }
+  const whatif::Result& modelled = *figures.predicted;
+  const whatif::Prediction& after = modelled.candidates.front();
+  json.BeginObject();
+  json.DecimalMember("measured_iteration_us", modelled.measured_iteration_ns, 3);
+  json.DecimalMember("iteration_us_before", modelled.baseline.iteration_ns, 3);
+  json.DecimalMember("iteration_us_after", after.iteration_ns, 3);
+  auto peaks = [&json](std::string_view key, const whatif::Prediction& prediction) {
+    json.Key(key);
+    if (prediction.memory.empty()) {
+      json.Null();
+      return;
+    }
+    json.BeginArray();
+    for (const whatif::StageMemory& stage : prediction.memory) json.Int(stage.peak_allocated_bytes);
+    json.EndArray();
+  };
+  peaks("peak_allocated_bytes_by_stage_before", modelled.baseline);
+  peaks("peak_allocated_bytes_by_stage_after", after);
+  json.Key("fits_memory");
+  if (after.fits_memory.has_value()) {
+    json.Bool(*after.fits_memory);
+  } else {
+    json.Null();
+  }
+  json.EndObject();
   json.EndObject();
 }
 

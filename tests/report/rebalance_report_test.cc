@@ -74,6 +74,15 @@ TEST(RebalanceReportTest, Suggested) {
   EXPECT_THAT(modelled, HasSubstr("stage 0 (rank 10) takes layers: peak 2.00 GiB -> 3.00 GiB\n"
                                   "    the move does not fit the measured memory headroom\n"));
   EXPECT_THAT(modelled, Not(HasSubstr("stage 3 (rank 13) takes")));
+  simdjson::dom::parser parser3;
+  doc = Parse(parser3, figures, &json);
+  simdjson::dom::element links = doc["with_measured_links"];
+  EXPECT_DOUBLE_EQ(double(links["measured_iteration_us"]), 60000.0);
+  EXPECT_DOUBLE_EQ(double(links["iteration_us_before"]), 58000.0);
+  EXPECT_DOUBLE_EQ(double(links["iteration_us_after"]), 45500.0);
+  EXPECT_EQ(int64_t(simdjson::dom::array(links["peak_allocated_bytes_by_stage_after"]).at(0)),
+            int64_t{3} << 30);
+  EXPECT_FALSE(bool(links["fits_memory"]));
 }
 
 TEST(RebalanceReportTest, NotSuggestedAndUnavailable) {
