@@ -106,7 +106,26 @@ class Builder {
     if (move != nullptr && move->suggested) {
       cause.next_step = absl::StrCat("move ", move->layers, move->layers == 1 ? " layer" : " layers",
                                      " from stage ", move->from_stage, " to stage ",
-                                     move->to_stage, " (the rebalance line below)");
+                                     move->to_stage);
+      const whatif::Result* predicted = input_.rebalance_predicted;
+      if (predicted != nullptr && !predicted->candidates.empty() &&
+          predicted->candidates.front().problem.empty()) {
+        const whatif::Prediction& after = predicted->candidates.front();
+        absl::StrAppend(&cause.next_step, absl::StrFormat(
+            " (predicted iteration %.3f ms", static_cast<double>(after.iteration_ns) / 1e6));
+        const auto to = static_cast<size_t>(move->to_stage);
+        if (to < after.memory.size()) {
+          absl::StrAppend(&cause.next_step,
+                          absl::StrFormat(", stage %d's peak %.2f GiB%s", move->to_stage,
+                                          static_cast<double>(after.memory[to].peak_allocated_bytes) /
+                                              static_cast<double>(int64_t{1} << 30),
+                                          after.fits_memory == std::optional<bool>(false)
+                                              ? ", over its memory headroom"
+                                              : ""));
+        }
+        absl::StrAppend(&cause.next_step, ")");
+      }
+      absl::StrAppend(&cause.next_step, "; see the pipeline's rebalance lines");
     } else {
       cause.next_step =
           "move layers off the slow stage: bubblescope analyze --layers-per-stage N,N,... "
@@ -167,21 +186,18 @@ class Builder {
     cause.next_step =
         "look at the gaps between launches (on a CPU-only rank, between ops) of the idle ranks' "
         "threads: data loading, Python, synchronizations";
-    cause.fix = "no host gaps: the measured iteration down to the model's, by at most the idlest "
-                "rank's empty time";
+    cause.fix = "no host gaps: the measured iteration down to the model's, which leaves out "
+                "launch gaps, the optimizer step and jitter";
     return cause;
   }
 
-  // Host gaps are what the model leaves out, so their saving is the measured iteration over the
-  // model's, bounded by the emptiest rank's empty time.
+  // Host gaps are what the model leaves out, so fixing them is predicted to bring the measured
+  // iteration down to the model's. The device idling on the host also stretches fill and drain,
+  // not only the empty stall, so the rank's empty time is no bound on it.
   void PredictHost(RootCause& cause) const {
     if (baseline_ <= 0) return;
-    TimeNs empty = 0;
-    for (const bubble::RankTotals& rank : input_.bubble->per_rank) {
-      empty = std::max(empty, PerIteration(rank.empty));
-    }
     const TimeNs measured = input_.bubble->latency.p50;
-    const TimeNs saving = std::clamp<TimeNs>(measured - baseline_, 0, empty);
+    const TimeNs saving = std::max<TimeNs>(0, measured - baseline_);
     cause.iteration_before_ns = measured;
     cause.before_is_measured = true;
     cause.iteration_after_ns = measured - saving;
@@ -367,6 +383,13 @@ Result Analyze(const Input& input) {
     }
   }
   for (RootCause& cause : causes) {
+    const bool predictable = cause.cause != Cause::kIncompleteJob &&
+                             cause.cause != Cause::kShapeUnknown &&
+                             cause.cause != Cause::kUnattributed;
+    if (predictable && !cause.saving_per_iteration_ns.has_value() && builder.baseline() <= 0) {
+      cause.fix = "not predicted: the job could not be modelled (per-stage times unknown or "
+                  "unreliable)";
+    }
     std::sort(cause.findings.begin(), cause.findings.end());
     std::sort(cause.ranks.begin(), cause.ranks.end());
     cause.ranks.erase(std::unique(cause.ranks.begin(), cause.ranks.end()), cause.ranks.end());

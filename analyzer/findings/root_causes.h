@@ -14,8 +14,9 @@
 //    lateness is that imbalance's symptom): the sender's stage at the mean. When that changes
 //    nothing (the sender is busy outside its microbatch ops), no saving is predicted.
 //  - host_bound, every host_bound finding together: the model has no host gaps, so the saving
-//    is the measured median iteration minus the model's, at most the largest rank's empty time
-//    per iteration.
+//    is the measured median iteration minus the model's (which also leaves out the optimizer
+//    step and jitter). Not bounded by the ranks' empty time: a device idling on its host also
+//    stretches its neighbours' fill and drain.
 //  - transfer_time: waits no other cause explains, when the model predicts a saving with every
 //    transfer free (overlapped with compute): hand-offs wait for transfers on healthy links.
 //  - incomplete_job (info): incomplete iterations and unmatched transfers; nothing to save.
@@ -83,6 +84,8 @@ struct Input {
   const whatif::Model* model = nullptr;              // null when the job cannot be modelled
   const whatif::Result* depth_remedies = nullptr;    // null when not predicted
   const rebalance::Result* rebalance = nullptr;      // null without layer counts
+  // The suggested move through the model (job::RebalanceFigures::predicted); may be null.
+  const whatif::Result* rebalance_predicted = nullptr;
 };
 
 struct Result {

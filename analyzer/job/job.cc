@@ -317,7 +317,10 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
          .links = &pipeline.crossrank.links,
          .model = pipeline.model ? &*pipeline.model : nullptr,
          .depth_remedies = pipeline.depth_remedies ? &*pipeline.depth_remedies : nullptr,
-         .rebalance = rebalance != nullptr ? &*rebalance->result : nullptr});
+         .rebalance = rebalance != nullptr ? &*rebalance->result : nullptr,
+         .rebalance_predicted = rebalance != nullptr && rebalance->predicted.has_value()
+                                    ? &*rebalance->predicted
+                                    : nullptr});
   }
   SummarizeJob(*inputs, result);
   return result;

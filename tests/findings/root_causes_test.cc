@@ -134,5 +134,67 @@ TEST(RootCausesTest, ScheduleDepthSavingIsTheBestShallowerConfiguration) {
   ExpectSaving(depth, Iteration(healthy), Iteration(zero_bubble));
 }
 
+TEST(RootCausesTest, SlowLaunchesAreHostBoundWithTheModelsIterationAsTheFix) {
+  // Launching a kernel takes 1.5 ms of CPU time, three times a 0.5 ms kernel (an op is two
+  // kernels): the device waits on the host. The fix is the job without launch gaps.
+  sim::Config slow_host = Base();
+  slow_host.link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
+  slow_host.activation_bytes = 0;
+  slow_host.launch_gap_ns = 1'500'000;
+  sim::Config fast_host = slow_host;
+  fast_host.launch_gap_ns = 0;
+  const job::Pipeline pipeline = Analyse(slow_host);
+  ExpectPartition(pipeline);
+  const RootCause& top = pipeline.causes.causes.at(0);
+  EXPECT_EQ(top.cause, Cause::kHostBound);
+  EXPECT_TRUE(top.before_is_measured);
+  EXPECT_TRUE(Holds(pipeline, top, findings::Kind::kHostBound));
+  ExpectSaving(top, Iteration(slow_host), Iteration(fast_host));
+}
+
+TEST(RootCausesTest, LateSendersJoinTheImbalanceOfTheirStageOrStandAlone) {
+  // Hand-built findings, no model: rank 2 is the slowest stage; rank 0 sends late too.
+  using findings::Finding;
+  using findings::Kind;
+  const std::vector<Finding> all = {
+      Finding{Kind::kStageImbalance, Severity::kWarning, "slow", {2}, 40'000'000},
+      Finding{Kind::kLateSender, Severity::kWarning, "late 2", {2, 3}, 30'000'000},
+      Finding{Kind::kLateSender, Severity::kWarning, "late 0", {0, 1}, 20'000'000},
+      Finding{Kind::kCommWait, Severity::kWarning, "wait", {1}, 10'000'000},
+      Finding{Kind::kIncompleteIterations, Severity::kInfo, "cut", {0, 1, 2, 3}, 0}};
+  bubble::Result bubble;
+  bubble.complete_iterations = 2;
+  schedule_inference::Result shape;
+  shape.slowest_stage = 2;
+  shape.slowest_rank = 2;
+  const std::vector<int32_t> order = {0, 1, 2, 3};
+  const std::vector<link_stats::Link> links;
+  const Result result = Analyze({.findings = &all,
+                                 .bubble = &bubble,
+                                 .shape = &shape,
+                                 .stage_order = &order,
+                                 .links = &links,
+                                 .model = nullptr,
+                                 .depth_remedies = nullptr,
+                                 .rebalance = nullptr,
+                                 .rebalance_predicted = nullptr});
+  // Nothing is predicted without a model, so the causes go by cost per iteration: the
+  // imbalance (20 ms) with its late sender and the wait (the largest warning cause takes the
+  // symptoms), rank 0's late sending (10 ms), the incomplete job (0).
+  ASSERT_EQ(result.causes.size(), 3u);
+  EXPECT_EQ(result.causes[0].cause, Cause::kStageImbalance);
+  EXPECT_EQ(result.causes[0].cost_per_iteration_ns, 20'000'000);
+  EXPECT_EQ(result.causes[0].findings, (std::vector<size_t>{0, 1, 3}));
+  EXPECT_EQ(result.causes[1].cause, Cause::kLateSender);
+  EXPECT_EQ(result.causes[1].findings, std::vector<size_t>{2});
+  EXPECT_FALSE(result.causes[1].saving_per_iteration_ns.has_value());
+  EXPECT_EQ(result.causes[2].cause, Cause::kIncompleteJob);
+  EXPECT_EQ(result.causes[2].severity, Severity::kInfo);
+  for (const RootCause& cause : result.causes) {
+    EXPECT_FALSE(cause.saving_per_iteration_ns.has_value()) << CauseName(cause.cause);
+  }
+  EXPECT_EQ(result.causes[1].fix.rfind("not predicted: the job could not be modelled", 0), 0u);
+}
+
 }  // namespace
 }  // namespace bubblescope::root_causes
