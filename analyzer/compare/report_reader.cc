@@ -59,6 +59,7 @@ class ReportWalker {
     RunFigures run;
     run.source = std::string(source_);
     if (auto error = parser_.iterate(json_).get(document_)) return Located(error);
+    iterated_ = true;
     const char* start = SkipSpace(std::string_view(json_)).data();
     // First the version, wherever it sits, so nothing is read under a major version this reader
     // does not know; the pass also finds any syntax error before a figure is taken.
@@ -113,14 +114,15 @@ class ReportWalker {
         absl::StrCat(std::string(source_), ": byte ", offset, ": ", std::string(what)));
   }
 
-  // A simdjson error at the parser's current position (the end of the text when it has none).
+  // A simdjson error at the parser's current position; the end of the text when there is none
+  // (before a document exists, e.g. an empty text, simdjson has no position to give).
   absl::Status Located(simdjson::error_code error) {
     const char* location = nullptr;
     if (error == simdjson::UTF8_ERROR) {
       bool cut = false;
       const size_t bad = kineto::FirstInvalidUtf8(std::string_view(json_), &cut);
       if (bad != std::string_view::npos) location = json_.data() + bad;
-    } else if (document_.current_location().get(location)) {
+    } else if (!iterated_ || document_.current_location().get(location)) {
       location = nullptr;
     }
     std::string what = error == simdjson::UTF8_ERROR ? "invalid UTF-8"
@@ -386,6 +388,7 @@ class ReportWalker {
   const simdjson::padded_string& json_;
   ondemand::parser parser_;
   ondemand::document document_;
+  bool iterated_ = false;  // document_ exists: current_location() may be asked
 };
 
 }  // namespace
