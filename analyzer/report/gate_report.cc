@@ -128,8 +128,8 @@ std::string GateText(const GateResult& result) {
 std::string GateMarkdown(const GateResult& result) {
   std::string out = absl::StrCat(
       "## bubblescope gate: ", result.Passed() ? "pass" : "**regression**", "\n\n",
-      Counts(result), ". Baseline `", MarkdownCell(result.baseline_source), "`, current `",
-      MarkdownCell(result.current_source), "`.\n\n");
+      Counts(result), ". Baseline `", text::OneLine(result.baseline_source), "`, current `",
+      text::OneLine(result.current_source), "`.\n\n");
   for (const std::string& note : result.notes) absl::StrAppend(&out, "- ", MarkdownCell(note), "\n");
   if (!result.notes.empty()) out += "\n";
   out += "| check | baseline | current | delta | limit | result |\n";

@@ -1,6 +1,7 @@
 // End to end: `bubblescope diff` on simulated pairs with known differences (compare_sets.h):
 // the figures on both sides are the closed forms, shape changes come first, a new slow stage
-// brings its findings, and a trace directory reads the same as its own analyze report.
+// brings its findings, another seed stays within the iteration spread, and a trace directory
+// reads the same as its own analyze report.
 #include <string>
 #include <vector>
 
@@ -117,6 +118,20 @@ TEST_F(DiffCliTest, ATraceDirectoryReadsTheSameAsItsReport) {
   }
   for (simdjson::dom::element finding : simdjson::dom::array(pipeline["findings"])) {
     EXPECT_EQ(std::string_view(finding["change"]), "persisting");
+  }
+}
+
+// Another seed of a jittery job moves every figure by less than its iterations vary.
+TEST_F(DiffCliTest, AnotherSeedStaysWithinTheIterationSpread) {
+  const std::vector<std::string> jittery = {"--jitter", "0.02", "--iterations", "4"};
+  std::vector<std::string> seed2 = jittery;
+  seed2.insert(seed2.end(), {"--seed", "2"});
+  simdjson::dom::element pipeline =
+      DiffJson(SimulateRun(*dir_, "seed1", jittery), SimulateRun(*dir_, "seed2", seed2));
+  for (const char* figure : {"bubble_fraction", "latency_p50_us", "latency_max_us"}) {
+    simdjson::dom::element change = pipeline["figures"][figure];
+    EXPECT_GT(double(change["spread"]), 0.0) << figure;
+    EXPECT_TRUE(bool(change["within_spread"])) << figure;
   }
 }
 
