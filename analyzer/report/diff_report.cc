@@ -1,5 +1,6 @@
 #include "report/diff_report.h"
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -156,10 +157,12 @@ void AppendPipeline(const PipelineDiff& pipeline, std::string* out) {
                   changed.empty() ? ", none appeared or disappeared\n" : "\n", changed);
 }
 
+// A figure JSON cannot hold (a spread or delta of extreme values overflowing to infinity) is
+// null, like one a side lacks.
 void ChangeJson(const Change& change, JsonWriter& json) {
   auto optional = [&](std::string_view key, const std::optional<double>& value) {
     json.Key(key);
-    if (value.has_value()) {
+    if (value.has_value() && std::isfinite(*value)) {
       json.Double(*value);
     } else {
       json.Null();
