@@ -44,7 +44,6 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
 
 class JobInputCommand : public Command {
  protected:
-
   // Declares PATH..., -j, --max-file-mb, --rank, --run, --mix-runs, --strict and
   // --iteration-marker on `command`.
   void DefineInputs(CLI::App* command);

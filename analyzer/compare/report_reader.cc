@@ -1,7 +1,6 @@
 #include "compare/report_reader.h"
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
 #include <string>
 #include <utility>
@@ -17,22 +16,11 @@ namespace {
 
 namespace ondemand = simdjson::ondemand;
 
-constexpr std::string_view kAnalyzeSchemaPrefix = "bubblescope.analyze/";
-
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-std::string_view SkipSpace(std::string_view text) {
-  size_t first = 0;
-  while (first < text.size() && IsJsonSpace(text[first])) ++first;
-  return text.substr(first);
-}
-
-// A decimal number with no sign, no leading '+' and nothing after it.
-bool ParseVersionNumber(std::string_view text, int32_t* out) {
-  if (text.empty()) return false;
-  const char* last = text.data() + text.size();
-  auto [end, error] = std::from_chars(text.data(), last, *out);
-  return error == std::errc() && end == last && *out >= 0;
+// The document's first token: its first byte that is not JSON white space (its end when there
+// is none), where errors about the document as a whole point.
+const char* FirstToken(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\n\r");
+  return text.data() + (first == std::string_view::npos ? text.size() : first);
 }
 
 std::string_view TypeName(std::string_view token) {
@@ -60,7 +48,7 @@ class ReportWalker {
     run.source = std::string(source_);
     if (auto error = parser_.iterate(json_).get(document_)) return Located(error);
     iterated_ = true;
-    const char* start = SkipSpace(std::string_view(json_)).data();
+    const char* start = FirstToken(std::string_view(json_));
     // First the version, wherever it sits, so nothing is read under a major version this reader
     // does not know; the pass also finds any syntax error before a figure is taken.
     bool saw_schema = false;
@@ -164,7 +152,7 @@ class ReportWalker {
   absl::Status Root(Visit&& visit) {
     ondemand::object root;
     if (document_.get_object().get(root)) {
-      return Error(SkipSpace(std::string_view(json_)).data(), "not a JSON object");
+      return Error(FirstToken(std::string_view(json_)), "not a JSON object");
     }
     return Fields(root, std::forward<Visit>(visit));
   }
@@ -392,35 +380,6 @@ class ReportWalker {
 };
 
 }  // namespace
-
-absl::StatusOr<SchemaVersion> ParseAnalyzeSchema(std::string_view schema) {
-  auto invalid = [&] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "schema \"", std::string(schema), "\" is not bubblescope.analyze/MAJOR[.MINOR]"));
-  };
-  if (schema.substr(0, kAnalyzeSchemaPrefix.size()) != kAnalyzeSchemaPrefix) return invalid();
-  const std::string_view version = schema.substr(kAnalyzeSchemaPrefix.size());
-  const size_t dot = version.find('.');
-  SchemaVersion parsed;
-  if (!ParseVersionNumber(version.substr(0, dot), &parsed.major)) return invalid();
-  if (dot != std::string_view::npos &&
-      !ParseVersionNumber(version.substr(dot + 1), &parsed.minor)) {
-    return invalid();
-  }
-  return parsed;
-}
-
-bool LooksLikeBubblescopeReport(std::string_view head) {
-  std::string_view rest = SkipSpace(head);
-  if (rest.empty() || rest[0] != '{') return false;
-  rest = SkipSpace(rest.substr(1));
-  constexpr std::string_view kKey = "\"schema\"";
-  if (rest.substr(0, kKey.size()) != kKey) return false;
-  rest = SkipSpace(rest.substr(kKey.size()));
-  if (rest.empty() || rest[0] != ':') return false;
-  rest = SkipSpace(rest.substr(1));
-  return rest.substr(0, 13) == "\"bubblescope.";
-}
 
 absl::StatusOr<RunFigures> ReadAnalyzeReport(std::string_view source, std::string_view json) {
   const simdjson::padded_string padded(json);
