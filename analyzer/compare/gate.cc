@@ -146,10 +146,14 @@ GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds) {
     add(CheckKind::kMaxLatency, latency, thresholds.max_latency_us, "latency");
     add(CheckKind::kMaxLatencyIncrease, latency, thresholds.max_latency_increase, "latency");
     for (const StageDiff& stage : pipeline.stages) {
+      // A stage one side lacks (p changed) says so, rather than blaming its memory samples.
+      const std::string figure = stage.rank_a.has_value() && stage.rank_b.has_value()
+                                     ? "memory samples"
+                                     : absl::StrCat("stage ", stage.stage);
       for (auto [kind, limit] : {std::pair(CheckKind::kMaxMemory, thresholds.max_memory_bytes),
                                  std::pair(CheckKind::kMaxMemoryIncrease,
                                            thresholds.max_memory_increase)}) {
-        Check* check = add(kind, stage.peak_allocated_bytes, limit, "memory samples");
+        Check* check = add(kind, stage.peak_allocated_bytes, limit, figure);
         if (check == nullptr) continue;
         check->stage = stage.stage;
         check->rank = stage.rank_b.has_value() ? stage.rank_b : stage.rank_a;

@@ -171,6 +171,21 @@ TEST(GateTest, APipelineGoneFromTheCurrentRunFailsANewOneMeetsAbsoluteLimitsOnly
   EXPECT_EQ(result.checks[0].pipeline, "pipeline 0 (A only)");
 }
 
+TEST(GateTest, AStageOneSideLacksIsNamedWhenItsChecksAreSkipped) {
+  DiffResult diff;
+  PipelineDiff pipeline = PairedPipeline(0.2, 0.2);
+  pipeline.pairing = Pairing::kPosition;
+  pipeline.stages[1].rank_a.reset();
+  pipeline.stages[1].peak_allocated_bytes.b = 2000.0;
+  diff.pipelines.push_back(pipeline);
+  GateThresholds thresholds;
+  thresholds.max_memory_increase = 0.5;
+  thresholds.max_memory_bytes = 1500.0;
+  EXPECT_THAT(Outcomes(Gate(diff, thresholds)),
+              ElementsAre("max-memory s0 pass", "max-memory-increase s0 pass", "max-memory s1 fail",
+                          "max-memory-increase s1 skipped (the baseline has no stage 1)"));
+}
+
 TEST(GateTest, ARelativeLimitOnAZeroBaselineIsSkipped) {
   DiffResult diff;
   PipelineDiff pipeline = PairedPipeline(0.2, 0.2);
