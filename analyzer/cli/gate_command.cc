@@ -1,6 +1,7 @@
 #include "cli/gate_command.h"
 
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string>

@@ -2,6 +2,7 @@
 // unit, so the text, Markdown and JUnit outputs of `diff` and `gate` agree to the character.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
