@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 all_targets=(trace_fuzzer job_fuzzer directory_fuzzer analyze_options_fuzzer simulate_config_fuzzer
-             report_fuzzer collector_record_fuzzer)
+             compare_fuzzer collector_record_fuzzer)
 explicit=${#targets[@]}
 [ "$explicit" -gt 0 ] || targets=("${all_targets[@]}")
 
@@ -55,6 +55,7 @@ options_for() {
     # Slow targets: libFuzzer would take most of a run to let inputs grow to a useful length.
     analyze_options_fuzzer) echo "-max_len=512 -len_control=0 -dict=tests/fuzz/marker.dict" ;;
     simulate_config_fuzzer) echo "-max_len=1024 -len_control=0 -dict=tests/fuzz/simulate.dict" ;;
+    compare_fuzzer) echo "-max_len=16384 -dict=tests/fuzz/compare.dict" ;;
     collector_record_fuzzer) echo "-max_len=8192" ;;
   esac
 }

@@ -21,6 +21,10 @@ inline constexpr int kExitBadInput = 2;  // usage error, unreadable input, or a 
 // A status's message as one line, for stderr.
 std::string MessageLine(const absl::Status& status);
 
+// Writes a finished report to `out` (stdout); a reader that stops early (`| head`) is reported on
+// `err` rather than killing bubblescope with SIGPIPE. Returns kExitOk or kExitFailure.
+int PrintReport(const std::string& report, std::ostream& out, std::ostream& err);
+
 class Command {
  public:
   virtual ~Command() = default;

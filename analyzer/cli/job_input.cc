@@ -1,7 +1,6 @@
 #include "cli/job_input.h"
 
 #include <charconv>
-#include <csignal>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -165,25 +164,10 @@ void JobInputCommand::DefineLayers(CLI::App* command) {
       ->check(WholeNumberAtLeast(1));
 }
 
-std::optional<JobInputCommand::LoadedJob> JobInputCommand::LoadJob(job::Options options,
-                                                                   std::ostream& err,
-                                                                   int* exit_status) {
+std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
+                                           std::ostream& err, int* exit_status) {
   *exit_status = kExitBadInput;
-  options.layers_per_stage = layers_per_stage_;
-  LoadOptions load_options;
-  load_options.jobs = jobs_;
-  load_options.max_file_bytes = int64_t{max_file_mb_} << 20;
-  load_options.record_run = RecordRunChoice{record_run_, mix_record_runs_};
-  for (const std::string& arg : rank_args_) {
-    absl::StatusOr<RankOverride> parsed = ParseRankOverride(arg);
-    if (!parsed.ok()) {  // already rejected while parsing; kept so no path skips the check
-      err << "bubblescope: --rank: " << MessageLine(parsed.status()) << "\n";
-      return std::nullopt;
-    }
-    load_options.rank_overrides.push_back(*std::move(parsed));
-  }
-
-  absl::StatusOr<Trace> trace = LoadTrace(paths_, load_options);
+  absl::StatusOr<Trace> trace = LoadTrace(source.paths, source.load);
   if (!trace.ok()) {
     err << "bubblescope: " << MessageLine(trace.status())
         << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
@@ -194,14 +178,14 @@ std::optional<JobInputCommand::LoadedJob> JobInputCommand::LoadJob(job::Options 
   for (const Rank& rank : trace->ranks) {
     std::string problems = ImportProblems(rank, Severity::kWarning);
     if (problems.empty()) continue;
-    err << (strict_ ? "" : "warning: ") << OneLine(rank.source_path) << ": " << OneLine(problems)
-        << "\n";
-    rejected = rejected || strict_;
+    err << (source.strict ? "" : "warning: ") << OneLine(rank.source_path) << ": "
+        << OneLine(problems) << "\n";
+    rejected = rejected || source.strict;
   }
   if (rejected) return std::nullopt;
 
-  if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
-    options.iterations.iteration_marker = iteration_marker_;
+  if (source.iteration_marker.has_value()) {
+    options.iterations.iteration_marker = *source.iteration_marker;
   }
   absl::StatusOr<job::Result> job = job::Analyze(*trace, options);
   if (!job.ok()) {
@@ -212,8 +196,8 @@ std::optional<JobInputCommand::LoadedJob> JobInputCommand::LoadJob(job::Options 
     // The report says so under its headline too; on stderr it reaches a user piping the JSON.
     std::string why = IncompleteJobText(*job);
     while (!why.empty() && why.back() == '\n') why.pop_back();
-    err << (strict_ ? "bubblescope: --strict: " : "warning: ") << why << "\n";
-    if (strict_) return std::nullopt;
+    err << (source.strict ? "bubblescope: --strict: " : "warning: ") << why << "\n";
+    if (source.strict) return std::nullopt;
   }
   *exit_status = kExitOk;
   return LoadedJob{*std::move(trace), *std::move(job)};
@@ -226,19 +210,33 @@ std::vector<std::string> JobInputCommand::InputFiles(const Trace& trace) {
   return files;
 }
 
+std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ostream& err,
+                                                  int* exit_status) {
+  *exit_status = kExitBadInput;
+  options.layers_per_stage = layers_per_stage_;
+  JobSource source;
+  source.paths = paths_;
+  source.load.jobs = jobs_;
+  source.load.max_file_bytes = int64_t{max_file_mb_} << 20;
+  source.load.record_run = RecordRunChoice{record_run_, mix_record_runs_};
+  source.strict = strict_;
+  for (const std::string& arg : rank_args_) {
+    absl::StatusOr<RankOverride> parsed = ParseRankOverride(arg);
+    if (!parsed.ok()) {  // already rejected while parsing; kept so no path skips the check
+      err << "bubblescope: --rank: " << MessageLine(parsed.status()) << "\n";
+      return std::nullopt;
+    }
+    source.load.rank_overrides.push_back(*std::move(parsed));
+  }
+  if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
+    source.iteration_marker = iteration_marker_;
+  }
+  return LoadAndAnalyzeJob(source, std::move(options), err, exit_status);
+}
+
 int JobInputCommand::WriteReport(const std::string& report, std::vector<std::string> inputs,
                                  std::ostream& out, std::ostream& err) const {
-  if (output_path_.empty()) {
-    // A reader that stops early (`| head`) must not kill bubblescope with SIGPIPE: the failed
-    // write is reported instead. These verbs start no process that could inherit the setting.
-    std::signal(SIGPIPE, SIG_IGN);
-    out << report << std::flush;
-    if (!out) {
-      err << "bubblescope: cannot write the report to standard output\n";
-      return kExitFailure;
-    }
-    return kExitOk;
-  }
+  if (output_path_.empty()) return PrintReport(report, out, err);
   // Never over a trace this run read, nor over a file it passed over in a directory.
   OutputFileOptions output_options;
   output_options.protected_files = std::move(inputs);

@@ -24,13 +24,26 @@ namespace bubblescope {
 // Parses one --rank argument "PATH=N" (split at the last '='; N a decimal rank id >= 0).
 absl::StatusOr<RankOverride> ParseRankOverride(const std::string& text);
 
+struct LoadedJob {
+  Trace trace;
+  job::Result job;
+};
+
+// Where a job's traces are and how they are read: the input flags' values.
+struct JobSource {
+  std::vector<std::string> paths;
+  LoadOptions load;
+  bool strict = false;  // import warnings or an incomplete job are an error
+  std::optional<std::string> iteration_marker;
+};
+
+// Loads the traces and runs the job driver with `options` (the source's iteration marker added),
+// printing notes and warnings to `err`. nullopt after printing why, with *exit_status set.
+std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
+                                           std::ostream& err, int* exit_status);
+
 class JobInputCommand : public Command {
  protected:
-  struct LoadedJob {
-    Trace trace;
-    job::Result job;
-  };
-
   // Declares PATH..., -j, --max-file-mb, --rank, --run, --mix-runs, --strict and
   // --iteration-marker on `command`.
   void DefineInputs(CLI::App* command);

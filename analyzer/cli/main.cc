@@ -7,6 +7,8 @@
 #include "CLI/CLI.hpp"
 #include "cli/analyze_command.h"
 #include "cli/command.h"
+#include "cli/diff_command.h"
+#include "cli/gate_command.h"
 #include "cli/record_command.h"
 #include "cli/simulate_command.h"
 #include "cli/whatif_command.h"
@@ -20,6 +22,8 @@ Examples:
   bubblescope analyze traces/
   bubblescope analyze rank0.json.gz rank1.json.gz --format json -o summary.json
   bubblescope record -o traces/ -- torchrun --nproc-per-node 8 train.py
+  bubblescope diff before.json after.json
+  bubblescope gate --baseline baseline.json traces/ --max-bubble-increase 0.02
 )";
 
 // The parse error's message and where to look for help; names the subcommand that was reached.
@@ -43,6 +47,8 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<bubblescope::Command>> commands;
   commands.push_back(std::make_unique<bubblescope::AnalyzeCommand>(BUBBLESCOPE_VERSION));
   commands.push_back(std::make_unique<bubblescope::WhatIfCommand>(BUBBLESCOPE_VERSION));
+  commands.push_back(std::make_unique<bubblescope::DiffCommand>(BUBBLESCOPE_VERSION));
+  commands.push_back(std::make_unique<bubblescope::GateCommand>(BUBBLESCOPE_VERSION));
   commands.push_back(std::make_unique<bubblescope::SimulateCommand>());
   commands.push_back(std::make_unique<bubblescope::RecordCommand>());
   for (const auto& command : commands) command->Register(app);

@@ -7,6 +7,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "pipeline/sim_schedule.h"
+#include "cli/compare_input.h"
 #include "report/whatif_model_json.h"
 #include "report/whatif_report.h"
 
@@ -111,14 +112,16 @@ CLI::App* WhatIfCommand::Define(CLI::App& app) {
 int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
   std::vector<ReportedPipeline> models;
   std::vector<std::string> inputs;
-  if (paths().size() == 1 && IsAnalyzeReport(paths().front())) {
+  const absl::StatusOr<bool> is_report =
+      paths().size() == 1 ? IsReportFile(paths().front()) : absl::StatusOr<bool>(false);
+  if (is_report.ok() && *is_report) {
     // A JSON report of `bubblescope analyze` holds each pipeline's model: no trace is read.
-    absl::StatusOr<std::vector<ReportedPipeline>> read = ReadReportModels(paths().front());
+    absl::StatusOr<compare::RunFigures> read = ReadReportFile(paths().front());
     if (!read.ok()) {
       err << "bubblescope: " << MessageLine(read.status()) << "\n";
       return kExitBadInput;
     }
-    models = *std::move(read);
+    models = ReportedPipelinesOf(*read);
     inputs = paths();
   } else {
     int status = kExitOk;

@@ -291,6 +291,7 @@ class PipelineJson {
     const StageFigures* figures = StageOfRank(pipeline, rank.rank);
     OptionalMicros("fwd_us_per_microbatch", figures == nullptr ? nullptr : &figures->forward);
     OptionalMicros("bwd_us_per_microbatch", figures == nullptr ? nullptr : &figures->backward);
+    OptionalMicros("wgt_us_per_microbatch", figures == nullptr ? nullptr : &figures->weight_grad);
     json_.EndObject();
   }
 

@@ -1,15 +1,15 @@
-// Each pipeline's what-if model (whatif::Model) in analyze's JSON report, and reading it back,
-// so `bubblescope whatif REPORT.json` predicts without the traces (docs/whatif.md, "From a
-// report"). The member is written and read here only; times are ns as JSON doubles, which
+// Each pipeline's what-if model (whatif::Model) in analyze's JSON report, so `bubblescope whatif
+// REPORT.json` predicts without the traces (docs/whatif.md, "From a report"); the one reader of
+// the report (compare/report_reader.h) reads it back. Times are ns as JSON doubles, which
 // round-trip exactly, so a prediction from the report equals one from the traces.
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compare/run_figures.h"
 #include "job/job.h"
 #include "text/json_writer.h"
 #include "whatif/whatif.h"
@@ -31,15 +31,8 @@ struct ReportedPipeline {
 // The same from an analysed pipeline, so both inputs of `whatif` meet in one type.
 ReportedPipeline ReportedPipelineOf(int32_t index, const job::Pipeline& pipeline);
 
-// True when `path` is a regular file opening with a `bubblescope.analyze/` schema member.
-bool IsAnalyzeReport(const std::string& path);
-
-// Every pipeline's model in the report at `path`. InvalidArgumentError naming the file (and the
-// byte offset, for broken JSON) when it is not a readable analyze report of a known major
-// version; a pipeline whose model is missing or invalid carries that as its model's status.
-absl::StatusOr<std::vector<ReportedPipeline>> ReadReportModels(const std::string& path);
-// The same on the report's text; `path` only names it in messages.
-absl::StatusOr<std::vector<ReportedPipeline>> ParseReportModels(std::string_view json,
-                                                               const std::string& path);
+// The same from a report read by compare::ReadAnalyzeReport (the one reader of analyze's
+// report), one per pipeline.
+std::vector<ReportedPipeline> ReportedPipelinesOf(const compare::RunFigures& run);
 
 }  // namespace bubblescope

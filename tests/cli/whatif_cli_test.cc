@@ -147,11 +147,14 @@ TEST(WhatIfCliTest, UnreadableReportsAreOneLineErrors) {
   };
   for (const Case& bad : std::vector<Case>{
            {R"({"schema": "bubblescope.analyze/2", "pipelines": []})",
-            "schema 'bubblescope.analyze/2' is not one this bubblescope reads"},
+            "byte 11: schema \"bubblescope.analyze/2\" has major version 2; this bubblescope "
+            "reads bubblescope.analyze/1.x"},
            {R"({"schema": "bubblescope.analyze/1", "pipelines": [{"pipeline": 0, "whatif)",
-            "byte 73: not a readable analyze report: it ends early"},
+            "byte 73: malformed JSON (A string is opened, but never closed.)"},
            {R"({"schema": "bubblescope.analyze/1", "pipelines": [{"whatif_model": {"p": "x"}}]})",
-            "not a readable analyze report: 'p' is missing or mistyped"}}) {
+            "byte 73: \"whatif_model.p\" is a string, expected a whole number in range"},
+           {R"({"schema": "bubblescope.analyze/1", "pipelines": [{"whatif_model": {"p": 2}}]})",
+            "byte 67: \"whatif_model\" is not a usable model: m is 0 and v is 1"}}) {
     const std::string path = temp.Write("report.json", bad.body);
     CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "whatif", path});
     EXPECT_EQ(run.exit_status, 2) << bad.body;

@@ -355,7 +355,7 @@ def main():
     write("analyze_options_fuzzer", options_seeds())
     write("simulate_config_fuzzer",
           {name: "\n".join(lines) + "\n" for name, lines in SIMULATE_SEEDS.items()})
-    write("report_fuzzer", report_seeds(binary))
+    write("compare_fuzzer", report_seeds(binary))
     write("collector_record_fuzzer", collector_seeds())
 
 

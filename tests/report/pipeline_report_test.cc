@@ -66,6 +66,7 @@ job::Pipeline TwoRanks(bool with_shape) {
     shape.stages[0].rank = 5;
     shape.stages[0].forward = {8, 1'000'400.4, 1'100'000};
     shape.stages[0].backward = {8, 2'000'000.0, 2'100'000};
+    shape.stages[0].weight_grad = {8, 500'000.25, 600'000};
     shape.stages[1].stage = 1;
     shape.stages[1].rank = 3;
     shape.slowest_stage = 0;
@@ -172,6 +173,7 @@ TEST(PipelineReportJsonTest, KnownShape) {
   EXPECT_TRUE(rank5["peak_reserved_bytes"].is_null());
   EXPECT_DOUBLE_EQ(double(rank5["fwd_us_per_microbatch"]), 1000.4);
   EXPECT_DOUBLE_EQ(double(rank5["bwd_us_per_microbatch"]), 2000.0);
+  EXPECT_DOUBLE_EQ(double(rank5["wgt_us_per_microbatch"]), 500.0);  // to the ns, as F and B
 
   // Both pipelines' findings, largest cost first, although the larger came second.
   simdjson::dom::array findings = doc["findings"];

@@ -1,0 +1,132 @@
+#include "cli/compare_input.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "cli/job_input.h"
+#include "common/output_file.h"
+#include "compare/report_reader.h"
+#include "report/pipeline_report.h"
+#include "text/one_line.h"
+
+namespace bubblescope {
+namespace {
+
+// Enough of a file's beginning to see whether it opens a bubblescope report.
+constexpr std::streamsize kHeadBytes = 4096;
+
+}  // namespace
+
+void CompareCommand::DefineTraceOptions(CLI::App* command) {
+  command->add_option("-j,--jobs", jobs_, "Trace files read in parallel for a side that is "
+                                          "traces; 0 = one per core")
+      ->check(WholeNumberAtLeast(0))
+      ->capture_default_str();
+  iteration_marker_option_ =
+      command
+          ->add_option("--iteration-marker", iteration_marker_,
+                       "For a side that is traces: regular expression naming the CPU annotations "
+                       "that mark iterations (default: the ProfilerStep#N ranges)")
+          ->type_name("REGEX");
+}
+
+absl::StatusOr<bool> IsReportFile(const std::string& path) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) return false;
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read ", text::OneLine(path), ": ", std::strerror(errno)));
+  }
+  std::string head(static_cast<size_t>(kHeadBytes), '\0');
+  file.read(head.data(), kHeadBytes);
+  head.resize(static_cast<size_t>(file.gcount()));
+  return compare::LooksLikeBubblescopeReport(head);
+}
+
+absl::StatusOr<compare::RunFigures> ReadReportFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  if (!file) return absl::InvalidArgumentError(absl::StrCat("cannot read ", text::OneLine(path)));
+  return compare::ReadAnalyzeReport(path, contents.str());
+}
+
+std::optional<compare::RunFigures> CompareCommand::ReadSide(const std::string& path,
+                                                            std::ostream& err) {
+  const absl::StatusOr<bool> is_report = IsReportFile(path);
+  if (!is_report.ok()) {
+    err << "bubblescope: " << MessageLine(is_report.status()) << "\n";
+    return std::nullopt;
+  }
+  std::optional<compare::RunFigures> figures =
+      *is_report ? ReadReport(path, err) : AnalyseTraces(path, err);
+  if (!figures.has_value()) return std::nullopt;
+  if (figures->pipelines.empty()) {
+    err << "bubblescope: " << text::OneLine(path)
+        << ": no pipeline (no rank has point-to-point traffic): nothing to compare\n";
+    return std::nullopt;
+  }
+  return figures;
+}
+
+std::optional<compare::RunFigures> CompareCommand::ReadReport(const std::string& path,
+                                                              std::ostream& err) {
+  files_read_.push_back(path);
+  absl::StatusOr<compare::RunFigures> figures = ReadReportFile(path);
+  if (!figures.ok()) {
+    err << "bubblescope: " << MessageLine(figures.status()) << "\n";
+    return std::nullopt;
+  }
+  return *std::move(figures);
+}
+
+std::optional<compare::RunFigures> CompareCommand::AnalyseTraces(const std::string& path,
+                                                                 std::ostream& err) {
+  JobSource source;
+  source.paths = {path};
+  source.load.jobs = jobs_;
+  if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
+    source.iteration_marker = iteration_marker_;
+  }
+  int status = kExitOk;
+  std::optional<LoadedJob> loaded = LoadAndAnalyzeJob(source, job::Options{}, err, &status);
+  if (!loaded.has_value()) return std::nullopt;
+  for (const Rank& rank : loaded->trace.ranks) files_read_.push_back(rank.source_path);
+  for (const SkippedFile& skipped : loaded->trace.skipped_files) {
+    files_read_.push_back(skipped.path);
+  }
+  SummaryReportOptions options;
+  options.tool_version = tool_version_;
+  options.json_indent = 0;
+  absl::StatusOr<std::string> json = AnalyzeJson(loaded->job, options);
+  absl::StatusOr<compare::RunFigures> figures =
+      json.ok() ? compare::ReadAnalyzeReport(path, *json)
+                : absl::StatusOr<compare::RunFigures>(json.status());
+  if (!figures.ok()) {
+    err << "bubblescope: internal error: " << MessageLine(figures.status()) << "\n";
+    return std::nullopt;
+  }
+  return *std::move(figures);
+}
+
+bool CompareCommand::WriteOutput(const std::string& path, const std::string& contents,
+                                 std::ostream& err) const {
+  OutputFileOptions options;
+  options.protected_files = files_read_;
+  if (absl::Status written = WriteOutputFile(path, contents, options); !written.ok()) {
+    err << "bubblescope: " << MessageLine(written) << "\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace bubblescope

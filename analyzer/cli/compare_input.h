@@ -1,0 +1,61 @@
+// What `bubblescope diff` and `bubblescope gate` share: reading one side of a comparison (an
+// analyze JSON report, or traces analysed on the fly into that same report in memory, so both
+// kinds of side go through one reader), the flags for reading traces, and writing output files
+// without ever replacing a file that was read.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cli/command.h"
+#include "compare/run_figures.h"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace bubblescope {
+
+// Whether `path` is a file whose JSON opens a bubblescope report (not a directory, not a trace);
+// an error naming the file when it cannot be opened.
+absl::StatusOr<bool> IsReportFile(const std::string& path);
+
+// Reads analyze's JSON report at `path` (compare/report_reader.h): one line naming the file on
+// error.
+absl::StatusOr<compare::RunFigures> ReadReportFile(const std::string& path);
+
+class CompareCommand : public Command {
+ protected:
+  explicit CompareCommand(std::string tool_version) : tool_version_(std::move(tool_version)) {}
+
+  // Declares -j/--jobs and --iteration-marker (used for sides that are traces).
+  void DefineTraceOptions(CLI::App* command);
+
+  // Reads `path`: a file whose JSON opens with a bubblescope "schema" member is read as analyze's
+  // report; anything else (a directory, trace files, gzip) is loaded and analysed as by
+  // `bubblescope analyze`. nullopt after printing one line naming the file to `err`: unreadable
+  // or malformed input, a schema of another major version, or no pipeline at all.
+  std::optional<compare::RunFigures> ReadSide(const std::string& path, std::ostream& err);
+
+  // Writes `contents` to `path` (common/output_file.h), refusing every file a side read.
+  // Prints why and returns false when it could not.
+  bool WriteOutput(const std::string& path, const std::string& contents, std::ostream& err) const;
+
+  const std::string& tool_version() const { return tool_version_; }
+
+ private:
+  std::optional<compare::RunFigures> ReadReport(const std::string& path, std::ostream& err);
+  std::optional<compare::RunFigures> AnalyseTraces(const std::string& path, std::ostream& err);
+
+  std::string tool_version_;
+  int jobs_ = 0;
+  std::string iteration_marker_;
+  CLI::Option* iteration_marker_option_ = nullptr;
+  std::vector<std::string> files_read_;  // never overwritten by an output
+};
+
+}  // namespace bubblescope

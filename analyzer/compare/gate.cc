@@ -1,0 +1,166 @@
+#include "compare/gate.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace bubblescope::compare {
+namespace {
+
+// Figures read back from JSON decimals: a limit met to within this is met.
+constexpr double kTolerance = 1e-9;
+
+enum class Limit : uint8_t { kAbsolute, kIncrease, kRelativeIncrease };
+
+Limit LimitOf(CheckKind kind) {
+  switch (kind) {
+    case CheckKind::kMaxBubble:
+    case CheckKind::kMaxLatency:
+    case CheckKind::kMaxMemory:
+      return Limit::kAbsolute;
+    case CheckKind::kMaxBubbleIncrease:
+      return Limit::kIncrease;
+    case CheckKind::kMaxLatencyIncrease:
+    case CheckKind::kMaxMemoryIncrease:
+      return Limit::kRelativeIncrease;
+  }
+  return Limit::kAbsolute;
+}
+
+// Judges one figure against one limit. `missing_current` says the whole pipeline is gone from
+// the current run, which fails every check of it rather than skipping them.
+Check Judge(CheckKind kind, const Change& change, double limit, bool missing_current,
+            std::string_view figure) {
+  Check check;
+  check.kind = kind;
+  check.baseline = change.a;
+  check.current = change.b;
+  check.limit = limit;
+  const Limit how = LimitOf(kind);
+  if (missing_current) {
+    check.outcome = CheckOutcome::kFail;
+    check.note = "the pipeline is not in the current run";
+    return check;
+  }
+  if (!change.b.has_value()) {
+    check.outcome = CheckOutcome::kSkipped;
+    check.note = absl::StrCat("the current run has no ", std::string(figure));
+    return check;
+  }
+  double measured = *change.b;
+  if (how != Limit::kAbsolute) {
+    if (!change.a.has_value()) {
+      check.outcome = CheckOutcome::kSkipped;
+      check.note = absl::StrCat("the baseline has no ", std::string(figure));
+      return check;
+    }
+    if (how == Limit::kRelativeIncrease) {
+      if (!change.Relative().has_value()) {
+        check.outcome = CheckOutcome::kSkipped;
+        check.note = "the baseline is 0: no relative change";
+        return check;
+      }
+      measured = *change.Relative();
+    } else {
+      measured = change.Delta();
+    }
+  }
+  check.outcome = measured <= limit + kTolerance ? CheckOutcome::kPass : CheckOutcome::kFail;
+  if (how != Limit::kAbsolute && change.WithinSpread()) {
+    check.note = "within the iteration-to-iteration spread";
+  }
+  return check;
+}
+
+const Change& LatencyOf(const PipelineDiff& pipeline, LatencyFigure figure) {
+  switch (figure) {
+    case LatencyFigure::kP50: return pipeline.latency_p50_us;
+    case LatencyFigure::kP90: return pipeline.latency_p90_us;
+    case LatencyFigure::kMax: return pipeline.latency_max_us;
+  }
+  return pipeline.latency_p50_us;
+}
+
+void AddNotes(const PipelineDiff& pipeline, const std::string& label,
+              std::vector<std::string>* notes) {
+  if (pipeline.pairing == Pairing::kOnlyA) {
+    notes->push_back(absl::StrCat(label, ": ranks ", absl::StrJoin(pipeline.ranks_a, ","),
+                                  " are in the baseline but not in the current run"));
+  } else if (pipeline.pairing == Pairing::kOnlyB) {
+    notes->push_back(absl::StrCat(label, ": ranks ", absl::StrJoin(pipeline.ranks_b, ","),
+                                  " are new in the current run (absolute limits only)"));
+  }
+  for (const ShapeChange& change : pipeline.shape_changes) {
+    notes->push_back(
+        absl::StrCat(label, ": ", change.figure, " changed from ", change.a, " to ", change.b));
+  }
+}
+
+}  // namespace
+
+double Check::Delta() const {
+  return baseline.has_value() && current.has_value() ? *current - *baseline : 0.0;
+}
+
+std::optional<double> Check::RelativeDelta() const {
+  if (!baseline.has_value() || !current.has_value() || *baseline == 0.0) return std::nullopt;
+  return Delta() / *baseline;
+}
+
+std::string_view CheckOutcomeName(CheckOutcome outcome) {
+  switch (outcome) {
+    case CheckOutcome::kPass: return "pass";
+    case CheckOutcome::kFail: return "fail";
+    case CheckOutcome::kSkipped: return "skipped";
+  }
+  return "unknown";
+}
+
+int32_t GateResult::Count(CheckOutcome outcome) const {
+  int32_t count = 0;
+  for (const Check& check : checks) count += check.outcome == outcome ? 1 : 0;
+  return count;
+}
+
+GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds) {
+  GateResult result;
+  result.baseline_source = diff.source_a;
+  result.current_source = diff.source_b;
+  for (const PipelineDiff& pipeline : diff.pipelines) {
+    const std::string label = PipelineLabel(pipeline);
+    AddNotes(pipeline, label, &result.notes);
+    const bool gone = pipeline.pairing == Pairing::kOnlyA;
+    auto add = [&](CheckKind kind, const Change& change, const std::optional<double>& limit,
+                   std::string_view figure) -> Check* {
+      if (!limit.has_value()) return nullptr;
+      result.checks.push_back(Judge(kind, change, *limit, gone, figure));
+      result.checks.back().pipeline = label;
+      return &result.checks.back();
+    };
+    add(CheckKind::kMaxBubble, pipeline.bubble_fraction, thresholds.max_bubble, "bubble");
+    add(CheckKind::kMaxBubbleIncrease, pipeline.bubble_fraction, thresholds.max_bubble_increase,
+        "bubble");
+    const Change& latency = LatencyOf(pipeline, thresholds.latency);
+    add(CheckKind::kMaxLatency, latency, thresholds.max_latency_us, "latency");
+    add(CheckKind::kMaxLatencyIncrease, latency, thresholds.max_latency_increase, "latency");
+    for (const StageDiff& stage : pipeline.stages) {
+      // A stage one side lacks (p changed) says so, rather than blaming its memory samples.
+      const std::string figure = stage.rank_a.has_value() && stage.rank_b.has_value()
+                                     ? "memory samples"
+                                     : absl::StrCat("stage ", stage.stage);
+      for (auto [kind, limit] : {std::pair(CheckKind::kMaxMemory, thresholds.max_memory_bytes),
+                                 std::pair(CheckKind::kMaxMemoryIncrease,
+                                           thresholds.max_memory_increase)}) {
+        Check* check = add(kind, stage.peak_allocated_bytes, limit, figure);
+        if (check == nullptr) continue;
+        check->stage = stage.stage;
+        check->rank = stage.rank_b.has_value() ? stage.rank_b : stage.rank_a;
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace bubblescope::compare

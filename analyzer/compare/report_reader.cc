@@ -1,0 +1,506 @@
+#include "compare/report_reader.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "readers/json_tokens.h"
+#include "simdjson.h"
+
+namespace bubblescope::compare {
+namespace {
+
+namespace ondemand = simdjson::ondemand;
+
+// The document's first token: its first byte that is not JSON white space (its end when there
+// is none), where errors about the document as a whole point.
+const char* FirstToken(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\n\r");
+  return text.data() + (first == std::string_view::npos ? text.size() : first);
+}
+
+std::string_view TypeName(std::string_view token) {
+  if (token.empty()) return "nothing";
+  switch (token[0]) {
+    case '"': return "a string";
+    case '{': return "an object";
+    case '[': return "an array";
+    case 't':
+    case 'f': return "a boolean";
+    case 'n': return "null";
+    default: return "a number";
+  }
+}
+
+// One pass over the report's members. Every accessor names the member it reads, so a type error
+// says which member and where.
+class ReportWalker {
+ public:
+  ReportWalker(std::string_view source, const simdjson::padded_string& json)
+      : source_(source), json_(json) {}
+
+  absl::StatusOr<RunFigures> Read() {
+    RunFigures run;
+    run.source = std::string(source_);
+    if (auto error = parser_.iterate(json_).get(document_)) return Located(error);
+    iterated_ = true;
+    const char* start = FirstToken(std::string_view(json_));
+    // First the version, wherever it sits, so nothing is read under a major version this reader
+    // does not know; the pass also finds any syntax error before a figure is taken.
+    bool saw_schema = false;
+    absl::Status walked = Root([&](std::string_view key, ondemand::value& value) {
+      if (key != "schema") return absl::OkStatus();
+      saw_schema = true;
+      return ReadSchema(value, &run);
+    });
+    if (!walked.ok()) return walked;
+    if (const char* next = nullptr; !document_.current_location().get(next)) {
+      return Error(next, "more JSON after the report's closing brace");
+    }
+    if (!saw_schema) return Error(start, "no \"schema\" member: not a bubblescope analyze report");
+
+    document_.rewind();
+    bool saw_pipelines = false;
+    std::vector<FindingFigures> findings;
+    walked = Root([&](std::string_view key, ondemand::value& value) {
+      if (key == "tool") {
+        return Object(value, key, [&](std::string_view tool_key, ondemand::value& member) {
+          return tool_key == "version" ? String(member, "tool.version", &run.tool_version)
+                                       : absl::OkStatus();
+        });
+      }
+      if (key == "pipelines") {
+        saw_pipelines = true;
+        return Array(value, key, [&](ondemand::value& element) {
+          run.pipelines.emplace_back();
+          return Pipeline(element, &run.pipelines.back());
+        });
+      }
+      if (key == "findings") {
+        return Array(value, key, [&](ondemand::value& element) {
+          findings.emplace_back();
+          return Finding(element, &findings.back());
+        });
+      }
+      return absl::OkStatus();
+    });
+    if (!walked.ok()) return walked;
+    if (!saw_pipelines) return Error(start, "no \"pipelines\" member");
+    AttachFindings(std::move(findings), &run);
+    return run;
+  }
+
+ private:
+  absl::Status Error(const char* at, std::string_view what) const {
+    const int64_t offset = at == nullptr ? static_cast<int64_t>(json_.size())
+                                         : static_cast<int64_t>(at - json_.data());
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(source_), ": byte ", offset, ": ", std::string(what)));
+  }
+
+  // A simdjson error at the parser's current position; the end of the text when there is none
+  // (before a document exists, e.g. an empty text, simdjson has no position to give).
+  absl::Status Located(simdjson::error_code error) {
+    const char* location = nullptr;
+    if (error == simdjson::UTF8_ERROR) {
+      bool cut = false;
+      const size_t bad = kineto::FirstInvalidUtf8(std::string_view(json_), &cut);
+      if (bad != std::string_view::npos) location = json_.data() + bad;
+    } else if (!iterated_ || document_.current_location().get(location)) {
+      location = nullptr;
+    }
+    std::string what = error == simdjson::UTF8_ERROR ? "invalid UTF-8"
+                       : error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY
+                           ? "the document ends early (cut short?)"
+                           : absl::StrCat("malformed JSON (", simdjson::error_message(error), ")");
+    return Error(location, what);
+  }
+
+  absl::Status WrongType(ondemand::value& value, std::string_view key,
+                         std::string_view expected) {
+    const std::string_view token = value.raw_json_token();
+    return Error(token.data(), absl::StrCat("\"", std::string(key), "\" is ",
+                                            std::string(TypeName(token)), ", expected ",
+                                            std::string(expected)));
+  }
+
+  static bool IsNull(ondemand::value& value) {
+    const std::string_view token = value.raw_json_token();
+    return !token.empty() && token[0] == 'n';
+  }
+
+  template <typename Visit>
+  absl::Status Fields(ondemand::object& object, Visit&& visit) {
+    for (auto field : object) {
+      ondemand::raw_json_string raw_key;
+      if (auto error = field.key().get(raw_key)) return Located(error);
+      ondemand::value value;
+      if (auto error = field.value().get(value)) return Located(error);
+      // Keys are compared as written: the report's own keys hold no escapes.
+      if (absl::Status status = visit(kineto::KeyText(raw_key.raw()), value); !status.ok()) {
+        return status;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  template <typename Visit>
+  absl::Status Root(Visit&& visit) {
+    ondemand::object root;
+    if (document_.get_object().get(root)) {
+      return Error(FirstToken(std::string_view(json_)), "not a JSON object");
+    }
+    return Fields(root, std::forward<Visit>(visit));
+  }
+
+  template <typename Visit>
+  absl::Status Object(ondemand::value& value, std::string_view key, Visit&& visit) {
+    ondemand::object object;
+    if (value.get_object().get(object)) return WrongType(value, key, "an object");
+    return Fields(object, std::forward<Visit>(visit));
+  }
+
+  template <typename Visit>
+  absl::Status Array(ondemand::value& value, std::string_view key, Visit&& visit) {
+    ondemand::array array;
+    if (value.get_array().get(array)) return WrongType(value, key, "an array");
+    for (auto element_result : array) {
+      ondemand::value element;
+      if (auto error = element_result.get(element)) return Located(error);
+      if (absl::Status status = visit(element); !status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Number(ondemand::value& value, std::string_view key, double* out) {
+    if (value.get_double().get(*out)) return WrongType(value, key, "a number");
+    return absl::OkStatus();
+  }
+  absl::Status OptionalNumber(ondemand::value& value, std::string_view key,
+                              std::optional<double>* out) {
+    if (IsNull(value)) {
+      out->reset();
+      return absl::OkStatus();
+    }
+    double number = 0.0;
+    if (value.get_double().get(number)) return WrongType(value, key, "a number or null");
+    *out = number;
+    return absl::OkStatus();
+  }
+  template <typename Int>
+  absl::Status Integer(ondemand::value& value, std::string_view key, Int* out) {
+    int64_t number = 0;
+    if (value.get_int64().get(number) || number < std::numeric_limits<Int>::min() ||
+        number > std::numeric_limits<Int>::max()) {
+      return WrongType(value, key, "a whole number in range");
+    }
+    *out = static_cast<Int>(number);
+    return absl::OkStatus();
+  }
+  absl::Status OptionalInteger(ondemand::value& value, std::string_view key,
+                               std::optional<int32_t>* out) {
+    if (IsNull(value)) {
+      out->reset();
+      return absl::OkStatus();
+    }
+    int32_t number = 0;
+    if (absl::Status status = Integer(value, key, &number); !status.ok()) return status;
+    *out = number;
+    return absl::OkStatus();
+  }
+  absl::Status String(ondemand::value& value, std::string_view key, std::string* out) {
+    std::string_view text;
+    if (value.get_string().get(text)) return WrongType(value, key, "a string");
+    *out = std::string(text);
+    return absl::OkStatus();
+  }
+  absl::Status OptionalString(ondemand::value& value, std::string_view key,
+                              std::optional<std::string>* out) {
+    if (IsNull(value)) {
+      out->reset();
+      return absl::OkStatus();
+    }
+    std::string text;
+    if (absl::Status status = String(value, key, &text); !status.ok()) return status;
+    *out = std::move(text);
+    return absl::OkStatus();
+  }
+  absl::Status Bool(ondemand::value& value, std::string_view key, bool* out) {
+    if (value.get_bool().get(*out)) return WrongType(value, key, "true or false");
+    return absl::OkStatus();
+  }
+  absl::Status Ranks(ondemand::value& value, std::string_view key, std::vector<int32_t>* out) {
+    return Array(value, key, [&](ondemand::value& element) {
+      out->push_back(0);
+      return Integer(element, key, &out->back());
+    });
+  }
+
+  absl::Status ReadSchema(ondemand::value& value, RunFigures* run) {
+    const char* at = value.raw_json_token().data();
+    std::string schema;
+    if (absl::Status status = String(value, "schema", &schema); !status.ok()) return status;
+    absl::StatusOr<SchemaVersion> version = ParseAnalyzeSchema(schema);
+    if (!version.ok()) return Error(at, std::string(version.status().message()));
+    if (version->major != kReadableAnalyzeMajor) {
+      return Error(at, absl::StrCat("schema \"", schema, "\" has major version ", version->major,
+                                    "; this bubblescope reads bubblescope.analyze/",
+                                    kReadableAnalyzeMajor, ".x (a report of another major "
+                                    "version needs the bubblescope that wrote it)"));
+    }
+    run->schema_major = version->major;
+    run->schema_minor = version->minor;
+    return absl::OkStatus();
+  }
+
+  absl::Status Pipeline(ondemand::value& value, PipelineFigures* pipeline) {
+    return Object(value, "pipelines[]", [&](std::string_view key, ondemand::value& member) {
+      if (key == "ranks") return Ranks(member, key, &pipeline->ranks);
+      if (key == "stages") return OptionalInteger(member, key, &pipeline->stages);
+      if (key == "microbatches") return OptionalInteger(member, key, &pipeline->microbatches);
+      if (key == "virtual_stages") return OptionalInteger(member, key, &pipeline->virtual_stages);
+      if (key == "schedule") return OptionalString(member, key, &pipeline->schedule);
+      if (key == "bubble_fraction") return Number(member, key, &pipeline->bubble_fraction);
+      if (key == "theoretical_bubble_fraction") {
+        return OptionalNumber(member, key, &pipeline->theoretical_bubble_fraction);
+      }
+      if (key == "excess_bubble_fraction") {
+        return OptionalNumber(member, key, &pipeline->excess_bubble_fraction);
+      }
+      if (key == "complete_iterations") {
+        return Integer(member, key, &pipeline->complete_iterations);
+      }
+      if (key == "latency_us") {
+        return Object(member, key, [&](std::string_view latency_key, ondemand::value& number) {
+          if (latency_key == "p50") return Number(number, "latency_us.p50", &pipeline->latency_p50_us);
+          if (latency_key == "p90") return Number(number, "latency_us.p90", &pipeline->latency_p90_us);
+          if (latency_key == "max") return Number(number, "latency_us.max", &pipeline->latency_max_us);
+          return absl::OkStatus();
+        });
+      }
+      if (key == "iterations") {
+        return Array(member, key, [&](ondemand::value& element) {
+          pipeline->iterations.emplace_back();
+          return Iteration(element, &pipeline->iterations.back());
+        });
+      }
+      if (key == "rank_stats") {
+        return Array(member, key, [&](ondemand::value& element) {
+          pipeline->stage_figures.emplace_back();
+          return Stage(element, &pipeline->stage_figures.back());
+        });
+      }
+      if (key == "links") {
+        return Array(member, key, [&](ondemand::value& element) {
+          pipeline->links.emplace_back();
+          return Link(element, &pipeline->links.back());
+        });
+      }
+      if (key == "whatif_model") {
+        if (IsNull(member)) return absl::OkStatus();
+        return WhatIfModel(member, &pipeline->whatif_model.emplace());
+      }
+      if (key == "whatif_model_problem") {
+        std::optional<std::string> problem;
+        absl::Status status = OptionalString(member, key, &problem);
+        pipeline->whatif_model_problem = problem.value_or("");
+        return status;
+      }
+      if (key == "rebalance") {
+        if (IsNull(member)) return absl::OkStatus();
+        return Object(member, key, [&](std::string_view rebalance_key, ondemand::value& field) {
+          return rebalance_key == "layers_after"
+                     ? Ranks(field, "rebalance.layers_after", &pipeline->rebalance_layers_after)
+                     : absl::OkStatus();
+        });
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  // An integer byte count, null for unknown (-1).
+  absl::Status Bytes(ondemand::value& value, std::string_view key, int64_t* out) {
+    if (IsNull(value)) {
+      *out = -1;
+      return absl::OkStatus();
+    }
+    return Integer(value, key, out);
+  }
+
+  // `whatif_model` (report/whatif_model_json.h writes it): read, then checked as a model a
+  // prediction can run on, so a damaged one is refused where it starts.
+  absl::Status WhatIfModel(ondemand::value& value, whatif::Model* model) {
+    const char* at = value.raw_json_token().data();
+    absl::Status read = Object(value, "whatif_model", [&](std::string_view key,
+                                                          ondemand::value& member) {
+      if (key == "schedule") {
+        const char* name_at = member.raw_json_token().data();
+        std::string name;
+        if (absl::Status status = String(member, "whatif_model.schedule", &name); !status.ok()) {
+          return status;
+        }
+        for (sim::Schedule schedule : sim::kSchedules) {
+          if (sim::ScheduleName(schedule) == name) {
+            model->schedule = schedule;
+            return absl::OkStatus();
+          }
+        }
+        return Error(name_at, absl::StrCat("\"whatif_model.schedule\" is \"", name,
+                                           "\", not a schedule this bubblescope simulates"));
+      }
+      if (key == "p") return Integer(member, "whatif_model.p", &model->p);
+      if (key == "m") return Integer(member, "whatif_model.m", &model->m);
+      if (key == "v") return Integer(member, "whatif_model.v", &model->v);
+      if (key == "separate_weight_grad") {
+        return Bool(member, "whatif_model.separate_weight_grad", &model->separate_weight_grad);
+      }
+      if (key == "multi_chunk_zero_bubble") {
+        return Bool(member, "whatif_model.multi_chunk_zero_bubble",
+                    &model->multi_chunk_zero_bubble);
+      }
+      if (key == "measured_iteration_ns") {
+        return Integer(member, "whatif_model.measured_iteration_ns",
+                       &model->measured_iteration_ns);
+      }
+      if (key == "measured_bubble_fraction") {
+        return Number(member, "whatif_model.measured_bubble_fraction",
+                      &model->measured_bubble_fraction);
+      }
+      if (key == "stages") {
+        return Array(member, "whatif_model.stages", [&](ondemand::value& element) {
+          whatif::StageModel& stage = model->stages.emplace_back();
+          return Object(element, "whatif_model.stages[]", [&](std::string_view stage_key,
+                                                              ondemand::value& field) {
+            if (stage_key == "rank") return Integer(field, "stages[].rank", &stage.rank);
+            if (stage_key == "forward_ns") return Number(field, "stages[].forward_ns", &stage.forward_ns);
+            if (stage_key == "backward_ns") {
+              return Number(field, "stages[].backward_ns", &stage.backward_ns);
+            }
+            if (stage_key == "weight_grad_ns") {
+              return Number(field, "stages[].weight_grad_ns", &stage.weight_grad_ns);
+            }
+            if (stage_key == "memory_floor_bytes") {
+              return Bytes(field, "stages[].memory_floor_bytes", &stage.memory_floor_bytes);
+            }
+            if (stage_key == "memory_peak_bytes") {
+              return Bytes(field, "stages[].memory_peak_bytes", &stage.memory_peak_bytes);
+            }
+            if (stage_key == "memory_headroom_bytes") {
+              return Bytes(field, "stages[].memory_headroom_bytes", &stage.memory_headroom_bytes);
+            }
+            if (stage_key == "layers") return Integer(field, "stages[].layers", &stage.layers);
+            return absl::OkStatus();
+          });
+        });
+      }
+      if (key == "links") {
+        return Array(member, "whatif_model.links", [&](ondemand::value& element) {
+          whatif::LinkCost& link = model->links.emplace_back();
+          return Object(element, "whatif_model.links[]", [&](std::string_view link_key,
+                                                             ondemand::value& field) {
+            if (link_key == "src_stage") return Integer(field, "links[].src_stage", &link.src_stage);
+            if (link_key == "dst_stage") return Integer(field, "links[].dst_stage", &link.dst_stage);
+            if (link_key == "transfer_ns") {
+              return Integer(field, "links[].transfer_ns", &link.transfer_ns);
+            }
+            return absl::OkStatus();
+          });
+        });
+      }
+      return absl::OkStatus();
+    });
+    if (!read.ok()) return read;
+    if (absl::Status valid = whatif::ValidateModel(*model); !valid.ok()) {
+      return Error(at, absl::StrCat("\"whatif_model\" is not a usable model: ",
+                                    std::string(valid.message())));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Iteration(ondemand::value& value, IterationFigures* iteration) {
+    return Object(value, "iterations[]", [&](std::string_view key, ondemand::value& member) {
+      if (key == "step") return Integer(member, key, &iteration->step);
+      if (key == "complete") return Bool(member, key, &iteration->complete);
+      if (key == "window_us") return Number(member, key, &iteration->window_us);
+      if (key == "bubble_fraction") return Number(member, key, &iteration->bubble_fraction);
+      return absl::OkStatus();
+    });
+  }
+
+  absl::Status Stage(ondemand::value& value, StageFigures* stage) {
+    return Object(value, "rank_stats[]", [&](std::string_view key, ondemand::value& member) {
+      if (key == "rank") return Integer(member, key, &stage->rank);
+      if (key == "stage") return OptionalInteger(member, key, &stage->stage);
+      if (key == "bubble_fraction") return Number(member, key, &stage->bubble_fraction);
+      if (key == "peak_allocated_bytes") {
+        return OptionalNumber(member, key, &stage->peak_allocated_bytes);
+      }
+      if (key == "peak_reserved_bytes") {
+        return OptionalNumber(member, key, &stage->peak_reserved_bytes);
+      }
+      if (key == "fwd_us_per_microbatch") return OptionalNumber(member, key, &stage->forward_us);
+      if (key == "bwd_us_per_microbatch") return OptionalNumber(member, key, &stage->backward_us);
+      if (key == "wgt_us_per_microbatch") {
+        return OptionalNumber(member, key, &stage->weight_grad_us);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  absl::Status Link(ondemand::value& value, LinkFigures* link) {
+    return Object(value, "links[]", [&](std::string_view key, ondemand::value& member) {
+      if (key == "src") return Integer(member, key, &link->src);
+      if (key == "dst") return Integer(member, key, &link->dst);
+      if (key == "transfer_us_median") return Number(member, key, &link->transfer_us_median);
+      if (key == "gbps_median") return OptionalNumber(member, key, &link->gbps_median);
+      if (key == "wait_us") return Number(member, key, &link->wait_us);
+      if (key == "slow") return Bool(member, key, &link->slow);
+      return absl::OkStatus();
+    });
+  }
+
+  absl::Status Finding(ondemand::value& value, FindingFigures* finding) {
+    return Object(value, "findings[]", [&](std::string_view key, ondemand::value& member) {
+      if (key == "kind") return String(member, key, &finding->kind);
+      if (key == "severity") return String(member, key, &finding->severity);
+      if (key == "message") return String(member, key, &finding->message);
+      if (key == "ranks") return Ranks(member, key, &finding->ranks);
+      if (key == "cost_us") return Number(member, key, &finding->cost_us);
+      return absl::OkStatus();
+    });
+  }
+
+  // Each finding goes to the pipeline that holds its first rank; findings naming no pipeline
+  // rank (none today) are left out, since nothing pairs them.
+  static void AttachFindings(std::vector<FindingFigures> findings, RunFigures* run) {
+    for (FindingFigures& finding : findings) {
+      if (finding.ranks.empty()) continue;
+      for (PipelineFigures& pipeline : run->pipelines) {
+        if (std::find(pipeline.ranks.begin(), pipeline.ranks.end(), finding.ranks.front()) !=
+            pipeline.ranks.end()) {
+          pipeline.findings.push_back(std::move(finding));
+          break;
+        }
+      }
+    }
+  }
+
+  std::string_view source_;
+  const simdjson::padded_string& json_;
+  ondemand::parser parser_;
+  ondemand::document document_;
+  bool iterated_ = false;  // document_ exists: current_location() may be asked
+};
+
+}  // namespace
+
+absl::StatusOr<RunFigures> ReadAnalyzeReport(std::string_view source, std::string_view json) {
+  const simdjson::padded_string padded(json);
+  return ReportWalker(source, padded).Read();
+}
+
+}  // namespace bubblescope::compare

@@ -1,0 +1,185 @@
+#include "report/gate_report.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "report/text_table.h"
+#include "text/one_line.h"
+
+namespace bubblescope {
+namespace {
+
+using compare::Check;
+using compare::CheckKind;
+using compare::CheckOutcome;
+using compare::GateResult;
+
+FigureUnit UnitOf(CheckKind kind) {
+  switch (kind) {
+    case CheckKind::kMaxBubble:
+    case CheckKind::kMaxBubbleIncrease:
+      return FigureUnit::kFraction;
+    case CheckKind::kMaxLatency:
+    case CheckKind::kMaxLatencyIncrease:
+      return FigureUnit::kMicros;
+    case CheckKind::kMaxMemory:
+    case CheckKind::kMaxMemoryIncrease:
+      return FigureUnit::kBytes;
+  }
+  return FigureUnit::kCount;
+}
+
+std::string LimitText(const Check& check) {
+  const FigureUnit unit = UnitOf(check.kind);
+  switch (check.kind) {
+    case CheckKind::kMaxBubble:
+    case CheckKind::kMaxLatency:
+    case CheckKind::kMaxMemory:
+      return absl::StrCat("<= ", FigureText(check.limit, unit));
+    case CheckKind::kMaxBubbleIncrease:
+      return absl::StrCat("<= ", DeltaText(compare::Change{.a = 0.0, .b = check.limit,
+                                                            .spread = std::nullopt},
+                                           unit));
+    case CheckKind::kMaxLatencyIncrease:
+    case CheckKind::kMaxMemoryIncrease:
+      return absl::StrCat("<= ", SignedPercent(check.limit));
+  }
+  return "-";
+}
+
+std::string OutcomeText(CheckOutcome outcome) {
+  return outcome == CheckOutcome::kFail ? "FAIL" : std::string(compare::CheckOutcomeName(outcome));
+}
+
+// A Markdown table cell: a '|' would end the cell and a line break the row.
+std::string MarkdownCell(const std::string& text) {
+  std::string cell;
+  for (char c : text::OneLine(text)) {
+    if (c == '|') cell += '\\';
+    cell += c;
+  }
+  return cell;
+}
+
+// Text for XML character data and attribute values. Control characters XML 1.0 cannot carry
+// at all are dropped (OneLine has already spelled them out as \xNN).
+std::string XmlEscaped(const std::string& raw) {
+  std::string escaped;
+  for (char c : text::OneLine(raw)) {
+    switch (c) {
+      case '&': escaped += "&amp;"; break;
+      case '<': escaped += "&lt;"; break;
+      case '>': escaped += "&gt;"; break;
+      case '"': escaped += "&quot;"; break;
+      case '\'': escaped += "&apos;"; break;
+      default: escaped += c;
+    }
+  }
+  return escaped;
+}
+
+std::string Counts(const GateResult& result) {
+  const int32_t total = static_cast<int32_t>(result.checks.size());
+  const int32_t skipped = result.Count(CheckOutcome::kSkipped);
+  return absl::StrCat(result.Count(CheckOutcome::kFail), " of ", total, " checks failed",
+                      skipped > 0 ? absl::StrCat(" (", skipped, " skipped)") : "");
+}
+
+}  // namespace
+
+std::string CheckName(const Check& check) {
+  std::string where = check.pipeline;
+  if (check.stage.has_value()) {
+    absl::StrAppend(&where, " stage ", *check.stage);
+    if (check.rank.has_value()) absl::StrAppend(&where, " (rank ", *check.rank, ")");
+  }
+  return absl::StrCat(where, ": ", std::string(compare::ThresholdKey(check.kind)));
+}
+
+CheckCells CheckCellsOf(const Check& check) {
+  const FigureUnit unit = UnitOf(check.kind);
+  // Times and bytes carry their relative change too, which the relative limits are judged on.
+  const compare::Change change{.a = check.baseline, .b = check.current, .spread = std::nullopt};
+  return {FigureText(check.baseline, unit), FigureText(check.current, unit),
+          DeltaText(change, unit), LimitText(check)};
+}
+
+std::string GateVerdictLine(const GateResult& result) {
+  return absl::StrCat(result.Passed() ? "PASS" : "FAIL", ": ", Counts(result));
+}
+
+std::string GateText(const GateResult& result) {
+  std::string out = absl::StrCat("bubblescope gate: ", GateVerdictLine(result), "\n",
+                                 "  baseline: ", text::OneLine(result.baseline_source), "\n",
+                                 "  current:  ", text::OneLine(result.current_source), "\n");
+  for (const std::string& note : result.notes) absl::StrAppend(&out, "  note: ", note, "\n");
+  TextTable table({{"check", Align::kLeft}, {"baseline"}, {"current"}, {"delta"},
+                   {"limit", Align::kLeft}, {"result", Align::kLeft}, {"note", Align::kLeft}});
+  for (const Check& check : result.checks) {
+    const CheckCells cells = CheckCellsOf(check);
+    table.AddRow({CheckName(check), cells.baseline, cells.current, cells.delta, cells.limit,
+                  OutcomeText(check.outcome), check.note});
+  }
+  absl::StrAppend(&out, table.Render(2));
+  return out;
+}
+
+std::string GateMarkdown(const GateResult& result) {
+  std::string out = absl::StrCat(
+      "## bubblescope gate: ", result.Passed() ? "pass" : "**regression**", "\n\n",
+      Counts(result), ". Baseline `", text::OneLine(result.baseline_source), "`, current `",
+      text::OneLine(result.current_source), "`.\n\n");
+  for (const std::string& note : result.notes) absl::StrAppend(&out, "- ", MarkdownCell(note), "\n");
+  if (!result.notes.empty()) out += "\n";
+  out += "| check | baseline | current | delta | limit | result |\n";
+  out += "|---|---:|---:|---:|---|---|\n";
+  for (const Check& check : result.checks) {
+    const CheckCells cells = CheckCellsOf(check);
+    std::string outcome = check.outcome == CheckOutcome::kFail
+                              ? "**FAIL**"
+                              : std::string(compare::CheckOutcomeName(check.outcome));
+    if (!check.note.empty()) absl::StrAppend(&outcome, " (", check.note, ")");
+    absl::StrAppend(&out, "| ", MarkdownCell(CheckName(check)), " | ", MarkdownCell(cells.baseline),
+                    " | ", MarkdownCell(cells.current), " | ", MarkdownCell(cells.delta), " | ",
+                    MarkdownCell(cells.limit), " | ", MarkdownCell(outcome), " |\n");
+  }
+  return out;
+}
+
+std::string GateJunit(const GateResult& result) {
+  const std::string counts = absl::StrCat(
+      " tests=\"", result.checks.size(), "\" failures=\"", result.Count(CheckOutcome::kFail),
+      "\" errors=\"0\" skipped=\"", result.Count(CheckOutcome::kSkipped), "\"");
+  std::string out = absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
+                                 "<testsuites name=\"bubblescope gate\"", counts, ">\n",
+                                 "  <testsuite name=\"bubblescope gate\"", counts, ">\n");
+  for (const Check& check : result.checks) {
+    const CheckCells cells = CheckCellsOf(check);
+    const std::string figures =
+        absl::StrCat("baseline ", cells.baseline, ", current ", cells.current, ", delta ",
+                     cells.delta, ", limit ", cells.limit,
+                     check.note.empty() ? "" : absl::StrCat("; ", check.note));
+    absl::StrAppend(&out, "    <testcase classname=\"bubblescope.gate\" name=\"",
+                    XmlEscaped(CheckName(check)), "\"");
+    switch (check.outcome) {
+      case CheckOutcome::kPass:
+        absl::StrAppend(&out, ">\n      <system-out>", XmlEscaped(figures),
+                        "</system-out>\n    </testcase>\n");
+        break;
+      case CheckOutcome::kFail:
+        absl::StrAppend(&out, ">\n      <failure type=\"regression\" message=\"",
+                        XmlEscaped(figures), "\">", XmlEscaped(figures),
+                        "</failure>\n    </testcase>\n");
+        break;
+      case CheckOutcome::kSkipped:
+        absl::StrAppend(&out, ">\n      <skipped message=\"", XmlEscaped(check.note),
+                        "\"/>\n    </testcase>\n");
+        break;
+    }
+  }
+  absl::StrAppend(&out, "  </testsuite>\n</testsuites>\n");
+  return out;
+}
+
+}  // namespace bubblescope
