@@ -383,6 +383,9 @@ class ReportWalker {
             if (stage_key == "weight_grad_ns") {
               return Number(field, "stages[].weight_grad_ns", &stage.weight_grad_ns);
             }
+            if (stage_key == "recompute_ns") {
+              return Number(field, "stages[].recompute_ns", &stage.recompute_ns);
+            }
             if (stage_key == "memory_floor_bytes") {
               return Bytes(field, "stages[].memory_floor_bytes", &stage.memory_floor_bytes);
             }

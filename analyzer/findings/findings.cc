@@ -192,6 +192,32 @@ void AddPerRank(const bubble::Result& bubble, const pipeline::IdealBubble* ideal
   }
 }
 
+void AddRecompute(const bubble::Result& bubble, const whatif::Model& model,
+                  std::vector<Finding>* out) {
+  Finding finding;
+  finding.kind = Kind::kRecompute;
+  finding.severity = Severity::kInfo;
+  double per_iteration = 0.0;
+  std::vector<std::string> stages;
+  for (size_t s = 0; s < model.stages.size(); ++s) {
+    const whatif::StageModel& stage = model.stages[s];
+    if (stage.recompute_ns <= 0.0) continue;
+    finding.ranks.push_back(stage.rank);
+    per_iteration += stage.recompute_ns * static_cast<double>(model.m);
+    stages.push_back(absl::StrFormat("stage %d %.2f ms per microbatch, %.0f%% of its backward", s,
+                                     Ms(stage.recompute_ns),
+                                     Percent(stage.recompute_ns / stage.backward_ns)));
+  }
+  if (finding.ranks.empty()) return;
+  finding.cost_ns =
+      RoundToNs(per_iteration * static_cast<double>(bubble.complete_iterations));
+  finding.message = absl::StrFormat(
+      "activation checkpointing recomputes forwards inside the backward: %.1f ms of compute per "
+      "iteration over the stages (%s); it keeps less activation memory at that price",
+      Ms(per_iteration), absl::StrJoin(stages, "; "));
+  out->push_back(std::move(finding));
+}
+
 void AddIncomplete(const bubble::Result& bubble, std::vector<Finding>* out) {
   int64_t incomplete = static_cast<int64_t>(bubble.iterations.size()) - bubble.complete_iterations;
   if (incomplete <= 0) return;
@@ -230,13 +256,16 @@ std::string_view KindName(Kind kind) {
       return "late_sender";
     case Kind::kUnmatchedP2p:
       return "unmatched_p2p";
+    case Kind::kRecompute:
+      return "recompute";
   }
   return "unknown";
 }
 
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
                const pipeline::IdealBubble* ideal, const Options& options,
-               const ImbalanceEffect* imbalance, const whatif::Result* depth_remedies) {
+               const ImbalanceEffect* imbalance, const whatif::Result* depth_remedies,
+               const whatif::Model* model) {
   Result result;
   std::vector<Finding>& out = result.findings;
   if (bubble.complete_iterations > 0) {
@@ -248,6 +277,7 @@ Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* s
       AddStageImbalance(bubble, *shape, options, imbalance, &out);
     }
     AddPerRank(bubble, shape != nullptr ? ideal : nullptr, options, &out);
+    if (model != nullptr) AddRecompute(bubble, *model, &out);
   }
   AddIncomplete(bubble, &out);
   if (shape == nullptr) {

@@ -19,6 +19,10 @@
 //    own waits are its depth (pipeline_depth), expected, never a warning.
 //  - "host_bound": one per rank whose empty stall (nothing computing or communicating) exceeds
 //    Options::host_bound_min_fraction of its window; cost = that empty time.
+//  - "recompute" (info): activation checkpointing reruns forwards in the backward
+//    (index/recompute_regions.h); cost = the recomputed forward per microbatch of every stage
+//    (whatif::StageModel::recompute_ns) × m × complete iterations: rank time spent computing
+//    twice, the price of the activations it does not keep.
 //  - "incomplete_iterations" (info): iterations left out of every total; cost 0.
 //  - "schedule_unknown" (info): the shape could not be inferred, so the kinds needing it are
 //    missing; cost 0.
@@ -49,6 +53,7 @@ enum class Kind : uint8_t {
   kSlowLink,         // findings/link_findings.h
   kLateSender,       // findings/link_findings.h
   kUnmatchedP2p,     // findings/link_findings.h
+  kRecompute,
 };
 
 // The stable snake_case name reports print ("pipeline_depth", "slow_link", ...).
@@ -83,9 +88,12 @@ struct Result {
 // `imbalance` may be null (not simulated).
 // `depth_remedies` may be null: what-if predictions (whatif/whatif.h) of configurations with a
 // shallower schedule bubble, which the pipeline_depth finding quotes.
+// `model` may be null: the what-if model of the job, whose per-stage recomputation the
+// recompute finding reports.
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
                const pipeline::IdealBubble* ideal, const Options& options,
                const ImbalanceEffect* imbalance = nullptr,
-               const whatif::Result* depth_remedies = nullptr);
+               const whatif::Result* depth_remedies = nullptr,
+               const whatif::Model* model = nullptr);
 
 }  // namespace bubblescope::findings

@@ -180,6 +180,18 @@ class Builder {
     return cause;
   }
 
+  RootCause Recompute(const Finding& finding, size_t index) const {
+    RootCause cause = New(Cause::kRecompute, Severity::kInfo, finding, index);
+    cause.summary = "activation checkpointing runs forwards again inside the backward";
+    cause.fix = "no recomputation: each backward without its recomputed forward";
+    cause.next_step =
+        "recompute less where memory allows (Megatron-LM: --recompute-granularity selective, "
+        "or fewer --recompute-num-layers; torch: fewer checkpointed blocks): the activations "
+        "it would then keep are not in this trace, so check the memory headroom first";
+    if (input_.model != nullptr) PredictFix(whatif::WithoutRecompute(*input_.model), cause);
+    return cause;
+  }
+
   RootCause HostBound(const Finding& finding, size_t index) const {
     RootCause cause = New(Cause::kHostBound, Severity::kWarning, finding, index);
     cause.summary = "the host does not keep the device busy: idle time with nothing running";
@@ -269,6 +281,8 @@ std::string_view CauseName(Cause cause) {
       return "late_sender";
     case Cause::kHostBound:
       return "host_bound";
+    case Cause::kRecompute:
+      return "recompute";
     case Cause::kTransferTime:
       return "transfer_time";
     case Cause::kIncompleteJob:
@@ -351,6 +365,9 @@ Result Analyze(const Input& input) {
       case Kind::kExcessBubble:
       case Kind::kCommWait:
         symptoms.push_back(i);
+        break;
+      case Kind::kRecompute:
+        causes.push_back(builder.Recompute(finding, i));
         break;
     }
   }

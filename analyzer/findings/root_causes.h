@@ -17,6 +17,8 @@
 //    is the measured median iteration minus the model's (which also leaves out the optimizer
 //    step and jitter). Not bounded by the ranks' empty time: a device idling on its host also
 //    stretches its neighbours' fill and drain.
+//  - recompute (info), from recompute: activation checkpointing's recomputed forwards; the fix is
+//    every backward without them (the memory they save is not in the trace).
 //  - transfer_time: waits no other cause explains, when the model predicts a saving with every
 //    transfer free (overlapped with compute): hand-offs wait for transfers on healthy links.
 //  - incomplete_job (info): incomplete iterations and unmatched transfers; nothing to save.
@@ -46,6 +48,7 @@ enum class Cause : uint8_t {
   kSlowLink,
   kLateSender,
   kHostBound,
+  kRecompute,
   kTransferTime,
   kIncompleteJob,
   kShapeUnknown,

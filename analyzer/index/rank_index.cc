@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "common/interval_set.h"
+#include "index/recompute_regions.h"
 #include "readers/event_classifier.h"
 
 namespace bubblescope::index {
@@ -96,6 +97,7 @@ bool ResolvesSendRecv(CommKind kind) {
 struct Launch {
   TimeNs start = 0;
   bool in_autograd = false;  // issued from inside an autograd engine op: backward work
+  bool in_recompute = false;  // issued while recomputing a checkpointed forward
   uint32_t thread = 0;       // index into Rank::timelines of the launching CPU thread
   // The innermost CPU scope around the launch that resolves a SendRecv kernel (c10d::send,
   // nccl:recv, nccl:all_to_all, ...), if any.
@@ -163,6 +165,7 @@ absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
     }
     if (!any_launch) continue;
     const IntervalSet autograd_time = IntervalSet::FromRanges(std::move(autograd));
+    const IntervalSet recompute_time = IntervalSet::FromRanges(RecomputeRegions(rank, thread));
     const std::vector<Scope> scopes = ScopesOf(rank, thread);
     // Intervals are sorted by start, so one sweep keeps the scopes open around each launch
     // (innermost last).
@@ -181,6 +184,7 @@ absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
       Launch launch;
       launch.start = interval.start;
       launch.in_autograd = autograd_time.Contains(interval.start);
+      launch.in_recompute = recompute_time.Contains(interval.start);
       launch.thread = thread_index;
       // The innermost scope that names what an undirected kernel does; scopes naming nothing
       // (record_param_comms without args, nccl:coalesced) are looked through.
@@ -280,6 +284,7 @@ void CollectGpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index
       op.issue = op.launched ? launch->second.start : interval.start;
       if (op.launched) op.correlation = interval.correlation;
       if (op.op_class == OpClass::kCompute) {
+        op.recompute = op.launched && launch->second.in_recompute;
         op.hint = KernelHint(rank.name(interval.name));
         if (op.hint == PhaseHint::kNone && op.launched && launch->second.in_autograd) {
           op.hint = PhaseHint::kBackward;
@@ -378,6 +383,10 @@ void CollectCpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index
   }
   if (index->model_thread < 0) return;
   const Timeline& thread = rank.timelines[static_cast<size_t>(index->model_thread)];
+  // The model thread is the device here: its recomputation time is the regions' own.
+  for (const TimeRange& region : RecomputeRegions(rank, thread)) {
+    index->recompute_ns += region.end - region.start;
+  }
   for (uint32_t i : best.ops) {
     const Interval& interval = thread.intervals[i];
     DeviceOp op;
@@ -493,6 +502,11 @@ RankIndex BuildRank(const Rank& rank) {
   };
   if (!std::is_sorted(index.ops.begin(), index.ops.end(), by_start)) {
     std::stable_sort(index.ops.begin(), index.ops.end(), by_start);
+  }
+  if (index.device == DeviceKind::kGpu) {
+    for (const DeviceOp& op : index.ops) {
+      if (op.recompute) index.recompute_ns += op.end - op.start;
+    }
   }
   index.issue_order.resize(index.ops.size());
   std::iota(index.issue_order.begin(), index.issue_order.end(), 0u);

@@ -32,6 +32,8 @@
 //   weight gradient when the name says so ("weight_grad", "wgrad"). Names carry this only by
 //   convention, so it is a hint used to split compute runs, never to find the structure.
 // - Whether an op was issued inside an `Optimizer.*` range (not pipeline work).
+// - Which compute recomputes a checkpointed forward during the backward, and how long the rank
+//   spends on it (index/recompute_regions.h).
 // - For CPU transfers, when the transfer really finished: gloo's c10d::send / c10d::recv_ op only
 //   posts it; the `gloo:*` (or `nccl:*`) range starting inside the op lasts until it completes.
 // - Which annotations are copies. Kineto writes every record_function range twice on GPU jobs:
@@ -84,6 +86,9 @@ struct DeviceOp {
   PhaseHint hint = PhaseHint::kNone;
   bool launched = false;      // `issue` is a launch record's start
   bool in_optimizer = false;  // issued inside an `Optimizer.*` CPU range
+  // A compute kernel launched while recomputing a checkpointed forward in the backward
+  // (index/recompute_regions.h); such kernels also carry the backward hint.
+  bool recompute = false;
   // A transfer of a batch kernel that carried several (see above): the ops of one such kernel
   // share its timeline and interval; the first has batch_index 0, the others count no kernel.
   bool batched = false;
@@ -106,6 +111,10 @@ struct RankIndex {
   // (correlation ids: launches at one instant, as a CUDA graph's or a host far ahead of the
   // device, keep the order the host issued them in), then start, then longer first.
   std::vector<uint32_t> issue_order;
+  // Device time spent recomputing checkpointed forwards (index/recompute_regions.h): the
+  // recompute kernels' time on a GPU rank, the recomputation ranges' on a CPU rank's model
+  // thread. 0 without activation checkpointing.
+  TimeNs recompute_ns = 0;
   // Parallel to Rank::annotations: true for a GPU annotation that mirrors a CPU one.
   std::vector<bool> mirrored_annotation;
 

@@ -187,9 +187,13 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
                               .shape = &*out.shape,
                               .bubble = &out.bubble,
                               .links = &crossrank.links,
-                              .layers_per_stage = {}};
+                              .layers_per_stage = {},
+                              .recompute_ns = {}};
     if (out.rebalance.has_value() && out.rebalance->result.ok()) {
       model_input.layers_per_stage = out.rebalance->layers_per_stage;
+    }
+    for (size_t position : found.positions) {
+      model_input.recompute_ns.push_back(inputs.index.ranks[position].recompute_ns);
     }
     absl::StatusOr<whatif::Model> model = whatif::ModelOf(model_input);
     if (model.ok()) {
@@ -230,7 +234,8 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
                                    out.ideal ? &*out.ideal : nullptr,
                                    findings_options,
                                    out.slowest_stage_effect ? &*out.slowest_stage_effect : nullptr,
-                                   out.depth_remedies ? &*out.depth_remedies : nullptr);
+                                   out.depth_remedies ? &*out.depth_remedies : nullptr,
+                                   out.model ? &*out.model : nullptr);
   return out;
 }
 

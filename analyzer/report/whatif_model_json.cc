@@ -43,6 +43,7 @@ void WriteWhatIfModelMembers(const job::Pipeline& pipeline, JsonWriter& json) {
     json.DoubleMember("forward_ns", stage.forward_ns);
     json.DoubleMember("backward_ns", stage.backward_ns);
     json.DoubleMember("weight_grad_ns", stage.weight_grad_ns);
+    json.DoubleMember("recompute_ns", stage.recompute_ns);
     OptionalBytes("memory_floor_bytes", stage.memory_floor_bytes, json);
     OptionalBytes("memory_peak_bytes", stage.memory_peak_bytes, json);
     OptionalBytes("memory_headroom_bytes", stage.memory_headroom_bytes, json);

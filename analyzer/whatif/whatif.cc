@@ -262,6 +262,13 @@ absl::StatusOr<Model> ModelOf(const Input& input) {
     if (input.layers_per_stage.size() == shape.stages.size()) {
       stage.layers = input.layers_per_stage[index];
     }
+    // Recomputation happens inside the backward ops, once per backward: per microbatch over
+    // all chunks it is the total over the backwards, times v.
+    if (input.recompute_ns.size() == shape.stages.size() && figures.backward.count > 0) {
+      stage.recompute_ns = std::min(stage.backward_ns,
+                                    static_cast<double>(input.recompute_ns[index]) /
+                                        static_cast<double>(figures.backward.count) * chunks);
+    }
     stage_of_rank[figures.rank] = static_cast<int32_t>(index);
     model.stages.push_back(stage);
   }
@@ -295,6 +302,11 @@ absl::Status ValidateModel(const Model& model) {
         return absl::InvalidArgumentError(
             absl::StrCat("stage ", s, " has a time per microbatch outside 0 to 1e15 ns"));
       }
+    }
+    if (!std::isfinite(stage.recompute_ns) || stage.recompute_ns < 0.0 ||
+        stage.recompute_ns > stage.backward_ns) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("stage ", s, " recomputes outside 0 to its backward time"));
     }
     if (stage.layers < 0) {
       return absl::InvalidArgumentError(absl::StrCat("stage ", s, " has negative layers"));
@@ -402,6 +414,14 @@ Model WithStageAtMean(Model model, int32_t stage) {
 Model WithLinkTransfer(Model model, int32_t src_stage, int32_t dst_stage, TimeNs transfer_ns) {
   for (LinkCost& link : model.links) {
     if (link.src_stage == src_stage && link.dst_stage == dst_stage) link.transfer_ns = transfer_ns;
+  }
+  return model;
+}
+
+Model WithoutRecompute(Model model) {
+  for (StageModel& stage : model.stages) {
+    stage.backward_ns -= stage.recompute_ns;
+    stage.recompute_ns = 0.0;
   }
   return model;
 }

@@ -47,6 +47,8 @@ struct StageModel {
   double forward_ns = 0.0;
   double backward_ns = 0.0;
   double weight_grad_ns = 0.0;
+  // Of backward_ns, the forward recomputed by activation checkpointing (0 without it).
+  double recompute_ns = 0.0;
   // Memory, -1 when unknown: the lowest allocated sample (weights, gradients, optimizer state),
   // the highest, and the device memory the reserved peak left free.
   int64_t memory_floor_bytes = -1;
@@ -119,6 +121,9 @@ struct Input {
   const bubble::Result* bubble = nullptr;
   const std::vector<link_stats::Link>* links = nullptr;
   std::vector<int32_t> layers_per_stage;  // by stage; empty when unknown
+  // By stage: device time recomputing checkpointed forwards over the whole trace
+  // (index::RankIndex::recompute_ns); empty when none.
+  std::vector<TimeNs> recompute_ns;
 };
 
 struct Result {
@@ -154,8 +159,10 @@ absl::StatusOr<Result> Analyze(const Model& model, const std::vector<Candidate>&
 Model WithStageAtMean(Model model, int32_t stage);
 // the link from `src_stage` to `dst_stage` taking `transfer_ns` per message;
 Model WithLinkTransfer(Model model, int32_t src_stage, int32_t dst_stage, TimeNs transfer_ns);
-// every transfer free (overlapped with compute, or on infinitely fast links).
+// every transfer free (overlapped with compute, or on infinitely fast links);
 Model WithFreeLinks(Model model);
+// no activation recomputation: each backward without its recomputed forward.
+Model WithoutRecompute(Model model);
 
 // The iteration window and bubble of the model's measured configuration; FailedPrecondition
 // when it cannot be simulated.

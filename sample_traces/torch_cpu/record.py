@@ -99,6 +99,11 @@ STANDARD_RUNS = [
 DP_RUNS = [
     ("dp2_1f1b_p2_m4", "1f1b", 2, 4, 1, 2),
 ]
+# Activation-checkpointed runs: (name, schedule, procs, microbatches, recompute).
+RECOMPUTE_RUNS = [
+    ("1f1b_p2_m4_recompute", "1f1b", 2, 4, "reentrant"),
+    ("1f1b_p2_m4_recompute_nr", "1f1b", 2, 4, "non-reentrant"),
+]
 # Inference runs (schedule.eval): (name, schedule, procs, microbatches).
 EVAL_RUNS = [
     ("gpipe_eval_p2_m4", "gpipe", 2, 4),
@@ -129,6 +134,49 @@ def build_stage_module(stage_index, layer_counts):
             linear.bias.zero_()
         layers += [linear, torch.nn.ReLU()]
     return torch.nn.Sequential(*layers)
+
+
+class CheckpointFunction(torch.autograd.Function):
+    """Reentrant activation checkpointing as Megatron-LM's tensor_parallel.checkpoint and
+    DeepSpeed's checkpointing run it: the forward keeps only its input; the backward runs the
+    forward again under grad mode and then an inner torch.autograd.backward through it.
+    (torch.utils.checkpoint's reentrant mode refuses the `inputs=` backward that
+    torch.distributed.pipelining uses; this Function, like Megatron's, does not check.)"""
+
+    @staticmethod
+    def forward(ctx, run, x):
+        ctx.run = run
+        ctx.save_for_backward(x)
+        with torch.no_grad():
+            return run(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        x = x.detach().requires_grad_()
+        with torch.enable_grad():
+            out = ctx.run(x)
+        torch.autograd.backward(out, grad_output)
+        return None, x.grad
+
+
+class Checkpointed(torch.nn.Module):
+    """A stage whose activations are recomputed in the backward (activation checkpointing):
+    reentrant as Megatron-LM's and DeepSpeed's checkpointing run it, or torch's non-reentrant."""
+
+    def __init__(self, inner, reentrant):
+        super().__init__()
+        self.inner = inner
+        self.reentrant = reentrant
+
+    def forward(self, x):
+        if self.reentrant:
+            if not x.requires_grad:
+                # The Function's output needs grad only through its input (the parameters are
+                # not its inputs), so the first stage's input is made to require it.
+                x = x.detach().requires_grad_()
+            return CheckpointFunction.apply(self.inner, x)
+        return torch.utils.checkpoint.checkpoint(self.inner, x, use_reentrant=False)
 
 
 def stage_to_rank(stage_index, procs, schedule):
@@ -178,6 +226,8 @@ def worker(rank, cfg, port, trace_dir):
     my_stage_indices = [s for s in range(num_stages) if stage_to_rank(s, procs, cfg["schedule"]) == position]
     device = torch.device("cpu")
     modules = [build_stage_module(s, layer_counts) for s in my_stage_indices]
+    if cfg["recompute"] != "none":
+        modules = [Checkpointed(m, cfg["recompute"] == "reentrant") for m in modules]
     stages = [
         PipelineStage(module, s, num_stages, device, group=pp_group)
         for module, s in zip(modules, my_stage_indices)
@@ -269,8 +319,9 @@ def heavy_stage_is_slowest(compute_ms, heavy_rank):
 
 
 def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_dir, command,
-               dp=1, eval_only=False):
+               dp=1, eval_only=False, recompute="none"):
     cfg = dict(
+        recompute=recompute,
         schedule=schedule,
         procs=procs,
         microbatches=microbatches,
@@ -320,6 +371,7 @@ def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_di
         # Global ranks of each pipeline, stage position order (stage_order indexes into these).
         "pipelines": [[d + dp * s for s in range(procs)] for d in range(dp)],
         "layers_per_stage": stage_layer_counts(num_stages, heavy_stage),
+        "recompute": recompute,
         "slowest_stage": heavy_stage,
         "training_steps": TRAINING_STEPS,
         "profiled_steps": list(range(PROFILER_WAIT + PROFILER_WARMUP, TRAINING_STEPS)),
@@ -348,6 +400,8 @@ def main():
     parser.add_argument("--heavy-stage", type=int, default=None)
     parser.add_argument("--dp", type=int, default=1, help="data-parallel replicas of the pipeline")
     parser.add_argument("--eval", action="store_true", help="forward-only passes (schedule.eval)")
+    parser.add_argument("--recompute", choices=["none", "reentrant", "non-reentrant"],
+                        default="none", help="activation checkpointing of every stage")
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     opts = parser.parse_args()
 
@@ -365,6 +419,11 @@ def main():
                        f"--microbatches {m} --virtual {v} --dp {dp}")
             print(f"recording {name}", file=sys.stderr)
             record_run(name, schedule, procs, m, v, None, opts.out, command, dp)
+        for name, schedule, procs, m, recompute in RECOMPUTE_RUNS:
+            command = (f"python3 record.py --run {name} --schedule {schedule} --procs {procs} "
+                       f"--microbatches {m} --recompute {recompute}")
+            print(f"recording {name}", file=sys.stderr)
+            record_run(name, schedule, procs, m, 1, None, opts.out, command, recompute=recompute)
         for name, schedule, procs, m in EVAL_RUNS:
             command = (f"python3 record.py --run {name} --schedule {schedule} --procs {procs} "
                        f"--microbatches {m} --eval")
@@ -375,7 +434,7 @@ def main():
         parser.error("give --all, or --run and --schedule")
     command = "python3 record.py " + " ".join(sys.argv[1:])
     record_run(opts.run, opts.schedule, opts.procs, opts.microbatches, opts.virtual,
-               opts.heavy_stage, opts.out, command, opts.dp, opts.eval)
+               opts.heavy_stage, opts.out, command, opts.dp, opts.eval, opts.recompute)
 
 
 if __name__ == "__main__":

@@ -85,7 +85,9 @@ INSTANTIATE_TEST_SUITE_P(
                       CpuRun{"1f1b_p4_m8_heavy2", {144.13, 93.318, 332.604, 201.711}},
                       CpuRun{"interleaved_p2_v2_m4", {123.396, 241.248}},
                       CpuRun{"zb_p2_v2_m4", {265.613, 420.988}},
-                      CpuRun{"zbv_p2_v2_m4", {179.551, 301.119}}),
+                      CpuRun{"zbv_p2_v2_m4", {179.551, 301.119}},
+                      CpuRun{"1f1b_p2_m4_recompute", {18.304, 17.391}},
+                      CpuRun{"1f1b_p2_m4_recompute_nr", {22.207, 21.633}}),
     [](const ::testing::TestParamInfo<CpuRun>& param) { return param.param.name; });
 
 }  // namespace

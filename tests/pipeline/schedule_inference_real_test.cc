@@ -56,6 +56,12 @@ const RealRun kTrainingRuns[] = {
     {"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
     {"1f1b_p4_m8_heavy2", 4, 1, 8, "1f1b", {0, 1, 2, 3}, "p2p", "p2p"}};
 
+// Activation checkpointing: the recomputed forward runs inside each backward, which must still
+// count as one backward per microbatch.
+const RealRun kRecomputeRuns[] = {
+    {"1f1b_p2_m4_recompute", 2, 1, 4, "1f1b", {0, 1}, "p2p", "p2p"},
+    {"1f1b_p2_m4_recompute_nr", 2, 1, 4, "1f1b", {0, 1}, "p2p", "p2p"}};
+
 void CheckRun(const RealRun& run, const schedule_inference::Result& result) {
   SCOPED_TRACE(run.dir);
   EXPECT_EQ(result.p, run.p);
@@ -99,6 +105,10 @@ TEST(ScheduleInferenceRealTest, ZeroBubbleFromPpRanges) {
 TEST(ScheduleInferenceRealTest, ZeroBubbleVPlacementFromPpRanges) {
   CheckRun({"zbv_p2_v2_m4", 2, 2, 4, "zb", {0, 1, 1, 0}, "annotations", "annotations"},
            Infer("zbv_p2_v2_m4"));
+}
+
+TEST(ScheduleInferenceRealTest, RecomputedForwardsStayInsideTheirBackward) {
+  for (const RealRun& run : kRecomputeRuns) CheckRun(run, Infer(run.dir));
 }
 
 TEST(ScheduleInferenceRealTest, WithoutProfilerStepsEveryRunKeepsItsShape) {
