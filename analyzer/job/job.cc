@@ -217,8 +217,10 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   // finding's remedy and the schedule_depth cause's saving.
   if (out.model) {
     const whatif::Model& model = *out.model;
-    std::vector<whatif::Candidate> candidates = {
-        whatif::Candidate{model.schedule, 2 * model.m, model.v, true, {}}};
+    whatif::Candidate twice = whatif::AsMeasured(model);
+    twice.microbatches = 2 * model.m;
+    twice.same_global_batch = true;
+    std::vector<whatif::Candidate> candidates = {twice};
     if (model.schedule == sim::Schedule::k1F1B && model.p > 1 && model.m % model.p == 0) {
       candidates.push_back(
           whatif::Candidate{sim::Schedule::kInterleaved1F1B, model.m, 2, false, {}});

@@ -92,10 +92,12 @@ absl::StatusOr<sim::Config> ConfigOf(const Model& model, const Candidate& candid
       });
     };
     for (int32_t s = 0; s < model.p; ++s) {
-      for (int32_t next : {(s + 1) % model.p, (s + model.p - 1) % model.p}) {
-        if (next != s && !measured(s, next)) {
-          config.link_overrides.push_back(sim::LinkOverride{s, next, median});
-        }
+      const int32_t after = (s + 1) % model.p;
+      const int32_t before = (s + model.p - 1) % model.p;
+      // With p = 2 both neighbours are one stage: one link to it.
+      for (int32_t next : {after, before}) {
+        if (next == s || (next == before && before == after) || measured(s, next)) continue;
+        config.link_overrides.push_back(sim::LinkOverride{s, next, median});
       }
     }
   }
@@ -168,9 +170,10 @@ Prediction Predict(const Model& model, const Candidate& candidate,
       return prediction;
     }
     floors.push_back(static_cast<double>(stage.memory_floor_bytes));
+    // The measured in-flight count is of the measured configuration's chunks.
     activations.push_back(static_cast<double>(stage.memory_peak_bytes - stage.memory_floor_bytes) /
                           static_cast<double>(measured_in_flight[s]) *
-                          static_cast<double>(model.v));
+                          static_cast<double>(AsMeasured(model).virtual_stages));
   }
   if (!candidate.layers_per_stage.empty()) {
     std::vector<int32_t> before;
@@ -213,7 +216,10 @@ std::string CandidateLabel(const Candidate& candidate) {
 }
 
 Candidate AsMeasured(const Model& model) {
-  return Candidate{model.schedule, model.m, model.v, false, {}};
+  // ZB-H1 runs one chunk per rank: a multi-chunk zero-bubble job is modelled with each rank's
+  // chunks as one (its times are per microbatch over all chunks already).
+  const int32_t v = model.schedule == sim::Schedule::kZeroBubbleH1 ? 1 : model.v;
+  return Candidate{model.schedule, model.m, v, false, {}};
 }
 
 absl::StatusOr<Model> ModelOf(const Input& input) {
@@ -332,7 +338,8 @@ std::vector<Candidate> DefaultCandidates(const Model& model,
   const sim::Schedule schedule = model.schedule;
   std::vector<Candidate> candidates;
   for (int32_t factor : {2, 4}) {
-    candidates.push_back(Candidate{schedule, model.m * factor, model.v, false, {}});
+    candidates.push_back(
+        Candidate{schedule, model.m * factor, AsMeasured(model).virtual_stages, false, {}});
   }
   const bool training = schedule != sim::Schedule::kForwardOnly;
   if (schedule == sim::Schedule::k1F1B && model.p > 1 && model.m % model.p == 0) {
@@ -345,7 +352,8 @@ std::vector<Candidate> DefaultCandidates(const Model& model,
     candidates.push_back(Candidate{sim::Schedule::kZeroBubbleH1, model.m, 1, false, {}});
   }
   if (!rebalance.empty()) {
-    candidates.push_back(Candidate{schedule, model.m, model.v, false, rebalance});
+    candidates.push_back(
+        Candidate{schedule, model.m, AsMeasured(model).virtual_stages, false, rebalance});
   }
   return candidates;
 }

@@ -237,5 +237,54 @@ TEST(WhatIfTest, LayerMoveMemoryByHand) {
             std::string::npos);
 }
 
+// Two stages are each other's only neighbour: an inference job measures 0 -> 1 only, and the
+// unmeasured 1 -> 0 is added once (twice was a simulator error: a repeated link).
+TEST(WhatIfTest, TwoStageInferenceIsModelled) {
+  sim::Config config;
+  config.schedule = Schedule::kForwardOnly;
+  config.stages = 2;
+  config.microbatches = 4;
+  config.iterations = 2;
+  config.costs.assign(2, sim::StageCost{.forward = 1'000'000, .backward = 0});
+  config.activation_bytes = int64_t{8} << 20;
+  config.link = sim::Link{.gbps = 200.0, .latency_ns = 10'000};
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  absl::StatusOr<job::Result> analysed = job::Analyze(simulation->trace, job::Options{});
+  ASSERT_TRUE(analysed.ok()) << analysed.status();
+  ASSERT_TRUE(analysed->pipelines.at(0).model.has_value());
+  absl::StatusOr<Result> result = Analyze(*analysed->pipelines[0].model, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_NEAR(static_cast<double>(result->baseline.iteration_ns),
+              static_cast<double>(simulation->truth.latency_p50_ns),
+              0.02 * static_cast<double>(simulation->truth.latency_p50_ns));
+}
+
+// A zero-bubble job with two chunks per rank is modelled as ZB-H1, whose one chunk holds the
+// rank's whole time: the measured configuration and every default candidate have v = 1.
+TEST(WhatIfTest, MultiChunkZeroBubbleIsModelledWithOneChunk) {
+  Model model;
+  model.schedule = Schedule::kZeroBubbleH1;
+  model.multi_chunk_zero_bubble = true;
+  model.p = 2;
+  model.m = 4;
+  model.v = 2;
+  model.separate_weight_grad = true;
+  for (int32_t rank : {0, 1}) {
+    model.stages.push_back(StageModel{.rank = rank, .forward_ns = 2e6, .backward_ns = 2e6,
+                                      .weight_grad_ns = 2e6});
+  }
+  EXPECT_EQ(AsMeasured(model).virtual_stages, 1);
+  absl::StatusOr<Result> result = Analyze(model, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  // ZB-H1 with F = B = W = 2 ms, p = 2, m = 4: (p-1)/(3m+p-1) = 1/13 of the window idle.
+  EXPECT_NEAR(result->baseline.bubble_fraction, 1.0 / 13.0, 1e-9);
+  ASSERT_FALSE(result->candidates.empty());
+  for (const Prediction& prediction : result->candidates) {
+    EXPECT_EQ(prediction.candidate.virtual_stages, 1);
+    EXPECT_TRUE(prediction.problem.empty()) << prediction.problem;
+  }
+}
+
 }  // namespace
 }  // namespace bubblescope::whatif
