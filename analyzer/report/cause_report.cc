@@ -53,10 +53,7 @@ void WriteFindingJson(const findings::Finding& finding, JsonWriter& json) {
   json.StringMember("kind", findings::KindName(finding.kind));
   json.StringMember("severity", SeverityName(finding.severity));
   json.StringMember("message", finding.message);
-  json.Key("ranks");
-  json.BeginArray();
-  for (int32_t rank : finding.ranks) json.Int(rank);
-  json.EndArray();
+  json.IntArrayMember("ranks", finding.ranks);
   json.DecimalMember("cost_us", finding.cost_ns, 3);
   json.EndObject();
 }
@@ -70,10 +67,7 @@ void WriteCausesMember(const job::Pipeline& pipeline, JsonWriter& json) {
     json.StringMember("cause", root_causes::CauseName(cause.cause));
     json.StringMember("severity", SeverityName(cause.severity));
     json.StringMember("summary", cause.summary);
-    json.Key("ranks");
-    json.BeginArray();
-    for (int32_t rank : cause.ranks) json.Int(rank);
-    json.EndArray();
+    json.IntArrayMember("ranks", cause.ranks);
     json.DecimalMember("cost_per_iteration_us", cause.cost_per_iteration_ns, 3);
     json.Key("saving_per_iteration_us");
     if (cause.saving_per_iteration_ns.has_value()) {

@@ -185,13 +185,6 @@ void FiguresJson(const std::vector<NamedFigure>& figures, JsonWriter& json) {
   }
 }
 
-void IntsJson(std::string_view key, const std::vector<int32_t>& values, JsonWriter& json) {
-  json.Key(key);
-  json.BeginArray();
-  for (int32_t value : values) json.Int(value);
-  json.EndArray();
-}
-
 template <typename T, typename Write>
 void OptionalJson(std::string_view key, const std::optional<T>& value, JsonWriter& json,
                   Write&& write) {
@@ -210,8 +203,8 @@ void PipelineJson(const PipelineDiff& pipeline, JsonWriter& json) {
   auto write_int = [&](int64_t value) { json.Int(value); };
   OptionalJson("index_a", pipeline.index_a, json, write_int);
   OptionalJson("index_b", pipeline.index_b, json, write_int);
-  IntsJson("ranks_a", pipeline.ranks_a, json);
-  IntsJson("ranks_b", pipeline.ranks_b, json);
+  json.IntArrayMember("ranks_a", pipeline.ranks_a);
+  json.IntArrayMember("ranks_b", pipeline.ranks_b);
   json.Key("shape_changes");
   json.BeginArray();
   for (const compare::ShapeChange& change : pipeline.shape_changes) {
@@ -268,8 +261,8 @@ void PipelineJson(const PipelineDiff& pipeline, JsonWriter& json) {
     json.StringMember("kind", finding.kind);
     json.StringMember("severity", finding.severity);
     json.StringMember("message", finding.message);
-    IntsJson("ranks_a", finding.ranks_a, json);
-    IntsJson("ranks_b", finding.ranks_b, json);
+    json.IntArrayMember("ranks_a", finding.ranks_a);
+    json.IntArrayMember("ranks_b", finding.ranks_b);
     json.Key("cost_us");
     ChangeJson(finding.cost_us, json);
     json.EndObject();

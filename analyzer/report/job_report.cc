@@ -147,10 +147,7 @@ void WriteJobMember(const job::JobSummary& job, JsonWriter& json) {
   fraction("worst_bubble_fraction", job.worst_bubble_fraction);
   fraction("best_bubble_fraction", job.best_bubble_fraction);
   fraction("bubble_spread", job.bubble_spread);
-  json.Key("ranks_without_p2p");
-  json.BeginArray();
-  for (int32_t rank : job.ranks_without_p2p) json.Int(rank);
-  json.EndArray();
+  json.IntArrayMember("ranks_without_p2p", job.ranks_without_p2p);
   json.Key("world_size");
   if (job.completeness.world_size < 0) {
     json.Null();
@@ -158,10 +155,7 @@ void WriteJobMember(const job::JobSummary& job, JsonWriter& json) {
     json.Int(job.completeness.world_size);
   }
   json.BoolMember("world_sizes_disagree", job.completeness.world_sizes_disagree);
-  json.Key("missing_ranks");
-  json.BeginArray();
-  for (int32_t rank : job.completeness.missing_ranks) json.Int(rank);
-  json.EndArray();
+  json.IntArrayMember("missing_ranks", job.completeness.missing_ranks);
   json.Key("notes");
   json.BeginArray();
   for (const std::string& note : job.notes) json.String(note);

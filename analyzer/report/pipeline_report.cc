@@ -135,14 +135,6 @@ class PipelineJson {
   void Fraction(std::string_view key, double value) {
     json_.DoubleMember(key, value);
   }
-  void OptionalBytes(std::string_view key, int64_t value) {
-    json_.Key(key);
-    if (value < 0) {
-      json_.Null();
-    } else {
-      json_.Int(value);
-    }
-  }
   void OptionalString(std::string_view key, std::optional<std::string_view> value) {
     json_.Key(key);
     if (!value.has_value()) {
@@ -164,14 +156,8 @@ class PipelineJson {
     const bubble::Result& bubble = pipeline.bubble;
     const std::optional<schedule_inference::Result>& shape = pipeline.shape;
     json_.BeginObject();
-    json_.Key("ranks");
-    json_.BeginArray();
-    for (int32_t rank : bubble.ranks) json_.Int(rank);
-    json_.EndArray();
-    json_.Key("missing_peers");
-    json_.BeginArray();
-    for (int32_t rank : pipeline.crossrank.missing_peers) json_.Int(rank);
-    json_.EndArray();
+    json_.IntArrayMember("ranks", bubble.ranks);
+    json_.IntArrayMember("missing_peers", pipeline.crossrank.missing_peers);
     auto shape_int = [&](std::string_view key, int32_t value) {
       json_.Key(key);
       if (shape.has_value()) {
@@ -286,8 +272,8 @@ class PipelineJson {
     Micros("comm_wait_us", rank.comm_wait);
     Micros("empty_us", rank.empty);
     Fraction("bubble_fraction", rank.bubble_fraction);
-    OptionalBytes("peak_allocated_bytes", rank.memory.allocated_bytes);
-    OptionalBytes("peak_reserved_bytes", rank.memory.reserved_bytes);
+    json_.CountOrNullMember("peak_allocated_bytes", rank.memory.allocated_bytes);
+    json_.CountOrNullMember("peak_reserved_bytes", rank.memory.reserved_bytes);
     const StageFigures* figures = StageOfRank(pipeline, rank.rank);
     OptionalMicros("fwd_us_per_microbatch", figures == nullptr ? nullptr : &figures->forward);
     OptionalMicros("bwd_us_per_microbatch", figures == nullptr ? nullptr : &figures->backward);

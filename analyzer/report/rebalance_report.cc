@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/units.h"
+#include "report/whatif_report.h"
 
 namespace bubblescope {
 namespace {
@@ -11,13 +12,6 @@ namespace {
 std::string Ms(TimeNs ns) { return Millis(static_cast<double>(ns)); }
 
 std::string PercentSign(double fraction) { return absl::StrCat(Percent(fraction), "%"); }
-
-void IntArray(std::string_view key, const std::vector<int32_t>& values, JsonWriter& json) {
-  json.Key(key);
-  json.BeginArray();
-  for (int32_t value : values) json.Int(value);
-  json.EndArray();
-}
 
 void Prediction(std::string_view prefix, const rebalance::Prediction& prediction,
                 JsonWriter& json) {
@@ -86,7 +80,7 @@ std::string RebalanceText(const job::RebalanceFigures& figures) {
 
 void WriteRebalanceJson(const job::RebalanceFigures& figures, JsonWriter& json) {
   json.BeginObject();
-  IntArray("layers_per_stage", figures.layers_per_stage, json);
+  json.IntArrayMember("layers_per_stage", figures.layers_per_stage);
   json.StringMember("layers_source", job::LayerCountSourceName(figures.source));
   json.Key("unavailable");
   if (!figures.result.ok()) {
@@ -105,7 +99,7 @@ void WriteRebalanceJson(const job::RebalanceFigures& figures, JsonWriter& json) 
     json.IntMember("from_rank", result.from_rank);
     json.IntMember("to_rank", result.to_rank);
     json.IntMember("layers", result.layers);
-    IntArray("layers_after", result.layers_after, json);
+    json.IntArrayMember("layers_after", result.layers_after);
     Prediction("after", result.after, json);
   }
   // The move through the what-if model: measured links and memory.
@@ -122,18 +116,8 @@ void WriteRebalanceJson(const job::RebalanceFigures& figures, JsonWriter& json) 
   json.DecimalMember("measured_iteration_us", modelled.measured_iteration_ns, 3);
   json.DecimalMember("iteration_us_before", modelled.baseline.iteration_ns, 3);
   json.DecimalMember("iteration_us_after", after.iteration_ns, 3);
-  auto peaks = [&json](std::string_view key, const whatif::Prediction& prediction) {
-    json.Key(key);
-    if (prediction.memory.empty()) {
-      json.Null();
-      return;
-    }
-    json.BeginArray();
-    for (const whatif::StageMemory& stage : prediction.memory) json.Int(stage.peak_allocated_bytes);
-    json.EndArray();
-  };
-  peaks("peak_allocated_bytes_by_stage_before", modelled.baseline);
-  peaks("peak_allocated_bytes_by_stage_after", after);
+  WritePeaksByStage("peak_allocated_bytes_by_stage_before", modelled.baseline, json);
+  WritePeaksByStage("peak_allocated_bytes_by_stage_after", after, json);
   json.Key("fits_memory");
   if (after.fits_memory.has_value()) {
     json.Bool(*after.fits_memory);

@@ -5,19 +5,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace bubblescope {
-namespace {
-
-void OptionalBytes(std::string_view key, int64_t bytes, JsonWriter& json) {
-  json.Key(key);
-  if (bytes < 0) {
-    json.Null();
-  } else {
-    json.Int(bytes);
-  }
-}
-
-}  // namespace
-
 void WriteWhatIfModelMembers(const job::Pipeline& pipeline, JsonWriter& json) {
   json.Key("whatif_model");
   if (!pipeline.model.has_value()) {
@@ -44,9 +31,9 @@ void WriteWhatIfModelMembers(const job::Pipeline& pipeline, JsonWriter& json) {
     json.DoubleMember("backward_ns", stage.backward_ns);
     json.DoubleMember("weight_grad_ns", stage.weight_grad_ns);
     json.DoubleMember("recompute_ns", stage.recompute_ns);
-    OptionalBytes("memory_floor_bytes", stage.memory_floor_bytes, json);
-    OptionalBytes("memory_peak_bytes", stage.memory_peak_bytes, json);
-    OptionalBytes("memory_headroom_bytes", stage.memory_headroom_bytes, json);
+    json.CountOrNullMember("memory_floor_bytes", stage.memory_floor_bytes);
+    json.CountOrNullMember("memory_peak_bytes", stage.memory_peak_bytes);
+    json.CountOrNullMember("memory_headroom_bytes", stage.memory_headroom_bytes);
     json.IntMember("layers", stage.layers);
     json.EndObject();
   }

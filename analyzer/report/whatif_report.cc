@@ -58,14 +58,7 @@ void PredictionJson(const whatif::Prediction& prediction, JsonWriter& json) {
   }
   json.DecimalMember("iteration_us", prediction.iteration_ns, 3);
   json.DoubleMember("bubble_fraction", prediction.bubble_fraction);
-  json.Key("peak_allocated_bytes_by_stage");
-  if (prediction.memory.empty()) {
-    json.Null();
-  } else {
-    json.BeginArray();
-    for (const whatif::StageMemory& stage : prediction.memory) json.Int(stage.peak_allocated_bytes);
-    json.EndArray();
-  }
+  WritePeaksByStage("peak_allocated_bytes_by_stage", prediction, json);
   json.Key("fits_memory");
   if (prediction.fits_memory.has_value()) {
     json.Bool(*prediction.fits_memory);
@@ -76,6 +69,18 @@ void PredictionJson(const whatif::Prediction& prediction, JsonWriter& json) {
 }
 
 }  // namespace
+
+void WritePeaksByStage(std::string_view key, const whatif::Prediction& prediction,
+                       JsonWriter& json) {
+  json.Key(key);
+  if (prediction.memory.empty()) {
+    json.Null();
+    return;
+  }
+  json.BeginArray();
+  for (const whatif::StageMemory& stage : prediction.memory) json.Int(stage.peak_allocated_bytes);
+  json.EndArray();
+}
 
 std::string WhatIfText(const std::vector<PipelineWhatIf>& pipelines) {
   std::string out;
@@ -124,10 +129,7 @@ absl::StatusOr<std::string> WhatIfJson(const std::vector<PipelineWhatIf>& pipeli
   for (const PipelineWhatIf& pipeline : pipelines) {
     json.BeginObject();
     json.IntMember("pipeline", pipeline.pipeline);
-    json.Key("ranks");
-    json.BeginArray();
-    for (int32_t rank : pipeline.ranks) json.Int(rank);
-    json.EndArray();
+    json.IntArrayMember("ranks", pipeline.ranks);
     if (!pipeline.result.ok()) {
       json.StringMember("problem", std::string(pipeline.result.status().message()));
       json.EndObject();

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "text/json_writer.h"
 #include "whatif/whatif.h"
 
 namespace bubblescope {
@@ -21,6 +23,10 @@ struct PipelineWhatIf {
 };
 
 std::string WhatIfText(const std::vector<PipelineWhatIf>& pipelines);
+
+// `key`: the prediction's peak allocated bytes by stage, or null when its memory is unknown.
+void WritePeaksByStage(std::string_view key, const whatif::Prediction& prediction,
+                       JsonWriter& json);
 absl::StatusOr<std::string> WhatIfJson(const std::vector<PipelineWhatIf>& pipelines,
                                        const std::string& tool_version);
 

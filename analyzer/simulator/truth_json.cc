@@ -189,10 +189,7 @@ absl::StatusOr<std::string> TruthJson(const Config& config, const Truth& truth) 
   json.BeginObject();
   json.StringMember("schema", kTruthSchema);
   WriteConfig(json, config);
-  json.Key("stage_to_rank");
-  json.BeginArray();
-  for (int32_t rank : truth.stage_to_rank) json.Int(rank);
-  json.EndArray();
+  json.IntArrayMember("stage_to_rank", truth.stage_to_rank);
   json.DoubleMember("theoretical_bubble_fraction", truth.theoretical_bubble_fraction);
   json.DoubleMember("bubble_fraction", truth.bubble_fraction);
   Micros(json, "idle_us", truth.idle_ns);

@@ -199,6 +199,22 @@ void JsonWriter::BoolMember(std::string_view key, bool value) {
   Bool(value);
 }
 
+void JsonWriter::IntArrayMember(std::string_view key, const std::vector<int32_t>& values) {
+  Key(key);
+  BeginArray();
+  for (int32_t value : values) Int(value);
+  EndArray();
+}
+
+void JsonWriter::CountOrNullMember(std::string_view key, int64_t value) {
+  Key(key);
+  if (value < 0) {
+    Null();
+  } else {
+    Int(value);
+  }
+}
+
 absl::StatusOr<std::string> JsonWriter::Finish() {
   if (!status_.ok()) return status_;
   if (!stack_.empty()) {

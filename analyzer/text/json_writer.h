@@ -52,6 +52,9 @@ class JsonWriter {
   void DecimalMember(std::string_view key, int64_t units, int scale);
   void StringMember(std::string_view key, std::string_view value);
   void BoolMember(std::string_view key, bool value);
+  void IntArrayMember(std::string_view key, const std::vector<int32_t>& values);
+  // `value`, or null when it is negative: the model's spelling of an unknown count or size.
+  void CountOrNullMember(std::string_view key, int64_t value);
 
   // The finished document, or the first misuse (including an incomplete document).
   absl::StatusOr<std::string> Finish();
