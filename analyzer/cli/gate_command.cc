@@ -49,6 +49,8 @@ constexpr FlagSpec kThresholdFlags[] = {
      "Largest measured bubble fraction of a pipeline (0.25 or 25%)"},
     {compare::CheckKind::kMaxBubbleIncrease, "F",
      "Largest rise of a pipeline's bubble over the baseline, in fraction points (0.02 or 2%)"},
+    {compare::CheckKind::kMaxStageBubbleIncrease, "F",
+     "Largest rise of each stage's bubble over the baseline's, in fraction points (0.05 or 5%)"},
     {compare::CheckKind::kMaxLatency, "T",
      "Largest iteration latency of a pipeline, with its unit (120ms, 0.12s, 120000us)"},
     {compare::CheckKind::kMaxLatencyIncrease, "P",
@@ -124,8 +126,8 @@ int GateCommand::Run(std::ostream& out, std::ostream& err) {
   }
   if (thresholds.Empty()) {
     err << "bubblescope: gate: no threshold given (--max-bubble, --max-bubble-increase, "
-           "--max-latency, --max-latency-increase, --max-memory, --max-memory-increase or "
-           "--config FILE)\n";
+           "--max-stage-bubble-increase, --max-latency, --max-latency-increase, --max-memory, "
+           "--max-memory-increase or --config FILE)\n";
     return kExitBadInput;
   }
 

@@ -21,6 +21,7 @@ Limit LimitOf(CheckKind kind) {
     case CheckKind::kMaxMemory:
       return Limit::kAbsolute;
     case CheckKind::kMaxBubbleIncrease:
+    case CheckKind::kMaxStageBubbleIncrease:
       return Limit::kIncrease;
     case CheckKind::kMaxLatencyIncrease:
     case CheckKind::kMaxMemoryIncrease:
@@ -150,10 +151,25 @@ GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds) {
       const std::string figure = stage.rank_a.has_value() && stage.rank_b.has_value()
                                      ? "memory samples"
                                      : absl::StrCat("stage ", stage.stage);
-      for (auto [kind, limit] : {std::pair(CheckKind::kMaxMemory, thresholds.max_memory_bytes),
-                                 std::pair(CheckKind::kMaxMemoryIncrease,
-                                           thresholds.max_memory_increase)}) {
-        Check* check = add(kind, stage.peak_allocated_bytes, limit, figure);
+      // A stage's bubble shows where a pipeline's rise sits (the stage waiting on a slower
+      // neighbour), so it is checked against its own baseline when asked.
+      struct StageLimit {
+        CheckKind kind;
+        const Change* change;
+        const std::optional<double>* limit;
+        std::string_view figure;
+      };
+      const StageLimit limits[] = {
+          {CheckKind::kMaxStageBubbleIncrease, &stage.bubble_fraction,
+           &thresholds.max_stage_bubble_increase,
+           stage.rank_a.has_value() && stage.rank_b.has_value() ? std::string_view("bubble")
+                                                                 : std::string_view(figure)},
+          {CheckKind::kMaxMemory, &stage.peak_allocated_bytes, &thresholds.max_memory_bytes,
+           figure},
+          {CheckKind::kMaxMemoryIncrease, &stage.peak_allocated_bytes,
+           &thresholds.max_memory_increase, figure}};
+      for (const StageLimit& each : limits) {
+        Check* check = add(each.kind, *each.change, *each.limit, each.figure);
         if (check == nullptr) continue;
         check->stage = stage.stage;
         check->rank = stage.rank_b.has_value() ? stage.rank_b : stage.rank_a;

@@ -1,6 +1,7 @@
 // The gate (`bubblescope gate --baseline BASE CURRENT`, docs/diff-and-gate.md): the checks one
 // set of thresholds makes on a diff of baseline (A) and current (B), each passed, failed or
-// skipped with the reason. Bubble and latency are checked per pipeline, peak memory per stage.
+// skipped with the reason. Bubble and latency are checked per pipeline, peak memory per stage,
+// and, with max_stage_bubble_increase, each stage's bubble.
 // A pure function; reports render the result.
 #pragma once
 
@@ -22,6 +23,8 @@ enum class LatencyFigure : uint8_t { kP50, kP90, kMax };
 struct GateThresholds {
   std::optional<double> max_bubble;             // measured bubble fraction, per pipeline
   std::optional<double> max_bubble_increase;    // current - baseline, in fraction points
+  // A stage's (its rank's) bubble: current - baseline, in fraction points, per stage.
+  std::optional<double> max_stage_bubble_increase;
   std::optional<double> max_latency_us;         // iteration latency, per pipeline
   std::optional<double> max_latency_increase;   // (current - baseline) / baseline
   std::optional<double> max_memory_bytes;       // peak allocated, per stage
@@ -35,6 +38,7 @@ struct GateThresholds {
 enum class CheckKind : uint8_t {
   kMaxBubble,
   kMaxBubbleIncrease,
+  kMaxStageBubbleIncrease,
   kMaxLatency,
   kMaxLatencyIncrease,
   kMaxMemory,

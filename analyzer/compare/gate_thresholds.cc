@@ -62,6 +62,7 @@ absl::StatusOr<double> ParseQuantity(std::string_view text, const Unit (&units)[
 }
 
 constexpr CheckKind kKinds[] = {CheckKind::kMaxBubble,          CheckKind::kMaxBubbleIncrease,
+                                CheckKind::kMaxStageBubbleIncrease,
                                 CheckKind::kMaxLatency,         CheckKind::kMaxLatencyIncrease,
                                 CheckKind::kMaxMemory,          CheckKind::kMaxMemoryIncrease};
 
@@ -70,7 +71,8 @@ constexpr std::string_view kLatencyKey = "latency";
 }  // namespace
 
 bool GateThresholds::Empty() const {
-  return !max_bubble && !max_bubble_increase && !max_latency_us && !max_latency_increase &&
+  return !max_bubble && !max_bubble_increase && !max_stage_bubble_increase && !max_latency_us &&
+         !max_latency_increase &&
          !max_memory_bytes && !max_memory_increase;
 }
 
@@ -78,6 +80,7 @@ std::string_view ThresholdKey(CheckKind kind) {
   switch (kind) {
     case CheckKind::kMaxBubble: return "max-bubble";
     case CheckKind::kMaxBubbleIncrease: return "max-bubble-increase";
+    case CheckKind::kMaxStageBubbleIncrease: return "max-stage-bubble-increase";
     case CheckKind::kMaxLatency: return "max-latency";
     case CheckKind::kMaxLatencyIncrease: return "max-latency-increase";
     case CheckKind::kMaxMemory: return "max-memory";
@@ -119,7 +122,8 @@ absl::Status SetThreshold(std::string_view key, std::string_view value,
   if (kind == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown threshold '", std::string(key),
-        "' (known: max-bubble, max-bubble-increase, max-latency, max-latency-increase, "
+        "' (known: max-bubble, max-bubble-increase, max-stage-bubble-increase, max-latency, "
+        "max-latency-increase, "
         "max-memory, max-memory-increase, latency)"));
   }
   absl::StatusOr<double> parsed;
@@ -134,9 +138,11 @@ absl::Status SetThreshold(std::string_view key, std::string_view value,
       slot = &thresholds->max_bubble;
       break;
     case CheckKind::kMaxBubbleIncrease:
+    case CheckKind::kMaxStageBubbleIncrease:
       parsed = ParseQuantity(value, kFractionUnits,
                              "fraction points (0.02) or percentage points (2%)");
-      slot = &thresholds->max_bubble_increase;
+      slot = *kind == CheckKind::kMaxBubbleIncrease ? &thresholds->max_bubble_increase
+                                                    : &thresholds->max_stage_bubble_increase;
       break;
     case CheckKind::kMaxLatency:
       parsed = ParseQuantity(value, kTimeUnits, "a time with its unit (us, ms or s)");

@@ -75,6 +75,12 @@ class Builder {
         if (best == nullptr || prediction.iteration_ns < best->iteration_ns) best = &prediction;
       }
     }
+    if (best != nullptr && best->iteration_ns >= baseline_) {
+      SetSaving(baseline_, cause);  // predicted, and nothing to gain
+      cause.fix = "none of the shallower configurations tried is predicted to be faster";
+      cause.next_step = "bubblescope whatif on these traces: more microbatches or another schedule";
+      return cause;
+    }
     if (best == nullptr) {
       cause.fix = "no shallower configuration could be predicted";
       cause.next_step = "bubblescope whatif on these traces: more microbatches or another schedule";
@@ -333,7 +339,8 @@ Result Analyze(const Input& input) {
           RootCause& cause = causes[*host];
           cause.findings.push_back(i);
           cause.ranks.insert(cause.ranks.end(), finding.ranks.begin(), finding.ranks.end());
-          cause.cost_per_iteration_ns += builder.PerIteration(finding.cost_ns);
+          cause.cost_per_iteration_ns = SaturatingAdd(cause.cost_per_iteration_ns,
+                                                      builder.PerIteration(finding.cost_ns));
         } else {
           host = causes.size();
           causes.push_back(builder.HostBound(finding, i));
@@ -395,7 +402,8 @@ Result Analyze(const Input& input) {
     const bool unexplained =
         target->cause == Cause::kUnattributed || target->cause == Cause::kTransferTime;
     if (unexplained && finding.kind == Kind::kCommWait) {
-      target->cost_per_iteration_ns += builder.PerIteration(finding.cost_ns);
+      target->cost_per_iteration_ns = SaturatingAdd(target->cost_per_iteration_ns,
+                                                    builder.PerIteration(finding.cost_ns));
       target->ranks.insert(target->ranks.end(), finding.ranks.begin(), finding.ranks.end());
     }
   }

@@ -19,6 +19,7 @@ FigureUnit UnitOf(CheckKind kind) {
   switch (kind) {
     case CheckKind::kMaxBubble:
     case CheckKind::kMaxBubbleIncrease:
+    case CheckKind::kMaxStageBubbleIncrease:
       return FigureUnit::kFraction;
     case CheckKind::kMaxLatency:
     case CheckKind::kMaxLatencyIncrease:
@@ -38,6 +39,7 @@ std::string LimitText(const Check& check) {
     case CheckKind::kMaxMemory:
       return absl::StrCat("<= ", FigureText(check.limit, unit));
     case CheckKind::kMaxBubbleIncrease:
+    case CheckKind::kMaxStageBubbleIncrease:
       return absl::StrCat("<= ", DeltaText(compare::Change{.a = 0.0, .b = check.limit,
                                                             .spread = std::nullopt},
                                            unit));

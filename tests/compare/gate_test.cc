@@ -19,7 +19,7 @@ double Set(std::string_view key, std::string_view value) {
   absl::Status status = SetThreshold(key, value, &thresholds);
   EXPECT_TRUE(status.ok()) << key << " = " << value << ": " << status;
   for (const auto& limit : {thresholds.max_bubble, thresholds.max_bubble_increase,
-                            thresholds.max_latency_us, thresholds.max_latency_increase,
+                            thresholds.max_stage_bubble_increase, thresholds.max_latency_us, thresholds.max_latency_increase,
                             thresholds.max_memory_bytes, thresholds.max_memory_increase}) {
     if (limit.has_value()) return *limit;
   }
@@ -36,6 +36,7 @@ TEST(SetThresholdTest, ReadsEachKindOfValue) {
   EXPECT_DOUBLE_EQ(Set("max-bubble", "0.25"), 0.25);
   EXPECT_DOUBLE_EQ(Set("max-bubble", " 25% "), 0.25);
   EXPECT_DOUBLE_EQ(Set("max-bubble-increase", "2%"), 0.02);
+  EXPECT_DOUBLE_EQ(Set("max-stage-bubble-increase", "0.05"), 0.05);
   EXPECT_DOUBLE_EQ(Set("max-latency", "120ms"), 120000.0);
   EXPECT_DOUBLE_EQ(Set("max-latency", "0.5 s"), 500000.0);
   EXPECT_DOUBLE_EQ(Set("max-latency", "750us"), 750.0);
@@ -184,6 +185,29 @@ TEST(GateTest, AStageOneSideLacksIsNamedWhenItsChecksAreSkipped) {
   EXPECT_THAT(Outcomes(Gate(diff, thresholds)),
               ElementsAre("max-memory s0 pass", "max-memory-increase s0 pass", "max-memory s1 fail",
                           "max-memory-increase s1 skipped (the baseline has no stage 1)"));
+}
+
+TEST(GateTest, EachStagesBubbleAgainstItsBaselineWhenAsked) {
+  // Stage 0's bubble rises 0.30 -> 0.36 (6 points), stage 1's 0.30 -> 0.32 (2): a 5-point limit
+  // fails stage 0 only; a stage the baseline lacks is skipped, saying so.
+  DiffResult diff;
+  PipelineDiff pipeline = PairedPipeline(0.2, 0.2);
+  pipeline.stages[0].bubble_fraction = Change{.a = 0.30, .b = 0.36, .spread = std::nullopt};
+  pipeline.stages[1].bubble_fraction = Change{.a = 0.30, .b = 0.32, .spread = std::nullopt};
+  PipelineDiff grown = pipeline;
+  grown.stages[1].rank_a.reset();
+  grown.stages[1].bubble_fraction.a.reset();
+  GateThresholds thresholds;
+  thresholds.max_stage_bubble_increase = 0.05;
+  diff.pipelines = {pipeline};
+  EXPECT_THAT(Outcomes(Gate(diff, thresholds)),
+              ElementsAre("max-stage-bubble-increase s0 fail",
+                          "max-stage-bubble-increase s1 pass"));
+  diff.pipelines = {grown};
+  EXPECT_THAT(Outcomes(Gate(diff, thresholds)),
+              ElementsAre("max-stage-bubble-increase s0 fail",
+                          "max-stage-bubble-increase s1 skipped (the baseline has no stage 1)"));
+  EXPECT_FALSE(thresholds.Empty());
 }
 
 TEST(GateTest, ARelativeLimitOnAZeroBaselineIsSkipped) {
