@@ -97,6 +97,61 @@ absl::StatusOr<std::optional<RebalanceFigures>> Rebalance(
   return figures;
 }
 
+// The what-if model of the measured job (with the layer counts when known), built once: every
+// prediction below, the root causes' savings and `bubblescope whatif` read it. Then the
+// suggested layer move through it, and the shallower configurations of the same samples behind
+// the pipeline_depth finding's remedy and the schedule_depth cause's saving.
+void ModelAndPredict(const JobInputs& inputs, const p2p_graph::Pipeline& found, Pipeline& out) {
+  if (out.shape) {
+    whatif::Input model_input{.trace = inputs.trace,
+                              .shape = &*out.shape,
+                              .bubble = &out.bubble,
+                              .links = &out.crossrank.links,
+                              .layers_per_stage = {},
+                              .recompute_ns = {}};
+    if (out.rebalance.has_value() && out.rebalance->result.ok()) {
+      model_input.layers_per_stage = out.rebalance->layers_per_stage;
+    }
+    for (size_t position : found.positions) {
+      model_input.recompute_ns.push_back(inputs.index.ranks[position].recompute_ns);
+    }
+    absl::StatusOr<whatif::Model> model = whatif::ModelOf(model_input);
+    if (model.ok()) {
+      out.model = *std::move(model);
+    } else {
+      out.model_problem = text::OneLine(std::string(model.status().message()));
+    }
+  } else {
+    out.model_problem = out.shape_problem;
+  }
+  if (out.model && out.rebalance && out.rebalance->result.ok() &&
+      out.rebalance->result->suggested) {
+    // The suggested move through the model with links and memory: the iteration against the
+    // modelled and measured ones, and what the stages receiving layers would then hold.
+    whatif::Candidate moved = whatif::AsMeasured(*out.model);
+    moved.layers_per_stage = out.rebalance->result->layers_after;
+    absl::StatusOr<whatif::Result> predicted = whatif::Analyze(*out.model, {moved});
+    if (predicted.ok()) out.rebalance->predicted = *std::move(predicted);
+  }
+  if (out.model) {
+    const whatif::Model& model = *out.model;
+    whatif::Candidate twice = whatif::AsMeasured(model);
+    twice.microbatches = 2 * model.m;
+    twice.same_global_batch = true;
+    std::vector<whatif::Candidate> candidates = {twice};
+    if (model.schedule == sim::Schedule::k1F1B && model.p > 1 && model.m % model.p == 0) {
+      candidates.push_back(
+          whatif::Candidate{sim::Schedule::kInterleaved1F1B, model.m, 2, false, {}});
+    }
+    if (model.v == 1 && (model.schedule == sim::Schedule::k1F1B ||
+                         model.schedule == sim::Schedule::kGpipe)) {
+      candidates.push_back(whatif::Candidate{sim::Schedule::kZeroBubbleH1, model.m, 1, false, {}});
+    }
+    absl::StatusOr<whatif::Result> predicted = whatif::Analyze(model, candidates);
+    if (predicted.ok()) out.depth_remedies = *std::move(predicted);
+  }
+}
+
 absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
                                          const p2p_graph::Pipeline& found,
                                          const Options& options) {
@@ -180,58 +235,7 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   crossrank.stalls =
       stall_attribution::Analyze(inputs.index, out.bubble, matching.transfers, clocks);
 
-  // The what-if model of the measured job (with the layer counts when known): what every
-  // prediction below, the root causes' savings and `bubblescope whatif` read.
-  if (out.shape) {
-    whatif::Input model_input{.trace = &trace,
-                              .shape = &*out.shape,
-                              .bubble = &out.bubble,
-                              .links = &crossrank.links,
-                              .layers_per_stage = {},
-                              .recompute_ns = {}};
-    if (out.rebalance.has_value() && out.rebalance->result.ok()) {
-      model_input.layers_per_stage = out.rebalance->layers_per_stage;
-    }
-    for (size_t position : found.positions) {
-      model_input.recompute_ns.push_back(inputs.index.ranks[position].recompute_ns);
-    }
-    absl::StatusOr<whatif::Model> model = whatif::ModelOf(model_input);
-    if (model.ok()) {
-      out.model = *std::move(model);
-    } else {
-      out.model_problem = text::OneLine(std::string(model.status().message()));
-    }
-  } else {
-    out.model_problem = out.shape_problem;
-  }
-  if (out.model && out.rebalance && out.rebalance->result.ok() &&
-      out.rebalance->result->suggested) {
-    // The suggested move through the model with links and memory: the iteration against the
-    // modelled and measured ones, and what the stages receiving layers would then hold.
-    whatif::Candidate moved = whatif::AsMeasured(*out.model);
-    moved.layers_per_stage = out.rebalance->result->layers_after;
-    absl::StatusOr<whatif::Result> predicted = whatif::Analyze(*out.model, {moved});
-    if (predicted.ok()) out.rebalance->predicted = *std::move(predicted);
-  }
-  // Shallower configurations of the same samples: the numbers behind the pipeline_depth
-  // finding's remedy and the schedule_depth cause's saving.
-  if (out.model) {
-    const whatif::Model& model = *out.model;
-    whatif::Candidate twice = whatif::AsMeasured(model);
-    twice.microbatches = 2 * model.m;
-    twice.same_global_batch = true;
-    std::vector<whatif::Candidate> candidates = {twice};
-    if (model.schedule == sim::Schedule::k1F1B && model.p > 1 && model.m % model.p == 0) {
-      candidates.push_back(
-          whatif::Candidate{sim::Schedule::kInterleaved1F1B, model.m, 2, false, {}});
-    }
-    if (model.v == 1 && (model.schedule == sim::Schedule::k1F1B ||
-                         model.schedule == sim::Schedule::kGpipe)) {
-      candidates.push_back(whatif::Candidate{sim::Schedule::kZeroBubbleH1, model.m, 1, false, {}});
-    }
-    absl::StatusOr<whatif::Result> predicted = whatif::Analyze(model, candidates);
-    if (predicted.ok()) out.depth_remedies = *std::move(predicted);
-  }
+  ModelAndPredict(inputs, found, out);
   out.findings = findings::Analyze(out.bubble, out.shape ? &*out.shape : nullptr,
                                    out.ideal ? &*out.ideal : nullptr,
                                    findings_options,
