@@ -12,6 +12,9 @@ namespace bubblescope {
 std::string Millis(double ns) {
   const double micros = std::round(ns / 1e3);  // halves away from zero
   const double magnitude = std::fabs(micros);
+  // Figures read from a report may be anything JSON holds: past what the integer split below
+  // can hold, they are written in scientific form instead.
+  if (!(magnitude < 9.0e18)) return absl::StrFormat("%.6g", ns / 1e6);
   const auto whole = static_cast<uint64_t>(magnitude);
   return absl::StrFormat("%s%d.%03d", micros < 0 ? "-" : "", whole / 1000, whole % 1000);
 }

@@ -1,6 +1,8 @@
 // How the text reports spell figures, worked by hand.
 #include "report/units.h"
 
+#include <limits>
+
 #include "gtest/gtest.h"
 
 namespace bubblescope {
@@ -14,6 +16,11 @@ TEST(UnitsTest, MillisRoundsToTheMicrosecondWithHalvesAwayFromZero) {
   EXPECT_EQ(Millis(-1500.0), "-0.002");
   EXPECT_EQ(Millis(-400.0), "0.000");  // no negative zero
   EXPECT_EQ(Millis(12345678901.2), "12345.679");
+  // A figure past what an integer microsecond count holds (a hand-edited or fuzzed report) is
+  // written in scientific form, not cast out of range.
+  EXPECT_EQ(Millis(1.2e46), "1.2e+40");
+  EXPECT_EQ(Millis(-1.2e46), "-1.2e+40");
+  EXPECT_EQ(Millis(std::numeric_limits<double>::infinity()), "inf");
 }
 
 TEST(UnitsTest, MicrosPercentAndBytes) {
