@@ -139,6 +139,39 @@ TEST_F(GateCliTest, ASlowerStageFailsTheLatencyCheckOnly) {
   EXPECT_THAT(ReadFile(junit_), HasSubstr("tests=\"5\" failures=\"1\""));
 }
 
+// Each stage's bubble against its own: the truths' per-rank idle / (compute + idle) give which
+// stages rise by more than 5 points (the fast stages now wait on stage 2; stage 2's own falls).
+TEST_F(GateCliTest, EachStagesBubbleRiseIsCheckedWhenAsked) {
+  const auto stage_bubbles = [](const std::string& truth_path) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element truth;
+    const std::string text = ReadFile(truth_path);
+    EXPECT_EQ(parser.parse(text).get(truth), simdjson::SUCCESS);
+    std::vector<double> bubbles(4, 0.0);
+    for (simdjson::dom::element rank : simdjson::dom::array(truth["rank_stats"])) {
+      const double idle = double(rank["idle_us"]);
+      bubbles[static_cast<size_t>(int64_t(rank["stage"]))] = idle / (idle + double(rank["compute_us"]));
+    }
+    return bubbles;
+  };
+  const std::string base_dir = base_->substr(0, base_->size() - std::string(".json").size());
+  const std::vector<double> before = stage_bubbles(base_dir + "/truth.json");
+  const std::vector<double> after = stage_bubbles(*slow_ + "/truth.json");
+  std::vector<std::string> expected_failures;
+  for (int32_t s = 0; s < 4; ++s) {
+    if (after[static_cast<size_t>(s)] - before[static_cast<size_t>(s)] > 0.05) {
+      expected_failures.push_back(
+          absl::StrFormat("pipeline 0 stage %d (rank %d): max-stage-bubble-increase", s, s));
+    }
+  }
+  ASSERT_FALSE(expected_failures.empty());
+  ASSERT_LT(expected_failures.size(), 4u);  // stage 2's own bubble does not rise
+  CommandResult run = Gate(*base_, *slow_, {"--max-stage-bubble-increase", "5%"});
+  EXPECT_EQ(run.exit_status, 1) << run.err;
+  EXPECT_EQ(JunitFailures(), expected_failures);
+  EXPECT_THAT(ReadFile(junit_), HasSubstr("tests=\"4\""));
+}
+
 // 1F1B holds min(m, p - s) microbatches on stage s: 4, 3, 2, 1 x (96 - 64) MiB more, against
 // 1 GiB + 4, 3, 2, 1 x 64 MiB: +10.0 %, +7.9 %, +5.6 % fail a 5 % limit, +2.9 % passes.
 TEST_F(GateCliTest, MoreStashFailsTheMemoryChecksOfTheStagesHoldingMore) {

@@ -202,6 +202,34 @@ TEST(PipelineReportJsonTest, SlowestStageEffectInMicroseconds) {
   EXPECT_DOUBLE_EQ(double(effect["bubble_fraction_at_mean"]), 0.25);
 }
 
+TEST(PipelineReportJsonTest, RootCausesCarryTheirFindingsAndSavings) {
+  absl::StatusOr<std::string> json = AnalyzeJson(Job({TwoRanks(true)}), SummaryReportOptions{});
+  ASSERT_TRUE(json.ok()) << json.status();
+  simdjson::dom::parser parser;
+  simdjson::dom::element p = simdjson::dom::array(Parse(parser, *json)["pipelines"]).at(0);
+  simdjson::dom::array causes = p["root_causes"];
+  ASSERT_EQ(causes.size(), 2u);
+  simdjson::dom::element depth = causes.at(0);
+  EXPECT_EQ(std::string_view(depth["cause"]), "schedule_depth");
+  EXPECT_EQ(std::string_view(depth["severity"]), "info");
+  EXPECT_DOUBLE_EQ(double(depth["cost_per_iteration_us"]), 4000.0);
+  EXPECT_DOUBLE_EQ(double(depth["saving_per_iteration_us"]), 1500.0);
+  EXPECT_DOUBLE_EQ(double(depth["iteration_before_us"]), 10000.0);
+  EXPECT_EQ(std::string_view(depth["iteration_before_source"]), "modelled");
+  EXPECT_DOUBLE_EQ(double(depth["iteration_after_fix_us"]), 8500.0);
+  simdjson::dom::array depth_findings = depth["findings"];
+  ASSERT_EQ(depth_findings.size(), 1u);
+  EXPECT_EQ(std::string_view(depth_findings.at(0)["kind"]), "pipeline_depth");
+  simdjson::dom::element unexplained = causes.at(1);
+  EXPECT_EQ(std::string_view(unexplained["cause"]), "unattributed");
+  EXPECT_TRUE(unexplained["saving_per_iteration_us"].is_null());
+  EXPECT_EQ(unexplained["iteration_before_us"].error(), simdjson::NO_SUCH_FIELD);
+  EXPECT_EQ(std::string_view(simdjson::dom::array(unexplained["findings"]).at(0)["kind"]),
+            "comm_wait");
+  // No what-if model on this hand-built pipeline: null, with why.
+  EXPECT_TRUE(p["whatif_model"].is_null());
+}
+
 TEST(PipelineReportJsonTest, UnknownShapeIsNull) {
   for (int indent : {0, 2}) {
     SummaryReportOptions options;
