@@ -20,6 +20,30 @@ AlignedOp Aligned(const index::DeviceOp& op, TimeNs offset) {
   return {ClockOffsets::Move(op.start, offset), ClockOffsets::Move(op.end, offset)};
 }
 
+// Appends [start, end) as idle of `kind` (nothing when empty) and adds it to the sums.
+void AddSpan(IdleKind kind, TimeNs start, TimeNs end, RankIterationFigures* figures) {
+  if (end <= start) return;
+  figures->idle_spans.push_back({kind, start, end});
+  const TimeNs length = end - start;
+  figures->idle = SaturatingAdd(figures->idle, length);
+  switch (kind) {
+    case IdleKind::kFill:
+      figures->fill = SaturatingAdd(figures->fill, length);
+      break;
+    case IdleKind::kDrain:
+      figures->drain = SaturatingAdd(figures->drain, length);
+      break;
+    case IdleKind::kCommWait:
+      figures->comm_wait = SaturatingAdd(figures->comm_wait, length);
+      figures->stall = SaturatingAdd(figures->stall, length);
+      break;
+    case IdleKind::kEmpty:
+      figures->empty = SaturatingAdd(figures->empty, length);
+      figures->stall = SaturatingAdd(figures->stall, length);
+      break;
+  }
+}
+
 RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
                                  const iterations::RankIteration& assigned, TimeNs window_start,
                                  TimeNs window_end) {
@@ -38,24 +62,32 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
       comm.push_back({aligned.start, aligned.end});
     }
   }
-  const TimeNs window = window_end - window_start;
   IntervalSet compute_set = IntervalSet::FromRanges(std::move(compute));
   figures.compute = compute_set.Length();
-  figures.idle = window - figures.compute;
   if (compute_set.empty()) {
-    figures.fill = window;
+    AddSpan(IdleKind::kFill, window_start, window_end, &figures);
     return figures;
   }
   figures.first_compute_start = compute_set.Start();
   figures.last_compute_end = compute_set.End();
-  figures.fill = figures.first_compute_start - window_start;
-  figures.drain = window_end - figures.last_compute_end;
-  figures.stall = figures.idle - figures.fill - figures.drain;
-  IntervalSet between =
-      IntervalSet::FromRanges({{figures.first_compute_start, figures.last_compute_end}});
-  figures.comm_wait =
-      between.Intersect(IntervalSet::FromRanges(std::move(comm))).Subtract(compute_set).Length();
-  figures.empty = figures.stall - figures.comm_wait;
+  AddSpan(IdleKind::kFill, window_start, figures.first_compute_start, &figures);
+  // The gaps between the first and the last compute, cut where communication runs.
+  const IntervalSet gaps =
+      IntervalSet::FromRanges({{figures.first_compute_start, figures.last_compute_end}})
+          .Subtract(compute_set);
+  const IntervalSet waits = gaps.Intersect(IntervalSet::FromRanges(std::move(comm)));
+  const std::vector<TimeRange>& wait_ranges = waits.ranges();
+  size_t w = 0;
+  for (const TimeRange& gap : gaps.ranges()) {
+    TimeNs at = gap.start;
+    for (; w < wait_ranges.size() && wait_ranges[w].start < gap.end; ++w) {
+      AddSpan(IdleKind::kEmpty, at, wait_ranges[w].start, &figures);
+      AddSpan(IdleKind::kCommWait, wait_ranges[w].start, wait_ranges[w].end, &figures);
+      at = wait_ranges[w].end;
+    }
+    AddSpan(IdleKind::kEmpty, at, gap.end, &figures);
+  }
+  AddSpan(IdleKind::kDrain, figures.last_compute_end, window_end, &figures);
   return figures;
 }
 
@@ -100,6 +132,20 @@ double Ratio(TimeNs part, TimeNs whole) {
 }
 
 }  // namespace
+
+std::string_view IdleKindName(IdleKind kind) {
+  switch (kind) {
+    case IdleKind::kFill:
+      return "fill";
+    case IdleKind::kDrain:
+      return "drain";
+    case IdleKind::kCommWait:
+      return "comm_wait";
+    case IdleKind::kEmpty:
+      return "empty";
+  }
+  return "unknown";
+}
 
 Result Analyze(const Trace& trace, const index::TraceIndex& index,
                const iterations::Result& assignment, const ClockOffsets& offsets) {

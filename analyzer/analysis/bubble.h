@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "analysis/clock_offsets.h"
@@ -25,6 +26,21 @@
 #include "index/rank_index.h"
 
 namespace bubblescope::bubble {
+
+// The four kinds of idle time (see above).
+enum class IdleKind : uint8_t { kFill, kDrain, kCommWait, kEmpty };
+
+// "fill", "drain", "comm_wait", "empty".
+std::string_view IdleKindName(IdleKind kind);
+
+// One stretch of a rank's idle time, on the pipeline's reference clock.
+struct IdleSpan {
+  IdleKind kind = IdleKind::kFill;
+  TimeNs start = 0;
+  TimeNs end = 0;  // exclusive
+
+  friend bool operator==(const IdleSpan&, const IdleSpan&) = default;
+};
 
 // Where a rank's idle time lies within one iteration. idle = fill + stall + drain and
 // stall = comm_wait + empty hold exactly.
@@ -40,6 +56,9 @@ struct RankIterationFigures {
   TimeNs stall = 0;      // idle between the first compute start and the last compute end
   TimeNs comm_wait = 0;  // part of stall where communication runs and compute does not
   TimeNs empty = 0;      // stall - comm_wait
+  // The idle time itself, in time order, none empty: the sums above are these spans' lengths by
+  // kind (a stall gap is cut where communication starts and stops running).
+  std::vector<IdleSpan> idle_spans;
 };
 
 struct IterationFigures {

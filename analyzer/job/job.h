@@ -40,6 +40,7 @@
 #include "findings/link_findings.h"
 #include "findings/root_causes.h"
 #include "pipeline/ideal_bubble.h"
+#include "pipeline/op_timeline.h"
 #include "pipeline/p2p_graph.h"
 #include "pipeline/rebalance.h"
 #include "pipeline/schedule_inference.h"
@@ -90,6 +91,9 @@ struct CrossRankFigures {
 struct Pipeline {
   bubble::Result bubble;
   std::optional<schedule_inference::Result> shape;  // nullopt when inference failed
+  // The shape's ops on the pipeline's clock, labelled (pipeline/op_timeline.h); empty without
+  // a shape.
+  op_timeline::Result op_timeline;
   // The bubble the shape's schedule leaves by itself; with the shape only.
   std::optional<pipeline::IdealBubble> ideal;
   std::string shape_problem;  // why the shape could not be inferred; empty with a shape

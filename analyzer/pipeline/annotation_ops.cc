@@ -164,7 +164,7 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& r
         covered.push_back(TimeRange{it->start, it->end});
       }
     }
-    const TimeNs compute_ns = IntervalSet::FromRanges(std::move(covered)).Length();
+    const IntervalSet compute = IntervalSet::FromRanges(std::move(covered));
     for (const ParsedOpName& parsed : parsed_ops) {
       PipelineOp op;
       op.rank = rank.rank;
@@ -174,7 +174,9 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& r
       op.virtual_stage = parsed.virtual_stage;
       op.microbatch = parsed.microbatch;
       op.start = annotation.start;
-      op.compute_ns = compute_ns;
+      op.compute_ns = compute.Length();
+      op.compute_start = compute.Start();
+      op.compute_end = compute.End();
       op.overlapped = parsed_ops.size() > 1;
       ops.push_back(op);
     }

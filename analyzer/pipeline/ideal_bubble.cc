@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "pipeline/sim_schedule.h"
 #include "simulator/config.h"
 #include "simulator/engine.h"
+#include "simulator/records.h"
 #include "simulator/truth.h"
 
 namespace bubblescope::pipeline {
@@ -19,6 +21,18 @@ TimeNs MeanOverStages(const schedule_inference::Result& shape,
   double total = 0.0;
   for (const schedule_inference::StageFigures& stage : shape.stages) total += of(stage);
   return static_cast<TimeNs>(std::llround(total / static_cast<double>(shape.stages.size())));
+}
+
+OpType OpTypeOf(sim::OpType type) {
+  switch (type) {
+    case sim::OpType::kForward:
+      return OpType::kForward;
+    case sim::OpType::kBackward:
+      return OpType::kBackward;
+    case sim::OpType::kWeightGrad:
+      return OpType::kWeightGrad;
+  }
+  return OpType::kForward;
 }
 
 }  // namespace
@@ -82,6 +96,25 @@ IdealBubble IdealBubbleOf(const schedule_inference::Result& shape) {
   for (const sim::RankIterationTruth& rank : truth.iterations.front().ranks) {
     ideal.stage_stall_ns.push_back(rank.stall);  // the run puts stage s on rank s
   }
+  TimeNs origin = std::numeric_limits<TimeNs>::max();
+  TimeNs last = std::numeric_limits<TimeNs>::min();
+  for (const sim::RankRecord& rank : records->ranks) {
+    for (const sim::OpRecord& op : rank.ops) {
+      origin = std::min(origin, op.start);
+      last = std::max(last, op.end);
+    }
+  }
+  for (const sim::RankRecord& rank : records->ranks) {
+    for (const sim::OpRecord& op : rank.ops) {
+      ideal.schedule.push_back(IdealOp{.stage = rank.stage,
+                                       .chunk = op.op.chunk,
+                                       .type = OpTypeOf(op.op.type),
+                                       .microbatch = op.op.microbatch,
+                                       .start = op.start - origin,
+                                       .end = op.end - origin});
+    }
+  }
+  if (!ideal.schedule.empty()) ideal.schedule_ns = last - origin;
   return ideal;
 }
 

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bubblescope/trace.h"
+#include "pipeline/pipeline_op.h"
 #include "pipeline/schedule_inference.h"
 
 namespace bubblescope::pipeline {
@@ -27,6 +29,16 @@ enum class IdealSource : uint8_t {
 // "closed_form", "simulated", "upper_bound"
 std::string_view IdealSourceName(IdealSource source);
 
+// One op of the schedule's own run.
+struct IdealOp {
+  int32_t stage = 0;  // pipeline position
+  int32_t chunk = 0;  // virtual stage = chunk * p + stage
+  OpType type = OpType::kForward;
+  int32_t microbatch = 0;
+  TimeNs start = 0;  // from the iteration's first compute
+  TimeNs end = 0;
+};
+
 struct IdealBubble {
   double fraction = 0.0;
   IdealSource source = IdealSource::kClosedForm;
@@ -35,6 +47,10 @@ struct IdealBubble {
   // steady-state hand-offs of 1F1B, for one). Empty when it could not be simulated (per-stage
   // times unknown or unreliable, or a job too large).
   std::vector<TimeNs> stage_stall_ns;
+  // That run's ops, one iteration, by stage then time (the theoretical schedule to draw beside
+  // the measured one), and its length; empty and 0 when it could not be simulated.
+  std::vector<IdealOp> schedule;
+  TimeNs schedule_ns = 0;
 };
 
 // (p-1)/(v·m+p-1); 0 when p, v or m is not positive.

@@ -23,6 +23,10 @@ struct PipelineOp {
   int32_t microbatch = -1;     // when the source names it
   TimeNs start = 0;            // the op's range (annotation) or its first compute item
   TimeNs compute_ns = 0;       // union of the compute inside the op
+  // The first start and last end of that compute, on the rank's own clock (device activity on
+  // a GPU rank); both 0 when the op covers no compute.
+  TimeNs compute_start = 0;
+  TimeNs compute_end = 0;
   // Run overlapped with another op in one range (torch's DualPipeV `OVERLAP_F_B`): it counts as
   // an op, but compute_ns is the whole range's, shared, so it is no measure of this op alone.
   bool overlapped = false;

@@ -296,6 +296,7 @@ absl::StatusOr<Result> Analyze(const Input& input) {
           "slowest and no imbalance or rebalance is built on these times"));
     }
   }
+  result->ops = std::move(ops);
   return result;
 }
 

@@ -73,6 +73,9 @@ struct Result {
   double slowest_excess_ns = 0.0;       // slowest mean_total_ns - mean over stages
   double slowest_excess_percent = 0.0;  // of that mean
   std::vector<std::string> notes;       // assumptions and ambiguities met on the way
+  // The ops the per-stage figures come from, every step of every rank, each rank's in start
+  // order; empty when they could not be split.
+  std::vector<pipeline::PipelineOp> ops;
 };
 
 struct Input {

@@ -33,7 +33,10 @@ PipelineOp MakeOp(int32_t rank, const Run& run) {
   op.step = run.items.front()->step;
   op.type = run.type;
   op.start = run.items.front()->start;
-  op.compute_ns = IntervalSet::FromRanges(std::move(ranges)).Length();
+  const IntervalSet compute = IntervalSet::FromRanges(std::move(ranges));
+  op.compute_ns = compute.Length();
+  op.compute_start = compute.Start();
+  op.compute_end = compute.End();
   return op;
 }
 
