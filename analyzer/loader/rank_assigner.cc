@@ -80,10 +80,23 @@ absl::StatusOr<int32_t> RankAssigner::Assign(size_t index, int32_t reported_rank
         "name); pass --rank ",
         path, "=N"));
   }
+  return Own(index, rank);
+}
+
+absl::StatusOr<int32_t> RankAssigner::AssignNamed(size_t index, int32_t named_rank) {
+  if (overridden_[index] >= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(files_[index], ": a merged trace names its ranks itself; --rank cannot "
+                                    "renumber them"));
+  }
+  return Own(index, named_rank);
+}
+
+absl::StatusOr<int32_t> RankAssigner::Own(size_t index, int32_t rank) {
   const auto [it, inserted] = owner_.try_emplace(rank, index);
   if (!inserted) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rank ", rank, " claimed by both ", files_[it->second], " and ", path));
+    return absl::InvalidArgumentError(absl::StrCat("rank ", rank, " claimed by both ",
+                                                   files_[it->second], " and ", files_[index]));
   }
   return rank;
 }

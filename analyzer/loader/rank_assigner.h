@@ -26,8 +26,14 @@ class RankAssigner {
   // index order: a rank already taken by an earlier file is an error naming both files.
   absl::StatusOr<int32_t> Assign(size_t index, int32_t reported_rank);
 
+  // The same for one of the ranks of a merged trace (readers/merged_trace.h), which names each
+  // of its ranks itself: an override of the file is an error, as is a rank already taken.
+  absl::StatusOr<int32_t> AssignNamed(size_t index, int32_t named_rank);
+
  private:
   explicit RankAssigner(std::vector<std::string> files);
+  // Gives `rank` to files[index]; an error naming both files when another has it.
+  absl::StatusOr<int32_t> Own(size_t index, int32_t rank);
 
   std::vector<std::string> files_;
   std::vector<int32_t> overridden_;             // per file, -1 when no override applies

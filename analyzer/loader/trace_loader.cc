@@ -29,9 +29,10 @@ constexpr size_t kNoFailure = std::numeric_limits<size_t>::max();
 
 // Every file's outcome, written by whichever worker read it (each slot by exactly one worker).
 struct FileResults {
-  explicit FileResults(size_t count) : ranks(count), statuses(count) {}
+  explicit FileResults(size_t count) : ranks(count), merged(count, 0), statuses(count) {}
 
-  std::vector<Rank> ranks;
+  std::vector<std::vector<Rank>> ranks;  // one per file, several for a merged trace
+  std::vector<char> merged;              // whether the file was a merged trace
   std::vector<absl::Status> statuses;
   std::atomic<size_t> next{0};
   // Lowest index that failed so far. Files after it cannot change the outcome (the first failing
@@ -67,18 +68,23 @@ bool IsSkippable(const TraceFile& file, const absl::Status& status) {
 }
 
 absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t max_bytes,
-                         Rank* rank) {
+                         std::vector<Rank>* ranks, char* merged) {
   // Past the budget, memory can still run out (a machine that is short of it, an input whose
   // structure is unusually dense): that is this file's error, not a crash.
   try {
     absl::StatusOr<FileContents> contents = ReadFileSource(path, max_bytes);
     if (!contents.ok()) return contents.status();
-    if (absl::Status read = reader.Read(path, contents->text, rank); !read.ok()) return read;
-    if (contents->truncated) NoteGzipTruncation(*contents, rank);
-    rank->source_path = path;
+    bool is_merged = false;
+    absl::Status read = reader.ReadRanks(path, contents->text, ranks, &is_merged);
+    if (!read.ok()) return read;
+    *merged = is_merged ? 1 : 0;
+    for (Rank& rank : *ranks) {
+      if (contents->truncated) NoteGzipTruncation(*contents, &rank);
+      rank.source_path = path;
+    }
     return absl::OkStatus();
   } catch (const std::bad_alloc&) {
-    *rank = Rank();
+    ranks->clear();
     return absl::ResourceExhaustedError(
         absl::StrCat(path, ": byte 0: out of memory reading it (the reading budget per file is ",
                      max_bytes >> 20, " MiB)"));
@@ -93,7 +99,8 @@ void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes, FileResul
     const size_t index = results->next.fetch_add(1);
     if (index >= files.size() || index > results->first_failure.load()) return;
     absl::Status status =
-        ReadOneFile(reader, files[index].path, max_bytes, &results->ranks[index]);
+        ReadOneFile(reader, files[index].path, max_bytes, &results->ranks[index],
+                    &results->merged[index]);
     if (!status.ok()) {
       // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
       if (!IsSkippable(files[index], status)) results->RecordFailure(index);
@@ -194,7 +201,8 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
     return results.statuses[0];  // only other JSON: report the first
   }
   std::vector<std::string_view> run_ids;
-  for (size_t i : readable) run_ids.push_back(results.ranks[i].record_run_id);
+  // A merged trace's ranks all come from one run, or were mixed by --mix-runs before merging.
+  for (size_t i : readable) run_ids.push_back(results.ranks[i][0].record_run_id);
   absl::StatusOr<std::vector<bool>> in_run = ChooseRecordRun(run_ids, options.record_run);
   if (!in_run.ok()) return in_run.status();
   // The assigner sees every trace file, those of other runs too, so that a --rank override
@@ -208,7 +216,8 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
   if (!assigner.ok()) return assigner.status();
   std::vector<Rank> kept;
   for (size_t k = 0; k < readable.size(); ++k) {
-    Rank& rank = results.ranks[readable[k]];
+    std::vector<Rank>& file_ranks = results.ranks[readable[k]];
+    const Rank& rank = file_ranks[0];
     if (!(*in_run)[k]) {
       trace.skipped_files.push_back(
           {trace_paths[k],
@@ -219,10 +228,14 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
            rank.record_run_id});
       continue;
     }
-    absl::StatusOr<int32_t> rank_id = assigner->Assign(k, rank.rank);
-    if (!rank_id.ok()) return rank_id.status();
-    rank.rank = *rank_id;
-    kept.push_back(std::move(rank));
+    const bool merged = results.merged[readable[k]] != 0;
+    for (Rank& file_rank : file_ranks) {
+      absl::StatusOr<int32_t> rank_id =
+          merged ? assigner->AssignNamed(k, file_rank.rank) : assigner->Assign(k, file_rank.rank);
+      if (!rank_id.ok()) return rank_id.status();
+      file_rank.rank = *rank_id;
+      kept.push_back(std::move(file_rank));
+    }
   }
   if (first_failure < files->size()) return results.statuses[first_failure];
   trace.ranks = std::move(kept);

@@ -38,6 +38,8 @@ const ImportCounterSpec& CounterSpec(ImportCounter counter) {
        "NVTX ranges the collector could not track (too many open)"},
       {"collector_dropped_nccl_events", Severity::kWarning,
        "NCCL events the collector could not track (too many live)"},
+      {"overlay_events", Severity::kInfo,
+       "bubblescope's own overlay events in a merged trace (idle intervals, op labels); skipped"},
   }};
   return kSpecs[static_cast<size_t>(counter)];
 }

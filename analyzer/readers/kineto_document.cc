@@ -1,7 +1,11 @@
 #include "readers/kineto_document.h"
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "readers/json_number.h"
 #include "readers/json_tokens.h"
@@ -34,19 +38,22 @@ std::string_view JsonTypeName(std::string_view token) {
 
 class DocumentWalker : public CollectorMetadataSink {
  public:
-  DocumentWalker(const DocumentView& view, Rank* rank, RankBuilder* builder)
-      : view_(view), begin_(view.json.data()), rank_(rank), builder_(builder) {
+  DocumentWalker(const DocumentView& view, RankSet* ranks)
+      : view_(view), begin_(view.json.data()), ranks_(ranks), dropped_(1) {
     event_reader_.set_collector_metadata_sink(this);
   }
   DocumentWalker(const DocumentWalker&) = delete;
   DocumentWalker& operator=(const DocumentWalker&) = delete;
 
-  simdjson::error_code ReadCollectorArgs(std::string_view event_name,
+  simdjson::error_code ReadCollectorArgs(const EventFields& fields,
                                          ondemand::value& args) override {
-    if (event_name == kDroppedCountsEventName) {
-      return ReadDroppedCounts(args, begin_, view_.bias, rank_, &dropped_);
+    const std::optional<size_t> slot = SlotOf(fields);
+    if (!slot) return simdjson::SUCCESS;  // the event itself is counted when it ends
+    Rank* rank = &ranks_->rank(*slot);
+    if (fields.name == kDroppedCountsEventName) {
+      return ReadDroppedCounts(args, begin_, view_.bias, rank, &dropped_[*slot]);
     }
-    return ReadProcessMetadata(args, begin_, view_.bias, rank_, builder_);
+    return ReadProcessMetadata(args, begin_, view_.bias, rank, ranks_->BuilderOf(*slot));
   }
 
   WalkResult Walk(ondemand::parser& parser) {
@@ -111,10 +118,33 @@ class DocumentWalker : public CollectorMetadataSink {
         ondemand::array events;
         if (auto error = value.get_array().get(events)) return error;
         if (auto error = WalkEvents(events)) return error;
+      } else if (key == kMergedMemberName) {
+        if (saw_events) {
+          result_.not_a_trace.emplace(Offset(token.data()),
+                                      std::string(kMergedMemberName) + " after traceEvents");
+          return simdjson::SUCCESS;
+        }
+        ranks_->Clear();
+        result_.merged.emplace();
+        std::optional<std::pair<int64_t, std::string>> problem;
+        if (auto error = ReadMergedLayout(value, begin_, view_.bias, ranks_, &*result_.merged,
+                                          &problem)) {
+          return error;
+        }
+        if (problem) {
+          result_.not_a_trace = std::move(problem);
+          return simdjson::SUCCESS;
+        }
+        dropped_.assign(ranks_->size(), DroppedTotals());
+      } else if (result_.merged) {
+        continue;  // a merged trace keeps each rank's own members in its layout
       } else if (key == "deviceProperties") {
-        if (auto error = ReadDeviceProperties(value, begin_, view_.bias, rank_)) return error;
+        if (auto error = ReadDeviceProperties(value, begin_, view_.bias, &ranks_->rank(0))) {
+          return error;
+        }
       } else if (key == "distributedInfo") {
-        if (auto error = ReadDistributedInfo(value, begin_, view_.bias, rank_, builder_)) {
+        if (auto error = ReadDistributedInfo(value, begin_, view_.bias, &ranks_->rank(0),
+                                             ranks_->BuilderOf(0))) {
           return error;
         }
       } else if (key == "baseTimeNanoseconds") {
@@ -129,13 +159,14 @@ class DocumentWalker : public CollectorMetadataSink {
   }
 
   void ReadBaseTime(std::string_view token) {
+    Rank& rank = ranks_->rank(0);
     int64_t base = 0;
     if (token.empty() || token[0] == '"' || token[0] == '{' || token[0] == '[') {
-      rank_->stats.Bump(ImportCounter::kWrongFieldType, Offset(token.data()));
+      rank.stats.Bump(ImportCounter::kWrongFieldType, Offset(token.data()));
     } else if (ParseInteger(token, &base) != NumberStatus::kOk) {
-      rank_->stats.Bump(ImportCounter::kBadNumber, Offset(token.data()));
+      rank.stats.Bump(ImportCounter::kBadNumber, Offset(token.data()));
     } else {
-      builder_->SetBaseTime(base, Offset(token.data()));
+      ranks_->BuilderOf(0)->SetBaseTime(base, Offset(token.data()));
     }
   }
 
@@ -146,7 +177,7 @@ class DocumentWalker : public CollectorMetadataSink {
       const int64_t offset = Offset(token.data());
       result_.last_event_offset = offset;
       if (token.empty() || token[0] != '{') {
-        rank_->stats.Bump(ImportCounter::kEventNotObject, offset);
+        ranks_->rank(0).stats.Bump(ImportCounter::kEventNotObject, offset);
         ++result_.events_read;
         continue;
       }
@@ -154,17 +185,63 @@ class DocumentWalker : public CollectorMetadataSink {
       if (auto error = element.get_object().get(object)) return error;
       EventFields fields;
       if (auto error = event_reader_.Read(object, &fields)) return error;
-      builder_->AddEvent(fields, event_reader_.pg_ranks(), offset);
+      AddEvent(&fields, offset);
       ++result_.events_read;
     }
     return simdjson::SUCCESS;
   }
 
+  // The slot of the rank an event belongs to: the only one of a per-rank trace; in a merged
+  // trace, the one its pid leads to (nullopt when the layout names no such pid).
+  std::optional<size_t> SlotOf(const EventFields& fields) const {
+    if (!result_.merged) return 0;
+    if (!fields.pid.present || fields.pid.is_string) return std::nullopt;
+    const auto it = result_.merged->processes.find(fields.pid.value);
+    if (it == result_.merged->processes.end()) return std::nullopt;
+    return it->second.slot;
+  }
+
+  // A merged trace's event is handed on as its rank's own file had it: the original pid back,
+  // its time moved back onto the rank's clock. Its overlay events are counted, not modelled.
+  void AddEvent(EventFields* fields, int64_t offset) {
+    if (!result_.merged) return ranks_->BuilderOf(0)->AddEvent(*fields, event_reader_.pg_ranks(),
+                                                               offset);
+    const MergedLayout& layout = *result_.merged;
+    if (fields->pid.present && !fields->pid.is_string) {
+      const auto overlay = layout.overlay_pids.find(fields->pid.value);
+      if (overlay != layout.overlay_pids.end()) {
+        return ranks_->rank(overlay->second).stats.Bump(ImportCounter::kOverlayEvent, offset);
+      }
+    }
+    if (fields->cat == kOverlayCategory) {
+      return ranks_->rank(0).stats.Bump(ImportCounter::kOverlayEvent, offset);
+    }
+    const std::optional<size_t> slot = SlotOf(*fields);
+    if (!slot) {
+      // An event no rank claims: counted on the first rank, as the file's other damage is.
+      return ranks_->rank(0).stats.Bump(
+          fields->damaged ? fields->damage
+                          : (fields->pid.present ? ImportCounter::kBadId
+                                                 : ImportCounter::kMissingField),
+          offset);
+    }
+    fields->pid = layout.processes.at(fields->pid.value).original;
+    if (fields->has_ts &&
+        __builtin_add_overflow(fields->ts, layout.clock_offsets[*slot], &fields->ts)) {
+      fields->has_ts = false;
+      if (!fields->damaged) {
+        fields->damaged = true;
+        fields->damage = ImportCounter::kBadNumber;
+      }
+    }
+    ranks_->BuilderOf(*slot)->AddEvent(*fields, event_reader_.pg_ranks(), offset);
+  }
+
   const DocumentView& view_;
   const char* begin_;
-  Rank* rank_;
-  RankBuilder* builder_;
-  DroppedTotals dropped_;  // "bubblescope_dropped" totals seen so far in this document
+  RankSet* ranks_;
+  // "bubblescope_dropped" totals seen so far in this document, per rank.
+  std::vector<DroppedTotals> dropped_;
   ondemand::document document_;
   EventFieldReader event_reader_;
   WalkResult result_;
@@ -172,9 +249,40 @@ class DocumentWalker : public CollectorMetadataSink {
 
 }  // namespace
 
-WalkResult WalkDocument(ondemand::parser& parser, const DocumentView& view, Rank* rank,
-                        RankBuilder* builder) {
-  return DocumentWalker(view, rank, builder).Walk(parser);
+RankSet::RankSet() { AddMergedRank(); }
+
+Rank* RankSet::AddMergedRank() {
+  Rank* rank = ranks_.emplace_back(std::make_unique<Rank>()).get();
+  builders_.push_back(std::make_unique<RankBuilder>(rank));
+  return rank;
+}
+
+void RankSet::Clear() {
+  builders_.clear();
+  ranks_.clear();
+}
+
+size_t RankSet::usable_events() const {
+  size_t total = 0;
+  for (const auto& builder : builders_) total += builder->usable_events();
+  return total;
+}
+
+void RankSet::Finish() {
+  for (auto& builder : builders_) builder->Finish();
+}
+
+std::vector<Rank> RankSet::Take() {
+  builders_.clear();
+  std::vector<Rank> ranks;
+  ranks.reserve(ranks_.size());
+  for (auto& rank : ranks_) ranks.push_back(std::move(*rank));
+  ranks_.clear();
+  return ranks;
+}
+
+WalkResult WalkDocument(ondemand::parser& parser, const DocumentView& view, RankSet* ranks) {
+  return DocumentWalker(view, ranks).Walk(parser);
 }
 
 }  // namespace bubblescope::kineto

@@ -1,13 +1,17 @@
 // One On-Demand pass over a whole Kineto document: the top-level members (object form) or the
-// bare event array, each event handed to the RankBuilder as it is read.
+// bare event array, each event handed to its rank's RankBuilder as it is read. A per-rank trace
+// fills one rank; a merged trace (readers/merged_trace.h) one per rank it names.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bubblescope/trace.h"
+#include "readers/merged_trace.h"
 #include "readers/rank_builder.h"
 #include "simdjson.h"
 
@@ -18,6 +22,31 @@ namespace bubblescope::kineto {
 struct DocumentView {
   simdjson::padded_string_view json;
   int64_t bias = 0;
+};
+
+// The ranks one document fills, each with its builder: one to start with; a merged trace's
+// layout replaces it with one per rank entry.
+class RankSet : public MergedRankSink {
+ public:
+  RankSet();
+  RankSet(const RankSet&) = delete;
+  RankSet& operator=(const RankSet&) = delete;
+
+  Rank* AddMergedRank() override;
+  RankBuilder* BuilderOf(size_t slot) override { return builders_[slot].get(); }
+  Rank& rank(size_t slot) { return *ranks_[slot]; }
+  size_t size() const { return ranks_.size(); }
+  // Drops every rank so far: a merged trace's entries follow.
+  void Clear();
+  size_t usable_events() const;
+  void Finish();
+  // Moves the ranks out, in slot order.
+  std::vector<Rank> Take();
+
+ private:
+  // Ranks stay where they are while their builders point at them.
+  std::vector<std::unique_ptr<Rank>> ranks_;
+  std::vector<std::unique_ptr<RankBuilder>> builders_;
 };
 
 struct WalkResult {
@@ -35,9 +64,11 @@ struct WalkResult {
   // Where non-whitespace content follows the end of the document (a second document appended to
   // the first, as `cat a.json b.json` makes), or -1.
   int64_t trailing_offset = -1;
+  // The document is a merged trace; `ranks` gives each slot's rank id.
+  std::optional<MergedLayout> merged;
 };
 
-WalkResult WalkDocument(simdjson::ondemand::parser& parser, const DocumentView& view, Rank* rank,
-                        RankBuilder* builder);
+WalkResult WalkDocument(simdjson::ondemand::parser& parser, const DocumentView& view,
+                        RankSet* ranks);
 
 }  // namespace bubblescope::kineto

@@ -218,7 +218,7 @@ simdjson::error_code EventFieldReader::Read(ondemand::object& event, EventFields
         } else if (key == "args" && IsCollectorMetadata(*fields) && metadata_sink_ != nullptr) {
           ondemand::value args;
           if (auto error = field.value().get(args)) return error;
-          if (auto error = metadata_sink_->ReadCollectorArgs(fields->name, args)) return error;
+          if (auto error = metadata_sink_->ReadCollectorArgs(*fields, args)) return error;
         } else if (key == "args" && ArgsNeeded(*fields)) {
           if (token.empty() || token[0] != '{') {
             MarkArgDamaged(&fields->args, kAllArgGroups, ImportCounter::kWrongFieldType);

@@ -85,11 +85,12 @@ struct EventFields {
 inline constexpr std::string_view kProcessMetadataEventName = "bubblescope_process";
 inline constexpr std::string_view kDroppedCountsEventName = "bubblescope_dropped";
 
-// Receives the args of a collector metadata event (named `event_name`) while it is being read.
+// Receives the args of a collector metadata event while it is being read; `fields` holds what
+// the event gave before its args (its name, and its pid when that came first).
 class CollectorMetadataSink {
  public:
   virtual ~CollectorMetadataSink() = default;
-  virtual simdjson::error_code ReadCollectorArgs(std::string_view event_name,
+  virtual simdjson::error_code ReadCollectorArgs(const EventFields& fields,
                                                  simdjson::ondemand::value& args) = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -60,16 +61,48 @@ std::string_view SyntaxWhat(simdjson::error_code error) {
   }
 }
 
+// What one document read gives: its ranks (one, or a merged trace's) and whether it was merged.
+struct Parsed {
+  std::vector<Rank> ranks;
+  bool merged = false;
+
+  void Bump(ImportCounter counter, int64_t offset) {
+    for (Rank& rank : ranks) rank.stats.Bump(counter, offset);
+  }
+  void SetTruncationDetail(const std::string& detail) {
+    for (Rank& rank : ranks) rank.stats.set_truncation_detail(detail);
+  }
+};
+
+// One empty rank named after the file: what a file that is no trace leaves.
+void ResetToOneRank(std::string_view display_path, Parsed* parsed) {
+  parsed->ranks.clear();
+  parsed->ranks.emplace_back();
+  parsed->ranks[0].source_path = std::string(display_path);
+  parsed->merged = false;
+}
+
 absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view display_path,
-                           const DocumentView& view, const kineto::RepairPlan& plan, Rank* rank);
+                           const DocumentView& view, const kineto::RepairPlan& plan,
+                           Parsed* parsed);
+
+// The ranks of a walked document, named after the file, a merged trace's with their rank ids.
+void TakeRanks(std::string_view display_path, const kineto::WalkResult& walk,
+               kineto::RankSet* set, Parsed* parsed) {
+  parsed->ranks = set->Take();
+  parsed->merged = walk.merged.has_value();
+  for (size_t i = 0; i < parsed->ranks.size(); ++i) {
+    parsed->ranks[i].source_path = std::string(display_path);
+    if (walk.merged) parsed->ranks[i].rank = walk.merged->ranks[i];
+  }
+}
 
 absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view display_path,
-                           const DocumentView& view, bool allow_repair, Rank* rank) {
-  *rank = Rank();
-  rank->source_path = std::string(display_path);
-  kineto::RankBuilder builder(rank);
-  const kineto::WalkResult walk = kineto::WalkDocument(parser, view, rank, &builder);
+                           const DocumentView& view, bool allow_repair, Parsed* parsed) {
+  kineto::RankSet set;
+  const kineto::WalkResult walk = kineto::WalkDocument(parser, view, &set);
   if (walk.not_a_trace) {
+    ResetToOneRank(display_path, parsed);
     absl::Status error =
         FileError(display_path, walk.not_a_trace->first, walk.not_a_trace->second);
     // Well-formed JSON that simply is not a trace gets its own code, so that a directory's
@@ -77,6 +110,9 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
     if (walk.not_a_trace_is_other_json) return absl::NotFoundError(error.message());
     return error;
   }
+  const size_t usable_events = set.usable_events();
+  set.Finish();
+  TakeRanks(display_path, walk, &set, parsed);
   const std::string_view text(view.json.data(), view.json.size());
   const int64_t file_size = static_cast<int64_t>(text.size()) + view.bias;
   if (walk.syntax != simdjson::SUCCESS) {
@@ -91,37 +127,34 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
     }
     if (allow_repair) {
       const kineto::RepairPlan plan = kineto::PlanRepair(text);
-      if (plan.ends_early) return ParseRepaired(parser, display_path, view, plan, rank);
+      if (plan.ends_early) return ParseRepaired(parser, display_path, view, plan, parsed);
     }
     const int64_t syntax_offset = walk.syntax_offset >= 0 ? walk.syntax_offset : file_size;
     if (walk.events_read == 0) {
       return FileError(display_path, syntax_offset, SyntaxWhat(walk.syntax));
     }
     // Broken syntax after some events: keep them, as for a cut-short file.
-    rank->stats.Bump(ImportCounter::kTruncated, walk.last_event_offset);
-    rank->stats.set_truncation_detail(absl::StrFormat(
+    parsed->Bump(ImportCounter::kTruncated, walk.last_event_offset);
+    parsed->SetTruncationDetail(absl::StrFormat(
         "syntax error at byte %d (%s); read %d events up to byte %d", syntax_offset,
         std::string(SyntaxWhat(walk.syntax)), walk.events_read, walk.last_event_offset));
   }
-  if (builder.usable_events() == 0) {
+  if (usable_events == 0) {
     return FileError(display_path, walk.events_offset,
                      walk.events_read == 0
                          ? std::string("no trace events")
                          : absl::StrFormat("no usable trace events among %d", walk.events_read));
   }
-  if (walk.trailing_offset >= 0) {
-    rank->stats.Bump(ImportCounter::kTrailingContent, walk.trailing_offset);
-  }
-  builder.Finish();
+  if (walk.trailing_offset >= 0) parsed->Bump(ImportCounter::kTrailingContent, walk.trailing_offset);
   return absl::OkStatus();
 }
 
 absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view display_path,
-                           const DocumentView& view, const kineto::RepairPlan& plan, Rank* rank) {
+                           const DocumentView& view, const kineto::RepairPlan& plan,
+                           Parsed* parsed) {
   const int64_t file_size = static_cast<int64_t>(view.json.size()) + view.bias;
   if (!plan.repairable || (plan.complete_events == 0 && !plan.only_missing_close)) {
-    *rank = Rank();
-    rank->source_path = std::string(display_path);
+    ResetToOneRank(display_path, parsed);
     return FileError(display_path, file_size,
                      "file cut short before the first complete trace event");
   }
@@ -130,41 +163,33 @@ absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view 
   std::memcpy(repaired.data() + plan.keep_bytes, plan.closers.data(), plan.closers.size());
   const DocumentView repaired_view{.json = repaired, .bias = view.bias};
   if (absl::Status status =
-          ParseDocument(parser, display_path, repaired_view, /*allow_repair=*/false, rank);
+          ParseDocument(parser, display_path, repaired_view, /*allow_repair=*/false, parsed);
       !status.ok()) {
     return status;
   }
   const int64_t kept_end = static_cast<int64_t>(plan.keep_bytes) + view.bias;
   if (plan.only_missing_close) {
-    rank->stats.Bump(ImportCounter::kUnterminatedArray, file_size);
+    parsed->Bump(ImportCounter::kUnterminatedArray, file_size);
   } else {
-    rank->stats.Bump(ImportCounter::kTruncated,
-                     static_cast<int64_t>(plan.damage_offset) + view.bias);
-    rank->stats.set_truncation_detail(absl::StrFormat(
+    parsed->Bump(ImportCounter::kTruncated, static_cast<int64_t>(plan.damage_offset) + view.bias);
+    parsed->SetTruncationDetail(absl::StrFormat(
         "cut at byte %d; read %d events up to byte %d", file_size, plan.complete_events, kept_end));
   }
   return absl::OkStatus();
 }
 
-}  // namespace
-
-KinetoReader::KinetoReader() = default;
-KinetoReader::~KinetoReader() = default;
-
-absl::Status KinetoReader::Read(std::string_view display_path, const simdjson::padded_string& json,
-                                Rank* rank) {
+absl::Status ReadDocument(simdjson::ondemand::parser& parser, std::string_view display_path,
+                          const simdjson::padded_string& json, Parsed* parsed) {
   const std::string_view text(json.data(), json.size());
   size_t start = 0;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") start = 3;  // UTF-8 byte-order mark
   const size_t first = text.find_first_not_of(" \t\n\r", start);
   if (first == std::string_view::npos) {
-    *rank = Rank();
-    rank->source_path = std::string(display_path);
+    ResetToOneRank(display_path, parsed);
     return FileError(display_path, 0, "empty file");
   }
   if (text[first] != '{' && text[first] != '[') {
-    *rank = Rank();
-    rank->source_path = std::string(display_path);
+    ResetToOneRank(display_path, parsed);
     return FileError(display_path, static_cast<int64_t>(first),
                      DescribeTopLevel(text.substr(first)));
   }
@@ -172,7 +197,37 @@ absl::Status KinetoReader::Read(std::string_view display_path, const simdjson::p
       .json = simdjson::padded_string_view(json.data() + start, json.size() - start,
                                            json.size() + simdjson::SIMDJSON_PADDING - start),
       .bias = static_cast<int64_t>(start)};
-  return ParseDocument(parser_, display_path, view, /*allow_repair=*/true, rank);
+  return ParseDocument(parser, display_path, view, /*allow_repair=*/true, parsed);
+}
+
+}  // namespace
+
+KinetoReader::KinetoReader() = default;
+KinetoReader::~KinetoReader() = default;
+
+absl::Status KinetoReader::ReadRanks(std::string_view display_path,
+                                     const simdjson::padded_string& json, std::vector<Rank>* ranks,
+                                     bool* merged) {
+  Parsed parsed;
+  absl::Status status = ReadDocument(parser_, display_path, json, &parsed);
+  *ranks = std::move(parsed.ranks);
+  if (merged != nullptr) *merged = parsed.merged;
+  return status;
+}
+
+absl::Status KinetoReader::Read(std::string_view display_path, const simdjson::padded_string& json,
+                                Rank* rank) {
+  Parsed parsed;
+  absl::Status status = ReadDocument(parser_, display_path, json, &parsed);
+  if (status.ok() && parsed.merged && parsed.ranks.size() != 1) {
+    *rank = Rank();
+    rank->source_path = std::string(display_path);
+    return FileError(display_path, 0,
+                     absl::StrFormat("a merged trace of %d ranks, read as one rank",
+                                     parsed.ranks.size()));
+  }
+  *rank = std::move(parsed.ranks[0]);
+  return status;
 }
 
 }  // namespace bubblescope

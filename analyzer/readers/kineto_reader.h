@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "bubblescope/trace.h"
@@ -24,8 +25,16 @@ class KinetoReader {
   // "<display_path>: byte <N>: <what>" only when the file is not a readable trace at all.
   // A well-formed JSON object with no traceEvents key at all is absl::NotFoundError (other JSON,
   // not a trace); every other whole-file error is absl::InvalidArgumentError.
-  // rank->rank is set from distributedInfo when present, otherwise left at -1.
+  // rank->rank is set from distributedInfo when present, otherwise left at -1. A merged trace
+  // (readers/merged_trace.h) of more than one rank is an error here: ReadRanks reads those.
   absl::Status Read(std::string_view display_path, const simdjson::padded_string& json, Rank* rank);
+
+  // Read, for a file that may be a merged trace: `*ranks` gets one rank per rank the file holds
+  // (one for a per-rank trace), each on its own clock with the rank id the merged trace gives
+  // it; `*merged` tells whether it was one. The file's own damage (a cut, trailing content) is
+  // counted on every rank it holds. On error, `*ranks` holds what was read, at least one rank.
+  absl::Status ReadRanks(std::string_view display_path, const simdjson::padded_string& json,
+                         std::vector<Rank>* ranks, bool* merged);
 
  private:
   simdjson::ondemand::parser parser_;

@@ -36,6 +36,9 @@ enum class ImportCounter : uint8_t {
   kCollectorRefusedBuffers,     // CUPTI buffer requests refused at the collector's memory cap
   kCollectorDroppedRanges,      // NVTX ranges beyond the collector's open-range limit
   kCollectorDroppedNcclEvents,  // NCCL events beyond the collector's live-event limit
+  // An event bubblescope's Perfetto overlay added to a merged trace (idle intervals, op labels):
+  // its own annotations, no part of the rank's timeline (readers/merged_trace.h).
+  kOverlayEvent,
   kCount,
 };
 

@@ -1,0 +1,244 @@
+#include "readers/merged_trace.h"
+
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "readers/json_fields.h"
+#include "readers/json_number.h"
+#include "readers/json_tokens.h"
+#include "readers/kineto_metadata.h"
+
+namespace bubblescope::kineto {
+namespace {
+
+namespace ondemand = simdjson::ondemand;
+
+using Problem = std::optional<std::pair<int64_t, std::string>>;
+
+bool IsContainer(std::string_view token) {
+  return !token.empty() && (token[0] == '{' || token[0] == '[');
+}
+
+// Reads the member's parts, noting the first problem (and what follows it is still walked, so
+// that broken syntax later in the member is reported as such).
+class LayoutReader {
+ public:
+  LayoutReader(const char* begin, int64_t bias, MergedRankSink* sink, MergedLayout* layout,
+               Problem* problem)
+      : begin_(begin), bias_(bias), sink_(sink), layout_(layout), problem_(problem) {}
+
+  simdjson::error_code ReadMember(ondemand::value& value) {
+    const std::string_view token = value.raw_json_token();
+    if (token.empty() || token[0] != '{') {
+      Note(token, std::string("not an object"));
+      return simdjson::SUCCESS;
+    }
+    ondemand::object object;
+    if (auto error = value.get_object().get(object)) return error;
+    bool saw_version = false;
+    bool saw_ranks = false;
+    auto read_field = [&](std::string_view key, ondemand::value& field) {
+      const std::string_view field_token = field.raw_json_token();
+      if (key == "version") {
+        saw_version = true;
+        int64_t version = 0;
+        if (ParseInteger(field_token, &version) != NumberStatus::kOk ||
+            version != kMergedFormatVersion) {
+          Note(field_token, absl::StrCat("version ",
+                                         std::string(TrimmedToken(field_token)),
+                                         " is not one this build reads (", kMergedFormatVersion,
+                                         ")"));
+        }
+      } else if (key == "ranks") {
+        saw_ranks = true;
+        return ReadRanks(field);
+      }
+      return simdjson::SUCCESS;
+    };
+    if (auto error = ForEachField(object, read_field)) return error;
+    if (!saw_version || !saw_ranks) {
+      Note(token, absl::StrCat("no ", saw_version ? "ranks" : "version"));
+    } else if (layout_->ranks.empty()) {
+      Note(token, std::string("no ranks named"));
+    }
+    return simdjson::SUCCESS;
+  }
+
+ private:
+  static std::string_view TrimmedToken(std::string_view token) {
+    const size_t end = token.find_last_not_of(" \t\n\r");
+    return token.substr(0, end == std::string_view::npos ? 0 : end + 1);
+  }
+
+  void Note(std::string_view token, std::string what) {
+    if (problem_->has_value()) return;
+    problem_->emplace(token.data() - begin_ + bias_,
+                      absl::StrCat(std::string(kMergedMemberName), ": ", what));
+  }
+
+  // An int64 member; notes a problem (naming `what`) when it is anything else.
+  bool Integer(std::string_view token, std::string_view what, int64_t* out) {
+    if (ParseInteger(token, out) == NumberStatus::kOk) return true;
+    Note(token, absl::StrCat(std::string(what), " is not an integer"));
+    return false;
+  }
+
+  simdjson::error_code ReadRanks(ondemand::value& value) {
+    const std::string_view token = value.raw_json_token();
+    if (token.empty() || token[0] != '[') {
+      Note(token, std::string("ranks is not an array"));
+      return simdjson::SUCCESS;
+    }
+    ondemand::array array;
+    if (auto error = value.get_array().get(array)) return error;
+    for (auto element : array) {
+      ondemand::value entry;
+      if (auto error = element.get(entry)) return error;
+      if (auto error = ReadRank(entry)) return error;
+    }
+    return simdjson::SUCCESS;
+  }
+
+  simdjson::error_code ReadRank(ondemand::value& value) {
+    const std::string_view token = value.raw_json_token();
+    if (token.empty() || token[0] != '{') {
+      Note(token, std::string("a rank entry is not an object"));
+      return simdjson::SUCCESS;
+    }
+    ondemand::object object;
+    if (auto error = value.get_object().get(object)) return error;
+    const size_t slot = layout_->ranks.size();
+    Rank* rank = sink_->AddMergedRank();
+    layout_->ranks.push_back(-1);
+    layout_->clock_offsets.push_back(0);
+    auto read_field = [&](std::string_view key, ondemand::value& field) {
+      const std::string_view field_token = field.raw_json_token();
+      int64_t number = 0;
+      if (key == "rank") {
+        if (!Integer(field_token, "a rank id", &number)) return simdjson::SUCCESS;
+        if (number < 0 || number > std::numeric_limits<int32_t>::max()) {
+          Note(field_token, absl::StrCat("rank ", number, " out of range"));
+        } else if (rank_slots_.contains(number)) {
+          Note(field_token, absl::StrCat("rank ", number, " named twice"));
+        } else {
+          rank_slots_.insert(number);
+          layout_->ranks[slot] = static_cast<int32_t>(number);
+        }
+      } else if (key == "clock_offset_ns") {
+        if (Integer(field_token, "a clock offset", &number)) {
+          if (!InTimeRange(number)) {
+            Note(field_token, std::string("clock offset out of range"));
+          } else {
+            layout_->clock_offsets[slot] = number;
+          }
+        }
+      } else if (key == "overlay_pid") {
+        if (Integer(field_token, "an overlay pid", &number) && ClaimPid(field_token, number)) {
+          layout_->overlay_pids[number] = slot;
+        }
+      } else if (key == "processes") {
+        return ReadProcesses(field, slot);
+      } else if (key == "distributedInfo") {
+        return ReadDistributedInfo(field, begin_, bias_, rank, sink_->BuilderOf(slot));
+      } else if (key == "deviceProperties") {
+        return ReadDeviceProperties(field, begin_, bias_, rank);
+      }
+      return simdjson::SUCCESS;
+    };
+    if (auto error = ForEachField(object, read_field)) return error;
+    if (layout_->ranks[slot] < 0) {
+      Note(token, std::string("a rank entry without a rank id"));
+    }
+    return simdjson::SUCCESS;
+  }
+
+  // False (noted) for a pid already given to another process, of any rank.
+  bool ClaimPid(std::string_view token, int64_t pid) {
+    if (pids_.insert(pid).second) return true;
+    Note(token, absl::StrCat("pid ", pid, " named twice"));
+    return false;
+  }
+
+  simdjson::error_code ReadProcesses(ondemand::value& value, size_t slot) {
+    const std::string_view token = value.raw_json_token();
+    if (token.empty() || token[0] != '[') {
+      Note(token, std::string("processes is not an array"));
+      return simdjson::SUCCESS;
+    }
+    ondemand::array array;
+    if (auto error = value.get_array().get(array)) return error;
+    for (auto element : array) {
+      ondemand::value entry;
+      if (auto error = element.get(entry)) return error;
+      if (auto error = ReadProcess(entry, slot)) return error;
+    }
+    return simdjson::SUCCESS;
+  }
+
+  // {"pid": new pid, "original_pid": integer, string or null}.
+  simdjson::error_code ReadProcess(ondemand::value& value, size_t slot) {
+    const std::string_view token = value.raw_json_token();
+    if (token.empty() || token[0] != '{') {
+      Note(token, std::string("a process entry is not an object"));
+      return simdjson::SUCCESS;
+    }
+    ondemand::object object;
+    if (auto error = value.get_object().get(object)) return error;
+    std::optional<int64_t> pid;
+    std::optional<IdField> original;
+    auto read_field = [&](std::string_view key, ondemand::value& field) {
+      const std::string_view field_token = field.raw_json_token();
+      int64_t number = 0;
+      if (key == "pid") {
+        if (Integer(field_token, "a pid", &number)) pid = number;
+      } else if (key == "original_pid") {
+        IdField id;
+        if (TrimmedToken(field_token) == "null") {
+          original = id;  // events that had no pid
+        } else if (StringTokenContent(field_token, &id.text)) {
+          id.present = true;
+          id.is_string = true;
+          id.value = SyntheticId(id.text);
+          original = id;
+        } else if (!IsContainer(field_token) && Integer(field_token, "an original pid", &id.value)) {
+          id.present = true;
+          original = id;
+        } else {
+          Note(field_token, std::string("an original pid is not an integer, string or null"));
+        }
+      }
+      return simdjson::SUCCESS;
+    };
+    if (auto error = ForEachField(object, read_field)) return error;
+    if (!pid || !original) {
+      Note(token, absl::StrCat("a process entry without ",
+                               pid ? "original_pid" : "pid"));
+      return simdjson::SUCCESS;
+    }
+    if (ClaimPid(token, *pid)) {
+      layout_->processes[*pid] = MergedProcess{.slot = slot, .original = *original};
+    }
+    return simdjson::SUCCESS;
+  }
+
+  const char* begin_;
+  int64_t bias_;
+  MergedRankSink* sink_;
+  MergedLayout* layout_;
+  Problem* problem_;
+  absl::flat_hash_set<int64_t> rank_slots_;
+  absl::flat_hash_set<int64_t> pids_;
+};
+
+}  // namespace
+
+simdjson::error_code ReadMergedLayout(ondemand::value& value, const char* begin, int64_t bias,
+                                      MergedRankSink* sink, MergedLayout* layout,
+                                      Problem* problem) {
+  return LayoutReader(begin, bias, sink, layout, problem).ReadMember(value);
+}
+
+}  // namespace bubblescope::kineto
