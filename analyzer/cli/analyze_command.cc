@@ -5,6 +5,8 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "common/output_file.h"
+#include "report/perfetto_overlay.h"
 #include "report/pipeline_report.h"
 #include "report/summary_report.h"
 
@@ -28,6 +30,7 @@ Examples:
   bubblescope analyze traces/ --run 20261125-1328   # one record run of several in traces/
   bubblescope analyze traces/ --iteration-marker '^train_step$'
   bubblescope analyze traces/ --layers-per-stage 8,8,8,8   # where to move layers
+  bubblescope analyze traces/ --perfetto job.perfetto.json  # open it in ui.perfetto.dev
 
 Pipelines are found in the point-to-point traffic between ranks (several in a DP x PP job);
 each is aligned to one clock from its matched sends and receives before it is measured; ranks
@@ -37,6 +40,12 @@ instead (docs/cross-rank.md). Iterations are the ProfilerStep#N ranges, or with
 in the name); without either, the periods of the op sequence every rank repeats; else the
 whole trace is one iteration. docs/bubble.md defines every figure; docs/json-report.md every
 JSON key.
+
+--perfetto FILE writes one Chrome trace of every rank on its pipeline's aligned clock, the
+original events unchanged but for their pid and time, with tracks per pipeline rank marking its
+fill / drain / comm_wait / empty intervals and its ops labelled with stage, microbatch and
+F/B/W; open it in ui.perfetto.dev. bubblescope reads it back as the ranks it came from
+(docs/perfetto.md).
 
 Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
 (--strict) import warnings or errors, or a job missing ranks it declares or its pipelines reach.
@@ -62,6 +71,12 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
                    "job's median link bandwidth for messages of similar size")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  analyze
+      ->add_option("--perfetto", perfetto_path_,
+                   "Also write the merged trace of all ranks on the aligned clock, with the "
+                   "bubble's intervals and labelled ops on tracks of their own, to open in "
+                   "ui.perfetto.dev (never over an input or the -o report)")
+      ->type_name("FILE");
   return analyze;
 }
 
@@ -88,7 +103,33 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   } else {
     report = AnalyzeText(loaded->job, report_options);
   }
-  return WriteReport(report, InputFiles(loaded->trace), out, err);
+  if (const int written = WriteReport(report, InputFiles(loaded->trace), out, err);
+      written != kExitOk) {
+    return written;
+  }
+  return perfetto_path_.empty() ? kExitOk : WritePerfetto(*loaded, err);
+}
+
+int AnalyzeCommand::WritePerfetto(const LoadedJob& loaded, std::ostream& err) const {
+  perfetto::OverlayCounts counts;
+  absl::StatusOr<std::string> overlay = perfetto::RenderOverlay(loaded.trace, loaded.job, &counts);
+  if (!overlay.ok()) {
+    err << "bubblescope: --perfetto: " << MessageLine(overlay.status()) << "\n";
+    return kExitFailure;
+  }
+  OutputFileOptions options;
+  options.protected_files = InputFiles(loaded.trace);
+  if (!output_path().empty()) options.protected_files.push_back(output_path());
+  if (absl::Status written = WriteOutputFile(perfetto_path_, *overlay, options); !written.ok()) {
+    err << "bubblescope: --perfetto: " << MessageLine(written) << "\n";
+    return kExitFailure;
+  }
+  if (counts.left_out > 0) {
+    err << "note: --perfetto: " << counts.left_out
+        << " events the Chrome trace format cannot hold were left out (bubblescope skips them "
+           "too)\n";
+  }
+  return kExitOk;
 }
 
 }  // namespace bubblescope

@@ -1,9 +1,10 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
-// [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...] [--slow-link-threshold F]`:
+// [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...] [--slow-link-threshold F]
+// [--perfetto FILE]`:
 // loads every rank's trace, summarises each rank, finds the job's pipelines in its p2p traffic,
 // aligns each pipeline's clocks, measures its bubble and links, infers its shape and schedule,
 // suggests a layer move when layer counts are given, and prints the report with its findings and
-// the job summary.
+// the job summary; with --perfetto, also the merged, annotated trace to open in ui.perfetto.dev.
 #pragma once
 
 #include <ostream>
@@ -28,7 +29,12 @@ class AnalyzeCommand : public JobInputCommand {
   // The job driver's options from the flags (the iteration marker is JobInputCommand's).
   job::Options JobOptions() const;
 
+  // Writes the Perfetto overlay to perfetto_path_, never over an input or the report; returns
+  // the exit status.
+  int WritePerfetto(const LoadedJob& loaded, std::ostream& err) const;
+
   std::string tool_version_;
+  std::string perfetto_path_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
 };
 

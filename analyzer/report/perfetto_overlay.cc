@@ -1,0 +1,165 @@
+#include "report/perfetto_overlay.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "analysis/clock_offsets.h"
+#include "crossrank/clock_alignment.h"
+#include "readers/merged_trace.h"
+#include "report/perfetto_rank_events.h"
+#include "text/json_string.h"
+#include "text/micros.h"
+
+namespace bubblescope::perfetto {
+namespace {
+
+// The overlay's threads in each rank's overlay process.
+constexpr int64_t kIdleThread = 1;
+constexpr int64_t kOpThread = 2;
+constexpr int64_t kOverlappedOpThread = 3;  // ops sharing their range with another (DualPipeV)
+
+// Where a pipeline rank's figures are.
+struct PipelineRank {
+  const job::Pipeline* pipeline = nullptr;
+  size_t index = 0;  // of the pipeline
+  int32_t stage = -1;  // its position in the pipeline
+  TimeNs clock_offset = 0;
+};
+
+absl::flat_hash_map<int32_t, PipelineRank> PipelineRanks(const job::Result& result) {
+  absl::flat_hash_map<int32_t, PipelineRank> ranks;
+  for (size_t p = 0; p < result.pipelines.size(); ++p) {
+    const job::Pipeline& pipeline = result.pipelines[p];
+    // The offsets exactly as the job driver applied them to this pipeline's figures.
+    const ClockOffsets clocks = clock_alignment::AsClockOffsets(pipeline.crossrank.offsets);
+    for (size_t i = 0; i < pipeline.bubble.per_rank.size(); ++i) {  // in pipeline order
+      const int32_t rank = pipeline.bubble.per_rank[i].rank;
+      ranks[rank] = PipelineRank{.pipeline = &pipeline,
+                                 .index = p,
+                                 .stage = static_cast<int32_t>(i),
+                                 .clock_offset = clocks.Of(rank)};
+    }
+  }
+  return ranks;
+}
+
+// One overlay slice: {"pid":..,"tid":..,"ph":"X","cat":overlay,"name":..,"ts":..,"dur":..,
+// "args":{...}}, `args` being the args object's members' text.
+void AddSlice(int64_t pid, int64_t tid, std::string_view name, TimeNs start, TimeNs end,
+              std::string_view args, EventList* events) {
+  std::string text = "{\"pid\":";
+  text::AppendInt(pid, &text);
+  text += ",\"tid\":";
+  text::AppendInt(tid, &text);
+  absl::StrAppend(&text, ",\"ph\":\"X\",\"cat\":\"", std::string(kineto::kOverlayCategory),
+                  "\",\"name\":");
+  text::AppendJsonString(name, &text);
+  text += ",\"ts\":";
+  text::AppendMicrosFixed3(start, &text);
+  text += ",\"dur\":";
+  text::AppendMicrosFixed3(end - start, &text);
+  absl::StrAppend(&text, ",\"args\":{", std::string(args), "}}");
+  events->Add(text);
+}
+
+std::string_view OpLetter(const op_timeline::TimelineOp& op) {
+  switch (op.type) {
+    case pipeline::OpType::kForward:
+      return "F";
+    case pipeline::OpType::kBackward:
+      return op.input_grad_only ? "I" : "B";
+    case pipeline::OpType::kWeightGrad:
+      return "W";
+  }
+  return "?";
+}
+
+// The rank's overlay process: its idle intervals and its labelled ops, on the reference clock.
+void AddOverlayTracks(int32_t rank, const PipelineRank& where, int64_t pid, EventList* events,
+                      OverlayCounts* counts) {
+  AddProcessName(pid,
+                 absl::StrCat("rank ", rank, ": bubblescope, pipeline ", where.index,
+                              " stage ", where.stage),
+                 events);
+  AddThreadName(pid, "1", "idle: fill / drain / comm_wait / empty", events);
+  AddThreadName(pid, "2", "ops: F / B / W and microbatch", events);
+  for (const bubble::IterationFigures& iteration : where.pipeline->bubble.iterations) {
+    for (const bubble::RankIterationFigures& figures : iteration.ranks) {
+      if (figures.rank != rank) continue;
+      const std::string args =
+          absl::StrCat("\"iteration\":", iteration.number,
+                       ",\"complete\":", iteration.complete ? "true" : "false");
+      for (const bubble::IdleSpan& span : figures.idle_spans) {
+        if (span.end <= span.start) continue;
+        AddSlice(pid, kIdleThread, bubble::IdleKindName(span.kind), span.start, span.end, args,
+                 events);
+        ++counts->idle_spans;
+      }
+    }
+  }
+  bool any_overlapped = false;
+  for (const op_timeline::TimelineOp& op : where.pipeline->op_timeline.ops) {
+    if (op.rank != rank) continue;
+    const std::string name = absl::StrCat(
+        std::string(OpLetter(op)), op.microbatch >= 0 ? absl::StrCat(op.microbatch) : "?");
+    std::string args = absl::StrCat("\"stage\":", op.stage, ",\"chunk\":", op.chunk,
+                                    ",\"microbatch\":", op.microbatch, ",\"type\":\"",
+                                    std::string(OpLetter(op)), "\",\"iteration\":", op.iteration,
+                                    ",\"label\":\"",
+                                    std::string(op_timeline::LabelSourceName(op.label)), "\"");
+    any_overlapped = any_overlapped || op.overlapped;
+    AddSlice(pid, op.overlapped ? kOverlappedOpThread : kOpThread, name, op.start, op.end, args,
+             events);
+    ++counts->ops;
+  }
+  if (any_overlapped) AddThreadName(pid, "3", "ops sharing their time with another op", events);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RenderOverlay(const Trace& trace, const job::Result& result,
+                                          OverlayCounts* counts) {
+  *counts = OverlayCounts();
+  const absl::flat_hash_map<int32_t, PipelineRank> pipeline_ranks = PipelineRanks(result);
+  EventList events;
+  std::string layout = absl::StrCat("{\"version\":", kineto::kMergedFormatVersion, ",\"ranks\":[");
+  int64_t next_pid = 1;
+  for (size_t i = 0; i < trace.ranks.size(); ++i) {
+    const Rank& rank = trace.ranks[i];
+    const auto where = pipeline_ranks.find(rank.rank);
+    const TimeNs clock_offset = where == pipeline_ranks.end() ? 0 : where->second.clock_offset;
+    RankLayout rank_layout;
+    RankEventCounts rank_counts;
+    if (absl::Status appended = AppendRankEvents(rank, clock_offset, &next_pid, &events,
+                                                 &rank_layout, &rank_counts);
+        !appended.ok()) {
+      return appended;
+    }
+    counts->events += rank_counts.written;
+    counts->left_out += rank_counts.left_out;
+    ++counts->ranks;
+    absl::StrAppend(&layout, i > 0 ? ",\n" : "\n", "{\"rank\":", rank.rank, ",\"source\":");
+    text::AppendJsonString(rank.source_path, &layout);
+    absl::StrAppend(&layout, ",\"clock_offset_ns\":", clock_offset);
+    if (where != pipeline_ranks.end()) {
+      const int64_t overlay_pid = next_pid++;
+      absl::StrAppend(&layout, ",\"overlay_pid\":", overlay_pid);
+      AddOverlayTracks(rank.rank, where->second, overlay_pid, &events, counts);
+    }
+    absl::StrAppend(&layout, ",\"processes\":", rank_layout.processes);
+    if (!rank_layout.distributed_info.empty()) {
+      absl::StrAppend(&layout, ",\"distributedInfo\":", rank_layout.distributed_info);
+    }
+    if (!rank_layout.device_properties.empty()) {
+      absl::StrAppend(&layout, ",\"deviceProperties\":", rank_layout.device_properties);
+    }
+    layout += "}";
+  }
+  layout += "]}";
+  return absl::StrCat("{\"", std::string(kineto::kMergedMemberName), "\":", layout,
+                      ",\n\"traceEvents\":[\n", events.text(), "\n]}\n");
+}
+
+}  // namespace bubblescope::perfetto

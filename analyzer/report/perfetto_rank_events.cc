@@ -1,0 +1,291 @@
+#include "report/perfetto_rank_events.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "loader/file_source.h"
+#include "readers/json_number.h"
+#include "readers/json_tokens.h"
+#include "readers/raw_events.h"
+#include "simdjson.h"
+#include "text/json_string.h"
+#include "text/micros.h"
+
+namespace bubblescope::perfetto {
+namespace {
+
+using kineto::NumberStatus;
+using kineto::RawEvent;
+using kineto::RawField;
+
+// The last member named `key`, as the reader takes the last of repeated members.
+const RawField* Member(const RawEvent& event, std::string_view key) {
+  const RawField* found = nullptr;
+  for (const RawField& field : event.fields) {
+    if (field.key == key) found = &field;
+  }
+  return found;
+}
+
+bool StringContent(const RawField* field, std::string_view* content) {
+  return field != nullptr && kineto::StringTokenContent(field->value, content);
+}
+
+// A pid or tid the reader accepts: an integer or a string.
+bool IsId(std::string_view token) {
+  std::string_view content;
+  int64_t ignored = 0;
+  return kineto::StringTokenContent(token, &content) ||
+         kineto::ParseInteger(token, &ignored) == NumberStatus::kOk;
+}
+
+// A time in µs as the reader reads it, in ns.
+bool ReadMicros(const RawField* field, int64_t* ns) {
+  return field != nullptr &&
+         kineto::ParseScaledDecimal(field->value, 3, ns) == NumberStatus::kOk;
+}
+
+// The "name" arg of a process_name metadata event (args given as JSON text); empty if none.
+std::string NameArg(const RawField* args) {
+  if (args == nullptr) return "";
+  const simdjson::padded_string text(args->value);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document document;
+  simdjson::ondemand::object object;
+  if (parser.iterate(text).get(document) || document.get_object().get(object)) return "";
+  for (auto field : object) {
+    simdjson::ondemand::raw_json_string key;
+    simdjson::ondemand::value value;
+    if (field.key().get(key) || field.value().get(value)) return "";
+    std::string_view content;
+    if (kineto::KeyText(key.raw()) == "name" &&
+        kineto::StringTokenContent(value.raw_json_token(), &content)) {
+      std::string scratch;
+      return std::string(kineto::UnescapeJsonString(content, &scratch));
+    }
+  }
+  return "";
+}
+
+// A JSON id token as a thread or process is called by default: a string's content, a number.
+std::string IdText(std::string_view token) {
+  std::string_view content;
+  if (kineto::StringTokenContent(token, &content)) {
+    std::string scratch;
+    return std::string(kineto::UnescapeJsonString(content, &scratch));
+  }
+  return std::string(token);
+}
+
+class RankRewriter {
+ public:
+  RankRewriter(const Rank& rank, TimeNs clock_offset, int64_t base_ns, int64_t* next_pid,
+               EventList* events, RankEventCounts* counts)
+      : rank_(rank),
+        clock_offset_(clock_offset),
+        base_ns_(base_ns),
+        next_pid_(next_pid),
+        events_(events),
+        counts_(counts) {}
+
+  void Event(const RawEvent& event) {
+    std::string_view phase;
+    if (!StringContent(Member(event, "ph"), &phase)) return LeaveOut();
+    const bool metadata = phase == "M";
+    const RawField* pid = Member(event, "pid");
+    const RawField* tid = Member(event, "tid");
+    if ((pid != nullptr && !IsId(pid->value)) || (tid != nullptr && !IsId(tid->value)) ||
+        (tid == nullptr && !metadata)) {
+      return LeaveOut();
+    }
+    const RawField* ts = Member(event, "ts");
+    std::string moved_ts;
+    int64_t ns = 0;
+    if (ReadMicros(ts, &ns) && Move(&ns)) {
+      text::AppendMicrosCompact(ns, &moved_ts);
+    } else if (!metadata) {
+      return LeaveOut();  // metadata keeps whatever ts it had: no viewer reads it
+    }
+    int64_t dur = 0;
+    if (phase == "X" && (!ReadMicros(Member(event, "dur"), &dur) || dur < 0)) return LeaveOut();
+
+    Process& process = ProcessOf(pid == nullptr ? std::string_view() : pid->value);
+    std::string_view name;
+    if (metadata && StringContent(Member(event, "name"), &name)) {
+      // The merge names and orders every process itself ("rank R: ..."), keeping the file's
+      // own name in it.
+      if (name == "process_name") {
+        process.name = NameArg(Member(event, "args"));
+        return;
+      }
+      if (name == "process_sort_index") return;
+      if (name == "thread_name" && tid != nullptr) {
+        named_threads_.insert({process.pid, std::string(tid->value)});
+      }
+    }
+    if (!metadata) NoteThread(process.pid, tid->value);
+
+    std::string text = "{\"pid\":";
+    text::AppendInt(process.pid, &text);
+    if (tid == nullptr) text += ",\"tid\":0";
+    for (const RawField& field : event.fields) {
+      if (field.key == "pid") continue;
+      absl::StrAppend(&text, ",\"", std::string(field.key), "\":");
+      if (&field == ts && !moved_ts.empty()) {
+        text += moved_ts;
+      } else {
+        text.append(field.value.data(), field.value.size());
+      }
+    }
+    text += "}";
+    events_->Add(text);
+    ++counts_->written;
+  }
+
+  // Names every process and every thread its events use that the file left unnamed, and
+  // writes the processes' map.
+  void Finish(RankLayout* layout) {
+    layout->processes = "[";
+    for (size_t i = 0; i < processes_.size(); ++i) {
+      const Process& process = processes_[i];
+      if (i > 0) layout->processes += ",";
+      layout->processes += "{\"pid\":";
+      text::AppendInt(process.pid, &layout->processes);
+      layout->processes += ",\"original_pid\":";
+      layout->processes += process.original.empty() ? "null" : process.original;
+      layout->processes += "}";
+      std::string label = process.name;
+      if (label.empty()) {
+        label = process.original.empty() ? "events without a pid"
+                                         : "pid " + IdText(process.original);
+      }
+      AddProcessName(process.pid, absl::StrCat("rank ", rank_.rank, ": ", label), events_);
+    }
+    layout->processes += "]";
+    for (const auto& thread : used_threads_) {
+      if (named_threads_.contains(thread)) continue;
+      AddThreadName(thread.first, thread.second, "thread " + IdText(thread.second), events_);
+    }
+  }
+
+ private:
+  struct Process {
+    int64_t pid = 0;
+    std::string original;  // the pid's JSON text in the rank's file; empty: events without one
+    std::string name;      // its process_name there
+  };
+
+  void LeaveOut() { ++counts_->left_out; }
+
+  // ns on the rank's clock (before baseTimeNanoseconds) to the reference clock; false when
+  // either lies outside the model's range, where the reader drops the event too.
+  bool Move(int64_t* ns) const {
+    int64_t on_rank_clock = 0;
+    if (!InTimeRange(*ns) || __builtin_add_overflow(*ns, base_ns_, &on_rank_clock) ||
+        !InTimeRange(on_rank_clock)) {
+      return false;
+    }
+    const int64_t moved = on_rank_clock - clock_offset_;  // both in range: no overflow
+    if (!InTimeRange(moved)) return false;
+    *ns = moved;
+    return true;
+  }
+
+  Process& ProcessOf(std::string_view original) {
+    const auto [it, inserted] = process_index_.try_emplace(std::string(original), 0);
+    if (inserted) {
+      it->second = processes_.size();
+      processes_.push_back(Process{.pid = (*next_pid_)++, .original = std::string(original),
+                                   .name = ""});
+    }
+    return processes_[it->second];
+  }
+
+  void NoteThread(int64_t pid, std::string_view tid) {
+    std::pair<int64_t, std::string> key{pid, std::string(tid)};
+    if (used_set_.insert(key).second) used_threads_.push_back(std::move(key));
+  }
+
+  const Rank& rank_;
+  TimeNs clock_offset_;
+  int64_t base_ns_;
+  int64_t* next_pid_;
+  EventList* events_;
+  RankEventCounts* counts_;
+  absl::flat_hash_map<std::string, size_t> process_index_;
+  std::vector<Process> processes_;  // in order of first use
+  std::vector<std::pair<int64_t, std::string>> used_threads_;  // in order of first use
+  absl::flat_hash_set<std::pair<int64_t, std::string>> used_set_;
+  absl::flat_hash_set<std::pair<int64_t, std::string>> named_threads_;
+};
+
+}  // namespace
+
+void EventList::Add(std::string_view event) {
+  if (count_ > 0) text_ += ",\n";
+  text_.append(event.data(), event.size());
+  ++count_;
+}
+
+void AddProcessName(int64_t pid, std::string_view name, EventList* events) {
+  std::string text = "{\"pid\":";
+  text::AppendInt(pid, &text);
+  text += ",\"tid\":0,\"ph\":\"M\",\"name\":\"process_name\",\"args\":{\"name\":";
+  text::AppendJsonString(name, &text);
+  text += "}}";
+  events->Add(text);
+  text = "{\"pid\":";
+  text::AppendInt(pid, &text);
+  text += ",\"tid\":0,\"ph\":\"M\",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":";
+  text::AppendInt(pid, &text);
+  text += "}}";
+  events->Add(text);
+}
+
+void AddThreadName(int64_t pid, std::string_view tid_json, std::string_view name,
+                   EventList* events) {
+  std::string text = "{\"pid\":";
+  text::AppendInt(pid, &text);
+  absl::StrAppend(&text, ",\"tid\":", std::string(tid_json),
+                  ",\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{\"name\":");
+  text::AppendJsonString(name, &text);
+  text += "}}";
+  events->Add(text);
+}
+
+absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* next_pid,
+                              EventList* events, RankLayout* layout, RankEventCounts* counts) {
+  absl::StatusOr<FileContents> contents = ReadFileSource(rank.source_path);
+  if (!contents.ok()) return contents.status();
+  // The members pass comes first, so the base time is known before any event is moved.
+  kineto::RawMembers members;
+  int64_t base_ns = 0;
+  std::optional<RankRewriter> rewriter;
+  auto visit = [&](const RawEvent& event) {
+    if (!rewriter) {
+      // The reader applies a base time only when it is an integer.
+      if (kineto::ParseInteger(members.base_time, &base_ns) != NumberStatus::kOk) base_ns = 0;
+      rewriter.emplace(rank, clock_offset, base_ns, next_pid, events, counts);
+    }
+    if (!members.merged) rewriter->Event(event);
+  };
+  if (absl::Status streamed =
+          kineto::StreamRawEvents(rank.source_path, contents->text, &members, visit);
+      !streamed.ok()) {
+    return streamed;
+  }
+  if (members.merged) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        rank.source_path, ": a merged trace already; write the overlay from the per-rank traces"));
+  }
+  if (!rewriter) rewriter.emplace(rank, clock_offset, base_ns, next_pid, events, counts);
+  rewriter->Finish(layout);
+  layout->distributed_info = std::string(members.distributed_info);
+  layout->device_properties = std::string(members.device_properties);
+  return absl::OkStatus();
+}
+
+}  // namespace bubblescope::perfetto
