@@ -1,5 +1,6 @@
 #include "report/perfetto_rank_events.h"
 
+#include <optional>
 #include <utility>
 #include <vector>
 

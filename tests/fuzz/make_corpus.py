@@ -50,6 +50,20 @@ def simulate(binary, *flags):
         return {p.name: p.read_bytes() for p in sorted(pathlib.Path(out).iterdir())}
 
 
+def perfetto(binary, rank_files):
+    """The merged trace `bubblescope analyze --perfetto` writes of `rank_files` (bytes each)."""
+    with tempfile.TemporaryDirectory() as out:
+        paths = []
+        for i, data in enumerate(rank_files):
+            path = pathlib.Path(out) / f"rank{i}.json"
+            path.write_bytes(data)
+            paths.append(str(path))
+        merged = pathlib.Path(out) / "merged.json"
+        subprocess.run([binary, "analyze", *paths, "--perfetto", str(merged)], check=True,
+                       stdout=subprocess.DEVNULL)
+        return merged.read_bytes()
+
+
 def ranks(files):
     """The rank files of a simulated job, rank order, pretty-printed ones made compact."""
     names = sorted((n for n in files if n.startswith("rank")),
@@ -132,6 +146,7 @@ def trace_seeds(binary):
     array = ranks(simulate(binary, "--schedule", "gpipe", "--stages", "2", "--microbatches", "2",
                            "--iterations", "1", "--kernels-per-op", "1", "--format", "array",
                            "--annotations", "pp-cpu"))
+    one_rank_merged = perfetto(binary, new[:1])
     plain_sample = gzip.open(
         ROOT / "sample_traces" / "sim_1f1b_p4_m8" / "rank2.pt.trace.json.gz").read()
     return {
@@ -144,6 +159,8 @@ def trace_seeds(binary):
         "synthetic_head.json": sample_slice("synthetic_pipeline_4rank/rank1.pt.trace.json.gz", 60),
         "cut_mid_event.json": plain_sample[:3000],
         "collector_style.json": COLLECTOR_STYLE,
+        # A merged trace (docs/perfetto.md) of one rank: its layout member, pids to map back.
+        "perfetto_merged_one_rank.json": one_rank_merged,
         # Megatron-style: batch_isend_irecv kernels under nccl:coalesced, backward launched
         # from the autograd thread, PP ranges mirrored on the GPU.
         "sim_1f1b_batched_torch.json": ranks(simulate(
@@ -222,6 +239,9 @@ def directory_seeds(binary):
         "over_budget": directory([(rank0, 0, 0, b"rank0")], 0, 0),
         "directory_and_first_file": directory(
             [(rank1, 0, 0, b"rank-1"), (rank0, 5, 0, b"link")], 2, 12),
+        # Both ranks in one merged trace, with the overlay's own events (docs/perfetto.md).
+        "perfetto_merged_two_ranks": directory(
+            [(perfetto(binary, [rank0, rank1]), 0, 0, b"merged")], 0, 12),
         "override_names_nothing": directory(
             [(rank0, 0, 0, b"a")], 1, 12, overrides=[(3, b"b.json", 0)]),
     }

@@ -1,0 +1,345 @@
+// The Perfetto overlay (report/perfetto_overlay.h) end to end on real files: simulated sets with
+// known truth, a real CPU run and the shared GPU traces are loaded, analysed, merged into one
+// trace and read back by bubblescope's own loader. The read-back job must give the same figures
+// to the last bit, every original event must be in the merged trace with its name and args
+// exactly as written and its time moved by its rank's clock offset exactly, and the file must
+// keep the Chrome trace format's rules.
+#include "report/perfetto_overlay.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "job/job.h"
+#include "loader/file_source.h"
+#include "loader/trace_loader.h"
+#include "report/chrome_trace_check.h"
+#include "support/shared_traces.h"
+#include "support/test_files.h"
+
+namespace bubblescope {
+namespace {
+
+using testing::ChromeDocument;
+using testing::EventMembers;
+
+struct AnalysedJob {
+  Trace trace;
+  job::Result result;
+};
+
+AnalysedJob LoadAndAnalyze(const std::vector<std::string>& paths) {
+  AnalysedJob job;
+  absl::StatusOr<Trace> trace = LoadTrace(paths, LoadOptions{});
+  EXPECT_TRUE(trace.ok()) << trace.status();
+  if (!trace.ok()) return job;
+  job.trace = *std::move(trace);
+  absl::StatusOr<job::Result> result = job::Analyze(job.trace, job::Options{});
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (result.ok()) job.result = *std::move(result);
+  return job;
+}
+
+struct RoundTrip {
+  AnalysedJob original;
+  AnalysedJob back;
+  std::string merged;
+  perfetto::OverlayCounts counts;
+};
+
+RoundTrip MergeAndReadBack(const std::vector<std::string>& paths, const testing::TempDir& dir) {
+  RoundTrip trip;
+  trip.original = LoadAndAnalyze(paths);
+  absl::StatusOr<std::string> merged =
+      perfetto::RenderOverlay(trip.original.trace, trip.original.result, &trip.counts);
+  EXPECT_TRUE(merged.ok()) << merged.status();
+  if (!merged.ok()) return trip;
+  trip.merged = *std::move(merged);
+  trip.back = LoadAndAnalyze({dir.Write("merged.json", trip.merged)});
+  return trip;
+}
+
+std::string SampleSet(const std::string& name) {
+  return std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/" + name;
+}
+
+// Every figure the issue names, compared exactly (doubles to the bit).
+void ExpectSameFigures(const job::Result& a, const job::Result& b) {
+  ASSERT_EQ(a.pipelines.size(), b.pipelines.size());
+  EXPECT_EQ(a.job.worst_bubble_fraction, b.job.worst_bubble_fraction);
+  EXPECT_EQ(a.job.ranks_without_p2p, b.job.ranks_without_p2p);
+  for (size_t p = 0; p < a.pipelines.size(); ++p) {
+    SCOPED_TRACE("pipeline " + std::to_string(p));
+    const job::Pipeline& x = a.pipelines[p];
+    const job::Pipeline& y = b.pipelines[p];
+    EXPECT_EQ(x.bubble.ranks, y.bubble.ranks);
+    EXPECT_EQ(x.bubble.bubble_fraction, y.bubble.bubble_fraction);
+    EXPECT_EQ(x.bubble.idle, y.bubble.idle);
+    EXPECT_EQ(x.bubble.capacity, y.bubble.capacity);
+    EXPECT_EQ(x.bubble.complete_iterations, y.bubble.complete_iterations);
+    EXPECT_EQ(x.bubble.latency.iterations, y.bubble.latency.iterations);
+    EXPECT_EQ(x.bubble.latency.p50, y.bubble.latency.p50);
+    EXPECT_EQ(x.bubble.latency.p90, y.bubble.latency.p90);
+    EXPECT_EQ(x.bubble.latency.max, y.bubble.latency.max);
+    ASSERT_EQ(x.bubble.per_rank.size(), y.bubble.per_rank.size());
+    for (size_t r = 0; r < x.bubble.per_rank.size(); ++r) {
+      const bubble::RankTotals& u = x.bubble.per_rank[r];
+      const bubble::RankTotals& v = y.bubble.per_rank[r];
+      SCOPED_TRACE("rank " + std::to_string(u.rank));
+      EXPECT_EQ(u.rank, v.rank);
+      EXPECT_EQ(u.window, v.window);
+      EXPECT_EQ(u.compute, v.compute);
+      EXPECT_EQ(u.fill, v.fill);
+      EXPECT_EQ(u.drain, v.drain);
+      EXPECT_EQ(u.stall, v.stall);
+      EXPECT_EQ(u.comm_wait, v.comm_wait);
+      EXPECT_EQ(u.empty, v.empty);
+      EXPECT_EQ(u.bubble_fraction, v.bubble_fraction);
+    }
+    ASSERT_EQ(x.bubble.iterations.size(), y.bubble.iterations.size());
+    for (size_t i = 0; i < x.bubble.iterations.size(); ++i) {
+      EXPECT_EQ(x.bubble.iterations[i].window_start, y.bubble.iterations[i].window_start);
+      EXPECT_EQ(x.bubble.iterations[i].window_end, y.bubble.iterations[i].window_end);
+      ASSERT_EQ(x.bubble.iterations[i].ranks.size(), y.bubble.iterations[i].ranks.size());
+      for (size_t r = 0; r < x.bubble.iterations[i].ranks.size(); ++r) {
+        EXPECT_EQ(x.bubble.iterations[i].ranks[r].idle_spans,
+                  y.bubble.iterations[i].ranks[r].idle_spans);
+      }
+    }
+    ASSERT_EQ(x.shape.has_value(), y.shape.has_value());
+    if (x.shape) {
+      EXPECT_EQ(x.shape->p, y.shape->p);
+      EXPECT_EQ(x.shape->m, y.shape->m);
+      EXPECT_EQ(x.shape->v, y.shape->v);
+      EXPECT_EQ(x.shape->family, y.shape->family);
+    }
+    ASSERT_EQ(x.crossrank.offsets.size(), y.crossrank.offsets.size());
+    for (size_t r = 0; r < x.crossrank.offsets.size(); ++r) {
+      EXPECT_EQ(x.crossrank.offsets[r].offset_ns, y.crossrank.offsets[r].offset_ns);
+    }
+    ASSERT_EQ(x.op_timeline.ops.size(), y.op_timeline.ops.size());
+    for (size_t o = 0; o < x.op_timeline.ops.size(); ++o) {
+      EXPECT_EQ(x.op_timeline.ops[o].start, y.op_timeline.ops[o].start);
+      EXPECT_EQ(x.op_timeline.ops[o].microbatch, y.op_timeline.ops[o].microbatch);
+    }
+  }
+}
+
+// new pid -> (rank, the pid's text in the rank's file), and rank -> clock offset, from the
+// merged trace's layout.
+struct Layout {
+  std::map<std::string, std::pair<int32_t, std::string>> pids;
+  std::map<std::string, int32_t> overlay_pids;
+  std::map<int32_t, int64_t> offsets;
+  std::map<int32_t, std::string> sources;
+};
+
+Layout ReadLayout(const std::string& layout_json) {
+  Layout layout;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  EXPECT_EQ(parser.parse(layout_json).get(root), simdjson::SUCCESS);
+  EXPECT_EQ(int64_t(root["version"]), 1);
+  for (simdjson::dom::element entry : root["ranks"].get_array()) {
+    const int32_t rank = static_cast<int32_t>(int64_t(entry["rank"]));
+    layout.offsets[rank] = int64_t(entry["clock_offset_ns"]);
+    layout.sources[rank] = std::string(std::string_view(entry["source"]));
+    int64_t overlay = 0;
+    if (entry["overlay_pid"].get(overlay) == simdjson::SUCCESS) {
+      layout.overlay_pids[std::to_string(overlay)] = rank;
+    }
+    for (simdjson::dom::element process : entry["processes"].get_array()) {
+      layout.pids[std::to_string(int64_t(process["pid"]))] = {
+          rank, simdjson::minify(process["original_pid"])};
+    }
+  }
+  return layout;
+}
+
+// An event's identity: rank, phase, name, tid, pid and every member but ts, each as written,
+// and ts in ns on the clock given.
+std::string EventKey(int32_t rank, const EventMembers& event, const std::string& pid,
+                     int64_t ts_ns) {
+  std::string key = std::to_string(rank) + "|pid=" + pid + "|ts=" + std::to_string(ts_ns);
+  for (const auto& [name, text] : event) {
+    if (name == "pid" || name == "ts") continue;
+    key += "|" + name + "=" + text;
+  }
+  return key;
+}
+
+// Every event of every rank's own file that is not process metadata appears in the merged trace
+// once, under a pid that maps back to its rank and its own pid, with every other member exactly
+// as written, and its time t (+ base time) moved to t - offset, to the nanosecond.
+void ExpectEventsKept(const Trace& trace, const ChromeDocument& merged, const Layout& layout,
+                      int64_t* overlay_events) {
+  std::vector<std::string> expected;
+  for (const Rank& rank : trace.ranks) {
+    absl::StatusOr<FileContents> contents = ReadFileSource(rank.source_path);
+    ASSERT_TRUE(contents.ok()) << contents.status();
+    const ChromeDocument source = testing::ParseChromeDocument(
+        std::string(contents->text.data(), contents->text.size()));
+    int64_t base = 0;
+    if (!source.base_time.empty()) base = std::stoll(source.base_time);
+    for (const EventMembers& event : source.events) {
+      if (event.at("ph") == "\"M\"") continue;
+      int64_t ts = 0;
+      ASSERT_TRUE(testing::MicrosText(event.at("ts"), &ts));
+      expected.push_back(EventKey(rank.rank, event, event.at("pid"),
+                                  ts + base - layout.offsets.at(rank.rank)));
+    }
+  }
+  std::vector<std::string> written;
+  *overlay_events = 0;
+  for (const EventMembers& event : merged.events) {
+    if (event.at("ph") == "\"M\"") continue;
+    if (layout.overlay_pids.contains(event.at("pid"))) {
+      EXPECT_EQ(event.at("cat"), "\"bubblescope_overlay\"");
+      ++*overlay_events;
+      continue;
+    }
+    ASSERT_TRUE(layout.pids.contains(event.at("pid"))) << event.at("pid");
+    const auto& [rank, original_pid] = layout.pids.at(event.at("pid"));
+    int64_t ts = 0;
+    ASSERT_TRUE(testing::MicrosText(event.at("ts"), &ts));
+    written.push_back(EventKey(rank, event, original_pid, ts));
+  }
+  std::sort(expected.begin(), expected.end());
+  std::sort(written.begin(), written.end());
+  EXPECT_EQ(expected.size(), written.size());
+  EXPECT_TRUE(expected == written);
+}
+
+// The checks every round trip gets; returns the merged document for more.
+ChromeDocument ExpectGoodRoundTrip(const RoundTrip& trip) {
+  const ChromeDocument merged = testing::ParseChromeDocument(trip.merged);
+  ExpectSameFigures(trip.original.result, trip.back.result);
+  EXPECT_EQ(trip.original.trace.ranks.size(), trip.back.trace.ranks.size());
+  for (size_t r = 0; r < std::min(trip.original.trace.ranks.size(), trip.back.trace.ranks.size());
+       ++r) {
+    EXPECT_EQ(trip.original.trace.ranks[r].rank, trip.back.trace.ranks[r].rank);
+  }
+  testing::ExpectChromeTraceRules(merged);
+  const Layout layout = ReadLayout(merged.merged_layout);
+  int64_t overlay_events = 0;
+  ExpectEventsKept(trip.original.trace, merged, layout, &overlay_events);
+  EXPECT_EQ(overlay_events, trip.counts.idle_spans + trip.counts.ops);
+  EXPECT_EQ(trip.counts.left_out, 0);
+  // The overlay's events are skipped on read-back, each counted.
+  uint64_t counted = 0;
+  for (const Rank& rank : trip.back.trace.ranks) {
+    counted += rank.stats.count(ImportCounter::kOverlayEvent);
+  }
+  int64_t overlay_metadata = 0;
+  for (const EventMembers& event : merged.events) {
+    if (event.at("ph") == "\"M\"" && layout.overlay_pids.contains(event.at("pid"))) {
+      ++overlay_metadata;
+    }
+  }
+  EXPECT_EQ(counted, static_cast<uint64_t>(overlay_events + overlay_metadata));
+  return merged;
+}
+
+// Per rank, the overlay's idle slices of the complete iterations: their durations summed.
+std::map<int32_t, int64_t> OverlayIdleByRank(const ChromeDocument& merged, const Layout& layout) {
+  std::map<int32_t, int64_t> idle;
+  for (const EventMembers& event : merged.events) {
+    if (!layout.overlay_pids.contains(event.at("pid")) || event.at("tid") != "1" ||
+        event.at("ph") != "\"X\"" || event.at("args").find("\"complete\":true") == std::string::npos) {
+      continue;
+    }
+    int64_t dur = 0;
+    EXPECT_TRUE(testing::MicrosText(event.at("dur"), &dur));
+    idle[layout.overlay_pids.at(event.at("pid"))] += dur;
+  }
+  return idle;
+}
+
+TEST(PerfettoOverlayTest, SimulatedOneFOneBRoundTripsWithTheBubbleOnItsTracks) {
+  testing::TempDir dir;
+  const RoundTrip trip = MergeAndReadBack({SampleSet("sim_1f1b_p4_m8")}, dir);
+  const ChromeDocument merged = ExpectGoodRoundTrip(trip);
+  ASSERT_EQ(trip.original.result.pipelines.size(), 1u);
+  const job::Pipeline& pipeline = trip.original.result.pipelines[0];
+  // The set's truth.json: bubble fraction 0.390541 (4 stages, 8 microbatches, 1F1B, jittered).
+  EXPECT_NEAR(pipeline.bubble.bubble_fraction, 0.390541364369686, 0.01);
+  ASSERT_TRUE(pipeline.shape.has_value());
+  EXPECT_EQ(pipeline.shape->p, 4);
+  EXPECT_EQ(pipeline.shape->m, 8);
+  EXPECT_EQ(trip.counts.ranks, 4);
+  // The idle track of each rank adds up to the rank's idle time over the complete iterations,
+  // and so to the bubble fraction over the capacity.
+  const Layout layout = ReadLayout(merged.merged_layout);
+  const std::map<int32_t, int64_t> idle = OverlayIdleByRank(merged, layout);
+  int64_t total = 0;
+  for (const bubble::RankTotals& rank : pipeline.bubble.per_rank) {
+    EXPECT_EQ(idle.at(rank.rank), rank.fill + rank.drain + rank.stall) << "rank " << rank.rank;
+    total += idle.at(rank.rank);
+  }
+  EXPECT_DOUBLE_EQ(static_cast<double>(total) / static_cast<double>(pipeline.bubble.capacity),
+                   pipeline.bubble.bubble_fraction);
+  // 1F1B with m = 8: every rank runs F0..F7 and B0..B7 once per iteration (the labels come from
+  // the set's PP annotations).
+  std::map<std::pair<int32_t, std::string>, int> labels;  // (rank, "F3") -> count
+  for (const EventMembers& event : merged.events) {
+    if (layout.overlay_pids.contains(event.at("pid")) && event.at("tid") == "2") {
+      ++labels[{layout.overlay_pids.at(event.at("pid")), testing::Unquoted(event.at("name"))}];
+    }
+  }
+  const int iterations = static_cast<int>(pipeline.bubble.iterations.size());
+  for (int32_t rank = 0; rank < 4; ++rank) {
+    for (int mb = 0; mb < 8; ++mb) {
+      EXPECT_EQ((labels[{rank, "F" + std::to_string(mb)}]), iterations) << rank << " F" << mb;
+      EXPECT_EQ((labels[{rank, "B" + std::to_string(mb)}]), iterations) << rank << " B" << mb;
+    }
+  }
+}
+
+TEST(PerfettoOverlayTest, SimulatedInterleavedAndSlowLinkSetsRoundTrip) {
+  for (const char* set : {"sim_interleaved_p4_v2_m8", "sim_1f1b_slow_link_p4_m8"}) {
+    SCOPED_TRACE(set);
+    testing::TempDir dir;
+    const RoundTrip trip = MergeAndReadBack({SampleSet(set)}, dir);
+    ExpectGoodRoundTrip(trip);
+    EXPECT_GT(trip.counts.idle_spans, 0);
+  }
+}
+
+TEST(PerfettoOverlayTest, RealCpuRunsRoundTrip) {
+  for (const char* set : {"torch_cpu/1f1b_p4_m8", "torch_cpu/dp2_1f1b_p2_m4",
+                          "torch_cpu/dualpipev_p2_v2_m8"}) {
+    SCOPED_TRACE(set);
+    testing::TempDir dir;
+    const RoundTrip trip = MergeAndReadBack({SampleSet(set)}, dir);
+    ExpectGoodRoundTrip(trip);
+    EXPECT_GT(trip.counts.idle_spans, 0);
+  }
+}
+
+TEST(PerfettoOverlayTest, SharedGpuTracesRoundTrip) {
+  for (const char* set : {"param_dlrm_8rank", "hta_trace_filter_2rank", "hta_amd_mi250_rocm"}) {
+    SCOPED_TRACE(set);
+    const std::string path = testing::SharedTracePath(set);
+    BUBBLESCOPE_NEED_SHARED(path);
+    testing::TempDir dir;
+    const RoundTrip trip = MergeAndReadBack({path}, dir);
+    ExpectGoodRoundTrip(trip);
+  }
+}
+
+TEST(PerfettoOverlayTest, AMergedTraceIsNotMergedAgain) {
+  testing::TempDir dir;
+  const RoundTrip trip = MergeAndReadBack({SampleSet("sim_1f1b_p4_m8")}, dir);
+  perfetto::OverlayCounts counts;
+  const absl::StatusOr<std::string> again =
+      perfetto::RenderOverlay(trip.back.trace, trip.back.result, &counts);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().message(),
+            dir.path() + "/merged.json: a merged trace already; write the overlay from the "
+                         "per-rank traces");
+}
+
+}  // namespace
+}  // namespace bubblescope
