@@ -160,8 +160,9 @@ class RankRewriter {
       layout->processes += "}";
       std::string label = process.name;
       if (label.empty()) {
+        const std::string id = IdText(process.original);
         label = process.original.empty() ? "events without a pid"
-                                         : "pid " + IdText(process.original);
+                                         : "pid " + (id.empty() ? process.original : id);
       }
       AddProcessName(process.pid, absl::StrCat("rank ", rank_.rank, ": ", label), events_);
     }

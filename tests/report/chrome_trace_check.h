@@ -30,15 +30,13 @@ inline std::string TrimmedText(std::string_view text) {
   return std::string(text.substr(0, end == std::string_view::npos ? 0 : end + 1));
 }
 
-// Parses a whole trace document (object form); a failure is a test failure.
+// Parses a whole trace document (object or bare array form); a failure is a test failure.
 inline ChromeDocument ParseChromeDocument(const std::string& json) {
   ChromeDocument document;
   simdjson::ondemand::parser parser;
   const simdjson::padded_string padded(json);
   simdjson::ondemand::document doc;
   EXPECT_EQ(parser.iterate(padded).get(doc), simdjson::SUCCESS);
-  simdjson::ondemand::object root;
-  EXPECT_EQ(doc.get_object().get(root), simdjson::SUCCESS);
   auto text_of = [](simdjson::ondemand::value& value) {
     std::string_view token = value.raw_json_token();
     if (!token.empty() && token[0] == '{') {
@@ -52,6 +50,31 @@ inline ChromeDocument ParseChromeDocument(const std::string& json) {
     }
     return TrimmedText(token);
   };
+  auto read_events = [&](simdjson::ondemand::array& events) {
+    for (auto element : events) {
+      simdjson::ondemand::object object;
+      EXPECT_EQ(element.get_object().get(object), simdjson::SUCCESS);
+      EventMembers members;
+      for (auto member : object) {
+        std::string_view member_key;
+        EXPECT_EQ(member.unescaped_key().get(member_key), simdjson::SUCCESS);
+        const std::string member_name(member_key);
+        simdjson::ondemand::value member_value;
+        EXPECT_EQ(member.value().get(member_value), simdjson::SUCCESS);
+        members[member_name] = text_of(member_value);
+      }
+      document.events.push_back(std::move(members));
+    }
+  };
+  if (json.find_first_not_of(" \t\n\r") != std::string::npos &&
+      json[json.find_first_not_of(" \t\n\r")] == '[') {  // the bare array form
+    simdjson::ondemand::array events;
+    EXPECT_EQ(doc.get_array().get(events), simdjson::SUCCESS);
+    read_events(events);
+    return document;
+  }
+  simdjson::ondemand::object root;
+  EXPECT_EQ(doc.get_object().get(root), simdjson::SUCCESS);
   for (auto field : root) {
     std::string_view key;
     EXPECT_EQ(field.unescaped_key().get(key), simdjson::SUCCESS);
@@ -65,20 +88,7 @@ inline ChromeDocument ParseChromeDocument(const std::string& json) {
     } else if (name == "traceEvents") {
       simdjson::ondemand::array events;
       EXPECT_EQ(value.get_array().get(events), simdjson::SUCCESS);
-      for (auto element : events) {
-        simdjson::ondemand::object object;
-        EXPECT_EQ(element.get_object().get(object), simdjson::SUCCESS);
-        EventMembers members;
-        for (auto member : object) {
-          std::string_view member_key;
-          EXPECT_EQ(member.unescaped_key().get(member_key), simdjson::SUCCESS);
-          const std::string member_name(member_key);
-          simdjson::ondemand::value member_value;
-          EXPECT_EQ(member.value().get(member_value), simdjson::SUCCESS);
-          members[member_name] = text_of(member_value);
-        }
-        document.events.push_back(std::move(members));
-      }
+      read_events(events);
     }
   }
   return document;

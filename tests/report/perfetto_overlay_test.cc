@@ -16,8 +16,10 @@
 #include "loader/file_source.h"
 #include "loader/trace_loader.h"
 #include "report/chrome_trace_check.h"
+#include "simulator/simulator.h"
 #include "support/shared_traces.h"
 #include "support/test_files.h"
+#include "writers/simulated_set.h"
 
 namespace bubblescope {
 namespace {
@@ -293,6 +295,48 @@ TEST(PerfettoOverlayTest, SimulatedOneFOneBRoundTripsWithTheBubbleOnItsTracks) {
     for (int mb = 0; mb < 8; ++mb) {
       EXPECT_EQ((labels[{rank, "F" + std::to_string(mb)}]), iterations) << rank << " F" << mb;
       EXPECT_EQ((labels[{rank, "B" + std::to_string(mb)}]), iterations) << rank << " B" << mb;
+    }
+  }
+}
+
+// A 1F1B job whose ranks' clocks disagree by milliseconds, written in each of the three layouts
+// (relative to baseTimeNanoseconds, absolute µs, a bare array): the merged trace moves every
+// rank by the offset the analysis found, which is the simulated skew to within its
+// uncertainty, and reads back to the same figures.
+TEST(PerfettoOverlayTest, SkewedClocksAreMovedByTheOffsetsFoundInEveryLayout) {
+  sim::Config config;
+  config.schedule = sim::Schedule::k1F1B;
+  config.stages = 4;
+  config.microbatches = 8;
+  config.iterations = 3;
+  config.costs.assign(4, sim::StageCost{.forward = 4000, .backward = 8000, .weight_grad = 0});
+  config.kernels_per_op = 2;
+  config.link = sim::Link{.gbps = 200.0, .latency_ns = 2000};
+  config.jitter = 0.05;
+  config.seed = 17;
+  config.clock_offsets_ns = {0, 3'000'000, -1'250'000, 7'500'123};
+  config.annotations = sim::AnnotationStyle::kPpGpu;
+  for (const KinetoLayout layout : {KinetoLayout::kRelativeWithBase,
+                                    KinetoLayout::kAbsoluteMicros, KinetoLayout::kBareArray}) {
+    SCOPED_TRACE(static_cast<int>(layout));
+    absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+    ASSERT_TRUE(simulation.ok()) << simulation.status();
+    testing::TempDir dir;
+    sim::SetWriteOptions write;
+    write.kineto.layout = layout;
+    ASSERT_TRUE(
+        sim::WriteSimulationSet(config, *simulation, dir.path() + "/set", write).ok());
+    const RoundTrip trip = MergeAndReadBack({dir.path() + "/set"}, dir);
+    const ChromeDocument merged = ExpectGoodRoundTrip(trip);
+    const Layout read_layout = ReadLayout(merged.merged_layout);
+    ASSERT_EQ(trip.original.result.pipelines.size(), 1u);
+    for (const clock_alignment::RankOffset& offset :
+         trip.original.result.pipelines[0].crossrank.offsets) {
+      const int64_t truth = config.clock_offsets_ns[static_cast<size_t>(offset.rank)];
+      EXPECT_NEAR(static_cast<double>(read_layout.offsets.at(offset.rank)),
+                  static_cast<double>(truth), static_cast<double>(offset.uncertainty_ns) + 1)
+          << "rank " << offset.rank;
+      EXPECT_EQ(read_layout.offsets.at(offset.rank), offset.offset_ns);
     }
   }
 }
