@@ -107,6 +107,8 @@ TEST(BubbleTest, IdleSpansLieWhereTheSplitSays) {
                                                            {IdleKind::kCommWait, 320, 380},
                                                            {IdleKind::kEmpty, 380, 450},
                                                            {IdleKind::kDrain, 600, 650}}));
+  EXPECT_EQ(it.ranks[0].comm_spans, (std::vector<TimeRange>{{250, 300}, {400, 500}}));
+  EXPECT_EQ(it.ranks[1].comm_spans, (std::vector<TimeRange>{{320, 380}}));
   EXPECT_EQ(IdleKindName(IdleKind::kCommWait), "comm_wait");
 }
 
