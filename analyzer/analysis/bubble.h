@@ -22,6 +22,7 @@
 #include "analysis/clock_offsets.h"
 #include "analysis/iterations.h"
 #include "analysis/memory_peak.h"
+#include "common/interval_set.h"
 #include "bubblescope/trace.h"
 #include "index/rank_index.h"
 
@@ -59,6 +60,8 @@ struct RankIterationFigures {
   // The idle time itself, in time order, none empty: the sums above are these spans' lengths by
   // kind (a stall gap is cut where communication starts and stops running).
   std::vector<IdleSpan> idle_spans;
+  // When the rank communicated in the iteration (the union of its comm ops), for pictures.
+  std::vector<TimeRange> comm_spans;
 };
 
 struct IterationFigures {
