@@ -202,7 +202,9 @@ class DocumentWalker : public CollectorMetadataSink {
   }
 
   // A merged trace's event is handed on as its rank's own file had it: the original pid back,
-  // its time moved back onto the rank's clock. Its overlay events are counted, not modelled.
+  // its time moved back onto the rank's clock. The events on an overlay pid are counted, not
+  // modelled. (They are told by their pid, not by their category: an event of a rank's own file
+  // may have any category, and must come back.)
   void AddEvent(EventFields* fields, int64_t offset) {
     if (!result_.merged) return ranks_->BuilderOf(0)->AddEvent(*fields, event_reader_.pg_ranks(),
                                                                offset);
@@ -212,9 +214,6 @@ class DocumentWalker : public CollectorMetadataSink {
       if (overlay != layout.overlay_pids.end()) {
         return ranks_->rank(overlay->second).stats.Bump(ImportCounter::kOverlayEvent, offset);
       }
-    }
-    if (fields->cat == kOverlayCategory) {
-      return ranks_->rank(0).stats.Bump(ImportCounter::kOverlayEvent, offset);
     }
     const std::optional<size_t> slot = SlotOf(*fields);
     if (!slot) {

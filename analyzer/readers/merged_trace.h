@@ -25,8 +25,9 @@ namespace bubblescope::kineto {
 // The member that makes a document a merged trace; it must come before "traceEvents".
 inline constexpr std::string_view kMergedMemberName = "bubblescope_merged";
 inline constexpr int64_t kMergedFormatVersion = 1;
-// The category of the events the overlay adds (idle intervals, op labels): a reader skips them
-// and counts them (ImportCounter::kOverlayEvent); they are no part of any rank's timeline.
+// The category of the events the overlay adds (idle intervals, op labels), all on the overlay
+// pids the layout names: a reader skips every event on those pids and counts it
+// (ImportCounter::kOverlayEvent); they are no part of any rank's timeline.
 inline constexpr std::string_view kOverlayCategory = "bubblescope_overlay";
 
 // Where one new pid's events go.

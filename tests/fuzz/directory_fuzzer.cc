@@ -14,7 +14,10 @@
 // Checks: a load error names a path of the job's directory, or is an override's own error; a load
 // keeps the Trace's promises (rank ids unique, sorted, >= 0; each rank read from one of the
 // entries and checked as fuzz_checks.h's CheckRank; every override of a loaded file obeyed;
-// every entry passed over named with a reason); the job driver and both reports as job_fuzzer.
+// every entry passed over named with a reason); the job driver and both reports as job_fuzzer;
+// the Perfetto overlay of what loaded (docs/perfetto.md) written, loaded back and analysed to
+// the same figures, unless it left events out (which it counts) or the job was itself a merged
+// trace (which is not merged again, with an error naming it).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,7 +36,9 @@
 #include "cli/analyze_command.h"
 #include "fuzz_checks.h"
 #include "fuzz_input.h"
+#include "job/job.h"
 #include "loader/trace_loader.h"
+#include "report/perfetto_overlay.h"
 
 namespace {
 
@@ -183,6 +188,64 @@ void CheckLoaded(const bubblescope::Trace& trace, std::string_view dir,
   }
 }
 
+// The overlay's read-back job has `original`'s figures exactly.
+void CheckSameFigures(const bubblescope::job::Result& original,
+                      const bubblescope::job::Result& back) {
+  if (original.pipelines.size() != back.pipelines.size()) Fail("overlay: pipelines differ");
+  for (size_t p = 0; p < original.pipelines.size(); ++p) {
+    const bubblescope::bubble::Result& x = original.pipelines[p].bubble;
+    const bubblescope::bubble::Result& y = back.pipelines[p].bubble;
+    if (x.ranks != y.ranks || x.bubble_fraction != y.bubble_fraction || x.idle != y.idle ||
+        x.capacity != y.capacity || x.latency.p50 != y.latency.p50 ||
+        x.latency.max != y.latency.max || x.per_rank.size() != y.per_rank.size()) {
+      Fail(absl::StrCat("overlay: pipeline ", p, "'s bubble differs when read back"));
+    }
+    for (size_t r = 0; r < x.per_rank.size(); ++r) {
+      if (x.per_rank[r].fill != y.per_rank[r].fill || x.per_rank[r].drain != y.per_rank[r].drain ||
+          x.per_rank[r].stall != y.per_rank[r].stall) {
+        Fail(absl::StrCat("overlay: rank ", x.per_rank[r].rank, "'s idle differs when read back"));
+      }
+    }
+    const auto& a = original.pipelines[p].shape;
+    const auto& b = back.pipelines[p].shape;
+    if (a.has_value() != b.has_value() ||
+        (a && (a->p != b->p || a->m != b->m || a->v != b->v || a->family != b->family))) {
+      Fail(absl::StrCat("overlay: pipeline ", p, "'s shape differs when read back"));
+    }
+  }
+}
+
+void CheckOverlayRoundTrip(const bubblescope::Trace& trace, const fs::path& root,
+                           std::string_view dir) {
+  using namespace bubblescope;  // NOLINT(build/namespaces): fuzz harness code
+  absl::StatusOr<job::Result> original = job::Analyze(trace, {});
+  if (!original.ok()) Fail("analysing a loaded job");
+  perfetto::OverlayCounts counts;
+  absl::StatusOr<std::string> merged = perfetto::RenderOverlay(trace, *original, &counts);
+  if (!merged.ok()) {
+    if (!absl::StrContains(merged.status().message(), std::string(dir))) {
+      Fail(absl::StrCat("an overlay error naming no path of the job: ",
+                        merged.status().ToString()));
+    }
+    return;
+  }
+  if (counts.left_out > 0) return;
+  const std::string path = (root / "merged.json").string();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << *merged;
+    if (!out.good()) Fail("cannot write the overlay");
+  }
+  LoadOptions options;
+  options.jobs = 1;
+  absl::StatusOr<Trace> back = LoadTrace({path}, options);
+  if (!back.ok()) Fail(absl::StrCat("the overlay does not load: ", back.status().ToString()));
+  if (back->ranks.size() != trace.ranks.size()) Fail("overlay: ranks differ when read back");
+  absl::StatusOr<job::Result> again = job::Analyze(*back, {});
+  if (!again.ok()) Fail("analysing the overlay read back");
+  CheckSameFigures(*original, *again);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -241,5 +304,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   CheckLoaded(*trace, dir, overrides);
   fuzz::RequireOk(fuzz::AnalyzeAndReport(*trace, {}), "analysing a loaded job");
+  CheckOverlayRoundTrip(*trace, root, dir);
   return 0;
 }

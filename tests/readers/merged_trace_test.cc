@@ -96,15 +96,20 @@ TEST(MergedTraceTest, EachRankBackWithItsOwnPidsAndClock) {
   EXPECT_FALSE(second.HasGpuActivity());
 }
 
-TEST(MergedTraceTest, OverlayCategoryIsSkippedOnAnyPid) {
+// A rank's own event comes back whatever its category: a memory sample with the overlay's
+// category is still the rank's memory sample. Only the overlay pids' events are the overlay's.
+TEST(MergedTraceTest, OverlayEventsAreToldByTheirPidNotTheirCategory) {
   const std::string json = std::string(kLayout) + R"("traceEvents":[
     {"pid":1,"tid":7,"ph":"X","cat":"cpu_op","name":"aten::mm","ts":10,"dur":2},
-    {"pid":1,"tid":7,"ph":"X","cat":"bubblescope_overlay","name":"F3","ts":10,"dur":2}
+    {"pid":1,"tid":7,"ph":"i","cat":"bubblescope_overlay","name":"[memory]","ts":11,
+     "args":{"Device Type":0,"Total Allocated":8,"Total Reserved":16}}
   ]})";
   ReadBack read = ReadAll(json);
   ASSERT_TRUE(read.status.ok()) << read.status;
-  EXPECT_EQ(read.ranks[0].stats.count(ImportCounter::kOverlayEvent), 1u);
-  EXPECT_EQ(read.ranks[0].timelines.size(), 1u);
+  EXPECT_EQ(read.ranks[0].stats.count(ImportCounter::kOverlayEvent), 0u);
+  ASSERT_EQ(read.ranks[0].memory.size(), 1u);
+  EXPECT_TRUE(read.ranks[0].memory[0].host);
+  EXPECT_EQ(read.ranks[0].memory[0].time, 11000);
 }
 
 TEST(MergedTraceTest, EventOnAPidTheLayoutDoesNotNameIsCounted) {
