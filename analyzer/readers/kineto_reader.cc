@@ -90,6 +90,8 @@ absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view 
 void TakeRanks(std::string_view display_path, const kineto::WalkResult& walk,
                kineto::RankSet* set, Parsed* parsed) {
   parsed->ranks = set->Take();
+  // Broken syntax inside a merged trace's layout, before its first rank entry, leaves none.
+  if (parsed->ranks.empty()) return ResetToOneRank(display_path, parsed);
   parsed->merged = walk.merged.has_value();
   for (size_t i = 0; i < parsed->ranks.size(); ++i) {
     parsed->ranks[i].source_path = std::string(display_path);

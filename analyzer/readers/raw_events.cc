@@ -43,7 +43,7 @@ class RawWalker {
   // The members pass: walks the whole document once, so that broken syntax is found before any
   // event is handed over.
   simdjson::error_code Members(RawMembers* members) {
-    if (auto error = parser_.iterate(json_).get(document_)) return error;
+    if (auto error = Iterate()) return error;
     if (IsArrayForm()) {
       ondemand::array events;
       if (auto error = document_.get_array().get(events)) return error;
@@ -75,7 +75,7 @@ class RawWalker {
   }
 
   simdjson::error_code Events(const std::function<void(const RawEvent&)>& visit) {
-    if (auto error = parser_.iterate(json_).get(document_)) return error;
+    if (auto error = Iterate()) return error;
     ondemand::array events;
     if (IsArrayForm()) {
       if (auto error = document_.get_array().get(events)) return error;
@@ -97,16 +97,24 @@ class RawWalker {
     return simdjson::SUCCESS;
   }
 
-  // Where the walk stopped, as a file offset.
+  // Where the walk stopped, as a file offset: the end of the text when the document could not
+  // even be indexed (simdjson's stage-1 errors carry no position).
   int64_t Location() {
     const char* location = nullptr;
-    if (document_.current_location().get(location)) {
+    if (!iterated_ || document_.current_location().get(location)) {
       return static_cast<int64_t>(json_.size()) + bias_;
     }
     return location - json_.data() + bias_;
   }
 
  private:
+  simdjson::error_code Iterate() {
+    iterated_ = false;
+    if (auto error = parser_.iterate(json_).get(document_)) return error;
+    iterated_ = true;
+    return simdjson::SUCCESS;
+  }
+
   bool IsArrayForm() const {
     const std::string_view text(json_.data(), json_.size());
     const size_t first = text.find_first_not_of(" \t\n\r");
@@ -142,6 +150,7 @@ class RawWalker {
   simdjson::padded_string_view json_;
   int64_t bias_;
   ondemand::document document_;
+  bool iterated_ = false;  // document_ holds an indexed document
 };
 
 // Both passes over `json`. `*members_failed` tells whether an error came from the first, before
