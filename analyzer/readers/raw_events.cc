@@ -64,11 +64,12 @@ class RawWalker {
       if (key == kMergedMemberName) {
         members->merged = true;
       } else if (key == "baseTimeNanoseconds") {
-        members->base_time = TrimRight(value.raw_json_token());
-      } else if (key == "distributedInfo") {
-        if (auto error = ValueText(value, &members->distributed_info)) return error;
-      } else if (key == "deviceProperties") {
-        if (auto error = ValueText(value, &members->device_properties)) return error;
+        members->base_time = std::string(TrimRight(value.raw_json_token()));
+      } else if (key == "distributedInfo" || key == "deviceProperties") {
+        std::string_view text;
+        if (auto error = ValueText(value, &text)) return error;
+        (key == "distributedInfo" ? members->distributed_info : members->device_properties) =
+            std::string(text);
       }
     }
     return simdjson::SUCCESS;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,17 +27,18 @@ struct RawEvent {
   std::vector<RawField> fields;  // in the order written
 };
 
-// The top-level members that say how to read the events (object form only).
+// The top-level members that say how to read the events (object form only). Copies: a file
+// cut short is streamed from a repaired copy that does not outlive the stream.
 struct RawMembers {
-  bool merged = false;              // a merged trace (readers/merged_trace.h)
-  std::string_view base_time;       // baseTimeNanoseconds as written; empty when absent
-  std::string_view distributed_info;  // the distributedInfo object's text; empty when absent
-  std::string_view device_properties;  // the deviceProperties array's text; empty when absent
+  bool merged = false;            // a merged trace (readers/merged_trace.h)
+  std::string base_time;          // baseTimeNanoseconds as written; empty when absent
+  std::string distributed_info;   // the distributedInfo object's text; empty when absent
+  std::string device_properties;  // the deviceProperties array's text; empty when absent
 };
 
 // Walks the document `json` (a whole file, as the loader reads it): `*members` first, then
 // `visit` for every event that is a JSON object, in file order (elements that are not objects
-// are passed over). A file cut short is read up to its last complete event, as the reader reads
+// are passed over); an event's views last only until `visit` returns. A file cut short is read up to its last complete event, as the reader reads
 // it. Errors, one line: "<display_path>: byte <N>: <what>" when the text is not a trace document.
 absl::Status StreamRawEvents(std::string_view display_path, const simdjson::padded_string& json,
                              RawMembers* members,

@@ -285,8 +285,8 @@ absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* ne
   }
   if (!rewriter) rewriter.emplace(rank, clock_offset, base_ns, next_pid, events, counts);
   rewriter->Finish(layout);
-  layout->distributed_info = std::string(members.distributed_info);
-  layout->device_properties = std::string(members.device_properties);
+  layout->distributed_info = std::move(members.distributed_info);
+  layout->device_properties = std::move(members.device_properties);
   return absl::OkStatus();
 }
 
