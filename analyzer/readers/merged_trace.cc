@@ -139,6 +139,15 @@ class LayoutReader {
         if (Integer(field_token, "an overlay pid", &number) && ClaimPid(field_token, number)) {
           layout_->overlay_pids[number] = slot;
         }
+      } else if (key == "truncated") {
+        // The rank's own file was cut short: its timeline ends early, which the iterations
+        // must know (an iteration a rank lost its end of is not complete), merged or not.
+        if (TrimmedToken(field_token) == "true") {
+          rank->stats.Bump(ImportCounter::kTruncated, field_token.data() - begin_ + bias_);
+          rank->stats.set_truncation_detail("cut short in the file it was merged from");
+        } else if (TrimmedToken(field_token) != "false") {
+          Note(field_token, std::string("truncated is not true or false"));
+        }
       } else if (key == "processes") {
         return ReadProcesses(field, slot);
       } else if (key == "distributedInfo") {

@@ -127,6 +127,23 @@ TEST(MergedTraceTest, EventOnAPidTheLayoutDoesNotNameIsCounted) {
   EXPECT_EQ(stats.count(ImportCounter::kMissingField), 1u);
 }
 
+// A rank whose own file was cut short is counted cut short again, at the member saying so.
+TEST(MergedTraceTest, ARankCutShortInItsOwnFileStaysCutShort) {
+  const std::string json =
+      R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"truncated":false,)"
+      R"("processes":[{"pid":1,"original_pid":100}]},{"rank":1,"truncated":true,)"
+      R"("processes":[{"pid":2,"original_pid":100}]}]},"traceEvents":[)"
+      R"({"pid":1,"tid":7,"ph":"X","cat":"cpu_op","name":"a","ts":10,"dur":2},)"
+      R"({"pid":2,"tid":7,"ph":"X","cat":"cpu_op","name":"a","ts":10,"dur":2}]})";
+  ReadBack read = ReadAll(json);
+  ASSERT_TRUE(read.status.ok()) << read.status;
+  ASSERT_EQ(read.ranks.size(), 2u);
+  EXPECT_EQ(read.ranks[0].stats.count(ImportCounter::kTruncated), 0u);
+  EXPECT_EQ(read.ranks[1].stats.count(ImportCounter::kTruncated), 1u);
+  EXPECT_EQ(read.ranks[1].stats.first_offset(ImportCounter::kTruncated),
+            static_cast<int64_t>(json.find("true")));
+}
+
 TEST(MergedTraceTest, ReadAsOneRankIsAnError) {
   const std::string json = std::string(kLayout) +
                            R"("traceEvents":[{"pid":1,"tid":7,"ph":"X","cat":"cpu_op",)"
@@ -174,6 +191,8 @@ TEST(MergedTraceTest, ALayoutThatDoesNotSayWhereEventsGoIsRefusedAtItsByte) {
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"processes":[)"
        R"({"pid":1,"original_pid":[5]}]}]},)" + events,
        "[5]", "bubblescope_merged: an original pid is not an integer, string or null"},
+      {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"truncated":1}]},)" + events,
+       "1}]", "bubblescope_merged: truncated is not true or false"},
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"clock_offset_ns":"x"}]},)" +
            events,
        "\"x\"", "bubblescope_merged: a clock offset is not an integer"},

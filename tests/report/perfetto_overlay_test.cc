@@ -341,6 +341,28 @@ TEST(PerfettoOverlayTest, SkewedClocksAreMovedByTheOffsetsFoundInEveryLayout) {
   }
 }
 
+// A rank whose file was cut short mid-iteration: the merged trace holds its events up to the cut
+// and says it was cut, so the iteration it lost the end of stays incomplete on read-back.
+TEST(PerfettoOverlayTest, ARankCutShortStaysCutShort) {
+  testing::TempDir dir;
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string name = "rank" + std::to_string(rank) + ".pt.trace.json.gz";
+    std::string text = testing::Gunzip(testing::ReadFile(SampleSet("sim_1f1b_p4_m8/") + name));
+    if (rank == 2) text.resize(text.size() * 4 / 5);  // into its last iteration
+    dir.Write("set/" + name, testing::Gzip(text));
+  }
+  const RoundTrip trip = MergeAndReadBack({dir.path() + "/set"}, dir);
+  ASSERT_EQ(trip.back.trace.ranks.size(), 4u);
+  EXPECT_EQ(trip.original.trace.ranks[2].stats.count(ImportCounter::kTruncated), 1u);
+  EXPECT_EQ(trip.back.trace.ranks[2].stats.count(ImportCounter::kTruncated), 1u);
+  EXPECT_EQ(trip.back.trace.ranks[1].stats.count(ImportCounter::kTruncated), 0u);
+  ExpectSameFigures(trip.original.result, trip.back.result);
+  ASSERT_EQ(trip.original.result.pipelines.size(), 1u);
+  // The set has 3 iterations; the one rank 2 lost its end of is no longer complete.
+  EXPECT_EQ(trip.back.result.pipelines[0].bubble.complete_iterations, 2);
+  testing::ExpectChromeTraceRules(testing::ParseChromeDocument(trip.merged));
+}
+
 TEST(PerfettoOverlayTest, SimulatedInterleavedAndSlowLinkSetsRoundTrip) {
   for (const char* set : {"sim_interleaved_p4_v2_m8", "sim_1f1b_slow_link_p4_m8"}) {
     SCOPED_TRACE(set);
