@@ -155,7 +155,9 @@ class RawWalker {
 };
 
 // Both passes over `json`. `*members_failed` tells whether an error came from the first, before
-// any event was handed over.
+// any event was handed over. The events are copied as raw text, and On-Demand checks no more of
+// a value than it reads, so the whole document is validated first: broken JSON in the middle of
+// a file (which the reader reads up to, and no further) must never reach a file written from it.
 absl::Status Walk(ondemand::parser& parser, simdjson::padded_string_view json, int64_t bias,
                   std::string_view display_path, RawMembers* members,
                   const std::function<void(const RawEvent&)>& visit, bool* members_failed) {
@@ -163,6 +165,17 @@ absl::Status Walk(ondemand::parser& parser, simdjson::padded_string_view json, i
   *members = RawMembers();
   simdjson::error_code error = walker.Members(members);
   *members_failed = error != simdjson::SUCCESS;
+  if (!error) {
+    simdjson::dom::parser validator;
+    simdjson::dom::element ignored;
+    if (validator.parse(json.data(), json.size(), false).get(ignored) != simdjson::SUCCESS) {
+      *members_failed = true;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: its JSON is broken before its end (read up to there), so its events cannot be "
+          "written again",
+          std::string(display_path)));
+    }
+  }
   if (!error) error = walker.Events(visit);
   if (!error) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat("%s: byte %d: %s", std::string(display_path),

@@ -363,6 +363,27 @@ TEST(PerfettoOverlayTest, ARankCutShortStaysCutShort) {
   testing::ExpectChromeTraceRules(testing::ParseChromeDocument(trip.merged));
 }
 
+// Broken JSON in the middle of a file: the reader keeps the events before it, but the overlay,
+// which copies events as text, refuses to write anything from it rather than copy the damage.
+TEST(PerfettoOverlayTest, AFileBrokenInTheMiddleIsNotWrittenAgain) {
+  testing::TempDir dir;
+  const std::string good = testing::Gunzip(
+      testing::ReadFile(SampleSet("sim_1f1b_p4_m8/rank0.pt.trace.json.gz")));
+  std::string broken = good;
+  const size_t middle = broken.find("\"ts\"", broken.size() / 2);
+  broken.replace(middle, 4, "\"ts\" 7");  // a value with no colon before it
+  const std::string path = dir.Write("rank0.json", broken);
+  AnalysedJob job = LoadAndAnalyze({path});
+  ASSERT_EQ(job.trace.ranks.size(), 1u);
+  EXPECT_EQ(job.trace.ranks[0].stats.count(ImportCounter::kTruncated), 1u);
+  perfetto::OverlayCounts counts;
+  const absl::StatusOr<std::string> merged = perfetto::RenderOverlay(job.trace, job.result, &counts);
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.status().message(),
+            path + ": its JSON is broken before its end (read up to there), so its events cannot "
+                   "be written again");
+}
+
 TEST(PerfettoOverlayTest, SimulatedInterleavedAndSlowLinkSetsRoundTrip) {
   for (const char* set : {"sim_interleaved_p4_v2_m8", "sim_1f1b_slow_link_p4_m8"}) {
     SCOPED_TRACE(set);
