@@ -2,9 +2,12 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "common/output_file.h"
+#include "report/html_report.h"
 #include "report/pipeline_report.h"
 #include "report/summary_report.h"
 
@@ -28,6 +31,7 @@ Examples:
   bubblescope analyze traces/ --run 20261125-1328   # one record run of several in traces/
   bubblescope analyze traces/ --iteration-marker '^train_step$'
   bubblescope analyze traces/ --layers-per-stage 8,8,8,8   # where to move layers
+  bubblescope analyze traces/ --html report.html   # the bubble as a picture, in a browser
 
 Pipelines are found in the point-to-point traffic between ranks (several in a DP x PP job);
 each is aligned to one clock from its matched sends and receives before it is measured; ranks
@@ -36,7 +40,7 @@ instead (docs/cross-rank.md). Iterations are the ProfilerStep#N ranges, or with
 --iteration-marker the CPU annotations whose name matches REGEX (RE2 syntax, searched anywhere
 in the name); without either, the periods of the op sequence every rank repeats; else the
 whole trace is one iteration. docs/bubble.md defines every figure; docs/json-report.md every
-JSON key.
+JSON key; docs/html-report.md the HTML report's pictures.
 
 Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
 (--strict) import warnings or errors, or a job missing ranks it declares or its pipelines reach.
@@ -62,6 +66,12 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
                    "job's median link bandwidth for messages of similar size")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  analyze
+      ->add_option("--html", html_path_,
+                   "Also write a self-contained HTML report to FILE: each pipeline's schedule "
+                   "timeline with its bubble marked beside the theoretical one, per-stage bars, "
+                   "latency, memory, links and the what-if trade-off (never over an input)")
+      ->type_name("FILE");
   return analyze;
 }
 
@@ -72,6 +82,10 @@ job::Options AnalyzeCommand::JobOptions() const {
 }
 
 int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
+  if (!html_path_.empty() && html_path_ == output_path()) {
+    err << "bubblescope: --html and -o name the same file, " << html_path_ << "\n";
+    return kExitBadInput;
+  }
   int status = kExitOk;
   std::optional<LoadedJob> loaded = LoadJob(JobOptions(), err, &status);
   if (!loaded.has_value()) return status;
@@ -88,7 +102,18 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   } else {
     report = AnalyzeText(loaded->job, report_options);
   }
-  return WriteReport(report, InputFiles(loaded->trace), out, err);
+  std::vector<std::string> inputs = InputFiles(loaded->trace);
+  if (!html_path_.empty()) {
+    OutputFileOptions html_options;
+    html_options.protected_files = inputs;
+    if (absl::Status written =
+            WriteOutputFile(html_path_, AnalyzeHtml(loaded->job, report_options), html_options);
+        !written.ok()) {
+      err << "bubblescope: --html: " << MessageLine(written) << "\n";
+      return kExitFailure;
+    }
+  }
+  return WriteReport(report, std::move(inputs), out, err);
 }
 
 }  // namespace bubblescope

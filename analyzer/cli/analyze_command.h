@@ -1,9 +1,10 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
-// [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...] [--slow-link-threshold F]`:
+// [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...] [--slow-link-threshold F]
+// [--html FILE]`:
 // loads every rank's trace, summarises each rank, finds the job's pipelines in its p2p traffic,
 // aligns each pipeline's clocks, measures its bubble and links, infers its shape and schedule,
 // suggests a layer move when layer counts are given, and prints the report with its findings and
-// the job summary.
+// the job summary; with --html also the HTML report (report/html_report.h) into FILE.
 #pragma once
 
 #include <ostream>
@@ -30,6 +31,7 @@ class AnalyzeCommand : public JobInputCommand {
 
   std::string tool_version_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
+  std::string html_path_;  // --html; empty: none
 };
 
 }  // namespace bubblescope

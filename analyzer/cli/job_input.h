@@ -66,6 +66,7 @@ class JobInputCommand : public Command {
   static std::vector<std::string> InputFiles(const Trace& trace);
 
   const std::vector<std::string>& paths() const { return paths_; }
+  const std::string& output_path() const { return output_path_; }  // -o; empty: stdout
 
   std::string format_ = "text";
   std::vector<int32_t> layers_per_stage_;

@@ -10,15 +10,22 @@ constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD
 // What a byte below 0x80 is written as, or empty when it stands as itself.
 std::string_view AsciiEscape(unsigned char c) {
   switch (c) {
-    case '&': return "&amp;";
-    case '<': return "&lt;";
-    case '>': return "&gt;";
-    case '"': return "&quot;";
-    case '\'': return "&#39;";
+    case '&':
+      return "&amp;";
+    case '<':
+      return "&lt;";
+    case '>':
+      return "&gt;";
+    case '"':
+      return "&quot;";
+    case '\'':
+      return "&#39;";
     case '\t':
     case '\n':
-    case '\r': return {};
-    default: break;
+    case '\r':
+      return {};
+    default:
+      break;
   }
   if (c < 0x20 || c == 0x7F) return kReplacementCharacter;
   return {};

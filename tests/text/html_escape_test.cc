@@ -27,7 +27,9 @@ TEST(HtmlEscape, WellFormedUtf8PassesThrough) {
 }
 
 TEST(HtmlEscape, ControlCharactersAndBrokenUtf8BecomeReplacementCharacters) {
-  EXPECT_EQ(HtmlEscaped(std::string("a\0b", 3)), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(HtmlEscaped(std::string("a\0b", 3)),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_EQ(HtmlEscaped("a\x1b[0m\x7f"), "a\xEF\xBF\xBD[0m\xEF\xBF\xBD");
   // A lone continuation byte, and a 3-byte sequence cut short by the end: one U+FFFD per byte.
   EXPECT_EQ(HtmlEscaped("x\x80y"), "x\xEF\xBF\xBDy");
