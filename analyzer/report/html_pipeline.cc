@@ -65,14 +65,17 @@ std::string Causes(const job::Pipeline& pipeline) {
     absl::StrAppend(&out, "<li class=", std::string(SeverityName(cause.severity)), ">",
                     Esc(CauseSentence(cause)), "<br>Costs ",
                     Ms(static_cast<double>(cause.cost_per_iteration_ns)),
-                    " of rank time per iteration. Next: ", Esc(cause.next_step), "<ul>");
+                    " of rank time per iteration. Next: ", Esc(cause.next_step));
+    // The findings under a cause can be one per rank: folded, so the pictures stay near the top.
+    absl::StrAppend(&out, "<details><summary>", cause.findings.size(),
+                    cause.findings.size() == 1 ? " finding" : " findings", "</summary><ul>");
     for (size_t index : cause.findings) {
       if (index >= all.size()) continue;
       const findings::Finding& finding = all[index];
       absl::StrAppend(&out, "<li>", Esc(findings::KindName(finding.kind)), ": ",
                       Esc(finding.message));
     }
-    absl::StrAppend(&out, "</ul>");
+    absl::StrAppend(&out, "</ul></details>");
   }
   absl::StrAppend(&out, "</ol>\n");
   return out;
@@ -135,33 +138,38 @@ std::string Latency(const bubble::Result& bubble) {
 
 std::string Memory(const job::Pipeline& pipeline) {
   const bubble::Result& bubble = pipeline.bubble;
-  std::vector<BarRow> rows;
   int64_t largest = 0;
+  for (const bubble::RankTotals& totals : bubble.per_rank) {
+    largest = std::max({largest, totals.memory.allocated_bytes, totals.memory.reserved_bytes});
+  }
+  const ByteUnit unit = ByteUnitFor(largest);
+  const double gib = unit.bytes;
+  std::vector<BarRow> rows;
   for (const StageRow& row : StageRows(pipeline)) {
     if (row.figures >= bubble.per_rank.size()) continue;
     const MemoryPeak& memory = bubble.per_rank[row.figures].memory;
     if (memory.allocated_bytes < 0) continue;
     const int64_t reserved = std::max(memory.reserved_bytes, memory.allocated_bytes);
-    largest = std::max(largest, reserved);
-    const double gib = 1024.0 * 1024.0 * 1024.0;
     rows.push_back(
         {.label = StageLabel(row),
          .segments = {{.css_class = "ma",
                        .value = static_cast<double>(memory.allocated_bytes) / gib,
                        .tooltip = absl::StrCat(StageLabel(row), ": peak allocated ",
-                                               GiB(memory.allocated_bytes))},
+                                               BinaryBytes(memory.allocated_bytes))},
                       {.css_class = "mr",
                        .value = static_cast<double>(reserved - memory.allocated_bytes) / gib,
                        .tooltip = absl::StrCat(StageLabel(row), ": peak reserved ",
-                                               GiB(memory.reserved_bytes))}}});
+                                               BinaryBytes(memory.reserved_bytes))}}});
   }
-  if (rows.empty()) {
-    return "<h3>Memory peaks</h3>\n<p class=note>No memory samples in the trace.</p>\n";
+  if (rows.empty() || largest <= 0) {
+    return "<h3>Memory peaks per stage</h3>\n<p class=note>No memory samples in the trace (or "
+           "none above zero).</p>\n";
   }
-  const double max_gib = static_cast<double>(largest) / (1024.0 * 1024.0 * 1024.0);
+  const double max_gib = static_cast<double>(largest) / gib;
   return absl::StrCat(
       "<h3>Memory peaks per stage</h3>\n<p>Peak allocated, and reserved beyond "
-      "it, in GiB.</p>\n",
+      "it, in ",
+      unit.name, ".</p>\n",
       StackedBars(rows, max_gib > 0 ? max_gib : 1.0,
                   [](double v) { return absl::StrFormat("%g", v); }),
       "\n");

@@ -22,14 +22,15 @@ constexpr char kStyle[] = R"(
 body{font:14px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222;max-width:1500px}
 h1{font-size:22px}h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin:18px 0 6px}
 table{border-collapse:collapse;margin:6px 0}
-td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}
-th{background:#f2f2f2}td:first-child{text-align:left}tr.slow td{background:#fde2e1;color:#a00}
+td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}
+th{background:#f2f2f2}tr.slow td{background:#fde2e1;color:#a00}
 tr.worst td{font-weight:600}.diag{background:#fff7e0;border-left:4px solid #e8a400;padding:6px 12px}
 .diag p{margin:4px 0}.warn{color:#a00;font-weight:600}.note{color:#666}
 details{border:1px solid #ddd;border-radius:4px;margin:8px 0;padding:4px 12px}
+li details{border:none;margin:0;padding:0}li summary{font-weight:normal;color:#555}
 summary{cursor:pointer;font-weight:600;padding:4px 0}.sc{overflow-x:auto;max-width:100%}
 svg text{font-size:11px;fill:#222}svg .rl{text-anchor:start}.tl g text{fill:#fff;text-anchor:middle}
-.tl g text.rl{fill:#222}.ax path{stroke:#888;fill:none}.ax text,text.c{text-anchor:middle}
+.tl g text.rl{fill:#222;text-anchor:start}.ax path{stroke:#888;fill:none}.ax text,text.c{text-anchor:middle}
 text.r{text-anchor:end}.ax path.gr{stroke:#eee}path.ref{stroke:#444;stroke-dasharray:4 3}
 .F{fill:#3a6ea5}.B{fill:#4a9a4a}.W{fill:#8e5ea2}.cp{fill:#6c8ebf}
 .fi{fill:#f4c99a}.dr{fill:#f7e08c}.cw{fill:#e0524f}.em{fill:#c8c3bf}.bg{fill:#f3f3f3}
@@ -121,9 +122,10 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
       "<meta name=viewport content=\"width=device-width,initial-scale=1\">"
       "<title>bubblescope report</title><style>",
       kStyle, "</style></head><body>\n<h1>Pipeline bubbles</h1>\n<p class=note>",
-      html::Esc(options.tool_name), " ", html::Esc(options.tool_version), ", ",
-      result.ranks.ranks.size(), result.ranks.ranks.size() == 1 ? " rank, " : " ranks, ",
-      result.pipelines.size(), result.pipelines.size() == 1 ? " pipeline" : " pipelines",
+      html::Esc(options.tool_name), options.tool_version.empty() ? "" : " ",
+      html::Esc(options.tool_version), ", ", result.ranks.ranks.size(),
+      result.ranks.ranks.size() == 1 ? " rank, " : " ranks, ", result.pipelines.size(),
+      result.pipelines.size() == 1 ? " pipeline" : " pipelines",
       ". Figures are defined in docs/bubble.md; this page in docs/html-report.md.</p>\n",
       Diagnosis(result));
   if (result.pipelines.empty()) {

@@ -80,6 +80,14 @@ void AppendAxis(double max_value, int64_t x0, int64_t width, int64_t y,
   absl::StrAppend(out, "</g>");
 }
 
+ByteUnit ByteUnitFor(int64_t largest) {
+  constexpr double kKiB = 1024.0;
+  if (static_cast<double>(largest) >= kKiB * kKiB * kKiB)
+    return {.name = "GiB", .bytes = kKiB * kKiB * kKiB};
+  if (static_cast<double>(largest) >= kKiB * kKiB) return {.name = "MiB", .bytes = kKiB * kKiB};
+  return {.name = "KiB", .bytes = kKiB};
+}
+
 std::string Row(const std::vector<std::string>& cells, const std::string& row_class) {
   std::string out = row_class.empty() ? "<tr>" : absl::StrCat("<tr class=", row_class, ">");
   for (const std::string& cell : cells) absl::StrAppend(&out, "<td>", cell);

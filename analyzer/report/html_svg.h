@@ -42,6 +42,14 @@ const char* OpTypeWord(pipeline::OpType type);
 void AppendAxis(double max_value, int64_t x0, int64_t width, int64_t y,
                 const std::function<std::string(double)>& label, std::string* out);
 
+// The binary unit a chart of byte counts up to `largest` reads best in: "GiB", "MiB" or "KiB",
+// and that unit in bytes.
+struct ByteUnit {
+  const char* name = "GiB";
+  double bytes = 1024.0 * 1024.0 * 1024.0;
+};
+ByteUnit ByteUnitFor(int64_t largest);
+
 // One <table> row of already-escaped cells: "<tr><td>a<td>b\n" (end tags are optional).
 std::string Row(const std::vector<std::string>& cells, const std::string& row_class = "");
 

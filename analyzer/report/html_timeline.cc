@@ -181,7 +181,7 @@ std::string IdealSvg(const pipeline::IdealBubble& ideal, int32_t p, double scale
     OpenRow(static_cast<size_t>(stage), stage, -1, &out);
     absl::StrAppend(&out, "<rect class=bg x=", kLabelWidth,
                     " width=", Px(static_cast<double>(ideal.schedule_ns) * scale),
-                    " height=", kRowHeight, "/>");
+                    " height=", kRowHeight, " />");
     for (const pipeline::IdealOp& op : ideal.schedule) {
       if (op.stage != stage) continue;
       paint.Cell(OpClass(op.type), op.start, op.end,

@@ -26,8 +26,6 @@ int64_t PeakBytes(const whatif::Prediction& prediction) {
   return peak;
 }
 
-double Gib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
-
 std::string SeriesName(const whatif::Candidate& candidate) {
   std::string name(sim::ScheduleName(candidate.schedule));
   if (candidate.virtual_stages > 1) absl::StrAppend(&name, " v=", candidate.virtual_stages);
@@ -39,7 +37,7 @@ std::string PointText(const whatif::Prediction& prediction) {
                                   Percent(prediction.bubble_fraction), "%, iteration ",
                                   Millis(static_cast<double>(prediction.iteration_ns)), " ms");
   const int64_t peak = PeakBytes(prediction);
-  if (peak >= 0) absl::StrAppend(&text, ", peak ", GiB(peak));
+  if (peak >= 0) absl::StrAppend(&text, ", peak ", BinaryBytes(peak));
   if (prediction.fits_memory.has_value()) {
     absl::StrAppend(&text, *prediction.fits_memory ? " (fits)" : " (does not fit)");
   }
@@ -110,7 +108,7 @@ std::string WhatIfSection(const job::Pipeline& pipeline) {
     const int64_t peak = PeakBytes(*prediction);
     if (peak >= 0) {
       entry->second.second.points.push_back(
-          {.x = x, .y = Gib(peak), .tooltip = PointText(*prediction)});
+          {.x = x, .y = static_cast<double>(peak), .tooltip = PointText(*prediction)});
     }
   }
   static constexpr const char* kSeriesClasses[] = {"s0", "s1", "s2", "s3"};
@@ -143,12 +141,12 @@ std::string WhatIfSection(const job::Pipeline& pipeline) {
   for (const whatif::StageModel& stage : model.stages) {
     measured_peak = std::max(measured_peak, stage.memory_peak_bytes);
   }
-  const Point measured_memory{
-      .x = measured_m,
-      .y = Gib(measured_peak),
-      .tooltip = measured_peak < 0
-                     ? std::string()
-                     : absl::StrCat("measured: m=", model.m, ", peak ", GiB(measured_peak))};
+  Point measured_memory{.x = measured_m,
+                        .y = static_cast<double>(measured_peak),
+                        .tooltip = measured_peak < 0
+                                       ? std::string()
+                                       : absl::StrCat("measured: m=", model.m, ", peak ",
+                                                      BinaryBytes(measured_peak))};
   absl::StrAppend(&out,
                   "<p>Predicted by the what-if model (docs/whatif.md) for the same global batch "
                   "split into m microbatches: the model's figures for each schedule, the measured "
@@ -157,14 +155,24 @@ std::string WhatIfSection(const job::Pipeline& pipeline) {
                   legend, "<div class=row>",
                   LogLines(bubble_lines, measured_bubble, "microbatches m", "bubble %",
                            [](double y) { return absl::StrFormat("%g", y); }));
-  if (memory_lines.empty()) {
+  // Memory points were kept in bytes: now in the unit the largest of them reads best in.
+  double largest = std::max(0.0, measured_memory.y);
+  for (const Series& line : memory_lines) {
+    for (const Point& point : line.points) largest = std::max(largest, point.y);
+  }
+  const ByteUnit unit = ByteUnitFor(static_cast<int64_t>(largest));
+  for (Series& line : memory_lines) {
+    for (Point& point : line.points) point.y /= unit.bytes;
+  }
+  measured_memory.y /= unit.bytes;
+  if (memory_lines.empty() || largest <= 0.0) {
     absl::StrAppend(&out,
-                    "</div><p class=note>Memory unknown (no memory samples in the trace): "
-                    "no memory chart.</p>\n");
+                    "</div><p class=note>Memory unknown (no memory samples in the trace, or none "
+                    "above zero): no memory chart.</p>\n");
   } else {
     absl::StrAppend(&out,
                     LogLines(memory_lines, measured_memory, "microbatches m",
-                             "peak allocated, GiB (largest stage)",
+                             absl::StrCat("peak allocated, ", unit.name, " (largest stage)"),
                              [](double y) { return absl::StrFormat("%.1f", y); }),
                     "</div>\n");
   }

@@ -90,7 +90,10 @@ inline std::string_view PipelineBlock(std::string_view page, size_t index) {
   const std::string open = "<details id=p" + std::to_string(index);
   const size_t begin = page.find(open);
   if (begin == std::string_view::npos) return {};
-  return page.substr(begin, page.find("</details>", begin) - begin);
+  // Up to the next pipeline's, or the job section after the last (details nest inside it).
+  size_t end = page.find("<details id=p", begin + 1);
+  if (end == std::string_view::npos) end = page.find("<h2>Job</h2>", begin);
+  return page.substr(begin, end == std::string_view::npos ? end : end - begin);
 }
 
 // The measured timelines of a pipeline block by iteration number: the one drawn in place

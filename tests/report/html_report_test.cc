@@ -55,6 +55,9 @@ sim::Config Config(sim::Schedule schedule, int32_t p, int32_t m, int32_t iterati
   config.launch_gap_ns = 2000;
   config.optimizer_ns = 50'000;
   config.jitter = 0.0;
+  // Memory the charts can show: weights and optimizer state, and each in-flight activation.
+  config.weights_bytes.assign(static_cast<size_t>(p), int64_t{3} << 30);
+  config.activation_stash_bytes = int64_t{256} << 20;
   for (int32_t s = 0; s < p; ++s) config.stage_to_rank.push_back(p - 1 - s);
   return config;
 }
@@ -261,6 +264,26 @@ TEST(HtmlReportTest, PageIsSelfContained) {
         "Latency per iteration", "Memory peaks per stage", "Links",
         "What if: bubble and memory against m"}) {
     EXPECT_THAT(page, HasSubstr(absl::StrCat("<h3>", heading, "</h3>")));
+  }
+}
+
+TEST(HtmlReportTest, MemoryBarsShowEachStagesPeak) {
+  const sim::Config config = Config(sim::Schedule::k1F1B, 4, 8, 2);
+  const Rendered rendered = Render(config);
+  const std::string_view block = PipelineBlock(rendered.page, 0);
+  const std::string_view memory =
+      html_testing::Between(block, "<h3>Memory peaks per stage</h3>", "</svg>");
+  ASSERT_FALSE(memory.empty());
+  EXPECT_THAT(std::string(memory), HasSubstr("in GiB."));
+  // 1F1B keeps p - s microbatches in flight on stage s: the truth's peaks differ by stage.
+  for (int32_t stage = 0; stage < config.stages; ++stage) {
+    const int32_t rank = config.stage_to_rank[static_cast<size_t>(stage)];
+    const int64_t peak =
+        rendered.simulation.truth.memory[static_cast<size_t>(rank)].peak_allocated_bytes;
+    EXPECT_GE(peak, (int64_t{3} << 30) + (int64_t{256} << 20) * (config.stages - stage));
+    EXPECT_THAT(std::string(memory),
+                HasSubstr(absl::StrCat("<title>stage ", stage, " \xC2\xB7 rank ", rank,
+                                       ": peak allocated ", BinaryBytes(peak), "</title>")));
   }
 }
 
