@@ -230,7 +230,10 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
       Rebalance(trace, out.shape, options);
   if (!rebalance.ok()) return rebalance.status();
   out.rebalance = *std::move(rebalance);
-  if (out.shape) out.ideal = pipeline::IdealBubbleOf(*out.shape);
+  if (out.shape) {
+    out.ideal = pipeline::IdealBubbleOf(*out.shape);
+    out.op_timeline = op_timeline::Build(*out.shape, out.bubble, clocks);
+  }
   crossrank.links = link_stats::Analyze(matching.transfers, clocks);
   crossrank.stalls =
       stall_attribution::Analyze(inputs.index, out.bubble, matching.transfers, clocks);

@@ -10,7 +10,8 @@
 //  4. the pipelines (p2p_graph): groups, each one's stage order (stage_order.h), peers;
 //  5. per pipeline: send/recv matching, clock offsets (first stage's clock), the iteration
 //     assignment on those clocks, the bubble, the shape (given the stage order), the slowest
-//     stage's simulated effect, the rebalance suggestion, links and stall attribution, the
+//     stage's simulated effect, the rebalance suggestion, the schedule's ideal run and the
+//     measured ops on the pipeline's clock (op_timeline.h), links and stall attribution, the
 //     what-if model (built once; the rebalance move's and the depth remedies' predictions are
 //     made on it), findings;
 //  6. over the job: slow links against every link, link findings, each pipeline's root causes

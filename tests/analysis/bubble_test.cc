@@ -92,6 +92,48 @@ TEST(BubbleTest, WindowAndTheSplitOfIdleTime) {
   EXPECT_EQ(result.per_rank[0].device, index::DeviceKind::kGpu);
 }
 
+// The spans behind those sums, in time order on the same two ranks.
+TEST(BubbleTest, IdleSpansLieWhereTheSplitSays) {
+  Result result = AnalyzeOk(TwoGpuRanks());
+  ASSERT_EQ(result.iterations.size(), 1u);
+  const IterationFigures& it = result.iterations[0];
+  // rank 0: no fill (it starts the window); comm_wait [250,300); drain [400,650).
+  EXPECT_EQ(it.ranks[0].idle_spans, (std::vector<IdleSpan>{{IdleKind::kCommWait, 250, 300},
+                                                           {IdleKind::kDrain, 400, 650}}));
+  // rank 1: fill [100,200); the stall [300,450) cut by comm [320,380) into empty [300,320),
+  // comm_wait [320,380), empty [380,450); drain [600,650).
+  EXPECT_EQ(it.ranks[1].idle_spans, (std::vector<IdleSpan>{{IdleKind::kFill, 100, 200},
+                                                           {IdleKind::kEmpty, 300, 320},
+                                                           {IdleKind::kCommWait, 320, 380},
+                                                           {IdleKind::kEmpty, 380, 450},
+                                                           {IdleKind::kDrain, 600, 650}}));
+  EXPECT_EQ(IdleKindName(IdleKind::kCommWait), "comm_wait");
+}
+
+// Several waits inside one gap and waits across gaps: each gap is cut at every one.
+TEST(BubbleTest, EveryWaitInEveryGapIsItsOwnSpan) {
+  Trace trace;
+  Rank rank;
+  // compute [0,100), [200,300), [400,500); comm [110,120), [130,140) in the first gap, and
+  // [250,450) across the second compute into the second gap: it waits [300,400).
+  rank.timelines.push_back(
+      Stream(7, {Op(kCompute, 0, 100), Op(kCompute, 200, 300), Op(kCompute, 400, 500)}));
+  rank.timelines.push_back(Stream(8, {Op(kComm, 110, 120), Op(kComm, 130, 140)}));
+  rank.timelines.push_back(Stream(9, {Op(kComm, 250, 450)}));
+  trace.ranks.push_back(std::move(rank));
+  Result result = AnalyzeOk(trace);
+  ASSERT_EQ(result.iterations.size(), 1u);
+  const RankIterationFigures& figures = result.iterations[0].ranks[0];
+  EXPECT_EQ(figures.idle_spans, (std::vector<IdleSpan>{{IdleKind::kEmpty, 100, 110},
+                                                       {IdleKind::kCommWait, 110, 120},
+                                                       {IdleKind::kEmpty, 120, 130},
+                                                       {IdleKind::kCommWait, 130, 140},
+                                                       {IdleKind::kEmpty, 140, 200},
+                                                       {IdleKind::kCommWait, 300, 400}}));
+  // stall 100 + 100; comm_wait 10 + 10 + 100.
+  ExpectSplit(figures, {300, 200, 0, 0, 200, 120, 80});
+}
+
 TEST(BubbleTest, CommOverlappingComputeIsNotAWait) {
   Trace trace;
   Rank rank;
