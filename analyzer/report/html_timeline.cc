@@ -20,13 +20,19 @@ constexpr int64_t kRowHeight = 18;
 constexpr int64_t kRowPitch = 22;  // row height and the gap below it
 constexpr int64_t kAxisHeight = 24;
 constexpr int64_t kRightMargin = 12;
-// The time scale makes a typical op (the 10th percentile of op durations) this wide, so its
-// microbatch number fits, and the longest iteration at least kFitWidth wide; but never wider
-// than kMaxWidth, past which a browser scrolls slowly and labels give way to tooltips.
-constexpr double kTypicalOpPx = 18.0;
+// The time scale makes all but the shortest ops (the 2nd percentile of op durations) wide enough
+// for the largest microbatch number, and the longest iteration at least kFitWidth wide; but never
+// wider than kMaxWidth, past which a browser scrolls slowly and labels give way to tooltips.
+constexpr int64_t kShortOpPercentile = 2;
 constexpr double kFitWidth = 1100.0;
 constexpr double kMaxWidth = 24000.0;
 constexpr int64_t kDigitPx = 7;  // a digit at the labels' 11 px font, with room to spare
+constexpr int64_t kLabelPadPx = 4;
+
+// The width a cell needs for `label` to be written on it.
+int64_t LabelPx(size_t characters) {
+  return kDigitPx * static_cast<int64_t>(characters) + kLabelPadPx;
+}
 
 }  // namespace
 
@@ -48,11 +54,13 @@ std::vector<StageRow> StageRows(const job::Pipeline& pipeline) {
 
 namespace {
 
-// Pixels per nanosecond for every picture of the pipeline (see kTypicalOpPx).
+// Pixels per nanosecond for every picture of the pipeline (see kShortOpPercentile).
 double ScaleOf(const job::Pipeline& pipeline) {
   std::vector<TimeNs> durations;
+  int32_t last_microbatch = 0;
   for (const op_timeline::TimelineOp& op : pipeline.op_timeline.ops) {
     if (op.end > op.start) durations.push_back(op.end - op.start);
+    last_microbatch = std::max(last_microbatch, op.microbatch);
   }
   TimeNs longest = 0;
   for (const bubble::IterationFigures& iteration : pipeline.bubble.iterations) {
@@ -62,21 +70,19 @@ double ScaleOf(const job::Pipeline& pipeline) {
     longest = std::max(longest, pipeline.ideal->schedule_ns);
     for (const pipeline::IdealOp& op : pipeline.ideal->schedule) {
       if (op.end > op.start) durations.push_back(op.end - op.start);
+      last_microbatch = std::max(last_microbatch, op.microbatch);
     }
   }
   if (longest <= 0) return 0.0;
   const double span = static_cast<double>(longest);
   double scale = kFitWidth / span;
   if (!durations.empty()) {
-    const TimeNs typical = NearestRank(std::move(durations), 10);
-    if (typical > 0) scale = std::max(scale, kTypicalOpPx / static_cast<double>(typical));
+    const TimeNs short_op = NearestRank(std::move(durations), kShortOpPercentile);
+    // One pixel over, so rounding both ends of a cell never takes it below the label's width.
+    const double label_px = static_cast<double>(LabelPx(absl::StrCat(last_microbatch).size()) + 1);
+    if (short_op > 0) scale = std::max(scale, label_px / static_cast<double>(short_op));
   }
   return std::min(scale, kMaxWidth / span);
-}
-
-std::string MicrobatchText(int32_t microbatch) {
-  return microbatch < 0 ? std::string("microbatch unknown")
-                        : absl::StrCat("microbatch ", microbatch);
 }
 
 // Draws one cell of a row: a rect from `start` to `end` ns after the picture's time 0, with
@@ -92,7 +98,7 @@ class RowPainter {
         std::max<int64_t>(1, kLabelWidth + Px(static_cast<double>(end) * scale_) - x);
     absl::StrAppend(&out_, "<rect class=", css_class, " x=", x, " width=", width,
                     " height=", kRowHeight, "><title>", Esc(tooltip), "</title></rect>");
-    if (!label.empty() && width >= kDigitPx * static_cast<int64_t>(label.size()) + 4) {
+    if (!label.empty() && width >= LabelPx(label.size())) {
       absl::StrAppend(&out_, "<text x=", x + width / 2, " y=13>", label, "</text>");
     }
   }
@@ -125,13 +131,15 @@ void OpenRow(size_t row, int32_t stage, int32_t rank, std::string* out) {
                   rank < 0 ? std::string() : absl::StrCat(" \xC2\xB7 rank ", rank), "</text>");
 }
 
-std::string OpTooltip(pipeline::OpType type, int32_t microbatch, int32_t chunk, int32_t stage,
-                      TimeNs start, TimeNs end) {
-  std::string text = absl::StrCat(OpTypeWord(type), " ", MicrobatchText(microbatch));
-  if (chunk > 0) absl::StrAppend(&text, ", chunk ", chunk);
-  absl::StrAppend(&text, ", stage ", stage, ": ", Millis(static_cast<double>(start)),
-                  "\xE2\x80\x93", Millis(static_cast<double>(end)), " ms (",
-                  Millis(static_cast<double>(end - start)), " ms)");
+// "forward mb 3: 0.200 ms at 1.234 ms" (with " chunk 1" after the microbatch from the second
+// chunk on): short, since a big job has tens of thousands; the row names the stage.
+std::string OpTooltip(pipeline::OpType type, int32_t microbatch, int32_t chunk, TimeNs start,
+                      TimeNs end) {
+  std::string text = absl::StrCat(OpTypeWord(type), " mb ",
+                                  microbatch < 0 ? std::string("?") : absl::StrCat(microbatch));
+  if (chunk > 0) absl::StrAppend(&text, " chunk ", chunk);
+  absl::StrAppend(&text, ": ", Millis(static_cast<double>(end - start)), " ms at ",
+                  Millis(static_cast<double>(start)), " ms");
   return text;
 }
 
@@ -161,10 +169,10 @@ std::string IterationSvg(const job::Pipeline& pipeline, const bubble::IterationF
     }
     for (const op_timeline::TimelineOp* op : ops) {
       if (op->rank != row.rank) continue;
-      paint.Cell(OpClass(op->type), op->start - origin, op->end - origin,
-                 OpTooltip(op->type, op->microbatch, op->chunk, row.stage, op->start - origin,
-                           op->end - origin),
-                 MicrobatchLabel(op->microbatch));
+      paint.Cell(
+          OpClass(op->type), op->start - origin, op->end - origin,
+          OpTooltip(op->type, op->microbatch, op->chunk, op->start - origin, op->end - origin),
+          MicrobatchLabel(op->microbatch));
     }
     absl::StrAppend(&out, "</g>");
   }
@@ -185,7 +193,7 @@ std::string IdealSvg(const pipeline::IdealBubble& ideal, int32_t p, double scale
     for (const pipeline::IdealOp& op : ideal.schedule) {
       if (op.stage != stage) continue;
       paint.Cell(OpClass(op.type), op.start, op.end,
-                 OpTooltip(op.type, op.microbatch, op.chunk, stage, op.start, op.end),
+                 OpTooltip(op.type, op.microbatch, op.chunk, op.start, op.end),
                  MicrobatchLabel(op.microbatch));
     }
     absl::StrAppend(&out, "</g>");

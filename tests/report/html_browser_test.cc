@@ -7,6 +7,7 @@
 // Skips, saying so, where no Chromium is installed (scripts/install-deps.sh installs it).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -168,6 +169,22 @@ TEST(HtmlBrowserTest, EightStagesBySixtyFourMicrobatches) {
           std::chrono::duration_cast<std::chrono::milliseconds>(analysed - begin).count()),
       static_cast<long long>(
           std::chrono::duration_cast<std::chrono::milliseconds>(rendered - analysed).count()));
+  // Readable at this size: every op of every iteration has its microbatch written on it.
+  for (const html_testing::IterationSvg& iteration :
+       html_testing::IterationSvgs(html_testing::PipelineBlock(page, 0))) {
+    const std::vector<html_testing::SvgRow> rows = html_testing::Rows(iteration.svg);
+    ASSERT_EQ(rows.size(), 8u);
+    for (const html_testing::SvgRow& row : rows) {
+      for (const char* type : {"F", "B"}) {
+        const std::vector<const html_testing::Cell*> cells = row.Of(type);
+        EXPECT_EQ(cells.size(), 64u);
+        EXPECT_EQ(std::count_if(cells.begin(), cells.end(),
+                                [](const html_testing::Cell* cell) { return cell->label.empty(); }),
+                  0)
+            << "iteration " << iteration.number << " stage " << row.stage << " " << type;
+      }
+    }
+  }
   // The last iteration, chosen through the address: the script swaps it in.
   const int64_t last = result.pipelines[0].bubble.iterations.back().number;
   const std::string dom = LoadAndMeasure(chromium, page, "report_8x64", absl::StrCat("#p0i", last));

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -84,8 +84,7 @@ Rendered Render(const sim::Config& config) {
 
 // The tooltip the report gives an op, from the simulator's record of it: its compute kernels'
 // first start and last end, relative to the iteration window's start (true clock).
-std::string ExpectedOpTitle(const sim::RankRecord& rank, size_t op_index, int32_t stage,
-                            TimeNs window_start) {
+std::string ExpectedOpTitle(const sim::RankRecord& rank, size_t op_index, TimeNs window_start) {
   const sim::OpRecord& op = rank.ops[op_index];
   TimeNs start = INT64_MAX;
   TimeNs end = 0;
@@ -98,10 +97,9 @@ std::string ExpectedOpTitle(const sim::RankRecord& rank, size_t op_index, int32_
   const char* word = op.op.type == sim::OpType::kForward    ? "forward"
                      : op.op.type == sim::OpType::kBackward ? "backward"
                                                             : "weight-grad";
-  return absl::StrCat(word, " microbatch ", op.op.microbatch, ", stage ", stage, ": ",
-                      Millis(static_cast<double>(start - window_start)), "\xE2\x80\x93",
-                      Millis(static_cast<double>(end - window_start)), " ms (",
-                      Millis(static_cast<double>(end - start)), " ms)");
+  return absl::StrCat(word, " mb ", op.op.microbatch, ": ",
+                      Millis(static_cast<double>(end - start)), " ms at ",
+                      Millis(static_cast<double>(start - window_start)), " ms");
 }
 
 // "fill 0.400 ms at ..." -> 400000 (ns, to the microsecond the tooltip keeps).
@@ -174,8 +172,8 @@ void ExpectTimelinesMatchTruth(const Rendered& rendered, const sim::Config& conf
       for (size_t op = 0; op < record.ops.size(); ++op) {
         if (record.ops[op].iteration != want.iteration) continue;
         ++ops;
-        EXPECT_EQ(titles.count(ExpectedOpTitle(record, op, stage, want.window_start)), 1u)
-            << ExpectedOpTitle(record, op, stage, want.window_start);
+        EXPECT_EQ(titles.count(ExpectedOpTitle(record, op, want.window_start)), 1u)
+            << ExpectedOpTitle(record, op, want.window_start);
       }
       EXPECT_EQ(ops, m * ops_per_microbatch);
       // The bubble: one fill and one drain cell where the truth has them, and the idle cells'
