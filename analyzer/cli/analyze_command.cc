@@ -6,7 +6,6 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
-#include "common/output_file.h"
 #include "report/html_report.h"
 #include "report/pipeline_report.h"
 #include "report/summary_report.h"
@@ -66,12 +65,9 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
                    "job's median link bandwidth for messages of similar size")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  analyze
-      ->add_option("--html", html_path_,
-                   "Also write a self-contained HTML report to FILE: each pipeline's schedule "
-                   "timeline with its bubble marked beside the theoretical one, per-stage bars, "
-                   "latency, memory, links and the what-if trade-off (never over an input)")
-      ->type_name("FILE");
+  DefineHtml(analyze,
+             "each pipeline's schedule timeline with its bubble marked beside the theoretical "
+             "one, per-stage bars, latency, memory, links and the what-if trade-off");
   return analyze;
 }
 
@@ -82,10 +78,7 @@ job::Options AnalyzeCommand::JobOptions() const {
 }
 
 int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
-  if (!html_path_.empty() && html_path_ == output_path()) {
-    err << "bubblescope: --html and -o name the same file, " << html_path_ << "\n";
-    return kExitBadInput;
-  }
+  if (HtmlClashesWithOutput(err)) return kExitBadInput;
   int status = kExitOk;
   std::optional<LoadedJob> loaded = LoadJob(JobOptions(), err, &status);
   if (!loaded.has_value()) return status;
@@ -103,14 +96,10 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
     report = AnalyzeText(loaded->job, report_options);
   }
   std::vector<std::string> inputs = InputFiles(loaded->trace);
-  if (!html_path_.empty()) {
-    OutputFileOptions html_options;
-    html_options.protected_files = inputs;
-    if (absl::Status written =
-            WriteOutputFile(html_path_, AnalyzeHtml(loaded->job, report_options), html_options);
-        !written.ok()) {
-      err << "bubblescope: --html: " << MessageLine(written) << "\n";
-      return kExitFailure;
+  if (html_requested()) {
+    if (int written = WriteHtml(AnalyzeHtml(loaded->job, report_options), inputs, err);
+        written != kExitOk) {
+      return written;
     }
   }
   return WriteReport(report, std::move(inputs), out, err);

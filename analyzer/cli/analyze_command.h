@@ -31,7 +31,6 @@ class AnalyzeCommand : public JobInputCommand {
 
   std::string tool_version_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
-  std::string html_path_;  // --html; empty: none
 };
 
 }  // namespace bubblescope

@@ -6,10 +6,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "report/cause_report.h"
 #include "report/html_pipeline.h"
 #include "report/html_svg.h"
+#include "report/html_whatif.h"
 #include "report/job_report.h"
 #include "report/units.h"
 
@@ -114,16 +116,24 @@ std::string SummaryTable(const job::Result& result) {
   return out;
 }
 
+// The page up to its first heading and the note under it, which begins with the tool's name.
+std::string PageOpen(const std::string& heading, const SummaryReportOptions& options) {
+  return absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+      "<meta name=viewport content=\"width=device-width,initial-scale=1\">"
+      "<title>bubblescope: ",
+      html::Esc(heading), "</title><style>", kStyle, "</style></head><body>\n<h1>",
+      html::Esc(heading), "</h1>\n<p class=note>", html::Esc(options.tool_name),
+      options.tool_version.empty() ? "" : " ", html::Esc(options.tool_version), ", ");
+}
+
+std::string PageClose() { return absl::StrCat("<script>", kScript, "</script>\n</body></html>\n"); }
+
 }  // namespace
 
 std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& options) {
   std::string out = absl::StrCat(
-      "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-      "<meta name=viewport content=\"width=device-width,initial-scale=1\">"
-      "<title>bubblescope report</title><style>",
-      kStyle, "</style></head><body>\n<h1>Pipeline bubbles</h1>\n<p class=note>",
-      html::Esc(options.tool_name), options.tool_version.empty() ? "" : " ",
-      html::Esc(options.tool_version), ", ", result.ranks.ranks.size(),
+      PageOpen("Pipeline bubbles", options), result.ranks.ranks.size(),
       result.ranks.ranks.size() == 1 ? " rank, " : " ranks, ", result.pipelines.size(),
       result.pipelines.size() == 1 ? " pipeline" : " pipelines",
       ". Figures are defined in docs/bubble.md; this page in docs/html-report.md.</p>\n",
@@ -139,8 +149,37 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
                                             static_cast<int32_t>(i) == result.job.worst_pipeline));
     }
   }
-  absl::StrAppend(&out, "<h2>Job</h2>\n<pre>", html::Esc(JobText(result.job)), "</pre>\n<script>",
-                  kScript, "</script>\n</body></html>\n");
+  absl::StrAppend(&out, "<h2>Job</h2>\n<pre>", html::Esc(JobText(result.job)), "</pre>\n",
+                  PageClose());
+  return out;
+}
+
+std::string WhatIfHtml(const std::vector<PipelineWhatIf>& pipelines,
+                       const std::vector<ReportedPipeline>& models,
+                       const SummaryReportOptions& options) {
+  std::string out =
+      absl::StrCat(PageOpen("What if", options), pipelines.size(),
+                   pipelines.size() == 1 ? " pipeline" : " pipelines",
+                   ". The what-if model and how far to trust it: docs/whatif.md; this page: "
+                   "docs/html-report.md.</p>\n");
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    const PipelineWhatIf& pipeline = pipelines[i];
+    absl::StrAppend(&out, "<details id=p", pipeline.pipeline, i == 0 ? " open" : "",
+                    "><summary>Pipeline ", pipeline.pipeline, ": ranks ",
+                    absl::StrJoin(pipeline.ranks, ","), "</summary>\n");
+    if (pipeline.result.ok()) {
+      absl::StrAppend(&out, "<h3>Predictions</h3>\n", html::PredictionTable(*pipeline.result));
+    } else {
+      absl::StrAppend(&out, "<p class=note>No prediction: ",
+                      html::Esc(std::string(pipeline.result.status().message())), "</p>\n");
+    }
+    const ReportedPipeline* model = i < models.size() ? &models[i] : nullptr;
+    if (model != nullptr && model->model.ok()) {
+      absl::StrAppend(&out, html::WhatIfChart(&*model->model, ""));
+    }
+    absl::StrAppend(&out, "</details>\n");
+  }
+  absl::StrAppend(&out, PageClose());
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,13 +78,51 @@ std::vector<whatif::Candidate> SweepCandidates(const whatif::Model& model) {
 }
 
 std::string WhatIfSection(const job::Pipeline& pipeline) {
+  return WhatIfChart(pipeline.model.has_value() ? &*pipeline.model : nullptr,
+                     pipeline.model_problem);
+}
+
+std::string PredictionTable(const whatif::Result& result) {
+  std::string out =
+      "<table><tr><th>configuration<th>iteration<th>bubble<th>peak allocated (largest "
+      "stage)<th>fits memory\n";
+  absl::StrAppend(
+      &out,
+      Row({"measured",
+           Esc(absl::StrCat(Millis(static_cast<double>(result.measured_iteration_ns)), " ms")),
+           absl::StrCat(Percent(result.measured_bubble_fraction), "%"), "", ""}));
+  std::vector<const whatif::Prediction*> predictions = {&result.baseline};
+  for (const whatif::Prediction& candidate : result.candidates) predictions.push_back(&candidate);
+  for (const whatif::Prediction* prediction : predictions) {
+    std::string label = whatif::CandidateLabel(prediction->candidate);
+    if (prediction == &result.baseline) label = absl::StrCat("as measured, modelled: ", label);
+    if (!prediction->problem.empty()) {
+      absl::StrAppend(&out, Row({Esc(label), Esc(prediction->problem), "", "", ""}));
+      continue;
+    }
+    const int64_t peak = PeakBytes(*prediction);
+    absl::StrAppend(
+        &out,
+        Row({Esc(label), absl::StrCat(Millis(static_cast<double>(prediction->iteration_ns)), " ms"),
+             absl::StrCat(Percent(prediction->bubble_fraction), "%"),
+             peak < 0 ? std::string("-") : Esc(BinaryBytes(peak)),
+             !prediction->fits_memory.has_value() ? std::string("-")
+             : *prediction->fits_memory           ? std::string("yes")
+                                                  : std::string("no")},
+            prediction->fits_memory == std::optional<bool>(false) ? "slow" : ""));
+  }
+  absl::StrAppend(&out, "</table>\n");
+  return out;
+}
+
+std::string WhatIfChart(const whatif::Model* model_or_null, const std::string& problem) {
   std::string out = "<h3>What if: bubble and memory against m</h3>\n";
-  if (!pipeline.model.has_value()) {
-    absl::StrAppend(&out, "<p class=note>No what-if model of this pipeline: ",
-                    Esc(pipeline.model_problem), "</p>\n");
+  if (model_or_null == nullptr) {
+    absl::StrAppend(&out, "<p class=note>No what-if model of this pipeline: ", Esc(problem),
+                    "</p>\n");
     return out;
   }
-  const whatif::Model& model = *pipeline.model;
+  const whatif::Model& model = *model_or_null;
   absl::StatusOr<whatif::Result> result = whatif::Analyze(model, SweepCandidates(model));
   if (!result.ok()) {
     absl::StrAppend(&out,

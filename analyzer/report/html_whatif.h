@@ -17,8 +17,16 @@ namespace bubblescope::html {
 // never the measured configuration itself (whatif::Result::baseline is that).
 std::vector<whatif::Candidate> SweepCandidates(const whatif::Model& model);
 
-// The chart section, predicted here on the pipeline's model; a sentence saying why there is
-// none when the job could not be modelled.
+// The chart section, predicted here on `model`; a sentence quoting `problem` when there is no
+// model (null).
+std::string WhatIfChart(const whatif::Model* model, const std::string& problem);
+
+// The same for an analysed pipeline (its model, or why it has none).
 std::string WhatIfSection(const job::Pipeline& pipeline);
+
+// The predictions of `bubblescope whatif` as a table: the measured figures, the measured
+// configuration as the model reproduces it, each candidate (or why it could not be predicted)
+// with its iteration, bubble, largest peak and whether it fits; a row that does not fit in red.
+std::string PredictionTable(const whatif::Result& result);
 
 }  // namespace bubblescope::html

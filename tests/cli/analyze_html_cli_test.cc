@@ -1,5 +1,5 @@
-// End to end: `bubblescope analyze --html FILE` writes the HTML report beside the usual report,
-// never over an input, and refuses to share a file with -o.
+// End to end: `bubblescope analyze --html FILE` (and `whatif --html`) writes the HTML report
+// beside the usual report, never over an input, and refuses to share a file with -o.
 #include <filesystem>
 #include <string>
 
@@ -71,11 +71,33 @@ TEST_F(AnalyzeHtmlCliTest, SameFileAsTheReportIsAUsageError) {
   EXPECT_FALSE(fs::exists(both));
 }
 
+// whatif --html, from traces and from analyze's JSON report (no trace read): the predictions'
+// table and the chart, for the one pipeline.
+TEST_F(AnalyzeHtmlCliTest, WhatIfWritesItsPageToo) {
+  const std::string report = Path("report.json");
+  ASSERT_EQ(Analyze({"--format", "json", "-o", report}).exit_status, 0);
+  for (const std::string& input : {traces_.string(), report}) {
+    SCOPED_TRACE(input);
+    const std::string page = Path("whatif.html");
+    CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "whatif", input, "--html", page});
+    ASSERT_EQ(run.exit_status, 0) << run.err;
+    EXPECT_THAT(run.out, HasSubstr("as measured, modelled"));  // the text report as before
+    const std::string html = ReadFile(page);
+    EXPECT_THAT(html, StartsWith("<!DOCTYPE html>"));
+    EXPECT_THAT(html, HasSubstr("<details id=p0 open><summary>Pipeline 0: ranks "));
+    EXPECT_THAT(html, HasSubstr("<h3>Predictions</h3>"));
+    EXPECT_THAT(html, HasSubstr("<tr><td>as measured, modelled: 1f1b m=8 v=1<td>"));
+    EXPECT_THAT(html, HasSubstr("<h3>What if: bubble and memory against m</h3>"));
+  }
+}
+
 TEST_F(AnalyzeHtmlCliTest, HelpNamesTheFlag) {
-  CommandResult help = RunCommand({BUBBLESCOPE_BINARY, "analyze", "--help"});
-  EXPECT_EQ(help.exit_status, 0);
-  EXPECT_THAT(help.out, HasSubstr("--html FILE"));
-  EXPECT_THAT(help.out, HasSubstr("docs/html-report.md"));
+  for (const char* verb : {"analyze", "whatif"}) {
+    CommandResult help = RunCommand({BUBBLESCOPE_BINARY, verb, "--help"});
+    EXPECT_EQ(help.exit_status, 0);
+    EXPECT_THAT(help.out, HasSubstr("--html FILE"));
+    EXPECT_THAT(help.out, HasSubstr("docs/html-report.md"));
+  }
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "job/job.h"
 #include "job/sim_job.h"
 #include "report/html_parse.h"
+#include "report/html_whatif.h"
 #include "report/units.h"
 #include "simulator/simulator.h"
 
@@ -283,6 +284,39 @@ TEST(HtmlReportTest, MemoryBarsShowEachStagesPeak) {
                 HasSubstr(absl::StrCat("<title>stage ", stage, " \xC2\xB7 rank ", rank,
                                        ": peak allocated ", BinaryBytes(peak), "</title>")));
   }
+}
+
+// p=4, m=8 1F1B: m/2, m, 2m and 4m under 1f1b, interleaved v=2 and zb-h1, the measured
+// configuration itself (1f1b m=8) being the model's baseline rather than a candidate.
+TEST(HtmlReportTest, WhatIfChartHasOnePointPerConfiguration) {
+  const Rendered rendered = Render(Config(sim::Schedule::k1F1B, 4, 8, 2));
+  ASSERT_EQ(rendered.job.pipelines.size(), 1u);
+  ASSERT_TRUE(rendered.job.pipelines[0].model.has_value());
+  const std::vector<whatif::Candidate> sweep =
+      html::SweepCandidates(*rendered.job.pipelines[0].model);
+  std::vector<std::string> labels;
+  for (const whatif::Candidate& candidate : sweep)
+    labels.push_back(whatif::CandidateLabel(candidate));
+  EXPECT_THAT(labels,
+              ::testing::ElementsAre(
+                  "1f1b m=4 v=1 (same global batch)", "1f1b m=16 v=1 (same global batch)",
+                  "1f1b m=32 v=1 (same global batch)", "interleaved m=4 v=2 (same global batch)",
+                  "interleaved m=8 v=2", "interleaved m=16 v=2 (same global batch)",
+                  "interleaved m=32 v=2 (same global batch)", "zb-h1 m=4 v=1 (same global batch)",
+                  "zb-h1 m=8 v=1", "zb-h1 m=16 v=1 (same global batch)",
+                  "zb-h1 m=32 v=1 (same global batch)"));
+  const std::string_view block = PipelineBlock(rendered.page, 0);
+  const std::string_view bubble_chart =
+      html_testing::Between(block, "<h3>What if: bubble and memory against m</h3>", "</svg>");
+  // Three lines of four points each, and the measured job ringed once.
+  EXPECT_EQ(Count(bubble_chart, "<polyline "), 3u);
+  EXPECT_EQ(Count(bubble_chart, "<circle cx="), 12u);
+  EXPECT_EQ(Count(bubble_chart, "<circle class=mk "), 1u);
+  EXPECT_THAT(std::string(bubble_chart), HasSubstr("<title>measured: m=8, bubble "));
+  // The memory chart beside it has the same points: every configuration's peak is known.
+  const size_t memory = block.find("peak allocated, GiB (largest stage)");
+  ASSERT_NE(memory, std::string_view::npos);
+  EXPECT_EQ(Count(html_testing::Between(block, "", "</svg>", memory), "<circle cx="), 12u);
 }
 
 TEST(HtmlReportTest, SlowLinkRowIsMarked) {
