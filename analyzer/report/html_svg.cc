@@ -12,10 +12,6 @@ std::string Esc(std::string_view text) { return text::HtmlEscaped(text); }
 
 int64_t Px(double value) { return std::llround(value); }
 
-void AppendIntAttr(const char* name, int64_t value, std::string* out) {
-  absl::StrAppend(out, " ", name, "=", value);
-}
-
 double NiceStep(double range, int max_ticks) {
   if (!(range > 0.0) || max_ticks < 1) return 1.0;
   const double rough = range / max_ticks;

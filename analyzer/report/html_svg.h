@@ -22,9 +22,6 @@ std::string Esc(std::string_view text);
 // `value` rounded to the nearest integer, as the SVG coordinate it becomes.
 int64_t Px(double value);
 
-// Appends ` name=value` (an integer attribute needs no quotes).
-void AppendIntAttr(const char* name, int64_t value, std::string* out);
-
 // A round step (1, 2 or 5 times a power of ten) that cuts `range` into at most `max_ticks`
 // pieces; 1 for a range that is not positive.
 double NiceStep(double range, int max_ticks);
