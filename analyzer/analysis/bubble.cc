@@ -62,6 +62,8 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
       comm.push_back({aligned.start, aligned.end});
     }
   }
+  const IntervalSet comm_set = IntervalSet::FromRanges(std::move(comm));
+  figures.comm_spans = comm_set.ranges();
   IntervalSet compute_set = IntervalSet::FromRanges(std::move(compute));
   figures.compute = compute_set.Length();
   if (compute_set.empty()) {
@@ -75,7 +77,7 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
   const IntervalSet gaps =
       IntervalSet::FromRanges({{figures.first_compute_start, figures.last_compute_end}})
           .Subtract(compute_set);
-  const IntervalSet waits = gaps.Intersect(IntervalSet::FromRanges(std::move(comm)));
+  const IntervalSet waits = gaps.Intersect(comm_set);
   const std::vector<TimeRange>& wait_ranges = waits.ranges();
   size_t w = 0;
   for (const TimeRange& gap : gaps.ranges()) {

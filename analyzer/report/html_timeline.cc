@@ -17,7 +17,8 @@ namespace {
 
 constexpr int64_t kLabelWidth = 96;  // the row labels' column, left of time 0
 constexpr int64_t kRowHeight = 18;
-constexpr int64_t kRowPitch = 22;  // row height and the gap below it
+constexpr int64_t kRowPitch = 22;   // row height and the gap below it
+constexpr int64_t kCommLineY = 20;  // the communication line, in the gap under the row
 constexpr int64_t kAxisHeight = 24;
 constexpr int64_t kRightMargin = 12;
 // The time scale makes all but the shortest ops (the 2nd percentile of op durations) wide enough
@@ -93,9 +94,8 @@ class RowPainter {
 
   void Cell(const char* css_class, TimeNs start, TimeNs end, const std::string& tooltip,
             const std::string& label) {
-    const int64_t x = kLabelWidth + Px(static_cast<double>(start) * scale_);
-    const int64_t width =
-        std::max<int64_t>(1, kLabelWidth + Px(static_cast<double>(end) * scale_) - x);
+    const int64_t x = X(start);
+    const int64_t width = std::max<int64_t>(1, X(end) - x);
     absl::StrAppend(&out_, "<rect class=", css_class, " x=", x, " width=", width,
                     " height=", kRowHeight, "><title>", Esc(tooltip), "</title></rect>");
     if (!label.empty() && width >= LabelPx(label.size())) {
@@ -103,7 +103,26 @@ class RowPainter {
     }
   }
 
+  // The rank's communication as one line under the row (a stretch per span, overlapping its
+  // compute or not), one path with one tooltip: a big job has thousands of transfers per row.
+  void CommLine(const std::vector<TimeRange>& spans, TimeNs origin) {
+    if (spans.empty()) return;
+    TimeNs total = 0;
+    absl::StrAppend(&out_, "<path class=cm d=\"");
+    for (const TimeRange& span : spans) {
+      const int64_t x = X(span.start - origin);
+      absl::StrAppend(&out_, "M", x, " ", kCommLineY, "h",
+                      std::max<int64_t>(1, X(span.end - origin) - x));
+      total += span.end - span.start;
+    }
+    absl::StrAppend(&out_, "\"><title>communication ", Millis(static_cast<double>(total)),
+                    " ms in ", spans.size(), spans.size() == 1 ? " span" : " spans",
+                    "</title></path>");
+  }
+
  private:
+  int64_t X(TimeNs at) const { return kLabelWidth + Px(static_cast<double>(at) * scale_); }
+
   double scale_;
   std::string& out_;
 };
@@ -173,6 +192,9 @@ std::string IterationSvg(const job::Pipeline& pipeline, const bubble::IterationF
           OpClass(op->type), op->start - origin, op->end - origin,
           OpTooltip(op->type, op->microbatch, op->chunk, op->start - origin, op->end - origin),
           MicrobatchLabel(op->microbatch));
+    }
+    if (row.figures < iteration.ranks.size()) {
+      paint.CommLine(iteration.ranks[row.figures].comm_spans, origin);
     }
     absl::StrAppend(&out, "</g>");
   }

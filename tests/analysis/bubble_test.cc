@@ -108,6 +108,10 @@ TEST(BubbleTest, IdleSpansLieWhereTheSplitSays) {
                                                            {IdleKind::kEmpty, 380, 450},
                                                            {IdleKind::kDrain, 600, 650}}));
   EXPECT_EQ(IdleKindName(IdleKind::kCommWait), "comm_wait");
+  // The communication itself, under compute or not: rank 0's two comm ops, rank 1's one (its
+  // copies are not communication).
+  EXPECT_EQ(it.ranks[0].comm_spans, (std::vector<TimeRange>{{250, 300}, {400, 500}}));
+  EXPECT_EQ(it.ranks[1].comm_spans, (std::vector<TimeRange>{{320, 380}}));
 }
 
 // Several waits inside one gap and waits across gaps: each gap is cut at every one.
@@ -130,6 +134,8 @@ TEST(BubbleTest, EveryWaitInEveryGapIsItsOwnSpan) {
                                                        {IdleKind::kCommWait, 130, 140},
                                                        {IdleKind::kEmpty, 140, 200},
                                                        {IdleKind::kCommWait, 300, 400}}));
+  // Overlapping or not, the union of its communication.
+  EXPECT_EQ(figures.comm_spans, (std::vector<TimeRange>{{110, 120}, {130, 140}, {250, 450}}));
   // stall 100 + 100; comm_wait 10 + 10 + 100.
   ExpectSplit(figures, {300, 200, 0, 0, 200, 120, 80});
 }

@@ -3,6 +3,7 @@
 // report/html_*.cc write (unquoted integer attributes), so a change of form fails loudly here.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,6 +23,8 @@ struct SvgRow {
   int32_t stage = -2;
   int32_t rank = -1;  // -1: the theoretical schedule's rows name no rank
   std::vector<Cell> cells;
+  size_t comm_spans = 0;   // stretches of the communication line under the row
+  std::string comm_title;  // its tooltip; empty without communication
 
   std::vector<const Cell*> Of(std::string_view css_class) const {
     std::vector<const Cell*> out;
@@ -79,6 +82,11 @@ inline std::vector<SvgRow> Rows(std::string_view svg) {
       }
       row.cells.push_back(std::move(cell));
     }
+    const std::string_view comm = Between(body, "<path class=cm d=\"", "\"");
+    row.comm_spans = static_cast<size_t>(std::count(comm.begin(), comm.end(), 'M'));
+    row.comm_title = std::string(Between(body, "<path class=cm", "</title>"));
+    if (!row.comm_title.empty())
+      row.comm_title = row.comm_title.substr(row.comm_title.find("<title>") + 7);
     rows.push_back(std::move(row));
     at = svg.find(kRow, end);
   }

@@ -193,6 +193,29 @@ void ExpectTimelinesMatchTruth(const Rendered& rendered, const sim::Config& conf
       expect_sum("dr", figures.drain);
       expect_sum("cw", figures.comm_wait);
       expect_sum("em", figures.empty);
+      // The communication line: the union of its transfer kernels in the iteration.
+      std::vector<std::pair<TimeNs, TimeNs>> transfers;
+      for (const sim::KernelRecord& kernel : record.kernels) {
+        if (kernel.iteration == want.iteration && kernel.role != sim::KernelRole::kCompute &&
+            kernel.role != sim::KernelRole::kOptimizer) {
+          transfers.emplace_back(kernel.start, kernel.end);
+        }
+      }
+      std::sort(transfers.begin(), transfers.end());
+      std::vector<std::pair<TimeNs, TimeNs>> merged;
+      for (const auto& transfer : transfers) {
+        if (!merged.empty() && transfer.first <= merged.back().second) {
+          merged.back().second = std::max(merged.back().second, transfer.second);
+        } else {
+          merged.push_back(transfer);
+        }
+      }
+      TimeNs communicating = 0;
+      for (const auto& span : merged) communicating += span.second - span.first;
+      EXPECT_EQ(row.comm_spans, merged.size());
+      EXPECT_EQ(row.comm_title,
+                absl::StrCat("communication ", Millis(static_cast<double>(communicating)),
+                             " ms in ", merged.size(), merged.size() == 1 ? " span" : " spans"));
       // And exactly the analysis' idle spans, one cell each.
       const bubble::IterationFigures& iteration = pipeline.bubble.iterations[i];
       size_t spans = 0;
