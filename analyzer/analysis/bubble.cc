@@ -62,9 +62,9 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
       comm.push_back({aligned.start, aligned.end});
     }
   }
+  IntervalSet compute_set = IntervalSet::FromRanges(std::move(compute));
   const IntervalSet comm_set = IntervalSet::FromRanges(std::move(comm));
   figures.comm_spans = comm_set.ranges();
-  IntervalSet compute_set = IntervalSet::FromRanges(std::move(compute));
   figures.compute = compute_set.Length();
   if (compute_set.empty()) {
     AddSpan(IdleKind::kFill, window_start, window_end, &figures);

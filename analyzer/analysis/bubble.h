@@ -22,8 +22,8 @@
 #include "analysis/clock_offsets.h"
 #include "analysis/iterations.h"
 #include "analysis/memory_peak.h"
-#include "bubblescope/trace.h"
 #include "common/interval_set.h"
+#include "bubblescope/trace.h"
 #include "index/rank_index.h"
 
 namespace bubblescope::bubble {
@@ -60,8 +60,7 @@ struct RankIterationFigures {
   // The idle time itself, in time order, none empty: the sums above are these spans' lengths by
   // kind (a stall gap is cut where communication starts and stops running).
   std::vector<IdleSpan> idle_spans;
-  // When its communication ran (the union of its communication ops, reference clock, in time
-  // order), overlapping compute or not: the comm_wait spans are where it ran alone.
+  // When the rank communicated in the iteration (the union of its comm ops), for pictures.
   std::vector<TimeRange> comm_spans;
 };
 

@@ -107,11 +107,9 @@ TEST(BubbleTest, IdleSpansLieWhereTheSplitSays) {
                                                            {IdleKind::kCommWait, 320, 380},
                                                            {IdleKind::kEmpty, 380, 450},
                                                            {IdleKind::kDrain, 600, 650}}));
-  EXPECT_EQ(IdleKindName(IdleKind::kCommWait), "comm_wait");
-  // The communication itself, under compute or not: rank 0's two comm ops, rank 1's one (its
-  // copies are not communication).
   EXPECT_EQ(it.ranks[0].comm_spans, (std::vector<TimeRange>{{250, 300}, {400, 500}}));
   EXPECT_EQ(it.ranks[1].comm_spans, (std::vector<TimeRange>{{320, 380}}));
+  EXPECT_EQ(IdleKindName(IdleKind::kCommWait), "comm_wait");
 }
 
 // Several waits inside one gap and waits across gaps: each gap is cut at every one.
