@@ -25,7 +25,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222;max-width:15
 h1{font-size:22px}h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin:18px 0 6px}
 table{border-collapse:collapse;margin:6px 0}
 td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}
-th{background:#f2f2f2}tr.slow td{background:#fde2e1;color:#a00}
+th{background:#f2f2f2}td{white-space:nowrap}tr.slow td{background:#fde2e1;color:#a00}
 tr.worst td{font-weight:600}.diag{background:#fff7e0;border-left:4px solid #e8a400;padding:6px 12px}
 .diag p{margin:4px 0}.warn{color:#a00;font-weight:600}.note{color:#666}
 details{border:1px solid #ddd;border-radius:4px;margin:8px 0;padding:4px 12px}
@@ -94,10 +94,19 @@ std::string SummaryTable(const job::Result& result) {
     const job::Pipeline& pipeline = result.pipelines[i];
     const bubble::Result& bubble = pipeline.bubble;
     const bool ideal = pipeline.ideal.has_value();
+    // One line per pipeline, so 64 of them read as a table: the cause's name and predicted
+    // saving, its sentence in the tooltip.
     std::string top = "none";
     if (!pipeline.causes.causes.empty()) {
       const root_causes::RootCause& cause = pipeline.causes.causes.front();
-      top = absl::StrCat(std::string(root_causes::CauseName(cause.cause)), ": ", cause.summary);
+      std::string name(root_causes::CauseName(cause.cause));
+      if (cause.saving_per_iteration_ns.has_value()) {
+        absl::StrAppend(&name, ", saves ",
+                        Millis(static_cast<double>(*cause.saving_per_iteration_ns)),
+                        " ms per iteration");
+      }
+      top = absl::StrCat("<span title=\"", html::Esc(CauseSentence(cause)), "\">", html::Esc(name),
+                         "</span>");
     }
     const size_t shown = bubble.ranks.size();
     absl::StrAppend(
@@ -109,8 +118,7 @@ std::string SummaryTable(const job::Result& result) {
                          ideal ? absl::StrFormat("%.1f pt", 100.0 * (bubble.bubble_fraction -
                                                                      pipeline.ideal->fraction))
                                : "-",
-                         absl::StrCat(Millis(static_cast<double>(bubble.latency.p50)), " ms"),
-                         html::Esc(top)},
+                         absl::StrCat(Millis(static_cast<double>(bubble.latency.p50)), " ms"), top},
                         static_cast<int32_t>(i) == result.job.worst_pipeline ? "worst" : ""));
   }
   absl::StrAppend(&out, "</table>\n");
