@@ -35,7 +35,7 @@ svg text{font-size:11px;fill:#222}svg .rl{text-anchor:start}.tl g text{fill:#fff
 .tl g text.rl{fill:#222;text-anchor:start}.ax path{stroke:#888;fill:none}.ax text,text.c{text-anchor:middle}
 text.r{text-anchor:end}.ax path.gr{stroke:#eee}path.ref{stroke:#444;stroke-dasharray:4 3}
 .F{fill:#3a6ea5}.B{fill:#4a9a4a}.W{fill:#8e5ea2}.cp{fill:#6c8ebf}
-.cm{stroke:#333;stroke-width:3;fill:none}.fi{fill:#f4c99a}.dr{fill:#f7e08c}.cw{fill:#e0524f}.em{fill:#c8c3bf}.bg{fill:#f3f3f3}
+.cm{stroke:#333;stroke-width:3;fill:none}.tl .k{fill-opacity:.6}.fi{fill:#f4c99a}.dr{fill:#f7e08c}.cw{fill:#e0524f}.em{fill:#c8c3bf}.bg{fill:#f3f3f3}
 .ma{fill:#5b8def}.mr{fill:#b9cdf6}.lc{fill:#6c8ebf}.li{fill:#cfd8e6}
 .s0{stroke:#3a6ea5;fill:#3a6ea5}.s1{stroke:#e07b00;fill:#e07b00}.s2{stroke:#4a9a4a;fill:#4a9a4a}
 .s3{stroke:#8e5ea2;fill:#8e5ea2}polyline{fill:none!important;stroke-width:2}
@@ -43,7 +43,7 @@ circle.mk{fill:none;stroke:#d00;stroke-width:2}.row{display:flex;flex-wrap:wrap;
 .lg span{margin-right:14px;white-space:nowrap}.lg i{display:inline-block;width:12px;height:12px;
 margin-right:4px;vertical-align:-1px;border-radius:2px;background:currentColor}
 .lg i.F{color:#3a6ea5}.lg i.B{color:#4a9a4a}.lg i.W{color:#8e5ea2}.lg i.fi{color:#f4c99a}
-.lg i.dr{color:#f7e08c}
+.lg i.dr{color:#f7e08c}.lg i.k{opacity:.6}
 .lg i.cm{color:#333;height:3px;vertical-align:3px}.lg i.cw{color:#e0524f}.lg i.em{color:#c8c3bf}.lg i.s0{color:#3a6ea5}
 .lg i.s1{color:#e07b00}.lg i.s2{color:#4a9a4a}.lg i.s3{color:#8e5ea2}
 .lg i.mk{border:2px solid #d00;border-radius:50%;width:10px;height:10px;background:none}
@@ -71,7 +71,9 @@ constexpr char kLegend[] =
     "<span><i class=W></i>weight-grad</span><span><i class=fi></i>fill</span>"
     "<span><i class=cw></i>comm_wait (stall, a transfer running)</span>"
     "<span><i class=em></i>empty (stall, nothing running)</span><span><i class=dr></i>drain"
-    "</span><span><i class=cm></i>communication (under the row)</span></p>\n";
+    "</span><span><i class=cm></i>communication (under the row)</span>"
+    "<span><i class=\"F k\"></i><i class=\"B k\"></i>odd chunks of an interleaved schedule"
+    "</span></p>\n";
 
 // The text report's diagnosis lines, one paragraph each.
 std::string Diagnosis(const job::Result& result) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -92,11 +93,11 @@ class RowPainter {
  public:
   RowPainter(double scale, std::string* out) : scale_(scale), out_(*out) {}
 
-  void Cell(const char* css_class, TimeNs start, TimeNs end, const std::string& tooltip,
+  void Cell(std::string_view css_class, TimeNs start, TimeNs end, const std::string& tooltip,
             const std::string& label) {
     const int64_t x = X(start);
     const int64_t width = std::max<int64_t>(1, X(end) - x);
-    absl::StrAppend(&out_, "<rect class=", css_class, " x=", x, " width=", width,
+    absl::StrAppend(&out_, "<rect class=", std::string(css_class), " x=", x, " width=", width,
                     " height=", kRowHeight, "><title>", Esc(tooltip), "</title></rect>");
     if (!label.empty() && width >= LabelPx(label.size())) {
       absl::StrAppend(&out_, "<text x=", x + width / 2, " y=13>", label, "</text>");
@@ -162,6 +163,13 @@ std::string OpTooltip(pipeline::OpType type, int32_t microbatch, int32_t chunk, 
   return text;
 }
 
+// The op's class; an odd chunk's cells also get `k` (drawn lighter), so an interleaved
+// schedule's chunks tell apart at a glance.
+std::string OpCellClass(pipeline::OpType type, int32_t chunk) {
+  if (chunk <= 0 || chunk % 2 == 0) return OpClass(type);
+  return absl::StrCat("\"", OpClass(type), " k\"");
+}
+
 std::string MicrobatchLabel(int32_t microbatch) {
   return microbatch < 0 ? std::string() : absl::StrCat(microbatch);
 }
@@ -189,7 +197,7 @@ std::string IterationSvg(const job::Pipeline& pipeline, const bubble::IterationF
     for (const op_timeline::TimelineOp* op : ops) {
       if (op->rank != row.rank) continue;
       paint.Cell(
-          OpClass(op->type), op->start - origin, op->end - origin,
+          OpCellClass(op->type, op->chunk), op->start - origin, op->end - origin,
           OpTooltip(op->type, op->microbatch, op->chunk, op->start - origin, op->end - origin),
           MicrobatchLabel(op->microbatch));
     }
@@ -214,7 +222,7 @@ std::string IdealSvg(const pipeline::IdealBubble& ideal, int32_t p, double scale
                     " height=", kRowHeight, " />");
     for (const pipeline::IdealOp& op : ideal.schedule) {
       if (op.stage != stage) continue;
-      paint.Cell(OpClass(op.type), op.start, op.end,
+      paint.Cell(OpCellClass(op.type, op.chunk), op.start, op.end,
                  OpTooltip(op.type, op.microbatch, op.chunk, op.start, op.end),
                  MicrobatchLabel(op.microbatch));
     }

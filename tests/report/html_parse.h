@@ -14,9 +14,10 @@
 namespace bubblescope::html_testing {
 
 struct Cell {
-  std::string css_class;  // "F", "B", "W", "fi", "dr", "cw", "em", "bg"
-  std::string title;      // the tooltip; empty for the theoretical rows' background
-  std::string label;      // the text drawn on the cell; empty when none
+  std::string css_class;   // "F", "B", "W", "fi", "dr", "cw", "em", "bg"
+  std::string title;       // the tooltip; empty for the theoretical rows' background
+  std::string label;       // the text drawn on the cell; empty when none
+  bool odd_chunk = false;  // drawn lighter: an op of an odd chunk
 };
 
 struct SvgRow {
@@ -69,9 +70,12 @@ inline std::vector<SvgRow> Rows(std::string_view svg) {
     constexpr std::string_view kRect = "<rect class=";
     for (size_t r = body.find(kRect); r != std::string_view::npos; r = body.find(kRect, r + 1)) {
       Cell cell;
-      const size_t class_start = r + kRect.size();
+      // "F" or, for an odd chunk's cell, "\"F k\"": the first class is the kind.
+      size_t class_start = r + kRect.size();
+      if (body[class_start] == '"') ++class_start;
       cell.css_class =
           std::string(body.substr(class_start, body.find(' ', class_start) - class_start));
+      cell.odd_chunk = body.substr(class_start + cell.css_class.size(), 3) == " k\"";
       const size_t rect_end = body.find('>', r);
       if (body[rect_end - 1] != '/') {  // <rect .../> has no tooltip
         cell.title = std::string(Between(body, "<title>", "</title>", rect_end));

@@ -261,6 +261,34 @@ TEST(HtmlReportTest, AnnotatedGpipeTimelineMatchesTheSimulatedJob) {
   ExpectTimelinesMatchTruth(rendered, config, 2);
 }
 
+// Interleaved v=2: every microbatch twice per op type on each stage, once per chunk, the second
+// chunk's cells marked (drawn lighter), in the measured and in the theoretical rows.
+TEST(HtmlReportTest, InterleavedChunksAreToldApart) {
+  sim::Config config = Config(sim::Schedule::kInterleaved1F1B, 4, 8, 2);
+  config.virtual_stages = 2;
+  const Rendered rendered = Render(config);
+  const std::string_view block = PipelineBlock(rendered.page, 0);
+  const std::vector<html_testing::IterationSvg> svgs = IterationSvgs(block);
+  ASSERT_EQ(svgs.size(), 2u);
+  for (std::string_view svg : {svgs[0].svg, html_testing::TheoreticalSvg(block)}) {
+    const std::vector<SvgRow> rows = Rows(svg);
+    ASSERT_EQ(rows.size(), 4u);
+    for (const SvgRow& row : rows) {
+      SCOPED_TRACE(absl::StrCat("stage ", row.stage));
+      for (const char* type : {"F", "B"}) {
+        std::vector<const Cell*> first;
+        std::vector<const Cell*> second;
+        for (const Cell* cell : row.Of(type)) (cell->odd_chunk ? second : first).push_back(cell);
+        EXPECT_EQ(first.size(), 8u) << type;
+        EXPECT_EQ(second.size(), 8u) << type;
+        EXPECT_EQ(Labels(first), Range(8)) << type;
+        EXPECT_EQ(Labels(second), Range(8)) << type;
+        for (const Cell* cell : second) EXPECT_THAT(cell->title, HasSubstr(" chunk 1: "));
+      }
+    }
+  }
+}
+
 TEST(HtmlReportTest, PageIsSelfContained) {
   const Rendered rendered = Render(Config(sim::Schedule::k1F1B, 4, 8, 2));
   const std::string& page = rendered.page;
