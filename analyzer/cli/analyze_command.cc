@@ -89,6 +89,7 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
 job::Options AnalyzeCommand::JobOptions() const {
   job::Options options;
   options.slow.threshold = slow_link_threshold_;
+  options.tradeoff = html_requested();
   return options;
 }
 

@@ -141,7 +141,8 @@ int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
                       same_global_batch_ || !try_layers_.empty();
   std::vector<PipelineWhatIf> pipelines;
   for (const ReportedPipeline& pipeline : models) {
-    PipelineWhatIf entry{pipeline.pipeline, pipeline.ranks, absl::UnknownError("not predicted")};
+    PipelineWhatIf entry{pipeline.pipeline, pipeline.ranks, absl::UnknownError("not predicted"),
+                         std::nullopt};
     if (!pipeline.model.ok()) {
       entry.result = pipeline.model.status();
     } else {
@@ -158,6 +159,10 @@ int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
         candidates = {*candidate};
       }
       entry.result = whatif::Analyze(*pipeline.model, candidates);
+      if (html_requested()) {
+        entry.tradeoff =
+            whatif::Analyze(*pipeline.model, whatif::TradeoffCandidates(*pipeline.model));
+      }
     }
     pipelines.push_back(std::move(entry));
   }

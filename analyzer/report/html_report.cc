@@ -185,8 +185,8 @@ std::string WhatIfHtml(const std::vector<PipelineWhatIf>& pipelines,
                       html::Esc(std::string(pipeline.result.status().message())), "</p>\n");
     }
     const ReportedPipeline* model = i < models.size() ? &models[i] : nullptr;
-    if (model != nullptr && model->model.ok()) {
-      absl::StrAppend(&out, html::WhatIfChart(&*model->model, ""));
+    if (model != nullptr && model->model.ok() && pipeline.tradeoff.has_value()) {
+      absl::StrAppend(&out, html::WhatIfChart(*model->model, *pipeline.tradeoff));
     }
     absl::StrAppend(&out, "</details>\n");
   }

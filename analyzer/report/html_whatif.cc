@@ -47,39 +47,12 @@ std::string PointText(const whatif::Prediction& prediction) {
 
 }  // namespace
 
-std::vector<whatif::Candidate> SweepCandidates(const whatif::Model& model) {
-  const whatif::Candidate measured = whatif::AsMeasured(model);
-  std::vector<std::pair<sim::Schedule, int32_t>> schedules = {
-      {measured.schedule, measured.virtual_stages}};
-  if (model.schedule != sim::Schedule::kForwardOnly) {
-    for (const auto& other :
-         std::vector<std::pair<sim::Schedule, int32_t>>{{sim::Schedule::k1F1B, 1},
-                                                        {sim::Schedule::kInterleaved1F1B, 2},
-                                                        {sim::Schedule::kZeroBubbleH1, 1}}) {
-      if (other != schedules.front()) schedules.push_back(other);
-    }
-  }
-  std::vector<int32_t> ms;
-  if (model.m >= 2 && model.m % 2 == 0) ms.push_back(model.m / 2);
-  for (int32_t factor : {1, 2, 4}) ms.push_back(model.m * factor);
-  std::vector<whatif::Candidate> candidates;
-  for (const auto& [schedule, v] : schedules) {
-    for (int32_t m : ms) {
-      whatif::Candidate candidate{.schedule = schedule,
-                                  .microbatches = m,
-                                  .virtual_stages = v,
-                                  .same_global_batch = m != model.m,
-                                  .layers_per_stage = {}};
-      if (schedule == measured.schedule && v == measured.virtual_stages && m == model.m) continue;
-      candidates.push_back(std::move(candidate));
-    }
-  }
-  return candidates;
-}
-
 std::string WhatIfSection(const job::Pipeline& pipeline) {
-  return WhatIfChart(pipeline.model.has_value() ? &*pipeline.model : nullptr,
-                     pipeline.model_problem);
+  if (!pipeline.model.has_value()) return WhatIfUnavailable(pipeline.model_problem);
+  if (!pipeline.tradeoff.has_value()) {
+    return WhatIfUnavailable("the trade-off was not predicted (job::Options::tradeoff)");
+  }
+  return WhatIfChart(*pipeline.model, *pipeline.tradeoff);
 }
 
 std::string PredictionTable(const whatif::Result& result) {
@@ -115,15 +88,14 @@ std::string PredictionTable(const whatif::Result& result) {
   return out;
 }
 
-std::string WhatIfChart(const whatif::Model* model_or_null, const std::string& problem) {
+std::string WhatIfUnavailable(const std::string& problem) {
+  return absl::StrCat("<h3>What if: bubble and memory against m</h3>\n",
+                      "<p class=note>No what-if model of this pipeline: ", Esc(problem), "</p>\n");
+}
+
+std::string WhatIfChart(const whatif::Model& model,
+                        const absl::StatusOr<whatif::Result>& result) {
   std::string out = "<h3>What if: bubble and memory against m</h3>\n";
-  if (model_or_null == nullptr) {
-    absl::StrAppend(&out, "<p class=note>No what-if model of this pipeline: ", Esc(problem),
-                    "</p>\n");
-    return out;
-  }
-  const whatif::Model& model = *model_or_null;
-  absl::StatusOr<whatif::Result> result = whatif::Analyze(model, SweepCandidates(model));
   if (!result.ok()) {
     absl::StrAppend(&out,
                     "<p class=note>No prediction: ", Esc(std::string(result.status().message())),

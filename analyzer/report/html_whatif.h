@@ -7,21 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "job/job.h"
 #include "whatif/whatif.h"
 
 namespace bubblescope::html {
 
-// The configurations the chart predicts: m/2 (m even), m, 2m and 4m microbatches (the same
-// samples) for the measured schedule and, for a training job, 1f1b, interleaved v=2 and zb-h1;
-// never the measured configuration itself (whatif::Result::baseline is that).
-std::vector<whatif::Candidate> SweepCandidates(const whatif::Model& model);
+// The chart section: `result` holds the predictions of whatif::TradeoffCandidates(model) (or
+// why there are none), which the chart only draws.
+std::string WhatIfChart(const whatif::Model& model, const absl::StatusOr<whatif::Result>& result);
 
-// The chart section, predicted here on `model`; a sentence quoting `problem` when there is no
-// model (null).
-std::string WhatIfChart(const whatif::Model* model, const std::string& problem);
+// The section without a chart: a sentence quoting `problem`.
+std::string WhatIfUnavailable(const std::string& problem);
 
-// The same for an analysed pipeline (its model, or why it has none).
+// The same for an analysed pipeline (its model and trade-off, or why it has none).
 std::string WhatIfSection(const job::Pipeline& pipeline);
 
 // The predictions of `bubblescope whatif` as a table: the measured figures, the measured

@@ -69,7 +69,11 @@ sim::Config Pipeline(int32_t p, int32_t m, int32_t iterations) {
 }
 
 job::Result AnalyzeTrace(const Trace& trace) {
-  absl::StatusOr<job::Result> result = job::Analyze(trace, {});
+  absl::StatusOr<job::Result> result = job::Analyze(trace, [] {
+    job::Options options;
+    options.tradeoff = true;  // the what-if chart
+    return options;
+  }());
   EXPECT_TRUE(result.ok()) << result.status();
   return result.ok() ? *std::move(result) : job::Result{};
 }

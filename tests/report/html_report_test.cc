@@ -75,7 +75,11 @@ Rendered Render(const sim::Config& config) {
   EXPECT_TRUE(simulation.ok()) << simulation.status();
   if (!simulation.ok()) return out;
   out.simulation = *std::move(simulation);
-  absl::StatusOr<job::Result> result = job::Analyze(out.simulation.trace, {});
+  absl::StatusOr<job::Result> result = job::Analyze(out.simulation.trace, [] {
+    job::Options options;
+    options.tradeoff = true;  // the what-if chart
+    return options;
+  }());
   EXPECT_TRUE(result.ok()) << result.status();
   if (!result.ok()) return out;
   out.job = *std::move(result);
@@ -344,7 +348,7 @@ TEST(HtmlReportTest, WhatIfChartHasOnePointPerConfiguration) {
   ASSERT_EQ(rendered.job.pipelines.size(), 1u);
   ASSERT_TRUE(rendered.job.pipelines[0].model.has_value());
   const std::vector<whatif::Candidate> sweep =
-      html::SweepCandidates(*rendered.job.pipelines[0].model);
+      whatif::TradeoffCandidates(*rendered.job.pipelines[0].model);
   std::vector<std::string> labels;
   for (const whatif::Candidate& candidate : sweep)
     labels.push_back(whatif::CandidateLabel(candidate));
@@ -400,7 +404,11 @@ TEST(HtmlReportTest, ManyPipelinesOpenFoldedWithTheWorstOpen) {
     replicas.push_back(*std::move(simulation));
   }
   const Trace trace = crossrank_testing::MergeReplicas(replicas);
-  absl::StatusOr<job::Result> result = job::Analyze(trace, {});
+  absl::StatusOr<job::Result> result = job::Analyze(trace, [] {
+    job::Options options;
+    options.tradeoff = true;  // the what-if chart
+    return options;
+  }());
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->pipelines.size(), static_cast<size_t>(kReplicas));
   const std::string page = AnalyzeHtml(*result, SummaryReportOptions{});
