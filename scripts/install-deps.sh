@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-dev  # the fuzz targets (scripts/fuzz.sh): libFuzzer and its sanitizer runtimes
   python3           # only the test suite's helper scripts; bubblescope never needs Python
+  chromium          # the HTML report's browser test (headless); bubblescope never needs it
 )
 
 missing=()

@@ -2,11 +2,13 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "common/output_file.h"
 #include "report/perfetto_overlay.h"
+#include "report/html_report.h"
 #include "report/pipeline_report.h"
 #include "report/summary_report.h"
 
@@ -31,6 +33,7 @@ Examples:
   bubblescope analyze traces/ --iteration-marker '^train_step$'
   bubblescope analyze traces/ --layers-per-stage 8,8,8,8   # where to move layers
   bubblescope analyze traces/ --perfetto job.perfetto.json  # open it in ui.perfetto.dev
+  bubblescope analyze traces/ --html report.html   # the bubble as a picture, in a browser
 
 Pipelines are found in the point-to-point traffic between ranks (several in a DP x PP job);
 each is aligned to one clock from its matched sends and receives before it is measured; ranks
@@ -39,7 +42,7 @@ instead (docs/cross-rank.md). Iterations are the ProfilerStep#N ranges, or with
 --iteration-marker the CPU annotations whose name matches REGEX (RE2 syntax, searched anywhere
 in the name); without either, the periods of the op sequence every rank repeats; else the
 whole trace is one iteration. docs/bubble.md defines every figure; docs/json-report.md every
-JSON key.
+JSON key; docs/html-report.md the HTML report's pictures.
 
 --perfetto FILE writes one Chrome trace of every rank on its pipeline's aligned clock, the
 original events unchanged but for their pid and time, with tracks per pipeline rank marking its
@@ -77,16 +80,27 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
                    "bubble's intervals and labelled ops on tracks of their own, to open in "
                    "ui.perfetto.dev (never over an input or the -o report)")
       ->type_name("FILE");
+  DefineHtml(analyze,
+             "each pipeline's schedule timeline with its bubble marked beside the theoretical "
+             "one, per-stage bars, latency, memory, links and the what-if trade-off");
   return analyze;
 }
 
 job::Options AnalyzeCommand::JobOptions() const {
   job::Options options;
   options.slow.threshold = slow_link_threshold_;
+  options.tradeoff = html_requested();
   return options;
 }
 
 int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
+  if (HtmlClashesWithOutput(err)) return kExitBadInput;
+  if (!perfetto_path_.empty() &&
+      (perfetto_path_ == output_path() || perfetto_path_ == html_path())) {
+    err << "bubblescope: --perfetto names the same file as "
+        << (perfetto_path_ == output_path() ? "-o" : "--html") << ", " << perfetto_path_ << "\n";
+    return kExitBadInput;
+  }
   int status = kExitOk;
   std::optional<LoadedJob> loaded = LoadJob(JobOptions(), err, &status);
   if (!loaded.has_value()) return status;
@@ -103,8 +117,14 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   } else {
     report = AnalyzeText(loaded->job, report_options);
   }
-  if (const int written = WriteReport(report, InputFiles(loaded->trace), out, err);
-      written != kExitOk) {
+  std::vector<std::string> inputs = InputFiles(loaded->trace);
+  if (html_requested()) {
+    if (int written = WriteHtml(AnalyzeHtml(loaded->job, report_options), inputs, err);
+        written != kExitOk) {
+      return written;
+    }
+  }
+  if (const int written = WriteReport(report, std::move(inputs), out, err); written != kExitOk) {
     return written;
   }
   return perfetto_path_.empty() ? kExitOk : WritePerfetto(*loaded, err);
@@ -120,6 +140,7 @@ int AnalyzeCommand::WritePerfetto(const LoadedJob& loaded, std::ostream& err) co
   OutputFileOptions options;
   options.protected_files = InputFiles(loaded.trace);
   if (!output_path().empty()) options.protected_files.push_back(output_path());
+  if (html_requested()) options.protected_files.push_back(html_path());
   if (absl::Status written = WriteOutputFile(perfetto_path_, *overlay, options); !written.ok()) {
     err << "bubblescope: --perfetto: " << MessageLine(written) << "\n";
     return kExitFailure;

@@ -1,10 +1,11 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
 // [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...] [--slow-link-threshold F]
-// [--perfetto FILE]`:
+// [--html FILE] [--perfetto FILE]`:
 // loads every rank's trace, summarises each rank, finds the job's pipelines in its p2p traffic,
 // aligns each pipeline's clocks, measures its bubble and links, infers its shape and schedule,
 // suggests a layer move when layer counts are given, and prints the report with its findings and
-// the job summary; with --perfetto, also the merged, annotated trace to open in ui.perfetto.dev.
+// the job summary; with --html, also the HTML report (report/html_report.h) into FILE; with
+// --perfetto, also the merged, annotated trace to open in ui.perfetto.dev.
 #pragma once
 
 #include <ostream>

@@ -152,6 +152,32 @@ void JobInputCommand::DefineOutput(CLI::App* command) {
       ->type_name("FILE");
 }
 
+void JobInputCommand::DefineHtml(CLI::App* command, const std::string& what) {
+  command
+      ->add_option("--html", html_path_,
+                   absl::StrCat("Also write a self-contained HTML report to FILE: ", what,
+                                " (docs/html-report.md; never over an input)"))
+      ->type_name("FILE");
+}
+
+bool JobInputCommand::HtmlClashesWithOutput(std::ostream& err) const {
+  if (html_path_.empty() || html_path_ != output_path_) return false;
+  err << "bubblescope: --html and -o name the same file, " << html_path_ << "\n";
+  return true;
+}
+
+int JobInputCommand::WriteHtml(const std::string& page, std::vector<std::string> inputs,
+                               std::ostream& err) const {
+  if (html_path_.empty()) return kExitOk;
+  OutputFileOptions options;
+  options.protected_files = std::move(inputs);
+  if (absl::Status written = WriteOutputFile(html_path_, page, options); !written.ok()) {
+    err << "bubblescope: --html: " << MessageLine(written) << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
 void JobInputCommand::DefineLayers(CLI::App* command) {
   command
       ->add_option("--layers-per-stage", layers_per_stage_,

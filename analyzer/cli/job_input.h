@@ -1,6 +1,7 @@
 // The flags and steps shared by the verbs that read one job's traces (analyze, whatif): the
 // trace paths and how they are loaded, the import checks (--strict), the job driver, and the
-// report written to stdout or -o FILE without ever replacing an input.
+// report written to stdout or -o FILE (and the HTML page to --html FILE) without ever replacing
+// an input.
 #pragma once
 
 #include <optional>
@@ -49,6 +50,17 @@ class JobInputCommand : public Command {
   void DefineInputs(CLI::App* command);
   // Declares --format text|json and -o FILE.
   void DefineOutput(CLI::App* command);
+  // Declares --html FILE, described by `what` (the page's contents).
+  void DefineHtml(CLI::App* command, const std::string& what);
+  // --html naming the -o file: prints why and returns true (a usage error, checked before any
+  // work).
+  bool HtmlClashesWithOutput(std::ostream& err) const;
+  // Writes `page` to the --html file, never over one of `inputs`; kExitOk, or kExitFailure
+  // after printing why. Nothing to do without --html.
+  int WriteHtml(const std::string& page, std::vector<std::string> inputs, std::ostream& err) const;
+  bool html_requested() const { return !html_path_.empty(); }
+  const std::string& html_path() const { return html_path_; }
+
   // Declares --layers-per-stage N,N,...: the measured job's layers on each stage, which the
   // rebalance suggestion and layer-move predictions need.
   void DefineLayers(CLI::App* command);
@@ -74,6 +86,7 @@ class JobInputCommand : public Command {
  private:
   std::vector<std::string> paths_;
   std::string output_path_;
+  std::string html_path_;  // --html; empty: none
   int jobs_ = 0;
   int32_t max_file_mb_ = 0;  // 0: the automatic reading budget
   std::vector<std::string> rank_args_;

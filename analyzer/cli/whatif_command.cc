@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "pipeline/sim_schedule.h"
 #include "cli/compare_input.h"
+#include "report/html_report.h"
 #include "report/whatif_model_json.h"
 #include "report/whatif_report.h"
 
@@ -30,6 +31,7 @@ Examples:
   bubblescope whatif traces/ --schedule interleaved --virtual-stages 2 --format json
   bubblescope whatif traces/ --layers-per-stage 8,8,8,8 --try-layers 9,9,7,7
   bubblescope analyze traces/ --format json -o report.json && bubblescope whatif report.json
+  bubblescope whatif report.json --html whatif.html   # the trade-off against m as a chart
 
 The model (docs/whatif.md): the measured per-stage forward, backward and weight-gradient times,
 each link's median transfer time and each rank's memory floor and peak, run through the
@@ -106,10 +108,13 @@ CLI::App* WhatIfCommand::Define(CLI::App& app) {
       ->type_name("N,N,...")
       ->delimiter(',')
       ->check(WholeNumberAtLeast(1));
+  DefineHtml(command,
+             "per pipeline the predictions' table and the bubble and memory against m chart");
   return command;
 }
 
 int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
+  if (HtmlClashesWithOutput(err)) return kExitBadInput;
   std::vector<ReportedPipeline> models;
   std::vector<std::string> inputs;
   const absl::StatusOr<bool> is_report =
@@ -136,7 +141,8 @@ int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
                       same_global_batch_ || !try_layers_.empty();
   std::vector<PipelineWhatIf> pipelines;
   for (const ReportedPipeline& pipeline : models) {
-    PipelineWhatIf entry{pipeline.pipeline, pipeline.ranks, absl::UnknownError("not predicted")};
+    PipelineWhatIf entry{pipeline.pipeline, pipeline.ranks, absl::UnknownError("not predicted"),
+                         std::nullopt};
     if (!pipeline.model.ok()) {
       entry.result = pipeline.model.status();
     } else {
@@ -153,6 +159,10 @@ int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
         candidates = {*candidate};
       }
       entry.result = whatif::Analyze(*pipeline.model, candidates);
+      if (html_requested()) {
+        entry.tradeoff =
+            whatif::Analyze(*pipeline.model, whatif::TradeoffCandidates(*pipeline.model));
+      }
     }
     pipelines.push_back(std::move(entry));
   }
@@ -166,6 +176,14 @@ int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
     report = *std::move(json);
   } else {
     report = WhatIfText(pipelines);
+  }
+  if (html_requested()) {
+    SummaryReportOptions page_options;
+    page_options.tool_version = tool_version_;
+    if (int written = WriteHtml(WhatIfHtml(pipelines, models, page_options), inputs, err);
+        written != kExitOk) {
+      return written;
+    }
   }
   return WriteReport(report, std::move(inputs), out, err);
 }

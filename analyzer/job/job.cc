@@ -101,7 +101,8 @@ absl::StatusOr<std::optional<RebalanceFigures>> Rebalance(
 // prediction below, the root causes' savings and `bubblescope whatif` read it. Then the
 // suggested layer move through it, and the shallower configurations of the same samples behind
 // the pipeline_depth finding's remedy and the schedule_depth cause's saving.
-void ModelAndPredict(const JobInputs& inputs, const p2p_graph::Pipeline& found, Pipeline& out) {
+void ModelAndPredict(const JobInputs& inputs, const p2p_graph::Pipeline& found, bool tradeoff,
+                     Pipeline& out) {
   if (out.shape) {
     whatif::Input model_input{.trace = inputs.trace,
                               .shape = &*out.shape,
@@ -149,6 +150,7 @@ void ModelAndPredict(const JobInputs& inputs, const p2p_graph::Pipeline& found, 
     }
     absl::StatusOr<whatif::Result> predicted = whatif::Analyze(model, candidates);
     if (predicted.ok()) out.depth_remedies = *std::move(predicted);
+    if (tradeoff) out.tradeoff = whatif::Analyze(model, whatif::TradeoffCandidates(model));
   }
 }
 
@@ -238,7 +240,7 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   crossrank.stalls =
       stall_attribution::Analyze(inputs.index, out.bubble, matching.transfers, clocks);
 
-  ModelAndPredict(inputs, found, out);
+  ModelAndPredict(inputs, found, options.tradeoff, out);
   out.findings = findings::Analyze(out.bubble, out.shape ? &*out.shape : nullptr,
                                    out.ideal ? &*out.ideal : nullptr,
                                    findings_options,

@@ -57,6 +57,9 @@ struct Options {
   // Model layers on each pipeline stage, first stage first, for the rebalance suggestion. Empty:
   // the ranks' own `bubblescope:layers=N` annotations, if every rank of a pipeline has one.
   std::vector<int32_t> layers_per_stage;
+  // Also predict each pipeline's trade-off (whatif::TradeoffCandidates) for the pictures: a
+  // dozen simulations per pipeline that only the HTML report draws.
+  bool tradeoff = false;
 };
 
 enum class LayerCountSource : uint8_t { kUser, kAnnotations };
@@ -109,6 +112,8 @@ struct Pipeline {
   // Shallower configurations of the same samples (m x2 same global batch, interleaved v=2,
   // ZB-H1) predicted on the model.
   std::optional<whatif::Result> depth_remedies;
+  // With Options::tradeoff and a model: the trade-off's predictions, or why there are none.
+  std::optional<absl::StatusOr<whatif::Result>> tradeoff;
   findings::Result findings;  // bubble findings and link findings, by cost
   root_causes::Result causes;  // the findings grouped under their causes, by predicted saving
   CrossRankFigures crossrank;

@@ -23,18 +23,6 @@ TimeNs MeanOverStages(const schedule_inference::Result& shape,
   return static_cast<TimeNs>(std::llround(total / static_cast<double>(shape.stages.size())));
 }
 
-OpType OpTypeOf(sim::OpType type) {
-  switch (type) {
-    case sim::OpType::kForward:
-      return OpType::kForward;
-    case sim::OpType::kBackward:
-      return OpType::kBackward;
-    case sim::OpType::kWeightGrad:
-      return OpType::kWeightGrad;
-  }
-  return OpType::kForward;
-}
-
 }  // namespace
 
 std::string_view IdealSourceName(IdealSource source) {

@@ -14,18 +14,6 @@ namespace {
 using pipeline::OpType;
 using pipeline::PipelineOp;
 
-OpType OpTypeOf(sim::OpType type) {
-  switch (type) {
-    case sim::OpType::kForward:
-      return OpType::kForward;
-    case sim::OpType::kBackward:
-      return OpType::kBackward;
-    case sim::OpType::kWeightGrad:
-      return OpType::kWeightGrad;
-  }
-  return OpType::kForward;
-}
-
 // The schedule's program of every stage, or nothing when the simulator does not model the shape
 // (or it is larger than the ops measured, which a damaged trace could claim: the programs stay
 // linear in the input).
@@ -60,7 +48,7 @@ void LabelFromProgram(const std::vector<sim::Op>& program, std::vector<TimelineO
   if (static_cast<size_t>(last - first) != program.size()) return;
   for (size_t k = 0; k < program.size(); ++k) {
     const TimelineOp& op = first[static_cast<std::ptrdiff_t>(k)];
-    if (op.type != OpTypeOf(program[k].type)) return;
+    if (op.type != pipeline::OpTypeOf(program[k].type)) return;
   }
   for (size_t k = 0; k < program.size(); ++k) {
     TimelineOp& op = first[static_cast<std::ptrdiff_t>(k)];

@@ -5,8 +5,10 @@
 
 #include <limits>
 
+#include "pipeline/pipeline_op.h"
 #include "pipeline/schedule_inference.h"
 #include "simulator/config.h"
+#include "simulator/program.h"
 
 namespace bubblescope::pipeline {
 
@@ -25,6 +27,19 @@ inline sim::Schedule SimScheduleOf(schedule_inference::ScheduleFamily family) {
       return sim::Schedule::kForwardOnly;
   }
   return sim::Schedule::kGpipe;
+}
+
+// The simulator's op type as the pipeline's.
+inline OpType OpTypeOf(sim::OpType type) {
+  switch (type) {
+    case sim::OpType::kForward:
+      return OpType::kForward;
+    case sim::OpType::kBackward:
+      return OpType::kBackward;
+    case sim::OpType::kWeightGrad:
+      return OpType::kWeightGrad;
+  }
+  return OpType::kForward;
 }
 
 // `schedule` at p, m and v, one iteration of one kernel per op on free links, no launch gaps,

@@ -5,6 +5,7 @@
 // `bubblescope.whatif/1` (docs/whatif.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,9 @@ struct PipelineWhatIf {
   int32_t pipeline = 0;              // index in the job's pipelines
   std::vector<int32_t> ranks;        // in stage order
   absl::StatusOr<whatif::Result> result;
+  // For the HTML page only: the trade-off's predictions (whatif::TradeoffCandidates); nullopt
+  // when not made.
+  std::optional<absl::StatusOr<whatif::Result>> tradeoff;
 };
 
 std::string WhatIfText(const std::vector<PipelineWhatIf>& pipelines);

@@ -448,4 +448,34 @@ absl::StatusOr<Prediction> PredictAsMeasured(const Model& model) {
   return prediction;
 }
 
+std::vector<Candidate> TradeoffCandidates(const Model& model) {
+  const Candidate measured = AsMeasured(model);
+  std::vector<std::pair<sim::Schedule, int32_t>> schedules = {
+      {measured.schedule, measured.virtual_stages}};
+  if (model.schedule != sim::Schedule::kForwardOnly) {
+    for (const auto& other :
+         std::vector<std::pair<sim::Schedule, int32_t>>{{sim::Schedule::k1F1B, 1},
+                                                        {sim::Schedule::kInterleaved1F1B, 2},
+                                                        {sim::Schedule::kZeroBubbleH1, 1}}) {
+      if (other != schedules.front()) schedules.push_back(other);
+    }
+  }
+  std::vector<int32_t> ms;
+  if (model.m >= 2 && model.m % 2 == 0) ms.push_back(model.m / 2);
+  for (int32_t factor : {1, 2, 4}) ms.push_back(model.m * factor);
+  std::vector<Candidate> candidates;
+  for (const auto& [schedule, v] : schedules) {
+    for (int32_t m : ms) {
+      Candidate candidate{.schedule = schedule,
+                                  .microbatches = m,
+                                  .virtual_stages = v,
+                                  .same_global_batch = m != model.m,
+                                  .layers_per_stage = {}};
+      if (schedule == measured.schedule && v == measured.virtual_stages && m == model.m) continue;
+      candidates.push_back(std::move(candidate));
+    }
+  }
+  return candidates;
+}
+
 }  // namespace bubblescope::whatif

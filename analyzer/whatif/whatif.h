@@ -150,6 +150,11 @@ absl::Status ValidateModel(const Model& model);
 std::vector<Candidate> DefaultCandidates(const Model& model,
                                          const std::vector<int32_t>& rebalance = {});
 
+// The trade-off the pictures draw (docs/html-report.md, "What if"): m/2 (m even), m, 2m and 4m
+// microbatches of the same samples under the measured schedule and, for a training job, 1f1b,
+// interleaved v=2 and zb-h1; never the measured configuration itself (a result's baseline).
+std::vector<Candidate> TradeoffCandidates(const Model& model);
+
 // A candidate the simulator refuses carries its problem instead. Empty `candidates`: the
 // defaults. FailedPreconditionError when the measured configuration itself cannot be simulated.
 absl::StatusOr<Result> Analyze(const Model& model, const std::vector<Candidate>& candidates);

@@ -132,6 +132,8 @@ TEST(BubbleTest, EveryWaitInEveryGapIsItsOwnSpan) {
                                                        {IdleKind::kCommWait, 130, 140},
                                                        {IdleKind::kEmpty, 140, 200},
                                                        {IdleKind::kCommWait, 300, 400}}));
+  // Overlapping or not, the union of its communication.
+  EXPECT_EQ(figures.comm_spans, (std::vector<TimeRange>{{110, 120}, {130, 140}, {250, 450}}));
   // stall 100 + 100; comm_wait 10 + 10 + 100.
   ExpectSplit(figures, {300, 200, 0, 0, 200, 120, 80});
 }

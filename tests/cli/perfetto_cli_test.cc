@@ -1,6 +1,7 @@
 // End to end: `bubblescope analyze --perfetto FILE` with the real binary. The merged trace is
 // written beside the report, analyses back to the same figures, is never written over an input
 // or the report, and a damaged or re-merged one fails with one line.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -57,12 +58,16 @@ TEST(PerfettoCliTest, NeverWritesOverAnInputOrTheReport) {
                                  ": it is the input "));
   EXPECT_EQ(ReadFile(input), before);
 
-  const std::string report = dir.path() + "/report.txt";
-  run = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir.path() + "/set", "-o", report,
-                    "--perfetto", report});
-  EXPECT_EQ(run.exit_status, 1);
-  EXPECT_THAT(run.err, HasSubstr("bubblescope: --perfetto: cannot write " + report));
-  EXPECT_THAT(ReadFile(report), HasSubstr("bubble"));  // the report stays as written
+  // Naming the -o or --html file is a usage error, found before anything is read or written.
+  for (const char* flag : {"-o", "--html"}) {
+    const std::string report = dir.path() + "/report.out";
+    run = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir.path() + "/set", flag, report,
+                      "--perfetto", report});
+    EXPECT_EQ(run.exit_status, 2);
+    EXPECT_EQ(run.err, "bubblescope: --perfetto names the same file as " + std::string(flag) +
+                           ", " + report + "\n");
+    EXPECT_FALSE(std::filesystem::exists(report));
+  }
 }
 
 TEST(PerfettoCliTest, ADamagedMergedTraceIsOneLineWithItsByteAndExitTwo) {

@@ -1,0 +1,231 @@
+#include "report/html_pipeline.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "report/cause_report.h"
+#include "report/html_charts.h"
+#include "report/html_svg.h"
+#include "report/html_timeline.h"
+#include "report/html_whatif.h"
+#include "report/job_report.h"
+#include "report/units.h"
+
+namespace bubblescope::html {
+namespace {
+
+std::string Ms(double ns) { return absl::StrCat(Millis(ns), " ms"); }
+
+std::string StageLabel(const StageRow& row) {
+  return absl::StrCat("stage ", row.stage < 0 ? std::string("?") : absl::StrCat(row.stage),
+                      " \xC2\xB7 rank ", row.rank);
+}
+
+std::string Headline(const job::Pipeline& pipeline) {
+  const bubble::Result& bubble = pipeline.bubble;
+  std::string out =
+      absl::StrCat("<p class=hl>Bubble <b>", Percent(bubble.bubble_fraction), "%</b> measured");
+  if (pipeline.ideal.has_value()) {
+    absl::StrAppend(
+        &out, " against <b>", Percent(pipeline.ideal->fraction), "%</b> for its schedule alone (",
+        Esc(pipeline::IdealSourceName(pipeline.ideal->source)), "): excess ",
+        absl::StrFormat("%.1f", 100.0 * (bubble.bubble_fraction - pipeline.ideal->fraction)),
+        " points");
+  }
+  absl::StrAppend(&out, ". Iteration ", Ms(static_cast<double>(bubble.latency.p50)), " median, ",
+                  Ms(static_cast<double>(bubble.latency.p90)), " p90, ",
+                  Ms(static_cast<double>(bubble.latency.max)), " max, over ",
+                  bubble.complete_iterations, " complete of ", bubble.iterations.size(),
+                  " iterations.</p>\n");
+  const std::string incomplete = IncompletePipelineText(pipeline);
+  if (!incomplete.empty()) absl::StrAppend(&out, "<p class=warn>", Esc(incomplete), "</p>\n");
+  std::vector<std::string> notes = pipeline.crossrank.plausibility.notes;
+  if (pipeline.shape.has_value()) {
+    notes.insert(notes.end(), pipeline.shape->notes.begin(), pipeline.shape->notes.end());
+  } else if (!pipeline.shape_problem.empty()) {
+    notes.push_back(absl::StrCat("shape unknown: ", pipeline.shape_problem));
+  }
+  for (const std::string& note : notes) {
+    absl::StrAppend(&out, "<p class=note>", Esc(note), "</p>\n");
+  }
+  return out;
+}
+
+// The causes, ranked by what fixing each is predicted to save, each with its findings.
+std::string Causes(const job::Pipeline& pipeline) {
+  const std::vector<findings::Finding>& all = pipeline.findings.findings;
+  if (pipeline.causes.causes.empty()) return "<h3>Causes</h3>\n<p>No finding.</p>\n";
+  std::string out = "<h3>Causes, by predicted saving</h3>\n<ol class=causes>";
+  for (const root_causes::RootCause& cause : pipeline.causes.causes) {
+    absl::StrAppend(&out, "<li class=", std::string(SeverityName(cause.severity)), ">",
+                    Esc(CauseSentence(cause)), "<br>Costs ",
+                    Ms(static_cast<double>(cause.cost_per_iteration_ns)),
+                    " of rank time per iteration. Next: ", Esc(cause.next_step));
+    // The findings under a cause can be one per rank: folded, so the pictures stay near the top.
+    absl::StrAppend(&out, "<details><summary>", cause.findings.size(),
+                    cause.findings.size() == 1 ? " finding" : " findings", "</summary><ul>");
+    for (size_t index : cause.findings) {
+      if (index >= all.size()) continue;
+      const findings::Finding& finding = all[index];
+      absl::StrAppend(&out, "<li>", Esc(findings::KindName(finding.kind)), ": ",
+                      Esc(finding.message));
+    }
+    absl::StrAppend(&out, "</ul></details>");
+  }
+  absl::StrAppend(&out, "</ol>\n");
+  return out;
+}
+
+// Each stage's complete iterations: compute and the kinds of idle as shares of the window.
+std::string StageBars(const job::Pipeline& pipeline) {
+  const bubble::Result& bubble = pipeline.bubble;
+  std::vector<BarRow> rows;
+  for (const StageRow& row : StageRows(pipeline)) {
+    if (row.figures >= bubble.per_rank.size()) continue;
+    const bubble::RankTotals& totals = bubble.per_rank[row.figures];
+    const double window = static_cast<double>(totals.window);
+    BarRow bar{.label = StageLabel(row), .segments = {}};
+    const auto add = [&](const char* css, const char* what, TimeNs ns) {
+      const double share = window > 0 ? static_cast<double>(ns) / window : 0.0;
+      bar.segments.push_back(
+          {.css_class = css,
+           .value = share,
+           .tooltip = absl::StrCat(StageLabel(row), ": ", what, " ", Percent(share), "% (",
+                                   Ms(static_cast<double>(ns)), ")")});
+    };
+    add("cp", "compute", totals.compute);
+    add(IdleClass(bubble::IdleKind::kFill), "fill", totals.fill);
+    add(IdleClass(bubble::IdleKind::kCommWait), "comm_wait", totals.comm_wait);
+    add(IdleClass(bubble::IdleKind::kEmpty), "empty", totals.empty);
+    add(IdleClass(bubble::IdleKind::kDrain), "drain", totals.drain);
+    rows.push_back(std::move(bar));
+  }
+  if (bubble.complete_iterations == 0 || rows.empty()) {
+    return "<h3>Per stage</h3>\n<p class=note>No complete iteration: no per-stage figures.</p>\n";
+  }
+  return absl::StrCat(
+      "<h3>Per stage: where the window goes</h3>\n<p>Summed over the ", bubble.complete_iterations,
+      " complete iterations, as shares of the window; stall is comm_wait plus empty.</p>\n",
+      StackedBars(rows, 1.0, [](double share) { return absl::StrCat(Px(100 * share), "%"); }),
+      "\n");
+}
+
+std::string Latency(const bubble::Result& bubble) {
+  std::vector<Column> columns;
+  for (const bubble::IterationFigures& iteration : bubble.iterations) {
+    columns.push_back(
+        {.label = absl::StrCat(iteration.number),
+         .value = static_cast<double>(iteration.window()) / 1e6,
+         .css_class = iteration.complete ? "lc" : "li",
+         .tooltip = absl::StrCat("iteration ", iteration.number, ": ",
+                                 Ms(static_cast<double>(iteration.window())), ", bubble ",
+                                 Percent(iteration.bubble_fraction), "%",
+                                 iteration.complete ? "" : " (incomplete, left out of totals)")});
+  }
+  if (columns.empty()) return "";
+  return absl::StrCat(
+      "<h3>Latency per iteration</h3>\n<p>Each iteration's window, first to last device "
+      "activity; incomplete iterations pale; the line is the median.</p>\n",
+      Columns(columns, static_cast<double>(bubble.latency.p50) / 1e6, "median",
+              [](double ms) { return absl::StrFormat("%g ms", ms); }),
+      "\n");
+}
+
+std::string Memory(const job::Pipeline& pipeline) {
+  const bubble::Result& bubble = pipeline.bubble;
+  int64_t largest = 0;
+  for (const bubble::RankTotals& totals : bubble.per_rank) {
+    largest = std::max({largest, totals.memory.allocated_bytes, totals.memory.reserved_bytes});
+  }
+  const ByteUnit unit = ByteUnitFor(largest);
+  const double gib = unit.bytes;
+  std::vector<BarRow> rows;
+  for (const StageRow& row : StageRows(pipeline)) {
+    if (row.figures >= bubble.per_rank.size()) continue;
+    const MemoryPeak& memory = bubble.per_rank[row.figures].memory;
+    if (memory.allocated_bytes < 0) continue;
+    const int64_t reserved = std::max(memory.reserved_bytes, memory.allocated_bytes);
+    rows.push_back(
+        {.label = StageLabel(row),
+         .segments = {{.css_class = "ma",
+                       .value = static_cast<double>(memory.allocated_bytes) / gib,
+                       .tooltip = absl::StrCat(StageLabel(row), ": peak allocated ",
+                                               BinaryBytes(memory.allocated_bytes))},
+                      {.css_class = "mr",
+                       .value = static_cast<double>(reserved - memory.allocated_bytes) / gib,
+                       .tooltip = absl::StrCat(StageLabel(row), ": peak reserved ",
+                                               BinaryBytes(memory.reserved_bytes))}}});
+  }
+  if (rows.empty() || largest <= 0) {
+    return "<h3>Memory peaks per stage</h3>\n<p class=note>No memory samples in the trace (or "
+           "none above zero).</p>\n";
+  }
+  const double max_gib = static_cast<double>(largest) / gib;
+  return absl::StrCat(
+      "<h3>Memory peaks per stage</h3>\n<p>Peak allocated, and reserved beyond "
+      "it, in ",
+      unit.name, ".</p>\n",
+      StackedBars(rows, max_gib > 0 ? max_gib : 1.0,
+                  [](double v) { return absl::StrFormat("%g", v); }),
+      "\n");
+}
+
+std::string StageOf(const std::vector<int32_t>& order, int32_t rank) {
+  auto it = std::find(order.begin(), order.end(), rank);
+  return it == order.end() ? std::string("-") : absl::StrCat(it - order.begin());
+}
+
+std::string Links(const job::CrossRankFigures& figures) {
+  if (figures.links.empty()) return "<h3>Links</h3>\n<p>No link measured.</p>\n";
+  const std::vector<int32_t>& order = figures.pipeline.stage_order();
+  std::string out =
+      "<h3>Links</h3>\n<table><tr><th>ranks<th>stages<th>transfers<th>MiB<th>transfer "
+      "median<th>Gbit/s median<th>Gbit/s p10<th>sender wait<th>receiver wait<th>\n";
+  const auto gbps = [](const link_stats::Link& link, double value) {
+    return link.bandwidth_samples == 0 ? std::string("-") : absl::StrFormat("%.2f", value);
+  };
+  for (const link_stats::Link& link : figures.links) {
+    absl::StrAppend(
+        &out, Row({absl::StrCat(link.src, "\xE2\x86\x92", link.dst),
+                   absl::StrCat(StageOf(order, link.src), "\xE2\x86\x92", StageOf(order, link.dst)),
+                   absl::StrCat(link.transfers),
+                   link.median_message_bytes < 0
+                       ? std::string("-")
+                       : absl::StrFormat("%.2f", static_cast<double>(link.bytes) / (1 << 20)),
+                   Ms(static_cast<double>(link.transfer_median_ns)), gbps(link, link.gbps_median),
+                   gbps(link, link.gbps_p10), Ms(static_cast<double>(link.sender_wait_ns)),
+                   Ms(static_cast<double>(link.receiver_wait_ns)),
+                   link.slow ? absl::StrFormat("SLOW (reference %.2f)", link.reference_gbps)
+                             : std::string()},
+                  link.slow ? "slow" : ""));
+  }
+  absl::StrAppend(&out, "</table>\n");
+  return out;
+}
+
+}  // namespace
+
+std::string ShapeText(const job::Pipeline& pipeline) {
+  if (!pipeline.shape.has_value()) return "shape unknown";
+  const schedule_inference::Result& shape = *pipeline.shape;
+  return absl::StrCat("p=", shape.p, " m=", shape.m, " v=", shape.v, " ",
+                      std::string(schedule_inference::ScheduleFamilyName(shape.family)));
+}
+
+std::string PipelineDetails(const job::Pipeline& pipeline, size_t index, bool open) {
+  std::vector<int32_t> ranks;
+  for (const StageRow& row : StageRows(pipeline)) ranks.push_back(row.rank);
+  return absl::StrCat("<details id=p", index, open ? " open" : "", "><summary>Pipeline ", index,
+                      ": ", Esc(ShapeText(pipeline)), ", ranks ", absl::StrJoin(ranks, ","),
+                      ", bubble ", Percent(pipeline.bubble.bubble_fraction), "%</summary>\n",
+                      Headline(pipeline), Causes(pipeline), TimelineSection(pipeline, index),
+                      StageBars(pipeline), Latency(pipeline.bubble), Memory(pipeline),
+                      Links(pipeline.crossrank), WhatIfSection(pipeline), "</details>\n");
+}
+
+}  // namespace bubblescope::html

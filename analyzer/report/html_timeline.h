@@ -1,0 +1,40 @@
+// The schedule picture of one pipeline in the HTML report (docs/html-report.md, "Timeline"):
+// one row per stage in stage order, time to the right on the pipeline's reference clock; each
+// measured op a cell coloured by its type (forward, backward, weight-grad) with its microbatch
+// as a label where the cell is wide enough and in a tooltip on every cell; each idle span of the
+// bubble (fill, drain, comm_wait, empty) a cell of its own. One iteration is shown, any other is
+// a choice away (kept in <template> elements the page's script swaps in); the schedule's own
+// run at the mean stage times (pipeline::IdealBubble::schedule) is drawn below on the same
+// time scale, so the two compare by eye.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "job/job.h"
+
+namespace bubblescope::html {
+
+// A rank of the pipeline as a row of its pictures.
+struct StageRow {
+  int32_t stage = -1;  // its position in the stage order; -1 when the order does not place it
+  int32_t rank = -1;
+  size_t figures = 0;  // index into bubble::Result::per_rank and IterationFigures::ranks
+};
+
+// The pipeline's ranks in stage order (ranks the order does not place last, in the bubble's
+// order): the rows of the timeline and of every per-stage chart.
+std::vector<StageRow> StageRows(const job::Pipeline& pipeline);
+
+// The iteration shown first: the first complete one whose window is the median (the typical
+// iteration); else the first complete one; else the first. Index into bubble.iterations; 0
+// when there is none.
+size_t DefaultIteration(const bubble::Result& bubble);
+
+// The iteration chooser, the chosen iteration's SVG, the others' in templates, and the
+// theoretical schedule's SVG, for pipeline `index` of the job (ids are made from it).
+std::string TimelineSection(const job::Pipeline& pipeline, size_t index);
+
+}  // namespace bubblescope::html

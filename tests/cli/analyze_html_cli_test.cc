@@ -1,0 +1,104 @@
+// End to end: `bubblescope analyze --html FILE` (and `whatif --html`) writes the HTML report
+// beside the usual report, never over an input, and refuses to share a file with -o.
+#include <filesystem>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "support/subprocess.h"
+#include "support/test_files.h"
+
+namespace bubblescope::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// The bundled 1F1B set (p=4, m=8, its truth beside it), copied so nothing in the source tree
+// can be touched.
+class AnalyzeHtmlCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::copy(std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/sim_1f1b_p4_m8", traces_);
+  }
+  CommandResult Analyze(std::vector<std::string> extra) {
+    std::vector<std::string> argv = {BUBBLESCOPE_BINARY, "analyze", traces_.string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunCommand(argv);
+  }
+  std::string Path(const std::string& name) const {
+    return (fs::path(dir_.path()) / name).string();
+  }
+
+  TempDir dir_;
+  fs::path traces_ = fs::path(dir_.path()) / "traces";
+};
+
+TEST_F(AnalyzeHtmlCliTest, WritesThePageBesideTheTextReport) {
+  const std::string page = Path("report.html");
+  CommandResult run = Analyze({"--html", page});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("pipeline 0: ranks"));  // the text report, as without --html
+  const std::string html = ReadFile(page);
+  EXPECT_THAT(html, StartsWith("<!DOCTYPE html>"));
+  // One pipeline of four stages, open: four stage rows in the shown iteration's picture.
+  EXPECT_THAT(html, HasSubstr("<details id=p0 open>"));
+  EXPECT_THAT(html, HasSubstr("<g class=sr data-stage=3 "));
+  EXPECT_THAT(html, ::testing::Not(HasSubstr("<g class=sr data-stage=4 ")));
+}
+
+TEST_F(AnalyzeHtmlCliTest, NeverWrittenOverAnInput) {
+  const std::string input = (traces_ / "rank0.pt.trace.json.gz").string();
+  const std::string before = ReadFile(input);
+  CommandResult run = Analyze({"--html", input});
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_THAT(run.err,
+              HasSubstr("\nbubblescope: --html: cannot write " + input + ": it is the input"));
+  EXPECT_EQ(ReadFile(input), before);
+  // truth.json, passed over in the directory, is protected as well.
+  const std::string truth = (traces_ / "truth.json").string();
+  const std::string truth_before = ReadFile(truth);
+  EXPECT_EQ(Analyze({"--html", truth}).exit_status, 1);
+  EXPECT_EQ(ReadFile(truth), truth_before);
+}
+
+TEST_F(AnalyzeHtmlCliTest, SameFileAsTheReportIsAUsageError) {
+  const std::string both = Path("report");
+  CommandResult run = Analyze({"-o", both, "--html", both});
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.err, "bubblescope: --html and -o name the same file, " + both + "\n");
+  EXPECT_FALSE(fs::exists(both));
+}
+
+// whatif --html, from traces and from analyze's JSON report (no trace read): the predictions'
+// table and the chart, for the one pipeline.
+TEST_F(AnalyzeHtmlCliTest, WhatIfWritesItsPageToo) {
+  const std::string report = Path("report.json");
+  ASSERT_EQ(Analyze({"--format", "json", "-o", report}).exit_status, 0);
+  for (const std::string& input : {traces_.string(), report}) {
+    SCOPED_TRACE(input);
+    const std::string page = Path("whatif.html");
+    CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "whatif", input, "--html", page});
+    ASSERT_EQ(run.exit_status, 0) << run.err;
+    EXPECT_THAT(run.out, HasSubstr("as measured, modelled"));  // the text report as before
+    const std::string html = ReadFile(page);
+    EXPECT_THAT(html, StartsWith("<!DOCTYPE html>"));
+    EXPECT_THAT(html, HasSubstr("<details id=p0 open><summary>Pipeline 0: ranks "));
+    EXPECT_THAT(html, HasSubstr("<h3>Predictions</h3>"));
+    EXPECT_THAT(html, HasSubstr("<tr><td>as measured, modelled: 1f1b m=8 v=1<td>"));
+    EXPECT_THAT(html, HasSubstr("<h3>What if: bubble and memory against m</h3>"));
+  }
+}
+
+TEST_F(AnalyzeHtmlCliTest, HelpNamesTheFlag) {
+  for (const char* verb : {"analyze", "whatif"}) {
+    CommandResult help = RunCommand({BUBBLESCOPE_BINARY, verb, "--help"});
+    EXPECT_EQ(help.exit_status, 0);
+    EXPECT_THAT(help.out, HasSubstr("--html FILE"));
+    EXPECT_THAT(help.out, HasSubstr("docs/html-report.md"));
+  }
+}
+
+}  // namespace
+}  // namespace bubblescope::testing

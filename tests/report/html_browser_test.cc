@@ -1,0 +1,256 @@
+// The HTML report in a real browser (headless Chromium): it loads without a console error, the
+// inline script switches iterations (the address `#p0i{K}` opens iteration K, checked in the
+// DOM after the script ran), and a screenshot is kept under the build directory for a person to
+// look at. Prints each page's size and load time (navigation start to the load event, layout
+// forced) for a job of 8 stages x 64 microbatches and one of 64 pipelines.
+//
+// Skips, saying so, where no Chromium is installed (scripts/install-deps.sh installs it).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "job/job.h"
+#include "job/sim_job.h"
+#include "report/html_parse.h"
+#include "report/html_report.h"
+#include "simulator/simulator.h"
+#include "support/subprocess.h"
+#include "support/test_files.h"
+
+namespace bubblescope {
+namespace {
+
+using html_testing::Count;
+using testing::CommandResult;
+using testing::RunCommand;
+using testing::TempDir;
+
+// BUBBLESCOPE_CHROMIUM, else the names Debian and others install it under.
+std::string FindChromium() {
+  std::vector<std::string> candidates;
+  if (const char* named = std::getenv("BUBBLESCOPE_CHROMIUM")) candidates.emplace_back(named);
+  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser",
+                           "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"}) {
+    candidates.emplace_back(path);
+  }
+  for (const std::string& path : candidates) {
+    if (::access(path.c_str(), X_OK) == 0) return path;
+  }
+  return "";
+}
+
+sim::Config Pipeline(int32_t p, int32_t m, int32_t iterations) {
+  sim::Config config;
+  config.schedule = sim::Schedule::k1F1B;
+  config.stages = p;
+  config.microbatches = m;
+  config.iterations = iterations;
+  config.costs.assign(static_cast<size_t>(p),
+                      sim::StageCost{.forward = 200'000, .backward = 400'000, .weight_grad = 0});
+  config.activation_bytes = int64_t{1} << 20;
+  config.link = sim::Link{.gbps = 100.0, .latency_ns = 0};
+  config.launch_gap_ns = 2000;
+  config.optimizer_ns = 50'000;
+  config.jitter = 0.05;
+  config.weights_bytes.assign(static_cast<size_t>(p), int64_t{3} << 30);
+  config.activation_stash_bytes = int64_t{256} << 20;
+  for (int32_t s = 0; s < p; ++s) config.stage_to_rank.push_back(p - 1 - s);
+  return config;
+}
+
+job::Result AnalyzeTrace(const Trace& trace) {
+  absl::StatusOr<job::Result> result = job::Analyze(trace, [] {
+    job::Options options;
+    options.tradeoff = true;  // the what-if chart
+    return options;
+  }());
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? *std::move(result) : job::Result{};
+}
+
+// Where the screenshots and pages stay after the test, for a person to open.
+std::string ArtifactDir() {
+  const std::string dir = std::string(BUBBLESCOPE_ARTIFACT_DIR) + "/html_report";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+struct BrowserRun {
+  CommandResult command;
+  std::vector<std::string> console_errors;  // lines the page's console or script errors left
+};
+
+// Chromium on `url` with `mode` (--dump-dom or --screenshot=FILE), as root in a container can
+// run it: no sandbox, a throwaway profile, logging to stderr so script errors show.
+BrowserRun RunChromium(const std::string& chromium, const std::string& url,
+                       const std::string& mode) {
+  TempDir profile;
+  BrowserRun run;
+  run.command =
+      RunCommand({chromium, "--headless", "--disable-gpu", "--no-sandbox",
+                  "--enable-logging=stderr", "--v=0", "--hide-scrollbars",
+                  "--user-data-dir=" + profile.path(), "--window-size=1400,1000", mode, url},
+                 90);
+  for (const std::string& line : std::vector<std::string>(absl::StrSplit(run.command.err, '\n'))) {
+    if (line.find("CONSOLE") != std::string::npos || line.find("Uncaught") != std::string::npos) {
+      run.console_errors.push_back(line);
+    }
+  }
+  return run;
+}
+
+// The page with a probe added (never in the product): on the load event, layout is forced
+// and the time since navigation start written into the body, for --dump-dom to show.
+std::string WithLoadProbe(std::string page) {
+  const size_t end = page.rfind("</body>");
+  page.insert(end,
+              "<script>addEventListener('load',()=>{document.body.offsetHeight;"
+              "document.body.dataset.loadMs=Math.round(performance.now())})</script>");
+  return page;
+}
+
+int64_t LoadMs(const std::string& dom) {
+  const std::string_view value = html_testing::Between(dom, "data-load-ms=\"", "\"");
+  return value.empty() ? -1 : std::stoll(std::string(value));
+}
+
+// The load time of the probed page at `url` (DOM dumped into *dom when given); -1 when the
+// page never finished loading.
+int64_t MeasureLoad(const std::string& chromium, const std::string& url, std::string* dom) {
+  const BrowserRun run = RunChromium(chromium, url, "--dump-dom");
+  EXPECT_EQ(run.command.exit_status, 0) << run.command.err;
+  EXPECT_TRUE(run.console_errors.empty()) << run.console_errors.front();
+  if (dom != nullptr) *dom = run.command.out;
+  return LoadMs(run.command.out);
+}
+
+// Writes `page` as `name`.html (and a probed copy), loads it, fails on console errors, and
+// returns the DOM after the script ran at `fragment`; prints size and load time, beside the load
+// time of an empty page in the same browser (what starting a page costs on this machine now).
+std::string LoadAndMeasure(const std::string& chromium, const std::string& page,
+                           const std::string& name, const std::string& fragment) {
+  const std::string dir = ArtifactDir();
+  const std::string path = dir + "/" + name + ".html";
+  const std::string probed = dir + "/" + name + ".probe.html";
+  const std::string empty = dir + "/empty.probe.html";
+  testing::WriteFile(path, page);
+  testing::WriteFile(probed, WithLoadProbe(page));
+  testing::WriteFile(empty,
+                     WithLoadProbe("<!DOCTYPE html>\n<html><body><p>empty</p></body></html>"));
+  std::string dom;
+  const int64_t load_ms = MeasureLoad(chromium, "file://" + probed + fragment, &dom);
+  const int64_t empty_ms = MeasureLoad(chromium, "file://" + empty, nullptr);
+  EXPECT_GE(load_ms, 0) << "no load time in the DOM: the page did not finish loading";
+  EXPECT_GE(empty_ms, 0);
+  std::printf("[html] %s: %zu bytes (%.2f MiB), load %lld ms (an empty page: %lld ms); page %s\n",
+              name.c_str(), page.size(), static_cast<double>(page.size()) / (1 << 20),
+              static_cast<long long>(load_ms), static_cast<long long>(empty_ms), path.c_str());
+  // "Well under a second" on a quiet machine; the bound on what the page adds leaves room for a
+  // loaded CI runner and still catches a page grown several times slower.
+  EXPECT_LT(load_ms - empty_ms, 2000);
+  const std::string shot = dir + "/" + name + ".png";
+  const BrowserRun screenshot = RunChromium(chromium, "file://" + path, "--screenshot=" + shot);
+  EXPECT_EQ(screenshot.command.exit_status, 0) << screenshot.command.err;
+  EXPECT_TRUE(screenshot.console_errors.empty()) << screenshot.console_errors.front();
+  EXPECT_TRUE(std::filesystem::exists(shot));
+  std::printf("[html] screenshot: %s\n", shot.c_str());
+  return dom;
+}
+
+TEST(HtmlBrowserTest, EightStagesBySixtyFourMicrobatches) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
+                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
+                    "in a browser";
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(Pipeline(8, 64, 3));
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  const job::Result result = AnalyzeTrace(simulation->trace);
+  ASSERT_EQ(result.pipelines.size(), 1u);
+  const auto analysed = std::chrono::steady_clock::now();
+  const std::string page = AnalyzeHtml(result, SummaryReportOptions{});
+  const auto rendered = std::chrono::steady_clock::now();
+  std::printf(
+      "[html] 8x64: analysed in %lld ms, rendered in %lld ms\n",
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(analysed - begin).count()),
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(rendered - analysed).count()));
+  // Readable at this size: every op of every iteration has its microbatch written on it.
+  for (const html_testing::IterationSvg& iteration :
+       html_testing::IterationSvgs(html_testing::PipelineBlock(page, 0))) {
+    const std::vector<html_testing::SvgRow> rows = html_testing::Rows(iteration.svg);
+    ASSERT_EQ(rows.size(), 8u);
+    for (const html_testing::SvgRow& row : rows) {
+      for (const char* type : {"F", "B"}) {
+        const std::vector<const html_testing::Cell*> cells = row.Of(type);
+        EXPECT_EQ(cells.size(), 64u);
+        EXPECT_EQ(std::count_if(cells.begin(), cells.end(),
+                                [](const html_testing::Cell* cell) { return cell->label.empty(); }),
+                  0)
+            << "iteration " << iteration.number << " stage " << row.stage << " " << type;
+      }
+    }
+  }
+  // The last iteration, chosen through the address: the script swaps it in.
+  const int64_t last = result.pipelines[0].bubble.iterations.back().number;
+  const std::string dom = LoadAndMeasure(chromium, page, "report_8x64", absl::StrCat("#p0i", last));
+  const std::string_view box = html_testing::Between(dom, "id=\"p0t\"", "</div>");
+  ASSERT_FALSE(box.empty()) << "no timeline box in the DOM";
+  EXPECT_EQ(box.substr(0, box.find('>')).find(absl::StrCat("data-it=\"", last, "\"")) !=
+                std::string_view::npos,
+            true)
+      << box.substr(0, 80);
+  // The swapped-in iteration: 8 stage rows of 64 forward and 64 backward cells.
+  EXPECT_EQ(Count(box, "class=\"sr\""), 8u);
+  EXPECT_EQ(Count(box, "<rect class=\"F\""), 8u * 64u);
+  EXPECT_EQ(Count(box, "<rect class=\"B\""), 8u * 64u);
+  // The iteration it replaced went into a template: still 2 of the 3 iterations kept there.
+  const std::string_view block = html_testing::Between(dom, "<details id=\"p0\"", "<h2>Job</h2>");
+  EXPECT_EQ(Count(block, "<template data-it="), 2u);
+  EXPECT_EQ(Count(block, "<option value="), 3u);
+}
+
+TEST(HtmlBrowserTest, SixtyFourPipelines) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
+                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
+                    "in a browser";
+  }
+  constexpr int kPipelines = 64;
+  std::vector<sim::Simulation> replicas;
+  for (int j = 0; j < kPipelines; ++j) {
+    sim::Config config = Pipeline(4, 8, 2);
+    config.seed = static_cast<uint64_t>(j + 1);
+    absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+    ASSERT_TRUE(simulation.ok()) << simulation.status();
+    replicas.push_back(*std::move(simulation));
+  }
+  const job::Result result = AnalyzeTrace(crossrank_testing::MergeReplicas(replicas));
+  ASSERT_EQ(result.pipelines.size(), static_cast<size_t>(kPipelines));
+  const auto begin = std::chrono::steady_clock::now();
+  const std::string page = AnalyzeHtml(result, SummaryReportOptions{});
+  std::printf("[html] 64 pipelines: rendered in %lld ms\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - begin)
+                                         .count()));
+  const std::string dom = LoadAndMeasure(chromium, page, "report_64_pipelines", "");
+  EXPECT_EQ(Count(dom, "<details id=\"p"), static_cast<size_t>(kPipelines));
+  EXPECT_EQ(Count(dom, "<details id=\"p") - Count(dom, " open=\"\""), kPipelines - 1u);
+}
+
+}  // namespace
+}  // namespace bubblescope
