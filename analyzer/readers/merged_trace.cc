@@ -86,10 +86,13 @@ class LayoutReader {
     return false;
   }
 
-  simdjson::error_code ReadRanks(ondemand::value& value) {
+  // Calls read(element) for each element of the array `value`; anything else is noted as
+  // "<what> is not an array".
+  template <typename Read>
+  simdjson::error_code ForEachElement(ondemand::value& value, std::string_view what, Read read) {
     const std::string_view token = value.raw_json_token();
     if (token.empty() || token[0] != '[') {
-      Note(token, std::string("ranks is not an array"));
+      Note(token, absl::StrCat(std::string(what), " is not an array"));
       return simdjson::SUCCESS;
     }
     ondemand::array array;
@@ -97,9 +100,13 @@ class LayoutReader {
     for (auto element : array) {
       ondemand::value entry;
       if (auto error = element.get(entry)) return error;
-      if (auto error = ReadRank(entry)) return error;
+      if (auto error = read(entry)) return error;
     }
     return simdjson::SUCCESS;
+  }
+
+  simdjson::error_code ReadRanks(ondemand::value& value) {
+    return ForEachElement(value, "ranks", [this](ondemand::value& entry) { return ReadRank(entry); });
   }
 
   simdjson::error_code ReadRank(ondemand::value& value) {
@@ -172,19 +179,8 @@ class LayoutReader {
   }
 
   simdjson::error_code ReadProcesses(ondemand::value& value, size_t slot) {
-    const std::string_view token = value.raw_json_token();
-    if (token.empty() || token[0] != '[') {
-      Note(token, std::string("processes is not an array"));
-      return simdjson::SUCCESS;
-    }
-    ondemand::array array;
-    if (auto error = value.get_array().get(array)) return error;
-    for (auto element : array) {
-      ondemand::value entry;
-      if (auto error = element.get(entry)) return error;
-      if (auto error = ReadProcess(entry, slot)) return error;
-    }
-    return simdjson::SUCCESS;
+    return ForEachElement(value, "processes",
+                          [this, slot](ondemand::value& entry) { return ReadProcess(entry, slot); });
   }
 
   // {"pid": new pid, "original_pid": integer, string or null}.

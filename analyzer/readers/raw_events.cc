@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "readers/json_fields.h"
 #include "readers/json_repair.h"
 #include "readers/json_tokens.h"
 #include "readers/merged_trace.h"
@@ -55,12 +56,7 @@ class RawWalker {
     }
     ondemand::object root;
     if (auto error = document_.get_object().get(root)) return error;
-    for (auto field : root) {
-      ondemand::raw_json_string raw_key;
-      if (auto error = field.key().get(raw_key)) return error;
-      ondemand::value value;
-      if (auto error = field.value().get(value)) return error;
-      const std::string_view key = KeyText(raw_key.raw());
+    return ForEachField(root, [&](std::string_view key, ondemand::value& value) {
       if (key == kMergedMemberName) {
         members->merged = true;
       } else if (key == "baseTimeNanoseconds") {
@@ -71,8 +67,8 @@ class RawWalker {
         (key == "distributedInfo" ? members->distributed_info : members->device_properties) =
             std::string(text);
       }
-    }
-    return simdjson::SUCCESS;
+      return simdjson::SUCCESS;
+    });
   }
 
   simdjson::error_code Events(const std::function<void(const RawEvent&)>& visit) {
@@ -84,18 +80,12 @@ class RawWalker {
     }
     ondemand::object root;
     if (auto error = document_.get_object().get(root)) return error;
-    for (auto field : root) {
-      ondemand::raw_json_string raw_key;
-      if (auto error = field.key().get(raw_key)) return error;
-      if (KeyText(raw_key.raw()) != "traceEvents") continue;
-      ondemand::value value;
-      if (auto error = field.value().get(value)) return error;
+    return ForEachField(root, [&](std::string_view key, ondemand::value& value) {
       const std::string_view token = value.raw_json_token();
-      if (token.empty() || token[0] != '[') return simdjson::SUCCESS;
+      if (key != "traceEvents" || token.empty() || token[0] != '[') return simdjson::SUCCESS;
       if (auto error = value.get_array().get(events)) return error;
-      if (auto error = WalkEvents(events, visit)) return error;
-    }
-    return simdjson::SUCCESS;
+      return WalkEvents(events, visit);
+    });
   }
 
   // Where the walk stopped, as a file offset: the end of the text when the document could not
