@@ -23,6 +23,7 @@
 #include "job/sim_job.h"
 #include "report/html_parse.h"
 #include "report/html_report.h"
+#include "report/html_test_job.h"
 #include "simulator/simulator.h"
 #include "support/subprocess.h"
 #include "support/test_files.h"
@@ -50,22 +51,9 @@ std::string FindChromium() {
 }
 
 sim::Config Pipeline(int32_t p, int32_t m, int32_t iterations) {
-  sim::Config config;
-  config.schedule = sim::Schedule::k1F1B;
-  config.stages = p;
-  config.microbatches = m;
-  config.iterations = iterations;
-  config.costs.assign(static_cast<size_t>(p),
-                      sim::StageCost{.forward = 200'000, .backward = 400'000, .weight_grad = 0});
-  config.activation_bytes = int64_t{1} << 20;
-  config.link = sim::Link{.gbps = 100.0, .latency_ns = 0};
-  config.launch_gap_ns = 2000;
-  config.optimizer_ns = 50'000;
-  config.jitter = 0.05;
-  config.weights_bytes.assign(static_cast<size_t>(p), int64_t{3} << 30);
-  config.activation_stash_bytes = int64_t{256} << 20;
-  for (int32_t s = 0; s < p; ++s) config.stage_to_rank.push_back(p - 1 - s);
-  return config;
+  return html_testing::HtmlTestJob(
+      sim::Schedule::k1F1B, p, m, iterations,
+      sim::StageCost{.forward = 200'000, .backward = 400'000, .weight_grad = 0}, 0.05);
 }
 
 job::Result AnalyzeTrace(const Trace& trace) {

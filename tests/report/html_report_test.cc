@@ -21,6 +21,7 @@
 #include "job/job.h"
 #include "job/sim_job.h"
 #include "report/html_parse.h"
+#include "report/html_test_job.h"
 #include "report/html_whatif.h"
 #include "report/units.h"
 #include "simulator/simulator.h"
@@ -43,24 +44,9 @@ constexpr TimeNs kWeightGrad = 150'000;
 
 // A p-stage job, stages on the ranks in reverse order (so stage and rank differ), no jitter.
 sim::Config Config(sim::Schedule schedule, int32_t p, int32_t m, int32_t iterations) {
-  sim::Config config;
-  config.schedule = schedule;
-  config.stages = p;
-  config.microbatches = m;
-  config.iterations = iterations;
-  config.costs.assign(
-      static_cast<size_t>(p),
-      sim::StageCost{.forward = kForward, .backward = kBackward, .weight_grad = kWeightGrad});
-  config.activation_bytes = int64_t{1} << 20;
-  config.link = sim::Link{.gbps = 100.0, .latency_ns = 0};
-  config.launch_gap_ns = 2000;
-  config.optimizer_ns = 50'000;
-  config.jitter = 0.0;
-  // Memory the charts can show: weights and optimizer state, and each in-flight activation.
-  config.weights_bytes.assign(static_cast<size_t>(p), int64_t{3} << 30);
-  config.activation_stash_bytes = int64_t{256} << 20;
-  for (int32_t s = 0; s < p; ++s) config.stage_to_rank.push_back(p - 1 - s);
-  return config;
+  return html_testing::HtmlTestJob(
+      schedule, p, m, iterations,
+      sim::StageCost{.forward = kForward, .backward = kBackward, .weight_grad = kWeightGrad}, 0.0);
 }
 
 struct Rendered {
