@@ -4,7 +4,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 
@@ -14,6 +13,8 @@
 #include "cli/job_input.h"
 #include "common/output_file.h"
 #include "compare/report_reader.h"
+#include "loader/file_source.h"
+#include "loader/trace_loader.h"
 #include "report/pipeline_report.h"
 #include "text/one_line.h"
 
@@ -53,11 +54,11 @@ absl::StatusOr<bool> IsReportFile(const std::string& path) {
 }
 
 absl::StatusOr<compare::RunFigures> ReadReportFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (!file) return absl::InvalidArgumentError(absl::StrCat("cannot read ", text::OneLine(path)));
-  return compare::ReadAnalyzeReport(path, contents.str());
+  // The one reading path and budget of every file bubblescope reads (loader/file_source.h): a
+  // stream or a huge file stops at the budget, memory running out is said as such.
+  absl::StatusOr<FileContents> contents = ReadFileSource(path, ReadingBudgetBytes(1));
+  if (!contents.ok()) return contents.status();
+  return compare::ReadPaddedAnalyzeReport(text::OneLine(path), contents->text);
 }
 
 std::optional<compare::RunFigures> CompareCommand::ReadSide(const std::string& path,

@@ -1,14 +1,15 @@
 #include "cli/gate_command.h"
 
-#include <fstream>
+#include <cstdint>
 #include <iterator>
 #include <optional>
-#include <sstream>
 #include <string>
+#include <string_view>
 
 #include "CLI/CLI.hpp"
 #include "compare/diff.h"
 #include "compare/gate.h"
+#include "loader/file_source.h"
 #include "report/gate_report.h"
 #include "text/one_line.h"
 
@@ -35,7 +36,8 @@ Examples:
 
 Exit status: 0 every check passed; 1 a regression (a check failed); 2 usage error, no
 threshold, unreadable or malformed input, a report of another schema major version, a side
-without any pipeline, or an output file that could not be written. See docs/diff-and-gate.md.
+without any pipeline, a check whose figure cannot be computed (no complete iteration), or an
+output file that could not be written. See docs/diff-and-gate.md.
 )";
 
 struct FlagSpec {
@@ -62,6 +64,9 @@ constexpr FlagSpec kThresholdFlags[] = {
 };
 
 constexpr std::string_view kLatencyKey = "latency";
+
+// The reading budget of a gate config (docs/input-errors.md, "Memory").
+constexpr int64_t kMaxConfigBytes = int64_t{1} << 20;
 
 }  // namespace
 
@@ -102,15 +107,16 @@ CLI::App* GateCommand::Define(CLI::App& app) {
 int GateCommand::Run(std::ostream& out, std::ostream& err) {
   compare::GateThresholds thresholds;
   if (!config_path_.empty()) {
-    std::ifstream file(config_path_, std::ios::binary);
-    std::ostringstream contents;
-    contents << file.rdbuf();
-    if (!file) {
-      err << "bubblescope: cannot read the config " << text::OneLine(config_path_) << "\n";
+    // Read as every file is (loader/file_source.h), under a budget of its own: a config is a few
+    // lines, so /dev/zero or a huge file stops at 1 MiB, and a directory is an error.
+    absl::StatusOr<FileContents> contents = ReadFileSource(config_path_, kMaxConfigBytes);
+    if (!contents.ok()) {
+      err << "bubblescope: --config: " << MessageLine(contents.status()) << "\n";
       return kExitBadInput;
     }
-    absl::StatusOr<compare::GateThresholds> parsed =
-        compare::ParseGateConfig(contents.str(), config_path_);
+    absl::StatusOr<compare::GateThresholds> parsed = compare::ParseGateConfig(
+        std::string_view(contents->text.data(), contents->text.size()),
+        text::OneLine(config_path_));
     if (!parsed.ok()) {
       err << "bubblescope: " << MessageLine(parsed.status()) << "\n";
       return kExitBadInput;
@@ -146,6 +152,11 @@ int GateCommand::Run(std::ostream& out, std::ostream& err) {
   }
   // The verdict is in the exit status; a closed stdout loses only its text.
   PrintReport(GateText(result), out, err);
+  if (result.Undecided()) {
+    err << "bubblescope: gate: " << result.Count(compare::CheckOutcome::kError)
+        << " checks cannot be judged (a figure that cannot be computed is no pass)\n";
+    return kExitBadInput;
+  }
   return result.Passed() ? kExitOk : kExitFailure;
 }
 

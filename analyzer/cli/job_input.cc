@@ -131,8 +131,9 @@ void JobInputCommand::DefineInputs(CLI::App* command) {
       ->excludes(run_option);
   command->add_flag("--strict", strict_,
                     "Exit with status 2, printing no report, if any file has an import warning "
-                    "or error (damaged events, truncation) or the job is incomplete (ranks it "
-                    "declares, or its pipelines send to, are not in the trace)");
+                    "or error (damaged events, truncation), the job is incomplete (ranks it "
+                    "declares, or its pipelines send to, are not in the trace) or a pipeline "
+                    "has no complete iteration");
   iteration_marker_option_ =
       command
           ->add_option("--iteration-marker", iteration_marker_,
@@ -225,6 +226,17 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
     err << (source.strict ? "bubblescope: --strict: " : "warning: ") << why << "\n";
     if (source.strict) return std::nullopt;
   }
+  // A pipeline without a complete iteration has no bubble or latency: said on stderr too (a
+  // user piping the JSON sees it), and refused under --strict like any figure not to be trusted.
+  bool unmeasured = false;
+  for (size_t i = 0; i < job->pipelines.size(); ++i) {
+    if (job->pipelines[i].no_complete_iteration.empty()) continue;
+    err << (source.strict ? "bubblescope: --strict: " : "warning: ") << "pipeline " << i
+        << ": no complete iteration: " << OneLine(job->pipelines[i].no_complete_iteration)
+        << "\n";
+    unmeasured = true;
+  }
+  if (unmeasured && source.strict) return std::nullopt;
   *exit_status = kExitOk;
   return LoadedJob{*std::move(trace), *std::move(job)};
 }

@@ -2,6 +2,7 @@
 // errors into one message plus a hint and exit status 2.
 #include <iostream>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -61,7 +62,16 @@ int main(int argc, char** argv) {
     return ReportUsageError(app, error);
   }
   for (const auto& command : commands) {
-    if (command->Selected()) return command->Run(std::cout, std::cerr);
+    if (!command->Selected()) continue;
+    // Readers say which file exhausted memory; past them (an analysis, a report being built),
+    // running out is still one line and exit status 2, never an abort. Output files being
+    // written are removed on the way out (common/output_file.h).
+    try {
+      return command->Run(std::cout, std::cerr);
+    } catch (const std::bad_alloc&) {
+      std::cerr << "bubblescope: out of memory\n";
+      return bubblescope::kExitBadInput;
+    }
   }
   return bubblescope::kExitBadInput;  // unreachable: require_subcommand(1) guarantees a command
 }

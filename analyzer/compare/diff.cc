@@ -25,6 +25,13 @@ Change Of(const PipelineFigures* a, const PipelineFigures* b,
                 .spread = std::nullopt};
 }
 
+// A figure that needs a complete iteration (the bubble, the latency): nullopt without one, so
+// no comparison ever reads the zeros a pipeline without one carries.
+std::optional<double> Measured(const PipelineFigures& pipeline, double value) {
+  if (!pipeline.no_complete_iteration.empty()) return std::nullopt;
+  return value;
+}
+
 // max - min of `value` over the complete iterations; nullopt with fewer than two.
 std::optional<double> IterationRange(const PipelineFigures* pipeline,
                                      double IterationFigures::*value) {
@@ -97,7 +104,7 @@ std::vector<StageDiff> DiffStages(const PipelineFigures* a, const PipelineFigure
       auto set = [side_a](Change& change, std::optional<double> value) {
         (side_a ? change.a : change.b) = value;
       };
-      set(diff.bubble_fraction, figures->bubble_fraction);
+      set(diff.bubble_fraction, Measured(*(side_a ? a : b), figures->bubble_fraction));
       set(diff.peak_allocated_bytes, figures->peak_allocated_bytes);
       set(diff.peak_reserved_bytes, figures->peak_reserved_bytes);
       set(diff.forward_us, figures->forward_us);
@@ -204,14 +211,21 @@ PipelineDiff DiffPipelines(const PipelineFigures* a, const PipelineFigures* b) {
   if (a != nullptr) diff.ranks_a = a->ranks;
   if (b != nullptr) diff.ranks_b = b->ranks;
   if (a != nullptr && b != nullptr) AddShapeChanges(*a, *b, &diff);
-  diff.bubble_fraction = Of(a, b, [](const PipelineFigures& p) { return p.bubble_fraction; });
+  if (a != nullptr) diff.no_complete_iteration_a = a->no_complete_iteration;
+  if (b != nullptr) diff.no_complete_iteration_b = b->no_complete_iteration;
+  diff.bubble_fraction =
+      Of(a, b, [](const PipelineFigures& p) { return Measured(p, p.bubble_fraction); });
   diff.theoretical_bubble_fraction =
       Of(a, b, [](const PipelineFigures& p) { return p.theoretical_bubble_fraction; });
-  diff.excess_bubble_fraction =
-      Of(a, b, [](const PipelineFigures& p) { return p.excess_bubble_fraction; });
-  diff.latency_p50_us = Of(a, b, [](const PipelineFigures& p) { return p.latency_p50_us; });
-  diff.latency_p90_us = Of(a, b, [](const PipelineFigures& p) { return p.latency_p90_us; });
-  diff.latency_max_us = Of(a, b, [](const PipelineFigures& p) { return p.latency_max_us; });
+  diff.excess_bubble_fraction = Of(a, b, [](const PipelineFigures& p) {
+    return p.no_complete_iteration.empty() ? p.excess_bubble_fraction : std::nullopt;
+  });
+  diff.latency_p50_us =
+      Of(a, b, [](const PipelineFigures& p) { return Measured(p, p.latency_p50_us); });
+  diff.latency_p90_us =
+      Of(a, b, [](const PipelineFigures& p) { return Measured(p, p.latency_p90_us); });
+  diff.latency_max_us =
+      Of(a, b, [](const PipelineFigures& p) { return Measured(p, p.latency_max_us); });
   diff.complete_iterations = Of(a, b, [](const PipelineFigures& p) {
     return static_cast<double>(p.complete_iterations);
   });

@@ -105,6 +105,10 @@ struct PipelineDiff {
   Change latency_p90_us;
   Change latency_max_us;
   Change complete_iterations;
+  // Why a side has no complete iteration (PipelineFigures::no_complete_iteration); empty when
+  // it has one. Such a side has no bubble or latency (nullopt above, the stages' bubble too).
+  std::string no_complete_iteration_a;
+  std::string no_complete_iteration_b;
   std::vector<StageDiff> stages;    // by position
   std::vector<LinkDiff> links;      // by (src, dst) position
   std::vector<FindingDiff> findings;  // appeared, disappeared, persisting; by cost within each

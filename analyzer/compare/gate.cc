@@ -30,10 +30,18 @@ Limit LimitOf(CheckKind kind) {
   return Limit::kAbsolute;
 }
 
+// Why a side of a pipeline has no complete iteration; empty when it has one (or no side).
+struct Unmeasured {
+  std::string_view baseline;
+  std::string_view current;
+};
+
 // Judges one figure against one limit. `missing_current` says the whole pipeline is gone from
-// the current run, which fails every check of it rather than skipping them.
+// the current run, which fails every check of it rather than skipping them. A figure that needs
+// a complete iteration (the bubble, the latency) on a side without one cannot be computed: the
+// check is an error, never a pass or a skip.
 Check Judge(CheckKind kind, const Change& change, double limit, bool missing_current,
-            std::string_view figure) {
+            std::string_view figure, const Unmeasured* unmeasured) {
   Check check;
   check.kind = kind;
   check.baseline = change.a;
@@ -44,6 +52,20 @@ Check Judge(CheckKind kind, const Change& change, double limit, bool missing_cur
     check.outcome = CheckOutcome::kFail;
     check.note = "the pipeline is not in the current run";
     return check;
+  }
+  if (unmeasured != nullptr) {
+    const bool needs_baseline = how != Limit::kAbsolute;
+    const std::string_view side = !unmeasured->current.empty() ? "current run"
+                                  : needs_baseline && !unmeasured->baseline.empty() ? "baseline"
+                                                                                     : "";
+    if (!side.empty()) {
+      check.outcome = CheckOutcome::kError;
+      check.note = absl::StrCat(
+          "no ", std::string(figure), " can be computed: no complete iteration in the ",
+          std::string(side), " (",
+          std::string(side == "baseline" ? unmeasured->baseline : unmeasured->current), ")");
+      return check;
+    }
   }
   if (!change.b.has_value()) {
     check.outcome = CheckOutcome::kSkipped;
@@ -115,6 +137,7 @@ std::string_view CheckOutcomeName(CheckOutcome outcome) {
     case CheckOutcome::kPass: return "pass";
     case CheckOutcome::kFail: return "fail";
     case CheckOutcome::kSkipped: return "skipped";
+    case CheckOutcome::kError: return "error";
   }
   return "unknown";
 }
@@ -133,19 +156,23 @@ GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds) {
     const std::string label = PipelineLabel(pipeline);
     AddNotes(pipeline, label, &result.notes);
     const bool gone = pipeline.pairing == Pairing::kOnlyA;
+    const Unmeasured unmeasured{pipeline.no_complete_iteration_a,
+                                pipeline.no_complete_iteration_b};
     auto add = [&](CheckKind kind, const Change& change, const std::optional<double>& limit,
-                   std::string_view figure) -> Check* {
+                   std::string_view figure, bool needs_iteration) -> Check* {
       if (!limit.has_value()) return nullptr;
-      result.checks.push_back(Judge(kind, change, *limit, gone, figure));
+      result.checks.push_back(
+          Judge(kind, change, *limit, gone, figure, needs_iteration ? &unmeasured : nullptr));
       result.checks.back().pipeline = label;
       return &result.checks.back();
     };
-    add(CheckKind::kMaxBubble, pipeline.bubble_fraction, thresholds.max_bubble, "bubble");
+    add(CheckKind::kMaxBubble, pipeline.bubble_fraction, thresholds.max_bubble, "bubble", true);
     add(CheckKind::kMaxBubbleIncrease, pipeline.bubble_fraction, thresholds.max_bubble_increase,
-        "bubble");
+        "bubble", true);
     const Change& latency = LatencyOf(pipeline, thresholds.latency);
-    add(CheckKind::kMaxLatency, latency, thresholds.max_latency_us, "latency");
-    add(CheckKind::kMaxLatencyIncrease, latency, thresholds.max_latency_increase, "latency");
+    add(CheckKind::kMaxLatency, latency, thresholds.max_latency_us, "latency", true);
+    add(CheckKind::kMaxLatencyIncrease, latency, thresholds.max_latency_increase, "latency",
+        true);
     for (const StageDiff& stage : pipeline.stages) {
       // A stage one side lacks (p changed) says so, rather than blaming its memory samples.
       const std::string figure = stage.rank_a.has_value() && stage.rank_b.has_value()
@@ -158,18 +185,20 @@ GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds) {
         const Change* change;
         const std::optional<double>* limit;
         std::string_view figure;
+        bool needs_iteration;
       };
+      const bool both = stage.rank_a.has_value() && stage.rank_b.has_value();
       const StageLimit limits[] = {
           {CheckKind::kMaxStageBubbleIncrease, &stage.bubble_fraction,
            &thresholds.max_stage_bubble_increase,
-           stage.rank_a.has_value() && stage.rank_b.has_value() ? std::string_view("bubble")
-                                                                 : std::string_view(figure)},
+           both ? std::string_view("bubble") : std::string_view(figure), both},
           {CheckKind::kMaxMemory, &stage.peak_allocated_bytes, &thresholds.max_memory_bytes,
-           figure},
+           figure, false},
           {CheckKind::kMaxMemoryIncrease, &stage.peak_allocated_bytes,
-           &thresholds.max_memory_increase, figure}};
+           &thresholds.max_memory_increase, figure, false}};
       for (const StageLimit& each : limits) {
-        Check* check = add(each.kind, *each.change, *each.limit, each.figure);
+        Check* check =
+            add(each.kind, *each.change, *each.limit, each.figure, each.needs_iteration);
         if (check == nullptr) continue;
         check->stage = stage.stage;
         check->rank = stage.rank_b.has_value() ? stage.rank_b : stage.rank_a;

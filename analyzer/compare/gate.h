@@ -58,8 +58,10 @@ absl::Status SetThreshold(std::string_view key, std::string_view value,
 // ignored; keys as SetThreshold's. Errors read "<source>:<line>: <why>" (a key given twice too).
 absl::StatusOr<GateThresholds> ParseGateConfig(std::string_view text, std::string_view source);
 
-enum class CheckOutcome : uint8_t { kPass, kFail, kSkipped };
-std::string_view CheckOutcomeName(CheckOutcome outcome);  // "pass", "fail", "skipped"
+// kError: the figure cannot be computed (a side without a complete iteration): no verdict, and
+// the gate ends with exit status 2 rather than passing.
+enum class CheckOutcome : uint8_t { kPass, kFail, kSkipped, kError };
+std::string_view CheckOutcomeName(CheckOutcome outcome);  // "pass", "fail", "skipped", "error"
 
 struct Check {
   CheckKind kind = CheckKind::kMaxBubble;
@@ -87,7 +89,9 @@ struct GateResult {
   std::vector<std::string> notes;
 
   int32_t Count(CheckOutcome outcome) const;
-  bool Passed() const { return Count(CheckOutcome::kFail) == 0; }
+  bool Passed() const { return Count(CheckOutcome::kFail) == 0 && !Undecided(); }
+  // A check could not be judged (CheckOutcome::kError): the gate's verdict is an error.
+  bool Undecided() const { return Count(CheckOutcome::kError) > 0; }
 };
 
 GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds);

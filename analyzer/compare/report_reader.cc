@@ -1,13 +1,17 @@
 #include "compare/report_reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "bubblescope/trace.h"
+#include "common/out_of_memory.h"
 #include "readers/json_tokens.h"
 #include "simdjson.h"
 
@@ -34,6 +38,45 @@ std::string_view TypeName(std::string_view token) {
     case 'n': return "null";
     default: return "a number";
   }
+}
+
+// What a number in a report measures, and so the range it must lie in (docs/diff-and-gate.md,
+// "Figures read from a report"): a report written by bubblescope always holds figures in range,
+// so one outside it is a damaged or hand-made report, refused where it starts rather than
+// compared (a bubble of -750% would pass any gate).
+enum class Figure : uint8_t {
+  kFraction,        // a share of a window: 0 to 1
+  kSignedFraction,  // a difference of two shares (the excess bubble): -1 to 1
+  kMicros,          // a time in microseconds: 0 to the model's time range (2^62 - 1 ns)
+  kBytes,           // a memory figure: 0 to kMaxMemoryBytes
+  kRate,            // a bandwidth, a count: finite and not negative
+};
+
+// Fractions written from doubles may sit a rounding step outside their bounds.
+constexpr double kFractionSlack = 1e-9;
+constexpr double kMaxMicros = static_cast<double>(kMaxTimeNs) / 1000.0;
+
+std::string_view RangeText(Figure figure) {
+  switch (figure) {
+    case Figure::kFraction: return "0 to 1";
+    case Figure::kSignedFraction: return "-1 to 1";
+    case Figure::kMicros: return "0 to 4.6e15 us (2^62 ns)";
+    case Figure::kBytes: return "0 to 2^53 bytes";
+    case Figure::kRate: return "a finite number not below 0";
+  }
+  return "";
+}
+
+bool InRange(double value, Figure figure) {
+  if (!std::isfinite(value)) return false;
+  switch (figure) {
+    case Figure::kFraction: return value >= -kFractionSlack && value <= 1.0 + kFractionSlack;
+    case Figure::kSignedFraction: return value >= -1.0 - kFractionSlack && value <= 1.0 + kFractionSlack;
+    case Figure::kMicros: return value >= 0.0 && value <= kMaxMicros;
+    case Figure::kBytes: return value >= 0.0 && value <= static_cast<double>(kMaxMemoryBytes);
+    case Figure::kRate: return value >= 0.0;
+  }
+  return false;
 }
 
 // One pass over the report's members. Every accessor names the member it reads, so a type error
@@ -113,6 +156,8 @@ class ReportWalker {
     } else if (!iterated_ || document_.current_location().get(location)) {
       location = nullptr;
     }
+    // The parser's index could not be allocated: memory, not the report, is at fault.
+    if (error == simdjson::MEMALLOC) return OutOfMemoryReading(source_);
     std::string what = error == simdjson::UTF8_ERROR ? "invalid UTF-8"
                        : error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY
                            ? "the document ends early (cut short?)"
@@ -176,11 +221,11 @@ class ReportWalker {
     return absl::OkStatus();
   }
 
-  absl::Status Number(ondemand::value& value, std::string_view key, double* out) {
+  absl::Status Number(ondemand::value& value, std::string_view key, Figure figure, double* out) {
     if (value.get_double().get(*out)) return WrongType(value, key, "a number");
-    return absl::OkStatus();
+    return Ranged(value, key, figure, *out);
   }
-  absl::Status OptionalNumber(ondemand::value& value, std::string_view key,
+  absl::Status OptionalNumber(ondemand::value& value, std::string_view key, Figure figure,
                               std::optional<double>* out) {
     if (IsNull(value)) {
       out->reset();
@@ -189,7 +234,14 @@ class ReportWalker {
     double number = 0.0;
     if (value.get_double().get(number)) return WrongType(value, key, "a number or null");
     *out = number;
-    return absl::OkStatus();
+    return Ranged(value, key, figure, number);
+  }
+  absl::Status Ranged(ondemand::value& value, std::string_view key, Figure figure,
+                      double number) {
+    if (InRange(number, figure)) return absl::OkStatus();
+    return Error(value.raw_json_token().data(),
+                 absl::StrCat("\"", std::string(key), "\" is ", number, ", outside ",
+                              std::string(RangeText(figure))));
   }
   template <typename Int>
   absl::Status Integer(ondemand::value& value, std::string_view key, Int* out) {
@@ -258,27 +310,52 @@ class ReportWalker {
   }
 
   absl::Status Pipeline(ondemand::value& value, PipelineFigures* pipeline) {
+    bool counted_iterations = false;
+    absl::Status read = PipelineMembers(value, pipeline, &counted_iterations);
+    // A report of a bubblescope before the member: its count of complete iterations says it.
+    if (read.ok() && counted_iterations && pipeline->complete_iterations == 0 &&
+        pipeline->no_complete_iteration.empty()) {
+      pipeline->no_complete_iteration = "the report counts 0 complete iterations";
+    }
+    return read;
+  }
+
+  absl::Status PipelineMembers(ondemand::value& value, PipelineFigures* pipeline,
+                               bool* counted_iterations) {
     return Object(value, "pipelines[]", [&](std::string_view key, ondemand::value& member) {
       if (key == "ranks") return Ranks(member, key, &pipeline->ranks);
       if (key == "stages") return OptionalInteger(member, key, &pipeline->stages);
       if (key == "microbatches") return OptionalInteger(member, key, &pipeline->microbatches);
       if (key == "virtual_stages") return OptionalInteger(member, key, &pipeline->virtual_stages);
       if (key == "schedule") return OptionalString(member, key, &pipeline->schedule);
-      if (key == "bubble_fraction") return Number(member, key, &pipeline->bubble_fraction);
+      if (key == "bubble_fraction") return Number(member, key, Figure::kFraction, &pipeline->bubble_fraction);
       if (key == "theoretical_bubble_fraction") {
-        return OptionalNumber(member, key, &pipeline->theoretical_bubble_fraction);
+        return OptionalNumber(member, key, Figure::kFraction,
+                              &pipeline->theoretical_bubble_fraction);
       }
       if (key == "excess_bubble_fraction") {
-        return OptionalNumber(member, key, &pipeline->excess_bubble_fraction);
+        return OptionalNumber(member, key, Figure::kSignedFraction,
+                              &pipeline->excess_bubble_fraction);
       }
       if (key == "complete_iterations") {
-        return Integer(member, key, &pipeline->complete_iterations);
+        *counted_iterations = true;
+        absl::Status status = Integer(member, key, &pipeline->complete_iterations);
+        if (status.ok() && pipeline->complete_iterations < 0) {
+          return WrongType(member, key, "a whole number not below 0");
+        }
+        return status;
+      }
+      if (key == "no_complete_iteration") {
+        std::optional<std::string> why;
+        absl::Status status = OptionalString(member, key, &why);
+        pipeline->no_complete_iteration = why.value_or("");
+        return status;
       }
       if (key == "latency_us") {
         return Object(member, key, [&](std::string_view latency_key, ondemand::value& number) {
-          if (latency_key == "p50") return Number(number, "latency_us.p50", &pipeline->latency_p50_us);
-          if (latency_key == "p90") return Number(number, "latency_us.p90", &pipeline->latency_p90_us);
-          if (latency_key == "max") return Number(number, "latency_us.max", &pipeline->latency_max_us);
+          if (latency_key == "p50") return Number(number, "latency_us.p50", Figure::kMicros, &pipeline->latency_p50_us);
+          if (latency_key == "p90") return Number(number, "latency_us.p90", Figure::kMicros, &pipeline->latency_p90_us);
+          if (latency_key == "max") return Number(number, "latency_us.max", Figure::kMicros, &pipeline->latency_max_us);
           return absl::OkStatus();
         });
       }
@@ -367,7 +444,7 @@ class ReportWalker {
                        &model->measured_iteration_ns);
       }
       if (key == "measured_bubble_fraction") {
-        return Number(member, "whatif_model.measured_bubble_fraction",
+        return Number(member, "whatif_model.measured_bubble_fraction", Figure::kFraction,
                       &model->measured_bubble_fraction);
       }
       if (key == "stages") {
@@ -376,15 +453,16 @@ class ReportWalker {
           return Object(element, "whatif_model.stages[]", [&](std::string_view stage_key,
                                                               ondemand::value& field) {
             if (stage_key == "rank") return Integer(field, "stages[].rank", &stage.rank);
-            if (stage_key == "forward_ns") return Number(field, "stages[].forward_ns", &stage.forward_ns);
+            if (stage_key == "forward_ns") return Number(field, "stages[].forward_ns", Figure::kRate, &stage.forward_ns);
             if (stage_key == "backward_ns") {
-              return Number(field, "stages[].backward_ns", &stage.backward_ns);
+              return Number(field, "stages[].backward_ns", Figure::kRate, &stage.backward_ns);
             }
             if (stage_key == "weight_grad_ns") {
-              return Number(field, "stages[].weight_grad_ns", &stage.weight_grad_ns);
+              return Number(field, "stages[].weight_grad_ns", Figure::kRate,
+                            &stage.weight_grad_ns);
             }
             if (stage_key == "recompute_ns") {
-              return Number(field, "stages[].recompute_ns", &stage.recompute_ns);
+              return Number(field, "stages[].recompute_ns", Figure::kRate, &stage.recompute_ns);
             }
             if (stage_key == "memory_floor_bytes") {
               return Bytes(field, "stages[].memory_floor_bytes", &stage.memory_floor_bytes);
@@ -428,8 +506,10 @@ class ReportWalker {
     return Object(value, "iterations[]", [&](std::string_view key, ondemand::value& member) {
       if (key == "step") return Integer(member, key, &iteration->step);
       if (key == "complete") return Bool(member, key, &iteration->complete);
-      if (key == "window_us") return Number(member, key, &iteration->window_us);
-      if (key == "bubble_fraction") return Number(member, key, &iteration->bubble_fraction);
+      if (key == "window_us") return Number(member, key, Figure::kMicros, &iteration->window_us);
+      if (key == "bubble_fraction") {
+        return Number(member, key, Figure::kFraction, &iteration->bubble_fraction);
+      }
       return absl::OkStatus();
     });
   }
@@ -438,17 +518,23 @@ class ReportWalker {
     return Object(value, "rank_stats[]", [&](std::string_view key, ondemand::value& member) {
       if (key == "rank") return Integer(member, key, &stage->rank);
       if (key == "stage") return OptionalInteger(member, key, &stage->stage);
-      if (key == "bubble_fraction") return Number(member, key, &stage->bubble_fraction);
+      if (key == "bubble_fraction") {
+        return Number(member, key, Figure::kFraction, &stage->bubble_fraction);
+      }
       if (key == "peak_allocated_bytes") {
-        return OptionalNumber(member, key, &stage->peak_allocated_bytes);
+        return OptionalNumber(member, key, Figure::kBytes, &stage->peak_allocated_bytes);
       }
       if (key == "peak_reserved_bytes") {
-        return OptionalNumber(member, key, &stage->peak_reserved_bytes);
+        return OptionalNumber(member, key, Figure::kBytes, &stage->peak_reserved_bytes);
       }
-      if (key == "fwd_us_per_microbatch") return OptionalNumber(member, key, &stage->forward_us);
-      if (key == "bwd_us_per_microbatch") return OptionalNumber(member, key, &stage->backward_us);
+      if (key == "fwd_us_per_microbatch") {
+        return OptionalNumber(member, key, Figure::kMicros, &stage->forward_us);
+      }
+      if (key == "bwd_us_per_microbatch") {
+        return OptionalNumber(member, key, Figure::kMicros, &stage->backward_us);
+      }
       if (key == "wgt_us_per_microbatch") {
-        return OptionalNumber(member, key, &stage->weight_grad_us);
+        return OptionalNumber(member, key, Figure::kMicros, &stage->weight_grad_us);
       }
       return absl::OkStatus();
     });
@@ -458,9 +544,11 @@ class ReportWalker {
     return Object(value, "links[]", [&](std::string_view key, ondemand::value& member) {
       if (key == "src") return Integer(member, key, &link->src);
       if (key == "dst") return Integer(member, key, &link->dst);
-      if (key == "transfer_us_median") return Number(member, key, &link->transfer_us_median);
-      if (key == "gbps_median") return OptionalNumber(member, key, &link->gbps_median);
-      if (key == "wait_us") return Number(member, key, &link->wait_us);
+      if (key == "transfer_us_median") {
+        return Number(member, key, Figure::kMicros, &link->transfer_us_median);
+      }
+      if (key == "gbps_median") return OptionalNumber(member, key, Figure::kRate, &link->gbps_median);
+      if (key == "wait_us") return Number(member, key, Figure::kMicros, &link->wait_us);
       if (key == "slow") return Bool(member, key, &link->slow);
       return absl::OkStatus();
     });
@@ -472,7 +560,7 @@ class ReportWalker {
       if (key == "severity") return String(member, key, &finding->severity);
       if (key == "message") return String(member, key, &finding->message);
       if (key == "ranks") return Ranks(member, key, &finding->ranks);
-      if (key == "cost_us") return Number(member, key, &finding->cost_us);
+      if (key == "cost_us") return Number(member, key, Figure::kMicros, &finding->cost_us);
       return absl::OkStatus();
     });
   }
@@ -501,9 +589,22 @@ class ReportWalker {
 
 }  // namespace
 
+absl::StatusOr<RunFigures> ReadPaddedAnalyzeReport(std::string_view source,
+                                                   const simdjson::padded_string& json) {
+  // Memory can run out on a large report (its figures, the parser's index): that is said as
+  // such, never as damage, and never escapes as an exception.
+  try {
+    return ReportWalker(source, json).Read();
+  } catch (const std::bad_alloc&) {
+    return OutOfMemoryReading(source);
+  }
+}
+
 absl::StatusOr<RunFigures> ReadAnalyzeReport(std::string_view source, std::string_view json) {
   const simdjson::padded_string padded(json);
-  return ReportWalker(source, padded).Read();
+  // simdjson reports a failed allocation as a null buffer.
+  if (padded.data() == nullptr && !json.empty()) return OutOfMemoryReading(source);
+  return ReadPaddedAnalyzeReport(source, padded);
 }
 
 }  // namespace bubblescope::compare

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "compare/run_figures.h"
 #include "compare/schema_version.h"
+#include "simdjson.h"
 
 namespace bubblescope::compare {
 
@@ -16,6 +17,12 @@ namespace bubblescope::compare {
 // InvalidArgumentError "<source>: byte <N>: <what>": not JSON, a member of the wrong type, no
 // "schema" or "pipelines", or an unreadable schema version (a major other than
 // kReadableAnalyzeMajor says which was found and which is read). Never throws.
+// A number outside the range of what it measures (a fraction outside 0..1, a negative time, a
+// memory figure above 2^53 bytes, NaN) is refused the same way, and memory running out is
+// OutOfMemoryReading (common/out_of_memory.h).
 absl::StatusOr<RunFigures> ReadAnalyzeReport(std::string_view source, std::string_view json);
+// The same on text already padded for simdjson (a file as ReadFileSource returns it): no copy.
+absl::StatusOr<RunFigures> ReadPaddedAnalyzeReport(std::string_view source,
+                                                   const simdjson::padded_string& json);
 
 }  // namespace bubblescope::compare

@@ -65,6 +65,10 @@ struct PipelineFigures {
   double latency_p90_us = 0.0;
   double latency_max_us = 0.0;
   int64_t complete_iterations = 0;
+  // Why the pipeline has no complete iteration (the report's `no_complete_iteration`); empty
+  // when it has one. Without one its bubble and latency are no figures at all: diff shows the
+  // reason and the gate refuses to judge them (exit status 2).
+  std::string no_complete_iteration;
   std::vector<IterationFigures> iterations;
   std::vector<StageFigures> stage_figures;  // as the report lists them
   std::vector<LinkFigures> links;

@@ -103,7 +103,10 @@ absl::StatusOr<std::optional<RebalanceFigures>> Rebalance(
 // the pipeline_depth finding's remedy and the schedule_depth cause's saving.
 void ModelAndPredict(const JobInputs& inputs, const p2p_graph::Pipeline& found, bool tradeoff,
                      Pipeline& out) {
-  if (out.shape) {
+  if (!out.no_complete_iteration.empty()) {
+    // The model's measured iteration and bubble would be the zeros of no iteration at all.
+    out.model_problem = absl::StrCat("no complete iteration: ", out.no_complete_iteration);
+  } else if (out.shape) {
     whatif::Input model_input{.trace = inputs.trace,
                               .shape = &*out.shape,
                               .bubble = &out.bubble,
@@ -154,6 +157,32 @@ void ModelAndPredict(const JobInputs& inputs, const p2p_graph::Pipeline& found, 
   }
 }
 
+// Why `bubble` has no complete iteration (an iteration every pipeline rank has); empty when it
+// has one.
+std::string NoCompleteIteration(const bubble::Result& bubble) {
+  if (bubble.complete_iterations > 0) return "";
+  const std::string source(iterations::StepSourceName(bubble.step_source));
+  if (bubble.iterations.empty()) {
+    return bubble.step_source == iterations::StepSource::kMarker
+               ? "the iteration marker matches no annotation on the pipeline's ranks"
+               : absl::StrCat("no iteration found on the pipeline's ranks (from ", source, ")");
+  }
+  std::vector<int32_t> never_present;
+  for (size_t r = 0; r < bubble.ranks.size(); ++r) {
+    const bool present = std::any_of(
+        bubble.iterations.begin(), bubble.iterations.end(),
+        [r](const bubble::IterationFigures& it) { return r < it.ranks.size() && it.ranks[r].present; });
+    if (!present) never_present.push_back(bubble.ranks[r]);
+  }
+  const std::string found = absl::StrCat(bubble.iterations.size(), " iterations (from ", source,
+                                         ") found, none on every pipeline rank");
+  if (!never_present.empty()) {
+    return absl::StrCat(found, ": rank ", absl::StrJoin(never_present, ", rank "),
+                        " has none of them (no step range, or its steps numbered otherwise)");
+  }
+  return absl::StrCat(found, " (the ranks' steps are numbered otherwise, or cut by a trace's end)");
+}
+
 absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
                                          const p2p_graph::Pipeline& found,
                                          const Options& options) {
@@ -193,6 +222,7 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   const iterations::Result assignment =
       iterations::Assign(trace, inputs.index, inputs.steps, found.positions, clocks);
   out.bubble = bubble::Analyze(trace, inputs.index, assignment, clocks);
+  out.no_complete_iteration = NoCompleteIteration(out.bubble);
 
   schedule_inference::Input shape_input;
   std::vector<pipeline::IssuedTimeline> timelines;
@@ -256,13 +286,17 @@ void SummarizeJob(const JobInputs& inputs, Result& result) {
   job.ranks_without_p2p = inputs.graph.ranks_without_p2p;
   job.notes = inputs.graph.notes;
   job.completeness = job_completeness::AnalyzeJob(*inputs.trace);
+  bool ranked_any = false;
   for (size_t i = 0; i < result.pipelines.size(); ++i) {
+    // A pipeline without a complete iteration has no bubble to rank.
+    if (!result.pipelines[i].no_complete_iteration.empty()) continue;
     const double bubble = result.pipelines[i].bubble.bubble_fraction;
     if (job.worst_pipeline < 0 || bubble > job.worst_bubble_fraction) {
       job.worst_pipeline = static_cast<int32_t>(i);
       job.worst_bubble_fraction = bubble;
     }
-    if (i == 0 || bubble < job.best_bubble_fraction) job.best_bubble_fraction = bubble;
+    if (!ranked_any || bubble < job.best_bubble_fraction) job.best_bubble_fraction = bubble;
+    ranked_any = true;
   }
   job.bubble_spread = job.worst_bubble_fraction - job.best_bubble_fraction;
   if (result.pipelines.empty()) {

@@ -94,6 +94,10 @@ struct CrossRankFigures {
 
 struct Pipeline {
   bubble::Result bubble;
+  // Why the pipeline has no complete iteration, in words; empty when it has one. Without one,
+  // its bubble and latency are no figures (bubble.* holds zeros): reports state this instead,
+  // and diff and the gate refuse to read a figure there.
+  std::string no_complete_iteration;
   std::optional<schedule_inference::Result> shape;  // nullopt when inference failed
   // The shape's ops on the pipeline's clock, labelled (pipeline/op_timeline.h); empty without
   // a shape.

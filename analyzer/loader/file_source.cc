@@ -1,17 +1,24 @@
 #include "loader/file_source.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <limits>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "bubblescope/trace.h"  // SaturatingMul
+#include "common/out_of_memory.h"
 #include "loader/gzip_inflate.h"
 
 namespace bubblescope {
@@ -35,9 +42,8 @@ absl::Status ErrnoError(const std::string& path, int error_number) {
   return absl::ErrnoToStatus(error_number, path);
 }
 
-absl::Status OutOfMemory(const std::string& path, size_t bytes) {
-  return absl::ResourceExhaustedError(
-      absl::StrCat(path, ": out of memory reading ", bytes, " bytes"));
+absl::Status OutOfMemory(const std::string& path, int64_t max_bytes) {
+  return OutOfMemoryReading(path, max_bytes == std::numeric_limits<int64_t>::max() ? 0 : max_bytes);
 }
 
 // Reads up to `size` bytes into `buffer`; returns how many arrived before end of file, or -1
@@ -58,9 +64,10 @@ ssize_t ReadUpTo(int fd, char* buffer, size_t size) {
 
 // A regular file: one buffer of the size stat reports, read straight into place.
 absl::StatusOr<simdjson::padded_string> ReadRegularFile(const std::string& path, int fd,
-                                                        size_t size) {
+                                                        size_t size, int64_t max_bytes) {
+  // simdjson reports a failed allocation as a null buffer, not by throwing.
   simdjson::padded_string bytes(size);
-  if (bytes.data() == nullptr) return OutOfMemory(path, size);
+  if (bytes.data() == nullptr) return OutOfMemory(path, max_bytes);
   const ssize_t got = ReadUpTo(fd, bytes.data(), size);
   if (got < 0) return ErrnoError(path, errno);
   if (static_cast<size_t>(got) == size) return bytes;
@@ -89,19 +96,11 @@ absl::StatusOr<simdjson::padded_string> ReadStream(const std::string& path, int 
     return OverReadingBudget(path, max_bytes, max_bytes);
   }
   simdjson::padded_string padded(bytes);
-  if (padded.data() == nullptr) return OutOfMemory(path, bytes.size());
+  if (padded.data() == nullptr) return OutOfMemory(path, max_bytes);
   return padded;
 }
 
-}  // namespace
-
-absl::Status OverReadingBudget(std::string_view path, int64_t offset, int64_t max_bytes) {
-  return absl::ResourceExhaustedError(absl::StrCat(
-      std::string(path), ": byte ", offset, ": more than ", max_bytes >> 20,
-      " MiB of trace text, the reading budget per file"));
-}
-
-absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max_bytes) {
+absl::StatusOr<FileContents> ReadWithinBudget(const std::string& path, int64_t max_bytes) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(path, errno);
   FileDescriptor file(fd);
@@ -116,7 +115,7 @@ absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max
     return OverReadingBudget(path, max_bytes, max_bytes);
   }
   absl::StatusOr<simdjson::padded_string> raw =
-      S_ISREG(info.st_mode) ? ReadRegularFile(path, fd, static_cast<size_t>(info.st_size))
+      S_ISREG(info.st_mode) ? ReadRegularFile(path, fd, static_cast<size_t>(info.st_size), max_bytes)
                             : ReadStream(path, fd, max_bytes);
   if (!raw.ok()) return raw.status();
 
@@ -139,6 +138,46 @@ absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max
   contents.truncated = inflated->truncated;
   contents.truncated_at_compressed_byte = inflated->truncated_at_compressed_byte;
   return contents;
+}
+
+// The least of the memory limits that apply to this process, in bytes.
+int64_t MemoryLimitBytes() {
+  int64_t limit = std::numeric_limits<int64_t>::max();
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0) limit = SaturatingMul(pages, page_size);
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit bound {};
+    if (getrlimit(resource, &bound) == 0 && bound.rlim_cur != RLIM_INFINITY &&
+        bound.rlim_cur < static_cast<rlim_t>(limit)) {
+      limit = static_cast<int64_t>(bound.rlim_cur);
+    }
+  }
+  // A container's memory limit (cgroup v2, then v1); "max" or a missing file is no limit.
+  for (const char* file : {"/sys/fs/cgroup/memory.max",
+                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(file);
+    int64_t value = 0;
+    if (in >> value && value > 0 && value < limit) limit = value;
+  }
+  return limit;
+}
+
+}  // namespace
+
+int64_t ReadingBudgetBytes(int workers) {
+  constexpr int64_t kMinimum = int64_t{64} << 20;
+  return std::max(kMinimum, MemoryLimitBytes() / (3 * std::max(workers, 1)));
+}
+
+absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max_bytes) {
+  // Memory can run out below the budget (a budget set too high, other files held at once): that
+  // is this file's one-line error, never an abort.
+  try {
+    return ReadWithinBudget(path, max_bytes);
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory(path, max_bytes);
+  }
 }
 
 }  // namespace bubblescope

@@ -161,6 +161,12 @@ bool LooksLikeGzip(std::string_view data) {
   return data.size() >= 2 && data[0] == '\x1f' && data[1] == '\x8b';
 }
 
+absl::Status OverReadingBudget(std::string_view path, int64_t offset, int64_t max_bytes) {
+  return absl::ResourceExhaustedError(absl::StrCat(std::string(path), ": byte ", offset,
+                                                   ": more than ", max_bytes >> 20,
+                                                   " MiB of text, the reading budget per file"));
+}
+
 absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path,
                                          std::string_view compressed, int64_t max_bytes) {
   InflateStream inflater;
@@ -193,9 +199,7 @@ absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path,
     consumed += offered_in - stream->avail_in;
     out.Commit(offered_out - stream->avail_out);
     if (static_cast<int64_t>(out.size()) > max_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          std::string(display_path), ": byte ", consumed, ": more than ", max_bytes >> 20,
-          " MiB of trace text, the reading budget per file"));
+      return OverReadingBudget(display_path, static_cast<int64_t>(consumed), max_bytes);
     }
 
     if (rc == Z_STREAM_END) {

@@ -18,6 +18,10 @@ struct InflatedText {
   int64_t truncated_at_compressed_byte = -1;
 };
 
+// The error for a file over its reading budget of `max_bytes` of text (after gzip), found at
+// byte `offset`: "<path>: byte <N>: more than <M> MiB of text, the reading budget per file".
+absl::Status OverReadingBudget(std::string_view path, int64_t offset, int64_t max_bytes);
+
 // True if `data` begins with the gzip magic bytes 1f 8b.
 bool LooksLikeGzip(std::string_view data);
 

@@ -1,12 +1,8 @@
 #include "loader/trace_loader.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <fstream>
 #include <limits>
 #include <new>
 #include <string>
@@ -17,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/out_of_memory.h"
 #include "loader/file_source.h"
 #include "loader/rank_assigner.h"
 #include "loader/trace_paths.h"
@@ -85,9 +82,7 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
     return absl::OkStatus();
   } catch (const std::bad_alloc&) {
     ranks->clear();
-    return absl::ResourceExhaustedError(
-        absl::StrCat(path, ": byte 0: out of memory reading it (the reading budget per file is ",
-                     max_bytes >> 20, " MiB)"));
+    return OutOfMemoryReading(path, max_bytes);
   }
 }
 
@@ -114,35 +109,8 @@ size_t WorkerCount(int jobs, size_t files) {
   return std::clamp<size_t>(workers, 1, files);
 }
 
-// The least of the memory limits that apply to this process, in bytes.
-int64_t MemoryLimitBytes() {
-  int64_t limit = std::numeric_limits<int64_t>::max();
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page_size > 0) limit = SaturatingMul(pages, page_size);
-  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
-    struct rlimit bound {};
-    if (getrlimit(resource, &bound) == 0 && bound.rlim_cur != RLIM_INFINITY &&
-        bound.rlim_cur < static_cast<rlim_t>(limit)) {
-      limit = static_cast<int64_t>(bound.rlim_cur);
-    }
-  }
-  // A container's memory limit (cgroup v2, then v1); "max" or a missing file is no limit.
-  for (const char* file : {"/sys/fs/cgroup/memory.max",
-                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-    std::ifstream in(file);
-    int64_t value = 0;
-    if (in >> value && value > 0 && value < limit) limit = value;
-  }
-  return limit;
-}
-
 }  // namespace
 
-int64_t ReadingBudgetBytes(int workers) {
-  constexpr int64_t kMinimum = int64_t{64} << 20;
-  return std::max(kMinimum, MemoryLimitBytes() / (3 * std::max(workers, 1)));
-}
 
 absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (options.jobs < 0) {

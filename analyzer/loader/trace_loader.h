@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "bubblescope/trace.h"
+#include "loader/file_source.h"  // ReadingBudgetBytes
 #include "loader/record_runs.h"
 
 namespace bubblescope {
@@ -28,12 +29,6 @@ struct LoadOptions {
   // Files of the other runs are left out with a note in Trace.skipped_files.
   RecordRunChoice record_run;
 };
-
-// The automatic reading budget per file for `workers` files read at once: the memory this
-// process may use (the least of physical memory, its address-space and data limits and its
-// cgroup's limit) divided by 3 per worker, since reading a file takes its text plus the
-// parser's index and the timeline built from it. At least 64 MiB.
-int64_t ReadingBudgetBytes(int workers);
 
 // Errors are one line: "<file>: byte <N>: <what is wrong>" (or "<file>: <what>" when no offset
 // applies, e.g. a missing file or a duplicate rank, which names both files; or, for inputs from

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "common/out_of_memory.h"
 #include "readers/json_number.h"
 #include "readers/json_repair.h"
 #include "readers/json_tokens.h"
@@ -103,6 +104,11 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
                            const DocumentView& view, bool allow_repair, Parsed* parsed) {
   kineto::RankSet set;
   const kineto::WalkResult walk = kineto::WalkDocument(parser, view, &set);
+  // The parser's index could not be allocated: memory, not the file, is at fault.
+  if (walk.syntax == simdjson::MEMALLOC) {
+    ResetToOneRank(display_path, parsed);
+    return OutOfMemoryReading(display_path);
+  }
   if (walk.not_a_trace) {
     ResetToOneRank(display_path, parsed);
     absl::Status error =
@@ -161,6 +167,10 @@ absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view 
                      "file cut short before the first complete trace event");
   }
   simdjson::padded_string repaired(plan.keep_bytes + plan.closers.size());
+  if (repaired.data() == nullptr) {  // simdjson's way of saying the allocation failed
+    ResetToOneRank(display_path, parsed);
+    return OutOfMemoryReading(display_path);
+  }
   std::memcpy(repaired.data(), view.json.data(), plan.keep_bytes);
   std::memcpy(repaired.data() + plan.keep_bytes, plan.closers.data(), plan.closers.size());
   const DocumentView repaired_view{.json = repaired, .bias = view.bias};

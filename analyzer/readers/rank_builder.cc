@@ -211,6 +211,9 @@ void RankBuilder::AddMemorySample(const EventFields& fields, int64_t offset) {
       (!args.has_device_type && (!args.has_device_id || args.device_id < 0))) {
     return Bump(ImportCounter::kBadMemorySample, offset);
   }
+  for (int64_t bytes : {args.total_allocated, args.total_reserved}) {
+    if (bytes < 0 || bytes > kMaxMemoryBytes) return Bump(ImportCounter::kBadMemorySample, offset);
+  }
   rank_->memory.push_back(MemorySample{.time = fields.ts,
                                        .allocated_bytes = args.total_allocated,
                                        .reserved_bytes = args.total_reserved,

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "common/out_of_memory.h"
 #include "readers/json_fields.h"
 #include "readers/json_repair.h"
 #include "readers/json_tokens.h"
@@ -158,7 +159,9 @@ absl::Status Walk(ondemand::parser& parser, simdjson::padded_string_view json, i
   if (!error) {
     simdjson::dom::parser validator;
     simdjson::dom::element ignored;
-    if (validator.parse(json.data(), json.size(), false).get(ignored) != simdjson::SUCCESS) {
+    const simdjson::error_code invalid = validator.parse(json.data(), json.size(), false).get(ignored);
+    if (invalid == simdjson::MEMALLOC) return OutOfMemoryReading(display_path);
+    if (invalid != simdjson::SUCCESS) {
       *members_failed = true;
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: its JSON is broken before its end (read up to there), so its events cannot be "
@@ -168,6 +171,10 @@ absl::Status Walk(ondemand::parser& parser, simdjson::padded_string_view json, i
   }
   if (!error) error = walker.Events(visit);
   if (!error) return absl::OkStatus();
+  if (error == simdjson::MEMALLOC) {
+    *members_failed = false;  // nothing to repair: memory, not the file, is at fault
+    return OutOfMemoryReading(display_path);
+  }
   return absl::InvalidArgumentError(absl::StrFormat("%s: byte %d: %s", std::string(display_path),
                                                     walker.Location(),
                                                     simdjson::error_message(error)));
@@ -192,6 +199,7 @@ absl::Status StreamRawEvents(std::string_view display_path, const simdjson::padd
   const RepairPlan plan = PlanRepair(text.substr(start));
   if (!plan.ends_early || !plan.repairable) return status;
   simdjson::padded_string repaired(plan.keep_bytes + plan.closers.size());
+  if (repaired.data() == nullptr) return OutOfMemoryReading(display_path);  // allocation failed
   std::memcpy(repaired.data(), text.data() + start, plan.keep_bytes);
   std::memcpy(repaired.data() + plan.keep_bytes, plan.closers.data(), plan.closers.size());
   return Walk(parser, repaired, bias, display_path, members, visit, &members_failed);

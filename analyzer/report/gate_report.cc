@@ -51,7 +51,16 @@ std::string LimitText(const Check& check) {
 }
 
 std::string OutcomeText(CheckOutcome outcome) {
-  return outcome == CheckOutcome::kFail ? "FAIL" : std::string(compare::CheckOutcomeName(outcome));
+  if (outcome == CheckOutcome::kFail) return "FAIL";
+  if (outcome == CheckOutcome::kError) return "ERROR";
+  return std::string(compare::CheckOutcomeName(outcome));
+}
+
+// The verdict: a check that cannot be judged makes it an error, whatever the others say.
+std::string_view Verdict(const GateResult& result, bool capitals) {
+  if (result.Undecided()) return capitals ? "ERROR" : "**error**";
+  if (result.Passed()) return capitals ? "PASS" : "pass";
+  return capitals ? "FAIL" : "**regression**";
 }
 
 // A Markdown table cell: a '|' would end the cell and a line break the row.
@@ -84,8 +93,10 @@ std::string XmlEscaped(const std::string& raw) {
 std::string Counts(const GateResult& result) {
   const int32_t total = static_cast<int32_t>(result.checks.size());
   const int32_t skipped = result.Count(CheckOutcome::kSkipped);
+  const int32_t errors = result.Count(CheckOutcome::kError);
   return absl::StrCat(result.Count(CheckOutcome::kFail), " of ", total, " checks failed",
-                      skipped > 0 ? absl::StrCat(" (", skipped, " skipped)") : "");
+                      skipped > 0 ? absl::StrCat(" (", skipped, " skipped)") : "",
+                      errors > 0 ? absl::StrCat("; ", errors, " cannot be judged") : "");
 }
 
 }  // namespace
@@ -108,7 +119,7 @@ CheckCells CheckCellsOf(const Check& check) {
 }
 
 std::string GateVerdictLine(const GateResult& result) {
-  return absl::StrCat(result.Passed() ? "PASS" : "FAIL", ": ", Counts(result));
+  return absl::StrCat(std::string(Verdict(result, true)), ": ", Counts(result));
 }
 
 std::string GateText(const GateResult& result) {
@@ -129,7 +140,7 @@ std::string GateText(const GateResult& result) {
 
 std::string GateMarkdown(const GateResult& result) {
   std::string out = absl::StrCat(
-      "## bubblescope gate: ", result.Passed() ? "pass" : "**regression**", "\n\n",
+      "## bubblescope gate: ", std::string(Verdict(result, false)), "\n\n",
       Counts(result), ". Baseline `", text::OneLine(result.baseline_source), "`, current `",
       text::OneLine(result.current_source), "`.\n\n");
   for (const std::string& note : result.notes) absl::StrAppend(&out, "- ", MarkdownCell(note), "\n");
@@ -138,8 +149,8 @@ std::string GateMarkdown(const GateResult& result) {
   out += "|---|---:|---:|---:|---|---|\n";
   for (const Check& check : result.checks) {
     const CheckCells cells = CheckCellsOf(check);
-    std::string outcome = check.outcome == CheckOutcome::kFail
-                              ? "**FAIL**"
+    std::string outcome = check.outcome == CheckOutcome::kFail || check.outcome == CheckOutcome::kError
+                              ? absl::StrCat("**", OutcomeText(check.outcome), "**")
                               : std::string(compare::CheckOutcomeName(check.outcome));
     if (!check.note.empty()) absl::StrAppend(&outcome, " (", check.note, ")");
     absl::StrAppend(&out, "| ", MarkdownCell(CheckName(check)), " | ", MarkdownCell(cells.baseline),
@@ -152,7 +163,8 @@ std::string GateMarkdown(const GateResult& result) {
 std::string GateJunit(const GateResult& result) {
   const std::string counts = absl::StrCat(
       " tests=\"", result.checks.size(), "\" failures=\"", result.Count(CheckOutcome::kFail),
-      "\" errors=\"0\" skipped=\"", result.Count(CheckOutcome::kSkipped), "\"");
+      "\" errors=\"", result.Count(CheckOutcome::kError), "\" skipped=\"",
+      result.Count(CheckOutcome::kSkipped), "\"");
   std::string out = absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
                                  "<testsuites name=\"bubblescope gate\"", counts, ">\n",
                                  "  <testsuite name=\"bubblescope gate\"", counts, ">\n");
@@ -173,6 +185,10 @@ std::string GateJunit(const GateResult& result) {
         absl::StrAppend(&out, ">\n      <failure type=\"regression\" message=\"",
                         XmlEscaped(figures), "\">", XmlEscaped(figures),
                         "</failure>\n    </testcase>\n");
+        break;
+      case CheckOutcome::kError:
+        absl::StrAppend(&out, ">\n      <error type=\"no_figure\" message=\"", XmlEscaped(check.note),
+                        "\">", XmlEscaped(figures), "</error>\n    </testcase>\n");
         break;
       case CheckOutcome::kSkipped:
         absl::StrAppend(&out, ">\n      <skipped message=\"", XmlEscaped(check.note),

@@ -25,7 +25,16 @@ std::string RankList(const std::vector<int32_t>& ranks) {
 }  // namespace
 
 std::string DiagnosisText(const job::Result& result) {
-  if (result.pipelines.empty() || result.job.worst_pipeline < 0) return "";
+  if (result.pipelines.empty()) return "";
+  if (result.job.worst_pipeline < 0) {
+    // No pipeline has a complete iteration: there is no bubble to diagnose, only why.
+    std::string out;
+    for (size_t i = 0; i < result.pipelines.size(); ++i) {
+      absl::StrAppend(&out, "diagnosis: pipeline ", i, ": no complete iteration: ",
+                      result.pipelines[i].no_complete_iteration, "\n");
+    }
+    return out;
+  }
   const auto index = static_cast<size_t>(result.job.worst_pipeline);
   const job::Pipeline& pipeline = result.pipelines[index];
   const bubble::Result& bubble = pipeline.bubble;

@@ -263,7 +263,8 @@ void AddThreadName(int64_t pid, std::string_view tid_json, std::string_view name
 
 absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* next_pid,
                               EventList* events, RankLayout* layout, RankEventCounts* counts) {
-  absl::StatusOr<FileContents> contents = ReadFileSource(rank.source_path);
+  // Under the same reading budget as the loader (the file was read within it once already).
+  absl::StatusOr<FileContents> contents = ReadFileSource(rank.source_path, ReadingBudgetBytes(1));
   if (!contents.ok()) return contents.status();
   // The members pass comes first, so the base time is known before any event is moved.
   kineto::RawMembers members;

@@ -55,6 +55,8 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
   const bubble::Result& bubble = pipeline.bubble;
   absl::StrAppend(out, "\npipeline ", index, ": ranks ", absl::StrJoin(bubble.ranks, ","), "\n");
   absl::StrAppend(out, IncompletePipelineText(pipeline));
+  // Without a complete iteration there is no bubble or latency: the reason stands in for them.
+  const bool measured = pipeline.no_complete_iteration.empty();
   if (pipeline.shape.has_value()) {
     const schedule_inference::Result& shape = *pipeline.shape;
     const pipeline::IdealBubble ideal = pipeline.ideal.value_or(pipeline::IdealBubble{});
@@ -65,7 +67,7 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
                     "; stage order from ",
                     std::string(pipeline::ShapeSourceName(shape.stage_order_source)), ")\n");
     for (const std::string& note : shape.notes) absl::StrAppend(out, "  note: ", note, "\n");
-    absl::StrAppend(out, "  bubble ", Percent(bubble.bubble_fraction), "% measured vs ",
+    if (measured) absl::StrAppend(out, "  bubble ", Percent(bubble.bubble_fraction), "% measured vs ",
                     Percent(theoretical), "% theoretical",
                     ideal.source == pipeline::IdealSource::kUpperBound
                         ? " (closed form, an upper bound for this zero-bubble schedule)"
@@ -76,18 +78,25 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
                     absl::StrFormat("%.1f", 100.0 * (bubble.bubble_fraction - theoretical)),
                     " points\n");
   } else {
-    absl::StrAppend(out, "  shape and schedule unknown\n  bubble ",
-                    Percent(bubble.bubble_fraction), "% measured\n");
+    absl::StrAppend(out, "  shape and schedule unknown\n");
+    if (measured) absl::StrAppend(out, "  bubble ", Percent(bubble.bubble_fraction), "% measured\n");
+  }
+  if (!measured) {
+    absl::StrAppend(out, "  no complete iteration: ", pipeline.no_complete_iteration,
+                    "; no bubble or latency figure\n");
   }
   for (const std::string& note : pipeline.crossrank.plausibility.notes) {
     absl::StrAppend(out, "  note: ", note, "\n");
   }
   absl::StrAppend(out, "  iterations: ", bubble.complete_iterations, " complete of ",
                   bubble.iterations.size(), " (from ",
-                  std::string(iterations::StepSourceName(bubble.step_source)), "); latency p50 ",
-                  Millis(static_cast<double>(bubble.latency.p50)), " ms, p90 ",
-                  Millis(static_cast<double>(bubble.latency.p90)), " ms, max ",
-                  Millis(static_cast<double>(bubble.latency.max)), " ms\n");
+                  std::string(iterations::StepSourceName(bubble.step_source)), ")");
+  if (measured) {
+    absl::StrAppend(out, "; latency p50 ", Millis(static_cast<double>(bubble.latency.p50)),
+                    " ms, p90 ", Millis(static_cast<double>(bubble.latency.p90)), " ms, max ",
+                    Millis(static_cast<double>(bubble.latency.max)), " ms");
+  }
+  absl::StrAppend(out, "\n");
 
   absl::StrAppend(out, "  per rank, ms summed over the ", bubble.complete_iterations,
                   " complete iterations:\n");
@@ -206,6 +215,10 @@ class PipelineJson {
     Micros("max", bubble.latency.max);
     json_.EndObject();
     Int("complete_iterations", bubble.complete_iterations);
+    OptionalString("no_complete_iteration",
+                   pipeline.no_complete_iteration.empty()
+                       ? std::nullopt
+                       : std::optional<std::string_view>(pipeline.no_complete_iteration));
     json_.StringMember("iteration_source", iterations::StepSourceName(bubble.step_source));
     json_.Key("iterations");
     json_.BeginArray();

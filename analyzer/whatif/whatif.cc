@@ -190,14 +190,14 @@ Prediction Predict(const Model& model, const Candidate& candidate,
     const double per_chunk =
         activations[s] * scale / static_cast<double>(candidate.virtual_stages);
     const int64_t in_flight = truth.memory[s].peak_allocated_bytes;
-    const auto peak = static_cast<int64_t>(
-        std::llround(floors[s] + per_chunk * static_cast<double>(in_flight)));
+    const int64_t peak = SaturatingRound(floors[s] + per_chunk * static_cast<double>(in_flight));
     prediction.memory.push_back(
         StageMemory{static_cast<int32_t>(s), model.stages[s].rank, peak});
     if (model.stages[s].memory_headroom_bytes < 0) {
       capacity_known = false;
     } else {
-      fits &= peak - model.stages[s].memory_peak_bytes <= model.stages[s].memory_headroom_bytes;
+      fits &= SaturatingAdd(peak, -model.stages[s].memory_peak_bytes) <=
+              model.stages[s].memory_headroom_bytes;
     }
   }
   if (capacity_known) prediction.fits_memory = fits;
@@ -260,7 +260,8 @@ absl::StatusOr<Model> ModelOf(const Input& input) {
       if (!traced.devices.empty() && traced.devices.front().total_memory_bytes > 0 &&
           memory.reserved_bytes >= 0) {
         stage.memory_headroom_bytes =
-            traced.devices.front().total_memory_bytes - memory.reserved_bytes;
+            std::min(traced.devices.front().total_memory_bytes, kMaxMemoryBytes) -
+            std::min(memory.reserved_bytes, kMaxMemoryBytes);
       }
       break;
     }
@@ -313,6 +314,19 @@ absl::Status ValidateModel(const Model& model) {
         stage.recompute_ns > stage.backward_ns) {
       return absl::InvalidArgumentError(
           absl::StrCat("stage ", s, " recomputes outside 0 to its backward time"));
+    }
+    // Memory figures within kMaxMemoryBytes (the headroom may be negative: over-reserved), so
+    // no prediction of memory can overflow.
+    if (stage.memory_floor_bytes < -1 || stage.memory_floor_bytes > kMaxMemoryBytes ||
+        stage.memory_peak_bytes < -1 || stage.memory_peak_bytes > kMaxMemoryBytes ||
+        stage.memory_headroom_bytes < -kMaxMemoryBytes ||
+        stage.memory_headroom_bytes > kMaxMemoryBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "stage ", s, " has a memory figure outside 0 to 2^53 bytes (-1 for unknown)"));
+    }
+    if (stage.memory_peak_bytes >= 0 && stage.memory_floor_bytes > stage.memory_peak_bytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("stage ", s, " has a memory floor above its peak"));
     }
     if (stage.layers < 0) {
       return absl::InvalidArgumentError(absl::StrCat("stage ", s, " has negative layers"));

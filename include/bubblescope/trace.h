@@ -50,16 +50,17 @@ inline int64_t SaturatingMul(int64_t a, int64_t b) {
   return (a < 0) != (b < 0) ? Limits::min() : Limits::max();
 }
 
-// A computed time (a mean, a share of a window) rounded to whole nanoseconds, halves away from
-// zero; NaN is 0 and values beyond the int64 range are its bound (a plain conversion would be
-// undefined there).
-inline int64_t RoundToNs(double ns) {
+// A computed figure (a mean, a share of a window, a predicted byte count) rounded to a whole
+// number, halves away from zero; NaN is 0 and values beyond the int64 range are its bound (a
+// plain conversion, or std::llround, would be undefined there). The one double-to-integer path.
+inline int64_t SaturatingRound(double value) {
   using Limits = std::numeric_limits<int64_t>;
-  if (!(ns == ns)) return 0;
-  if (ns >= 9.2233720368547748e18) return Limits::max();  // 2^63, the first double past the range
-  if (ns <= -9.2233720368547748e18) return Limits::min();
-  return static_cast<int64_t>(std::llround(ns));
+  if (!(value == value)) return 0;
+  if (value >= 9.2233720368547748e18) return Limits::max();  // 2^63, the first double past it
+  if (value <= -9.2233720368547748e18) return Limits::min();
+  return static_cast<int64_t>(std::llround(value));
 }
+inline int64_t RoundToNs(double ns) { return SaturatingRound(ns); }
 
 enum class IntervalKind : uint8_t {
   kComputeKernel,  // a GPU kernel that is not communication
@@ -148,6 +149,12 @@ struct ProfilerStep {
   TimeNs start = 0;
   TimeNs end = 0;
 };
+
+// The largest byte count a memory figure may hold: 2^53 bytes (8 PiB), far above any device,
+// and the largest integer a JSON reader's double holds exactly. A `[memory]` sample above it (or
+// below 0) is no usable sample (ImportCounter::kBadMemorySample), and a report or what-if model
+// holding one is refused, so sums and predictions of memory never overflow.
+inline constexpr int64_t kMaxMemoryBytes = int64_t{1} << 53;
 
 // One device-memory sample (Kineto's `[memory]` instant events, the collector's MEMORY2 records).
 struct MemorySample {

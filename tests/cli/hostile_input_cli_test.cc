@@ -106,7 +106,7 @@ TEST(HostileInputTest, EndlessOrExplodingInputStopsAtTheReadingBudget) {
   ASSERT_FALSE(run.signaled);
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err,
-            "bubblescope: /dev/zero: byte 16777216: more than 16 MiB of trace text, the reading "
+            "bubblescope: /dev/zero: byte 16777216: more than 16 MiB of text, the reading "
             "budget per file (--max-file-mb sets it)\n");
   TempDir dir;
   const std::string bomb = dir.Write("bomb.json.gz", Gzip(std::string(size_t{64} << 20, ' '), 9));
@@ -114,7 +114,7 @@ TEST(HostileInputTest, EndlessOrExplodingInputStopsAtTheReadingBudget) {
   ASSERT_FALSE(run.signaled);
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_THAT(run.err, HasSubstr(bomb + ": byte "));
-  EXPECT_THAT(run.err, HasSubstr("more than 8 MiB of trace text"));
+  EXPECT_THAT(run.err, HasSubstr("more than 8 MiB of text"));
 }
 
 // Without --max-file-mb the budget follows the memory the process may use: under a 1.5 GB

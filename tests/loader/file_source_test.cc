@@ -132,7 +132,7 @@ TEST(FileSourceTest, TextOverTheBudgetIsRefusedWithItsOffset) {
   EXPECT_TRUE(ReadFileSource(path, 1000).ok());
   absl::Status status = ReadFileSource(path, 999).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_EQ(status.message(), path + ": byte 999: more than 0 MiB of trace text, the reading "
+  EXPECT_EQ(status.message(), path + ": byte 999: more than 0 MiB of text, the reading "
                                      "budget per file");
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);

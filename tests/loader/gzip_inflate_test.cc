@@ -56,7 +56,7 @@ TEST(GzipInflateTest, TextOverTheBudgetStopsInflating) {
   EXPECT_THAT(std::string(status.message()),
               ::testing::StartsWith("bomb.gz: byte "));
   EXPECT_THAT(std::string(status.message()),
-              ::testing::EndsWith(": more than 1 MiB of trace text, the reading budget per file"));
+              ::testing::EndsWith(": more than 1 MiB of text, the reading budget per file"));
 }
 
 TEST(GzipInflateTest, EmptyText) {
