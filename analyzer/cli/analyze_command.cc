@@ -6,6 +6,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "common/out_of_memory.h"
 #include "common/output_file.h"
 #include "report/perfetto_overlay.h"
 #include "report/html_report.h"
@@ -94,12 +95,9 @@ job::Options AnalyzeCommand::JobOptions() const {
 }
 
 int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
-  if (HtmlClashesWithOutput(err)) return kExitBadInput;
-  if (!perfetto_path_.empty() &&
-      (perfetto_path_ == output_path() || perfetto_path_ == html_path())) {
-    err << "bubblescope: --perfetto names the same file as "
-        << (perfetto_path_ == output_path() ? "-o" : "--html") << ", " << perfetto_path_ << "\n";
-    return kExitBadInput;
+  if (const int checked = CheckOutputFiles({{"--perfetto", perfetto_path_}}, err);
+      checked != kExitOk) {
+    return checked;
   }
   int status = kExitOk;
   std::optional<LoadedJob> loaded = LoadJob(JobOptions(), err, &status);
@@ -135,7 +133,8 @@ int AnalyzeCommand::WritePerfetto(const LoadedJob& loaded, std::ostream& err) co
   absl::StatusOr<std::string> overlay = perfetto::RenderOverlay(loaded.trace, loaded.job, &counts);
   if (!overlay.ok()) {
     err << "bubblescope: --perfetto: " << MessageLine(overlay.status()) << "\n";
-    return kExitFailure;
+    // Memory running out re-reading a trace is the input's size, not a failed write.
+    return IsOutOfMemory(overlay.status()) ? kExitBadInput : kExitFailure;
   }
   OutputFileOptions options;
   options.protected_files = InputFiles(loaded.trace);

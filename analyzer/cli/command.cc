@@ -23,6 +23,13 @@ int PrintReport(const std::string& report, std::ostream& out, std::ostream& err)
   return kExitOk;
 }
 
+int CheckCommandOutputs(const std::vector<NamedOutput>& outputs, std::ostream& err) {
+  const absl::Status checked = CheckOutputs(outputs);
+  if (checked.ok()) return kExitOk;
+  err << "bubblescope: " << MessageLine(checked) << "\n";
+  return absl::IsInvalidArgument(checked) ? kExitBadInput : kExitFailure;
+}
+
 bool Command::Selected() const { return subcommand_ != nullptr && subcommand_->parsed(); }
 
 }  // namespace bubblescope

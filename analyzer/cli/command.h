@@ -4,8 +4,10 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "common/output_file.h"
 
 namespace CLI {
 class App;
@@ -24,6 +26,11 @@ std::string MessageLine(const absl::Status& status);
 // Writes a finished report to `out` (stdout); a reader that stops early (`| head`) is reported on
 // `err` rather than killing bubblescope with SIGPIPE. Returns kExitOk or kExitFailure.
 int PrintReport(const std::string& report, std::ostream& out, std::ostream& err);
+
+// Checks all the output files of one command before any is written (common/output_file.h):
+// kExitOk, or after printing one line, kExitBadInput when two name one file and kExitFailure
+// when one cannot be written.
+int CheckCommandOutputs(const std::vector<NamedOutput>& outputs, std::ostream& err);
 
 class Command {
  public:

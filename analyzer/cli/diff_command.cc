@@ -48,6 +48,9 @@ CLI::App* DiffCommand::Define(CLI::App& app) {
 }
 
 int DiffCommand::Run(std::ostream& out, std::ostream& err) {
+  if (const int checked = CheckCommandOutputs({{"-o", output_path_}}, err); checked != kExitOk) {
+    return checked;
+  }
   std::optional<compare::RunFigures> a = ReadSide(side_a_, err);
   if (!a.has_value()) return kExitBadInput;
   std::optional<compare::RunFigures> b = ReadSide(side_b_, err);

@@ -105,6 +105,11 @@ CLI::App* GateCommand::Define(CLI::App& app) {
 }
 
 int GateCommand::Run(std::ostream& out, std::ostream& err) {
+  if (const int checked =
+          CheckCommandOutputs({{"--markdown", markdown_path_}, {"--junit", junit_path_}}, err);
+      checked != kExitOk) {
+    return checked;
+  }
   compare::GateThresholds thresholds;
   if (!config_path_.empty()) {
     // Read as every file is (loader/file_source.h), under a budget of its own: a config is a few

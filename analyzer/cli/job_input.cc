@@ -161,10 +161,10 @@ void JobInputCommand::DefineHtml(CLI::App* command, const std::string& what) {
       ->type_name("FILE");
 }
 
-bool JobInputCommand::HtmlClashesWithOutput(std::ostream& err) const {
-  if (html_path_.empty() || html_path_ != output_path_) return false;
-  err << "bubblescope: --html and -o name the same file, " << html_path_ << "\n";
-  return true;
+int JobInputCommand::CheckOutputFiles(std::vector<NamedOutput> more, std::ostream& err) const {
+  std::vector<NamedOutput> outputs = {{"-o", output_path_}, {"--html", html_path_}};
+  outputs.insert(outputs.end(), more.begin(), more.end());
+  return CheckCommandOutputs(outputs, err);
 }
 
 int JobInputCommand::WriteHtml(const std::string& page, std::vector<std::string> inputs,

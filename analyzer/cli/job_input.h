@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "cli/command.h"
+#include "common/output_file.h"
 #include "job/job.h"
 #include "loader/trace_loader.h"
 
@@ -52,9 +53,10 @@ class JobInputCommand : public Command {
   void DefineOutput(CLI::App* command);
   // Declares --html FILE, described by `what` (the page's contents).
   void DefineHtml(CLI::App* command, const std::string& what);
-  // --html naming the -o file: prints why and returns true (a usage error, checked before any
-  // work).
-  bool HtmlClashesWithOutput(std::ostream& err) const;
+  // Checks -o, --html and `more` outputs together before any work (common/output_file.h,
+  // CheckOutputs): kExitOk, or after printing why, kExitBadInput for two naming one file and
+  // kExitFailure for one that cannot be written.
+  int CheckOutputFiles(std::vector<NamedOutput> more, std::ostream& err) const;
   // Writes `page` to the --html file, never over one of `inputs`; kExitOk, or kExitFailure
   // after printing why. Nothing to do without --html.
   int WriteHtml(const std::string& page, std::vector<std::string> inputs, std::ostream& err) const;

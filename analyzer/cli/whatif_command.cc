@@ -114,7 +114,7 @@ CLI::App* WhatIfCommand::Define(CLI::App& app) {
 }
 
 int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
-  if (HtmlClashesWithOutput(err)) return kExitBadInput;
+  if (const int checked = CheckOutputFiles({}, err); checked != kExitOk) return checked;
   std::vector<ReportedPipeline> models;
   std::vector<std::string> inputs;
   const absl::StatusOr<bool> is_report =

@@ -67,7 +67,8 @@ TEST_F(AnalyzeHtmlCliTest, SameFileAsTheReportIsAUsageError) {
   const std::string both = Path("report");
   CommandResult run = Analyze({"-o", both, "--html", both});
   EXPECT_EQ(run.exit_status, 2);
-  EXPECT_EQ(run.err, "bubblescope: --html and -o name the same file, " + both + "\n");
+  EXPECT_EQ(run.err, "bubblescope: --html names the same file as -o (" + both +
+                         "): one would replace the other\n");
   EXPECT_FALSE(fs::exists(both));
 }
 

@@ -65,7 +65,7 @@ TEST(PerfettoCliTest, NeverWritesOverAnInputOrTheReport) {
                       "--perfetto", report});
     EXPECT_EQ(run.exit_status, 2);
     EXPECT_EQ(run.err, "bubblescope: --perfetto names the same file as " + std::string(flag) +
-                           ", " + report + "\n");
+                           " (" + report + "): one would replace the other\n");
     EXPECT_FALSE(std::filesystem::exists(report));
   }
 }
