@@ -7,6 +7,9 @@ namespace bubblescope {
 namespace {
 // Most names are short op names; a few kernel names run to hundreds of bytes.
 constexpr size_t kBlockBytes = 64 * 1024;
+// The first block is small and each next one twice the last, up to kBlockBytes: a rank with a
+// handful of names (one of 40,000 tiny rank files) holds a few hundred bytes of them, not 64 KiB.
+constexpr size_t kFirstBlockBytes = 256;
 }  // namespace
 
 NamePool::NamePool() {
@@ -21,7 +24,9 @@ std::string_view NamePool::Store(std::string_view name) {
     return long_names_.back();
   }
   if (blocks_.empty() || block_used_ + name.size() > blocks_.back().size()) {
-    blocks_.emplace_back(kBlockBytes, '\0');
+    const size_t next = blocks_.empty() ? kFirstBlockBytes
+                                        : std::min(2 * blocks_.back().size(), kBlockBytes);
+    blocks_.emplace_back(std::max(next, name.size()), '\0');
     block_used_ = 0;
   }
   char* dst = blocks_.back().data() + block_used_;
