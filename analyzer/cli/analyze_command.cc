@@ -73,7 +73,7 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
       ->add_option("--slow-link-threshold", slow_link_threshold_,
                    "Flag a link as slow when its median bandwidth is below this fraction of the "
                    "job's median link bandwidth for messages of similar size")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(FiniteNumberBetween(0.0, 1.0))
       ->capture_default_str();
   analyze
       ->add_option("--perfetto", perfetto_path_,

@@ -1,6 +1,7 @@
 #include "cli/job_input.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -74,6 +75,21 @@ CLI::Validator WholeNumberAtLeast(int32_t minimum) {
         return error == std::errc() && end == last && number >= minimum
                    ? std::string()
                    : absl::StrCat("'", value, "' is not a whole number >= ", minimum);
+      },
+      "");
+}
+
+CLI::Validator FiniteNumberBetween(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& value) {
+        double number = 0.0;
+        const char* last = value.data() + value.size();
+        auto [end, error] = std::from_chars(value.data(), last, number);
+        // from_chars reads "nan" and "inf", which compare false with every bound.
+        return error == std::errc() && end == last && std::isfinite(number) && number >= low &&
+                       number <= high
+                   ? std::string()
+                   : absl::StrCat("'", value, "' is not a number from ", low, " to ", high);
       },
       "");
 }

@@ -101,5 +101,7 @@ class JobInputCommand : public Command {
 
 // Accepts a decimal int32 >= `minimum` (CLI11's own range checks print unreadable bounds).
 CLI::Validator WholeNumberAtLeast(int32_t minimum);
+// Accepts a finite decimal number from `low` to `high` (CLI::Range lets NaN through).
+CLI::Validator FiniteNumberBetween(double low, double high);
 
 }  // namespace bubblescope

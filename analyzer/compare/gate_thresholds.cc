@@ -55,7 +55,13 @@ absl::StatusOr<double> ParseQuantity(std::string_view text, const Unit (&units)[
   }
   const std::string_view unit = Trim(trimmed.substr(end));
   for (const Unit& known : units) {
-    if (known.name == unit) return number * known.scale;
+    if (known.name != unit) continue;
+    // "1e308GiB" is a finite number times a scale that is not: no limit at all.
+    if (!std::isfinite(number * known.scale)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", std::string(text), "' is out of range"));
+    }
+    return number * known.scale;
   }
   return absl::InvalidArgumentError(
       absl::StrCat("'", std::string(text), "' is not ", std::string(expected)));

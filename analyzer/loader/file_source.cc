@@ -137,6 +137,7 @@ absl::StatusOr<FileContents> ReadWithinBudget(const std::string& path, int64_t m
   contents.text = std::move(inflated->text);
   contents.truncated = inflated->truncated;
   contents.truncated_at_compressed_byte = inflated->truncated_at_compressed_byte;
+  contents.trailing_at_compressed_byte = inflated->trailing_at_compressed_byte;
   return contents;
 }
 

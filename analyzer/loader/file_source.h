@@ -20,6 +20,8 @@ struct FileContents {
   // compressed data stopped. The text is otherwise returned as if it were complete.
   bool truncated = false;
   int64_t truncated_at_compressed_byte = -1;
+  // Bytes after the gzip data's last member that are not gzip (InflatedText); -1: none.
+  int64_t trailing_at_compressed_byte = -1;
 };
 
 // The automatic reading budget per file for `workers` files read at once: the memory this

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/out_of_memory.h"
 
 #define ZLIB_CONST
 #include <zlib.h>
@@ -137,9 +138,8 @@ absl::Status BadGzip(std::string_view display_path, size_t offset, std::string_v
                                           ": bad gzip data: ", std::string(what)));
 }
 
-absl::Status OutOfMemory(std::string_view display_path, size_t bytes) {
-  return absl::ResourceExhaustedError(absl::StrCat(
-      std::string(display_path), ": out of memory decompressing (", bytes, " bytes so far)"));
+absl::Status OutOfMemory(std::string_view display_path, size_t /*bytes*/) {
+  return OutOfMemoryReading(display_path);
 }
 
 bool AllZero(std::string_view bytes) {
@@ -207,7 +207,10 @@ absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path,
       const AfterMember after = ClassifyRest(rest);
       if (after == AfterMember::kEnd) break;
       if (after == AfterMember::kGarbage) {
-        return BadGzip(display_path, consumed, "trailing bytes after the last member");
+        // The rule for text after a whole JSON document holds after whole gzip data too: what
+        // was read is kept, and the rest is reported (trailing_content), not the file refused.
+        result.trailing_at_compressed_byte = static_cast<int64_t>(consumed);
+        break;
       }
       if (inflateReset(stream) != Z_OK) {
         return absl::InternalError(

@@ -16,6 +16,10 @@ struct InflatedText {
   // compressed data stopped (always the end of the input).
   bool truncated = false;
   int64_t truncated_at_compressed_byte = -1;
+  // Bytes after the last whole member that are neither zero padding nor another member: where
+  // they start (compressed offset); -1 when there are none. Like content after a JSON document,
+  // they are not read, and the loader counts them (ImportCounter::kTrailingContent).
+  int64_t trailing_at_compressed_byte = -1;
 };
 
 // The error for a file over its reading budget of `max_bytes` of text (after gzip), found at
@@ -26,7 +30,7 @@ absl::Status OverReadingBudget(std::string_view path, int64_t offset, int64_t ma
 bool LooksLikeGzip(std::string_view data);
 
 // Inflates `compressed`: one or more concatenated gzip members; zero bytes after the last member
-// are ignored (tar-style padding). `display_path` names the file in errors, which read
+// are ignored (tar-style padding), other bytes end the text there (trailing_at_compressed_byte). `display_path` names the file in errors, which read
 // "<display_path>: byte <N>: bad gzip data: <zlib message>" with N the compressed offset where
 // decoding failed. A stream cut short is not an error (see InflatedText::truncated). More than
 // `max_bytes` of text is a ResourceExhausted error at the compressed byte where the budget ran

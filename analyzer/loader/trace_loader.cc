@@ -77,6 +77,9 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
     *merged = is_merged ? 1 : 0;
     for (Rank& rank : *ranks) {
       if (contents->truncated) NoteGzipTruncation(*contents, &rank);
+      if (contents->trailing_at_compressed_byte >= 0) {
+        rank.stats.Bump(ImportCounter::kTrailingContent, contents->trailing_at_compressed_byte);
+      }
       rank.source_path = path;
     }
     return absl::OkStatus();

@@ -19,7 +19,8 @@ const ImportCounterSpec& CounterSpec(ImportCounter counter) {
       {"negative_duration", Severity::kError, "event with a negative duration"},
       {"bad_number", Severity::kError, "timestamp or duration outside int64 nanoseconds"},
       {"bad_id", Severity::kError,
-       "rank, device or group id (or world size) outside 32 bits, or a malformed record run id"},
+       "rank, device or group id (or world size) outside 32 bits, a rank below 0 or a world "
+       "size below 1 or either not whole, or a malformed record run id"},
       {"time_out_of_range", Severity::kError,
        "event time more than 146 years from the clock's zero (kMaxTimeNs)"},
       {"unknown_phase", Severity::kInfo, "event phase bubblescope does not model"},

@@ -46,6 +46,32 @@ class FieldReader {
     return true;
   }
 
+  // A rank id or world size: a whole number from `minimum` to 2^31 - 1. Anything else (-1, 1.5,
+  // 1e12) is counted as a bad id and leaves `*out` as it was (unknown), never rounded or
+  // ignored in silence.
+  bool WholeId(std::string_view token, int32_t minimum, int32_t* out) {
+    if (token.empty() || token[0] == '"' || token[0] == '{' || token[0] == '[') {
+      rank_->stats.Bump(ImportCounter::kWrongFieldType, Offset(token));
+      return false;
+    }
+    // Nanos-style scaling keeps nine fractional digits, enough to tell 1.5 or 1.0000001 from 1;
+    // every int32 times 10^9 fits int64.
+    constexpr int64_t kScale = 1'000'000'000;
+    int64_t scaled = 0;
+    const NumberStatus status = ParseScaledDecimal(token, 9, &scaled);
+    if (status == NumberStatus::kNotNumber) {
+      rank_->stats.Bump(ImportCounter::kBadNumber, Offset(token));
+      return false;
+    }
+    if (status == NumberStatus::kOutOfRange || scaled % kScale != 0 ||
+        scaled / kScale < minimum || scaled / kScale > std::numeric_limits<int32_t>::max()) {
+      rank_->stats.Bump(ImportCounter::kBadId, Offset(token));
+      return false;
+    }
+    *out = static_cast<int32_t>(scaled / kScale);
+    return true;
+  }
+
   bool Text(std::string_view token, std::string* out) {
     std::string_view content;
     if (!StringTokenContent(token, &content)) {
@@ -214,9 +240,9 @@ simdjson::error_code ReadDistributedInfo(ondemand::value& value, const char* beg
   return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
     const std::string_view field_token = field_value.raw_json_token();
     if (key == "rank") {
-      reader.Integer(field_token, &rank->rank);
+      reader.WholeId(field_token, 0, &rank->rank);
     } else if (key == "world_size") {
-      reader.Integer(field_token, &rank->world_size);
+      reader.WholeId(field_token, 1, &rank->world_size);
     } else if (key == "backend") {
       reader.Text(field_token, &rank->backend);
     } else if (key == "pg_config") {

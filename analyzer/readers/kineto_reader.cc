@@ -200,6 +200,18 @@ absl::Status ReadDocument(simdjson::ondemand::parser& parser, std::string_view d
     ResetToOneRank(display_path, parsed);
     return FileError(display_path, 0, "empty file");
   }
+  // UTF-16, with or without its byte-order mark: every other byte of its ASCII is 0, which
+  // would otherwise read as damage (or a file cut short) where the first 0 stands.
+  const bool utf16_mark = text.substr(0, 2) == "\xFF\xFE" || text.substr(0, 2) == "\xFE\xFF";
+  auto opens = [](char c) { return c == '{' || c == '['; };
+  const bool zero_beside_first =
+      first + 1 < text.size() && ((opens(text[first]) && text[first + 1] == '\0') ||
+                                  (text[first] == '\0' && opens(text[first + 1])));
+  if (utf16_mark || zero_beside_first) {
+    ResetToOneRank(display_path, parsed);
+    return FileError(display_path, utf16_mark ? 0 : static_cast<int64_t>(first),
+                     "UTF-16 text, not UTF-8 JSON (convert it: iconv -f UTF-16 -t UTF-8)");
+  }
   if (text[first] != '{' && text[first] != '[') {
     ResetToOneRank(display_path, parsed);
     return FileError(display_path, static_cast<int64_t>(first),

@@ -129,7 +129,15 @@ void JsonWriter::Double(double value) {
   }
   if (!BeforeValue()) return;
   char buffer[32];
-  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  // The shortest form may be 20 or more integer digits (1.2e20 prints as 119999999999999967232),
+  // which JSON readers that parse integers first (simdjson among them) refuse as too big. Past
+  // 2^53, where a double holds no fraction anyway, the exponent form is written: every number
+  // this writer writes reads back.
+  constexpr double kLargestPlain = 9007199254740992.0;  // 2^53
+  auto [end, error] = std::abs(value) >= kLargestPlain
+                          ? std::to_chars(buffer, buffer + sizeof(buffer), value,
+                                          std::chars_format::scientific)
+                          : std::to_chars(buffer, buffer + sizeof(buffer), value);
   if (error != std::errc()) {
     Fail("JSON writer: cannot format a double");
     return;

@@ -1,6 +1,11 @@
 #include "writers/simulated_set.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <string_view>
@@ -50,6 +55,35 @@ absl::StatusOr<std::vector<fs::path>> ExistingSetFiles(const fs::path& directory
   return found;
 }
 
+// An exclusive lock on a set's directory for as long as one set is written into it: runs
+// writing into one directory at once (8 `simulate --force` in parallel) write one whole set
+// after another, so the directory ends holding exactly one job's files, never a mix.
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(const fs::path& directory)
+      : fd_(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+  ~DirectoryLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  absl::Status Acquire(const fs::path& directory) {
+    if (fd_ < 0) return Failed(directory);
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) return Failed(directory);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static absl::Status Failed(const fs::path& directory) {
+    return absl::InternalError(absl::StrCat("cannot lock ", directory.string(), ": ",
+                                            std::error_code(errno, std::generic_category())
+                                                .message()));
+  }
+  int fd_;
+};
+
 }  // namespace
 
 std::string RankFileName(int32_t rank, bool gzip) {
@@ -68,6 +102,8 @@ absl::StatusOr<std::vector<std::string>> WriteSimulationSet(const Config& config
         absl::StrCat("cannot create directory ", directory, ": ",
                      error ? error.message() : std::string("a file of that name is in the way")));
   }
+  DirectoryLock lock(root);
+  if (absl::Status locked = lock.Acquire(root); !locked.ok()) return locked;
   absl::StatusOr<std::vector<fs::path>> existing = ExistingSetFiles(root);
   if (!existing.ok()) return existing.status();
 

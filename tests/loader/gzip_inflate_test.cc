@@ -96,12 +96,20 @@ TEST(GzipInflateTest, ZeroPaddingAfterLastMemberIsIgnored) {
   EXPECT_TRUE(View(inflated->text) == text);
 }
 
-TEST(GzipInflateTest, TrailingGarbageIsAnErrorAtItsOffset) {
+// Bytes after the last member follow the rule for text after a JSON document: the text read is
+// kept and where the rest starts is said (the loader counts trailing_content), not the file
+// refused.
+TEST(GzipInflateTest, TrailingGarbageEndsTheTextAndSaysWhereItStarts) {
   const std::string member = Gzip("{}");
-  absl::Status status = InflateGzip("t.gz", member + "garbage").status();
-  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_EQ(status.message(), "t.gz: byte " + std::to_string(member.size()) +
-                                  ": bad gzip data: trailing bytes after the last member");
+  absl::StatusOr<InflatedText> inflated = InflateGzip("t.gz", member + "garbage");
+  ASSERT_TRUE(inflated.ok()) << inflated.status();
+  EXPECT_TRUE(View(inflated->text) == "{}");
+  EXPECT_FALSE(inflated->truncated);
+  EXPECT_EQ(inflated->trailing_at_compressed_byte, static_cast<int64_t>(member.size()));
+  // Padding and a second member are no trailing content.
+  inflated = InflateGzip("t.gz", member + member + std::string(8, '\0'));
+  ASSERT_TRUE(inflated.ok()) << inflated.status();
+  EXPECT_EQ(inflated->trailing_at_compressed_byte, -1);
 }
 
 // With level 0 the layout is known byte for byte: a 10-byte header, one final stored block
