@@ -431,3 +431,29 @@ TEST(TraceLoaderTest, RealEightRankDirectory) {
 
 }  // namespace
 }  // namespace bubblescope
+
+namespace bubblescope {
+namespace {
+
+// One rule for what follows a whole document, in JSON text or after gzip data: it is not read,
+// the trace before it is, and trailing_content says where it starts (bytes after gzip data used
+// to refuse the whole file).
+TEST(TraceLoaderTrailingTest, BytesAfterGzipDataAreTrailingContentNotAnError) {
+  ::bubblescope::testing::TempDir dir;
+  const std::string trace =
+      R"({"traceEvents": [{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,)"
+      R"("args":{"device":0,"stream":7}}]})";
+  const std::string compressed = ::bubblescope::testing::Gzip(trace);
+  const std::string path = dir.Write("rank0.json.gz", compressed + "garbage after the data");
+  absl::StatusOr<Trace> loaded = LoadTrace({path}, LoadOptions{});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->ranks.size(), 1u);
+  const ImportStats& stats = loaded->ranks[0].stats;
+  EXPECT_EQ(stats.count(ImportCounter::kTrailingContent), 1u);
+  EXPECT_EQ(stats.first_offset(ImportCounter::kTrailingContent),
+            static_cast<int64_t>(compressed.size()));
+  EXPECT_EQ(loaded->ranks[0].timelines.size(), 1u);
+}
+
+}  // namespace
+}  // namespace bubblescope

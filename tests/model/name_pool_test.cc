@@ -41,6 +41,18 @@ TEST(NamePoolTest, ViewsSurviveGrowthAndMove) {
   EXPECT_GT(moved.MemoryBytes(), 20000u * 5);
 }
 
+// A pool holds memory in proportion to its names: one short name costs a small first block,
+// not a 64 KiB one (40,000 tiny rank files took 2.8 GB that way), and blocks grow as names come.
+TEST(NamePoolTest, AFewNamesHoldAFewBytes) {
+  NamePool pool;
+  pool.Intern("aten::mm");
+  EXPECT_LT(pool.MemoryBytes(), 1024u);
+  for (int i = 0; i < 20000; ++i) pool.Intern("name_" + std::to_string(i));
+  const size_t characters = 20000 * 10;  // "name_" plus up to 5 digits
+  EXPECT_LT(pool.MemoryBytes(), 8 * characters);
+  EXPECT_EQ(pool.Get(pool.Find("name_19999")), "name_19999");
+}
+
 TEST(NamePoolTest, NamesWithNulAndUnicode) {
   NamePool pool;
   std::string with_nul("a\0b", 3);

@@ -96,6 +96,33 @@ TEST(JsonWriterTest, EscapedStringsRoundTripThroughAParser) {
   EXPECT_EQ(value, tricky);
 }
 
+// A double past 2^53 is written in exponent form: its shortest plain form (1.2e20 prints as
+// 119999999999999967232) is an integer too big for simdjson, and the project's own reader
+// refused a report the project wrote.
+TEST(JsonWriterTest, LargeDoublesAreWrittenSoAParserReadsThemBack) {
+  const double values[] = {1.1999999999999997e20, -9.3e18, 9007199254740992.0, 1.7e308,
+                           9007199254740991.0};
+  JsonWriter json;
+  json.BeginArray();
+  for (double value : values) json.Double(value);
+  json.EndArray();
+  const std::string out = FinishOrDie(json);
+  EXPECT_EQ(out, "[1.1999999999999997e+20,-9.3e+18,9.007199254740992e+15,1.7e+308,"
+                 "9007199254740991]");
+  simdjson::ondemand::parser parser;
+  const simdjson::padded_string padded(out);
+  simdjson::ondemand::document doc;
+  ASSERT_EQ(parser.iterate(padded).get(doc), simdjson::SUCCESS);
+  size_t i = 0;
+  for (auto element : doc.get_array()) {
+    double read = 0.0;
+    ASSERT_EQ(element.get_double().get(read), simdjson::SUCCESS) << i;
+    EXPECT_EQ(read, values[i]);
+    ++i;
+  }
+  EXPECT_EQ(i, std::size(values));
+}
+
 TEST(JsonWriterTest, WritesIntegerExtremes) {
   JsonWriter json;
   json.BeginArray();

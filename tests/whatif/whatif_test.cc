@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,34 @@ TEST(WhatIfTest, LayerMoveMemoryByHand) {
   ASSERT_TRUE(result.ok());
   EXPECT_NE(result->candidates.at(0).problem.find("layers per stage are unknown"),
             std::string::npos);
+}
+
+// Memory figures beyond 2^53 bytes (a hand-made model, a damaged report) are refused, and every
+// prediction of memory stays in range: a peak of 2^63 - 1 bytes became -2^63.
+TEST(WhatIfTest, MemoryFiguresOutOfRangeAreRefusedAndPredictionsNeverWrap) {
+  Model model;
+  model.schedule = Schedule::k1F1B;
+  model.p = 1;
+  model.m = 2;
+  model.stages = {StageModel{.rank = 0, .forward_ns = 1e6, .backward_ns = 2e6,
+                             .weight_grad_ns = 0, .memory_floor_bytes = 0,
+                             .memory_peak_bytes = std::numeric_limits<int64_t>::max(),
+                             .memory_headroom_bytes = -1, .layers = 0}};
+  absl::Status valid = ValidateModel(model);
+  EXPECT_NE(std::string(valid.message()).find("memory figure outside 0 to 2^53 bytes"),
+            std::string::npos)
+      << valid;
+  // At the bound itself, four times the microbatches predict far more than 2^53 bytes of
+  // activations without wrapping.
+  model.stages[0].memory_peak_bytes = kMaxMemoryBytes;
+  ASSERT_TRUE(ValidateModel(model).ok());
+  Candidate more = AsMeasured(model);
+  more.microbatches = 8;
+  more.schedule = Schedule::kGpipe;
+  absl::StatusOr<Result> result = Analyze(model, {more});
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->candidates.at(0).memory.size(), 1u);
+  EXPECT_GT(result->candidates.at(0).memory[0].peak_allocated_bytes, kMaxMemoryBytes);
 }
 
 // Two stages are each other's only neighbour: an inference job measures 0 -> 1 only, and the
