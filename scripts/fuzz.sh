@@ -9,7 +9,7 @@
 #   scripts/fuzz.sh [--seconds N] [--jobs N] [TARGET...]
 #
 # --seconds: per target (default 30). --jobs: build parallelism (default: every core); the
-# fuzzers themselves run one process at a time. TARGET: default all seven (collector_record_fuzzer
+# fuzzers themselves run one process at a time. TARGET: default all nine (collector_record_fuzzer
 # only where CMake found CUDA with CUPTI). New inputs accumulate in build-fuzz/fuzz-corpus/<target>
 # across runs; a run's figures are in build-fuzz/fuzz-logs/<target>.log.
 set -euo pipefail
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 all_targets=(trace_fuzzer job_fuzzer directory_fuzzer analyze_options_fuzzer simulate_config_fuzzer
-             compare_fuzzer collector_record_fuzzer)
+             compare_fuzzer gate_config_fuzzer report_file_fuzzer collector_record_fuzzer)
 explicit=${#targets[@]}
 [ "$explicit" -gt 0 ] || targets=("${all_targets[@]}")
 
@@ -56,6 +56,8 @@ options_for() {
     analyze_options_fuzzer) echo "-max_len=512 -len_control=0 -dict=tests/fuzz/marker.dict" ;;
     simulate_config_fuzzer) echo "-max_len=1024 -len_control=0 -dict=tests/fuzz/simulate.dict" ;;
     compare_fuzzer) echo "-max_len=16384 -dict=tests/fuzz/compare.dict" ;;
+    gate_config_fuzzer) echo "-max_len=4096 -dict=tests/fuzz/gate.dict" ;;
+    report_file_fuzzer) echo "-max_len=16384 -dict=tests/fuzz/compare.dict" ;;
     collector_record_fuzzer) echo "-max_len=8192" ;;
   esac
 }

@@ -61,6 +61,14 @@ absl::StatusOr<compare::RunFigures> ReadReportFile(const std::string& path) {
   return compare::ReadPaddedAnalyzeReport(text::OneLine(path), contents->text);
 }
 
+absl::StatusOr<compare::GateThresholds> ReadGateConfigFile(const std::string& path) {
+  // Read as every file is, under a budget of its own: a config is a few lines.
+  absl::StatusOr<FileContents> contents = ReadFileSource(path, kMaxGateConfigBytes);
+  if (!contents.ok()) return contents.status();
+  return compare::ParseGateConfig(std::string_view(contents->text.data(), contents->text.size()),
+                                  text::OneLine(path));
+}
+
 std::optional<compare::RunFigures> CompareCommand::ReadSide(const std::string& path,
                                                             std::ostream& err) {
   const absl::StatusOr<bool> is_report = IsReportFile(path);

@@ -4,6 +4,7 @@
 // without ever replacing a file that was read.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "cli/command.h"
+#include "compare/gate.h"
 #include "compare/run_figures.h"
 
 namespace CLI {
@@ -24,9 +26,19 @@ namespace bubblescope {
 // an error naming the file when it cannot be opened.
 absl::StatusOr<bool> IsReportFile(const std::string& path);
 
-// Reads analyze's JSON report at `path` (compare/report_reader.h): one line naming the file on
-// error.
+// Reads analyze's JSON report at `path` (compare/report_reader.h) through the one file reader
+// (loader/file_source.h) within the automatic reading budget: one line naming the file on error
+// (out of memory, over the budget, malformed, a figure out of range).
 absl::StatusOr<compare::RunFigures> ReadReportFile(const std::string& path);
+
+// The reading budget of a gate config (docs/input-errors.md, "Memory"): /dev/zero or a huge
+// file stops at 1 MiB.
+inline constexpr int64_t kMaxGateConfigBytes = int64_t{1} << 20;
+
+// Reads the gate config at `path` (compare::ParseGateConfig) through the one file reader within
+// kMaxGateConfigBytes. Errors start with the path: "<path>: <strerror>" (a directory is one),
+// "<path>: byte <N>: more than 1 MiB ...", "<path>:<line>: <why>".
+absl::StatusOr<compare::GateThresholds> ReadGateConfigFile(const std::string& path);
 
 class CompareCommand : public Command {
  protected:

@@ -52,7 +52,48 @@ void CheckSorted(const std::vector<T>& items, TimeOf time_of, std::string_view w
   }
 }
 
+simdjson::error_code ReadNumbers(simdjson::ondemand::value value) {
+  namespace ondemand = simdjson::ondemand;
+  ondemand::json_type type;
+  if (auto error = value.type().get(type)) return error;
+  switch (type) {
+    case ondemand::json_type::array:
+      for (auto element : value.get_array()) {
+        ondemand::value child;
+        if (auto error = element.get(child)) return error;
+        if (auto error = ReadNumbers(child)) return error;
+      }
+      return simdjson::SUCCESS;
+    case ondemand::json_type::object:
+      for (auto field : value.get_object()) {
+        ondemand::value child;
+        if (auto error = field.value().get(child)) return error;
+        if (auto error = ReadNumbers(child)) return error;
+      }
+      return simdjson::SUCCESS;
+    case ondemand::json_type::number: {
+      double ignored = 0.0;
+      return value.get_double().get(ignored);
+    }
+    default:
+      return simdjson::SUCCESS;
+  }
+}
+
 }  // namespace
+
+void CheckNumbersReadBack(std::string_view json, std::string_view what) {
+  simdjson::ondemand::parser parser;
+  const simdjson::padded_string padded(json);
+  simdjson::ondemand::document document;
+  simdjson::ondemand::value root;
+  simdjson::error_code error = parser.iterate(padded).get(document);
+  if (!error) error = document.get_value().get(root);
+  if (!error) error = ReadNumbers(root);
+  if (error) {
+    Fail(absl::StrCat(std::string(what), " does not read back: ", simdjson::error_message(error)));
+  }
+}
 
 void Fail(std::string_view what) {
   std::fprintf(stderr, "fuzz contract broken: %s\n", std::string(what).c_str());

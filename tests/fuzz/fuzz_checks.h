@@ -23,6 +23,11 @@ void RequireOk(const absl::Status& status, std::string_view what);
 // A whole-file error reads "<file>: byte <N>: <what>" (docs/input-errors.md).
 void CheckFileError(const absl::Status& status, std::string_view file);
 
+// `json` (a document bubblescope wrote) parses, and every number in it reads back as a double
+// the way bubblescope's own readers read figures (simdjson On-Demand's get_double): what the
+// project writes, the project reads.
+void CheckNumbersReadBack(std::string_view json, std::string_view what);
+
 // What every reader promises of a Rank (bubblescope/trace.h): every time within ±kMaxTimeNs;
 // intervals sorted by start, longer first, none ending before it starts; annotations, steps and
 // memory samples sorted by time; every name, comm and process-group index in range.
