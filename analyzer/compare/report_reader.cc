@@ -1,7 +1,6 @@
 #include "compare/report_reader.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <new>
 #include <string>
@@ -10,8 +9,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "bubblescope/trace.h"
 #include "common/out_of_memory.h"
+#include "compare/figure_range.h"
 #include "readers/json_tokens.h"
 #include "simdjson.h"
 
@@ -38,45 +37,6 @@ std::string_view TypeName(std::string_view token) {
     case 'n': return "null";
     default: return "a number";
   }
-}
-
-// What a number in a report measures, and so the range it must lie in (docs/diff-and-gate.md,
-// "Figures read from a report"): a report written by bubblescope always holds figures in range,
-// so one outside it is a damaged or hand-made report, refused where it starts rather than
-// compared (a bubble of -750% would pass any gate).
-enum class Figure : uint8_t {
-  kFraction,        // a share of a window: 0 to 1
-  kSignedFraction,  // a difference of two shares (the excess bubble): -1 to 1
-  kMicros,          // a time in microseconds: 0 to the model's time range (2^62 - 1 ns)
-  kBytes,           // a memory figure: 0 to kMaxMemoryBytes
-  kRate,            // a bandwidth, a count: finite and not negative
-};
-
-// Fractions written from doubles may sit a rounding step outside their bounds.
-constexpr double kFractionSlack = 1e-9;
-constexpr double kMaxMicros = static_cast<double>(kMaxTimeNs) / 1000.0;
-
-std::string_view RangeText(Figure figure) {
-  switch (figure) {
-    case Figure::kFraction: return "0 to 1";
-    case Figure::kSignedFraction: return "-1 to 1";
-    case Figure::kMicros: return "0 to 4.6e15 us (2^62 ns)";
-    case Figure::kBytes: return "0 to 2^53 bytes";
-    case Figure::kRate: return "a finite number not below 0";
-  }
-  return "";
-}
-
-bool InRange(double value, Figure figure) {
-  if (!std::isfinite(value)) return false;
-  switch (figure) {
-    case Figure::kFraction: return value >= -kFractionSlack && value <= 1.0 + kFractionSlack;
-    case Figure::kSignedFraction: return value >= -1.0 - kFractionSlack && value <= 1.0 + kFractionSlack;
-    case Figure::kMicros: return value >= 0.0 && value <= kMaxMicros;
-    case Figure::kBytes: return value >= 0.0 && value <= static_cast<double>(kMaxMemoryBytes);
-    case Figure::kRate: return value >= 0.0;
-  }
-  return false;
 }
 
 // One pass over the report's members. Every accessor names the member it reads, so a type error
@@ -238,10 +198,10 @@ class ReportWalker {
   }
   absl::Status Ranged(ondemand::value& value, std::string_view key, Figure figure,
                       double number) {
-    if (InRange(number, figure)) return absl::OkStatus();
+    if (FigureInRange(number, figure)) return absl::OkStatus();
     return Error(value.raw_json_token().data(),
                  absl::StrCat("\"", std::string(key), "\" is ", number, ", outside ",
-                              std::string(RangeText(figure))));
+                              std::string(FigureRangeText(figure))));
   }
   template <typename Int>
   absl::Status Integer(ondemand::value& value, std::string_view key, Int* out) {

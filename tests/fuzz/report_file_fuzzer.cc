@@ -13,16 +13,15 @@
 // against itself never fails an increase limit of 0, and a check on a pipeline without a
 // complete iteration is an error, never a pass; diff's and whatif's JSON reports are written
 // and every number in them reads back with bubblescope's own number reader.
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "bubblescope/trace.h"
 #include "cli/compare_input.h"
 #include "compare/diff.h"
+#include "compare/figure_range.h"
 #include "compare/gate.h"
 #include "compare/report_reader.h"
 #include "file_fuzz_util.h"
@@ -39,30 +38,30 @@ namespace {
 
 using namespace bubblescope;  // NOLINT(build/namespaces): a fuzz target's private helpers
 
-void InRange(double value, double low, double high, std::string_view what) {
-  if (!std::isfinite(value) || value < low || value > high) {
+void InRange(double value, compare::Figure figure, std::string_view what) {
+  if (!compare::FigureInRange(value, figure)) {
     fuzz::Fail(std::string(what) + " read outside the range of what it measures");
   }
 }
 
 void CheckFigures(const compare::RunFigures& run) {
-  constexpr double kSlack = 1e-9;
-  const double max_us = static_cast<double>(kMaxTimeNs) / 1000.0;
-  const double max_bytes = static_cast<double>(kMaxMemoryBytes);
+  using compare::Figure;
   for (const compare::PipelineFigures& pipeline : run.pipelines) {
-    InRange(pipeline.bubble_fraction, -kSlack, 1 + kSlack, "a bubble");
+    InRange(pipeline.bubble_fraction, Figure::kFraction, "a bubble");
     for (double latency :
          {pipeline.latency_p50_us, pipeline.latency_p90_us, pipeline.latency_max_us}) {
-      InRange(latency, 0, max_us, "a latency");
+      InRange(latency, Figure::kMicros, "a latency");
     }
     if (pipeline.complete_iterations < 0) fuzz::Fail("a negative count of iterations");
     for (const compare::IterationFigures& iteration : pipeline.iterations) {
-      InRange(iteration.window_us, 0, max_us, "an iteration window");
-      InRange(iteration.bubble_fraction, -kSlack, 1 + kSlack, "an iteration's bubble");
+      InRange(iteration.window_us, Figure::kMicros, "an iteration window");
+      InRange(iteration.bubble_fraction, Figure::kFraction, "an iteration's bubble");
     }
     for (const compare::StageFigures& stage : pipeline.stage_figures) {
-      InRange(stage.bubble_fraction, -kSlack, 1 + kSlack, "a stage's bubble");
-      if (stage.peak_allocated_bytes) InRange(*stage.peak_allocated_bytes, 0, max_bytes, "bytes");
+      InRange(stage.bubble_fraction, Figure::kFraction, "a stage's bubble");
+      if (stage.peak_allocated_bytes) {
+        InRange(*stage.peak_allocated_bytes, Figure::kBytes, "a stage's peak memory");
+      }
     }
   }
 }
