@@ -26,8 +26,16 @@ std::string StageLabel(const StageRow& row) {
                       " \xC2\xB7 rank ", row.rank);
 }
 
+std::string BodyNotes(const job::Pipeline& pipeline);
+
 std::string Headline(const job::Pipeline& pipeline) {
   const bubble::Result& bubble = pipeline.bubble;
+  if (!pipeline.no_complete_iteration.empty()) {
+    // No bubble or latency to show: the reason stands in for them, as in the text report.
+    return absl::StrCat("<p class=warn>No complete iteration: ",
+                        Esc(pipeline.no_complete_iteration), "; no bubble or latency figure.</p>\n",
+                        BodyNotes(pipeline));
+  }
   std::string out =
       absl::StrCat("<p class=hl>Bubble <b>", Percent(bubble.bubble_fraction), "%</b> measured");
   if (pipeline.ideal.has_value()) {
@@ -42,6 +50,13 @@ std::string Headline(const job::Pipeline& pipeline) {
                   Ms(static_cast<double>(bubble.latency.max)), " max, over ",
                   bubble.complete_iterations, " complete of ", bubble.iterations.size(),
                   " iterations.</p>\n");
+  absl::StrAppend(&out, BodyNotes(pipeline));
+  return out;
+}
+
+// The pipeline's warnings and notes under its headline.
+std::string BodyNotes(const job::Pipeline& pipeline) {
+  std::string out;
   const std::string incomplete = IncompletePipelineText(pipeline);
   if (!incomplete.empty()) absl::StrAppend(&out, "<p class=warn>", Esc(incomplete), "</p>\n");
   std::vector<std::string> notes = pipeline.crossrank.plausibility.notes;
@@ -222,7 +237,10 @@ std::string PipelineDetails(const job::Pipeline& pipeline, size_t index, bool op
   for (const StageRow& row : StageRows(pipeline)) ranks.push_back(row.rank);
   return absl::StrCat("<details id=p", index, open ? " open" : "", "><summary>Pipeline ", index,
                       ": ", Esc(ShapeText(pipeline)), ", ranks ", absl::StrJoin(ranks, ","),
-                      ", bubble ", Percent(pipeline.bubble.bubble_fraction), "%</summary>\n",
+                      pipeline.no_complete_iteration.empty()
+                          ? absl::StrCat(", bubble ", Percent(pipeline.bubble.bubble_fraction), "%")
+                          : std::string(", no complete iteration"),
+                      "</summary>\n",
                       Headline(pipeline), Causes(pipeline), TimelineSection(pipeline, index),
                       StageBars(pipeline), Latency(pipeline.bubble), Memory(pipeline),
                       Links(pipeline.crossrank), WhatIfSection(pipeline), "</details>\n");

@@ -111,16 +111,22 @@ std::string SummaryTable(const job::Result& result) {
                          "</span>");
     }
     const size_t shown = bubble.ranks.size();
+    // Without a complete iteration the bubble and latency are no figures: "-", never 0%.
+    const bool measured = pipeline.no_complete_iteration.empty();
     absl::StrAppend(
         &out, html::Row({absl::StrCat("<a href=\"#p", i, "\">", i, "</a>"),
                          html::Esc(html::ShapeText(pipeline)),
                          absl::StrCat(shown, shown == 1 ? " rank" : " ranks"),
-                         absl::StrCat(Percent(bubble.bubble_fraction), "%"),
+                         measured ? absl::StrCat(Percent(bubble.bubble_fraction), "%") : "-",
                          ideal ? absl::StrCat(Percent(pipeline.ideal->fraction), "%") : "-",
-                         ideal ? absl::StrFormat("%.1f pt", 100.0 * (bubble.bubble_fraction -
-                                                                     pipeline.ideal->fraction))
-                               : "-",
-                         absl::StrCat(Millis(static_cast<double>(bubble.latency.p50)), " ms"), top},
+                         ideal && measured
+                             ? absl::StrFormat("%.1f pt", 100.0 * (bubble.bubble_fraction -
+                                                                   pipeline.ideal->fraction))
+                             : "-",
+                         measured
+                             ? absl::StrCat(Millis(static_cast<double>(bubble.latency.p50)), " ms")
+                             : "-",
+                         top},
                         static_cast<int32_t>(i) == result.job.worst_pipeline ? "worst" : ""));
   }
   absl::StrAppend(&out, "</table>\n");
