@@ -11,6 +11,7 @@
 #include "report/text_table.h"
 #include "report/units.h"
 #include "text/json_writer.h"
+#include "text/one_line.h"
 
 namespace bubblescope {
 namespace {
@@ -96,6 +97,14 @@ void AppendPipeline(const PipelineDiff& pipeline, std::string* out) {
       changes.push_back(absl::StrCat(change.figure, " ", change.a, " -> ", change.b));
     }
     absl::StrAppend(out, "  shape changed: ", absl::StrJoin(changes, ", "), "\n");
+  }
+  // A side without a complete iteration shows "-" for its bubble and latency; here is why.
+  for (const auto& [side, why] : {std::pair<const char*, const std::string*>{
+                                      "A", &pipeline.no_complete_iteration_a},
+                                  {"B", &pipeline.no_complete_iteration_b}}) {
+    if (!why->empty()) {
+      absl::StrAppend(out, "  ", side, ": no complete iteration: ", text::OneLine(*why), "\n");
+    }
   }
   TextTable figures({{"figure", Align::kLeft}, {"A"}, {"B"}, {"delta"}, {"spread", Align::kLeft}});
   for (const NamedFigure& figure : PipelineFigures(pipeline)) {
