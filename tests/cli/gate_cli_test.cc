@@ -213,7 +213,8 @@ TEST_F(GateCliTest, AConfigFileSetsThresholdsAndFlagsOverrideIt) {
   const std::string bad = dir_->Write("bad.conf", "max-bubble = 0.3\n\nmax-bubbles = 0.3\n");
   run = Gate(*base_, *fewer_, {"--config", bad});
   EXPECT_EQ(run.exit_status, 2);
-  EXPECT_THAT(run.err, StartsWith("bubblescope: " + bad + ":3: unknown threshold 'max-bubbles'"));
+  EXPECT_THAT(run.err, StartsWith("bubblescope: --config: " + bad +
+                                 ":3: unknown threshold 'max-bubbles'"));
 }
 
 // Every input error: exit 2, one line on stderr naming the file, no verdict files.

@@ -36,10 +36,13 @@ compare::DiffResult FixedDiff() {
   measured.bubble_fraction = 0.25;
   measured.latency_p50_us = measured.latency_p90_us = measured.latency_max_us = 1000.0;
   measured.complete_iterations = 2;
-  measured.stage_figures = {{.rank = 0, .stage = 0, .bubble_fraction = 0.2,
-                             .peak_allocated_bytes = 1e9},
-                            {.rank = 1, .stage = 1, .bubble_fraction = 0.3,
-                             .peak_allocated_bytes = std::nullopt}};
+  for (int32_t position : {0, 1}) {
+    compare::StageFigures& stage = measured.stage_figures.emplace_back();
+    stage.rank = position;
+    stage.stage = position;
+    stage.bubble_fraction = 0.2 + 0.1 * position;
+    if (position == 0) stage.peak_allocated_bytes = 1e9;  // stage 1 has no memory samples
+  }
   baseline.pipelines.push_back(measured);
   compare::RunFigures current = baseline;
   current.source = "current";
