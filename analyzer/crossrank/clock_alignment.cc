@@ -233,7 +233,8 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
   std::map<std::string_view, int32_t> host_node;
   int32_t nodes = 0;
   for (size_t i = 0; i < options.ranks.size(); ++i) {
-    const std::string_view host = i < options.hosts.size() ? options.hosts[i] : "";
+    const std::string_view host =
+        i < options.hosts.size() ? std::string_view(options.hosts[i]) : std::string_view();
     int32_t node = nodes;
     if (!IsAnonymousHost(host)) node = host_node.try_emplace(host, nodes).first->second;
     if (node == nodes) ++nodes;

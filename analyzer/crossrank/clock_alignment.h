@@ -94,7 +94,7 @@ struct Options {
   // The pipeline's ranks; the first is the reference.
   std::vector<int32_t> ranks;
   // Each rank's host as its trace names it, in `ranks` order; empty (or missing): unknown.
-  std::vector<std::string> hosts;
+  std::vector<std::string> hosts = {};
   // The most uncertainty an applied offset may have (ClockTolerance). The default holds any
   // bounded uncertainty tight.
   TimeNs tolerance_ns = kUnbounded - 1;
