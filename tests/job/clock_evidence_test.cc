@@ -1,0 +1,105 @@
+// Clock evidence on whole jobs: real runs recorded on one machine keep their clocks, by their
+// host name and, without it, because bounds of guessed peers are never applied; a simulated job
+// on two hosts moves only the other host's ranks, onto the truth.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "job/job.h"
+#include "loader/trace_loader.h"
+#include "simulator/simulator.h"
+#include "support/job_helpers.h"
+
+namespace bubblescope {
+namespace {
+
+using clock_alignment::Source;
+using clock_alignment::Verdict;
+
+class RealRunClocksTest : public ::testing::TestWithParam<std::string> {};
+
+// Every run of sample_traces/torch_cpu was recorded on one machine, whose name every file
+// carries (host_name "vm"): no clock moves, each rank on the reference's clock by that fact.
+// The same files without the name: the gloo transfers give only bounds through peers inferred
+// from the schedule, which are never applied, so the figures are exactly those of the named run.
+TEST_P(RealRunClocksTest, OneMachineKeepsItsClocks) {
+  LoadOptions load;
+  load.jobs = 2;
+  absl::StatusOr<Trace> trace = LoadTrace(
+      {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + GetParam()}, load);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  for (const Rank& rank : trace->ranks) EXPECT_EQ(rank.host, "vm") << rank.rank;
+  const job::Result named = testing::AnalyzeJob(*trace);
+  ASSERT_FALSE(named.pipelines.empty());
+  for (const job::Pipeline& pipeline : named.pipelines) {
+    for (const clock_alignment::RankOffset& offset : pipeline.crossrank.offsets) {
+      SCOPED_TRACE(absl::StrCat("rank ", offset.rank));
+      EXPECT_EQ(offset.offset_ns, 0);
+      EXPECT_TRUE(offset.aligned);
+      EXPECT_EQ(offset.verdict, Verdict::kSameClock);
+      EXPECT_TRUE(offset.source == Source::kReference || offset.source == Source::kSameHost);
+    }
+  }
+  for (Rank& rank : trace->ranks) rank.host.clear();
+  const job::Result unnamed = testing::AnalyzeJob(*trace);
+  ASSERT_EQ(unnamed.pipelines.size(), named.pipelines.size());
+  for (size_t p = 0; p < named.pipelines.size(); ++p) {
+    for (const clock_alignment::RankOffset& offset : unnamed.pipelines[p].crossrank.offsets) {
+      EXPECT_EQ(offset.offset_ns, 0) << offset.rank;
+      EXPECT_FALSE(offset.applied()) << offset.rank;
+    }
+    EXPECT_EQ(unnamed.pipelines[p].bubble.bubble_fraction,
+              named.pipelines[p].bubble.bubble_fraction);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TorchCpu, RealRunClocksTest,
+                         ::testing::Values("gpipe_p2_m4", "1f1b_p4_m8", "interleaved_p2_v2_m4",
+                                           "zb_p2_v2_m4", "zbv_p2_v2_m4", "1f1b_p4_m8_heavy2",
+                                           "dualpipev_p2_v2_m8", "gpipe_eval_p2_m4",
+                                           "1f1b_p2_m4_recompute", "1f1b_p2_m4_recompute_nr",
+                                           "dp2_1f1b_p2_m4"));
+
+// Two hosts of two ranks each; host 1's clock runs 3 ms ahead of host 0's. Stage s runs on rank
+// 3 - s, so the reference is rank 3 on host 1: rank 2 shares its clock (same host, offset 0),
+// ranks 1 and 0 run 3 ms behind it, which their NCCL transfers with host 1 say exactly. The
+// bubble on the aligned clock equals the simulator's truth.
+TEST(TwoHostClocksTest, OnlyTheOtherHostMovesOntoTheTruth) {
+  sim::Config config;
+  config.stages = 4;
+  config.microbatches = 8;
+  config.iterations = 2;
+  config.costs.assign(4, sim::StageCost{.forward = 200000, .backward = 400000, .weight_grad = 0});
+  config.activation_bytes = int64_t{1} << 20;
+  config.link = sim::Link{.gbps = 400.0, .latency_ns = 0};
+  config.launch_gap_ns = 2000;
+  config.jitter = 0.05;
+  config.stage_to_rank = {3, 2, 1, 0};
+  config.ranks_per_host = 2;
+  config.clock_offsets_ns = {0, 0, 3'000'000, 3'000'000};
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  const job::Result result = testing::AnalyzeJob(simulation->trace);
+  ASSERT_EQ(result.pipelines.size(), 1u);
+  const job::Pipeline& pipeline = result.pipelines[0];
+  const std::vector<clock_alignment::RankOffset>& offsets = pipeline.crossrank.offsets;
+  ASSERT_EQ(offsets.size(), 4u);  // in stage order: ranks 3, 2, 1, 0
+  EXPECT_EQ(offsets[0].source, Source::kReference);
+  EXPECT_EQ(offsets[1].source, Source::kSameHost);
+  EXPECT_EQ(offsets[1].host, "sim-host-1");
+  EXPECT_EQ(offsets[1].offset_ns, 0);
+  for (size_t i = 2; i < 4; ++i) {
+    SCOPED_TRACE(absl::StrCat("rank ", offsets[i].rank));
+    EXPECT_EQ(offsets[i].source, Source::kRendezvous);
+    EXPECT_EQ(offsets[i].verdict, Verdict::kApplied);
+    EXPECT_EQ(offsets[i].offset_ns, -3'000'000);
+    EXPECT_EQ(offsets[i].uncertainty_ns, 0);
+    EXPECT_GT(offsets[i].samples, 0);
+  }
+  EXPECT_DOUBLE_EQ(pipeline.bubble.bubble_fraction, simulation->truth.bubble_fraction);
+}
+
+}  // namespace
+}  // namespace bubblescope
