@@ -102,13 +102,13 @@ struct CommInfo {
   int64_t bytes = -1;          // payload bytes, -1 when unknown
   int32_t peer = -1;           // global rank of the p2p peer, -1 when unknown
   int32_t group_size = -1;     // size of the process group, -1 when unknown
-  // The group's sequence number of this operation (Kineto's "Seq", 2026): the same on every
-  // member for a collective; -1 when unknown.
-  int64_t seq = -1;
   uint32_t process_group = kNoIndex;  // index into Rank::process_groups, kNoIndex when unknown
   NameId collective = kNoName;  // the collective name as the trace wrote it ("send", "allreduce")
   NameId dtype = kNoName;
   CommKind kind = CommKind::kUnknown;
+  // The group's sequence number of this operation (Kineto's "Seq", 2026): the same on every
+  // member for a collective; -1 when unknown.
+  int64_t seq = -1;
 };
 
 struct Interval {

@@ -90,7 +90,7 @@ TEST(CollectiveMatchingTest, SequenceNumbersPairAcrossWindows) {
     for (const auto& [seq, end] : ends) {
       Interval interval = Op(kComm, end - 100 + offset, end + offset);
       interval.comm = static_cast<uint32_t>(rank.comms.size());
-      rank.comms.push_back(CommInfo{.seq = seq, .process_group = 0, .kind = CommKind::kAllReduce});
+      rank.comms.push_back(CommInfo{.process_group = 0, .kind = CommKind::kAllReduce, .seq = seq});
       kernels.push_back(interval);
     }
     rank.timelines.push_back(Stream(7, kernels));
