@@ -157,6 +157,20 @@ Verdict Judge(const Placement& placement, const Options& options) {
   return Verdict::kConsistent;
 }
 
+constexpr TimeNs kOwnZeroWindowNs = 60'000'000'000;
+
+// A weak estimate on a clock that started at its own zero is still the best there is.
+Verdict OnOwnZero(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kLoose:
+    case Verdict::kDisagree:
+    case Verdict::kGuessedPeers:
+      return Verdict::kGuessApplied;
+    default:
+      return verdict;
+  }
+}
+
 bool Aligned(Verdict verdict) {
   return verdict == Verdict::kSameClock || verdict == Verdict::kApplied ||
          verdict == Verdict::kConsistent;
@@ -202,15 +216,29 @@ std::string_view VerdictName(Verdict verdict) {
       return "disagree";
     case Verdict::kGuessedPeers:
       return "guessed_peers";
+    case Verdict::kGuessApplied:
+      return "guess_applied";
   }
   return "unknown";
 }
 
 TimeNs RankOffset::ErrorBound() const {
   if (verdict == Verdict::kSameClock) return 0;
-  if (verdict == Verdict::kApplied) return uncertainty_ns;
+  if (applied()) return uncertainty_ns;
   if (source == Source::kNone) return kUnbounded;
   return SaturatingAdd(estimate_ns < 0 ? -estimate_ns : estimate_ns, uncertainty_ns);
+}
+
+bool StartsAtItsOwnZero(const Rank& rank) {
+  bool any = false;
+  TimeNs earliest = 0;
+  for (const Timeline& timeline : rank.timelines) {
+    if (timeline.intervals.empty()) continue;
+    const TimeNs start = timeline.intervals.front().start;  // sorted by start
+    earliest = any ? std::min(earliest, start) : start;
+    any = true;
+  }
+  return any && earliest > -kOwnZeroWindowNs && earliest < kOwnZeroWindowNs;
 }
 
 bool IsAnonymousHost(std::string_view host) {
@@ -255,17 +283,21 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
     } else {
       offset.source = placement.reached ? placement.source : Source::kNone;
       offset.verdict = Judge(placement, options);
+      if (i < options.own_zero.size() && options.own_zero[i]) {
+        offset.verdict = OnOwnZero(offset.verdict);
+      }
       offset.estimate_ns = placement.offset;
       offset.uncertainty_ns = placement.reached ? placement.uncertainty : kUnbounded;
       offset.samples = placement.samples;
       offset.as_recorded = placement.as_recorded;
     }
     offset.aligned = Aligned(offset.verdict);
-    all_aligned &= offset.aligned;
+    // A guess on an own-zero clock holds nothing back: keeping that clock is no better.
+    all_aligned &= offset.aligned || offset.verdict == Verdict::kGuessApplied;
     result.offsets.push_back(std::move(offset));
   }
   for (RankOffset& offset : result.offsets) {
-    if (offset.applied() && !all_aligned) {
+    if (offset.verdict == Verdict::kApplied && !all_aligned) {
       offset.verdict = Verdict::kHeldBack;
       offset.aligned = false;
     }

@@ -27,6 +27,8 @@
 // to it than to the recorded 0, so moving the clock never takes it farther from the truth. And
 // offsets are applied to all or none of the pipeline: when one rank cannot be aligned, moving
 // only the others could make the figures between them worse, so every clock stays as recorded.
+// A rank whose trace starts at its own zero has no recorded clock worth keeping: its estimate is
+// applied even when weak, as a guess (kGuessApplied).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +67,9 @@ enum class Verdict : uint8_t {
   kLoose,        // unaligned: uncertain beyond the tolerance
   kDisagree,     // unaligned: the samples put the clocks on both sides of each other
   kGuessedPeers, // unaligned: only bounds, from transfers paired through guessed peers
+  // Unaligned, yet moved: its trace's times start at its own zero (no shared time base), so the
+  // recorded clock says nothing and the weak estimate is the best there is. A guess.
+  kGuessApplied,
 };
 
 std::string_view VerdictName(Verdict verdict);  // "same_clock", "applied", ...
@@ -84,7 +89,10 @@ struct RankOffset {
   // Its samples disagreed on which clock runs ahead (see above): kept as recorded, a guess.
   bool as_recorded = false;
 
-  bool applied() const { return verdict == Verdict::kApplied; }
+  // The estimate is the offset (tight, or a guess on a clock that started at its own zero).
+  bool applied() const {
+    return verdict == Verdict::kApplied || verdict == Verdict::kGuessApplied;
+  }
   // How far its clock as applied may be from the reference clock: the uncertainty when aligned,
   // else the estimate's distance plus its uncertainty (unbounded without evidence).
   TimeNs ErrorBound() const;
@@ -101,6 +109,9 @@ struct Options {
   // The transfers were paired through peers inferred from the schedule, not recorded: their
   // causality bounds prove nothing (a wrong pairing bounds the wrong clocks).
   bool peers_guessed = false;
+  // Per rank of `ranks` (missing: false): its trace's times start at its own zero
+  // (StartsAtItsOwnZero), so its recorded clock is no evidence against any estimate.
+  std::vector<bool> own_zero = {};
 };
 
 struct Result {
@@ -110,6 +121,10 @@ struct Result {
 // `collectives` (collective_matching.h) give samples to pairs whose transfers give none.
 Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options,
                const std::vector<collective_matching::MatchedEnds>& collectives = {});
+
+// The rank's times start within a minute of zero: a trace written against its own start (torch
+// without Kineto), not a clock other ranks share (wall or boot time, days and years from zero).
+bool StartsAtItsOwnZero(const Rank& rank);
 
 // A host name that identifies no machine ("localhost", empty): ranks naming it are not taken
 // to share a clock.

@@ -183,6 +183,8 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
     const int32_t position = inputs.index.PositionOf(rank);
     const size_t at = static_cast<size_t>(position);
     clock_options.hosts.push_back(position < 0 ? std::string() : trace.ranks[at].host);
+    clock_options.own_zero.push_back(position >= 0 &&
+                                     clock_alignment::StartsAtItsOwnZero(trace.ranks[at]));
     if (position >= 0) pipeline_timelines.push_back(&inputs.timelines[at]);
   }
   clock_options.tolerance_ns = clock_alignment::ClockTolerance(pipeline_timelines);

@@ -45,6 +45,8 @@ std::string NotAppliedBecause(const clock_alignment::RankOffset& offset, TimeNs 
       return "its samples disagree on which clock runs ahead";
     case clock_alignment::Verdict::kGuessedPeers:
       return "only causality bounds, from transfers paired through guessed peers";
+    case clock_alignment::Verdict::kGuessApplied:
+      return "loose, but its trace starts at its own zero, so its recorded clock says nothing";
     case clock_alignment::Verdict::kHeldBack:
       return "its estimate holds, but other ranks cannot be aligned, and moving only some "
              "clocks could make the figures between them worse";
@@ -78,9 +80,10 @@ std::string ClockText(const clock_alignment::RankOffset& offset, TimeNs toleranc
   if (offset.source == clock_alignment::Source::kNone) {
     return absl::StrCat("rank ", offset.rank, " (", NotAppliedBecause(offset, tolerance_ns), ")");
   }
-  return absl::StrFormat("rank %d (estimate %+.3f ms +/- %s from %s, not applied: %s)",
-                         offset.rank, static_cast<double>(offset.estimate_ns) / 1e6,
-                         Uncertainty(offset), samples, NotAppliedBecause(offset, tolerance_ns));
+  return absl::StrFormat("rank %d %s (estimate %+.3f ms +/- %s from %s: %s)", offset.rank,
+                         offset.applied() ? "moved by its estimate" : "kept as recorded",
+                         static_cast<double>(offset.estimate_ns) / 1e6, Uncertainty(offset),
+                         samples, NotAppliedBecause(offset, tolerance_ns));
 }
 
 }  // namespace
@@ -107,8 +110,7 @@ std::string LinkText(const job::CrossRankFigures& figures) {
   }
   if (!unaligned.empty()) {
     absl::StrAppend(&out,
-                    "  not aligned, clocks as recorded (their offsets are a guess; "
-                    "docs/cross-rank.md): ",
+                    "  not aligned, each clock a guess (docs/cross-rank.md): ",
                     absl::StrJoin(unaligned, "; "), "\n");
   }
   if (figures.links.empty()) {

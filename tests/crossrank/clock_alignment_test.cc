@@ -158,6 +158,30 @@ TEST(ClockAlignmentTest, BoundsOnBothSidesOnlyFromRecordedPeers) {
   EXPECT_FALSE(result.offsets[1].aligned);
   EXPECT_EQ(result.offsets[1].estimate_ns, -150);
   EXPECT_EQ(result.offsets[1].offset_ns, 0);
+
+  // A trace whose times start at its own zero has no recorded clock worth keeping: the guess is
+  // applied, and said to be one.
+  guessed.own_zero = {true, true};
+  result = Analyze(transfers, guessed);
+  EXPECT_EQ(result.offsets[1].verdict, Verdict::kGuessApplied);
+  EXPECT_FALSE(result.offsets[1].aligned);
+  EXPECT_TRUE(result.offsets[1].applied());
+  EXPECT_EQ(result.offsets[1].offset_ns, -150);
+}
+
+// Times within a minute of zero are a trace's own start; wall or boot time is days from it.
+TEST(ClockAlignmentTest, OwnZeroIsTheEarliestTimeNearZero) {
+  Rank rank;
+  EXPECT_FALSE(StartsAtItsOwnZero(rank));  // nothing recorded
+  rank.timelines.resize(2);
+  rank.timelines[0].intervals.push_back(Interval{.start = 59'000'000'000, .end = 59'000'000'001});
+  EXPECT_TRUE(StartsAtItsOwnZero(rank));
+  rank.timelines[1].intervals.push_back(Interval{.start = 61'000'000'000, .end = 61'000'000'001});
+  EXPECT_TRUE(StartsAtItsOwnZero(rank));  // the earliest decides
+  rank.timelines[0].intervals[0].start = 4'456'889'854'831'821;  // 51 days after boot
+  EXPECT_TRUE(StartsAtItsOwnZero(rank));  // the other timeline still starts at 61 s
+  rank.timelines[1].intervals[0].start = 4'456'889'854'900'000;
+  EXPECT_FALSE(StartsAtItsOwnZero(rank));
 }
 
 // Offsets are applied to all of a pipeline's ranks or none: rank 1 alone is well placed

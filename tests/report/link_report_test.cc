@@ -130,12 +130,20 @@ TEST(LinkReportTest, UnalignedClocksAreAGuess) {
   EXPECT_THAT(text, HasSubstr("clocks aligned to rank 5: rank 5 reference, rank 7 +0.000 ms "
                               "(same host)\n"));
   EXPECT_THAT(text, HasSubstr(
-      "not aligned, clocks as recorded (their offsets are a guess; docs/cross-rank.md): "
-      "rank 4 (estimate -2.500 ms +/- 1.500 us from rendezvous, 8 samples, not applied: its "
+      "not aligned, each clock a guess (docs/cross-rank.md): "
+      "rank 4 kept as recorded (estimate -2.500 ms +/- 1.500 us from rendezvous, 8 samples: its "
       "estimate holds, but other ranks cannot be aligned, and moving only some clocks could "
-      "make the figures between them worse); rank 6 (estimate +0.000 ms +/- unbounded from "
-      "causality_bounds, 0 samples, not applied: uncertain beyond the 100.000 us an applied "
+      "make the figures between them worse); rank 6 kept as recorded (estimate +0.000 ms +/- "
+      "unbounded from causality_bounds, 0 samples: uncertain beyond the 100.000 us an applied "
       "offset may have)\n"));
+  // A trace that starts at its own zero is moved by its estimate even so, and says why.
+  figures.offsets[2].verdict = clock_alignment::Verdict::kGuessApplied;
+  figures.offsets[2].estimate_ns = 1'250'000;
+  figures.offsets[2].offset_ns = 1'250'000;
+  EXPECT_THAT(LinkText(figures),
+              HasSubstr("rank 6 moved by its estimate (estimate +1.250 ms +/- unbounded from "
+                        "causality_bounds, 0 samples: loose, but its trace starts at its own "
+                        "zero, so its recorded clock says nothing)\n"));
 }
 
 TEST(LinkReportTest, UnknownSizesShowADashNotZero) {
