@@ -36,6 +36,12 @@ import os
 import re
 import sys
 
+# The other independent reference script (the third-party traces' figures) has the union of
+# intervals this one needs.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
+                                "real_traces"))
+from independent_figures import union_length  # noqa: E402
+
 PP_ACTION = re.compile(r"^PP:(\d+)([FBIW])(\d+)$")
 PP_OVERLAP = re.compile(r"^PP:\((.*)\)OVERLAP_F_B$")
 SUB_ACTION = re.compile(r"^(\d+)([FBIW])(\d+)$")
@@ -57,20 +63,6 @@ class Op:
         self.name = event["name"]
         self.start = ns(event["ts"])
         self.end = self.start + ns(event["dur"])
-
-
-def union_length(intervals):
-    total, cur_start, cur_end = 0, None, None
-    for start, end in sorted(intervals):
-        if cur_end is None or start > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = start, end
-        else:
-            cur_end = max(cur_end, end)
-    if cur_end is not None:
-        total += cur_end - cur_start
-    return total
 
 
 def top_level(ops):
