@@ -38,12 +38,14 @@ SEED = 1234
 #              the active window and exports the trace.
 #  skip-first: steps 0-2 skipped by skip_first, step 3 warmup, steps 4-5
 #              recorded (ProfilerStep#4 and #5), repeat=1.
+#  one-step:   as steps, with step 2 alone recorded (ProfilerStep#2).
 #  manual:     no profiler schedule and no prof.step(): prof.start() before
 #              step 2 and prof.stop() after step 3, so the trace holds two
 #              steps and no ProfilerStep range at all.
 PROFILER_WINDOWS = {
     "steps": (0, 1, 1, 2),
     "skip-first": (3, 0, 1, 2),
+    "one-step": (0, 1, 1, 1),
     "manual": (0, 1, 1, 2),
 }
 

@@ -18,7 +18,7 @@ One run:
         [--virtual 2] [--heavy-stage 2] [--dp 2] [--placement 2,0,1] [--layers 1] \
         [--hidden 1024] [--microbatch-rows 64] \
         [--record-shapes] [--profile-memory] [--with-stack] \
-        [--profiler-window steps|skip-first|manual] [--export chrome|tensorboard|python] --out .
+        [--profiler-window steps|skip-first|one-step|manual] [--export chrome|tensorboard|python] --out .
 
 --dp D runs D data-parallel replicas of the pipeline (D x procs processes): rank
 r is stage position r // D of pipeline r % D, so the pipelines interleave in
@@ -120,7 +120,7 @@ RUNS = [
     # flops of the runs above) keep the compute large against the per-op Python time.
     Run("gpipe_p3_m3_manual", "gpipe", 3, 3, layers=1, **WIDE, profiling=Profiling(window="manual")),
     Run("1f1b_p3_m3_shapes", "1f1b", 3, 3, layers=1, **WIDE, profiling=Profiling(record_shapes=True)),
-    Run("loopedbfs_p3_v2_m3", "loopedbfs", 3, 3, virtual=2, layers=1, **WIDE),
+    Run("loopedbfs_p4_v2_m4", "loopedbfs", 4, 4, virtual=2, layers=1, **WIDE),
     Run("interleaved_p3_v2_m3_memory", "interleaved", 3, 3, virtual=2, layers=1, **WIDE,
         profiling=Profiling(profile_memory=True)),
     Run("zb_p4_v2_m4_skipfirst", "zb", 4, 4, virtual=2, layers=1, **WIDE,
@@ -132,8 +132,9 @@ RUNS = [
         profiling=Profiling(export="python")),
     Run("csv_bfs_p3_v2_m3_order012120", "csv", 3, 3, virtual=2, layers=1, **WIDE,
         placement=(0, 1, 2, 1, 2, 0)),
-    # with_stack writes about ten python_function events per op: the smallest run.
-    Run("gpipe_p2_m2_stack", "gpipe", 2, 2, layers=1, **WIDE, profiling=Profiling(with_stack=True)),
+    # with_stack writes about ten python_function events per op: the smallest run, one step.
+    Run("gpipe_p2_m2_stack", "gpipe", 2, 2, layers=1, **WIDE,
+        profiling=Profiling(with_stack=True, window="one-step")),
 ]
 
 
