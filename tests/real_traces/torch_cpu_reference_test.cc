@@ -1,10 +1,11 @@
 // Every real PyTorch CPU run in sample_traces/torch_cpu through the job driver, against the
 // reference sample_traces/torch_cpu/reference.py worked out from the run's trace files alone
 // (plain Python over the JSON, docs/bubble.md's formulas, exact nanoseconds; truth.json
-// "reference"): the pipelines, p, m, v, schedule family, stage order, each rank's compute, the
-// bubble, each rank's comm_wait (its stall under communication, the gloo:* ranges of its model
-// thread included as issue 24 asks), no clock offset (every run was recorded on one machine: one
-// clock) and no unmatched point-to-point transfer (every send of these runs has its receive).
+// "reference"): the pipelines, p, m, v, schedule family, stage order, the complete iterations
+// (ProfilerStep ranges, or the repeating schedule of the run recorded without them), each rank's
+// compute, the bubble, each rank's comm_wait (its stall under communication, the gloo:* ranges of
+// its model thread included as issue 24 asks), no clock offset (every run was recorded on one
+// machine: one clock) and no unmatched point-to-point transfer (every send has its receive).
 //
 // The bubble tolerance is 0.5 percentage points, the project's accuracy bar for independently
 // generated jobs. With the recorded clocks the two computations follow one published
@@ -50,6 +51,7 @@ struct ReferencePipeline {
   std::vector<int64_t> compute_ns;           // parallel to `ranks`
   std::vector<int64_t> comm_wait_ns;         // parallel to `ranks`
   int64_t window_ns = 0;                     // summed over the complete iterations
+  int64_t iterations = 0;                    // complete iterations
   double bubble_fraction = 0.0;
 };
 
@@ -91,6 +93,7 @@ std::vector<ReferencePipeline> ReadReference(const std::string& run) {
     }
     for (simdjson::dom::element iteration : simdjson::dom::array(item["iterations"])) {
       pipeline.window_ns += int64_t(iteration["window_ns"]);
+      ++pipeline.iterations;
     }
     pipeline.bubble_fraction = double(item["bubble_fraction"]);
     pipelines.push_back(std::move(pipeline));
@@ -133,6 +136,8 @@ void CheckPipeline(const job::Pipeline& got, const ReferencePipeline& want, cons
     add("stage_order", shape.virtual_stage_ranks == want.virtual_stage_ranks,
         Join(shape.virtual_stage_ranks), Join(want.virtual_stage_ranks));
   }
+  add("iterations", got.bubble.complete_iterations == want.iterations,
+      std::to_string(got.bubble.complete_iterations), std::to_string(want.iterations));
   const double bubble = got.bubble.bubble_fraction;
   add("bubble", std::fabs(bubble - want.bubble_fraction) <= kBubbleTolerance,
       std::to_string(bubble), std::to_string(want.bubble_fraction));
