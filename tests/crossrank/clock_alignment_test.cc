@@ -18,6 +18,17 @@ using bubblescope::testing::Make;
 
 Options Ranks(std::vector<int32_t> ranks) { return Options{.ranks = std::move(ranks)}; }
 
+// Ranks 0 and 1 aligned from `transfers`: rank 1 moved by exactly `offset`, from `samples`.
+void ExpectRankOneExactlyAt(const std::vector<p2p_matching::Transfer>& transfers, TimeNs offset,
+                            int64_t samples) {
+  const Result result = Analyze(transfers, Ranks({0, 1}));
+  ASSERT_EQ(result.offsets.size(), 2u);
+  EXPECT_EQ(result.offsets[1].verdict, Verdict::kApplied);
+  EXPECT_EQ(result.offsets[1].offset_ns, offset);
+  EXPECT_EQ(result.offsets[1].uncertainty_ns, 0);
+  EXPECT_EQ(result.offsets[1].samples, samples);
+}
+
 TEST(ClockAlignmentTest, RendezvousMedianOfBothDirections) {
   // Rank 1 runs 500 ns ahead: every end pair differs by 500, except one outlier at 540 (d = 540)
   // and one reverse transfer (1 -> 0) whose ends differ by -500 (d = +500).
@@ -89,11 +100,7 @@ TEST(ClockAlignmentTest, BatchKernelGivesOneSampleFromItsLastTransfer) {
   p2p_matching::Transfer y = Make(1, 0, 1500, 2500, 100, 2000, true);
   x.send.batch = 7;
   y.recv.batch = 7;
-  const Result result = Analyze({x, y}, Ranks({0, 1}));
-  ASSERT_EQ(result.offsets.size(), 2u);
-  EXPECT_EQ(result.offsets[1].offset_ns, 500);
-  EXPECT_EQ(result.offsets[1].uncertainty_ns, 0);
-  EXPECT_EQ(result.offsets[1].samples, 1);
+  ExpectRankOneExactlyAt({x, y}, 500, 1);
 }
 
 // Two neighbours exchanging in mirrored batches (Megatron's send_forward_recv_backward against
@@ -106,11 +113,7 @@ TEST(ClockAlignmentTest, MirroredBatchesEndTogether) {
   y.recv.batch = 1;
   x.recv.batch = 4;
   y.send.batch = 4;
-  const Result result = Analyze({x, y}, Ranks({0, 1}));
-  ASSERT_EQ(result.offsets.size(), 2u);
-  EXPECT_EQ(result.offsets[1].offset_ns, 300);
-  EXPECT_EQ(result.offsets[1].uncertainty_ns, 0);
-  EXPECT_EQ(result.offsets[1].samples, 2);
+  ExpectRankOneExactlyAt({x, y}, 300, 2);
 }
 
 // A batch with two peers says when its later transfer ended, not which: no sample. Rank 1's
