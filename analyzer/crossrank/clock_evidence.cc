@@ -13,58 +13,39 @@ struct Sample {
   TimeNs receive_duration = 0;  // of the kernel that received (for a batch: the batch's)
 };
 
-// The rendezvous samples of the transfers (see clock_evidence.h), between ranks. A transfer with
-// a kernel of its own at both ends gives recv.end - send.end. A batch kernel
-// (p2p_graph::P2pOp::batch) ends with its last transfer, so it gives one sample for the whole
-// batch, when all its transfers are with one peer and every partner kernel ends with its
-// transfer (a kernel of its own) or is a batch of exactly the same transfers:
-// max(partner ends) - batch end.
+// The rendezvous samples of the transfers (see clock_evidence.h), between ranks. Only timed
+// transfers (p2p_matching::Transfer::timed: each end a kernel of its own, or a batch of this one
+// peer's transfers facing its own kernels or exactly the same batch) mark an instant. A transfer
+// with a kernel of its own at both ends gives recv.end - send.end. A batch kernel ends with its
+// last transfer, so it gives one sample for the whole batch: max(partner ends) - batch end.
 std::vector<Sample> RendezvousSamples(const std::vector<p2p_matching::Transfer>& transfers) {
   struct Batch {
     int32_t rank = -1;
-    std::vector<size_t> transfers;
+    int32_t peer = -1;
+    TimeNs start = 0;
+    TimeNs end = 0;
+    TimeNs partner_end = std::numeric_limits<TimeNs>::min();
   };
-  std::map<std::pair<int32_t, int64_t>, Batch> batches;  // (rank, batch) -> its transfers
+  std::map<std::pair<int32_t, int64_t>, Batch> batches;  // (rank, batch) -> its figures
   std::vector<Sample> samples;
-  for (size_t i = 0; i < transfers.size(); ++i) {
-    const p2p_matching::Transfer& transfer = transfers[i];
-    if (!transfer.send.rendezvous || !transfer.recv.rendezvous) continue;
+  const auto add_to_batch = [&](int32_t rank, int32_t peer, const p2p_graph::P2pOp& own,
+                                const p2p_graph::P2pOp& partner) {
+    Batch& batch = batches[{rank, own.batch}];
+    batch = Batch{rank, peer, own.start, own.end, std::max(batch.partner_end, partner.end)};
+  };
+  for (const p2p_matching::Transfer& transfer : transfers) {
+    if (!transfer.timed || !transfer.send.rendezvous || !transfer.recv.rendezvous) continue;
     if (transfer.send.batch < 0 && transfer.recv.batch < 0) {
       samples.push_back(Sample{transfer.src, transfer.dst,
                                ClampTime(transfer.recv.end - transfer.send.end),
                                ClampTime(transfer.recv.end - transfer.recv.start)});
     }
-    if (transfer.send.batch >= 0) {
-      Batch& batch = batches[{transfer.src, transfer.send.batch}];
-      batch.rank = transfer.src;
-      batch.transfers.push_back(i);
-    }
-    if (transfer.recv.batch >= 0) {
-      Batch& batch = batches[{transfer.dst, transfer.recv.batch}];
-      batch.rank = transfer.dst;
-      batch.transfers.push_back(i);
-    }
+    if (transfer.send.batch >= 0) add_to_batch(transfer.src, transfer.dst, transfer.send, transfer.recv);
+    if (transfer.recv.batch >= 0) add_to_batch(transfer.dst, transfer.src, transfer.recv, transfer.send);
   }
   for (const auto& [key, batch] : batches) {
-    const p2p_matching::Transfer& first = transfers[batch.transfers.front()];
-    const int32_t peer = first.src == batch.rank ? first.dst : first.src;
-    const p2p_graph::P2pOp& own_first = first.src == batch.rank ? first.send : first.recv;
-    TimeNs partner_end = std::numeric_limits<TimeNs>::min();
-    bool usable = true;
-    for (size_t i : batch.transfers) {
-      const p2p_matching::Transfer& transfer = transfers[i];
-      const bool sent = transfer.src == batch.rank;
-      const p2p_graph::P2pOp& partner = sent ? transfer.recv : transfer.send;
-      usable &= (sent ? transfer.dst : transfer.src) == peer;
-      if (partner.batch >= 0) {
-        const auto other = batches.find({peer, partner.batch});
-        usable &= other != batches.end() && other->second.transfers == batch.transfers;
-      }
-      partner_end = std::max(partner_end, partner.end);
-    }
-    if (!usable) continue;
-    samples.push_back(Sample{batch.rank, peer, ClampTime(partner_end - own_first.end),
-                             ClampTime(own_first.end - own_first.start)});
+    samples.push_back(Sample{batch.rank, batch.peer, ClampTime(batch.partner_end - batch.end),
+                             ClampTime(batch.end - batch.start)});
   }
   return samples;
 }

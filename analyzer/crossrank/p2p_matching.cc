@@ -17,9 +17,11 @@ bool Selected(const Options& options, int32_t rank) {
          std::find(options.ranks.begin(), options.ranks.end(), rank) != options.ranks.end();
 }
 
-// Clears Transfer::timed where an end is a batch that the header's rule does not allow: one
-// pass collects each batch's transfers, a second checks each batch's peers and partners.
+}  // namespace
+
+// One pass collects each batch's transfers, a second checks each batch's peers and partners.
 void MarkTimed(std::vector<Transfer>& transfers) {
+  for (Transfer& transfer : transfers) transfer.timed = true;
   std::map<std::pair<int32_t, int64_t>, std::vector<size_t>> batches;  // (rank, batch) -> transfers
   for (size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& transfer = transfers[i];
@@ -45,8 +47,6 @@ void MarkTimed(std::vector<Transfer>& transfers) {
     for (size_t i : members) transfers[i].timed = false;
   }
 }
-
-}  // namespace
 
 Result Analyze(const p2p_graph::Result& graph, const Options& options) {
   Result result;

@@ -51,4 +51,8 @@ struct Result {
 
 Result Analyze(const p2p_graph::Result& graph, const Options& options);
 
+// Sets Transfer::timed on each transfer by the rule above, over the transfers given (Analyze
+// calls it; so do tests that build transfer lists by hand).
+void MarkTimed(std::vector<Transfer>& transfers);
+
 }  // namespace bubblescope::p2p_matching

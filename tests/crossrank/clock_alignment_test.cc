@@ -15,6 +15,7 @@ namespace bubblescope::clock_alignment {
 namespace {
 
 using bubblescope::testing::Make;
+using bubblescope::testing::Timed;
 
 Options Ranks(std::vector<int32_t> ranks) { return Options{.ranks = std::move(ranks)}; }
 
@@ -100,7 +101,7 @@ TEST(ClockAlignmentTest, BatchKernelGivesOneSampleFromItsLastTransfer) {
   p2p_matching::Transfer y = Make(1, 0, 1500, 2500, 100, 2000, true);
   x.send.batch = 7;
   y.recv.batch = 7;
-  ExpectRankOneExactlyAt({x, y}, 500, 1);
+  ExpectRankOneExactlyAt(Timed({x, y}), 500, 1);
 }
 
 // Two neighbours exchanging in mirrored batches (Megatron's send_forward_recv_backward against
@@ -113,7 +114,7 @@ TEST(ClockAlignmentTest, MirroredBatchesEndTogether) {
   y.recv.batch = 1;
   x.recv.batch = 4;
   y.send.batch = 4;
-  ExpectRankOneExactlyAt({x, y}, 300, 2);
+  ExpectRankOneExactlyAt(Timed({x, y}), 300, 2);
 }
 
 // A batch with two peers says when its later transfer ended, not which: no sample. Rank 1's
@@ -125,7 +126,7 @@ TEST(ClockAlignmentTest, BoundOnOneSideIsNoEstimate) {
   p2p_matching::Transfer z = Make(1, 2, 100, 1000, 200, 1000, true);
   x.recv.batch = 3;
   z.send.batch = 3;
-  const Result result = Analyze({x, z}, Ranks({0, 1, 2}));
+  const Result result = Analyze(Timed({x, z}), Ranks({0, 1, 2}));
   ASSERT_EQ(result.offsets.size(), 3u);
   for (size_t i = 1; i < 3; ++i) {
     SCOPED_TRACE(i);

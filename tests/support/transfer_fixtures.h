@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "crossrank/p2p_matching.h"
 
@@ -21,6 +22,13 @@ inline p2p_matching::Transfer Make(int32_t src, int32_t dst, TimeNs send_start, 
                                    .rendezvous = rendezvous, .start = recv_start,
                                    .end = recv_end};
   return transfer;
+}
+
+// Hand-built transfers with batch keys set, marked as p2p_matching::Analyze marks its own
+// (Transfer::timed), so a batch that carries another peer's transfers times none of them.
+inline std::vector<p2p_matching::Transfer> Timed(std::vector<p2p_matching::Transfer> transfers) {
+  p2p_matching::MarkTimed(transfers);
+  return transfers;
 }
 
 }  // namespace bubblescope::testing
