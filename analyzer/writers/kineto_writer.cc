@@ -363,6 +363,9 @@ class RankWriter {
     if (group_size >= 0) events_.Int("Group size", group_size);
     if (group != nullptr) {
       if (!group->name.empty()) events_.Str("Process Group Name", group->name);
+      if (!group->description.empty()) {
+        events_.Str("Process Group Description", group->description);
+      }
       events_.Str("Process Group Ranks", absl::StrCat("[", absl::StrJoin(group->ranks, ", "), "]"));
     }
     if (comm.peer >= 0) {
