@@ -136,8 +136,9 @@ inline constexpr std::array<Vendor, 2> kVendors = {Vendor::kCuda, Vendor::kRocm}
 // Inside every F, B and W op each compute kernel gives `tensor_share` of its time to a
 // tensor-parallel collective on the group's own stream: an all-reduce after it, or with sequence
 // parallelism an all-gather before and a reduce-scatter after; the compute stream waits for it.
-// With `overlap`, backward (B) kernels launch theirs asynchronously beside the weight-gradient
-// GEMM instead: it runs under the kernel, which keeps its whole time. After its last backward each
+// With `overlap`, a backward (B, W) kernel other than its op's last launches its all-reduce
+// asynchronously beside the op's next kernel (the weight-gradient GEMM) and keeps its whole
+// time; the op's last collective is waited for. After its last backward each
 // rank all-reduces its gradients over the data-parallel group (`dp_sync_ns`, data > 1 only) on
 // that group's stream, before the optimizer.
 struct ModelParallel {

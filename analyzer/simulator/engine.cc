@@ -333,7 +333,8 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
     record.first_kernel = static_cast<int32_t>(rank_nodes.size());
     for (int32_t i = 0; i < k; ++i) {
       TimeNs share = op_cost / k + (i < op_cost % k ? 1 : 0);
-      const KernelShares shares = SplitForTensorParallel(config_.parallel, share, op.type);
+      const KernelShares shares =
+          SplitForTensorParallel(config_.parallel, share, op.type, i + 1 == k);
       if (shares.before > 0) {
         last_compute = NewCollective(rank, iteration, op_index, CommKind::kAllGather,
                                      shares.before, last_compute, &launch);

@@ -38,7 +38,8 @@ RankGroups GroupsOf(const Config& config, int32_t pipeline_rank, Replica replica
   return groups;
 }
 
-KernelShares SplitForTensorParallel(const ModelParallel& parallel, TimeNs share, OpType type) {
+KernelShares SplitForTensorParallel(const ModelParallel& parallel, TimeNs share, OpType type,
+                                    bool last_of_op) {
   KernelShares shares{.before = 0, .compute = share, .after = 0, .async = false};
   if (parallel.tensor <= 1 || parallel.tensor_share <= 0.0) return shares;
   // At least 1 ns of compute stays with the kernel.
@@ -46,7 +47,7 @@ KernelShares SplitForTensorParallel(const ModelParallel& parallel, TimeNs share,
       share - 1, static_cast<TimeNs>(std::llround(static_cast<double>(share) *
                                                   parallel.tensor_share)));
   if (comm <= 0) return shares;
-  if (parallel.overlap && type != OpType::kForward) {
+  if (parallel.overlap && type != OpType::kForward && !last_of_op) {
     shares.after = comm;  // under the next kernel: the kernel keeps its whole share
     shares.async = true;
     return shares;

@@ -34,15 +34,19 @@ RankGroups GroupsOf(const Config& config, int32_t pipeline_rank, Replica replica
 
 // How one compute kernel's share of its op splits with its tensor-parallel collectives: the one
 // before it (sequence parallelism's all-gather), its own compute, and the one after it (an
-// all-reduce, or sequence parallelism's reduce-scatter), which is asynchronous, beside the next
-// kernel, for a backward with overlap. Without tensor parallelism: all compute.
+// all-reduce, or sequence parallelism's reduce-scatter). For a backward with overlap that one
+// is asynchronous, beside the op's next kernel (Megatron-Core launches the input gradient's
+// all-reduce and computes the weight gradient meanwhile), except after the op's last kernel:
+// the op waits for it there, and the group's stream runs its collectives in order, so the op
+// ends after every one. Without tensor parallelism: all compute.
 struct KernelShares {
   TimeNs before = 0;
   TimeNs compute = 0;
   TimeNs after = 0;
   bool async = false;
 };
-KernelShares SplitForTensorParallel(const ModelParallel& parallel, TimeNs share, OpType type);
+KernelShares SplitForTensorParallel(const ModelParallel& parallel, TimeNs share, OpType type,
+                                    bool last_of_op);
 
 // NCCL's kernel for a bf16 collective, as a profiler names it
 // ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)").
