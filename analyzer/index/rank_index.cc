@@ -356,15 +356,16 @@ TopLevelOps CollectTopLevel(const Timeline& timeline) {
   return result;
 }
 
-// When a CPU transfer really finished: the latest end of a gloo:/nccl: range starting inside it.
-TimeNs TransferEnd(const Rank& rank, const Interval& op) {
+// When a CPU transfer really finished: the latest end of a gloo:/nccl: range starting inside it
+// on the same thread (gloo's worker threads record ranges of their own, which no op waits in).
+TimeNs TransferEnd(const Rank& rank, const Interval& op, int64_t thread) {
   TimeNs end = op.end;
   auto it = std::lower_bound(
       rank.annotations.begin(), rank.annotations.end(), op.start,
       [](const Annotation& annotation, TimeNs t) { return annotation.start < t; });
   for (; it != rank.annotations.end() && it->start <= op.end; ++it) {
     const std::string_view name = rank.name(it->name);
-    if (it->scope == AnnotationScope::kCpu &&
+    if (it->scope == AnnotationScope::kCpu && it->thread_or_stream == thread &&
         (name.starts_with("gloo:") || name.starts_with("nccl:"))) {
       end = std::max(end, it->end);
     }
@@ -404,7 +405,7 @@ void CollectCpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index
       op.op_class = OpClass::kComm;
       FillComm(rank.comm(interval), *index, &op);
       // A collective's gloo: range lasts until it completes, as a transfer's does.
-      op.transfer_end = TransferEnd(rank, interval);
+      op.transfer_end = TransferEnd(rank, interval, thread.id);
     } else {
       op.op_class = OpClass::kCompute;
       op.hint = IsAutogradOp(rank.name(interval.name)) ? PhaseHint::kBackward : PhaseHint::kNone;

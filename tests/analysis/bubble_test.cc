@@ -230,6 +230,7 @@ TEST(BubbleTest, AGlooRangeIsCommunicationOnACpuRank) {
       1, {Op(kCpu, 0, 100), InGroup(&rank, Op(kCpuComm, 100, 110), CommKind::kRecv, kNoIndex),
           Op(kCpu, 200, 300)}));
   rank.annotations.push_back(CpuRange(&rank, "gloo:recv", 105, 180));
+  rank.annotations.back().thread_or_stream = 1;  // the model thread's own range
   rank.steps.push_back(ProfilerStep{0, 0, 1000});
   trace.ranks.push_back(std::move(rank));
   Result result = AnalyzeOk(trace);

@@ -2,8 +2,8 @@
 # comm_wait and empty time (ns) summed over its ProfilerStep iterations, worked out from the trace
 # file alone with Python (no analyzer code), exact to the nanosecond (decimal timestamps):
 # compute = union of the outermost non-c10d cpu_ops started in the step; communication = each
-# outermost c10d:: op from its start to the end of the latest gloo:/nccl: range starting inside
-# it; stall = first to last compute minus compute; comm_wait = stall under communication,
+# outermost c10d:: op from its start to the end of the latest gloo:/nccl: range of the same
+# thread starting inside it; stall = first to last compute minus compute; comm_wait = stall under communication,
 # empty = the rest of the stall.   usage: torch_cpu_waits_reference.py SET_DIR
 import gzip, json, sys, os
 from decimal import Decimal
@@ -41,7 +41,10 @@ for name in sorted(os.listdir(d)):
         doc = json.load(f, parse_float=Decimal)
     ev = [e for e in doc['traceEvents'] if e.get('ph') == 'X']
     ops = [(ns(e['ts']), ns(e['ts']) + ns(e['dur']), e['name']) for e in ev if e.get('cat') == 'cpu_op']
-    gloo = [(ns(e['ts']), ns(e['ts']) + ns(e['dur'])) for e in ev if e.get('cat') == 'user_annotation' and (e['name'].startswith('gloo:') or e['name'].startswith('nccl:'))]
+    # Only the model thread's ranges (the thread of the c10d ops; gloo's worker threads record
+    # ranges of their own, in which the model thread does not wait).
+    model = {e['tid'] for e in ev if e.get('cat') == 'cpu_op' and e['name'].startswith('c10d::')}
+    gloo = [(ns(e['ts']), ns(e['ts']) + ns(e['dur'])) for e in ev if e.get('cat') == 'user_annotation' and e.get('tid') in model and (e['name'].startswith('gloo:') or e['name'].startswith('nccl:'))]
     steps = sorted((ns(e['ts']), e['name']) for e in ev if e['name'].startswith('ProfilerStep#'))
     ops.sort(key=lambda o: (o[0], -(o[1] - o[0])))
     top = []; furthest = None
