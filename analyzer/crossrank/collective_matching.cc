@@ -28,14 +28,16 @@ bool IsCollective(CommKind kind) {
   }
 }
 
-// What names a group the same way on every member: its ranks, else its name; empty: unknown.
+// What names a group the same way on every member: its ranks, else its name, else its
+// description; empty: unknown.
 std::string GroupKey(const ProcessGroup& group) {
   if (!group.ranks.empty()) {
     std::vector<int32_t> ranks = group.ranks;
     std::sort(ranks.begin(), ranks.end());
     return absl::StrCat("ranks:", absl::StrJoin(ranks, ","));
   }
-  return group.name.empty() ? std::string() : absl::StrCat("name:", group.name);
+  if (!group.name.empty()) return absl::StrCat("name:", group.name);
+  return group.description.empty() ? std::string() : absl::StrCat("desc:", group.description);
 }
 
 struct Kernel {

@@ -263,6 +263,9 @@ void SummarizeJob(const JobInputs& inputs, Result& result) {
   job.ranks_without_p2p = inputs.graph.ranks_without_p2p;
   job.notes = inputs.graph.notes;
   job.completeness = job_completeness::AnalyzeJob(*inputs.trace);
+  std::vector<const std::vector<index::GroupRoleInfo>*> roles;
+  for (const index::RankIndex& rank : inputs.index.ranks) roles.push_back(&rank.groups);
+  job.process_groups = index::JobGroups(*inputs.trace, roles);
   for (size_t i = 0; i < result.pipelines.size(); ++i) {
     const double bubble = result.pipelines[i].bubble.bubble_fraction;
     if (job.worst_pipeline < 0 || bubble > job.worst_bubble_fraction) {

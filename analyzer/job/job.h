@@ -40,6 +40,7 @@
 #include "findings/findings.h"
 #include "findings/link_findings.h"
 #include "findings/root_causes.h"
+#include "index/group_roles.h"
 #include "pipeline/ideal_bubble.h"
 #include "pipeline/op_timeline.h"
 #include "pipeline/p2p_graph.h"
@@ -132,6 +133,8 @@ struct JobSummary {
   job_completeness::JobResult completeness;
   // Only when there is no pipeline: what the job communicated instead, by time descending.
   std::vector<collectives::Summary> collectives;
+  // Every process group the ranks declare, with its role (index/group_roles.h).
+  std::vector<index::JobGroup> process_groups;
   std::vector<std::string> notes;
 };
 

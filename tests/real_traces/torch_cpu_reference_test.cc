@@ -218,47 +218,21 @@ struct KnownGap {
 constexpr char kPeersFromPpRanges[] =
     "issue 24 item 3 (peers from the runtime's PP:<stage>SEND_/RECV_ ranges instead of guessed "
     "neighbours)";
-constexpr char kGlooWaits[] =
-    "issue 24 'gloo waits' (time inside gloo:send / gloo:recv on the model thread is "
-    "communication, not empty)";
 constexpr char kLoopedBfsFamily[] =
     "issue 24 'every schedule class torch's pipelining offers': the family rule reads any v > 1 "
     "F/B schedule as interleaved (docs/schedule-inference.md); looped BFS runs every forward "
     "before any backward, GPipe's order";
 
-// comm_wait figures are ns per rank in stage order (the analyzer's today: c10d ops only).
 const KnownGap kKnownGaps[] = {
-    {"gpipe_p2_m4", "comm_wait", "44404009,25987536", kGlooWaits},
-    {"1f1b_p4_m8", "comm_wait", "121848175,384126883,305353729,154147773", kGlooWaits},
-    {"1f1b_p4_m8_heavy2", "comm_wait", "210784802,347411377,338761436,131750318", kGlooWaits},
-    {"interleaved_p2_v2_m4", "comm_wait", "188763576,221709559", kGlooWaits},
-    {"zb_p2_v2_m4", "comm_wait", "527875853,399858169", kGlooWaits},
-    {"zbv_p2_v2_m4", "comm_wait", "171335917,327725965", kGlooWaits},
-    {"dualpipev_p2_v2_m8", "comm_wait", "39516057,112433212", kGlooWaits},
-    {"dp2_1f1b_p2_m4", "comm_wait[0]", "7806411,23248219", kGlooWaits},
-    {"dp2_1f1b_p2_m4", "comm_wait[1]", "10500693,24499236", kGlooWaits},
-    {"1f1b_p2_m4_recompute", "comm_wait", "1926030,873016", kGlooWaits},
-    {"1f1b_p2_m4_recompute_nr", "comm_wait", "953282,1290253", kGlooWaits},
-    {"gpipe_eval_p2_m4", "comm_wait", "3287332,8687213", kGlooWaits},
-    {"gpipe_p3_m3_manual", "comm_wait", "38202219,29575131,37096480", kGlooWaits},
-    {"1f1b_p3_m3_shapes", "comm_wait", "84986680,149286325,92297782", kGlooWaits},
     {"loopedbfs_p4_v2_m4", "schedule", "interleaved", kLoopedBfsFamily},
-    {"loopedbfs_p4_v2_m4", "comm_wait", "50092231,75628591,32887760,37095788", kGlooWaits},
     {"loopedbfs_p4_v2_m4", "unmatched_p2p", "2 pairs, 2 findings", kPeersFromPpRanges},
-    {"interleaved_p3_v2_m3_memory", "comm_wait", "10532380,3187233,23856016", kGlooWaits},
     {"interleaved_p3_v2_m3_memory", "unmatched_p2p", "4 pairs, 4 findings", kPeersFromPpRanges},
-    {"zb_p4_v2_m4_skipfirst", "comm_wait", "36345416,22948982,81691190,120202009", kGlooWaits},
     {"zb_p4_v2_m4_skipfirst", "unmatched_p2p", "7 pairs, 7 findings", kPeersFromPpRanges},
-    {"zbv_p3_v2_m3", "comm_wait", "20366699,108292927,1769400", kGlooWaits},
     {"zbv_p3_v2_m3", "unmatched_p2p", "5 pairs, 5 findings", kPeersFromPpRanges},
-    {"dualpipev_p3_v2_m6_tensorboard", "comm_wait", "29872760,80415513,10688284", kGlooWaits},
     {"dualpipev_p3_v2_m6_tensorboard", "unmatched_p2p", "6 pairs, 6 findings", kPeersFromPpRanges},
-    {"csv_1f1b_p3_m3_order201", "comm_wait", "39328097,24437137,33314891", kGlooWaits},
     {"csv_1f1b_p3_m3_order201", "unmatched_p2p", "2 pairs, 2 findings", kPeersFromPpRanges},
     {"csv_bfs_p3_v2_m3_order012120", "schedule", "interleaved", kLoopedBfsFamily},
-    {"csv_bfs_p3_v2_m3_order012120", "comm_wait", "33507050,83545946,86233193", kGlooWaits},
     {"csv_bfs_p3_v2_m3_order012120", "unmatched_p2p", "4 pairs, 4 findings", kPeersFromPpRanges},
-    {"gpipe_p2_m2_stack", "comm_wait", "16606269,39576958", kGlooWaits},
 };
 
 const KnownGap* FindGap(const std::string& run, const std::string& check) {
