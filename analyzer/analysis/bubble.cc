@@ -52,31 +52,49 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
   figures.present = assigned.present;
   if (!assigned.present) return figures;
   std::vector<TimeRange> compute;
-  std::vector<TimeRange> comm;
+  std::vector<TimeRange> in_stage;  // the stage's own communication (tp, cp, ep)
+  std::vector<TimeRange> comm;      // every other communication: waits
+  std::vector<TimeRange> data;      // the data-parallel gradient sync (part of `comm`)
+  std::vector<TimeRange> all_comm;
   for (uint32_t i : assigned.ops) {
     const index::DeviceOp& op = rank.ops[i];
     const AlignedOp aligned = Aligned(op, offset);
     if (op.op_class == index::OpClass::kCompute) {
       compute.push_back({aligned.start, aligned.end});
-    } else if (op.op_class == index::OpClass::kComm) {
-      comm.push_back({aligned.start, aligned.end});
+      continue;
     }
+    if (op.op_class != index::OpClass::kComm) continue;
+    // A CPU rank's transfer lasts until its gloo:/nccl: range ends: the rank waits in it.
+    const TimeRange range{aligned.start, ClockOffsets::Move(op.transfer_end, offset)};
+    all_comm.push_back(range);
+    if (op.in_stage_comm()) {
+      in_stage.push_back(range);
+      continue;
+    }
+    comm.push_back(range);
+    if (op.group == index::GroupRole::kData) data.push_back(range);
   }
-  IntervalSet compute_set = IntervalSet::FromRanges(std::move(compute));
+  const IntervalSet compute_set = IntervalSet::FromRanges(std::move(compute));
+  // Compute and in-stage communication together are the stage's work; overlapping ones count once.
+  const IntervalSet busy_set = compute_set.Union(IntervalSet::FromRanges(std::move(in_stage)));
   const IntervalSet comm_set = IntervalSet::FromRanges(std::move(comm));
-  figures.comm_spans = comm_set.ranges();
+  const IntervalSet window = IntervalSet::FromRanges({{window_start, window_end}});
+  figures.comm_spans = IntervalSet::FromRanges(std::move(all_comm)).Intersect(window).ranges();
   figures.compute = compute_set.Length();
-  if (compute_set.empty()) {
+  figures.in_stage_comm = busy_set.Length() - figures.compute;
+  figures.dp_sync =
+      IntervalSet::FromRanges(std::move(data)).Intersect(window).Subtract(busy_set).Length();
+  if (busy_set.empty()) {
     AddSpan(IdleKind::kFill, window_start, window_end, &figures);
     return figures;
   }
-  figures.first_compute_start = compute_set.Start();
-  figures.last_compute_end = compute_set.End();
+  figures.first_compute_start = busy_set.Start();
+  figures.last_compute_end = busy_set.End();
   AddSpan(IdleKind::kFill, window_start, figures.first_compute_start, &figures);
-  // The gaps between the first and the last compute, cut where communication runs.
+  // The gaps between the first and the last work, cut where communication runs.
   const IntervalSet gaps =
       IntervalSet::FromRanges({{figures.first_compute_start, figures.last_compute_end}})
-          .Subtract(compute_set);
+          .Subtract(busy_set);
   const IntervalSet waits = gaps.Intersect(comm_set);
   const std::vector<TimeRange>& wait_ranges = waits.ranges();
   size_t w = 0;
@@ -180,6 +198,8 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index,
         RankTotals& totals = result.per_rank[i];
         totals.window = SaturatingAdd(totals.window, figures.window());
         totals.compute = SaturatingAdd(totals.compute, rank.compute);
+        totals.in_stage_comm = SaturatingAdd(totals.in_stage_comm, rank.in_stage_comm);
+        totals.dp_sync = SaturatingAdd(totals.dp_sync, rank.dp_sync);
         totals.idle = SaturatingAdd(totals.idle, rank.idle);
         totals.fill = SaturatingAdd(totals.fill, rank.fill);
         totals.drain = SaturatingAdd(totals.drain, rank.drain);

@@ -2,12 +2,16 @@
 // and where that idle time sits (docs/bubble.md states every definition with an example).
 //
 // Per iteration, the window runs from the earliest start to the latest end of the iteration's
-// device activity (compute, communication, copies) over the pipeline's ranks. Per rank, idle is
-// the window minus the union of its compute; idle splits into fill (before its first compute),
-// drain (after its last compute) and stall (in between); stall splits into comm_wait (one of its
-// communication ops runs and no compute does: a blocking receive) and empty (no compute and no
-// communication: the host did not keep the device busy). A rank without compute in the
-// iteration is idle for the whole window, all of it fill.
+// device activity (compute, communication, copies) over the pipeline's ranks. A rank's work is
+// its compute and its in-stage communication (tensor, context and expert parallel groups and
+// all-to-alls, index::DeviceOp::in_stage_comm: the stage's own work, never a wait for another
+// stage), overlapping ones counted once. Per rank, idle is the window minus the union of its
+// work; idle splits into fill (before its first work), drain (after its last work) and stall (in
+// between); stall splits into comm_wait (one of its other communication ops runs and no work
+// does: a blocking receive) and empty (no work and no communication: the host did not keep the
+// device busy). A rank without work in the iteration is idle for the whole window, all of it
+// fill. Two shares are reported beside: the in-stage communication no compute overlaps, and the
+// idle time in which the data-parallel gradient sync runs (exposed DP sync).
 //
 // bubble fraction = sum of idle / (p * window), p = the pipeline's rank count; over several
 // iterations the sums are taken first (never a mean of ratios), over complete iterations only.
@@ -48,19 +52,25 @@ struct IdleSpan {
 struct RankIterationFigures {
   int32_t rank = -1;
   bool present = false;            // the rank has this iteration; absent ranks are all zero
-  TimeNs first_compute_start = 0;  // both 0 when the rank has no compute in the iteration
+  TimeNs first_compute_start = 0;  // of the work; both 0 when the rank has none in the iteration
   TimeNs last_compute_end = 0;
   TimeNs compute = 0;    // |union of compute intervals|
-  TimeNs idle = 0;       // window - compute
-  TimeNs fill = 0;       // window start -> first compute start
-  TimeNs drain = 0;      // last compute end -> window end
+  // |work| - compute: the in-stage communication no compute overlaps (exposed), which is work.
+  TimeNs in_stage_comm = 0;
+  TimeNs idle = 0;       // window - compute - in_stage_comm
+  TimeNs fill = 0;       // window start -> first work start
+  TimeNs drain = 0;      // last work end -> window end
   TimeNs stall = 0;      // idle between the first compute start and the last compute end
   TimeNs comm_wait = 0;  // part of stall where communication runs and compute does not
   TimeNs empty = 0;      // stall - comm_wait
+  // The part of idle in which a data-parallel group's communication runs (the gradient sync
+  // after the last backward, mostly in the drain): a share of idle across fill, stall and drain.
+  TimeNs dp_sync = 0;
   // The idle time itself, in time order, none empty: the sums above are these spans' lengths by
   // kind (a stall gap is cut where communication starts and stops running).
   std::vector<IdleSpan> idle_spans;
-  // When the rank communicated in the iteration (the union of its comm ops), for pictures.
+  // When the rank communicated in the iteration (the union of its comm ops, in-stage ones
+  // included, within the window), for pictures.
   std::vector<TimeRange> comm_spans;
 };
 
@@ -82,12 +92,14 @@ struct RankTotals {
   index::DeviceKind device = index::DeviceKind::kGpu;
   TimeNs window = 0;  // sum of the complete iterations' windows
   TimeNs compute = 0;
+  TimeNs in_stage_comm = 0;
   TimeNs idle = 0;
   TimeNs fill = 0;
   TimeNs drain = 0;
   TimeNs stall = 0;
   TimeNs comm_wait = 0;
   TimeNs empty = 0;
+  TimeNs dp_sync = 0;
   double bubble_fraction = 0.0;      // idle / window
   int64_t unassigned_intervals = 0;  // device intervals before the rank's first step
   MemoryPeak memory;

@@ -234,6 +234,10 @@ absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* co
     if (!offsets.ok()) return offsets.status();
     config->clock_offsets_ns = *std::move(offsets);
   }
+  absl::StatusOr<int32_t> ranks_per_host =
+      Flagged("--ranks-per-host", ParseInt(flags.ranks_per_host, 0, p));
+  if (!ranks_per_host.ok()) return ranks_per_host.status();
+  config->ranks_per_host = *ranks_per_host;
   config->stage_to_rank.clear();
   if (!flags.stage_to_rank.empty()) {
     for (absl::string_view part : absl::StrSplit(flags.stage_to_rank, ',')) {
@@ -318,6 +322,29 @@ absl::StatusOr<sim::LinkOverride> ParseSlowLink(absl::string_view text, int64_t 
   return sim::LinkOverride{*src, *dst, sim::Link{*gbps, latency_ns}};
 }
 
+static absl::Status ParseModelParallel(const SimulateFlags& flags,
+                                       sim::ModelParallel* parallel) {
+  absl::StatusOr<int32_t> tensor =
+      Flagged("--tensor-parallel", ParseInt(flags.tensor_parallel, 1, 64));
+  if (!tensor.ok()) return tensor.status();
+  absl::StatusOr<int32_t> data = Flagged("--data-parallel", ParseInt(flags.data_parallel, 1, 64));
+  if (!data.ok()) return data.status();
+  absl::StatusOr<double> share = Flagged("--tp-share", ParseNumber(flags.tp_share, 0.0));
+  if (!share.ok()) return share.status();
+  if (*share >= 1.0) {
+    return FlagError("--tp-share", absl::StrCat("'", flags.tp_share, "' must be < 1"));
+  }
+  absl::StatusOr<int64_t> dp_sync = ParseMicros(flags.dp_sync_us);
+  if (!dp_sync.ok()) return FlagError("--dp-sync-us", dp_sync.status().message());
+  parallel->tensor = *tensor;
+  parallel->data = *data;
+  parallel->sequence_parallel = flags.sequence_parallel;
+  parallel->overlap = flags.tp_overlap;
+  parallel->tensor_share = *share;
+  parallel->dp_sync_ns = *dp_sync;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<SimulateSettings> ParseSimulateFlags(const SimulateFlags& flags) {
   SimulateSettings settings;
   sim::Config& config = settings.config;
@@ -326,6 +353,9 @@ absl::StatusOr<SimulateSettings> ParseSimulateFlags(const SimulateFlags& flags) 
   if (absl::Status status = ParseLinks(flags, &config); !status.ok()) return status;
   if (absl::Status status = ParseTiming(flags, &config); !status.ok()) return status;
   if (absl::Status status = ParsePlacementAndMemory(flags, &config); !status.ok()) return status;
+  if (absl::Status status = ParseModelParallel(flags, &config.parallel); !status.ok()) {
+    return status;
+  }
   absl::StatusOr<KinetoLayout> layout = ParseLayout(flags.format);
   if (!layout.ok()) return layout.status();
   settings.write.kineto.layout = *layout;
@@ -405,6 +435,12 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
                    "Per-rank clock offsets written into the traces (one per rank)")
       ->type_name("US,US...");
   simulate
+      ->add_option("--ranks-per-host", f.ranks_per_host,
+                   "Ranks per host, each trace naming its host (host_name) as Kineto does since "
+                   "2026; ranks of one host share one clock offset (0: no host named)")
+      ->type_name("N")
+      ->capture_default_str();
+  simulate
       ->add_option("--stage-to-rank", f.stage_to_rank,
                    "Rank running each stage, a permutation (default: stage s on rank s)")
       ->type_name("R,R...");
@@ -418,6 +454,26 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
       ->capture_default_str();
   simulate->add_flag("--no-iteration-barrier", f.no_iteration_barrier,
                      "Do not end each iteration with an all-reduce over all ranks");
+  simulate
+      ->add_option("--tensor-parallel", f.tensor_parallel,
+                   "Tensor-parallel ranks per stage (Megatron-Core's layout tp-dp-pp)")
+      ->type_name("N")
+      ->capture_default_str();
+  simulate->add_option("--data-parallel", f.data_parallel, "Data-parallel copies of the pipeline")
+      ->type_name("N")
+      ->capture_default_str();
+  simulate->add_flag("--sequence-parallel", f.sequence_parallel,
+                     "Tensor-parallel all-gather before and reduce-scatter after each kernel");
+  simulate->add_flag("--tp-overlap", f.tp_overlap,
+                     "Backward tensor-parallel all-reduces run beside the next kernel");
+  simulate->add_option("--tp-share", f.tp_share, "Share of each kernel's time in its collective")
+      ->type_name("FRACTION")
+      ->capture_default_str();
+  simulate
+      ->add_option("--dp-sync-us", f.dp_sync_us,
+                   "Data-parallel gradient all-reduce after the last backward (data > 1)")
+      ->type_name("US")
+      ->capture_default_str();
   simulate
       ->add_option("--annotations", f.annotations,
                    "none, pp-gpu (PP:<stage><F|B|W><mb> GPU ranges), pp-cpu "

@@ -36,10 +36,18 @@ struct SimulateFlags {
   std::string jitter = "0";
   std::string seed = "1";
   std::string clock_offsets_us;  // empty = all zero
+  std::string ranks_per_host = "0";  // 0: no host named
   std::string stage_to_rank;     // empty = identity
   std::string weights_mb = "2048";  // weights, gradients and optimizer state per stage
   std::string stash_mb = "96";  // so peaks show the schedule's in-flight microbatches
   bool no_iteration_barrier = false;
+  // Tensor and data parallelism beside the pipeline (sim::ModelParallel).
+  std::string tensor_parallel = "1";
+  std::string data_parallel = "1";
+  bool sequence_parallel = false;
+  bool tp_overlap = false;
+  std::string tp_share = "0.15";
+  std::string dp_sync_us = "0";
   std::string annotations = "none";
   std::string p2p = "per-op";
   std::string launches = "one-thread";

@@ -505,7 +505,7 @@ class ReportWalker {
       if (key == "src") return Integer(member, key, &link->src);
       if (key == "dst") return Integer(member, key, &link->dst);
       if (key == "transfer_us_median") {
-        return Number(member, key, Figure::kMicros, &link->transfer_us_median);
+        return OptionalNumber(member, key, Figure::kMicros, &link->transfer_us_median);
       }
       if (key == "gbps_median") return OptionalNumber(member, key, Figure::kRate, &link->gbps_median);
       if (key == "wait_us") return Number(member, key, Figure::kMicros, &link->wait_us);

@@ -218,11 +218,14 @@ OpClass GpuClass(IntervalKind kind) {
   }
 }
 
-void FillComm(const CommInfo* info, DeviceOp* op) {
+void FillComm(const CommInfo* info, const RankIndex& index, DeviceOp* op) {
   if (info == nullptr) return;
   op->comm = info->kind;
   op->peer = info->peer;
   op->bytes = info->bytes;
+  if (info->process_group < index.groups.size()) {
+    op->group = AppliedRole(index.groups[info->process_group]);
+  }
 }
 
 // One op per transfer of a batch kernel, each with the kernel's times.
@@ -290,7 +293,7 @@ void CollectGpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index
           op.hint = PhaseHint::kBackward;
         }
       } else if (op.op_class == OpClass::kComm) {
-        FillComm(rank.comm(interval), &op);
+        FillComm(rank.comm(interval), *index, &op);
         const bool undirected = op.comm == CommKind::kSendRecv || op.comm == CommKind::kUnknown;
         if (interval.comm != kNoIndex && undirected && op.launched &&
             launch->second.scope_kind != CommKind::kUnknown) {
@@ -353,15 +356,16 @@ TopLevelOps CollectTopLevel(const Timeline& timeline) {
   return result;
 }
 
-// When a CPU transfer really finished: the latest end of a gloo:/nccl: range starting inside it.
-TimeNs TransferEnd(const Rank& rank, const Interval& op) {
+// When a CPU transfer really finished: the latest end of a gloo:/nccl: range starting inside it
+// on the same thread (gloo's worker threads record ranges of their own, which no op waits in).
+TimeNs TransferEnd(const Rank& rank, const Interval& op, int64_t thread) {
   TimeNs end = op.end;
   auto it = std::lower_bound(
       rank.annotations.begin(), rank.annotations.end(), op.start,
       [](const Annotation& annotation, TimeNs t) { return annotation.start < t; });
   for (; it != rank.annotations.end() && it->start <= op.end; ++it) {
     const std::string_view name = rank.name(it->name);
-    if (it->scope == AnnotationScope::kCpu &&
+    if (it->scope == AnnotationScope::kCpu && it->thread_or_stream == thread &&
         (name.starts_with("gloo:") || name.starts_with("nccl:"))) {
       end = std::max(end, it->end);
     }
@@ -399,8 +403,9 @@ void CollectCpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index
     op.name = interval.name;
     if (interval.kind == IntervalKind::kCpuCommOp) {
       op.op_class = OpClass::kComm;
-      FillComm(rank.comm(interval), &op);
-      if (op.is_p2p()) op.transfer_end = TransferEnd(rank, interval);
+      FillComm(rank.comm(interval), *index, &op);
+      // A collective's gloo: range lasts until it completes, as a transfer's does.
+      op.transfer_end = TransferEnd(rank, interval, thread.id);
     } else {
       op.op_class = OpClass::kCompute;
       op.hint = IsAutogradOp(rank.name(interval.name)) ? PhaseHint::kBackward : PhaseHint::kNone;
@@ -489,6 +494,7 @@ int32_t TraceIndex::PositionOf(int32_t rank) const {
 RankIndex BuildRank(const Rank& rank) {
   RankIndex index;
   index.rank = rank.rank;
+  index.groups = ClassifyGroups(rank);
   const IntervalSet optimizer = OptimizerRanges(rank);
   if (rank.HasGpuActivity()) {
     index.device = DeviceKind::kGpu;

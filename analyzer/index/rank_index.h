@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "bubblescope/trace.h"
+#include "index/group_roles.h"
 
 namespace bubblescope::index {
 
@@ -82,6 +83,9 @@ struct DeviceOp {
   NameId name = kNoName;
   int32_t peer = -1;     // global peer rank of a p2p op, recorded or from its launch scope
   CommKind comm = CommKind::kUnknown;  // communication ops: sendrecv resolved where possible
+  // Communication ops: the role of their process group where the trace says it (group_roles.h;
+  // a role guessed from the layout is not applied), else kUnknown.
+  GroupRole group = GroupRole::kUnknown;
   OpClass op_class = OpClass::kCompute;
   PhaseHint hint = PhaseHint::kNone;
   bool launched = false;      // `issue` is a launch record's start
@@ -94,13 +98,27 @@ struct DeviceOp {
   bool batched = false;
   uint32_t batch_index = 0;
 
-  bool is_send() const { return op_class == OpClass::kComm && comm == CommKind::kSend; }
-  bool is_recv() const { return op_class == OpClass::kComm && comm == CommKind::kRecv; }
+  // A pipeline transfer: a send or receive outside the groups whose p2p is in-stage work (a
+  // context-parallel ring) or no pipeline's (group_roles.h, PipelineTransferRole).
+  bool is_send() const {
+    return op_class == OpClass::kComm && comm == CommKind::kSend && PipelineTransferRole(group);
+  }
+  bool is_recv() const {
+    return op_class == OpClass::kComm && comm == CommKind::kRecv && PipelineTransferRole(group);
+  }
   bool is_p2p() const { return is_send() || is_recv(); }
+  // Communication that is the stage's own work, not a wait: tensor, context and expert
+  // parallel groups, and every all-to-all (MoE dispatch and combine; never a pipeline hand-off
+  // nor a gradient sync).
+  bool in_stage_comm() const {
+    return op_class == OpClass::kComm && (InStageRole(group) || comm == CommKind::kAllToAll);
+  }
 };
 
 struct RankIndex {
   int32_t rank = -1;
+  // Parallel to Rank::process_groups: each group's role, read or guessed (group_roles.h).
+  std::vector<GroupRoleInfo> groups;
   DeviceKind device = DeviceKind::kGpu;
   // CPU ranks: index into Rank::timelines of the model thread; -1 for GPU ranks and for CPU
   // ranks without any CPU op.

@@ -40,6 +40,7 @@
 #include "findings/findings.h"
 #include "findings/link_findings.h"
 #include "findings/root_causes.h"
+#include "index/group_roles.h"
 #include "pipeline/ideal_bubble.h"
 #include "pipeline/op_timeline.h"
 #include "pipeline/p2p_graph.h"
@@ -82,6 +83,8 @@ struct RebalanceFigures {
 struct CrossRankFigures {
   p2p_graph::Pipeline pipeline;
   std::vector<clock_alignment::RankOffset> offsets;  // in stage order
+  // The most uncertainty an applied offset may have (clock_tolerance.h).
+  TimeNs clock_tolerance_ns = 0;
   std::vector<link_stats::Link> links;
   stall_attribution::Result stalls;
   std::vector<p2p_matching::Unmatched> unmatched;
@@ -134,6 +137,8 @@ struct JobSummary {
   job_completeness::JobResult completeness;
   // Only when there is no pipeline: what the job communicated instead, by time descending.
   std::vector<collectives::Summary> collectives;
+  // Every process group the ranks declare, with its role (index/group_roles.h).
+  std::vector<index::JobGroup> process_groups;
   std::vector<std::string> notes;
 };
 

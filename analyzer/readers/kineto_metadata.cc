@@ -177,7 +177,7 @@ simdjson::error_code ReadGroup(ondemand::value& value, FieldReader& reader, Rank
     return simdjson::SUCCESS;
   };
   if (auto error = ForEachField(object, read_field)) return error;
-  builder->AddProcessGroup(name.empty() ? description : name, has_ranks ? &ranks : nullptr);
+  builder->AddProcessGroup(name, description, has_ranks ? &ranks : nullptr);
   return simdjson::SUCCESS;
 }
 

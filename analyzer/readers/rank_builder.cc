@@ -333,19 +333,23 @@ uint32_t RankBuilder::AddComm(CommKind name_kind, const EventArgs& args,
     info.peer = ToInt32OrUnknown(args.dst_rank >= 0 ? args.dst_rank : args.src_rank);
   }
   info.group_size = ToInt32OrUnknown(args.group_size);
+  if (args.seq >= 0) info.seq = args.seq;
   if (args.has_pg_ranks || !args.pg_name.empty() || !args.pg_desc.empty()) {
-    const std::string_view name =
-        UnescapeJsonString(args.pg_name.empty() ? args.pg_desc : args.pg_name, &scratch_);
-    info.process_group = AddProcessGroup(name, args.has_pg_ranks ? &pg_ranks : nullptr);
+    const std::string name(UnescapeJsonString(args.pg_name, &scratch_));
+    const std::string_view description = UnescapeJsonString(args.pg_desc, &scratch_);
+    info.process_group =
+        AddProcessGroup(name, description, args.has_pg_ranks ? &pg_ranks : nullptr);
   }
   rank_->comms.push_back(info);
   return static_cast<uint32_t>(rank_->comms.size() - 1);
 }
 
-uint32_t RankBuilder::AddProcessGroup(std::string_view name, const std::vector<int32_t>* ranks) {
-  const std::string key = !name.empty()      ? "name:" + std::string(name)
-                          : ranks != nullptr ? absl::StrCat("ranks:", absl::StrJoin(*ranks, ","))
-                                             : std::string("unknown");
+uint32_t RankBuilder::AddProcessGroup(std::string_view name, std::string_view description,
+                                      const std::vector<int32_t>* ranks) {
+  const std::string key = !name.empty()          ? "name:" + std::string(name)
+                          : ranks != nullptr     ? absl::StrCat("ranks:", absl::StrJoin(*ranks, ","))
+                          : !description.empty() ? "desc:" + std::string(description)
+                                                 : std::string("unknown");
   auto [it, inserted] =
       group_index_.try_emplace(key, static_cast<uint32_t>(rank_->process_groups.size()));
   if (inserted) {
@@ -353,6 +357,7 @@ uint32_t RankBuilder::AddProcessGroup(std::string_view name, const std::vector<i
   }
   ProcessGroup& group = rank_->process_groups[it->second];
   if (group.ranks.empty() && ranks != nullptr) group.ranks = *ranks;
+  if (group.description.empty()) group.description = std::string(description);
   return it->second;
 }
 

@@ -26,9 +26,10 @@ class RankBuilder {
   void AddEvent(const EventFields& fields, const std::vector<int32_t>& pg_ranks, int64_t offset);
 
   // Index of the process group in rank->process_groups, adding it on first sight. Groups with a
-  // name are the same group when the names match (ranks are filled in when first known); unnamed
-  // ones when the ranks match.
-  uint32_t AddProcessGroup(std::string_view name, const std::vector<int32_t>* ranks);
+  // name are the same group when the names match (ranks and description are filled in when first
+  // known); unnamed ones when the ranks match, else when the descriptions do.
+  uint32_t AddProcessGroup(std::string_view name, std::string_view description,
+                           const std::vector<int32_t>* ranks);
 
   // baseTimeNanoseconds, read from byte `offset`: added to every time when Finish() runs.
   void SetBaseTime(int64_t base_ns, int64_t offset);

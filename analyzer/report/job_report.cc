@@ -96,6 +96,33 @@ std::string IncompletePipelineText(const job::Pipeline& pipeline) {
                       "loaded stages only\n");
 }
 
+// One line: how many declared groups have each role, and from what; the layout's are guesses.
+static std::string GroupRolesText(const std::vector<index::JobGroup>& groups) {
+  std::vector<std::string> read;
+  std::vector<std::string> guessed;
+  for (size_t i = 0; i < groups.size();) {
+    size_t j = i;
+    const index::GroupRoleInfo& role = groups[i].role;
+    while (j < groups.size() && groups[j].role.role == role.role &&
+           groups[j].role.source == role.source) {
+      ++j;
+    }
+    const std::string entry =
+        absl::StrCat(j - i, " ", std::string(index::GroupRoleName(role.role)));
+    if (role.source == index::RoleSource::kDescription) read.push_back(entry);
+    if (role.source == index::RoleSource::kLayout) guessed.push_back(entry);
+    i = j;
+  }
+  if (read.empty() && guessed.empty()) return "";
+  std::string out = "  process groups:";
+  if (!read.empty()) absl::StrAppend(&out, " ", absl::StrJoin(read, ", "), " (described)");
+  if (!guessed.empty()) {
+    absl::StrAppend(&out, read.empty() ? " " : "; ", absl::StrJoin(guessed, ", "),
+                    " (guess from the rank layout, not applied)");
+  }
+  return out + "\n";
+}
+
 std::string JobText(const job::JobSummary& job) {
   std::string out = "\njob: ";
   if (job.pipelines == 0) {
@@ -119,6 +146,7 @@ std::string JobText(const job::JobSummary& job) {
     absl::StrAppend(&out, "  note: the ranks declare different world sizes (the largest, ",
                     job.completeness.world_size, ", is used): files of different jobs?\n");
   }
+  absl::StrAppend(&out, GroupRolesText(job.process_groups));
   if (!job.collectives.empty()) {
     absl::StrAppend(&out, "  collectives over all ranks:\n");
     TextTable table({{"kind", Align::kLeft}, {"count"}, {"MiB"}, {"time_ms"}});
@@ -178,6 +206,20 @@ void WriteJobMember(const job::JobSummary& job, JsonWriter& json) {
     json.IntMember("bytes", kind.bytes);
     json.IntMember("sized_count", kind.sized);
     json.DecimalMember("time_us", kind.time_ns, 3);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("process_groups");
+  json.BeginArray();
+  for (const index::JobGroup& group : job.process_groups) {
+    json.BeginObject();
+    json.StringMember("name", group.name);
+    json.StringMember("description", group.description);
+    json.IntArrayMember("ranks", group.ranks);
+    json.StringMember("role", index::GroupRoleName(group.role.role));
+    json.StringMember("role_source", index::RoleSourceName(group.role.source));
+    json.StringMember("evidence", group.role.evidence);
+    json.IntArrayMember("declared_by", group.declared_by);
     json.EndObject();
   }
   json.EndArray();

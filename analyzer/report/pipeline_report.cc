@@ -114,6 +114,16 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
                   Bytes(rank.memory.allocated_bytes), Bytes(rank.memory.reserved_bytes)});
   }
   absl::StrAppend(out, ranks.Render(2));
+  // Only jobs whose groups say so have these shares; the others keep the table as it was.
+  for (const bubble::RankTotals& rank : bubble.per_rank) {
+    if (rank.in_stage_comm == 0 && rank.dp_sync == 0) continue;
+    const int32_t stage = StagePosition(pipeline, rank.rank);
+    absl::StrAppend(out, "  stage ", stage < 0 ? std::string("-") : absl::StrCat(stage),
+                    " (rank ", rank.rank, "): in-stage communication not under compute ",
+                    Millis(static_cast<double>(rank.in_stage_comm)),
+                    " ms (counted as work); exposed DP sync ",
+                    Millis(static_cast<double>(rank.dp_sync)), " ms of its idle time\n");
+  }
 
   if (pipeline.shape.has_value() && !pipeline.shape->stages.empty()) {
     absl::StrAppend(out, "  per stage, ms per op, mean / p90 (op count):\n");
@@ -284,6 +294,8 @@ class PipelineJson {
     Micros("stall_us", rank.stall);
     Micros("comm_wait_us", rank.comm_wait);
     Micros("empty_us", rank.empty);
+    Micros("in_stage_comm_us", rank.in_stage_comm);
+    Micros("dp_sync_us", rank.dp_sync);
     Fraction("bubble_fraction", rank.bubble_fraction);
     json_.CountOrNullMember("peak_allocated_bytes", rank.memory.allocated_bytes);
     json_.CountOrNullMember("peak_reserved_bytes", rank.memory.reserved_bytes);
@@ -319,7 +331,8 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
         "  fill       a rank's idle time before its first compute of the iteration\n"
         "  drain      its idle time after its last compute\n"
         "  stall      its idle time between them: comm_wait + empty\n"
-        "  comm_wait  stall with a transfer running and nothing computing\n"
+        "  comm_wait  stall with a transfer running and nothing computing (in-stage tp/cp/ep "
+        "communication is work, not stall)\n"
         "  empty      stall with nothing running: the host did not keep the device busy\n"
         "  bubble     idle / window; the per-rank table sums the complete iterations, findings "
         "give per-iteration figures\n";

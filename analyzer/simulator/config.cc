@@ -149,6 +149,21 @@ absl::Status CheckTimingAndLayout(const Config& config) {
       }
     }
   }
+  if (config.ranks_per_host < 0 || config.ranks_per_host > p) {
+    return Invalid(absl::StrCat("ranks_per_host = ", config.ranks_per_host, " must be in [0, ", p,
+                                "]"));
+  }
+  if (config.ranks_per_host > 0 && !config.clock_offsets_ns.empty()) {
+    // One host, one clock.
+    for (size_t r = 0; r < config.clock_offsets_ns.size(); ++r) {
+      const size_t first = r - r % static_cast<size_t>(config.ranks_per_host);
+      if (config.clock_offsets_ns[r] != config.clock_offsets_ns[first]) {
+        return Invalid(absl::StrCat("clock_offsets_ns[", r, "] differs from rank ", first,
+                                    "'s on the same host (ranks_per_host = ",
+                                    config.ranks_per_host, "): one host has one clock"));
+      }
+    }
+  }
   if (!config.stage_to_rank.empty()) {
     if (config.stage_to_rank.size() != static_cast<size_t>(p)) {
       return Invalid(absl::StrCat("stage_to_rank has ", config.stage_to_rank.size(),
@@ -277,8 +292,31 @@ std::string_view VendorName(Vendor vendor) {
   return "unknown";
 }
 
+static absl::Status CheckParallel(const ModelParallel& parallel) {
+  constexpr int32_t kMaxReplicas = 64;  // tensor * data: files per stage
+  if (parallel.tensor < 1 || parallel.data < 1 ||
+      int64_t{parallel.tensor} * parallel.data > kMaxReplicas) {
+    return Invalid(absl::StrCat("tensor parallel ", parallel.tensor, " x data parallel ",
+                                parallel.data, " must each be >= 1 with a product <= ",
+                                kMaxReplicas));
+  }
+  if (!(parallel.tensor_share >= 0.0 && parallel.tensor_share < 1.0)) {
+    return Invalid(absl::StrCat("tensor-parallel share = ", parallel.tensor_share,
+                                " must be in [0, 1)"));
+  }
+  if (parallel.dp_sync_ns < 0 || parallel.dp_sync_ns > int64_t{1'000'000'000'000}) {
+    return Invalid(absl::StrCat("dp sync = ", parallel.dp_sync_ns, " ns must be in [0, 1000 s]"));
+  }
+  if (parallel.tensor_elements < 1 || parallel.tensor_elements > (int64_t{1} << 40)) {
+    return Invalid(absl::StrCat("tensor-parallel elements = ", parallel.tensor_elements,
+                                " must be in [1, 2^40]"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateConfig(const Config& config) {
   if (absl::Status status = CheckShape(config); !status.ok()) return status;
+  if (absl::Status status = CheckParallel(config.parallel); !status.ok()) return status;
   if (absl::Status status = CheckCostsAndLinks(config); !status.ok()) return status;
   if (absl::Status status = CheckTimingAndLayout(config); !status.ok()) return status;
   return CheckSpan(config);

@@ -130,6 +130,30 @@ inline constexpr std::array<LaunchStyle, 2> kLaunchStyles = {LaunchStyle::kOneTh
                                                              LaunchStyle::kTorch};
 inline constexpr std::array<Vendor, 2> kVendors = {Vendor::kCuda, Vendor::kRocm};
 
+// Tensor and data parallelism beside the pipeline, laid out as Megatron-Core does (default order
+// tp-cp-ep-dp-pp: global rank = tp_rank + tensor * (dp_rank + data * pipeline_rank)), so the job
+// has tensor * data * p ranks and tensor * data pipelines, each running the same schedule.
+// Inside every F, B and W op each compute kernel gives `tensor_share` of its time to a
+// tensor-parallel collective on the group's own stream: an all-reduce after it, or with sequence
+// parallelism an all-gather before and a reduce-scatter after; the compute stream waits for it.
+// With `overlap`, a backward (B, W) kernel other than its op's last launches its all-reduce
+// asynchronously beside the op's next kernel (the weight-gradient GEMM) and keeps its whole
+// time; the op's last collective is waited for. After its last backward each
+// rank all-reduces its gradients over the data-parallel group (`dp_sync_ns`, data > 1 only) on
+// that group's stream, before the optimizer.
+struct ModelParallel {
+  int32_t tensor = 1;
+  int32_t data = 1;
+  bool sequence_parallel = false;
+  bool overlap = false;
+  double tensor_share = 0.15;  // in [0, 1)
+  TimeNs dp_sync_ns = 0;
+  // Element count of one tensor-parallel collective (bf16), as the args record it.
+  int64_t tensor_elements = 4 << 20;
+
+  int32_t replicas() const { return tensor * data; }
+};
+
 struct Config {
   int32_t stages = 4;          // p
   int32_t microbatches = 8;    // m
@@ -146,6 +170,10 @@ struct Config {
   double jitter = 0.0;       // relative, in [0, 1): compute kernel cost x (1 + u), |u| <= jitter
   uint64_t seed = 1;         // of the jitter generator
   std::vector<TimeNs> clock_offsets_ns;  // per rank, empty = all zero
+  // Ranks r with one r / ranks_per_host run on one host and name it ("sim-host-<r / n>", as
+  // Kineto's `host_name` does since 2026); they must then share one clock offset. 0: no host
+  // named (traces before that).
+  int32_t ranks_per_host = 0;
   std::vector<int32_t> stage_to_rank;    // per stage, a permutation of ranks; empty = identity
   std::vector<int64_t> weights_bytes;    // per stage (all of a rank's chunks), empty = all zero
   int64_t activation_stash_bytes = 0;    // per in-flight microbatch per chunk
@@ -158,6 +186,7 @@ struct Config {
   // rank has finished iteration i. See engine.h, "Iterations".
   bool iteration_barrier = true;
   TimeNs start_time_ns = 1700000000000000000;  // absolute time the first iteration starts
+  ModelParallel parallel;
 };
 
 // Checks every field; the error message names the offending field and value.

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "simulator/parallel_groups.h"
 
 namespace bubblescope::sim {
 namespace {
@@ -76,6 +77,10 @@ class Engine {
     return positions_[static_cast<size_t>(stage_op.stage)][flat];
   }
   TimeNs Jittered(TimeNs cost);
+  // A tensor-parallel collective of `duration` after node `after` (-1: none) on the group's
+  // stream; returns its node.
+  int32_t NewCollective(int32_t rank, int32_t iteration, int32_t op_index, CommKind collective,
+                        TimeNs duration, int32_t after, int32_t* launch);
   int32_t NewNode(int32_t rank, int32_t iteration, KernelRole role, StreamRole stream, int32_t op,
                   int32_t* launch);
   absl::Status BuildIteration(int32_t rank, int32_t iteration,
@@ -117,6 +122,19 @@ TimeNs Engine::Jittered(TimeNs cost) {
   double unit = static_cast<double>(bits >> 11) * 0x1.0p-53;  // uniform in [0, 1)
   double u = config_.jitter * (2.0 * unit - 1.0);
   return static_cast<TimeNs>(std::llround(static_cast<double>(cost) * (1.0 + u)));
+}
+
+int32_t Engine::NewCollective(int32_t rank, int32_t iteration, int32_t op_index,
+                              CommKind collective, TimeNs duration, int32_t after,
+                              int32_t* launch) {
+  const int32_t node = NewNode(rank, iteration, KernelRole::kTensorParallel,
+                               StreamRole::kTensorParallel, op_index, launch);
+  Node& added = nodes_[static_cast<size_t>(node)];
+  added.record.collective = collective;
+  added.record.bytes = config_.parallel.tensor_elements * 2;  // bf16
+  added.duration = duration;
+  added.compute_prev = after;
+  return node;
 }
 
 int32_t Engine::NewNode(int32_t rank, int32_t iteration, KernelRole role, StreamRole stream,
@@ -313,18 +331,37 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
                                                     : cost.weight_grad / v;
     CloseBatch(&launch);
     record.first_kernel = static_cast<int32_t>(rank_nodes.size());
-    record.kernel_count = k;
     for (int32_t i = 0; i < k; ++i) {
       TimeNs share = op_cost / k + (i < op_cost % k ? 1 : 0);
+      const KernelShares shares =
+          SplitForTensorParallel(config_.parallel, share, op.type, i + 1 == k);
+      if (shares.before > 0) {
+        last_compute = NewCollective(rank, iteration, op_index, CommKind::kAllGather,
+                                     shares.before, last_compute, &launch);
+      }
       int32_t node =
           NewNode(rank, iteration, KernelRole::kCompute, StreamRole::kCompute, op_index, &launch);
-      nodes_[static_cast<size_t>(node)].duration = Jittered(share);
+      nodes_[static_cast<size_t>(node)].duration = Jittered(shares.compute);
+      // The compute stream waits for the tensor-parallel collective before it (ModelParallel).
+      if (last_compute >= 0 && nodes_[static_cast<size_t>(last_compute)].record.role ==
+                                   KernelRole::kTensorParallel) {
+        nodes_[static_cast<size_t>(node)].compute_prev = last_compute;
+      }
       if (i == 0) {
         nodes_[static_cast<size_t>(node)].input = input_node;
         nodes_[static_cast<size_t>(node)].batch_wait = std::exchange(last_batch_, -1);
       }
       last_compute = node;
+      if (shares.after > 0) {
+        const int32_t collective = NewCollective(
+            rank, iteration, op_index,
+            config_.parallel.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce,
+            shares.after, node, &launch);
+        // An asynchronous one runs beside the next kernel, which does not wait for it.
+        if (!shares.async) last_compute = collective;
+      }
     }
+    record.kernel_count = static_cast<int32_t>(rank_nodes.size()) - record.first_kernel;
     last_kernel_of[index] = last_compute;
 
     if (index > 0 && opens_step_pair(index - 1)) {
@@ -337,11 +374,25 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
     ops.push_back(record);
   }
   CloseBatch(&launch);
+  if (config_.parallel.data > 1 && config_.parallel.dp_sync_ns > 0 &&
+      config_.schedule != Schedule::kForwardOnly) {
+    // The gradient all-reduce over the data-parallel replicas, after the last backward and
+    // before the optimizer; the replicas run the same schedule, so none waits for another.
+    const int32_t node =
+        NewNode(rank, iteration, KernelRole::kDataParallel, StreamRole::kDataParallel, -1, &launch);
+    Node& sync = nodes_[static_cast<size_t>(node)];
+    sync.record.collective = CommKind::kAllReduce;
+    sync.record.bytes = config_.parallel.tensor_elements * 2;
+    sync.duration = config_.parallel.dp_sync_ns;
+    sync.compute_prev = last_compute;
+    last_compute = node;
+  }
   if (config_.optimizer_ns > 0 && config_.schedule != Schedule::kForwardOnly) {
     int32_t node =
         NewNode(rank, iteration, KernelRole::kOptimizer, StreamRole::kCompute, -1, &launch);
     nodes_[static_cast<size_t>(node)].duration = Jittered(config_.optimizer_ns);
     nodes_[static_cast<size_t>(node)].batch_wait = std::exchange(last_batch_, -1);
+    nodes_[static_cast<size_t>(node)].compute_prev = last_compute;
     last_compute = node;
   }
   if (config_.iteration_barrier) {

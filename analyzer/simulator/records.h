@@ -11,8 +11,18 @@
 namespace bubblescope::sim {
 
 // kAllReduce is the iteration-end barrier (Config::iteration_barrier): one small all-reduce over
-// every rank of the pipeline.
-enum class KernelRole : uint8_t { kCompute, kOptimizer, kSend, kRecv, kAllReduce };
+// every rank of the pipeline. kTensorParallel is a tensor-parallel collective inside an op (the
+// stage's own work); kDataParallel the gradient sync after the rank's last backward
+// (Config::parallel, ModelParallel).
+enum class KernelRole : uint8_t {
+  kCompute,
+  kOptimizer,
+  kSend,
+  kRecv,
+  kAllReduce,
+  kTensorParallel,
+  kDataParallel,
+};
 
 // Payload of the iteration-end all-reduce: one f32 (the squared gradient norm).
 inline constexpr int64_t kBarrierBytes = 4;
@@ -30,8 +40,10 @@ enum class StreamRole : uint8_t {
   kRecvNext,
   kCollective,
   kBatchedP2p,
+  kTensorParallel,  // the tensor-parallel group's NCCL stream
+  kDataParallel,    // the data-parallel group's NCCL stream
 };
-inline constexpr int kStreamRoleCount = 7;
+inline constexpr int kStreamRoleCount = 9;
 
 struct KernelRecord {
   int32_t iteration = 0;
@@ -41,7 +53,9 @@ struct KernelRecord {
   // a send carries the output of; -1 for the optimizer and the all-reduce.
   int32_t op = -1;
   int32_t peer_rank = -1;   // send / recv only: the global rank on the other end
-  int64_t bytes = 0;        // send / recv / all-reduce only
+  int64_t bytes = 0;        // send / recv / collectives only
+  // kTensorParallel / kDataParallel: kAllReduce, kReduceScatter or kAllGather.
+  CommKind collective = CommKind::kUnknown;
   int64_t correlation = 0;  // shared with its launch
   TimeNs launch_start = 0;  // the cudaLaunchKernel call on the CPU thread
   TimeNs launch_end = 0;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "simulator/memory.h"
+#include "simulator/parallel_groups.h"
 
 namespace bubblescope::sim {
 namespace {
@@ -65,12 +67,17 @@ void SortTimeline(std::vector<Interval>* intervals) {
 
 class RankBuilder {
  public:
-  RankBuilder(const Config& config, const RankRecord& record)
+  // The rank running `record` in `replica` of the pipeline (ModelParallel).
+  RankBuilder(const Config& config, const RankRecord& record, Replica replica)
       : config_(config),
         record_(record),
+        replica_(replica),
+        global_(GlobalRank(config, record.rank, replica)),
         offset_(config.clock_offsets_ns.empty()
                     ? 0
-                    : config.clock_offsets_ns[static_cast<size_t>(record.rank)]) {}
+                    : config.clock_offsets_ns[static_cast<size_t>(record.rank)]) {
+    if (config.parallel.replicas() > 1) groups_ = GroupsOf(config, record.rank, replica);
+  }
 
   Rank Build();
 
@@ -79,12 +86,22 @@ class RankBuilder {
   uint32_t CommIndex(const KernelRecord& kernel);
   uint32_t AllReduceCommIndex(const KernelRecord& kernel);
   uint32_t AllRanksGroup();
+  // With replicas (ModelParallel): the index of one of the rank's groups, added on first use.
+  uint32_t GroupIndex(const ProcessGroup& group);
+  uint32_t CollectiveCommIndex(const KernelRecord& kernel);
+  // The global rank of pipeline rank `pipeline_rank` in this rank's replica.
+  int32_t Global(int32_t pipeline_rank) const {
+    return GlobalRank(config_, pipeline_rank, replica_);
+  }
   void AddQueuedTransfer(const KernelRecord& kernel, Timeline* cpu);
   void AddAnnotations();
 
   const Config& config_;
   const RankRecord& record_;
+  const Replica replica_;
+  const int32_t global_;
   const TimeNs offset_;
+  std::optional<RankGroups> groups_;  // with replicas only
   Rank rank_;
   std::vector<NameId> kernel_names_;     // by virtual stage * 3 + op type
   uint32_t all_ranks_group_ = kNoIndex;  // process group of the iteration-end all-reduce
@@ -113,13 +130,36 @@ NameId RankBuilder::ComputeKernelName(const KernelRecord& kernel) {
 uint32_t RankBuilder::CommIndex(const KernelRecord& kernel) {
   CommInfo info;
   info.bytes = kernel.bytes;
-  info.peer = kernel.peer_rank;
+  info.peer = Global(kernel.peer_rank);
   info.group_size = config_.stages;
-  info.process_group = AllRanksGroup();
+  info.process_group = groups_ ? GroupIndex(groups_->pipeline) : AllRanksGroup();
   bool send = kernel.role == KernelRole::kSend;
   info.collective = rank_.names.Intern(send ? "send" : "recv");
   info.dtype = rank_.names.Intern("BFloat16");
   info.kind = send ? CommKind::kSend : CommKind::kRecv;
+  rank_.comms.push_back(info);
+  return static_cast<uint32_t>(rank_.comms.size() - 1);
+}
+
+uint32_t RankBuilder::GroupIndex(const ProcessGroup& group) {
+  for (size_t g = 0; g < rank_.process_groups.size(); ++g) {
+    if (rank_.process_groups[g].name == group.name) return static_cast<uint32_t>(g);
+  }
+  rank_.process_groups.push_back(group);
+  return static_cast<uint32_t>(rank_.process_groups.size() - 1);
+}
+
+// A tensor- or data-parallel collective as torch records it on an NCCL kernel.
+uint32_t RankBuilder::CollectiveCommIndex(const KernelRecord& kernel) {
+  const ProcessGroup& group =
+      kernel.role == KernelRole::kTensorParallel ? groups_->tensor : groups_->data;
+  CommInfo info;
+  info.bytes = kernel.bytes;
+  info.group_size = static_cast<int32_t>(group.ranks.size());
+  info.process_group = GroupIndex(group);
+  info.collective = rank_.names.Intern(CollectiveName(kernel.collective));
+  info.dtype = rank_.names.Intern("BFloat16");
+  info.kind = kernel.collective;
   rank_.comms.push_back(info);
   return static_cast<uint32_t>(rank_.comms.size() - 1);
 }
@@ -150,9 +190,9 @@ void RankBuilder::AddQueuedTransfer(const KernelRecord& kernel, Timeline* cpu) {
 
   CommInfo params;
   params.bytes = kernel.bytes;
-  params.peer = kernel.peer_rank;
+  params.peer = Global(kernel.peer_rank);
   params.group_size = config_.stages;
-  params.process_group = AllRanksGroup();
+  params.process_group = groups_ ? GroupIndex(groups_->pipeline) : AllRanksGroup();
   params.collective = rank_.names.Intern(send ? "send" : "recv");
   params.dtype = rank_.names.Intern("BFloat16");
   params.kind = kind;
@@ -165,8 +205,8 @@ void RankBuilder::AddQueuedTransfer(const KernelRecord& kernel, Timeline* cpu) {
 uint32_t RankBuilder::AllReduceCommIndex(const KernelRecord& kernel) {
   CommInfo info;
   info.bytes = kernel.bytes;
-  info.group_size = config_.stages;
-  info.process_group = AllRanksGroup();
+  info.group_size = groups_ ? static_cast<int32_t>(groups_->world.ranks.size()) : config_.stages;
+  info.process_group = groups_ ? GroupIndex(groups_->world) : AllRanksGroup();
   info.collective = rank_.names.Intern("allreduce");
   info.dtype = rank_.names.Intern("Float");
   info.kind = CommKind::kAllReduce;
@@ -176,7 +216,7 @@ uint32_t RankBuilder::AllReduceCommIndex(const KernelRecord& kernel) {
 
 void RankBuilder::AddAnnotations() {
   if (config_.annotations == AnnotationStyle::kNone) return;
-  const int64_t thread = ProcessId(record_.rank);
+  const int64_t thread = ProcessId(global_);
   for (const OpRecord& op : record_.ops) {
     const std::string letter(1, OpLetter(op.op.type));
     Annotation annotation;
@@ -220,10 +260,12 @@ void RankBuilder::AddAnnotations() {
 }
 
 Rank RankBuilder::Build() {
-  rank_.rank = record_.rank;
-  rank_.world_size = config_.stages;
-  rank_.host = "sim-host";
-  rank_.pid = ProcessId(record_.rank);
+  rank_.rank = global_;
+  rank_.world_size = config_.stages * config_.parallel.replicas();
+  if (config_.ranks_per_host > 0) {
+    rank_.host = absl::StrCat("sim-host-", global_ / config_.ranks_per_host);
+  }
+  rank_.pid = ProcessId(global_);
   rank_.backend = "nccl";
   rank_.devices.push_back(
       config_.vendor == Vendor::kRocm
@@ -241,7 +283,7 @@ Rank RankBuilder::Build() {
   Timeline autograd;
   autograd.kind = TimelineKind::kCpuThread;
   autograd.pid = rank_.pid;
-  autograd.id = AutogradThreadId(record_.rank);
+  autograd.id = AutogradThreadId(global_);
   std::vector<Timeline> streams(kStreamRoleCount);
   for (size_t role = 0; role < streams.size(); ++role) {
     streams[role].kind = TimelineKind::kGpuStream;
@@ -295,8 +337,10 @@ Rank RankBuilder::Build() {
       rank_.comms.push_back(CommInfo{.kind = send ? CommKind::kSend : CommKind::kRecv});
       cpu.intervals.push_back(op);
     }
+    // torch's autograd thread also launches the backward's tensor-parallel collectives.
     const bool backward_compute =
-        config_.launches == LaunchStyle::kTorch && kernel.role == KernelRole::kCompute &&
+        config_.launches == LaunchStyle::kTorch &&
+        (kernel.role == KernelRole::kCompute || kernel.role == KernelRole::kTensorParallel) &&
         record_.ops[static_cast<size_t>(kernel.op)].op.type != OpType::kForward;
     (backward_compute ? autograd : cpu).intervals.push_back(launch);
 
@@ -310,7 +354,8 @@ Rank RankBuilder::Build() {
       device.name = comm_name;
       device.comm = static_cast<uint32_t>(rank_.comms.size());
       rank_.comms.push_back(CommInfo{.group_size = config_.stages,
-                                     .process_group = AllRanksGroup(),
+                                     .process_group = groups_ ? GroupIndex(groups_->pipeline)
+                                                              : AllRanksGroup(),
                                      .collective = rank_.names.Intern("coalesced"),
                                      .kind = CommKind::kSendRecv});
     } else if (p2p) {
@@ -321,6 +366,11 @@ Rank RankBuilder::Build() {
       device.kind = IntervalKind::kCommKernel;
       device.name = rank_.names.Intern(kAllReduceKernel);
       device.comm = AllReduceCommIndex(kernel);
+    } else if (kernel.role == KernelRole::kTensorParallel ||
+               kernel.role == KernelRole::kDataParallel) {
+      device.kind = IntervalKind::kCommKernel;
+      device.name = rank_.names.Intern(CollectiveKernelName(kernel.collective));
+      device.comm = CollectiveCommIndex(kernel);
     } else {
       device.kind = IntervalKind::kComputeKernel;
       device.name = ComputeKernelName(kernel);
@@ -379,6 +429,10 @@ int64_t StreamId(StreamRole role) {
       return 36;
     case StreamRole::kBatchedP2p:
       return 40;
+    case StreamRole::kTensorParallel:
+      return 44;
+    case StreamRole::kDataParallel:
+      return 48;
   }
   return -1;
 }
@@ -389,10 +443,17 @@ int64_t AutogradThreadId(int32_t rank) { return 20000 + rank; }
 
 Trace BuildTrace(const Config& config, const Records& records) {
   Trace trace;
-  trace.ranks.reserve(records.ranks.size());
+  const ModelParallel& parallel = config.parallel;
+  trace.ranks.reserve(records.ranks.size() * static_cast<size_t>(parallel.replicas()));
   for (const RankRecord& record : records.ranks) {
-    trace.ranks.push_back(RankBuilder(config, record).Build());
+    for (int32_t data = 0; data < parallel.data; ++data) {
+      for (int32_t tensor = 0; tensor < parallel.tensor; ++tensor) {
+        trace.ranks.push_back(RankBuilder(config, record, Replica{tensor, data}).Build());
+      }
+    }
   }
+  std::sort(trace.ranks.begin(), trace.ranks.end(),
+            [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
   return trace;
 }
 

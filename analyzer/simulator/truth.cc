@@ -19,14 +19,12 @@ bool IsCompute(KernelRole role) {
   return role == KernelRole::kCompute || role == KernelRole::kOptimizer;
 }
 
-// Length of (union of `comm`) minus (union of `compute`), both clipped to [lo, hi]. `compute`
-// holds the kernels of one stream: sorted and pairwise disjoint.
-TimeNs CommOnlyTime(std::vector<Span> comm, const std::vector<Span>& compute, TimeNs lo,
-                    TimeNs hi) {
-  std::sort(comm.begin(), comm.end(),
+// `spans` clipped to [lo, hi], sorted and merged: pairwise disjoint.
+std::vector<Span> Merged(std::vector<Span> spans, TimeNs lo, TimeNs hi) {
+  std::sort(spans.begin(), spans.end(),
             [](const Span& a, const Span& b) { return a.start < b.start; });
   std::vector<Span> merged;
-  for (Span span : comm) {
+  for (Span span : spans) {
     span.start = std::max(span.start, lo);
     span.end = std::min(span.end, hi);
     if (span.end <= span.start) continue;
@@ -36,6 +34,14 @@ TimeNs CommOnlyTime(std::vector<Span> comm, const std::vector<Span>& compute, Ti
       merged.push_back(span);
     }
   }
+  return merged;
+}
+
+// Length of (union of `comm`) minus (union of `compute`), both clipped to [lo, hi]. `compute`
+// is sorted and pairwise disjoint.
+TimeNs CommOnlyTime(std::vector<Span> comm, const std::vector<Span>& compute, TimeNs lo,
+                    TimeNs hi) {
+  const std::vector<Span> merged = Merged(std::move(comm), lo, hi);
   TimeNs covered = 0;
   TimeNs overlap = 0;
   size_t c = 0;
@@ -73,29 +79,39 @@ RankIterationTruth RankFigures(const RankRecord& rank, KernelRange range, TimeNs
   RankIterationTruth figures;
   figures.rank = rank.rank;
   figures.stage = rank.stage;
-  std::vector<Span> compute;
+  std::vector<Span> work;  // compute and the tensor-parallel collectives: the stage's work
   std::vector<Span> comm;
+  std::vector<Span> data;  // the data-parallel gradient sync
   for (size_t k = range.begin; k < range.end; ++k) {
     const KernelRecord& kernel = rank.kernels[k];
     if (IsCompute(kernel.role)) {
-      compute.push_back({kernel.start, kernel.end});
+      // Compute kernels share one stream, so they never overlap.
+      figures.compute += kernel.end - kernel.start;
+      work.push_back({kernel.start, kernel.end});
+    } else if (kernel.role == KernelRole::kTensorParallel) {
+      work.push_back({kernel.start, kernel.end});
     } else {
       comm.push_back({kernel.start, kernel.end});
+      if (kernel.role == KernelRole::kDataParallel) data.push_back({kernel.start, kernel.end});
     }
   }
-  // Compute kernels share one stream, so launch order is time order.
-  for (const Span& span : compute) figures.compute += span.end - span.start;
-  // A rank with no compute in the iteration idles the whole window, all of it counted as fill
+  // An asynchronous collective under a compute kernel counts once.
+  const std::vector<Span> busy = Merged(std::move(work), window_start, window_end);
+  TimeNs busy_ns = 0;
+  for (const Span& span : busy) busy_ns += span.end - span.start;
+  figures.in_stage_comm = busy_ns - figures.compute;
+  // A rank with no work in the iteration idles the whole window, all of it counted as fill
   // (the bubble analysis's definition, docs/bubble.md).
-  figures.first_compute_start = compute.empty() ? window_end : compute.front().start;
-  figures.last_compute_end = compute.empty() ? window_end : compute.back().end;
-  figures.idle = (window_end - window_start) - figures.compute;
+  figures.first_compute_start = busy.empty() ? window_end : busy.front().start;
+  figures.last_compute_end = busy.empty() ? window_end : busy.back().end;
+  figures.idle = (window_end - window_start) - busy_ns;
   figures.fill = figures.first_compute_start - window_start;
   figures.drain = window_end - figures.last_compute_end;
   figures.stall = figures.idle - figures.fill - figures.drain;
   figures.comm_wait =
-      CommOnlyTime(std::move(comm), compute, figures.first_compute_start, figures.last_compute_end);
+      CommOnlyTime(std::move(comm), busy, figures.first_compute_start, figures.last_compute_end);
   figures.empty = figures.stall - figures.comm_wait;
+  figures.dp_sync = CommOnlyTime(std::move(data), busy, window_start, window_end);
   return figures;
 }
 
@@ -142,8 +158,8 @@ StageTruth StageFigures(const RankRecord& rank) {
   for (const OpRecord& op : rank.ops) {
     TimeNs total = 0;
     for (int32_t k = op.first_kernel; k < op.first_kernel + op.kernel_count; ++k) {
-      total +=
-          rank.kernels[static_cast<size_t>(k)].end - rank.kernels[static_cast<size_t>(k)].start;
+      const KernelRecord& kernel = rank.kernels[static_cast<size_t>(k)];
+      if (IsCompute(kernel.role)) total += kernel.end - kernel.start;
     }
     durations[static_cast<size_t>(op.op.type)].push_back(total);
   }

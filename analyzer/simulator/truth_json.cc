@@ -85,6 +85,19 @@ void WriteConfig(JsonWriter& json, const Config& config) {
   json.StringMember("launches", LaunchStyleName(config.launches));
   json.StringMember("vendor", VendorName(config.vendor));
   Micros(json, "start_time_us", config.start_time_ns);
+  const ModelParallel& parallel = config.parallel;
+  if (parallel.replicas() > 1) {
+    // Only jobs with replicas carry these, so every other set stays as it was.
+    json.Key("model_parallel");
+    json.BeginObject();
+    json.IntMember("tensor", parallel.tensor);
+    json.IntMember("data", parallel.data);
+    json.BoolMember("sequence_parallel", parallel.sequence_parallel);
+    json.BoolMember("overlap", parallel.overlap);
+    json.DoubleMember("tensor_share", parallel.tensor_share);
+    Micros(json, "dp_sync_us", parallel.dp_sync_ns);
+    json.EndObject();
+  }
   json.EndObject();
 }
 

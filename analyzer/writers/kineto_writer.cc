@@ -209,9 +209,44 @@ class RankWriter {
       text::AppendInt(rank_.rank, out_);
       out_->append(", \"world_size\": ");
       text::AppendInt(rank_.world_size, out_);
+      WritePgConfig();
       out_->append("},\n");
     }
+    if (!rank_.host.empty()) {
+      // Kineto writes the machine's name since 2026 (kineto #1323); older traces have none.
+      out_->append("  \"host_name\": ");
+      text::AppendJsonString(rank_.host, out_);
+      out_->append(",\n");
+    }
     out_->append("  \"record_shapes\": 1,\n  \"traceEvents\": [\n");
+  }
+
+  // torch lists the rank's process groups in distributedInfo.pg_config; written for ranks whose
+  // groups carry descriptions (torch >= 2.4), so older-style sets stay as they were.
+  void WritePgConfig() {
+    const bool described =
+        std::any_of(rank_.process_groups.begin(), rank_.process_groups.end(),
+                    [](const ProcessGroup& group) { return !group.description.empty(); });
+    if (!described) return;
+    out_->append(", \"pg_count\": ");
+    text::AppendInt(static_cast<int64_t>(rank_.process_groups.size()), out_);
+    out_->append(", \"pg_config\": [");
+    for (size_t g = 0; g < rank_.process_groups.size(); ++g) {
+      const ProcessGroup& group = rank_.process_groups[g];
+      out_->append(g == 0 ? "{\"pg_name\": " : ", {\"pg_name\": ");
+      text::AppendJsonString(group.name, out_);
+      out_->append(", \"pg_desc\": ");
+      text::AppendJsonString(group.description, out_);
+      out_->append(", \"backend_config\": \"cuda:nccl\", \"pg_size\": ");
+      text::AppendInt(static_cast<int64_t>(group.ranks.size()), out_);
+      out_->append(", \"ranks\": [");
+      for (size_t r = 0; r < group.ranks.size(); ++r) {
+        if (r > 0) out_->append(", ");
+        text::AppendInt(group.ranks[r], out_);
+      }
+      out_->append("]}");
+    }
+    out_->append("]");
   }
 
   void WriteFooter() {
@@ -363,6 +398,9 @@ class RankWriter {
     if (group_size >= 0) events_.Int("Group size", group_size);
     if (group != nullptr) {
       if (!group->name.empty()) events_.Str("Process Group Name", group->name);
+      if (!group->description.empty()) {
+        events_.Str("Process Group Description", group->description);
+      }
       events_.Str("Process Group Ranks", absl::StrCat("[", absl::StrJoin(group->ranks, ", "), "]"));
     }
     if (comm.peer >= 0) {

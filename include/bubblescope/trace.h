@@ -107,6 +107,9 @@ struct CommInfo {
   NameId collective = kNoName;  // the collective name as the trace wrote it ("send", "allreduce")
   NameId dtype = kNoName;
   CommKind kind = CommKind::kUnknown;
+  // The group's sequence number of this operation (Kineto's "Seq", 2026): the same on every
+  // member for a collective; -1 when unknown.
+  int64_t seq = -1;
 };
 
 struct Interval {
@@ -175,9 +178,15 @@ struct DeviceInfo {
   int32_t multiprocessors = 0;
 };
 
+// A torch.distributed process group as the trace declares it (distributedInfo.pg_config, and
+// the `Process Group Name` / `Process Group Description` / `Process Group Ranks` args of NCCL
+// ops). torch names every group with a number ("0" is the default group) and describes it with
+// what its creator passed as group_desc: Megatron-Core's "TENSOR_MODEL_PARALLEL_GROUP", a
+// DeviceMesh's "mesh_tp", "default_pg", or "undefined" when nothing was passed.
 struct ProcessGroup {
-  std::string name;          // pg name / description when the trace gives one
+  std::string name;            // pg_name; empty when the trace gives none
   std::vector<int32_t> ranks;  // global ranks in group order
+  std::string description = {};  // pg_desc; empty when the trace gives none
 };
 
 struct Rank {

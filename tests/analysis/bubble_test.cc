@@ -2,6 +2,7 @@
 // comment beside it from the definitions in docs/bubble.md.
 #include "analysis/bubble.h"
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -148,6 +149,94 @@ TEST(BubbleTest, CommOverlappingComputeIsNotAWait) {
   Result result = AnalyzeOk(trace);
   ASSERT_EQ(result.iterations.size(), 1u);
   ExpectSplit(result.iterations[0].ranks[0], {200, 100, 0, 0, 100, 100, 0});
+}
+
+// `interval` as a communication op of `kind` in process group `group` of `rank`.
+Interval InGroup(Rank* rank, Interval interval, CommKind kind, uint32_t group) {
+  CommInfo info;
+  info.kind = kind;
+  info.process_group = group;
+  rank->comms.push_back(info);
+  interval.comm = static_cast<uint32_t>(rank->comms.size() - 1);
+  return interval;
+}
+
+// A Megatron-style stage: tensor-parallel all-reduces between and under its compute, one wait on
+// a pipeline receive, the data-parallel gradient all-reduce after its last backward.
+//   compute [0,100), [200,300), [400,500); TP [100,150) and [250,350) on stream 8, TP [260,280)
+//   on stream 10 (under both: counted once); a receive [350,380); DP all-reduce [500,600).
+// work = compute + TP = [0,150) + [200,350) + [400,500) = 400, of it 100 TP not under compute.
+// window [0,600): idle 200 = drain [500,600) 100 + stall [150,200) and [350,400) 100; comm_wait
+// the receive's 30, empty 70; the DP sync runs through the whole drain: 100.
+Trace TensorParallelStage(std::string description) {
+  Trace trace;
+  Rank rank;
+  rank.rank = 0;
+  rank.world_size = 4;
+  rank.process_groups.push_back(ProcessGroup{"2", {0, 1}, description});
+  rank.process_groups.push_back(ProcessGroup{"3", {0, 2}, "DATA_PARALLEL_GROUP"});
+  rank.timelines.push_back(
+      Stream(7, {Op(kCompute, 0, 100), Op(kCompute, 200, 300), Op(kCompute, 400, 500)}));
+  rank.timelines.push_back(
+      Stream(8, {InGroup(&rank, Op(kComm, 100, 150), CommKind::kAllReduce, 0),
+                 InGroup(&rank, Op(kComm, 250, 350), CommKind::kAllReduce, 0),
+                 InGroup(&rank, Op(kComm, 500, 600), CommKind::kAllReduce, 1)}));
+  rank.timelines.push_back(Stream(9, {Op(kComm, 350, 380)}));
+  rank.timelines.push_back(
+      Stream(10, {InGroup(&rank, Op(kComm, 260, 280), CommKind::kAllReduce, 0)}));
+  rank.steps.push_back(ProfilerStep{0, 0, 1000});  // one iteration, whatever repeats in it
+  trace.ranks.push_back(std::move(rank));
+  return trace;
+}
+
+TEST(BubbleTest, InStageCommunicationIsWorkAndTheDpSyncIsItsOwnShare) {
+  Result result = AnalyzeOk(TensorParallelStage("TENSOR_MODEL_PARALLEL_GROUP"));
+  ASSERT_EQ(result.iterations.size(), 1u);
+  const RankIterationFigures& figures = result.iterations[0].ranks[0];
+  ExpectSplit(figures, {300, 200, 0, 100, 100, 30, 70});
+  EXPECT_EQ(figures.in_stage_comm, 100);
+  EXPECT_EQ(figures.dp_sync, 100);
+  EXPECT_EQ(figures.compute + figures.in_stage_comm + figures.idle, result.iterations[0].window());
+  EXPECT_EQ(figures.idle_spans, (std::vector<IdleSpan>{{IdleKind::kEmpty, 150, 200},
+                                                       {IdleKind::kCommWait, 350, 380},
+                                                       {IdleKind::kEmpty, 380, 400},
+                                                       {IdleKind::kDrain, 500, 600}}));
+  EXPECT_EQ(result.per_rank[0].in_stage_comm, 100);
+  EXPECT_EQ(result.per_rank[0].dp_sync, 100);
+  // 200 idle of 600.
+  EXPECT_DOUBLE_EQ(result.bubble_fraction, 200.0 / 600.0);
+}
+
+// The same group described "undefined": its layout (ranks 0,1) only suggests tensor
+// parallelism, a guess that changes no figure, so the all-reduces stay communication: work is
+// the compute's 300; idle 300 = drain 100 + stall [100,200) and [300,400) 200, of which comm
+// runs [100,150), [300,380): comm_wait 130, empty 70.
+TEST(BubbleTest, AGuessedGroupRoleChangesNoFigure) {
+  Result result = AnalyzeOk(TensorParallelStage("undefined"));
+  const RankIterationFigures& figures = result.iterations[0].ranks[0];
+  ExpectSplit(figures, {300, 300, 0, 100, 200, 130, 70});
+  EXPECT_EQ(figures.in_stage_comm, 0);
+  EXPECT_EQ(figures.dp_sync, 100);
+}
+
+// A gloo rank waits for a transfer inside its gloo:recv range, which outlasts the c10d::recv_
+// that posted it: compute [0,100) and [200,300); recv_ [100,110) whose gloo:recv runs
+// [105,180). The gap [100,200) is comm_wait [100,180) 80 and empty 20.
+TEST(BubbleTest, AGlooRangeIsCommunicationOnACpuRank) {
+  Trace trace;
+  Rank rank;
+  rank.rank = 0;
+  rank.timelines.push_back(Thread(
+      1, {Op(kCpu, 0, 100), InGroup(&rank, Op(kCpuComm, 100, 110), CommKind::kRecv, kNoIndex),
+          Op(kCpu, 200, 300)}));
+  rank.annotations.push_back(CpuRange(&rank, "gloo:recv", 105, 180));
+  rank.annotations.back().thread_or_stream = 1;  // the model thread's own range
+  rank.steps.push_back(ProfilerStep{0, 0, 1000});
+  trace.ranks.push_back(std::move(rank));
+  Result result = AnalyzeOk(trace);
+  ASSERT_EQ(result.iterations.size(), 1u);
+  ExpectSplit(result.iterations[0].ranks[0], {200, 100, 0, 0, 100, 80, 20});
+  EXPECT_EQ(result.iterations[0].ranks[0].comm_spans, (std::vector<TimeRange>{{100, 180}}));
 }
 
 TEST(BubbleTest, RankWithoutComputeIsIdleForTheWholeWindowAsFill) {

@@ -77,6 +77,38 @@ TEST(ParseSimulateFlagsTest, DefaultsAreTheDocumentedJob) {
   EXPECT_FALSE(settings->write.gzip);
 }
 
+TEST(ParseSimulateFlagsTest, ModelParallelFlags) {
+  SimulateFlags flags;
+  flags.output_dir = "unused";
+  absl::StatusOr<SimulateSettings> defaults = ParseSimulateFlags(flags);
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->config.parallel.replicas(), 1);  // a plain pipeline, as before
+  flags.tensor_parallel = "4";
+  flags.data_parallel = "2";
+  flags.sequence_parallel = true;
+  flags.tp_overlap = true;
+  flags.tp_share = "0.25";
+  flags.dp_sync_us = "400";
+  absl::StatusOr<SimulateSettings> settings = ParseSimulateFlags(flags);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  const sim::ModelParallel& parallel = settings->config.parallel;
+  EXPECT_EQ(parallel.tensor, 4);
+  EXPECT_EQ(parallel.data, 2);
+  EXPECT_TRUE(parallel.sequence_parallel);
+  EXPECT_TRUE(parallel.overlap);
+  EXPECT_EQ(parallel.tensor_share, 0.25);
+  EXPECT_EQ(parallel.dp_sync_ns, 400'000);
+  flags.tp_share = "1";
+  absl::StatusOr<SimulateSettings> refused = ParseSimulateFlags(flags);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("--tp-share: '1' must be < 1"));
+  flags.tp_share = "0.25";
+  flags.tensor_parallel = "0";
+  refused = ParseSimulateFlags(flags);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("--tensor-parallel: '0'"));
+}
+
 TEST(ParseSimulateFlagsTest, ListsSlowLinksAndLayouts) {
   SimulateFlags flags;
   flags.schedule = "zb-h1";

@@ -207,7 +207,9 @@ TEST(RankIndexTest, ComputeFromASecondLaunchThreadIsBackward) {
   for (const DeviceOp& op : BuildRank(one_thread).ops) EXPECT_EQ(op.hint, PhaseHint::kNone);
 }
 
-// A gloo transfer lasts until its gloo:* range ends, not when the op that posted it returns.
+// A gloo transfer lasts until its gloo:* range on the same thread ends, not when the op that
+// posted it returns; a range gloo's own worker thread records (its all-reduces) is no wait of
+// the model thread's.
 TEST(RankIndexTest, CpuTransfersEndWithTheirGlooRange) {
   Rank rank;
   rank.comms.push_back(CommInfo{.peer = 3, .kind = CommKind::kRecv});
@@ -215,6 +217,9 @@ TEST(RankIndexTest, CpuTransfersEndWithTheirGlooRange) {
   recv.comm = 0;
   rank.timelines.push_back(Thread(1, {Op(kCpu, 0, 50), recv}));
   rank.annotations.push_back(CpuRange(&rank, "gloo:recv", 110, 400));
+  rank.annotations.back().thread_or_stream = 1;
+  rank.annotations.push_back(CpuRange(&rank, "gloo:all_reduce", 115, 900));
+  rank.annotations.back().thread_or_stream = 9;  // a gloo worker thread
   const RankIndex index = BuildRank(rank);
   ASSERT_EQ(index.ops.size(), 2u);
   const DeviceOp& op = index.ops[1];

@@ -101,6 +101,8 @@ void ExpectSameRank(const Rank& loaded, const Rank& simulated, bool distributed_
   if (distributed_info) {
     EXPECT_EQ(loaded.world_size, simulated.world_size);
     EXPECT_EQ(loaded.backend, simulated.backend);
+    // The trace root's host_name, which only the object layouts have.
+    EXPECT_EQ(loaded.host, simulated.host);
   }
   EXPECT_EQ(Timelines(loaded), Timelines(simulated));
   EXPECT_EQ(Annotations(loaded, false), Annotations(simulated, false));
@@ -150,6 +152,7 @@ Config RoundTripConfig(Schedule schedule, AnnotationStyle annotations) {
   config.jitter = 0.05;
   config.seed = 7;
   config.clock_offsets_ns = {0, 1'234'567, -7'654'321};
+  config.ranks_per_host = 1;  // three hosts, each its own clock
   config.weights_bytes = {int64_t{512} << 20, int64_t{256} << 20, int64_t{384} << 20};
   config.activation_stash_bytes = int64_t{24} << 20;
   config.annotations = annotations;
@@ -203,6 +206,59 @@ INSTANTIATE_TEST_SUITE_P(
                                       AnnotationStyle::kPpCpu, false),
                       std::make_tuple(KinetoLayout::kBareArray, Schedule::k1F1B,
                                       AnnotationStyle::kPpGpu, true)));
+
+// Tensor and data parallelism: every rank's file, its collectives' args and the groups
+// distributedInfo.pg_config declares (name, Megatron-Core description, ranks) come back as written.
+TEST(RoundTripTest, ModelParallelRanksAndTheirGroups) {
+  Config config = RoundTripConfig(Schedule::k1F1B, AnnotationStyle::kNone);
+  config.parallel = ModelParallel{.tensor = 2,
+                                  .data = 2,
+                                  .sequence_parallel = true,
+                                  .overlap = true,
+                                  .tensor_share = 0.2,
+                                  .dp_sync_ns = 250'000};
+  absl::StatusOr<Simulation> simulation = Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  ASSERT_EQ(simulation->trace.ranks.size(), 12u);  // 2 x 2 x 3
+  TempDir dir;
+  absl::StatusOr<std::vector<std::string>> written =
+      WriteSimulationSet(config, *simulation, dir.path(), SetWriteOptions{});
+  ASSERT_TRUE(written.ok()) << written.status();
+  LoadOptions load_options;
+  load_options.jobs = 1;
+  absl::StatusOr<Trace> loaded = LoadTrace({dir.path()}, load_options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->ranks.size(), simulation->trace.ranks.size());
+  for (size_t r = 0; r < loaded->ranks.size(); ++r) {
+    const Rank& simulated = simulation->trace.ranks[r];
+    ExpectSameRank(loaded->ranks[r], simulated, true);
+    std::vector<std::tuple<std::string, std::string, std::vector<int32_t>>> want;
+    std::vector<std::tuple<std::string, std::string, std::vector<int32_t>>> got;
+    for (const ProcessGroup& group : simulated.process_groups) {
+      want.emplace_back(group.name, group.description, group.ranks);
+    }
+    for (const ProcessGroup& group : loaded->ranks[r].process_groups) {
+      got.emplace_back(group.name, group.description, group.ranks);
+    }
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want);
+  }
+  // Global rank 5 = tensor 1 + 2 * (data 0 + 2 * pipeline rank 1): its tensor group is {4, 5},
+  // its data group {5, 7}, its pipeline {1, 5, 9}.
+  std::vector<std::tuple<std::string, std::vector<int32_t>>> groups;
+  for (const ProcessGroup& group : loaded->ranks[5].process_groups) {
+    groups.emplace_back(group.description, group.ranks);
+  }
+  std::sort(groups.begin(), groups.end());
+  using Group = std::tuple<std::string, std::vector<int32_t>>;
+  EXPECT_EQ(groups, (std::vector<Group>{
+                        Group{"DATA_PARALLEL_GROUP", {5, 7}},
+                        Group{"PIPELINE_MODEL_PARALLEL_GROUP", {1, 5, 9}},
+                        Group{"TENSOR_MODEL_PARALLEL_GROUP", {4, 5}},
+                        Group{"default_pg", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+                    }));
+}
 
 TEST(SetWriterTest, RefusesToOverwriteWithoutForceAndCleansUpWithIt) {
   TempDir dir;
