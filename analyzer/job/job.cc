@@ -12,6 +12,7 @@
 #include "pipeline/layer_counts.h"
 #include "pipeline/sim_schedule.h"
 #include "pipeline/step_map.h"
+#include "pipeline/transfer_actions.h"
 #include "text/one_line.h"
 #include "whatif/whatif.h"
 
@@ -25,6 +26,7 @@ struct JobInputs {
   iterations::Steps steps;
   std::vector<pipeline::IssuedTimeline> timelines;              // per trace rank
   std::vector<std::vector<pipeline::PipelineOp>> annotated;     // per trace rank
+  std::vector<std::vector<pipeline::LabelledTransfer>> named_transfers;  // per trace rank
   p2p_graph::Result graph;
 };
 
@@ -44,10 +46,12 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
       pipeline::ReferenceSteps(trace, inputs.steps, with_p2p);
   inputs.timelines.resize(trace.ranks.size());
   inputs.annotated.resize(trace.ranks.size());
+  inputs.named_transfers.resize(trace.ranks.size());
   for (size_t r : with_p2p) {
     inputs.timelines[r] = pipeline::BuildIssuedTimeline(inputs.index.ranks[r], references[r]);
     inputs.annotated[r] =
         pipeline::AnnotatedOps(trace.ranks[r], inputs.index.ranks[r], references[r]);
+    inputs.named_transfers[r] = pipeline::LabelTransfers(trace.ranks[r], inputs.index.ranks[r]);
   }
   for (size_t r = 0; r < trace.ranks.size(); ++r) inputs.timelines[r].rank = trace.ranks[r].rank;
   std::vector<const std::vector<ProcessGroup>*> process_groups;
@@ -55,7 +59,8 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
   inputs.graph = p2p_graph::Analyze({.index = &inputs.index,
                                      .timelines = &inputs.timelines,
                                      .annotated = &inputs.annotated,
-                                     .process_groups = &process_groups});
+                                     .process_groups = &process_groups,
+                                     .named_transfers = &inputs.named_transfers});
   return inputs;
 }
 
@@ -221,6 +226,7 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   } else {
     return shape.status();
   }
+  out.evidence = inference_evidence::Analyze(found, out.shape);
   if (out.shape && out.shape->slowest_stage >= 0 &&
       out.shape->slowest_excess_percent >= findings_options.imbalance_min_percent) {
     // Only a shape without per-stage times fails here; the finding then goes without it.

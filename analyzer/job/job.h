@@ -41,6 +41,7 @@
 #include "findings/link_findings.h"
 #include "findings/root_causes.h"
 #include "pipeline/ideal_bubble.h"
+#include "pipeline/inference_evidence.h"
 #include "pipeline/op_timeline.h"
 #include "pipeline/p2p_graph.h"
 #include "pipeline/rebalance.h"
@@ -101,6 +102,8 @@ struct Pipeline {
   // The bubble the shape's schedule leaves by itself; with the shape only.
   std::optional<pipeline::IdealBubble> ideal;
   std::string shape_problem;  // why the shape could not be inferred; empty with a shape
+  // What the stage order, the peers and the schedule family rest on, and how strongly.
+  inference_evidence::Evidence evidence;
   // The bubble the slowest stage causes; nullopt when the stage imbalance is below the findings
   // threshold or could not be simulated.
   std::optional<rebalance::ImbalanceEffect> slowest_stage_effect;

@@ -54,7 +54,7 @@ TEST(EventClassifierTest, CommKernelKinds) {
   // DeepSeek's traces: dispatch / combine / notify kernels under dpsk::ep::internode are
   // all-to-all; the layout kernel (dpsk::ep::cuda::) and CUB's scan kernels under cdpsk::ep::
   // compute. Early DeepEP kept the layout kernel in internode::, where it still computes.
-  EXPECT_EQ(CommKernelKind("void dpsk::ep::internode::notify_dispatch<false, 4>(int const*, long*)"),
+  EXPECT_EQ(CommKernelKind("void dpsk::ep::internode::notify_dispatch<false, 4>(int const*)"),
             CommKind::kAllToAll);
   EXPECT_EQ(CommKernelKind("void dpsk::ep::internode::dispatch_ll<true, 3>(void*)"),
             CommKind::kAllToAll);
