@@ -55,12 +55,17 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
   }
   for (size_t r = 0; r < trace.ranks.size(); ++r) inputs.timelines[r].rank = trace.ranks[r].rank;
   std::vector<const std::vector<ProcessGroup>*> process_groups;
-  for (const Rank& rank : trace.ranks) process_groups.push_back(&rank.process_groups);
+  std::vector<bool> cut_short;
+  for (const Rank& rank : trace.ranks) {
+    process_groups.push_back(&rank.process_groups);
+    cut_short.push_back(iterations::CutShort(rank));
+  }
   inputs.graph = p2p_graph::Analyze({.index = &inputs.index,
                                      .timelines = &inputs.timelines,
                                      .annotated = &inputs.annotated,
                                      .process_groups = &process_groups,
-                                     .named_transfers = &inputs.named_transfers});
+                                     .named_transfers = &inputs.named_transfers,
+                                     .cut_short = &cut_short});
   return inputs;
 }
 
@@ -213,6 +218,7 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
       shape_input.cut_short_ranks.push_back(trace.ranks[position].rank);
     }
   }
+  out.cut_short_ranks = shape_input.cut_short_ranks;
   shape_input.order = &found.order;
   shape_input.timelines = &timelines;
   shape_input.annotated = &annotated;

@@ -252,13 +252,28 @@ Result Analyze(const Input& input) {
 
   Components components(n);
   std::vector<bool> has_p2p(n, false);
+  std::vector<bool> named_as_peer(n, false);
   for (size_t i = 0; i < n; ++i) {
     has_p2p[i] = index.ranks[i].HasP2p();
     if (!peers) continue;
     for (const index::DeviceOp& op : index.ranks[i].ops) {
       if (!op.is_p2p() || op.in_optimizer) continue;
       auto peer = position_of.find(op.peer);
-      if (peer != position_of.end()) components.Join(i, peer->second);
+      if (peer == position_of.end()) continue;
+      components.Join(i, peer->second);
+      named_as_peer[peer->second] = true;
+    }
+  }
+  // A rank whose file was cut short before its first transfer still has its place: the ranks it
+  // exchanged with name it as their peer.
+  for (size_t i = 0; i < n; ++i) {
+    const bool cut_short = input.cut_short != nullptr && i < input.cut_short->size() &&
+                           (*input.cut_short)[i];
+    if (!has_p2p[i] && cut_short && named_as_peer[i]) {
+      has_p2p[i] = true;
+      result.notes.push_back(absl::StrCat(
+          "rank ", index.ranks[i].rank, " was cut short before its first transfer; its peers' "
+          "transfers keep it in the pipeline"));
     }
   }
   // Without recorded peers, GPU ranks split into pipelines by the rhythm of their transfers;

@@ -95,6 +95,8 @@ struct Input {
   // none. With a stage placement read from annotations they give the peers of transfers whose
   // trace records none, ahead of any guess.
   const std::vector<std::vector<pipeline::LabelledTransfer>>* named_transfers = nullptr;
+  // Per trace rank: its file was cut short (analysis/iterations.h, CutShort); null: none was.
+  const std::vector<bool>* cut_short = nullptr;
 };
 
 struct Result {

@@ -160,6 +160,7 @@ class PipelineJson {
     json_.BeginObject();
     json_.IntArrayMember("ranks", bubble.ranks);
     json_.IntArrayMember("missing_peers", pipeline.crossrank.missing_peers);
+    json_.IntArrayMember("cut_short_ranks", pipeline.cut_short_ranks);
     auto shape_int = [&](std::string_view key, int32_t value) {
       json_.Key(key);
       if (shape.has_value()) {
