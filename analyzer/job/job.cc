@@ -125,6 +125,9 @@ void ModelAndPredict(const JobInputs& inputs, const p2p_graph::Pipeline& found, 
     }
     for (size_t position : found.positions) {
       model_input.recompute_ns.push_back(inputs.index.ranks[position].recompute_ns);
+      for (const p2p_graph::P2pOp& op : inputs.graph.ranks[position].ops) {
+        model_input.batched_p2p |= op.batch >= 0;
+      }
     }
     absl::StatusOr<whatif::Model> model = whatif::ModelOf(model_input);
     if (model.ok()) {
