@@ -18,11 +18,15 @@ Fact StageOrderFact(const p2p_graph::Pipeline& pipeline) {
   return {"transfer_timing", Strength::kWeak};
 }
 
-Fact PeersFact(const std::array<int64_t, 4>& by_source) {
+Fact PeersFact(const std::array<int64_t, 4>& by_source, size_t ranks) {
   using p2p_graph::PeerSource;
   // The weakest source any op needed speaks for the pipeline's links and clock offsets. Ops
-  // left without a peer are counted, but are in no link, so they weaken nothing.
-  if (Count(by_source, PeerSource::kInferred) > 0) return {"inferred", Strength::kWeak};
+  // left without a peer are counted, but are in no link, so they weaken nothing. With two ranks
+  // the other one is every transfer's peer: nothing is guessed.
+  if (Count(by_source, PeerSource::kInferred) > 0) {
+    return ranks == 2 ? Fact{"only_neighbour", Strength::kStrong}
+                      : Fact{"inferred", Strength::kWeak};
+  }
   if (Count(by_source, PeerSource::kPpAction) > 0) return {"pp_action", Strength::kStrong};
   if (Count(by_source, PeerSource::kRecorded) > 0) return {"recorded", Strength::kRead};
   return {"none", Strength::kNone};
@@ -59,7 +63,7 @@ Evidence Analyze(const p2p_graph::Pipeline& pipeline,
   Evidence evidence;
   evidence.peers_by_source = pipeline.peers_by_source;
   evidence.stage_order = StageOrderFact(pipeline);
-  evidence.peers = PeersFact(pipeline.peers_by_source);
+  evidence.peers = PeersFact(pipeline.peers_by_source, pipeline.order.ranks.size());
   evidence.schedule_family = ScheduleFamilyFact(shape);
   return evidence;
 }

@@ -27,8 +27,8 @@ std::string_view StrengthName(Strength strength);  // "read", "strong", "weak", 
 struct Fact {
   // stage_order: "annotations", "recorded_peers", "transfer_timing", "batched_transfer_rhythm",
   //   "rank_order" (unknown);
-  // peers: "recorded", "pp_action", "inferred" (the weakest source any op needed), "none" (no
-  //   op has a peer);
+  // peers: "recorded", "pp_action", "only_neighbour" (p = 2), "inferred" (the weakest source
+  //   any op needed), "none" (no op has a peer);
   // schedule_family: "annotations", "p2p", "unknown".
   std::string_view source;
   Strength strength = Strength::kNone;

@@ -38,6 +38,7 @@ std::string SourceWords(std::string_view source) {
       {"recorded", "the trace's peer args"},
       {"pp_action", "the runtime's PP: transfer names"},
       {"inferred", "the stage order and what each transfer carries"},
+      {"only_neighbour", "the only other rank"},
       {"p2p", "p2p traffic"},
   };
   for (const auto& [name, words] : kWords) {

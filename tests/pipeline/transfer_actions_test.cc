@@ -165,6 +165,19 @@ TEST(TransferActionsTest, WithoutActionsPeersStayAGuess) {
   EXPECT_EQ(pipeline.evidence.stage_order.strength, Strength::kWeak);
 }
 
+// With two ranks each transfer's peer is the other rank: no guess, though none is recorded.
+TEST(TransferActionsTest, TwoRanksNeedNoGuessForPeers) {
+  LoadOptions options;
+  options.jobs = 2;
+  absl::StatusOr<Trace> trace = LoadTrace(
+      {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/gpipe_p2_m4"}, options);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const job::Result job = testing::AnalyzeJob(*trace);
+  ASSERT_EQ(job.pipelines.size(), 1u);
+  EXPECT_EQ(job.pipelines[0].evidence.peers.source, "only_neighbour");
+  EXPECT_EQ(job.pipelines[0].evidence.peers.strength, inference_evidence::Strength::kStrong);
+}
+
 // Round-robin placement 0,1,2,0,1,2: the boundary 2->3 wraps from rank 2 to rank 0.
 TEST(TransferActionsTest, InterleavedPeersIncludeTheWrapAround) {
   absl::StatusOr<Trace> trace = LoadRun("interleaved_p3_v2_m6");
