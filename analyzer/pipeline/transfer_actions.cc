@@ -1,6 +1,7 @@
 #include "pipeline/transfer_actions.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "pipeline/annotation_ops.h"
@@ -96,7 +97,8 @@ int32_t PeerStage(const NamedTransfer& transfer) {
   switch (transfer.action) {
     case TransferAction::kSendForward:
     case TransferAction::kRecvBackward:
-      return transfer.stage + 1;
+      // A name can carry any int32 stage: past the last one there is no stage.
+      return transfer.stage < std::numeric_limits<int32_t>::max() ? transfer.stage + 1 : -1;
     case TransferAction::kRecvForward:
     case TransferAction::kSendBackward:
       return transfer.stage - 1;

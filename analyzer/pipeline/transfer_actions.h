@@ -38,7 +38,8 @@ struct NamedTransfer {
 // Parses the two spellings above; nullopt for any other name.
 std::optional<NamedTransfer> ParseTransferName(std::string_view name);
 
-// The stage at the other end: stage + 1 for SEND_F and RECV_B, stage - 1 for RECV_F and SEND_B.
+// The stage at the other end: stage + 1 for SEND_F and RECV_B, stage - 1 for RECV_F and SEND_B
+// (-1 where there is none: before stage 0, or past the largest int32).
 int32_t PeerStage(const NamedTransfer& transfer);
 
 struct LabelledTransfer {

@@ -53,6 +53,10 @@ TEST(TransferActionsTest, PeerStageIsTheNeighbourEachDirectionReaches) {
   EXPECT_EQ(pipeline::PeerStage({TransferAction::kRecvBackward, 2, 0}), 3);
   EXPECT_EQ(pipeline::PeerStage({TransferAction::kRecvForward, 2, 0}), 1);
   EXPECT_EQ(pipeline::PeerStage({TransferAction::kSendBackward, 2, 0}), 1);
+  EXPECT_EQ(pipeline::PeerStage({TransferAction::kRecvForward, 0, 0}), -1);
+  EXPECT_EQ(pipeline::PeerStage({TransferAction::kSendForward, 2147483647, 0}), -1);
+  EXPECT_EQ(Fields(*ParseTransferName("PP:2147483647SEND_F0")),
+            std::make_tuple(TransferAction::kSendForward, 2147483647, 0));
 }
 
 absl::StatusOr<Trace> LoadRun(const std::string& run) {
