@@ -62,13 +62,14 @@ TEST(TransferActionsTest, PeerStageIsTheNeighbourEachDirectionReaches) {
 absl::StatusOr<Trace> LoadRun(const std::string& run) {
   LoadOptions options;
   options.jobs = 2;
-  return LoadTrace({std::string(BUBBLESCOPE_SOURCE_DIR) + "/tests/pipeline/data/" + run}, options);
+  return LoadTrace({std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + run},
+                   options);
 }
 
-// ZBV with p = 3, m = 6 places stages 0..5 on ranks 0,1,2,2,1,0. Rank 1 runs stages 1 and 4; in
-// each of the 2 profiled steps each of them receives and sends 6 activations and 6 gradients.
+// ZBV with p = 3, m = 3 places stages 0..5 on ranks 0,1,2,2,1,0. Rank 1 runs stages 1 and 4; in
+// each of the 2 profiled steps each of them receives and sends 3 activations and 3 gradients.
 TEST(TransferActionsTest, EveryGlooTransferOfARealRunHasItsAction) {
-  absl::StatusOr<Trace> trace = LoadRun("zbv_p3_v2_m6");
+  absl::StatusOr<Trace> trace = LoadRun("zbv_p3_v2_m3");
   ASSERT_TRUE(trace.ok()) << trace.status();
   ASSERT_EQ(trace->ranks.size(), 3u);
   const Rank& rank = trace->ranks[1];
@@ -78,8 +79,8 @@ TEST(TransferActionsTest, EveryGlooTransferOfARealRunHasItsAction) {
   for (const index::DeviceOp& op : rank_index.ops) p2p_ops += op.is_p2p() && !op.in_optimizer;
   const std::vector<pipeline::LabelledTransfer> labelled =
       pipeline::LabelTransfers(rank, rank_index);
-  EXPECT_EQ(p2p_ops, 96);
-  ASSERT_EQ(labelled.size(), 96u);
+  EXPECT_EQ(p2p_ops, 48);
+  ASSERT_EQ(labelled.size(), 48u);
   std::map<std::pair<int32_t, TransferAction>, std::map<int32_t, int32_t>> microbatches;
   for (const pipeline::LabelledTransfer& transfer : labelled) {
     const index::DeviceOp& op = rank_index.ops[transfer.op];
@@ -92,7 +93,7 @@ TEST(TransferActionsTest, EveryGlooTransferOfARealRunHasItsAction) {
   ASSERT_EQ(microbatches.size(), 8u);  // 2 stages x 4 actions
   for (const auto& [key, by_microbatch] : microbatches) {
     EXPECT_TRUE(key.first == 1 || key.first == 4) << key.first;
-    ASSERT_EQ(by_microbatch.size(), 6u);
+    ASSERT_EQ(by_microbatch.size(), 3u);
     for (const auto& [microbatch, count] : by_microbatch) EXPECT_EQ(count, 2) << microbatch;
   }
 }
@@ -122,12 +123,12 @@ void ExpectEveryPeerFromActions(const job::Pipeline& pipeline, int64_t p2p_ops) 
   }
 }
 
-// Each boundary between stages s and s+1 on different ranks carries 6 activations forward and 6
-// gradients back per step, 12 each over the 2 steps. In the V placement stage 4 (rank 1) feeds
+// Each boundary between stages s and s+1 on different ranks carries 3 activations forward and 3
+// gradients back per step, 6 each over the 2 steps. In the V placement stage 4 (rank 1) feeds
 // stage 5 (rank 0) and rank 2 only ever talks to rank 1: guessing neighbours by rank order gave
 // links 2->0 and 0->2, a wrap-around and unmatched transfers on every edge.
 TEST(TransferActionsTest, VPlacementPeersComeFromTheActions) {
-  absl::StatusOr<Trace> trace = LoadRun("zbv_p3_v2_m6");
+  absl::StatusOr<Trace> trace = LoadRun("zbv_p3_v2_m3");
   ASSERT_TRUE(trace.ok()) << trace.status();
   const job::Result job = testing::AnalyzeJob(*trace);
   ASSERT_EQ(job.pipelines.size(), 1u);
@@ -135,9 +136,9 @@ TEST(TransferActionsTest, VPlacementPeersComeFromTheActions) {
   EXPECT_EQ(pipeline.crossrank.pipeline.order.virtual_stage_ranks,
             (std::vector<int32_t>{0, 1, 2, 2, 1, 0}));
   // 0->1: stage 0's activations and stage 5's gradients; 1->0 the reverse; likewise 1<->2.
-  ExpectLinks(pipeline, {{0, 1, 24}, {1, 0, 24}, {1, 2, 24}, {2, 1, 24}});
+  ExpectLinks(pipeline, {{0, 1, 12}, {1, 0, 12}, {1, 2, 12}, {2, 1, 12}});
   EXPECT_FALSE(pipeline.crossrank.pipeline.interleaved);
-  ExpectEveryPeerFromActions(pipeline, 48 + 96 + 48);
+  ExpectEveryPeerFromActions(pipeline, 24 + 48 + 24);
   // Stage order and family are read from the stage numbers; peers from the names, a step away.
   using inference_evidence::Strength;
   EXPECT_EQ(pipeline.evidence.stage_order.source, "annotations");
@@ -184,16 +185,15 @@ TEST(TransferActionsTest, TwoRanksNeedNoGuessForPeers) {
 
 // Round-robin placement 0,1,2,0,1,2: the boundary 2->3 wraps from rank 2 to rank 0.
 TEST(TransferActionsTest, InterleavedPeersIncludeTheWrapAround) {
-  absl::StatusOr<Trace> trace = LoadRun("interleaved_p3_v2_m6");
+  absl::StatusOr<Trace> trace = LoadRun("interleaved_p3_v2_m3_memory");
   ASSERT_TRUE(trace.ok()) << trace.status();
   const job::Result job = testing::AnalyzeJob(*trace);
   ASSERT_EQ(job.pipelines.size(), 1u);
   const job::Pipeline& pipeline = job.pipelines[0];
   // 0->1 and 1->2 carry two boundaries each (stages 0->1 and 3->4, 1->2 and 4->5), 2->0 one.
-  ExpectLinks(pipeline,
-              {{0, 1, 24}, {1, 2, 24}, {2, 0, 12}, {1, 0, 24}, {2, 1, 24}, {0, 2, 12}});
+  ExpectLinks(pipeline, {{0, 1, 12}, {1, 2, 12}, {2, 0, 6}, {1, 0, 12}, {2, 1, 12}, {0, 2, 6}});
   EXPECT_TRUE(pipeline.crossrank.pipeline.interleaved);
-  ExpectEveryPeerFromActions(pipeline, 72 + 96 + 72);
+  ExpectEveryPeerFromActions(pipeline, 36 + 48 + 36);
 }
 
 }  // namespace
