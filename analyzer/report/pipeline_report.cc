@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/cause_report.h"
+#include "report/evidence_report.h"
 #include "report/job_report.h"
 #include "report/link_report.h"
 #include "report/rebalance_report.h"
@@ -79,6 +80,7 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
     absl::StrAppend(out, "  shape and schedule unknown\n  bubble ",
                     Percent(bubble.bubble_fraction), "% measured\n");
   }
+  absl::StrAppend(out, EvidenceText(pipeline.evidence));
   for (const std::string& note : pipeline.crossrank.plausibility.notes) {
     absl::StrAppend(out, "  note: ", note, "\n");
   }
@@ -168,6 +170,7 @@ class PipelineJson {
     json_.BeginObject();
     json_.IntArrayMember("ranks", bubble.ranks);
     json_.IntArrayMember("missing_peers", pipeline.crossrank.missing_peers);
+    json_.IntArrayMember("cut_short_ranks", pipeline.cut_short_ranks);
     auto shape_int = [&](std::string_view key, int32_t value) {
       json_.Key(key);
       if (shape.has_value()) {
@@ -192,6 +195,7 @@ class PipelineJson {
       for (const std::string& note : shape->notes) json_.String(note);
     }
     json_.EndArray();
+    WriteEvidenceMember(pipeline.evidence, json_);
     json_.Key("plausibility_notes");
     json_.BeginArray();
     for (const std::string& note : pipeline.crossrank.plausibility.notes) json_.String(note);
