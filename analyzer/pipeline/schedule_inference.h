@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "pipeline/issued_items.h"
 #include "pipeline/pipeline_op.h"
+#include "pipeline/program_fit.h"
 #include "pipeline/stage_order.h"
 
 namespace bubblescope::schedule_inference {
@@ -73,6 +75,11 @@ struct Result {
   double slowest_excess_ns = 0.0;       // slowest mean_total_ns - mean over stages
   double slowest_excess_percent = 0.0;  // of that mean
   std::vector<std::string> notes;       // assumptions and ambiguities met on the way
+  // Shapes read from the traffic: how the schedule's program fitted the ranks' transfers and
+  // compute (program_fit.h), and whether the per-stage figures come from that fit (`used`:
+  // where phase hints alone did not split the ops one pass per microbatch). nullopt for
+  // annotated shapes and shapes the simulator does not model.
+  std::optional<pipeline::FitSummary> op_fit;
   // The ops the per-stage figures come from, every step of every rank, each rank's in start
   // order; empty when they could not be split.
   std::vector<pipeline::PipelineOp> ops;
