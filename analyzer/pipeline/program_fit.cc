@@ -229,11 +229,14 @@ struct Cut {
   FitEvidence evidence = FitEvidence::kTransfers;
 };
 
-// Phase-hint runs that follow the ops' types in order, unhinted runs between them left out as
-// bookkeeping (buffer allocation, the loss seed); nothing when they do not.
+// Phase-hint runs that follow the ops' types in order; nothing when they do not. With
+// `bookkeeping`, unhinted runs the ops do not account for are left out (buffer allocation, the
+// loss seed around a lone backward); without, every run must be one op's, so that a backward
+// whose kernels only partly carry a hint is not cut short.
 std::optional<std::vector<std::vector<size_t>>> CutByHints(const IssuedTimeline& timeline,
                                                            const std::vector<size_t>& block,
-                                                           const std::vector<OpType>& types) {
+                                                           const std::vector<OpType>& types,
+                                                           bool bookkeeping) {
   std::vector<std::pair<OpType, std::vector<size_t>>> runs;
   for (size_t index : block) {
     const OpType type = HintedType(timeline.items[index]);
@@ -244,8 +247,8 @@ std::optional<std::vector<std::vector<size_t>>> CutByHints(const IssuedTimeline&
   for (auto& [type, members] : runs) {
     if (out.size() < types.size() && types[out.size()] == type) {
       out.push_back(std::move(members));
-    } else if (type != OpType::kForward) {
-      return std::nullopt;  // a hinted run the ops do not account for
+    } else if (type != OpType::kForward || !bookkeeping) {
+      return std::nullopt;  // a run the ops do not account for
     }
   }
   if (out.size() != types.size()) return std::nullopt;
@@ -273,8 +276,8 @@ size_t SignatureAt(const std::vector<std::vector<Name>>& signatures,
 // type run (an optimizer step after the last backward, data loading before the first forward):
 // the first such sequence, seen at least twice, that starts or ends the block.
 template <typename NameAt>
-Cut TrimLone(const std::vector<size_t>& block, const Signatures& own, size_t type,
-             NameAt name_at) {
+std::optional<Cut> TrimLone(const std::vector<size_t>& block, const Signatures& own, size_t type,
+                            NameAt name_at) {
   const std::vector<std::vector<NameId>>& signatures = own.own[type];
   for (size_t s = 0; s < signatures.size(); ++s) {
     const std::vector<NameId>& signature = signatures[s];
@@ -292,7 +295,7 @@ Cut TrimLone(const std::vector<size_t>& block, const Signatures& own, size_t typ
                  extra == 0 ? FitEvidence::kTransfers : FitEvidence::kOwnNames};
     }
   }
-  return Cut{block, FitEvidence::kTransfers};
+  return std::nullopt;
 }
 
 // Cuts a block shared by several ops, one cut after another: after a kernel-name signature of
@@ -342,26 +345,30 @@ std::optional<std::vector<Cut>> CutInTurn(const IssuedTimeline& timeline,
   return cuts;
 }
 
-// The items of each op of a block, in order. A lone op takes its block, less bookkeeping that
-// phase hints or its repeated names set apart. Several ops: the rank's own repeated names cut
-// them when they can cut every op (hints can agree with the ops' types by accident, where only
-// some backward kernels carry one), then phase hints, then CutInTurn.
+// The items of each op of a block, in order. A lone op takes its block, less what surrounds the
+// names most of the rank's lone ops of its type run, else less unhinted bookkeeping around the
+// hint run of its type. Several ops: the rank's own repeated names cut them when they can cut
+// every op, then phase-hint runs that are exactly the ops' types, then CutInTurn.
 std::vector<Cut> CutBlock(const IssuedTimeline& timeline, const std::vector<size_t>& block,
                           const std::vector<OpType>& types, const Signatures& own,
                           const Signatures& pipeline) {
   const auto own_name = [&](size_t i) { return timeline.items[i].name; };
-  if (types.size() > 1) {
-    if (auto by_names = CutInTurn(timeline, block, types, own, pipeline, true)) return *by_names;
+  const bool lone = types.size() == 1;
+  if (lone) {
+    if (auto trimmed = TrimLone(block, own, static_cast<size_t>(types.front()), own_name)) {
+      return {*std::move(trimmed)};
+    }
+  } else if (auto by_names = CutInTurn(timeline, block, types, own, pipeline, true)) {
+    return *by_names;
   }
-  if (auto by_hints = CutByHints(timeline, block, types)) {
+  if (auto by_hints = CutByHints(timeline, block, types, lone)) {
     std::vector<Cut> cuts;
     for (std::vector<size_t>& items : *by_hints) {
-      cuts.push_back({std::move(items), types.size() == 1 ? FitEvidence::kTransfers
-                                                          : FitEvidence::kPhaseHints});
+      cuts.push_back({std::move(items), lone ? FitEvidence::kTransfers : FitEvidence::kPhaseHints});
     }
     return cuts;
   }
-  if (types.size() == 1) return {TrimLone(block, own, static_cast<size_t>(types.front()), own_name)};
+  if (lone) return {Cut{block, FitEvidence::kTransfers}};
   return *CutInTurn(timeline, block, types, own, pipeline, false);
 }
 
