@@ -1,47 +1,32 @@
-// Forward / backward / weight-gradient ops of traces without op annotations, found by fitting
-// the inferred schedule's program to each rank's transfers and compute (docs/schedule-inference.md,
+// Forward / backward / weight-gradient ops of traces without op annotations, found by fitting the
+// inferred schedule's program to each rank's transfers and compute (docs/schedule-inference.md,
 // "Ops fitted to the schedule's program").
 //
 // The program (sim::StageProgram) lists the ops a stage runs in one iteration, and for each op
 // whether it receives its input from another stage (a forward from the previous virtual stage, a
 // backward from the next) and sends its output to one. Every trace of a pipeline records those
-// transfers, in the order the rank issued them, and usually with their peer. The k-th receive
-// from a peer is the input of the k-th op of the program that receives from that stage, the k-th
-// send to it the output of the k-th op that sends there: each op must lie after its receive and
-// before its send. The compute between two consecutive transfers is a block; each op is placed in
-// one block, in the program's order. The transfers decide the block of every op of 1F1B, GPipe
-// and interleaved schedules; where several ops share a block (the last stage's forward and
-// backward of one microbatch, the first stage's backward and its next forward) the block is cut
-// by supporting evidence, most trusted first:
-//   1. phase hints (index::PhaseHint: backward kernel names, launches from the autograd engine)
-//      whose runs follow the ops' types exactly;
-//   2. kernel names: the rank's own ops of that type that sit alone in a block repeat a name
-//      sequence, and the block starts with it;
-//   3. the same from other stages' lone ops (layers of one model launch the same kernels).
-// A cut no evidence confirms is placed at the first hinted item (or halfway) and counted weak.
+// transfers, in the order the rank issued them, and usually with their peer. The k-th receive from
+// a peer is the input of the k-th op of the program that receives from that stage, the k-th send to
+// it the output of the k-th op that sends there: each op must lie after its receive and before its
+// send. The compute between two consecutive transfers is a block; each op is placed in one block,
+// in the program's order. The transfers decide the block of every op of 1F1B, GPipe and interleaved
+// schedules; where several ops share a block (the last stage's forward and backward of one
+// microbatch, the first stage's backward and its next forward) the block is cut by supporting
+// evidence (block_cuts.h): the kernel-name sequences the rank's own lone ops of each type repeat,
+// phase hints (index::PhaseHint) whose runs are exactly the ops, other stages' lone ops' names. A
+// cut no evidence confirms is placed at the first hinted item (or halfway) and counted weak.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "pipeline/block_cuts.h"
 #include "pipeline/issued_items.h"
 #include "pipeline/pipeline_op.h"
 #include "simulator/program.h"
 
 namespace bubblescope::pipeline {
-
-// How the op's place in its rank's compute was settled.
-enum class FitEvidence : uint8_t {
-  kTransfers,   // alone in its block: the transfers around it bound it
-  kPhaseHints,  // its block cut where phase hints change
-  kOwnNames,    // its block cut after the rank's own repeated kernel names
-  kOtherNames,  // its block cut after other stages' repeated kernel names
-  kWeak,        // its block cut where nothing confirms: a guess
-};
-
-// "transfers", "phase hints", "kernel names", "other stages' kernel names", "weak".
-std::string_view FitEvidenceName(FitEvidence evidence);
 
 struct FitInput {
   // The pipeline's ranks, each with its stage position in `stage_order`.
@@ -54,8 +39,8 @@ struct FitInput {
 
 // How well the program fitted, over every rank and step of the pipeline.
 struct FitSummary {
-  // Steps seen on some rank of the pipeline, and those every rank's transfers fit the program
-  // in. Only ops of steps that fit on every rank are kept, so every stage counts the same ops.
+  // Steps seen on some rank of the pipeline, and those every rank's transfers fit the program in.
+  // Only ops of steps that fit on every rank are kept, so every stage counts the same ops.
   int64_t steps = 0;
   int64_t steps_fitted = 0;
   bool reference_fitted = false;  // step 0 fits on every rank

@@ -13,7 +13,9 @@
 //     (visible with peers and p >= 3). Where they are not, the first stage's forward-op count
 //     F = v·m against its (2v-1)·m sends gives m and v. On the last stage, gpipe receives all
 //     m forward inputs before its first send, 1f1b does not. F / B / W ops are the compute runs
-//     between transfers, split by name hints (see issued_items.h, segment_ops.h).
+//     between transfers, split by name hints (see issued_items.h, segment_ops.h); where those
+//     do not give one pass per microbatch on every stage, the ops the schedule's program places
+//     between each rank's transfers (program_fit.h).
 //  3. Family: any W or I op -> "zb"; no backward -> "fwd-only"; v > 1 -> "interleaved"; m = 1 ->
 //     "gpipe" (identical to 1f1b then; a note says so); else the last stage's F / B order.
 #pragma once

@@ -8,18 +8,6 @@
 namespace bubblescope::pipeline {
 namespace {
 
-OpType PhaseOf(const IssuedItem& item) {
-  switch (item.hint) {
-    case PhaseHint::kBackward:
-      return OpType::kBackward;
-    case PhaseHint::kWeightGrad:
-      return OpType::kWeightGrad;
-    case PhaseHint::kNone:
-      break;
-  }
-  return OpType::kForward;
-}
-
 struct Run {
   OpType type = OpType::kForward;
   std::vector<const IssuedItem*> items;
@@ -30,7 +18,7 @@ void EmitSegment(bool first_stage, bool after_recv, bool before_send,
                  const std::vector<const IssuedItem*>& items, std::vector<Run>* ops) {
   std::vector<Run> runs;
   for (const IssuedItem* item : items) {
-    OpType type = PhaseOf(*item);
+    OpType type = HintedType(*item);
     if (runs.empty() || runs.back().type != type) runs.push_back(Run{type, {}});
     runs.back().items.push_back(item);
   }
@@ -118,6 +106,18 @@ std::vector<Run> OpRuns(const IssuedTimeline& timeline, bool first_stage) {
 }
 
 }  // namespace
+
+OpType HintedType(const IssuedItem& item) {
+  switch (item.hint) {
+    case PhaseHint::kBackward:
+      return OpType::kBackward;
+    case PhaseHint::kWeightGrad:
+      return OpType::kWeightGrad;
+    case PhaseHint::kNone:
+      break;
+  }
+  return OpType::kForward;
+}
 
 PipelineOp OpOfItems(int32_t rank, OpType type, const std::vector<const IssuedItem*>& items) {
   std::vector<TimeRange> ranges;

@@ -235,7 +235,14 @@ TEST(ProgramFitTest, TransfersThatDoNotMatchTheProgramFitNothing) {
   EXPECT_EQ(fit.summary.program_ops, 24);
   EXPECT_EQ(fit.summary.placed, 0);
   EXPECT_TRUE(fit.ops.empty());
-  EXPECT_THAT(fit.notes, Contains(HasSubstr("rank 11 step 0: fewer sends")));
+  EXPECT_THAT(fit.notes,
+              Contains(HasSubstr("rank 11 step 0: 15 transfers where the program's 8 ops make 16")));
+  // As many transfers, but the last a receive where the program sends.
+  HandJob turned(true);
+  turned.timelines[1].items.back().kind = ItemKind::kRecv;
+  const pipeline::ProgramFit turned_fit = Fit(turned.timelines);
+  EXPECT_FALSE(turned_fit.summary.reference_fitted);
+  EXPECT_THAT(turned_fit.notes, Contains(HasSubstr("rank 11 step 0: fewer sends")));
   // A transfer to a rank the program does not expect there: a send to the last stage from the
   // first (p = 3 has none).
   HandJob extra(true);
