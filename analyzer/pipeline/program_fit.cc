@@ -298,6 +298,14 @@ ProgramFit FitProgram(const FitInput& input) {
     const Signatures signatures = SignatureTally::Combine(own[r], everywhere);
     for (const StepFit& fit : rank.steps) {
       if (!fit.fits || fitted.count(fit.step) == 0) continue;
+      // Backward-hinted kernels of the step that no op takes: work the program has no op for
+      // (the W ops of a zero-bubble schedule read as 1f1b), counted, never dropped silently.
+      const auto hinted = [&](size_t i) {
+        return HintedType(rank.timeline->items[i]) != OpType::kForward;
+      };
+      for (const std::vector<size_t>& block : fit.blocks) {
+        out.summary.hinted_left_out += std::count_if(block.begin(), block.end(), hinted);
+      }
       for (const std::vector<size_t>& ops : OpsByBlock(fit)) {
         if (ops.empty()) continue;
         std::vector<OpType> types;
@@ -311,9 +319,10 @@ ProgramFit FitProgram(const FitInput& input) {
           if (!fit.op_pinned[k] && !fit.op_hint_placed[k]) evidence = FitEvidence::kWeak;
           std::vector<const IssuedItem*> items;
           for (size_t i : cuts[j].items) items.push_back(&rank.timeline->items[i]);
+          out.summary.hinted_left_out -= std::count_if(cuts[j].items.begin(),
+                                                       cuts[j].items.end(), hinted);
           if (items.empty()) {
-            evidence = FitEvidence::kWeak;  // an op cut to nothing: counted,
-                                            // covers no compute
+            evidence = FitEvidence::kWeak;  // an op cut to nothing: counted, covers no compute
             PipelineOp op;
             op.rank = rank.timeline->rank;
             op.step = fit.step;

@@ -48,6 +48,9 @@ struct FitSummary {
   int64_t placed = 0;             // of those, kept (in a step that fits on every rank)
   int64_t weak = 0;               // of the placed, cut where no evidence confirmed the cut
   int64_t by_evidence[5] = {0, 0, 0, 0, 0};  // placed ops by FitEvidence
+  // Compute items of the kept steps with a backward or weight-gradient hint that no op took:
+  // work the program has no op for, so the fit is a guess.
+  int64_t hinted_left_out = 0;
   bool used = false;  // set by the caller: the per-stage figures come from these ops
 };
 

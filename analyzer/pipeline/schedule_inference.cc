@@ -328,13 +328,20 @@ absl::StatusOr<Result> Analyze(const Input& input) {
   if (!ops.empty()) {
     result->stages = pipeline::StageStats(ops, result->stage_order);
     const std::string misfit = pipeline::OpCountMisfit(result->stages);
-    const bool fit_weak = result->op_fit && result->op_fit->used && result->op_fit->weak > 0;
-    if (misfit.empty() && fit_weak) {
+    const pipeline::FitSummary* fit =
+        result->op_fit && result->op_fit->used ? &*result->op_fit : nullptr;
+    if (misfit.empty() && fit != nullptr && (fit->weak > 0 || fit->hinted_left_out > 0)) {
       result->stage_counts_fit = false;
-      result->notes.push_back(absl::StrCat(
-          "guess: ", result->op_fit->weak, " of the fitted ops were cut from a neighbour where no "
-          "phase hint or repeated kernel name confirmed the cut, so no stage is called slowest "
-          "and no imbalance or rebalance is built on these times"));
+      const std::string why =
+          fit->weak > 0
+              ? absl::StrCat(fit->weak, " of the fitted ops were cut from a neighbour where no "
+                                        "phase hint or repeated kernel name confirmed the cut")
+              : absl::StrCat(fit->hinted_left_out, " backward kernels fit no op of the ",
+                             std::string(ScheduleFamilyName(result->family)),
+                             " program (weight-gradient ops of a zero-bubble schedule?)");
+      result->notes.push_back(absl::StrCat("guess: ", why,
+                                           ", so no stage is called slowest and no imbalance or "
+                                           "rebalance is built on these times"));
     } else if (misfit.empty()) {
       pipeline::FindSlowestStage(&*result);
     } else {

@@ -148,6 +148,7 @@ class PipelineJson {
     Int("placed", fit->placed);
     Int("unplaced", fit->program_ops - fit->placed);
     Int("weak", fit->weak);
+    Int("backward_kernels_left_out", fit->hinted_left_out);
     Fraction("score", fit->program_ops > 0
                           ? static_cast<double>(fit->placed - fit->weak) /
                                 static_cast<double>(fit->program_ops)

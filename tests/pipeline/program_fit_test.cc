@@ -403,6 +403,27 @@ TEST(ProgramFitSimTest, BatchedP2pWithoutHelpfulNames) {
   }
 }
 
+// Zero-bubble without annotations reads as 1f1b (torch's W kernels look like any backward's,
+// docs/trace-sources.md): the 1f1b program has no op for the W kernels, which the fit must not
+// drop silently. They are counted, the times are a guess, and no stage is called slowest.
+TEST(ProgramFitSimTest, WeightGradientKernelsNoOpTakesMakeTheFitAGuess) {
+  SimCase c{sim::Schedule::kZeroBubbleH1, 4, Names::kTorchGeneric};
+  sim::Config config = SimConfig(c, 2);
+  config.costs.assign(4, sim::StageCost{4000, 4000, 3000});
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  Rename(c.names, &simulation->trace);
+  absl::StatusOr<schedule_inference::Result> result = testing::ShapeOf(simulation->trace);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), "1f1b");
+  ASSERT_TRUE(result->op_fit.has_value());
+  EXPECT_TRUE(result->op_fit->used);
+  EXPECT_GT(result->op_fit->hinted_left_out, 0);
+  EXPECT_FALSE(result->stage_counts_fit);
+  EXPECT_EQ(result->slowest_stage, -1);
+  EXPECT_THAT(result->notes, Contains(HasSubstr("backward kernels fit no op of the 1f1b program")));
+}
+
 // The job on top: with the ops fitted, the slowest stage's effect and the what-if model are built
 // (before, both were refused on per-stage counts that did not fit the schedule).
 TEST(ProgramFitSimTest, TheJobBuildsTheImbalanceAndTheModelOnFittedOps) {

@@ -132,6 +132,7 @@ TEST(PipelineReportJsonTest, KnownShape) {
   fit.program_ops = 16;
   fit.placed = 12;  // one of 2 steps fitted
   fit.weak = 2;
+  fit.hinted_left_out = 3;
   fit.steps = 2;
   fit.steps_fitted = 1;
   fit.by_evidence[static_cast<size_t>(bubblescope::pipeline::FitEvidence::kTransfers)] = 8;
@@ -164,6 +165,7 @@ TEST(PipelineReportJsonTest, KnownShape) {
   EXPECT_EQ(int64_t(op_fit["placed"]), 12);
   EXPECT_EQ(int64_t(op_fit["unplaced"]), 4);
   EXPECT_EQ(int64_t(op_fit["weak"]), 2);
+  EXPECT_EQ(int64_t(op_fit["backward_kernels_left_out"]), 3);
   EXPECT_DOUBLE_EQ(double(op_fit["score"]), 10.0 / 16.0);  // (placed - weak) / program ops
   EXPECT_EQ(int64_t(op_fit["steps"]), 2);
   EXPECT_EQ(int64_t(op_fit["steps_fitted"]), 1);
