@@ -119,7 +119,8 @@ std::optional<std::vector<Cut>> CutInTurn(const IssuedTimeline& timeline,
     }
     if (length == 0) {
       evidence = FitEvidence::kWeak;
-      const size_t end = block.size() - reserve;
+      // Fewer items than ops (a damaged trace) leave the last ops with none.
+      const size_t end = std::max(pos, block.size() > reserve ? block.size() - reserve : 0);
       const bool next_hinted = types[j + 1] != OpType::kForward;
       size_t cut = pos + (end - pos) / (reserve + 1);
       for (size_t i = pos + 1; i < end; ++i) {
@@ -130,7 +131,7 @@ std::optional<std::vector<Cut>> CutInTurn(const IssuedTimeline& timeline,
         }
         if (!next_hinted && hinted) cut = i + 1;
       }
-      length = std::max<size_t>(cut, pos + 1) - pos;
+      length = std::min(std::max<size_t>(cut, pos + 1), block.size()) - pos;
     }
     cuts.push_back({{block.begin() + static_cast<std::ptrdiff_t>(pos),
                      block.begin() + static_cast<std::ptrdiff_t>(pos + length)},

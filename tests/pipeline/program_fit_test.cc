@@ -224,6 +224,27 @@ TEST(ProgramFitTest, PhaseHintsCutWhereNamesCannot) {
   EXPECT_EQ(last.backward_ns, 60);
 }
 
+TEST(ProgramFitTest, ABlockWithFewerKernelsThanOpsGivesOpsWithoutCompute) {
+  // Stage 2's backwards launch nothing: each of its blocks holds one forward kernel for two
+  // ops. Every op is still counted (the program says it ran), the backwards with no compute, and
+  // the cuts are weak.
+  NamePool names;
+  std::vector<IssuedTimeline> timelines;
+  const OpKernels forward{{"gemm", "gemm"}, 10};
+  const OpKernels backward{{"gemm", "gemm", "gemm"}, 20};
+  timelines.push_back(HandRank(10, kStage0, forward, backward, &names));
+  timelines.push_back(HandRank(11, kStage1, forward, backward, &names));
+  timelines.push_back(HandRank(12, kStage2, OpKernels{{"own"}, 10}, OpKernels{{}, 20}, &names));
+  const pipeline::ProgramFit fit = Fit(timelines);
+  EXPECT_EQ(fit.summary.placed, 24);
+  EXPECT_EQ(fit.summary.weak, 8);
+  const RankOps last = OpsOf(fit, 12);
+  EXPECT_EQ(last.forwards, 4);
+  EXPECT_EQ(last.backwards, 4);
+  EXPECT_EQ(last.forward_ns, 10);
+  EXPECT_EQ(last.backward_ns, 0);
+}
+
 TEST(ProgramFitTest, TransfersThatDoNotMatchTheProgramFitNothing) {
   // Stage 1 lost its last send: its step no longer fits, and with it the only step.
   HandJob job(true);
