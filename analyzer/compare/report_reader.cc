@@ -458,7 +458,9 @@ class ReportWalker {
     return Object(value, "links[]", [&](std::string_view key, ondemand::value& member) {
       if (key == "src") return Integer(member, key, &link->src);
       if (key == "dst") return Integer(member, key, &link->dst);
-      if (key == "transfer_us_median") return Number(member, key, &link->transfer_us_median);
+      if (key == "transfer_us_median") {
+        return OptionalNumber(member, key, &link->transfer_us_median);
+      }
       if (key == "gbps_median") return OptionalNumber(member, key, &link->gbps_median);
       if (key == "wait_us") return Number(member, key, &link->wait_us);
       if (key == "slow") return Bool(member, key, &link->slow);

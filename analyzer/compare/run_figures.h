@@ -37,7 +37,7 @@ struct StageFigures {
 struct LinkFigures {
   int32_t src = -1;
   int32_t dst = -1;
-  double transfer_us_median = 0.0;
+  std::optional<double> transfer_us_median;  // none: no transfer with times of its own
   std::optional<double> gbps_median;
   double wait_us = 0.0;
   bool slow = false;

@@ -38,18 +38,21 @@ std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
     link.src = transfer.src;
     link.dst = transfer.dst;
     const AlignedTransfer aligned = Align(transfer, offsets);
-    const TimeNs both_posted = std::max(aligned.send_start, aligned.recv_start);
-    const TimeNs moving = std::max<TimeNs>(0, aligned.recv_end - both_posted);
     const int64_t bytes = transfer.send.bytes >= 0 ? transfer.send.bytes : transfer.recv.bytes;
     ++link.transfers;
-    link.transfer_total_ns = SaturatingAdd(link.transfer_total_ns, moving);
-    samples.transfer.push_back(moving);
     if (bytes >= 0) {
       link.bytes = SaturatingAdd(link.bytes, bytes);
       samples.sizes.push_back(bytes);
     }
-    if (bytes > 0 && moving > 0) {
-      samples.gbps.push_back(static_cast<double>(bytes) * 8.0 / static_cast<double>(moving));
+    if (transfer.timed) {
+      const TimeNs both_posted = std::max(aligned.send_start, aligned.recv_start);
+      const TimeNs moving = std::max<TimeNs>(0, aligned.recv_end - both_posted);
+      ++link.timed_transfers;
+      link.transfer_total_ns = SaturatingAdd(link.transfer_total_ns, moving);
+      samples.transfer.push_back(moving);
+      if (bytes > 0 && moving > 0) {
+        samples.gbps.push_back(static_cast<double>(bytes) * 8.0 / static_cast<double>(moving));
+      }
     }
     link.sender_wait_ns = SaturatingAdd(
         link.sender_wait_ns,

@@ -1,6 +1,7 @@
 // Per directed link: how much moved, how fast, and who waited (docs/cross-rank.md, "Links").
 //
-// On the aligned clock (each op's time minus its rank's clock offset), for a matched transfer:
+// On the aligned clock (each op's time minus its rank's clock offset), for a matched transfer
+// whose times are its own (p2p_matching::Transfer::timed):
 //   transfer time = recv end - the later of the two posts (send start, recv start), so time spent
 //                   waiting for the peer to post is not counted as transfer;
 //   bandwidth     = bytes * 8 / transfer time, in Gbit/s (bits per ns); transfers without a
@@ -31,7 +32,11 @@ struct Link {
   int64_t transfers = 0;
   int64_t bytes = 0;  // total of the known sizes
   int64_t median_message_bytes = -1;  // -1 when no size is known
-  TimeNs transfer_median_ns = 0;
+  // Transfers whose own times are known (p2p_matching::Transfer::timed); the transfer times and
+  // bandwidths below are over these only. A link of batches that each also carry another
+  // peer's transfers has none, so it is never slow nor a reference.
+  int64_t timed_transfers = 0;
+  TimeNs transfer_median_ns = 0;  // 0 without timed transfers
   TimeNs transfer_total_ns = 0;
   int64_t bandwidth_samples = 0;
   double gbps_median = 0.0;  // 0 when bandwidth_samples is 0

@@ -20,6 +20,13 @@ struct Transfer {
   int32_t dst = -1;
   p2p_graph::P2pOp send;  // on src's clock
   p2p_graph::P2pOp recv;  // on dst's clock
+  // Both ends' times are this transfer's own: each end is a kernel of its own, or a batch kernel
+  // (p2p_graph::P2pOp::batch) whose transfers all go to or come from this one peer and whose
+  // partners at the other end are kernels of their own or a batch of exactly the same
+  // transfers. A batch that also carries transfers with another peer ends when the slowest of
+  // them does (Megatron's interleaved batches hold a send to one neighbour and a receive from
+  // the other), so its times say nothing about this link: such a transfer has no transfer time.
+  bool timed = true;
 };
 
 struct Unmatched {

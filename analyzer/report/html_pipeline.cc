@@ -197,7 +197,9 @@ std::string Links(const job::CrossRankFigures& figures) {
                    link.median_message_bytes < 0
                        ? std::string("-")
                        : absl::StrFormat("%.2f", static_cast<double>(link.bytes) / (1 << 20)),
-                   Ms(static_cast<double>(link.transfer_median_ns)), gbps(link, link.gbps_median),
+                   link.timed_transfers == 0 ? std::string("-")
+                                             : Ms(static_cast<double>(link.transfer_median_ns)),
+                   gbps(link, link.gbps_median),
                    gbps(link, link.gbps_p10), Ms(static_cast<double>(link.sender_wait_ns)),
                    Ms(static_cast<double>(link.receiver_wait_ns)),
                    link.slow ? absl::StrFormat("SLOW (reference %.2f)", link.reference_gbps)

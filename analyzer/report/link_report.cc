@@ -88,7 +88,9 @@ std::string LinkText(const job::CrossRankFigures& figures) {
                     absl::StrCat(Stage(order, link.src), "->", Stage(order, link.dst)),
                     absl::StrCat(link.transfers),
                     Mebibytes(link),
-                    Millis(static_cast<double>(link.transfer_median_ns)),
+                    link.timed_transfers == 0
+                        ? std::string("-")
+                        : Millis(static_cast<double>(link.transfer_median_ns)),
                     Gbps(link, link.gbps_median), Gbps(link, link.gbps_p10),
                     Millis(static_cast<double>(link.sender_wait_ns)),
                     Millis(static_cast<double>(link.receiver_wait_ns)),
@@ -158,7 +160,13 @@ void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_ite
     json.IntMember("dst", link.dst);
     json.IntMember("transfers", link.transfers);
     json.IntMember("bytes", link.bytes);
-    MicrosMember(json, "transfer_us_median", link.transfer_median_ns);
+    json.IntMember("timed_transfers", link.timed_transfers);
+    if (link.timed_transfers == 0) {
+      json.Key("transfer_us_median");
+      json.Null();
+    } else {
+      MicrosMember(json, "transfer_us_median", link.transfer_median_ns);
+    }
     json.Key("gbps_median");
     if (link.bandwidth_samples == 0) {
       json.Null();

@@ -281,7 +281,11 @@ absl::StatusOr<Model> ModelOf(const Input& input) {
   for (const link_stats::Link& link : *input.links) {
     const auto src = stage_of_rank.find(link.src);
     const auto dst = stage_of_rank.find(link.dst);
-    if (src == stage_of_rank.end() || dst == stage_of_rank.end() || link.transfers == 0) continue;
+    // A link whose transfers have no times of their own (batches with two peers) has no
+    // measured cost; the model leaves it free rather than charge the batch's waiting to it.
+    if (src == stage_of_rank.end() || dst == stage_of_rank.end() || link.timed_transfers == 0) {
+      continue;
+    }
     model.links.push_back(LinkCost{src->second, dst->second, link.transfer_median_ns});
   }
   return model;

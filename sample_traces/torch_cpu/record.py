@@ -3,26 +3,44 @@
 
 Each run launches P processes (gloo backend, 127.0.0.1) that train a small
 stack of Linear+ReLU layers split into pipeline stages with
-torch.distributed.pipelining, profile a few training steps with
-torch.profiler (CPU activity only, no shapes), and write one Chrome trace per
-rank as <out>/<run>/rank<r>.json.gz plus <out>/<run>/truth.json.
+torch.distributed.pipelining (pipeline_run.py), profile a few training steps
+with torch.profiler (CPU activity only), and write one Chrome trace per rank
+into <out>/<run>/ plus <out>/<run>/truth.json.
 
 PyTorch is only the tool that makes these files; bubblescope never uses it.
 
 Usage (regenerate every run shipped next to this file):
     python3 record.py --all --out .
+Some of the shipped runs, by name:
+    python3 record.py --listed zb_p4_v2_m4_skipfirst gpipe_p3_m3_manual --out .
 One run:
     python3 record.py --run NAME --schedule 1f1b --procs 4 --microbatches 8 \
-        [--virtual 2] [--heavy-stage 2] [--dp 2] --out .
+        [--virtual 2] [--heavy-stage 2] [--dp 2] [--placement 2,0,1] [--layers 1] \
+        [--hidden 1024] [--microbatch-rows 64] \
+        [--record-shapes] [--profile-memory] [--with-stack] \
+        [--profiler-window steps|skip-first|one-step|manual] [--export chrome|tensorboard|python] --out .
 
 --dp D runs D data-parallel replicas of the pipeline (D x procs processes): rank
 r is stage position r // D of pipeline r % D, so the pipelines interleave in
 rank order ({0,2} and {1,3} for procs 2, D 2). Each pipeline sends on its own
 process group; after each step the replicas of a stage all-reduce their
 gradients on theirs.
+
+--schedule csv with --placement S0,S1,... runs torch's _PipelineScheduleRuntime
+on a compute-only schedule loaded with _load_csv, which is how torch takes a
+stage-to-rank map of the user's: stage s runs on rank S_s. Each rank runs its
+stage's forwards and backwards in 1F1B order (one stage per rank) or, with
+several stages per rank, in looped breadth-first order (all forwards of its
+stages, lowest stage first, then all backwards, highest stage first), which
+cannot deadlock whatever the placement.
+
+After recording, run reference.py to add each run's reference figures to its
+truth.json.
 """
 
 import argparse
+import dataclasses
+import glob
 import gzip
 import json
 import os
@@ -32,39 +50,28 @@ import sys
 import tempfile
 
 import torch
-import torch.distributed as dist
 import torch.multiprocessing as mp
-from torch.distributed.pipelining import (
-    PipelineStage,
-    Schedule1F1B,
-    ScheduleDualPipeV,
-    ScheduleGPipe,
-    ScheduleInterleaved1F1B,
-    ScheduleInterleavedZeroBubble,
-    ScheduleZBVZeroBubble,
+
+from pipeline_run import (
+    HIDDEN,
+    LAYERS_PER_STAGE,
+    MICROBATCH_ROWS,
+    PROFILER_WINDOWS,
+    EXPORTS,
+    Profiling,
+    Run,
+    profiled_steps,
+    stage_layer_counts,
+    stage_to_rank,
+    training_steps,
+    worker,
 )
 
-# Model geometry. The hidden width is large enough that the matmuls, not the
-# Python overhead, dominate a stage's compute, so a stage with twice the layers
-# is measurably about twice as slow.
-HIDDEN = 512
-LAYERS_PER_STAGE = 2
-HEAVY_FACTOR = 2
 # The heavy run is re-recorded (up to HEAVY_ATTEMPTS times) until the heavy
 # stage's rank measures at least HEAVY_MARGIN times the busiest other rank:
 # on a shared 2-core machine other processes can inflate any rank's op times.
 HEAVY_MARGIN = 1.4
 HEAVY_ATTEMPTS = 5
-MICROBATCH_ROWS = 32
-SEED = 1234
-
-# torch.profiler schedule: step 0 skipped (wait), step 1 warmup, steps 2-3
-# recorded (ProfilerStep#2 and #3); the prof.step() that ends step 3 closes
-# the active window and exports the trace.
-PROFILER_WAIT = 1
-PROFILER_WARMUP = 1
-PROFILER_ACTIVE = 2
-TRAINING_STEPS = PROFILER_WAIT + PROFILER_WARMUP + PROFILER_ACTIVE
 
 FAMILY_OF_SCHEDULE = {
     "gpipe": "gpipe",
@@ -73,6 +80,10 @@ FAMILY_OF_SCHEDULE = {
     "zb": "zb",
     "zbv": "zb",
     "dualpipev": "zb",
+    # Looped BFS runs, on every rank, all forwards before any backward (chunk
+    # by chunk): GPipe's order over v chunks.
+    "loopedbfs": "gpipe",
+    # "csv" depends on v (see compute_only_actions).
 }
 
 TORCH_SCHEDULE_CLASS = {
@@ -82,200 +93,88 @@ TORCH_SCHEDULE_CLASS = {
     "zb": "ScheduleInterleavedZeroBubble",
     "zbv": "ScheduleZBVZeroBubble",
     "dualpipev": "ScheduleDualPipeV",
+    "loopedbfs": "ScheduleLoopedBFS",
+    "csv": "_PipelineScheduleRuntime",
 }
 
-# The runs shipped in this directory: (name, schedule, procs, microbatches,
-# virtual stages per rank, heavy stage index or None).
-STANDARD_RUNS = [
-    ("gpipe_p2_m4", "gpipe", 2, 4, 1, None),
-    ("1f1b_p4_m8", "1f1b", 4, 8, 1, None),
-    ("interleaved_p2_v2_m4", "interleaved", 2, 4, 2, None),
-    ("zb_p2_v2_m4", "zb", 2, 4, 2, None),
-    ("zbv_p2_v2_m4", "zbv", 2, 4, 2, None),
-    ("1f1b_p4_m8_heavy2", "1f1b", 4, 8, 1, 2),
-    ("dualpipev_p2_v2_m8", "dualpipev", 2, 8, 2, None),
+
+# The geometry of the runs recorded with every schedule class (below).
+WIDE = dict(hidden=1024, microbatch_rows=64)
+
+# Every run shipped in this directory.
+RUNS = [
+    Run("gpipe_p2_m4", "gpipe", 2, 4),
+    Run("1f1b_p4_m8", "1f1b", 4, 8),
+    Run("interleaved_p2_v2_m4", "interleaved", 2, 4, virtual=2),
+    Run("zb_p2_v2_m4", "zb", 2, 4, virtual=2),
+    Run("zbv_p2_v2_m4", "zbv", 2, 4, virtual=2),
+    Run("1f1b_p4_m8_heavy2", "1f1b", 4, 8, heavy_stage=2),
+    Run("dualpipev_p2_v2_m8", "dualpipev", 2, 8, virtual=2),
+    Run("dp2_1f1b_p2_m4", "1f1b", 2, 4, dp=2),
+    Run("1f1b_p2_m4_recompute", "1f1b", 2, 4, recompute="reentrant"),
+    Run("1f1b_p2_m4_recompute_nr", "1f1b", 2, 4, recompute="non-reentrant"),
+    Run("gpipe_eval_p2_m4", "gpipe", 2, 4, eval=True),
+    # Every schedule class with p >= 3 (one with p = 4, v = 2), custom placements,
+    # and one profiler set-up other than the default each. One layer per stage
+    # and few microbatches keep the files small; wider layers and microbatches (8x the
+    # flops of the runs above) keep the compute large against the per-op Python time.
+    Run("gpipe_p3_m3_manual", "gpipe", 3, 3, layers=1, **WIDE, profiling=Profiling(window="manual")),
+    Run("1f1b_p3_m3_shapes", "1f1b", 3, 3, layers=1, **WIDE, profiling=Profiling(record_shapes=True)),
+    Run("loopedbfs_p4_v2_m4", "loopedbfs", 4, 4, virtual=2, layers=1, **WIDE),
+    Run("interleaved_p3_v2_m3_memory", "interleaved", 3, 3, virtual=2, layers=1, **WIDE,
+        profiling=Profiling(profile_memory=True)),
+    Run("zb_p4_v2_m4_skipfirst", "zb", 4, 4, virtual=2, layers=1, **WIDE,
+        profiling=Profiling(window="skip-first")),
+    Run("zbv_p3_v2_m3", "zbv", 3, 3, virtual=2, layers=1, **WIDE),
+    Run("dualpipev_p3_v2_m6_tensorboard", "dualpipev", 3, 6, virtual=2, layers=1, **WIDE,
+        profiling=Profiling(export="tensorboard")),
+    Run("csv_1f1b_p3_m3_order201", "csv", 3, 3, layers=1, **WIDE, placement=(2, 0, 1),
+        profiling=Profiling(export="python")),
+    Run("csv_bfs_p3_v2_m3_order012120", "csv", 3, 3, virtual=2, layers=1, **WIDE,
+        placement=(0, 1, 2, 1, 2, 0)),
+    # with_stack writes about ten python_function events per op: the smallest run, one step.
+    Run("gpipe_p2_m2_stack", "gpipe", 2, 2, layers=1, **WIDE,
+        profiling=Profiling(with_stack=True, window="one-step")),
 ]
-# DP x PP runs: (name, schedule, procs per pipeline, microbatches, virtual, replicas).
-DP_RUNS = [
-    ("dp2_1f1b_p2_m4", "1f1b", 2, 4, 1, 2),
-]
-# Activation-checkpointed runs: (name, schedule, procs, microbatches, recompute).
-RECOMPUTE_RUNS = [
-    ("1f1b_p2_m4_recompute", "1f1b", 2, 4, "reentrant"),
-    ("1f1b_p2_m4_recompute_nr", "1f1b", 2, 4, "non-reentrant"),
-]
-# Inference runs (schedule.eval): (name, schedule, procs, microbatches).
-EVAL_RUNS = [
-    ("gpipe_eval_p2_m4", "gpipe", 2, 4),
-]
+
+
+def family_of(run):
+    if run.eval:
+        return "fwd-only"
+    if run.schedule == "csv":
+        return "1f1b" if run.virtual == 1 else "gpipe"
+    return FAMILY_OF_SCHEDULE[run.schedule]
+
+
+def command_of(run):
+    """The record.py command line that records `run` alone."""
+    flags = [f"--run {run.name}", f"--schedule {run.schedule}", f"--procs {run.procs}",
+             f"--microbatches {run.microbatches}"]
+    defaults = Run("", "", 0, 0)
+    for field, flag in (("virtual", "--virtual"), ("heavy_stage", "--heavy-stage"), ("dp", "--dp"),
+                        ("recompute", "--recompute"), ("layers", "--layers"),
+                        ("hidden", "--hidden"), ("microbatch_rows", "--microbatch-rows")):
+        if getattr(run, field) != getattr(defaults, field):
+            flags.append(f"{flag} {getattr(run, field)}")
+    if run.eval:
+        flags.append("--eval")
+    if run.placement is not None:
+        flags.append("--placement " + ",".join(map(str, run.placement)))
+    prof, default_prof = run.profiling, Profiling()
+    for field in ("record_shapes", "profile_memory", "with_stack"):
+        if getattr(prof, field):
+            flags.append("--" + field.replace("_", "-"))
+    if prof.window != default_prof.window:
+        flags.append(f"--profiler-window {prof.window}")
+    if prof.export != default_prof.export:
+        flags.append(f"--export {prof.export}")
+    return "python3 record.py " + " ".join(flags)
 
 
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def stage_layer_counts(num_stages, heavy_stage):
-    counts = [LAYERS_PER_STAGE] * num_stages
-    if heavy_stage is not None:
-        counts[heavy_stage] = LAYERS_PER_STAGE * HEAVY_FACTOR
-    return counts
-
-
-def build_stage_module(stage_index, layer_counts):
-    """Builds stage `stage_index` deterministically (same weights on every run)."""
-    generator = torch.Generator().manual_seed(SEED + stage_index)
-    layers = []
-    for _ in range(layer_counts[stage_index]):
-        linear = torch.nn.Linear(HIDDEN, HIDDEN)
-        with torch.no_grad():
-            linear.weight.copy_(torch.randn(HIDDEN, HIDDEN, generator=generator) * HIDDEN**-0.5)
-            linear.bias.zero_()
-        layers += [linear, torch.nn.ReLU()]
-    return torch.nn.Sequential(*layers)
-
-
-class CheckpointFunction(torch.autograd.Function):
-    """Reentrant activation checkpointing as Megatron-LM's tensor_parallel.checkpoint and
-    DeepSpeed's checkpointing run it: the forward keeps only its input; the backward runs the
-    forward again under grad mode and then an inner torch.autograd.backward through it.
-    (torch.utils.checkpoint's reentrant mode refuses the `inputs=` backward that
-    torch.distributed.pipelining uses; this Function, like Megatron's, does not check.)"""
-
-    @staticmethod
-    def forward(ctx, run, x):
-        ctx.run = run
-        ctx.save_for_backward(x)
-        with torch.no_grad():
-            return run(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        x = x.detach().requires_grad_()
-        with torch.enable_grad():
-            out = ctx.run(x)
-        torch.autograd.backward(out, grad_output)
-        return None, x.grad
-
-
-class Checkpointed(torch.nn.Module):
-    """A stage whose activations are recomputed in the backward (activation checkpointing):
-    reentrant as Megatron-LM's and DeepSpeed's checkpointing run it, or torch's non-reentrant."""
-
-    def __init__(self, inner, reentrant):
-        super().__init__()
-        self.inner = inner
-        self.reentrant = reentrant
-
-    def forward(self, x):
-        if self.reentrant:
-            if not x.requires_grad:
-                # The Function's output needs grad only through its input (the parameters are
-                # not its inputs), so the first stage's input is made to require it.
-                x = x.detach().requires_grad_()
-            return CheckpointFunction.apply(self.inner, x)
-        return torch.utils.checkpoint.checkpoint(self.inner, x, use_reentrant=False)
-
-
-def stage_to_rank(stage_index, procs, schedule):
-    if schedule in ("zbv", "dualpipev"):
-        # V placement (ScheduleZBVZeroBubble): stages 0..P-1 go down the ranks,
-        # stages P..2P-1 come back up, so rank 0 holds the first and last stage.
-        return stage_index if stage_index < procs else 2 * procs - 1 - stage_index
-    # Loop (round-robin) placement, which is what GPipe, 1F1B, Interleaved1F1B
-    # and InterleavedZeroBubble use: stage s lives on rank s % P.
-    return stage_index % procs
-
-
-def make_schedule(kind, stages, microbatches, loss_fn):
-    if kind == "gpipe":
-        return ScheduleGPipe(stages[0], microbatches, loss_fn=loss_fn)
-    if kind == "1f1b":
-        return Schedule1F1B(stages[0], microbatches, loss_fn=loss_fn)
-    if kind == "interleaved":
-        return ScheduleInterleaved1F1B(stages, microbatches, loss_fn=loss_fn)
-    if kind == "zb":
-        return ScheduleInterleavedZeroBubble(stages, microbatches, loss_fn=loss_fn)
-    if kind == "zbv":
-        return ScheduleZBVZeroBubble(stages, microbatches, loss_fn=loss_fn)
-    if kind == "dualpipev":
-        return ScheduleDualPipeV(stages, microbatches, loss_fn=loss_fn)
-    raise ValueError(f"unknown schedule {kind}")
-
-
-def worker(rank, cfg, port, trace_dir):
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(port)
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
-    torch.manual_seed(SEED)
-    procs = cfg["procs"]
-    dp = cfg["dp"]
-    dist.init_process_group("gloo", rank=rank, world_size=procs * dp)
-    # Every process creates every group, in the same order, as torch requires.
-    pp_groups = [dist.new_group([d + dp * s for s in range(procs)]) for d in range(dp)]
-    dp_groups = [dist.new_group([s * dp + d for d in range(dp)]) for s in range(procs)]
-    replica, position = rank % dp, rank // dp
-    pp_group = pp_groups[replica] if dp > 1 else None
-    dp_group = dp_groups[position] if dp > 1 else None
-
-    num_stages = procs * cfg["virtual"]
-    layer_counts = stage_layer_counts(num_stages, cfg["heavy_stage"])
-    my_stage_indices = [s for s in range(num_stages) if stage_to_rank(s, procs, cfg["schedule"]) == position]
-    device = torch.device("cpu")
-    modules = [build_stage_module(s, layer_counts) for s in my_stage_indices]
-    if cfg["recompute"] != "none":
-        modules = [Checkpointed(m, cfg["recompute"] == "reentrant") for m in modules]
-    stages = [
-        PipelineStage(module, s, num_stages, device, group=pp_group)
-        for module, s in zip(modules, my_stage_indices)
-    ]
-    params = [p for m in modules for p in m.parameters()]
-    optimizer = torch.optim.SGD(params, lr=1e-3)
-    schedule = make_schedule(cfg["schedule"], stages, cfg["microbatches"], torch.nn.functional.mse_loss)
-
-    data_gen = torch.Generator().manual_seed(SEED)
-    batch_rows = MICROBATCH_ROWS * cfg["microbatches"]
-    inputs = [torch.randn(batch_rows, HIDDEN, generator=data_gen) for _ in range(TRAINING_STEPS)]
-    targets = [torch.randn(batch_rows, HIDDEN, generator=data_gen) for _ in range(TRAINING_STEPS)]
-
-    trace_path = os.path.join(trace_dir, f"rank{rank}.json")
-
-    def export(prof):
-        prof.export_chrome_trace(trace_path)
-
-    has_first = 0 in my_stage_indices
-    has_last = (num_stages - 1) in my_stage_indices
-    with torch.profiler.profile(
-        activities=[torch.profiler.ProfilerActivity.CPU],
-        schedule=torch.profiler.schedule(
-            wait=PROFILER_WAIT, warmup=PROFILER_WARMUP, active=PROFILER_ACTIVE, repeat=1
-        ),
-        on_trace_ready=export,
-        record_shapes=False,
-        profile_memory=False,
-        with_stack=False,
-    ) as prof:
-        for step in range(TRAINING_STEPS):
-            optimizer.zero_grad()
-            args = (inputs[step],) if has_first else ()
-            kwargs = {"target": targets[step], "losses": []} if has_last else {}
-            if cfg["eval"]:
-                # Forward only: the schedule still walks its backward actions, skipped.
-                schedule.eval(*args, **kwargs)
-                prof.step()
-                continue
-            schedule.step(*args, **kwargs)
-            if dp_group is not None:
-                for param in params:
-                    if param.grad is not None:
-                        dist.all_reduce(param.grad, group=dp_group)
-            optimizer.step()
-            prof.step()
-    dist.barrier()
-    dist.destroy_process_group()
 
 
 def gzip_file(path):
@@ -287,15 +186,27 @@ def gzip_file(path):
     os.remove(path)
 
 
+def load_trace(path):
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def rank_files(run_dir):
+    """{global rank: trace path} of a run directory, the rank read from distributedInfo."""
+    files = {}
+    for path in sorted(glob.glob(os.path.join(run_dir, "*.json.gz"))):
+        files[load_trace(path)["distributedInfo"]["rank"]] = path
+    return files
+
+
 def measure_rank(trace_path):
     """Busy time of one rank, measured from its trace.
 
     Compute = summed duration of outermost cpu_op events that are not c10d::
-    communication ops, inside ProfilerStep# ranges. Returns (compute_ms,
-    [ProfilerStep durations in ms]).
+    communication ops, inside ProfilerStep# ranges (the whole trace when it has
+    none). Returns (compute_ms, [ProfilerStep durations in ms]).
     """
-    with gzip.open(trace_path, "rt") as f:
-        events = json.load(f)["traceEvents"]
+    events = load_trace(trace_path)["traceEvents"]
     steps = [e for e in events if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")]
     ops = sorted(
         (e for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op"),
@@ -307,7 +218,7 @@ def measure_rank(trace_path):
         if op["ts"] < outer_end:
             continue  # nested inside the previous outermost op
         outer_end = op["ts"] + op["dur"]
-        inside_step = any(s["ts"] <= op["ts"] <= s["ts"] + s["dur"] for s in steps)
+        inside_step = not steps or any(s["ts"] <= op["ts"] <= s["ts"] + s["dur"] for s in steps)
         if inside_step and not op["name"].startswith("c10d::"):
             compute_us += op["dur"]
     return round(compute_us / 1000, 3), [round(s["dur"] / 1000, 3) for s in steps]
@@ -318,69 +229,94 @@ def heavy_stage_is_slowest(compute_ms, heavy_rank):
     return compute_ms[heavy_rank] >= HEAVY_MARGIN * max(others)
 
 
-def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_dir, command,
-               dp=1, eval_only=False, recompute="none"):
-    cfg = dict(
-        recompute=recompute,
-        schedule=schedule,
-        procs=procs,
-        microbatches=microbatches,
-        virtual=virtual,
-        heavy_stage=heavy_stage,
-        dp=dp,
-        eval=eval_only,
-    )
-    world = procs * dp
-    if schedule in ("gpipe", "1f1b") and virtual != 1:
-        raise ValueError(f"{schedule} supports one stage per rank")
-    if schedule in ("interleaved", "zb") and virtual < 2:
-        raise ValueError(f"{schedule} needs --virtual >= 2")
-    if schedule in ("zbv", "dualpipev") and virtual != 2:
-        raise ValueError(f"{schedule} needs --virtual 2")
-    run_dir = os.path.join(out_dir, name)
+def collect_traces(scratch, run_dir, run):
+    """Moves the ranks' traces from the scratch directory into the run's directory."""
+    for old in glob.glob(os.path.join(run_dir, "*.json.gz")):
+        os.remove(old)
+    if run.profiling.export == "tensorboard":
+        written = glob.glob(os.path.join(scratch, "*.pt.trace.json.gz"))
+        if len(written) != run.procs * run.dp:
+            raise RuntimeError(f"{run.name}: tensorboard_trace_handler wrote {len(written)} files")
+        for src in written:
+            shutil.move(src, os.path.join(run_dir, os.path.basename(src)))
+        return
+    for rank in range(run.procs * run.dp):
+        dst = os.path.join(run_dir, f"rank{rank}.json")
+        shutil.move(os.path.join(scratch, f"rank{rank}.json"), dst)
+        gzip_file(dst)
+
+
+def validate(run):
+    if run.schedule in ("gpipe", "1f1b") and run.virtual != 1:
+        raise ValueError(f"{run.schedule} supports one stage per rank")
+    if run.schedule in ("interleaved", "zb", "loopedbfs") and run.virtual < 2:
+        raise ValueError(f"{run.schedule} needs --virtual >= 2")
+    if run.schedule in ("zbv", "dualpipev") and run.virtual != 2:
+        raise ValueError(f"{run.schedule} needs --virtual 2")
+    if (run.schedule == "csv") != (run.placement is not None):
+        raise ValueError("--placement goes with --schedule csv, and csv needs it")
+    if run.placement is not None:
+        num_stages = run.procs * run.virtual
+        if len(run.placement) != num_stages or any(
+            list(run.placement).count(r) != run.virtual for r in range(run.procs)
+        ):
+            raise ValueError(f"--placement must give each of the {num_stages} stages a rank, "
+                             f"{run.virtual} stages per rank")
+
+
+def record_run(run, out_dir, command):
+    validate(run)
+    world = run.procs * run.dp
+    run_dir = os.path.join(out_dir, run.name)
     os.makedirs(run_dir, exist_ok=True)
-    num_stages = procs * virtual
+    num_stages = run.procs * run.virtual
     for attempt in range(1, HEAVY_ATTEMPTS + 1):
         with tempfile.TemporaryDirectory() as scratch:
-            mp.spawn(worker, args=(cfg, free_port(), scratch), nprocs=world, join=True)
-            for rank in range(world):
-                src = os.path.join(scratch, f"rank{rank}.json")
-                dst = os.path.join(run_dir, f"rank{rank}.json")
-                shutil.move(src, dst)
-                gzip_file(dst)
-        measured = [measure_rank(os.path.join(run_dir, f"rank{r}.json.gz")) for r in range(world)]
+            mp.spawn(worker, args=(run, free_port(), scratch), nprocs=world, join=True)
+            collect_traces(scratch, run_dir, run)
+        files = rank_files(run_dir)
+        measured = [measure_rank(files[r]) for r in range(world)]
         compute_ms = [m[0] for m in measured]
-        if heavy_stage is None:
+        if run.heavy_stage is None:
             break
-        heavy_rank = stage_to_rank(heavy_stage, procs, schedule)
+        heavy_rank = stage_to_rank(run.heavy_stage, run)
         if heavy_stage_is_slowest(compute_ms, heavy_rank):
             break
-        print(f"{name}: attempt {attempt}: heavy rank {heavy_rank} not clearly slowest "
+        print(f"{run.name}: attempt {attempt}: heavy rank {heavy_rank} not clearly slowest "
               f"(compute ms {compute_ms}), recording again", file=sys.stderr)
     else:
-        raise RuntimeError(f"{name}: heavy stage never measured as the slowest: {compute_ms}")
+        raise RuntimeError(f"{run.name}: heavy stage never measured as the slowest: {compute_ms}")
+    skip_first, wait, warmup, active = PROFILER_WINDOWS[run.profiling.window]
     truth = {
-        "schedule": "fwd-only" if eval_only else FAMILY_OF_SCHEDULE[schedule],
-        "torch_schedule_class": TORCH_SCHEDULE_CLASS[schedule],
-        "p": procs,
-        "m": microbatches,
-        "v": virtual,
-        "stage_order": [stage_to_rank(s, procs, schedule) for s in range(num_stages)],
-        "dp": dp,
-        "eval": eval_only,
+        "schedule": family_of(run),
+        "torch_schedule_class": TORCH_SCHEDULE_CLASS[run.schedule],
+        "p": run.procs,
+        "m": run.microbatches,
+        "v": run.virtual,
+        "stage_order": [stage_to_rank(s, run) for s in range(num_stages)],
+        "placement": "custom" if run.placement is not None else "schedule",
+        "dp": run.dp,
+        "eval": run.eval,
         # Global ranks of each pipeline, stage position order (stage_order indexes into these).
-        "pipelines": [[d + dp * s for s in range(procs)] for d in range(dp)],
-        "layers_per_stage": stage_layer_counts(num_stages, heavy_stage),
-        "recompute": recompute,
-        "slowest_stage": heavy_stage,
-        "training_steps": TRAINING_STEPS,
-        "profiled_steps": list(range(PROFILER_WAIT + PROFILER_WARMUP, TRAINING_STEPS)),
-        "hidden": HIDDEN,
-        "microbatch_rows": MICROBATCH_ROWS,
+        "pipelines": [[d + run.dp * s for s in range(run.procs)] for d in range(run.dp)],
+        "layers_per_stage": stage_layer_counts(run),
+        "recompute": run.recompute,
+        "slowest_stage": run.heavy_stage,
+        "training_steps": training_steps(run),
+        "profiled_steps": profiled_steps(run),
+        "profiler": {
+            **dataclasses.asdict(run.profiling),
+            "skip_first": skip_first, "wait": wait, "warmup": warmup, "active": active,
+            "profiler_step_ranges": run.profiling.window != "manual",
+        },
+        "files": {str(r): os.path.basename(files[r]) for r in range(world)},
+        "hidden": run.hidden,
+        "microbatch_rows": run.microbatch_rows,
         "measured_compute_ms_per_rank": compute_ms,
         "measured_profiler_step_ms_per_rank": [m[1] for m in measured],
         "recording_attempts": attempt,
         "torch_version": torch.__version__,
+        "python_version": sys.version.split()[0],
         "cpu_cores": os.cpu_count(),
         "command": command,
     }
@@ -391,9 +327,10 @@ def record_run(name, schedule, procs, microbatches, virtual, heavy_stage, out_di
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--all", action="store_true", help="record every standard run")
+    parser.add_argument("--all", action="store_true", help="record every shipped run")
+    parser.add_argument("--listed", nargs="+", metavar="NAME", help="record these shipped runs")
     parser.add_argument("--run", help="name of a single run (directory under --out)")
-    parser.add_argument("--schedule", choices=sorted(FAMILY_OF_SCHEDULE))
+    parser.add_argument("--schedule", choices=sorted(TORCH_SCHEDULE_CLASS))
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--microbatches", type=int, default=4)
     parser.add_argument("--virtual", type=int, default=1, help="stages per rank")
@@ -402,39 +339,38 @@ def main():
     parser.add_argument("--eval", action="store_true", help="forward-only passes (schedule.eval)")
     parser.add_argument("--recompute", choices=["none", "reentrant", "non-reentrant"],
                         default="none", help="activation checkpointing of every stage")
+    parser.add_argument("--layers", type=int, default=LAYERS_PER_STAGE, help="layers per stage")
+    parser.add_argument("--hidden", type=int, default=HIDDEN, help="layer width")
+    parser.add_argument("--microbatch-rows", type=int, default=MICROBATCH_ROWS)
+    parser.add_argument("--placement", help="schedule csv: the rank of each stage, comma-separated")
+    parser.add_argument("--record-shapes", action="store_true")
+    parser.add_argument("--profile-memory", action="store_true")
+    parser.add_argument("--with-stack", action="store_true")
+    parser.add_argument("--profiler-window", choices=sorted(PROFILER_WINDOWS), default="steps")
+    parser.add_argument("--export", choices=EXPORTS, default="chrome")
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     opts = parser.parse_args()
 
-    if opts.all:
-        for name, schedule, procs, m, v, heavy in STANDARD_RUNS:
-            command = (
-                f"python3 record.py --run {name} --schedule {schedule} --procs {procs} "
-                f"--microbatches {m} --virtual {v}"
-                + (f" --heavy-stage {heavy}" if heavy is not None else "")
-            )
-            print(f"recording {name}", file=sys.stderr)
-            record_run(name, schedule, procs, m, v, heavy, opts.out, command)
-        for name, schedule, procs, m, v, dp in DP_RUNS:
-            command = (f"python3 record.py --run {name} --schedule {schedule} --procs {procs} "
-                       f"--microbatches {m} --virtual {v} --dp {dp}")
-            print(f"recording {name}", file=sys.stderr)
-            record_run(name, schedule, procs, m, v, None, opts.out, command, dp)
-        for name, schedule, procs, m, recompute in RECOMPUTE_RUNS:
-            command = (f"python3 record.py --run {name} --schedule {schedule} --procs {procs} "
-                       f"--microbatches {m} --recompute {recompute}")
-            print(f"recording {name}", file=sys.stderr)
-            record_run(name, schedule, procs, m, 1, None, opts.out, command, recompute=recompute)
-        for name, schedule, procs, m in EVAL_RUNS:
-            command = (f"python3 record.py --run {name} --schedule {schedule} --procs {procs} "
-                       f"--microbatches {m} --eval")
-            print(f"recording {name}", file=sys.stderr)
-            record_run(name, schedule, procs, m, 1, None, opts.out, command, eval_only=True)
+    if opts.all or opts.listed:
+        by_name = {run.name: run for run in RUNS}
+        unknown = sorted(set(opts.listed or []) - set(by_name))
+        if unknown:
+            parser.error(f"not shipped runs: {', '.join(unknown)}")
+        for run in RUNS if opts.all else [by_name[name] for name in opts.listed]:
+            print(f"recording {run.name}", file=sys.stderr)
+            record_run(run, opts.out, command_of(run))
         return
     if not opts.run or not opts.schedule:
-        parser.error("give --all, or --run and --schedule")
-    command = "python3 record.py " + " ".join(sys.argv[1:])
-    record_run(opts.run, opts.schedule, opts.procs, opts.microbatches, opts.virtual,
-               opts.heavy_stage, opts.out, command, opts.dp, opts.eval, opts.recompute)
+        parser.error("give --all, --listed, or --run and --schedule")
+    run = Run(
+        opts.run, opts.schedule, opts.procs, opts.microbatches, virtual=opts.virtual,
+        heavy_stage=opts.heavy_stage, dp=opts.dp, eval=opts.eval, recompute=opts.recompute,
+        layers=opts.layers, hidden=opts.hidden, microbatch_rows=opts.microbatch_rows,
+        placement=tuple(int(r) for r in opts.placement.split(",")) if opts.placement else None,
+        profiling=Profiling(opts.record_shapes, opts.profile_memory, opts.with_stack,
+                            opts.profiler_window, opts.export),
+    )
+    record_run(run, opts.out, "python3 record.py " + " ".join(sys.argv[1:]))
 
 
 if __name__ == "__main__":

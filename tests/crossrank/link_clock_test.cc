@@ -206,5 +206,58 @@ TEST(LinkStatsTest, SlowOnlyAgainstEnoughLinksOfItsSize) {
   EXPECT_FALSE(a[1].slow);  // 30 >= 25
 }
 
+// The p2p ops of one rank, as p2p_graph lists them.
+p2p_graph::RankOps OpsOf(int32_t rank, std::vector<p2p_graph::P2pOp> ops) {
+  return p2p_graph::RankOps{.rank = rank, .ops = std::move(ops)};
+}
+
+p2p_graph::P2pOp Op(bool send, int32_t peer, TimeNs start, TimeNs end, int64_t batch = -1) {
+  return p2p_graph::P2pOp{.send = send, .peer = peer, .bytes = 1000, .rendezvous = true,
+                          .batch = batch, .start = start, .end = end};
+}
+
+// Megatron's interleaved batches: rank 1's batch [100, 1000] receives X from rank 0 and sends Z
+// to rank 2, so it ends when the later of the two does and times neither. Rank 0's send of X
+// [100, 400] and rank 2's receive of Z [200, 1000] are kernels of their own. Ranks 0 and 1 then
+// exchange W and Y in mirrored batches holding exactly those two transfers: they time both.
+// Links 0->1 and 1->2 count X and Z as transfers with bytes but no transfer time; 0->1 is timed
+// by W alone: posts at 2000 and 2100, end 2600, 500 ns, 1000 B * 8 / 500 = 16 Gbit/s.
+TEST(LinkStatsTest, BatchesWithTwoPeersTimeNoTransfer) {
+  p2p_graph::Result graph;
+  graph.ranks = {OpsOf(0, {Op(true, 1, 100, 400), Op(true, 1, 2000, 2600, 5),
+                           Op(false, 1, 2000, 2600, 5)}),
+                 OpsOf(1, {Op(false, 0, 100, 1000, 3), Op(true, 2, 100, 1000, 3),
+                           Op(false, 0, 2100, 2600, 8), Op(true, 0, 2100, 2600, 8)}),
+                 OpsOf(2, {Op(false, 1, 200, 1000)})};
+  const p2p_matching::Result matching = p2p_matching::Analyze(graph, {});
+  ASSERT_EQ(matching.transfers.size(), 4u);  // 0->1 X and W, 1->0 Y, 1->2 Z
+  EXPECT_FALSE(matching.transfers[0].timed);  // X
+  EXPECT_TRUE(matching.transfers[1].timed);   // W
+  EXPECT_TRUE(matching.transfers[2].timed);   // Y
+  EXPECT_FALSE(matching.transfers[3].timed);  // Z
+  std::vector<link_stats::Link> links = link_stats::Analyze(matching.transfers, ClockOffsets{});
+  ASSERT_EQ(links.size(), 3u);
+  EXPECT_EQ(links[0].transfers, 2);
+  EXPECT_EQ(links[0].timed_transfers, 1);
+  EXPECT_EQ(links[0].bytes, 2000);
+  EXPECT_EQ(links[0].transfer_median_ns, 500);
+  EXPECT_DOUBLE_EQ(links[0].gbps_median, 16.0);
+  EXPECT_EQ(links[2].src, 1);
+  EXPECT_EQ(links[2].dst, 2);
+  EXPECT_EQ(links[2].timed_transfers, 0);
+  EXPECT_EQ(links[2].bandwidth_samples, 0);
+  EXPECT_EQ(links[2].transfer_total_ns, 0);
+  // A link without timed transfers is never slow nor a reference for the others.
+  links[0].gbps_median = 1.0;
+  std::vector<link_stats::Link> healthy = {LinkOf(5, 100.0, 1000), LinkOf(7, 100.0, 1000)};
+  link_stats::MarkSlowLinks({&links, &healthy}, link_stats::SlowOptions{});
+  EXPECT_TRUE(links[0].slow);
+  EXPECT_FALSE(links[2].slow);
+  // 0->1 (now 1 Gbit/s), 1->0 (Y: posts 2000 and 2100, end 2600: 16 Gbit/s) and the two
+  // healthy links, not 1->2: reference = 2nd of [1, 16, 100, 100] = 16, and 1 < 0.5 * 16.
+  EXPECT_EQ(links[0].reference_links, 4);
+  EXPECT_DOUBLE_EQ(links[0].reference_gbps, 16.0);
+}
+
 }  // namespace
 }  // namespace bubblescope

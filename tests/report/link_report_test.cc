@@ -28,6 +28,7 @@ job::CrossRankFigures TwoStages() {
   link.src = 5;
   link.dst = 4;
   link.transfers = 8;
+  link.timed_transfers = 8;
   link.bytes = 8 << 20;
   link.median_message_bytes = 1 << 20;
   link.transfer_median_ns = 83887;
@@ -64,6 +65,7 @@ TEST(LinkReportTest, JsonMembers) {
   EXPECT_EQ(int64_t(link["src"]), 5);
   EXPECT_EQ(int64_t(link["dst"]), 4);
   EXPECT_EQ(int64_t(link["bytes"]), 8 << 20);
+  EXPECT_EQ(int64_t(link["timed_transfers"]), 8);
   EXPECT_DOUBLE_EQ(double(link["transfer_us_median"]), 83.887);
   EXPECT_DOUBLE_EQ(double(link["gbps_median"]), 100.0);
   EXPECT_DOUBLE_EQ(double(link["wait_us"]), 2001.0);  // 1000 + 2 000 000 ns
@@ -90,6 +92,29 @@ TEST(LinkReportTest, UnknownSizesShowADashNotZero) {
   link.bandwidth_samples = 0;
   EXPECT_THAT(LinkText(figures),
               ContainsRegex("5->4 +0->1 +8 +- +0\\.084 +- +- +0\\.001 +2\\.000 +SLOW"));
+}
+
+TEST(LinkReportTest, ALinkWithoutTimedTransfersHasNoTransferTime) {
+  job::CrossRankFigures figures = TwoStages();
+  link_stats::Link& link = figures.links.front();
+  link.timed_transfers = 0;
+  link.transfer_median_ns = 0;
+  link.bandwidth_samples = 0;
+  link.slow = false;
+  EXPECT_THAT(LinkText(figures), ContainsRegex("5->4 +0->1 +8 +8\\.00 +- +- +- +0\\.001 +2\\.000"));
+  JsonWriter json;
+  json.BeginObject();
+  WriteLinkMembers(figures, 2, json);
+  json.EndObject();
+  absl::StatusOr<std::string> text = json.Finish();
+  ASSERT_TRUE(text.ok()) << text.status();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+  simdjson::dom::element json_link = doc["links"].at(0);
+  EXPECT_EQ(int64_t(json_link["timed_transfers"]), 0);
+  EXPECT_TRUE(json_link["transfer_us_median"].is_null());
+  EXPECT_TRUE(json_link["gbps_median"].is_null());
 }
 
 TEST(LinkReportTest, InferredPeersAreSaid) {
