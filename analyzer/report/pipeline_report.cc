@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -157,8 +158,10 @@ class PipelineJson {
     Int("steps_fitted", fit->steps_fitted);
     json_.Key("evidence");
     json_.BeginObject();
+    // In pipeline::FitEvidence order.
     static constexpr std::string_view kKeys[] = {"transfers", "phase_hints", "own_kernel_names",
                                                  "other_stages_kernel_names", "weak"};
+    static_assert(static_cast<size_t>(pipeline::FitEvidence::kWeak) + 1 == std::size(kKeys));
     for (size_t e = 0; e < 5; ++e) Int(kKeys[e], fit->by_evidence[e]);
     json_.EndObject();
     json_.EndObject();

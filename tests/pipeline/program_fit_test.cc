@@ -459,6 +459,10 @@ TEST(ProgramFitSimTest, TheJobBuildsTheImbalanceAndTheModelOnFittedOps) {
   EXPECT_EQ(pipeline.shape->slowest_stage, 4);
   EXPECT_TRUE(pipeline.slowest_stage_effect.has_value());
   EXPECT_TRUE(pipeline.model.has_value());
+  // Each rank's fitted ops of a step run in the program's order, so the schedule labels every
+  // one with its microbatch: 6 stages, 12 microbatches, F and B, 2 iterations.
+  EXPECT_EQ(pipeline.op_timeline.ops.size(), 6u * 12 * 2 * 2);
+  EXPECT_EQ(pipeline.op_timeline.unlabelled, 0);
 }
 
 }  // namespace
