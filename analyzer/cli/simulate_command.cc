@@ -234,6 +234,10 @@ absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* co
     if (!offsets.ok()) return offsets.status();
     config->clock_offsets_ns = *std::move(offsets);
   }
+  absl::StatusOr<int32_t> ranks_per_host =
+      Flagged("--ranks-per-host", ParseInt(flags.ranks_per_host, 0, p));
+  if (!ranks_per_host.ok()) return ranks_per_host.status();
+  config->ranks_per_host = *ranks_per_host;
   config->stage_to_rank.clear();
   if (!flags.stage_to_rank.empty()) {
     for (absl::string_view part : absl::StrSplit(flags.stage_to_rank, ',')) {
@@ -404,6 +408,12 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
       ->add_option("--clock-offset-us", f.clock_offsets_us,
                    "Per-rank clock offsets written into the traces (one per rank)")
       ->type_name("US,US...");
+  simulate
+      ->add_option("--ranks-per-host", f.ranks_per_host,
+                   "Ranks per host, each trace naming its host (host_name) as Kineto does since "
+                   "2026; ranks of one host share one clock offset (0: no host named)")
+      ->type_name("N")
+      ->capture_default_str();
   simulate
       ->add_option("--stage-to-rank", f.stage_to_rank,
                    "Rank running each stage, a permutation (default: stage s on rank s)")

@@ -36,6 +36,7 @@ struct SimulateFlags {
   std::string jitter = "0";
   std::string seed = "1";
   std::string clock_offsets_us;  // empty = all zero
+  std::string ranks_per_host = "0";  // 0: no host named
   std::string stage_to_rank;     // empty = identity
   std::string weights_mb = "2048";  // weights, gradients and optimizer state per stage
   std::string stash_mb = "96";  // so peaks show the schedule's in-flight microbatches

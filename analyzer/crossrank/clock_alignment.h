@@ -1,60 +1,117 @@
-// Clock offsets between the ranks of one pipeline, from its matched transfers (docs/cross-rank.md,
-// "Clocks"). Consumers apply them through ClockOffsets (analysis/clock_offsets.h); nothing is
-// copied onto the reference clock.
+// Clock offsets between the ranks of one pipeline (docs/cross-rank.md, "Clocks"), and whether the
+// evidence for them is strong enough to apply. Consumers apply them through ClockOffsets
+// (analysis/clock_offsets.h); nothing is copied onto the reference clock.
 //
 // A rank's offset is how far its clock runs ahead of the reference clock (the pipeline's first
-// stage): trace time = reference time + offset. For a transfer src -> dst, d = offset(dst) -
-// offset(src) obeys two rules:
-//  - causality: the receive cannot complete before its send started, so
-//    d <= recv.end - send.start (and, from transfers dst -> src, d >= -(recv.end - send.start));
-//  - rendezvous (NCCL kernels, the simulator; p2p_graph::P2pOp::rendezvous): a send and its
-//    receive complete together, so each transfer gives one sample recv.end - send.end of d.
-//    A batch kernel (batch_isend_irecv) ends with its last transfer, so it gives one sample for
-//    the whole batch: when all its transfers are with one peer and each partner kernel ends
-//    with its transfer (a kernel of its own) or is a batch of the same transfers, the latest
-//    partner end and the batch's end are one instant.
-// When the samples lie on both sides of 0 (and the bounds allow 0), they support no offset: d
-// stays 0, the clocks as recorded, with the farthest sample as its uncertainty, so an alignment
-// never makes the figures worse than the recorded clocks. When that spread exceeds the median
-// receive's duration (at least 1 us), the samples do not even agree with each other: the rank
-// is marked as_recorded, its alignment a guess.
-// Otherwise the estimate of d is the median of the rendezvous samples of both directions, clamped
-// into the causality bounds; its uncertainty is the largest distance of a sample from the estimate (0 when
-// the ranks really complete together), and at least the distance the clamp moved it. Without
-// rendezvous samples (gloo ops are buffered: a send may complete before its receive is posted)
-// only the bounds speak: d is 0 (a shared clock, as on one host) when they allow it, else the
-// nearest bound, and the uncertainty is the distance to the farther finite bound. A pair whose
-// transfers give no sample takes the ends of the collectives both ran (collective_matching.h)
-// as its samples. Offsets are chained from the first stage along the tree of least total
-// uncertainty over the pairs with evidence (ties: by rank); uncertainties add along the chain.
-// A rank no evidence reaches keeps offset 0 and is reported as not aligned. Traces that each start at their own zero align the same way: nothing
-// here assumes a shared time base.
+// stage): trace time = reference time + offset. Evidence, strongest first:
+//  1. same host: ranks whose traces name one host (Kineto's `host_name`) share one clock, so
+//     they are one clock node and never move against each other;
+//  2. collectives paired by the sequence number each end carries (`Seq`);
+//  3. rendezvous ends of transfers (clock_evidence.h);
+//  4. collectives paired by position;
+//  5. causality bounds alone.
+// Per pair of clock nodes (clock_evidence.h): with samples, when they lie on both sides of 0 and
+// the bounds allow 0, they support no offset: the estimate is 0, with the farthest sample as its
+// uncertainty, and a spread beyond the median receive's duration (at least 1 us) means the
+// samples disagree (as_recorded). Otherwise the estimate is the samples' median clamped into the
+// bounds, uncertain by the farthest sample's distance from it. Without samples: 0 when both
+// bounds allow it, else the middle of the two bounds, uncertain by half their distance; a bound
+// on one side only leaves the uncertainty unbounded. Nodes are placed from the reference's along
+// the tree of least total uncertainty (ties by node); uncertainties add along the chain, and a
+// rank carries the weakest kind of evidence on its chain.
+//
+// Applied only where the evidence is tight (Verdict): uncertainty at most Options::tolerance_ns
+// (small against the ops it moves), not from bounds of guessed peers, samples that agree, and an
+// estimate at least twice its uncertainty from 0 (else the recorded clocks are within the
+// evidence and stay). Then the true offset lies within the uncertainty of the estimate, closer
+// to it than to the recorded 0, so moving the clock never takes it farther from the truth. And
+// offsets are applied to all or none of the pipeline: when one rank cannot be aligned, moving
+// only the others could make the figures between them worse, so every clock stays as recorded.
+// A rank whose trace starts at its own zero has no recorded clock worth keeping: its estimate is
+// applied even when weak, as a guess (kGuessApplied).
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/clock_offsets.h"
 #include "bubblescope/trace.h"
+#include "crossrank/clock_evidence.h"
 #include "crossrank/collective_matching.h"
 #include "crossrank/p2p_matching.h"
 
 namespace bubblescope::clock_alignment {
 
+// Where a rank's estimate comes from: the weakest evidence on its chain to the reference.
+enum class Source : uint8_t {
+  kReference,        // the pipeline's first stage
+  kSameHost,         // the reference's host: its clock
+  kMatchedIds,
+  kRendezvous,
+  kCollectives,
+  kCausalityBounds,
+  kNone,             // nothing connects it to the reference
+};
+
+std::string_view SourceName(Source source);  // "reference", "same_host", "matched_ids", ...
+
+// What became of a rank's estimate.
+enum class Verdict : uint8_t {
+  kSameClock,    // the reference, or on its host: offset 0 by fact
+  kApplied,      // tight evidence: the estimate is the offset
+  kConsistent,   // tight evidence that allows the recorded clocks: offset 0
+  kHeldBack,     // tight, but another rank of the pipeline is not: offset 0
+  kNoEvidence,   // unaligned: nothing connects it to the reference
+  kLoose,        // unaligned: uncertain beyond the tolerance
+  kDisagree,     // unaligned: the samples put the clocks on both sides of each other
+  kGuessedPeers, // unaligned: only bounds, from transfers paired through guessed peers
+  // Unaligned, yet moved: its trace's times start at its own zero (no shared time base), so the
+  // recorded clock says nothing and the weak estimate is the best there is. A guess.
+  kGuessApplied,
+};
+
+std::string_view VerdictName(Verdict verdict);  // "same_clock", "applied", ...
+
 struct RankOffset {
   int32_t rank = -1;
-  bool aligned = false;  // false: no matched transfer connects it to the reference
-  TimeNs offset_ns = 0;  // rank clock - reference clock
-  TimeNs uncertainty_ns = 0;
-  int64_t samples = 0;  // transfers on the tree edge that placed it (0 for the reference)
-  // Its transfers disagreed on an offset from the rank that placed it, so that pair's recorded
-  // clocks were kept (see above): the alignment of this rank is a guess.
+  std::string host = {};  // as the trace names it; empty when unknown
+  Source source = Source::kNone;
+  Verdict verdict = Verdict::kNoEvidence;
+  // On the reference clock: its offset (possibly 0) is what the evidence says, within the
+  // tolerance. False: left on its own clock, which may be off by more.
+  bool aligned = false;
+  TimeNs offset_ns = 0;    // rank clock - reference clock, as every consumer applies it
+  TimeNs estimate_ns = 0;  // what the evidence says, applied or not (0 without evidence)
+  TimeNs uncertainty_ns = 0;  // of the estimate; kUnbounded when no bound holds
+  int64_t samples = 0;  // on the chain edge that placed it (0 for the reference)
+  // Its samples disagreed on which clock runs ahead (see above): kept as recorded, a guess.
   bool as_recorded = false;
+
+  // The estimate is the offset (tight, or a guess on a clock that started at its own zero).
+  bool applied() const {
+    return verdict == Verdict::kApplied || verdict == Verdict::kGuessApplied;
+  }
+  // How far its clock as applied may be from the reference clock: the uncertainty when aligned,
+  // else the estimate's distance plus its uncertainty (unbounded without evidence).
+  TimeNs ErrorBound() const;
 };
 
 struct Options {
   // The pipeline's ranks; the first is the reference.
   std::vector<int32_t> ranks;
+  // Each rank's host as its trace names it, in `ranks` order; empty (or missing): unknown.
+  std::vector<std::string> hosts = {};
+  // The most uncertainty an applied offset may have (ClockTolerance). The default holds any
+  // bounded uncertainty tight.
+  TimeNs tolerance_ns = kUnbounded - 1;
+  // The transfers were paired through peers inferred from the schedule, not recorded: their
+  // causality bounds prove nothing (a wrong pairing bounds the wrong clocks).
+  bool peers_guessed = false;
+  // Per rank of `ranks` (missing: false): its trace's times start at its own zero
+  // (StartsAtItsOwnZero), so its recorded clock is no evidence against any estimate.
+  std::vector<bool> own_zero = {};
 };
 
 struct Result {
@@ -64,6 +121,14 @@ struct Result {
 // `collectives` (collective_matching.h) give samples to pairs whose transfers give none.
 Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options,
                const std::vector<collective_matching::MatchedEnds>& collectives = {});
+
+// The rank's times start within a minute of zero: a trace written against its own start (torch
+// without Kineto), not a clock other ranks share (wall or boot time, days and years from zero).
+bool StartsAtItsOwnZero(const Rank& rank);
+
+// A host name that identifies no machine ("localhost", empty): ranks naming it are not taken
+// to share a clock.
+bool IsAnonymousHost(std::string_view host);
 
 // The offsets as the per-rank map every consumer applies.
 ClockOffsets AsClockOffsets(const std::vector<RankOffset>& offsets);

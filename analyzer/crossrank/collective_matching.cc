@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -40,7 +41,24 @@ std::string GroupKey(const ProcessGroup& group) {
 struct Kernel {
   TimeNs end = 0;
   TimeNs duration = 0;
+  int64_t seq = -1;
 };
+
+bool AllNumbered(const std::vector<Kernel>& kernels) {
+  return std::all_of(kernels.begin(), kernels.end(),
+                     [](const Kernel& kernel) { return kernel.seq >= 0; });
+}
+
+// The kernels by sequence number; a number seen twice is left out (it names no one collective).
+std::map<int64_t, const Kernel*> BySeq(const std::vector<Kernel>& kernels) {
+  std::map<int64_t, const Kernel*> by_seq;
+  std::set<int64_t> repeated;
+  for (const Kernel& kernel : kernels) {
+    if (!by_seq.emplace(kernel.seq, &kernel).second) repeated.insert(kernel.seq);
+  }
+  for (int64_t seq : repeated) by_seq.erase(seq);
+  return by_seq;
+}
 
 }  // namespace
 
@@ -63,18 +81,31 @@ std::vector<MatchedEnds> Analyze(const Trace& trace, const index::TraceIndex& in
       }
       const std::string key = GroupKey(rank.process_groups[info->process_group]);
       if (key.empty()) continue;
-      groups[key][rank_id].push_back(Kernel{op.end, op.end - op.start});
+      groups[key][rank_id].push_back(Kernel{op.end, op.end - op.start, info->seq});
     }
   }
   // Each member against the group's lowest rank: enough to connect them, linear in the group.
   std::vector<MatchedEnds> matches;
   for (const auto& [key, members] : groups) {
     const auto first = members.begin();
+    const bool first_numbered = AllNumbered(first->second);
+    const std::map<int64_t, const Kernel*> first_by_seq =
+        first_numbered ? BySeq(first->second) : std::map<int64_t, const Kernel*>();
     for (auto other = std::next(first); other != members.end(); ++other) {
+      if (first_numbered && AllNumbered(other->second)) {
+        // Both name each collective: pair them by name, whatever either window left out.
+        for (const auto& [seq, kernel] : BySeq(other->second)) {
+          const auto mate = first_by_seq.find(seq);
+          if (mate == first_by_seq.end()) continue;
+          matches.push_back(MatchedEnds{first->first, other->first, mate->second->end,
+                                        kernel->end, kernel->duration, true});
+        }
+        continue;
+      }
       if (first->second.size() != other->second.size()) continue;
       for (size_t k = 0; k < first->second.size(); ++k) {
         matches.push_back(MatchedEnds{first->first, other->first, first->second[k].end,
-                                      other->second[k].end, other->second[k].duration});
+                                      other->second[k].end, other->second[k].duration, false});
       }
     }
   }

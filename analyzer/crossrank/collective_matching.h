@@ -10,9 +10,12 @@
 // neighbours ends with whichever finished last) needs.
 //
 // Groups are known by their ranks (`Process Group Ranks`) or, without them, their name; a
-// collective whose group is unknown is not used. A group whose members recorded different
-// numbers of collectives (a profiling window that started or ended mid-way on some rank) gives
-// nothing: the k-th ones may not be the same. CPU-only ranks are left out: gloo collectives are
+// collective whose group is unknown is not used. When every collective of a group on two
+// members carries the group's sequence number (Kineto's `Seq`, copied onto the kernel from its
+// `record_param_comms` op since kineto #1296, 2026), equal numbers are one collective, so the
+// pair is exact even when one window started or ended mid-way. Otherwise a group whose members
+// recorded different numbers of collectives (a profiling window that started or ended mid-way on
+// some rank) gives nothing: the k-th ones may not be the same. CPU-only ranks are left out: gloo collectives are
 // not one kernel that ends together.
 #pragma once
 
@@ -32,6 +35,8 @@ struct MatchedEnds {
   TimeNs a_end = 0;
   TimeNs b_end = 0;
   TimeNs b_duration = 0;  // of b's kernel: how long it may have waited for the others
+  // Paired by the sequence number both kernels carry (Kineto's "Seq"), not by position.
+  bool by_id = false;
 };
 
 struct Options {

@@ -28,7 +28,7 @@ Result Analyze(const std::vector<link_stats::Link>& links,
   microbatch_ns /= static_cast<double>(shape->stages.size());
   if (microbatch_ns <= 0.0) return result;
   for (const clock_alignment::RankOffset& offset : offsets) {
-    if (!offset.aligned || static_cast<double>(offset.uncertainty_ns) <= microbatch_ns) continue;
+    if (static_cast<double>(offset.ErrorBound()) <= microbatch_ns) continue;
     result.uncertain_clock_ranks.push_back(offset.rank);
   }
   std::sort(result.uncertain_clock_ranks.begin(), result.uncertain_clock_ranks.end());

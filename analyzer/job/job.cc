@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "crossrank/clock_tolerance.h"
 #include "index/rank_index.h"
 #include "pipeline/annotation_ops.h"
 #include "pipeline/issued_items.h"
@@ -170,24 +171,30 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   crossrank.ops_without_peer = matching.ops_without_peer;
   crossrank.missing_peers =
       job_completeness::PeersOutsideTrace(trace, inputs.index, stage_order);
+  // Clocks: the ranks' hosts first, then their transfers and collectives; an offset is applied
+  // only on tight evidence (clock_alignment.h). Peers inferred from the schedule, or transfers
+  // paired through a stage order guessed from their rhythm, make bounds no evidence.
+  clock_alignment::Options clock_options{.ranks = stage_order,
+                                         .hosts = {},
+                                         .tolerance_ns = 0,
+                                         .peers_guessed =
+                                             !found.peers_recorded || found.order_guessed};
+  std::vector<const pipeline::IssuedTimeline*> pipeline_timelines;
+  for (int32_t rank : stage_order) {
+    const int32_t position = inputs.index.PositionOf(rank);
+    const size_t at = static_cast<size_t>(position);
+    clock_options.hosts.push_back(position < 0 ? std::string() : trace.ranks[at].host);
+    clock_options.own_zero.push_back(position >= 0 &&
+                                     clock_alignment::StartsAtItsOwnZero(trace.ranks[at]));
+    if (position >= 0) pipeline_timelines.push_back(&inputs.timelines[at]);
+  }
+  clock_options.tolerance_ns = clock_alignment::ClockTolerance(pipeline_timelines);
   crossrank.offsets =
       clock_alignment::Analyze(
-          matching.transfers, clock_alignment::Options{.ranks = stage_order},
+          matching.transfers, clock_options,
           collective_matching::Analyze(trace, inputs.index, {.ranks = stage_order}))
           .offsets;
-  // With a guessed order, the transfers were paired through peers inferred from it. Rendezvous
-  // samples that agree on every edge bear the pairing out; bounds alone do not, and then the
-  // clocks stay as recorded, every rank but the reference unaligned.
-  const bool pairing_borne_out = std::all_of(
-      crossrank.offsets.begin() + (crossrank.offsets.empty() ? 0 : 1), crossrank.offsets.end(),
-      [](const clock_alignment::RankOffset& offset) {
-        return offset.aligned && offset.samples > 0 && !offset.as_recorded;
-      });
-  if (found.order_guessed && !pairing_borne_out) {
-    for (size_t i = 1; i < crossrank.offsets.size(); ++i) {
-      crossrank.offsets[i] = clock_alignment::RankOffset{.rank = crossrank.offsets[i].rank};
-    }
-  }
+  crossrank.clock_tolerance_ns = clock_options.tolerance_ns;
   const ClockOffsets clocks = clock_alignment::AsClockOffsets(crossrank.offsets);
 
   // One iteration assignment for the bubble; the shape reads each rank's reference step.

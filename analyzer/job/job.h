@@ -82,6 +82,8 @@ struct RebalanceFigures {
 struct CrossRankFigures {
   p2p_graph::Pipeline pipeline;
   std::vector<clock_alignment::RankOffset> offsets;  // in stage order
+  // The most uncertainty an applied offset may have (clock_tolerance.h).
+  TimeNs clock_tolerance_ns = 0;
   std::vector<link_stats::Link> links;
   stall_attribution::Result stalls;
   std::vector<p2p_matching::Unmatched> unmatched;

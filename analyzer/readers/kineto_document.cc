@@ -149,6 +149,15 @@ class DocumentWalker : public CollectorMetadataSink {
         }
       } else if (key == "baseTimeNanoseconds") {
         ReadBaseTime(token);
+      } else if (key == "host_name") {
+        // Kineto's machine name (gethostname, kineto #1323, 2026): ranks of one host share a
+        // clock (docs/cross-rank.md, "Clocks").
+        std::string_view host;
+        if (!token.empty() && token[0] == '"' && StringTokenContent(token, &host)) {
+          ranks_->rank(0).host = std::string(UnescapeJsonString(host, &host_scratch_));
+        } else {
+          ranks_->rank(0).stats.Bump(ImportCounter::kWrongFieldType, Offset(token.data()));
+        }
       }
     }
     if (!saw_events) {
@@ -241,6 +250,7 @@ class DocumentWalker : public CollectorMetadataSink {
   RankSet* ranks_;
   // "bubblescope_dropped" totals seen so far in this document, per rank.
   std::vector<DroppedTotals> dropped_;
+  std::string host_scratch_;
   ondemand::document document_;
   EventFieldReader event_reader_;
   WalkResult result_;

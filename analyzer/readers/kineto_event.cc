@@ -258,6 +258,9 @@ simdjson::error_code EventFieldReader::ReadArgs(ondemand::object& args_object,
     if (auto error = field.value().raw_json_token().get(token)) return error;
     const std::string_view key = KeyText(raw_key.raw());
     switch (key.size()) {
+      case 3:
+        if (key == "Seq") number(token, kArgGroupComm, &args.seq);
+        break;
       case 5:
         if (key == "dtype") text(token, &args.dtype);
         break;

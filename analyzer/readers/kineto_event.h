@@ -52,6 +52,7 @@ struct EventArgs {
   int64_t in_nelems = -1;
   int64_t out_nelems = -1;
   int64_t group_size = -1;
+  int64_t seq = -1;  // "Seq"
   int64_t src_rank = -1;
   int64_t dst_rank = -1;
   int64_t device_type = -1;

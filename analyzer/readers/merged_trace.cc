@@ -155,6 +155,15 @@ class LayoutReader {
         } else if (TrimmedToken(field_token) != "false") {
           Note(field_token, std::string("truncated is not true or false"));
         }
+      } else if (key == "host_name") {
+        // The host the rank's own file named (its clock: docs/cross-rank.md, "Clocks").
+        std::string_view host;
+        if (StringTokenContent(field_token, &host)) {
+          std::string scratch;
+          rank->host = std::string(UnescapeJsonString(host, &scratch));
+        } else {
+          Note(field_token, std::string("host_name is not a string"));
+        }
       } else if (key == "processes") {
         return ReadProcesses(field, slot);
       } else if (key == "distributedInfo") {

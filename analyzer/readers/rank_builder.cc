@@ -330,6 +330,7 @@ uint32_t RankBuilder::AddComm(CommKind name_kind, const EventArgs& args,
     info.peer = ToInt32OrUnknown(args.dst_rank >= 0 ? args.dst_rank : args.src_rank);
   }
   info.group_size = ToInt32OrUnknown(args.group_size);
+  if (args.seq >= 0) info.seq = args.seq;
   if (args.has_pg_ranks || !args.pg_name.empty() || !args.pg_desc.empty()) {
     const std::string_view name =
         UnescapeJsonString(args.pg_name.empty() ? args.pg_desc : args.pg_name, &scratch_);

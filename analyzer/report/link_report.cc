@@ -33,6 +33,59 @@ void MicrosMember(JsonWriter& json, std::string_view key, int64_t ns) {
   json.DecimalMember(key, ns, 3);
 }
 
+// Why an unaligned rank's estimate was not applied.
+std::string NotAppliedBecause(const clock_alignment::RankOffset& offset, TimeNs tolerance_ns) {
+  switch (offset.verdict) {
+    case clock_alignment::Verdict::kNoEvidence:
+      return "no transfer or collective connects it to the reference";
+    case clock_alignment::Verdict::kLoose:
+      return absl::StrCat("uncertain beyond the ", Micros(static_cast<double>(tolerance_ns)),
+                          " us an applied offset may have");
+    case clock_alignment::Verdict::kDisagree:
+      return "its samples disagree on which clock runs ahead";
+    case clock_alignment::Verdict::kGuessedPeers:
+      return "only causality bounds, from transfers paired through guessed peers";
+    case clock_alignment::Verdict::kGuessApplied:
+      return "loose, but its trace starts at its own zero, so its recorded clock says nothing";
+    case clock_alignment::Verdict::kHeldBack:
+      return "its estimate holds, but other ranks cannot be aligned, and moving only some "
+             "clocks could make the figures between them worse";
+    default:
+      return "";
+  }
+}
+
+std::string Uncertainty(const clock_alignment::RankOffset& offset) {
+  return offset.uncertainty_ns == clock_alignment::kUnbounded
+             ? std::string("unbounded")
+             : absl::StrCat(Micros(static_cast<double>(offset.uncertainty_ns)), " us");
+}
+
+// One rank's clock as the text report gives it: the offset applied and its evidence, or for an
+// unaligned rank the estimate it was left without and why.
+std::string ClockText(const clock_alignment::RankOffset& offset, TimeNs tolerance_ns) {
+  const std::string source(clock_alignment::SourceName(offset.source));
+  if (offset.verdict == clock_alignment::Verdict::kSameClock) {
+    return absl::StrCat("rank ", offset.rank, offset.source == clock_alignment::Source::kReference
+                                                  ? " reference"
+                                                  : " +0.000 ms (same host)");
+  }
+  const std::string samples = absl::StrCat(source, ", ", offset.samples, " samples");
+  if (offset.aligned) {
+    return absl::StrFormat("rank %d %+.3f ms (+/- %s, %s%s)", offset.rank,
+                           static_cast<double>(offset.offset_ns) / 1e6, Uncertainty(offset),
+                           samples,
+                           offset.applied() ? "" : ", consistent with the recorded clocks");
+  }
+  if (offset.source == clock_alignment::Source::kNone) {
+    return absl::StrCat("rank ", offset.rank, " (", NotAppliedBecause(offset, tolerance_ns), ")");
+  }
+  return absl::StrFormat("rank %d %s (estimate %+.3f ms +/- %s from %s: %s)", offset.rank,
+                         offset.applied() ? "moved by its estimate" : "kept as recorded",
+                         static_cast<double>(offset.estimate_ns) / 1e6, Uncertainty(offset),
+                         samples, NotAppliedBecause(offset, tolerance_ns));
+}
+
 }  // namespace
 
 std::string LinkText(const job::CrossRankFigures& figures) {
@@ -46,35 +99,19 @@ std::string LinkText(const job::CrossRankFigures& figures) {
                     "  no peer ranks in the traces: stage order and peers inferred from the "
                     "schedule (docs/cross-rank.md)\n");
   }
-  std::vector<std::string> offsets;
-  std::vector<int32_t> unaligned;
-  std::vector<int32_t> guessed;
+  std::vector<std::string> aligned;
+  std::vector<std::string> unaligned;
   for (const clock_alignment::RankOffset& offset : figures.offsets) {
-    if (!offset.aligned) {
-      unaligned.push_back(offset.rank);
-      continue;
-    }
-    offsets.push_back(absl::StrFormat("rank %d %+.3f ms (+/- %s us%s)", offset.rank,
-                                      static_cast<double>(offset.offset_ns) / 1e6,
-                                      Micros(static_cast<double>(offset.uncertainty_ns)),
-                                      offset.as_recorded ? ", as recorded" : ""));
-    if (offset.as_recorded) guessed.push_back(offset.rank);
+    (offset.aligned ? aligned : unaligned).push_back(ClockText(offset, figures.clock_tolerance_ns));
   }
   if (!order.empty()) {
     absl::StrAppend(&out, "  clocks aligned to rank ", order.front(), ": ",
-                    absl::StrJoin(offsets, ", "), "\n");
-  }
-  if (!guessed.empty()) {
-    absl::StrAppend(&out, "  note: the transfers of rank", guessed.size() == 1 ? " " : "s ",
-                    absl::StrJoin(guessed, ","),
-                    " disagree on which clock runs ahead, so they support no offset: clocks kept "
-                    "as recorded, and the alignment there is a guess\n");
+                    absl::StrJoin(aligned, ", "), "\n");
   }
   if (!unaligned.empty()) {
     absl::StrAppend(&out,
-                    "  not aligned (no clock evidence that holds reaches them; clocks as "
-                    "recorded): ranks ",
-                    absl::StrJoin(unaligned, ","), "\n");
+                    "  not aligned, each clock a guess (docs/cross-rank.md): ",
+                    absl::StrJoin(unaligned, "; "), "\n");
   }
   if (figures.links.empty()) {
     absl::StrAppend(&out, "  links: none measured\n");
@@ -149,7 +186,39 @@ void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_ite
   json.Key("clock_as_recorded_ranks");
   json.BeginArray();
   for (const clock_alignment::RankOffset& offset : figures.offsets) {
-    if (offset.aligned && offset.as_recorded) json.Int(offset.rank);
+    if (offset.as_recorded) json.Int(offset.rank);
+  }
+  json.EndArray();
+  MicrosMember(json, "clock_tolerance_us", figures.clock_tolerance_ns);
+  json.Key("clock_evidence");
+  json.BeginArray();
+  for (const clock_alignment::RankOffset& offset : figures.offsets) {
+    json.BeginObject();
+    json.IntMember("rank", offset.rank);
+    json.Key("host");
+    if (offset.host.empty()) {
+      json.Null();
+    } else {
+      json.String(offset.host);
+    }
+    json.StringMember("source", clock_alignment::SourceName(offset.source));
+    json.IntMember("samples", offset.samples);
+    json.Key("estimate_us");
+    if (offset.source == clock_alignment::Source::kNone) {
+      json.Null();
+    } else {
+      json.Decimal(offset.estimate_ns, 3);
+    }
+    json.Key("uncertainty_us");
+    if (offset.uncertainty_ns == clock_alignment::kUnbounded) {
+      json.Null();
+    } else {
+      json.Decimal(offset.uncertainty_ns, 3);
+    }
+    json.BoolMember("applied", offset.applied());
+    json.BoolMember("aligned", offset.aligned);
+    json.StringMember("verdict", clock_alignment::VerdictName(offset.verdict));
+    json.EndObject();
   }
   json.EndArray();
   json.Key("links");

@@ -143,6 +143,11 @@ absl::StatusOr<std::string> RenderOverlay(const Trace& trace, const job::Result&
     absl::StrAppend(&layout, i > 0 ? ",\n" : "\n", "{\"rank\":", rank.rank, ",\"source\":");
     text::AppendJsonString(rank.source_path, &layout);
     absl::StrAppend(&layout, ",\"clock_offset_ns\":", clock_offset);
+    if (!rank.host.empty()) {
+      // Read back as the rank's host, so ranks of one machine keep sharing their clock.
+      layout += ",\"host_name\":";
+      text::AppendJsonString(rank.host, &layout);
+    }
     // A rank whose file was cut short keeps saying so: its last iteration is incomplete.
     if (rank.stats.count(ImportCounter::kTruncated) > 0) layout += ",\"truncated\":true";
     if (where != pipeline_ranks.end()) {

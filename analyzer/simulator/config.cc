@@ -149,6 +149,21 @@ absl::Status CheckTimingAndLayout(const Config& config) {
       }
     }
   }
+  if (config.ranks_per_host < 0 || config.ranks_per_host > p) {
+    return Invalid(absl::StrCat("ranks_per_host = ", config.ranks_per_host, " must be in [0, ", p,
+                                "]"));
+  }
+  if (config.ranks_per_host > 0 && !config.clock_offsets_ns.empty()) {
+    // One host, one clock.
+    for (size_t r = 0; r < config.clock_offsets_ns.size(); ++r) {
+      const size_t first = r - r % static_cast<size_t>(config.ranks_per_host);
+      if (config.clock_offsets_ns[r] != config.clock_offsets_ns[first]) {
+        return Invalid(absl::StrCat("clock_offsets_ns[", r, "] differs from rank ", first,
+                                    "'s on the same host (ranks_per_host = ",
+                                    config.ranks_per_host, "): one host has one clock"));
+      }
+    }
+  }
   if (!config.stage_to_rank.empty()) {
     if (config.stage_to_rank.size() != static_cast<size_t>(p)) {
       return Invalid(absl::StrCat("stage_to_rank has ", config.stage_to_rank.size(),

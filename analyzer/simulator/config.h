@@ -146,6 +146,10 @@ struct Config {
   double jitter = 0.0;       // relative, in [0, 1): compute kernel cost x (1 + u), |u| <= jitter
   uint64_t seed = 1;         // of the jitter generator
   std::vector<TimeNs> clock_offsets_ns;  // per rank, empty = all zero
+  // Ranks r with one r / ranks_per_host run on one host and name it ("sim-host-<r / n>", as
+  // Kineto's `host_name` does since 2026); they must then share one clock offset. 0: no host
+  // named (traces before that).
+  int32_t ranks_per_host = 0;
   std::vector<int32_t> stage_to_rank;    // per stage, a permutation of ranks; empty = identity
   std::vector<int64_t> weights_bytes;    // per stage (all of a rank's chunks), empty = all zero
   int64_t activation_stash_bytes = 0;    // per in-flight microbatch per chunk

@@ -222,7 +222,9 @@ void RankBuilder::AddAnnotations() {
 Rank RankBuilder::Build() {
   rank_.rank = record_.rank;
   rank_.world_size = config_.stages;
-  rank_.host = "sim-host";
+  if (config_.ranks_per_host > 0) {
+    rank_.host = absl::StrCat("sim-host-", record_.rank / config_.ranks_per_host);
+  }
   rank_.pid = ProcessId(record_.rank);
   rank_.backend = "nccl";
   rank_.devices.push_back(

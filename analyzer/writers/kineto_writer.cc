@@ -211,6 +211,12 @@ class RankWriter {
       text::AppendInt(rank_.world_size, out_);
       out_->append("},\n");
     }
+    if (!rank_.host.empty()) {
+      // Kineto writes the machine's name since 2026 (kineto #1323); older traces have none.
+      out_->append("  \"host_name\": ");
+      text::AppendJsonString(rank_.host, out_);
+      out_->append(",\n");
+    }
     out_->append("  \"record_shapes\": 1,\n  \"traceEvents\": [\n");
   }
 

@@ -106,6 +106,9 @@ struct CommInfo {
   NameId collective = kNoName;  // the collective name as the trace wrote it ("send", "allreduce")
   NameId dtype = kNoName;
   CommKind kind = CommKind::kUnknown;
+  // The group's sequence number of this operation (Kineto's "Seq", 2026): the same on every
+  // member for a collective; -1 when unknown.
+  int64_t seq = -1;
 };
 
 struct Interval {

@@ -77,6 +77,50 @@ TEST(CollectiveMatchingTest, KthCollectiveOfAGroupOnEachMember) {
   EXPECT_EQ(clocks.offsets[2].offset_ns, -300);
 }
 
+// Collectives that carry their group's sequence number (Kineto's "Seq") pair by it, even when
+// one rank's window started later: rank 0 recorded all-reduces 4, 5 and 6 of the group {0, 1}
+// ending at true 1000, 2000 and 3000; rank 1, 700 ns ahead, recorded only 5 and 6, and a 9 that
+// rank 0 did not. By position nothing would pair (3 against 3 kernels, but not the same ones).
+TEST(CollectiveMatchingTest, SequenceNumbersPairAcrossWindows) {
+  auto make = [](int32_t id, TimeNs offset, std::vector<std::pair<int64_t, TimeNs>> ends) {
+    Rank rank;
+    rank.rank = id;
+    rank.process_groups.push_back(ProcessGroup{"pair", {0, 1}});
+    std::vector<Interval> kernels;
+    for (const auto& [seq, end] : ends) {
+      Interval interval = Op(kComm, end - 100 + offset, end + offset);
+      interval.comm = static_cast<uint32_t>(rank.comms.size());
+      rank.comms.push_back(CommInfo{.process_group = 0, .kind = CommKind::kAllReduce, .seq = seq});
+      kernels.push_back(interval);
+    }
+    rank.timelines.push_back(Stream(7, kernels));
+    return rank;
+  };
+  Trace trace;
+  trace.ranks.push_back(make(0, 0, {{4, 1000}, {5, 2000}, {6, 3000}}));
+  trace.ranks.push_back(make(1, 700, {{5, 2000}, {6, 3000}, {9, 4000}}));
+  const index::TraceIndex index = index::Build(trace);
+  const std::vector<MatchedEnds> matches = Analyze(trace, index, {.ranks = {0, 1}});
+  ASSERT_EQ(matches.size(), 2u);
+  for (const MatchedEnds& match : matches) {
+    EXPECT_TRUE(match.by_id);
+    EXPECT_EQ(match.b_end - match.a_end, 700);
+  }
+  EXPECT_EQ(matches[0].a_end, 2000);
+  const clock_alignment::Result clocks =
+      clock_alignment::Analyze({}, clock_alignment::Options{.ranks = {0, 1}}, matches);
+  EXPECT_EQ(clocks.offsets[1].source, clock_alignment::Source::kMatchedIds);
+  EXPECT_EQ(clocks.offsets[1].offset_ns, 700);
+
+  // One kernel without a number: the pair falls back to position, and 3 against 3 kernels of
+  // different collectives would pair wrongly, so equal counts are all position can check.
+  trace.ranks[1].comms.back().seq = -1;
+  const std::vector<MatchedEnds> by_position =
+      Analyze(trace, index::Build(trace), {.ranks = {0, 1}});
+  ASSERT_EQ(by_position.size(), 3u);
+  EXPECT_FALSE(by_position[0].by_id);
+}
+
 // A pair whose transfers give rendezvous samples keeps them; collectives speak only where the
 // transfers do not.
 TEST(CollectiveMatchingTest, TransfersComeFirst) {

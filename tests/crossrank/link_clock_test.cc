@@ -1,5 +1,5 @@
-// Clock alignment, link figures and slow-link marking on hand-made transfers, each expected value
-// worked out by hand in the comments.
+// Link figures and slow-link marking on hand-made transfers, each expected value worked out by
+// hand in the comments.
 #include <cstdint>
 #include <vector>
 
@@ -7,153 +7,12 @@
 #include "crossrank/link_stats.h"
 #include "crossrank/p2p_matching.h"
 #include "gtest/gtest.h"
+#include "support/transfer_fixtures.h"
 
 namespace bubblescope {
 namespace {
 
-p2p_matching::Transfer Make(int32_t src, int32_t dst, TimeNs send_start, TimeNs send_end,
-                            TimeNs recv_start, TimeNs recv_end, bool rendezvous,
-                            int64_t bytes = 1000) {
-  p2p_matching::Transfer transfer;
-  transfer.src = src;
-  transfer.dst = dst;
-  transfer.send = p2p_graph::P2pOp{.send = true, .peer = dst, .bytes = bytes,
-                                   .rendezvous = rendezvous, .start = send_start,
-                                   .end = send_end};
-  transfer.recv = p2p_graph::P2pOp{.send = false, .peer = src, .bytes = bytes,
-                                   .rendezvous = rendezvous, .start = recv_start,
-                                   .end = recv_end};
-  return transfer;
-}
-
-TEST(ClockAlignmentTest, RendezvousMedianOfBothDirections) {
-  // Rank 1 runs 500 ns ahead: every end pair differs by 500, except one outlier at 540 (d = 540)
-  // and one reverse transfer (1 -> 0) whose ends differ by -500 (d = +500).
-  std::vector<p2p_matching::Transfer> transfers = {
-      Make(0, 1, 100, 200, 550, 700, true), Make(0, 1, 300, 400, 850, 900, true),
-      Make(0, 1, 1000, 1100, 1500, 1640, true), Make(1, 0, 2600, 2700, 2050, 2200, true)};
-  clock_alignment::Result result =
-      clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
-  ASSERT_EQ(result.offsets.size(), 2u);
-  EXPECT_TRUE(result.offsets[0].aligned);
-  EXPECT_EQ(result.offsets[0].offset_ns, 0);
-  EXPECT_TRUE(result.offsets[1].aligned);
-  EXPECT_EQ(result.offsets[1].offset_ns, 500);     // samples 500, 500, 540, 500: median 500
-  EXPECT_EQ(result.offsets[1].uncertainty_ns, 40);  // the outlier's distance
-  EXPECT_EQ(result.offsets[1].samples, 4);
-}
-
-// Samples on both sides of 0 support no offset: the clocks stay as recorded, flagged. Their
-// median (+300) would have moved rank 1 although one transfer says it runs 400 ns behind.
-TEST(ClockAlignmentTest, SamplesOnBothSidesOfZeroKeepTheRecordedClocks) {
-  // d samples (recv.end - send.end): +3000, +5000, -3900; causality (recv.end - send.start)
-  // gives d <= 4000, 6000 and 1100, so d <= 1100, which allows 0. The receives last 500, 1000
-  // and 50 ns (median 500): the 5000 ns spread is far beyond, so the samples disagree: a guess.
-  std::vector<p2p_matching::Transfer> transfers = {
-      Make(0, 1, 1000, 2000, 4500, 5000, true), Make(0, 1, 10000, 11000, 15000, 16000, true),
-      Make(0, 1, 20000, 25000, 21050, 21100, true)};
-  clock_alignment::Result result =
-      clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
-  ASSERT_EQ(result.offsets.size(), 2u);
-  EXPECT_EQ(result.offsets[1].offset_ns, 0);
-  EXPECT_TRUE(result.offsets[1].as_recorded);
-  EXPECT_EQ(result.offsets[1].uncertainty_ns, 5000);  // the farthest sample
-  EXPECT_FALSE(result.offsets[0].as_recorded);
-
-  // All samples on one side: the median is applied and nothing is flagged.
-  transfers.pop_back();
-  result = clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
-  EXPECT_EQ(result.offsets[1].offset_ns, 3000);  // samples 3000, 5000: the lower median
-  EXPECT_FALSE(result.offsets[1].as_recorded);
-
-  // Ends a few hundred ns apart either way around long receives: one clock, no guess.
-  transfers = {Make(0, 1, 0, 10000, 0, 10200, true), Make(0, 1, 20000, 30000, 20000, 29700, true)};
-  result = clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
-  EXPECT_EQ(result.offsets[1].offset_ns, 0);
-  EXPECT_EQ(result.offsets[1].uncertainty_ns, 300);
-  EXPECT_FALSE(result.offsets[1].as_recorded);
-}
-
-// A batch kernel ends with its last transfer. Rank 1 runs 500 ns ahead. Rank 0's batch holds
-// a send X to rank 1 and a receive Y from it, on true time [100, 2000]: X completes at 900,
-// Y at 2000. Rank 1 runs each in a kernel of its own: recv X true [50, 900] (recorded
-// [550, 1400]), send Y true [1000, 2000] (recorded [1500, 2500]). Per transfer, X's ends would
-// say d = 1400 - 2000 = -600; the batch's one sample is max(1400, 2500) - 2000 = +500.
-TEST(ClockAlignmentTest, BatchKernelGivesOneSampleFromItsLastTransfer) {
-  p2p_matching::Transfer x = Make(0, 1, 100, 2000, 550, 1400, true);
-  p2p_matching::Transfer y = Make(1, 0, 1500, 2500, 100, 2000, true);
-  x.send.batch = 7;
-  y.recv.batch = 7;
-  clock_alignment::Result result =
-      clock_alignment::Analyze({x, y}, clock_alignment::Options{.ranks = {0, 1}});
-  ASSERT_EQ(result.offsets.size(), 2u);
-  EXPECT_EQ(result.offsets[1].offset_ns, 500);
-  EXPECT_EQ(result.offsets[1].uncertainty_ns, 0);
-  EXPECT_EQ(result.offsets[1].samples, 1);
-}
-
-// Two neighbours exchanging in mirrored batches (Megatron's send_forward_recv_backward against
-// send_backward_recv_forward) end together: rank 1, 300 ns ahead, records its batch at
-// [400, 2300] for rank 0's [100, 2000]. Each batch gives a sample: +300 twice.
-TEST(ClockAlignmentTest, MirroredBatchesEndTogether) {
-  p2p_matching::Transfer x = Make(0, 1, 100, 2000, 400, 2300, true);
-  p2p_matching::Transfer y = Make(1, 0, 400, 2300, 100, 2000, true);
-  x.send.batch = 1;
-  y.recv.batch = 1;
-  x.recv.batch = 4;
-  y.send.batch = 4;
-  clock_alignment::Result result =
-      clock_alignment::Analyze({x, y}, clock_alignment::Options{.ranks = {0, 1}});
-  ASSERT_EQ(result.offsets.size(), 2u);
-  EXPECT_EQ(result.offsets[1].offset_ns, 300);
-  EXPECT_EQ(result.offsets[1].uncertainty_ns, 0);
-  EXPECT_EQ(result.offsets[1].samples, 2);
-}
-
-// A batch with two peers says when its later transfer ended, not which: no sample. Rank 1's
-// batch [100, 1000] receives X from rank 0 (its own send kernel [100, 400]) and sends Z to
-// rank 2 (a receive kernel [200, 1000]); all clocks agree. Only causality is left: d <= 900 on
-// both pairs, which allows the shared clock. Per transfer, X alone would have said d = +600.
-TEST(ClockAlignmentTest, BatchWithTwoPeersGivesNoSample) {
-  p2p_matching::Transfer x = Make(0, 1, 100, 400, 100, 1000, true);
-  p2p_matching::Transfer z = Make(1, 2, 100, 1000, 200, 1000, true);
-  x.recv.batch = 3;
-  z.send.batch = 3;
-  clock_alignment::Result result =
-      clock_alignment::Analyze({x, z}, clock_alignment::Options{.ranks = {0, 1, 2}});
-  ASSERT_EQ(result.offsets.size(), 3u);
-  for (size_t i = 1; i < 3; ++i) {
-    SCOPED_TRACE(i);
-    EXPECT_TRUE(result.offsets[i].aligned);
-    EXPECT_EQ(result.offsets[i].offset_ns, 0);
-    EXPECT_EQ(result.offsets[i].samples, 0);
-  }
-  EXPECT_EQ(result.offsets[1].uncertainty_ns, 900);
-  EXPECT_EQ(result.offsets[2].uncertainty_ns, 1800);  // 900 on each edge of the chain
-}
-
-TEST(ClockAlignmentTest, BufferedOpsUseOnlyCausality) {
-  // gloo-style: no rendezvous. 0 -> 1: recv ends at 900 (rank 1's clock), send started at 1000
-  // (rank 0's clock), so d <= -100: rank 1 is at least 100 ns behind. 1 -> 0: recv end 5000 on
-  // rank 0, send start 4800 on rank 1: -d <= 200, d >= -200. d = -100, the bound nearest 0;
-  // uncertainty = distance to the farther bound, 100.
-  std::vector<p2p_matching::Transfer> transfers = {Make(0, 1, 1000, 1010, 850, 900, false),
-                                                   Make(1, 0, 4800, 4810, 4700, 5000, false)};
-  clock_alignment::Result result =
-      clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1}});
-  EXPECT_EQ(result.offsets[1].offset_ns, -100);
-  EXPECT_EQ(result.offsets[1].uncertainty_ns, 100);
-  EXPECT_EQ(result.offsets[1].samples, 0);
-}
-
-TEST(ClockAlignmentTest, UnreachedRankStaysUnaligned) {
-  std::vector<p2p_matching::Transfer> transfers = {Make(0, 1, 0, 10, 0, 10, true)};
-  clock_alignment::Result result =
-      clock_alignment::Analyze(transfers, clock_alignment::Options{.ranks = {0, 1, 2}});
-  EXPECT_TRUE(result.offsets[1].aligned);
-  EXPECT_FALSE(result.offsets[2].aligned);
-  EXPECT_EQ(result.offsets[2].offset_ns, 0);
-}
+using bubblescope::testing::Make;
 
 TEST(LinkStatsTest, TransferTimeStartsAtTheLaterPost) {
   // Rank 1's clock is 1000 ns ahead. Aligned: send 0..300, recv 100..300 -> transfer from 100
@@ -162,9 +21,10 @@ TEST(LinkStatsTest, TransferTimeStartsAtTheLaterPost) {
   // 600. Median (nearest rank, 1st of 2) 40 and p10 40; transfer median 100.
   std::vector<p2p_matching::Transfer> transfers = {Make(0, 1, 0, 300, 1100, 1300, true),
                                                    Make(0, 1, 1000, 1100, 1400, 2100, true)};
-  std::vector<clock_alignment::RankOffset> offsets = {{.rank = 0, .aligned = true},
-                                                      {.rank = 1, .aligned = true,
-                                                       .offset_ns = 1000}};
+  std::vector<clock_alignment::RankOffset> offsets = {
+      {.rank = 0, .verdict = clock_alignment::Verdict::kSameClock, .aligned = true},
+      {.rank = 1, .verdict = clock_alignment::Verdict::kApplied, .aligned = true,
+       .offset_ns = 1000}};
   std::vector<link_stats::Link> links =
       link_stats::Analyze(transfers, clock_alignment::AsClockOffsets(offsets));
   ASSERT_EQ(links.size(), 1u);

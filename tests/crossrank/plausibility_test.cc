@@ -55,15 +55,23 @@ TEST(PlausibilityTest, LinksFasterThanAnyPhysicalLink) {
 
 TEST(PlausibilityTest, ClocksUncertainByMoreThanAMicrobatch) {
   const schedule_inference::Result shape = TwoStages();
+  using clock_alignment::Source;
+  using clock_alignment::Verdict;
   std::vector<clock_alignment::RankOffset> offsets = {
-      {.rank = 0, .aligned = true},
-      {.rank = 1, .aligned = true, .offset_ns = 500, .uncertainty_ns = 3'000'000},  // = 3 ms
-      {.rank = 5, .aligned = true, .uncertainty_ns = 3'000'001},
-      {.rank = 3, .aligned = false, .uncertainty_ns = 99'000'000}};  // not aligned: no claim
+      {.rank = 0, .source = Source::kReference, .verdict = Verdict::kSameClock, .aligned = true},
+      {.rank = 1, .source = Source::kRendezvous, .verdict = Verdict::kApplied, .aligned = true,
+       .offset_ns = 500, .estimate_ns = 500, .uncertainty_ns = 3'000'000},  // = 3 ms
+      {.rank = 5, .source = Source::kRendezvous, .verdict = Verdict::kApplied, .aligned = true,
+       .uncertainty_ns = 3'000'001},
+      // Left as recorded with an estimate of 2 ms +/- 0.5: its clock may be 2.5 ms off.
+      {.rank = 4, .source = Source::kRendezvous, .verdict = Verdict::kHeldBack,
+       .estimate_ns = -2'000'000, .uncertainty_ns = 500'000},
+      // Nothing reaches it: its clock may be off by anything.
+      {.rank = 3, .verdict = Verdict::kNoEvidence}};
   Result result = Analyze({}, offsets, &shape);
-  EXPECT_THAT(result.uncertain_clock_ranks, ElementsAre(5));
+  EXPECT_THAT(result.uncertain_clock_ranks, ElementsAre(3, 5));
   ASSERT_EQ(result.notes.size(), 1u);
-  EXPECT_THAT(result.notes[0], HasSubstr("(3.000 ms) on rank 5: its fill"));
+  EXPECT_THAT(result.notes[0], HasSubstr("(3.000 ms) on ranks 3,5: their fill"));
   // Without a shape there is no microbatch to compare with.
   EXPECT_THAT(Analyze({}, offsets, nullptr).uncertain_clock_ranks, IsEmpty());
 }

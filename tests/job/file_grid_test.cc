@@ -215,23 +215,31 @@ TEST_P(FileGridTest, FromFilesWithinTheIssueTolerances) {
   }
 }
 
-// Every rank's clock offset lies within the uncertainty the alignment states (offsets are
-// relative to the rank of the pipeline's first stage).
+// The alignment keeps its word (offsets are relative to the rank of the pipeline's first stage):
+// every estimate lies within the uncertainty it states, and every clock as applied within the
+// error bound the report implies (its uncertainty when moved, estimate plus uncertainty when
+// left as recorded).
 void ExpectOffsetsWithinUncertainty(const sim::Config& config, const job::Pipeline& pipeline) {
   const TimeNs reference =
       config.clock_offsets_ns[static_cast<size_t>(pipeline.crossrank.pipeline.stage_order()[0])];
   for (const clock_alignment::RankOffset& offset : pipeline.crossrank.offsets) {
     SCOPED_TRACE(absl::StrCat("rank ", offset.rank));
-    if (!offset.aligned) continue;  // reported as not aligned: no claim to check
     const TimeNs truth = config.clock_offsets_ns[static_cast<size_t>(offset.rank)] - reference;
-    EXPECT_LE(std::abs(offset.offset_ns - truth), offset.uncertainty_ns);
+    if (offset.uncertainty_ns != clock_alignment::kUnbounded) {
+      EXPECT_LE(std::abs(offset.estimate_ns - truth), offset.uncertainty_ns);
+    }
+    if (offset.ErrorBound() != clock_alignment::kUnbounded) {
+      EXPECT_LE(std::abs(offset.offset_ns - truth), offset.ErrorBound());
+    }
   }
 }
 
 // Interleaved jobs with batched p2p on clocks 2.5 ms apart and without the iteration-end
 // all-reduce: no batch gives a sample when it holds transfers with both neighbours and no
-// collective ties the ranks, so the offsets rest on bounds. The shape must still be exact, and
-// every rank's offset must lie within the uncertainty the report states.
+// collective ties the ranks, so the offsets rest on bounds, here 12.5 us wide per edge against
+// compute blocks of a few us. The shape must still be exact, every estimate must lie within the
+// uncertainty it states, and an estimate that loose against the ops it would move is not
+// applied: every clock stays as recorded and the report calls those ranks unaligned.
 TEST(FileGridTest, BatchedInterleavedAlignmentKeepsItsWord) {
   for (const int32_t p : {4, 8}) {
     for (const int32_t m : {8, 32}) {
@@ -250,9 +258,21 @@ TEST(FileGridTest, BatchedInterleavedAlignmentKeepsItsWord) {
       EXPECT_EQ(pipeline.shape->m, m);
       EXPECT_EQ(pipeline.shape->v, 2);
       EXPECT_EQ(pipeline.shape->stage_order, config.stage_to_rank);
+      // A rank that mirrored batches place exactly is held back with the others: moving only
+      // some clocks could worsen the figures between them.
+      int32_t loose = 0;
       for (const clock_alignment::RankOffset& offset : pipeline.crossrank.offsets) {
-        EXPECT_TRUE(offset.aligned) << offset.rank;
+        EXPECT_EQ(offset.offset_ns, 0) << offset.rank;
+        if (offset.rank == config.stage_to_rank[0]) continue;
+        EXPECT_FALSE(offset.aligned) << offset.rank;
+        if (offset.verdict == clock_alignment::Verdict::kLoose) {
+          ++loose;
+          EXPECT_GT(offset.uncertainty_ns, pipeline.crossrank.clock_tolerance_ns) << offset.rank;
+        } else {
+          EXPECT_EQ(offset.verdict, clock_alignment::Verdict::kHeldBack) << offset.rank;
+        }
       }
+      EXPECT_GT(loose, 0);
       ExpectOffsetsWithinUncertainty(config, pipeline);
     }
   }

@@ -127,14 +127,19 @@ TEST(MergedTraceTest, EventOnAPidTheLayoutDoesNotNameIsCounted) {
   EXPECT_EQ(stats.count(ImportCounter::kMissingField), 1u);
 }
 
+// A merged trace of ranks 0 and 1, one event each, their layout entries holding `members0` and
+// `members1` besides their rank and processes.
+std::string TwoRanks(const std::string& members0, const std::string& members1) {
+  return R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,)" + members0 +
+         R"("processes":[{"pid":1,"original_pid":100}]},{"rank":1,)" + members1 +
+         R"("processes":[{"pid":2,"original_pid":100}]}]},"traceEvents":[)"
+         R"({"pid":1,"tid":7,"ph":"X","cat":"cpu_op","name":"a","ts":10,"dur":2},)"
+         R"({"pid":2,"tid":7,"ph":"X","cat":"cpu_op","name":"a","ts":10,"dur":2}]})";
+}
+
 // A rank whose own file was cut short is counted cut short again, at the member saying so.
 TEST(MergedTraceTest, ARankCutShortInItsOwnFileStaysCutShort) {
-  const std::string json =
-      R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"truncated":false,)"
-      R"("processes":[{"pid":1,"original_pid":100}]},{"rank":1,"truncated":true,)"
-      R"("processes":[{"pid":2,"original_pid":100}]}]},"traceEvents":[)"
-      R"({"pid":1,"tid":7,"ph":"X","cat":"cpu_op","name":"a","ts":10,"dur":2},)"
-      R"({"pid":2,"tid":7,"ph":"X","cat":"cpu_op","name":"a","ts":10,"dur":2}]})";
+  const std::string json = TwoRanks(R"("truncated":false,)", R"("truncated":true,)");
   ReadBack read = ReadAll(json);
   ASSERT_TRUE(read.status.ok()) << read.status;
   ASSERT_EQ(read.ranks.size(), 2u);
@@ -142,6 +147,16 @@ TEST(MergedTraceTest, ARankCutShortInItsOwnFileStaysCutShort) {
   EXPECT_EQ(read.ranks[1].stats.count(ImportCounter::kTruncated), 1u);
   EXPECT_EQ(read.ranks[1].stats.first_offset(ImportCounter::kTruncated),
             static_cast<int64_t>(json.find("true")));
+}
+
+// Each rank's host comes back from its entry (its own file's host_name), so ranks of one machine
+// keep sharing their clock; a rank whose file named none has none.
+TEST(MergedTraceTest, EachRankKeepsItsHost) {
+  ReadBack read = ReadAll(TwoRanks(R"("host_name":"node-7",)", ""));
+  ASSERT_TRUE(read.status.ok()) << read.status;
+  ASSERT_EQ(read.ranks.size(), 2u);
+  EXPECT_EQ(read.ranks[0].host, "node-7");
+  EXPECT_EQ(read.ranks[1].host, "");
 }
 
 TEST(MergedTraceTest, ReadAsOneRankIsAnError) {
@@ -193,6 +208,8 @@ TEST(MergedTraceTest, ALayoutThatDoesNotSayWhereEventsGoIsRefusedAtItsByte) {
        "[5]", "bubblescope_merged: an original pid is not an integer, string or null"},
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"truncated":1}]},)" + events,
        "1}]", "bubblescope_merged: truncated is not true or false"},
+      {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"host_name":7}]},)" + events,
+       "7}]", "bubblescope_merged: host_name is not a string"},
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"clock_offset_ns":"x"}]},)" +
            events,
        "\"x\"", "bubblescope_merged: a clock offset is not an integer"},

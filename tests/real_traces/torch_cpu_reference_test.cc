@@ -215,9 +215,6 @@ struct KnownGap {
 };
 
 // Issue 24's items, as the fixes of the gaps below.
-constexpr char kOneHostClock[] =
-    "issue 24 item 2 (clock alignment: ranks of one host_name keep their recorded clocks; the "
-    "offsets applied today also move the bubble)";
 constexpr char kPeersFromPpRanges[] =
     "issue 24 item 3 (peers from the runtime's PP:<stage>SEND_/RECV_ ranges instead of guessed "
     "neighbours)";
@@ -250,17 +247,11 @@ const KnownGap kKnownGaps[] = {
     {"loopedbfs_p4_v2_m4", "unmatched_p2p", "2 pairs, 2 findings", kPeersFromPpRanges},
     {"interleaved_p3_v2_m3_memory", "comm_wait", "10532380,3187233,23856016", kGlooWaits},
     {"interleaved_p3_v2_m3_memory", "unmatched_p2p", "4 pairs, 4 findings", kPeersFromPpRanges},
-    {"zb_p4_v2_m4_skipfirst", "bubble", "0.905010", kOneHostClock},
     {"zb_p4_v2_m4_skipfirst", "comm_wait", "36345416,22948982,81691190,120202009", kGlooWaits},
-    {"zb_p4_v2_m4_skipfirst", "clock_offsets", "0,606652852,400454849,215556208 ns", kOneHostClock},
     {"zb_p4_v2_m4_skipfirst", "unmatched_p2p", "7 pairs, 7 findings", kPeersFromPpRanges},
-    {"zbv_p3_v2_m3", "bubble", "0.846227", kOneHostClock},
     {"zbv_p3_v2_m3", "comm_wait", "20366699,108292927,1769400", kGlooWaits},
-    {"zbv_p3_v2_m3", "clock_offsets", "0,211330220,121911890 ns", kOneHostClock},
     {"zbv_p3_v2_m3", "unmatched_p2p", "5 pairs, 5 findings", kPeersFromPpRanges},
-    {"dualpipev_p3_v2_m6_tensorboard", "bubble", "0.710891", kOneHostClock},
     {"dualpipev_p3_v2_m6_tensorboard", "comm_wait", "29872760,80415513,10688284", kGlooWaits},
-    {"dualpipev_p3_v2_m6_tensorboard", "clock_offsets", "0,196479834,196479834 ns", kOneHostClock},
     {"dualpipev_p3_v2_m6_tensorboard", "unmatched_p2p", "6 pairs, 6 findings", kPeersFromPpRanges},
     {"csv_1f1b_p3_m3_order201", "comm_wait", "39328097,24437137,33314891", kGlooWaits},
     {"csv_1f1b_p3_m3_order201", "unmatched_p2p", "2 pairs, 2 findings", kPeersFromPpRanges},

@@ -21,9 +21,20 @@ job::CrossRankFigures TwoStages() {
   job::CrossRankFigures figures;
   figures.pipeline.order.ranks = {5, 4};
   figures.pipeline.order.known = true;
-  figures.offsets = {{.rank = 5, .aligned = true},
-                     {.rank = 4, .aligned = true, .offset_ns = -2'500'000,
-                      .uncertainty_ns = 1500}};
+  figures.offsets = {{.rank = 5,
+                      .source = clock_alignment::Source::kReference,
+                      .verdict = clock_alignment::Verdict::kSameClock,
+                      .aligned = true},
+                     {.rank = 4,
+                      .host = "node-b",
+                      .source = clock_alignment::Source::kRendezvous,
+                      .verdict = clock_alignment::Verdict::kApplied,
+                      .aligned = true,
+                      .offset_ns = -2'500'000,
+                      .estimate_ns = -2'500'000,
+                      .uncertainty_ns = 1500,
+                      .samples = 8}};
+  figures.clock_tolerance_ns = 100'000;
   link_stats::Link link;
   link.src = 5;
   link.dst = 4;
@@ -61,6 +72,20 @@ TEST(LinkReportTest, JsonMembers) {
   EXPECT_EQ(int64_t(doc["clock_reference_rank"]), 5);
   EXPECT_DOUBLE_EQ(double(doc["clock_offsets_us"]["4"]), -2500.0);
   EXPECT_DOUBLE_EQ(double(doc["clock_uncertainty_us"]["4"]), 1.5);
+  EXPECT_DOUBLE_EQ(double(doc["clock_tolerance_us"]), 100.0);
+  simdjson::dom::element evidence = doc["clock_evidence"].at(1);
+  EXPECT_EQ(int64_t(evidence["rank"]), 4);
+  EXPECT_EQ(std::string_view(evidence["host"]), "node-b");
+  EXPECT_EQ(std::string_view(evidence["source"]), "rendezvous");
+  EXPECT_EQ(int64_t(evidence["samples"]), 8);
+  EXPECT_DOUBLE_EQ(double(evidence["estimate_us"]), -2500.0);
+  EXPECT_DOUBLE_EQ(double(evidence["uncertainty_us"]), 1.5);
+  EXPECT_TRUE(bool(evidence["applied"]));
+  EXPECT_TRUE(bool(evidence["aligned"]));
+  EXPECT_EQ(std::string_view(evidence["verdict"]), "applied");
+  simdjson::dom::element reference = doc["clock_evidence"].at(0);
+  EXPECT_TRUE(reference["host"].is_null());
+  EXPECT_EQ(std::string_view(reference["source"]), "reference");
   simdjson::dom::element link = doc["links"].at(0);
   EXPECT_EQ(int64_t(link["src"]), 5);
   EXPECT_EQ(int64_t(link["dst"]), 4);
@@ -76,11 +101,51 @@ TEST(LinkReportTest, JsonMembers) {
 
 TEST(LinkReportTest, TextSaysWhoWaitedForWhom) {
   std::string text = LinkText(TwoStages());
-  EXPECT_THAT(text, HasSubstr("clocks aligned to rank 5: rank 5 +0.000 ms (+/- 0.000 us), "
-                              "rank 4 -2.500 ms (+/- 1.500 us)"));
+  EXPECT_THAT(text, HasSubstr("clocks aligned to rank 5: rank 5 reference, "
+                              "rank 4 -2.500 ms (+/- 1.500 us, rendezvous, 8 samples)\n"));
+  EXPECT_THAT(text, Not(HasSubstr("not aligned")));
   EXPECT_THAT(text, HasSubstr("SLOW"));
   EXPECT_THAT(text, HasSubstr("stage 1 (rank 4) stalled 15.000 ms per iteration on stage 0 "
                               "(rank 5): 14.000 waiting for it to post, 1.000 in transfer"));
+}
+
+// A rank left on its own clock says so, with the estimate it was not given and why, and the
+// word "guess"; a rank on the reference's host says so.
+TEST(LinkReportTest, UnalignedClocksAreAGuess) {
+  job::CrossRankFigures figures = TwoStages();
+  figures.pipeline.order.ranks = {5, 4, 6, 7};
+  clock_alignment::RankOffset& rank4 = figures.offsets[1];
+  rank4.verdict = clock_alignment::Verdict::kHeldBack;
+  rank4.aligned = false;
+  rank4.offset_ns = 0;
+  figures.offsets.push_back({.rank = 6,
+                             .source = clock_alignment::Source::kCausalityBounds,
+                             .verdict = clock_alignment::Verdict::kLoose,
+                             .estimate_ns = 0,
+                             .uncertainty_ns = clock_alignment::kUnbounded});
+  figures.offsets.push_back({.rank = 7,
+                             .host = "node-a",
+                             .source = clock_alignment::Source::kSameHost,
+                             .verdict = clock_alignment::Verdict::kSameClock,
+                             .aligned = true});
+  const std::string text = LinkText(figures);
+  EXPECT_THAT(text, HasSubstr("clocks aligned to rank 5: rank 5 reference, rank 7 +0.000 ms "
+                              "(same host)\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "not aligned, each clock a guess (docs/cross-rank.md): "
+      "rank 4 kept as recorded (estimate -2.500 ms +/- 1.500 us from rendezvous, 8 samples: its "
+      "estimate holds, but other ranks cannot be aligned, and moving only some clocks could "
+      "make the figures between them worse); rank 6 kept as recorded (estimate +0.000 ms +/- "
+      "unbounded from causality_bounds, 0 samples: uncertain beyond the 100.000 us an applied "
+      "offset may have)\n"));
+  // A trace that starts at its own zero is moved by its estimate even so, and says why.
+  figures.offsets[2].verdict = clock_alignment::Verdict::kGuessApplied;
+  figures.offsets[2].estimate_ns = 1'250'000;
+  figures.offsets[2].offset_ns = 1'250'000;
+  EXPECT_THAT(LinkText(figures),
+              HasSubstr("rank 6 moved by its estimate (estimate +1.250 ms +/- unbounded from "
+                        "causality_bounds, 0 samples: loose, but its trace starts at its own "
+                        "zero, so its recorded clock says nothing)\n"));
 }
 
 TEST(LinkReportTest, UnknownSizesShowADashNotZero) {

@@ -101,6 +101,8 @@ void ExpectSameRank(const Rank& loaded, const Rank& simulated, bool distributed_
   if (distributed_info) {
     EXPECT_EQ(loaded.world_size, simulated.world_size);
     EXPECT_EQ(loaded.backend, simulated.backend);
+    // The trace root's host_name, which only the object layouts have.
+    EXPECT_EQ(loaded.host, simulated.host);
   }
   EXPECT_EQ(Timelines(loaded), Timelines(simulated));
   EXPECT_EQ(Annotations(loaded, false), Annotations(simulated, false));
@@ -150,6 +152,7 @@ Config RoundTripConfig(Schedule schedule, AnnotationStyle annotations) {
   config.jitter = 0.05;
   config.seed = 7;
   config.clock_offsets_ns = {0, 1'234'567, -7'654'321};
+  config.ranks_per_host = 1;  // three hosts, each its own clock
   config.weights_bytes = {int64_t{512} << 20, int64_t{256} << 20, int64_t{384} << 20};
   config.activation_stash_bytes = int64_t{24} << 20;
   config.annotations = annotations;

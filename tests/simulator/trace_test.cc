@@ -230,6 +230,18 @@ void ExpectWellFormed(const Simulation& simulation) {
   }
 }
 
+// ranks_per_host names each rank's host as Kineto's host_name does; without it none is named.
+TEST(TraceTest, RanksOfOneHostNameIt) {
+  Config config = RealisticConfig(Schedule::k1F1B);
+  EXPECT_EQ(MustSimulate(config).trace.ranks[0].host, "");
+  config.ranks_per_host = 2;
+  const Simulation simulation = MustSimulate(config);
+  ASSERT_EQ(simulation.trace.ranks.size(), 3u);
+  EXPECT_EQ(simulation.trace.ranks[0].host, "sim-host-0");
+  EXPECT_EQ(simulation.trace.ranks[1].host, "sim-host-0");
+  EXPECT_EQ(simulation.trace.ranks[2].host, "sim-host-1");
+}
+
 TEST(TraceTest, WellFormedForEverySchedule) {
   for (Schedule schedule : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved1F1B,
                             Schedule::kZeroBubbleH1, Schedule::kForwardOnly}) {
@@ -401,6 +413,13 @@ TEST(TraceTest, RejectsInvalidConfigs) {
          c->clock_offsets_ns = {1, 2};
        }},
       {"weights_bytes", [](Config* c) { c->weights_bytes = {1}; }},
+      {"ranks_per_host", [](Config* c) { c->ranks_per_host = 5; }},
+      // One host, one clock: ranks 0 and 1 share a host but not an offset.
+      {"ranks_per_host",
+       [](Config* c) {
+         c->ranks_per_host = 2;
+         c->clock_offsets_ns = {0, 1, 2, 2};
+       }},
       {"launch_gap_ns", [](Config* c) { c->launch_gap_ns = -1; }},
       {"iterations", [](Config* c) { c->iterations = 0; }},
       {"kernels_per_op", [](Config* c) { c->kernels_per_op = 0; }},
