@@ -143,23 +143,37 @@ RankOps OpsOf(const pipeline::ProgramFit& fit, int32_t rank) {
   return out;
 }
 
+// The rank's fitted ops: 4 forwards and 4 backwards (m = 4) of the given compute.
+void ExpectRankOps(const pipeline::ProgramFit& fit, int32_t rank, TimeNs forward_ns,
+                   TimeNs backward_ns) {
+  SCOPED_TRACE(absl::StrCat("rank ", rank));
+  const RankOps got = OpsOf(fit, rank);
+  EXPECT_EQ(got.forwards, 4);
+  EXPECT_EQ(got.backwards, 4);
+  EXPECT_EQ(got.forward_ns, forward_ns);
+  EXPECT_EQ(got.backward_ns, backward_ns);
+}
+
 // A forward is 2 kernels of 10 ns, a backward 3 of 20 ns, all named alike and without hints;
 // stage 1's are 15 and 30 ns. Compute of one op: the items' union, gaps left out.
 struct HandJob {
   NamePool names;
   std::vector<IssuedTimeline> timelines;
-  explicit HandJob(bool peers, const std::string& stage2_prefix = "gemm") {
+  // Stage 2 launches `last_forward` and `last_backward`.
+  HandJob(bool peers, const OpKernels& last_forward, const OpKernels& last_backward) {
     const OpKernels forward{{"gemm", "gemm"}, 10};
     const OpKernels backward{{"gemm", "gemm", "gemm"}, 20};
     const OpKernels slow_forward{{"gemm", "gemm"}, 15};
     const OpKernels slow_backward{{"gemm", "gemm", "gemm"}, 30};
-    const OpKernels last_forward{{stage2_prefix, stage2_prefix}, 10};
-    const OpKernels last_backward{{stage2_prefix, stage2_prefix, stage2_prefix}, 20};
     auto tokens = [&](std::string_view t) { return peers ? std::string(t) : WithoutPeers(t); };
     timelines.push_back(HandRank(10, tokens(kStage0), forward, backward, &names));
     timelines.push_back(HandRank(11, tokens(kStage1), slow_forward, slow_backward, &names));
     timelines.push_back(HandRank(12, tokens(kStage2), last_forward, last_backward, &names));
   }
+  // Stage 2's kernels all named `last_name`, as many and as long as stage 0's.
+  explicit HandJob(bool peers, const std::string& last_name = "gemm")
+      : HandJob(peers, OpKernels{{last_name, last_name}, 10},
+                OpKernels{{last_name, last_name, last_name}, 20}) {}
 };
 
 TEST(ProgramFitTest, TransfersPlaceEveryOpAndRepeatedKernelsCutSharedBlocks) {
@@ -180,18 +194,9 @@ TEST(ProgramFitTest, TransfersPlaceEveryOpAndRepeatedKernelsCutSharedBlocks) {
     EXPECT_EQ(fit.summary.by_evidence[static_cast<size_t>(FitEvidence::kOwnNames)], 2);
     EXPECT_EQ(fit.summary.by_evidence[static_cast<size_t>(FitEvidence::kOtherNames)], 8);
     // 2 kernels of 10 ns with a 1 ns gap: 20 ns of compute; 3 of 20 ns: 60.
-    for (int32_t rank : {10, 12}) {
-      const RankOps ops = OpsOf(fit, rank);
-      EXPECT_EQ(ops.forwards, 4) << rank;
-      EXPECT_EQ(ops.backwards, 4) << rank;
-      EXPECT_EQ(ops.forward_ns, 20) << rank;
-      EXPECT_EQ(ops.backward_ns, 60) << rank;
-    }
-    const RankOps middle = OpsOf(fit, 11);
-    EXPECT_EQ(middle.forwards, 4);
-    EXPECT_EQ(middle.backwards, 4);
-    EXPECT_EQ(middle.forward_ns, 30);
-    EXPECT_EQ(middle.backward_ns, 90);
+    ExpectRankOps(fit, 10, 20, 60);
+    ExpectRankOps(fit, 11, 30, 90);
+    ExpectRankOps(fit, 12, 20, 60);
   }
 }
 
@@ -208,41 +213,23 @@ TEST(ProgramFitTest, ACutNothingConfirmsIsWeak) {
 TEST(ProgramFitTest, PhaseHintsCutWhereNamesCannot) {
   // As above, but stage 2's backward kernels are launched from the autograd engine: the hint
   // runs follow F then B exactly.
-  NamePool names;
-  std::vector<IssuedTimeline> timelines;
-  const OpKernels forward{{"gemm", "gemm"}, 10};
-  const OpKernels backward{{"gemm", "gemm", "gemm"}, 20};
-  timelines.push_back(HandRank(10, kStage0, forward, backward, &names));
-  timelines.push_back(HandRank(11, kStage1, forward, backward, &names));
-  timelines.push_back(HandRank(12, kStage2, OpKernels{{"own", "own"}, 10},
-                           OpKernels{{"own", "own", "own"}, 20, PhaseHint::kBackward}, &names));
-  const pipeline::ProgramFit fit = Fit(timelines);
+  HandJob job(true, OpKernels{{"own", "own"}, 10},
+              OpKernels{{"own", "own", "own"}, 20, PhaseHint::kBackward});
+  const pipeline::ProgramFit fit = Fit(job.timelines);
   EXPECT_EQ(fit.summary.weak, 0);
   EXPECT_EQ(fit.summary.by_evidence[static_cast<size_t>(FitEvidence::kPhaseHints)], 8);
-  const RankOps last = OpsOf(fit, 12);
-  EXPECT_EQ(last.forward_ns, 20);
-  EXPECT_EQ(last.backward_ns, 60);
+  ExpectRankOps(fit, 12, 20, 60);
 }
 
 TEST(ProgramFitTest, ABlockWithFewerKernelsThanOpsGivesOpsWithoutCompute) {
   // Stage 2's backwards launch nothing: each of its blocks holds one forward kernel for two
   // ops. Every op is still counted (the program says it ran), the backwards with no compute, and
   // the cuts are weak.
-  NamePool names;
-  std::vector<IssuedTimeline> timelines;
-  const OpKernels forward{{"gemm", "gemm"}, 10};
-  const OpKernels backward{{"gemm", "gemm", "gemm"}, 20};
-  timelines.push_back(HandRank(10, kStage0, forward, backward, &names));
-  timelines.push_back(HandRank(11, kStage1, forward, backward, &names));
-  timelines.push_back(HandRank(12, kStage2, OpKernels{{"own"}, 10}, OpKernels{{}, 20}, &names));
-  const pipeline::ProgramFit fit = Fit(timelines);
+  HandJob job(true, OpKernels{{"own"}, 10}, OpKernels{{}, 20});
+  const pipeline::ProgramFit fit = Fit(job.timelines);
   EXPECT_EQ(fit.summary.placed, 24);
   EXPECT_EQ(fit.summary.weak, 8);
-  const RankOps last = OpsOf(fit, 12);
-  EXPECT_EQ(last.forwards, 4);
-  EXPECT_EQ(last.backwards, 4);
-  EXPECT_EQ(last.forward_ns, 10);
-  EXPECT_EQ(last.backward_ns, 0);
+  ExpectRankOps(fit, 12, 10, 0);
 }
 
 TEST(ProgramFitTest, TransfersThatDoNotMatchTheProgramFitNothing) {
