@@ -50,6 +50,7 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
   inputs.named_transfers.resize(trace.ranks.size());
   for (size_t r : with_p2p) {
     inputs.timelines[r] = pipeline::BuildIssuedTimeline(inputs.index.ranks[r], references[r]);
+    inputs.timelines[r].names = &trace.ranks[r].names;
     inputs.annotated[r] =
         pipeline::AnnotatedOps(trace.ranks[r], inputs.index.ranks[r], references[r]);
     inputs.named_transfers[r] = pipeline::LabelTransfers(trace.ranks[r], inputs.index.ranks[r]);
