@@ -42,12 +42,13 @@ def simulator_truth(truth):
 
 
 def torch_cpu_truth(truth):
-    reference = truth.get("reference", {})
-    pipelines = truth.get("pipelines") or [None]
-    return [{"ranks": ranks, "p": truth["p"], "m": truth["m"], "v": truth["v"],
+    # reference.py's figures, per pipeline (sample_traces/torch_cpu/README.md)
+    pipelines = truth.get("reference", {}).get("pipelines") or [{}]
+    return [{"ranks": pipeline.get("ranks") if len(pipelines) > 1 else None,
+             "p": truth["p"], "m": truth["m"], "v": truth["v"],
              "schedule": truth["schedule"], "order": truth["stage_order"],
              "slowest": truth.get("slowest_stage"),
-             "bubble": reference.get("bubble_fraction")} for ranks in pipelines]
+             "bubble": pipeline.get("bubble_fraction")} for pipeline in pipelines]
 
 
 def independent_truth(truth):

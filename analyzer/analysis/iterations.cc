@@ -191,6 +191,16 @@ Result Assign(const Trace& trace, const index::TraceIndex& index, const Steps& s
     }
     if (assignment.truncated && !one_rank.empty()) {
       result.iterations[position_of(last_number)].ranks[p].cut_short = true;
+      // Kineto writes a rank's CPU events before its GPU activity, so a cut can keep every step's
+      // range while losing the kernels of several: each step that does not end (its successor
+      // does not start) before the last op the file still holds lost its end too.
+      TimeNs last_seen = std::numeric_limits<TimeNs>::min();
+      for (const index::DeviceOp& op : rank_index.ops) last_seen = std::max(last_seen, op.end);
+      for (size_t k = 0; k + 1 < one_rank.size(); ++k) {
+        if (one_rank[k + 1].start > last_seen) {
+          result.iterations[position_of(one_rank[k].number)].ranks[p].cut_short = true;
+        }
+      }
     }
     for (size_t i = 0; i < rank_index.ops.size(); ++i) {
       const index::DeviceOp& op = rank_index.ops[i];

@@ -395,6 +395,9 @@ class ReportWalker {
       if (key == "separate_weight_grad") {
         return Bool(member, "whatif_model.separate_weight_grad", &model->separate_weight_grad);
       }
+      if (key == "batched_p2p") {
+        return Bool(member, "whatif_model.batched_p2p", &model->batched_p2p);
+      }
       if (key == "multi_chunk_zero_bubble") {
         return Bool(member, "whatif_model.multi_chunk_zero_bubble",
                     &model->multi_chunk_zero_bubble);

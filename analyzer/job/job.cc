@@ -13,6 +13,7 @@
 #include "pipeline/layer_counts.h"
 #include "pipeline/sim_schedule.h"
 #include "pipeline/step_map.h"
+#include "pipeline/transfer_actions.h"
 #include "text/one_line.h"
 #include "whatif/whatif.h"
 
@@ -26,6 +27,7 @@ struct JobInputs {
   iterations::Steps steps;
   std::vector<pipeline::IssuedTimeline> timelines;              // per trace rank
   std::vector<std::vector<pipeline::PipelineOp>> annotated;     // per trace rank
+  std::vector<std::vector<pipeline::LabelledTransfer>> named_transfers;  // per trace rank
   p2p_graph::Result graph;
 };
 
@@ -45,18 +47,27 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
       pipeline::ReferenceSteps(trace, inputs.steps, with_p2p);
   inputs.timelines.resize(trace.ranks.size());
   inputs.annotated.resize(trace.ranks.size());
+  inputs.named_transfers.resize(trace.ranks.size());
   for (size_t r : with_p2p) {
     inputs.timelines[r] = pipeline::BuildIssuedTimeline(inputs.index.ranks[r], references[r]);
+    inputs.timelines[r].names = &trace.ranks[r].names;
     inputs.annotated[r] =
         pipeline::AnnotatedOps(trace.ranks[r], inputs.index.ranks[r], references[r]);
+    inputs.named_transfers[r] = pipeline::LabelTransfers(trace.ranks[r], inputs.index.ranks[r]);
   }
   for (size_t r = 0; r < trace.ranks.size(); ++r) inputs.timelines[r].rank = trace.ranks[r].rank;
   std::vector<const std::vector<ProcessGroup>*> process_groups;
-  for (const Rank& rank : trace.ranks) process_groups.push_back(&rank.process_groups);
+  std::vector<bool> cut_short;
+  for (const Rank& rank : trace.ranks) {
+    process_groups.push_back(&rank.process_groups);
+    cut_short.push_back(iterations::CutShort(rank));
+  }
   inputs.graph = p2p_graph::Analyze({.index = &inputs.index,
                                      .timelines = &inputs.timelines,
                                      .annotated = &inputs.annotated,
-                                     .process_groups = &process_groups});
+                                     .process_groups = &process_groups,
+                                     .named_transfers = &inputs.named_transfers,
+                                     .cut_short = &cut_short});
   return inputs;
 }
 
@@ -119,6 +130,9 @@ void ModelAndPredict(const JobInputs& inputs, const p2p_graph::Pipeline& found, 
     }
     for (size_t position : found.positions) {
       model_input.recompute_ns.push_back(inputs.index.ranks[position].recompute_ns);
+      for (const p2p_graph::P2pOp& op : inputs.graph.ranks[position].ops) {
+        model_input.batched_p2p |= op.batch >= 0;
+      }
     }
     absl::StatusOr<whatif::Model> model = whatif::ModelOf(model_input);
     if (model.ok()) {
@@ -245,6 +259,7 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
       shape_input.cut_short_ranks.push_back(trace.ranks[position].rank);
     }
   }
+  out.cut_short_ranks = shape_input.cut_short_ranks;
   shape_input.order = &found.order;
   shape_input.timelines = &timelines;
   shape_input.annotated = &annotated;
@@ -258,6 +273,7 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   } else {
     return shape.status();
   }
+  out.evidence = inference_evidence::Analyze(found, out.shape);
   if (out.shape && out.shape->slowest_stage >= 0 &&
       out.shape->slowest_excess_percent >= findings_options.imbalance_min_percent) {
     // Only a shape without per-stage times fails here; the finding then goes without it.

@@ -42,6 +42,7 @@
 #include "findings/root_causes.h"
 #include "index/group_roles.h"
 #include "pipeline/ideal_bubble.h"
+#include "pipeline/inference_evidence.h"
 #include "pipeline/op_timeline.h"
 #include "pipeline/p2p_graph.h"
 #include "pipeline/rebalance.h"
@@ -108,6 +109,11 @@ struct Pipeline {
   // The bubble the shape's schedule leaves by itself; with the shape only.
   std::optional<pipeline::IdealBubble> ideal;
   std::string shape_problem;  // why the shape could not be inferred; empty with a shape
+  // Pipeline ranks whose file was cut short (in trace order): they keep their stage, and their
+  // iterations from the cut on are left out of every figure.
+  std::vector<int32_t> cut_short_ranks;
+  // What the stage order, the peers and the schedule family rest on, and how strongly.
+  inference_evidence::Evidence evidence;
   // The bubble the slowest stage causes; nullopt when the stage imbalance is below the findings
   // threshold or could not be simulated.
   std::optional<rebalance::ImbalanceEffect> slowest_stage_effect;

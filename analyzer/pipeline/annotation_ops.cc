@@ -10,28 +10,12 @@
 namespace bubblescope::pipeline {
 namespace {
 
-// Consumes a run of decimal digits from the front of `text` into `value`; false when there is
-// none or it does not fit an int32.
-bool ConsumeNumber(std::string_view* text, int32_t* value) {
-  size_t digits = 0;
-  int64_t number = 0;
-  while (digits < text->size() && (*text)[digits] >= '0' && (*text)[digits] <= '9') {
-    number = number * 10 + ((*text)[digits] - '0');
-    if (number > std::numeric_limits<int32_t>::max()) return false;
-    ++digits;
-  }
-  if (digits == 0) return false;
-  text->remove_prefix(digits);
-  *value = static_cast<int32_t>(number);
-  return true;
-}
-
 // `{stage}{F|B|I|W}{mb}`, or `{F|B|I|W}{mb}` without the stage (user NVTX ranges often name only
 // the microbatch; the stage then comes from the p2p order, as for `Forward {mb}`).
 std::optional<ParsedOpName> ParsePpName(std::string_view rest) {
   ParsedOpName parsed;
   const bool stage_given = !rest.empty() && rest.front() >= '0' && rest.front() <= '9';
-  if (stage_given && !ConsumeNumber(&rest, &parsed.virtual_stage)) return std::nullopt;
+  if (stage_given && !ConsumeLeadingNumber(&rest, &parsed.virtual_stage)) return std::nullopt;
   if (rest.empty()) return std::nullopt;
   switch (rest.front()) {
     case 'F':
@@ -51,7 +35,7 @@ std::optional<ParsedOpName> ParsePpName(std::string_view rest) {
       return std::nullopt;
   }
   rest.remove_prefix(1);
-  if (!ConsumeNumber(&rest, &parsed.microbatch) || !rest.empty()) return std::nullopt;
+  if (!ConsumeLeadingNumber(&rest, &parsed.microbatch) || !rest.empty()) return std::nullopt;
   return parsed;
 }
 
@@ -66,7 +50,7 @@ std::optional<ParsedOpName> ParseWordName(std::string_view name) {
     std::string_view rest = name.substr(word.size());
     ParsedOpName parsed;
     parsed.type = type;
-    if (!ConsumeNumber(&rest, &parsed.microbatch) || !rest.empty()) return std::nullopt;
+    if (!ConsumeLeadingNumber(&rest, &parsed.microbatch) || !rest.empty()) return std::nullopt;
     return parsed;
   }
   return std::nullopt;
@@ -92,6 +76,20 @@ std::vector<ComputeRange> ComputeRanges(const Rank& rank, const index::RankIndex
 }
 
 }  // namespace
+
+bool ConsumeLeadingNumber(std::string_view* text, int32_t* value) {
+  size_t digits = 0;
+  int64_t number = 0;
+  while (digits < text->size() && (*text)[digits] >= '0' && (*text)[digits] <= '9') {
+    number = number * 10 + ((*text)[digits] - '0');
+    if (number > std::numeric_limits<int32_t>::max()) return false;
+    ++digits;
+  }
+  if (digits == 0) return false;
+  text->remove_prefix(digits);
+  *value = static_cast<int32_t>(number);
+  return true;
+}
 
 std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name) {
   constexpr std::string_view kPp = "PP:";

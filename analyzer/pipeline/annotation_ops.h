@@ -33,6 +33,10 @@ struct ParsedOpName {
   int32_t microbatch = 0;
 };
 
+// Consumes a run of decimal digits from the front of `text` into `value`; false when there is
+// none or it does not fit an int32 (then `text` is left as it was).
+bool ConsumeLeadingNumber(std::string_view* text, int32_t* value);
+
 std::optional<ParsedOpName> ParseOpAnnotation(std::string_view name);
 
 // torch's DualPipeV runs a forward and a backward of different stages together and names the

@@ -39,6 +39,9 @@ struct IssuedTimeline {
   int32_t rank = -1;
   bool cpu_only = false;
   std::vector<IssuedItem> items;  // in issue order
+  // The rank's names, for comparing item names across ranks; null where a caller built the
+  // timeline by hand without them.
+  const NamePool* names = nullptr;
 };
 
 IssuedTimeline BuildIssuedTimeline(const index::RankIndex& rank, const StepMap& steps);

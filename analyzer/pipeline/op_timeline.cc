@@ -14,32 +14,6 @@ namespace {
 using pipeline::OpType;
 using pipeline::PipelineOp;
 
-// The schedule's program of every stage, or nothing when the simulator does not model the shape
-// (or it is larger than the ops measured, which a damaged trace could claim: the programs stay
-// linear in the input).
-std::optional<std::vector<std::vector<sim::Op>>> Programs(const schedule_inference::Result& shape,
-                                                          size_t measured_ops) {
-  const int64_t program_ops = int64_t{shape.p} * shape.m * shape.v * 3;
-  if (shape.p < 1 || shape.m < 1 || shape.v < 1 ||
-      program_ops > static_cast<int64_t>(measured_ops) * 3 + 4096) {
-    return std::nullopt;
-  }
-  sim::Config config = pipeline::ComputeOnlyConfig(shape, pipeline::SimScheduleOf(shape.family));
-  // Costs only need to be valid: a program is the order of ops, not their times.
-  const bool training = config.schedule != sim::Schedule::kForwardOnly;
-  const bool split = config.schedule == sim::Schedule::kZeroBubbleH1;
-  config.costs.assign(static_cast<size_t>(shape.p),
-                      sim::StageCost{.forward = shape.v,
-                                     .backward = training ? shape.v : 0,
-                                     .weight_grad = split ? shape.v : 0});
-  if (!sim::ValidateConfig(config).ok()) return std::nullopt;
-  std::vector<std::vector<sim::Op>> programs;
-  for (int32_t stage = 0; stage < shape.p; ++stage) {
-    programs.push_back(sim::StageProgram(config, stage));
-  }
-  return programs;
-}
-
 // Labels the ops [first, last) of one rank and step from `program` when their types run in
 // exactly its order; ops an annotation labelled keep their microbatch, and take the program's
 // chunk only where its microbatch agrees.
@@ -157,7 +131,9 @@ Result Build(const schedule_inference::Result& shape, const bubble::Result& bubb
   for (Placed& entry : placed) result.ops.push_back(entry.op);
 
   const std::optional<std::vector<std::vector<sim::Op>>> programs =
-      p == shape.p ? Programs(shape, result.ops.size()) : std::nullopt;
+      p == shape.p ? pipeline::StagePrograms(
+                         shape, static_cast<int64_t>(result.ops.size()) * 3 + 4096)
+                   : std::nullopt;
   if (programs) {
     size_t begin = 0;
     while (begin < placed.size()) {

@@ -39,6 +39,34 @@ bool PeersRecorded(const index::TraceIndex& index) {
   return false;
 }
 
+// Peers of the transfers the pipeline runtime named, by index op, keyed by rank position: the
+// rank of the stage at the other end, where the annotations place every stage.
+std::map<size_t, std::map<uint32_t, int32_t>> NamedTransferPeers(
+    const Pipeline& pipeline, const std::vector<std::vector<pipeline::LabelledTransfer>>& named) {
+  std::map<size_t, std::map<uint32_t, int32_t>> peers;
+  const std::vector<int32_t>& placement = pipeline.order.virtual_stage_ranks;
+  if (!pipeline.order.known || placement.empty()) return peers;
+  const auto stage_count = static_cast<int32_t>(placement.size());
+  for (size_t at = 0; at < pipeline.positions.size(); ++at) {
+    const size_t position = pipeline.positions[at];  // parallel to order.ranks
+    const int32_t rank = pipeline.order.ranks[at];
+    if (position >= named.size()) continue;
+    for (const pipeline::LabelledTransfer& labelled : named[position]) {
+      const int32_t stage = labelled.transfer.stage;
+      const int32_t peer_stage = pipeline::PeerStage(labelled.transfer);
+      // A name that does not fit the placement (a stage of another rank, no stage beyond the
+      // ends) settles nothing.
+      if (stage < 0 || stage >= stage_count || placement[static_cast<size_t>(stage)] != rank ||
+          peer_stage < 0 || peer_stage >= stage_count) {
+        continue;
+      }
+      const int32_t peer = placement[static_cast<size_t>(peer_stage)];
+      if (peer != rank) peers[position][labelled.op] = peer;
+    }
+  }
+  return peers;
+}
+
 // Peers for the transfers of a pipeline whose trace records none, by index op (peer_inference.h),
 // keyed by rank position; a note when some rank's cannot be told.
 std::map<size_t, std::map<uint32_t, int32_t>> InferPipelinePeers(
@@ -192,6 +220,20 @@ std::optional<std::vector<std::vector<int32_t>>> SplitByProcessGroups(
 
 }  // namespace
 
+std::string_view PeerSourceName(PeerSource source) {
+  switch (source) {
+    case PeerSource::kRecorded:
+      return "recorded";
+    case PeerSource::kPpAction:
+      return "pp_action";
+    case PeerSource::kInferred:
+      return "inferred";
+    case PeerSource::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
 const RankOps* Result::OpsOf(int32_t rank) const {
   for (const RankOps& ops : ranks) {
     if (ops.rank == rank) return &ops;
@@ -210,13 +252,28 @@ Result Analyze(const Input& input) {
 
   Components components(n);
   std::vector<bool> has_p2p(n, false);
+  std::vector<bool> named_as_peer(n, false);
   for (size_t i = 0; i < n; ++i) {
     has_p2p[i] = index.ranks[i].HasP2p();
     if (!peers) continue;
     for (const index::DeviceOp& op : index.ranks[i].ops) {
       if (!op.is_p2p() || op.in_optimizer) continue;
       auto peer = position_of.find(op.peer);
-      if (peer != position_of.end()) components.Join(i, peer->second);
+      if (peer == position_of.end()) continue;
+      components.Join(i, peer->second);
+      named_as_peer[peer->second] = true;
+    }
+  }
+  // A rank whose file was cut short before its first transfer still has its place: the ranks it
+  // exchanged with name it as their peer.
+  for (size_t i = 0; i < n; ++i) {
+    const bool cut_short = input.cut_short != nullptr && i < input.cut_short->size() &&
+                           (*input.cut_short)[i];
+    if (!has_p2p[i] && cut_short && named_as_peer[i]) {
+      has_p2p[i] = true;
+      result.notes.push_back(absl::StrCat(
+          "rank ", index.ranks[i].rank, " was cut short before its first transfer; its peers' "
+          "transfers keep it in the pipeline"));
     }
   }
   // Without recorded peers, GPU ranks split into pipelines by the rhythm of their transfers;
@@ -307,33 +364,52 @@ Result Analyze(const Input& input) {
                      *std::min_element(b.order.ranks.begin(), b.order.ranks.end());
             });
 
-  // Without recorded peers, the stage order and what each transfer carries give them.
+  // Transfers the runtime named have their peers from the stage placement; without recorded
+  // peers, the stage order and what each transfer carries give the rest.
+  std::map<size_t, std::map<uint32_t, int32_t>> named_peers;     // position -> op -> peer
   std::map<size_t, std::map<uint32_t, int32_t>> inferred_peers;  // position -> op -> peer
-  if (!peers) {
-    for (Pipeline& found : result.pipelines) {
-      if (!found.order.known) continue;
-      std::map<size_t, std::map<uint32_t, int32_t>> found_peers =
-          InferPipelinePeers(found, timelines, &result.notes);
-      inferred_peers.merge(std::move(found_peers));
+  for (Pipeline& found : result.pipelines) {
+    if (input.named_transfers != nullptr) {
+      named_peers.merge(NamedTransferPeers(found, *input.named_transfers));
     }
+    if (peers || !found.order.known) continue;
+    bool all_named = true;
+    for (size_t position : found.positions) {
+      const auto named = named_peers.find(position);
+      for (const pipeline::IssuedItem& item : timelines[position].items) {
+        if (item.kind == pipeline::ItemKind::kCompute) continue;
+        all_named &= named != named_peers.end() && named->second.contains(item.op);
+      }
+    }
+    if (all_named) continue;  // nothing left to guess
+    std::map<size_t, std::map<uint32_t, int32_t>> found_peers =
+        InferPipelinePeers(found, timelines, &result.notes);
+    inferred_peers.merge(std::move(found_peers));
   }
   for (size_t i = 0; i < n; ++i) {
     const index::RankIndex& rank = index.ranks[i];
     RankOps rank_ops;
     rank_ops.rank = rank.rank;
-    const auto inferred = inferred_peers.find(i);
+    // The peer settled for op k of this rank by one source's map; -1 when none.
+    const auto settled = [i](const std::map<size_t, std::map<uint32_t, int32_t>>& by_position,
+                             uint32_t k) {
+      const auto rank_peers = by_position.find(i);
+      if (rank_peers == by_position.end()) return int32_t{-1};
+      const auto peer = rank_peers->second.find(k);
+      return peer == rank_peers->second.end() ? int32_t{-1} : peer->second;
+    };
     for (uint32_t k : rank.issue_order) {
       const index::DeviceOp& device_op = rank.ops[k];
       if (!device_op.is_p2p() || device_op.in_optimizer) continue;
       P2pOp op;
       op.send = device_op.is_send();
       op.peer = device_op.peer;
-      if (op.peer < 0 && inferred != inferred_peers.end()) {
-        const auto peer = inferred->second.find(k);
-        if (peer != inferred->second.end()) {
-          op.peer = peer->second;
-          op.peer_inferred = true;
-        }
+      if (op.peer >= 0) op.peer_source = PeerSource::kRecorded;
+      if (op.peer < 0 && (op.peer = settled(named_peers, k)) >= 0) {
+        op.peer_source = PeerSource::kPpAction;
+      }
+      if (op.peer < 0 && (op.peer = settled(inferred_peers, k)) >= 0) {
+        op.peer_source = PeerSource::kInferred;
       }
       op.bytes = device_op.bytes;
       op.rendezvous = !rank.cpu_only();
@@ -348,6 +424,13 @@ Result Analyze(const Input& input) {
     result.ranks.push_back(std::move(rank_ops));
   }
 
+  for (Pipeline& found : result.pipelines) {
+    for (size_t position : found.positions) {
+      for (const P2pOp& op : result.ranks[position].ops) {
+        ++found.peers_by_source[static_cast<size_t>(op.peer_source)];
+      }
+    }
+  }
   // An edge from the last stage back to the first (p >= 3), recorded or inferred, is
   // interleaving's wrap-around.
   for (Pipeline& found : result.pipelines) {

@@ -12,13 +12,18 @@
 // (pipeline::ChainByCompletionGaps, whose chains are their stage orders); otherwise by the
 // process groups the ranks declare (distributedInfo.pg_config: a DP×PP job's pipelines are each
 // a group): the one way to cover the ranks with traffic by disjoint declared groups of one size
-// in which every group has a stage order; otherwise every rank with p2p ops forms one pipeline. Peers are then inferred from the stage order and what each
-// transfer carries (peer_inference.h); a rank whose forward and backward cannot be told apart
-// leaves them unknown, with a note.
+// in which every group has a stage order; otherwise every rank with p2p ops forms one pipeline.
+// Peers are then inferred from the stage order and what each transfer carries
+// (peer_inference.h); a rank whose forward and backward cannot be told apart leaves them
+// unknown, with a note. Ahead of that guess, a transfer the pipeline runtime named
+// (`PP:{stage}SEND_F{mb}`, ...; transfer_actions.h) in a pipeline whose stage placement the
+// annotations give has the rank of the stage at its other end as its peer.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bubblescope/trace.h"
@@ -26,13 +31,24 @@
 #include "pipeline/issued_items.h"
 #include "pipeline/pipeline_op.h"
 #include "pipeline/stage_order.h"
+#include "pipeline/transfer_actions.h"
 
 namespace bubblescope::p2p_graph {
+
+// Where a transfer's peer came from, strongest first.
+enum class PeerSource : uint8_t {
+  kRecorded,  // the trace's own args (NCCL metadata, record_param_comms, nccl:send ranges)
+  kPpAction,  // the pipeline runtime's name for the transfer (pipeline/transfer_actions.h)
+  kInferred,  // guessed from the stage order and what the transfer carries (peer_inference.h)
+  kUnknown,
+};
+
+std::string_view PeerSourceName(PeerSource source);  // "recorded", "pp_action", "inferred", ...
 
 struct P2pOp {
   bool send = false;
   int32_t peer = -1;      // global rank of the other end; -1 when unknown
-  bool peer_inferred = false;  // filled in from the stage order, not read from the trace
+  PeerSource peer_source = PeerSource::kUnknown;
   int64_t bytes = -1;     // -1 when unknown
   // A GPU p2p kernel, which runs until its peer's matching kernel has started and both complete
   // together (NCCL); a CPU gloo op is buffered and may complete before its peer posts.
@@ -62,6 +78,8 @@ struct Pipeline {
   bool order_guessed = false;
   // Indices into Input::timelines (and Trace::ranks) of the pipeline's ranks, in stage order.
   std::vector<size_t> positions;
+  // How many of the pipeline's p2p ops got their peer from each source, by PeerSource.
+  std::array<int64_t, 4> peers_by_source = {};
 
   const std::vector<int32_t>& stage_order() const { return order.ranks; }
 };
@@ -73,6 +91,12 @@ struct Input {
   const std::vector<std::vector<pipeline::PipelineOp>>* annotated = nullptr;
   // The ranks' declared process groups, parallel to index->ranks; null or empty: none known.
   const std::vector<const std::vector<ProcessGroup>*>* process_groups = nullptr;
+  // Per trace rank: its p2p ops the pipeline runtime named (pipeline/transfer_actions.h); null:
+  // none. With a stage placement read from annotations they give the peers of transfers whose
+  // trace records none, ahead of any guess.
+  const std::vector<std::vector<pipeline::LabelledTransfer>>* named_transfers = nullptr;
+  // Per trace rank: its file was cut short (analysis/iterations.h, CutShort); null: none was.
+  const std::vector<bool>* cut_short = nullptr;
 };
 
 struct Result {

@@ -31,6 +31,22 @@ const IssuedItem* FirstTransfer(const IssuedTimeline& timeline) {
 }
 
 // Follows each rank's first send from the one rank that sends before it receives.
+// The rank not yet in `order` whose first receive of the reference step comes from `rank`, or
+// -1: the stage after a rank whose file was cut short before it sent anything, which its
+// successor's recorded receives still name.
+int32_t ReceiverFrom(const std::vector<IssuedTimeline>& timelines, int32_t rank,
+                     const std::vector<int32_t>& order) {
+  for (const IssuedTimeline& timeline : timelines) {
+    if (std::find(order.begin(), order.end(), timeline.rank) != order.end()) continue;
+    for (const IssuedItem& item : timeline.items) {
+      if (item.step != 0 || item.kind != ItemKind::kRecv) continue;
+      if (item.peer == rank) return timeline.rank;
+      break;
+    }
+  }
+  return -1;
+}
+
 std::optional<std::vector<int32_t>> OrderByPeers(const std::vector<IssuedTimeline>& timelines) {
   const IssuedTimeline* first = nullptr;
   for (const IssuedTimeline& timeline : timelines) {
@@ -50,8 +66,10 @@ std::optional<std::vector<int32_t>> OrderByPeers(const std::vector<IssuedTimelin
         break;
       }
     }
-    if (send == nullptr || std::find(order.begin(), order.end(), send->peer) != order.end()) break;
-    current = Find(timelines, send->peer);
+    int32_t next = send == nullptr ? -1 : send->peer;
+    if (send == nullptr) next = ReceiverFrom(timelines, current->rank, order);
+    if (next < 0 || std::find(order.begin(), order.end(), next) != order.end()) break;
+    current = Find(timelines, next);
     if (current == nullptr) return std::nullopt;  // traffic leaves the pipeline's ranks
     order.push_back(current->rank);
   }

@@ -8,9 +8,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "pipeline/p2p_structure.h"
 #include "pipeline/pipeline_op.h"
 #include "pipeline/segment_ops.h"
+#include "pipeline/sim_schedule.h"
 #include "pipeline/stage_stats.h"
 
 namespace bubblescope::schedule_inference {
@@ -163,6 +165,41 @@ absl::StatusOr<Result> FromWordAnnotations(const std::vector<PipelineOp>& ops,
   return result;
 }
 
+// Fits the shape's program to the ranks' transfers and compute (program_fit.h) and records how
+// well it fitted. Its ops replace `ops` where the phase hints did not split them one pass per
+// microbatch on every stage and the fit places every rank's reference step.
+void FitToProgram(const std::vector<IssuedTimeline>& timelines, bool hints_split_ops,
+                  Result* result, std::vector<PipelineOp>* ops) {
+  size_t items = 0;
+  for (const IssuedTimeline& timeline : timelines) items += timeline.items.size();
+  const std::optional<std::vector<std::vector<sim::Op>>> programs =
+      pipeline::StagePrograms(*result, static_cast<int64_t>(items) * 3 + 4096);
+  if (!programs) return;
+  pipeline::ProgramFit fit = pipeline::FitProgram({.timelines = &timelines,
+                                                   .stage_order = result->stage_order,
+                                                   .v = result->v,
+                                                   .programs = &*programs});
+  result->op_fit = fit.summary;
+  if (hints_split_ops || !fit.summary.reference_fitted || fit.ops.empty()) return;
+  result->op_fit->used = true;
+  *ops = std::move(fit.ops);
+  const pipeline::FitSummary& summary = *result->op_fit;
+  std::vector<std::string> evidence;
+  for (size_t e = 0; e < 5; ++e) {
+    if (summary.by_evidence[e] == 0) continue;
+    evidence.push_back(absl::StrCat(summary.by_evidence[e], " by ",
+                                    std::string(pipeline::FitEvidenceName(
+                                        static_cast<pipeline::FitEvidence>(e)))));
+  }
+  result->notes.push_back(absl::StrCat(
+      "forward and backward ops fitted to the ",
+      std::string(ScheduleFamilyName(result->family)),
+      " program between the transfers: ", summary.placed, " of ", summary.program_ops,
+      " ops placed (", absl::StrJoin(evidence, ", "), ") in ", summary.steps_fitted, " of ",
+      summary.steps, " steps"));
+  for (const std::string& note : fit.notes) result->notes.push_back("not fitted: " + note);
+}
+
 absl::StatusOr<Result> FromTraffic(const std::vector<IssuedTimeline>& timelines,
                                    const pipeline::StageOrder& stage_order,
                                    std::vector<PipelineOp>* ops) {
@@ -199,20 +236,25 @@ absl::StatusOr<Result> FromTraffic(const std::vector<IssuedTimeline>& timelines,
   result.notes = schedule->notes;
   result.virtual_stage_ranks = RoundRobinPlacement(result.stage_order, result.v);
   if (result.v > 1) result.notes.push_back("stage placement assumed round-robin (c·p + s)");
-  if (schedule->has_backward && !unhinted_ranks.empty()) {
-    // Forward and backward compute look alike there: no per-stage figures are made up.
-    for (int32_t rank : unhinted_ranks) {
-      result.notes.push_back(absl::StrCat("rank ", rank,
-                                          ": no backward name hints, so its forward and backward "
-                                          "compute cannot be told apart"));
-    }
-    ops->clear();
-  }
+  // Forward and backward compute of a rank without hints look alike to the name rules: their
+  // ops are left to the program fit below, and without it no per-stage figures are made up.
+  const bool unhinted = schedule->has_backward && !unhinted_ranks.empty();
+  if (unhinted) ops->clear();
   FamilyEvidence evidence;
   FillSplitEvidence(*ops, &evidence);
   evidence.any_backward = evidence.any_backward || schedule->has_backward;
   evidence.all_forwards_first = schedule->all_forwards_first;
   SetFamily(evidence, &result);
+  const bool hints_split_ops =
+      !unhinted && pipeline::OpCountMisfit(pipeline::StageStats(*ops, *order)).empty();
+  FitToProgram(timelines, hints_split_ops, &result, ops);
+  if (unhinted && !(result.op_fit && result.op_fit->used)) {
+    for (int32_t rank : unhinted_ranks) {
+      result.notes.push_back(absl::StrCat("rank ", rank,
+                                          ": no backward name hints, so its forward and backward "
+                                          "compute cannot be told apart"));
+    }
+  }
   result.stage_order_source = stage_order.source;
   result.schedule_source = ShapeSource::kP2p;
   return result;
@@ -286,7 +328,21 @@ absl::StatusOr<Result> Analyze(const Input& input) {
   if (!ops.empty()) {
     result->stages = pipeline::StageStats(ops, result->stage_order);
     const std::string misfit = pipeline::OpCountMisfit(result->stages);
-    if (misfit.empty()) {
+    const pipeline::FitSummary* fit =
+        result->op_fit && result->op_fit->used ? &*result->op_fit : nullptr;
+    if (misfit.empty() && fit != nullptr && (fit->weak > 0 || fit->hinted_left_out > 0)) {
+      result->stage_counts_fit = false;
+      const std::string why =
+          fit->weak > 0
+              ? absl::StrCat(fit->weak, " of the fitted ops were cut from a neighbour where no "
+                                        "phase hint or repeated kernel name confirmed the cut")
+              : absl::StrCat(fit->hinted_left_out, " backward kernels fit no op of the ",
+                             std::string(ScheduleFamilyName(result->family)),
+                             " program (weight-gradient ops of a zero-bubble schedule?)");
+      result->notes.push_back(absl::StrCat("guess: ", why,
+                                           ", so no stage is called slowest and no imbalance or "
+                                           "rebalance is built on these times"));
+    } else if (misfit.empty()) {
       pipeline::FindSlowestStage(&*result);
     } else {
       result->stage_counts_fit = false;

@@ -13,12 +13,15 @@
 //     (visible with peers and p >= 3). Where they are not, the first stage's forward-op count
 //     F = v·m against its (2v-1)·m sends gives m and v. On the last stage, gpipe receives all
 //     m forward inputs before its first send, 1f1b does not. F / B / W ops are the compute runs
-//     between transfers, split by name hints (see issued_items.h, segment_ops.h).
+//     between transfers, split by name hints (see issued_items.h, segment_ops.h); where those
+//     do not give one pass per microbatch on every stage, the ops the schedule's program places
+//     between each rank's transfers (program_fit.h).
 //  3. Family: any W or I op -> "zb"; no backward -> "fwd-only"; v > 1 -> "interleaved"; m = 1 ->
 //     "gpipe" (identical to 1f1b then; a note says so); else the last stage's F / B order.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "pipeline/issued_items.h"
 #include "pipeline/pipeline_op.h"
+#include "pipeline/program_fit.h"
 #include "pipeline/stage_order.h"
 
 namespace bubblescope::schedule_inference {
@@ -73,6 +77,11 @@ struct Result {
   double slowest_excess_ns = 0.0;       // slowest mean_total_ns - mean over stages
   double slowest_excess_percent = 0.0;  // of that mean
   std::vector<std::string> notes;       // assumptions and ambiguities met on the way
+  // Shapes read from the traffic: how the schedule's program fitted the ranks' transfers and
+  // compute (program_fit.h), and whether the per-stage figures come from that fit (`used`:
+  // where phase hints alone did not split the ops one pass per microbatch). nullopt for
+  // annotated shapes and shapes the simulator does not model.
+  std::optional<pipeline::FitSummary> op_fit;
   // The ops the per-stage figures come from, every step of every rank, each rank's in start
   // order; empty when they could not be split.
   std::vector<pipeline::PipelineOp> ops;

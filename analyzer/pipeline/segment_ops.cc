@@ -8,44 +8,17 @@
 namespace bubblescope::pipeline {
 namespace {
 
-OpType PhaseOf(const IssuedItem& item) {
-  switch (item.hint) {
-    case PhaseHint::kBackward:
-      return OpType::kBackward;
-    case PhaseHint::kWeightGrad:
-      return OpType::kWeightGrad;
-    case PhaseHint::kNone:
-      break;
-  }
-  return OpType::kForward;
-}
-
 struct Run {
   OpType type = OpType::kForward;
   std::vector<const IssuedItem*> items;
 };
-
-PipelineOp MakeOp(int32_t rank, const Run& run) {
-  std::vector<TimeRange> ranges;
-  for (const IssuedItem* item : run.items) ranges.push_back(TimeRange{item->start, item->end});
-  PipelineOp op;
-  op.rank = rank;
-  op.step = run.items.front()->step;
-  op.type = run.type;
-  op.start = run.items.front()->start;
-  const IntervalSet compute = IntervalSet::FromRanges(std::move(ranges));
-  op.compute_ns = compute.Length();
-  op.compute_start = compute.Start();
-  op.compute_end = compute.End();
-  return op;
-}
 
 // Emits the op runs of one segment: compute items between two transfers of the same step.
 void EmitSegment(bool first_stage, bool after_recv, bool before_send,
                  const std::vector<const IssuedItem*>& items, std::vector<Run>* ops) {
   std::vector<Run> runs;
   for (const IssuedItem* item : items) {
-    OpType type = PhaseOf(*item);
+    OpType type = HintedType(*item);
     if (runs.empty() || runs.back().type != type) runs.push_back(Run{type, {}});
     runs.back().items.push_back(item);
   }
@@ -134,6 +107,33 @@ std::vector<Run> OpRuns(const IssuedTimeline& timeline, bool first_stage) {
 
 }  // namespace
 
+OpType HintedType(const IssuedItem& item) {
+  switch (item.hint) {
+    case PhaseHint::kBackward:
+      return OpType::kBackward;
+    case PhaseHint::kWeightGrad:
+      return OpType::kWeightGrad;
+    case PhaseHint::kNone:
+      break;
+  }
+  return OpType::kForward;
+}
+
+PipelineOp OpOfItems(int32_t rank, OpType type, const std::vector<const IssuedItem*>& items) {
+  std::vector<TimeRange> ranges;
+  for (const IssuedItem* item : items) ranges.push_back(TimeRange{item->start, item->end});
+  PipelineOp op;
+  op.rank = rank;
+  op.step = items.front()->step;
+  op.type = type;
+  op.start = items.front()->start;
+  const IntervalSet compute = IntervalSet::FromRanges(std::move(ranges));
+  op.compute_ns = compute.Length();
+  op.compute_start = compute.Start();
+  op.compute_end = compute.End();
+  return op;
+}
+
 bool HasPhaseHints(const IssuedTimeline& timeline) {
   for (const IssuedItem& item : timeline.items) {
     if (item.kind == ItemKind::kCompute && item.hint != PhaseHint::kNone) return true;
@@ -143,7 +143,7 @@ bool HasPhaseHints(const IssuedTimeline& timeline) {
 
 std::vector<PipelineOp> SegmentOps(const IssuedTimeline& timeline, bool first_stage) {
   std::vector<PipelineOp> ops;
-  for (const Run& run : OpRuns(timeline, first_stage)) ops.push_back(MakeOp(timeline.rank, run));
+  for (const Run& run : OpRuns(timeline, first_stage)) ops.push_back(OpOfItems(timeline.rank, run.type, run.items));
   return ops;
 }
 

@@ -12,6 +12,7 @@
 // repeating item names agree on where (segment_ops.cc).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "pipeline/issued_items.h"
@@ -21,6 +22,13 @@ namespace bubblescope::pipeline {
 
 // True when some compute item of the timeline carries a backward or weight-gradient hint.
 bool HasPhaseHints(const IssuedTimeline& timeline);
+
+// The op type a compute item's phase hint points to; no hint reads as a forward.
+OpType HintedType(const IssuedItem& item);
+
+// One op of `type` made of `items` (non-empty, of one step): its start is the first item's, its
+// compute the union of the items' time ranges.
+PipelineOp OpOfItems(int32_t rank, OpType type, const std::vector<const IssuedItem*>& items);
 
 std::vector<PipelineOp> SegmentOps(const IssuedTimeline& timeline, bool first_stage);
 

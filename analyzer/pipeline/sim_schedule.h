@@ -3,7 +3,10 @@
 // pipeline (rebalance, the schedule's own run, what-if).
 #pragma once
 
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "pipeline/pipeline_op.h"
 #include "pipeline/schedule_inference.h"
@@ -62,6 +65,30 @@ inline sim::Config ComputeOnlyConfig(int32_t p, int32_t m, int32_t v, sim::Sched
 inline sim::Config ComputeOnlyConfig(const schedule_inference::Result& shape,
                                      sim::Schedule schedule) {
   return ComputeOnlyConfig(shape.p, shape.m, shape.v, schedule);
+}
+
+// The order of ops `shape`'s schedule runs on each stage (sim::StageProgram at its p, v, m and
+// family), one program per stage; nothing when the simulator does not model the shape, or when
+// it holds more ops than `op_limit`, which a damaged trace could claim: callers pass a bound
+// linear in what they measured.
+inline std::optional<std::vector<std::vector<sim::Op>>> StagePrograms(
+    const schedule_inference::Result& shape, int64_t op_limit) {
+  const int64_t program_ops = int64_t{shape.p} * shape.m * shape.v * 3;
+  if (shape.p < 1 || shape.m < 1 || shape.v < 1 || program_ops > op_limit) return std::nullopt;
+  sim::Config config = ComputeOnlyConfig(shape, SimScheduleOf(shape.family));
+  // Costs only need to be valid: a program is the order of ops, not their times.
+  const bool training = config.schedule != sim::Schedule::kForwardOnly;
+  const bool split = config.schedule == sim::Schedule::kZeroBubbleH1;
+  config.costs.assign(static_cast<size_t>(shape.p),
+                      sim::StageCost{.forward = shape.v,
+                                     .backward = training ? shape.v : 0,
+                                     .weight_grad = split ? shape.v : 0});
+  if (!sim::ValidateConfig(config).ok()) return std::nullopt;
+  std::vector<std::vector<sim::Op>> programs;
+  for (int32_t stage = 0; stage < shape.p; ++stage) {
+    programs.push_back(sim::StageProgram(config, stage));
+  }
+  return programs;
 }
 
 }  // namespace bubblescope::pipeline

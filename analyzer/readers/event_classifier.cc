@@ -73,11 +73,39 @@ bool IsCommKernelName(std::string_view kernel_name) {
   return false;
 }
 
+namespace {
+
+bool IsIdentifierChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// The function a kernel name names right after `at` (where a namespace prefix ended): the
+// identifier up to its template arguments or parameters.
+std::string_view FunctionAfter(std::string_view kernel_name, size_t at) {
+  size_t end = at;
+  while (end < kernel_name.size() && IsIdentifierChar(kernel_name[end])) ++end;
+  return kernel_name.substr(at, end - at);
+}
+
+}  // namespace
+
 std::optional<CommKind> CommKernelKind(std::string_view kernel_name) {
+  // DeepEP's token-moving kernels live in these namespaces (DeepSeek's own build spells the
+  // library dpsk::ep). A scope counts only where its name starts (DeepSeek's traces also hold
+  // CUB kernels under cdpsk::ep::, which are not DeepEP's).
   static constexpr std::string_view kExpertParallelScopes[] = {
-      "deep_ep::intranode::", "deep_ep::internode::", "deep_ep::internode_ll::", "dpsk::ep::"};
+      "deep_ep::intranode::", "deep_ep::internode::", "deep_ep::internode_ll::",
+      "dpsk::ep::intranode::", "dpsk::ep::internode::", "dpsk::ep::internode_ll::"};
   for (std::string_view scope : kExpertParallelScopes) {
-    if (kernel_name.find(scope) != std::string_view::npos) return CommKind::kAllToAll;
+    for (size_t at = kernel_name.find(scope); at != std::string_view::npos;
+         at = kernel_name.find(scope, at + 1)) {
+      if (at > 0 && IsIdentifierChar(kernel_name[at - 1])) continue;
+      // get_dispatch_layout only counts tokens per rank and expert from the router's choice:
+      // compute. Early DeepEP releases kept it in internode::, later ones in layout:: (and
+      // DeepSeek's in dpsk::ep::cuda::, which no scope above covers).
+      if (FunctionAfter(kernel_name, at + scope.size()) == "get_dispatch_layout") break;
+      return CommKind::kAllToAll;
+    }
   }
   if (IsCommKernelName(kernel_name)) return CommKindFromName(kernel_name);
   return std::nullopt;

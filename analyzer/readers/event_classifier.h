@@ -36,7 +36,8 @@ bool IsCommKernelName(std::string_view kernel_name);
 // (CommKindFromName), and expert-parallel all-to-all kernels, which move tokens between ranks
 // over NVLink/RDMA without NCCL: DeepEP's dispatch/combine and their notify/cached kernels
 // (namespaces deep_ep::intranode, ::internode, ::internode_ll; DeepSeek's own traces spell them
-// dpsk::ep::). Its layout kernels (deep_ep::layout) only compute, and stay compute.
+// dpsk::ep::internode, ...). Its layout kernel get_dispatch_layout (deep_ep::layout, early
+// releases' deep_ep::internode, DeepSeek's dpsk::ep::cuda) only computes, and stays compute.
 std::optional<CommKind> CommKernelKind(std::string_view kernel_name);
 
 // The kind of a collective from a "Collective name" arg ("send", "all_to_allv", "allreduce"),

@@ -44,15 +44,30 @@ std::string DiagnosisText(const job::Result& result) {
     absl::StrAppend(&out, " (p=", shape.p, " m=", shape.m, " v=", shape.v, " ",
                     std::string(schedule_inference::ScheduleFamilyName(shape.family)), ")");
   }
-  absl::StrAppend(&out, ": bubble ", absl::StrFormat("%.1f%%", 100.0 * bubble.bubble_fraction));
-  if (pipeline.ideal.has_value()) {
-    absl::StrAppend(&out, " against ",
-                    absl::StrFormat("%.1f%%", 100.0 * pipeline.ideal->fraction),
-                    " for its schedule alone");
+  if (bubble.complete_iterations == 0) {
+    absl::StrAppend(&out, ": no complete iteration to measure (", bubble.iterations.size(),
+                    " found, each missing on some rank)\n");
+  } else {
+    absl::StrAppend(&out, ": bubble ",
+                    absl::StrFormat("%.1f%%", 100.0 * bubble.bubble_fraction));
+    if (pipeline.ideal.has_value()) {
+      absl::StrAppend(&out, " against ",
+                      absl::StrFormat("%.1f%%", 100.0 * pipeline.ideal->fraction),
+                      " for its schedule alone");
+    }
+    absl::StrAppend(&out, ", iteration ",
+                    absl::StrFormat("%.3f", static_cast<double>(bubble.latency.p50) / 1e6),
+                    " ms (median)\n");
   }
-  absl::StrAppend(&out, ", iteration ",
-                  absl::StrFormat("%.3f", static_cast<double>(bubble.latency.p50) / 1e6),
-                  " ms (median)\n");
+  if (!pipeline.cut_short_ranks.empty()) {
+    absl::StrAppend(&out, "  cut short: the trace of rank",
+                    pipeline.cut_short_ranks.size() == 1 ? " " : "s ",
+                    RankList(pipeline.cut_short_ranks),
+                    " ends early; it keeps its stage, and ",
+                    bubble.iterations.size() - static_cast<size_t>(bubble.complete_iterations),
+                    " of ", bubble.iterations.size(),
+                    " iterations are left out of every figure as partial\n");
+  }
   if (pipeline.causes.causes.empty()) {
     absl::StrAppend(&out, "  top cause: none found (no finding)\n");
     return out;

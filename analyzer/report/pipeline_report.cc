@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/cause_report.h"
+#include "report/evidence_report.h"
 #include "report/job_report.h"
 #include "report/link_report.h"
 #include "report/rebalance_report.h"
@@ -85,6 +87,7 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
     absl::StrAppend(out, "  no complete iteration: ", pipeline.no_complete_iteration,
                     "; no bubble or latency figure\n");
   }
+  absl::StrAppend(out, EvidenceText(pipeline.evidence));
   for (const std::string& note : pipeline.crossrank.plausibility.notes) {
     absl::StrAppend(out, "  note: ", note, "\n");
   }
@@ -154,6 +157,36 @@ class PipelineJson {
   void Fraction(std::string_view key, double value) {
     json_.DoubleMember(key, value);
   }
+  // How the schedule's program fitted the ranks' transfers and compute (program_fit.h).
+  void OpFit(const std::optional<pipeline::FitSummary>& fit) {
+    json_.Key("op_fit");
+    if (!fit.has_value()) {
+      json_.Null();
+      return;
+    }
+    json_.BeginObject();
+    json_.BoolMember("used", fit->used);
+    Int("program_ops", fit->program_ops);
+    Int("placed", fit->placed);
+    Int("unplaced", fit->program_ops - fit->placed);
+    Int("weak", fit->weak);
+    Int("backward_kernels_left_out", fit->hinted_left_out);
+    Fraction("score", fit->program_ops > 0
+                          ? static_cast<double>(fit->placed - fit->weak) /
+                                static_cast<double>(fit->program_ops)
+                          : 0.0);
+    Int("steps", fit->steps);
+    Int("steps_fitted", fit->steps_fitted);
+    json_.Key("evidence");
+    json_.BeginObject();
+    // In pipeline::FitEvidence order.
+    static constexpr std::string_view kKeys[] = {"transfers", "phase_hints", "own_kernel_names",
+                                                 "other_stages_kernel_names", "weak"};
+    static_assert(static_cast<size_t>(pipeline::FitEvidence::kWeak) + 1 == std::size(kKeys));
+    for (size_t e = 0; e < 5; ++e) Int(kKeys[e], fit->by_evidence[e]);
+    json_.EndObject();
+    json_.EndObject();
+  }
   void OptionalString(std::string_view key, std::optional<std::string_view> value) {
     json_.Key(key);
     if (!value.has_value()) {
@@ -177,6 +210,7 @@ class PipelineJson {
     json_.BeginObject();
     json_.IntArrayMember("ranks", bubble.ranks);
     json_.IntArrayMember("missing_peers", pipeline.crossrank.missing_peers);
+    json_.IntArrayMember("cut_short_ranks", pipeline.cut_short_ranks);
     auto shape_int = [&](std::string_view key, int32_t value) {
       json_.Key(key);
       if (shape.has_value()) {
@@ -201,6 +235,8 @@ class PipelineJson {
       for (const std::string& note : shape->notes) json_.String(note);
     }
     json_.EndArray();
+    WriteEvidenceMember(pipeline.evidence, json_);
+    OpFit(shape.has_value() ? shape->op_fit : std::nullopt);
     json_.Key("plausibility_notes");
     json_.BeginArray();
     for (const std::string& note : pipeline.crossrank.plausibility.notes) json_.String(note);

@@ -20,6 +20,7 @@ void WriteWhatIfModelMembers(const job::Pipeline& pipeline, JsonWriter& json) {
   json.IntMember("v", model.v);
   json.BoolMember("separate_weight_grad", model.separate_weight_grad);
   json.BoolMember("multi_chunk_zero_bubble", model.multi_chunk_zero_bubble);
+  json.BoolMember("batched_p2p", model.batched_p2p);
   json.IntMember("measured_iteration_ns", model.measured_iteration_ns);
   json.DoubleMember("measured_bubble_fraction", model.measured_bubble_fraction);
   json.Key("stages");

@@ -58,6 +58,15 @@ absl::Status CheckLayers(const Model& model, const Candidate& candidate) {
   return pipeline::CheckResplit(before, candidate.layers_per_stage);
 }
 
+// Whether a candidate's transfers are batched as the measured job's were. The simulator batches
+// as Megatron-LM's 1F1B and interleaved schedules do (a send with the receive the next op needs);
+// the other schedules have no such batching in Megatron, and a runtime that runs them (torch's
+// pipelining) posts each action's transfers apart, so they keep one kernel per transfer.
+bool BatchesLikeMeasured(const Model& model, sim::Schedule schedule) {
+  return model.batched_p2p &&
+         (schedule == sim::Schedule::k1F1B || schedule == sim::Schedule::kInterleaved1F1B);
+}
+
 // The simulator config of `candidate` on the model, with `stash` bytes per in-flight microbatch
 // chunk (1 to count them).
 absl::StatusOr<sim::Config> ConfigOf(const Model& model, const Candidate& candidate,
@@ -66,6 +75,8 @@ absl::StatusOr<sim::Config> ConfigOf(const Model& model, const Candidate& candid
   sim::Config config = pipeline::ComputeOnlyConfig(
       model.p, candidate.microbatches, candidate.virtual_stages, candidate.schedule);
   config.iteration_barrier = true;
+  config.p2p = BatchesLikeMeasured(model, candidate.schedule) ? sim::P2pStyle::kBatched
+                                                              : sim::P2pStyle::kPerOp;
   config.activation_stash_bytes = stash;
   const double scale = candidate.same_global_batch
                            ? static_cast<double>(model.m) / static_cast<double>(candidate.microbatches)
@@ -244,6 +255,7 @@ absl::StatusOr<Model> ModelOf(const Input& input) {
       shape.family == schedule_inference::ScheduleFamily::kZeroBubble && shape.v > 1;
   model.measured_iteration_ns = input.bubble->latency.p50;
   model.measured_bubble_fraction = input.bubble->bubble_fraction;
+  model.batched_p2p = input.batched_p2p;
   const double chunks = static_cast<double>(shape.v);
   std::map<int32_t, int32_t> stage_of_rank;
   for (const schedule_inference::StageFigures& figures : shape.stages) {
@@ -412,6 +424,15 @@ absl::StatusOr<Result> Analyze(const Model& model, const std::vector<Candidate>&
       result.notes.push_back(
           "zb-h1 candidates split each measured backward into input and weight gradients of "
           "half its time each (the trace runs them together)");
+      break;
+    }
+  }
+  for (const Candidate& candidate : chosen) {
+    if (model.batched_p2p && !BatchesLikeMeasured(model, candidate.schedule)) {
+      result.notes.push_back(
+          "the measured transfers are batched as Megatron-LM batches them in 1F1B and "
+          "interleaved schedules; gpipe, zb-h1 and fwd-only candidates post one kernel per "
+          "transfer");
       break;
     }
   }

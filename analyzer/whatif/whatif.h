@@ -8,6 +8,8 @@
 // - each measured link's median transfer time (link_stats::Link), as a fixed cost per message
 //   (a neighbour link no transfer measured, such as an interleaved job's wrap-around from a 1F1B
 //   measurement, costs the median of the measured ones);
+// - batched transfers as Megatron-LM batches them in 1F1B and interleaved schedules when the
+//   measured job's were batched (Model::batched_p2p);
 // - an iteration-end all-reduce over the pipeline (the gradient-norm reduction, taken as free),
 //   no launch gaps and no optimizer step (host time the trace shows is not modelled: the baseline prediction
 //   of the measured configuration against the measured iteration shows how much that leaves).
@@ -74,6 +76,11 @@ struct Model {
   bool separate_weight_grad = false;  // the measured schedule runs W apart from B
   // A zero-bubble schedule with several chunks per rank, modelled as ZB-H1 (said in a note).
   bool multi_chunk_zero_bubble = false;
+  // The measured job's transfers ran batched (torch.distributed.batch_isend_irecv, Megatron-LM's
+  // default): the transfers a rank posts between two ops share one kernel, which ends when the
+  // last of them completes, so they cost one transfer time together, not one each in turn.
+  // Every candidate is simulated with the same batching.
+  bool batched_p2p = false;
   std::vector<StageModel> stages;  // by stage
   std::vector<LinkCost> links;     // the measured ones
   TimeNs measured_iteration_ns = 0;  // median iteration window
@@ -124,6 +131,8 @@ struct Input {
   // By stage: device time recomputing checkpointed forwards over the whole trace
   // (index::RankIndex::recompute_ns); empty when none.
   std::vector<TimeNs> recompute_ns;
+  // Any of the pipeline's transfers shared a batch kernel with others (p2p_graph::P2pOp::batch).
+  bool batched_p2p = false;
 };
 
 struct Result {

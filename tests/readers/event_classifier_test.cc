@@ -51,6 +51,18 @@ TEST(EventClassifierTest, CommKernelKinds) {
   EXPECT_EQ(CommKernelKind("dpsk::ep::internode::combine(send_buffer)"), CommKind::kAllToAll);
   EXPECT_EQ(CommKernelKind("void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*)"),
             std::nullopt);
+  // DeepSeek's traces: dispatch / combine / notify kernels under dpsk::ep::internode are
+  // all-to-all; the layout kernel (dpsk::ep::cuda::) and CUB's scan kernels under cdpsk::ep::
+  // compute. Early DeepEP kept the layout kernel in internode::, where it still computes.
+  EXPECT_EQ(CommKernelKind("void dpsk::ep::internode::notify_dispatch<false, 4>(int const*)"),
+            CommKind::kAllToAll);
+  EXPECT_EQ(CommKernelKind("void dpsk::ep::internode::dispatch_ll<true, 3>(void*)"),
+            CommKind::kAllToAll);
+  EXPECT_EQ(CommKernelKind("void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>(long const*)"),
+            std::nullopt);
+  EXPECT_EQ(CommKernelKind("void cdpsk::ep::CUB_DeviceScanKernel<int*>(int*)"), std::nullopt);
+  EXPECT_EQ(CommKernelKind("void deep_ep::internode::get_dispatch_layout<256, 32, 8>(long const*)"),
+            std::nullopt);
   EXPECT_EQ(CommKernelKind("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage)"),
             CommKind::kAllReduce);
   EXPECT_EQ(CommKernelKind("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"),

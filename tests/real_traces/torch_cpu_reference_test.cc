@@ -215,9 +215,6 @@ struct KnownGap {
 };
 
 // Issue 24's items, as the fixes of the gaps below.
-constexpr char kPeersFromPpRanges[] =
-    "issue 24 item 3 (peers from the runtime's PP:<stage>SEND_/RECV_ ranges instead of guessed "
-    "neighbours)";
 constexpr char kLoopedBfsFamily[] =
     "issue 24 'every schedule class torch's pipelining offers': the family rule reads any v > 1 "
     "F/B schedule as interleaved (docs/schedule-inference.md); looped BFS runs every forward "
@@ -225,14 +222,7 @@ constexpr char kLoopedBfsFamily[] =
 
 const KnownGap kKnownGaps[] = {
     {"loopedbfs_p4_v2_m4", "schedule", "interleaved", kLoopedBfsFamily},
-    {"loopedbfs_p4_v2_m4", "unmatched_p2p", "2 pairs, 2 findings", kPeersFromPpRanges},
-    {"interleaved_p3_v2_m3_memory", "unmatched_p2p", "4 pairs, 4 findings", kPeersFromPpRanges},
-    {"zb_p4_v2_m4_skipfirst", "unmatched_p2p", "7 pairs, 7 findings", kPeersFromPpRanges},
-    {"zbv_p3_v2_m3", "unmatched_p2p", "5 pairs, 5 findings", kPeersFromPpRanges},
-    {"dualpipev_p3_v2_m6_tensorboard", "unmatched_p2p", "6 pairs, 6 findings", kPeersFromPpRanges},
-    {"csv_1f1b_p3_m3_order201", "unmatched_p2p", "2 pairs, 2 findings", kPeersFromPpRanges},
     {"csv_bfs_p3_v2_m3_order012120", "schedule", "interleaved", kLoopedBfsFamily},
-    {"csv_bfs_p3_v2_m3_order012120", "unmatched_p2p", "4 pairs, 4 findings", kPeersFromPpRanges},
 };
 
 const KnownGap* FindGap(const std::string& run, const std::string& check) {

@@ -127,6 +127,18 @@ simdjson::dom::element Parse(simdjson::dom::parser& parser, const std::string& t
 TEST(PipelineReportJsonTest, KnownShape) {
   job::Pipeline pipeline = TwoRanks(true);
   pipeline.findings.findings.pop_back();
+  bubblescope::pipeline::FitSummary fit;
+  fit.used = true;
+  fit.program_ops = 16;
+  fit.placed = 12;  // one of 2 steps fitted
+  fit.weak = 2;
+  fit.hinted_left_out = 3;
+  fit.steps = 2;
+  fit.steps_fitted = 1;
+  fit.by_evidence[static_cast<size_t>(bubblescope::pipeline::FitEvidence::kTransfers)] = 8;
+  fit.by_evidence[static_cast<size_t>(bubblescope::pipeline::FitEvidence::kOtherNames)] = 2;
+  fit.by_evidence[static_cast<size_t>(bubblescope::pipeline::FitEvidence::kWeak)] = 2;
+  pipeline.shape->op_fit = fit;
   job::Pipeline other = TwoRanks(true);
   other.findings.findings.erase(other.findings.findings.begin());
   absl::StatusOr<std::string> json = AnalyzeJson(Job({pipeline, other}), SummaryReportOptions{});
@@ -147,6 +159,23 @@ TEST(PipelineReportJsonTest, KnownShape) {
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(std::string_view(notes.at(0)),
             "p = 2 and no forward ops to count: v > 1 is not visible, v = 1 assumed");
+  simdjson::dom::element op_fit = p["op_fit"];
+  EXPECT_TRUE(bool(op_fit["used"]));
+  EXPECT_EQ(int64_t(op_fit["program_ops"]), 16);
+  EXPECT_EQ(int64_t(op_fit["placed"]), 12);
+  EXPECT_EQ(int64_t(op_fit["unplaced"]), 4);
+  EXPECT_EQ(int64_t(op_fit["weak"]), 2);
+  EXPECT_EQ(int64_t(op_fit["backward_kernels_left_out"]), 3);
+  EXPECT_DOUBLE_EQ(double(op_fit["score"]), 10.0 / 16.0);  // (placed - weak) / program ops
+  EXPECT_EQ(int64_t(op_fit["steps"]), 2);
+  EXPECT_EQ(int64_t(op_fit["steps_fitted"]), 1);
+  EXPECT_EQ(int64_t(op_fit["evidence"]["transfers"]), 8);
+  EXPECT_EQ(int64_t(op_fit["evidence"]["phase_hints"]), 0);
+  EXPECT_EQ(int64_t(op_fit["evidence"]["own_kernel_names"]), 0);
+  EXPECT_EQ(int64_t(op_fit["evidence"]["other_stages_kernel_names"]), 2);
+  EXPECT_EQ(int64_t(op_fit["evidence"]["weak"]), 2);
+  // The second pipeline's shape has no fit (annotated, or not modelled): null.
+  EXPECT_TRUE(simdjson::dom::array(doc["pipelines"]).at(1)["op_fit"].is_null());
   EXPECT_DOUBLE_EQ(double(p["bubble_fraction"]), 0.45);
   EXPECT_DOUBLE_EQ(double(p["theoretical_bubble_fraction"]), 0.2);  // 1 / (4 + 1)
   EXPECT_NEAR(double(p["excess_bubble_fraction"]), 0.25, 1e-12);
@@ -240,7 +269,8 @@ TEST(PipelineReportJsonTest, UnknownShapeIsNull) {
     simdjson::dom::element p = simdjson::dom::array(Parse(parser, *json)["pipelines"]).at(0);
     for (const char* key : {"stages", "microbatches", "virtual_stages", "schedule",
                             "schedule_source", "theoretical_bubble_fraction",
-                            "excess_bubble_fraction", "slowest_stage", "slowest_stage_effect"}) {
+                            "excess_bubble_fraction", "slowest_stage", "slowest_stage_effect",
+                            "op_fit"}) {
       EXPECT_TRUE(p[key].is_null()) << key;
     }
     EXPECT_EQ(simdjson::dom::array(p["schedule_notes"]).size(), 0u);

@@ -1,0 +1,67 @@
+// The evidence line and member of a pipeline from hand-built evidence: a weak fact reads as a
+// guess in text, and JSON carries every fact's source and strength and the peer counts.
+#include "report/evidence_report.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+#include "text/json_writer.h"
+
+namespace bubblescope {
+namespace {
+
+using inference_evidence::Evidence;
+using inference_evidence::Strength;
+using ::testing::HasSubstr;
+
+Evidence GlooRunWithoutNames() {
+  Evidence evidence;
+  evidence.stage_order = {"transfer_timing", Strength::kWeak};
+  evidence.peers = {"inferred", Strength::kWeak};
+  evidence.schedule_family = {"p2p", Strength::kStrong};
+  evidence.peers_by_source = {0, 0, 190, 2};
+  return evidence;
+}
+
+TEST(EvidenceReportTest, WeakFactsReadAsGuesses) {
+  EXPECT_EQ(EvidenceText(GlooRunWithoutNames()),
+            "  evidence: stage order from when transfers completed (guess); peers from the stage "
+            "order and what each transfer carries (guess) [p2p ops: 190 inferred, 2 unknown]; "
+            "schedule family from p2p traffic (inferred)\n");
+  Evidence named;
+  named.stage_order = {"annotations", Strength::kRead};
+  named.peers = {"pp_action", Strength::kStrong};
+  named.schedule_family = {"annotations", Strength::kRead};
+  named.peers_by_source = {0, 192, 0, 0};
+  const std::string text = EvidenceText(named);
+  EXPECT_THAT(text, HasSubstr("stage order from annotations (read)"));
+  EXPECT_THAT(text, HasSubstr("peers from the runtime's PP: transfer names (inferred) [p2p ops: "
+                              "192 pp_action]"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("guess")));
+}
+
+TEST(EvidenceReportTest, JsonMemberCarriesSourcesStrengthsAndCounts) {
+  JsonWriter json;
+  json.BeginObject();
+  WriteEvidenceMember(GlooRunWithoutNames(), json);
+  json.EndObject();
+  absl::StatusOr<std::string> text = json.Finish();
+  ASSERT_TRUE(text.ok()) << text.status();
+  simdjson::dom::parser parser;
+  simdjson::dom::element evidence = parser.parse(*text)["evidence"];
+  EXPECT_EQ(std::string_view(evidence["stage_order"]["source"]), "transfer_timing");
+  EXPECT_EQ(std::string_view(evidence["stage_order"]["strength"]), "weak");
+  EXPECT_EQ(std::string_view(evidence["peers"]["source"]), "inferred");
+  EXPECT_EQ(std::string_view(evidence["peers"]["strength"]), "weak");
+  EXPECT_EQ(int64_t(evidence["peers"]["p2p_ops"]["recorded"]), 0);
+  EXPECT_EQ(int64_t(evidence["peers"]["p2p_ops"]["pp_action"]), 0);
+  EXPECT_EQ(int64_t(evidence["peers"]["p2p_ops"]["inferred"]), 190);
+  EXPECT_EQ(int64_t(evidence["peers"]["p2p_ops"]["unknown"]), 2);
+  EXPECT_EQ(std::string_view(evidence["schedule_family"]["source"]), "p2p");
+  EXPECT_EQ(std::string_view(evidence["schedule_family"]["strength"]), "strong");
+}
+
+}  // namespace
+}  // namespace bubblescope
