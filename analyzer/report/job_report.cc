@@ -26,16 +26,9 @@ std::string RankList(const std::vector<int32_t>& ranks) {
 
 std::string DiagnosisText(const job::Result& result) {
   if (result.pipelines.empty()) return "";
-  if (result.job.worst_pipeline < 0) {
-    // No pipeline has a complete iteration: there is no bubble to diagnose, only why.
-    std::string out;
-    for (size_t i = 0; i < result.pipelines.size(); ++i) {
-      absl::StrAppend(&out, "diagnosis: pipeline ", i, ": no complete iteration: ",
-                      result.pipelines[i].no_complete_iteration, "\n");
-    }
-    return out;
-  }
-  const auto index = static_cast<size_t>(result.job.worst_pipeline);
+  // The worst bubble; without any pipeline that has a complete iteration (so no bubble to rank),
+  // the first pipeline, whose diagnosis is why it has none.
+  const auto index = static_cast<size_t>(std::max(result.job.worst_pipeline, 0));
   const job::Pipeline& pipeline = result.pipelines[index];
   const bubble::Result& bubble = pipeline.bubble;
   std::string out = absl::StrCat("diagnosis: pipeline ", index);
@@ -44,9 +37,9 @@ std::string DiagnosisText(const job::Result& result) {
     absl::StrAppend(&out, " (p=", shape.p, " m=", shape.m, " v=", shape.v, " ",
                     std::string(schedule_inference::ScheduleFamilyName(shape.family)), ")");
   }
-  if (bubble.complete_iterations == 0) {
-    absl::StrAppend(&out, ": no complete iteration to measure (", bubble.iterations.size(),
-                    " found, each missing on some rank)\n");
+  if (!pipeline.no_complete_iteration.empty()) {
+    absl::StrAppend(&out, ": no complete iteration to measure: ", pipeline.no_complete_iteration,
+                    "\n");
   } else {
     absl::StrAppend(&out, ": bubble ",
                     absl::StrFormat("%.1f%%", 100.0 * bubble.bubble_fraction));

@@ -88,8 +88,9 @@ std::string* UntrustedRunsTest::renumbered_ = nullptr;
 TEST_F(UntrustedRunsTest, NoCompleteIterationIsStatedNotAZeroBubble) {
   CommandResult run = Bubblescope({"analyze", *renumbered_});
   EXPECT_EQ(run.exit_status, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("diagnosis: pipeline 0: no complete iteration: 6 iterations "
-                                 "(from profiler_steps) found, none on every pipeline rank"));
+  EXPECT_THAT(run.out, HasSubstr("diagnosis: pipeline 0 (p=4 m=8 v=1 1f1b): no complete "
+                                 "iteration to measure: 6 iterations (from profiler_steps) found, "
+                                 "none on every pipeline rank"));
   EXPECT_THAT(run.out, HasSubstr("no bubble or latency figure"));
   EXPECT_THAT(run.out, Not(HasSubstr("bubble 0.0%")));
   EXPECT_THAT(run.err, HasSubstr("warning: pipeline 0: no complete iteration"));
@@ -128,14 +129,13 @@ TEST_F(UntrustedRunsTest, TheGateRefusesToJudgeAJobWithoutACompleteIteration) {
 
 // Item 1: an iteration marker that matches nothing, in analyze, whatif and gate.
 TEST_F(UntrustedRunsTest, AMarkerMatchingNothingLeavesNoIterationAnywhere) {
-  const std::string why = "no complete iteration: the iteration marker matches no annotation on "
-                          "the pipeline's ranks";
+  const std::string why = "the iteration marker matches no annotation on the pipeline's ranks";
   CommandResult run = Bubblescope({"analyze", *base_, "--iteration-marker", "^train_stpe$"});
   EXPECT_EQ(run.exit_status, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("diagnosis: pipeline 0: " + why));
+  EXPECT_THAT(run.out, HasSubstr("no complete iteration to measure: " + why));
   run = Bubblescope({"whatif", *base_, "--iteration-marker", "^train_stpe$"});
   EXPECT_EQ(run.exit_status, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("no prediction: " + why));
+  EXPECT_THAT(run.out, HasSubstr("no prediction: no complete iteration: " + why));
   EXPECT_THAT(run.out, Not(HasSubstr("iteration 0.000 ms")));
   run = Bubblescope({"gate", "--baseline", *report_, *base_, "--iteration-marker", "^train_stpe$",
              "--max-latency", "10s"});

@@ -49,7 +49,9 @@ TEST(CutShortRankTest, KeepsItsStageWhenCutBeforeItsFirstTransfer) {
   EXPECT_EQ(pipeline.bubble.complete_iterations, 0);
   EXPECT_TRUE(job.job.ranks_without_p2p.empty());
   const std::string headline = DiagnosisText(job);
-  EXPECT_THAT(headline, HasSubstr("(p=4 m=8 v=1 1f1b): no complete iteration to measure"));
+  EXPECT_THAT(headline, HasSubstr("(p=4 m=8 v=1 1f1b): no complete iteration to measure: 3 "
+                                  "iterations (from profiler_steps) found, none on every "
+                                  "pipeline rank"));
   EXPECT_THAT(headline, HasSubstr("cut short: the trace of rank 2 ends early; it keeps its stage, "
                                   "and 3 of 3 iterations are left out"));
 }
