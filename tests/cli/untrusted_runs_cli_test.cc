@@ -34,14 +34,17 @@ CommandResult Bubblescope(std::vector<std::string> args) {
   return RunCommand(args, 120);
 }
 
+#ifndef BUBBLESCOPE_SANITIZED
 // `command` (bubblescope's arguments, shell-quoted by the caller) under an address-space limit
-// of `kilobytes`; ASan reserves far more address space than any such limit, so callers skip.
+// of `kilobytes`; ASan reserves far more address space than any such limit, so sanitized builds
+// leave these tests out.
 CommandResult RunLimited(int kilobytes, const std::string& command) {
   return RunCommand({"/bin/bash", "-c",
                      "ulimit -v " + std::to_string(kilobytes) + " && exec '" +
                          std::string(BUBBLESCOPE_BINARY) + "' " + command},
                     120);
 }
+#endif
 
 std::string Replaced(std::string text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
