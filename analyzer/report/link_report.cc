@@ -95,9 +95,17 @@ std::string LinkText(const job::CrossRankFigures& figures) {
     absl::StrAppend(&out, "  the last stage sends back to the first: an interleaved cycle\n");
   }
   if (!figures.pipeline.peers_recorded) {
+    const auto& by_source = figures.pipeline.peers_by_source;
+    const bool any_inferred =
+        by_source[static_cast<size_t>(p2p_graph::PeerSource::kInferred)] > 0;
+    const bool any_named = by_source[static_cast<size_t>(p2p_graph::PeerSource::kPpAction)] > 0;
     absl::StrAppend(&out,
-                    "  no peer ranks in the traces: stage order and peers inferred from the "
-                    "schedule (docs/cross-rank.md)\n");
+                    any_named && !any_inferred
+                        ? "  no peer ranks in the traces: peers from the pipeline runtime's "
+                          "transfer names (PP:<stage>SEND_F<mb>, ...) and its stage placement "
+                          "(docs/cross-rank.md)\n"
+                        : "  no peer ranks in the traces: stage order and peers inferred from the "
+                          "schedule (docs/cross-rank.md)\n");
   }
   std::vector<std::string> aligned;
   std::vector<std::string> unaligned;

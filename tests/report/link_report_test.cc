@@ -186,8 +186,16 @@ TEST(LinkReportTest, InferredPeersAreSaid) {
   job::CrossRankFigures figures = TwoStages();
   EXPECT_THAT(LinkText(figures), Not(HasSubstr("no peer ranks")));
   figures.pipeline.peers_recorded = false;
+  figures.pipeline.peers_by_source = {0, 0, 6, 0};  // six ops' peers inferred
   EXPECT_THAT(LinkText(figures), HasSubstr("no peer ranks in the traces: stage order and peers "
                                            "inferred from the schedule"));
+  // Every peer from the runtime's transfer names: not a guess, and not said to be one.
+  figures.pipeline.peers_by_source = {0, 6, 0, 0};
+  EXPECT_THAT(LinkText(figures), HasSubstr("no peer ranks in the traces: peers from the pipeline "
+                                           "runtime's transfer names"));
+  EXPECT_THAT(LinkText(figures), Not(HasSubstr("inferred from the schedule")));
+  figures.pipeline.peers_by_source = {0, 6, 2, 0};  // some named, some guessed: a guess
+  EXPECT_THAT(LinkText(figures), HasSubstr("inferred from the schedule"));
   JsonWriter json;
   json.BeginObject();
   WriteLinkMembers(figures, 2, json);
