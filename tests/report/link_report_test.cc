@@ -57,16 +57,22 @@ job::CrossRankFigures TwoStages() {
   return figures;
 }
 
-TEST(LinkReportTest, JsonMembers) {
+// `figures`' link members as one JSON object, parsed into `doc` (which `parser` owns).
+void ParseLinkMembers(const job::CrossRankFigures& figures, simdjson::dom::parser& parser,
+                      simdjson::dom::element& doc) {
   JsonWriter json;
   json.BeginObject();
-  WriteLinkMembers(TwoStages(), 2, json);
+  WriteLinkMembers(figures, 2, json);
   json.EndObject();
   absl::StatusOr<std::string> text = json.Finish();
   ASSERT_TRUE(text.ok()) << text.status();
+  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+}
+
+TEST(LinkReportTest, JsonMembers) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(ParseLinkMembers(TwoStages(), parser, doc));
   EXPECT_FALSE(bool(doc["interleaved"]));
   EXPECT_TRUE(bool(doc["peers_recorded"]));
   EXPECT_EQ(int64_t(doc["clock_reference_rank"]), 5);
@@ -167,15 +173,9 @@ TEST(LinkReportTest, ALinkWithoutTimedTransfersHasNoTransferTime) {
   link.bandwidth_samples = 0;
   link.slow = false;
   EXPECT_THAT(LinkText(figures), ContainsRegex("5->4 +0->1 +8 +8\\.00 +- +- +- +0\\.001 +2\\.000"));
-  JsonWriter json;
-  json.BeginObject();
-  WriteLinkMembers(figures, 2, json);
-  json.EndObject();
-  absl::StatusOr<std::string> text = json.Finish();
-  ASSERT_TRUE(text.ok()) << text.status();
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(ParseLinkMembers(figures, parser, doc));
   simdjson::dom::element json_link = doc["links"].at(0);
   EXPECT_EQ(int64_t(json_link["timed_transfers"]), 0);
   EXPECT_TRUE(json_link["transfer_us_median"].is_null());
@@ -196,15 +196,9 @@ TEST(LinkReportTest, InferredPeersAreSaid) {
   EXPECT_THAT(LinkText(figures), Not(HasSubstr("inferred from the schedule")));
   figures.pipeline.peers_by_source = {0, 6, 2, 0};  // some named, some guessed: a guess
   EXPECT_THAT(LinkText(figures), HasSubstr("inferred from the schedule"));
-  JsonWriter json;
-  json.BeginObject();
-  WriteLinkMembers(figures, 2, json);
-  json.EndObject();
-  absl::StatusOr<std::string> text = json.Finish();
-  ASSERT_TRUE(text.ok()) << text.status();
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(ParseLinkMembers(figures, parser, doc));
   EXPECT_FALSE(bool(doc["peers_recorded"]));
 }
 
