@@ -210,7 +210,8 @@ void JobInputCommand::DefineLayers(CLI::App* command) {
 std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
                                            std::ostream& err, int* exit_status) {
   *exit_status = kExitBadInput;
-  absl::StatusOr<Trace> trace = LoadTrace(source.paths, source.load);
+  absl::StatusOr<Trace> trace = source.load_trace ? source.load_trace(source.paths, source.load)
+                                                  : LoadTrace(source.paths, source.load);
   if (!trace.ok()) {
     err << "bubblescope: " << MessageLine(trace.status())
         << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
@@ -264,10 +265,7 @@ std::vector<std::string> JobInputCommand::InputFiles(const Trace& trace) {
   return files;
 }
 
-std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ostream& err,
-                                                  int* exit_status) {
-  *exit_status = kExitBadInput;
-  options.layers_per_stage = layers_per_stage_;
+std::optional<JobSource> JobInputCommand::Source(std::ostream& err) const {
   JobSource source;
   source.paths = paths_;
   source.load.jobs = jobs_;
@@ -285,7 +283,17 @@ std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ost
   if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
     source.iteration_marker = iteration_marker_;
   }
-  return LoadAndAnalyzeJob(source, std::move(options), err, exit_status);
+  return source;
+}
+
+std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ostream& err,
+                                                  int* exit_status, TraceLoader load_trace) {
+  *exit_status = kExitBadInput;
+  options.layers_per_stage = layers_per_stage_;
+  std::optional<JobSource> source = Source(err);
+  if (!source.has_value()) return std::nullopt;
+  source->load_trace = std::move(load_trace);
+  return LoadAndAnalyzeJob(*source, std::move(options), err, exit_status);
 }
 
 int JobInputCommand::WriteReport(const std::string& report, std::vector<std::string> inputs,

@@ -89,7 +89,8 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
 
 // One worker: one reader (and its parser buffers) for every file it takes; each file's text is
 // freed as soon as ReadOneFile returns.
-void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes, FileResults* results) {
+void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes, const FileReadHook& on_read,
+               FileResults* results) {
   KinetoReader reader;
   for (;;) {
     const size_t index = results->next.fetch_add(1);
@@ -101,6 +102,7 @@ void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes, FileResul
     if (!read.status.ok() && !IsSkippable(files[index], read.status)) {
       results->RecordFailure(index);
     }
+    if (on_read) on_read(index, read);
   }
 }
 
@@ -132,7 +134,7 @@ absl::StatusOr<TraceFileList> ListTraceFiles(const std::vector<std::string>& pat
 }
 
 std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
-                                     const LoadOptions& options) {
+                                     const LoadOptions& options, const FileReadHook& on_read) {
   FileResults results(files.size());
   if (files.empty()) return {};
   {
@@ -145,12 +147,12 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
     helpers.reserve(workers - 1);
     for (size_t i = 1; i < workers; ++i) {
       try {
-        helpers.emplace_back(ReadFiles, std::cref(files), max_bytes, &results);
+        helpers.emplace_back(ReadFiles, std::cref(files), max_bytes, std::cref(on_read), &results);
       } catch (const std::system_error&) {
         break;
       }
     }
-    ReadFiles(files, max_bytes, &results);
+    ReadFiles(files, max_bytes, on_read, &results);
   }  // the helpers join here
   return std::move(results.reads);
 }

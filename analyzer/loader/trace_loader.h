@@ -5,7 +5,9 @@
 // and AssembleTrace (every file's outcome, in list order).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,11 +62,16 @@ struct FileRead {
   std::vector<Rank> ranks; // the file's ranks with their reported ids (several when merged)
 };
 
+// Called by the worker that read files[index], as soon as it has: `analyze --mpi` encodes the
+// ranks as digests there and drops them, so that a process holds one trace per worker at a time.
+using FileReadHook = std::function<void(size_t index, FileRead& read)>;
+
 // Step 2: reads `files` (the list or any part of it, in list order) with options.jobs threads,
-// one FileRead per file. After a file fails, later files may be left unread: only the first
-// failure in list order is ever reported.
+// one FileRead per file, each passed to `on_read` first when there is one. After a file fails,
+// later files may be left unread: only the first failure in list order is ever reported.
 std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
-                                     const LoadOptions& options);
+                                     const LoadOptions& options,
+                                     const FileReadHook& on_read = nullptr);
 
 // Step 3: the Trace of `list` from `reads`, one per file of the list: record runs chosen, rank
 // ids assigned (duplicates rejected), files that are not traces noted. The error is the first
