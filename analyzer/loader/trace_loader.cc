@@ -17,6 +17,7 @@
 #include "loader/file_source.h"
 #include "loader/rank_assigner.h"
 #include "loader/trace_paths.h"
+#include "readers/digest_reader.h"
 #include "readers/kineto_reader.h"
 
 namespace bubblescope {
@@ -64,13 +65,30 @@ bool IsSkippable(const TraceFile& file, const absl::Status& status) {
   return file.from_directory && absl::IsNotFound(status);
 }
 
+// The ranks of a file just read, given to LoadOptions::on_rank_read where there is one.
+absl::Status HandOver(const std::function<void(Rank&)>& on_rank_read, std::vector<Rank>* ranks) {
+  if (on_rank_read) {
+    for (Rank& rank : *ranks) on_rank_read(rank);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t max_bytes,
+                         const std::function<void(Rank&)>& on_rank_read,
                          std::vector<Rank>* ranks, char* merged) {
   // Past the budget, memory can still run out (a machine that is short of it, an input whose
   // structure is unusually dense): that is this file's error, not a crash.
   try {
     absl::StatusOr<FileContents> contents = ReadFileSource(path, max_bytes);
     if (!contents.ok()) return contents.status();
+    // A digest (docs/digest.md) is told by its magic, whatever its name; it holds one rank.
+    const std::string_view text(contents->text.data(), contents->text.size());
+    if (digest::LooksLikeDigest(text)) {
+      absl::StatusOr<Rank> rank = digest::Decode(text, path, max_bytes);
+      if (!rank.ok()) return rank.status();
+      ranks->push_back(*std::move(rank));
+      return HandOver(on_rank_read, ranks);
+    }
     bool is_merged = false;
     absl::Status read = reader.ReadRanks(path, contents->text, ranks, &is_merged);
     if (!read.ok()) return read;
@@ -82,7 +100,7 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
       }
       rank.source_path = path;
     }
-    return absl::OkStatus();
+    return HandOver(on_rank_read, ranks);
   } catch (const std::bad_alloc&) {
     ranks->clear();
     return OutOfMemoryReading(path, max_bytes);
@@ -91,14 +109,15 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
 
 // One worker: one reader (and its parser buffers) for every file it takes; each file's text is
 // freed as soon as ReadOneFile returns.
-void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes, FileResults* results) {
+void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes,
+               const std::function<void(Rank&)>& on_rank_read, FileResults* results) {
   KinetoReader reader;
   for (;;) {
     const size_t index = results->next.fetch_add(1);
     if (index >= files.size() || index > results->first_failure.load()) return;
     absl::Status status =
-        ReadOneFile(reader, files[index].path, max_bytes, &results->ranks[index],
-                    &results->merged[index]);
+        ReadOneFile(reader, files[index].path, max_bytes, on_rank_read,
+                    &results->ranks[index], &results->merged[index]);
     if (!status.ok()) {
       // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
       if (!IsSkippable(files[index], status)) results->RecordFailure(index);
@@ -141,12 +160,13 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
     helpers.reserve(workers - 1);
     for (size_t i = 1; i < workers; ++i) {
       try {
-        helpers.emplace_back(ReadFiles, std::cref(*files), max_bytes, &results);
+        helpers.emplace_back(ReadFiles, std::cref(*files), max_bytes,
+                             std::cref(options.on_rank_read), &results);
       } catch (const std::system_error&) {
         break;
       }
     }
-    ReadFiles(*files, max_bytes, &results);
+    ReadFiles(*files, max_bytes, options.on_rank_read, &results);
   }  // the helpers join here
 
   // Files are judged in path order, so the error reported is the first in that order, whether a
