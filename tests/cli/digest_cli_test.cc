@@ -182,6 +182,32 @@ TEST(DigestCliTest, NeverReplacesDigestsWithoutForce) {
   EXPECT_TRUE(absl::StrContains(forced.out, "4 digests")) << forced.out;
 }
 
+// `record --digest`: the job's traces digested into DIR/digests-<run id>, analysed to the same
+// report. A shell job stands in for the collector (the library is only named, never loaded),
+// writing two ranks' files as the collector names them.
+TEST(DigestCliTest, RecordWritesDigestsBesideItsTraces) {
+  testing::TempDir dir;
+  const std::string set = kSamples + "sim_1f1b_p4_m8";
+  const std::string out = dir.path() + "/out";
+  const std::string collector = dir.Write("fake_collector.so", "not a library");
+  CommandResult record = RunCommand(
+      {kBinary, "record", "-o", out, "--collector", collector, "--run-id", "run7", "--digest",
+       "--", "sh", "-c",
+       "for r in 0 1 2 3; do gzip -dc \"$0\"/rank$r.pt.trace.json.gz > "
+       "\"$BUBBLESCOPE_OUTPUT_DIR\"/bubblescope-run7-rank$r-world4-h-$r.json; done",
+       set});
+  ASSERT_EQ(record.exit_status, 0) << record.err;
+  EXPECT_TRUE(absl::StrContains(record.err, "digests in " + out + "/digests-run7")) << record.err;
+  EXPECT_TRUE(absl::StrContains(record.err, "4 digests")) << record.err;
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_TRUE(fs::exists(out + "/digests-run7/rank" + std::to_string(r) + ".bsdigest"));
+  }
+  EXPECT_EQ(WithoutSources(AnalyzeJson({out + "/digests-run7"})),
+            WithoutSources(AnalyzeJson({set})));
+  // The traces alone in DIR: `analyze DIR` does not read the digests' subfolder.
+  EXPECT_EQ(WithoutSources(AnalyzeJson({out})), WithoutSources(AnalyzeJson({set})));
+}
+
 TEST(DigestCliTest, HelpAndUsage) {
   CommandResult help = RunCommand({kBinary, "digest", "--help"});
   EXPECT_EQ(help.exit_status, 0);
