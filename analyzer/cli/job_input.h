@@ -45,6 +45,10 @@ struct JobSource {
   std::optional<std::string> iteration_marker;
 };
 
+// Prints a note per file passed over and a line per rank with import warnings or errors
+// ("warning: " first, or nothing under --strict); true when `strict` rejects the trace.
+bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err);
+
 // Loads the traces and runs the job driver with `options` (the source's iteration marker added),
 // printing notes and warnings to `err`. nullopt after printing why, with *exit_status set.
 std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
@@ -55,6 +59,11 @@ class JobInputCommand : public Command {
   // Declares PATH..., -j, --max-file-mb, --rank, --run, --mix-runs, --strict and
   // --iteration-marker on `command`.
   void DefineInputs(CLI::App* command);
+  // Declares what reads the traces (PATH..., -j, --max-file-mb, --rank, --run, --mix-runs) and
+  // nothing of the analysis: `bubblescope digest`'s inputs.
+  void DefineLoadInputs(CLI::App* command);
+  // The paths and load options those flags give; nullopt after printing why.
+  std::optional<JobSource> Source(std::ostream& err) const;
   // Declares --format text|json and -o FILE.
   void DefineOutput(CLI::App* command);
   // Declares --html FILE, described by `what` (the page's contents).
@@ -72,9 +81,6 @@ class JobInputCommand : public Command {
   // Declares --layers-per-stage N,N,...: the measured job's layers on each stage, which the
   // rebalance suggestion and layer-move predictions need.
   void DefineLayers(CLI::App* command);
-
-  // The input flags' values; nullopt after printing why to `err`.
-  std::optional<JobSource> Source(std::ostream& err) const;
 
   // Loads the traces (with `load_trace` when given) and runs the job driver with `options` (the
   // iteration marker and layer counts added), printing notes and warnings to `err`. nullopt

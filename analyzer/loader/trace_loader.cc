@@ -17,6 +17,7 @@
 #include "loader/file_source.h"
 #include "loader/rank_assigner.h"
 #include "loader/trace_paths.h"
+#include "readers/digest_reader.h"
 #include "readers/kineto_reader.h"
 
 namespace bubblescope {
@@ -62,13 +63,30 @@ bool IsSkippable(const TraceFile& file, const absl::Status& status) {
   return file.from_directory && absl::IsNotFound(status);
 }
 
+// The ranks of a file just read, given to LoadOptions::on_rank_read where there is one.
+absl::Status HandOver(const std::function<void(Rank&)>& on_rank_read, std::vector<Rank>* ranks) {
+  if (on_rank_read) {
+    for (Rank& rank : *ranks) on_rank_read(rank);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t max_bytes,
+                         const std::function<void(Rank&)>& on_rank_read,
                          std::vector<Rank>* ranks, bool* merged) {
   // Past the budget, memory can still run out (a machine that is short of it, an input whose
   // structure is unusually dense): that is this file's error, not a crash.
   try {
     absl::StatusOr<FileContents> contents = ReadFileSource(path, max_bytes);
     if (!contents.ok()) return contents.status();
+    // A digest (docs/digest.md) is told by its magic, whatever its name; it holds one rank.
+    const std::string_view text(contents->text.data(), contents->text.size());
+    if (digest::LooksLikeDigest(text)) {
+      absl::StatusOr<Rank> rank = digest::Decode(text, path, max_bytes);
+      if (!rank.ok()) return rank.status();
+      ranks->push_back(*std::move(rank));
+      return HandOver(on_rank_read, ranks);
+    }
     bool is_merged = false;
     absl::Status read = reader.ReadRanks(path, contents->text, ranks, &is_merged);
     if (!read.ok()) return read;
@@ -80,7 +98,7 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
       }
       rank.source_path = path;
     }
-    return absl::OkStatus();
+    return HandOver(on_rank_read, ranks);
   } catch (const std::bad_alloc&) {
     ranks->clear();
     return OutOfMemoryReading(path, max_bytes);
@@ -89,7 +107,8 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
 
 // One worker: one reader (and its parser buffers) for every file it takes; each file's text is
 // freed as soon as ReadOneFile returns.
-void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes, const FileReadHook& on_read,
+void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes,
+               const std::function<void(Rank&)>& on_rank_read, const FileReadHook& on_read,
                FileResults* results) {
   KinetoReader reader;
   for (;;) {
@@ -97,7 +116,8 @@ void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes, const Fil
     if (index >= files.size() || index > results->first_failure.load()) return;
     FileRead& read = results->reads[index];
     read.read = true;
-    read.status = ReadOneFile(reader, files[index].path, max_bytes, &read.ranks, &read.merged);
+    read.status = ReadOneFile(reader, files[index].path, max_bytes, on_rank_read, &read.ranks,
+                              &read.merged);
     // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
     if (!read.status.ok() && !IsSkippable(files[index], read.status)) {
       results->RecordFailure(index);
@@ -147,12 +167,13 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
     helpers.reserve(workers - 1);
     for (size_t i = 1; i < workers; ++i) {
       try {
-        helpers.emplace_back(ReadFiles, std::cref(files), max_bytes, std::cref(on_read), &results);
+        helpers.emplace_back(ReadFiles, std::cref(files), max_bytes,
+                             std::cref(options.on_rank_read), std::cref(on_read), &results);
       } catch (const std::system_error&) {
         break;
       }
     }
-    ReadFiles(files, max_bytes, on_read, &results);
+    ReadFiles(files, max_bytes, options.on_rank_read, on_read, &results);
   }  // the helpers join here
   return std::move(results.reads);
 }
