@@ -3,12 +3,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "cli/progress_line.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -114,7 +116,10 @@ absl::StatusOr<RankOverride> ParseRankOverride(const std::string& text) {
 void JobInputCommand::DefineInputs(CLI::App* command) {
   command->add_option("PATH", paths_, "Trace files or directories of per-rank traces")
       ->required();
-  command->add_option("-j,--jobs", jobs_, "Files read in parallel; 0 = one per core")
+  command
+      ->add_option("-j,--jobs", jobs_,
+                   "Threads that read the files and analyse the ranks and pipelines; 0 = one "
+                   "per core (the report is the same for any number)")
       ->check(WholeNumberAtLeast(0))
       ->capture_default_str();
   command
@@ -156,6 +161,14 @@ void JobInputCommand::DefineInputs(CLI::App* command) {
                        "Regular expression naming the CPU annotations that mark iterations "
                        "(default: the ProfilerStep#N ranges)")
           ->type_name("REGEX");
+  DefineQuiet(command, &quiet_);
+}
+
+void DefineQuiet(CLI::App* command, bool* quiet) {
+  command->add_flag("-q,--quiet", *quiet,
+                    "No progress line while traces are read (it is shown only on a terminal, "
+                    "for loads of more than a few seconds); warnings and errors are still "
+                    "printed");
 }
 
 void JobInputCommand::DefineOutput(CLI::App* command) {
@@ -210,7 +223,13 @@ void JobInputCommand::DefineLayers(CLI::App* command) {
 std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
                                            std::ostream& err, int* exit_status) {
   *exit_status = kExitBadInput;
-  absl::StatusOr<Trace> trace = LoadTrace(source.paths, source.load);
+  std::unique_ptr<ProgressLine> progress = ProgressLineFor(err, source.quiet);
+  LoadOptions load = source.load;
+  if (progress != nullptr) {
+    load.progress = [&progress](const LoadProgress& done) { progress->Update(done); };
+  }
+  absl::StatusOr<Trace> trace = LoadTrace(source.paths, load);
+  progress.reset();  // the line is gone before anything else is printed
   if (!trace.ok()) {
     err << "bubblescope: " << MessageLine(trace.status())
         << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
@@ -230,6 +249,7 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
   if (source.iteration_marker.has_value()) {
     options.iterations.iteration_marker = *source.iteration_marker;
   }
+  options.jobs = source.load.jobs;
   absl::StatusOr<job::Result> job = job::Analyze(*trace, options);
   if (!job.ok()) {
     err << "bubblescope: " << MessageLine(job.status()) << "\n";
@@ -274,6 +294,7 @@ std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ost
   source.load.max_file_bytes = int64_t{max_file_mb_} << 20;
   source.load.record_run = RecordRunChoice{record_run_, mix_record_runs_};
   source.strict = strict_;
+  source.quiet = quiet_;
   for (const std::string& arg : rank_args_) {
     absl::StatusOr<RankOverride> parsed = ParseRankOverride(arg);
     if (!parsed.ok()) {  // already rejected while parsing; kept so no path skips the check

@@ -47,6 +47,7 @@
 // Every analysis reads these facts from here; none re-derives them from the timelines.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -150,6 +151,8 @@ struct TraceIndex {
 
 RankIndex BuildRank(const Rank& rank);
 
-TraceIndex Build(const Trace& trace);
+// Every rank's index, BuildRank over the ranks on `workers` threads (common/parallel_for.h); the
+// same index for any number.
+TraceIndex Build(const Trace& trace, size_t workers = 1);
 
 }  // namespace bubblescope::index
