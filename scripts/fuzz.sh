@@ -9,7 +9,7 @@
 #   scripts/fuzz.sh [--seconds N] [--jobs N] [TARGET...]
 #
 # --seconds: per target (default 30). --jobs: build parallelism (default: every core); the
-# fuzzers themselves run one process at a time. TARGET: default all nine (collector_record_fuzzer
+# fuzzers themselves run one process at a time. TARGET: default all ten (collector_record_fuzzer
 # only where CMake found CUDA with CUPTI). New inputs accumulate in build-fuzz/fuzz-corpus/<target>
 # across runs; a run's figures are in build-fuzz/fuzz-logs/<target>.log.
 set -euo pipefail
@@ -27,7 +27,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 all_targets=(trace_fuzzer job_fuzzer directory_fuzzer analyze_options_fuzzer simulate_config_fuzzer
-             compare_fuzzer gate_config_fuzzer report_file_fuzzer collector_record_fuzzer)
+             compare_fuzzer gate_config_fuzzer report_file_fuzzer digest_fuzzer
+             collector_record_fuzzer)
 explicit=${#targets[@]}
 [ "$explicit" -gt 0 ] || targets=("${all_targets[@]}")
 
@@ -58,6 +59,7 @@ options_for() {
     compare_fuzzer) echo "-max_len=16384 -dict=tests/fuzz/compare.dict" ;;
     gate_config_fuzzer) echo "-max_len=4096 -dict=tests/fuzz/gate.dict" ;;
     report_file_fuzzer) echo "-max_len=16384 -dict=tests/fuzz/compare.dict" ;;
+    digest_fuzzer) echo "-max_len=16384" ;;
     collector_record_fuzzer) echo "-max_len=8192" ;;
   esac
 }

@@ -228,7 +228,8 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
   if (progress != nullptr) {
     load.progress = [&progress](const LoadProgress& done) { progress->Update(done); };
   }
-  absl::StatusOr<Trace> trace = LoadTrace(source.paths, load);
+  absl::StatusOr<Trace> trace =
+      source.load_trace ? source.load_trace(source.paths, load) : LoadTrace(source.paths, load);
   progress.reset();  // the line is gone before anything else is printed
   if (!trace.ok()) {
     err << "bubblescope: " << MessageLine(trace.status())
@@ -284,10 +285,7 @@ std::vector<std::string> JobInputCommand::InputFiles(const Trace& trace) {
   return files;
 }
 
-std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ostream& err,
-                                                  int* exit_status) {
-  *exit_status = kExitBadInput;
-  options.layers_per_stage = layers_per_stage_;
+std::optional<JobSource> JobInputCommand::Source(std::ostream& err) const {
   JobSource source;
   source.paths = paths_;
   source.load.jobs = jobs_;
@@ -306,7 +304,17 @@ std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ost
   if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
     source.iteration_marker = iteration_marker_;
   }
-  return LoadAndAnalyzeJob(source, std::move(options), err, exit_status);
+  return source;
+}
+
+std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ostream& err,
+                                                  int* exit_status, TraceLoader load_trace) {
+  *exit_status = kExitBadInput;
+  options.layers_per_stage = layers_per_stage_;
+  std::optional<JobSource> source = Source(err);
+  if (!source.has_value()) return std::nullopt;
+  source->load_trace = std::move(load_trace);
+  return LoadAndAnalyzeJob(*source, std::move(options), err, exit_status);
 }
 
 int JobInputCommand::WriteReport(const std::string& report, std::vector<std::string> inputs,

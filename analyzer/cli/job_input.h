@@ -4,6 +4,7 @@
 // an input.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -31,10 +32,15 @@ struct LoadedJob {
   job::Result job;
 };
 
+// How a job's files become a Trace: LoadTrace, or under --mpi the reading spread over processes.
+using TraceLoader =
+    std::function<absl::StatusOr<Trace>(const std::vector<std::string>&, const LoadOptions&)>;
+
 // Where a job's traces are and how they are read: the input flags' values.
 struct JobSource {
   std::vector<std::string> paths;
   LoadOptions load;
+  TraceLoader load_trace;  // empty: LoadTrace
   bool strict = false;  // import warnings or an incomplete job are an error
   std::optional<std::string> iteration_marker;
   bool quiet = false;  // --quiet: no progress line, even on a terminal
@@ -69,10 +75,14 @@ class JobInputCommand : public Command {
   // rebalance suggestion and layer-move predictions need.
   void DefineLayers(CLI::App* command);
 
-  // Loads the traces and runs the job driver with `options` (the iteration marker and layer
-  // counts added),
-  // printing notes and warnings to `err`. nullopt after printing why, with *exit_status set.
-  std::optional<LoadedJob> LoadJob(job::Options options, std::ostream& err, int* exit_status);
+  // The input flags' values; nullopt after printing why to `err`.
+  std::optional<JobSource> Source(std::ostream& err) const;
+
+  // Loads the traces (with `load_trace` when given) and runs the job driver with `options` (the
+  // iteration marker and layer counts added), printing notes and warnings to `err`. nullopt
+  // after printing why, with *exit_status set.
+  std::optional<LoadedJob> LoadJob(job::Options options, std::ostream& err, int* exit_status,
+                                   TraceLoader load_trace = nullptr);
 
   // Writes `report` to stdout or the -o file, never over one of `inputs`; returns the exit
   // status.
