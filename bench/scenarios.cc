@@ -1,9 +1,13 @@
 #include "scenarios.h"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdint>
 #include <sstream>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +29,16 @@ constexpr size_t kFiguresLineSize = sizeof(kFiguresLine) - 1;
 
 double SecondsBetween(Clock::time_point start, Clock::time_point end) {
   return std::chrono::duration<double>(end - start).count();
+}
+
+// User + system CPU seconds of this process so far, all its threads together.
+double ProcessCpuSeconds() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 // FNV-1a: a digest that is the same in every process (absl::Hash is seeded per process), so
@@ -51,15 +65,20 @@ int64_t KeptEvents(const Trace& trace) {
 }  // namespace
 
 absl::StatusOr<std::string> AnalyzeScenario(const std::vector<std::string>& files, int jobs) {
+  const double cpu_start = ProcessCpuSeconds();
   const Clock::time_point start = Clock::now();
   LoadOptions load;
   load.jobs = jobs;
   absl::StatusOr<Trace> trace = LoadTrace(files, load);
   if (!trace.ok()) return trace.status();
   const Clock::time_point loaded = Clock::now();
-  absl::StatusOr<job::Result> result = job::Analyze(*trace, job::Options{});
+  const double cpu_loaded = ProcessCpuSeconds();
+  job::Options options;
+  options.jobs = jobs;
+  absl::StatusOr<job::Result> result = job::Analyze(*trace, options);
   if (!result.ok()) return result.status();
   const Clock::time_point analysed = Clock::now();
+  const double cpu_analysed = ProcessCpuSeconds();
   const SummaryReportOptions report_options;
   const std::string text = AnalyzeText(*result, report_options);
   absl::StatusOr<std::string> json = AnalyzeJson(*result, report_options);
@@ -68,7 +87,8 @@ absl::StatusOr<std::string> AnalyzeScenario(const std::vector<std::string>& file
 
   return absl::StrCat(
       "seconds_load ", SecondsBetween(start, loaded), "\nseconds_job ",
-      SecondsBetween(loaded, analysed), "\nseconds_reports ", SecondsBetween(analysed, reported),
+      SecondsBetween(loaded, analysed), "\ncpu_load ", cpu_loaded - cpu_start, "\ncpu_job ",
+      cpu_analysed - cpu_loaded, "\nseconds_reports ", SecondsBetween(analysed, reported),
       "\nseconds ", SecondsBetween(start, reported), "\nkept ", KeptEvents(*trace),
       "\nreport_text_bytes ", text.size(), "\nreport_json_bytes ", json->size(), "\nreport_digest ",
       Digest(*json, Digest(text)), "\n", kFiguresLine, SerializeFigures(FiguresOfJob(*result)));
@@ -81,6 +101,25 @@ absl::StatusOr<std::string> BarePassScenario(const std::vector<std::string>& fil
   return absl::StrCat("seconds ", SecondsBetween(start, Clock::now()), "\nevents ", result->events,
                       "\nlargest ", result->largest_file_bytes, "\nchecksum ",
                       result->checksum % 1000, "\n");
+}
+
+absl::StatusOr<std::string> CoresFreeScenario(int threads, double seconds) {
+  const double cpu_start = ProcessCpuSeconds();
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  {
+    std::vector<std::jthread> spinners;
+    for (int i = 0; i < threads; ++i) {
+      spinners.emplace_back([end] {
+        while (Clock::now() < end) {
+        }
+      });
+    }
+  }
+  return absl::StrCat("cores ",
+                      (ProcessCpuSeconds() - cpu_start) / SecondsBetween(start, Clock::now()),
+                      "\n");
 }
 
 absl::StatusOr<std::string> TruthScenario(const std::string& truth_path) {

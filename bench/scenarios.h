@@ -19,6 +19,11 @@ absl::StatusOr<std::string> AnalyzeScenario(const std::vector<std::string>& file
 // The same files through bare_pass.h: the practical speed limit of any reader.
 absl::StatusOr<std::string> BarePassScenario(const std::vector<std::string>& files);
 
+// How many cores the machine gives `threads` threads that only spin for `seconds`: their CPU
+// seconds over the wall seconds. An idle machine gives each its own core; a busy one shares them,
+// and no speed-up measured at that moment can be more than this.
+absl::StatusOr<std::string> CoresFreeScenario(int threads, double seconds);
+
 // Not timed: the truth the figures must equal, from `truth_path` (set_truth.h).
 absl::StatusOr<std::string> TruthScenario(const std::string& truth_path);
 

@@ -27,8 +27,8 @@ constexpr std::streamsize kHeadBytes = 4096;
 }  // namespace
 
 void CompareCommand::DefineTraceOptions(CLI::App* command) {
-  command->add_option("-j,--jobs", jobs_, "Trace files read in parallel for a side that is "
-                                          "traces; 0 = one per core")
+  command->add_option("-j,--jobs", jobs_, "For a side that is traces: threads that read the "
+                                          "files and analyse them; 0 = one per core")
       ->check(WholeNumberAtLeast(0))
       ->capture_default_str();
   iteration_marker_option_ =
@@ -37,6 +37,7 @@ void CompareCommand::DefineTraceOptions(CLI::App* command) {
                        "For a side that is traces: regular expression naming the CPU annotations "
                        "that mark iterations (default: the ProfilerStep#N ranges)")
           ->type_name("REGEX");
+  DefineQuiet(command, &quiet_);
 }
 
 absl::StatusOr<bool> IsReportFile(const std::string& path) {
@@ -103,6 +104,7 @@ std::optional<compare::RunFigures> CompareCommand::AnalyseTraces(const std::stri
   JobSource source;
   source.paths = {path};
   source.load.jobs = jobs_;
+  source.quiet = quiet_;
   if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
     source.iteration_marker = iteration_marker_;
   }

@@ -44,7 +44,7 @@ class CompareCommand : public Command {
  protected:
   explicit CompareCommand(std::string tool_version) : tool_version_(std::move(tool_version)) {}
 
-  // Declares -j/--jobs and --iteration-marker (used for sides that are traces).
+  // Declares -j/--jobs, --iteration-marker and --quiet (used for sides that are traces).
   void DefineTraceOptions(CLI::App* command);
 
   // Reads `path`: a file whose JSON opens with a bubblescope "schema" member is read as analyze's
@@ -65,6 +65,7 @@ class CompareCommand : public Command {
 
   std::string tool_version_;
   int jobs_ = 0;
+  bool quiet_ = false;
   std::string iteration_marker_;
   CLI::Option* iteration_marker_option_ = nullptr;
   std::vector<std::string> files_read_;  // never overwritten by an output

@@ -3,12 +3,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "cli/progress_line.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -124,13 +126,17 @@ void JobInputCommand::DefineInputs(CLI::App* command) {
                        "Regular expression naming the CPU annotations that mark iterations "
                        "(default: the ProfilerStep#N ranges)")
           ->type_name("REGEX");
+  DefineQuiet(command, &quiet_);
 }
 
 void JobInputCommand::DefineLoadInputs(CLI::App* command) {
   command->add_option("PATH", paths_,
                       "Trace files (or digests) or directories of per-rank traces")
       ->required();
-  command->add_option("-j,--jobs", jobs_, "Files read in parallel; 0 = one per core")
+  command
+      ->add_option("-j,--jobs", jobs_,
+                   "Threads that read the files and analyse the ranks and pipelines; 0 = one "
+                   "per core (the report is the same for any number)")
       ->check(WholeNumberAtLeast(0))
       ->capture_default_str();
   command
@@ -161,6 +167,13 @@ void JobInputCommand::DefineLoadInputs(CLI::App* command) {
                  "Read the files of several record runs together (by default that is an "
                  "error: their ranks would be paired as if from one job)")
       ->excludes(run_option);
+}
+
+void DefineQuiet(CLI::App* command, bool* quiet) {
+  command->add_flag("-q,--quiet", *quiet,
+                    "No progress line while traces are read (it is shown only on a terminal, "
+                    "for loads of more than a few seconds); warnings and errors are still "
+                    "printed");
 }
 
 void JobInputCommand::DefineOutput(CLI::App* command) {
@@ -228,8 +241,14 @@ bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err) {
 std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
                                            std::ostream& err, int* exit_status) {
   *exit_status = kExitBadInput;
-  absl::StatusOr<Trace> trace = source.load_trace ? source.load_trace(source.paths, source.load)
-                                                  : LoadTrace(source.paths, source.load);
+  std::unique_ptr<ProgressLine> progress = ProgressLineFor(err, source.quiet);
+  LoadOptions load = source.load;
+  if (progress != nullptr) {
+    load.progress = [&progress](const LoadProgress& done) { progress->Update(done); };
+  }
+  absl::StatusOr<Trace> trace =
+      source.load_trace ? source.load_trace(source.paths, load) : LoadTrace(source.paths, load);
+  progress.reset();  // the line is gone before anything else is printed
   if (!trace.ok()) {
     err << "bubblescope: " << MessageLine(trace.status())
         << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
@@ -240,6 +259,7 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
   if (source.iteration_marker.has_value()) {
     options.iterations.iteration_marker = *source.iteration_marker;
   }
+  options.jobs = source.load.jobs;
   absl::StatusOr<job::Result> job = job::Analyze(*trace, options);
   if (!job.ok()) {
     err << "bubblescope: " << MessageLine(job.status()) << "\n";
@@ -281,6 +301,7 @@ std::optional<JobSource> JobInputCommand::Source(std::ostream& err) const {
   source.load.max_file_bytes = int64_t{max_file_mb_} << 20;
   source.load.record_run = RecordRunChoice{record_run_, mix_record_runs_};
   source.strict = strict_;
+  source.quiet = quiet_;
   for (const std::string& arg : rank_args_) {
     absl::StatusOr<RankOverride> parsed = ParseRankOverride(arg);
     if (!parsed.ok()) {  // already rejected while parsing; kept so no path skips the check

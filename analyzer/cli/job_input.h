@@ -43,21 +43,24 @@ struct JobSource {
   TraceLoader load_trace;  // empty: LoadTrace
   bool strict = false;  // import warnings or an incomplete job are an error
   std::optional<std::string> iteration_marker;
+  bool quiet = false;  // --quiet: no progress line, even on a terminal
 };
 
 // Prints a note per file passed over and a line per rank with import warnings or errors
 // ("warning: " first, or nothing under --strict); true when `strict` rejects the trace.
 bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err);
 
-// Loads the traces and runs the job driver with `options` (the source's iteration marker added),
-// printing notes and warnings to `err`. nullopt after printing why, with *exit_status set.
+// Loads the traces and runs the job driver with `options` (the source's iteration marker and
+// --jobs added), printing notes and warnings to `err`, and a progress line while a long load
+// runs when `err` is this process's terminal (cli/progress_line.h). nullopt after printing why,
+// with *exit_status set.
 std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
                                            std::ostream& err, int* exit_status);
 
 class JobInputCommand : public Command {
  protected:
-  // Declares PATH..., -j, --max-file-mb, --rank, --run, --mix-runs, --strict and
-  // --iteration-marker on `command`.
+  // Declares PATH..., -j, --max-file-mb, --rank, --run, --mix-runs, --strict,
+  // --iteration-marker and --quiet on `command`.
   void DefineInputs(CLI::App* command);
   // Declares what reads the traces (PATH..., -j, --max-file-mb, --rank, --run, --mix-runs) and
   // nothing of the analysis: `bubblescope digest`'s inputs.
@@ -111,9 +114,13 @@ class JobInputCommand : public Command {
   std::string record_run_;  // --run: one record run's files of several
   bool mix_record_runs_ = false;
   bool strict_ = false;
+  bool quiet_ = false;
   std::string iteration_marker_;
   CLI::Option* iteration_marker_option_ = nullptr;  // tells an empty REGEX from none
 };
+
+// Declares -q/--quiet, bound to `quiet`: the one wording of every verb that reads traces.
+void DefineQuiet(CLI::App* command, bool* quiet);
 
 // Accepts a decimal int32 >= `minimum` (CLI11's own range checks print unreadable bounds).
 CLI::Validator WholeNumberAtLeast(int32_t minimum);

@@ -43,7 +43,7 @@ std::string_view TypeName(std::string_view token) {
 // says which member and where.
 class ReportWalker {
  public:
-  ReportWalker(std::string_view source, const simdjson::padded_string& json)
+  ReportWalker(std::string_view source, simdjson::padded_string_view json)
       : source_(source), json_(json) {}
 
   absl::StatusOr<RunFigures> Read() {
@@ -544,7 +544,7 @@ class ReportWalker {
   }
 
   std::string_view source_;
-  const simdjson::padded_string& json_;
+  simdjson::padded_string_view json_;
   ondemand::parser parser_;
   ondemand::document document_;
   bool iterated_ = false;  // document_ exists: current_location() may be asked
@@ -553,7 +553,7 @@ class ReportWalker {
 }  // namespace
 
 absl::StatusOr<RunFigures> ReadPaddedAnalyzeReport(std::string_view source,
-                                                   const simdjson::padded_string& json) {
+                                                   simdjson::padded_string_view json) {
   // Memory can run out on a large report (its figures, the parser's index): that is said as
   // such, never as damage, and never escapes as an exception.
   try {

@@ -23,6 +23,6 @@ namespace bubblescope::compare {
 absl::StatusOr<RunFigures> ReadAnalyzeReport(std::string_view source, std::string_view json);
 // The same on text already padded for simdjson (a file as ReadFileSource returns it): no copy.
 absl::StatusOr<RunFigures> ReadPaddedAnalyzeReport(std::string_view source,
-                                                   const simdjson::padded_string& json);
+                                                   simdjson::padded_string_view json);
 
 }  // namespace bubblescope::compare

@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "common/interval_set.h"
+#include "common/parallel_for.h"
 #include "index/recompute_regions.h"
 #include "readers/event_classifier.h"
 
@@ -533,10 +534,11 @@ RankIndex BuildRank(const Rank& rank) {
   return index;
 }
 
-TraceIndex Build(const Trace& trace) {
+TraceIndex Build(const Trace& trace, size_t workers) {
   TraceIndex index;
-  index.ranks.reserve(trace.ranks.size());
-  for (const Rank& rank : trace.ranks) index.ranks.push_back(BuildRank(rank));
+  index.ranks.resize(trace.ranks.size());
+  ParallelFor(trace.ranks.size(), workers,
+              [&](size_t, size_t r) { index.ranks[r] = BuildRank(trace.ranks[r]); });
   return index;
 }
 

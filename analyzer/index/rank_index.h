@@ -47,6 +47,7 @@
 // Every analysis reads these facts from here; none re-derives them from the timelines.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -155,6 +156,8 @@ RankIndex BuildRank(const Rank& rank);
 // GPU activity, the device ops of its model thread.
 std::vector<uint32_t> TopLevelCpuOps(const Timeline& thread);
 
-TraceIndex Build(const Trace& trace);
+// Every rank's index, BuildRank over the ranks on `workers` threads (common/parallel_for.h); the
+// same index for any number.
+TraceIndex Build(const Trace& trace, size_t workers = 1);
 
 }  // namespace bubblescope::index

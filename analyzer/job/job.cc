@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/parallel_for.h"
 #include "crossrank/clock_tolerance.h"
 #include "index/rank_index.h"
 #include "pipeline/annotation_ops.h"
@@ -34,7 +35,8 @@ struct JobInputs {
 absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& options) {
   JobInputs inputs;
   inputs.trace = &trace;
-  inputs.index = index::Build(trace);
+  const size_t workers = WorkerCount(options.jobs, trace.ranks.size());
+  inputs.index = index::Build(trace, workers);
   std::vector<size_t> with_p2p;
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
     if (inputs.index.ranks[r].HasP2p()) with_p2p.push_back(r);
@@ -48,13 +50,14 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
   inputs.timelines.resize(trace.ranks.size());
   inputs.annotated.resize(trace.ranks.size());
   inputs.named_transfers.resize(trace.ranks.size());
-  for (size_t r : with_p2p) {
+  ParallelFor(with_p2p.size(), workers, [&](size_t, size_t i) {
+    const size_t r = with_p2p[i];
     inputs.timelines[r] = pipeline::BuildIssuedTimeline(inputs.index.ranks[r], references[r]);
     inputs.timelines[r].names = &trace.ranks[r].names;
     inputs.annotated[r] =
         pipeline::AnnotatedOps(trace.ranks[r], inputs.index.ranks[r], references[r]);
     inputs.named_transfers[r] = pipeline::LabelTransfers(trace.ranks[r], inputs.index.ranks[r]);
-  }
+  });
   for (size_t r = 0; r < trace.ranks.size(); ++r) inputs.timelines[r].rank = trace.ranks[r].rank;
   std::vector<const std::vector<ProcessGroup>*> process_groups;
   std::vector<bool> cut_short;
@@ -354,8 +357,15 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
   if (!inputs.ok()) return inputs.status();
   Result result;
   result.ranks = rank_summary::Analyze(trace, inputs->index);
-  for (const p2p_graph::Pipeline& found : inputs->graph.pipelines) {
-    absl::StatusOr<Pipeline> pipeline = AnalyzePipeline(*inputs, found, options);
+  // Pipelines are analysed on their own (each reads the shared inputs only) and taken in the
+  // graph's order, so the first error in that order is the one returned whatever the threads.
+  const std::vector<p2p_graph::Pipeline>& found = inputs->graph.pipelines;
+  std::vector<absl::StatusOr<Pipeline>> analysed(found.size(),
+                                                 absl::UnknownError("not analysed"));
+  ParallelFor(found.size(), WorkerCount(options.jobs, found.size()), [&](size_t, size_t i) {
+    analysed[i] = AnalyzePipeline(*inputs, found[i], options);
+  });
+  for (absl::StatusOr<Pipeline>& pipeline : analysed) {
     if (!pipeline.ok()) return pipeline.status();
     result.pipelines.push_back(*std::move(pipeline));
   }

@@ -62,6 +62,10 @@ struct Options {
   // Also predict each pipeline's trade-off (whatif::TradeoffCandidates) for the pictures: a
   // dozen simulations per pipeline that only the HTML report draws.
   bool tradeoff = false;
+  // Threads that the per-rank and per-pipeline analyses run on (the CLI's --jobs); 0: one per
+  // core. The result is the same for any number: each rank's and each pipeline's figures are
+  // worked out on their own and put together in trace order.
+  int jobs = 1;
 };
 
 enum class LayerCountSource : uint8_t { kUser, kAnnotations };

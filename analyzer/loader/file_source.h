@@ -2,8 +2,10 @@
 // gzip-compressed, within a reading budget.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -12,9 +14,29 @@
 
 namespace bubblescope {
 
+// Memory that one worker reads file after file into. It keeps the pages of the largest file it
+// has held, so that a later file is read into memory the process already has: fresh memory costs
+// the kernel one page fault per 4 KiB, which was a third of the time of reading a trace
+// (docs/benchmarks.md, "Where the time goes").
+class ReadBuffer {
+ public:
+  // Room for `size` bytes and simdjson's padding after them: the buffer's bytes, or nullptr when
+  // that memory could not be had (the buffer is then empty). A buffer that must grow takes an
+  // eighth more than asked, so that files of about one size are all read into the same pages.
+  char* Reserve(size_t size);
+  size_t capacity() const { return capacity_; }
+
+ private:
+  std::unique_ptr<char[]> bytes_;
+  size_t capacity_ = 0;  // bytes usable before the padding
+};
+
 // The bytes of one file, decompressed, padded for simdjson.
 struct FileContents {
-  simdjson::padded_string text;
+  // Where the text is: in `owned`, or in the ReadBuffer it was read into (valid until the next
+  // read into that buffer).
+  simdjson::padded_string_view text;
+  simdjson::padded_string owned;
   bool gzip = false;  // the file held gzip data (told by its magic bytes, not by its name)
   // A gzip stream cut short keeps everything decoded up to the cut; these say where the
   // compressed data stopped. The text is otherwise returned as if it were complete.
@@ -37,8 +59,10 @@ int64_t ReadingBudgetBytes(int workers);
 // file" when the text (a stream such as /dev/zero, a gzip bomb, a huge file) would exceed it, and
 // OutOfMemoryReading (common/out_of_memory.h) when memory runs out first. The one way bubblescope
 // reads a file: traces, reports given to diff / gate / whatif and gate configs all pass a budget;
-// only tests and tools read without one.
+// only tests and tools read without one. With a `buffer`, a file that is not gzip is read into
+// it instead of memory of its own.
 absl::StatusOr<FileContents> ReadFileSource(
-    const std::string& path, int64_t max_bytes = std::numeric_limits<int64_t>::max());
+    const std::string& path, int64_t max_bytes = std::numeric_limits<int64_t>::max(),
+    ReadBuffer* buffer = nullptr);
 
 }  // namespace bubblescope

@@ -3,17 +3,19 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <filesystem>
 #include <limits>
+#include <mutex>
 #include <new>
 #include <string>
 #include <system_error>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/out_of_memory.h"
+#include "common/parallel_for.h"
 #include "loader/file_source.h"
 #include "loader/rank_assigner.h"
 #include "loader/trace_paths.h"
@@ -30,9 +32,7 @@ struct FileResults {
   explicit FileResults(size_t count) : reads(count) {}
 
   std::vector<FileRead> reads;
-  std::atomic<size_t> next{0};
-  // Lowest index that failed so far. Files after it cannot change the outcome (the first failing
-  // file in path order is reported), so workers stop taking them.
+  // Lowest index that failed so far.
   std::atomic<size_t> first_failure{kNoFailure};
 
   void RecordFailure(size_t index) {
@@ -71,13 +71,13 @@ absl::Status HandOver(const std::function<void(Rank&)>& on_rank_read, std::vecto
   return absl::OkStatus();
 }
 
-absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t max_bytes,
-                         const std::function<void(Rank&)>& on_rank_read,
+absl::Status ReadOneFile(KinetoReader& reader, ReadBuffer& buffer, const std::string& path,
+                         int64_t max_bytes, const std::function<void(Rank&)>& on_rank_read,
                          std::vector<Rank>* ranks, bool* merged) {
   // Past the budget, memory can still run out (a machine that is short of it, an input whose
   // structure is unusually dense): that is this file's error, not a crash.
   try {
-    absl::StatusOr<FileContents> contents = ReadFileSource(path, max_bytes);
+    absl::StatusOr<FileContents> contents = ReadFileSource(path, max_bytes, &buffer);
     if (!contents.ok()) return contents.status();
     // A digest (docs/digest.md) is told by its magic, whatever its name; it holds one rank.
     const std::string_view text(contents->text.data(), contents->text.size());
@@ -105,31 +105,49 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
   }
 }
 
-// One worker: one reader (and its parser buffers) for every file it takes; each file's text is
-// freed as soon as ReadOneFile returns.
-void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes,
-               const std::function<void(Rank&)>& on_rank_read, const FileReadHook& on_read,
-               FileResults* results) {
+// What each worker keeps from file to file: one reader (and its parser's index) and one buffer,
+// so that the memory one file was read in serves the next. Both are sized for the largest file
+// at once: a buffer that grew from file to file would be fresh memory each time.
+struct Worker {
   KinetoReader reader;
-  for (;;) {
-    const size_t index = results->next.fetch_add(1);
-    if (index >= files.size() || index > results->first_failure.load()) return;
-    FileRead& read = results->reads[index];
-    read.read = true;
-    read.status = ReadOneFile(reader, files[index].path, max_bytes, on_rank_read, &read.ranks,
-                              &read.merged);
-    // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
-    if (!read.status.ok() && !IsSkippable(files[index], read.status)) {
-      results->RecordFailure(index);
-    }
-    if (on_read) on_read(index, read);
+  ReadBuffer buffer;
+};
+
+// The size of each file on disk; 0 where it is unknown (a pipe).
+std::vector<int64_t> FileSizes(const std::vector<TraceFile>& files) {
+  std::vector<int64_t> sizes;
+  for (const TraceFile& file : files) {
+    std::error_code error;
+    const std::uintmax_t size = std::filesystem::file_size(file.path, error);
+    sizes.push_back(error ? 0 : static_cast<int64_t>(size));
   }
+  return sizes;
 }
 
-size_t WorkerCount(int jobs, size_t files) {
-  size_t workers = jobs > 0 ? static_cast<size_t>(jobs) : std::thread::hardware_concurrency();
-  return std::clamp<size_t>(workers, 1, files);
-}
+// Tells LoadOptions::progress of each file read, one call at a time.
+class ProgressTeller {
+ public:
+  ProgressTeller(const std::vector<int64_t>& sizes,
+                 const std::function<void(const LoadProgress&)>& tell)
+      : tell_(tell), sizes_(sizes) {
+    progress_.files_total = sizes.size();
+    for (int64_t size : sizes) progress_.bytes_total += size;
+  }
+
+  void Done(size_t index) {
+    if (!tell_) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    progress_.files_done += 1;
+    progress_.bytes_done += sizes_[index];
+    tell_(progress_);
+  }
+
+ private:
+  const std::function<void(const LoadProgress&)>& tell_;
+  const std::vector<int64_t>& sizes_;
+  std::mutex mutex_;
+  LoadProgress progress_;
+};
 
 }  // namespace
 
@@ -158,23 +176,34 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
   FileResults results(files.size());
   if (files.empty()) return {};
   {
-    // The calling thread is one of the workers, so a refused thread only means fewer workers.
-    std::vector<std::jthread> helpers;
     const size_t workers = WorkerCount(options.jobs, files.size());
     const int64_t max_bytes = options.max_file_bytes > 0
                                   ? options.max_file_bytes
                                   : ReadingBudgetBytes(static_cast<int>(workers));
-    helpers.reserve(workers - 1);
-    for (size_t i = 1; i < workers; ++i) {
-      try {
-        helpers.emplace_back(ReadFiles, std::cref(files), max_bytes,
-                             std::cref(options.on_rank_read), std::cref(on_read), &results);
-      } catch (const std::system_error&) {
-        break;
-      }
+    const std::vector<int64_t> sizes = FileSizes(files);
+    const int64_t largest = std::min(max_bytes, *std::max_element(sizes.begin(), sizes.end()));
+    std::vector<Worker> state(workers);
+    for (Worker& worker : state) {
+      worker.reader.ReserveFor(static_cast<size_t>(largest));
+      worker.buffer.Reserve(static_cast<size_t>(largest));
     }
-    ReadFiles(files, max_bytes, options.on_rank_read, on_read, &results);
-  }  // the helpers join here
+    ProgressTeller progress(sizes, options.progress);
+    ParallelFor(files.size(), workers, [&](size_t worker, size_t index) {
+      // Files after the first failure cannot change the outcome (the first failing file in path
+      // order is reported), so they are not read.
+      if (index > results.first_failure.load()) return;
+      FileRead& read = results.reads[index];
+      read.read = true;
+      read.status = ReadOneFile(state[worker].reader, state[worker].buffer, files[index].path,
+                                max_bytes, options.on_rank_read, &read.ranks, &read.merged);
+      // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
+      if (!read.status.ok() && !IsSkippable(files[index], read.status)) {
+        results.RecordFailure(index);
+      }
+      if (on_read) on_read(index, read);
+      progress.Done(index);
+    });
+  }
   return std::move(results.reads);
 }
 

@@ -25,8 +25,20 @@ struct RankOverride {
   int32_t rank = -1;
 };
 
+// How far a load has come, told after each file is read (LoadOptions::progress).
+struct LoadProgress {
+  size_t files_done = 0;
+  size_t files_total = 0;  // every file the paths name or their directories hold
+  int64_t bytes_done = 0;  // on disk (compressed, for a gzip file) of the files done
+  int64_t bytes_total = 0;  // of every file; one whose size is unknown (a pipe) counts 0
+};
+
 struct LoadOptions {
   int jobs = 0;  // worker threads reading files; 0 = number of cores
+  // Called once for every file read, in the order they finish, from the thread that read it and
+  // never two calls at once; files_done counts up by one each time. No call for files left
+  // unread after a failure. The CLI's progress line; empty: nobody is told.
+  std::function<void(const LoadProgress&)> progress;
   std::vector<RankOverride> rank_overrides;
   // The reading budget: the most trace text (after gzip) one file may hold. 0: the automatic
   // budget, ReadingBudgetBytes(workers). A file over it, or one whose reading still runs out of

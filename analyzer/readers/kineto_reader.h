@@ -1,6 +1,7 @@
 // Reads one PyTorch profiler / Kineto Chrome-trace JSON document into a Rank.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -27,14 +28,19 @@ class KinetoReader {
   // not a trace); every other whole-file error is absl::InvalidArgumentError.
   // rank->rank is set from distributedInfo when present, otherwise left at -1. A merged trace
   // (readers/merged_trace.h) of more than one rank is an error here: ReadRanks reads those.
-  absl::Status Read(std::string_view display_path, const simdjson::padded_string& json, Rank* rank);
+  absl::Status Read(std::string_view display_path, simdjson::padded_string_view json, Rank* rank);
 
   // Read, for a file that may be a merged trace: `*ranks` gets one rank per rank the file holds
   // (one for a per-rank trace), each on its own clock with the rank id the merged trace gives
   // it; `*merged` tells whether it was one. The file's own damage (a cut, trailing content) is
   // counted on every rank it holds. On error, `*ranks` holds what was read, at least one rank.
-  absl::Status ReadRanks(std::string_view display_path, const simdjson::padded_string& json,
+  absl::Status ReadRanks(std::string_view display_path, simdjson::padded_string_view json,
                          std::vector<Rank>* ranks, bool* merged);
+
+  // Sizes the parser's index for documents of up to `bytes` now (untouched memory costs only
+  // address space), so that files of several sizes are all indexed in the same pages instead of
+  // each larger one replacing them. Failing to is no error: a read then sizes it itself.
+  void ReserveFor(size_t bytes);
 
  private:
   simdjson::ondemand::parser parser_;

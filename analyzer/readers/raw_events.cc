@@ -182,7 +182,7 @@ absl::Status Walk(ondemand::parser& parser, simdjson::padded_string_view json, i
 
 }  // namespace
 
-absl::Status StreamRawEvents(std::string_view display_path, const simdjson::padded_string& json,
+absl::Status StreamRawEvents(std::string_view display_path, simdjson::padded_string_view json,
                              RawMembers* members,
                              const std::function<void(const RawEvent&)>& visit) {
   const std::string_view text(json.data(), json.size());

@@ -40,7 +40,7 @@ struct RawMembers {
 // `visit` for every event that is a JSON object, in file order (elements that are not objects
 // are passed over); an event's views last only until `visit` returns. A file cut short is read up to its last complete event, as the reader reads
 // it. Errors, one line: "<display_path>: byte <N>: <what>" when the text is not a trace document.
-absl::Status StreamRawEvents(std::string_view display_path, const simdjson::padded_string& json,
+absl::Status StreamRawEvents(std::string_view display_path, simdjson::padded_string_view json,
                              RawMembers* members,
                              const std::function<void(const RawEvent&)>& visit);
 

@@ -18,7 +18,7 @@ using ::testing::HasSubstr;
 using ::bubblescope::testing::Gzip;
 using ::bubblescope::testing::TempDir;
 
-std::string_view View(const simdjson::padded_string& text) { return {text.data(), text.size()}; }
+std::string_view View(simdjson::padded_string_view text) { return {text.data(), text.size()}; }
 
 TEST(FileSourceTest, PlainFileIsReadAsIs) {
   TempDir dir;
@@ -143,6 +143,42 @@ TEST(FileSourceTest, TextOverTheBudgetIsRefusedWithItsOffset) {
   close(fds[0]);
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(status.message()), HasSubstr(": byte 4096: "));
+}
+
+// A worker's buffer serves file after file: each read gives that file's bytes exactly, with
+// simdjson's padding zeroed after them (a shorter file is read over a longer one's bytes), and
+// the buffer grows only for a larger file, by an eighth more than it needs.
+TEST(FileSourceTest, OneBufferServesFileAfterFile) {
+  TempDir dir;
+  const std::string longer = "{\"traceEvents\":[{\"name\":\"a long first file\"}]}";
+  const std::string shorter = "[]";
+  const std::string gzipped = "{\"traceEvents\":[]}";
+  ReadBuffer buffer;
+  absl::StatusOr<FileContents> first =
+      ReadFileSource(dir.Write("a.json", longer), 1000, &buffer);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(View(first->text), longer);
+  EXPECT_EQ(buffer.capacity(), longer.size() + longer.size() / 8);
+  const char* where = first->text.data();
+
+  absl::StatusOr<FileContents> second =
+      ReadFileSource(dir.Write("b.json", shorter), 1000, &buffer);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(View(second->text), shorter);
+  EXPECT_EQ(second->text.data(), where);  // the same memory
+  EXPECT_EQ(second->text.capacity(), shorter.size() + simdjson::SIMDJSON_PADDING);
+  for (size_t i = 0; i < simdjson::SIMDJSON_PADDING; ++i) {
+    ASSERT_EQ(second->text.data()[shorter.size() + i], '\0') << i;
+  }
+  EXPECT_EQ(buffer.capacity(), longer.size() + longer.size() / 8);
+
+  // gzip text is inflated into memory of its own; the buffer held only the compressed bytes.
+  absl::StatusOr<FileContents> third =
+      ReadFileSource(dir.Write("c.json.gz", Gzip(gzipped)), 1000, &buffer);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_TRUE(third->gzip);
+  EXPECT_EQ(View(third->text), gzipped);
+  EXPECT_EQ(third->text.data(), third->owned.data());
 }
 
 }  // namespace

@@ -1,0 +1,95 @@
+// job::Options::jobs: the ranks and pipelines analysed on several threads give the same result,
+// down to the bytes of both reports, as on one.
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "job/job.h"
+#include "job/sim_job.h"
+#include "report/pipeline_report.h"
+#include "simulator/simulator.h"
+
+namespace bubblescope::job {
+namespace {
+
+using sim::Schedule;
+
+// `replicas` pipelines of p = 4 (a DP x PP job), each replica with its own costs, clock offsets
+// and seed, so that every pipeline's figures differ from the others'.
+Trace DataParallelJob(int32_t replicas, Schedule schedule) {
+  std::vector<sim::Simulation> simulations;
+  for (int32_t j = 0; j < replicas; ++j) {
+    sim::Config config;
+    config.schedule = schedule;
+    config.stages = 4;
+    config.microbatches = 8;
+    config.virtual_stages = schedule == Schedule::kInterleaved1F1B ? 2 : 1;
+    config.iterations = 3;
+    config.costs.assign(4, sim::StageCost{.forward = 200000 + 30000 * j,
+                                          .backward = 400000,
+                                          .weight_grad = 150000});
+    config.activation_bytes = 8 << 20;
+    config.link = sim::Link{.gbps = 100, .latency_ns = 0};
+    config.launch_gap_ns = 2000;
+    config.optimizer_ns = 50000;
+    config.jitter = 0.05;
+    config.seed = static_cast<uint64_t>(j + 1);
+    config.clock_offsets_ns = {1000 * j, -20'000'000 + j, 30'000'000, 5'000 * j};
+    absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+    EXPECT_TRUE(simulation.ok()) << simulation.status();
+    if (simulation.ok()) simulations.push_back(*std::move(simulation));
+  }
+  return crossrank_testing::MergeReplicas(simulations);
+}
+
+struct Reports {
+  size_t pipelines = 0;
+  std::string text;
+  std::string json;
+};
+
+Reports AnalyzeOn(const Trace& trace, int jobs) {
+  Options options;
+  options.jobs = jobs;
+  options.tradeoff = true;  // the HTML's predictions too: the most work per pipeline
+  absl::StatusOr<Result> result = Analyze(trace, options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (!result.ok()) return {};
+  const SummaryReportOptions report_options;
+  absl::StatusOr<std::string> json = AnalyzeJson(*result, report_options);
+  EXPECT_TRUE(json.ok()) << json.status();
+  return {result->pipelines.size(), AnalyzeText(*result, report_options), json.value_or("")};
+}
+
+TEST(JobThreadsTest, AnyNumberOfThreadsGivesTheSameReports) {
+  for (const auto& [replicas, schedule, peers_recorded] :
+       std::vector<std::tuple<int32_t, Schedule, bool>>{{6, Schedule::k1F1B, true},
+                                                        {3, Schedule::kInterleaved1F1B, true},
+                                                        {4, Schedule::k1F1B, false}}) {
+    SCOPED_TRACE(absl::StrCat(int{replicas}, " pipelines of ",
+                              std::string(sim::ScheduleName(schedule)),
+                              peers_recorded ? "" : ", peers not recorded"));
+    Trace trace = DataParallelJob(replicas, schedule);
+    if (!peers_recorded) {
+      for (Rank& rank : trace.ranks) {
+        for (CommInfo& comm : rank.comms) comm.peer = -1;
+      }
+    }
+    const Reports one = AnalyzeOn(trace, 1);
+    ASSERT_EQ(one.pipelines, static_cast<size_t>(replicas));  // the job is what it was built as
+    for (int jobs : {2, 5, 0}) {
+      SCOPED_TRACE(absl::StrCat("jobs ", jobs));
+      const Reports many = AnalyzeOn(trace, jobs);
+      EXPECT_EQ(many.pipelines, one.pipelines);
+      EXPECT_TRUE(many.text == one.text);  // not EXPECT_EQ: the reports are long
+      EXPECT_TRUE(many.json == one.json);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bubblescope::job
