@@ -34,14 +34,14 @@ absl::StatusOr<std::vector<perfetto::IdRange>> ParseIdRanges(std::string_view te
             : WholeNumber(item.substr(0, dash), &range.first) &&
                   WholeNumber(item.substr(dash + 1), &range.last);
     if (!parsed) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", std::string(item), "': expected N or FIRST-LAST, whole numbers from 0 to ",
-                       std::numeric_limits<int32_t>::max(), " (e.g. 0-7,12)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", std::string(item), "': expected N or FIRST-LAST, whole numbers from 0 to ",
+          std::numeric_limits<int32_t>::max(), " (e.g. 0-7,12)"));
     }
     if (range.last < range.first) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", std::string(item), "': the range runs backwards (write ", range.last, "-",
-                       range.first, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("'", std::string(item),
+                                                     "': the range runs backwards (write ",
+                                                     range.last, "-", range.first, ")"));
     }
     ranges.push_back(range);
   }

@@ -14,9 +14,12 @@ struct DeflateSegment::Stream {
 };
 
 DeflateSegment::DeflateSegment(ByteSink* out, int level)
-    : stream_(std::make_unique<Stream>()), out_(out), crc_(static_cast<uint32_t>(crc32(0L, Z_NULL, 0))) {
+    : stream_(std::make_unique<Stream>()),
+      out_(out),
+      crc_(static_cast<uint32_t>(crc32(0L, Z_NULL, 0))) {
   // Negative window bits: raw deflate, the gzip framing being written apart.
-  stream_->ready = deflateInit2(&stream_->z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+  stream_->ready =
+      deflateInit2(&stream_->z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK;
 }
 
 DeflateSegment::~DeflateSegment() {

@@ -127,10 +127,13 @@ absl::StatusOr<std::vector<size_t>> ChooseRanks(const Trace& trace, const job::R
   for (const IdRange& range : choice.pipelines) {
     if (range.first < 0 || range.last >= pipelines) {
       const int64_t missing = range.first < 0 ? range.first : std::max(range.first, pipelines);
-      return absl::InvalidArgumentError(
-          pipelines == 0 ? absl::StrCat("no pipeline ", missing, ": the job has no pipeline")
-                         : absl::StrCat("no pipeline ", missing, ": the job has ", pipelines,
-                                        pipelines == 1 ? " (0)" : absl::StrCat(" (0-", pipelines - 1, ")")));
+      if (pipelines == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("no pipeline ", missing, ": the job has no pipeline"));
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "no pipeline ", missing, ": the job has ", pipelines,
+          pipelines == 1 ? " (0)" : absl::StrCat(" (0-", pipelines - 1, ")")));
     }
   }
   // Every chosen rank id must be one of the job's: a typo must not quietly write less.
