@@ -96,7 +96,7 @@ class RawWalker {
     if (auto error = Iterate()) return error;
     ondemand::value root;
     if (auto error = document_.get_value().get(root)) return error;
-    if (auto error = ReadWhole(root)) return error;
+    if (auto error = ReadThrough(root)) return error;
     // A location past the root means more tokens follow it.
     const char* next = nullptr;
     return document_.current_location().get(next) ? simdjson::SUCCESS
@@ -119,65 +119,6 @@ class RawWalker {
     if (auto error = parser_.iterate(json_).get(document_)) return error;
     iterated_ = true;
     return simdjson::SUCCESS;
-  }
-
-  // Reads `value` through: every member and element, every scalar parsed as the DOM parser
-  // would (escapes in strings and keys included).
-  static simdjson::error_code ReadWhole(ondemand::value& value) {
-    ondemand::json_type type;
-    if (auto error = value.type().get(type)) return error;
-    switch (type) {
-      case ondemand::json_type::object: {
-        ondemand::object object;
-        if (auto error = value.get_object().get(object)) return error;
-        for (auto field : object) {
-          ondemand::raw_json_string key;
-          if (auto error = field.key().get(key)) return error;
-          if (KeyText(key.raw()).find('\\') != std::string_view::npos) {
-            std::string_view unescaped;
-            if (auto error = field.unescaped_key().get(unescaped)) return error;
-          }
-          ondemand::value member;
-          if (auto error = field.value().get(member)) return error;
-          if (auto error = ReadWhole(member)) return error;
-        }
-        return simdjson::SUCCESS;
-      }
-      case ondemand::json_type::array: {
-        ondemand::array array;
-        if (auto error = value.get_array().get(array)) return error;
-        for (auto element : array) {
-          ondemand::value item;
-          if (auto error = element.get(item)) return error;
-          if (auto error = ReadWhole(item)) return error;
-        }
-        return simdjson::SUCCESS;
-      }
-      case ondemand::json_type::string: {
-        // Only a string with escapes is decoded: the rest need no buffer to be checked.
-        if (value.raw_json_token().find('\\') == std::string_view::npos) {
-          ondemand::raw_json_string raw;
-          return value.get_raw_json_string().get(raw);
-        }
-        std::string_view decoded;
-        return value.get_string().get(decoded);
-      }
-      case ondemand::json_type::number: {
-        ondemand::number number;
-        return value.get_number().get(number);
-      }
-      case ondemand::json_type::boolean: {
-        bool ignored = false;
-        return value.get_bool().get(ignored);
-      }
-      case ondemand::json_type::null: {
-        bool is_null = false;
-        if (auto error = value.is_null().get(is_null)) return error;
-        return is_null ? simdjson::SUCCESS : simdjson::N_ATOM_ERROR;
-      }
-      default:
-        return simdjson::INCORRECT_TYPE;
-    }
   }
 
   bool IsArrayForm() const {

@@ -38,14 +38,14 @@ TEST(RawEventsTest, FieldsComeAsWritten) {
   const Streamed streamed = Stream(
       R"({"baseTimeNanoseconds": 1000, "traceEvents": [)"
       R"({"ph":"X","name":"a\"b\u00e9","ts":1.500,"dur":2,"args":{"n":[1,-2.5e3,true,null],)"
-      R"("big":12345}},)"
+      R"("big":123456789012345678901234567890}},)"
       R"({"ph":"i","ts":3}]})");
   ASSERT_TRUE(streamed.status.ok()) << streamed.status;
   EXPECT_EQ(streamed.members.base_time, "1000");
   ASSERT_EQ(streamed.events.size(), 2u);
   EXPECT_EQ(streamed.events[0],
             R"(ph="X";name="a\"b\u00e9";ts=1.500;dur=2;)"
-            R"(args={"n":[1,-2.5e3,true,null],"big":12345};)");
+            R"(args={"n":[1,-2.5e3,true,null],"big":123456789012345678901234567890};)");
   EXPECT_EQ(streamed.events[1], R"(ph="i";ts=3;)");
 }
 
