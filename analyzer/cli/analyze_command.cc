@@ -1,17 +1,15 @@
 #include "cli/analyze_command.h"
 
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
-#include "cli/id_ranges.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"
-#include "common/spooled_output.h"
+#include "cli/id_ranges.h"
+#include "cli/perfetto_output.h"
 #include "report/perfetto_overlay.h"
 #include "report/html_report.h"
 #include "report/pipeline_report.h"
@@ -54,9 +52,7 @@ JSON key; docs/html-report.md the HTML report's pictures.
 original events unchanged but for their pid and time, with tracks per pipeline rank marking its
 fill / drain / comm_wait / empty intervals and its ops labelled with stage, microbatch and
 F/B/W; open it in ui.perfetto.dev. bubblescope reads it back as the ranks it came from
-(docs/perfetto.md). It is written rank by rank, never held whole in memory; a FILE ending in
-.gz is gzip-compressed. --perfetto-pipelines 0,3 and --perfetto-ranks 0-7,12 keep it to the
-ranks of those pipelines (numbered as the report numbers them) or with those ids.
+(docs/perfetto.md).
 
 Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
 (--strict) import warnings or errors, or a job missing ranks it declares or its pipelines reach.
@@ -76,40 +72,20 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   DefineInputs(analyze);
   DefineOutput(analyze);
   DefineLayers(analyze);
+  DefinePerfettoLimits(analyze);
   analyze
       ->add_option("--slow-link-threshold", slow_link_threshold_,
                    "Flag a link as slow when its median bandwidth is below this fraction of the "
                    "job's median link bandwidth for messages of similar size")
       ->check(FiniteNumberBetween(0.0, 1.0))
       ->capture_default_str();
-  CLI::Option* perfetto =
-      analyze
-          ->add_option("--perfetto", perfetto_path_,
-                       "Also write the merged trace of all ranks on the aligned clock, with the "
-                       "bubble's intervals and labelled ops on tracks of their own, to open in "
-                       "ui.perfetto.dev (gzip-compressed when FILE ends in .gz; never over an "
-                       "input or the -o report)")
-          ->type_name("FILE");
-  const auto id_list = CLI::Validator(
-      [](std::string& value) {
-        absl::StatusOr<std::vector<perfetto::IdRange>> parsed = ParseIdRanges(value);
-        return parsed.ok() ? std::string() : std::string(parsed.status().message());
-      },
-      "");
   analyze
-      ->add_option("--perfetto-pipelines", perfetto_pipelines_,
-                   "Write only these pipelines' ranks into the --perfetto trace, numbered as "
-                   "the report numbers them (e.g. 0,3 or 0-3)")
-      ->type_name("LIST")
-      ->check(id_list)
-      ->needs(perfetto);
-  analyze
-      ->add_option("--perfetto-ranks", perfetto_ranks_,
-                   "Write only these ranks into the --perfetto trace (e.g. 0-7,12); with "
-                   "--perfetto-pipelines, the ranks in both")
-      ->type_name("LIST")
-      ->check(id_list)
-      ->needs(perfetto);
+      ->add_option("--perfetto", perfetto_path_,
+                   "Also write the merged trace of all ranks on the aligned clock, with the "
+                   "bubble's intervals and labelled ops on tracks of their own, to open in "
+                   "ui.perfetto.dev (gzip-compressed when FILE ends in .gz; rank by rank, never "
+                   "held whole in memory; never over an input or the -o report)")
+      ->type_name("FILE");
   DefineHtml(analyze,
              "each pipeline's schedule timeline with its bubble marked beside the theoretical "
              "one, per-stage bars, latency, memory, links and the what-if trade-off");
@@ -131,13 +107,6 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   int status = kExitOk;
   std::optional<LoadedJob> loaded = LoadJob(JobOptions(), err, &status);
   if (!loaded.has_value()) return status;
-  // The ranks the merged trace holds, checked before any report is written.
-  std::vector<size_t> perfetto_ranks;
-  if (!perfetto_path_.empty()) {
-    if (const int chosen = ChoosePerfettoRanks(*loaded, err, &perfetto_ranks); chosen != kExitOk) {
-      return chosen;
-    }
-  }
   SummaryReportOptions report_options;
   report_options.tool_version = tool_version_;
   std::string report;
@@ -150,6 +119,11 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
     report = *std::move(json);
   } else {
     report = AnalyzeText(loaded->job, report_options);
+  }
+  // The ranks the merged trace holds, checked before anything is written.
+  std::vector<size_t> perfetto_ranks;
+  if (const int chosen = ChoosePerfettoRanks(*loaded, err, &perfetto_ranks); chosen != kExitOk) {
+    return chosen;
   }
   std::vector<std::string> inputs = InputFiles(loaded->trace);
   if (html_requested()) {
@@ -164,27 +138,42 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   return perfetto_path_.empty() ? kExitOk : WritePerfetto(*loaded, perfetto_ranks, err);
 }
 
+void AnalyzeCommand::DefinePerfettoLimits(CLI::App* analyze) {
+  const auto id_list = CLI::Validator(
+      [](std::string& value) {
+        absl::StatusOr<std::vector<perfetto::IdRange>> parsed = ParseIdRanges(value);
+        return parsed.ok() ? std::string() : std::string(parsed.status().message());
+      },
+      "");
+  analyze
+      ->add_option("--perfetto-pipelines", perfetto_pipelines_,
+                   "With --perfetto, write only these pipelines' ranks into its trace, numbered "
+                   "as the report numbers them (e.g. 0,3 or 0-3)")
+      ->type_name("LIST")
+      ->check(id_list);
+  analyze
+      ->add_option("--perfetto-ranks", perfetto_ranks_,
+                   "With --perfetto, write only these ranks into its trace (e.g. 0-7,12); with "
+                   "--perfetto-pipelines too, the ranks in both")
+      ->type_name("LIST")
+      ->check(id_list);
+  // As CLI11's needs() would, had --perfetto been defined before these.
+  analyze->parse_complete_callback([this] {
+    if (!perfetto_path_.empty()) return;
+    for (const auto& [flag, list] : {std::pair<const char*, const std::string&>(
+                                         "--perfetto-pipelines", perfetto_pipelines_),
+                                     {"--perfetto-ranks", perfetto_ranks_}}) {
+      if (!list.empty()) throw CLI::RequiresError(flag, "--perfetto");
+    }
+  });
+}
+
 int AnalyzeCommand::ChoosePerfettoRanks(const LoadedJob& loaded, std::ostream& err,
                                         std::vector<size_t>* ranks) const {
-  // The flags' syntax was checked when they were parsed.
-  perfetto::OverlayChoice choice;
-  if (!perfetto_pipelines_.empty()) choice.pipelines = *ParseIdRanges(perfetto_pipelines_);
-  if (!perfetto_ranks_.empty()) choice.ranks = *ParseIdRanges(perfetto_ranks_);
-  // Each flag checked alone first, so that an error names the flag it is about.
-  const std::pair<const char*, perfetto::OverlayChoice> alone[] = {
-      {"--perfetto-pipelines", {.pipelines = choice.pipelines, .ranks = {}}},
-      {"--perfetto-ranks", {.pipelines = {}, .ranks = choice.ranks}},
-      {"--perfetto-pipelines and --perfetto-ranks", choice}};
-  for (const auto& [flag, limit] : alone) {
-    absl::StatusOr<std::vector<size_t>> chosen =
-        perfetto::ChooseRanks(loaded.trace, loaded.job, limit);
-    if (!chosen.ok()) {
-      err << "bubblescope: " << flag << ": " << MessageLine(chosen.status()) << "\n";
-      return kExitBadInput;
-    }
-    *ranks = *std::move(chosen);
-  }
-  return kExitOk;
+  return ChooseMergedRanks(
+      PerfettoRequest{
+          .path = perfetto_path_, .pipelines = perfetto_pipelines_, .ranks = perfetto_ranks_},
+      loaded, err, ranks);
 }
 
 int AnalyzeCommand::WritePerfetto(const LoadedJob& loaded, const std::vector<size_t>& ranks,
@@ -193,31 +182,7 @@ int AnalyzeCommand::WritePerfetto(const LoadedJob& loaded, const std::vector<siz
   options.protected_files = InputFiles(loaded.trace);
   if (!output_path().empty()) options.protected_files.push_back(output_path());
   if (html_requested()) options.protected_files.push_back(html_path());
-  // Streamed rank by rank: the trace is never held whole, however many ranks the job has.
-  absl::StatusOr<std::unique_ptr<SpooledOutput>> output =
-      SpooledOutput::Open(perfetto_path_, options, absl::EndsWith(perfetto_path_, ".gz"));
-  if (!output.ok()) {
-    err << "bubblescope: --perfetto: " << MessageLine(output.status()) << "\n";
-    return kExitFailure;
-  }
-  perfetto::OverlayCounts counts;
-  absl::StatusOr<perfetto::MergedFrame> frame =
-      perfetto::WriteOverlay(loaded.trace, loaded.job, ranks, &(*output)->body(), &counts);
-  if (!frame.ok()) {
-    err << "bubblescope: --perfetto: " << MessageLine(frame.status()) << "\n";
-    // Memory running out re-reading a trace is the input's size, not a failed write.
-    return IsOutOfMemory(frame.status()) ? kExitBadInput : kExitFailure;
-  }
-  if (absl::Status written = (*output)->Finish(frame->head, frame->tail); !written.ok()) {
-    err << "bubblescope: --perfetto: " << MessageLine(written) << "\n";
-    return kExitFailure;
-  }
-  if (counts.left_out > 0) {
-    err << "note: --perfetto: " << counts.left_out
-        << " events the Chrome trace format cannot hold were left out (bubblescope skips them "
-           "too)\n";
-  }
-  return kExitOk;
+  return WriteMergedTrace(perfetto_path_, loaded, ranks, options, err);
 }
 
 }  // namespace bubblescope
