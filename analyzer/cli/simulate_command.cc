@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -322,26 +323,35 @@ absl::StatusOr<sim::LinkOverride> ParseSlowLink(absl::string_view text, int64_t 
   return sim::LinkOverride{*src, *dst, sim::Link{*gbps, latency_ns}};
 }
 
+// Sizes, shares of a kernel's time and times of the in-stage parallelism (sim::ModelParallel).
 static absl::Status ParseModelParallel(const SimulateFlags& flags,
                                        sim::ModelParallel* parallel) {
-  absl::StatusOr<int32_t> tensor =
-      Flagged("--tensor-parallel", ParseInt(flags.tensor_parallel, 1, 64));
-  if (!tensor.ok()) return tensor.status();
-  absl::StatusOr<int32_t> data = Flagged("--data-parallel", ParseInt(flags.data_parallel, 1, 64));
-  if (!data.ok()) return data.status();
-  absl::StatusOr<double> share = Flagged("--tp-share", ParseNumber(flags.tp_share, 0.0));
-  if (!share.ok()) return share.status();
-  if (*share >= 1.0) {
-    return FlagError("--tp-share", absl::StrCat("'", flags.tp_share, "' must be < 1"));
+  for (const auto& [flag, text, out] :
+       {std::tuple{"--tensor-parallel", &flags.tensor_parallel, &parallel->tensor},
+        std::tuple{"--context-parallel", &flags.context_parallel, &parallel->context},
+        std::tuple{"--expert-parallel", &flags.expert_parallel, &parallel->expert},
+        std::tuple{"--data-parallel", &flags.data_parallel, &parallel->data}}) {
+    absl::StatusOr<int32_t> size = Flagged(flag, ParseInt(*text, 1, 64));
+    if (!size.ok()) return size.status();
+    *out = *size;
   }
-  absl::StatusOr<int64_t> dp_sync = ParseMicros(flags.dp_sync_us);
-  if (!dp_sync.ok()) return FlagError("--dp-sync-us", dp_sync.status().message());
-  parallel->tensor = *tensor;
-  parallel->data = *data;
+  for (const auto& [flag, text, out] :
+       {std::tuple{"--tp-share", &flags.tp_share, &parallel->tensor_share},
+        std::tuple{"--ep-share", &flags.ep_share, &parallel->expert_share}}) {
+    absl::StatusOr<double> share = Flagged(flag, ParseNumber(*text, 0.0));
+    if (!share.ok()) return share.status();
+    if (*share >= 1.0) return FlagError(flag, absl::StrCat("'", *text, "' must be < 1"));
+    *out = *share;
+  }
+  for (const auto& [flag, text, out] :
+       {std::tuple{"--dp-sync-us", &flags.dp_sync_us, &parallel->dp_sync_ns},
+        std::tuple{"--cp-exchange-us", &flags.cp_exchange_us, &parallel->context_exchange_ns}}) {
+    absl::StatusOr<int64_t> ns = ParseMicros(*text);
+    if (!ns.ok()) return FlagError(flag, ns.status().message());
+    *out = *ns;
+  }
   parallel->sequence_parallel = flags.sequence_parallel;
   parallel->overlap = flags.tp_overlap;
-  parallel->tensor_share = *share;
-  parallel->dp_sync_ns = *dp_sync;
   return absl::OkStatus();
 }
 
@@ -456,8 +466,27 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
                      "Do not end each iteration with an all-reduce over all ranks");
   simulate
       ->add_option("--tensor-parallel", f.tensor_parallel,
-                   "Tensor-parallel ranks per stage (Megatron-Core's layout tp-dp-pp)")
+                   "Tensor-parallel ranks per stage (Megatron-Core's layout tp-cp-ep-dp-pp)")
       ->type_name("N")
+      ->capture_default_str();
+  simulate
+      ->add_option("--context-parallel", f.context_parallel,
+                   "Context-parallel ranks per stage: ring attention's KV exchanges in each op")
+      ->type_name("N")
+      ->capture_default_str();
+  simulate
+      ->add_option("--cp-exchange-us", f.cp_exchange_us, "Time of one ring-attention KV exchange")
+      ->type_name("US")
+      ->capture_default_str();
+  simulate
+      ->add_option("--expert-parallel", f.expert_parallel,
+                   "Expert-parallel ranks (divides context x data): MoE all-to-alls in each op")
+      ->type_name("N")
+      ->capture_default_str();
+  simulate
+      ->add_option("--ep-share", f.ep_share,
+                   "Share of each op's last kernel in its dispatch and combine all-to-alls")
+      ->type_name("FRACTION")
       ->capture_default_str();
   simulate->add_option("--data-parallel", f.data_parallel, "Data-parallel copies of the pipeline")
       ->type_name("N")
@@ -471,7 +500,7 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
       ->capture_default_str();
   simulate
       ->add_option("--dp-sync-us", f.dp_sync_us,
-                   "Data-parallel gradient all-reduce after the last backward (data > 1)")
+                   "Gradient all-reduce over data x context ranks after the last backward")
       ->type_name("US")
       ->capture_default_str();
   simulate

@@ -41,9 +41,13 @@ struct SimulateFlags {
   std::string weights_mb = "2048";  // weights, gradients and optimizer state per stage
   std::string stash_mb = "96";  // so peaks show the schedule's in-flight microbatches
   bool no_iteration_barrier = false;
-  // Tensor and data parallelism beside the pipeline (sim::ModelParallel).
+  // Tensor, context, expert and data parallelism beside the pipeline (sim::ModelParallel).
   std::string tensor_parallel = "1";
+  std::string context_parallel = "1";
+  std::string expert_parallel = "1";
   std::string data_parallel = "1";
+  std::string cp_exchange_us = "100";
+  std::string ep_share = "0.1";
   bool sequence_parallel = false;
   bool tp_overlap = false;
   std::string tp_share = "0.15";

@@ -77,10 +77,14 @@ class Engine {
     return positions_[static_cast<size_t>(stage_op.stage)][flat];
   }
   TimeNs Jittered(TimeNs cost);
-  // A tensor-parallel collective of `duration` after node `after` (-1: none) on the group's
-  // stream; returns its node.
-  int32_t NewCollective(int32_t rank, int32_t iteration, int32_t op_index, CommKind collective,
-                        TimeNs duration, int32_t after, int32_t* launch);
+  // An in-stage collective (kTensorParallel, kExpertParallel) of `duration` after node `after`
+  // (-1: none) on its group's stream; returns its node.
+  int32_t NewCollective(int32_t rank, int32_t iteration, int32_t op_index, KernelRole role,
+                        CommKind collective, TimeNs duration, int32_t after, int32_t* launch);
+  // One KV exchange of ring attention after node `after`, with the launch slots of its two
+  // transfers (ModelParallel, records.h); returns its node.
+  int32_t NewExchange(int32_t rank, int32_t iteration, int32_t op_index, int32_t after,
+                      int32_t* launch);
   int32_t NewNode(int32_t rank, int32_t iteration, KernelRole role, StreamRole stream, int32_t op,
                   int32_t* launch);
   absl::Status BuildIteration(int32_t rank, int32_t iteration,
@@ -124,15 +128,34 @@ TimeNs Engine::Jittered(TimeNs cost) {
   return static_cast<TimeNs>(std::llround(static_cast<double>(cost) * (1.0 + u)));
 }
 
-int32_t Engine::NewCollective(int32_t rank, int32_t iteration, int32_t op_index,
+int32_t Engine::NewCollective(int32_t rank, int32_t iteration, int32_t op_index, KernelRole role,
                               CommKind collective, TimeNs duration, int32_t after,
                               int32_t* launch) {
-  const int32_t node = NewNode(rank, iteration, KernelRole::kTensorParallel,
-                               StreamRole::kTensorParallel, op_index, launch);
+  const StreamRole stream = role == KernelRole::kExpertParallel ? StreamRole::kExpertParallel
+                                                                : StreamRole::kTensorParallel;
+  const int32_t node = NewNode(rank, iteration, role, stream, op_index, launch);
   Node& added = nodes_[static_cast<size_t>(node)];
   added.record.collective = collective;
   added.record.bytes = config_.parallel.tensor_elements * 2;  // bf16
   added.duration = duration;
+  added.compute_prev = after;
+  return node;
+}
+
+int32_t Engine::NewExchange(int32_t rank, int32_t iteration, int32_t op_index, int32_t after,
+                            int32_t* launch) {
+  const bool batched = RingExchangeBatched(config_.parallel);
+  const int32_t post = *launch;
+  *launch += batched ? 2 : 1;  // batched: both calls before the one kernel
+  const int64_t post_correlation = batched ? 0 : ++correlations_[static_cast<size_t>(rank)];
+  const int32_t node = NewNode(rank, iteration, KernelRole::kContextParallel,
+                               StreamRole::kContextParallel, op_index, launch);
+  Node& added = nodes_[static_cast<size_t>(node)];
+  added.post_index = post;
+  added.record.collective = CommKind::kSendRecv;
+  added.record.bytes = config_.parallel.tensor_elements * 2;  // bf16
+  added.record.post_correlation = post_correlation;
+  added.duration = config_.parallel.context_exchange_ns;
   added.compute_prev = after;
   return node;
 }
@@ -331,32 +354,70 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
                                                     : cost.weight_grad / v;
     CloseBatch(&launch);
     record.first_kernel = static_cast<int32_t>(rank_nodes.size());
-    for (int32_t i = 0; i < k; ++i) {
-      TimeNs share = op_cost / k + (i < op_cost % k ? 1 : 0);
-      const KernelShares shares =
-          SplitForTensorParallel(config_.parallel, share, op.type, i + 1 == k);
-      if (shares.before > 0) {
-        last_compute = NewCollective(rank, iteration, op_index, CommKind::kAllGather,
-                                     shares.before, last_compute, &launch);
-      }
-      int32_t node =
+    // Every node of the op up to its first compute kernel waits for its input and for the
+    // batch of transfers before it (the all-gather and the first KV exchange need the input).
+    const int32_t op_batch = std::exchange(last_batch_, -1);
+    bool awaiting_input = true;
+    const auto starts_op = [&](int32_t node) {
+      if (!awaiting_input) return;
+      nodes_[static_cast<size_t>(node)].input = input_node;
+      nodes_[static_cast<size_t>(node)].batch_wait = op_batch;
+    };
+    const auto add_collective = [&](KernelRole role, CommKind kind, TimeNs duration) {
+      const int32_t node =
+          NewCollective(rank, iteration, op_index, role, kind, duration, last_compute, &launch);
+      starts_op(node);
+      return node;
+    };
+    const auto add_compute = [&](TimeNs duration) {
+      const int32_t node =
           NewNode(rank, iteration, KernelRole::kCompute, StreamRole::kCompute, op_index, &launch);
-      nodes_[static_cast<size_t>(node)].duration = Jittered(shares.compute);
-      // The compute stream waits for the tensor-parallel collective before it (ModelParallel).
-      if (last_compute >= 0 && nodes_[static_cast<size_t>(last_compute)].record.role ==
-                                   KernelRole::kTensorParallel) {
+      nodes_[static_cast<size_t>(node)].duration = Jittered(duration);
+      // The compute stream waits for the in-stage communication before it (ModelParallel).
+      if (last_compute >= 0 &&
+          nodes_[static_cast<size_t>(last_compute)].record.stream != StreamRole::kCompute) {
         nodes_[static_cast<size_t>(node)].compute_prev = last_compute;
       }
-      if (i == 0) {
-        nodes_[static_cast<size_t>(node)].input = input_node;
-        nodes_[static_cast<size_t>(node)].batch_wait = std::exchange(last_batch_, -1);
-      }
+      starts_op(node);
+      awaiting_input = false;
       last_compute = node;
+    };
+    for (int32_t i = 0; i < k; ++i) {
+      TimeNs share = op_cost / k + (i < op_cost % k ? 1 : 0);
+      const KernelShares shares = SplitKernel(config_.parallel, share, op.type, i, k);
+      if (shares.before > 0) {
+        last_compute =
+            add_collective(KernelRole::kTensorParallel, CommKind::kAllGather, shares.before);
+      }
+      if (shares.dispatch > 0) {
+        last_compute =
+            add_collective(KernelRole::kExpertParallel, CommKind::kAllToAll, shares.dispatch);
+      }
+      // Ring attention: `ring_steps` attention steps and a closing piece; step s waits for the
+      // exchange beside step s - 1, which brought its KV (the closing piece: the last dKV).
+      const int32_t pieces = shares.ring_steps + 1;
+      const int32_t exchanges = shares.ring_steps > 0 ? RingExchanges(config_.parallel, op.type)
+                                                      : 0;
+      int32_t exchange = -1;
+      for (int32_t piece = 0; piece < pieces; ++piece) {
+        int32_t next_exchange = -1;
+        if (piece < exchanges) {
+          next_exchange = NewExchange(rank, iteration, op_index, last_compute, &launch);
+          starts_op(next_exchange);
+        }
+        add_compute(shares.compute / pieces + (piece < shares.compute % pieces ? 1 : 0));
+        if (exchange >= 0) nodes_[static_cast<size_t>(last_compute)].compute_prev = exchange;
+        exchange = next_exchange;
+      }
+      if (shares.combine > 0) {
+        last_compute =
+            add_collective(KernelRole::kExpertParallel, CommKind::kAllToAll, shares.combine);
+      }
       if (shares.after > 0) {
-        const int32_t collective = NewCollective(
-            rank, iteration, op_index,
+        const int32_t collective = add_collective(
+            KernelRole::kTensorParallel,
             config_.parallel.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce,
-            shares.after, node, &launch);
+            shares.after);
         // An asynchronous one runs beside the next kernel, which does not wait for it.
         if (!shares.async) last_compute = collective;
       }
@@ -374,10 +435,11 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
     ops.push_back(record);
   }
   CloseBatch(&launch);
-  if (config_.parallel.data > 1 && config_.parallel.dp_sync_ns > 0 &&
+  if (config_.parallel.data * config_.parallel.context > 1 && config_.parallel.dp_sync_ns > 0 &&
       config_.schedule != Schedule::kForwardOnly) {
-    // The gradient all-reduce over the data-parallel replicas, after the last backward and
-    // before the optimizer; the replicas run the same schedule, so none waits for another.
+    // The gradient all-reduce over the data- and context-parallel replicas, after the last
+    // backward and before the optimizer; the replicas run the same schedule, so none waits for
+    // another.
     const int32_t node =
         NewNode(rank, iteration, KernelRole::kDataParallel, StreamRole::kDataParallel, -1, &launch);
     Node& sync = nodes_[static_cast<size_t>(node)];
@@ -571,7 +633,10 @@ Records Engine::Collect() const {
       // next backward), as torch pipelining's send and receive actions are: the op's CPU range
       // is its compute.
       if (config_.p2p == P2pStyle::kBatched && IsP2p(kernel.role)) continue;
-      op.cpu_start = std::min(op.cpu_start, kernel.launch_start);
+      // A KV exchange's first call comes before its launch.
+      op.cpu_start = std::min(op.cpu_start, kernel.role == KernelRole::kContextParallel
+                                                ? kernel.post_start
+                                                : kernel.launch_start);
       op.cpu_end = std::max(op.cpu_end, kernel.launch_end);
     }
   }

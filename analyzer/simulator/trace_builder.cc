@@ -83,9 +83,13 @@ class RankBuilder {
 
  private:
   NameId ComputeKernelName(const KernelRecord& kernel);
-  uint32_t CommIndex(const KernelRecord& kernel);
+  // A send's or recv's metadata as torch records it: peer, size and process group.
+  uint32_t TransferCommIndex(bool send, int32_t peer, int64_t bytes, uint32_t group,
+                             int32_t group_size);
   uint32_t AllReduceCommIndex(const KernelRecord& kernel);
   uint32_t AllRanksGroup();
+  // The pipeline's process group: PIPELINE_MODEL_PARALLEL_GROUP with replicas, else "pp_all".
+  uint32_t PipelineGroup() { return groups_ ? GroupIndex(groups_->pipeline) : AllRanksGroup(); }
   // With replicas (ModelParallel): the index of one of the rank's groups, added on first use.
   uint32_t GroupIndex(const ProcessGroup& group);
   uint32_t CollectiveCommIndex(const KernelRecord& kernel);
@@ -93,7 +97,22 @@ class RankBuilder {
   int32_t Global(int32_t pipeline_rank) const {
     return GlobalRank(config_, pipeline_rank, replica_);
   }
-  void AddQueuedTransfer(const KernelRecord& kernel, Timeline* cpu);
+  // The c10d::send / c10d::recv_ operator over [start, end) (it names no peer).
+  void AddC10dOp(bool send, TimeNs start, TimeNs end, Timeline* cpu);
+  // A transfer batch_isend_irecv queues: its c10d operator, and inside it record_param_comms
+  // with the transfer's metadata (`comm`).
+  void AddQueuedTransfer(bool send, TimeNs start, TimeNs end, uint32_t comm, Timeline* cpu);
+  // The `nccl:coalesced` range ProcessGroupNCCL::endCoalescing launches a batch's kernel in, and
+  // (AnnotationStyle::kPpMirrored) Kineto's copy over the kernel on its stream.
+  void AddCoalescedRange(const Interval& launch, const Interval& kernel, int64_t thread,
+                         int64_t stream);
+  // One KV exchange of ring attention (KernelRole::kContextParallel), written as Transformer
+  // Engine issues it: a send to the next CP rank and a receive from the previous one in a
+  // forward, the other way round in a backward, the even CP ranks sending first; both in one
+  // batch_isend_irecv, or each an isend / irecv with its own kernel on the stream of its pair's
+  // communicator.
+  void AddRingExchange(const KernelRecord& kernel, Timeline* thread,
+                       std::vector<Timeline>* streams);
   void AddAnnotations();
 
   const Config& config_;
@@ -124,16 +143,16 @@ NameId RankBuilder::ComputeKernelName(const KernelRecord& kernel) {
   return kernel_names_[slot];
 }
 
-// A p2p kernel's metadata as torch records a send or recv on the pipeline's process group: the
-// group is the whole pipeline (Megatron's and torch pipelining's pp group, DeepSpeed's default
-// group), not the pair, even though NCCL runs it on a two-rank communicator.
-uint32_t RankBuilder::CommIndex(const KernelRecord& kernel) {
+// The group torch records is the one the transfer was issued on (for a pipeline hand-off the
+// whole pipeline: Megatron's and torch pipelining's pp group, DeepSpeed's default group), not
+// the pair, even though NCCL runs it on a two-rank communicator.
+uint32_t RankBuilder::TransferCommIndex(bool send, int32_t peer, int64_t bytes, uint32_t group,
+                                        int32_t group_size) {
   CommInfo info;
-  info.bytes = kernel.bytes;
-  info.peer = Global(kernel.peer_rank);
-  info.group_size = config_.stages;
-  info.process_group = groups_ ? GroupIndex(groups_->pipeline) : AllRanksGroup();
-  bool send = kernel.role == KernelRole::kSend;
+  info.bytes = bytes;
+  info.peer = peer;
+  info.group_size = group_size;
+  info.process_group = group;
   info.collective = rank_.names.Intern(send ? "send" : "recv");
   info.dtype = rank_.names.Intern("BFloat16");
   info.kind = send ? CommKind::kSend : CommKind::kRecv;
@@ -149,10 +168,11 @@ uint32_t RankBuilder::GroupIndex(const ProcessGroup& group) {
   return static_cast<uint32_t>(rank_.process_groups.size() - 1);
 }
 
-// A tensor- or data-parallel collective as torch records it on an NCCL kernel.
+// A tensor-, expert- or data-parallel collective as torch records it on an NCCL kernel.
 uint32_t RankBuilder::CollectiveCommIndex(const KernelRecord& kernel) {
-  const ProcessGroup& group =
-      kernel.role == KernelRole::kTensorParallel ? groups_->tensor : groups_->data;
+  const ProcessGroup& group = kernel.role == KernelRole::kTensorParallel   ? groups_->tensor
+                              : kernel.role == KernelRole::kExpertParallel ? groups_->expert
+                                                                           : groups_->data;
   CommInfo info;
   info.bytes = kernel.bytes;
   info.group_size = static_cast<int32_t>(group.ranks.size());
@@ -174,32 +194,113 @@ uint32_t RankBuilder::AllRanksGroup() {
   return all_ranks_group_;
 }
 
-// A batched transfer as torch records it: the c10d::send / c10d::recv_ call that queues it
-// (naming no peer), and inside it record_param_comms with the peer, size and process group.
-void RankBuilder::AddQueuedTransfer(const KernelRecord& kernel, Timeline* cpu) {
-  const bool send = kernel.role == KernelRole::kSend;
-  const CommKind kind = send ? CommKind::kSend : CommKind::kRecv;
+void RankBuilder::AddC10dOp(bool send, TimeNs start, TimeNs end, Timeline* cpu) {
   Interval op;
-  op.start = kernel.post_start + offset_;
-  op.end = kernel.post_end + offset_;
+  op.start = start + offset_;
+  op.end = end + offset_;
   op.name = rank_.names.Intern(send ? "c10d::send" : "c10d::recv_");
   op.kind = IntervalKind::kCpuCommOp;
   op.comm = static_cast<uint32_t>(rank_.comms.size());
-  rank_.comms.push_back(CommInfo{.kind = kind});
+  rank_.comms.push_back(CommInfo{.kind = send ? CommKind::kSend : CommKind::kRecv});
   cpu->intervals.push_back(op);
+}
 
-  CommInfo params;
-  params.bytes = kernel.bytes;
-  params.peer = Global(kernel.peer_rank);
-  params.group_size = config_.stages;
-  params.process_group = groups_ ? GroupIndex(groups_->pipeline) : AllRanksGroup();
-  params.collective = rank_.names.Intern(send ? "send" : "recv");
-  params.dtype = rank_.names.Intern("BFloat16");
-  params.kind = kind;
-  op.name = rank_.names.Intern(kParamCommsName);
-  op.comm = static_cast<uint32_t>(rank_.comms.size());
-  rank_.comms.push_back(params);
-  cpu->intervals.push_back(op);
+void RankBuilder::AddQueuedTransfer(bool send, TimeNs start, TimeNs end, uint32_t comm,
+                                    Timeline* cpu) {
+  AddC10dOp(send, start, end, cpu);
+  Interval params = cpu->intervals.back();
+  params.name = rank_.names.Intern(kParamCommsName);
+  params.comm = comm;
+  cpu->intervals.push_back(params);
+}
+
+void RankBuilder::AddCoalescedRange(const Interval& launch, const Interval& kernel,
+                                    int64_t thread, int64_t stream) {
+  Annotation coalesced;
+  coalesced.name = rank_.names.Intern(kCoalescedName);
+  coalesced.start = launch.start;
+  coalesced.end = launch.end;
+  coalesced.scope = AnnotationScope::kCpu;
+  coalesced.thread_or_stream = thread;
+  rank_.annotations.push_back(coalesced);
+  if (config_.annotations == AnnotationStyle::kPpMirrored) {
+    coalesced.start = kernel.start;
+    coalesced.end = kernel.end;
+    coalesced.scope = AnnotationScope::kGpu;
+    coalesced.device = 0;
+    coalesced.thread_or_stream = stream;
+    rank_.annotations.push_back(coalesced);
+  }
+}
+
+void RankBuilder::AddRingExchange(const KernelRecord& kernel, Timeline* thread,
+                                  std::vector<Timeline>* streams) {
+  const bool forward =
+      record_.ops[static_cast<size_t>(kernel.op)].op.type == OpType::kForward;
+  const int32_t send_peer = RingNeighbour(config_, record_.rank, replica_, forward ? 1 : -1);
+  const int32_t recv_peer = RingNeighbour(config_, record_.rank, replica_, forward ? -1 : 1);
+  const uint32_t group = GroupIndex(groups_->context);
+  const auto group_size = static_cast<int32_t>(groups_->context.ranks.size());
+  const bool send_first = replica_.context % 2 == 0;
+  // Each transfer in issue order: whether it sends, its peer, and the stream of its pair's
+  // communicator (the one to the next CP rank, or the one to the previous).
+  struct Transfer {
+    bool send;
+    int32_t peer;
+    StreamRole stream;
+  };
+  const StreamRole to_next = StreamRole::kContextParallel;
+  const StreamRole to_prev = StreamRole::kContextParallelPrev;
+  std::array<Transfer, 2> transfers = {Transfer{true, send_peer, forward ? to_next : to_prev},
+                                       Transfer{false, recv_peer, forward ? to_prev : to_next}};
+  if (!send_first) std::swap(transfers[0], transfers[1]);
+  Interval device;
+  device.start = kernel.start + offset_;
+  device.end = kernel.end + offset_;
+  device.kind = IntervalKind::kCommKernel;
+  device.name = rank_.names.Intern(CollectiveKernelName(CommKind::kSendRecv));
+  Interval launch;
+  launch.kind = IntervalKind::kRuntime;
+  launch.name = rank_.names.Intern(kLaunchNames[static_cast<size_t>(config_.vendor)]);
+  const TimeNs gap = config_.launch_gap_ns;
+  if (RingExchangeBatched(config_.parallel)) {
+    for (size_t t = 0; t < transfers.size(); ++t) {
+      const TimeNs start = kernel.post_start + static_cast<TimeNs>(t) * gap;
+      AddQueuedTransfer(transfers[t].send, start, start + gap,
+                        TransferCommIndex(transfers[t].send, transfers[t].peer, kernel.bytes,
+                                          group, group_size),
+                        thread);
+    }
+    launch.start = kernel.launch_start + offset_;
+    launch.end = kernel.launch_end + offset_;
+    launch.correlation = kernel.correlation;
+    device.correlation = kernel.correlation;
+    device.comm = static_cast<uint32_t>(rank_.comms.size());
+    rank_.comms.push_back(CommInfo{.group_size = group_size,
+                                   .process_group = group,
+                                   .collective = rank_.names.Intern("coalesced"),
+                                   .kind = CommKind::kSendRecv});
+    // Next and previous are one rank: one communicator, one stream.
+    AddCoalescedRange(launch, device, thread->id, StreamId(to_next));
+    thread->intervals.push_back(launch);
+    (*streams)[static_cast<size_t>(to_next)].intervals.push_back(device);
+    return;
+  }
+  const std::array<std::pair<TimeNs, int64_t>, 2> issued = {
+      std::pair{kernel.post_start, kernel.post_correlation},
+      std::pair{kernel.launch_start, kernel.correlation}};
+  for (size_t t = 0; t < transfers.size(); ++t) {
+    // Each isend / irecv launches its own kernel inside its c10d operator.
+    launch.start = issued[t].first + offset_;
+    launch.end = launch.start + gap;
+    launch.correlation = issued[t].second;
+    AddC10dOp(transfers[t].send, issued[t].first, issued[t].first + gap, thread);
+    thread->intervals.push_back(launch);
+    device.correlation = issued[t].second;
+    device.comm = TransferCommIndex(transfers[t].send, transfers[t].peer, kernel.bytes, group,
+                                    group_size);
+    (*streams)[static_cast<size_t>(transfers[t].stream)].intervals.push_back(device);
+  }
 }
 
 uint32_t RankBuilder::AllReduceCommIndex(const KernelRecord& kernel) {
@@ -296,8 +397,22 @@ Rank RankBuilder::Build() {
   const bool batched = config_.p2p == P2pStyle::kBatched;
   for (const KernelRecord& kernel : record_.kernels) {
     const bool p2p = kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv;
+    const bool send = kernel.role == KernelRole::kSend;
+    // torch's autograd thread launches the backward's compute and its in-stage communication.
+    const bool backward_work =
+        config_.launches == LaunchStyle::kTorch &&
+        (kernel.role == KernelRole::kCompute || InStageRole(kernel.role)) &&
+        record_.ops[static_cast<size_t>(kernel.op)].op.type != OpType::kForward;
+    Timeline& thread = backward_work ? autograd : cpu;
+    if (kernel.role == KernelRole::kContextParallel) {
+      AddRingExchange(kernel, &thread, &streams);
+      continue;
+    }
     if (batched && p2p) {
-      AddQueuedTransfer(kernel, &cpu);
+      AddQueuedTransfer(send, kernel.post_start, kernel.post_end,
+                        TransferCommIndex(send, Global(kernel.peer_rank), kernel.bytes,
+                                          PipelineGroup(), config_.stages),
+                        &cpu);
       // The batch is one kernel: its first transfer's launch and times stand for all of them.
       if (kernel.batch_follower) continue;
     }
@@ -307,74 +422,39 @@ Rank RankBuilder::Build() {
     launch.correlation = kernel.correlation;
     launch.name = launch_name;
     launch.kind = IntervalKind::kRuntime;
-    if (batched && p2p) {
-      // ProcessGroupNCCL::endCoalescing launches the batch inside its `nccl:coalesced` range;
-      // Kineto mirrors that range onto the stream the kernel ran on.
-      Annotation coalesced;
-      coalesced.name = rank_.names.Intern(kCoalescedName);
-      coalesced.start = launch.start;
-      coalesced.end = launch.end;
-      coalesced.scope = AnnotationScope::kCpu;
-      coalesced.thread_or_stream = cpu.id;
-      rank_.annotations.push_back(coalesced);
-      if (config_.annotations == AnnotationStyle::kPpMirrored) {
-        coalesced.start = kernel.start + offset_;
-        coalesced.end = kernel.end + offset_;
-        coalesced.scope = AnnotationScope::kGpu;
-        coalesced.device = 0;
-        coalesced.thread_or_stream = StreamId(kernel.stream);
-        rank_.annotations.push_back(coalesced);
-      }
-    } else if (p2p) {
-      // PyTorch launches each p2p kernel inside its c10d operator; the operator (which records
-      // no peer) is what tells a send from a receive when the kernel carries no NCCL args.
-      const bool send = kernel.role == KernelRole::kSend;
-      Interval op = launch;
-      op.correlation = 0;
-      op.name = rank_.names.Intern(send ? "c10d::send" : "c10d::recv_");
-      op.kind = IntervalKind::kCpuCommOp;
-      op.comm = static_cast<uint32_t>(rank_.comms.size());
-      rank_.comms.push_back(CommInfo{.kind = send ? CommKind::kSend : CommKind::kRecv});
-      cpu.intervals.push_back(op);
-    }
-    // torch's autograd thread also launches the backward's tensor-parallel collectives.
-    const bool backward_compute =
-        config_.launches == LaunchStyle::kTorch &&
-        (kernel.role == KernelRole::kCompute || kernel.role == KernelRole::kTensorParallel) &&
-        record_.ops[static_cast<size_t>(kernel.op)].op.type != OpType::kForward;
-    (backward_compute ? autograd : cpu).intervals.push_back(launch);
 
     Interval device;
     device.start = kernel.start + offset_;
     device.end = kernel.end + offset_;
     device.correlation = kernel.correlation;
+    device.kind = IntervalKind::kCommKernel;
     if (batched && p2p) {
       // The batch's kernel names no direction, peer or size: only the process group it ran on.
-      device.kind = IntervalKind::kCommKernel;
       device.name = comm_name;
       device.comm = static_cast<uint32_t>(rank_.comms.size());
       rank_.comms.push_back(CommInfo{.group_size = config_.stages,
-                                     .process_group = groups_ ? GroupIndex(groups_->pipeline)
-                                                              : AllRanksGroup(),
+                                     .process_group = PipelineGroup(),
                                      .collective = rank_.names.Intern("coalesced"),
                                      .kind = CommKind::kSendRecv});
+      AddCoalescedRange(launch, device, cpu.id, StreamId(kernel.stream));
     } else if (p2p) {
-      device.kind = IntervalKind::kCommKernel;
+      // PyTorch launches each p2p kernel inside its c10d operator; the operator (which records
+      // no peer) is what tells a send from a receive when the kernel carries no NCCL args.
+      AddC10dOp(send, kernel.launch_start, kernel.launch_end, &cpu);
       device.name = comm_name;
-      device.comm = CommIndex(kernel);
+      device.comm = TransferCommIndex(send, Global(kernel.peer_rank), kernel.bytes,
+                                      PipelineGroup(), config_.stages);
     } else if (kernel.role == KernelRole::kAllReduce) {
-      device.kind = IntervalKind::kCommKernel;
       device.name = rank_.names.Intern(kAllReduceKernel);
       device.comm = AllReduceCommIndex(kernel);
-    } else if (kernel.role == KernelRole::kTensorParallel ||
-               kernel.role == KernelRole::kDataParallel) {
-      device.kind = IntervalKind::kCommKernel;
+    } else if (InStageRole(kernel.role) || kernel.role == KernelRole::kDataParallel) {
       device.name = rank_.names.Intern(CollectiveKernelName(kernel.collective));
       device.comm = CollectiveCommIndex(kernel);
     } else {
       device.kind = IntervalKind::kComputeKernel;
       device.name = ComputeKernelName(kernel);
     }
+    thread.intervals.push_back(launch);  // after its c10d operator, which encloses it
     streams[static_cast<size_t>(kernel.stream)].intervals.push_back(device);
   }
   const NameId sync_name = rank_.names.Intern(kSyncNames[static_cast<size_t>(config_.vendor)]);
@@ -433,6 +513,12 @@ int64_t StreamId(StreamRole role) {
       return 44;
     case StreamRole::kDataParallel:
       return 48;
+    case StreamRole::kContextParallel:
+      return 52;
+    case StreamRole::kContextParallelPrev:
+      return 56;
+    case StreamRole::kExpertParallel:
+      return 60;
   }
   return -1;
 }
@@ -448,7 +534,10 @@ Trace BuildTrace(const Config& config, const Records& records) {
   for (const RankRecord& record : records.ranks) {
     for (int32_t data = 0; data < parallel.data; ++data) {
       for (int32_t tensor = 0; tensor < parallel.tensor; ++tensor) {
-        trace.ranks.push_back(RankBuilder(config, record, Replica{tensor, data}).Build());
+        for (int32_t context = 0; context < parallel.context; ++context) {
+          trace.ranks.push_back(
+              RankBuilder(config, record, Replica{tensor, context, data}).Build());
+        }
       }
     }
   }
