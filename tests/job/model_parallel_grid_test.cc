@@ -87,6 +87,16 @@ void ExpectEveryPipelineMatchesTruth(const sim::Config& config) {
                 0.01 * static_cast<double>(in_stage) + 1000.0);
     EXPECT_NEAR(static_cast<double>(measured_dp_sync), static_cast<double>(dp_sync),
                 0.01 * static_cast<double>(dp_sync) + 1000.0);
+    // Every pipeline hand-off matched, and no ring transfer taken for one: each link joins two
+    // of the pipeline's stages, one hop apart (interleaved: the last stage also feeds the first).
+    EXPECT_TRUE(pipeline.crossrank.unmatched.empty());
+    EXPECT_FALSE(pipeline.crossrank.links.empty());
+    for (const link_stats::Link& link : pipeline.crossrank.links) {
+      const int32_t hop = (link.dst - link.src) / replicas;
+      EXPECT_EQ((link.src - first) % replicas, 0) << link.src << "->" << link.dst;
+      EXPECT_TRUE(hop == 1 || hop == -1 || std::abs(hop) == config.stages - 1)
+          << link.src << "->" << link.dst;
+    }
     for (const findings::Finding& finding : pipeline.findings.findings) {
       EXPECT_NE(finding.kind, findings::Kind::kUnmatchedP2p) << finding.message;
     }
