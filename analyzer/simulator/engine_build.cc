@@ -1,4 +1,8 @@
+// Building the engine's kernels: each rank's iterations, its ops' compute and in-stage
+// communication, its transfers and batches (engine.h states the semantics, engine_state.h the
+// state).
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>

@@ -24,9 +24,11 @@ struct Node {
   int32_t launch_index = 0;   // position among its rank's launches of the iteration
   TimeNs duration = 0;        // compute: the (jittered) cost; p2p: the transfer time
   int32_t stream_prev = -1;   // previous node on the same stream, any iteration
-  // p2p and all-reduce: the last compute-stream node launched before it this iteration.
+  // Communication: the node the compute stream ran last before it this iteration; a compute
+  // kernel: the in-stage communication it waits for (a collective, the KV exchange before it).
   int32_t compute_prev = -1;
-  int32_t input = -1;         // an op's first kernel: the node whose end is its input's arrival
+  // An op's nodes up to its first compute kernel: the node whose end is its input's arrival.
+  int32_t input = -1;
   int32_t partner = -1;       // p2p: the matching recv / send (the all-reduce uses barriers_)
   // Batched p2p: the first node of its batch (itself for the first), and on that node the
   // number of nodes in the batch; -1 / 0 for every other kernel.
