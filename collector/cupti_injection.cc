@@ -13,6 +13,7 @@
 #include "activity_buffer.h"
 #include "collector_config.h"
 #include "collector_runtime.h"
+#include "cupti_cursor.h"
 
 namespace bubblescope::collector {
 namespace {
@@ -26,15 +27,6 @@ std::string ResultText(CUptiResult result) {
   }
   return text;
 }
-
-class CuptiCursor : public RecordCursor {
- public:
-  NextRecord Next(uint8_t* buffer, size_t valid_bytes, CUpti_Activity** record) override {
-    const CUptiResult result = cuptiActivityGetNextRecord(buffer, valid_bytes, record);
-    if (result == CUPTI_SUCCESS) return NextRecord::kRecord;
-    return result == CUPTI_ERROR_MAX_LIMIT_REACHED ? NextRecord::kEnd : NextRecord::kError;
-  }
-};
 
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   BufferPool* pool = CollectorRuntime::Instance().pool();
