@@ -31,17 +31,19 @@ const char* NonEmpty(const EnvLookup& env, const char* name) {
   return value != nullptr && value[0] != '\0' ? value : nullptr;
 }
 
+// BUBBLESCOPE_KINDS's names, in the order they are listed.
+constexpr std::array<std::pair<std::string_view, uint32_t>, 8> kNames = {{
+    {"kernel", kKindKernel},
+    {"memcpy", kKindMemcpy},
+    {"memset", kKindMemset},
+    {"memory", kKindMemory},
+    {"nvtx", kKindNvtx},
+    {"runtime", kKindRuntime},
+    {"driver", kKindDriver},
+    {"nccl", kKindNccl},
+}};
+
 bool ParseKinds(std::string_view text, uint32_t* kinds, std::string* error) {
-  static constexpr std::array<std::pair<std::string_view, uint32_t>, 8> kNames = {{
-      {"kernel", kKindKernel},
-      {"memcpy", kKindMemcpy},
-      {"memset", kKindMemset},
-      {"memory", kKindMemory},
-      {"nvtx", kKindNvtx},
-      {"runtime", kKindRuntime},
-      {"driver", kKindDriver},
-      {"nccl", kKindNccl},
-  }};
   *kinds = 0;
   while (true) {
     const size_t comma = text.find(',');
@@ -179,6 +181,16 @@ std::string TraceFileName(const ProcessIdentity& identity, const std::string& ru
   name += std::to_string(identity.pid);
   name += ".json";
   return name;
+}
+
+std::string KindNames(uint32_t kinds) {
+  std::string out;
+  for (const auto& [name, bit] : kNames) {
+    if (!(kinds & bit)) continue;
+    if (!out.empty()) out += ',';
+    out += name;
+  }
+  return out;
 }
 
 }  // namespace bubblescope::collector

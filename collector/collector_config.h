@@ -51,6 +51,9 @@ using EnvLookup = std::function<const char*(const char*)>;
 // one-line `*error` naming the variable on a bad value.
 bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::string* error);
 
+// The kinds of a KindBit mask as BUBBLESCOPE_KINDS names them, comma-separated ("kernel,nvtx").
+std::string KindNames(uint32_t kinds);
+
 // Who this process is in the job, from the launcher's variables; -1 when unknown.
 struct ProcessIdentity {
   int32_t rank = -1;        // RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK (first set)

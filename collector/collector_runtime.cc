@@ -39,7 +39,31 @@ std::string_view StartName(StartMode mode) {
   return "immediate";
 }
 
+// What CUPTI would have recorded of `kinds`: everything but NCCL transfers.
+uint32_t CuptiKinds(uint32_t kinds) { return kinds & ~uint32_t{kKindNccl}; }
+
+std::string CuptiUnavailableEvent(const std::string& held_by, uint32_t kinds, int64_t pid) {
+  std::string out;
+  ChromeEvent(&out, "M", "", "bubblescope_cupti_unavailable")
+      .Int("pid", pid)
+      .Int("tid", 0)
+      .Args()
+      .Text("held_by", held_by)
+      .Text("not_recorded", KindNames(CuptiKinds(kinds)))
+      .Text("recorded", KindNames(kinds & kKindNccl))
+      .Finish();
+  return out;
+}
+
 }  // namespace
+
+std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds) {
+  std::string line = "bubblescope collector: CUPTI is held by another profiler";
+  if (!held_by.empty()) line += " (" + held_by + ")";
+  line += ": not recording " + KindNames(CuptiKinds(kinds)) + " in this process";
+  line += (kinds & kKindNccl) ? "; NCCL transfers still recorded" : "";
+  return line;
+}
 
 CollectorRuntime& CollectorRuntime::Instance() {
   // Never destroyed: CUPTI and NCCL may call in during static destruction.
@@ -106,6 +130,13 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
     refused_ = true;
     Disable(error);
     return false;
+  }
+  if (hooks_.cupti_held_by) {
+    writer_->Append(CuptiUnavailableEvent(*hooks_.cupti_held_by, config_.kinds, pid_));
+    static std::atomic<bool> printed{false};
+    if (!printed.exchange(true)) {
+      std::fprintf(stderr, "%s\n", CuptiHeldNotice(*hooks_.cupti_held_by, config_.kinds).c_str());
+    }
   }
   pool_ = std::make_unique<BufferPool>(kCuptiBufferBytes, config_.buffer_cap_bytes);
   directory_ = std::make_unique<CommRankDirectory>(config_.output_dir);

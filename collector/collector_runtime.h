@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -35,7 +36,16 @@ struct RuntimeHooks {
   // Turns CUPTI recording on or off (BUBBLESCOPE_START).
   std::function<void(bool on)> set_recording;
   ApiNameResolver api_name;
+  // Set when another CUPTI client (torch.profiler's Kineto, Nsight Systems) holds CUPTI: what
+  // CUPTI calls it ("" when it does not say). The collector then records only what needs no
+  // CUPTI (NCCL transfers), says so in one line, and writes a "bubblescope_cupti_unavailable"
+  // metadata event rather than an empty trace.
+  std::optional<std::string> cupti_held_by;
 };
+
+// The one line printed when another CUPTI client holds CUPTI: who, and what is and is not
+// recorded of `kinds` (a KindBit mask).
+std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds);
 
 // Counts of what the collector could not record, written into the trace as the args of a
 // "bubblescope_dropped" metadata event whenever they change.

@@ -114,13 +114,50 @@ void FlushActivity(bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_
 
 void AtExit() { CollectorRuntime::Instance().Shutdown(); }
 
-// Every CUPTI setup step; false (after printing the "disabled" line) at the first refusal.
+// cuptiSubscribe, through cuptiSubscribe_v2 where the headers have it (CUDA 13): it names this
+// subscriber to other tools and, when refused, names the client that holds CUPTI.
+CUptiResult Subscribe(std::string* held_by) {
+#ifdef CUpti_SubscriberParams_STRUCT_SIZE
+  std::array<char, CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1> holder{};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "bubblescope";
+  params.oldSubscriberName = holder.data();
+  params.oldSubscriberSize = holder.size() - 1;
+  const CUptiResult result = cuptiSubscribe_v2(&subscriber, OnCallback, nullptr, &params);
+  *held_by = holder.data();
+  return result;
+#else
+  held_by->clear();
+  return cuptiSubscribe(&subscriber, OnCallback, nullptr);
+#endif
+}
+
+RuntimeHooks CuptiHooks() {
+  RuntimeHooks hooks;
+  hooks.clock = CuptiClock;
+  hooks.clock_source = "cupti";
+  return hooks;
+}
+
+bool StartRuntime(RuntimeHooks hooks) {
+  return CollectorRuntime::Instance().Start([](const char* name) { return std::getenv(name); },
+                                            std::move(hooks));
+}
+
+// Every CUPTI setup step; false (after printing the "disabled" line) at the first refusal. When
+// another client holds CUPTI, the collector neither takes CUPTI's buffers from it nor writes an
+// empty trace: it runs without CUPTI (NCCL transfers only) and says so.
 bool SetUp() {
-  if (const CUptiResult result = cuptiSubscribe(&subscriber, OnCallback, nullptr);
-      result != CUPTI_SUCCESS) {
-    CollectorRuntime::Disable("cuptiSubscribe: " + ResultText(result) +
-                              " (another CUPTI client such as torch.profiler or Nsight may be "
-                              "attached)");
+  std::string held_by;
+  if (const CUptiResult result = Subscribe(&held_by); result != CUPTI_SUCCESS) {
+    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      RuntimeHooks hooks = CuptiHooks();
+      hooks.cupti_held_by = held_by;
+      if (StartRuntime(std::move(hooks))) std::atexit(AtExit);
+      return false;
+    }
+    CollectorRuntime::Disable("cuptiSubscribe: " + ResultText(result));
     return false;
   }
   if (const CUptiResult result = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
@@ -133,14 +170,11 @@ bool SetUp() {
                                 CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000}) {
     cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   }
-  RuntimeHooks hooks;
-  hooks.clock = CuptiClock;
-  hooks.clock_source = "cupti";
+  RuntimeHooks hooks = CuptiHooks();
   hooks.flush_activity = FlushActivity;
   hooks.set_recording = SetRecording;
   hooks.api_name = ApiName;
-  if (!CollectorRuntime::Instance().Start([](const char* name) { return std::getenv(name); },
-                                          std::move(hooks))) {
+  if (!StartRuntime(std::move(hooks))) {
     cuptiUnsubscribe(subscriber);
     return false;
   }
