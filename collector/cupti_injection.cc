@@ -3,6 +3,7 @@
 // buffers to the CollectorRuntime, which does everything else in plain, CPU-tested C++. Nothing in
 // this file runs without a GPU, so it holds no logic beyond mapping CUPTI calls and results.
 #include <cupti.h>
+#include <dlfcn.h>
 
 #include <array>
 #include <cstdlib>
@@ -145,6 +146,20 @@ bool StartRuntime(RuntimeHooks hooks) {
                                             std::move(hooks));
 }
 
+// NVTX ranges reach CUPTI only through NVTX's injection hook: at its first call NVTX loads the
+// library NVTX_INJECTION64_PATH names, and without it every range is a no-op CUPTI never sees.
+// Points it at the libcupti this process uses, unless the job set it (Nsight Systems does). NVTX
+// calls made before CUDA initialised (and so before this) stay unrecorded.
+void RouteNvtxToCupti() {
+  if (!(CollectorRuntime::Instance().config().kinds & kKindNvtx)) return;
+  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+  }
+}
+
 // Every CUPTI setup step; false (after printing the "disabled" line) at the first refusal. When
 // another client holds CUPTI, the collector neither takes CUPTI's buffers from it nor writes an
 // empty trace: it runs without CUPTI (NCCL transfers only) and says so.
@@ -178,6 +193,7 @@ bool SetUp() {
     cuptiUnsubscribe(subscriber);
     return false;
   }
+  RouteNvtxToCupti();
   std::atexit(AtExit);
   return true;
 }
