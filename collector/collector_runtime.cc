@@ -35,6 +35,8 @@ std::string_view StartName(StartMode mode) {
       return "profiler-api";
     case StartMode::kAfterDelay:
       return "after";
+    case StartMode::kSteps:
+      return "steps";
   }
   return "immediate";
 }
@@ -151,6 +153,8 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
   }
   cupti_dropped_ = 0;
   last_written_ = DroppedCounts();
+  window_recording_ = false;
+  window_opened_ = false;
   stop_loop_ = false;
   running_ = true;
   if (config_.start == StartMode::kImmediate && hooks_.set_recording) hooks_.set_recording(true);
@@ -198,6 +202,17 @@ void CollectorRuntime::OnProfilerApi(bool start) {
   if (Active() && config_.start == StartMode::kProfilerApi && hooks_.set_recording) {
     hooks_.set_recording(start);
   }
+}
+
+void CollectorRuntime::OnRangeStart(std::string_view name) {
+  if (!Active() || !hooks_.set_recording) return;
+  const std::optional<bool> change = StepWindowChange(config_, name);
+  if (!change) return;
+  std::lock_guard<std::mutex> lock(window_mutex_);
+  window_opened_ = window_opened_ || *change;
+  if (*change == window_recording_) return;
+  window_recording_ = *change;
+  hooks_.set_recording(*change);
 }
 
 DroppedCounts CollectorRuntime::dropped() const {
@@ -250,6 +265,13 @@ void CollectorRuntime::Shutdown() {
   loop_wake_.notify_all();
   if (flush_thread_.joinable()) flush_thread_.join();
   Flush(true);
+  if (config_.start == StartMode::kSteps && !window_opened_) {
+    std::fprintf(stderr,
+                 "bubblescope collector: no ProfilerStep#%lld to #%lld range was opened in this "
+                 "process: nothing recorded (BUBBLESCOPE_START=steps:%lld:%lld)\n",
+                 static_cast<long long>(config_.first_step), static_cast<long long>(config_.last_step),
+                 static_cast<long long>(config_.first_step), static_cast<long long>(config_.last_step));
+  }
   running_ = false;
   writer_->Close();
 }

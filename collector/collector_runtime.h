@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "activity_buffer.h"
@@ -82,6 +83,9 @@ class CollectorRuntime {
 
   // cudaProfilerStart / cudaProfilerStop seen (BUBBLESCOPE_START=profiler-api).
   void OnProfilerApi(bool start);
+  // An NVTX range named `name` opened (BUBBLESCOPE_START=steps:A:B): recording follows the step
+  // window (StepWindowChange). Thread-safe.
+  void OnRangeStart(std::string_view name);
   // Hands over CUPTI's buffers, writes finished NCCL records and dropped counts, flushes the file.
   void Flush(bool forced);
   // Final flush, closing bracket, file closed; Start() may run again afterwards.
@@ -117,6 +121,9 @@ class CollectorRuntime {
   std::mutex translate_mutex_;
   std::unique_ptr<ActivityTranslator> translator_;
   std::atomic<uint64_t> cupti_dropped_{0};
+  std::mutex window_mutex_;
+  bool window_recording_ = false;  // kSteps: recording now
+  bool window_opened_ = false;     // kSteps: a step of the window was seen
   DroppedCounts last_written_;
   std::mutex flush_mutex_;
   std::mutex loop_mutex_;

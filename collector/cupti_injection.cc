@@ -16,6 +16,18 @@
 #include "collector_runtime.h"
 #include "cupti_cursor.h"
 
+// NVTX's callback parameters (BUBBLESCOPE_START=steps:A:B). CUPTI's header needs NVTX's own, which
+// the CUDA toolkit has and the CUDA 12 CUPTI wheels do not: without them the step window is off.
+// Older CUPTI headers (CUDA 12.0) do not include NVTX's themselves.
+#if __has_include(<nvtx3/nvToolsExtCudaRt.h>) && __has_include(<generated_nvtx_meta.h>)
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCuda.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+#include <nvtx3/nvToolsExtSync.h>
+#include <generated_nvtx_meta.h>
+#define BUBBLESCOPE_NVTX_CALLBACKS 1
+#endif
+
 namespace bubblescope::collector {
 namespace {
 
@@ -78,6 +90,19 @@ void SetRecording(bool on) {
 
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const void* data) {
+#ifdef BUBBLESCOPE_NVTX_CALLBACKS
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    const auto* nvtx = static_cast<const CUpti_NvtxData*>(data);
+    const char* name = nullptr;
+    if (cbid == CUPTI_CBID_NVTX_nvtxRangePushA) {
+      name = static_cast<const nvtxRangePushA_params*>(nvtx->functionParams)->message;
+    } else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartA) {
+      name = static_cast<const nvtxRangeStartA_params*>(nvtx->functionParams)->message;
+    }
+    if (name != nullptr) CollectorRuntime::Instance().OnRangeStart(name);
+    return;
+  }
+#endif
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   if (info->callbackSite != CUPTI_API_ENTER) return;
@@ -151,7 +176,8 @@ bool StartRuntime(RuntimeHooks hooks) {
 // Points it at the libcupti this process uses, unless the job set it (Nsight Systems does). NVTX
 // calls made before CUDA initialised (and so before this) stay unrecorded.
 void RouteNvtxToCupti() {
-  if (!(CollectorRuntime::Instance().config().kinds & kKindNvtx)) return;
+  const CollectorConfig& config = CollectorRuntime::Instance().config();
+  if (!(config.kinds & kKindNvtx) && config.start != StartMode::kSteps) return;
   if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 &&
@@ -192,6 +218,16 @@ bool SetUp() {
   if (!StartRuntime(std::move(hooks))) {
     cuptiUnsubscribe(subscriber);
     return false;
+  }
+  if (CollectorRuntime::Instance().config().start == StartMode::kSteps) {
+#ifdef BUBBLESCOPE_NVTX_CALLBACKS
+    for (CUpti_CallbackId cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangeStartA}) {
+      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
+    }
+#else
+    CollectorRuntime::Disable("BUBBLESCOPE_START=steps needs NVTX callbacks, which this build of "
+                              "the collector lacks (built without NVTX headers)");
+#endif
   }
   RouteNvtxToCupti();
   std::atexit(AtExit);

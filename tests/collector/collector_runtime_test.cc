@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "collector_test_util.h"
 #include "gtest/gtest.h"
@@ -69,6 +70,46 @@ TEST(CollectorRuntimeTest, CuptiHeldNoticeWithoutAHolderNameOrNccl) {
   EXPECT_EQ(CuptiHeldNotice("", kKindKernel | kKindMemcpy),
             "bubblescope collector: CUPTI is held by another profiler: not recording "
             "kernel,memcpy in this process");
+}
+
+// BUBBLESCOPE_START=steps:1:2: recording turns on once at ProfilerStep#1 and off once at #3,
+// whatever other ranges open in between.
+TEST(CollectorRuntimeTest, StepWindowTurnsRecordingOnAndOffOnce) {
+  TempDir dir;
+  std::vector<bool> switches;
+  RuntimeHooks hooks;
+  hooks.clock = FakeClock;
+  hooks.set_recording = [&switches](bool on) { switches.push_back(on); };
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_START", "steps:1:2"}}),
+                            hooks));
+  EXPECT_TRUE(switches.empty());  // not recording until the window opens
+  for (const char* name : {"ProfilerStep#0", "forward", "ProfilerStep#1", "backward",
+                           "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"}) {
+    runtime.OnRangeStart(name);
+  }
+  EXPECT_EQ(switches, (std::vector<bool>{true, false}));
+  ::testing::internal::CaptureStderr();
+  runtime.Shutdown();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(CollectorRuntimeTest, AStepWindowNeverOpenedIsSaidAtExit) {
+  TempDir dir;
+  RuntimeHooks hooks;
+  hooks.clock = FakeClock;
+  hooks.set_recording = [](bool) {};
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_START", "steps:5:6"}}),
+                            hooks));
+  runtime.OnRangeStart("ProfilerStep#0");
+  ::testing::internal::CaptureStderr();
+  runtime.Shutdown();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "bubblescope collector: no ProfilerStep#5 to #6 range was opened in this process: "
+            "nothing recorded (BUBBLESCOPE_START=steps:5:6)\n");
 }
 
 TEST(CollectorRuntimeTest, AForkedChildLeavesTheParentsTraceAlone) {
