@@ -33,4 +33,7 @@ fi
 # The CUDA 12 CUPTI headers (PyPI wheels, hash-pinned) under .cache/cuda12-cupti/: the collector is
 # also built and tested against them beside the installed CUDA toolkit (docs/collector.md).
 # Fetched once; nothing is downloaded when they are already there.
-python3 "$(dirname "$0")/fetch_cuda12_cupti.py"
+# Without network access to PyPI this only warns: the CUDA 12 tests then report themselves skipped
+# (or fail where BUBBLESCOPE_REQUIRE_CUDA12=1 demands them), and everything else still builds.
+python3 "$(dirname "$0")/fetch_cuda12_cupti.py" ||
+  echo "install-deps: warning: the CUDA 12 CUPTI headers could not be fetched; the collector's CUDA 12 tests will be skipped" >&2
