@@ -57,9 +57,9 @@ absl::Status CheckShape(const Config& config) {
       return Invalid(absl::StrCat("interleaved schedule needs microbatches (", config.microbatches,
                                   ") to be a multiple of stages (", p, ")"));
     }
-  } else if (config.virtual_stages != 1) {
+  } else if (config.virtual_stages != 1 && config.schedule != Schedule::kGpipe) {
     return Invalid(absl::StrCat(
-        "virtual_stages = ", config.virtual_stages, " needs the ", "interleaved schedule (",
+        "virtual_stages = ", config.virtual_stages, " needs the interleaved or gpipe schedule (",
         std::string(ScheduleName(config.schedule)), " has one chunk per rank)"));
   }
   if (config.iterations < 1) {

@@ -34,8 +34,11 @@ TEST(EvidenceReportTest, WeakFactsReadAsGuesses) {
   named.stage_order = {"annotations", Strength::kRead};
   named.peers = {"pp_action", Strength::kStrong};
   named.schedule_family = {"annotations", Strength::kRead};
+  named.schedule_family_rule = "forwards_first";
   named.peers_by_source = {0, 192, 0, 0};
   const std::string text = EvidenceText(named);
+  EXPECT_THAT(text, HasSubstr("schedule family from annotations (read) [every forward before the "
+                              "first backward]"));
   EXPECT_THAT(text, HasSubstr("stage order from annotations (read)"));
   EXPECT_THAT(text, HasSubstr("peers from the runtime's PP: transfer names (inferred) [p2p ops: "
                               "192 pp_action]"));
@@ -61,6 +64,25 @@ TEST(EvidenceReportTest, JsonMemberCarriesSourcesStrengthsAndCounts) {
   EXPECT_EQ(int64_t(evidence["peers"]["p2p_ops"]["unknown"]), 2);
   EXPECT_EQ(std::string_view(evidence["schedule_family"]["source"]), "p2p");
   EXPECT_EQ(std::string_view(evidence["schedule_family"]["strength"]), "strong");
+  // Without a rule (no shape) the member is left out.
+  EXPECT_EQ(evidence["schedule_family"]["rule"].error(), simdjson::NO_SUCH_FIELD);
+}
+
+TEST(EvidenceReportTest, JsonMemberCarriesTheFamilyRule) {
+  Evidence evidence = GlooRunWithoutNames();
+  evidence.schedule_family_rule = "backward_before_last_forward";
+  JsonWriter json;
+  json.BeginObject();
+  WriteEvidenceMember(evidence, json);
+  json.EndObject();
+  absl::StatusOr<std::string> text = json.Finish();
+  ASSERT_TRUE(text.ok()) << text.status();
+  simdjson::dom::parser parser;
+  EXPECT_EQ(std::string_view(parser.parse(*text)["evidence"]["schedule_family"]["rule"]),
+            "backward_before_last_forward");
+  EXPECT_THAT(EvidenceText(evidence),
+              HasSubstr("schedule family from p2p traffic (inferred) [a backward before the last "
+                        "forward]\n"));
 }
 
 }  // namespace
