@@ -331,7 +331,8 @@ absl::StatusOr<P2pSchedule> InferP2pSchedule(const std::vector<IssuedTimeline>& 
   const int32_t previous_rank = order[order.size() - 2];
   const std::optional<int32_t> previous =
       peers ? std::optional<int32_t>(previous_rank) : std::nullopt;
-  const int64_t sends_before_gradient = wrap_visible ? 0 : (schedule.v - 1) * m;
+  const int64_t forwards = int64_t{schedule.v} * schedule.m;
+  const int64_t sends_before_gradient = wrap_visible ? 0 : forwards - schedule.m;
   int64_t inputs_before_first_gradient = 0;
   int64_t sends = 0;
   for (const IssuedItem& item : last->items) {
@@ -344,7 +345,7 @@ absl::StatusOr<P2pSchedule> InferP2pSchedule(const std::vector<IssuedTimeline>& 
       ++inputs_before_first_gradient;
     }
   }
-  schedule.all_forwards_first = inputs_before_first_gradient >= schedule.v * m;
+  schedule.all_forwards_first = inputs_before_first_gradient >= forwards;
   return schedule;
 }
 
