@@ -293,6 +293,8 @@ TEST(SimulateCliTest, BadValuesAreOneLineAndExitTwo) {
       {{"--stage-to-rank", "0,0,1,2"}, "stage_to_rank must be a permutation"},
       {{"--schedule", "interleaved", "--virtual-stages", "2", "-m", "6"},
        "needs microbatches (6) to be a multiple of stages (4)"},
+      {{"--schedule", "1f1b", "--virtual-stages", "2"},
+       "virtual_stages = 2 needs the interleaved or gpipe schedule (1f1b has one chunk per rank)"},
   };
   for (const Case& test_case : cases) {
     std::vector<std::string> args = {"-o", dir.path() + "/never"};

@@ -25,6 +25,17 @@ Evidence GlooRunWithoutNames() {
   return evidence;
 }
 
+// The evidence member alone, as JSON text.
+std::string EvidenceJson(const Evidence& evidence) {
+  JsonWriter json;
+  json.BeginObject();
+  WriteEvidenceMember(evidence, json);
+  json.EndObject();
+  absl::StatusOr<std::string> text = json.Finish();
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.ok() ? *text : "";
+}
+
 TEST(EvidenceReportTest, WeakFactsReadAsGuesses) {
   EXPECT_EQ(EvidenceText(GlooRunWithoutNames()),
             "  evidence: stage order from when transfers completed (guess); peers from the stage "
@@ -46,14 +57,9 @@ TEST(EvidenceReportTest, WeakFactsReadAsGuesses) {
 }
 
 TEST(EvidenceReportTest, JsonMemberCarriesSourcesStrengthsAndCounts) {
-  JsonWriter json;
-  json.BeginObject();
-  WriteEvidenceMember(GlooRunWithoutNames(), json);
-  json.EndObject();
-  absl::StatusOr<std::string> text = json.Finish();
-  ASSERT_TRUE(text.ok()) << text.status();
+  const std::string text = EvidenceJson(GlooRunWithoutNames());
   simdjson::dom::parser parser;
-  simdjson::dom::element evidence = parser.parse(*text)["evidence"];
+  simdjson::dom::element evidence = parser.parse(text)["evidence"];
   EXPECT_EQ(std::string_view(evidence["stage_order"]["source"]), "transfer_timing");
   EXPECT_EQ(std::string_view(evidence["stage_order"]["strength"]), "weak");
   EXPECT_EQ(std::string_view(evidence["peers"]["source"]), "inferred");
@@ -71,14 +77,9 @@ TEST(EvidenceReportTest, JsonMemberCarriesSourcesStrengthsAndCounts) {
 TEST(EvidenceReportTest, JsonMemberCarriesTheFamilyRule) {
   Evidence evidence = GlooRunWithoutNames();
   evidence.schedule_family_rule = "backward_before_last_forward";
-  JsonWriter json;
-  json.BeginObject();
-  WriteEvidenceMember(evidence, json);
-  json.EndObject();
-  absl::StatusOr<std::string> text = json.Finish();
-  ASSERT_TRUE(text.ok()) << text.status();
+  const std::string text = EvidenceJson(evidence);
   simdjson::dom::parser parser;
-  EXPECT_EQ(std::string_view(parser.parse(*text)["evidence"]["schedule_family"]["rule"]),
+  EXPECT_EQ(std::string_view(parser.parse(text)["evidence"]["schedule_family"]["rule"]),
             "backward_before_last_forward");
   EXPECT_THAT(EvidenceText(evidence),
               HasSubstr("schedule family from p2p traffic (inferred) [a backward before the last "
