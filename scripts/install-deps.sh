@@ -10,6 +10,7 @@ packages=(
   zlib1g-dev        # gzip'd traces
   libcli11-dev      # command-line parsing with subcommands
   libre2-dev        # --iteration-marker patterns: linear-time matching, no recursion
+  libopenmpi-dev openmpi-bin  # analyze --mpi and its mpirun test (optional: builds without)
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-dev  # the fuzz targets (scripts/fuzz.sh): libFuzzer and its sanitizer runtimes
   python3           # only the test suite's helper scripts; bubblescope never needs Python

@@ -1,11 +1,13 @@
 #include "cli/analyze_command.h"
 
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "cli/mpi_load.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"
 #include "report/perfetto_overlay.h"
@@ -51,6 +53,12 @@ fill / drain / comm_wait / empty intervals and its ops labelled with stage, micr
 F/B/W; open it in ui.perfetto.dev. bubblescope reads it back as the ranks it came from
 (docs/perfetto.md).
 
+--mpi, under mpirun or srun, spreads the reading over the job's processes: each reads a share
+of the files (balanced by size) and reduces its ranks to digests, process 0 gathers them,
+analyses the job and writes the report exactly as one process would; the other processes print
+nothing (docs/scale.md).
+  mpirun -np 8 bubblescope analyze --mpi traces/ --format json -o report.json
+
 Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
 (--strict) import warnings or errors, or a job missing ranks it declares or its pipelines reach.
 )";
@@ -81,6 +89,9 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
                    "bubble's intervals and labelled ops on tracks of their own, to open in "
                    "ui.perfetto.dev (never over an input or the -o report)")
       ->type_name("FILE");
+  analyze->add_flag("--mpi", mpi_,
+                    "Run as one process of an MPI job (mpirun, srun --mpi=pmix): every process "
+                    "reads a share of the files, process 0 writes the report (docs/scale.md)");
   DefineHtml(analyze,
              "each pipeline's schedule timeline with its bubble marked beside the theoretical "
              "one, per-stage bars, latency, memory, links and the what-if trade-off");
@@ -95,12 +106,31 @@ job::Options AnalyzeCommand::JobOptions() const {
 }
 
 int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
-  if (const int checked = CheckOutputFiles({{"--perfetto", perfetto_path_}}, err);
-      checked != kExitOk) {
-    return checked;
+  if (!mpi_) return RunReporting(nullptr, out, err);
+  absl::StatusOr<std::unique_ptr<distributed::MpiWorld>> world = distributed::MpiWorld::Join();
+  if (!world.ok()) {
+    err << "bubblescope: " << MessageLine(world.status()) << "\n";
+    return kExitBadInput;
   }
+  if ((*world)->process() == 0) return RunReporting(world->get(), out, err);
+  // The other processes print nothing: process 0 says whatever there is to say.
+  std::ostringstream unprinted;
+  return RunMpiReader(**world, Source(unprinted).value_or(JobSource{}));
+}
+
+int AnalyzeCommand::RunReporting(const distributed::MpiWorld* world, std::ostream& out,
+                                 std::ostream& err) {
+  int checked = CheckOutputFiles({{"--perfetto", perfetto_path_}}, err);
+  if (world != nullptr) {
+    // The readers start only on process 0's word, so a bad output flag stops them all.
+    if (checked == kExitOk && !Source(err).has_value()) checked = kExitBadInput;
+    world->Broadcast(checked);
+  }
+  if (checked != kExitOk) return checked;
   int status = kExitOk;
-  std::optional<LoadedJob> loaded = LoadJob(JobOptions(), err, &status);
+  std::optional<LoadedJob> loaded =
+      LoadJob(JobOptions(), err, &status,
+              world != nullptr ? MpiProcessZeroLoader(*world) : TraceLoader());
   if (!loaded.has_value()) return status;
   SummaryReportOptions report_options;
   report_options.tool_version = tool_version_;

@@ -1,18 +1,21 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
 // [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...] [--slow-link-threshold F]
-// [--html FILE] [--perfetto FILE]`:
+// [--html FILE] [--perfetto FILE] [--mpi]`:
 // loads every rank's trace, summarises each rank, finds the job's pipelines in its p2p traffic,
 // aligns each pipeline's clocks, measures its bubble and links, infers its shape and schedule,
 // suggests a layer move when layer counts are given, and prints the report with its findings and
 // the job summary; with --html, also the HTML report (report/html_report.h) into FILE; with
-// --perfetto, also the merged, annotated trace to open in ui.perfetto.dev.
+// --perfetto, also the merged, annotated trace to open in ui.perfetto.dev. Under mpirun or srun
+// with --mpi, every process reads a share of the files and process 0 reports.
 #pragma once
 
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "cli/job_input.h"
+#include "distributed/mpi_world.h"
 #include "job/job.h"
 
 namespace bubblescope {
@@ -27,6 +30,10 @@ class AnalyzeCommand : public JobInputCommand {
   CLI::App* Define(CLI::App& app) override;
 
  private:
+  // The one run that writes the report: a single process's, or process 0's of `world` (--mpi),
+  // which tells the other processes whether to read and reads with them.
+  int RunReporting(const distributed::MpiWorld* world, std::ostream& out, std::ostream& err);
+
   // The job driver's options from the flags (the iteration marker is JobInputCommand's).
   job::Options JobOptions() const;
 
@@ -37,6 +44,7 @@ class AnalyzeCommand : public JobInputCommand {
   std::string tool_version_;
   std::string perfetto_path_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
+  bool mpi_ = false;  // --mpi: one process of an MPI job (docs/scale.md)
 };
 
 }  // namespace bubblescope

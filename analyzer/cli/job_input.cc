@@ -212,6 +212,11 @@ void JobInputCommand::DefineLayers(CLI::App* command) {
       ->check(WholeNumberAtLeast(1));
 }
 
+void PrintLoadError(const absl::Status& status, std::ostream& err) {
+  err << "bubblescope: " << MessageLine(status)
+      << (absl::IsResourceExhausted(status) ? " (--max-file-mb sets it)" : "") << "\n";
+}
+
 bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err) {
   NoteSkippedFiles(trace.skipped_files, err);
   bool rejected = false;
@@ -228,10 +233,10 @@ bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err) {
 std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
                                            std::ostream& err, int* exit_status) {
   *exit_status = kExitBadInput;
-  absl::StatusOr<Trace> trace = LoadTrace(source.paths, source.load);
+  absl::StatusOr<Trace> trace = source.load_trace ? source.load_trace(source.paths, source.load)
+                                                  : LoadTrace(source.paths, source.load);
   if (!trace.ok()) {
-    err << "bubblescope: " << MessageLine(trace.status())
-        << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
+    PrintLoadError(trace.status(), err);
     return std::nullopt;
   }
   if (NoteLoadProblems(*trace, source.strict, err)) return std::nullopt;
@@ -273,15 +278,6 @@ std::vector<std::string> JobInputCommand::InputFiles(const Trace& trace) {
   return files;
 }
 
-std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ostream& err,
-                                                  int* exit_status) {
-  *exit_status = kExitBadInput;
-  options.layers_per_stage = layers_per_stage_;
-  std::optional<JobSource> source = Source(err);
-  if (!source.has_value()) return std::nullopt;
-  return LoadAndAnalyzeJob(*source, std::move(options), err, exit_status);
-}
-
 std::optional<JobSource> JobInputCommand::Source(std::ostream& err) const {
   JobSource source;
   source.paths = paths_;
@@ -301,6 +297,16 @@ std::optional<JobSource> JobInputCommand::Source(std::ostream& err) const {
     source.iteration_marker = iteration_marker_;
   }
   return source;
+}
+
+std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ostream& err,
+                                                  int* exit_status, TraceLoader load_trace) {
+  *exit_status = kExitBadInput;
+  options.layers_per_stage = layers_per_stage_;
+  std::optional<JobSource> source = Source(err);
+  if (!source.has_value()) return std::nullopt;
+  source->load_trace = std::move(load_trace);
+  return LoadAndAnalyzeJob(*source, std::move(options), err, exit_status);
 }
 
 int JobInputCommand::WriteReport(const std::string& report, std::vector<std::string> inputs,

@@ -4,11 +4,13 @@
 // an input.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cli/command.h"
 #include "common/output_file.h"
@@ -31,13 +33,22 @@ struct LoadedJob {
   job::Result job;
 };
 
+// How a job's files become a Trace: LoadTrace, or under --mpi the reading spread over processes.
+using TraceLoader =
+    std::function<absl::StatusOr<Trace>(const std::vector<std::string>&, const LoadOptions&)>;
+
 // Where a job's traces are and how they are read: the input flags' values.
 struct JobSource {
   std::vector<std::string> paths;
   LoadOptions load;
+  TraceLoader load_trace;  // empty: LoadTrace
   bool strict = false;  // import warnings or an incomplete job are an error
   std::optional<std::string> iteration_marker;
 };
+
+// Prints why the traces could not be loaded: one line, naming --max-file-mb where the reading
+// budget ran out.
+void PrintLoadError(const absl::Status& status, std::ostream& err);
 
 // Prints a note per file passed over and a line per rank with import warnings or errors
 // ("warning: " first, or nothing under --strict); true when `strict` rejects the trace.
@@ -56,8 +67,6 @@ class JobInputCommand : public Command {
   // Declares what reads the traces (PATH..., -j, --max-file-mb, --rank, --run, --mix-runs) and
   // nothing of the analysis: `bubblescope digest`'s inputs.
   void DefineLoadInputs(CLI::App* command);
-  // The paths and load options those flags give; nullopt after printing why.
-  std::optional<JobSource> Source(std::ostream& err) const;
   // Declares --format text|json and -o FILE.
   void DefineOutput(CLI::App* command);
   // Declares --html FILE, described by `what` (the page's contents).
@@ -76,10 +85,14 @@ class JobInputCommand : public Command {
   // rebalance suggestion and layer-move predictions need.
   void DefineLayers(CLI::App* command);
 
-  // Loads the traces and runs the job driver with `options` (the iteration marker and layer
-  // counts added),
-  // printing notes and warnings to `err`. nullopt after printing why, with *exit_status set.
-  std::optional<LoadedJob> LoadJob(job::Options options, std::ostream& err, int* exit_status);
+  // The input flags' values; nullopt after printing why to `err`.
+  std::optional<JobSource> Source(std::ostream& err) const;
+
+  // Loads the traces (with `load_trace` when given) and runs the job driver with `options` (the
+  // iteration marker and layer counts added), printing notes and warnings to `err`. nullopt
+  // after printing why, with *exit_status set.
+  std::optional<LoadedJob> LoadJob(job::Options options, std::ostream& err, int* exit_status,
+                                   TraceLoader load_trace = nullptr);
 
   // Writes `report` to stdout or the -o file, never over one of `inputs`; returns the exit
   // status.

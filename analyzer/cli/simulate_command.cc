@@ -325,9 +325,10 @@ absl::StatusOr<sim::LinkOverride> ParseSlowLink(absl::string_view text, int64_t 
 static absl::Status ParseModelParallel(const SimulateFlags& flags,
                                        sim::ModelParallel* parallel) {
   absl::StatusOr<int32_t> tensor =
-      Flagged("--tensor-parallel", ParseInt(flags.tensor_parallel, 1, 64));
+      Flagged("--tensor-parallel", ParseInt(flags.tensor_parallel, 1, 1024));
   if (!tensor.ok()) return tensor.status();
-  absl::StatusOr<int32_t> data = Flagged("--data-parallel", ParseInt(flags.data_parallel, 1, 64));
+  absl::StatusOr<int32_t> data =
+      Flagged("--data-parallel", ParseInt(flags.data_parallel, 1, 1024));
   if (!data.ok()) return data.status();
   absl::StatusOr<double> share = Flagged("--tp-share", ParseNumber(flags.tp_share, 0.0));
   if (!share.ok()) return share.status();

@@ -27,11 +27,9 @@ constexpr size_t kNoFailure = std::numeric_limits<size_t>::max();
 
 // Every file's outcome, written by whichever worker read it (each slot by exactly one worker).
 struct FileResults {
-  explicit FileResults(size_t count) : ranks(count), merged(count, 0), statuses(count) {}
+  explicit FileResults(size_t count) : reads(count) {}
 
-  std::vector<std::vector<Rank>> ranks;  // one per file, several for a merged trace
-  std::vector<char> merged;              // whether the file was a merged trace
-  std::vector<absl::Status> statuses;
+  std::vector<FileRead> reads;
   std::atomic<size_t> next{0};
   // Lowest index that failed so far. Files after it cannot change the outcome (the first failing
   // file in path order is reported), so workers stop taking them.
@@ -65,17 +63,8 @@ bool IsSkippable(const TraceFile& file, const absl::Status& status) {
   return file.from_directory && absl::IsNotFound(status);
 }
 
-// The ranks of a file just read, given to LoadOptions::on_rank_read where there is one.
-absl::Status HandOver(const std::function<void(Rank&)>& on_rank_read, std::vector<Rank>* ranks) {
-  if (on_rank_read) {
-    for (Rank& rank : *ranks) on_rank_read(rank);
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t max_bytes,
-                         const std::function<void(Rank&)>& on_rank_read,
-                         std::vector<Rank>* ranks, char* merged) {
+                         std::vector<Rank>* ranks, bool* merged) {
   // Past the budget, memory can still run out (a machine that is short of it, an input whose
   // structure is unusually dense): that is this file's error, not a crash.
   try {
@@ -87,12 +76,12 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
       absl::StatusOr<Rank> rank = digest::Decode(text, path, max_bytes);
       if (!rank.ok()) return rank.status();
       ranks->push_back(*std::move(rank));
-      return HandOver(on_rank_read, ranks);
+      return absl::OkStatus();
     }
     bool is_merged = false;
     absl::Status read = reader.ReadRanks(path, contents->text, ranks, &is_merged);
     if (!read.ok()) return read;
-    *merged = is_merged ? 1 : 0;
+    *merged = is_merged;
     for (Rank& rank : *ranks) {
       if (contents->truncated) NoteGzipTruncation(*contents, &rank);
       if (contents->trailing_at_compressed_byte >= 0) {
@@ -100,7 +89,7 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
       }
       rank.source_path = path;
     }
-    return HandOver(on_rank_read, ranks);
+    return absl::OkStatus();
   } catch (const std::bad_alloc&) {
     ranks->clear();
     return OutOfMemoryReading(path, max_bytes);
@@ -109,20 +98,20 @@ absl::Status ReadOneFile(KinetoReader& reader, const std::string& path, int64_t 
 
 // One worker: one reader (and its parser buffers) for every file it takes; each file's text is
 // freed as soon as ReadOneFile returns.
-void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes,
-               const std::function<void(Rank&)>& on_rank_read, FileResults* results) {
+void ReadFiles(const std::vector<TraceFile>& files, int64_t max_bytes, const FileReadHook& on_read,
+               FileResults* results) {
   KinetoReader reader;
   for (;;) {
     const size_t index = results->next.fetch_add(1);
     if (index >= files.size() || index > results->first_failure.load()) return;
-    absl::Status status =
-        ReadOneFile(reader, files[index].path, max_bytes, on_rank_read,
-                    &results->ranks[index], &results->merged[index]);
-    if (!status.ok()) {
-      // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
-      if (!IsSkippable(files[index], status)) results->RecordFailure(index);
-      results->statuses[index] = std::move(status);
+    FileRead& read = results->reads[index];
+    read.read = true;
+    read.status = ReadOneFile(reader, files[index].path, max_bytes, &read.ranks, &read.merged);
+    // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
+    if (!read.status.ok() && !IsSkippable(files[index], read.status)) {
+      results->RecordFailure(index);
     }
+    if (on_read) on_read(index, read);
   }
 }
 
@@ -134,80 +123,105 @@ size_t WorkerCount(int jobs, size_t files) {
 }  // namespace
 
 
-absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const LoadOptions& options) {
+absl::StatusOr<TraceFileList> ListTraceFiles(const std::vector<std::string>& paths,
+                                             const LoadOptions& options) {
   if (options.jobs < 0) {
     return absl::InvalidArgumentError(absl::StrCat("jobs must be >= 0, not ", options.jobs));
   }
-  std::vector<SkippedFile> not_regular;
-  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths(paths, &not_regular);
+  TraceFileList list;
+  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths(paths, &list.not_regular);
   if (!files.ok()) return files.status();
+  list.files = *std::move(files);
   // Overrides must name a file that exists in the list, so they are checked before any reading.
   std::vector<std::string> all_paths;
-  for (const TraceFile& file : *files) all_paths.push_back(file.path);
+  for (const TraceFile& file : list.files) all_paths.push_back(file.path);
   if (absl::Status checked = RankAssigner::Create(all_paths, options.rank_overrides).status();
       !checked.ok()) {
     return checked;
   }
+  return list;
+}
 
-  FileResults results(files->size());
+std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
+                                     const LoadOptions& options, const FileReadHook& on_read) {
+  FileResults results(files.size());
+  if (files.empty()) return {};
   {
     // The calling thread is one of the workers, so a refused thread only means fewer workers.
     std::vector<std::jthread> helpers;
-    const size_t workers = WorkerCount(options.jobs, files->size());
+    const size_t workers = WorkerCount(options.jobs, files.size());
     const int64_t max_bytes = options.max_file_bytes > 0
                                   ? options.max_file_bytes
                                   : ReadingBudgetBytes(static_cast<int>(workers));
     helpers.reserve(workers - 1);
     for (size_t i = 1; i < workers; ++i) {
       try {
-        helpers.emplace_back(ReadFiles, std::cref(*files), max_bytes,
-                             std::cref(options.on_rank_read), &results);
+        helpers.emplace_back(ReadFiles, std::cref(files), max_bytes, std::cref(on_read), &results);
       } catch (const std::system_error&) {
         break;
       }
     }
-    ReadFiles(*files, max_bytes, options.on_rank_read, &results);
+    ReadFiles(files, max_bytes, on_read, &results);
   }  // the helpers join here
+  return std::move(results.reads);
+}
 
+absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const LoadOptions& options) {
+  absl::StatusOr<TraceFileList> list = ListTraceFiles(paths, options);
+  if (!list.ok()) return list.status();
+  std::vector<FileRead> reads = ReadTraceFiles(list->files, options);
+  return AssembleTrace(*list, std::move(reads), options);
+}
+
+absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileRead> reads,
+                                    const LoadOptions& options) {
+  const std::vector<TraceFile>& files = list.files;
+  if (reads.size() != files.size()) {
+    return absl::InternalError(absl::StrCat(reads.size(), " file outcomes for ", files.size(),
+                                            " files"));
+  }
   // Files are judged in path order, so the error reported is the first in that order, whether a
   // read error, a mix of record runs or a rank clash. Files after the first failure were not
   // read: they count as kept, which only matters for the single-file rule, and the failure is
   // returned before that can matter.
   Trace trace;
-  size_t first_failure = files->size();
+  size_t first_failure = files.size();
   std::vector<size_t> readable;  // files before the first failure that are traces
-  for (size_t i = 0; i < files->size(); ++i) {
-    const absl::Status& status = results.statuses[i];
-    if (IsSkippable((*files)[i], status)) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    const absl::Status& status = reads[i].status;
+    if (IsSkippable(files[i], status)) {
       trace.skipped_files.push_back(
-          {(*files)[i].path, "JSON without traceEvents, not a trace", std::nullopt});
+          {files[i].path, "JSON without traceEvents, not a trace", std::nullopt});
     } else if (!status.ok()) {
       first_failure = i;
       break;
+    } else if (!reads[i].read || reads[i].ranks.empty()) {
+      // Only files after a failure are left unread, and a read trace has a rank.
+      return absl::InternalError(absl::StrCat(files[i].path, ": no outcome for the file"));
     } else {
       readable.push_back(i);
     }
   }
-  if (readable.empty() && first_failure == files->size()) {
-    return results.statuses[0];  // only other JSON: report the first
+  if (readable.empty() && first_failure == files.size()) {
+    return reads[0].status;  // only other JSON: report the first
   }
   std::vector<std::string_view> run_ids;
   // A merged trace's ranks all come from one run, or were mixed by --mix-runs before merging.
-  for (size_t i : readable) run_ids.push_back(results.ranks[i][0].record_run_id);
+  for (size_t i : readable) run_ids.push_back(reads[i].ranks[0].record_run_id);
   absl::StatusOr<std::vector<bool>> in_run = ChooseRecordRun(run_ids, options.record_run);
   if (!in_run.ok()) return in_run.status();
   // The assigner sees every trace file, those of other runs too, so that a --rank override
   // naming one of them is no error; only the chosen run's files are given rank ids.
   std::vector<std::string> trace_paths;
-  for (size_t i : readable) trace_paths.push_back((*files)[i].path);
-  for (size_t i = first_failure; i < files->size(); ++i) {
-    if (!IsSkippable((*files)[i], results.statuses[i])) trace_paths.push_back((*files)[i].path);
+  for (size_t i : readable) trace_paths.push_back(files[i].path);
+  for (size_t i = first_failure; i < files.size(); ++i) {
+    if (!IsSkippable(files[i], reads[i].status)) trace_paths.push_back(files[i].path);
   }
   absl::StatusOr<RankAssigner> assigner = RankAssigner::Create(trace_paths, options.rank_overrides);
   if (!assigner.ok()) return assigner.status();
   std::vector<Rank> kept;
   for (size_t k = 0; k < readable.size(); ++k) {
-    std::vector<Rank>& file_ranks = results.ranks[readable[k]];
+    std::vector<Rank>& file_ranks = reads[readable[k]].ranks;
     const Rank& rank = file_ranks[0];
     if (!(*in_run)[k]) {
       trace.skipped_files.push_back(
@@ -219,7 +233,7 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
            rank.record_run_id});
       continue;
     }
-    const bool merged = results.merged[readable[k]] != 0;
+    const bool merged = reads[readable[k]].merged;
     for (Rank& file_rank : file_ranks) {
       absl::StatusOr<int32_t> rank_id =
           merged ? assigner->AssignNamed(k, file_rank.rank) : assigner->Assign(k, file_rank.rank);
@@ -228,9 +242,10 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
       kept.push_back(std::move(file_rank));
     }
   }
-  if (first_failure < files->size()) return results.statuses[first_failure];
+  if (first_failure < files.size()) return reads[first_failure].status;
   trace.ranks = std::move(kept);
-  trace.skipped_files.insert(trace.skipped_files.end(), not_regular.begin(), not_regular.end());
+  trace.skipped_files.insert(trace.skipped_files.end(), list.not_regular.begin(),
+                             list.not_regular.end());
   std::sort(trace.ranks.begin(), trace.ranks.end(),
             [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
   return trace;

@@ -1,16 +1,22 @@
 // Turns paths (files or directories of per-rank traces) into one Trace: expands directories,
 // reads the files in parallel, assigns rank ids and rejects two files claiming the same rank.
+// LoadTrace is three public steps, so that `analyze --mpi` can run the reading on many processes
+// and the rest on one: ListTraceFiles, ReadTraceFiles (any subset of the list, on any process)
+// and AssembleTrace (every file's outcome, in list order).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bubblescope/trace.h"
 #include "loader/file_source.h"  // ReadingBudgetBytes
 #include "loader/record_runs.h"
+#include "loader/trace_paths.h"
 
 namespace bubblescope {
 
@@ -29,16 +35,48 @@ struct LoadOptions {
   // Which `bubblescope record` run to read when the inputs hold several (loader/record_runs.h).
   // Files of the other runs are left out with a note in Trace.skipped_files.
   RecordRunChoice record_run;
-  // Called on every rank as soon as its file is read, on the worker thread that read it, before
-  // rank ids are assigned: `bubblescope digest` reduces each rank there (index/digest_reduction.h),
-  // so only the reduced ranks, not the whole job, are held at once. Must be safe to call from
-  // several threads.
-  std::function<void(Rank&)> on_rank_read;
 };
 
 // Errors are one line: "<file>: byte <N>: <what is wrong>" (or "<file>: <what>" when no offset
 // applies, e.g. a missing file or a duplicate rank, which names both files; or, for inputs from
 // several record runs, the runs and how to choose).
 absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const LoadOptions& options);
+
+// The files `paths` name, in the order they are judged in, and the entries passed over.
+struct TraceFileList {
+  std::vector<TraceFile> files;
+  std::vector<SkippedFile> not_regular;  // trace-named entries that are not regular files
+};
+
+// Step 1: expands `paths` and checks the options and the --rank overrides against the files
+// before anything is read. The same paths give the same list on every process that sees one
+// filesystem.
+absl::StatusOr<TraceFileList> ListTraceFiles(const std::vector<std::string>& paths,
+                                             const LoadOptions& options);
+
+// One file's outcome.
+struct FileRead {
+  bool read = false;       // false: not read, because a file before it in the list failed
+  absl::Status status;     // the file's error; NotFound for JSON without traceEvents
+  bool merged = false;     // a merged trace (readers/merged_trace.h), naming its ranks itself
+  std::vector<Rank> ranks; // the file's ranks with their reported ids (several when merged)
+};
+
+// Called by the worker that read files[index], as soon as it has: `analyze --mpi` encodes the
+// ranks as digests there and drops them, so that a process holds one trace per worker at a time.
+using FileReadHook = std::function<void(size_t index, FileRead& read)>;
+
+// Step 2: reads `files` (the list or any part of it, in list order) with options.jobs threads,
+// one FileRead per file, each passed to `on_read` first when there is one. After a file fails,
+// later files may be left unread: only the first failure in list order is ever reported.
+std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
+                                     const LoadOptions& options,
+                                     const FileReadHook& on_read = nullptr);
+
+// Step 3: the Trace of `list` from `reads`, one per file of the list: record runs chosen, rank
+// ids assigned (duplicates rejected), files that are not traces noted. The error is the first
+// in list order, of a file's own or of its place among the others.
+absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileRead> reads,
+                                    const LoadOptions& options);
 
 }  // namespace bubblescope

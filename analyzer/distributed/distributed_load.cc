@@ -1,0 +1,103 @@
+#include "distributed/distributed_load.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "distributed/file_shares.h"
+#include "distributed/read_bundle.h"
+#include "readers/digest_reader.h"
+#include "writers/digest_writer.h"
+
+namespace bubblescope::distributed {
+namespace {
+
+// The rank as the analyses read it: what `bubblescope digest` writes for it.
+std::string DigestOf(const Rank& rank) { return digest::Encode(rank); }
+
+std::string ProcessName(size_t process, size_t processes) {
+  return absl::StrCat("process ", process, " of ", processes);
+}
+
+}  // namespace
+
+std::string ReadShare(const absl::StatusOr<TraceFileList>& list, int process, int processes,
+                      const LoadOptions& options) {
+  ReadBundle bundle;
+  if (!list.ok()) {
+    bundle.list_status = list.status();
+    return PackBundle(bundle);
+  }
+  const std::vector<uint64_t> sizes = FileSizes(*list);
+  bundle.list_fingerprint = ListFingerprint(*list, sizes);
+  bundle.list_size = list->files.size();
+  const std::vector<size_t> share =
+      SplitBySize(sizes, processes)[static_cast<size_t>(process)];
+  std::vector<TraceFile> files;
+  files.reserve(share.size());
+  for (const size_t index : share) files.push_back(list->files[index]);
+  bundle.reads.resize(share.size());
+  // Each slot is written by the one worker that read its file.
+  ReadTraceFiles(files, options, [&bundle, &share](size_t k, FileRead& read) {
+    EncodedRead& encoded = bundle.reads[k];
+    encoded.index = share[k];
+    encoded.read = read.read;
+    encoded.status = read.status;
+    encoded.merged = read.merged;
+    for (Rank& rank : read.ranks) encoded.digests.push_back(DigestOf(rank));
+    read.ranks.clear();
+  });
+  // Files left unread after a failure keep their index, so process 0 places them.
+  for (size_t k = 0; k < share.size(); ++k) bundle.reads[k].index = share[k];
+  return PackBundle(bundle);
+}
+
+absl::StatusOr<Trace> AssembleShares(const TraceFileList& list, std::vector<std::string> bundles,
+                                     const LoadOptions& options) {
+  std::vector<FileRead> reads(list.files.size());
+  std::vector<char> placed(list.files.size(), 0);
+  uint64_t fingerprint = 0;
+  for (size_t process = 0; process < bundles.size(); ++process) {
+    absl::StatusOr<ReadBundle> bundle =
+        UnpackBundle(bundles[process], static_cast<int>(process));
+    std::string().swap(bundles[process]);
+    if (!bundle.ok()) return bundle.status();
+    const std::string name = ProcessName(process, bundles.size());
+    if (!bundle->list_status.ok()) {
+      return absl::Status(bundle->list_status.code(),
+                          absl::StrCat(name, ": ", bundle->list_status.message()));
+    }
+    if (process == 0) fingerprint = bundle->list_fingerprint;
+    if (bundle->list_fingerprint != fingerprint || bundle->list_size != list.files.size()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          name, " found other trace files, or other sizes, than process 0 under the same paths "
+                "(every process must see the traces on one shared filesystem, unchanged while "
+                "they are read)"));
+    }
+    for (EncodedRead& encoded : bundle->reads) {
+      if (encoded.index >= list.files.size() || placed[encoded.index] != 0) {
+        return absl::InternalError(
+            absl::StrCat(name, ": an outcome for file ", encoded.index, " it was not given"));
+      }
+      placed[encoded.index] = 1;
+      FileRead& read = reads[encoded.index];
+      read.read = encoded.read;
+      read.status = std::move(encoded.status);
+      read.merged = encoded.merged;
+      const std::string& path = list.files[encoded.index].path;
+      for (std::string& digest : encoded.digests) {
+        absl::StatusOr<Rank> rank = digest::Decode(digest, path);
+        std::string().swap(digest);
+        if (!rank.ok()) {
+          return absl::InternalError(absl::StrCat(name, ": ", rank.status().message()));
+        }
+        read.ranks.push_back(*std::move(rank));
+      }
+    }
+  }
+  return AssembleTrace(list, std::move(reads), options);
+}
+
+}  // namespace bubblescope::distributed

@@ -1,0 +1,102 @@
+// analyze --mpi's loading without MPI: every process's bundle made in one process, assembled as
+// process 0 does, against LoadTrace of the same files.
+#include "distributed/distributed_load.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "writers/digest_writer.h"
+
+namespace bubblescope::distributed {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string& SampleJob() {
+  static const auto* path =
+      new std::string(absl::StrCat(BUBBLESCOPE_SOURCE_DIR, "/sample_traces/sim_1f1b_p4_m8"));
+  return *path;
+}
+
+absl::StatusOr<Trace> LoadOverProcesses(const std::vector<std::string>& paths, int processes) {
+  LoadOptions options;
+  options.jobs = 2;
+  absl::StatusOr<TraceFileList> list = ListTraceFiles(paths, options);
+  std::vector<std::string> bundles;
+  for (int p = 0; p < processes; ++p) bundles.push_back(ReadShare(list, p, processes, options));
+  if (!list.ok()) return list.status();
+  return AssembleShares(*list, std::move(bundles), options);
+}
+
+TEST(DistributedLoadTest, AnyNumberOfProcessesGivesTheTraceOfOneLoad) {
+  absl::StatusOr<Trace> whole = LoadTrace({SampleJob()}, LoadOptions{});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->ranks.size(), 4u);
+  // 5 processes for 4 rank files and a truth.json: every process has at most one file.
+  for (int processes : {1, 2, 3, 5, 8}) {
+    SCOPED_TRACE(processes);
+    absl::StatusOr<Trace> spread = LoadOverProcesses({SampleJob()}, processes);
+    ASSERT_TRUE(spread.ok()) << spread.status();
+    ASSERT_EQ(spread->ranks.size(), whole->ranks.size());
+    for (size_t r = 0; r < whole->ranks.size(); ++r) {
+      EXPECT_EQ(spread->ranks[r].rank, static_cast<int32_t>(r));
+      EXPECT_EQ(spread->ranks[r].source_path, whole->ranks[r].source_path);
+      // The digest holds every member but the path: equal bytes, equal ranks.
+      EXPECT_EQ(digest::Encode(spread->ranks[r]), digest::Encode(whole->ranks[r]));
+    }
+    ASSERT_EQ(spread->skipped_files.size(), 1u);  // truth.json
+    EXPECT_EQ(spread->skipped_files[0].path, whole->skipped_files[0].path);
+  }
+}
+
+TEST(DistributedLoadTest, AListingErrorIsProcessZerosOwn) {
+  const absl::Status status = LoadOverProcesses({"/nonexistent-dir/"}, 3).status();
+  EXPECT_EQ(status, LoadTrace({"/nonexistent-dir/"}, LoadOptions{}).status());
+}
+
+TEST(DistributedLoadTest, AnotherProcessThatCouldNotListIsNamed) {
+  LoadOptions options;
+  absl::StatusOr<TraceFileList> list = ListTraceFiles({SampleJob()}, options);
+  ASSERT_TRUE(list.ok());
+  std::vector<std::string> bundles = {
+      ReadShare(list, 0, 2, options),
+      ReadShare(absl::PermissionDeniedError("traces/: Permission denied"), 1, 2, options)};
+  const absl::Status status = AssembleShares(*list, std::move(bundles), options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(status.message(), "process 1 of 2: traces/: Permission denied");
+}
+
+// A process that saw other files (a filesystem not shared, or one written to meanwhile) would
+// read the wrong share: refused, naming the process.
+TEST(DistributedLoadTest, AProcessThatListedOtherFilesIsRefused) {
+  LoadOptions options;
+  absl::StatusOr<TraceFileList> list = ListTraceFiles({SampleJob()}, options);
+  ASSERT_TRUE(list.ok());
+  TraceFileList fewer = *list;
+  fewer.files.pop_back();
+  std::vector<std::string> bundles = {ReadShare(list, 0, 3, options),
+                                      ReadShare(list, 1, 3, options),
+                                      ReadShare(fewer, 2, 3, options)};
+  const absl::Status status = AssembleShares(*list, std::move(bundles), options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(status.message()), StartsWith("process 2 of 3 found other trace files"));
+}
+
+TEST(DistributedLoadTest, ABundleMissingIsAnErrorNotAPartialTrace) {
+  LoadOptions options;
+  absl::StatusOr<TraceFileList> list = ListTraceFiles({SampleJob()}, options);
+  ASSERT_TRUE(list.ok());
+  // Two processes' shares, but only process 0's bundle arrived.
+  const absl::Status status =
+      AssembleShares(*list, {ReadShare(list, 0, 2, options)}, options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("no outcome for the file"));
+}
+
+}  // namespace
+}  // namespace bubblescope::distributed
