@@ -8,14 +8,18 @@
 #include "absl/strings/str_cat.h"
 #include "distributed/file_shares.h"
 #include "distributed/read_bundle.h"
+#include "index/digest_reduction.h"
 #include "readers/digest_reader.h"
 #include "writers/digest_writer.h"
 
 namespace bubblescope::distributed {
 namespace {
 
-// The rank as the analyses read it: what `bubblescope digest` writes for it.
-std::string DigestOf(const Rank& rank) { return digest::Encode(rank); }
+// The rank as the analyses read it: what `bubblescope digest` writes for it (the reduction of
+// index/digest_reduction.h, then the codec).
+std::string DigestOf(const Rank& rank) {
+  return digest::Encode(index::ReduceForDigest(rank).rank);
+}
 
 std::string ProcessName(size_t process, size_t processes) {
   return absl::StrCat("process ", process, " of ", processes);
