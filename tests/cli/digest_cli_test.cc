@@ -208,6 +208,18 @@ TEST(DigestCliTest, RecordWritesDigestsBesideItsTraces) {
   EXPECT_EQ(WithoutSources(AnalyzeJson({out})), WithoutSources(AnalyzeJson({set})));
 }
 
+// --perfetto re-emits a rank's own events, which a digest does not hold: one line saying so.
+TEST(DigestCliTest, PerfettoNeedsTheTraces) {
+  testing::TempDir dir;
+  ASSERT_EQ(Digest({kSamples + "sim_1f1b_p4_m8"}, dir.path() + "/d").exit_status, 0);
+  CommandResult result = RunCommand({kBinary, "analyze", dir.path() + "/d", "--perfetto",
+                                     dir.path() + "/merged.json", "-o", dir.path() + "/r.txt"});
+  EXPECT_NE(result.exit_status, 0);
+  EXPECT_TRUE(absl::StrContains(result.err, "rank0.bsdigest: a digest holds no trace events"))
+      << result.err;
+  EXPECT_FALSE(fs::exists(dir.path() + "/merged.json"));
+}
+
 TEST(DigestCliTest, HelpAndUsage) {
   CommandResult help = RunCommand({kBinary, "digest", "--help"});
   EXPECT_EQ(help.exit_status, 0);
