@@ -114,7 +114,23 @@ absl::StatusOr<RankOverride> ParseRankOverride(const std::string& text) {
 }
 
 void JobInputCommand::DefineInputs(CLI::App* command) {
-  command->add_option("PATH", paths_, "Trace files or directories of per-rank traces")
+  DefineLoadInputs(command);
+  command->add_flag("--strict", strict_,
+                    "Exit with status 2, printing no report, if any file has an import warning "
+                    "or error (damaged events, truncation), the job is incomplete (ranks it "
+                    "declares, or its pipelines send to, are not in the trace) or a pipeline "
+                    "has no complete iteration");
+  iteration_marker_option_ =
+      command
+          ->add_option("--iteration-marker", iteration_marker_,
+                       "Regular expression naming the CPU annotations that mark iterations "
+                       "(default: the ProfilerStep#N ranges)")
+          ->type_name("REGEX");
+}
+
+void JobInputCommand::DefineLoadInputs(CLI::App* command) {
+  command->add_option("PATH", paths_,
+                      "Trace files (or digests) or directories of per-rank traces")
       ->required();
   command
       ->add_option("-j,--jobs", jobs_,
@@ -150,17 +166,6 @@ void JobInputCommand::DefineInputs(CLI::App* command) {
                  "Read the files of several record runs together (by default that is an "
                  "error: their ranks would be paired as if from one job)")
       ->excludes(run_option);
-  command->add_flag("--strict", strict_,
-                    "Exit with status 2, printing no report, if any file has an import warning "
-                    "or error (damaged events, truncation), the job is incomplete (ranks it "
-                    "declares, or its pipelines send to, are not in the trace) or a pipeline "
-                    "has no complete iteration");
-  iteration_marker_option_ =
-      command
-          ->add_option("--iteration-marker", iteration_marker_,
-                       "Regular expression naming the CPU annotations that mark iterations "
-                       "(default: the ProfilerStep#N ranges)")
-          ->type_name("REGEX");
   DefineQuiet(command, &quiet_);
 }
 
@@ -220,32 +225,41 @@ void JobInputCommand::DefineLayers(CLI::App* command) {
       ->check(WholeNumberAtLeast(1));
 }
 
-std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
-                                           std::ostream& err, int* exit_status) {
-  *exit_status = kExitBadInput;
+bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err) {
+  NoteSkippedFiles(trace.skipped_files, err);
+  bool rejected = false;
+  for (const Rank& rank : trace.ranks) {
+    std::string problems = ImportProblems(rank, Severity::kWarning);
+    if (problems.empty()) continue;
+    err << (strict ? "" : "warning: ") << OneLine(rank.source_path) << ": " << OneLine(problems)
+        << "\n";
+    rejected = rejected || strict;
+  }
+  return rejected;
+}
+
+absl::StatusOr<Trace> LoadShowingProgress(const JobSource& source, LoadOptions load,
+                                          std::ostream& err) {
   std::unique_ptr<ProgressLine> progress = ProgressLineFor(err, source.quiet);
-  LoadOptions load = source.load;
   if (progress != nullptr) {
     load.progress = [&progress](const LoadProgress& done) { progress->Update(done); };
   }
   absl::StatusOr<Trace> trace =
       source.load_trace ? source.load_trace(source.paths, load) : LoadTrace(source.paths, load);
   progress.reset();  // the line is gone before anything else is printed
+  return trace;
+}
+
+std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
+                                           std::ostream& err, int* exit_status) {
+  *exit_status = kExitBadInput;
+  absl::StatusOr<Trace> trace = LoadShowingProgress(source, source.load, err);
   if (!trace.ok()) {
     err << "bubblescope: " << MessageLine(trace.status())
         << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
     return std::nullopt;
   }
-  NoteSkippedFiles(trace->skipped_files, err);
-  bool rejected = false;
-  for (const Rank& rank : trace->ranks) {
-    std::string problems = ImportProblems(rank, Severity::kWarning);
-    if (problems.empty()) continue;
-    err << (source.strict ? "" : "warning: ") << OneLine(rank.source_path) << ": "
-        << OneLine(problems) << "\n";
-    rejected = rejected || source.strict;
-  }
-  if (rejected) return std::nullopt;
+  if (NoteLoadProblems(*trace, source.strict, err)) return std::nullopt;
 
   if (source.iteration_marker.has_value()) {
     options.iterations.iteration_marker = *source.iteration_marker;

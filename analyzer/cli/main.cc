@@ -9,6 +9,7 @@
 #include "cli/analyze_command.h"
 #include "cli/command.h"
 #include "cli/diff_command.h"
+#include "cli/digest_command.h"
 #include "cli/gate_command.h"
 #include "cli/record_command.h"
 #include "cli/simulate_command.h"
@@ -25,6 +26,7 @@ Examples:
   bubblescope record -o traces/ -- torchrun --nproc-per-node 8 train.py
   bubblescope diff before.json after.json
   bubblescope gate --baseline baseline.json traces/ --max-bubble-increase 0.02
+  bubblescope digest traces/ -o digests/ && bubblescope analyze digests/
 )";
 
 // The parse error's message and where to look for help; names the subcommand that was reached.
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
   commands.push_back(std::make_unique<bubblescope::GateCommand>(BUBBLESCOPE_VERSION));
   commands.push_back(std::make_unique<bubblescope::SimulateCommand>());
   commands.push_back(std::make_unique<bubblescope::RecordCommand>());
+  commands.push_back(std::make_unique<bubblescope::DigestCommand>());
   for (const auto& command : commands) command->Register(app);
 
   try {

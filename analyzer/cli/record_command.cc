@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/child_process.h"
+#include "cli/digest_command.h"
 #include "cli/record_outputs.h"
 #include "text/one_line.h"
 #include "text/record_run_id.h"
@@ -47,7 +48,9 @@ NCCL_PROFILER_PLUGIN) and configured (BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS,
 BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID); the rest of the environment is passed on unchanged.
 Every CUDA process writes DIR/bubblescope-<RUN>-rank<R>-world<W>-<host>-<pid>.json, RUN this
 run's id, so runs recorded into one directory stay apart (analyze --run RUN picks one). Once
-COMMAND ends, record lists the trace files it wrote and warns about ranks that wrote none.
+COMMAND ends, record lists the trace files it wrote and warns about ranks that wrote none; with
+--digest it also writes their digests to DIR/digests-<RUN> (docs/digest.md), which analyze reads
+to the same report.
 
 COMMAND runs in a process group of its own and, at a terminal, gets the terminal as a shell's
 foreground job does (Ctrl-C, Ctrl-Z reach it directly). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1
@@ -110,21 +113,22 @@ std::string NewRunId() {
 }
 
 // The trace files this run wrote, then what looks wrong about them, then how to analyze them.
-void ReportWrittenFiles(const RecordSettings& settings, const TraceFileStamps& before,
-                        std::ostream& err) {
+// Returns the files written.
+std::vector<RecordedFile> ReportWrittenFiles(const RecordSettings& settings,
+                                             const TraceFileStamps& before, std::ostream& err) {
   const std::string& directory = settings.output_dir;
   absl::StatusOr<TraceFileStamps> after = StampCollectorFiles(directory);
   if (!after.ok()) {
     err << "bubblescope: record: warning: cannot list the traces: " << after.status().message()
         << "\n";
-    return;
+    return {};
   }
   std::vector<RecordedFile> written = WrittenBetween(before, *after, settings.run_id);
   if (written.empty()) {
     err << "bubblescope: record: warning: no trace file written to " << directory
         << ": no CUDA activity recorded: was the job using the GPU? (a collector that could "
            "not start says why above)\n";
-    return;
+    return {};
   }
   err << "bubblescope: record: " << written.size() << " trace file"
       << (written.size() == 1 ? "" : "s") << " of run " << settings.run_id << " in " << directory
@@ -154,6 +158,7 @@ void ReportWrittenFiles(const RecordSettings& settings, const TraceFileStamps& b
         << (others == 1 ? "" : "s") << " of other runs there too)";
   }
   err << "\n";
+  return written;
 }
 
 }  // namespace
@@ -205,6 +210,7 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
     return absl::InvalidArgumentError("no COMMAND to run (give it after --)");
   }
   settings.command = flags.command;
+  settings.digest = flags.digest;
   if (flags.output_dir.empty()) return FlagError("--output", "is empty");
   settings.output_dir = Absolute(flags.output_dir);
   absl::StatusOr<std::string> kinds = ParseKinds(flags.kinds);
@@ -243,6 +249,10 @@ std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
           {"BUBBLESCOPE_RUN_ID", settings.run_id}};
 }
 
+std::string DigestDirectory(const RecordSettings& settings) {
+  return (fs::path(settings.output_dir) / ("digests-" + settings.run_id)).string();
+}
+
 CLI::App* RecordCommand::Define(CLI::App& app) {
   CLI::App* record = app.add_subcommand(
       "record", "Run a CUDA/NCCL job with the CUPTI collector injected into every process it "
@@ -275,6 +285,9 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
                    "Kill the job this long after passing on a signal that asks it to end "
                    "(default: only at a second such signal)")
       ->type_name("SECONDS");
+  record->add_flag("--digest", f.digest,
+                   "After the job, also write one digest per rank of its traces (what analyze "
+                   "reads, 50x or more smaller) to DIR/digests-<run id>");
   record->add_option("COMMAND", f.command, "The job to run, with its arguments")
       ->type_name("");
   return record;
@@ -315,7 +328,18 @@ int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
     err << "bubblescope: record: " << exit.status().message() << "\n";
     return ExitStatusForStartError(exit.status());
   }
-  ReportWrittenFiles(*settings, *before, err);
+  const std::vector<RecordedFile> written = ReportWrittenFiles(*settings, *before, err);
+  if (settings->digest && !written.empty()) {
+    // The job's own status stands; a digest that could not be written is said, not fatal.
+    JobSource source;
+    for (const RecordedFile& file : written) {
+      source.paths.push_back((fs::path(settings->output_dir) / file.name).string());
+    }
+    err << "bubblescope: record: digests in " << DigestDirectory(*settings) << ":\n";
+    if (WriteDigests(source, DigestDirectory(*settings), /*force=*/false, err, err) != kExitOk) {
+      err << "bubblescope: record: warning: the digests were not all written\n";
+    }
+  }
   err.flush();
   return exit->exit_status;
 }

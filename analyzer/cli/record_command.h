@@ -31,6 +31,7 @@ struct RecordFlags {
   std::string collector;  // empty: found beside the bubblescope executable
   std::string kill_after;  // empty: wait for the job until a second signal
   std::string run_id;      // empty: a new one (MakeRecordRunId)
+  bool digest = false;     // --digest
   std::vector<std::string> command;
 };
 
@@ -45,8 +46,14 @@ struct RecordSettings {
   // This run's id: in every trace's name and metadata, so that `analyze` tells this run's files
   // from those an earlier run left in the same directory.
   std::string run_id;
+  // After the job: one digest per rank of this run's traces into DigestDirectory (docs/digest.md).
+  bool digest = false;
   std::vector<std::string> command;
 };
+
+// Where --digest writes: <output_dir>/digests-<run id>, so runs recorded into one directory
+// never mix their digests, nor `analyze DIR` the digests with the traces.
+std::string DigestDirectory(const RecordSettings& settings);
 
 // "kernel,nvtx" -> the same names, deduplicated, in the canonical order kernel, memcpy, memset,
 // memory, nvtx, runtime, driver, nccl; empty text -> all of them. An unknown or empty name is

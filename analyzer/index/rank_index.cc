@@ -480,6 +480,10 @@ std::vector<bool> MirroredAnnotations(const Rank& rank, const RankIndex& index) 
 
 }  // namespace
 
+std::vector<uint32_t> TopLevelCpuOps(const Timeline& thread) {
+  return CollectTopLevel(thread).ops;
+}
+
 bool RankIndex::HasP2p() const {
   return std::any_of(ops.begin(), ops.end(),
                      [](const DeviceOp& op) { return op.is_p2p() && !op.in_optimizer; });

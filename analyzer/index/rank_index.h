@@ -151,6 +151,11 @@ struct TraceIndex {
 
 RankIndex BuildRank(const Rank& rank);
 
+// The top-level CPU ops of a CPU thread (kCpuOp and kCpuCommOp not nested inside another op of
+// the thread), as indices into its intervals in (start, longer first) order: on a rank without
+// GPU activity, the device ops of its model thread.
+std::vector<uint32_t> TopLevelCpuOps(const Timeline& thread);
+
 // Every rank's index, BuildRank over the ranks on `workers` threads (common/parallel_for.h); the
 // same index for any number.
 TraceIndex Build(const Trace& trace, size_t workers = 1);

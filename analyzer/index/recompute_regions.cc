@@ -45,6 +45,10 @@ struct Open {
 
 }  // namespace
 
+bool DecidesRecompute(std::string_view op_name) {
+  return IsBackwardNode(op_name) || IsCheckpointNode(op_name) || IsForwardOp(op_name);
+}
+
 std::vector<TimeRange> RecomputeRegions(const Rank& rank, const Timeline& thread) {
   std::vector<TimeRange> regions;
   if (thread.kind != TimelineKind::kCpuThread) return regions;

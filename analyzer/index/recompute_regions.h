@@ -13,6 +13,7 @@
 //   operator is recomputation.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "bubblescope/trace.h"
@@ -23,5 +24,9 @@ namespace bubblescope::index {
 // The recomputation ranges of one CPU thread, sorted and disjoint; empty on other timelines.
 // One pass over the thread's intervals (sorted by start), with a stack of the open ones.
 std::vector<TimeRange> RecomputeRegions(const Rank& rank, const Timeline& thread);
+
+// True for the CPU op names RecomputeRegions decides on (backward and checkpoint nodes, the
+// forward operators); the other ops of a thread only nest them (index/digest_reduction.h).
+bool DecidesRecompute(std::string_view op_name);
 
 }  // namespace bubblescope::index

@@ -10,7 +10,8 @@
 
 namespace bubblescope {
 
-// True for names ending in ".json" or ".json.gz" (any case), which includes ".pt.trace.json".
+// True for names ending in ".json" or ".json.gz" (any case), which includes ".pt.trace.json", and
+// for digests, ".bsdigest" (docs/digest.md).
 bool IsTraceFileName(std::string_view name);
 
 // Each path that is a directory contributes its regular files (not recursively) whose names are
@@ -18,7 +19,7 @@ bool IsTraceFileName(std::string_view name);
 // when it is read). An entry with a trace file name that is not a regular file (a FIFO, a
 // device, a socket, a directory, a symlink to nothing) is passed over and added to `skipped`
 // with the reason, so the report can say so. Errors: "<dir>: no trace files (*.json,
-// *.json.gz)", "<dir>: <strerror>" when the directory cannot be listed, and an empty `paths`.
+// *.json.gz, *.bsdigest)", "<dir>: <strerror>" when the directory cannot be listed, and an empty `paths`.
 struct TraceFile {
   std::string path;
   bool from_directory = false;  // found by listing a directory, not named by the user

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "loader/file_source.h"
+#include "readers/digest_reader.h"
 #include "readers/json_number.h"
 #include "readers/json_tokens.h"
 #include "readers/raw_events.h"
@@ -266,6 +267,11 @@ absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* ne
   // Under the same reading budget as the loader (the file was read within it once already).
   absl::StatusOr<FileContents> contents = ReadFileSource(rank.source_path, ReadingBudgetBytes(1));
   if (!contents.ok()) return contents.status();
+  // A digest keeps what the analyses read, not the events this re-emits (docs/digest.md).
+  if (digest::LooksLikeDigest(std::string_view(contents->text.data(), contents->text.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        rank.source_path, ": a digest holds no trace events; write the overlay from the traces"));
+  }
   // The members pass comes first, so the base time is known before any event is moved.
   kineto::RawMembers members;
   int64_t base_ns = 0;

@@ -358,6 +358,24 @@ def report_seeds(binary):
     return seeds
 
 
+def digest_seeds(binary, traces):
+    """Each trace seed that reads, as `bubblescope digest` writes it (docs/digest.md)."""
+    seeds = {"empty_rank.bsdigest": (CORPUS / "digest_fuzzer" / "empty_rank.bsdigest").read_bytes()}
+    with tempfile.TemporaryDirectory() as out:
+        for name, data in traces.items():
+            trace = pathlib.Path(out) / name
+            trace.write_bytes(data if isinstance(data, bytes) else data.encode())
+            digests = pathlib.Path(out) / (name + ".digests")
+            done = subprocess.run([binary, "digest", str(trace), "-o", str(digests)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if done.returncode != 0:
+                continue
+            for digest in sorted(digests.iterdir()):
+                stem = name.split(".")[0]
+                seeds[f"{stem}_{digest.name}"] = digest.read_bytes()
+    return seeds
+
+
 def write(target, seeds):
     directory = CORPUS / target
     directory.mkdir(parents=True, exist_ok=True)
@@ -369,7 +387,9 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     binary = sys.argv[1]
-    write("trace_fuzzer", trace_seeds(binary))
+    traces = trace_seeds(binary)
+    write("trace_fuzzer", traces)
+    write("digest_fuzzer", digest_seeds(binary, traces))
     write("job_fuzzer", job_seeds(binary))
     write("directory_fuzzer", directory_seeds(binary))
     write("analyze_options_fuzzer", options_seeds())

@@ -1,0 +1,198 @@
+#include "cli/digest_command.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/record_outputs.h"
+#include "common/digest_format.h"
+#include "common/output_file.h"
+#include "index/digest_reduction.h"
+#include "readers/digest_reader.h"
+#include "text/one_line.h"
+#include "writers/digest_writer.h"
+
+namespace bubblescope {
+namespace {
+
+namespace fs = std::filesystem;
+using text::OneLine;
+
+constexpr char kDigestFooter[] = R"(
+Each PATH is what `analyze` reads: trace files (*.json, *.json.gz), directories of them, or
+digests. One digest per rank is written to DIR as rank<r>.bsdigest: the rank's model reduced to
+what the analyses read (device ops, launches and communication scopes, annotations, steps,
+memory, metadata, import counters), varint-coded and deflated: typically 50x or more smaller
+than the trace's JSON. `bubblescope analyze DIR` then gives the same report as the traces
+(the JSON report's pipelines section byte for byte); digests and traces can be mixed. Traces are
+read one at a time per worker and reduced at once, so memory holds the reduced ranks, not the
+job (docs/digest.md).
+
+Examples:
+  bubblescope digest traces/ -o digests/
+  bubblescope digest node*/rank*.json.gz -o /shared/job42/digests --force
+  bubblescope analyze digests/
+
+Exit status: 0 written; 1 a digest could not be written; 2 usage error, unreadable input, or
+digests already in DIR (use --force to replace them).
+)";
+
+// The *.bsdigest files already in `directory` (none when it does not exist).
+std::vector<fs::path> DigestsIn(const fs::path& directory) {
+  std::vector<fs::path> found;
+  std::error_code error;
+  for (fs::directory_iterator it(directory, error); !error && it != fs::directory_iterator();
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.ends_with(digest::kFileSuffix)) found.push_back(it->path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// Whether the file at `path` starts with the digest magic (a file we would not remove
+// otherwise).
+bool HoldsDigest(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::string head(digest::kMagic.size(), '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  return file.gcount() == static_cast<std::streamsize>(head.size()) &&
+         digest::LooksLikeDigest(head);
+}
+
+uint64_t FileSize(const std::string& path) {
+  std::error_code error;
+  const uintmax_t size = fs::file_size(path, error);
+  return error ? 0 : static_cast<uint64_t>(size);
+}
+
+// Clears the way for this job's digests: an error when one is in the way without --force.
+absl::Status MakeRoom(const fs::path& directory, const std::vector<fs::path>& targets,
+                      bool force) {
+  for (const fs::path& existing : DigestsIn(directory)) {
+    const bool ours = std::find(targets.begin(), targets.end(), existing) != targets.end();
+    if (!force) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          existing.string(),
+          ours ? " already exists" : " is another job's digest (analyze DIR would read both)",
+          " (use --force to replace the digests in ", directory.string(), ")"));
+    }
+    if (ours) continue;  // replaced below
+    if (!HoldsDigest(existing)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat(existing.string(), " is no digest; not removing it"));
+    }
+    std::error_code error;
+    if (!fs::remove(existing, error) || error) {
+      return absl::InternalError(absl::StrCat("cannot remove ", existing.string(), ": ",
+                                              error ? error.message() : "not removed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string DigestFileName(int32_t rank) {
+  return absl::StrCat("rank", rank, std::string(digest::kFileSuffix));
+}
+
+int WriteDigests(const JobSource& source, const std::string& directory, bool force,
+                 std::ostream& out, std::ostream& err) {
+  LoadOptions load = source.load;
+  std::atomic<int> not_reduced{0};
+  load.on_rank_read = [&not_reduced](Rank& rank) {
+    index::Reduction reduction = index::ReduceForDigest(rank);
+    if (!reduction.reduced) not_reduced.fetch_add(1);
+    rank = std::move(reduction.rank);
+  };
+  absl::StatusOr<Trace> trace = LoadShowingProgress(source, load, err);
+  if (!trace.ok()) {
+    err << "bubblescope: " << MessageLine(trace.status())
+        << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
+    return kExitBadInput;
+  }
+  NoteLoadProblems(*trace, /*strict=*/false, err);
+  if (not_reduced.load() > 0) {
+    err << "warning: " << not_reduced.load()
+        << " ranks kept whole: reducing them changed what the analyses read (a bubblescope bug "
+           "worth reporting; their digests are complete, only larger)\n";
+  }
+
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error || !fs::is_directory(directory)) {
+    err << "bubblescope: cannot create " << OneLine(directory) << ": "
+        << (error ? error.message() : "not a directory") << "\n";
+    return kExitFailure;
+  }
+  std::vector<fs::path> targets;
+  for (const Rank& rank : trace->ranks) targets.push_back(fs::path(directory) / DigestFileName(rank.rank));
+  if (absl::Status room = MakeRoom(directory, targets, force); !room.ok()) {
+    err << "bubblescope: " << MessageLine(room) << "\n";
+    return absl::IsAlreadyExists(room) ? kExitBadInput : kExitFailure;
+  }
+
+  OutputFileOptions options;
+  for (const Rank& rank : trace->ranks) options.protected_files.push_back(rank.source_path);
+  std::map<std::string, uint64_t> trace_bytes;  // by input file (a merged trace holds several)
+  uint64_t digest_bytes = 0;
+  for (size_t r = 0; r < trace->ranks.size(); ++r) {
+    const Rank& rank = trace->ranks[r];
+    const std::string bytes = digest::Encode(rank);
+    if (absl::Status written = WriteOutputFile(targets[r].string(), bytes, options);
+        !written.ok()) {
+      err << "bubblescope: " << MessageLine(written) << "\n";
+      return kExitFailure;
+    }
+    trace_bytes.emplace(rank.source_path, FileSize(rank.source_path));
+    digest_bytes += bytes.size();
+    out << "  " << OneLine(targets[r].string()) << "  " << HumanBytes(bytes.size()) << "  from "
+        << OneLine(rank.source_path) << "\n";
+  }
+  uint64_t input_bytes = 0;
+  for (const auto& [path, size] : trace_bytes) input_bytes += size;
+  out << trace->ranks.size() << (trace->ranks.size() == 1 ? " digest, " : " digests, ")
+      << HumanBytes(digest_bytes) << ", from " << trace_bytes.size()
+      << (trace_bytes.size() == 1 ? " file of " : " files of ") << HumanBytes(input_bytes);
+  if (digest_bytes > 0) {
+    out << absl::StrFormat(" (%.1fx smaller)",
+                           static_cast<double>(input_bytes) / static_cast<double>(digest_bytes));
+  }
+  out << "\n";
+  return kExitOk;
+}
+
+CLI::App* DigestCommand::Define(CLI::App& app) {
+  CLI::App* command = app.add_subcommand(
+      "digest", "Write each rank's trace as a digest: what the analyses read, 50x or more "
+                "smaller, which analyze reads to the same report");
+  command->footer(kDigestFooter);
+  DefineLoadInputs(command);
+  command->add_option("-o,--output", directory_, "Directory for the digests (created)")
+      ->type_name("DIR")
+      ->required();
+  command->add_flag("--force", force_,
+                    "Replace the digests already in DIR (this job's names are rewritten, other "
+                    "*.bsdigest files removed)");
+  return command;
+}
+
+int DigestCommand::Run(std::ostream& out, std::ostream& err) {
+  std::optional<JobSource> source = Source(err);
+  if (!source.has_value()) return kExitBadInput;
+  return WriteDigests(*source, directory_, force_, out, err);
+}
+
+}  // namespace bubblescope
