@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <new>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -17,8 +18,10 @@
 #include "absl/strings/str_format.h"
 #include "cli/record_outputs.h"
 #include "common/digest_format.h"
+#include "common/out_of_memory.h"
 #include "common/output_file.h"
 #include "index/digest_reduction.h"
+#include "loader/trace_loader.h"
 #include "readers/digest_reader.h"
 #include "text/one_line.h"
 #include "writers/digest_writer.h"
@@ -102,6 +105,31 @@ absl::Status MakeRoom(const fs::path& directory, const std::vector<fs::path>& ta
   return absl::OkStatus();
 }
 
+// LoadTrace with each rank reduced (index/digest_reduction.h) by the worker that read it, as
+// soon as it has: memory holds the files in flight and the reduced ranks, not the job.
+// `not_reduced` counts the ranks the reduction kept whole.
+absl::StatusOr<Trace> ReadReduced(const std::vector<std::string>& paths, const LoadOptions& load,
+                                  std::atomic<int>* not_reduced) {
+  absl::StatusOr<TraceFileList> list = ListTraceFiles(paths, load);
+  if (!list.ok()) return list.status();
+  const std::vector<TraceFile>& files = list->files;
+  std::vector<FileRead> reads =
+      ReadTraceFiles(files, load, [&files, &load, not_reduced](size_t index, FileRead& read) {
+        if (!read.status.ok()) return;
+        try {
+          for (Rank& rank : read.ranks) {
+            index::Reduction reduction = index::ReduceForDigest(rank);
+            if (!reduction.reduced) not_reduced->fetch_add(1);
+            rank = std::move(reduction.rank);
+          }
+        } catch (const std::bad_alloc&) {
+          read.ranks.clear();
+          read.status = OutOfMemoryReading(files[index].path, load.max_file_bytes);
+        }
+      });
+  return AssembleTrace(*list, std::move(reads), load);
+}
+
 }  // namespace
 
 std::string DigestFileName(int32_t rank) {
@@ -110,17 +138,15 @@ std::string DigestFileName(int32_t rank) {
 
 int WriteDigests(const JobSource& source, const std::string& directory, bool force,
                  std::ostream& out, std::ostream& err) {
-  LoadOptions load = source.load;
   std::atomic<int> not_reduced{0};
-  load.on_rank_read = [&not_reduced](Rank& rank) {
-    index::Reduction reduction = index::ReduceForDigest(rank);
-    if (!reduction.reduced) not_reduced.fetch_add(1);
-    rank = std::move(reduction.rank);
+  JobSource reduced = source;
+  reduced.load_trace = [&not_reduced](const std::vector<std::string>& paths,
+                                      const LoadOptions& load) {
+    return ReadReduced(paths, load, &not_reduced);
   };
-  absl::StatusOr<Trace> trace = LoadShowingProgress(source, load, err);
+  absl::StatusOr<Trace> trace = LoadShowingProgress(reduced, source.load, err);
   if (!trace.ok()) {
-    err << "bubblescope: " << MessageLine(trace.status())
-        << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
+    PrintLoadError(trace.status(), err);
     return kExitBadInput;
   }
   NoteLoadProblems(*trace, /*strict=*/false, err);

@@ -225,6 +225,11 @@ void JobInputCommand::DefineLayers(CLI::App* command) {
       ->check(WholeNumberAtLeast(1));
 }
 
+void PrintLoadError(const absl::Status& status, std::ostream& err) {
+  err << "bubblescope: " << MessageLine(status)
+      << (absl::IsResourceExhausted(status) ? " (--max-file-mb sets it)" : "") << "\n";
+}
+
 bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err) {
   NoteSkippedFiles(trace.skipped_files, err);
   bool rejected = false;
@@ -255,8 +260,7 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
   *exit_status = kExitBadInput;
   absl::StatusOr<Trace> trace = LoadShowingProgress(source, source.load, err);
   if (!trace.ok()) {
-    err << "bubblescope: " << MessageLine(trace.status())
-        << (absl::IsResourceExhausted(trace.status()) ? " (--max-file-mb sets it)" : "") << "\n";
+    PrintLoadError(trace.status(), err);
     return std::nullopt;
   }
   if (NoteLoadProblems(*trace, source.strict, err)) return std::nullopt;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cli/command.h"
 #include "common/output_file.h"
@@ -45,6 +46,10 @@ struct JobSource {
   std::optional<std::string> iteration_marker;
   bool quiet = false;  // --quiet: no progress line, even on a terminal
 };
+
+// Prints why the traces could not be loaded: one line, naming --max-file-mb where the reading
+// budget ran out.
+void PrintLoadError(const absl::Status& status, std::ostream& err);
 
 // Prints a note per file passed over and a line per rank with import warnings or errors
 // ("warning: " first, or nothing under --strict); true when `strict` rejects the trace.

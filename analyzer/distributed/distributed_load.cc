@@ -2,12 +2,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <new>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/out_of_memory.h"
 #include "distributed/file_shares.h"
 #include "distributed/read_bundle.h"
 #include "index/digest_reduction.h"
@@ -16,6 +14,12 @@
 
 namespace bubblescope::distributed {
 namespace {
+
+// The rank as the analyses read it: what `bubblescope digest` writes for it (the reduction of
+// index/digest_reduction.h, then the codec).
+std::string DigestOf(const Rank& rank) {
+  return digest::Encode(index::ReduceForDigest(rank).rank);
+}
 
 std::string ProcessName(size_t process, size_t processes) {
   return absl::StrCat("process ", process, " of ", processes);
@@ -39,26 +43,17 @@ std::string ReadShare(const absl::StatusOr<TraceFileList>& list, int process, in
   files.reserve(share.size());
   for (const size_t index : share) files.push_back(list->files[index]);
   bundle.reads.resize(share.size());
-  // Each rank is reduced as `bubblescope digest` reduces it, by the worker that read it (memory
-  // running out there is that file's error), then encoded and dropped with its file's outcome:
-  // a process holds its share's digests, not its ranks.
-  LoadOptions reducing = options;
-  reducing.on_rank_read = [](Rank& rank) { rank = index::ReduceForDigest(rank).rank; };
   // Each slot is written by the one worker that read its file.
-  ReadTraceFiles(files, reducing, [&bundle, &files](size_t k, FileRead& read) {
+  ReadTraceFiles(files, options, [&bundle, &share](size_t k, FileRead& read) {
     EncodedRead& encoded = bundle.reads[k];
+    encoded.index = share[k];
     encoded.read = read.read;
     encoded.status = read.status;
     encoded.merged = read.merged;
-    try {
-      for (const Rank& rank : read.ranks) encoded.digests.push_back(digest::Encode(rank));
-    } catch (const std::bad_alloc&) {
-      encoded.digests.clear();
-      encoded.status = OutOfMemoryReading(files[k].path);
-    }
+    for (Rank& rank : read.ranks) encoded.digests.push_back(DigestOf(rank));
     read.ranks.clear();
   });
-  // Every file keeps its place in the list, those left unread after a failure too.
+  // Files left unread after a failure keep their index, so process 0 places them.
   for (size_t k = 0; k < share.size(); ++k) bundle.reads[k].index = share[k];
   return PackBundle(bundle);
 }

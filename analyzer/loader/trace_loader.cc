@@ -63,17 +63,8 @@ bool IsSkippable(const TraceFile& file, const absl::Status& status) {
   return file.from_directory && absl::IsNotFound(status);
 }
 
-// The ranks of a file just read, given to LoadOptions::on_rank_read where there is one.
-absl::Status HandOver(const std::function<void(Rank&)>& on_rank_read, std::vector<Rank>* ranks) {
-  if (on_rank_read) {
-    for (Rank& rank : *ranks) on_rank_read(rank);
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ReadOneFile(KinetoReader& reader, ReadBuffer& buffer, const std::string& path,
-                         int64_t max_bytes, const std::function<void(Rank&)>& on_rank_read,
-                         std::vector<Rank>* ranks, bool* merged) {
+                         int64_t max_bytes, std::vector<Rank>* ranks, bool* merged) {
   // Past the budget, memory can still run out (a machine that is short of it, an input whose
   // structure is unusually dense): that is this file's error, not a crash.
   try {
@@ -85,7 +76,7 @@ absl::Status ReadOneFile(KinetoReader& reader, ReadBuffer& buffer, const std::st
       absl::StatusOr<Rank> rank = digest::Decode(text, path, max_bytes);
       if (!rank.ok()) return rank.status();
       ranks->push_back(*std::move(rank));
-      return HandOver(on_rank_read, ranks);
+      return absl::OkStatus();
     }
     bool is_merged = false;
     absl::Status read = reader.ReadRanks(path, contents->text, ranks, &is_merged);
@@ -98,7 +89,7 @@ absl::Status ReadOneFile(KinetoReader& reader, ReadBuffer& buffer, const std::st
       }
       rank.source_path = path;
     }
-    return HandOver(on_rank_read, ranks);
+    return absl::OkStatus();
   } catch (const std::bad_alloc&) {
     ranks->clear();
     return OutOfMemoryReading(path, max_bytes);
@@ -195,7 +186,7 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
       FileRead& read = results.reads[index];
       read.read = true;
       read.status = ReadOneFile(state[worker].reader, state[worker].buffer, files[index].path,
-                                max_bytes, options.on_rank_read, &read.ranks, &read.merged);
+                                max_bytes, &read.ranks, &read.merged);
       // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
       if (!read.status.ok() && !IsSkippable(files[index], read.status)) {
         results.RecordFailure(index);

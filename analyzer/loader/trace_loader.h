@@ -47,11 +47,6 @@ struct LoadOptions {
   // Which `bubblescope record` run to read when the inputs hold several (loader/record_runs.h).
   // Files of the other runs are left out with a note in Trace.skipped_files.
   RecordRunChoice record_run;
-  // Called on every rank as soon as its file is read, on the worker thread that read it, before
-  // rank ids are assigned: `bubblescope digest` reduces each rank there (index/digest_reduction.h),
-  // so only the reduced ranks, not the whole job, are held at once. Must be safe to call from
-  // several threads.
-  std::function<void(Rank&)> on_rank_read;
 };
 
 // Errors are one line: "<file>: byte <N>: <what is wrong>" (or "<file>: <what>" when no offset
