@@ -10,6 +10,8 @@
 #include "cli/mpi_load.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"
+#include "cli/id_ranges.h"
+#include "cli/perfetto_output.h"
 #include "report/perfetto_overlay.h"
 #include "report/html_report.h"
 #include "report/pipeline_report.h"
@@ -36,6 +38,7 @@ Examples:
   bubblescope analyze traces/ --iteration-marker '^train_step$'
   bubblescope analyze traces/ --layers-per-stage 8,8,8,8   # where to move layers
   bubblescope analyze traces/ --perfetto job.perfetto.json  # open it in ui.perfetto.dev
+  bubblescope analyze traces/ --perfetto p0.json.gz --perfetto-pipelines 0  # one pipeline, gzip
   bubblescope analyze traces/ --html report.html   # the bubble as a picture, in a browser
 
 Pipelines are found in the point-to-point traffic between ranks (several in a DP x PP job);
@@ -77,6 +80,7 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   DefineInputs(analyze);
   DefineOutput(analyze);
   DefineLayers(analyze);
+  DefinePerfettoLimits(analyze);
   analyze
       ->add_option("--slow-link-threshold", slow_link_threshold_,
                    "Flag a link as slow when its median bandwidth is below this fraction of the "
@@ -87,7 +91,8 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
       ->add_option("--perfetto", perfetto_path_,
                    "Also write the merged trace of all ranks on the aligned clock, with the "
                    "bubble's intervals and labelled ops on tracks of their own, to open in "
-                   "ui.perfetto.dev (never over an input or the -o report)")
+                   "ui.perfetto.dev (gzip-compressed when FILE ends in .gz; rank by rank, never "
+                   "held whole in memory; never over an input or the -o report)")
       ->type_name("FILE");
   analyze->add_flag("--mpi", mpi_,
                     "Run as one process of an MPI job (mpirun, srun --mpi=pmix): every process "
@@ -145,6 +150,11 @@ int AnalyzeCommand::RunReporting(const distributed::MpiWorld* world, std::ostrea
   } else {
     report = AnalyzeText(loaded->job, report_options);
   }
+  // The ranks the merged trace holds, checked before anything is written.
+  std::vector<size_t> perfetto_ranks;
+  if (const int chosen = ChoosePerfettoRanks(*loaded, err, &perfetto_ranks); chosen != kExitOk) {
+    return chosen;
+  }
   std::vector<std::string> inputs = InputFiles(loaded->trace);
   if (html_requested()) {
     if (int written = WriteHtml(AnalyzeHtml(loaded->job, report_options), inputs, err);
@@ -155,31 +165,54 @@ int AnalyzeCommand::RunReporting(const distributed::MpiWorld* world, std::ostrea
   if (const int written = WriteReport(report, std::move(inputs), out, err); written != kExitOk) {
     return written;
   }
-  return perfetto_path_.empty() ? kExitOk : WritePerfetto(*loaded, err);
+  return perfetto_path_.empty() ? kExitOk : WritePerfetto(*loaded, perfetto_ranks, err);
 }
 
-int AnalyzeCommand::WritePerfetto(const LoadedJob& loaded, std::ostream& err) const {
-  perfetto::OverlayCounts counts;
-  absl::StatusOr<std::string> overlay = perfetto::RenderOverlay(loaded.trace, loaded.job, &counts);
-  if (!overlay.ok()) {
-    err << "bubblescope: --perfetto: " << MessageLine(overlay.status()) << "\n";
-    // Memory running out re-reading a trace is the input's size, not a failed write.
-    return IsOutOfMemory(overlay.status()) ? kExitBadInput : kExitFailure;
-  }
+void AnalyzeCommand::DefinePerfettoLimits(CLI::App* analyze) {
+  const auto id_list = CLI::Validator(
+      [](std::string& value) {
+        absl::StatusOr<std::vector<perfetto::IdRange>> parsed = ParseIdRanges(value);
+        return parsed.ok() ? std::string() : std::string(parsed.status().message());
+      },
+      "");
+  analyze
+      ->add_option("--perfetto-pipelines", perfetto_pipelines_,
+                   "With --perfetto, write only these pipelines' ranks into its trace, numbered "
+                   "as the report numbers them (e.g. 0,3 or 0-3)")
+      ->type_name("LIST")
+      ->check(id_list);
+  analyze
+      ->add_option("--perfetto-ranks", perfetto_ranks_,
+                   "With --perfetto, write only these ranks into its trace (e.g. 0-7,12); with "
+                   "--perfetto-pipelines too, the ranks in both")
+      ->type_name("LIST")
+      ->check(id_list);
+  // As CLI11's needs() would, had --perfetto been defined before these.
+  analyze->parse_complete_callback([this] {
+    if (!perfetto_path_.empty()) return;
+    for (const auto& [flag, list] : {std::pair<const char*, const std::string&>(
+                                         "--perfetto-pipelines", perfetto_pipelines_),
+                                     {"--perfetto-ranks", perfetto_ranks_}}) {
+      if (!list.empty()) throw CLI::RequiresError(flag, "--perfetto");
+    }
+  });
+}
+
+int AnalyzeCommand::ChoosePerfettoRanks(const LoadedJob& loaded, std::ostream& err,
+                                        std::vector<size_t>* ranks) const {
+  return ChooseMergedRanks(
+      PerfettoRequest{
+          .path = perfetto_path_, .pipelines = perfetto_pipelines_, .ranks = perfetto_ranks_},
+      loaded, err, ranks);
+}
+
+int AnalyzeCommand::WritePerfetto(const LoadedJob& loaded, const std::vector<size_t>& ranks,
+                                  std::ostream& err) const {
   OutputFileOptions options;
   options.protected_files = InputFiles(loaded.trace);
   if (!output_path().empty()) options.protected_files.push_back(output_path());
   if (html_requested()) options.protected_files.push_back(html_path());
-  if (absl::Status written = WriteOutputFile(perfetto_path_, *overlay, options); !written.ok()) {
-    err << "bubblescope: --perfetto: " << MessageLine(written) << "\n";
-    return kExitFailure;
-  }
-  if (counts.left_out > 0) {
-    err << "note: --perfetto: " << counts.left_out
-        << " events the Chrome trace format cannot hold were left out (bubblescope skips them "
-           "too)\n";
-  }
-  return kExitOk;
+  return WriteMergedTrace(perfetto_path_, loaded, ranks, options, err);
 }
 
 }  // namespace bubblescope

@@ -37,11 +37,20 @@ class AnalyzeCommand : public JobInputCommand {
   // The job driver's options from the flags (the iteration marker is JobInputCommand's).
   job::Options JobOptions() const;
 
-  // Writes the Perfetto overlay to perfetto_path_, never over an input or the report; returns
-  // the exit status.
-  int WritePerfetto(const LoadedJob& loaded, std::ostream& err) const;
+  // --perfetto-pipelines and --perfetto-ranks: the lists that limit the --perfetto trace.
+  void DefinePerfettoLimits(CLI::App* analyze);
+  // The indices of the ranks the --perfetto trace holds into *ranks (none asked for: none);
+  // returns the exit status, after one line naming the flag when a choice is not in the job.
+  int ChoosePerfettoRanks(const LoadedJob& loaded, std::ostream& err,
+                          std::vector<size_t>* ranks) const;
+  // Writes the Perfetto overlay of `ranks` to perfetto_path_, rank by rank, gzip-compressed for
+  // a .gz name, never over an input or the report; returns the exit status.
+  int WritePerfetto(const LoadedJob& loaded, const std::vector<size_t>& ranks,
+                    std::ostream& err) const;
 
   std::string tool_version_;
+  std::string perfetto_pipelines_;  // as given; empty: every pipeline
+  std::string perfetto_ranks_;      // as given; empty: every rank
   std::string perfetto_path_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
   bool mpi_ = false;  // --mpi: one process of an MPI job (docs/scale.md)

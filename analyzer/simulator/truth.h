@@ -14,10 +14,11 @@
 //   comm_wait  = time inside [first compute start, last compute end] where one of the rank's
 //                communication kernels runs and none of its compute kernels does.
 //   empty      = stall - comm_wait
-//   With tensor parallelism (ModelParallel) its collectives are the stage's work: "compute" in
-//   idle, fill, drain and comm_wait reads "compute and tensor-parallel collectives" (their union;
-//   in_stage_comm = that union - compute), and dp_sync = the part of idle under the
-//   data-parallel gradient sync.
+//   With tensor, context or expert parallelism (ModelParallel) their communication is the stage's
+//   work: "compute" in idle, fill, drain and comm_wait reads "compute and in-stage
+//   communication" (their union: the tensor-parallel collectives, ring attention's KV exchanges,
+//   the MoE all-to-alls; in_stage_comm = that union - compute), and dp_sync = the part of idle
+//   under the data-parallel gradient sync.
 //   bubble     = sum of idle over ranks / (p * window)
 // Over all iterations: bubble = sum of all idle / sum of p * window; latency percentiles of the
 // window durations (nearest-rank: the q-quantile of n sorted values is the ceil(q*n)-th, 1-based);
@@ -47,7 +48,7 @@ struct RankIterationTruth {
   TimeNs stall = 0;
   TimeNs comm_wait = 0;
   TimeNs empty = 0;
-  // Tensor-parallel collectives no compute overlaps: work, not idle (idle = window - compute -
+  // In-stage communication no compute overlaps: work, not idle (idle = window - compute -
   // in_stage_comm; first_compute_start / last_compute_end bound the work).
   TimeNs in_stage_comm = 0;
   // The part of idle in which the data-parallel gradient sync runs.
@@ -110,9 +111,15 @@ struct Truth {
 
 Truth ComputeTruth(const Config& config, const Records& records);
 
+// The bubble of `schedule` at p, v, m with equal stages, free links and no host delay, when the
+// schedule leaves it in closed form: (p-1)/(v*m+p-1) for gpipe, 1f1b, interleaved and fwd-only;
+// looped gpipe (v > 1) with m < p waits v-1 more times p-m slots, so
+// (p-1+(v-1)(p-m))/(v*m+p-1+(v-1)(p-m)). 0 when p, v or m is not positive.
+double ClosedFormIdealBubble(Schedule schedule, int32_t p, int32_t v, int32_t m);
+
 // The bubble `config`'s schedule leaves by itself: the same p, m, v and schedule with every stage
 // at the mean F, B and W cost over stages, free links and no host delay, one iteration. That is
-// (p-1)/(v*m+p-1) for gpipe, 1f1b, interleaved and fwd-only, returned as such; zb-h1 fills part
+// ClosedFormIdealBubble for gpipe, 1f1b, interleaved and fwd-only, returned as such; zb-h1 fills part
 // of it with weight-gradient work, so its own is simulated (with equal F, B and W and m >= p it
 // is (p-1)/(3m+p-1)). Assumes a valid config.
 double ScheduleIdealBubble(const Config& config);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # analyze --mpi under a real mpirun (docs/scale.md): with 1, 2 and 4 processes, a simulated
 # DP x PP job gives the report one process gives, byte for byte (JSON to a file, text to stdout,
-# the HTML page), with the same notes on stderr printed once; a bad file gives the same one-line
+# the HTML page, the Perfetto trace), with the same notes on stderr printed once; a bad file gives the same one-line
 # error, once, and exit status 2. In a build without MPI, --mpi must be a one-line error (exit
 # 2) and the test is skipped (77).
 # Usage: mpi_analyze_test.sh BUBBLESCOPE HAVE_MPI MPIEXEC SCRATCH_DIR
@@ -36,7 +36,7 @@ job="$scratch/job"
   --jitter 0.02 --ranks-per-host 2 --gzip >/dev/null || fail "simulate"
 
 "$bin" analyze "$job" --format json -o "$scratch/one.json" --html "$scratch/one.html" \
-  2>"$scratch/one.err" || fail "single-process analyze"
+  --perfetto "$scratch/one.perfetto.json" 2>"$scratch/one.err" || fail "single-process analyze"
 "$bin" analyze "$job" >"$scratch/one.txt" 2>/dev/null || fail "single-process text"
 pipelines=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['pipelines']))" \
   "$scratch/one.json")
@@ -45,11 +45,13 @@ pipelines=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))[
 for n in 1 2 4; do
   # shellcheck disable=SC2086
   $mpiexec $flags -np "$n" "$bin" analyze --mpi "$job" --format json -o "$scratch/mpi$n.json" \
-    --html "$scratch/mpi$n.html" 2>"$scratch/mpi$n.err"
+    --html "$scratch/mpi$n.html" --perfetto "$scratch/mpi$n.perfetto.json" 2>"$scratch/mpi$n.err"
   status=$?
   [ "$status" -eq 0 ] || fail "-np $n: exit $status: $(cat "$scratch/mpi$n.err")"
   cmp -s "$scratch/one.json" "$scratch/mpi$n.json" || fail "-np $n: the JSON report differs"
   cmp -s "$scratch/one.html" "$scratch/mpi$n.html" || fail "-np $n: the HTML page differs"
+  cmp -s "$scratch/one.perfetto.json" "$scratch/mpi$n.perfetto.json" ||
+    fail "-np $n: the Perfetto trace differs"
   cmp -s "$scratch/one.err" "$scratch/mpi$n.err" || fail "-np $n: stderr differs"
   # shellcheck disable=SC2086
   $mpiexec $flags -np "$n" "$bin" analyze --mpi "$job" >"$scratch/mpi$n.txt" 2>/dev/null ||

@@ -89,6 +89,10 @@ TEST(ParseSimulateFlagsTest, ModelParallelFlags) {
   flags.tp_overlap = true;
   flags.tp_share = "0.25";
   flags.dp_sync_us = "400";
+  flags.context_parallel = "4";
+  flags.cp_exchange_us = "120.5";
+  flags.expert_parallel = "8";
+  flags.ep_share = "0.3";
   absl::StatusOr<SimulateSettings> settings = ParseSimulateFlags(flags);
   ASSERT_TRUE(settings.ok()) << settings.status();
   const sim::ModelParallel& parallel = settings->config.parallel;
@@ -98,8 +102,23 @@ TEST(ParseSimulateFlagsTest, ModelParallelFlags) {
   EXPECT_TRUE(parallel.overlap);
   EXPECT_EQ(parallel.tensor_share, 0.25);
   EXPECT_EQ(parallel.dp_sync_ns, 400'000);
-  flags.tp_share = "1";
+  EXPECT_EQ(parallel.context, 4);
+  EXPECT_EQ(parallel.context_exchange_ns, 120'500);
+  EXPECT_EQ(parallel.expert, 8);
+  EXPECT_EQ(parallel.expert_share, 0.3);
+  EXPECT_EQ(parallel.replicas(), 32);
+  flags.ep_share = "1.5";
   absl::StatusOr<SimulateSettings> refused = ParseSimulateFlags(flags);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("--ep-share: '1.5' must be < 1"));
+  flags.ep_share = "0.3";
+  flags.context_parallel = "1025";
+  refused = ParseSimulateFlags(flags);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("--context-parallel: '1025'"));
+  flags.context_parallel = "4";
+  flags.tp_share = "1";
+  refused = ParseSimulateFlags(flags);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(), HasSubstr("--tp-share: '1' must be < 1"));
   flags.tp_share = "0.25";
@@ -293,6 +312,10 @@ TEST(SimulateCliTest, BadValuesAreOneLineAndExitTwo) {
       {{"--stage-to-rank", "0,0,1,2"}, "stage_to_rank must be a permutation"},
       {{"--schedule", "interleaved", "--virtual-stages", "2", "-m", "6"},
        "needs microbatches (6) to be a multiple of stages (4)"},
+      {{"--schedule", "1f1b", "--virtual-stages", "2"},
+       "virtual_stages = 2 needs the interleaved or gpipe schedule (1f1b has one chunk per rank)"},
+      {{"--schedule", "gpipe", "--virtual-stages", "2", "--p2p", "batched"},
+       "p2p = batched is not modelled for gpipe with virtual_stages = 2"},
   };
   for (const Case& test_case : cases) {
     std::vector<std::string> args = {"-o", dir.path() + "/never"};
