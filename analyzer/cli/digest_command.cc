@@ -139,7 +139,12 @@ std::string DigestFileName(int32_t rank) {
 int WriteDigests(const JobSource& source, const std::string& directory, bool force,
                  std::ostream& out, std::ostream& err) {
   std::atomic<int> not_reduced{0};
-  absl::StatusOr<Trace> trace = ReadReduced(source.paths, source.load, &not_reduced);
+  JobSource reduced = source;
+  reduced.load_trace = [&not_reduced](const std::vector<std::string>& paths,
+                                      const LoadOptions& load) {
+    return ReadReduced(paths, load, &not_reduced);
+  };
+  absl::StatusOr<Trace> trace = LoadShowingProgress(reduced, source.load, err);
   if (!trace.ok()) {
     PrintLoadError(trace.status(), err);
     return kExitBadInput;

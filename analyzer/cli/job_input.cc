@@ -126,7 +126,6 @@ void JobInputCommand::DefineInputs(CLI::App* command) {
                        "Regular expression naming the CPU annotations that mark iterations "
                        "(default: the ProfilerStep#N ranges)")
           ->type_name("REGEX");
-  DefineQuiet(command, &quiet_);
 }
 
 void JobInputCommand::DefineLoadInputs(CLI::App* command) {
@@ -167,6 +166,7 @@ void JobInputCommand::DefineLoadInputs(CLI::App* command) {
                  "Read the files of several record runs together (by default that is an "
                  "error: their ranks would be paired as if from one job)")
       ->excludes(run_option);
+  DefineQuiet(command, &quiet_);
 }
 
 void DefineQuiet(CLI::App* command, bool* quiet) {
@@ -243,17 +243,22 @@ bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err) {
   return rejected;
 }
 
-std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
-                                           std::ostream& err, int* exit_status) {
-  *exit_status = kExitBadInput;
+absl::StatusOr<Trace> LoadShowingProgress(const JobSource& source, LoadOptions load,
+                                          std::ostream& err) {
   std::unique_ptr<ProgressLine> progress = ProgressLineFor(err, source.quiet);
-  LoadOptions load = source.load;
   if (progress != nullptr) {
     load.progress = [&progress](const LoadProgress& done) { progress->Update(done); };
   }
   absl::StatusOr<Trace> trace =
       source.load_trace ? source.load_trace(source.paths, load) : LoadTrace(source.paths, load);
   progress.reset();  // the line is gone before anything else is printed
+  return trace;
+}
+
+std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
+                                           std::ostream& err, int* exit_status) {
+  *exit_status = kExitBadInput;
+  absl::StatusOr<Trace> trace = LoadShowingProgress(source, source.load, err);
   if (!trace.ok()) {
     PrintLoadError(trace.status(), err);
     return std::nullopt;

@@ -55,20 +55,24 @@ void PrintLoadError(const absl::Status& status, std::ostream& err);
 // ("warning: " first, or nothing under --strict); true when `strict` rejects the trace.
 bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err);
 
-// Loads the traces and runs the job driver with `options` (the source's iteration marker and
-// --jobs added), printing notes and warnings to `err`, and a progress line while a long load
-// runs when `err` is this process's terminal (cli/progress_line.h). nullopt after printing why,
-// with *exit_status set.
+// The source's traces, read with `load` (the source's load options, or more): with a progress line
+// on `err` while a long load runs, when `err` is this process's terminal and there is no --quiet
+// (cli/progress_line.h).
+absl::StatusOr<Trace> LoadShowingProgress(const JobSource& source, LoadOptions load,
+                                          std::ostream& err);
+
+// Loads the traces (LoadShowingProgress) and runs the job driver with `options` (the source's
+// iteration marker and --jobs added), printing notes and warnings to `err`. nullopt after
+// printing why, with *exit_status set.
 std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
                                            std::ostream& err, int* exit_status);
 
 class JobInputCommand : public Command {
  protected:
-  // Declares PATH..., -j, --max-file-mb, --rank, --run, --mix-runs, --strict,
-  // --iteration-marker and --quiet on `command`.
+  // Declares DefineLoadInputs' flags, --strict and --iteration-marker on `command`.
   void DefineInputs(CLI::App* command);
-  // Declares what reads the traces (PATH..., -j, --max-file-mb, --rank, --run, --mix-runs) and
-  // nothing of the analysis: `bubblescope digest`'s inputs.
+  // Declares what reads the traces (PATH..., -j, --max-file-mb, --rank, --run, --mix-runs,
+  // --quiet) and nothing of the analysis: `bubblescope digest`'s inputs.
   void DefineLoadInputs(CLI::App* command);
   // The paths and load options those flags give; nullopt after printing why.
   std::optional<JobSource> Source(std::ostream& err) const;
