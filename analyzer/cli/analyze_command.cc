@@ -84,6 +84,14 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   DefineHtml(analyze,
              "each pipeline's schedule timeline with its bubble marked beside the theoretical "
              "one, per-stage bars, latency, memory, links and the what-if trade-off");
+  analyze
+      ->add_option("--show-pipelines", show_pipelines_,
+                   "In a job of more than 256 pipeline ranks, also show these pipelines in full "
+                   "in the text and HTML reports, besides the worst ones (docs/html-report.md, "
+                   "\"Large jobs\")")
+      ->type_name("N,N,...")
+      ->delimiter(',')
+      ->check(WholeNumberAtLeast(0));
   return analyze;
 }
 
@@ -102,8 +110,16 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   int status = kExitOk;
   std::optional<LoadedJob> loaded = LoadJob(JobOptions(), err, &status);
   if (!loaded.has_value()) return status;
+  for (const int32_t picked : show_pipelines_) {
+    if (static_cast<size_t>(picked) >= loaded->job.pipelines.size()) {
+      err << "bubblescope: --show-pipelines: no pipeline " << picked << " (the job has "
+          << loaded->job.pipelines.size() << ")\n";
+      return kExitBadInput;
+    }
+  }
   SummaryReportOptions report_options;
   report_options.tool_version = tool_version_;
+  report_options.show_pipelines = show_pipelines_;
   std::string report;
   if (format_ == "json") {
     absl::StatusOr<std::string> json = AnalyzeJson(loaded->job, report_options);

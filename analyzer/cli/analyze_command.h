@@ -1,6 +1,6 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
 // [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...] [--slow-link-threshold F]
-// [--html FILE] [--perfetto FILE]`:
+// [--html FILE] [--show-pipelines N,...] [--perfetto FILE]`:
 // loads every rank's trace, summarises each rank, finds the job's pipelines in its p2p traffic,
 // aligns each pipeline's clocks, measures its bubble and links, infers its shape and schedule,
 // suggests a layer move when layer counts are given, and prints the report with its findings and
@@ -8,6 +8,7 @@
 // --perfetto, also the merged, annotated trace to open in ui.perfetto.dev.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,6 +38,7 @@ class AnalyzeCommand : public JobInputCommand {
   std::string tool_version_;
   std::string perfetto_path_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
+  std::vector<int32_t> show_pipelines_;  // --show-pipelines
 };
 
 }  // namespace bubblescope

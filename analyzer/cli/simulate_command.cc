@@ -327,7 +327,7 @@ static absl::Status ParseModelParallel(const SimulateFlags& flags,
   absl::StatusOr<int32_t> tensor =
       Flagged("--tensor-parallel", ParseInt(flags.tensor_parallel, 1, 64));
   if (!tensor.ok()) return tensor.status();
-  absl::StatusOr<int32_t> data = Flagged("--data-parallel", ParseInt(flags.data_parallel, 1, 64));
+  absl::StatusOr<int32_t> data = Flagged("--data-parallel", ParseInt(flags.data_parallel, 1, 1024));
   if (!data.ok()) return data.status();
   absl::StatusOr<double> share = Flagged("--tp-share", ParseNumber(flags.tp_share, 0.0));
   if (!share.ok()) return share.status();
