@@ -11,23 +11,22 @@ namespace bubblescope::html {
 namespace {
 
 // "min / median / max", and where they differ the pipeline holding the max (a link when that
-// pipeline is drawn in full).
+// pipeline is drawn in full); one value where every replica has the same.
 std::string SpreadCell(const std::optional<job::Spread>& spread,
                        const std::function<std::string(double)>& format,
                        const ReportLayout& layout) {
   if (!spread.has_value()) return "-";
-  std::string cell = Esc(absl::StrCat(format(spread->min), " / ", format(spread->median), " / ",
-                                      format(spread->max)));
-  if (spread->max > spread->min) {
-    const size_t at = static_cast<size_t>(spread->max_pipeline);
-    const std::string name = absl::StrCat("p", spread->max_pipeline);
-    absl::StrAppend(&cell, " <span class=note>(max ",
-                    at < layout.in_full.size() && layout.in_full[at]
-                        ? absl::StrCat("<a href=\"#p", spread->max_pipeline, "\">", name, "</a>")
-                        : name,
-                    ")</span>");
-  }
-  return cell;
+  if (!(spread->max > spread->min)) return Esc(format(spread->min));
+  const size_t at = static_cast<size_t>(spread->max_pipeline);
+  const std::string name = absl::StrCat("p", spread->max_pipeline);
+  return absl::StrCat(
+      Esc(absl::StrCat(format(spread->min), " / ", format(spread->median), " / ",
+                       format(spread->max))),
+      " <span class=note>(max ",
+      at < layout.in_full.size() && layout.in_full[at]
+          ? absl::StrCat("<a href=\"#p", spread->max_pipeline, "\">", name, "</a>")
+          : name,
+      ")</span>");
 }
 
 std::string OneSet(const job::Result& result, size_t index, const ReportLayout& layout) {
@@ -42,7 +41,7 @@ std::string OneSet(const job::Result& result, size_t index, const ReportLayout& 
                       : absl::StrCat("pipeline ", worst),
                   ".</p>\n");
   const std::vector<SpreadColumn> columns = SpreadColumns(set);
-  absl::StrAppend(&out, "<table><tr><th>stage");
+  absl::StrAppend(&out, "<div class=sc><table><tr><th>stage");
   for (const SpreadColumn& column : columns) absl::StrAppend(&out, "<th>", Esc(column.header));
   absl::StrAppend(&out, "\n");
   for (const job::StageSpread& stage : set.stages) {
@@ -52,7 +51,7 @@ std::string OneSet(const job::Result& result, size_t index, const ReportLayout& 
     }
     absl::StrAppend(&out, Row(cells));
   }
-  absl::StrAppend(&out, "</table>\n");
+  absl::StrAppend(&out, "</table></div>\n");
   return out;
 }
 
@@ -63,8 +62,8 @@ std::string ReplicaSetsSection(const job::Result& result, const ReportLayout& la
   std::string out =
       "<h2>Data-parallel replicas</h2>\n<p>Pipelines whose ranks share a data-parallel group at "
       "every stage, with the same shape, folded into one table each: every figure as min / "
-      "median / max over the replicas, per complete iteration (ops: per microbatch); where the "
-      "replicas differ, the pipeline with the largest value.</p>\n";
+      "median / max over the replicas (one value where all agree), per complete iteration (ops: "
+      "per microbatch); where the replicas differ, the pipeline with the largest value.</p>\n";
   for (size_t i = 0; i < result.replica_sets.size(); ++i) {
     absl::StrAppend(&out, OneSet(result, i, layout));
   }

@@ -14,7 +14,7 @@
 namespace bubblescope {
 namespace {
 
-std::string Bytes(double bytes) { return GiB(std::llround(bytes)); }
+std::string Bytes(double bytes) { return BinaryBytes(std::llround(bytes)); }
 
 // A spread as "min / median / max" in one unit.
 std::string Triple(const job::Spread& spread, const std::function<std::string(double)>& format) {
