@@ -43,7 +43,9 @@ instead (docs/cross-rank.md). Iterations are the ProfilerStep#N ranges, or with
 --iteration-marker the CPU annotations whose name matches REGEX (RE2 syntax, searched anywhere
 in the name); without either, the periods of the op sequence every rank repeats; else the
 whole trace is one iteration. docs/bubble.md defines every figure; docs/json-report.md every
-JSON key; docs/html-report.md the HTML report's pictures.
+JSON key; docs/html-report.md the HTML report's pictures. A large job (more than 256 pipeline
+ranks, or 20,000 ops) folds its data-parallel replicas into per-stage spreads and shows in full
+only its worst pipelines and those --show-pipelines names (docs/analyze.md, "Large jobs").
 
 --perfetto FILE writes one Chrome trace of every rank on its pipeline's aligned clock, the
 original events unchanged but for their pid and time, with tracks per pipeline rank marking its
@@ -86,9 +88,9 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
              "one, per-stage bars, latency, memory, links and the what-if trade-off");
   analyze
       ->add_option("--show-pipelines", show_pipelines_,
-                   "In a job of more than 256 pipeline ranks, also show these pipelines in full "
-                   "in the text and HTML reports, besides the worst ones (docs/html-report.md, "
-                   "\"Large jobs\")")
+                   "In a large job (more than 256 pipeline ranks or 20,000 ops), also show these "
+                   "pipelines in full in the text and HTML reports, besides the worst ones "
+                   "(docs/analyze.md, \"Large jobs\")")
       ->type_name("N,N,...")
       ->delimiter(',')
       ->check(WholeNumberAtLeast(0));

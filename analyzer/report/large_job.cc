@@ -15,10 +15,14 @@ ReportLayout LayoutOf(const job::Result& result, const SummaryReportOptions& opt
       }
     }
   }
-  size_t ranks = 0;
-  for (const job::Pipeline& pipeline : result.pipelines) ranks += pipeline.bubble.ranks.size();
-  layout.large = options.fold_above_ranks >= 0 &&
-                 ranks > static_cast<size_t>(options.fold_above_ranks);
+  int64_t ranks = 0;
+  int64_t ops = 0;  // what the HTML page draws most of: about 0.3 KB each
+  for (const job::Pipeline& pipeline : result.pipelines) {
+    ranks += static_cast<int64_t>(pipeline.bubble.ranks.size());
+    ops += static_cast<int64_t>(pipeline.op_timeline.ops.size());
+  }
+  layout.large = (options.fold_above_ranks >= 0 && ranks > options.fold_above_ranks) ||
+                 (options.fold_above_ops >= 0 && ops > options.fold_above_ops);
   layout.in_full.assign(n, !layout.large);
   layout.text_in_full.assign(n, true);
   if (!layout.large) return layout;

@@ -1,6 +1,7 @@
 // Which pipelines a report shows in full (docs/html-report.md and docs/analyze.md, "Large
 // jobs"). A job whose pipelines hold more than SummaryReportOptions::fold_above_ranks ranks
-// (256 unless a test says otherwise) is large: its HTML page shows in full only the
+// (256), or whose timelines more than fold_above_ops ops (20,000, a page of several MB), is
+// large: its HTML page shows in full only the
 // kWorstInFull pipelines with the largest bubble (job::JobSummary::pipelines_by_bubble) and the
 // ones the user picked, every pipeline as a row of the table, and each set of data-parallel
 // replicas (job::Result::replica_sets) as one spread; its text report prints each replica set as

@@ -112,6 +112,30 @@ TEST(HtmlLargeJobTest, ThousandRanksStayUnderTenMegabytes) {
             (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"}));
 }
 
+TEST(HtmlLargeJobTest, ManyOpsMakeAJobLargeToo) {
+  // 64 ranks only, but 16 pipelines of 4 stages x 64 microbatches over 3 iterations draw
+  // 16 x 4 x 128 x 3 = 24,576 ops, past the 20,000 that make a page of several MB.
+  sim::Config config = replica_testing::DataParallelJob(replica_testing::kForwardNs);
+  config.stages = 4;
+  config.microbatches = 64;
+  config.costs.assign(4, config.costs[0]);
+  config.parallel.data = 16;
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  const job::Result result = AnalyzeForHtml(simulation->trace);
+  ASSERT_EQ(result.pipelines.size(), 16u);
+  size_t ops = 0;
+  for (const job::Pipeline& pipeline : result.pipelines) ops += pipeline.op_timeline.ops.size();
+  EXPECT_EQ(ops, 16u * 4u * 128u * 3u);
+  const std::string page = AnalyzeHtml(result, SummaryReportOptions{});
+  EXPECT_EQ(Count(page, "<details id=p"), 4u);
+  EXPECT_EQ(FirstCells(page, "<h2>All pipelines").size(), 16u);
+  // Below both bounds the same job keeps every pipeline in full.
+  SummaryReportOptions roomy;
+  roomy.fold_above_ops = 30'000;
+  EXPECT_EQ(Count(AnalyzeHtml(result, roomy), "<details id=p"), 16u);
+}
+
 TEST(HtmlLargeJobTest, TheSpreadNamesTheSlowReplica) {
   const replica_testing::OneSlowReplica job = replica_testing::MakeOneSlowReplica();
   const job::Result result = AnalyzeForHtml(job.trace);
@@ -142,6 +166,7 @@ TEST(HtmlLargeJobTest, ASmallJobKeepsItsPage) {
   const std::string page = AnalyzeHtml(result, SummaryReportOptions{});  // 8 ranks <= 256
   SummaryReportOptions never;
   never.fold_above_ranks = -1;
+  never.fold_above_ops = -1;
   EXPECT_EQ(page, AnalyzeHtml(result, never));
   EXPECT_THAT(page, Not(HasSubstr("Data-parallel replicas")));
   EXPECT_THAT(page, Not(HasSubstr("<th>replica set")));

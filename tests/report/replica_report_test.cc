@@ -139,6 +139,7 @@ TEST(ReplicaReportTest, ASmallJobKeepsEveryPipelineInFull) {
   EXPECT_EQ(Count(text, "\npipeline "), 4u);
   SummaryReportOptions never;
   never.fold_above_ranks = -1;
+  never.fold_above_ops = -1;
   EXPECT_EQ(text, AnalyzeText(job.result, never));
 }
 
