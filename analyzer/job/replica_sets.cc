@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/disjoint_sets.h"
 #include "common/percentile.h"
 #include "job/job.h"
 
@@ -22,7 +23,8 @@ using ShapeKey = std::tuple<int32_t, int32_t, int32_t, int>;  // p, m, v, family
 bool Foldable(const Pipeline& pipeline) {
   const inference_evidence::Strength order = pipeline.evidence.stage_order.strength;
   return pipeline.no_complete_iteration.empty() && pipeline.bubble.complete_iterations > 0 &&
-         pipeline.shape.has_value() && pipeline.crossrank.pipeline.order.known &&
+         pipeline.shape.has_value() && pipeline.shape->p > 0 &&
+         pipeline.crossrank.pipeline.order.known &&
          (order == inference_evidence::Strength::kRead ||
           order == inference_evidence::Strength::kStrong) &&
          static_cast<int32_t>(pipeline.crossrank.pipeline.stage_order().size()) ==
@@ -33,23 +35,6 @@ ShapeKey KeyOf(const Pipeline& pipeline) {
   const schedule_inference::Result& shape = *pipeline.shape;
   return {shape.p, shape.m, shape.v, static_cast<int>(shape.family)};
 }
-
-class DisjointSets {
- public:
-  explicit DisjointSets(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
-  size_t Find(size_t i) {
-    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
-    return i;
-  }
-  void Join(size_t a, size_t b) {
-    a = Find(a);
-    b = Find(b);
-    if (a != b) parent_[std::max(a, b)] = std::min(a, b);  // the lowest index is the root
-  }
-
- private:
-  std::vector<size_t> parent_;
-};
 
 // The described data-parallel groups each rank is a member of (indices into `groups`).
 std::unordered_map<int32_t, std::vector<size_t>> DataGroupsOfRanks(
@@ -263,12 +248,16 @@ std::vector<ReplicaSet> FoldReplicas(const std::vector<Pipeline>& pipelines,
       }
     }
   }
+  // Each group's members ascending, the groups by their first member.
   std::vector<std::vector<int32_t>> members(pipelines.size());
+  std::vector<size_t> roots;
   for (size_t i = 0; i < pipelines.size(); ++i) {
-    members[sets.Find(i)].push_back(static_cast<int32_t>(i));
+    const size_t root = sets.Find(i);
+    if (members[root].empty()) roots.push_back(root);
+    members[root].push_back(static_cast<int32_t>(i));
   }
   std::vector<ReplicaSet> out;
-  for (size_t root = 0; root < pipelines.size(); ++root) {
+  for (size_t root : roots) {
     if (members[root].size() < 2) continue;
     std::vector<std::string> descriptions;
     for (int32_t member : members[root]) {

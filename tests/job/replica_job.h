@@ -33,7 +33,23 @@ inline sim::Config DataParallelJob(TimeNs stage1_forward_ns) {
   config.activation_bytes = 16 << 20;
   config.link = sim::Link{.gbps = 400.0, .latency_ns = 5'000};
   config.launch_gap_ns = 5'000;
+  config.weights_bytes.assign(2, int64_t{2} << 30);  // simulate's defaults: 2 GiB of weights,
+  config.activation_stash_bytes = int64_t{96} << 20;  // 96 MiB per in-flight microbatch
   config.parallel = sim::ModelParallel{.tensor = 1, .data = kReplicas, .dp_sync_ns = 300'000};
+  return config;
+}
+
+// The 1,024-rank job: the job above grown to 128 replicas of 8 stages x 8 microbatches,
+// with 2% jitter (`bubblescope simulate --data-parallel 128 --stages 8 -m 8 -k 3 --dp-sync-us
+// 300 --jitter 0.02`, as near as the flags go).
+inline sim::Config ThousandRanks() {
+  sim::Config config = DataParallelJob(kForwardNs);
+  config.stages = 8;
+  config.microbatches = 8;
+  config.costs.assign(8, config.costs[0]);
+  config.weights_bytes.assign(8, config.weights_bytes[0]);
+  config.jitter = 0.02;
+  config.parallel.data = 128;
   return config;
 }
 

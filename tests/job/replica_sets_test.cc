@@ -110,15 +110,20 @@ TEST(ReplicaSetsTest, OneSlowReplicaStandsOutInTheSpread) {
   EXPECT_EQ(result.job.pipelines_by_bubble.front(), slow);
 }
 
-TEST(ReplicaSetsTest, TensorRanksMakeOneSetEach) {
-  // TP 2 x DP 2 x PP 2: four pipelines, one per tensor rank and replica; the data-parallel
-  // groups join the two replicas of each tensor rank, never two tensor ranks.
+// TP 2 x DP 2 x PP 2: four pipelines, one per tensor rank and replica.
+sim::Simulation TensorAndDataParallel() {
   sim::Config config = replica_testing::DataParallelJob(kForwardNs);
   config.parallel.tensor = 2;
   config.parallel.data = 2;
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
-  ASSERT_TRUE(simulation.ok()) << simulation.status();
-  const job::Result result = AnalyzeOk(simulation->trace);
+  EXPECT_TRUE(simulation.ok()) << simulation.status();
+  return simulation.ok() ? *std::move(simulation) : sim::Simulation{};
+}
+
+TEST(ReplicaSetsTest, TensorRanksMakeOneSetEach) {
+  // The data-parallel groups join the two replicas of each tensor rank, never two tensor ranks.
+  const sim::Simulation simulation = TensorAndDataParallel();
+  const job::Result result = AnalyzeOk(simulation.trace);
   ASSERT_EQ(result.pipelines.size(), 4u);
   ASSERT_EQ(result.replica_sets.size(), 2u);
   std::set<int32_t> seen;
@@ -141,15 +146,11 @@ TEST(ReplicaSetsTest, TensorRanksMakeOneSetEach) {
 TEST(ReplicaSetsTest, GuessedGroupRolesFoldNothing) {
   // TP 2 x DP 2 x PP 2 with every group undescribed: the layout suggests that the stride-2
   // groups are data parallel, but a guess never joins pipelines.
-  sim::Config config = replica_testing::DataParallelJob(kForwardNs);
-  config.parallel.tensor = 2;
-  config.parallel.data = 2;
-  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
-  ASSERT_TRUE(simulation.ok()) << simulation.status();
-  for (Rank& rank : simulation->trace.ranks) {
+  sim::Simulation simulation = TensorAndDataParallel();
+  for (Rank& rank : simulation.trace.ranks) {
     for (ProcessGroup& group : rank.process_groups) group.description = "undefined";
   }
-  const job::Result result = AnalyzeOk(simulation->trace);
+  const job::Result result = AnalyzeOk(simulation.trace);
   ASSERT_EQ(result.pipelines.size(), 4u);
   EXPECT_TRUE(std::any_of(result.job.process_groups.begin(), result.job.process_groups.end(),
                           [](const index::JobGroup& group) {

@@ -61,18 +61,7 @@ std::vector<std::string> FirstCells(std::string_view page, std::string_view head
 }
 
 TEST(HtmlLargeJobTest, ThousandRanksStayUnderTenMegabytes) {
-  sim::Config config;
-  config.schedule = sim::Schedule::k1F1B;
-  config.stages = 8;
-  config.microbatches = 8;
-  config.iterations = 3;
-  config.costs.assign(8, sim::StageCost{.forward = 1'000'000, .backward = 2'000'000});
-  config.activation_bytes = 16 << 20;
-  config.link = sim::Link{.gbps = 400.0, .latency_ns = 5'000};
-  config.launch_gap_ns = 5'000;
-  config.jitter = 0.02;
-  config.parallel = sim::ModelParallel{.tensor = 1, .data = 128, .dp_sync_ns = 300'000};
-  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(replica_testing::ThousandRanks());
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   ASSERT_EQ(simulation->trace.ranks.size(), 1024u);
   const job::Result result = AnalyzeForHtml(simulation->trace);
@@ -119,6 +108,7 @@ TEST(HtmlLargeJobTest, ManyOpsMakeAJobLargeToo) {
   config.stages = 4;
   config.microbatches = 64;
   config.costs.assign(4, config.costs[0]);
+  config.weights_bytes.assign(4, config.weights_bytes[0]);
   config.parallel.data = 16;
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
