@@ -63,6 +63,38 @@ def independent_truth(truth):
             "bubble": truth["bubble_fraction"]}
 
 
+# Simulated jobs with tensor, context, expert and data parallelism beside the pipeline (the
+# simulator's ModelParallel, Megatron-Core's layout): generated into --work, one row each for the
+# pipeline holding rank 0 (every pipeline of a set has the same truth;
+# tests/job/model_parallel_grid_test.cc checks them all).
+MODEL_PARALLEL_SETS = [
+    ("tp2_sp_overlap_pp4_dp2", ["-p", "4", "--tensor-parallel", "2", "--sequence-parallel",
+                                "--tp-overlap", "--data-parallel", "2", "--dp-sync-us", "400"]),
+    ("cp2_pp4_1f1b", ["-p", "4", "--context-parallel", "2", "--cp-exchange-us", "200",
+                      "--dp-sync-us", "400"]),
+    ("cp4_tp2_pp2_interleaved", ["-p", "2", "--schedule", "interleaved", "--virtual-stages", "2",
+                                 "--context-parallel", "4", "--tensor-parallel", "2",
+                                 "--cp-exchange-us", "200", "--dp-sync-us", "400"]),
+    ("cp4_pp4_dp2_interleaved_batched", ["-p", "4", "--schedule", "interleaved",
+                                         "--virtual-stages", "2", "--context-parallel", "4",
+                                         "--data-parallel", "2", "--p2p", "batched",
+                                         "--launches", "torch", "--cp-exchange-us", "200",
+                                         "--dp-sync-us", "400"]),
+    ("tp2_cp2_ep4_dp2_pp2", ["-p", "2", "--tensor-parallel", "2", "--context-parallel", "2",
+                             "--expert-parallel", "4", "--data-parallel", "2", "--ep-share",
+                             "0.2", "--cp-exchange-us", "200", "--dp-sync-us", "400"]),
+]
+
+
+def model_parallel_truth(truth):
+    want = simulator_truth(truth)[0]
+    parallel = truth["config"]["model_parallel"]
+    replicas = parallel["tensor"] * parallel["context"] * parallel["data"]
+    want["order"] = [r * replicas for r in truth["stage_to_rank"]]
+    want["ranks"] = want["order"]
+    return want
+
+
 def fmt(value):
     if value is None:
         return "-"
@@ -123,6 +155,17 @@ def table(binary, work):
         for want in torch_cpu_truth(json.load(open(truth_path))):
             row("real torch (CPU, gloo)", os.path.basename(directory), want,
                 None if error else pick(report, want))
+    for name, flags in MODEL_PARALLEL_SETS:
+        directory = os.path.join(work, "model_parallel", name)
+        run = subprocess.run([binary, "simulate", "-o", directory, "--force", "-k", "2",
+                              "--jitter", "0.02", "--optimizer-us", "300"] + flags,
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            print("| simulated 3D parallelism | %s | error: %s |" % (name, run.stderr.strip()))
+            continue
+        want = model_parallel_truth(json.load(open(os.path.join(directory, "truth.json"))))
+        report, error = analyze(binary, [directory])
+        row("simulated 3D parallelism", name, want, None if error else pick(report, want))
     check = os.path.join(SHARED, "independent_sim", "check_accuracy.py")
     if os.path.exists(check):
         subprocess.run([sys.executable, check, binary, "--work", work], capture_output=True)

@@ -1,5 +1,6 @@
 #include "cli/analyze_command.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,8 @@
 #include "absl/status/status.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"
+#include "cli/id_ranges.h"
+#include "cli/perfetto_output.h"
 #include "report/perfetto_overlay.h"
 #include "report/html_report.h"
 #include "report/pipeline_report.h"
@@ -34,6 +37,7 @@ Examples:
   bubblescope analyze traces/ --iteration-marker '^train_step$'
   bubblescope analyze traces/ --layers-per-stage 8,8,8,8   # where to move layers
   bubblescope analyze traces/ --perfetto job.perfetto.json  # open it in ui.perfetto.dev
+  bubblescope analyze traces/ --perfetto p0.json.gz --perfetto-pipelines 0  # one pipeline, gzip
   bubblescope analyze traces/ --html report.html   # the bubble as a picture, in a browser
 
 Pipelines are found in the point-to-point traffic between ranks (several in a DP x PP job);
@@ -57,6 +61,16 @@ Exit status: 0 success; 1 the report could not be written; 2 usage error, unread
 (--strict) import warnings or errors, or a job missing ranks it declares or its pipelines reach.
 )";
 
+// The list syntax of the flags that choose pipelines or ranks (cli/id_ranges.h).
+CLI::Validator IdList() {
+  return CLI::Validator(
+      [](std::string& value) {
+        absl::StatusOr<std::vector<perfetto::IdRange>> parsed = ParseIdRanges(value);
+        return parsed.ok() ? std::string() : std::string(parsed.status().message());
+      },
+      "");
+}
+
 }  // namespace
 
 AnalyzeCommand::AnalyzeCommand(std::string tool_version)
@@ -71,6 +85,7 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   DefineInputs(analyze);
   DefineOutput(analyze);
   DefineLayers(analyze);
+  DefinePerfettoLimits(analyze);
   analyze
       ->add_option("--slow-link-threshold", slow_link_threshold_,
                    "Flag a link as slow when its median bandwidth is below this fraction of the "
@@ -81,7 +96,8 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
       ->add_option("--perfetto", perfetto_path_,
                    "Also write the merged trace of all ranks on the aligned clock, with the "
                    "bubble's intervals and labelled ops on tracks of their own, to open in "
-                   "ui.perfetto.dev (never over an input or the -o report)")
+                   "ui.perfetto.dev (gzip-compressed when FILE ends in .gz; rank by rank, never "
+                   "held whole in memory; never over an input or the -o report)")
       ->type_name("FILE");
   DefineHtml(analyze,
              "each pipeline's schedule timeline with its bubble marked beside the theoretical "
@@ -90,10 +106,9 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
       ->add_option("--show-pipelines", show_pipelines_,
                    "In a large job (more than 256 pipeline ranks or 20,000 ops), also show these "
                    "pipelines in full in the text and HTML reports, besides the worst ones "
-                   "(docs/analyze.md, \"Large jobs\")")
-      ->type_name("N,N,...")
-      ->delimiter(',')
-      ->check(WholeNumberAtLeast(0));
+                   "(e.g. 5,17 or 0-3; docs/analyze.md, \"Large jobs\")")
+      ->type_name("LIST")
+      ->check(IdList());
   return analyze;
 }
 
@@ -112,16 +127,12 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   int status = kExitOk;
   std::optional<LoadedJob> loaded = LoadJob(JobOptions(), err, &status);
   if (!loaded.has_value()) return status;
-  for (const int32_t picked : show_pipelines_) {
-    if (static_cast<size_t>(picked) >= loaded->job.pipelines.size()) {
-      err << "bubblescope: --show-pipelines: no pipeline " << picked << " (the job has "
-          << loaded->job.pipelines.size() << ")\n";
-      return kExitBadInput;
-    }
-  }
   SummaryReportOptions report_options;
   report_options.tool_version = tool_version_;
-  report_options.show_pipelines = show_pipelines_;
+  if (const int picked = PickedPipelines(loaded->job, err, &report_options.show_pipelines);
+      picked != kExitOk) {
+    return picked;
+  }
   std::string report;
   if (format_ == "json") {
     absl::StatusOr<std::string> json = AnalyzeJson(loaded->job, report_options);
@@ -133,6 +144,11 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   } else {
     report = AnalyzeText(loaded->job, report_options);
   }
+  // The ranks the merged trace holds, checked before anything is written.
+  std::vector<size_t> perfetto_ranks;
+  if (const int chosen = ChoosePerfettoRanks(*loaded, err, &perfetto_ranks); chosen != kExitOk) {
+    return chosen;
+  }
   std::vector<std::string> inputs = InputFiles(loaded->trace);
   if (html_requested()) {
     if (int written = WriteHtml(AnalyzeHtml(loaded->job, report_options), inputs, err);
@@ -143,31 +159,71 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
   if (const int written = WriteReport(report, std::move(inputs), out, err); written != kExitOk) {
     return written;
   }
-  return perfetto_path_.empty() ? kExitOk : WritePerfetto(*loaded, err);
+  return perfetto_path_.empty() ? kExitOk : WritePerfetto(*loaded, perfetto_ranks, err);
 }
 
-int AnalyzeCommand::WritePerfetto(const LoadedJob& loaded, std::ostream& err) const {
-  perfetto::OverlayCounts counts;
-  absl::StatusOr<std::string> overlay = perfetto::RenderOverlay(loaded.trace, loaded.job, &counts);
-  if (!overlay.ok()) {
-    err << "bubblescope: --perfetto: " << MessageLine(overlay.status()) << "\n";
-    // Memory running out re-reading a trace is the input's size, not a failed write.
-    return IsOutOfMemory(overlay.status()) ? kExitBadInput : kExitFailure;
+int AnalyzeCommand::PickedPipelines(const job::Result& result, std::ostream& err,
+                                    std::vector<int32_t>* picked) const {
+  if (show_pipelines_.empty()) return kExitOk;
+  const absl::StatusOr<std::vector<perfetto::IdRange>> ranges = ParseIdRanges(show_pipelines_);
+  if (!ranges.ok()) {  // checked while parsing the flags already
+    err << "bubblescope: --show-pipelines: " << MessageLine(ranges.status()) << "\n";
+    return kExitBadInput;
   }
+  const auto count = static_cast<int64_t>(result.pipelines.size());
+  for (const perfetto::IdRange& range : *ranges) {
+    if (range.last >= count) {
+      err << "bubblescope: --show-pipelines: no pipeline " << std::max(range.first, count)
+          << " (the job has " << count << ")\n";
+      return kExitBadInput;
+    }
+    for (int64_t pipeline = range.first; pipeline <= range.last; ++pipeline) {
+      picked->push_back(static_cast<int32_t>(pipeline));
+    }
+  }
+  return kExitOk;
+}
+
+void AnalyzeCommand::DefinePerfettoLimits(CLI::App* analyze) {
+  const CLI::Validator id_list = IdList();
+  analyze
+      ->add_option("--perfetto-pipelines", perfetto_pipelines_,
+                   "With --perfetto, write only these pipelines' ranks into its trace, numbered "
+                   "as the report numbers them (e.g. 0,3 or 0-3)")
+      ->type_name("LIST")
+      ->check(id_list);
+  analyze
+      ->add_option("--perfetto-ranks", perfetto_ranks_,
+                   "With --perfetto, write only these ranks into its trace (e.g. 0-7,12); with "
+                   "--perfetto-pipelines too, the ranks in both")
+      ->type_name("LIST")
+      ->check(id_list);
+  // As CLI11's needs() would, had --perfetto been defined before these.
+  analyze->parse_complete_callback([this] {
+    if (!perfetto_path_.empty()) return;
+    for (const auto& [flag, list] : {std::pair<const char*, const std::string&>(
+                                         "--perfetto-pipelines", perfetto_pipelines_),
+                                     {"--perfetto-ranks", perfetto_ranks_}}) {
+      if (!list.empty()) throw CLI::RequiresError(flag, "--perfetto");
+    }
+  });
+}
+
+int AnalyzeCommand::ChoosePerfettoRanks(const LoadedJob& loaded, std::ostream& err,
+                                        std::vector<size_t>* ranks) const {
+  return ChooseMergedRanks(
+      PerfettoRequest{
+          .path = perfetto_path_, .pipelines = perfetto_pipelines_, .ranks = perfetto_ranks_},
+      loaded, err, ranks);
+}
+
+int AnalyzeCommand::WritePerfetto(const LoadedJob& loaded, const std::vector<size_t>& ranks,
+                                  std::ostream& err) const {
   OutputFileOptions options;
   options.protected_files = InputFiles(loaded.trace);
   if (!output_path().empty()) options.protected_files.push_back(output_path());
   if (html_requested()) options.protected_files.push_back(html_path());
-  if (absl::Status written = WriteOutputFile(perfetto_path_, *overlay, options); !written.ok()) {
-    err << "bubblescope: --perfetto: " << MessageLine(written) << "\n";
-    return kExitFailure;
-  }
-  if (counts.left_out > 0) {
-    err << "note: --perfetto: " << counts.left_out
-        << " events the Chrome trace format cannot hold were left out (bubblescope skips them "
-           "too)\n";
-  }
-  return kExitOk;
+  return WriteMergedTrace(perfetto_path_, loaded, ranks, options, err);
 }
 
 }  // namespace bubblescope

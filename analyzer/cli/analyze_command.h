@@ -1,6 +1,6 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
 // [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...] [--slow-link-threshold F]
-// [--html FILE] [--show-pipelines N,...] [--perfetto FILE]`:
+// [--html FILE] [--show-pipelines LIST] [--perfetto FILE]`:
 // loads every rank's trace, summarises each rank, finds the job's pipelines in its p2p traffic,
 // aligns each pipeline's clocks, measures its bubble and links, infers its shape and schedule,
 // suggests a layer move when layer counts are given, and prints the report with its findings and
@@ -31,14 +31,27 @@ class AnalyzeCommand : public JobInputCommand {
   // The job driver's options from the flags (the iteration marker is JobInputCommand's).
   job::Options JobOptions() const;
 
-  // Writes the Perfetto overlay to perfetto_path_, never over an input or the report; returns
-  // the exit status.
-  int WritePerfetto(const LoadedJob& loaded, std::ostream& err) const;
+  // The pipelines --show-pipelines names, into *picked; returns the exit status, after one line
+  // naming the first the job lacks.
+  int PickedPipelines(const job::Result& result, std::ostream& err,
+                      std::vector<int32_t>* picked) const;
+  // --perfetto-pipelines and --perfetto-ranks: the lists that limit the --perfetto trace.
+  void DefinePerfettoLimits(CLI::App* analyze);
+  // The indices of the ranks the --perfetto trace holds into *ranks (none asked for: none);
+  // returns the exit status, after one line naming the flag when a choice is not in the job.
+  int ChoosePerfettoRanks(const LoadedJob& loaded, std::ostream& err,
+                          std::vector<size_t>* ranks) const;
+  // Writes the Perfetto overlay of `ranks` to perfetto_path_, rank by rank, gzip-compressed for
+  // a .gz name, never over an input or the report; returns the exit status.
+  int WritePerfetto(const LoadedJob& loaded, const std::vector<size_t>& ranks,
+                    std::ostream& err) const;
 
   std::string tool_version_;
+  std::string perfetto_pipelines_;  // as given; empty: every pipeline
+  std::string perfetto_ranks_;      // as given; empty: every rank
   std::string perfetto_path_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
-  std::vector<int32_t> show_pipelines_;  // --show-pipelines
+  std::string show_pipelines_;  // --show-pipelines as given; empty: none
 };
 
 }  // namespace bubblescope

@@ -1,21 +1,12 @@
 #include "cli/simulate_command.h"
 
-#include <algorithm>
-#include <array>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/string_view.h"
 #include "simulator/simulator.h"
 
 namespace bubblescope {
@@ -37,333 +28,7 @@ Exit status: 0 written; 1 a file could not be written; 2 a bad option value, or 
 holds a simulated set (use --force to replace it).
 )";
 
-constexpr int64_t kMiB = int64_t{1} << 20;
-
-absl::Status FlagError(absl::string_view flag, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", message));
-}
-
-// Adds the flag's name to a value's error.
-template <typename T>
-absl::StatusOr<T> Flagged(absl::string_view flag, absl::StatusOr<T> value) {
-  if (!value.ok()) return FlagError(flag, value.status().message());
-  return value;
-}
-
-absl::StatusOr<int32_t> ParseInt(absl::string_view text, int32_t min, int32_t max) {
-  int64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < min ||
-      value > max) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is not a whole number from ", min, " to ", max));
-  }
-  return static_cast<int32_t>(value);
-}
-
-// A finite decimal number >= min ("inf" too when allow_infinity).
-absl::StatusOr<double> ParseNumber(absl::string_view text, double min,
-                                   bool allow_infinity = false) {
-  if (allow_infinity && text == "inf") return std::numeric_limits<double>::infinity();
-  double value = 0.0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() ||
-      !std::isfinite(value) || value < min) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is not a number >= ", min, allow_infinity ? " (or inf)" : ""));
-  }
-  return value;
-}
-
-absl::StatusOr<int64_t> MegabytesToBytes(absl::string_view text) {
-  absl::StatusOr<double> mb = ParseNumber(text, 0.0);
-  if (!mb.ok()) return mb.status();
-  if (*mb > 1e9) return absl::InvalidArgumentError(absl::StrCat("'", text, "' MiB is too large"));
-  return static_cast<int64_t>(std::llround(*mb * static_cast<double>(kMiB)));
-}
-
-// One value for every stage, or a comma list with exactly `count` values.
-template <typename T, typename ParseOne>
-absl::StatusOr<std::vector<T>> PerStage(absl::string_view flag, absl::string_view text,
-                                        int32_t count, ParseOne parse_one) {
-  std::vector<absl::string_view> parts = absl::StrSplit(text, ',');
-  if (parts.size() != 1 && parts.size() != static_cast<size_t>(count)) {
-    return FlagError(flag, absl::StrCat("has ", parts.size(),
-                                        " values; give one, or one per stage (", count, ")"));
-  }
-  std::vector<T> values;
-  for (absl::string_view part : parts) {
-    absl::StatusOr<T> value = parse_one(part);
-    if (!value.ok()) return FlagError(flag, value.status().message());
-    values.push_back(*value);
-  }
-  if (values.size() == 1) values.assign(static_cast<size_t>(count), values.front());
-  return values;
-}
-
-// The value of `choices` spelled `text` (by `name_of`); otherwise an error listing them all.
-template <typename Enum, size_t N>
-absl::StatusOr<Enum> ParseNamed(absl::string_view flag, absl::string_view text,
-                                const std::array<Enum, N>& choices,
-                                std::string_view (*name_of)(Enum)) {
-  std::vector<std::string> names;
-  for (Enum choice : choices) {
-    const std::string_view name = name_of(choice);
-    if (text == absl::string_view(name.data(), name.size())) return choice;
-    names.emplace_back(name);
-  }
-  return FlagError(flag,
-                   absl::StrCat("'", text, "' is not one of ", absl::StrJoin(names, ", ")));
-}
-
-absl::StatusOr<KinetoLayout> ParseLayout(absl::string_view text) {
-  if (text == "new") return KinetoLayout::kRelativeWithBase;
-  if (text == "old") return KinetoLayout::kAbsoluteMicros;
-  if (text == "array") return KinetoLayout::kBareArray;
-  return FlagError("--format", absl::StrCat("'", text, "' is not one of new, old, array"));
-}
-
-// Costs per stage from the three cost flags.
-absl::Status ParseCosts(const SimulateFlags& flags, sim::Config* config) {
-  const int32_t p = config->stages;
-  auto micros = [](absl::string_view text) { return ParseMicros(text); };
-  absl::StatusOr<std::vector<int64_t>> forward =
-      PerStage<int64_t>("--fwd-us", flags.forward_us, p, micros);
-  if (!forward.ok()) return forward.status();
-  absl::StatusOr<std::vector<int64_t>> backward =
-      PerStage<int64_t>("--bwd-us", flags.backward_us, p, micros);
-  if (!backward.ok()) return backward.status();
-  std::vector<int64_t> weight_grad(static_cast<size_t>(p), 0);
-  const bool zero_bubble = config->schedule == sim::Schedule::kZeroBubbleH1;
-  if (zero_bubble != !flags.weight_grad_us.empty()) {
-    return FlagError("--wgrad-us", zero_bubble ? "is required by the zb-h1 schedule"
-                                               : "applies only to the zb-h1 schedule");
-  }
-  if (zero_bubble) {
-    absl::StatusOr<std::vector<int64_t>> parsed =
-        PerStage<int64_t>("--wgrad-us", flags.weight_grad_us, p, micros);
-    if (!parsed.ok()) return parsed.status();
-    weight_grad = *std::move(parsed);
-  }
-  config->costs.clear();
-  for (size_t s = 0; s < static_cast<size_t>(p); ++s) {
-    config->costs.push_back(sim::StageCost{(*forward)[s], (*backward)[s], weight_grad[s]});
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ParseShape(const SimulateFlags& flags, sim::Config* config) {
-  absl::StatusOr<sim::Schedule> schedule = ParseNamed("--schedule", flags.schedule, sim::kSchedules, &sim::ScheduleName);
-  if (!schedule.ok()) return schedule.status();
-  config->schedule = *schedule;
-  absl::StatusOr<int32_t> stages = Flagged("--stages", ParseInt(flags.stages, 1, 4096));
-  if (!stages.ok()) return stages.status();
-  config->stages = *stages;
-  absl::StatusOr<int32_t> microbatches =
-      Flagged("--microbatches", ParseInt(flags.microbatches, 1, 1'000'000));
-  if (!microbatches.ok()) return microbatches.status();
-  config->microbatches = *microbatches;
-  absl::StatusOr<int32_t> virtual_stages =
-      Flagged("--virtual-stages", ParseInt(flags.virtual_stages, 1, 1024));
-  if (!virtual_stages.ok()) return virtual_stages.status();
-  config->virtual_stages = *virtual_stages;
-  absl::StatusOr<int32_t> iterations =
-      Flagged("--iterations", ParseInt(flags.iterations, 1, 1'000'000));
-  if (!iterations.ok()) return iterations.status();
-  config->iterations = *iterations;
-  absl::StatusOr<int32_t> kernels =
-      Flagged("--kernels-per-op", ParseInt(flags.kernels_per_op, 1, 1024));
-  if (!kernels.ok()) return kernels.status();
-  config->kernels_per_op = *kernels;
-  return absl::OkStatus();
-}
-
-absl::Status ParseLinks(const SimulateFlags& flags, sim::Config* config) {
-  absl::StatusOr<int64_t> activation =
-      Flagged("--activation-mb", MegabytesToBytes(flags.activation_mb));
-  if (!activation.ok()) return activation.status();
-  config->activation_bytes = *activation;
-  absl::StatusOr<double> gbps = Flagged("--link-gbps", ParseNumber(flags.link_gbps, 0.01, true));
-  if (!gbps.ok()) return gbps.status();
-  absl::StatusOr<int64_t> latency = ParseMicros(flags.link_latency_us);
-  if (!latency.ok()) return FlagError("--link-latency-us", latency.status().message());
-  config->link = sim::Link{*gbps, *latency};
-  config->link_overrides.clear();
-  for (const std::string& text : flags.slow_links) {
-    absl::StatusOr<sim::LinkOverride> entry = ParseSlowLink(text, *latency);
-    if (!entry.ok()) return FlagError("--slow-link", entry.status().message());
-    if (entry->src_rank >= config->stages || entry->dst_rank >= config->stages) {
-      return FlagError("--slow-link",
-                       absl::StrCat("'", text, "' names a rank outside 0..", config->stages - 1));
-    }
-    config->link_overrides.push_back(*entry);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ParseTiming(const SimulateFlags& flags, sim::Config* config) {
-  absl::StatusOr<int64_t> launch_gap = ParseMicros(flags.launch_gap_us);
-  if (!launch_gap.ok()) return FlagError("--launch-gap-us", launch_gap.status().message());
-  config->launch_gap_ns = *launch_gap;
-  absl::StatusOr<int64_t> optimizer = ParseMicros(flags.optimizer_us);
-  if (!optimizer.ok()) return FlagError("--optimizer-us", optimizer.status().message());
-  config->optimizer_ns = *optimizer;
-  absl::StatusOr<double> jitter = Flagged("--jitter", ParseNumber(flags.jitter, 0.0));
-  if (!jitter.ok()) return jitter.status();
-  if (*jitter >= 1.0)
-    return FlagError("--jitter", absl::StrCat("'", flags.jitter, "' must be < 1"));
-  config->jitter = *jitter;
-  uint64_t seed = 0;
-  const char* last = flags.seed.data() + flags.seed.size();
-  auto [end, error] = std::from_chars(flags.seed.data(), last, seed);
-  if (flags.seed.empty() || error != std::errc() || end != last) {
-    return FlagError("--seed", absl::StrCat("'", flags.seed, "' is not a whole number >= 0"));
-  }
-  config->seed = seed;
-  config->iteration_barrier = !flags.no_iteration_barrier;
-  return absl::OkStatus();
-}
-
-absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* config) {
-  const int32_t p = config->stages;
-  config->clock_offsets_ns.clear();
-  if (!flags.clock_offsets_us.empty()) {
-    absl::StatusOr<std::vector<int64_t>> offsets = PerStage<int64_t>(
-        "--clock-offset-us", flags.clock_offsets_us, p,
-        [](absl::string_view text) { return ParseMicros(text, /*allow_negative=*/true); });
-    if (!offsets.ok()) return offsets.status();
-    config->clock_offsets_ns = *std::move(offsets);
-  }
-  absl::StatusOr<int32_t> ranks_per_host =
-      Flagged("--ranks-per-host", ParseInt(flags.ranks_per_host, 0, p));
-  if (!ranks_per_host.ok()) return ranks_per_host.status();
-  config->ranks_per_host = *ranks_per_host;
-  config->stage_to_rank.clear();
-  if (!flags.stage_to_rank.empty()) {
-    for (absl::string_view part : absl::StrSplit(flags.stage_to_rank, ',')) {
-      absl::StatusOr<int32_t> rank = Flagged("--stage-to-rank", ParseInt(part, 0, p - 1));
-      if (!rank.ok()) return rank.status();
-      config->stage_to_rank.push_back(*rank);
-    }
-  }
-  config->weights_bytes.clear();
-  if (!flags.weights_mb.empty()) {
-    absl::StatusOr<std::vector<int64_t>> weights =
-        PerStage<int64_t>("--weights-mb", flags.weights_mb, p,
-                          [](absl::string_view text) { return MegabytesToBytes(text); });
-    if (!weights.ok()) return weights.status();
-    config->weights_bytes = *std::move(weights);
-  }
-  absl::StatusOr<int64_t> stash = Flagged("--stash-mb", MegabytesToBytes(flags.stash_mb));
-  if (!stash.ok()) return stash.status();
-  config->activation_stash_bytes = *stash;
-  absl::StatusOr<sim::AnnotationStyle> annotations = ParseNamed("--annotations", flags.annotations, sim::kAnnotationStyles,
-                 &sim::AnnotationStyleName);
-  if (!annotations.ok()) return annotations.status();
-  config->annotations = *annotations;
-  absl::StatusOr<sim::P2pStyle> p2p = ParseNamed("--p2p", flags.p2p, sim::kP2pStyles, &sim::P2pStyleName);
-  if (!p2p.ok()) return p2p.status();
-  config->p2p = *p2p;
-  absl::StatusOr<sim::LaunchStyle> launches = ParseNamed("--launches", flags.launches, sim::kLaunchStyles, &sim::LaunchStyleName);
-  if (!launches.ok()) return launches.status();
-  config->launches = *launches;
-  absl::StatusOr<sim::Vendor> vendor =
-      ParseNamed("--vendor", flags.vendor, sim::kVendors, &sim::VendorName);
-  if (!vendor.ok()) return vendor.status();
-  config->vendor = *vendor;
-  return absl::OkStatus();
-}
-
 }  // namespace
-
-absl::StatusOr<int64_t> ParseMicros(absl::string_view text, bool allow_negative) {
-  absl::string_view digits = text;
-  bool negative = allow_negative && !digits.empty() && digits.front() == '-';
-  if (negative) digits.remove_prefix(1);
-  size_t point = digits.find('.');
-  absl::string_view whole = digits.substr(0, point);
-  absl::string_view fraction = point == absl::string_view::npos ? "" : digits.substr(point + 1);
-  auto all_digits = [](absl::string_view part) {
-    return std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
-  if (whole.empty() || !all_digits(whole) || !all_digits(fraction) ||
-      (point != absl::string_view::npos && fraction.empty())) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a ",
-                                                   allow_negative ? "" : "non-negative ",
-                                                   "decimal number of microseconds"));
-  }
-  if (fraction.size() > 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is finer than a nanosecond (at most 3 decimals)"));
-  }
-  if (whole.size() > 12) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' exceeds 1e12 microseconds"));
-  }
-  int64_t ns = 0;
-  for (char c : whole) ns = ns * 10 + (c - '0');
-  for (size_t i = 0; i < 3; ++i) ns = ns * 10 + (i < fraction.size() ? fraction[i] - '0' : 0);
-  return negative ? -ns : ns;
-}
-
-absl::StatusOr<sim::LinkOverride> ParseSlowLink(absl::string_view text, int64_t latency_ns) {
-  std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
-  if (parts.size() != 3) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not SRC:DST:GBPS"));
-  }
-  absl::StatusOr<int32_t> src = ParseInt(parts[0], 0, 4095);
-  if (!src.ok()) return src.status();
-  absl::StatusOr<int32_t> dst = ParseInt(parts[1], 0, 4095);
-  if (!dst.ok()) return dst.status();
-  if (*src == *dst) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' links a rank to itself"));
-  }
-  absl::StatusOr<double> gbps = ParseNumber(parts[2], 0.01, true);
-  if (!gbps.ok()) return gbps.status();
-  return sim::LinkOverride{*src, *dst, sim::Link{*gbps, latency_ns}};
-}
-
-static absl::Status ParseModelParallel(const SimulateFlags& flags,
-                                       sim::ModelParallel* parallel) {
-  absl::StatusOr<int32_t> tensor =
-      Flagged("--tensor-parallel", ParseInt(flags.tensor_parallel, 1, 64));
-  if (!tensor.ok()) return tensor.status();
-  absl::StatusOr<int32_t> data = Flagged("--data-parallel", ParseInt(flags.data_parallel, 1, 1024));
-  if (!data.ok()) return data.status();
-  absl::StatusOr<double> share = Flagged("--tp-share", ParseNumber(flags.tp_share, 0.0));
-  if (!share.ok()) return share.status();
-  if (*share >= 1.0) {
-    return FlagError("--tp-share", absl::StrCat("'", flags.tp_share, "' must be < 1"));
-  }
-  absl::StatusOr<int64_t> dp_sync = ParseMicros(flags.dp_sync_us);
-  if (!dp_sync.ok()) return FlagError("--dp-sync-us", dp_sync.status().message());
-  parallel->tensor = *tensor;
-  parallel->data = *data;
-  parallel->sequence_parallel = flags.sequence_parallel;
-  parallel->overlap = flags.tp_overlap;
-  parallel->tensor_share = *share;
-  parallel->dp_sync_ns = *dp_sync;
-  return absl::OkStatus();
-}
-
-absl::StatusOr<SimulateSettings> ParseSimulateFlags(const SimulateFlags& flags) {
-  SimulateSettings settings;
-  sim::Config& config = settings.config;
-  if (absl::Status status = ParseShape(flags, &config); !status.ok()) return status;
-  if (absl::Status status = ParseCosts(flags, &config); !status.ok()) return status;
-  if (absl::Status status = ParseLinks(flags, &config); !status.ok()) return status;
-  if (absl::Status status = ParseTiming(flags, &config); !status.ok()) return status;
-  if (absl::Status status = ParsePlacementAndMemory(flags, &config); !status.ok()) return status;
-  if (absl::Status status = ParseModelParallel(flags, &config.parallel); !status.ok()) {
-    return status;
-  }
-  absl::StatusOr<KinetoLayout> layout = ParseLayout(flags.format);
-  if (!layout.ok()) return layout.status();
-  settings.write.kineto.layout = *layout;
-  settings.write.kineto.nccl_args = !flags.no_nccl_args;
-  settings.write.gzip = flags.gzip;
-  settings.write.overwrite = flags.force;
-  return settings;
-}
 
 CLI::App* SimulateCommand::Define(CLI::App& app) {
   CLI::App* simulate = app.add_subcommand("simulate",
@@ -456,8 +121,27 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
                      "Do not end each iteration with an all-reduce over all ranks");
   simulate
       ->add_option("--tensor-parallel", f.tensor_parallel,
-                   "Tensor-parallel ranks per stage (Megatron-Core's layout tp-dp-pp)")
+                   "Tensor-parallel ranks per stage (Megatron-Core's layout tp-cp-ep-dp-pp)")
       ->type_name("N")
+      ->capture_default_str();
+  simulate
+      ->add_option("--context-parallel", f.context_parallel,
+                   "Context-parallel ranks per stage: ring attention's KV exchanges in each op")
+      ->type_name("N")
+      ->capture_default_str();
+  simulate
+      ->add_option("--cp-exchange-us", f.cp_exchange_us, "Time of one ring-attention KV exchange")
+      ->type_name("US")
+      ->capture_default_str();
+  simulate
+      ->add_option("--expert-parallel", f.expert_parallel,
+                   "Expert-parallel ranks (divides context x data): MoE all-to-alls in each op")
+      ->type_name("N")
+      ->capture_default_str();
+  simulate
+      ->add_option("--ep-share", f.ep_share,
+                   "Share of each op's last kernel in its dispatch and combine all-to-alls")
+      ->type_name("FRACTION")
       ->capture_default_str();
   simulate->add_option("--data-parallel", f.data_parallel, "Data-parallel copies of the pipeline")
       ->type_name("N")
@@ -471,7 +155,7 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
       ->capture_default_str();
   simulate
       ->add_option("--dp-sync-us", f.dp_sync_us,
-                   "Data-parallel gradient all-reduce after the last backward (data > 1)")
+                   "Gradient all-reduce over data x context ranks after the last backward")
       ->type_name("US")
       ->capture_default_str();
   simulate

@@ -4,78 +4,11 @@
 #pragma once
 
 #include <ostream>
-#include <string>
-#include <vector>
 
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "cli/command.h"
-#include "simulator/config.h"
-#include "writers/simulated_set.h"
+#include "cli/simulate_flags.h"
 
 namespace bubblescope {
-
-// The command line as typed. Values stay text until SimulateSettings parses
-// them, so every bad value is reported the same way: one line naming the flag.
-struct SimulateFlags {
-  std::string schedule = "1f1b";
-  std::string stages = "4";
-  std::string microbatches = "8";
-  std::string virtual_stages = "1";
-  std::string iterations = "3";
-  std::string forward_us = "1000";
-  std::string backward_us = "2000";
-  std::string weight_grad_us;  // zb-h1 only (required there)
-  std::string kernels_per_op = "2";
-  std::string activation_mb = "16";
-  std::string link_gbps = "400";  // 16 MiB in 0.34 ms: below a 1 ms forward
-  std::string link_latency_us = "5";
-  std::vector<std::string> slow_links;  // SRC:DST:GBPS
-  std::string launch_gap_us = "5";
-  std::string optimizer_us = "0";
-  std::string jitter = "0";
-  std::string seed = "1";
-  std::string clock_offsets_us;  // empty = all zero
-  std::string ranks_per_host = "0";  // 0: no host named
-  std::string stage_to_rank;     // empty = identity
-  std::string weights_mb = "2048";  // weights, gradients and optimizer state per stage
-  std::string stash_mb = "96";  // so peaks show the schedule's in-flight microbatches
-  bool no_iteration_barrier = false;
-  // Tensor and data parallelism beside the pipeline (sim::ModelParallel).
-  std::string tensor_parallel = "1";
-  std::string data_parallel = "1";
-  bool sequence_parallel = false;
-  bool tp_overlap = false;
-  std::string tp_share = "0.15";
-  std::string dp_sync_us = "0";
-  std::string annotations = "none";
-  std::string p2p = "per-op";
-  std::string launches = "one-thread";
-  std::string vendor = "cuda";
-  std::string format = "new";
-  bool no_nccl_args = false;
-  bool gzip = false;
-  std::string output_dir;
-  bool force = false;
-};
-
-struct SimulateSettings {
-  sim::Config config;
-  sim::SetWriteOptions write;
-};
-
-// Parses and checks every flag; the error message starts with the flag
-// ("--fwd-us: ..."). Checks that need the whole config (cost bounds, simulated
-// span) are left to the simulator.
-absl::StatusOr<SimulateSettings> ParseSimulateFlags(const SimulateFlags& flags);
-
-// A non-negative (or, with allow_negative, any) decimal number of microseconds
-// with at most three fractional digits, as exact nanoseconds: "2.5" -> 2500.
-absl::StatusOr<int64_t> ParseMicros(absl::string_view text, bool allow_negative = false);
-
-// "SRC:DST:GBPS": the directed link from rank SRC to rank DST at GBPS (the
-// default latency).
-absl::StatusOr<sim::LinkOverride> ParseSlowLink(absl::string_view text, int64_t latency_ns);
 
 class SimulateCommand : public Command {
  public:

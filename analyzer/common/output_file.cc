@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -109,32 +111,6 @@ absl::StatusOr<Destination> Resolve(const std::string& path, const OutputFileOpt
   return destination;
 }
 
-// Writes `contents` beside `destination.file` and renames it over it (a regular file or none).
-absl::Status ReplaceAtomically(const std::string& path, const Destination& destination,
-                               std::string_view contents) {
-  absl::StatusOr<TempFile> temp = CreateTempFile(destination.file);
-  if (!temp.ok()) return WriteError(path, temp.status().message());
-  const TempFileGuard removed_on_signal(temp->path);
-  absl::Status status = WriteAll(temp->fd, contents, path);
-  if (status.ok() && ::fchmod(temp->fd, destination.mode) != 0) status = WriteErrno(path, errno);
-  if (status.ok() && ::fsync(temp->fd) != 0) status = WriteErrno(path, errno);
-  if (::close(temp->fd) != 0 && status.ok()) status = WriteErrno(path, errno);
-  if (status.ok() && ::rename(temp->path.c_str(), destination.file.c_str()) != 0) {
-    status = WriteErrno(path, errno);
-  }
-  if (!status.ok()) ::unlink(temp->path.c_str());
-  return status;
-}
-
-// Writes into what `path` already is (a device, a FIFO, a socket): no file is created or replaced.
-absl::Status WriteThrough(const std::string& path, std::string_view contents) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return WriteErrno(path, errno);
-  absl::Status status = WriteAll(fd, contents, path);
-  if (::close(fd) != 0 && status.ok()) status = WriteErrno(path, errno);
-  return status;
-}
-
 // Whether two destinations are one file: the same inode, or the same new path.
 bool SameDestination(const Destination& a, const Destination& b) {
   if (a.kind == Destination::Kind::kReplace && b.kind == Destination::Kind::kReplace) {
@@ -173,10 +149,126 @@ absl::Status CheckOutputs(const std::vector<NamedOutput>& outputs,
 
 absl::Status WriteOutputFile(const std::string& path, std::string_view contents,
                              const OutputFileOptions& options) {
+  absl::StatusOr<std::unique_ptr<OutputStream>> stream = OutputStream::Open(path, options);
+  if (!stream.ok()) return stream.status();
+  if (absl::Status appended = (*stream)->Append(contents); !appended.ok()) return appended;
+  return (*stream)->Commit();
+}
+
+ScratchFile::~ScratchFile() { ::close(fd_); }
+
+absl::Status ScratchFile::Append(std::string_view bytes) {
+  if (absl::Status written = WriteAll(fd_, bytes, output_path_); !written.ok()) return written;
+  size_ += static_cast<int64_t>(bytes.size());
+  return absl::OkStatus();
+}
+
+struct OutputStream::State {
+  std::string path;  // as the user named it, for errors
+  Destination destination;
+  int fd = -1;
+  std::string temp_path;  // kNew and kReplace: the file renamed over the destination
+  std::unique_ptr<TempFileGuard> removed_on_signal;
+  bool done = false;  // committed, or failed for good
+};
+
+OutputStream::OutputStream(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+absl::StatusOr<std::unique_ptr<OutputStream>> OutputStream::Open(
+    const std::string& path, const OutputFileOptions& options) {
   absl::StatusOr<Destination> destination = Resolve(path, options);
   if (!destination.ok()) return destination.status();
-  if (destination->kind == Destination::Kind::kWriteThrough) return WriteThrough(path, contents);
-  return ReplaceAtomically(path, *destination, contents);
+  auto state = std::make_unique<State>();
+  state->path = path;
+  state->destination = *std::move(destination);
+  if (state->destination.kind == Destination::Kind::kWriteThrough) {
+    // Written into what the path already is: no file is created or replaced.
+    state->fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (state->fd < 0) return WriteErrno(path, errno);
+  } else {
+    absl::StatusOr<TempFile> temp = CreateTempFile(state->destination.file);
+    if (!temp.ok()) return WriteError(path, temp.status().message());
+    state->fd = temp->fd;
+    state->temp_path = temp->path;
+    state->removed_on_signal = std::make_unique<TempFileGuard>(temp->path);
+  }
+  return std::unique_ptr<OutputStream>(new OutputStream(std::move(state)));
+}
+
+OutputStream::~OutputStream() {
+  if (state_->fd >= 0) ::close(state_->fd);
+  if (!state_->temp_path.empty()) ::unlink(state_->temp_path.c_str());
+}
+
+absl::Status OutputStream::Append(std::string_view bytes) {
+  if (state_->done) return WriteError(state_->path, "written already");
+  return WriteAll(state_->fd, bytes, state_->path);
+}
+
+absl::StatusOr<std::unique_ptr<ScratchFile>> OutputStream::NewScratch() const {
+  // Beside the temporary file, so the copy stays on one file system; an output written through
+  // (a FIFO, /dev/stdout) has no directory of its own to use.
+  const std::string beside =
+      state_->destination.kind == Destination::Kind::kWriteThrough
+          ? (std::filesystem::temp_directory_path() / "bubblescope-scratch").string()
+          : state_->destination.file;
+  absl::StatusOr<TempFile> temp = CreateTempFile(beside);
+  if (!temp.ok()) return WriteError(state_->path, temp.status().message());
+  ::unlink(temp->path.c_str());
+  return std::unique_ptr<ScratchFile>(new ScratchFile(temp->fd, state_->path));
+}
+
+absl::Status OutputStream::AppendScratch(const ScratchFile& scratch) {
+  if (state_->done) return WriteError(state_->path, "written already");
+  loff_t from = 0;
+  bool by_kernel = true;
+  std::vector<char> buffer;
+  while (from < scratch.size()) {
+    const size_t want = static_cast<size_t>(std::min<int64_t>(scratch.size() - from, 1 << 30));
+    if (by_kernel) {
+      const ssize_t copied =
+          ::copy_file_range(scratch.fd_, &from, state_->fd, nullptr, want, 0);
+      if (copied > 0) continue;
+      if (copied < 0 && errno == EINTR) continue;
+      // Not on this pair of files (another file system, a FIFO, an old kernel): by hand.
+      if (copied < 0 && errno != EXDEV && errno != EINVAL && errno != ENOSYS &&
+          errno != EOPNOTSUPP && errno != EBADF) {
+        return WriteErrno(state_->path, errno);
+      }
+      by_kernel = false;
+      buffer.resize(1 << 20);
+    }
+    const ssize_t read = ::pread(scratch.fd_, buffer.data(), std::min(want, buffer.size()), from);
+    if (read < 0 && errno == EINTR) continue;
+    if (read <= 0) return WriteErrno(state_->path, read < 0 ? errno : EIO);
+    if (absl::Status written = Append(std::string_view(buffer.data(), static_cast<size_t>(read)));
+        !written.ok()) {
+      return written;
+    }
+    from += read;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OutputStream::Commit() {
+  if (state_->done) return WriteError(state_->path, "written already");
+  state_->done = true;
+  const std::string& path = state_->path;
+  absl::Status status;
+  if (state_->destination.kind != Destination::Kind::kWriteThrough) {
+    if (::fchmod(state_->fd, state_->destination.mode) != 0) status = WriteErrno(path, errno);
+    if (status.ok() && ::fsync(state_->fd) != 0) status = WriteErrno(path, errno);
+  }
+  if (::close(state_->fd) != 0 && status.ok()) status = WriteErrno(path, errno);
+  state_->fd = -1;
+  if (status.ok() && !state_->temp_path.empty()) {
+    if (::rename(state_->temp_path.c_str(), state_->destination.file.c_str()) != 0) {
+      status = WriteErrno(path, errno);
+    } else {
+      state_->temp_path.clear();  // it is the file now
+    }
+  }
+  return status;
 }
 
 }  // namespace bubblescope

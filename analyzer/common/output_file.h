@@ -15,13 +15,19 @@
 // - Temporary files fit NAME_MAX whatever the name, are removed on SIGINT / SIGTERM / SIGHUP,
 //   and a later write of the same file sweeps those a SIGKILL left (common/output_temp.h).
 // - A command checks all its outputs together (CheckOutputs) before it writes any of them.
+// - An output too large to hold in memory is written piece by piece (OutputStream) under the
+//   same rules: a regular file still appears whole or not at all.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/byte_sink.h"
 
 namespace bubblescope {
 
@@ -49,5 +55,54 @@ absl::Status CheckOutputs(const std::vector<NamedOutput>& outputs,
 // Errors read "cannot write <path>: <reason>".
 absl::Status WriteOutputFile(const std::string& path, std::string_view contents,
                              const OutputFileOptions& options = {});
+
+// A file with no name in the output's directory (the system's temporary directory for an output
+// written through), for bytes that must reach the output after others known only later. It is
+// unlinked as soon as it is made, so nothing of it outlives the run however the run ends.
+class ScratchFile : public ByteSink {
+ public:
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  ~ScratchFile() override;
+
+  absl::Status Append(std::string_view bytes) override;
+  int64_t size() const { return size_; }
+
+ private:
+  friend class OutputStream;
+  ScratchFile(int fd, std::string output_path) : fd_(fd), output_path_(std::move(output_path)) {}
+
+  int fd_;
+  std::string output_path_;  // for errors
+  int64_t size_ = 0;
+};
+
+// One output written piece by piece under WriteOutputFile's rules, checked when it is opened. A
+// regular file's bytes wait in its temporary file, renamed over it by Commit: readers see the old
+// file or the whole new one, and a stream dropped uncommitted (an error, a signal) leaves no
+// trace. A device or a FIFO is written through as the bytes come. Errors read
+// "cannot write <path>: <reason>".
+class OutputStream : public ByteSink {
+ public:
+  static absl::StatusOr<std::unique_ptr<OutputStream>> Open(
+      const std::string& path, const OutputFileOptions& options = {});
+  OutputStream(const OutputStream&) = delete;
+  OutputStream& operator=(const OutputStream&) = delete;
+  ~OutputStream() override;
+
+  absl::Status Append(std::string_view bytes) override;
+  // A scratch file on the output's own file system, for AppendScratch.
+  absl::StatusOr<std::unique_ptr<ScratchFile>> NewScratch() const;
+  // Appends every byte written to `scratch` (copied by the kernel where it can).
+  absl::Status AppendScratch(const ScratchFile& scratch);
+  // Flushes the bytes to disk and puts the file in place; nothing may be appended after.
+  absl::Status Commit();
+
+ private:
+  struct State;
+  explicit OutputStream(std::unique_ptr<State> state);
+
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace bubblescope

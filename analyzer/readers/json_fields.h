@@ -1,4 +1,5 @@
-// Walking the fields of a simdjson On-Demand object: key text and value, once each, in order.
+// Walking the fields of a simdjson On-Demand object: key text and value, once each, in order; and
+// reading a value through to its last token.
 #pragma once
 
 #include <string_view>
@@ -22,5 +23,11 @@ simdjson::error_code ForEachField(simdjson::ondemand::object& object, Visit&& vi
   }
   return simdjson::SUCCESS;
 }
+
+// Reads every token of `value`, every member and element, each scalar by its grammar (a number
+// however large; escapes in strings and keys decoded where there are any), so that broken JSON
+// inside it is found: On-Demand skips a value it is not asked for unchecked. Only the parser's
+// own buffers are used.
+simdjson::error_code ReadThrough(simdjson::ondemand::value& value);
 
 }  // namespace bubblescope::kineto

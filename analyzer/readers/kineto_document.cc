@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "readers/json_fields.h"
 #include "readers/json_number.h"
 #include "readers/json_tokens.h"
 #include "readers/kineto_event.h"
@@ -159,6 +160,8 @@ class DocumentWalker : public CollectorMetadataSink {
           ranks_->rank(0).stats.Bump(ImportCounter::kWrongFieldType, Offset(token.data()));
         }
       } else if (auto error = ReadThrough(value)) {
+        // A member the walk has no use for is still read through: `"x": [1,,2]` after
+        // traceEvents is a syntax error, counted like any other, never accepted in silence.
         return error;
       }
     }
@@ -167,59 +170,6 @@ class DocumentWalker : public CollectorMetadataSink {
       result_.not_a_trace_is_other_json = true;
     }
     return simdjson::SUCCESS;
-  }
-
-  // Reads every token of a member the walk has no use for, so broken JSON inside it is found
-  // (On-Demand skips a value it is not asked for unchecked): `"x": [1,,2]` after traceEvents is
-  // a syntax error, counted like any other, never accepted in silence.
-  static simdjson::error_code ReadThrough(ondemand::value& value) {
-    ondemand::json_type type;
-    if (auto error = value.type().get(type)) return error;
-    switch (type) {
-      case ondemand::json_type::array: {
-        ondemand::array array;
-        if (auto error = value.get_array().get(array)) return error;
-        for (auto element : array) {
-          ondemand::value child;
-          if (auto error = element.get(child)) return error;
-          if (auto error = ReadThrough(child)) return error;
-        }
-        return simdjson::SUCCESS;
-      }
-      case ondemand::json_type::object: {
-        ondemand::object object;
-        if (auto error = value.get_object().get(object)) return error;
-        for (auto field : object) {
-          ondemand::raw_json_string key;
-          if (auto error = field.key().get(key)) return error;
-          ondemand::value child;
-          if (auto error = field.value().get(child)) return error;
-          if (auto error = ReadThrough(child)) return error;
-        }
-        return simdjson::SUCCESS;
-      }
-      case ondemand::json_type::number: {
-        // Any JSON number will do, however large: only its grammar is checked.
-        int64_t ignored = 0;
-        return ParseInteger(value.raw_json_token(), &ignored) == NumberStatus::kNotNumber
-                   ? simdjson::NUMBER_ERROR
-                   : simdjson::SUCCESS;
-      }
-      case ondemand::json_type::string: {
-        std::string_view ignored;
-        return value.get_string().get(ignored);
-      }
-      case ondemand::json_type::boolean: {
-        bool ignored = false;
-        return value.get_bool().get(ignored);
-      }
-      case ondemand::json_type::null: {
-        bool is_null = false;
-        if (auto error = value.is_null().get(is_null)) return error;
-        return is_null ? simdjson::SUCCESS : simdjson::N_ATOM_ERROR;
-      }
-    }
-    return simdjson::TAPE_ERROR;
   }
 
   void ReadBaseTime(std::string_view token) {

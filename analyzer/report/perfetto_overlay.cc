@@ -1,9 +1,11 @@
 #include "report/perfetto_overlay.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/clock_offsets.h"
 #include "crossrank/clock_alignment.h"
@@ -119,14 +121,80 @@ void AddOverlayTracks(int32_t rank, const PipelineRank& where, int64_t pid, Even
 
 }  // namespace
 
-absl::StatusOr<std::string> RenderOverlay(const Trace& trace, const job::Result& result,
-                                          OverlayCounts* counts) {
+absl::StatusOr<std::vector<size_t>> ChooseRanks(const Trace& trace, const job::Result& result,
+                                                const OverlayChoice& choice) {
+  const int64_t pipelines = static_cast<int64_t>(result.pipelines.size());
+  for (const IdRange& range : choice.pipelines) {
+    if (range.first < 0 || range.last >= pipelines) {
+      const int64_t missing = range.first < 0 ? range.first : std::max(range.first, pipelines);
+      if (pipelines == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("no pipeline ", missing, ": the job has no pipeline"));
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "no pipeline ", missing, ": the job has ", pipelines,
+          pipelines == 1 ? " (0)" : absl::StrCat(" (0-", pipelines - 1, ")")));
+    }
+  }
+  // Every chosen rank id must be one of the job's: a typo must not quietly write less.
+  absl::flat_hash_set<int64_t> ids;
+  int64_t lowest = 0;
+  int64_t highest = 0;
+  for (const Rank& rank : trace.ranks) {
+    if (ids.empty() || rank.rank < lowest) lowest = rank.rank;
+    if (ids.empty() || rank.rank > highest) highest = rank.rank;
+    ids.insert(rank.rank);
+  }
+  for (const IdRange& range : choice.ranks) {
+    // At most one id more than the job has is looked at per range, however wide it is.
+    for (int64_t id = range.first; id <= range.last; ++id) {
+      if (ids.contains(id)) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "no rank ", id, " in the job (its ", trace.ranks.size(), " ranks: ",
+          ids.size() == static_cast<size_t>(highest - lowest + 1)
+              ? absl::StrCat(lowest, "-", highest)
+              : absl::StrCat("ids from ", lowest, " to ", highest, ", not all"),
+          ")"));
+    }
+  }
+  absl::flat_hash_set<int32_t> in_chosen_pipelines;
+  for (const IdRange& range : choice.pipelines) {
+    for (int64_t p = range.first; p <= range.last; ++p) {
+      for (const bubble::RankTotals& rank :
+           result.pipelines[static_cast<size_t>(p)].bubble.per_rank) {
+        in_chosen_pipelines.insert(rank.rank);
+      }
+    }
+  }
+  const auto among = [](const std::vector<IdRange>& ranges, int64_t id) {
+    for (const IdRange& range : ranges) {
+      if (id >= range.first && id <= range.last) return true;
+    }
+    return false;
+  };
+  std::vector<size_t> chosen;
+  for (size_t i = 0; i < trace.ranks.size(); ++i) {
+    const int32_t id = trace.ranks[i].rank;
+    if (!choice.pipelines.empty() && !in_chosen_pipelines.contains(id)) continue;
+    if (!choice.ranks.empty() && !among(choice.ranks, id)) continue;
+    chosen.push_back(i);
+  }
+  if (chosen.empty()) {
+    return absl::InvalidArgumentError(
+        "none of the chosen ranks is in a chosen pipeline: the merged trace would be empty");
+  }
+  return chosen;
+}
+
+absl::StatusOr<MergedFrame> WriteOverlay(const Trace& trace, const job::Result& result,
+                                         const std::vector<size_t>& ranks, ByteSink* sink,
+                                         OverlayCounts* counts) {
   *counts = OverlayCounts();
   const absl::flat_hash_map<int32_t, PipelineRank> pipeline_ranks = PipelineRanks(result);
-  EventList events;
+  EventList events(sink);
   std::string layout = absl::StrCat("{\"version\":", kineto::kMergedFormatVersion, ",\"ranks\":[");
   int64_t next_pid = 1;
-  for (size_t i = 0; i < trace.ranks.size(); ++i) {
+  for (size_t i : ranks) {
     const Rank& rank = trace.ranks[i];
     const auto where = pipeline_ranks.find(rank.rank);
     const TimeNs clock_offset = where == pipeline_ranks.end() ? 0 : where->second.clock_offset;
@@ -139,8 +207,9 @@ absl::StatusOr<std::string> RenderOverlay(const Trace& trace, const job::Result&
     }
     counts->events += rank_counts.written;
     counts->left_out += rank_counts.left_out;
+    absl::StrAppend(&layout, counts->ranks > 0 ? ",\n" : "\n", "{\"rank\":", rank.rank,
+                    ",\"source\":");
     ++counts->ranks;
-    absl::StrAppend(&layout, i > 0 ? ",\n" : "\n", "{\"rank\":", rank.rank, ",\"source\":");
     text::AppendJsonString(rank.source_path, &layout);
     absl::StrAppend(&layout, ",\"clock_offset_ns\":", clock_offset);
     if (!rank.host.empty()) {
@@ -163,10 +232,25 @@ absl::StatusOr<std::string> RenderOverlay(const Trace& trace, const job::Result&
       absl::StrAppend(&layout, ",\"deviceProperties\":", rank_layout.device_properties);
     }
     layout += "}";
+    // What is buffered goes out at each rank's end, so a failed write stops the job there.
+    if (absl::Status flushed = events.Flush(); !flushed.ok()) return flushed;
   }
   layout += "]}";
-  return absl::StrCat("{\"", std::string(kineto::kMergedMemberName), "\":", layout,
-                      ",\n\"traceEvents\":[\n", events.text(), "\n]}\n");
+  return MergedFrame{
+      .head = absl::StrCat("{\"", std::string(kineto::kMergedMemberName), "\":", layout,
+                           ",\n\"traceEvents\":[\n"),
+      .tail = "\n]}\n"};
+}
+
+absl::StatusOr<std::string> RenderOverlay(const Trace& trace, const job::Result& result,
+                                          OverlayCounts* counts) {
+  std::vector<size_t> every_rank(trace.ranks.size());
+  for (size_t i = 0; i < every_rank.size(); ++i) every_rank[i] = i;
+  std::string events;
+  StringSink sink(&events);
+  absl::StatusOr<MergedFrame> frame = WriteOverlay(trace, result, every_rank, &sink, counts);
+  if (!frame.ok()) return frame.status();
+  return absl::StrCat(frame->head, events, frame->tail);
 }
 
 }  // namespace bubblescope::perfetto

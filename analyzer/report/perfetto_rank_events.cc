@@ -129,12 +129,16 @@ class RankRewriter {
     }
     if (!metadata) NoteThread(process.pid, tid->value);
 
-    std::string text = "{\"pid\":";
+    // Written straight into the list's buffer: this runs once per event of the whole job.
+    std::string& text = *events_->Begin();
+    text += "{\"pid\":";
     text::AppendInt(process.pid, &text);
     if (tid == nullptr) text += ",\"tid\":0";
     for (const RawField& field : event.fields) {
       if (field.key == "pid") continue;
-      absl::StrAppend(&text, ",\"", std::string(field.key), "\":");
+      text += ",\"";
+      text.append(field.key.data(), field.key.size());
+      text += "\":";
       if (&field == ts && !moved_ts.empty()) {
         text += moved_ts;
       } else {
@@ -142,7 +146,7 @@ class RankRewriter {
       }
     }
     text += "}";
-    events_->Add(text);
+    events_->End();
     ++counts_->written;
   }
 
@@ -229,10 +233,26 @@ class RankRewriter {
 
 }  // namespace
 
-void EventList::Add(std::string_view event) {
-  if (count_ > 0) text_ += ",\n";
-  text_.append(event.data(), event.size());
+namespace {
+// How much of the document is held before it is passed on: large enough that a write or a
+// compression call is cheap per byte, small beside any trace.
+constexpr size_t kFlushBytes = size_t{1} << 20;
+}  // namespace
+
+std::string* EventList::Begin() {
+  if (count_ > 0) buffer_ += ",\n";
+  return &buffer_;
+}
+
+void EventList::End() {
   ++count_;
+  if (buffer_.size() >= kFlushBytes) status_.Update(Flush());
+}
+
+absl::Status EventList::Flush() {
+  if (status_.ok() && !buffer_.empty()) status_ = sink_->Append(buffer_);
+  buffer_.clear();
+  return status_;
 }
 
 void AddProcessName(int64_t pid, std::string_view name, EventList* events) {

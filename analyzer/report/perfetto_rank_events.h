@@ -10,19 +10,29 @@
 
 #include "absl/status/status.h"
 #include "bubblescope/trace.h"
+#include "common/byte_sink.h"
 
 namespace bubblescope::perfetto {
 
-// The traceEvents elements of a merged trace, one per line.
+// The traceEvents elements of a merged trace, one per line, passed on to a sink a buffer at a
+// time so that no more than one buffer of the document is ever held.
 class EventList {
  public:
-  void Add(std::string_view event);
-  const std::string& text() const { return text_; }
+  explicit EventList(ByteSink* sink) : sink_(sink) {}
+
+  void Add(std::string_view event) { Begin()->append(event.data(), event.size()); End(); }
+  // An event written in place: Begin gives the text to append it to, End closes it.
+  std::string* Begin();
+  void End();
   int64_t size() const { return count_; }
+  // Passes on what is buffered; the first error of the sink, which stops every later write.
+  absl::Status Flush();
 
  private:
-  std::string text_;
+  ByteSink* sink_;
+  std::string buffer_;
   int64_t count_ = 0;
+  absl::Status status_;
 };
 
 // Appends the metadata event naming process `pid` (and the one that orders it by `pid`).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -12,6 +13,7 @@ namespace {
 // Bounds that keep the simulation small enough to hold in memory and every timestamp far from
 // int64 overflow. They are generous for any realistic test or demo job.
 constexpr int64_t kMaxKernels = 4'000'000;
+constexpr int64_t kMaxWrittenKernels = 64 * kMaxKernels;
 constexpr double kMaxSpanNs = 4e18;
 constexpr int64_t kMaxBytes = int64_t{1} << 50;
 
@@ -75,6 +77,15 @@ absl::Status CheckShape(const Config& config) {
   if (kernels > static_cast<double>(kMaxKernels)) {
     return Invalid(absl::StrCat("job too large to simulate: about ", kernels, " kernels (limit ",
                                 kMaxKernels, ")"));
+  }
+  // Every replica's ranks are written: up to 1,024 replicas of a small pipeline, or as many
+  // kernels as 64 replicas of the largest one.
+  const double written =
+      kernels * std::max(1.0, static_cast<double>(config.parallel.tensor) *
+                                  config.parallel.context * config.parallel.data);
+  if (written > static_cast<double>(kMaxWrittenKernels)) {
+    return Invalid(absl::StrCat("job too large to simulate: about ", written,
+                                " kernels over every replica (limit ", kMaxWrittenKernels, ")"));
   }
   return absl::OkStatus();
 }
@@ -293,21 +304,31 @@ std::string_view VendorName(Vendor vendor) {
 }
 
 static absl::Status CheckParallel(const ModelParallel& parallel) {
-  // tensor * data: files per stage; 128 data-parallel copies of 8 stages make the 1,024-rank job
-  // the scale work is measured on (docs/benchmarks.md).
-  constexpr int32_t kMaxReplicas = 1024;
-  if (parallel.tensor < 1 || parallel.data < 1 ||
-      int64_t{parallel.tensor} * parallel.data > kMaxReplicas) {
-    return Invalid(absl::StrCat("tensor parallel ", parallel.tensor, " x data parallel ",
-                                parallel.data, " must each be >= 1 with a product <= ",
-                                kMaxReplicas));
+  // tensor * context * data: files per stage; 128 data-parallel copies of 8 stages make the
+  // 1,024-rank job the scale work is measured on (docs/benchmarks.md).
+  constexpr int64_t kMaxReplicas = 1024;
+  if (parallel.tensor < 1 || parallel.context < 1 || parallel.data < 1 ||
+      int64_t{parallel.tensor} * parallel.context * parallel.data > kMaxReplicas) {
+    return Invalid(absl::StrCat("tensor parallel ", parallel.tensor, " x context parallel ",
+                                parallel.context, " x data parallel ", parallel.data,
+                                " must each be >= 1 with a product <= ", kMaxReplicas));
   }
-  if (!(parallel.tensor_share >= 0.0 && parallel.tensor_share < 1.0)) {
-    return Invalid(absl::StrCat("tensor-parallel share = ", parallel.tensor_share,
-                                " must be in [0, 1)"));
+  if (parallel.expert < 1 || (parallel.context * parallel.data) % parallel.expert != 0) {
+    return Invalid(absl::StrCat("expert parallel ", parallel.expert,
+                                " must be >= 1 and divide context x data parallel (",
+                                parallel.context * parallel.data, ")"));
   }
-  if (parallel.dp_sync_ns < 0 || parallel.dp_sync_ns > int64_t{1'000'000'000'000}) {
-    return Invalid(absl::StrCat("dp sync = ", parallel.dp_sync_ns, " ns must be in [0, 1000 s]"));
+  for (const auto& [name, share] : {std::pair{"tensor", parallel.tensor_share},
+                                    std::pair{"expert", parallel.expert_share}}) {
+    if (!(share >= 0.0 && share < 1.0)) {
+      return Invalid(absl::StrCat(name, "-parallel share = ", share, " must be in [0, 1)"));
+    }
+  }
+  for (const auto& [name, ns] : {std::pair{"dp sync", parallel.dp_sync_ns},
+                                 std::pair{"context exchange", parallel.context_exchange_ns}}) {
+    if (ns < 0 || ns > int64_t{1'000'000'000'000}) {
+      return Invalid(absl::StrCat(name, " = ", ns, " ns must be in [0, 1000 s]"));
+    }
   }
   if (parallel.tensor_elements < 1 || parallel.tensor_elements > (int64_t{1} << 40)) {
     return Invalid(absl::StrCat("tensor-parallel elements = ", parallel.tensor_elements,

@@ -130,17 +130,28 @@ inline constexpr std::array<LaunchStyle, 2> kLaunchStyles = {LaunchStyle::kOneTh
                                                              LaunchStyle::kTorch};
 inline constexpr std::array<Vendor, 2> kVendors = {Vendor::kCuda, Vendor::kRocm};
 
-// Tensor and data parallelism beside the pipeline, laid out as Megatron-Core does (default order
-// tp-cp-ep-dp-pp: global rank = tp_rank + tensor * (dp_rank + data * pipeline_rank)), so the job
-// has tensor * data * p ranks and tensor * data pipelines, each running the same schedule.
+// Tensor, context, expert and data parallelism beside the pipeline, laid out as Megatron-Core
+// does (default order tp-cp-ep-dp-pp: global rank = tp_rank + tensor * (cp_rank + context *
+// (dp_rank + data * pipeline_rank))), so the job has tensor * context * data * p ranks and
+// tensor * context * data pipelines, each running the same schedule.
 // Inside every F, B and W op each compute kernel gives `tensor_share` of its time to a
 // tensor-parallel collective on the group's own stream: an all-reduce after it, or with sequence
 // parallelism an all-gather before and a reduce-scatter after; the compute stream waits for it.
 // With `overlap`, a backward (B, W) kernel other than its op's last launches its all-reduce
 // asynchronously beside the op's next kernel (the weight-gradient GEMM) and keeps its whole
-// time; the op's last collective is waited for. After its last backward each
-// rank all-reduces its gradients over the data-parallel group (`dp_sync_ns`, data > 1 only) on
-// that group's stream, before the optimizer.
+// time; the op's last collective is waited for.
+// With context > 1 each op's first kernel is its attention, run as Transformer Engine's ring
+// attention (AttnFuncWithCPAndKVP2P): its compute splits into `context` attention steps and one
+// closing piece (the output projection, the dKV correction), and the KV chunks travel around the
+// context-parallel ring, one exchange of `context_exchange_ns` beside each step but the last
+// in a forward (to the next CP rank, from the previous), beside every step in a backward (KV and
+// dKV to the previous, from the next); each step waits for the exchange before it, the closing
+// piece for the last. With expert > 1 each op's last kernel is a MoE layer: `expert_share` of
+// its time goes to the token dispatch all-to-all before its compute and the combine all-to-all
+// after it, over the expert-parallel group, and the compute stream waits for both.
+// After its last backward each rank all-reduces its gradients over the data-parallel group with
+// context parallelism (Megatron's DDP reduces over data x context ranks; `dp_sync_ns`, when
+// data * context > 1) on that group's stream, before the optimizer.
 struct ModelParallel {
   int32_t tensor = 1;
   int32_t data = 1;
@@ -148,10 +159,17 @@ struct ModelParallel {
   bool overlap = false;
   double tensor_share = 0.15;  // in [0, 1)
   TimeNs dp_sync_ns = 0;
-  // Element count of one tensor-parallel collective (bf16), as the args record it.
+  // Element count of one tensor-parallel collective, expert all-to-all or KV exchange (bf16), as
+  // the args record it.
   int64_t tensor_elements = 4 << 20;
+  int32_t context = 1;
+  TimeNs context_exchange_ns = 100'000;
+  // Expert-parallel ranks: they must divide context * data (Megatron-Core's expert layout
+  // tp-ep-dp-pp over the same ranks, the expert tensor-parallel size being tensor's).
+  int32_t expert = 1;
+  double expert_share = 0.1;  // in [0, 1)
 
-  int32_t replicas() const { return tensor * data; }
+  int32_t replicas() const { return tensor * context * data; }
 };
 
 struct Config {

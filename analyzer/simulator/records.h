@@ -11,8 +11,9 @@
 namespace bubblescope::sim {
 
 // kAllReduce is the iteration-end barrier (Config::iteration_barrier): one small all-reduce over
-// every rank of the pipeline. kTensorParallel is a tensor-parallel collective inside an op (the
-// stage's own work); kDataParallel the gradient sync after the rank's last backward
+// every rank of the pipeline. kTensorParallel is a tensor-parallel collective inside an op,
+// kContextParallel one KV exchange of ring attention, kExpertParallel a MoE all-to-all: the
+// stage's own work. kDataParallel is the gradient sync after the rank's last backward
 // (Config::parallel, ModelParallel).
 enum class KernelRole : uint8_t {
   kCompute,
@@ -22,7 +23,15 @@ enum class KernelRole : uint8_t {
   kAllReduce,
   kTensorParallel,
   kDataParallel,
+  kContextParallel,
+  kExpertParallel,
 };
+
+// The communication that is the stage's own work (ModelParallel).
+inline bool InStageRole(KernelRole role) {
+  return role == KernelRole::kTensorParallel || role == KernelRole::kContextParallel ||
+         role == KernelRole::kExpertParallel;
+}
 
 // Payload of the iteration-end all-reduce: one f32 (the squared gradient norm).
 inline constexpr int64_t kBarrierBytes = 4;
@@ -42,8 +51,14 @@ enum class StreamRole : uint8_t {
   kBatchedP2p,
   kTensorParallel,  // the tensor-parallel group's NCCL stream
   kDataParallel,    // the data-parallel group's NCCL stream
+  // Ring attention's exchanges: the engine runs them in order on kContextParallel; the trace
+  // shows each transfer on the stream of its pair's communicator, the one with the next CP rank
+  // (kContextParallel) or with the previous (kContextParallelPrev, in the trace only).
+  kContextParallel,
+  kContextParallelPrev,
+  kExpertParallel,  // the expert-parallel group's NCCL stream
 };
-inline constexpr int kStreamRoleCount = 9;
+inline constexpr int kStreamRoleCount = 12;
 
 struct KernelRecord {
   int32_t iteration = 0;
@@ -54,7 +69,8 @@ struct KernelRecord {
   int32_t op = -1;
   int32_t peer_rank = -1;   // send / recv only: the global rank on the other end
   int64_t bytes = 0;        // send / recv / collectives only
-  // kTensorParallel / kDataParallel: kAllReduce, kReduceScatter or kAllGather.
+  // kTensorParallel / kDataParallel: kAllReduce, kReduceScatter or kAllGather; kExpertParallel:
+  // kAllToAll; kContextParallel: kSendRecv.
   CommKind collective = CommKind::kUnknown;
   int64_t correlation = 0;  // shared with its launch
   TimeNs launch_start = 0;  // the cudaLaunchKernel call on the CPU thread
@@ -68,6 +84,11 @@ struct KernelRecord {
   bool batch_follower = false;
   TimeNs post_start = 0;
   TimeNs post_end = 0;
+  // kContextParallel: one exchange is two transfers (a send and a receive). Batched, both calls
+  // come before the one kernel: the first at post_start, the second right after it. Otherwise
+  // each has its own kernel: the first launched at post_start with this correlation id, the
+  // second at launch_start.
+  int64_t post_correlation = 0;
 };
 
 struct OpRecord {

@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "simulator/memory.h"
 #include "simulator/parallel_groups.h"
+#include "simulator/rank_builder.h"
 
 namespace bubblescope::sim {
 namespace {
 
-// Runtime calls and GEMM names per vendor (index: Vendor).
-constexpr std::array<std::string_view, 2> kLaunchNames = {"cudaLaunchKernel", "hipLaunchKernel"};
+// Runtime calls and GEMM names per vendor (index: Vendor; the launch call's in rank_builder.h).
 constexpr std::array<std::string_view, 2> kSyncNames = {"cudaDeviceSynchronize",
                                                         "hipDeviceSynchronize"};
 constexpr std::string_view kSendRecvKernel =
@@ -31,10 +31,6 @@ constexpr std::array<std::array<std::string_view, 3>, 2> kGemmKernels = {{
 constexpr std::string_view kOptimizerKernel = "void multi_tensor_apply_kernel<adam>(...)";
 constexpr std::string_view kAllReduceKernel =
     "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
-constexpr std::string_view kAllRanksGroup = "pp_all";
-constexpr std::string_view kParamCommsName = "record_param_comms";
-constexpr std::string_view kCoalescedName = "nccl:coalesced";
-
 const char* OpWord(OpType type) {
   switch (type) {
     case OpType::kForward:
@@ -65,47 +61,7 @@ void SortTimeline(std::vector<Interval>* intervals) {
   });
 }
 
-class RankBuilder {
- public:
-  // The rank running `record` in `replica` of the pipeline (ModelParallel).
-  RankBuilder(const Config& config, const RankRecord& record, Replica replica)
-      : config_(config),
-        record_(record),
-        replica_(replica),
-        global_(GlobalRank(config, record.rank, replica)),
-        offset_(config.clock_offsets_ns.empty()
-                    ? 0
-                    : config.clock_offsets_ns[static_cast<size_t>(record.rank)]) {
-    if (config.parallel.replicas() > 1) groups_ = GroupsOf(config, record.rank, replica);
-  }
-
-  Rank Build();
-
- private:
-  NameId ComputeKernelName(const KernelRecord& kernel);
-  uint32_t CommIndex(const KernelRecord& kernel);
-  uint32_t AllReduceCommIndex(const KernelRecord& kernel);
-  uint32_t AllRanksGroup();
-  // With replicas (ModelParallel): the index of one of the rank's groups, added on first use.
-  uint32_t GroupIndex(const ProcessGroup& group);
-  uint32_t CollectiveCommIndex(const KernelRecord& kernel);
-  // The global rank of pipeline rank `pipeline_rank` in this rank's replica.
-  int32_t Global(int32_t pipeline_rank) const {
-    return GlobalRank(config_, pipeline_rank, replica_);
-  }
-  void AddQueuedTransfer(const KernelRecord& kernel, Timeline* cpu);
-  void AddAnnotations();
-
-  const Config& config_;
-  const RankRecord& record_;
-  const Replica replica_;
-  const int32_t global_;
-  const TimeNs offset_;
-  std::optional<RankGroups> groups_;  // with replicas only
-  Rank rank_;
-  std::vector<NameId> kernel_names_;     // by virtual stage * 3 + op type
-  uint32_t all_ranks_group_ = kNoIndex;  // process group of the iteration-end all-reduce
-};
+}  // namespace
 
 NameId RankBuilder::ComputeKernelName(const KernelRecord& kernel) {
   if (kernel.role == KernelRole::kOptimizer) return rank_.names.Intern(kOptimizerKernel);
@@ -124,95 +80,6 @@ NameId RankBuilder::ComputeKernelName(const KernelRecord& kernel) {
   return kernel_names_[slot];
 }
 
-// A p2p kernel's metadata as torch records a send or recv on the pipeline's process group: the
-// group is the whole pipeline (Megatron's and torch pipelining's pp group, DeepSpeed's default
-// group), not the pair, even though NCCL runs it on a two-rank communicator.
-uint32_t RankBuilder::CommIndex(const KernelRecord& kernel) {
-  CommInfo info;
-  info.bytes = kernel.bytes;
-  info.peer = Global(kernel.peer_rank);
-  info.group_size = config_.stages;
-  info.process_group = groups_ ? GroupIndex(groups_->pipeline) : AllRanksGroup();
-  bool send = kernel.role == KernelRole::kSend;
-  info.collective = rank_.names.Intern(send ? "send" : "recv");
-  info.dtype = rank_.names.Intern("BFloat16");
-  info.kind = send ? CommKind::kSend : CommKind::kRecv;
-  rank_.comms.push_back(info);
-  return static_cast<uint32_t>(rank_.comms.size() - 1);
-}
-
-uint32_t RankBuilder::GroupIndex(const ProcessGroup& group) {
-  for (size_t g = 0; g < rank_.process_groups.size(); ++g) {
-    if (rank_.process_groups[g].name == group.name) return static_cast<uint32_t>(g);
-  }
-  rank_.process_groups.push_back(group);
-  return static_cast<uint32_t>(rank_.process_groups.size() - 1);
-}
-
-// A tensor- or data-parallel collective as torch records it on an NCCL kernel.
-uint32_t RankBuilder::CollectiveCommIndex(const KernelRecord& kernel) {
-  const ProcessGroup& group =
-      kernel.role == KernelRole::kTensorParallel ? groups_->tensor : groups_->data;
-  CommInfo info;
-  info.bytes = kernel.bytes;
-  info.group_size = static_cast<int32_t>(group.ranks.size());
-  info.process_group = GroupIndex(group);
-  info.collective = rank_.names.Intern(CollectiveName(kernel.collective));
-  info.dtype = rank_.names.Intern("BFloat16");
-  info.kind = kernel.collective;
-  rank_.comms.push_back(info);
-  return static_cast<uint32_t>(rank_.comms.size() - 1);
-}
-
-uint32_t RankBuilder::AllRanksGroup() {
-  if (all_ranks_group_ == kNoIndex) {
-    ProcessGroup group{std::string(kAllRanksGroup), {}};
-    for (int32_t r = 0; r < config_.stages; ++r) group.ranks.push_back(r);
-    all_ranks_group_ = static_cast<uint32_t>(rank_.process_groups.size());
-    rank_.process_groups.push_back(std::move(group));
-  }
-  return all_ranks_group_;
-}
-
-// A batched transfer as torch records it: the c10d::send / c10d::recv_ call that queues it
-// (naming no peer), and inside it record_param_comms with the peer, size and process group.
-void RankBuilder::AddQueuedTransfer(const KernelRecord& kernel, Timeline* cpu) {
-  const bool send = kernel.role == KernelRole::kSend;
-  const CommKind kind = send ? CommKind::kSend : CommKind::kRecv;
-  Interval op;
-  op.start = kernel.post_start + offset_;
-  op.end = kernel.post_end + offset_;
-  op.name = rank_.names.Intern(send ? "c10d::send" : "c10d::recv_");
-  op.kind = IntervalKind::kCpuCommOp;
-  op.comm = static_cast<uint32_t>(rank_.comms.size());
-  rank_.comms.push_back(CommInfo{.kind = kind});
-  cpu->intervals.push_back(op);
-
-  CommInfo params;
-  params.bytes = kernel.bytes;
-  params.peer = Global(kernel.peer_rank);
-  params.group_size = config_.stages;
-  params.process_group = groups_ ? GroupIndex(groups_->pipeline) : AllRanksGroup();
-  params.collective = rank_.names.Intern(send ? "send" : "recv");
-  params.dtype = rank_.names.Intern("BFloat16");
-  params.kind = kind;
-  op.name = rank_.names.Intern(kParamCommsName);
-  op.comm = static_cast<uint32_t>(rank_.comms.size());
-  rank_.comms.push_back(params);
-  cpu->intervals.push_back(op);
-}
-
-uint32_t RankBuilder::AllReduceCommIndex(const KernelRecord& kernel) {
-  CommInfo info;
-  info.bytes = kernel.bytes;
-  info.group_size = groups_ ? static_cast<int32_t>(groups_->world.ranks.size()) : config_.stages;
-  info.process_group = groups_ ? GroupIndex(groups_->world) : AllRanksGroup();
-  info.collective = rank_.names.Intern("allreduce");
-  info.dtype = rank_.names.Intern("Float");
-  info.kind = CommKind::kAllReduce;
-  rank_.comms.push_back(info);
-  return static_cast<uint32_t>(rank_.comms.size() - 1);
-}
 
 void RankBuilder::AddAnnotations() {
   if (config_.annotations == AnnotationStyle::kNone) return;
@@ -296,8 +163,22 @@ Rank RankBuilder::Build() {
   const bool batched = config_.p2p == P2pStyle::kBatched;
   for (const KernelRecord& kernel : record_.kernels) {
     const bool p2p = kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv;
+    const bool send = kernel.role == KernelRole::kSend;
+    // torch's autograd thread launches the backward's compute and its in-stage communication.
+    const bool backward_work =
+        config_.launches == LaunchStyle::kTorch &&
+        (kernel.role == KernelRole::kCompute || InStageRole(kernel.role)) &&
+        record_.ops[static_cast<size_t>(kernel.op)].op.type != OpType::kForward;
+    Timeline& thread = backward_work ? autograd : cpu;
+    if (kernel.role == KernelRole::kContextParallel) {
+      AddRingExchange(kernel, &thread, &streams);
+      continue;
+    }
     if (batched && p2p) {
-      AddQueuedTransfer(kernel, &cpu);
+      AddQueuedTransfer(send, kernel.post_start, kernel.post_end,
+                        TransferCommIndex(send, Global(kernel.peer_rank), kernel.bytes,
+                                          PipelineGroup(), config_.stages),
+                        &cpu);
       // The batch is one kernel: its first transfer's launch and times stand for all of them.
       if (kernel.batch_follower) continue;
     }
@@ -307,74 +188,39 @@ Rank RankBuilder::Build() {
     launch.correlation = kernel.correlation;
     launch.name = launch_name;
     launch.kind = IntervalKind::kRuntime;
-    if (batched && p2p) {
-      // ProcessGroupNCCL::endCoalescing launches the batch inside its `nccl:coalesced` range;
-      // Kineto mirrors that range onto the stream the kernel ran on.
-      Annotation coalesced;
-      coalesced.name = rank_.names.Intern(kCoalescedName);
-      coalesced.start = launch.start;
-      coalesced.end = launch.end;
-      coalesced.scope = AnnotationScope::kCpu;
-      coalesced.thread_or_stream = cpu.id;
-      rank_.annotations.push_back(coalesced);
-      if (config_.annotations == AnnotationStyle::kPpMirrored) {
-        coalesced.start = kernel.start + offset_;
-        coalesced.end = kernel.end + offset_;
-        coalesced.scope = AnnotationScope::kGpu;
-        coalesced.device = 0;
-        coalesced.thread_or_stream = StreamId(kernel.stream);
-        rank_.annotations.push_back(coalesced);
-      }
-    } else if (p2p) {
-      // PyTorch launches each p2p kernel inside its c10d operator; the operator (which records
-      // no peer) is what tells a send from a receive when the kernel carries no NCCL args.
-      const bool send = kernel.role == KernelRole::kSend;
-      Interval op = launch;
-      op.correlation = 0;
-      op.name = rank_.names.Intern(send ? "c10d::send" : "c10d::recv_");
-      op.kind = IntervalKind::kCpuCommOp;
-      op.comm = static_cast<uint32_t>(rank_.comms.size());
-      rank_.comms.push_back(CommInfo{.kind = send ? CommKind::kSend : CommKind::kRecv});
-      cpu.intervals.push_back(op);
-    }
-    // torch's autograd thread also launches the backward's tensor-parallel collectives.
-    const bool backward_compute =
-        config_.launches == LaunchStyle::kTorch &&
-        (kernel.role == KernelRole::kCompute || kernel.role == KernelRole::kTensorParallel) &&
-        record_.ops[static_cast<size_t>(kernel.op)].op.type != OpType::kForward;
-    (backward_compute ? autograd : cpu).intervals.push_back(launch);
 
     Interval device;
     device.start = kernel.start + offset_;
     device.end = kernel.end + offset_;
     device.correlation = kernel.correlation;
+    device.kind = IntervalKind::kCommKernel;
     if (batched && p2p) {
       // The batch's kernel names no direction, peer or size: only the process group it ran on.
-      device.kind = IntervalKind::kCommKernel;
       device.name = comm_name;
       device.comm = static_cast<uint32_t>(rank_.comms.size());
       rank_.comms.push_back(CommInfo{.group_size = config_.stages,
-                                     .process_group = groups_ ? GroupIndex(groups_->pipeline)
-                                                              : AllRanksGroup(),
+                                     .process_group = PipelineGroup(),
                                      .collective = rank_.names.Intern("coalesced"),
                                      .kind = CommKind::kSendRecv});
+      AddCoalescedRange(launch, device, cpu.id, StreamId(kernel.stream));
     } else if (p2p) {
-      device.kind = IntervalKind::kCommKernel;
+      // PyTorch launches each p2p kernel inside its c10d operator; the operator (which records
+      // no peer) is what tells a send from a receive when the kernel carries no NCCL args.
+      AddC10dOp(send, kernel.launch_start, kernel.launch_end, &cpu);
       device.name = comm_name;
-      device.comm = CommIndex(kernel);
+      device.comm = TransferCommIndex(send, Global(kernel.peer_rank), kernel.bytes,
+                                      PipelineGroup(), config_.stages);
     } else if (kernel.role == KernelRole::kAllReduce) {
-      device.kind = IntervalKind::kCommKernel;
       device.name = rank_.names.Intern(kAllReduceKernel);
       device.comm = AllReduceCommIndex(kernel);
-    } else if (kernel.role == KernelRole::kTensorParallel ||
-               kernel.role == KernelRole::kDataParallel) {
-      device.kind = IntervalKind::kCommKernel;
+    } else if (InStageRole(kernel.role) || kernel.role == KernelRole::kDataParallel) {
       device.name = rank_.names.Intern(CollectiveKernelName(kernel.collective));
       device.comm = CollectiveCommIndex(kernel);
     } else {
       device.kind = IntervalKind::kComputeKernel;
       device.name = ComputeKernelName(kernel);
     }
+    thread.intervals.push_back(launch);  // after its c10d operator, which encloses it
     streams[static_cast<size_t>(kernel.stream)].intervals.push_back(device);
   }
   const NameId sync_name = rank_.names.Intern(kSyncNames[static_cast<size_t>(config_.vendor)]);
@@ -411,8 +257,6 @@ Rank RankBuilder::Build() {
   return std::move(rank_);
 }
 
-}  // namespace
-
 int64_t StreamId(StreamRole role) {
   switch (role) {
     case StreamRole::kCompute:
@@ -433,6 +277,12 @@ int64_t StreamId(StreamRole role) {
       return 44;
     case StreamRole::kDataParallel:
       return 48;
+    case StreamRole::kContextParallel:
+      return 52;
+    case StreamRole::kContextParallelPrev:
+      return 56;
+    case StreamRole::kExpertParallel:
+      return 60;
   }
   return -1;
 }
@@ -448,7 +298,10 @@ Trace BuildTrace(const Config& config, const Records& records) {
   for (const RankRecord& record : records.ranks) {
     for (int32_t data = 0; data < parallel.data; ++data) {
       for (int32_t tensor = 0; tensor < parallel.tensor; ++tensor) {
-        trace.ranks.push_back(RankBuilder(config, record, Replica{tensor, data}).Build());
+        for (int32_t context = 0; context < parallel.context; ++context) {
+          trace.ranks.push_back(
+              RankBuilder(config, record, Replica{tensor, context, data}).Build());
+        }
       }
     }
   }

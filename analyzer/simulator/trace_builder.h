@@ -23,6 +23,10 @@
 // LaunchStyle::kTorch launches the compute kernels of B and W ops from a second CPU thread
 // (AutogradThreadId, as torch's autograd engine does) and names every compute kernel after a
 // cuBLAS GEMM of its phase's operand layout ("ampere_bf16_s16816gemm_..._tn" / "_nn" / "_nt").
+// With ModelParallel (config.h) each rank is one copy of its pipeline rank; its in-stage
+// communication runs on the tensor- (44), data- (48) and expert-parallel (60) groups' streams,
+// ring attention's transfers on the streams of the CP ring's pair communicators (52 with the next
+// CP rank, 56 with the previous); docs/simulator.md lists names, args and groups.
 // Vendor::kRocm spells the runtime calls hipLaunchKernel / hipDeviceSynchronize (the writer then
 // adds roctracer's text stream handle), names the device an MI250X and the GEMMs as hipBLASLt
 // does ("Cijk_Alik_Bljk_...").

@@ -79,7 +79,7 @@ RankIterationTruth RankFigures(const RankRecord& rank, KernelRange range, TimeNs
   RankIterationTruth figures;
   figures.rank = rank.rank;
   figures.stage = rank.stage;
-  std::vector<Span> work;  // compute and the tensor-parallel collectives: the stage's work
+  std::vector<Span> work;  // compute and the in-stage communication: the stage's work
   std::vector<Span> comm;
   std::vector<Span> data;  // the data-parallel gradient sync
   for (size_t k = range.begin; k < range.end; ++k) {
@@ -88,14 +88,14 @@ RankIterationTruth RankFigures(const RankRecord& rank, KernelRange range, TimeNs
       // Compute kernels share one stream, so they never overlap.
       figures.compute += kernel.end - kernel.start;
       work.push_back({kernel.start, kernel.end});
-    } else if (kernel.role == KernelRole::kTensorParallel) {
+    } else if (InStageRole(kernel.role)) {
       work.push_back({kernel.start, kernel.end});
     } else {
       comm.push_back({kernel.start, kernel.end});
       if (kernel.role == KernelRole::kDataParallel) data.push_back({kernel.start, kernel.end});
     }
   }
-  // An asynchronous collective under a compute kernel counts once.
+  // A collective or KV exchange under a compute kernel counts once.
   const std::vector<Span> busy = Merged(std::move(work), window_start, window_end);
   TimeNs busy_ns = 0;
   for (const Span& span : busy) busy_ns += span.end - span.start;

@@ -14,10 +14,11 @@
 //   comm_wait  = time inside [first compute start, last compute end] where one of the rank's
 //                communication kernels runs and none of its compute kernels does.
 //   empty      = stall - comm_wait
-//   With tensor parallelism (ModelParallel) its collectives are the stage's work: "compute" in
-//   idle, fill, drain and comm_wait reads "compute and tensor-parallel collectives" (their union;
-//   in_stage_comm = that union - compute), and dp_sync = the part of idle under the
-//   data-parallel gradient sync.
+//   With tensor, context or expert parallelism (ModelParallel) their communication is the stage's
+//   work: "compute" in idle, fill, drain and comm_wait reads "compute and in-stage
+//   communication" (their union: the tensor-parallel collectives, ring attention's KV exchanges,
+//   the MoE all-to-alls; in_stage_comm = that union - compute), and dp_sync = the part of idle
+//   under the data-parallel gradient sync.
 //   bubble     = sum of idle over ranks / (p * window)
 // Over all iterations: bubble = sum of all idle / sum of p * window; latency percentiles of the
 // window durations (nearest-rank: the q-quantile of n sorted values is the ceil(q*n)-th, 1-based);
@@ -47,7 +48,7 @@ struct RankIterationTruth {
   TimeNs stall = 0;
   TimeNs comm_wait = 0;
   TimeNs empty = 0;
-  // Tensor-parallel collectives no compute overlaps: work, not idle (idle = window - compute -
+  // In-stage communication no compute overlaps: work, not idle (idle = window - compute -
   // in_stage_comm; first_compute_start / last_compute_end bound the work).
   TimeNs in_stage_comm = 0;
   // The part of idle in which the data-parallel gradient sync runs.

@@ -96,6 +96,10 @@ void WriteConfig(JsonWriter& json, const Config& config) {
     json.BoolMember("overlap", parallel.overlap);
     json.DoubleMember("tensor_share", parallel.tensor_share);
     Micros(json, "dp_sync_us", parallel.dp_sync_ns);
+    json.IntMember("context", parallel.context);
+    Micros(json, "context_exchange_us", parallel.context_exchange_ns);
+    json.IntMember("expert", parallel.expert);
+    json.DoubleMember("expert_share", parallel.expert_share);
     json.EndObject();
   }
   json.EndObject();

@@ -113,27 +113,34 @@ TEST(AnalyzeLargeJobCliTest, ShowPipelinesAddsToTheWorstInFull) {
   ASSERT_EQ(made.exit_status, 0) << made.err;
   const std::string page = (fs::path(dir.path()) / "report.html").string();
   CommandResult run = RunCommand(
-      {BUBBLESCOPE_BINARY, "analyze", traces, "--html", page, "--show-pipelines", "57,99"});
+      {BUBBLESCOPE_BINARY, "analyze", traces, "--html", page, "--show-pipelines", "57,98-99"});
   ASSERT_EQ(run.exit_status, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("\nreplica set 0: pipelines 0-99, 100 data-parallel copies"));
   EXPECT_THAT(run.out, HasSubstr("\npipeline 57: ranks 57,157,257\n"));
   EXPECT_THAT(run.out, HasSubstr("\npipeline 99: ranks 99,199,299\n"));
-  EXPECT_THAT(run.out, ::testing::Not(HasSubstr("\npipeline 98: ")));
+  EXPECT_THAT(run.out, HasSubstr("\npipeline 98: ranks 98,198,298\n"));
+  EXPECT_THAT(run.out, ::testing::Not(HasSubstr("\npipeline 97: ")));
   const std::string html = ReadFile(page);
   size_t details = 0;
   for (size_t at = html.find("<details id=p"); at != std::string::npos;
        at = html.find("<details id=p", at + 1)) {
     ++details;
   }
-  EXPECT_EQ(details, 6u);  // the worst 4 and the two picked
+  EXPECT_EQ(details, 7u);  // the worst 4 and the three picked
   EXPECT_THAT(html, HasSubstr("<details id=p57>"));
   EXPECT_THAT(html, HasSubstr("<details id=p99>"));
 
-  CommandResult missing = RunCommand(
-      {BUBBLESCOPE_BINARY, "analyze", traces, "--show-pipelines", "100"});
-  EXPECT_EQ(missing.exit_status, 2);
-  EXPECT_THAT(missing.err,
-              HasSubstr("bubblescope: --show-pipelines: no pipeline 100 (the job has 100)\n"));
+  for (const char* list : {"100", "98-120"}) {
+    CommandResult missing =
+        RunCommand({BUBBLESCOPE_BINARY, "analyze", traces, "--show-pipelines", list});
+    EXPECT_EQ(missing.exit_status, 2);
+    EXPECT_THAT(missing.err,
+                HasSubstr("bubblescope: --show-pipelines: no pipeline 100 (the job has 100)\n"));
+  }
+  CommandResult backwards =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", traces, "--show-pipelines", "5-2"});
+  EXPECT_EQ(backwards.exit_status, 2);
+  EXPECT_THAT(backwards.err, HasSubstr("--show-pipelines"));
 }
 
 }  // namespace

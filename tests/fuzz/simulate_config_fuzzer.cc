@@ -69,6 +69,14 @@ constexpr TextFlag kTextFlags[] = {
     {"launches", &SimulateFlags::launches},
     {"vendor", &SimulateFlags::vendor},
     {"format", &SimulateFlags::format},
+    {"tensor-parallel", &SimulateFlags::tensor_parallel},
+    {"context-parallel", &SimulateFlags::context_parallel},
+    {"expert-parallel", &SimulateFlags::expert_parallel},
+    {"data-parallel", &SimulateFlags::data_parallel},
+    {"tp-share", &SimulateFlags::tp_share},
+    {"ep-share", &SimulateFlags::ep_share},
+    {"cp-exchange-us", &SimulateFlags::cp_exchange_us},
+    {"dp-sync-us", &SimulateFlags::dp_sync_us},
 };
 
 SimulateFlags ParseLines(std::string_view text) {
@@ -84,6 +92,8 @@ SimulateFlags ParseLines(std::string_view text) {
         equals == std::string_view::npos ? std::string_view() : line.substr(equals + 1);
     if (name == "no-iteration-barrier") flags.no_iteration_barrier = true;
     if (name == "no-nccl-args") flags.no_nccl_args = true;
+    if (name == "sequence-parallel") flags.sequence_parallel = true;
+    if (name == "tp-overlap") flags.tp_overlap = true;
     if (name == "slow-link" && flags.slow_links.size() < kMaxSlowLinks) {
       flags.slow_links.emplace_back(value);
     }
@@ -96,8 +106,10 @@ SimulateFlags ParseLines(std::string_view text) {
 
 int64_t Ops(const sim::Config& config) {
   int64_t ops = 1;
+  // Every replica (ModelParallel) is a copy of the pipeline's ranks, each with its ring steps.
   for (int64_t factor : {config.stages, config.microbatches, config.virtual_stages,
-                         config.iterations, config.kernels_per_op}) {
+                         config.iterations, config.kernels_per_op, config.parallel.replicas(),
+                         config.parallel.context + 1}) {
     ops = SaturatingMul(ops, factor);
   }
   return ops;
@@ -178,8 +190,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   CheckTruth(settings->config, simulation->truth);
-  if (simulation->trace.ranks.size() != static_cast<size_t>(settings->config.stages)) {
-    fuzz::Fail("a simulated job without one rank per stage");
+  if (simulation->trace.ranks.size() != static_cast<size_t>(settings->config.stages) *
+                                            static_cast<size_t>(
+                                                settings->config.parallel.replicas())) {
+    fuzz::Fail("a simulated job without one rank per stage and replica");
   }
   Trace read;
   for (const Rank& rank : simulation->trace.ranks) {

@@ -1,7 +1,7 @@
 // A data-parallel job with one slow replica, for the tests of the replica fold
 // (job/replica_sets.h) and of the reports that show it: DP 4 x PP 2, 1F1B, m = 4, laid out as
 // Megatron-Core does (global rank = replica + 4 * stage), each rank declaring its
-// DATA_PARALLEL_GROUP through the gradient all-reduce. Replica 3 (ranks 3 and 7) comes from a
+// DATA_PARALLEL_GROUP_WITH_CP through the gradient all-reduce. Replica 3 (ranks 3 and 7) comes from a
 // second simulation of the same job in which stage 1's forward takes 1.5 ms instead of 1 ms;
 // every other rank from the first. Each pipeline's ranks come from one simulation, so each
 // pipeline is internally consistent and its truth is that simulation's.

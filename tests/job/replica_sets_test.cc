@@ -51,7 +51,8 @@ TEST(ReplicaSetsTest, OneSlowReplicaStandsOutInTheSpread) {
   ASSERT_EQ(result.replica_sets.size(), 1u);
   const job::ReplicaSet& set = result.replica_sets[0];
   EXPECT_EQ(set.pipelines, (std::vector<int32_t>{0, 1, 2, 3}));
-  EXPECT_EQ(set.group_descriptions, (std::vector<std::string>{"DATA_PARALLEL_GROUP"}));
+  // The gradient all-reduce runs over Megatron-Core's data-parallel group with context ranks.
+  EXPECT_EQ(set.group_descriptions, (std::vector<std::string>{"DATA_PARALLEL_GROUP_WITH_CP"}));
   ASSERT_EQ(set.stages.size(), 2u);
   EXPECT_EQ(set.stages[1].ranks.size(), 4u);
   EXPECT_EQ(set.stages[1].ranks[static_cast<size_t>(slow)], kSlowReplica + kReplicas);

@@ -102,7 +102,7 @@ TEST(ReplicaReportTest, TextFoldsTheReplicasIntoOneBlock) {
   const std::string text = AnalyzeText(job.result, Folded());
   EXPECT_THAT(text, HasSubstr("replica set 0: pipelines 0-3, 4 data-parallel copies of p=2 m=4 "
                               "v=1 1f1b (each stage's ranks share a group described as "
-                              "DATA_PARALLEL_GROUP)"));
+                              "DATA_PARALLEL_GROUP_WITH_CP)"));
   EXPECT_THAT(text, HasSubstr(absl::StrCat("worst replica (largest bubble): pipeline ", job.slow,
                                            ", ranks 3,7; printed in full below")));
   // The worst replica is the one pipeline printed in full.

@@ -207,28 +207,26 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(KinetoLayout::kBareArray, Schedule::k1F1B,
                                       AnnotationStyle::kPpGpu, true)));
 
-// Tensor and data parallelism: every rank's file, its collectives' args and the groups
-// distributedInfo.pg_config declares (name, Megatron-Core description, ranks) come back as written.
-TEST(RoundTripTest, ModelParallelRanksAndTheirGroups) {
-  Config config = RoundTripConfig(Schedule::k1F1B, AnnotationStyle::kNone);
-  config.parallel = ModelParallel{.tensor = 2,
-                                  .data = 2,
-                                  .sequence_parallel = true,
-                                  .overlap = true,
-                                  .tensor_share = 0.2,
-                                  .dp_sync_ns = 250'000};
+using Group = std::tuple<std::string, std::vector<int32_t>>;
+
+// Writes `config`'s simulated set and loads it back: every rank's file, its collectives' and
+// transfers' args and the groups distributedInfo.pg_config declares (name, Megatron-Core
+// description, ranks) come back as written. Returns the (description, ranks) of global rank
+// `rank`'s groups, sorted.
+std::vector<Group> RoundTripGroupsOf(const Config& config, size_t ranks, size_t rank) {
   absl::StatusOr<Simulation> simulation = Simulate(config);
-  ASSERT_TRUE(simulation.ok()) << simulation.status();
-  ASSERT_EQ(simulation->trace.ranks.size(), 12u);  // 2 x 2 x 3
+  EXPECT_TRUE(simulation.ok()) << simulation.status();
+  if (!simulation.ok()) return {};
+  EXPECT_EQ(simulation->trace.ranks.size(), ranks);
   TempDir dir;
   absl::StatusOr<std::vector<std::string>> written =
       WriteSimulationSet(config, *simulation, dir.path(), SetWriteOptions{});
-  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_TRUE(written.ok()) << written.status();
   LoadOptions load_options;
   load_options.jobs = 1;
   absl::StatusOr<Trace> loaded = LoadTrace({dir.path()}, load_options);
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
-  ASSERT_EQ(loaded->ranks.size(), simulation->trace.ranks.size());
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  if (!loaded.ok() || loaded->ranks.size() != simulation->trace.ranks.size()) return {};
   for (size_t r = 0; r < loaded->ranks.size(); ++r) {
     const Rank& simulated = simulation->trace.ranks[r];
     ExpectSameRank(loaded->ranks[r], simulated, true);
@@ -244,20 +242,53 @@ TEST(RoundTripTest, ModelParallelRanksAndTheirGroups) {
     std::sort(got.begin(), got.end());
     EXPECT_EQ(got, want);
   }
-  // Global rank 5 = tensor 1 + 2 * (data 0 + 2 * pipeline rank 1): its tensor group is {4, 5},
-  // its data group {5, 7}, its pipeline {1, 5, 9}.
-  std::vector<std::tuple<std::string, std::vector<int32_t>>> groups;
-  for (const ProcessGroup& group : loaded->ranks[5].process_groups) {
+  std::vector<Group> groups;
+  for (const ProcessGroup& group : loaded->ranks[rank].process_groups) {
     groups.emplace_back(group.description, group.ranks);
   }
   std::sort(groups.begin(), groups.end());
-  using Group = std::tuple<std::string, std::vector<int32_t>>;
-  EXPECT_EQ(groups, (std::vector<Group>{
-                        Group{"DATA_PARALLEL_GROUP", {5, 7}},
-                        Group{"PIPELINE_MODEL_PARALLEL_GROUP", {1, 5, 9}},
-                        Group{"TENSOR_MODEL_PARALLEL_GROUP", {4, 5}},
-                        Group{"default_pg", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
-                    }));
+  return groups;
+}
+
+TEST(RoundTripTest, TensorAndDataParallelRanksAndTheirGroups) {
+  Config config = RoundTripConfig(Schedule::k1F1B, AnnotationStyle::kNone);
+  config.parallel = ModelParallel{.tensor = 2,
+                                  .data = 2,
+                                  .sequence_parallel = true,
+                                  .overlap = true,
+                                  .tensor_share = 0.2,
+                                  .dp_sync_ns = 250'000};
+  // Global rank 5 = tensor 1 + 2 * (data 0 + 2 * pipeline rank 1): its tensor group is {4, 5},
+  // its data group {5, 7}, its pipeline {1, 5, 9}.
+  EXPECT_EQ(RoundTripGroupsOf(config, 12, 5),
+            (std::vector<Group>{
+                Group{"DATA_PARALLEL_GROUP_WITH_CP", {5, 7}},
+                Group{"PIPELINE_MODEL_PARALLEL_GROUP", {1, 5, 9}},
+                Group{"TENSOR_MODEL_PARALLEL_GROUP", {4, 5}},
+                Group{"default_pg", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+            }));
+}
+
+TEST(RoundTripTest, ContextAndExpertParallelRanksAndTheirGroups) {
+  Config config = RoundTripConfig(Schedule::k1F1B, AnnotationStyle::kNone);
+  config.parallel = ModelParallel{.tensor = 2,
+                                  .dp_sync_ns = 250'000,
+                                  .context = 4,
+                                  .context_exchange_ns = 50'000,
+                                  .expert = 2};
+  // p = 3 stages of 2 x 4 ranks. Global rank 10 = tensor 0 + 2 * (context 1 + 4 * pipeline
+  // rank 1): its tensor group {10, 11}; its ring (and gradient sync) the context ranks 8, 10, 12,
+  // 14; its experts, laid tp-ep-dp-pp over the same ranks, {8, 10}; its pipeline {2, 10, 18}.
+  EXPECT_EQ(RoundTripGroupsOf(config, 24, 10),
+            (std::vector<Group>{
+                Group{"CONTEXT_PARALLEL_GROUP", {8, 10, 12, 14}},
+                Group{"DATA_PARALLEL_GROUP_WITH_CP", {8, 10, 12, 14}},
+                Group{"EXPERT_MODEL_PARALLEL_GROUP", {8, 10}},
+                Group{"PIPELINE_MODEL_PARALLEL_GROUP", {2, 10, 18}},
+                Group{"TENSOR_MODEL_PARALLEL_GROUP", {10, 11}},
+                Group{"default_pg", {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                     12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}},
+            }));
 }
 
 TEST(SetWriterTest, RefusesToOverwriteWithoutForceAndCleansUpWithIt) {

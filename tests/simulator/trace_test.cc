@@ -434,6 +434,29 @@ TEST(TraceTest, RejectsInvalidConfigs) {
          c->start_time_ns = 3'000'000'000'000'000'000;
        }},
       {"too large", [](Config* c) { c->iterations = 1'000'000; }},
+      {"context parallel 0", [](Config* c) { c->parallel.context = 0; }},
+      {"product <= 1024",
+       [](Config* c) {
+         c->parallel.tensor = 8;
+         c->parallel.context = 4;
+         c->parallel.data = 64;
+       }},
+      // 512 replicas are allowed, but not of a pipeline of over a million kernels.
+      {"kernels over every replica",
+       [](Config* c) {
+         c->microbatches = 64;
+         c->iterations = 512;
+         c->parallel.data = 512;
+       }},
+      // The expert layout spreads over context x data ranks.
+      {"expert parallel 3 must be >= 1 and divide context x data parallel (4)",
+       [](Config* c) {
+         c->parallel.context = 2;
+         c->parallel.data = 2;
+         c->parallel.expert = 3;
+       }},
+      {"expert-parallel share", [](Config* c) { c->parallel.expert_share = 1.0; }},
+      {"context exchange", [](Config* c) { c->parallel.context_exchange_ns = -1; }},
   };
   for (const Case& test_case : cases) {
     Config config = IdealConfig(Schedule::k1F1B, 4, 8, 100, 200);
