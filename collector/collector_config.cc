@@ -31,17 +31,19 @@ const char* NonEmpty(const EnvLookup& env, const char* name) {
   return value != nullptr && value[0] != '\0' ? value : nullptr;
 }
 
+// BUBBLESCOPE_KINDS's names, in the order they are listed.
+constexpr std::array<std::pair<std::string_view, uint32_t>, 8> kNames = {{
+    {"kernel", kKindKernel},
+    {"memcpy", kKindMemcpy},
+    {"memset", kKindMemset},
+    {"memory", kKindMemory},
+    {"nvtx", kKindNvtx},
+    {"runtime", kKindRuntime},
+    {"driver", kKindDriver},
+    {"nccl", kKindNccl},
+}};
+
 bool ParseKinds(std::string_view text, uint32_t* kinds, std::string* error) {
-  static constexpr std::array<std::pair<std::string_view, uint32_t>, 8> kNames = {{
-      {"kernel", kKindKernel},
-      {"memcpy", kKindMemcpy},
-      {"memset", kKindMemset},
-      {"memory", kKindMemory},
-      {"nvtx", kKindNvtx},
-      {"runtime", kKindRuntime},
-      {"driver", kKindDriver},
-      {"nccl", kKindNccl},
-  }};
   *kinds = 0;
   while (true) {
     const size_t comma = text.find(',');
@@ -65,10 +67,23 @@ bool ParseKinds(std::string_view text, uint32_t* kinds, std::string* error) {
 
 bool ParseStart(std::string_view text, CollectorConfig* config, std::string* error) {
   constexpr std::string_view kAfter = "after:";
+  constexpr std::string_view kSteps = "steps:";
   if (text == "immediate") {
     config->start = StartMode::kImmediate;
   } else if (text == "profiler-api") {
     config->start = StartMode::kProfilerApi;
+  } else if (text.substr(0, kSteps.size()) == kSteps) {
+    const std::string_view window = text.substr(kSteps.size());
+    const size_t colon = window.find(':');
+    const int64_t first = colon == std::string_view::npos ? -1 : ParseCount(window.substr(0, colon));
+    const int64_t last = colon == std::string_view::npos ? -1 : ParseCount(window.substr(colon + 1));
+    if (first < 0 || last < first || last > int64_t{1} << 31) {
+      *error = "BUBBLESCOPE_START: '" + std::string(text) + "' is not steps:A:B with A <= B";
+      return false;
+    }
+    config->start = StartMode::kSteps;
+    config->first_step = first;
+    config->last_step = last;
   } else if (text.substr(0, kAfter.size()) == kAfter) {
     const int64_t seconds = ParseCount(text.substr(kAfter.size()));
     if (seconds < 0 || seconds > int64_t{1} << 31) {
@@ -79,7 +94,7 @@ bool ParseStart(std::string_view text, CollectorConfig* config, std::string* err
     config->start_delay_ms = seconds * 1000;
   } else {
     *error = "BUBBLESCOPE_START: '" + std::string(text) +
-             "' (expected immediate, profiler-api or after:SECONDS)";
+             "' (expected immediate, profiler-api, after:SECONDS or steps:A:B)";
     return false;
   }
   return true;
@@ -179,6 +194,28 @@ std::string TraceFileName(const ProcessIdentity& identity, const std::string& ru
   name += std::to_string(identity.pid);
   name += ".json";
   return name;
+}
+
+std::optional<bool> StepWindowChange(const CollectorConfig& config, std::string_view name) {
+  constexpr std::string_view kStep = "ProfilerStep#";
+  if (config.start != StartMode::kSteps || name.substr(0, kStep.size()) != kStep) {
+    return std::nullopt;
+  }
+  const int64_t step = ParseCount(name.substr(kStep.size()));
+  if (step < 0) return std::nullopt;
+  if (step > config.last_step) return false;
+  if (step >= config.first_step) return true;
+  return std::nullopt;
+}
+
+std::string KindNames(uint32_t kinds) {
+  std::string out;
+  for (const auto& [name, bit] : kNames) {
+    if (!(kinds & bit)) continue;
+    if (!out.empty()) out += ',';
+    out += name;
+  }
+  return out;
 }
 
 }  // namespace bubblescope::collector

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace bubblescope::collector {
 
@@ -26,6 +28,7 @@ enum class StartMode : uint8_t {
   kImmediate,    // record from injection on
   kProfilerApi,  // record between cudaProfilerStart and cudaProfilerStop
   kAfterDelay,   // record from `start_delay_ms` after injection on
+  kSteps,        // record the training steps `first_step` to `last_step` (ProfilerStep#N ranges)
 };
 
 struct CollectorConfig {
@@ -34,6 +37,8 @@ struct CollectorConfig {
   int64_t flush_ms = 1000;
   StartMode start = StartMode::kImmediate;
   int64_t start_delay_ms = 0;
+  int64_t first_step = 0;  // kSteps: the window, both ends included
+  int64_t last_step = 0;
   int64_t buffer_cap_bytes = int64_t{64} << 20;  // all CUPTI buffers in flight together
   // The `bubblescope record` run this process belongs to (BUBBLESCOPE_RUN_ID); empty when the
   // collector was injected by other means. It goes into the file name and the process metadata,
@@ -46,10 +51,18 @@ using EnvLookup = std::function<const char*(const char*)>;
 
 // Reads BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS (comma list of kernel, memcpy, memset, memory,
 // nvtx, runtime, driver, nccl), BUBBLESCOPE_FLUSH_MS (> 0), BUBBLESCOPE_START (immediate,
-// profiler-api, after:SECONDS), BUBBLESCOPE_BUFFER_MB (> 0) and BUBBLESCOPE_RUN_ID (of the form
+// profiler-api, after:SECONDS, steps:A:B), BUBBLESCOPE_BUFFER_MB (> 0) and BUBBLESCOPE_RUN_ID (of the form
 // text::IsValidRecordRunId accepts). Unset or empty variables keep their defaults. False with a
 // one-line `*error` naming the variable on a bad value.
 bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::string* error);
+
+// Whether the NVTX range `name` just opened turns kSteps recording on (true) or off (false): a
+// `ProfilerStep#N` range with N in the window turns it on, one after the window turns it off.
+// Anything else, or another start mode: no change.
+std::optional<bool> StepWindowChange(const CollectorConfig& config, std::string_view name);
+
+// The kinds of a KindBit mask as BUBBLESCOPE_KINDS names them, comma-separated ("kernel,nvtx").
+std::string KindNames(uint32_t kinds);
 
 // Who this process is in the job, from the launcher's variables; -1 when unknown.
 struct ProcessIdentity {

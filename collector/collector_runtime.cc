@@ -35,11 +35,37 @@ std::string_view StartName(StartMode mode) {
       return "profiler-api";
     case StartMode::kAfterDelay:
       return "after";
+    case StartMode::kSteps:
+      return "steps";
   }
   return "immediate";
 }
 
+// What CUPTI would have recorded of `kinds`: everything but NCCL transfers.
+uint32_t CuptiKinds(uint32_t kinds) { return kinds & ~uint32_t{kKindNccl}; }
+
+std::string CuptiUnavailableEvent(const std::string& held_by, uint32_t kinds, int64_t pid) {
+  std::string out;
+  ChromeEvent(&out, "M", "", "bubblescope_cupti_unavailable")
+      .Int("pid", pid)
+      .Int("tid", 0)
+      .Args()
+      .Text("held_by", held_by)
+      .Text("not_recorded", KindNames(CuptiKinds(kinds)))
+      .Text("recorded", KindNames(kinds & kKindNccl))
+      .Finish();
+  return out;
+}
+
 }  // namespace
+
+std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds) {
+  std::string line = "bubblescope collector: CUPTI is held by another profiler";
+  if (!held_by.empty()) line += " (" + held_by + ")";
+  line += ": not recording " + KindNames(CuptiKinds(kinds)) + " in this process";
+  line += (kinds & kKindNccl) ? "; NCCL transfers still recorded" : "";
+  return line;
+}
 
 CollectorRuntime& CollectorRuntime::Instance() {
   // Never destroyed: CUPTI and NCCL may call in during static destruction.
@@ -107,6 +133,13 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
     Disable(error);
     return false;
   }
+  if (hooks_.cupti_held_by) {
+    writer_->Append(CuptiUnavailableEvent(*hooks_.cupti_held_by, config_.kinds, pid_));
+    static std::atomic<bool> printed{false};
+    if (!printed.exchange(true)) {
+      std::fprintf(stderr, "%s\n", CuptiHeldNotice(*hooks_.cupti_held_by, config_.kinds).c_str());
+    }
+  }
   pool_ = std::make_unique<BufferPool>(kCuptiBufferBytes, config_.buffer_cap_bytes);
   directory_ = std::make_unique<CommRankDirectory>(config_.output_dir);
   translator_ = std::make_unique<ActivityTranslator>(TranslatorOptions{
@@ -120,6 +153,8 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
   }
   cupti_dropped_ = 0;
   last_written_ = DroppedCounts();
+  window_recording_ = false;
+  window_opened_ = false;
   stop_loop_ = false;
   running_ = true;
   if (config_.start == StartMode::kImmediate && hooks_.set_recording) hooks_.set_recording(true);
@@ -167,6 +202,17 @@ void CollectorRuntime::OnProfilerApi(bool start) {
   if (Active() && config_.start == StartMode::kProfilerApi && hooks_.set_recording) {
     hooks_.set_recording(start);
   }
+}
+
+void CollectorRuntime::OnRangeStart(std::string_view name) {
+  if (!Active() || !hooks_.set_recording) return;
+  const std::optional<bool> change = StepWindowChange(config_, name);
+  if (!change) return;
+  std::lock_guard<std::mutex> lock(window_mutex_);
+  window_opened_ = window_opened_ || *change;
+  if (*change == window_recording_) return;
+  window_recording_ = *change;
+  hooks_.set_recording(*change);
 }
 
 DroppedCounts CollectorRuntime::dropped() const {
@@ -219,6 +265,13 @@ void CollectorRuntime::Shutdown() {
   loop_wake_.notify_all();
   if (flush_thread_.joinable()) flush_thread_.join();
   Flush(true);
+  if (config_.start == StartMode::kSteps && !window_opened_) {
+    std::fprintf(stderr,
+                 "bubblescope collector: no ProfilerStep#%lld to #%lld range was opened in this "
+                 "process: nothing recorded (BUBBLESCOPE_START=steps:%lld:%lld)\n",
+                 static_cast<long long>(config_.first_step), static_cast<long long>(config_.last_step),
+                 static_cast<long long>(config_.first_step), static_cast<long long>(config_.last_step));
+  }
   running_ = false;
   writer_->Close();
 }

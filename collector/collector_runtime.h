@@ -14,7 +14,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "activity_buffer.h"
@@ -35,7 +37,16 @@ struct RuntimeHooks {
   // Turns CUPTI recording on or off (BUBBLESCOPE_START).
   std::function<void(bool on)> set_recording;
   ApiNameResolver api_name;
+  // Set when another CUPTI client (torch.profiler's Kineto, Nsight Systems) holds CUPTI: what
+  // CUPTI calls it ("" when it does not say). The collector then records only what needs no
+  // CUPTI (NCCL transfers), says so in one line, and writes a "bubblescope_cupti_unavailable"
+  // metadata event rather than an empty trace.
+  std::optional<std::string> cupti_held_by;
 };
+
+// The one line printed when another CUPTI client holds CUPTI: who, and what is and is not
+// recorded of `kinds` (a KindBit mask).
+std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds);
 
 // Counts of what the collector could not record, written into the trace as the args of a
 // "bubblescope_dropped" metadata event whenever they change.
@@ -72,6 +83,9 @@ class CollectorRuntime {
 
   // cudaProfilerStart / cudaProfilerStop seen (BUBBLESCOPE_START=profiler-api).
   void OnProfilerApi(bool start);
+  // An NVTX range named `name` opened (BUBBLESCOPE_START=steps:A:B): recording follows the step
+  // window (StepWindowChange). Thread-safe.
+  void OnRangeStart(std::string_view name);
   // Hands over CUPTI's buffers, writes finished NCCL records and dropped counts, flushes the file.
   void Flush(bool forced);
   // Final flush, closing bracket, file closed; Start() may run again afterwards.
@@ -107,6 +121,9 @@ class CollectorRuntime {
   std::mutex translate_mutex_;
   std::unique_ptr<ActivityTranslator> translator_;
   std::atomic<uint64_t> cupti_dropped_{0};
+  std::mutex window_mutex_;
+  bool window_recording_ = false;  // kSteps: recording now
+  bool window_opened_ = false;     // kSteps: a step of the window was seen
   DroppedCounts last_written_;
   std::mutex flush_mutex_;
   std::mutex loop_mutex_;

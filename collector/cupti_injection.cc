@@ -3,6 +3,7 @@
 // buffers to the CollectorRuntime, which does everything else in plain, CPU-tested C++. Nothing in
 // this file runs without a GPU, so it holds no logic beyond mapping CUPTI calls and results.
 #include <cupti.h>
+#include <dlfcn.h>
 
 #include <array>
 #include <cstdlib>
@@ -13,6 +14,19 @@
 #include "activity_buffer.h"
 #include "collector_config.h"
 #include "collector_runtime.h"
+#include "cupti_cursor.h"
+
+// NVTX's callback parameters (BUBBLESCOPE_START=steps:A:B). CUPTI's header needs NVTX's own, which
+// the CUDA toolkit has and the CUDA 12 CUPTI wheels do not: without them the step window is off.
+// Older CUPTI headers (CUDA 12.0) do not include NVTX's themselves.
+#if __has_include(<nvtx3/nvToolsExtCudaRt.h>) && __has_include(<generated_nvtx_meta.h>)
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCuda.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+#include <nvtx3/nvToolsExtSync.h>
+#include <generated_nvtx_meta.h>
+#define BUBBLESCOPE_NVTX_CALLBACKS 1
+#endif
 
 namespace bubblescope::collector {
 namespace {
@@ -26,15 +40,6 @@ std::string ResultText(CUptiResult result) {
   }
   return text;
 }
-
-class CuptiCursor : public RecordCursor {
- public:
-  NextRecord Next(uint8_t* buffer, size_t valid_bytes, CUpti_Activity** record) override {
-    const CUptiResult result = cuptiActivityGetNextRecord(buffer, valid_bytes, record);
-    if (result == CUPTI_SUCCESS) return NextRecord::kRecord;
-    return result == CUPTI_ERROR_MAX_LIMIT_REACHED ? NextRecord::kEnd : NextRecord::kError;
-  }
-};
 
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   BufferPool* pool = CollectorRuntime::Instance().pool();
@@ -85,6 +90,19 @@ void SetRecording(bool on) {
 
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const void* data) {
+#ifdef BUBBLESCOPE_NVTX_CALLBACKS
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    const auto* nvtx = static_cast<const CUpti_NvtxData*>(data);
+    const char* name = nullptr;
+    if (cbid == CUPTI_CBID_NVTX_nvtxRangePushA) {
+      name = static_cast<const nvtxRangePushA_params*>(nvtx->functionParams)->message;
+    } else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartA) {
+      name = static_cast<const nvtxRangeStartA_params*>(nvtx->functionParams)->message;
+    }
+    if (name != nullptr) CollectorRuntime::Instance().OnRangeStart(name);
+    return;
+  }
+#endif
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   if (info->callbackSite != CUPTI_API_ENTER) return;
@@ -122,13 +140,65 @@ void FlushActivity(bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_
 
 void AtExit() { CollectorRuntime::Instance().Shutdown(); }
 
-// Every CUPTI setup step; false (after printing the "disabled" line) at the first refusal.
+// cuptiSubscribe, through cuptiSubscribe_v2 where the headers have it (CUDA 13): it names this
+// subscriber to other tools and, when refused, names the client that holds CUPTI.
+CUptiResult Subscribe(std::string* held_by) {
+#ifdef CUpti_SubscriberParams_STRUCT_SIZE
+  std::array<char, CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1> holder{};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "bubblescope";
+  params.oldSubscriberName = holder.data();
+  params.oldSubscriberSize = holder.size() - 1;
+  const CUptiResult result = cuptiSubscribe_v2(&subscriber, OnCallback, nullptr, &params);
+  *held_by = holder.data();
+  return result;
+#else
+  held_by->clear();
+  return cuptiSubscribe(&subscriber, OnCallback, nullptr);
+#endif
+}
+
+RuntimeHooks CuptiHooks() {
+  RuntimeHooks hooks;
+  hooks.clock = CuptiClock;
+  hooks.clock_source = "cupti";
+  return hooks;
+}
+
+bool StartRuntime(RuntimeHooks hooks) {
+  return CollectorRuntime::Instance().Start([](const char* name) { return std::getenv(name); },
+                                            std::move(hooks));
+}
+
+// NVTX ranges reach CUPTI only through NVTX's injection hook: at its first call NVTX loads the
+// library NVTX_INJECTION64_PATH names, and without it every range is a no-op CUPTI never sees.
+// Points it at the libcupti this process uses, unless the job set it (Nsight Systems does). NVTX
+// calls made before CUDA initialised (and so before this) stay unrecorded.
+void RouteNvtxToCupti() {
+  const CollectorConfig& config = CollectorRuntime::Instance().config();
+  if (!(config.kinds & kKindNvtx) && config.start != StartMode::kSteps) return;
+  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+  }
+}
+
+// Every CUPTI setup step; false (after printing the "disabled" line) at the first refusal. When
+// another client holds CUPTI, the collector neither takes CUPTI's buffers from it nor writes an
+// empty trace: it runs without CUPTI (NCCL transfers only) and says so.
 bool SetUp() {
-  if (const CUptiResult result = cuptiSubscribe(&subscriber, OnCallback, nullptr);
-      result != CUPTI_SUCCESS) {
-    CollectorRuntime::Disable("cuptiSubscribe: " + ResultText(result) +
-                              " (another CUPTI client such as torch.profiler or Nsight may be "
-                              "attached)");
+  std::string held_by;
+  if (const CUptiResult result = Subscribe(&held_by); result != CUPTI_SUCCESS) {
+    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      RuntimeHooks hooks = CuptiHooks();
+      hooks.cupti_held_by = held_by;
+      if (StartRuntime(std::move(hooks))) std::atexit(AtExit);
+      return false;
+    }
+    CollectorRuntime::Disable("cuptiSubscribe: " + ResultText(result));
     return false;
   }
   if (const CUptiResult result = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
@@ -141,17 +211,25 @@ bool SetUp() {
                                 CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000}) {
     cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   }
-  RuntimeHooks hooks;
-  hooks.clock = CuptiClock;
-  hooks.clock_source = "cupti";
+  RuntimeHooks hooks = CuptiHooks();
   hooks.flush_activity = FlushActivity;
   hooks.set_recording = SetRecording;
   hooks.api_name = ApiName;
-  if (!CollectorRuntime::Instance().Start([](const char* name) { return std::getenv(name); },
-                                          std::move(hooks))) {
+  if (!StartRuntime(std::move(hooks))) {
     cuptiUnsubscribe(subscriber);
     return false;
   }
+  if (CollectorRuntime::Instance().config().start == StartMode::kSteps) {
+#ifdef BUBBLESCOPE_NVTX_CALLBACKS
+    for (CUpti_CallbackId cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangeStartA}) {
+      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
+    }
+#else
+    CollectorRuntime::Disable("BUBBLESCOPE_START=steps needs NVTX callbacks, which this build of "
+                              "the collector lacks (built without NVTX headers)");
+#endif
+  }
+  RouteNvtxToCupti();
   std::atexit(AtExit);
   return true;
 }

@@ -1,5 +1,6 @@
 // NCCL's profiler-plugin entry points (NCCL_PROFILER_PLUGIN=<this library>): the exported
-// ncclProfiler_v5 (NCCL 2.28's newest) and ncclProfiler_v4 (older NCCLs) structs. NCCL calls
+// ncclProfiler_v6 (NCCL 2.29.7 and later), ncclProfiler_v5 (2.28) and ncclProfiler_v4 (older
+// NCCLs) structs. NCCL calls
 // these; they call nothing in NCCL. Each translates its version's descriptor into NcclEventStart
 // and hands it to the process's NcclP2pTracker. They never fail a NCCL call: with the collector
 // off, init returns an empty activation mask and NCCL sends no events.
@@ -33,7 +34,7 @@ bubblescope_ncclResult_t Init(void** context, int* activation_mask, uint64_t com
   return nccl_abi::kSuccess;
 }
 
-// The members read are laid out alike in v4 and v5 (nccl_profiler_abi.h).
+// The members read are laid out alike in v4, v5 and v6 (nccl_profiler_abi.h).
 template <typename Descriptor>
 bubblescope_ncclResult_t StartEvent(void* context, void** handle, Descriptor* descriptor) {
   *handle = nullptr;
@@ -72,6 +73,7 @@ bubblescope_ncclResult_t Finalize(void* context) {
   return nccl_abi::kSuccess;
 }
 
+// v6's init is v5's.
 bubblescope_ncclResult_t InitV5(void** context, uint64_t comm_id, int* activation_mask,
                                 const char* comm_name, int nodes, int nranks, int rank,
                                 bubblescope_ncclDebugLogger_t) {
@@ -88,6 +90,14 @@ bubblescope_ncclResult_t InitV4(void** context, int* activation_mask, const char
 }  // namespace bubblescope::collector
 
 extern "C" {
+
+__attribute__((visibility("default"))) bubblescope_ncclProfiler_v6_t ncclProfiler_v6 = {
+    "bubblescope",
+    bubblescope::collector::InitV5,
+    bubblescope::collector::StartEvent<bubblescope_ncclProfilerEventDescr_v6_t>,
+    bubblescope::collector::StopEvent,
+    bubblescope::collector::RecordEventState,
+    bubblescope::collector::Finalize};
 
 __attribute__((visibility("default"))) bubblescope_ncclProfiler_v5_t ncclProfiler_v5 = {
     "bubblescope",

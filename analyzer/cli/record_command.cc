@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <random>
+#include <string_view>
 #include <system_error>
 
 #include "CLI/CLI.hpp"
@@ -44,7 +45,8 @@ constexpr char kRecordFooter[] = R"(
 
 COMMAND and everything it starts run with the CUPTI collector injected (CUDA_INJECTION64_PATH,
 NCCL_PROFILER_PLUGIN) and configured (BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS,
-BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID); the rest of the environment is passed on unchanged.
+BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID, and BUBBLESCOPE_START with --steps); the rest of the
+environment is passed on unchanged.
 Every CUDA process writes DIR/bubblescope-<RUN>-rank<R>-world<W>-<host>-<pid>.json, RUN this
 run's id, so runs recorded into one directory stay apart (analyze --run RUN picks one). Once
 COMMAND ends, record lists the trace files it wrote and warns about ranks that wrote none.
@@ -84,6 +86,24 @@ absl::StatusOr<int64_t> ParseCount(absl::string_view flag, absl::string_view tex
                                         " from 1 to ", max));
   }
   return value;
+}
+
+// --steps A:B: two step numbers (from 0), A <= B, as the collector's "steps:A:B" start mode.
+absl::StatusOr<std::string> ParseSteps(std::string_view steps) {
+  const size_t colon = steps.find(':');
+  int64_t first = -1;
+  int64_t last = -1;
+  auto number = [](std::string_view part, int64_t* out) {
+    auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), *out);
+    return !part.empty() && error == std::errc() && end == part.data() + part.size() &&
+           *out >= 0 && *out <= (int64_t{1} << 31);
+  };
+  if (colon == std::string_view::npos || !number(steps.substr(0, colon), &first) ||
+      !number(steps.substr(colon + 1), &last) || last < first) {
+    return FlagError("--steps", absl::StrCat("'", text::OneLine(steps),
+                                             "' is not A:B, two step numbers with A <= B"));
+  }
+  return absl::StrCat("steps:", first, ":", last);
 }
 
 // Absolute, normalised, without a trailing '/'.
@@ -220,6 +240,11 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
     if (!seconds.ok()) return seconds.status();
     settings.kill_after_ms = *seconds * 1000;
   }
+  if (!flags.steps.empty()) {
+    absl::StatusOr<std::string> start = ParseSteps(flags.steps);
+    if (!start.ok()) return start.status();
+    settings.start = *std::move(start);
+  }
   settings.run_id = flags.run_id.empty() ? new_run_id : flags.run_id;
   if (!text::IsValidRecordRunId(settings.run_id)) {
     return FlagError("--run-id", absl::StrCat("'", text::OneLine(settings.run_id),
@@ -235,12 +260,15 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
 
 std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
     const RecordSettings& settings) {
-  return {{"CUDA_INJECTION64_PATH", settings.collector_path},
-          {"NCCL_PROFILER_PLUGIN", settings.collector_path},
-          {"BUBBLESCOPE_OUTPUT_DIR", settings.output_dir},
-          {"BUBBLESCOPE_KINDS", settings.kinds},
-          {"BUBBLESCOPE_FLUSH_MS", absl::StrCat(settings.flush_ms)},
-          {"BUBBLESCOPE_RUN_ID", settings.run_id}};
+  std::vector<std::pair<std::string, std::string>> variables = {
+      {"CUDA_INJECTION64_PATH", settings.collector_path},
+      {"NCCL_PROFILER_PLUGIN", settings.collector_path},
+      {"BUBBLESCOPE_OUTPUT_DIR", settings.output_dir},
+      {"BUBBLESCOPE_KINDS", settings.kinds},
+      {"BUBBLESCOPE_FLUSH_MS", absl::StrCat(settings.flush_ms)},
+      {"BUBBLESCOPE_RUN_ID", settings.run_id}};
+  if (!settings.start.empty()) variables.emplace_back("BUBBLESCOPE_START", settings.start);
+  return variables;
 }
 
 CLI::App* RecordCommand::Define(CLI::App& app) {
@@ -256,6 +284,11 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
       ->capture_default_str();
   record->add_option("--kinds", f.kinds, "What to record, a comma list (default: all)")
       ->type_name("KIND,...");
+  record
+      ->add_option("--steps", f.steps,
+                   "Record only training steps A to B (the job's ProfilerStep#N NVTX ranges, "
+                   "from 0): recording starts when step A begins and stops when step B+1 does")
+      ->type_name("A:B");
   record->add_option("--flush-ms", f.flush_ms, "How often each process writes its records")
       ->type_name("MS")
       ->capture_default_str();

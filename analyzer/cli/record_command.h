@@ -1,11 +1,12 @@
-// `bubblescope record [-o DIR] [--kinds K,...] [--flush-ms N] [--kill-after S] [--collector LIB]
+// `bubblescope record [-o DIR] [--kinds K,...] [--steps A:B] [--flush-ms N] [--kill-after S]
+// [--collector LIB]
 // -- COMMAND ARGS...`: runs an unmodified CUDA/NCCL job with the CUPTI collector injected into it
 // and every process it spawns (docs/record.md), then lists the per-process traces the job wrote.
 //
 // The injection is nothing but environment variables, which the collector library reads in each
 // process: CUDA_INJECTION64_PATH and NCCL_PROFILER_PLUGIN name the library,
-// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS, BUBBLESCOPE_FLUSH_MS and BUBBLESCOPE_RUN_ID
-// configure it. The job runs
+// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS, BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID and
+// (with --steps) BUBBLESCOPE_START configure it. The job runs
 // as a shell would run it; record exits with the job's status.
 #pragma once
 
@@ -31,6 +32,7 @@ struct RecordFlags {
   std::string collector;  // empty: found beside the bubblescope executable
   std::string kill_after;  // empty: wait for the job until a second signal
   std::string run_id;      // empty: a new one (MakeRecordRunId)
+  std::string steps;       // "A:B", empty: record from the start
   std::vector<std::string> command;
 };
 
@@ -45,6 +47,9 @@ struct RecordSettings {
   // This run's id: in every trace's name and metadata, so that `analyze` tells this run's files
   // from those an earlier run left in the same directory.
   std::string run_id;
+  // BUBBLESCOPE_START for the collector ("steps:A:B" from --steps); empty: not set, the
+  // collector records from the start.
+  std::string start;
   std::vector<std::string> command;
 };
 

@@ -50,7 +50,8 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
       ->type_name("INT")
       ->capture_default_str();
   simulate
-      ->add_option("--virtual-stages", f.virtual_stages, "Model chunks per rank (interleaved only)")
+      ->add_option("--virtual-stages", f.virtual_stages,
+                   "Model chunks per rank (interleaved, or gpipe: torch's ScheduleLoopedBFS)")
       ->type_name("INT")
       ->capture_default_str();
   simulate->add_option("-k,--iterations", f.iterations, "Profiler steps")

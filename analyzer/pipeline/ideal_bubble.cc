@@ -38,14 +38,16 @@ std::string_view IdealSourceName(IdealSource source) {
 }
 
 double ClosedFormBubbleFraction(int32_t p, int32_t v, int32_t m) {
-  if (p <= 0 || v <= 0 || m <= 0) return 0.0;
-  const double idle_slots = static_cast<double>(p - 1);
-  return idle_slots / (static_cast<double>(v) * static_cast<double>(m) + idle_slots);
+  return sim::ClosedFormIdealBubble(sim::Schedule::k1F1B, p, v, m);
+}
+
+double ClosedFormBubbleFraction(const schedule_inference::Result& shape) {
+  return sim::ClosedFormIdealBubble(SimScheduleOf(shape.family), shape.p, shape.v, shape.m);
 }
 
 IdealBubble IdealBubbleOf(const schedule_inference::Result& shape) {
   IdealBubble ideal;
-  ideal.fraction = ClosedFormBubbleFraction(shape.p, shape.v, shape.m);
+  ideal.fraction = ClosedFormBubbleFraction(shape);
   const bool zero_bubble = shape.family == schedule_inference::ScheduleFamily::kZeroBubble;
   if (zero_bubble) ideal.source = IdealSource::kUpperBound;
   const bool simulable = shape.p > 0 && shape.m > 0 && shape.v > 0 &&

@@ -1,13 +1,13 @@
 // The bubble a schedule leaves by itself: the same p, v, m and schedule with equal stage costs,
-// free transfers and no host delays. For gpipe, 1F1B and interleaved 1F1B (and forward-only
-// passes) that is the closed form (p-1)/(v·m+p-1). Zero-bubble schedules fill part of it with
-// weight-gradient work, so their own ideal is lower and depends on the W costs: for one chunk
-// per rank (ZB-H1) it is simulated with the measured mean F, B and W times of the stages
-// (sim::ScheduleIdealBubble; equal F, B and W give (p-1)/(3m+p-1)). Where that cannot be done
-// (several chunks per rank, whose zero-bubble placements the simulator does not model, or
-// per-stage times that are unknown or unreliable) the closed form is reported as an upper
-// bound, marked as such, rather than a figure the tool cannot stand behind. Each stage's own
-// stall comes from the same run (the schedule itself for every family, ZB-H1 for zero bubble).
+// free transfers and no host delays. For gpipe, 1F1B and interleaved 1F1B (and forward-only passes)
+// that is the closed form (p-1)/(v·m+p-1) (looped GPipe with m < p: see below). Zero-bubble
+// schedules fill part of it with weight-gradient work, so their own ideal is lower and depends on
+// the W costs: for one chunk per rank (ZB-H1) it is simulated with the measured mean F, B and W
+// times of the stages (sim::ScheduleIdealBubble; equal F, B and W give (p-1)/(3m+p-1)). Where that
+// cannot be done (several chunks per rank, whose zero-bubble placements the simulator does not
+// model, or per-stage times that are unknown or unreliable) the closed form is reported as an upper
+// bound, marked as such, rather than a figure the tool cannot stand behind. Each stage's own stall
+// comes from the same run (the schedule itself for every family, ZB-H1 for zero bubble).
 #pragma once
 
 #include <cstdint>
@@ -55,6 +55,11 @@ struct IdealBubble {
 
 // (p-1)/(v·m+p-1); 0 when p, v or m is not positive.
 double ClosedFormBubbleFraction(int32_t p, int32_t v, int32_t m);
+
+// The closed form of `shape`'s family at its p, v and m (sim::ClosedFormIdealBubble): the one
+// above, except looped GPipe (v > 1) with m < p, whose stage 0 also waits between chunks for
+// microbatch 0 to come round: (p-1+(v-1)(p-m))/(v·m+p-1+(v-1)(p-m)) (docs/bubble.md).
+double ClosedFormBubbleFraction(const schedule_inference::Result& shape);
 
 IdealBubble IdealBubbleOf(const schedule_inference::Result& shape);
 

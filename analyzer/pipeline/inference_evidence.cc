@@ -65,6 +65,9 @@ Evidence Analyze(const p2p_graph::Pipeline& pipeline,
   evidence.stage_order = StageOrderFact(pipeline);
   evidence.peers = PeersFact(pipeline.peers_by_source, pipeline.order.ranks.size());
   evidence.schedule_family = ScheduleFamilyFact(shape);
+  if (shape.has_value()) {
+    evidence.schedule_family_rule = schedule_inference::FamilyRuleName(shape->family_rule);
+  }
   return evidence;
 }
 

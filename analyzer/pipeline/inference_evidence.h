@@ -38,6 +38,10 @@ struct Evidence {
   Fact stage_order;
   Fact peers;
   Fact schedule_family;
+  // The order that decided the family (schedule_inference::FamilyRuleName), "" without a shape:
+  // e.g. "forwards_first" (every rank ran all its forwards before its first backward: gpipe, over
+  // every chunk when v > 1) against "backward_before_last_forward" (1f1b, interleaved).
+  std::string_view schedule_family_rule;
   // The pipeline's p2p ops by where their peer came from, indexed by p2p_graph::PeerSource.
   std::array<int64_t, 4> peers_by_source = {};
 };

@@ -322,18 +322,30 @@ absl::StatusOr<P2pSchedule> InferP2pSchedule(const std::vector<IssuedTimeline>& 
   schedule.has_backward =
       CountTransfers(*last, ItemKind::kSend, std::nullopt,
                      wrap_visible ? std::optional<int32_t>(order.front()) : std::nullopt) > 0;
-  // Each forward on the last stage waits for an input from the previous stage.
+  // Each forward on the last stage waits for an input from the previous stage, and each backward
+  // sends a gradient back to it. GPipe's order (over all chunks when v > 1) receives all v·m
+  // inputs before the first gradient goes back. The last stage's other sends are the (v-1)·m
+  // wrap-around activations of its earlier chunks: with peers and p >= 3 they go to the first
+  // stage, so a gradient is a send to the previous one; otherwise looped GPipe sends all of them
+  // first, and the first gradient is its ((v-1)·m + 1)-th send.
+  const int32_t previous_rank = order[order.size() - 2];
   const std::optional<int32_t> previous =
-      peers ? std::optional<int32_t>(order[order.size() - 2]) : std::nullopt;
-  int64_t inputs_before_first_send = 0;
+      peers ? std::optional<int32_t>(previous_rank) : std::nullopt;
+  const int64_t forwards = int64_t{schedule.v} * schedule.m;
+  const int64_t sends_before_gradient = wrap_visible ? 0 : forwards - schedule.m;
+  int64_t inputs_before_first_gradient = 0;
+  int64_t sends = 0;
   for (const IssuedItem& item : last->items) {
     if (item.step != 0) continue;
-    if (item.kind == ItemKind::kSend) break;
+    if (item.kind == ItemKind::kSend && (!wrap_visible || item.peer == previous_rank) &&
+        sends++ >= sends_before_gradient) {
+      break;
+    }
     if (item.kind == ItemKind::kRecv && (!previous || item.peer == *previous)) {
-      ++inputs_before_first_send;
+      ++inputs_before_first_gradient;
     }
   }
-  schedule.all_forwards_first = inputs_before_first_send >= m;
+  schedule.all_forwards_first = inputs_before_first_gradient >= forwards;
   return schedule;
 }
 

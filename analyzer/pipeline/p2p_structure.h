@@ -38,7 +38,8 @@ struct P2pSchedule {
   int32_t m = 0;
   int32_t v = 1;
   bool has_backward = false;
-  bool all_forwards_first = false;  // last stage: every forward input arrives before its 1st send
+  // Last stage: every forward input (v·m) arrives before its first gradient send.
+  bool all_forwards_first = false;
   std::vector<std::string> notes;
 };
 

@@ -1,7 +1,6 @@
 #include "pipeline/schedule_inference.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -26,22 +25,30 @@ using pipeline::PipelineOp;
 struct FamilyEvidence {
   bool any_backward = false;
   bool any_split_backward = false;  // W or I ops
-  bool all_forwards_first = false;  // last stage: every forward before its first backward
+  // The last virtual stage's rank runs all of its forwards before its first backward (GPipe's
+  // order, over every chunk of the rank when v > 1: torch's ScheduleLoopedBFS).
+  bool all_forwards_first = false;
 };
 
 void SetFamily(const FamilyEvidence& evidence, Result* result) {
   if (evidence.any_split_backward) {
     result->family = ScheduleFamily::kZeroBubble;
+    result->family_rule = FamilyRule::kSplitBackward;
   } else if (!evidence.any_backward) {
     result->family = ScheduleFamily::kForwardOnly;
-  } else if (result->v > 1) {
-    result->family = ScheduleFamily::kInterleaved;
-  } else if (result->m == 1) {
+    result->family_rule = FamilyRule::kNoBackward;
+  } else if (result->m == 1 && result->v == 1) {
     result->family = ScheduleFamily::kGpipe;
+    result->family_rule = FamilyRule::kOneMicrobatch;
     result->notes.push_back("m = 1: gpipe and 1f1b run the same order; reported as gpipe");
+  } else if (evidence.all_forwards_first) {
+    // With several chunks per rank this tells looped GPipe from interleaved 1F1B, whose last
+    // stage runs a backward after (v-1)·p + 1 of its v·m forwards, before the rest.
+    result->family = ScheduleFamily::kGpipe;
+    result->family_rule = FamilyRule::kForwardsFirst;
   } else {
-    result->family =
-        evidence.all_forwards_first ? ScheduleFamily::kGpipe : ScheduleFamily::k1F1B;
+    result->family = result->v > 1 ? ScheduleFamily::kInterleaved : ScheduleFamily::k1F1B;
+    result->family_rule = FamilyRule::kBackwardBeforeLastForward;
   }
 }
 
@@ -52,16 +59,24 @@ std::vector<int32_t> RoundRobinPlacement(const std::vector<int32_t>& order, int3
   return ranks;
 }
 
-// Family evidence from annotated ops of one (virtual) stage, in start order.
-bool ForwardsFirst(std::vector<const PipelineOp*> ops, int32_t m) {
-  std::stable_sort(ops.begin(), ops.end(),
+// Family evidence from annotated ops: whether `rank` runs its v·m forwards of the reference step
+// before its first backward. Asked of the rank of the last virtual stage, the one rank where the
+// families' orders always differ: 1F1B and interleaved 1F1B run that stage's first backward right
+// after its first forward, while GPipe (looped or not) runs it after every forward; earlier
+// ranks of 1F1B-like schedules may run all their forwards first when m is small.
+bool ForwardsFirst(const std::vector<PipelineOp>& ops, int32_t rank, int64_t forwards_per_rank) {
+  std::vector<const PipelineOp*> rank_ops;
+  for (const PipelineOp& op : ops) {
+    if (op.step == 0 && op.rank == rank) rank_ops.push_back(&op);
+  }
+  std::stable_sort(rank_ops.begin(), rank_ops.end(),
                    [](const PipelineOp* a, const PipelineOp* b) { return a->start < b->start; });
-  int32_t forwards = 0;
-  for (const PipelineOp* op : ops) {
+  int64_t forwards = 0;
+  for (const PipelineOp* op : rank_ops) {
     if (op->type != OpType::kForward) break;
     ++forwards;
   }
-  return forwards >= m;
+  return forwards >= forwards_per_rank;
 }
 
 void FillSplitEvidence(const std::vector<PipelineOp>& ops, FamilyEvidence* evidence) {
@@ -82,16 +97,15 @@ Result FromStagedAnnotations(const std::vector<PipelineOp>& ops,
   result.virtual_stage_ranks = order.virtual_stage_ranks;
   result.stage_order = order.ranks;
   std::set<int32_t> microbatches;
-  std::vector<const PipelineOp*> last_stage_ops;
   for (const PipelineOp& op : ops) {
     if (op.step != 0) continue;
     if (op.virtual_stage == 0 && op.type == OpType::kForward) microbatches.insert(op.microbatch);
-    if (op.virtual_stage == stage_count - 1) last_stage_ops.push_back(&op);
   }
   result.m = static_cast<int32_t>(microbatches.size());
   FamilyEvidence evidence;
   FillSplitEvidence(ops, &evidence);
-  evidence.all_forwards_first = ForwardsFirst(std::move(last_stage_ops), result.m);
+  evidence.all_forwards_first =
+      ForwardsFirst(ops, result.virtual_stage_ranks.back(), int64_t{result.v} * result.m);
   SetFamily(evidence, &result);
   result.stage_order_source = ShapeSource::kAnnotations;
   result.schedule_source = ShapeSource::kAnnotations;
@@ -125,17 +139,13 @@ absl::StatusOr<Result> FromWordAnnotations(const std::vector<PipelineOp>& ops,
   std::set<int32_t> microbatches;
   int32_t forwards = 0;
   std::vector<const PipelineOp*> first_stage_ops;
-  std::vector<const PipelineOp*> last_stage_ops;
   for (const PipelineOp& op : ops) {
-    if (op.step != 0) continue;
-    if (op.rank == result.stage_order.front()) {
-      first_stage_ops.push_back(&op);
-      if (op.type == OpType::kForward) {
-        microbatches.insert(op.microbatch);
-        ++forwards;
-      }
+    if (op.step != 0 || op.rank != result.stage_order.front()) continue;
+    first_stage_ops.push_back(&op);
+    if (op.type == OpType::kForward) {
+      microbatches.insert(op.microbatch);
+      ++forwards;
     }
-    if (op.rank == result.stage_order.back()) last_stage_ops.push_back(&op);
   }
   std::stable_sort(first_stage_ops.begin(), first_stage_ops.end(),
                    [](const PipelineOp* a, const PipelineOp* b) { return a->start < b->start; });
@@ -158,7 +168,8 @@ absl::StatusOr<Result> FromWordAnnotations(const std::vector<PipelineOp>& ops,
   if (result.v > 1) result.notes.push_back("stage placement assumed round-robin (c·p + s)");
   FamilyEvidence evidence;
   FillSplitEvidence(ops, &evidence);
-  evidence.all_forwards_first = ForwardsFirst(std::move(last_stage_ops), result.m);
+  evidence.all_forwards_first =
+      ForwardsFirst(ops, result.stage_order.back(), int64_t{v} * result.m);
   SetFamily(evidence, &result);
   result.stage_order_source = order.source;
   result.schedule_source = ShapeSource::kAnnotations;
@@ -261,6 +272,22 @@ absl::StatusOr<Result> FromTraffic(const std::vector<IssuedTimeline>& timelines,
 }
 
 }  // namespace
+
+std::string_view FamilyRuleName(FamilyRule rule) {
+  switch (rule) {
+    case FamilyRule::kSplitBackward:
+      return "split_backward";
+    case FamilyRule::kNoBackward:
+      return "no_backward";
+    case FamilyRule::kOneMicrobatch:
+      return "one_microbatch";
+    case FamilyRule::kForwardsFirst:
+      return "forwards_first";
+    case FamilyRule::kBackwardBeforeLastForward:
+      return "backward_before_last_forward";
+  }
+  return "unknown";
+}
 
 std::string_view ScheduleFamilyName(ScheduleFamily family) {
   switch (family) {

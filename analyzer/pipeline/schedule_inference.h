@@ -16,8 +16,11 @@
 //     between transfers, split by name hints (see issued_items.h, segment_ops.h); where those
 //     do not give one pass per microbatch on every stage, the ops the schedule's program places
 //     between each rank's transfers (program_fit.h).
-//  3. Family: any W or I op -> "zb"; no backward -> "fwd-only"; v > 1 -> "interleaved"; m = 1 ->
-//     "gpipe" (identical to 1f1b then; a note says so); else the last stage's F / B order.
+//  3. Family: any W or I op -> "zb"; no backward -> "fwd-only"; m = v = 1 -> "gpipe" (identical
+//     to 1f1b then; a note says so); else "gpipe" when the rank of the last virtual stage runs
+//     all its forwards before its first backward (with v > 1 torch's ScheduleLoopedBFS: looped
+//     GPipe), "1f1b" (v = 1) or "interleaved" (v > 1) when it does not. Annotated ops show that
+//     rank's order of ops; the traffic its forward inputs against its first gradient send.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,19 @@ enum class ScheduleFamily : uint8_t { kGpipe, k1F1B, kInterleaved, kZeroBubble, 
 // "gpipe", "1f1b", "interleaved", "zb", "fwd-only".
 std::string_view ScheduleFamilyName(ScheduleFamily family);
 
+// What decided the family (rule 3 above), for the report's evidence.
+enum class FamilyRule : uint8_t {
+  kSplitBackward,              // a weight-gradient or input-gradient op: zb
+  kNoBackward,                 // no backward at all: fwd-only
+  kOneMicrobatch,              // m = v = 1: gpipe and 1f1b run one order
+  kForwardsFirst,              // every forward before the first backward: gpipe
+  kBackwardBeforeLastForward,  // a backward before the last forward: 1f1b or interleaved
+};
+
+// "split_backward", "no_backward", "one_microbatch", "forwards_first",
+// "backward_before_last_forward".
+std::string_view FamilyRuleName(FamilyRule rule);
+
 // Compute time of one op type on one stage, over every op of that type (all chunks and whole
 // iterations). p90 is nearest-rank: the ceil(0.9 n)-th smallest.
 struct OpStats {
@@ -63,6 +79,7 @@ struct Result {
   int32_t v = 0;
   int32_t m = 0;  // microbatches per iteration
   ScheduleFamily family = ScheduleFamily::kGpipe;
+  FamilyRule family_rule = FamilyRule::kForwardsFirst;
   std::vector<int32_t> stage_order;          // rank of stage 0 .. p-1 (the driver's)
   std::vector<int32_t> virtual_stage_ranks;  // rank of virtual stage 0 .. p·v-1
   ShapeSource stage_order_source = ShapeSource::kP2p;

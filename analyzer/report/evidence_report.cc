@@ -40,6 +40,12 @@ std::string SourceWords(std::string_view source) {
       {"inferred", "the stage order and what each transfer carries"},
       {"only_neighbour", "the only other rank"},
       {"p2p", "p2p traffic"},
+      // Schedule family rules.
+      {"split_backward", "weight-gradient ops"},
+      {"no_backward", "no backward"},
+      {"one_microbatch", "one microbatch"},
+      {"forwards_first", "every forward before the first backward"},
+      {"backward_before_last_forward", "a backward before the last forward"},
   };
   for (const auto& [name, words] : kWords) {
     if (name == source) return std::string(words);
@@ -81,8 +87,12 @@ std::string EvidenceText(const inference_evidence::Evidence& evidence) {
   }
   std::string peers = FactText("peers", evidence.peers);
   if (!counts.empty()) absl::StrAppend(&peers, " [p2p ops: ", absl::StrJoin(counts, ", "), "]");
+  std::string family = FactText("schedule family", evidence.schedule_family);
+  if (!evidence.schedule_family_rule.empty()) {
+    absl::StrAppend(&family, " [", SourceWords(evidence.schedule_family_rule), "]");
+  }
   return absl::StrCat("  evidence: ", FactText("stage order", evidence.stage_order), "; ", peers,
-                      "; ", FactText("schedule family", evidence.schedule_family), "\n");
+                      "; ", family, "\n");
 }
 
 void WriteEvidenceMember(const inference_evidence::Evidence& evidence, JsonWriter& json) {
@@ -99,7 +109,13 @@ void WriteEvidenceMember(const inference_evidence::Evidence& evidence, JsonWrite
   }
   json.EndObject();
   json.EndObject();
-  WriteFact("schedule_family", evidence.schedule_family, json);
+  json.Key("schedule_family");
+  json.BeginObject();
+  WriteFactMembers(evidence.schedule_family, json);
+  if (!evidence.schedule_family_rule.empty()) {
+    json.StringMember("rule", evidence.schedule_family_rule);
+  }
+  json.EndObject();
   json.EndObject();
 }
 

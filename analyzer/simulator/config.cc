@@ -59,10 +59,17 @@ absl::Status CheckShape(const Config& config) {
       return Invalid(absl::StrCat("interleaved schedule needs microbatches (", config.microbatches,
                                   ") to be a multiple of stages (", p, ")"));
     }
-  } else if (config.virtual_stages != 1) {
+  } else if (config.virtual_stages != 1 && config.schedule != Schedule::kGpipe) {
     return Invalid(absl::StrCat(
-        "virtual_stages = ", config.virtual_stages, " needs the ", "interleaved schedule (",
+        "virtual_stages = ", config.virtual_stages, " needs the interleaved or gpipe schedule (",
         std::string(ScheduleName(config.schedule)), " has one chunk per rank)"));
+  } else if (config.virtual_stages != 1 && config.p2p == P2pStyle::kBatched) {
+    // Batches pair transfers as Megatron-LM's schedules do; looped GPipe is torch's
+    // ScheduleLoopedBFS, whose runtime posts each action's transfers on their own, and pairing
+    // them Megatron's way would queue a wrap-around receive behind the sends it waits for.
+    return Invalid(absl::StrCat("p2p = batched is not modelled for gpipe with virtual_stages = ",
+                                config.virtual_stages,
+                                " (torch's ScheduleLoopedBFS posts each transfer on its own)"));
   }
   if (config.iterations < 1) {
     return Invalid(absl::StrCat("iterations = ", config.iterations, " must be >= 1"));

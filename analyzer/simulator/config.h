@@ -18,7 +18,7 @@
 namespace bubblescope::sim {
 
 enum class Schedule : uint8_t {
-  kGpipe,            // all forwards, then all backwards
+  kGpipe,            // all forwards, then all backwards (v > 1: torch's ScheduleLoopedBFS)
   k1F1B,             // one-forward-one-backward (PipeDream-Flush)
   kInterleaved1F1B,  // Megatron's interleaved 1F1B with virtual_stages chunks per rank
   kZeroBubbleH1,     // ZB-H1: backward split into input-grad B and weight-grad W
@@ -28,7 +28,7 @@ enum class Schedule : uint8_t {
 // Stable short names: "gpipe", "1f1b", "interleaved", "zb-h1", "fwd-only".
 std::string_view ScheduleName(Schedule schedule);
 
-// Cost of one microbatch on one stage. For kInterleaved1F1B each of a rank's chunks costs
+// Cost of one microbatch on one stage. With virtual_stages > 1 each of a rank's chunks costs
 // cost / virtual_stages (rounded down). `backward` is the cost of the B op in every schedule;
 // `weight_grad` is the cost of the separate W op and is used only by kZeroBubbleH1 (for the other
 // schedules the weight gradient is part of `backward`).
@@ -175,7 +175,7 @@ struct ModelParallel {
 struct Config {
   int32_t stages = 4;          // p
   int32_t microbatches = 8;    // m
-  int32_t virtual_stages = 1;  // v: chunks per rank, > 1 only for kInterleaved1F1B
+  int32_t virtual_stages = 1;  // v: chunks per rank, > 1 only for kInterleaved1F1B and kGpipe
   Schedule schedule = Schedule::k1F1B;
   int32_t iterations = 1;        // K profiler steps
   std::vector<StageCost> costs;  // size p

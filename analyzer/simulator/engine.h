@@ -4,13 +4,16 @@
 //
 // Resources. Each rank has one CPU thread, one compute stream, one FIFO stream per p2p direction
 // and neighbour (send-to-next, recv-from-prev, send-to-prev, recv-from-next) and one collective
-// stream for the iteration-end all-reduce. In an
-// interleaved job the links wrap around: the last stage's "next" is stage 0 (forwards of the next
-// chunk) and stage 0's "prev" is the last stage (backwards of the previous chunk). A stream runs
-// one kernel at a time, in launch order.
+// stream for the iteration-end all-reduce. In a job of several chunks per rank (interleaved,
+// gpipe with v > 1) the links wrap around: the last stage's "next" is stage 0 (forwards of the
+// next chunk) and stage 0's "prev" is the last stage (backwards of the previous chunk). A stream
+// runs one kernel at a time, in launch order.
 //
 // Programs (per stage s of p, m microbatches, v chunks; see program.h):
-//   gpipe:       F0..F(m-1), then B0..B(m-1).
+//   gpipe:       F0..F(m-1), then B0..B(m-1). With v > 1 chunks (torch's ScheduleLoopedBFS,
+//                the looped placement: chunk c of stage s is virtual stage c*p + s): every
+//                forward of chunk 0, then of chunk 1, ..., then the backwards of chunk v-1 down
+//                to chunk 0, each chunk's from microbatch m-1 down to 0.
 //   1f1b:        min(m, p-1-s) warm-up forwards, then F,B pairs until the forwards run out, then
 //                the remaining B's.
 //   interleaved: Megatron order. Virtual forward step k = 0..m*v-1 is chunk (k/p) % v of

@@ -29,6 +29,30 @@ std::vector<Op> Sequence(OpType type, int32_t microbatches) {
   return ops;
 }
 
+// torch's ScheduleGPipe: every forward in microbatch order, then every backward in the same order.
+std::vector<Op> GpipeProgram(int32_t m) {
+  std::vector<Op> program = Sequence(OpType::kForward, m);
+  std::vector<Op> backwards = Sequence(OpType::kBackward, m);
+  program.insert(program.end(), backwards.begin(), backwards.end());
+  return program;
+}
+
+// torch's ScheduleLoopedBFS, GPipe over v chunks per rank (breadth first): every forward of
+// chunk 0, then of chunk 1, ..., then the backwards chunk by chunk from the last, each chunk's in
+// reverse microbatch order (the last microbatch's loss is ready first). torch writes the
+// backwards so (schedules.py, _calculate_single_rank_operations), and its traces show it.
+std::vector<Op> LoopedBreadthFirst(int32_t m, int32_t v) {
+  std::vector<Op> program;
+  program.reserve(2 * static_cast<size_t>(m) * static_cast<size_t>(v));
+  for (int32_t chunk = 0; chunk < v; ++chunk) {
+    for (int32_t j = 0; j < m; ++j) program.push_back(Op{OpType::kForward, chunk, j});
+  }
+  for (int32_t chunk = v - 1; chunk >= 0; --chunk) {
+    for (int32_t j = m - 1; j >= 0; --j) program.push_back(Op{OpType::kBackward, chunk, j});
+  }
+  return program;
+}
+
 // Megatron's interleaved order: virtual step k of a rank covers microbatch (k / (p*v))*p + k % p
 // of chunk (k / p) % v going forward, and chunk v-1-((k/p) % v) going backward.
 std::vector<Op> InterleavedSequence(OpType type, int32_t p, int32_t m, int32_t v) {
@@ -83,12 +107,8 @@ std::vector<Op> StageProgram(const Config& config, int32_t stage) {
   switch (config.schedule) {
     case Schedule::kForwardOnly:
       return Sequence(OpType::kForward, m);
-    case Schedule::kGpipe: {
-      std::vector<Op> program = Sequence(OpType::kForward, m);
-      std::vector<Op> backwards = Sequence(OpType::kBackward, m);
-      program.insert(program.end(), backwards.begin(), backwards.end());
-      return program;
-    }
+    case Schedule::kGpipe:
+      return v == 1 ? GpipeProgram(m) : LoopedBreadthFirst(m, v);
     case Schedule::k1F1B:
       return OneForwardOneBackward(Sequence(OpType::kForward, m), Sequence(OpType::kBackward, m),
                                    static_cast<size_t>(p - 1 - stage));

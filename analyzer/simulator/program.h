@@ -17,7 +17,8 @@ enum class OpType : uint8_t {
 };
 
 // One compute op: a forward, backward or weight-gradient pass of one microbatch through one
-// chunk (model slice) of a stage. chunk is 0 except in the interleaved schedule.
+// chunk (model slice) of a stage. chunk is 0 except with several chunks per rank (interleaved,
+// gpipe with v > 1).
 struct Op {
   OpType type = OpType::kForward;
   int32_t chunk = 0;

@@ -183,11 +183,22 @@ TimeNs NearestRankPercentile(std::vector<TimeNs> values, int32_t percent) {
   return values[static_cast<size_t>(std::min(rank, n) - 1)];
 }
 
+double ClosedFormIdealBubble(Schedule schedule, int32_t p, int32_t v, int32_t m) {
+  if (p <= 0 || v <= 0 || m <= 0) return 0.0;
+  // Idle slots of one stage, in units of one chunk's F + B: the fill and drain of the first and
+  // last microbatch, and in looped GPipe with fewer microbatches than stages the wait of stage 0
+  // between two chunks for microbatch 0 to come round the p ranks (p - m slots a chunk, forward
+  // and backward alike; docs/bubble.md).
+  int64_t idle_slots = p - 1;
+  if (schedule == Schedule::kGpipe && m < p) idle_slots += int64_t{v - 1} * (p - m);
+  return static_cast<double>(idle_slots) /
+         static_cast<double>(int64_t{v} * m + idle_slots);
+}
+
 double ScheduleIdealBubble(const Config& config) {
   const int32_t p = config.stages;
-  const double closed_form =
-      static_cast<double>(p - 1) /
-      static_cast<double>(int64_t{config.virtual_stages} * config.microbatches + p - 1);
+  const double closed_form = ClosedFormIdealBubble(config.schedule, p, config.virtual_stages,
+                                                   config.microbatches);
   if (config.schedule != Schedule::kZeroBubbleH1) return closed_form;
   Config ideal;
   ideal.schedule = config.schedule;

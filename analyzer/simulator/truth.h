@@ -111,9 +111,15 @@ struct Truth {
 
 Truth ComputeTruth(const Config& config, const Records& records);
 
+// The bubble of `schedule` at p, v, m with equal stages, free links and no host delay, when the
+// schedule leaves it in closed form: (p-1)/(v*m+p-1) for gpipe, 1f1b, interleaved and fwd-only;
+// looped gpipe (v > 1) with m < p waits v-1 more times p-m slots, so
+// (p-1+(v-1)(p-m))/(v*m+p-1+(v-1)(p-m)). 0 when p, v or m is not positive.
+double ClosedFormIdealBubble(Schedule schedule, int32_t p, int32_t v, int32_t m);
+
 // The bubble `config`'s schedule leaves by itself: the same p, m, v and schedule with every stage
 // at the mean F, B and W cost over stages, free links and no host delay, one iteration. That is
-// (p-1)/(v*m+p-1) for gpipe, 1f1b, interleaved and fwd-only, returned as such; zb-h1 fills part
+// ClosedFormIdealBubble for gpipe, 1f1b, interleaved and fwd-only, returned as such; zb-h1 fills part
 // of it with weight-gradient work, so its own is simulated (with equal F, B and W and m >= p it
 // is (p-1)/(3m+p-1)). Assumes a valid config.
 double ScheduleIdealBubble(const Config& config);

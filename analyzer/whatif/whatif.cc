@@ -378,6 +378,12 @@ std::vector<Candidate> DefaultCandidates(const Model& model,
   if (schedule == sim::Schedule::kInterleaved1F1B) {
     candidates.push_back(Candidate{sim::Schedule::k1F1B, model.m, 1, false, {}});
   }
+  // Looped GPipe (torch's ScheduleLoopedBFS) keeps every microbatch's activations of every chunk
+  // until the backwards start; interleaved 1F1B on the same chunks and placement frees them as it
+  // goes, for the same ideal bubble.
+  if (schedule == sim::Schedule::kGpipe && model.v > 1 && model.m % model.p == 0) {
+    candidates.push_back(Candidate{sim::Schedule::kInterleaved1F1B, model.m, model.v, false, {}});
+  }
   if (training && model.v == 1 && schedule != sim::Schedule::kZeroBubbleH1) {
     candidates.push_back(Candidate{sim::Schedule::kZeroBubbleH1, model.m, 1, false, {}});
   }

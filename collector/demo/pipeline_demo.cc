@@ -279,8 +279,9 @@ int main(int argc, char** argv) {
   CLI::App app("A pipeline-parallel CUDA/NCCL job (GPipe, NCCL send/recv between stages) to try "
                "`bubblescope record` on; rank r runs on GPU r",
                "bubblescope_pipeline_demo");
-  app.add_option("--ranks", options.ranks, "Pipeline stages = processes = GPUs")
-      ->check(CLI::Range(2, 8))
+  app.add_option("--ranks", options.ranks,
+                 "Pipeline stages = processes = GPUs (1: one stage, no transfers; for one GPU)")
+      ->check(CLI::Range(1, 8))
       ->capture_default_str();
   app.add_option("--microbatches", options.microbatches, "Microbatches per iteration")
       ->check(CLI::Range(1, 64))

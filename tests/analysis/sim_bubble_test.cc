@@ -1,6 +1,7 @@
 // The bubble analysis of simulated traces against the simulator's own Truth, which the simulator
 // computes from its engine records without any analyzer code (simulator/truth.h). Every figure is
 // expected to match exactly: the simulated clocks are shared, so nothing needs aligning.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -21,12 +22,12 @@ using sim::Schedule;
 // A job with every source of irregularity the simulator has: uneven stages, jitter, launch gaps,
 // an optimizer step, a slow default link and a slower one between stages 0 and 1, memory, and a
 // stage order that is not the rank order.
-sim::Config RealisticConfig(Schedule schedule, int32_t p, int32_t m) {
+sim::Config RealisticConfig(Schedule schedule, int32_t p, int32_t m, int32_t v = 0) {
   sim::Config config;
   config.schedule = schedule;
   config.stages = p;
   config.microbatches = m;
-  config.virtual_stages = schedule == Schedule::kInterleaved1F1B ? 2 : 1;
+  config.virtual_stages = v > 0 ? v : schedule == Schedule::kInterleaved1F1B ? 2 : 1;
   config.iterations = 3;
   for (int32_t s = 0; s < p; ++s) {
     config.costs.push_back(
@@ -167,25 +168,59 @@ INSTANTIATE_TEST_SUITE_P(AllSchedules, SimulatedScheduleTest,
                          ::testing::ValuesIn(sim::testing::kAllSchedules),
                          sim::testing::ScheduleTestName);
 
-// The textbook bubble (p-1)/(v*m+p-1), worked out from the formula alone.
-void ExpectClosedForm(Schedule schedule, int32_t p, int32_t m, int32_t v) {
+// GPipe over v = 2, 3 chunks per rank (torch's ScheduleLoopedBFS): every figure of the realistic
+// job against the truth, iterations from profiler steps and from the repeating schedule.
+TEST(SimulatedLoopedGpipeTest, EveryFigureMatchesTheSimulatorTruth) {
+  for (iterations::StepSource source :
+       {iterations::StepSource::kProfilerSteps, iterations::StepSource::kRepeatingSchedule}) {
+    StallParts parts;
+    for (const sim::testing::GridJob& job : sim::testing::LoopedGpipeJobs()) {
+      SCOPED_TRACE(absl::StrCat("gpipe p=", job.p, " m=", job.m, " v=", job.v));
+      absl::StatusOr<sim::Simulation> simulation =
+          sim::Simulate(RealisticConfig(Schedule::kGpipe, job.p, job.m, job.v));
+      ASSERT_TRUE(simulation.ok()) << simulation.status();
+      ExpectMatchesTruth(*simulation, &parts, source);
+    }
+    EXPECT_GT(parts.comm_wait, 0);
+    EXPECT_GT(parts.empty, 0);
+  }
+}
+
+// The textbook bubble, worked out from the formula alone: `idle_slots` slots of one chunk's
+// F+B per rank beside its v*m busy ones (p-1 but for looped GPipe with m < p).
+void ExpectClosedForm(Schedule schedule, int32_t p, int32_t m, int32_t v,
+                      int32_t idle_slots = -1) {
+  if (idle_slots < 0) idle_slots = p - 1;
   SCOPED_TRACE(
       absl::StrCat(std::string(sim::ScheduleName(schedule)), " p=", p, " m=", m, " v=", v));
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(IdealConfig(schedule, p, m, v));
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   absl::StatusOr<Result> result = testing::BubbleOf(simulation->trace);
   ASSERT_TRUE(result.ok()) << result.status();
-  const double expected = static_cast<double>(p - 1) / static_cast<double>(v * m + p - 1);
+  const double expected =
+      static_cast<double>(idle_slots) / static_cast<double>(v * m + idle_slots);
   EXPECT_NEAR(result->bubble_fraction, expected, 0.001);
-  // One microbatch's F+B on one chunk is 1800 ns; the window is v*m+p-1 of those.
+  // One microbatch's F+B on one chunk is 1800 ns; the window is v*m+idle_slots of those.
   ASSERT_EQ(result->iterations.size(), 1u);
-  EXPECT_EQ(result->iterations[0].window(), int64_t{1800} * (v * m + p - 1));
+  EXPECT_EQ(result->iterations[0].window(), int64_t{1800} * (v * m + idle_slots));
 }
 
 TEST(ClosedFormBubbleTest, GpipeAnd1F1B) {
   for (Schedule schedule : {Schedule::kGpipe, Schedule::k1F1B}) {
     for (const sim::testing::GridJob& job : sim::testing::GridJobs(schedule)) {
       ExpectClosedForm(schedule, job.p, job.m, 1);
+    }
+  }
+}
+
+// Looped GPipe: (p-1)/(v*m+p-1) when m >= p; with m < p stage 0 waits p-m slots before each
+// chunk after the first for microbatch 0 to come round, forward and backward (docs/bubble.md).
+TEST(ClosedFormBubbleTest, LoopedGpipe) {
+  for (int32_t p : {2, 4, 8}) {
+    for (int32_t m : {1, 2, 4, 8}) {
+      for (int32_t v : {2, 3}) {
+        ExpectClosedForm(Schedule::kGpipe, p, m, v, p - 1 + (v - 1) * std::max(0, p - m));
+      }
     }
   }
 }

@@ -105,6 +105,27 @@ TEST(ParseRecordFlagsTest, DefaultsAndTheVariablesTheyGive) {
   EXPECT_EQ(ParseRecordFlags(flags, "", kRunId)->run_id, "baseline");
 }
 
+TEST(ParseRecordFlagsTest, StepsBecomeTheCollectorsStartMode) {
+  TempDir dir;
+  RecordFlags flags;
+  flags.collector = dir.Write("lib.so", "elf");
+  flags.command = {"true"};
+  flags.steps = "0:3";
+  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "", kRunId);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  const auto variables = CollectorEnvironment(*settings);
+  ASSERT_EQ(variables.size(), 7u);
+  EXPECT_EQ(variables.back(), std::make_pair(std::string("BUBBLESCOPE_START"),
+                                             std::string("steps:0:3")));
+  for (const char* bad : {"3", "4:2", ":2", "1:", "a:b", "-1:2", "1:2:3", "1.5:2"}) {
+    flags.steps = bad;
+    settings = ParseRecordFlags(flags, "", kRunId);
+    ASSERT_FALSE(settings.ok()) << bad;
+    EXPECT_EQ(Message(settings.status()),
+              absl::StrCat("--steps: '", bad, "' is not A:B, two step numbers with A <= B"));
+  }
+}
+
 TEST(ParseRecordFlagsTest, RelativeOutputBecomesAbsolute) {
   TempDir dir;
   RecordFlags flags;

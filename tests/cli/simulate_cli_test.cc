@@ -312,6 +312,10 @@ TEST(SimulateCliTest, BadValuesAreOneLineAndExitTwo) {
       {{"--stage-to-rank", "0,0,1,2"}, "stage_to_rank must be a permutation"},
       {{"--schedule", "interleaved", "--virtual-stages", "2", "-m", "6"},
        "needs microbatches (6) to be a multiple of stages (4)"},
+      {{"--schedule", "1f1b", "--virtual-stages", "2"},
+       "virtual_stages = 2 needs the interleaved or gpipe schedule (1f1b has one chunk per rank)"},
+      {{"--schedule", "gpipe", "--virtual-stages", "2", "--p2p", "batched"},
+       "p2p = batched is not modelled for gpipe with virtual_stages = 2"},
   };
   for (const Case& test_case : cases) {
     std::vector<std::string> args = {"-o", dir.path() + "/never"};

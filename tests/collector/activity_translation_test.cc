@@ -1,6 +1,7 @@
 // CUPTI records, filled into a pool buffer exactly as CUPTI fills one, go through the same
-// buffer-completed path as on a GPU (CollectorRuntime::ConsumeBuffer with the buffer walker); the
-// trace file is read back by bubblescope's loader and checked field by field.
+// buffer-completed path as on a GPU (CollectorRuntime::ConsumeBuffer, walked by CUPTI's own
+// cuptiActivityGetNextRecord, which needs no GPU); the trace file is read back by bubblescope's
+// loader and checked field by field. Built once per CUPTI header set (CUDA 13, CUDA 12.x).
 #include <unistd.h>
 
 #include <cstring>
@@ -8,6 +9,7 @@
 
 #include "collector_runtime.h"
 #include "collector_test_util.h"
+#include "cupti_cursor.h"
 #include "gtest/gtest.h"
 #include "support/test_files.h"
 
@@ -168,7 +170,7 @@ TEST_F(ActivityTranslationTest, EveryRecordKindReadBackExactly) {
                     CUPTI_ACTIVITY_MEMORY_KIND_PINNED));  // host memory: not a sample
   filler.Add(Memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 1 << 20, kBase + 300));
 
-  PackedRecordCursor cursor;
+  CuptiCursor cursor;
   runtime.ConsumeBuffer(buffer, filler.used(), cursor, /*cupti_dropped=*/3);
   EXPECT_EQ(runtime.pool()->in_use(), 0u);  // the buffer went back to the pool
   const std::string path = runtime.trace_path();
@@ -271,6 +273,56 @@ TEST_F(ActivityTranslationTest, KindsSwitchedOffWriteNothing) {
   EXPECT_EQ(IntervalsOf(rank, IntervalKind::kComputeKernel).size(), 1u);
   EXPECT_TRUE(rank.memory.empty());
   EXPECT_TRUE(rank.annotations.empty());
+}
+
+// CUPTI's walker steps over each record by the size of its own struct version: it must land on
+// every record the filler laid out at the size of the struct cupti_records.h chose, and so must
+// the tests' own walker (record_layout.h, which the fuzz target uses).
+TEST(BufferWalkTest, CuptiStepsOverEachChosenStructExactly) {
+  std::vector<uint8_t> storage(8192);
+  ActivityBufferFiller filler(storage.data(), storage.size());
+  const std::vector<CUpti_ActivityKind> kinds = {
+      CUPTI_ACTIVITY_KIND_DEVICE,  CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+      CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MARKER,
+      CUPTI_ACTIVITY_KIND_MARKER_DATA, CUPTI_ACTIVITY_KIND_RUNTIME,
+      CUPTI_ACTIVITY_KIND_DRIVER,  CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+  DeviceRecord device{};
+  device.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  filler.Add(device);
+  filler.Add(Kernel("k", kBase, kBase + 5, 1, 1));
+  MemcpyRecord memcpy{};
+  memcpy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  filler.Add(memcpy);
+  MemsetRecord memset{};
+  memset.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  filler.Add(memset);
+  filler.Add(Memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 64, kBase));
+  filler.Add(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, kBase, "r"));
+  MarkerDataRecord data{};
+  data.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+  filler.Add(data);
+  ApiRecord api{};
+  api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  filler.Add(api);
+  api.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+  filler.Add(api);
+  filler.Add(Kernel("last", kBase + 10, kBase + 15, 1, 2));
+  ASSERT_EQ(filler.offsets().size(), kinds.size());
+
+  CuptiCursor cupti;
+  PackedRecordCursor packed;
+  for (RecordCursor* cursor : std::vector<RecordCursor*>{&cupti, &packed}) {
+    CUpti_Activity* record = nullptr;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      ASSERT_EQ(cursor->Next(storage.data(), filler.used(), &record), NextRecord::kRecord) << i;
+      EXPECT_EQ(reinterpret_cast<uint8_t*>(record) - storage.data(),
+                static_cast<ptrdiff_t>(filler.offsets()[i]))
+          << "record " << i << " of kind " << kinds[i];
+      EXPECT_EQ(record->kind, kinds[i]);
+    }
+    EXPECT_EQ(cursor->Next(storage.data(), filler.used(), &record), NextRecord::kEnd);
+  }
 }
 
 TEST(BufferWalkTest, StopsAtAnUnwalkableRecordAndKeepsWhatCameBefore) {

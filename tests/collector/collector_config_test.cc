@@ -48,6 +48,29 @@ TEST(CollectorConfigTest, EveryVariable) {
   EXPECT_EQ(config.run_id, "20261125-132801-a1b2");
   ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_START", "profiler-api"}}), &config, &error));
   EXPECT_EQ(config.start, StartMode::kProfilerApi);
+  ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_START", "steps:3:5"}}), &config, &error));
+  EXPECT_EQ(config.start, StartMode::kSteps);
+  EXPECT_EQ(config.first_step, 3);
+  EXPECT_EQ(config.last_step, 5);
+}
+
+// steps:1:2 records ProfilerStep#1 and #2: on at #1 (or at #2 if #1 never comes), off at #3.
+TEST(CollectorConfigTest, StepWindowChanges) {
+  CollectorConfig config;
+  config.start = StartMode::kSteps;
+  config.first_step = 1;
+  config.last_step = 2;
+  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#0"), std::nullopt);
+  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#1"), true);
+  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#2"), true);
+  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#3"), false);
+  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#12"), false);
+  EXPECT_EQ(StepWindowChange(config, "forward"), std::nullopt);
+  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#"), std::nullopt);
+  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#1x"), std::nullopt);
+  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#-1"), std::nullopt);
+  config.start = StartMode::kImmediate;
+  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#1"), std::nullopt);
 }
 
 TEST(CollectorConfigTest, BadValuesNameTheVariable) {
@@ -55,6 +78,8 @@ TEST(CollectorConfigTest, BadValuesNameTheVariable) {
       {{"BUBBLESCOPE_KINDS", "kernel,gpu"}},  {{"BUBBLESCOPE_KINDS", "kernel,"}},
       {{"BUBBLESCOPE_FLUSH_MS", "0"}},        {{"BUBBLESCOPE_FLUSH_MS", "10ms"}},
       {{"BUBBLESCOPE_START", "later"}},       {{"BUBBLESCOPE_START", "after:-1"}},
+      {{"BUBBLESCOPE_START", "steps:4:2"}},   {{"BUBBLESCOPE_START", "steps:3"}},
+      {{"BUBBLESCOPE_START", "steps::2"}},    {{"BUBBLESCOPE_START", "steps:1:2:3"}},
       {{"BUBBLESCOPE_BUFFER_MB", "-4"}},
       {{"BUBBLESCOPE_RUN_ID", "my-rank-run"}}, {{"BUBBLESCOPE_RUN_ID", "a/b"}},
       {{"BUBBLESCOPE_RUN_ID", "\x1b[2J"}},

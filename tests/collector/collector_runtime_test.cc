@@ -1,11 +1,12 @@
-// The process runtime: the single "disabled" line, and a forked child that must leave the parent's
-// trace alone.
+// The process runtime: the single "disabled" line, the line and metadata when another profiler
+// holds CUPTI, and a forked child that must leave the parent's trace alone.
 #include "collector_runtime.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "collector_test_util.h"
 #include "gtest/gtest.h"
@@ -33,6 +34,82 @@ TEST(CollectorRuntimeTest, ARefusalPrintsOneLineAndStaysOff) {
             "integer\n");
   EXPECT_FALSE(runtime.running());
   EXPECT_EQ(runtime.nccl(), nullptr);
+}
+
+// Another CUPTI client (Nsight Systems here) holds CUPTI: the trace is still written, with who
+// holds it and what is missing, the NCCL side still records, and the one line says the same.
+TEST(CollectorRuntimeTest, CuptiHeldByAnotherProfilerIsSaidOnceAndInTheTrace) {
+  TempDir dir;
+  RuntimeHooks hooks;
+  hooks.clock = FakeClock;
+  hooks.cupti_held_by = "CUPTI for Nsight Systems";
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_KINDS", "kernel,nvtx,nccl"},
+                                 {"RANK", "2"}}),
+                            hooks));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "bubblescope collector: CUPTI is held by another profiler (CUPTI for Nsight Systems): "
+            "not recording kernel,nvtx in this process; NCCL transfers still recorded\n");
+  EXPECT_NE(runtime.nccl(), nullptr);
+  const std::string path = runtime.trace_path();
+  runtime.Shutdown();
+  const std::string text = ReadFile(path);
+  EXPECT_NE(text.find("{\"ph\":\"M\",\"name\":\"bubblescope_cupti_unavailable\",\"pid\":" +
+                      std::to_string(getpid()) +
+                      ",\"tid\":0,\"args\":{\"held_by\":\"CUPTI for Nsight Systems\","
+                      "\"not_recorded\":\"kernel,nvtx\",\"recorded\":\"nccl\"}}"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.rfind("[\n{\"ph\":\"M\",\"name\":\"bubblescope_process\"", 0), 0u) << text;
+  EXPECT_EQ(text.substr(text.size() - 3), "\n]\n");
+}
+
+TEST(CollectorRuntimeTest, CuptiHeldNoticeWithoutAHolderNameOrNccl) {
+  EXPECT_EQ(CuptiHeldNotice("", kKindKernel | kKindMemcpy),
+            "bubblescope collector: CUPTI is held by another profiler: not recording "
+            "kernel,memcpy in this process");
+}
+
+// BUBBLESCOPE_START=steps:1:2: recording turns on once at ProfilerStep#1 and off once at #3,
+// whatever other ranges open in between.
+TEST(CollectorRuntimeTest, StepWindowTurnsRecordingOnAndOffOnce) {
+  TempDir dir;
+  std::vector<bool> switches;
+  RuntimeHooks hooks;
+  hooks.clock = FakeClock;
+  hooks.set_recording = [&switches](bool on) { switches.push_back(on); };
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_START", "steps:1:2"}}),
+                            hooks));
+  EXPECT_TRUE(switches.empty());  // not recording until the window opens
+  for (const char* name : {"ProfilerStep#0", "forward", "ProfilerStep#1", "backward",
+                           "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"}) {
+    runtime.OnRangeStart(name);
+  }
+  EXPECT_EQ(switches, (std::vector<bool>{true, false}));
+  ::testing::internal::CaptureStderr();
+  runtime.Shutdown();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(CollectorRuntimeTest, AStepWindowNeverOpenedIsSaidAtExit) {
+  TempDir dir;
+  RuntimeHooks hooks;
+  hooks.clock = FakeClock;
+  hooks.set_recording = [](bool) {};
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_START", "steps:5:6"}}),
+                            hooks));
+  runtime.OnRangeStart("ProfilerStep#0");
+  ::testing::internal::CaptureStderr();
+  runtime.Shutdown();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "bubblescope collector: no ProfilerStep#5 to #6 range was opened in this process: "
+            "nothing recorded (BUBBLESCOPE_START=steps:5:6)\n");
 }
 
 TEST(CollectorRuntimeTest, AForkedChildLeavesTheParentsTraceAlone) {

@@ -45,14 +45,18 @@ class ActivityBufferFiller {
     ASSERT_EQ(RecordSize(reinterpret_cast<const CUpti_Activity&>(record).kind), sizeof(Record));
     ASSERT_LE(used_ + sizeof(Record), capacity_);
     std::memcpy(buffer_ + used_, &record, sizeof(Record));
+    offsets_.push_back(used_);
     used_ = AlignUp(used_ + sizeof(Record));
   }
   size_t used() const { return used_; }
+  // Where each added record starts, in order.
+  const std::vector<size_t>& offsets() const { return offsets_; }
 
  private:
   uint8_t* buffer_;
   size_t capacity_;
   size_t used_ = 0;
+  std::vector<size_t> offsets_;
 };
 
 // The one rank LoadTrace reads from `path`.

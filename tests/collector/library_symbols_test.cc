@@ -12,11 +12,12 @@ TEST(CollectorLibraryTest, ExportsTheEntryPointsOnly) {
   const CommandResult nm = RunCommand({BUBBLESCOPE_NM, "-D", "--defined-only", BUBBLESCOPE_COLLECTOR_LIBRARY});
   ASSERT_EQ(nm.exit_status, 0) << nm.err;
   EXPECT_NE(nm.out.find(" T InitializeInjection\n"), std::string::npos) << nm.out;
+  EXPECT_NE(nm.out.find(" D ncclProfiler_v6\n"), std::string::npos) << nm.out;
   EXPECT_NE(nm.out.find(" D ncclProfiler_v5\n"), std::string::npos) << nm.out;
   EXPECT_NE(nm.out.find(" D ncclProfiler_v4\n"), std::string::npos) << nm.out;
   size_t lines = 0;
   for (char c : nm.out) lines += c == '\n';
-  EXPECT_EQ(lines, 3u) << nm.out;  // nothing else leaks into the job's symbol space
+  EXPECT_EQ(lines, 4u) << nm.out;  // nothing else leaks into the job's symbol space
 }
 
 TEST(CollectorLibraryTest, NeedsCuptiButNotLibcuda) {

@@ -1,6 +1,6 @@
 // NCCL's profiler-plugin entry points called as NCCL calls them (init, startEvent, recordEventState,
-// stopEvent, finalize) through the exported ncclProfiler_v5 and ncclProfiler_v4 structs, with the
-// descriptors NCCL passes; the p2p records are read back through bubblescope's loader.
+// stopEvent, finalize) through the exported ncclProfiler_v6, ncclProfiler_v5 and ncclProfiler_v4
+// structs, with the descriptors NCCL passes; the p2p records are read back through bubblescope's loader.
 #include <string>
 
 #include "collector_runtime.h"
@@ -182,6 +182,87 @@ TEST_F(NcclPluginTest, V4EntryPointsAndTheGracePeriodForChildlessEvents) {
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->peer, -1);  // communicator rank 0 of 0xdef never published its global rank
   EXPECT_EQ(info->bytes, 80);
+}
+
+// NCCL 2.30 loads ncclProfiler_v6 first. A one-rank communicator sending to and receiving from
+// itself inside one group (what the one-GPU check runs): NCCL gives no proxy ops for a self
+// transfer, only kernel channels; the copy-engine collective events v6 added are not tracked.
+TEST_F(NcclPluginTest, V6SelfSendRecvInOneRankCommunicator) {
+  constexpr uint64_t kSelfComm = 0x5e1f;
+  void* context = nullptr;
+  int mask = 0;
+  ASSERT_EQ(ncclProfiler_v6.init(&context, kSelfComm, &mask, "self", 1, 1, 0, nullptr), 0);
+  ASSERT_NE(context, nullptr);
+  EXPECT_EQ(mask, (1 << 2) | (1 << 3) | (1 << 6));  // no CE events asked for
+
+  auto start = [&](bubblescope_ncclProfilerEventDescr_v6_t descriptor, int64_t now) {
+    FakeNow() = now;
+    void* handle = reinterpret_cast<void*>(0x1);
+    EXPECT_EQ(ncclProfiler_v6.startEvent(context, &handle, &descriptor), 0);
+    return handle;
+  };
+  auto stop = [](void* handle, int64_t now) {
+    FakeNow() = now;
+    EXPECT_EQ(ncclProfiler_v6.stopEvent(handle), 0);
+  };
+  auto p2p = [](const char* func, size_t count) {
+    bubblescope_ncclProfilerEventDescr_v6_t descriptor{};
+    descriptor.type = nccl_abi::kProfileP2p;
+    descriptor.p2p.func = func;
+    descriptor.p2p.datatype = "ncclFloat16";
+    descriptor.p2p.count = count;
+    descriptor.p2p.peer = 0;  // itself
+    descriptor.p2p.nChannels = 1;
+    return descriptor;
+  };
+  auto channel = [](void* parent) {
+    bubblescope_ncclProfilerEventDescr_v6_t descriptor{};
+    descriptor.type = nccl_abi::kProfileKernelCh;
+    descriptor.parentObj = parent;
+    descriptor.kernelCh.channelId = 0;
+    return descriptor;
+  };
+
+  void* send = start(p2p("Send", 4096), 1'000'000);
+  void* recv = start(p2p("Recv", 4096), 1'050'000);
+  ASSERT_NE(send, nullptr);
+  ASSERT_NE(recv, nullptr);
+  stop(send, 1'100'000);
+  stop(recv, 1'200'000);
+  void* send_channel = start(channel(send), 1'300'000);
+  void* recv_channel = start(channel(recv), 1'300'000);
+  stop(send_channel, 1'900'000);
+  stop(recv_channel, 2'000'000);
+
+  bubblescope_ncclProfilerEventDescr_v6_t ce{};
+  ce.type = nccl_abi::kProfileCeColl;
+  ce.ceColl.func = "AllReduce";
+  ce.ceColl.count = 4096;
+  EXPECT_EQ(start(ce, 2'100'000), nullptr);
+
+  EXPECT_EQ(ncclProfiler_v6.finalize(context), 0);
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  const std::string path = runtime.trace_path();
+  runtime.Shutdown();
+
+  const Rank rank = LoadOneRank(path);
+  const auto ops = IntervalsOf(rank, IntervalKind::kCpuCommOp);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(rank.name(ops[0]->name), "nccl:send");
+  EXPECT_EQ(ops[0]->start, 1'000'000);
+  EXPECT_EQ(ops[0]->end, 1'900'000);  // its kernel channel's stop
+  EXPECT_EQ(rank.name(ops[1]->name), "nccl:recv");
+  EXPECT_EQ(ops[1]->start, 1'050'000);
+  EXPECT_EQ(ops[1]->end, 2'000'000);
+  for (const Interval* op : ops) {
+    const CommInfo* info = rank.comm(*op);
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(info->peer, 0);  // this process's own global rank, published at init
+    EXPECT_EQ(info->bytes, 4096 * 2);
+    EXPECT_EQ(info->group_size, 1);
+    ASSERT_NE(info->process_group, kNoIndex);
+    EXPECT_EQ(rank.process_groups[info->process_group].ranks, (std::vector<int32_t>{0}));
+  }
 }
 
 TEST(NcclPluginDisabledTest, NoEventsWhenTheNcclKindIsOff) {

@@ -314,6 +314,7 @@ struct SimCase {
   int32_t p = 4;
   Names names = Names::kGeneric;
   sim::P2pStyle p2p = sim::P2pStyle::kPerOp;
+  int32_t v = 0;  // chunks per rank; 0: 2 for interleaved, else 1
 };
 
 sim::Config SimConfig(const SimCase& c, int32_t heavy) {
@@ -321,7 +322,7 @@ sim::Config SimConfig(const SimCase& c, int32_t heavy) {
   config.schedule = c.schedule;
   config.stages = c.p;
   config.microbatches = 2 * c.p;
-  config.virtual_stages = c.schedule == sim::Schedule::kInterleaved1F1B ? 2 : 1;
+  config.virtual_stages = c.v > 0 ? c.v : c.schedule == sim::Schedule::kInterleaved1F1B ? 2 : 1;
   config.iterations = 2;
   config.costs.assign(static_cast<size_t>(c.p), sim::StageCost{4000, 8000, 0});
   config.costs[static_cast<size_t>(heavy)] = sim::StageCost{4800, 9600, 0};
@@ -342,7 +343,8 @@ sim::Config SimConfig(const SimCase& c, int32_t heavy) {
 
 void CheckSimCase(const SimCase& c) {
   const int32_t heavy = (c.p / 2 + 1) % c.p;  // a middle stage: never the first or last
-  SCOPED_TRACE(absl::StrCat(std::string(sim::ScheduleName(c.schedule)), " p=", c.p, " names ",
+  SCOPED_TRACE(absl::StrCat(std::string(sim::ScheduleName(c.schedule)), " p=", c.p, " v=", c.v,
+                            " names ",
                             std::string(NamesText(c.names)), " p2p ",
                             std::string(sim::P2pStyleName(c.p2p)), " heavy ", heavy));
   const sim::Config config = SimConfig(c, heavy);
@@ -397,6 +399,18 @@ TEST(ProgramFitSimTest, InterleavedWithoutHelpfulNames) {
   for (int32_t p : {4, 6, 8}) {
     for (Names names : {Names::kGeneric, Names::kTorchGeneric, Names::kOneBackwardName}) {
       CheckSimCase({sim::Schedule::kInterleaved1F1B, p, names});
+    }
+  }
+}
+
+// GPipe over v chunks per rank (torch's ScheduleLoopedBFS): the looped program fits the ranks'
+// transfers and compute as the one-chunk programs do, wrap-around traffic giving v.
+TEST(ProgramFitSimTest, LoopedGpipeWithoutHelpfulNames) {
+  for (int32_t v : {2, 3}) {
+    for (int32_t p : {4, 6}) {
+      for (Names names : {Names::kGeneric, Names::kTorchGeneric, Names::kOneBackwardName}) {
+        CheckSimCase({sim::Schedule::kGpipe, p, names, sim::P2pStyle::kPerOp, v});
+      }
     }
   }
 }

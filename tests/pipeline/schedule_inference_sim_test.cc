@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -32,6 +33,7 @@ struct Case {
   AnnotationStyle annotations;
   bool imbalanced = false;  // one stage 10% slower in F, B and W than the others
   Marking marking = Marking::kProfilerSteps;
+  int32_t v = 0;  // chunks per rank; 0: 2 for interleaved, else 1
 };
 
 // The heavy stage of an imbalanced case: a different one across the grid, never always the last.
@@ -51,7 +53,7 @@ sim::Config MakeConfig(const Case& c) {
   config.schedule = c.schedule;
   config.stages = c.p;
   config.microbatches = c.m;
-  config.virtual_stages = c.schedule == Schedule::kInterleaved1F1B ? 2 : 1;
+  config.virtual_stages = c.v > 0 ? c.v : c.schedule == Schedule::kInterleaved1F1B ? 2 : 1;
   config.iterations = 2;
   config.costs.assign(static_cast<size_t>(c.p), sim::StageCost{4000, 8000, 3000});
   if (c.imbalanced) config.costs[static_cast<size_t>(HeavyStage(c))] = {4400, 8800, 3300};
@@ -79,7 +81,7 @@ void ExpectOpStats(const schedule_inference::OpStats& got, const sim::OpTimeStat
 
 void CheckCase(const Case& c) {
   SCOPED_TRACE(std::string(sim::ScheduleName(c.schedule)) + " p=" + std::to_string(c.p) +
-               " m=" + std::to_string(c.m) +
+               " m=" + std::to_string(c.m) + " v=" + std::to_string(c.v) +
                " annotations=" + std::string(sim::AnnotationStyleName(c.annotations)) +
                (c.imbalanced ? " imbalanced" : "") +
                " iterations: " + sim::testing::MarkingName(c.marking));
@@ -96,7 +98,16 @@ void CheckCase(const Case& c) {
   EXPECT_EQ(result->p, c.p);
   EXPECT_EQ(result->v, config.virtual_stages);
   EXPECT_EQ(result->m, c.m);
-  EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), ExpectedFamily(c.schedule, c.m));
+  const std::string family = ExpectedFamily(c.schedule, c.m);
+  EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), family);
+  using schedule_inference::FamilyRule;
+  if (family == "1f1b" || family == "interleaved") {
+    EXPECT_EQ(result->family_rule, FamilyRule::kBackwardBeforeLastForward);
+  } else if (family == "gpipe") {
+    EXPECT_EQ(result->family_rule,
+              c.m * config.virtual_stages == 1 ? FamilyRule::kOneMicrobatch
+                                               : FamilyRule::kForwardsFirst);
+  }
   EXPECT_EQ(result->stage_order, config.stage_to_rank);
   std::vector<int32_t> placement;
   for (int32_t chunk = 0; chunk < config.virtual_stages; ++chunk) {
@@ -130,30 +141,35 @@ void CheckCase(const Case& c) {
   }
 }
 
-void CheckFamily(Schedule schedule) {
-  for (const sim::testing::GridJob& job : sim::testing::GridJobs(schedule)) {
+void CheckJobs(Schedule schedule, const std::vector<sim::testing::GridJob>& jobs) {
+  for (const sim::testing::GridJob& job : jobs) {
     for (AnnotationStyle style :
          {AnnotationStyle::kNone, AnnotationStyle::kPpGpu, AnnotationStyle::kPpCpu,
           AnnotationStyle::kPpShortCpu, AnnotationStyle::kPpMirrored}) {
       for (bool imbalanced : {false, true}) {
         for (Marking marking : sim::testing::kAllMarkings) {
-          CheckCase(Case{schedule, job.p, job.m, style, imbalanced, marking});
+          CheckCase(Case{schedule, job.p, job.m, style, imbalanced, marking, job.v});
         }
       }
     }
   }
 }
 
+void CheckFamily(Schedule schedule) { CheckJobs(schedule, sim::testing::GridJobs(schedule)); }
+
 // Stageless annotations when one step spans all three simulated iterations (a marker that
 // matches once, as when no iteration boundaries are found): the microbatch ids repeat three
 // times, yet v and the family come out right and m counts one pass. Training schedules only:
 // without a backward, v chunks and v passes look the same (docs/schedule-inference.md).
 TEST(ScheduleInferenceSimTest, StagelessAnnotationsInAStepOfSeveralIterations) {
-  for (Schedule schedule : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved1F1B,
-                            Schedule::kZeroBubbleH1}) {
+  const std::pair<Schedule, int32_t> schedules[] = {
+      {Schedule::kGpipe, 1},           {Schedule::kGpipe, 2},        {Schedule::k1F1B, 1},
+      {Schedule::kInterleaved1F1B, 2}, {Schedule::kZeroBubbleH1, 1}};
+  for (const auto& [schedule, v] : schedules) {
     for (AnnotationStyle style : {AnnotationStyle::kPpCpu, AnnotationStyle::kPpShortCpu}) {
       Case c{schedule, 4, 8, style};
-      SCOPED_TRACE(std::string(sim::ScheduleName(schedule)) + " " +
+      c.v = v;
+      SCOPED_TRACE(std::string(sim::ScheduleName(schedule)) + " v=" + std::to_string(v) + " " +
                    std::string(sim::AnnotationStyleName(style)));
       sim::Config config = MakeConfig(c);
       config.iterations = 3;
@@ -188,6 +204,11 @@ TEST(ScheduleInferenceSimTest, OneFOneB) { CheckFamily(Schedule::k1F1B); }
 TEST(ScheduleInferenceSimTest, Interleaved) { CheckFamily(Schedule::kInterleaved1F1B); }
 TEST(ScheduleInferenceSimTest, ZeroBubbleH1) { CheckFamily(Schedule::kZeroBubbleH1); }
 TEST(ScheduleInferenceSimTest, ForwardOnly) { CheckFamily(Schedule::kForwardOnly); }
+// GPipe over v = 2 and 3 chunks per rank (torch's ScheduleLoopedBFS): reported as gpipe with its
+// v, told from interleaved 1F1B by the last virtual stage's rank running every forward first.
+TEST(ScheduleInferenceSimTest, LoopedGpipe) {
+  CheckJobs(Schedule::kGpipe, sim::testing::LoopedGpipeJobs());
+}
 
 }  // namespace
 }  // namespace bubblescope

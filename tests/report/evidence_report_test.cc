@@ -25,6 +25,17 @@ Evidence GlooRunWithoutNames() {
   return evidence;
 }
 
+// The evidence member alone, as JSON text.
+std::string EvidenceJson(const Evidence& evidence) {
+  JsonWriter json;
+  json.BeginObject();
+  WriteEvidenceMember(evidence, json);
+  json.EndObject();
+  absl::StatusOr<std::string> text = json.Finish();
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.ok() ? *text : "";
+}
+
 TEST(EvidenceReportTest, WeakFactsReadAsGuesses) {
   EXPECT_EQ(EvidenceText(GlooRunWithoutNames()),
             "  evidence: stage order from when transfers completed (guess); peers from the stage "
@@ -34,8 +45,11 @@ TEST(EvidenceReportTest, WeakFactsReadAsGuesses) {
   named.stage_order = {"annotations", Strength::kRead};
   named.peers = {"pp_action", Strength::kStrong};
   named.schedule_family = {"annotations", Strength::kRead};
+  named.schedule_family_rule = "forwards_first";
   named.peers_by_source = {0, 192, 0, 0};
   const std::string text = EvidenceText(named);
+  EXPECT_THAT(text, HasSubstr("schedule family from annotations (read) [every forward before the "
+                              "first backward]"));
   EXPECT_THAT(text, HasSubstr("stage order from annotations (read)"));
   EXPECT_THAT(text, HasSubstr("peers from the runtime's PP: transfer names (inferred) [p2p ops: "
                               "192 pp_action]"));
@@ -43,14 +57,9 @@ TEST(EvidenceReportTest, WeakFactsReadAsGuesses) {
 }
 
 TEST(EvidenceReportTest, JsonMemberCarriesSourcesStrengthsAndCounts) {
-  JsonWriter json;
-  json.BeginObject();
-  WriteEvidenceMember(GlooRunWithoutNames(), json);
-  json.EndObject();
-  absl::StatusOr<std::string> text = json.Finish();
-  ASSERT_TRUE(text.ok()) << text.status();
+  const std::string text = EvidenceJson(GlooRunWithoutNames());
   simdjson::dom::parser parser;
-  simdjson::dom::element evidence = parser.parse(*text)["evidence"];
+  simdjson::dom::element evidence = parser.parse(text)["evidence"];
   EXPECT_EQ(std::string_view(evidence["stage_order"]["source"]), "transfer_timing");
   EXPECT_EQ(std::string_view(evidence["stage_order"]["strength"]), "weak");
   EXPECT_EQ(std::string_view(evidence["peers"]["source"]), "inferred");
@@ -61,6 +70,20 @@ TEST(EvidenceReportTest, JsonMemberCarriesSourcesStrengthsAndCounts) {
   EXPECT_EQ(int64_t(evidence["peers"]["p2p_ops"]["unknown"]), 2);
   EXPECT_EQ(std::string_view(evidence["schedule_family"]["source"]), "p2p");
   EXPECT_EQ(std::string_view(evidence["schedule_family"]["strength"]), "strong");
+  // Without a rule (no shape) the member is left out.
+  EXPECT_EQ(evidence["schedule_family"]["rule"].error(), simdjson::NO_SUCH_FIELD);
+}
+
+TEST(EvidenceReportTest, JsonMemberCarriesTheFamilyRule) {
+  Evidence evidence = GlooRunWithoutNames();
+  evidence.schedule_family_rule = "backward_before_last_forward";
+  const std::string text = EvidenceJson(evidence);
+  simdjson::dom::parser parser;
+  EXPECT_EQ(std::string_view(parser.parse(text)["evidence"]["schedule_family"]["rule"]),
+            "backward_before_last_forward");
+  EXPECT_THAT(EvidenceText(evidence),
+              HasSubstr("schedule family from p2p traffic (inferred) [a backward before the last "
+                        "forward]\n"));
 }
 
 }  // namespace

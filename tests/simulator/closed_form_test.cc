@@ -1,6 +1,8 @@
 // Textbook bubble fractions on ideal jobs (free links, no launch gap, no optimizer, no jitter,
-// uniform stages): (p-1)/(m+p-1) for GPipe and 1F1B, (p-1)/(v*m+p-1) for interleaved 1F1B. The
-// comparisons are exact in integers: idle * (v*m+p-1) == capacity * (p-1).
+// uniform stages): (p-1)/(m+p-1) for GPipe and 1F1B, (p-1)/(v*m+p-1) for interleaved 1F1B and
+// looped GPipe (v chunks per rank) with m >= p. The comparisons are exact in integers:
+// idle * (v*m+idle slots) == capacity * idle slots.
+#include <algorithm>
 #include <cstdint>
 #include <tuple>
 
@@ -20,9 +22,9 @@ struct Costs {
 
 constexpr Costs kCostPairs[] = {{100, 100}, {100, 300}, {500, 200}};
 
-void ExpectTextbookBubble(const Config& config) {
-  const int64_t p = config.stages;
-  const int64_t slots = int64_t{config.virtual_stages} * config.microbatches + p - 1;
+// `idle_slots` per rank, in units of one chunk's F+B: p-1 unless a test works out another.
+void ExpectTextbookBubble(const Config& config, int64_t idle_slots) {
+  const int64_t slots = int64_t{config.virtual_stages} * config.microbatches + idle_slots;
   absl::StatusOr<Simulation> simulation = Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const Truth& truth = simulation->truth;
@@ -31,11 +33,10 @@ void ExpectTextbookBubble(const Config& config) {
   const TimeNs chunk = config.costs[0].forward / config.virtual_stages +
                        config.costs[0].backward / config.virtual_stages;
   EXPECT_EQ(truth.iterations[0].window(), slots * chunk);
-  EXPECT_EQ(truth.idle_ns * slots, truth.capacity_ns * (p - 1));
-  EXPECT_NEAR(truth.bubble_fraction, static_cast<double>(p - 1) / static_cast<double>(slots),
-              1e-12);
-  EXPECT_NEAR(truth.theoretical_bubble_fraction,
-              static_cast<double>(p - 1) / static_cast<double>(slots), 1e-12);
+  EXPECT_EQ(truth.idle_ns * slots, truth.capacity_ns * idle_slots);
+  const double bubble = static_cast<double>(idle_slots) / static_cast<double>(slots);
+  EXPECT_NEAR(truth.bubble_fraction, bubble, 1e-12);
+  EXPECT_NEAR(truth.theoretical_bubble_fraction, bubble, 1e-12);
   // Free links: a rank never waits inside its own busy period beyond the pipeline shape, and
   // every rank computes exactly v*m chunks of F and B.
   for (const RankIterationTruth& rank : truth.iterations[0].ranks) {
@@ -48,7 +49,7 @@ class GpipeAnd1F1BTest
 
 TEST_P(GpipeAnd1F1BTest, BubbleIsPMinusOneOverMPlusPMinusOne) {
   auto [schedule, p, m, costs] = GetParam();
-  ExpectTextbookBubble(IdealConfig(schedule, p, m, costs.forward, costs.backward));
+  ExpectTextbookBubble(IdealConfig(schedule, p, m, costs.forward, costs.backward), p - 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ideal, GpipeAnd1F1BTest,
@@ -64,12 +65,36 @@ TEST_P(InterleavedTest, BubbleIsPMinusOneOverVMPlusPMinusOne) {
   auto [p, v, multiple, costs] = GetParam();
   // Costs scaled by v so every chunk costs a whole number of ns.
   ExpectTextbookBubble(IdealConfig(Schedule::kInterleaved1F1B, p, p * multiple, costs.forward * v,
-                                   costs.backward * v, v));
+                                   costs.backward * v, v),
+                       p - 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ideal, InterleavedTest,
                          ::testing::Combine(::testing::Values(2, 4, 8), ::testing::Values(2, 3),
                                             ::testing::Values(1, 2, 4),
+                                            ::testing::ValuesIn(kCostPairs)));
+
+class LoopedGpipeTest
+    : public ::testing::TestWithParam<std::tuple<int32_t, int32_t, int32_t, Costs>> {};
+
+// GPipe over v chunks per rank (torch's ScheduleLoopedBFS), by hand with f and b one chunk's F and
+// B: microbatch 0 reaches the last stage's chunk 0 after p-1 forward slots; each chunk after the
+// first starts there max(m, p) slots after the one before (stage 0 moves on when it has run its
+// m forwards and microbatch 0 has come round the p ranks); the last chunk then runs m forwards.
+// The backwards mirror it, so the makespan is (f+b)(p-1 + m + (v-1)·max(m, p)) and every rank
+// computes v·m·(f+b): p-1 + (v-1)·max(0, p-m) idle slots, (p-1)/(v·m+p-1) when m >= p.
+TEST_P(LoopedGpipeTest, BubbleCountsTheChunkRoundTrips) {
+  auto [p, v, m, costs] = GetParam();
+  const int64_t idle_slots = p - 1 + int64_t{v - 1} * std::max(0, p - m);
+  ExpectTextbookBubble(
+      IdealConfig(Schedule::kGpipe, p, m, costs.forward * v, costs.backward * v, v), idle_slots);
+  EXPECT_NEAR(ClosedFormIdealBubble(Schedule::kGpipe, p, v, m),
+              static_cast<double>(idle_slots) / static_cast<double>(v * m + idle_slots), 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ideal, LoopedGpipeTest,
+                         ::testing::Combine(::testing::Values(2, 4, 8), ::testing::Values(2, 3),
+                                            ::testing::Values(1, 2, 4, 8, 32),
                                             ::testing::ValuesIn(kCostPairs)));
 
 TEST(ClosedFormTest, SingleStageHasNoBubble) {

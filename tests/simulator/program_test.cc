@@ -2,6 +2,7 @@
 #include "simulator/program.h"
 
 #include <optional>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "simulator/sim_test_util.h"
@@ -16,6 +17,31 @@ TEST(ProgramTest, GpipeRunsAllForwardsThenBackwardsInForwardOrder) {
   Config config = IdealConfig(Schedule::kGpipe, 2, 3, 10, 20);
   EXPECT_EQ(ProgramText(StageProgram(config, 0), false), "F0 F1 F2 B0 B1 B2");
   EXPECT_EQ(ProgramText(StageProgram(config, 1), false), "F0 F1 F2 B0 B1 B2");
+}
+
+TEST(ProgramTest, LoopedGpipeRunsChunksBreadthFirstAndBackwardsInReverse) {
+  // torch's ScheduleLoopedBFS (as its loopedbfs_p4_v2_m4 trace shows): every forward of chunk 0,
+  // then of chunk 1; then the backwards from the last chunk, each from the last microbatch.
+  Config config = IdealConfig(Schedule::kGpipe, 2, 3, 20, 40, 2);
+  ASSERT_TRUE(ValidateConfig(config).ok());
+  const std::string order = "F0:0 F0:1 F0:2 F1:0 F1:1 F1:2 B1:2 B1:1 B1:0 B0:2 B0:1 B0:0";
+  EXPECT_EQ(ProgramText(StageProgram(config, 0), true), order);
+  EXPECT_EQ(ProgramText(StageProgram(config, 1), true), order);
+  config.virtual_stages = 3;
+  config.microbatches = 2;
+  EXPECT_EQ(ProgramText(StageProgram(config, 1), true),
+            "F0:0 F0:1 F1:0 F1:1 F2:0 F2:1 B2:1 B2:0 B1:1 B1:0 B0:1 B0:0");
+}
+
+TEST(ProgramTest, SeveralChunksNeedInterleavedOrGpipe) {
+  for (Schedule schedule : {Schedule::k1F1B, Schedule::kZeroBubbleH1, Schedule::kForwardOnly}) {
+    Config config = IdealConfig(schedule, 2, 4, 20, 40, 2);
+    config.costs.assign(2, StageCost{20, 40, 20});
+    EXPECT_FALSE(ValidateConfig(config).ok()) << ScheduleName(schedule);
+  }
+  // Looped GPipe, unlike Megatron's interleaving, takes any m.
+  EXPECT_TRUE(ValidateConfig(IdealConfig(Schedule::kGpipe, 4, 3, 20, 40, 2)).ok());
+  EXPECT_FALSE(ValidateConfig(IdealConfig(Schedule::kInterleaved1F1B, 4, 3, 20, 40, 2)).ok());
 }
 
 TEST(ProgramTest, OneForwardOneBackwardThreeStagesFourMicrobatches) {

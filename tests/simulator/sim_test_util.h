@@ -53,6 +53,7 @@ inline std::string ProgramText(const std::vector<Op>& program, bool chunks) {
 struct GridJob {
   int32_t p = 0;
   int32_t m = 0;
+  int32_t v = 0;  // chunks per rank; 0: the test's default for the schedule
 };
 
 // The (p, m) grid every accuracy test runs each schedule over, defined once: p in {2, 4, 8} and
@@ -72,6 +73,19 @@ inline std::vector<GridJob> GridJobs(Schedule schedule) {
     for (int32_t m : kMicrobatches) {
       if (schedule == Schedule::kInterleaved1F1B && m % p != 0) continue;
       jobs.push_back({p, m});
+    }
+  }
+  return jobs;
+}
+
+// The looped GPipe jobs (gpipe with v chunks per rank, torch's ScheduleLoopedBFS) the accuracy
+// tests run: v in {2, 3}, p in {2, 4}, m in {4, 8}; m = 4 on p = 4 has stage 0 wait between
+// chunks, the others do not.
+inline std::vector<GridJob> LoopedGpipeJobs() {
+  std::vector<GridJob> jobs;
+  for (int32_t v : {2, 3}) {
+    for (int32_t p : {2, 4}) {
+      for (int32_t m : {4, 8}) jobs.push_back({p, m, v});
     }
   }
   return jobs;

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Checks what one run of scripts/gpu-check.sh wrote (docs/collector-gpu-check.md).
+
+Reads RESULTS (the run's $OUT): the collector's traces and Kineto's of step 1 (kernel names and
+counts per ProfilerStep must agree; step times give the collector's overhead), step 2 (the loop
+under torch.profiler and the collector at once: what each wrote), step 3 (NCCL's profiler plugin:
+the self send/recv and the all-reduce of a one-rank communicator) and step 4 (the demo job).
+Runs `bubblescope analyze` on the traces when --bubblescope is given. Writes RESULTS/summary.json
+and RESULTS/summary.md, prints the latter, and exits 1 when a check fails.
+
+Needs only the Python standard library, so it runs on the CPU machine as on the GPU one.
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+STEP = re.compile(r"^ProfilerStep#(\d+)$")
+LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
+OVERHEAD_GOAL_PERCENT = 1.0
+
+
+def load_events(path):
+    """The events of a Kineto trace (an object) or a collector trace (the array form, possibly
+    cut short without its closing bracket)."""
+    with open(path, encoding="utf-8") as source:
+        text = source.read()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = json.loads(text.rstrip().rstrip(",") + "]")
+    return data["traceEvents"] if isinstance(data, dict) else data
+
+
+def trace_files(folder):
+    return sorted(glob.glob(os.path.join(folder, "*.json")))
+
+
+def profiler_steps(events):
+    """{step number: (start, end)} of the ProfilerStep#N ranges on the CPU."""
+    steps = {}
+    for event in events:
+        if event.get("ph") != "X" or event.get("cat") != "user_annotation":
+            continue
+        match = STEP.match(str(event.get("name", "")))
+        if match:
+            start = float(event["ts"])
+            steps[int(match.group(1))] = (start, start + float(event.get("dur", 0)))
+    return steps
+
+
+def kernels_per_step(events):
+    """{step number: Counter of kernel names}, each kernel in the step its launch happened in."""
+    steps = profiler_steps(events)
+    launches = {}
+    for event in events:
+        if event.get("ph") == "X" and event.get("cat") in LAUNCH_CATEGORIES:
+            correlation = (event.get("args") or {}).get("correlation")
+            if correlation is not None:
+                launches[correlation] = float(event["ts"])
+    counts = {number: collections.Counter() for number in steps}
+    for event in events:
+        if event.get("ph") != "X" or event.get("cat") != "kernel":
+            continue
+        launched = launches.get((event.get("args") or {}).get("correlation"))
+        if launched is None:
+            continue
+        for number, (start, end) in steps.items():
+            if start <= launched <= end:
+                counts[number][event["name"]] += 1
+                break
+    return counts
+
+
+def compare_kernels(collector, kineto):
+    """Per step: kernel counts on both sides and the names whose counts differ."""
+    rows = []
+    for number in sorted(set(collector) | set(kineto)):
+        ours = collector.get(number, collections.Counter())
+        theirs = kineto.get(number, collections.Counter())
+        differing = sorted((name, ours[name], theirs[name]) for name in set(ours) | set(theirs)
+                           if ours[name] != theirs[name])
+        rows.append({"step": number, "collector_kernels": sum(ours.values()),
+                     "kineto_kernels": sum(theirs.values()),
+                     "distinct_names": len(set(ours) | set(theirs)),
+                     "agree": number in collector and number in kineto and not differing,
+                     "differing": [{"name": n, "collector": a, "kineto": b}
+                                   for n, a, b in differing[:10]]})
+    return rows
+
+
+def read_json(path):
+    try:
+        with open(path, encoding="utf-8") as source:
+            return json.load(source)
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def median_step(*runs):
+    """The median step time over the runs' marked steps (runs that are missing are left out)."""
+    seconds = [t for times in runs if times for t in times.get("step_seconds", [])]
+    return statistics.median(seconds) if seconds else None
+
+
+def analyze(bubblescope, paths):
+    """`bubblescope analyze --format json` over `paths`: its ranks, or the error it gave."""
+    if not bubblescope or not paths:
+        return None
+    run = subprocess.run([bubblescope, "analyze", "--format", "json", *paths],
+                         capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        return {"error": run.stderr.strip()[-2000:], "exit_status": run.returncode}
+    report = json.loads(run.stdout)
+    return {"ranks": [{key: rank.get(key) for key in ("rank", "kernels", "comm_ops", "steps",
+                                                        "span_us", "compute_us", "comm_us")}
+                      for rank in report.get("ranks", [])],
+            "pipelines": len(report.get("pipelines", []) or [])}
+
+
+class Checks:
+    def __init__(self):
+        self.items = []
+
+    def add(self, name, ok, detail):
+        self.items.append({"check": name, "ok": bool(ok), "detail": detail})
+
+    def failed(self):
+        return [item for item in self.items if not item["ok"]]
+
+
+def step1(results, checks, bubblescope):
+    folder = os.path.join(results, "step1")
+    collector_files = trace_files(os.path.join(folder, "record"))
+    kineto = os.path.join(folder, "kineto.json")
+    out = {"collector_files": [os.path.basename(f) for f in collector_files]}
+    checks.add("step 1: one collector trace", len(collector_files) == 1, out["collector_files"])
+    checks.add("step 1: a Kineto trace", os.path.exists(kineto), kineto)
+    if len(collector_files) == 1 and os.path.exists(kineto):
+        rows = compare_kernels(kernels_per_step(load_events(collector_files[0])),
+                               kernels_per_step(load_events(kineto)))
+        out["steps"] = rows
+        agreeing = sum(row["agree"] for row in rows)
+        checks.add("step 1: kernel names and counts agree with Kineto in every step",
+                   rows and agreeing == len(rows), f"{agreeing} of {len(rows)} steps agree")
+    # The loop alone runs before and after the recorded one; both count, so drift is shared.
+    plain = median_step(read_json(os.path.join(folder, "plain-times.json")),
+                        read_json(os.path.join(folder, "plain2-times.json")))
+    recorded = median_step(read_json(os.path.join(folder, "record-times.json")))
+    profiled = median_step(read_json(os.path.join(folder, "kineto-times.json")))
+    out["median_step_seconds"] = {"plain": plain, "record": recorded, "torch_profiler": profiled}
+    if plain and recorded:
+        overhead = 100.0 * (recorded - plain) / plain
+        out["collector_overhead_percent"] = overhead
+        out["overhead_goal_met"] = overhead <= OVERHEAD_GOAL_PERCENT
+        checks.add("step 1: step times with and without the collector", True,
+                   f"collector overhead {overhead:+.2f}% of the median step "
+                   f"(goal <= {OVERHEAD_GOAL_PERCENT}%)")
+    if plain and profiled:
+        out["torch_profiler_overhead_percent"] = 100.0 * (profiled - plain) / plain
+    out["analyze_collector"] = analyze(bubblescope, collector_files)
+    out["analyze_kineto"] = analyze(bubblescope, [kineto] if os.path.exists(kineto) else [])
+    return out
+
+
+def step2(results, checks, bubblescope):
+    folder = os.path.join(results, "step2")
+    collector_files = trace_files(os.path.join(folder, "record"))
+    kineto = os.path.join(folder, "kineto.json")
+    status = read_json(os.path.join(folder, "status.json")) or {}
+    messages = []
+    if os.path.exists(os.path.join(folder, "stderr.log")):
+        with open(os.path.join(folder, "stderr.log"), encoding="utf-8", errors="replace") as log:
+            messages = [line.strip() for line in log if "bubblescope" in line][:20]
+    out = {"job_exit_status": status.get("exit_status"),
+           "collector_files": [os.path.basename(f) for f in collector_files],
+           "collector_kernels": sum(1 for f in collector_files for e in load_events(f)
+                                    if e.get("cat") == "kernel"),
+           "kineto_trace": os.path.exists(kineto),
+           "kineto_kernels": sum(1 for e in load_events(kineto) if e.get("cat") == "kernel")
+           if os.path.exists(kineto) else 0,
+           "bubblescope_messages": messages}
+    checks.add("step 2: the user's torch.profiler run still works under record",
+               status.get("exit_status") == 0 and out["kineto_trace"],
+               f"exit {status.get('exit_status')}, Kineto trace "
+               f"{'written' if out['kineto_trace'] else 'missing'} "
+               f"with {out['kineto_kernels']} kernels; the collector wrote "
+               f"{len(collector_files)} file(s) with {out['collector_kernels']} kernels")
+    return out
+
+
+def step3(results, checks, bubblescope):
+    folder = os.path.join(results, "step3")
+    result = read_json(os.path.join(folder, "result.json")) or {}
+    collector_files = trace_files(os.path.join(folder, "record"))
+    transfers = collections.Counter()
+    peers, sizes = set(), set()
+    nccl_kernels = collections.Counter()
+    for path in collector_files:
+        for event in load_events(path):
+            name = str(event.get("name", ""))
+            if name in ("nccl:send", "nccl:recv"):
+                transfers[name] += 1
+                args = event.get("args") or {}
+                peers.add(args.get("Dst Rank", args.get("Src Rank")))
+                sizes.add(args.get("In msg nelems", args.get("Out msg nelems")))
+            elif event.get("cat") == "kernel" and name.startswith("ncclDevKernel"):
+                nccl_kernels[name.split("(")[0]] += 1
+    iterations = result.get("iterations")
+    out = {"nccl_version": result.get("nccl_version"), "data_correct": result.get("data_correct"),
+           "transfers": dict(transfers), "peers": sorted(p for p in peers if p is not None),
+           "elements": sorted(s for s in sizes if s is not None),
+           "nccl_kernels": dict(nccl_kernels)}
+    checks.add("step 3: the self send/recv and all-reduce ran and moved the right data",
+               result.get("data_correct") is True, result)
+    checks.add("step 3: the plugin recorded every send and recv, to rank 0, with its size",
+               iterations is not None
+               and transfers == {"nccl:send": iterations, "nccl:recv": iterations}
+               and out["peers"] == [0] and out["elements"] == [result.get("elements")],
+               out)
+    out["analyze"] = analyze(bubblescope, collector_files)
+    return out
+
+
+def step4(results, checks, bubblescope):
+    folder = os.path.join(results, "step4")
+    status = read_json(os.path.join(folder, "status.json")) or {}
+    collector_files = trace_files(os.path.join(folder, "record"))
+    out = {"job_exit_status": status.get("exit_status"), "iterations": status.get("iterations"),
+           "collector_files": [os.path.basename(f) for f in collector_files],
+           "analyze": analyze(bubblescope, collector_files)}
+    steps = [len(profiler_steps(load_events(f))) for f in collector_files]
+    checks.add("step 4: the demo job ran and every iteration is a ProfilerStep range",
+               status.get("exit_status") == 0 and len(collector_files) == 1
+               and steps == [status.get("iterations")],
+               f"exit {status.get('exit_status')}, {len(collector_files)} trace(s), steps {steps}")
+    return out
+
+
+def markdown(summary, checks):
+    lines = ["# bubblescope GPU check", ""]
+    provenance = summary.get("provenance") or {}
+    for key in ("gpu", "driver", "cuda_toolkit", "torch", "torch_cuda", "nccl", "cupti", "date"):
+        if key in provenance:
+            lines.append(f"- {key}: {provenance[key]}")
+    if "bundle" in provenance:
+        lines.append(f"- bundle: {json.dumps(provenance['bundle'])}")
+    lines += ["", "| check | result | detail |", "|---|---|---|"]
+    for item in checks.items:
+        detail = item["detail"] if isinstance(item["detail"], str) else json.dumps(item["detail"])
+        lines.append(f"| {item['check']} | {'ok' if item['ok'] else 'FAILED'} | {detail[:300]} |")
+    rows = (summary.get("step1") or {}).get("steps") or []
+    if rows:
+        lines += ["", "Step 1, kernels per step (collector / Kineto):", ""]
+        for row in rows:
+            mark = "agree" if row["agree"] else "differ: " + json.dumps(row["differing"][:3])
+            lines.append(f"- ProfilerStep#{row['step']}: {row['collector_kernels']} / "
+                         f"{row['kineto_kernels']} kernels, {mark}")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", help="the folder the GPU run wrote ($OUT)")
+    parser.add_argument("--bubblescope", help="a bubblescope executable to analyze the traces with")
+    args = parser.parse_args()
+    checks = Checks()
+    summary = {"provenance": read_json(os.path.join(args.results, "provenance.json"))}
+    for name, step in (("step1", step1), ("step2", step2), ("step3", step3), ("step4", step4)):
+        if os.path.isdir(os.path.join(args.results, name)):
+            summary[name] = step(args.results, checks, args.bubblescope)
+        else:
+            checks.add(f"{name}: ran", False, "no results (the run did not get this far)")
+    summary["checks"] = checks.items
+    with open(os.path.join(args.results, "summary.json"), "w", encoding="utf-8") as out:
+        json.dump(summary, out, indent=1)
+    text = markdown(summary, checks)
+    with open(os.path.join(args.results, "summary.md"), "w", encoding="utf-8") as out:
+        out.write(text)
+    sys.stdout.write(text)
+    sys.exit(1 if checks.failed() else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Tests check.py on results written by hand, whose answers are known: kernels per step that agree
+in one step and not in the next, a warm-up kernel outside every step, the collector's array form
+cut short, step times giving a 2% overhead, the plugin's transfers, the demo's steps. Run by
+ctest (tests/collector/CMakeLists.txt) without a GPU."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check.py")
+
+
+def x(cat, name, ts, dur, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+            "args": args}
+
+
+def loop_events(step1_third_kernel):
+    """Two steps: step 0 launches gemm twice and relu once; step 1 gemm twice and
+    `step1_third_kernel`. One warm-up launch before step 0 belongs to no step."""
+    events = [x("user_annotation", "ProfilerStep#0", 100, 100),
+              x("user_annotation", "ProfilerStep#1", 200, 100),
+              x("cuda_runtime", "cudaLaunchKernel", 50, 1, correlation=1),
+              x("kernel", "warmup_kernel", 60, 5, correlation=1)]
+    launches = [(110, "gemm"), (120, "gemm"), (130, "relu"),
+                (210, "gemm"), (220, "gemm"), (230, step1_third_kernel)]
+    for correlation, (ts, name) in enumerate(launches, start=2):
+        category = "cuda_driver" if name == "relu" else "cuda_runtime"
+        events.append(x(category, "launch", ts, 2, correlation=correlation))
+        # The kernel runs after its step's CPU range ended: it belongs to the step that launched it.
+        events.append(x("kernel", name, ts + 95, 3, correlation=correlation))
+    return events
+
+
+def write(path, content):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(content if isinstance(content, str) else json.dumps(content))
+
+
+def collector_file(events, terminated=True):
+    text = "[\n" + ",\n".join(json.dumps(e) for e in events)
+    return text + ("\n]\n" if terminated else ",\n")
+
+
+def make_results(root, kineto_third_kernel):
+    write(f"{root}/step1/record/bubblescope-gpucheck-step1-rank0-world1-h-1.json",
+          collector_file(loop_events("relu"), terminated=False))
+    write(f"{root}/step1/kineto.json", {"traceEvents": loop_events(kineto_third_kernel)})
+    write(f"{root}/step1/plain-times.json", {"step_seconds": [1.0, 1.0, 1.0]})
+    write(f"{root}/step1/plain2-times.json", {"step_seconds": [1.0]})
+    write(f"{root}/step1/record-times.json", {"step_seconds": [1.02, 1.02, 1.02]})
+    write(f"{root}/step1/kineto-times.json", {"step_seconds": [1.1, 1.1, 1.1]})
+    write(f"{root}/step2/status.json", {"exit_status": 0})
+    write(f"{root}/step2/kineto.json", {"traceEvents": [x("kernel", "k", 1, 1, correlation=9)]})
+    write(f"{root}/step2/stderr.log",
+          "bubblescope collector: disabled: cuptiSubscribe: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS\n")
+    transfers = []
+    for i in range(2):
+        transfers.append(x("cpu_op", "nccl:send", 10 * i, 1, **{"Dst Rank": 0, "In msg nelems": 8}))
+        transfers.append(x("cpu_op", "nccl:recv", 10 * i, 1, **{"Src Rank": 0, "Out msg nelems": 8}))
+        transfers.append(x("kernel", "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)",
+                           10 * i, 1, correlation=i))
+    write(f"{root}/step3/record/bubblescope-gpucheck-step3-rank0-world1-h-2.json",
+          collector_file(transfers))
+    write(f"{root}/step3/result.json", {"iterations": 2, "elements": 8, "data_correct": True,
+                                        "nccl_version": 23007})
+    write(f"{root}/step4/status.json", {"exit_status": 0, "iterations": 3})
+    write(f"{root}/step4/record/bubblescope-gpucheck-step4-rank0-world1-h-3.json",
+          collector_file([x("user_annotation", f"ProfilerStep#{i}", 100 * i, 50)
+                          for i in range(3)]))
+
+
+def run_check(root):
+    done = subprocess.run([sys.executable, CHECK, root], capture_output=True, text=True,
+                          check=False)
+    with open(os.path.join(root, "summary.json"), encoding="utf-8") as source:
+        return done.returncode, json.load(source), done.stdout
+
+
+def main():
+    with tempfile.TemporaryDirectory() as root:
+        make_results(root, kineto_third_kernel="softmax")
+        status, summary, text = run_check(root)
+        assert status == 1, text  # step 1 disagrees
+        steps = summary["step1"]["steps"]
+        assert [s["step"] for s in steps] == [0, 1], steps
+        assert steps[0]["agree"] and steps[0]["collector_kernels"] == 3, steps[0]
+        assert not steps[1]["agree"], steps[1]
+        assert steps[1]["differing"] == [{"name": "relu", "collector": 1, "kineto": 0},
+                                         {"name": "softmax", "collector": 0, "kineto": 1}], steps[1]
+        overhead = summary["step1"]["collector_overhead_percent"]
+        assert abs(overhead - 2.0) < 1e-9, overhead  # medians 1.02 against 1.0
+        assert summary["step1"]["overhead_goal_met"] is False
+        assert abs(summary["step1"]["torch_profiler_overhead_percent"] - 10.0) < 1e-9
+        failed = [c["check"] for c in summary["checks"] if not c["ok"]]
+        assert failed == ["step 1: kernel names and counts agree with Kineto in every step"], failed
+        assert summary["step3"]["transfers"] == {"nccl:send": 2, "nccl:recv": 2}
+        assert summary["step3"]["nccl_kernels"] == {"ncclDevKernel_SendRecv": 2}
+        assert summary["step2"]["bubblescope_messages"][0].startswith("bubblescope collector:")
+
+    with tempfile.TemporaryDirectory() as root:
+        make_results(root, kineto_third_kernel="relu")
+        status, summary, text = run_check(root)
+        assert status == 0, text
+        assert all(s["agree"] for s in summary["step1"]["steps"])
+        assert "| step 4: the demo job ran and every iteration is a ProfilerStep range | ok |" in text
+
+    with tempfile.TemporaryDirectory() as root:
+        make_results(root, kineto_third_kernel="relu")
+        write(f"{root}/step3/result.json", {"iterations": 3, "elements": 8, "data_correct": True})
+        os.remove(f"{root}/step4/status.json")
+        status, summary, _ = run_check(root)
+        assert status == 1
+        failed = [c["check"] for c in summary["checks"] if not c["ok"]]
+        assert failed == ["step 3: the plugin recorded every send and recv, to rank 0, with its size",
+                          "step 4: the demo job ran and every iteration is a ProfilerStep range"], failed
+    print("check_test: ok")
+
+
+if __name__ == "__main__":
+    main()
