@@ -1,6 +1,7 @@
 #include "cli/analyze_command.h"
 
 #include <sstream>
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,7 +49,9 @@ instead (docs/cross-rank.md). Iterations are the ProfilerStep#N ranges, or with
 --iteration-marker the CPU annotations whose name matches REGEX (RE2 syntax, searched anywhere
 in the name); without either, the periods of the op sequence every rank repeats; else the
 whole trace is one iteration. docs/bubble.md defines every figure; docs/json-report.md every
-JSON key; docs/html-report.md the HTML report's pictures.
+JSON key; docs/html-report.md the HTML report's pictures. A large job (more than 256 pipeline
+ranks, or 20,000 ops) folds its data-parallel replicas into per-stage spreads and shows in full
+only its worst pipelines and those --show-pipelines names (docs/analyze.md, "Large jobs").
 
 --perfetto FILE writes one Chrome trace of every rank on its pipeline's aligned clock, the
 original events unchanged but for their pid and time, with tracks per pipeline rank marking its
@@ -65,6 +68,16 @@ nothing (docs/scale.md).
 Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
 (--strict) import warnings or errors, or a job missing ranks it declares or its pipelines reach.
 )";
+
+// The list syntax of the flags that choose pipelines or ranks (cli/id_ranges.h).
+CLI::Validator IdList() {
+  return CLI::Validator(
+      [](std::string& value) {
+        absl::StatusOr<std::vector<perfetto::IdRange>> parsed = ParseIdRanges(value);
+        return parsed.ok() ? std::string() : std::string(parsed.status().message());
+      },
+      "");
+}
 
 }  // namespace
 
@@ -100,6 +113,13 @@ CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   DefineHtml(analyze,
              "each pipeline's schedule timeline with its bubble marked beside the theoretical "
              "one, per-stage bars, latency, memory, links and the what-if trade-off");
+  analyze
+      ->add_option("--show-pipelines", show_pipelines_,
+                   "In a large job (more than 256 pipeline ranks or 20,000 ops), also show these "
+                   "pipelines in full in the text and HTML reports, besides the worst ones "
+                   "(e.g. 5,17 or 0-3; docs/analyze.md, \"Large jobs\")")
+      ->type_name("LIST")
+      ->check(IdList());
   return analyze;
 }
 
@@ -139,6 +159,10 @@ int AnalyzeCommand::RunReporting(const distributed::MpiWorld* world, std::ostrea
   if (!loaded.has_value()) return status;
   SummaryReportOptions report_options;
   report_options.tool_version = tool_version_;
+  if (const int picked = PickedPipelines(loaded->job, err, &report_options.show_pipelines);
+      picked != kExitOk) {
+    return picked;
+  }
   std::string report;
   if (format_ == "json") {
     absl::StatusOr<std::string> json = AnalyzeJson(loaded->job, report_options);
@@ -168,13 +192,30 @@ int AnalyzeCommand::RunReporting(const distributed::MpiWorld* world, std::ostrea
   return perfetto_path_.empty() ? kExitOk : WritePerfetto(*loaded, perfetto_ranks, err);
 }
 
+int AnalyzeCommand::PickedPipelines(const job::Result& result, std::ostream& err,
+                                    std::vector<int32_t>* picked) const {
+  if (show_pipelines_.empty()) return kExitOk;
+  const absl::StatusOr<std::vector<perfetto::IdRange>> ranges = ParseIdRanges(show_pipelines_);
+  if (!ranges.ok()) {  // checked while parsing the flags already
+    err << "bubblescope: --show-pipelines: " << MessageLine(ranges.status()) << "\n";
+    return kExitBadInput;
+  }
+  const auto count = static_cast<int64_t>(result.pipelines.size());
+  for (const perfetto::IdRange& range : *ranges) {
+    if (range.last >= count) {
+      err << "bubblescope: --show-pipelines: no pipeline " << std::max(range.first, count)
+          << " (the job has " << count << ")\n";
+      return kExitBadInput;
+    }
+    for (int64_t pipeline = range.first; pipeline <= range.last; ++pipeline) {
+      picked->push_back(static_cast<int32_t>(pipeline));
+    }
+  }
+  return kExitOk;
+}
+
 void AnalyzeCommand::DefinePerfettoLimits(CLI::App* analyze) {
-  const auto id_list = CLI::Validator(
-      [](std::string& value) {
-        absl::StatusOr<std::vector<perfetto::IdRange>> parsed = ParseIdRanges(value);
-        return parsed.ok() ? std::string() : std::string(parsed.status().message());
-      },
-      "");
+  const CLI::Validator id_list = IdList();
   analyze
       ->add_option("--perfetto-pipelines", perfetto_pipelines_,
                    "With --perfetto, write only these pipelines' ranks into its trace, numbered "

@@ -1,6 +1,6 @@
 // `bubblescope analyze PATH... [--format text|json] [-o FILE] [--jobs N] [--rank PATH=N]...
 // [--strict] [--iteration-marker REGEX] [--layers-per-stage N,N,...] [--slow-link-threshold F]
-// [--html FILE] [--perfetto FILE] [--mpi]`:
+// [--html FILE] [--show-pipelines LIST] [--perfetto FILE] [--mpi]`:
 // loads every rank's trace, summarises each rank, finds the job's pipelines in its p2p traffic,
 // aligns each pipeline's clocks, measures its bubble and links, infers its shape and schedule,
 // suggests a layer move when layer counts are given, and prints the report with its findings and
@@ -9,6 +9,7 @@
 // with --mpi, every process reads a share of the files and process 0 reports.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -37,6 +38,10 @@ class AnalyzeCommand : public JobInputCommand {
   // The job driver's options from the flags (the iteration marker is JobInputCommand's).
   job::Options JobOptions() const;
 
+  // The pipelines --show-pipelines names, into *picked; returns the exit status, after one line
+  // naming the first the job lacks.
+  int PickedPipelines(const job::Result& result, std::ostream& err,
+                      std::vector<int32_t>* picked) const;
   // --perfetto-pipelines and --perfetto-ranks: the lists that limit the --perfetto trace.
   void DefinePerfettoLimits(CLI::App* analyze);
   // The indices of the ranks the --perfetto trace holds into *ranks (none asked for: none);
@@ -54,6 +59,7 @@ class AnalyzeCommand : public JobInputCommand {
   std::string perfetto_path_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
   bool mpi_ = false;  // --mpi: one process of an MPI job (docs/scale.md)
+  std::string show_pipelines_;  // --show-pipelines as given; empty: none
 };
 
 }  // namespace bubblescope

@@ -328,6 +328,8 @@ void SummarizeJob(const JobInputs& inputs, Result& result) {
     ranked_any = true;
   }
   job.bubble_spread = job.worst_bubble_fraction - job.best_bubble_fraction;
+  job.pipelines_by_bubble = PipelinesByBubble(result.pipelines);
+  result.replica_sets = FoldReplicas(result.pipelines, job.process_groups);
   if (result.pipelines.empty()) {
     job.collectives = collectives::Analyze(*inputs.trace, inputs.index);
   }

@@ -16,7 +16,9 @@
 //     made on it), findings;
 //  6. over the job: slow links against every link, link findings, each pipeline's root causes
 //     (their savings predicted on its model), the job summary (with the declared world size
-//     against the ranks loaded), and the collectives of a job without pipelines.
+//     against the ranks loaded, and the pipelines ranked by bubble), the data-parallel replica
+//     sets with the spread of their figures (replica_sets.h), and the collectives of a job
+//     without pipelines.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +43,7 @@
 #include "findings/link_findings.h"
 #include "findings/root_causes.h"
 #include "index/group_roles.h"
+#include "job/replica_sets.h"
 #include "pipeline/ideal_bubble.h"
 #include "pipeline/inference_evidence.h"
 #include "pipeline/op_timeline.h"
@@ -143,6 +146,9 @@ struct JobSummary {
   double worst_bubble_fraction = 0.0;
   double best_bubble_fraction = 0.0;
   double bubble_spread = 0.0;  // worst - best
+  // Every pipeline's index, largest bubble first (PipelinesByBubble): the order in which a large
+  // job's reports show pipelines in full.
+  std::vector<int32_t> pipelines_by_bubble;
   // The declared world size against the ranks loaded.
   job_completeness::JobResult completeness;
   // Only when there is no pipeline: what the job communicated instead, by time descending.
@@ -156,6 +162,9 @@ struct Result {
   rank_summary::Result ranks;
   std::vector<Pipeline> pipelines;
   JobSummary job;
+  // The pipelines that are data-parallel copies of each other, with the spread of their figures
+  // (replica_sets.h); empty when no described data-parallel group joins two pipelines.
+  std::vector<ReplicaSet> replica_sets;
 
   // True when ranks the job declares are missing, or a pipeline exchanges p2p with a rank
   // outside the trace: its figures then cover the loaded ranks only.

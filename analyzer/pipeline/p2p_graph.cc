@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <numeric>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/disjoint_sets.h"
 #include "absl/strings/str_join.h"
 #include "pipeline/p2p_structure.h"
 #include "pipeline/peer_inference.h"
@@ -17,18 +17,7 @@ namespace bubblescope::p2p_graph {
 namespace {
 
 // Union-find over positions in the trace's rank list.
-class Components {
- public:
-  explicit Components(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
-  size_t Find(size_t i) {
-    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
-    return i;
-  }
-  void Join(size_t a, size_t b) { parent_[Find(a)] = Find(b); }
-
- private:
-  std::vector<size_t> parent_;
-};
+using Components = DisjointSets;
 
 bool PeersRecorded(const index::TraceIndex& index) {
   for (const index::RankIndex& rank : index.ranks) {

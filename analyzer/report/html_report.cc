@@ -1,5 +1,6 @@
 #include "report/html_report.h"
 
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,9 +11,11 @@
 #include "absl/strings/str_split.h"
 #include "report/cause_report.h"
 #include "report/html_pipeline.h"
+#include "report/html_replicas.h"
 #include "report/html_svg.h"
 #include "report/html_whatif.h"
 #include "report/job_report.h"
+#include "report/large_job.h"
 #include "report/units.h"
 
 namespace bubblescope {
@@ -88,11 +91,16 @@ std::string Diagnosis(const job::Result& result) {
   return out;
 }
 
-std::string SummaryTable(const job::Result& result) {
+// One row per pipeline in `order`. A large job's table also says which replica set a pipeline is
+// in, and links only the pipelines drawn in full.
+std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
+                         const std::vector<int32_t>& order, const std::string& heading) {
   std::string out =
-      "<h2>Pipelines</h2>\n<table><tr><th>pipeline<th>shape<th>ranks<th>bubble<th>its "
-      "schedule alone<th>excess<th>iteration median<th>top cause\n";
-  for (size_t i = 0; i < result.pipelines.size(); ++i) {
+      absl::StrCat("<h2>", heading, "</h2>\n<table><tr><th>pipeline<th>shape<th>ranks<th>bubble<th>its "
+                   "schedule alone<th>excess<th>iteration median<th>top cause",
+                   layout.large ? "<th>replica set" : "", "\n");
+  for (const int32_t row : order) {
+    const auto i = static_cast<size_t>(row);
     const job::Pipeline& pipeline = result.pipelines[i];
     const bubble::Result& bubble = pipeline.bubble;
     const bool ideal = pipeline.ideal.has_value();
@@ -113,8 +121,8 @@ std::string SummaryTable(const job::Result& result) {
     const size_t shown = bubble.ranks.size();
     // Without a complete iteration the bubble and latency are no figures: "-", never 0%.
     const bool measured = pipeline.no_complete_iteration.empty();
-    absl::StrAppend(
-        &out, html::Row({absl::StrCat("<a href=\"#p", i, "\">", i, "</a>"),
+    std::vector<std::string> cells = {
+        layout.in_full[i] ? absl::StrCat("<a href=\"#p", i, "\">", i, "</a>") : absl::StrCat(i),
                          html::Esc(html::ShapeText(pipeline)),
                          absl::StrCat(shown, shown == 1 ? " rank" : " ranks"),
                          measured ? absl::StrCat(Percent(bubble.bubble_fraction), "%") : "-",
@@ -126,8 +134,15 @@ std::string SummaryTable(const job::Result& result) {
                          measured
                              ? absl::StrCat(Millis(static_cast<double>(bubble.latency.p50)), " ms")
                              : "-",
-                         top},
-                        static_cast<int32_t>(i) == result.job.worst_pipeline ? "worst" : ""));
+                         top};
+    if (layout.large) {
+      const int32_t set = layout.replica_set[i];
+      cells.push_back(set < 0 ? std::string("-")
+                              : absl::StrCat("<a href=\"#r", set, "\">", set, "</a>"));
+    }
+    absl::StrAppend(&out, html::Row(cells, static_cast<int32_t>(i) == result.job.worst_pipeline
+                                               ? "worst"
+                                               : ""));
   }
   absl::StrAppend(&out, "</table>\n");
   return out;
@@ -155,15 +170,37 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
       result.pipelines.size() == 1 ? " pipeline" : " pipelines",
       ". Figures are defined in docs/bubble.md; this page in docs/html-report.md.</p>\n",
       Diagnosis(result));
+  const ReportLayout layout = LayoutOf(result, options);
   if (result.pipelines.empty()) {
     absl::StrAppend(&out, "<p>No pipeline found: no rank has point-to-point traffic.</p>\n");
   } else {
-    absl::StrAppend(&out, SummaryTable(result), "<h2>Each pipeline</h2>\n", kLegend);
-    for (size_t i = 0; i < result.pipelines.size(); ++i) {
+    std::vector<int32_t> by_index(result.pipelines.size());
+    std::iota(by_index.begin(), by_index.end(), 0);
+    const std::vector<int32_t>& order = layout.large ? result.job.pipelines_by_bubble : by_index;
+    if (layout.large) {
+      size_t shown = 0;
+      for (bool full : layout.in_full) shown += full ? 1 : 0;
+      absl::StrAppend(
+          &out, html::ReplicaSetsSection(result, layout), "<h2>Pipelines in full</h2>\n<p>",
+          shown, " of the ", result.pipelines.size(),
+          " pipelines, largest bubble first: a large job shows in full the ", kWorstInFull,
+          " with the largest bubble and those picked with --show-pipelines; every pipeline is a "
+          "row of the table below (docs/html-report.md, \"Large jobs\").</p>\n",
+          kLegend);
+    } else {
+      absl::StrAppend(&out, SummaryTable(result, layout, order, "Pipelines"),
+                      "<h2>Each pipeline</h2>\n", kLegend);
+    }
+    for (const int32_t i : order) {
+      if (!layout.in_full[static_cast<size_t>(i)]) continue;
       // Only the worst pipeline opens by itself: the others cost nothing to lay out until asked.
+      absl::StrAppend(&out, html::PipelineDetails(result.pipelines[static_cast<size_t>(i)],
+                                                  static_cast<size_t>(i),
+                                                  i == result.job.worst_pipeline));
+    }
+    if (layout.large) {
       absl::StrAppend(&out,
-                      html::PipelineDetails(result.pipelines[i], i,
-                                            static_cast<int32_t>(i) == result.job.worst_pipeline));
+                      SummaryTable(result, layout, order, "All pipelines, largest bubble first"));
     }
   }
   absl::StrAppend(&out, "<h2>Job</h2>\n<pre>", html::Esc(JobText(result.job)), "</pre>\n",

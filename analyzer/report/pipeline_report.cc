@@ -14,8 +14,10 @@
 #include "report/cause_report.h"
 #include "report/evidence_report.h"
 #include "report/job_report.h"
+#include "report/large_job.h"
 #include "report/link_report.h"
 #include "report/rebalance_report.h"
+#include "report/replica_report.h"
 #include "report/text_table.h"
 #include "report/units.h"
 #include "report/whatif_model_json.h"
@@ -353,6 +355,21 @@ std::string PipelineText(const std::vector<job::Pipeline>& pipelines) {
   return out;
 }
 
+std::string PipelineText(const job::Result& result, const ReportLayout& layout) {
+  std::string out;
+  std::vector<bool> set_shown(result.replica_sets.size(), false);
+  for (size_t i = 0; i < result.pipelines.size(); ++i) {
+    // A large job's replica set is one block, where its first pipeline would be.
+    const int32_t set = layout.large ? layout.replica_set[i] : -1;
+    if (set >= 0 && !set_shown[static_cast<size_t>(set)]) {
+      absl::StrAppend(&out, ReplicaSetText(result, static_cast<size_t>(set)));
+      set_shown[static_cast<size_t>(set)] = true;
+    }
+    if (layout.text_in_full[i]) AppendOnePipeline(i, result.pipelines[i], &out);
+  }
+  return out;
+}
+
 std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& options) {
   std::string summary = SummaryText(result.ranks, options);
   // The warning goes right under the headline, before any figure it qualifies.
@@ -373,7 +390,7 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
         "  bubble     idle / window; the per-rank table sums the complete iterations, findings "
         "give per-iteration figures\n";
   }
-  return summary + PipelineText(result.pipelines) + JobText(result.job) + legend;
+  return summary + PipelineText(result, LayoutOf(result, options)) + JobText(result.job) + legend;
 }
 
 absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,
@@ -399,6 +416,7 @@ absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,
   json.BeginArray();
   for (const findings::Finding& finding : all_findings) WriteFindingJson(finding, json);
   json.EndArray();
+  WriteReplicaSetsMember(result.replica_sets, json);
   WriteJobMember(result.job, json);
   json.EndObject();
   absl::StatusOr<std::string> document = json.Finish();

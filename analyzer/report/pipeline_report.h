@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "job/job.h"
+#include "report/large_job.h"
 #include "report/summary_report.h"
 
 namespace bubblescope {
@@ -17,6 +18,10 @@ namespace bubblescope {
 // One block per pipeline: shape and where it came from, measured vs theoretical bubble,
 // latency, a per-rank table, a per-stage F/B/W table and the findings.
 std::string PipelineText(const std::vector<job::Pipeline>& pipelines);
+
+// The pipelines of `result` as the layout says (report/large_job.h): every pipeline in full, or
+// for a large job each replica set folded into one block and only some pipelines in full.
+std::string PipelineText(const job::Result& result, const ReportLayout& layout);
 
 // The whole text report: rank summary, pipelines, job summary.
 std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& options);

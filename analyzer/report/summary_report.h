@@ -3,7 +3,9 @@
 // unit conversions and percentages.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "analysis/rank_summary.h"
@@ -17,6 +19,13 @@ struct SummaryReportOptions {
   std::string tool_name = "bubblescope";
   std::string tool_version;
   int json_indent = 2;  // spaces per level in JSON output; 0 for one line
+  // A job whose pipelines hold more ranks than fold_above_ranks, or whose timelines hold more ops
+  // than fold_above_ops, is large: its text and HTML reports fold data-parallel replicas and show
+  // only some pipelines in full (report/large_job.h). A negative bound never applies.
+  int32_t fold_above_ranks = 256;
+  int64_t fold_above_ops = 20'000;
+  // Pipelines (indices) a large job's reports show in full besides the worst ones.
+  std::vector<int32_t> show_pipelines;
 };
 
 // A header line, one aligned row per rank (times in ms, idle as a percentage of the span), then

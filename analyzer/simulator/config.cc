@@ -13,6 +13,7 @@ namespace {
 // Bounds that keep the simulation small enough to hold in memory and every timestamp far from
 // int64 overflow. They are generous for any realistic test or demo job.
 constexpr int64_t kMaxKernels = 4'000'000;
+constexpr int64_t kMaxWrittenKernels = 64 * kMaxKernels;
 constexpr double kMaxSpanNs = 4e18;
 constexpr int64_t kMaxBytes = int64_t{1} << 50;
 
@@ -86,6 +87,15 @@ absl::Status CheckShape(const Config& config) {
   if (kernels > static_cast<double>(kMaxKernels)) {
     return Invalid(absl::StrCat("job too large to simulate: about ", kernels, " kernels (limit ",
                                 kMaxKernels, ")"));
+  }
+  // Every replica's ranks are written: up to 1,024 replicas of a small pipeline, or as many
+  // kernels as 64 replicas of the largest one.
+  const double written =
+      kernels * std::max(1.0, static_cast<double>(config.parallel.tensor) *
+                                  config.parallel.context * config.parallel.data);
+  if (written > static_cast<double>(kMaxWrittenKernels)) {
+    return Invalid(absl::StrCat("job too large to simulate: about ", written,
+                                " kernels over every replica (limit ", kMaxWrittenKernels, ")"));
   }
   return absl::OkStatus();
 }

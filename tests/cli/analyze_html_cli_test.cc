@@ -101,5 +101,47 @@ TEST_F(AnalyzeHtmlCliTest, HelpNamesTheFlag) {
   }
 }
 
+// A large job (100 data-parallel replicas of 3 stages: 300 ranks, above the 256 that make a job
+// large): the page draws the 4 worst pipelines in full plus the ones --show-pipelines picks, the
+// text report folds the replicas, and a pipeline the job lacks is a usage error.
+TEST(AnalyzeLargeJobCliTest, ShowPipelinesAddsToTheWorstInFull) {
+  TempDir dir;
+  const std::string traces = (fs::path(dir.path()) / "dp100").string();
+  CommandResult made =
+      RunCommand({BUBBLESCOPE_BINARY, "simulate", "-o", traces, "--data-parallel", "100",
+                  "--stages", "3", "-m", "4", "-k", "2", "--dp-sync-us", "100"});
+  ASSERT_EQ(made.exit_status, 0) << made.err;
+  const std::string page = (fs::path(dir.path()) / "report.html").string();
+  CommandResult run = RunCommand(
+      {BUBBLESCOPE_BINARY, "analyze", traces, "--html", page, "--show-pipelines", "57,98-99"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("\nreplica set 0: pipelines 0-99, 100 data-parallel copies"));
+  EXPECT_THAT(run.out, HasSubstr("\npipeline 57: ranks 57,157,257\n"));
+  EXPECT_THAT(run.out, HasSubstr("\npipeline 99: ranks 99,199,299\n"));
+  EXPECT_THAT(run.out, HasSubstr("\npipeline 98: ranks 98,198,298\n"));
+  EXPECT_THAT(run.out, ::testing::Not(HasSubstr("\npipeline 97: ")));
+  const std::string html = ReadFile(page);
+  size_t details = 0;
+  for (size_t at = html.find("<details id=p"); at != std::string::npos;
+       at = html.find("<details id=p", at + 1)) {
+    ++details;
+  }
+  EXPECT_EQ(details, 7u);  // the worst 4 and the three picked
+  EXPECT_THAT(html, HasSubstr("<details id=p57>"));
+  EXPECT_THAT(html, HasSubstr("<details id=p99>"));
+
+  for (const char* list : {"100", "98-120"}) {
+    CommandResult missing =
+        RunCommand({BUBBLESCOPE_BINARY, "analyze", traces, "--show-pipelines", list});
+    EXPECT_EQ(missing.exit_status, 2);
+    EXPECT_THAT(missing.err,
+                HasSubstr("bubblescope: --show-pipelines: no pipeline 100 (the job has 100)\n"));
+  }
+  CommandResult backwards =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", traces, "--show-pipelines", "5-2"});
+  EXPECT_EQ(backwards.exit_status, 2);
+  EXPECT_THAT(backwards.err, HasSubstr("--show-pipelines"));
+}
+
 }  // namespace
 }  // namespace bubblescope::testing

@@ -2,7 +2,8 @@
 // inline script switches iterations (the address `#p0i{K}` opens iteration K, checked in the
 // DOM after the script ran), and a screenshot is kept under the build directory for a person to
 // look at. Prints each page's size and load time (navigation start to the load event, layout
-// forced) for a job of 8 stages x 64 microbatches and one of 64 pipelines.
+// forced) for a job of 8 stages x 64 microbatches, one of 64 pipelines and the 1,024-rank job
+// (128 data-parallel replicas of 8 stages, a large job's page).
 //
 // Skips, saying so, where no Chromium is installed (scripts/install-deps.sh installs it).
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "job/job.h"
+#include "job/replica_job.h"
 #include "job/sim_job.h"
 #include "report/html_parse.h"
 #include "report/html_report.h"
@@ -238,6 +240,36 @@ TEST(HtmlBrowserTest, SixtyFourPipelines) {
   const std::string dom = LoadAndMeasure(chromium, page, "report_64_pipelines", "");
   EXPECT_EQ(Count(dom, "<details id=\"p"), static_cast<size_t>(kPipelines));
   EXPECT_EQ(Count(dom, "<details id=\"p") - Count(dom, " open=\"\""), kPipelines - 1u);
+}
+
+TEST(HtmlBrowserTest, ThousandRanks) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
+                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
+                    "in a browser";
+  }
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(replica_testing::ThousandRanks());
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  const job::Result result = AnalyzeTrace(simulation->trace);
+  ASSERT_EQ(result.pipelines.size(), 128u);
+  const std::string page = AnalyzeHtml(result, SummaryReportOptions{});
+  // The fourth worst pipeline, drawn in full though closed, opened at its last iteration.
+  const int32_t fourth = result.job.pipelines_by_bubble[3];
+  const int64_t last =
+      result.pipelines[static_cast<size_t>(fourth)].bubble.iterations.back().number;
+  const std::string dom = LoadAndMeasure(chromium, page, "report_1024_ranks",
+                                         absl::StrCat("#p", fourth, "i", last));
+  EXPECT_EQ(Count(dom, "<details id=\"p"), 4u);
+  // The script swapped the chosen iteration into that pipeline's timeline box.
+  const std::string_view box = html_testing::Between(dom, absl::StrCat("id=\"p", fourth, "t\""),
+                                                     "</div>");
+  ASSERT_FALSE(box.empty()) << "no timeline box in the DOM";
+  EXPECT_NE(box.substr(0, box.find('>')).find(absl::StrCat("data-it=\"", last, "\"")),
+            std::string_view::npos)
+      << box.substr(0, 80);
+  // Every pipeline a row of the table: 128 rows and its header.
+  EXPECT_EQ(Count(html_testing::Between(dom, "All pipelines", "</table>"), "<tr"), 129u);
 }
 
 }  // namespace

@@ -439,7 +439,14 @@ TEST(TraceTest, RejectsInvalidConfigs) {
        [](Config* c) {
          c->parallel.tensor = 8;
          c->parallel.context = 4;
-         c->parallel.data = 64;  // 2,048 files per stage
+         c->parallel.data = 64;
+       }},
+      // 512 replicas are allowed, but not of a pipeline of over a million kernels.
+      {"kernels over every replica",
+       [](Config* c) {
+         c->microbatches = 64;
+         c->iterations = 512;
+         c->parallel.data = 512;
        }},
       // The expert layout spreads over context x data ranks.
       {"expert parallel 3 must be >= 1 and divide context x data parallel (4)",
