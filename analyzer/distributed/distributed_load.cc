@@ -2,10 +2,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/out_of_memory.h"
 #include "distributed/file_shares.h"
 #include "distributed/read_bundle.h"
 #include "index/digest_reduction.h"
@@ -43,17 +45,23 @@ std::string ReadShare(const absl::StatusOr<TraceFileList>& list, int process, in
   files.reserve(share.size());
   for (const size_t index : share) files.push_back(list->files[index]);
   bundle.reads.resize(share.size());
-  // Each slot is written by the one worker that read its file.
-  ReadTraceFiles(files, options, [&bundle, &share](size_t k, FileRead& read) {
+  // Each rank is reduced and encoded by the worker that read it, as soon as it has, and dropped
+  // with its file's outcome: a process holds its share's digests, not its ranks. Memory running
+  // out there is that file's error, as it is while reading.
+  ReadTraceFiles(files, options, [&bundle, &files](size_t k, FileRead& read) {
     EncodedRead& encoded = bundle.reads[k];
-    encoded.index = share[k];
     encoded.read = read.read;
     encoded.status = read.status;
     encoded.merged = read.merged;
-    for (Rank& rank : read.ranks) encoded.digests.push_back(DigestOf(rank));
+    try {
+      for (const Rank& rank : read.ranks) encoded.digests.push_back(DigestOf(rank));
+    } catch (const std::bad_alloc&) {
+      encoded.digests.clear();
+      encoded.status = OutOfMemoryReading(files[k].path);
+    }
     read.ranks.clear();
   });
-  // Files left unread after a failure keep their index, so process 0 places them.
+  // Every file keeps its place in the list, those left unread after a failure too.
   for (size_t k = 0; k < share.size(); ++k) bundle.reads[k].index = share[k];
   return PackBundle(bundle);
 }
