@@ -81,9 +81,8 @@ absl::Status CheckShape(const Config& config) {
   // Ops per rank per iteration: m * v forwards, as many B's and (zb) W's. Every replica
   // (tensor, context, data) is a copy of the pipeline's ranks, written out as its own files.
   double ops = 3.0 * config.microbatches * config.virtual_stages;
-  double kernels = ops * (config.kernels_per_op + 2.0) * p * config.iterations *
-                   std::max(1.0, static_cast<double>(config.parallel.tensor) *
-                                     config.parallel.context * config.parallel.data);
+  // One pipeline's kernels; every replica's together are bounded below.
+  double kernels = ops * (config.kernels_per_op + 2.0) * p * config.iterations;
   if (kernels > static_cast<double>(kMaxKernels)) {
     return Invalid(absl::StrCat("job too large to simulate: about ", kernels, " kernels (limit ",
                                 kMaxKernels, ")"));
