@@ -53,8 +53,11 @@ int WriteMergedTrace(const std::string& path, const LoadedJob& loaded,
       perfetto::WriteOverlay(loaded.trace, loaded.job, ranks, &(*output)->body(), &counts);
   if (!frame.ok()) {
     err << "bubblescope: --perfetto: " << MessageLine(frame.status()) << "\n";
-    // Memory running out re-reading a trace is the input's size, not a failed write.
-    return IsOutOfMemory(frame.status()) ? kExitBadInput : kExitFailure;
+    // Memory running out re-reading a trace is the input's size, and a digest given where the
+    // trace's events are needed is the input's kind: neither is a failed write.
+    const bool input = IsOutOfMemory(frame.status()) ||
+                       frame.status().code() == absl::StatusCode::kInvalidArgument;
+    return input ? kExitBadInput : kExitFailure;
   }
   if (absl::Status written = (*output)->Finish(frame->head, frame->tail); !written.ok()) {
     err << "bubblescope: --perfetto: " << MessageLine(written) << "\n";

@@ -105,7 +105,7 @@ TEST(PerfettoCliTest, AMergedTraceIsNotMergedAgain) {
             0);
   CommandResult run = RunCommand(
       {BUBBLESCOPE_BINARY, "analyze", merged, "--perfetto", dir.path() + "/again.json"});
-  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err, "bubblescope: --perfetto: " + merged +
                          ": a merged trace already; write the overlay from the per-rank "
                          "traces\n");
