@@ -53,6 +53,14 @@ class NcclPluginTest : public ::testing::Test {
     EXPECT_EQ(ncclProfiler_v5.stopEvent(handle), 0);
   }
 
+  // Shuts the collector down, which writes its trace, and reads that trace back as one rank.
+  static Rank ShutDownAndLoad() {
+    CollectorRuntime& runtime = CollectorRuntime::Instance();
+    const std::string path = runtime.trace_path();
+    runtime.Shutdown();
+    return LoadOneRank(path);
+  }
+
   static bubblescope_ncclProfilerEventDescr_v5_t P2p(const char* func, const char* dtype,
                                                     size_t count, int peer) {
     bubblescope_ncclProfilerEventDescr_v5_t descriptor{};
@@ -113,11 +121,7 @@ TEST_F(NcclPluginTest, P2pRecordsWithGlobalPeerAndBytes) {
   EXPECT_EQ(ncclProfiler_v5.stopEvent(nullptr), 0);
 
   EXPECT_EQ(ncclProfiler_v5.finalize(context), 0);
-  CollectorRuntime& runtime = CollectorRuntime::Instance();
-  const std::string path = runtime.trace_path();
-  runtime.Shutdown();
-
-  const Rank rank = LoadOneRank(path);
+  const Rank rank = ShutDownAndLoad();
   const auto ops = IntervalsOf(rank, IntervalKind::kCpuCommOp);
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_EQ(rank.name(ops[0]->name), "nccl:send");
@@ -241,11 +245,7 @@ TEST_F(NcclPluginTest, V6SelfSendRecvInOneRankCommunicator) {
   EXPECT_EQ(start(ce, 2'100'000), nullptr);
 
   EXPECT_EQ(ncclProfiler_v6.finalize(context), 0);
-  CollectorRuntime& runtime = CollectorRuntime::Instance();
-  const std::string path = runtime.trace_path();
-  runtime.Shutdown();
-
-  const Rank rank = LoadOneRank(path);
+  const Rank rank = ShutDownAndLoad();
   const auto ops = IntervalsOf(rank, IntervalKind::kCpuCommOp);
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_EQ(rank.name(ops[0]->name), "nccl:send");
