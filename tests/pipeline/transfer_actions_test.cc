@@ -151,10 +151,7 @@ TEST(TransferActionsTest, VPlacementPeersComeFromTheActions) {
 // torch's Schedule1F1B writes no action ranges: its gloo transfers keep the guessed peers, and
 // its stage order the transfers' timing, both reported as weak.
 TEST(TransferActionsTest, WithoutActionsPeersStayAGuess) {
-  LoadOptions options;
-  options.jobs = 2;
-  absl::StatusOr<Trace> trace = LoadTrace(
-      {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/1f1b_p4_m8"}, options);
+  absl::StatusOr<Trace> trace = LoadRun("1f1b_p4_m8");
   ASSERT_TRUE(trace.ok()) << trace.status();
   const job::Result job = testing::AnalyzeJob(*trace);
   ASSERT_EQ(job.pipelines.size(), 1u);
@@ -172,10 +169,7 @@ TEST(TransferActionsTest, WithoutActionsPeersStayAGuess) {
 
 // With two ranks each transfer's peer is the other rank: no guess, though none is recorded.
 TEST(TransferActionsTest, TwoRanksNeedNoGuessForPeers) {
-  LoadOptions options;
-  options.jobs = 2;
-  absl::StatusOr<Trace> trace = LoadTrace(
-      {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/gpipe_p2_m4"}, options);
+  absl::StatusOr<Trace> trace = LoadRun("gpipe_p2_m4");
   ASSERT_TRUE(trace.ok()) << trace.status();
   const job::Result job = testing::AnalyzeJob(*trace);
   ASSERT_EQ(job.pipelines.size(), 1u);
