@@ -86,6 +86,26 @@ std::string_view StepSourceName(StepSource source) {
   return "unknown";
 }
 
+namespace {
+
+// The marker of `options`, compiled; InvalidArgumentError when it is not a valid expression.
+absl::Status CheckMarker(const RE2& marker, const std::string& pattern) {
+  if (marker.ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "iteration marker \"", pattern, "\" is not a valid regular expression: ", marker.error()));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<StepStart>> OwnSteps(const Rank& rank, const Options& options) {
+  if (!options.iteration_marker.has_value()) return ProfilerSteps(rank);
+  const RE2 marker(*options.iteration_marker, RE2::Quiet);
+  if (absl::Status checked = CheckMarker(marker, *options.iteration_marker); !checked.ok()) {
+    return checked;
+  }
+  return MarkerSteps(rank, marker);
+}
+
 absl::StatusOr<Steps> FindSteps(const Trace& trace, const index::TraceIndex& index,
                                 const Options& options, const std::vector<size_t>& considered) {
   Steps steps;
@@ -93,34 +113,39 @@ absl::StatusOr<Steps> FindSteps(const Trace& trace, const index::TraceIndex& ind
   steps.ranks.resize(n);
   if (options.iteration_marker.has_value()) {
     const RE2 marker(*options.iteration_marker, RE2::Quiet);
-    if (!marker.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("iteration marker \"", *options.iteration_marker,
-                       "\" is not a valid regular expression: ", marker.error()));
+    if (absl::Status checked = CheckMarker(marker, *options.iteration_marker); !checked.ok()) {
+      return checked;
     }
     steps.source = StepSource::kMarker;
     for (size_t r = 0; r < n; ++r) steps.ranks[r] = MarkerSteps(trace.ranks[r], marker);
     return steps;
   }
+  const std::optional<StepSource>& decided = options.decided_source;
   for (size_t r = 0; r < n; ++r) steps.ranks[r] = ProfilerSteps(trace.ranks[r]);
-  if (std::any_of(steps.ranks.begin(), steps.ranks.end(),
-                  [](const std::vector<StepStart>& s) { return !s.empty(); })) {
+  const bool any_steps = std::any_of(steps.ranks.begin(), steps.ranks.end(),
+                                     [](const std::vector<StepStart>& s) { return !s.empty(); });
+  if (decided.has_value() ? *decided == StepSource::kProfilerSteps : any_steps) {
     steps.source = StepSource::kProfilerSteps;
     return steps;
   }
+  for (std::vector<StepStart>& rank_steps : steps.ranks) rank_steps.clear();
   std::vector<size_t> ranks = considered;
   if (ranks.empty()) {
     for (size_t r = 0; r < n; ++r) ranks.push_back(r);
   }
   steps.schedules.resize(n);
   bool every_rank_repeats = !ranks.empty();
-  for (size_t r : ranks) {
-    steps.schedules[r] = repeating_schedule::DetectRank(index.ranks[r], {});
-    every_rank_repeats = every_rank_repeats && steps.schedules[r].found;
+  if (!decided.has_value() || *decided == StepSource::kRepeatingSchedule) {
+    for (size_t r : ranks) {
+      steps.schedules[r] = repeating_schedule::DetectRank(index.ranks[r], {});
+      every_rank_repeats = every_rank_repeats && steps.schedules[r].found;
+    }
   }
-  if (every_rank_repeats) {
+  if (decided.has_value() ? *decided == StepSource::kRepeatingSchedule : every_rank_repeats) {
     steps.source = StepSource::kRepeatingSchedule;
-    for (size_t r : ranks) steps.ranks[r] = RepeatingSteps(steps.schedules[r]);
+    for (size_t r : ranks) {
+      if (steps.schedules[r].found) steps.ranks[r] = RepeatingSteps(steps.schedules[r]);
+    }
     return steps;
   }
   // One step from the beginning of time: every op of every rank is in iteration 0.

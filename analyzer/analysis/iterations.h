@@ -38,18 +38,23 @@
 
 namespace bubblescope::iterations {
 
-struct Options {
-  // A regular expression (RE2 syntax) searched for in the names of CPU annotations;
-  // the matching ranges act as steps. Unset: the ProfilerStep#N ranges are the steps.
-  std::optional<std::string> iteration_marker;
-};
-
 enum class StepSource : uint8_t {
   kProfilerSteps,      // ProfilerStep#N ranges
   kMarker,             // annotations matching Options::iteration_marker
   kRepeatingSchedule,  // periods of the device-op sequence every rank repeats
   kWholeTrace,         // no steps anywhere: the whole trace is iteration 0
 };
+
+struct Options {
+  // A regular expression (RE2 syntax) searched for in the names of CPU annotations;
+  // the matching ranges act as steps. Unset: the ProfilerStep#N ranges are the steps.
+  std::optional<std::string> iteration_marker;
+  // The source the whole job decided on, where a part of a job is analysed on its own (the
+  // pipelines of `analyze --mpi`, job/job_parts.h): FindSteps takes it instead of deciding from
+  // the part's ranks alone. Unset: FindSteps decides.
+  std::optional<StepSource> decided_source;
+};
+
 
 std::string_view StepSourceName(StepSource source);
 
@@ -84,6 +89,10 @@ absl::StatusOr<Steps> FindSteps(const Trace& trace, const index::TraceIndex& ind
 
 // Whether a rank lost the end of its last step (its file was cut short).
 bool CutShort(const Rank& rank);
+
+// One rank's own steps, as FindSteps finds them: its marker ranges with a marker, else its
+// ProfilerStep#N ranges (either possibly none). InvalidArgumentError for an invalid marker.
+absl::StatusOr<std::vector<StepStart>> OwnSteps(const Rank& rank, const Options& options);
 
 struct RankIteration {
   bool present = false;    // the rank has a step with this number (whole trace: always)

@@ -9,6 +9,7 @@
 #include "common/parallel_for.h"
 #include "crossrank/clock_tolerance.h"
 #include "index/rank_index.h"
+#include "job/job_stages.h"
 #include "pipeline/annotation_ops.h"
 #include "pipeline/issued_items.h"
 #include "pipeline/layer_counts.h"
@@ -19,20 +20,9 @@
 #include "whatif/whatif.h"
 
 namespace bubblescope::job {
-namespace {
 
-// What every pipeline of the job reads, derived once.
-struct JobInputs {
-  const Trace* trace = nullptr;
-  index::TraceIndex index;
-  iterations::Steps steps;
-  std::vector<pipeline::IssuedTimeline> timelines;              // per trace rank
-  std::vector<std::vector<pipeline::PipelineOp>> annotated;     // per trace rank
-  std::vector<std::vector<pipeline::LabelledTransfer>> named_transfers;  // per trace rank
-  p2p_graph::Result graph;
-};
-
-absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& options) {
+absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& options,
+                                       const JobDecisions* decided) {
   JobInputs inputs;
   inputs.trace = &trace;
   const size_t workers = WorkerCount(options.jobs, trace.ranks.size());
@@ -41,12 +31,16 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
     if (inputs.index.ranks[r].HasP2p()) with_p2p.push_back(r);
   }
+  iterations::Options step_options = options.iterations;
+  if (decided != nullptr) step_options.decided_source = decided->step_source;
   absl::StatusOr<iterations::Steps> steps =
-      iterations::FindSteps(trace, inputs.index, options.iterations, with_p2p);
+      iterations::FindSteps(trace, inputs.index, step_options, with_p2p);
   if (!steps.ok()) return steps.status();
   inputs.steps = *std::move(steps);
   const std::vector<pipeline::StepMap> references =
-      pipeline::ReferenceSteps(trace, inputs.steps, with_p2p);
+      decided != nullptr
+          ? pipeline::ReferenceSteps(inputs.steps, with_p2p, decided->shared_reference)
+          : pipeline::ReferenceSteps(trace, inputs.steps, with_p2p);
   inputs.timelines.resize(trace.ranks.size());
   inputs.annotated.resize(trace.ranks.size());
   inputs.named_transfers.resize(trace.ranks.size());
@@ -70,9 +64,15 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
                                      .annotated = &inputs.annotated,
                                      .process_groups = &process_groups,
                                      .named_transfers = &inputs.named_transfers,
-                                     .cut_short = &cut_short});
+                                     .cut_short = &cut_short,
+                                     .peers_recorded =
+                                         decided != nullptr
+                                             ? std::optional<bool>(decided->peers_recorded)
+                                             : std::nullopt});
   return inputs;
 }
+
+namespace {
 
 // The rebalance suggestion: from the user's layer counts, else from the pipeline's own
 // `bubblescope:layers=N` annotations; nullopt when neither gives counts. InvalidArgumentError
@@ -306,35 +306,6 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   return out;
 }
 
-void SummarizeJob(const JobInputs& inputs, Result& result) {
-  JobSummary& job = result.job;
-  job.pipelines = static_cast<int32_t>(result.pipelines.size());
-  job.ranks_without_p2p = inputs.graph.ranks_without_p2p;
-  job.notes = inputs.graph.notes;
-  job.completeness = job_completeness::AnalyzeJob(*inputs.trace);
-  bool ranked_any = false;
-  std::vector<const std::vector<index::GroupRoleInfo>*> roles;
-  for (const index::RankIndex& rank : inputs.index.ranks) roles.push_back(&rank.groups);
-  job.process_groups = index::JobGroups(*inputs.trace, roles);
-  for (size_t i = 0; i < result.pipelines.size(); ++i) {
-    // A pipeline without a complete iteration has no bubble to rank.
-    if (!result.pipelines[i].no_complete_iteration.empty()) continue;
-    const double bubble = result.pipelines[i].bubble.bubble_fraction;
-    if (job.worst_pipeline < 0 || bubble > job.worst_bubble_fraction) {
-      job.worst_pipeline = static_cast<int32_t>(i);
-      job.worst_bubble_fraction = bubble;
-    }
-    if (!ranked_any || bubble < job.best_bubble_fraction) job.best_bubble_fraction = bubble;
-    ranked_any = true;
-  }
-  job.bubble_spread = job.worst_bubble_fraction - job.best_bubble_fraction;
-  job.pipelines_by_bubble = PipelinesByBubble(result.pipelines);
-  result.replica_sets = FoldReplicas(result.pipelines, job.process_groups);
-  if (result.pipelines.empty()) {
-    job.collectives = collectives::Analyze(*inputs.trace, inputs.index);
-  }
-}
-
 }  // namespace
 
 std::string_view LayerCountSourceName(LayerCountSource source) {
@@ -354,28 +325,54 @@ bool Result::Incomplete() const {
   });
 }
 
-absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
-  absl::StatusOr<JobInputs> inputs = DeriveInputs(trace, options);
-  if (!inputs.ok()) return inputs.status();
-  Result result;
-  result.ranks = rank_summary::Analyze(trace, inputs->index);
+void SummarizeJob(const SummaryInputs& inputs, Result& result) {
+  JobSummary& job = result.job;
+  job.pipelines = static_cast<int32_t>(result.pipelines.size());
+  job.ranks_without_p2p = inputs.ranks_without_p2p;
+  job.notes = inputs.notes;
+  job.completeness = job_completeness::AnalyzeJob(*inputs.trace);
+  bool ranked_any = false;
+  job.process_groups = index::JobGroups(*inputs.trace, inputs.roles);
+  for (size_t i = 0; i < result.pipelines.size(); ++i) {
+    // A pipeline without a complete iteration has no bubble to rank.
+    if (!result.pipelines[i].no_complete_iteration.empty()) continue;
+    const double bubble = result.pipelines[i].bubble.bubble_fraction;
+    if (job.worst_pipeline < 0 || bubble > job.worst_bubble_fraction) {
+      job.worst_pipeline = static_cast<int32_t>(i);
+      job.worst_bubble_fraction = bubble;
+    }
+    if (!ranked_any || bubble < job.best_bubble_fraction) job.best_bubble_fraction = bubble;
+    ranked_any = true;
+  }
+  job.bubble_spread = job.worst_bubble_fraction - job.best_bubble_fraction;
+  job.pipelines_by_bubble = PipelinesByBubble(result.pipelines);
+  result.replica_sets = FoldReplicas(result.pipelines, job.process_groups);
+}
+
+absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(const JobInputs& inputs,
+                                                       const Options& options) {
   // Pipelines are analysed on their own (each reads the shared inputs only) and taken in the
   // graph's order, so the first error in that order is the one returned whatever the threads.
-  const std::vector<p2p_graph::Pipeline>& found = inputs->graph.pipelines;
+  const std::vector<p2p_graph::Pipeline>& found = inputs.graph.pipelines;
   std::vector<absl::StatusOr<Pipeline>> analysed(found.size(),
                                                  absl::UnknownError("not analysed"));
   ParallelFor(found.size(), WorkerCount(options.jobs, found.size()), [&](size_t, size_t i) {
-    analysed[i] = AnalyzePipeline(*inputs, found[i], options);
+    analysed[i] = AnalyzePipeline(inputs, found[i], options);
   });
+  std::vector<Pipeline> pipelines;
   for (absl::StatusOr<Pipeline>& pipeline : analysed) {
     if (!pipeline.ok()) return pipeline.status();
-    result.pipelines.push_back(*std::move(pipeline));
+    pipelines.push_back(*std::move(pipeline));
   }
+  return pipelines;
+}
+
+void FinishPipelines(std::vector<Pipeline>& pipelines, const Options& options) {
   std::vector<std::vector<link_stats::Link>*> links;
-  for (Pipeline& pipeline : result.pipelines) links.push_back(&pipeline.crossrank.links);
+  for (Pipeline& pipeline : pipelines) links.push_back(&pipeline.crossrank.links);
   link_stats::MarkSlowLinks(links, options.slow);
 
-  for (Pipeline& pipeline : result.pipelines) {
+  for (Pipeline& pipeline : pipelines) {
     pipeline.crossrank.plausibility =
         plausibility::Analyze(pipeline.crossrank.links, pipeline.crossrank.offsets,
                               pipeline.shape.has_value() ? &*pipeline.shape : nullptr);
@@ -410,7 +407,26 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
                                     ? &*rebalance->predicted
                                     : nullptr});
   }
-  SummarizeJob(*inputs, result);
+}
+
+absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
+  absl::StatusOr<JobInputs> inputs = DeriveInputs(trace, options, nullptr);
+  if (!inputs.ok()) return inputs.status();
+  Result result;
+  result.ranks = rank_summary::Analyze(trace, inputs->index);
+  absl::StatusOr<std::vector<Pipeline>> pipelines = AnalyzePipelines(*inputs, options);
+  if (!pipelines.ok()) return pipelines.status();
+  result.pipelines = *std::move(pipelines);
+  FinishPipelines(result.pipelines, options);
+  SummaryInputs summary{.trace = &trace,
+                        .roles = {},
+                        .ranks_without_p2p = inputs->graph.ranks_without_p2p,
+                        .notes = inputs->graph.notes};
+  for (const index::RankIndex& rank : inputs->index.ranks) summary.roles.push_back(&rank.groups);
+  SummarizeJob(summary, result);
+  if (result.pipelines.empty()) {
+    result.job.collectives = collectives::Analyze(trace, inputs->index);
+  }
   return result;
 }
 

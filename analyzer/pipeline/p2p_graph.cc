@@ -235,7 +235,8 @@ Result Analyze(const Input& input) {
   const std::vector<pipeline::IssuedTimeline>& timelines = *input.timelines;
   const size_t n = index.ranks.size();
   Result result;
-  const bool peers = PeersRecorded(index);
+  const bool peers =
+      input.peers_recorded.has_value() ? *input.peers_recorded : PeersRecorded(index);
   std::map<int32_t, size_t> position_of;
   for (size_t i = 0; i < n; ++i) position_of[index.ranks[i].rank] = i;
 
@@ -260,6 +261,7 @@ Result Analyze(const Input& input) {
                            (*input.cut_short)[i];
     if (!has_p2p[i] && cut_short && named_as_peer[i]) {
       has_p2p[i] = true;
+      result.kept_cut_short.push_back(index.ranks[i].rank);
       result.notes.push_back(absl::StrCat(
           "rank ", index.ranks[i].rank, " was cut short before its first transfer; its peers' "
           "transfers keep it in the pipeline"));
@@ -315,15 +317,21 @@ Result Analyze(const Input& input) {
     }
   }
 
-  std::map<size_t, std::vector<size_t>> groups;  // root -> positions, in trace order
+  // The groups in the order of their first rank (as the pipelines are listed), whichever member
+  // the union-find made the root: the notes below come in that order.
+  std::map<size_t, std::vector<size_t>> members_of_root;  // positions, in trace order
+  std::vector<size_t> roots;
   for (size_t i = 0; i < n; ++i) {
     if (!has_p2p[i]) {
       result.ranks_without_p2p.push_back(index.ranks[i].rank);
       continue;
     }
-    groups[components.Find(i)].push_back(i);
+    std::vector<size_t>& members = members_of_root[components.Find(i)];
+    if (members.empty()) roots.push_back(components.Find(i));
+    members.push_back(i);
   }
-  for (const auto& [root, members] : groups) {
+  for (size_t root : roots) {
+    const std::vector<size_t>& members = members_of_root[root];
     std::vector<pipeline::IssuedTimeline> group;
     std::vector<std::vector<pipeline::PipelineOp>> annotated;
     for (size_t i : members) {

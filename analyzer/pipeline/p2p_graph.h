@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,12 +98,19 @@ struct Input {
   const std::vector<std::vector<pipeline::LabelledTransfer>>* named_transfers = nullptr;
   // Per trace rank: its file was cut short (analysis/iterations.h, CutShort); null: none was.
   const std::vector<bool>* cut_short = nullptr;
+  // Whether the job records any peer, where these ranks are a part of a job analysed on its own
+  // (job/job_parts.h): the whole job's answer. Unset: read from these ranks.
+  std::optional<bool> peers_recorded;
 };
 
 struct Result {
   std::vector<RankOps> ranks;  // one per trace rank, in trace order
   std::vector<Pipeline> pipelines;  // ordered by their smallest rank id
   std::vector<int32_t> ranks_without_p2p;
+  // Ranks whose file was cut short before their first transfer, kept in their pipeline because
+  // their peers name them, in trace order: the first notes say so, one per rank.
+  std::vector<int32_t> kept_cut_short;
+  // The cut-short notes, then the others in pipeline order.
   std::vector<std::string> notes;
 
   const RankOps* OpsOf(int32_t rank) const;

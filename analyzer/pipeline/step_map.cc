@@ -20,45 +20,21 @@ int32_t Relative(int64_t number, int64_t reference) {
   return static_cast<int32_t>(std::clamp(distance, kLowest, kHighest));
 }
 
-// Whether rank `r` has step `number` whole: present, not a partial period, and not the last step
-// of a rank whose file was cut short.
-bool Whole(const Trace& trace, const iterations::Steps& steps, size_t r, int64_t number) {
-  const std::vector<iterations::StepStart>& rank_steps = steps.ranks[r];
+// Whether the rank has step `number` whole: present, not a partial period, and not the last
+// step of a rank whose file was cut short.
+bool Whole(const RankStepNumbers& rank, int64_t number) {
   int64_t last = std::numeric_limits<int64_t>::min();
   bool found = false;
-  for (const iterations::StepStart& step : rank_steps) {
+  for (const iterations::StepStart& step : *rank.steps) {
     last = std::max(last, step.number);
     found = found || (step.number == number && !step.partial);
   }
-  return found && !(iterations::CutShort(trace.ranks[r]) && number == last);
+  return found && !(rank.cut_short && number == last);
 }
 
-bool Present(const iterations::Steps& steps, size_t r, int64_t number) {
-  return std::any_of(steps.ranks[r].begin(), steps.ranks[r].end(),
+bool Present(const RankStepNumbers& rank, int64_t number) {
+  return std::any_of(rank.steps->begin(), rank.steps->end(),
                      [number](const iterations::StepStart& step) { return step.number == number; });
-}
-
-// The one reference number of steps numbered alike on every rank; nullopt without steps.
-std::optional<int64_t> SharedReference(const Trace& trace, const iterations::Steps& steps,
-                                       const std::vector<size_t>& positions) {
-  std::set<int64_t> numbers;
-  for (size_t r : positions) {
-    for (const iterations::StepStart& step : steps.ranks[r]) numbers.insert(step.number);
-  }
-  for (int64_t number : numbers) {
-    if (std::all_of(positions.begin(), positions.end(),
-                    [&](size_t r) { return Whole(trace, steps, r, number); })) {
-      return number;
-    }
-  }
-  for (int64_t number : numbers) {
-    if (std::all_of(positions.begin(), positions.end(),
-                    [&](size_t r) { return Present(steps, r, number); })) {
-      return number;
-    }
-  }
-  if (numbers.empty()) return std::nullopt;
-  return *numbers.begin();
 }
 
 }  // namespace
@@ -80,12 +56,43 @@ std::optional<int32_t> StepMap::At(TimeNs time) const {
   return Relative(step.number, reference_);
 }
 
+std::optional<int64_t> SharedReference(const std::vector<RankStepNumbers>& ranks) {
+  std::set<int64_t> numbers;
+  for (const RankStepNumbers& rank : ranks) {
+    for (const iterations::StepStart& step : *rank.steps) numbers.insert(step.number);
+  }
+  for (int64_t number : numbers) {
+    if (std::all_of(ranks.begin(), ranks.end(),
+                    [&](const RankStepNumbers& rank) { return Whole(rank, number); })) {
+      return number;
+    }
+  }
+  for (int64_t number : numbers) {
+    if (std::all_of(ranks.begin(), ranks.end(),
+                    [&](const RankStepNumbers& rank) { return Present(rank, number); })) {
+      return number;
+    }
+  }
+  if (numbers.empty()) return std::nullopt;
+  return *numbers.begin();
+}
+
 std::vector<StepMap> ReferenceSteps(const Trace& trace, const iterations::Steps& steps,
                                     const std::vector<size_t>& positions) {
   std::optional<int64_t> shared;
   if (steps.source != iterations::StepSource::kRepeatingSchedule) {
-    shared = SharedReference(trace, steps, positions);
+    std::vector<RankStepNumbers> ranks;
+    for (size_t r : positions) {
+      ranks.push_back({&steps.ranks[r], iterations::CutShort(trace.ranks[r])});
+    }
+    shared = SharedReference(ranks);
   }
+  return ReferenceSteps(steps, positions, shared);
+}
+
+std::vector<StepMap> ReferenceSteps(const iterations::Steps& steps,
+                                    const std::vector<size_t>& positions,
+                                    std::optional<int64_t> shared) {
   std::vector<StepMap> maps;
   for (size_t r = 0; r < steps.ranks.size(); ++r) {
     const std::vector<iterations::StepStart>& rank_steps = steps.ranks[r];

@@ -44,4 +44,21 @@ class StepMap {
 std::vector<StepMap> ReferenceSteps(const Trace& trace, const iterations::Steps& steps,
                                     const std::vector<size_t>& positions);
 
+// The same with the reference number already decided for the job (SharedReference; unused for
+// a repeating schedule): how a part of a job analysed on its own (job/job_parts.h) takes the
+// job's decision.
+std::vector<StepMap> ReferenceSteps(const iterations::Steps& steps,
+                                    const std::vector<size_t>& positions,
+                                    std::optional<int64_t> shared);
+
+// One rank's steps as the reference number reads them.
+struct RankStepNumbers {
+  const std::vector<iterations::StepStart>* steps = nullptr;
+  bool cut_short = false;  // its file was cut short (iterations::CutShort)
+};
+
+// The reference number of steps numbered alike on the ranks with pipeline traffic (see
+// ReferenceSteps); nullopt when they have no step.
+std::optional<int64_t> SharedReference(const std::vector<RankStepNumbers>& ranks);
+
 }  // namespace bubblescope::pipeline

@@ -1,0 +1,87 @@
+// A job analysed part by part (`analyze --mpi`, docs/scale.md), with the result Analyze gives for
+// the whole job, in the memory of one part at a time.
+//
+// Where the ranks are read, each one's facts (RankFacts: its traffic, the peers it records, its
+// steps) are kept beside its header (RankHeader: the rank without its events). From every rank's
+// header and facts, PlanParts makes the decisions the whole job makes once (where steps come
+// from, the reference step, whether peers are recorded) and cuts the job into parts: each
+// pipeline with the ranks its transfers name (a component of the p2p graph drawn from recorded
+// peers, exactly as p2p_graph draws it), and the ranks without traffic in batches no larger. Each
+// part is analysed alone on those decisions (AnalyzePart: the driver's own stages), so its
+// pipeline's figures are those of the whole job's analysis; MergeParts then runs what reads the
+// whole job (slow links against every link, root causes, the summary, the replica sets) once.
+//
+// A job whose pipelines cannot be drawn from recorded peers (no rank records one: they are then
+// read from the rhythm or the declared groups of every rank's transfers), or that has no
+// pipeline at all (its collectives are read over every rank), has no parts: it is analysed whole.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/iterations.h"
+#include "analysis/rank_summary.h"
+#include "bubblescope/trace.h"
+#include "job/job.h"
+
+namespace bubblescope::job {
+
+// What the whole job decides once from all its ranks, handed to a part of it analysed alone so
+// that the part's ranks are read as they would be among all the others.
+struct JobDecisions {
+  iterations::StepSource step_source = iterations::StepSource::kWholeTrace;
+  // The reference step number (pipeline::SharedReference); unused for a repeating schedule.
+  std::optional<int64_t> shared_reference;
+  bool peers_recorded = false;  // any rank of the job records a p2p peer
+};
+
+// What the job-wide decisions read of one rank.
+struct RankFacts {
+  bool has_p2p = false;    // a p2p op outside optimizer steps (index::RankIndex::HasP2p)
+  bool cut_short = false;  // iterations::CutShort
+  std::vector<int32_t> recorded_peers;  // the peers its p2p ops record, ascending, unique
+  // iterations::OwnSteps: the marker's ranges or the profiler steps (none for a bad marker,
+  // whose error the analysis of any part returns).
+  std::vector<iterations::StepStart> own_steps;
+  bool repeats = false;  // without own steps: its device ops repeat one schedule
+};
+
+RankFacts FactsOf(const Rank& rank, const Options& options);
+
+// The rank without its events (timelines, annotations, steps, memory, communication records,
+// names): its id, world size, source, host, run, devices, process groups and import counters,
+// which is all that PlanParts, MergeParts and the reports read of a rank.
+Rank RankHeader(const Rank& rank);
+
+struct PartPlan {
+  // Positions in the job's trace, each part in trace order. Empty: analyse the job whole.
+  std::vector<std::vector<size_t>> parts;
+  JobDecisions decisions;
+};
+
+// `headers`: every rank of the job, in trace order (RankHeader is enough); `facts`: theirs.
+PartPlan PlanParts(const Trace& headers, const std::vector<RankFacts>& facts,
+                   const Options& options);
+
+// What the job's result takes from one part.
+struct PartResult {
+  std::vector<size_t> positions;  // the part's ranks in the job's trace, in trace order
+  rank_summary::Result ranks;
+  std::vector<Pipeline> pipelines;  // their positions are the job's
+  std::vector<int32_t> ranks_without_p2p;
+  std::vector<int32_t> kept_cut_short;  // p2p_graph::Result::kept_cut_short
+  std::vector<std::string> notes;       // the part's p2p_graph notes
+};
+
+// `part`: the ranks at `positions` of the job's trace, in that order, with their events.
+absl::StatusOr<PartResult> AnalyzePart(const Trace& part, const std::vector<size_t>& positions,
+                                       const JobDecisions& decisions, const Options& options);
+
+// The job's result from every part of the plan (any order).
+Result MergeParts(const Trace& headers, std::vector<PartResult> parts, const Options& options);
+
+}  // namespace bubblescope::job

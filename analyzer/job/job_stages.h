@@ -1,0 +1,61 @@
+// The job driver's stages (job.h), shared by Analyze and by a job analysed part by part
+// (job_parts.h), which runs the same stages on each part and the job-wide ones once over the
+// parts' results. Only job/ includes this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/iterations.h"
+#include "bubblescope/trace.h"
+#include "index/group_roles.h"
+#include "index/rank_index.h"
+#include "job/job.h"
+#include "job/job_parts.h"
+#include "pipeline/issued_items.h"
+#include "pipeline/p2p_graph.h"
+#include "pipeline/pipeline_op.h"
+#include "pipeline/transfer_actions.h"
+
+namespace bubblescope::job {
+
+// What every pipeline of the job reads, derived once.
+struct JobInputs {
+  const Trace* trace = nullptr;
+  index::TraceIndex index;
+  iterations::Steps steps;
+  std::vector<pipeline::IssuedTimeline> timelines;              // per trace rank
+  std::vector<std::vector<pipeline::PipelineOp>> annotated;     // per trace rank
+  std::vector<std::vector<pipeline::LabelledTransfer>> named_transfers;  // per trace rank
+  p2p_graph::Result graph;
+};
+
+// Steps 1-4 of the driver over `trace`; with `decided`, the job's decisions instead of the ones
+// `trace`'s ranks alone would make.
+absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& options,
+                                       const JobDecisions* decided);
+
+// Step 5: every pipeline of the graph, in its order; the first error in that order.
+absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(const JobInputs& inputs,
+                                                       const Options& options);
+
+// Step 6's part per pipeline, once every pipeline of the job is there: slow links against every
+// link of the job, plausibility, link findings, and the root causes.
+void FinishPipelines(std::vector<Pipeline>& pipelines, const Options& options);
+
+// What the job summary reads beside the pipelines.
+struct SummaryInputs {
+  // Every rank of the job; only their ids, world sizes and process groups are read.
+  const Trace* trace = nullptr;
+  std::vector<const std::vector<index::GroupRoleInfo>*> roles;  // per trace rank
+  std::vector<int32_t> ranks_without_p2p;  // in trace order
+  std::vector<std::string> notes;          // p2p_graph::Result::notes
+};
+
+// The job summary and the replica sets (not the collectives of a job without pipelines).
+void SummarizeJob(const SummaryInputs& inputs, Result& result);
+
+}  // namespace bubblescope::job
