@@ -146,16 +146,24 @@ int AnalyzeCommand::Run(std::ostream& out, std::ostream& err) {
 int AnalyzeCommand::RunReporting(const distributed::MpiWorld* world, std::ostream& out,
                                  std::ostream& err) {
   int checked = CheckOutputFiles({{"--perfetto", perfetto_path_}}, err);
+  std::optional<JobSource> source;
   if (world != nullptr) {
     // The readers start only on process 0's word, so a bad output flag stops them all.
-    if (checked == kExitOk && !Source(err).has_value()) checked = kExitBadInput;
+    if (checked == kExitOk && !(source = Source(err)).has_value()) checked = kExitBadInput;
     world->Broadcast(checked);
   }
   if (checked != kExitOk) return checked;
+  // Under --mpi, declared after `source` and destroyed before the world: it releases the others.
+  std::optional<MpiProcessZero> process_zero;
+  if (world != nullptr) {
+    process_zero.emplace(*world, iterations::Options{.iteration_marker = source->iteration_marker,
+                                                     .decided_source = std::nullopt});
+  }
   int status = kExitOk;
   std::optional<LoadedJob> loaded =
       LoadJob(JobOptions(), err, &status,
-              world != nullptr ? MpiProcessZeroLoader(*world) : TraceLoader());
+              process_zero.has_value() ? process_zero->Loader() : TraceLoader(),
+              process_zero.has_value() ? process_zero->Analyzer() : JobAnalyzer());
   if (!loaded.has_value()) return status;
   SummaryReportOptions report_options;
   report_options.tool_version = tool_version_;

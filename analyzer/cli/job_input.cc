@@ -269,7 +269,8 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
     options.iterations.iteration_marker = *source.iteration_marker;
   }
   options.jobs = source.load.jobs;
-  absl::StatusOr<job::Result> job = job::Analyze(*trace, options);
+  absl::StatusOr<job::Result> job = source.analyze_job ? source.analyze_job(*trace, options)
+                                                       : job::Analyze(*trace, options);
   if (!job.ok()) {
     err << "bubblescope: " << MessageLine(job.status()) << "\n";
     return std::nullopt;
@@ -326,12 +327,14 @@ std::optional<JobSource> JobInputCommand::Source(std::ostream& err) const {
 }
 
 std::optional<LoadedJob> JobInputCommand::LoadJob(job::Options options, std::ostream& err,
-                                                  int* exit_status, TraceLoader load_trace) {
+                                                  int* exit_status, TraceLoader load_trace,
+                                                  JobAnalyzer analyze_job) {
   *exit_status = kExitBadInput;
   options.layers_per_stage = layers_per_stage_;
   std::optional<JobSource> source = Source(err);
   if (!source.has_value()) return std::nullopt;
   source->load_trace = std::move(load_trace);
+  source->analyze_job = std::move(analyze_job);
   return LoadAndAnalyzeJob(*source, std::move(options), err, exit_status);
 }
 

@@ -17,58 +17,66 @@
 namespace bubblescope::distributed {
 namespace {
 
-// The rank as the analyses read it: what `bubblescope digest` writes for it (the reduction of
-// index/digest_reduction.h, then the codec).
-std::string DigestOf(const Rank& rank) {
-  return digest::Encode(index::ReduceForDigest(rank).rank);
-}
-
 std::string ProcessName(size_t process, size_t processes) {
   return absl::StrCat("process ", process, " of ", processes);
 }
 
 }  // namespace
 
-std::string ReadShare(const absl::StatusOr<TraceFileList>& list, int process, int processes,
-                      const LoadOptions& options) {
+Share ReadShare(const absl::StatusOr<TraceFileList>& list, int process, int processes,
+                const LoadOptions& options, const iterations::Options& steps) {
+  Share share;
   ReadBundle bundle;
   if (!list.ok()) {
     bundle.list_status = list.status();
-    return PackBundle(bundle);
+    share.bundle = PackBundle(bundle);
+    return share;
   }
   const std::vector<uint64_t> sizes = FileSizes(*list);
   bundle.list_fingerprint = ListFingerprint(*list, sizes);
   bundle.list_size = list->files.size();
-  const std::vector<size_t> share =
-      SplitBySize(sizes, processes)[static_cast<size_t>(process)];
+  const std::vector<size_t> mine = SplitBySize(sizes, processes)[static_cast<size_t>(process)];
   std::vector<TraceFile> files;
-  files.reserve(share.size());
-  for (const size_t index : share) files.push_back(list->files[index]);
-  bundle.reads.resize(share.size());
+  files.reserve(mine.size());
+  for (const size_t index : mine) files.push_back(list->files[index]);
+  bundle.reads.resize(mine.size());
+  std::vector<std::vector<std::string>> digests(mine.size());
   // Each rank is reduced and encoded by the worker that read it, as soon as it has, and dropped
   // with its file's outcome: a process holds its share's digests, not its ranks. Memory running
   // out there is that file's error, as it is while reading.
-  ReadTraceFiles(files, options, [&bundle, &files](size_t k, FileRead& read) {
+  ReadTraceFiles(files, options, [&](size_t k, FileRead& read) {
     EncodedRead& encoded = bundle.reads[k];
     encoded.read = read.read;
     encoded.status = read.status;
     encoded.merged = read.merged;
     try {
-      for (const Rank& rank : read.ranks) encoded.digests.push_back(DigestOf(rank));
+      for (const Rank& rank : read.ranks) {
+        const Rank reduced = index::ReduceForDigest(rank).rank;
+        digests[k].push_back(digest::Encode(reduced));
+        encoded.ranks.push_back({digest::Encode(job::RankHeader(reduced)),
+                                 job::FactsOf(reduced, steps)});
+      }
     } catch (const std::bad_alloc&) {
-      encoded.digests.clear();
+      digests[k].clear();
+      encoded.ranks.clear();
       encoded.status = OutOfMemoryReading(files[k].path);
     }
     read.ranks.clear();
   });
   // Every file keeps its place in the list, those left unread after a failure too.
-  for (size_t k = 0; k < share.size(); ++k) bundle.reads[k].index = share[k];
-  return PackBundle(bundle);
+  for (size_t k = 0; k < mine.size(); ++k) {
+    bundle.reads[k].index = mine[k];
+    if (!digests[k].empty()) share.held[mine[k]] = std::move(digests[k]);
+  }
+  share.bundle = PackBundle(bundle);
+  return share;
 }
 
-absl::StatusOr<Trace> AssembleShares(const TraceFileList& list, std::vector<std::string> bundles,
-                                     const LoadOptions& options) {
+absl::StatusOr<AssembledJob> AssembleShares(const TraceFileList& list,
+                                            std::vector<std::string> bundles,
+                                            const LoadOptions& options) {
   std::vector<FileRead> reads(list.files.size());
+  std::vector<std::vector<job::RankFacts>> facts(list.files.size());
   std::vector<char> placed(list.files.size(), 0);
   uint64_t fingerprint = 0;
   for (size_t process = 0; process < bundles.size(); ++process) {
@@ -99,17 +107,24 @@ absl::StatusOr<Trace> AssembleShares(const TraceFileList& list, std::vector<std:
       read.status = std::move(encoded.status);
       read.merged = encoded.merged;
       const std::string& path = list.files[encoded.index].path;
-      for (std::string& digest : encoded.digests) {
-        absl::StatusOr<Rank> rank = digest::Decode(digest, path);
-        std::string().swap(digest);
-        if (!rank.ok()) {
-          return absl::InternalError(absl::StrCat(name, ": ", rank.status().message()));
+      for (EncodedRank& rank : encoded.ranks) {
+        absl::StatusOr<Rank> header = digest::Decode(rank.header, path);
+        if (!header.ok()) {
+          return absl::InternalError(absl::StrCat(name, ": ", header.status().message()));
         }
-        read.ranks.push_back(*std::move(rank));
+        read.ranks.push_back(*std::move(header));
+        facts[encoded.index].push_back(std::move(rank.facts));
       }
     }
   }
-  return AssembleTrace(list, std::move(reads), options);
+  AssembledJob job;
+  absl::StatusOr<Trace> headers = AssembleTrace(list, std::move(reads), options, &job.origins);
+  if (!headers.ok()) return headers.status();
+  job.headers = *std::move(headers);
+  for (const RankOrigin& origin : job.origins) {
+    job.facts.push_back(std::move(facts[origin.file][origin.slot]));
+  }
+  return job;
 }
 
 }  // namespace bubblescope::distributed

@@ -29,6 +29,18 @@ int MpiWorld::Broadcast(int value) const {
   return value;
 }
 
+std::string MpiWorld::BroadcastBytes(std::string bytes) const {
+  uint64_t size = bytes.size();
+  MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  bytes.resize(size);
+  // In pieces whose counts fit MPI's ints.
+  for (uint64_t done = 0; done < size; done += kGatherRoundBytes) {
+    const auto count = static_cast<int>(std::min<uint64_t>(kGatherRoundBytes, size - done));
+    MPI_Bcast(bytes.data() + done, count, MPI_BYTE, 0, MPI_COMM_WORLD);
+  }
+  return bytes;
+}
+
 std::vector<std::string> MpiWorld::Gather(const std::string& mine) const {
   const auto count = static_cast<size_t>(processes_);
   std::vector<uint64_t> sizes(count, 0);

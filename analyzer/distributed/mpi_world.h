@@ -1,5 +1,5 @@
-// The MPI calls of `analyze --mpi`, and nothing else: joining the world, one int broadcast from
-// process 0, and gathering every process's bytes on process 0. Built with MPI when the build
+// The MPI calls of `analyze --mpi`, and nothing else: joining the world, broadcasts from process
+// 0 (an int, or bytes), and gathering every process's bytes on process 0. Built with MPI when the build
 // found it (BUBBLESCOPE_MPI); without it, Join says so and nothing else exists.
 #pragma once
 
@@ -28,6 +28,8 @@ class MpiWorld {
 
   // Process 0's `value`, on every process.
   int Broadcast(int value) const;
+  // Process 0's `bytes` (any size), on every process; the others' are ignored.
+  std::string BroadcastBytes(std::string bytes) const;
   // On process 0 every process's `mine`, in process order; on the others, nothing. Any size
   // (gather_rounds.h).
   std::vector<std::string> Gather(const std::string& mine) const;

@@ -16,6 +16,8 @@ MpiWorld::~MpiWorld() = default;
 
 int MpiWorld::Broadcast(int value) const { return value; }
 
+std::string MpiWorld::BroadcastBytes(std::string bytes) const { return bytes; }
+
 std::vector<std::string> MpiWorld::Gather(const std::string& mine) const { return {mine}; }
 
 }  // namespace bubblescope::distributed

@@ -3,106 +3,49 @@
 #include <cstddef>
 
 #include "absl/strings/str_cat.h"
+#include "distributed/bundle_bytes.h"
 
 namespace bubblescope::distributed {
 namespace {
 
-constexpr std::string_view kMagic = "bubblescope-mpi-bundle-1\n";
-// The highest status code a bundle may carry (absl::StatusCode::kUnauthenticated).
-constexpr uint64_t kLastStatusCode = 16;
-
-void PutNumber(uint64_t number, std::string* out) {
-  for (int byte = 0; byte < 8; ++byte) {
-    out->push_back(static_cast<char>((number >> (8 * byte)) & 0xff));
-  }
-}
-
-void PutString(std::string_view text, std::string* out) {
-  PutNumber(text.size(), out);
-  out->append(text);
-}
-
-void PutStatus(const absl::Status& status, std::string* out) {
-  PutNumber(static_cast<uint64_t>(status.code()), out);
-  PutString(std::string_view(status.message().data(), status.message().size()), out);
-}
-
-// Reads what PackBundle wrote, each read checked against the bytes left. The first error sticks:
-// later reads give zeros and empty strings, and Error() says what went wrong where.
-class BundleReader {
- public:
-  BundleReader(std::string_view bytes, int process) : bytes_(bytes), process_(process) {}
-
-  const absl::Status& error() const { return error_; }
-  void Fail(const char* what) {
-    if (!error_.ok()) return;
-    error_ = absl::InternalError(absl::StrCat("process ", process_, ": byte ", offset_, ": ", what));
-    offset_ = bytes_.size();
-  }
-  bool AtEnd() const { return offset_ == bytes_.size(); }
-
-  uint64_t Number() {
-    if (left() < 8) {
-      Fail("bundle ends inside a number");
-      return 0;
-    }
-    uint64_t number = 0;
-    for (size_t byte = 0; byte < 8; ++byte) {
-      number |= uint64_t{static_cast<unsigned char>(bytes_[offset_ + byte])} << (8 * byte);
-    }
-    offset_ += 8;
-    return number;
-  }
-  std::string_view String() {
-    const uint64_t size = Number();
-    if (size > left()) {
-      Fail("bundle ends inside a string");
-      return {};
-    }
-    std::string_view text = bytes_.substr(offset_, size);
-    offset_ += size;
-    return text;
-  }
-  absl::Status Status() {
-    const uint64_t code = Number();
-    if (code > kLastStatusCode) {
-      Fail("unknown status code");
-      return absl::OkStatus();
-    }
-    const std::string_view message = String();
-    return absl::Status(static_cast<absl::StatusCode>(code),
-                        absl::string_view(message.data(), message.size()));
-  }
-  // A count of items of at least `item_bytes` each, checked against the bytes left, so that a
-  // damaged count never reserves memory the bundle cannot fill.
-  uint64_t Count(size_t item_bytes) {
-    const uint64_t count = Number();
-    if (count > left() / item_bytes) {
-      Fail("count larger than the bundle");
-      return 0;
-    }
-    return count;
-  }
-  void Expect(std::string_view magic) {
-    if (bytes_.substr(0, magic.size()) != magic) {
-      Fail("not a bundle of this bubblescope version");
-      return;
-    }
-    offset_ = magic.size();
-  }
-
- private:
-  size_t left() const { return bytes_.size() - offset_; }
-
-  std::string_view bytes_;
-  int process_;
-  size_t offset_ = 0;
-  absl::Status error_;
-};
+constexpr std::string_view kMagic = "bubblescope-mpi-bundle-2\n";
 
 // The smallest an encoded read can be: index, read, status code and message size, merged and
-// digest count.
+// rank count.
 constexpr size_t kReadBytes = 6 * 8;
+// The smallest an encoded rank can be: its header's size, three flags and two counts.
+constexpr size_t kRankBytes = 6 * 8;
+constexpr size_t kStepBytes = 3 * 8;
+
+void PutFacts(const job::RankFacts& facts, std::string* out) {
+  PutNumber(facts.has_p2p ? 1 : 0, out);
+  PutNumber(facts.cut_short ? 1 : 0, out);
+  PutNumber(facts.repeats ? 1 : 0, out);
+  PutNumber(facts.recorded_peers.size(), out);
+  for (int32_t peer : facts.recorded_peers) PutNumber(static_cast<uint64_t>(int64_t{peer}), out);
+  PutNumber(facts.own_steps.size(), out);
+  for (const iterations::StepStart& step : facts.own_steps) {
+    PutNumber(static_cast<uint64_t>(step.number), out);
+    PutNumber(static_cast<uint64_t>(step.start), out);
+    PutNumber(step.partial ? 1 : 0, out);
+  }
+}
+
+job::RankFacts ReadFacts(ByteReader& in) {
+  job::RankFacts facts;
+  facts.has_p2p = in.Number() != 0;
+  facts.cut_short = in.Number() != 0;
+  facts.repeats = in.Number() != 0;
+  facts.recorded_peers.resize(in.Count(8));
+  for (int32_t& peer : facts.recorded_peers) peer = static_cast<int32_t>(in.Signed());
+  facts.own_steps.resize(in.Count(kStepBytes));
+  for (iterations::StepStart& step : facts.own_steps) {
+    step.number = in.Signed();
+    step.start = in.Signed();
+    step.partial = in.Number() != 0;
+  }
+  return facts;
+}
 
 }  // namespace
 
@@ -117,14 +60,17 @@ std::string PackBundle(const ReadBundle& bundle) {
     PutNumber(read.read ? 1 : 0, &out);
     PutStatus(read.status, &out);
     PutNumber(read.merged ? 1 : 0, &out);
-    PutNumber(read.digests.size(), &out);
-    for (const std::string& digest : read.digests) PutString(digest, &out);
+    PutNumber(read.ranks.size(), &out);
+    for (const EncodedRank& rank : read.ranks) {
+      PutString(rank.header, &out);
+      PutFacts(rank.facts, &out);
+    }
   }
   return out;
 }
 
 absl::StatusOr<ReadBundle> UnpackBundle(std::string_view bytes, int process) {
-  BundleReader in(bytes, process);
+  ByteReader in(bytes, absl::StrCat("process ", process), "bundle");
   in.Expect(kMagic);
   ReadBundle bundle;
   bundle.list_status = in.Status();
@@ -136,11 +82,13 @@ absl::StatusOr<ReadBundle> UnpackBundle(std::string_view bytes, int process) {
     read.read = in.Number() != 0;
     read.status = in.Status();
     read.merged = in.Number() != 0;
-    const uint64_t digests = in.Count(8);
-    read.digests.reserve(digests);
-    for (uint64_t d = 0; d < digests; ++d) read.digests.emplace_back(in.String());
+    read.ranks.resize(in.Count(kRankBytes));
+    for (EncodedRank& rank : read.ranks) {
+      rank.header = std::string(in.String());
+      rank.facts = ReadFacts(in);
+    }
   }
-  if (in.error().ok() && !in.AtEnd()) in.Fail("bytes after the bundle");
+  in.ExpectEnd();
   if (!in.error().ok()) return in.error();
   return bundle;
 }

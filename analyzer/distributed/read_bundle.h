@@ -1,5 +1,8 @@
-// The bytes one process of `analyze --mpi` sends to process 0: the outcome of every file it read,
-// each rank as a digest (writers/digest_writer.h), and which file list it read them from.
+// The bytes one process of `analyze --mpi` sends to process 0 once it has read its share: the
+// outcome of every file it read, each rank as its header (job::RankHeader, encoded as a digest)
+// and its facts (job::RankFacts), and which file list it read them from. The ranks' full digests
+// stay with the process until process 0 asks for them, a part of the job at a time
+// (part_exchange.h).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +12,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "job/job_parts.h"
 
 namespace bubblescope::distributed {
+
+struct EncodedRank {
+  std::string header;  // digest::Encode of the rank's header
+  job::RankFacts facts;
+};
 
 // One file's outcome (loader's FileRead) with its ranks encoded.
 struct EncodedRead {
@@ -18,7 +27,7 @@ struct EncodedRead {
   bool read = false;
   absl::Status status;
   bool merged = false;
-  std::vector<std::string> digests;  // one per rank of the file
+  std::vector<EncodedRank> ranks;  // one per rank of the file
 };
 
 struct ReadBundle {
@@ -28,7 +37,7 @@ struct ReadBundle {
   std::vector<EncodedRead> reads;
 };
 
-// Little-endian fixed-width numbers and length-prefixed strings; the same on every process.
+// bundle_bytes.h's numbers and strings.
 std::string PackBundle(const ReadBundle& bundle);
 
 // An InternalError "process <process>: byte <N>: ..." when `bytes` are not one whole bundle.

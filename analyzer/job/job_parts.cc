@@ -60,7 +60,7 @@ int32_t FirstRank(const Pipeline& pipeline) {
 
 }  // namespace
 
-RankFacts FactsOf(const Rank& rank, const Options& options) {
+RankFacts FactsOf(const Rank& rank, const iterations::Options& options) {
   RankFacts facts;
   const index::RankIndex index = index::BuildRank(rank);
   facts.has_p2p = index.HasP2p();
@@ -72,10 +72,10 @@ RankFacts FactsOf(const Rank& rank, const Options& options) {
   facts.recorded_peers.erase(
       std::unique(facts.recorded_peers.begin(), facts.recorded_peers.end()),
       facts.recorded_peers.end());
-  facts.own_steps = iterations::OwnSteps(rank, options.iterations)
+  facts.own_steps = iterations::OwnSteps(rank, options)
                         .value_or(std::vector<iterations::StepStart>{});
   // Only a job without any step reads the schedule, and only then is it worth detecting.
-  if (facts.own_steps.empty() && !options.iterations.iteration_marker.has_value()) {
+  if (facts.own_steps.empty() && !options.iteration_marker.has_value()) {
     facts.repeats = repeating_schedule::DetectRank(index, {}).found;
   }
   return facts;

@@ -50,7 +50,8 @@ struct RankFacts {
   bool repeats = false;  // without own steps: its device ops repeat one schedule
 };
 
-RankFacts FactsOf(const Rank& rank, const Options& options);
+// `options`: the job's iteration marker, if any.
+RankFacts FactsOf(const Rank& rank, const iterations::Options& options);
 
 // The rank without its events (timelines, annotations, steps, memory, communication records,
 // names): its id, world size, source, host, run, devices, process groups and import counters,

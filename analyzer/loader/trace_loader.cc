@@ -7,6 +7,7 @@
 #include <limits>
 #include <mutex>
 #include <new>
+#include <numeric>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -206,7 +207,7 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
 }
 
 absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileRead> reads,
-                                    const LoadOptions& options) {
+                                    const LoadOptions& options, std::vector<RankOrigin>* origins) {
   const std::vector<TraceFile>& files = list.files;
   if (reads.size() != files.size()) {
     return absl::InternalError(absl::StrCat(reads.size(), " file outcomes for ", files.size(),
@@ -252,6 +253,7 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
   absl::StatusOr<RankAssigner> assigner = RankAssigner::Create(trace_paths, options.rank_overrides);
   if (!assigner.ok()) return assigner.status();
   std::vector<Rank> kept;
+  std::vector<RankOrigin> kept_origins;
   for (size_t k = 0; k < readable.size(); ++k) {
     std::vector<Rank>& file_ranks = reads[readable[k]].ranks;
     const Rank& rank = file_ranks[0];
@@ -266,20 +268,29 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
       continue;
     }
     const bool merged = reads[readable[k]].merged;
-    for (Rank& file_rank : file_ranks) {
+    for (size_t slot = 0; slot < file_ranks.size(); ++slot) {
+      Rank& file_rank = file_ranks[slot];
       absl::StatusOr<int32_t> rank_id =
           merged ? assigner->AssignNamed(k, file_rank.rank) : assigner->Assign(k, file_rank.rank);
       if (!rank_id.ok()) return rank_id.status();
       file_rank.rank = *rank_id;
       kept.push_back(std::move(file_rank));
+      kept_origins.push_back({readable[k], slot});
     }
   }
   if (first_failure < files.size()) return reads[first_failure].status;
-  trace.ranks = std::move(kept);
   trace.skipped_files.insert(trace.skipped_files.end(), list.not_regular.begin(),
                              list.not_regular.end());
-  std::sort(trace.ranks.begin(), trace.ranks.end(),
-            [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
+  // By rank id (unique by now), the origins in the same order.
+  std::vector<size_t> order(kept.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&kept](size_t a, size_t b) { return kept[a].rank < kept[b].rank; });
+  trace.ranks.reserve(kept.size());
+  for (size_t k : order) {
+    trace.ranks.push_back(std::move(kept[k]));
+    if (origins != nullptr) origins->push_back(kept_origins[k]);
+  }
   return trace;
 }
 

@@ -88,7 +88,13 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
 // Step 3: the Trace of `list` from `reads`, one per file of the list: record runs chosen, rank
 // ids assigned (duplicates rejected), files that are not traces noted. The error is the first
 // in list order, of a file's own or of its place among the others.
+// With `origins`, also where each of the Trace's ranks came from, one per rank in its order.
+struct RankOrigin {
+  size_t file = 0;  // its file's place in the list
+  size_t slot = 0;  // its place among that file's ranks (FileRead::ranks)
+};
 absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileRead> reads,
-                                    const LoadOptions& options);
+                                    const LoadOptions& options,
+                                    std::vector<RankOrigin>* origins = nullptr);
 
 }  // namespace bubblescope

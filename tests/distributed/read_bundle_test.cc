@@ -21,7 +21,13 @@ ReadBundle TwoFiles() {
   good.index = 3;
   good.read = true;
   good.merged = true;
-  good.digests = {std::string("digest\0one", 10), ""};
+  job::RankFacts facts;
+  facts.has_p2p = true;
+  facts.cut_short = true;
+  facts.recorded_peers = {-1, 3, 70000};
+  facts.own_steps = {{-2, -5000, false}, {7, 123456789012345, true}};
+  good.ranks = {{std::string("header\0one", 10), facts}, {"", job::RankFacts{}}};
+  good.ranks[1].facts.repeats = true;
   EncodedRead bad;
   bad.index = 5;
   bad.read = true;
@@ -46,7 +52,22 @@ TEST(ReadBundleTest, UnpackGivesBackWhatWasPacked) {
     EXPECT_EQ(got->reads[i].read, sent.reads[i].read);
     EXPECT_EQ(got->reads[i].status, sent.reads[i].status);
     EXPECT_EQ(got->reads[i].merged, sent.reads[i].merged);
-    EXPECT_EQ(got->reads[i].digests, sent.reads[i].digests);
+    ASSERT_EQ(got->reads[i].ranks.size(), sent.reads[i].ranks.size());
+    for (size_t k = 0; k < sent.reads[i].ranks.size(); ++k) {
+      const EncodedRank& want = sent.reads[i].ranks[k];
+      const EncodedRank& rank = got->reads[i].ranks[k];
+      EXPECT_EQ(rank.header, want.header);
+      EXPECT_EQ(rank.facts.has_p2p, want.facts.has_p2p);
+      EXPECT_EQ(rank.facts.cut_short, want.facts.cut_short);
+      EXPECT_EQ(rank.facts.repeats, want.facts.repeats);
+      EXPECT_EQ(rank.facts.recorded_peers, want.facts.recorded_peers);
+      ASSERT_EQ(rank.facts.own_steps.size(), want.facts.own_steps.size());
+      for (size_t s = 0; s < want.facts.own_steps.size(); ++s) {
+        EXPECT_EQ(rank.facts.own_steps[s].number, want.facts.own_steps[s].number);
+        EXPECT_EQ(rank.facts.own_steps[s].start, want.facts.own_steps[s].start);
+        EXPECT_EQ(rank.facts.own_steps[s].partial, want.facts.own_steps[s].partial);
+      }
+    }
   }
 }
 

@@ -83,7 +83,7 @@ InParts AnalyzeInParts(Trace trace, const Options& options) {
   std::vector<RankFacts> facts;
   Trace headers;
   for (const Rank& rank : trace.ranks) {
-    facts.push_back(FactsOf(rank, options));
+    facts.push_back(FactsOf(rank, options.iterations));
     headers.ranks.push_back(RankHeader(rank));
   }
   out.plan = PlanParts(headers, facts, options);

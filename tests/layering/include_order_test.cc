@@ -25,7 +25,7 @@ const std::map<std::string, int>& Layers() {
       {"text", 1},         {"common", 1},   {"simulator", 2}, {"readers", 3},
       {"writers", 3},      {"loader", 4},   {"index", 5},     {"analysis", 6},
       {"pipeline", 7},     {"crossrank", 8}, {"whatif", 9},    {"findings", 10},
-      {"job", 11},         {"distributed", 11}, {"compare", 12}, {"report", 13},
+      {"job", 11},         {"distributed", 12}, {"compare", 12}, {"report", 13},
       {"cli", 14},
       {"bench", 14},
       // The collector is injected into other people's processes: it may use the text helpers

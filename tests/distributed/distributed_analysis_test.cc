@@ -1,0 +1,128 @@
+// distributed_analysis.h: process 0's analysis a part at a time fetches each pipeline's ranks
+// once, one part at a time, and gives the reports of the whole job analysed from the same digests;
+// a job whose peers are not recorded is fetched whole, once.
+#include "distributed/distributed_analysis.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "index/digest_reduction.h"
+#include "job/sim_job.h"
+#include "readers/digest_reader.h"
+#include "report/pipeline_report.h"
+#include "simulator/simulator.h"
+#include "writers/digest_writer.h"
+
+namespace bubblescope::distributed {
+namespace {
+
+// `replicas` pipelines of p = 4, each with its own costs, seed and clocks.
+Trace DataParallelJob(int32_t replicas, bool peers_recorded) {
+  std::vector<sim::Simulation> simulations;
+  for (int32_t j = 0; j < replicas; ++j) {
+    sim::Config config;
+    config.stages = 4;
+    config.microbatches = 8;
+    config.iterations = 3;
+    config.costs.assign(4, sim::StageCost{.forward = 200000 + 40000 * j,
+                                          .backward = 400000,
+                                          .weight_grad = 150000});
+    config.activation_bytes = 8 << 20;
+    config.link = sim::Link{.gbps = 100, .latency_ns = 0};
+    config.jitter = 0.05;
+    config.seed = static_cast<uint64_t>(j + 3);
+    config.clock_offsets_ns = {0, 15'000'000 + j, -3'000'000, 7'000 * j};
+    absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+    EXPECT_TRUE(simulation.ok()) << simulation.status();
+    if (simulation.ok()) simulations.push_back(*std::move(simulation));
+  }
+  Trace trace = crossrank_testing::MergeReplicas(simulations);
+  if (!peers_recorded) {
+    for (Rank& rank : trace.ranks) {
+      for (CommInfo& comm : rank.comms) comm.peer = -1;
+    }
+  }
+  return trace;
+}
+
+// The job as AssembleShares leaves it on process 0, each rank "read" from a file of its own, and
+// what the processes hold: rank r's digest in file r, held by process r % 2.
+struct Spread {
+  Trace headers;
+  std::vector<RankOrigin> origins;
+  std::vector<job::RankFacts> facts;
+  std::vector<HeldDigests> held{2};
+  Trace decoded;  // the ranks as process 0 decodes them: what one process would analyse
+};
+
+Spread SpreadOver2(const Trace& trace) {
+  Spread spread;
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    const Rank reduced = index::ReduceForDigest(trace.ranks[r]).rank;
+    spread.headers.ranks.push_back(job::RankHeader(reduced));
+    spread.origins.push_back({r, 0});
+    spread.facts.push_back(job::FactsOf(reduced, {}));
+    spread.held[r % 2][r] = {digest::Encode(reduced)};
+    absl::StatusOr<Rank> decoded =
+        digest::Decode(spread.held[r % 2][r][0], trace.ranks[r].source_path);
+    EXPECT_TRUE(decoded.ok()) << decoded.status();
+    if (decoded.ok()) spread.decoded.ranks.push_back(*std::move(decoded));
+  }
+  return spread;
+}
+
+void ExpectWholeJobsReports(bool peers_recorded, size_t fetches) {
+  const Spread spread = SpreadOver2(DataParallelJob(3, peers_recorded));
+  size_t fetched = 0;
+  size_t most_ranks = 0;
+  const FetchDigests fetch = [&](const std::vector<RankOrigin>& ranks) {
+    ++fetched;
+    most_ranks = std::max(most_ranks, ranks.size());
+    std::vector<std::string> answers;
+    for (const HeldDigests& held : spread.held) {
+      answers.push_back(AnswerRequest(held, PackRequest(ranks)).value_or(""));
+    }
+    return CollectAnswers(std::move(answers), ranks);
+  };
+  job::Options options;
+  options.tradeoff = true;
+  absl::StatusOr<job::Result> in_parts =
+      AnalyzeInParts(spread.headers, spread.origins, spread.facts, fetch, options);
+  ASSERT_TRUE(in_parts.ok()) << in_parts.status();
+  absl::StatusOr<job::Result> whole = job::Analyze(spread.decoded, options);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(fetched, fetches);
+  EXPECT_EQ(most_ranks, fetches == 1 ? 12u : 4u);  // the job, or one pipeline at a time
+  ASSERT_EQ(in_parts->pipelines.size(), 3u);
+  const SummaryReportOptions report;
+  EXPECT_TRUE(AnalyzeText(*in_parts, report) == AnalyzeText(*whole, report));
+  EXPECT_TRUE(AnalyzeJson(*in_parts, report).value_or("a") ==
+              AnalyzeJson(*whole, report).value_or("b"));
+}
+
+TEST(DistributedAnalysisTest, EachPipelineIsFetchedOnceAndTheReportsAreTheWholeJobs) {
+  ExpectWholeJobsReports(/*peers_recorded=*/true, /*fetches=*/3);
+}
+
+TEST(DistributedAnalysisTest, WithoutRecordedPeersTheJobIsFetchedWhole) {
+  ExpectWholeJobsReports(/*peers_recorded=*/false, /*fetches=*/1);
+}
+
+TEST(DistributedAnalysisTest, AFailedFetchIsTheError) {
+  const Spread spread = SpreadOver2(DataParallelJob(2, true));
+  const absl::Status status =
+      AnalyzeInParts(spread.headers, spread.origins, spread.facts,
+                     [](const std::vector<RankOrigin>&) -> absl::StatusOr<std::vector<std::string>> {
+                       return absl::InternalError("no process sent rank 0 of file 4");
+                     },
+                     job::Options{})
+          .status();
+  EXPECT_EQ(status, absl::InternalError("no process sent rank 0 of file 4"));
+}
+
+}  // namespace
+}  // namespace bubblescope::distributed
