@@ -4,10 +4,15 @@
 // job: the trace bytes; `digest` throughput and the digest/trace size ratio; analyze from the
 // traces and from the digests (the reduce step), each with its wall time and peak RSS (wait4's
 // ru_maxrss of the child); and for the largest job `analyze --mpi` under mpiexec with 1, 2 and 4
-// processes. Reports are compared: from digests, the JSON from "pipelines" on must be the
-// traces' byte for byte; under --mpi, the whole JSON.
+// processes, with each process's own peak RSS. Reports are compared: from digests, the JSON from
+// "pipelines" on must be the traces' byte for byte; under --mpi, the whole JSON.
 //
 //   bench_scale [--dir DIR] [--ranks 128,512,1024] [--processes 1,2,4] [--iterations N]
+//
+// Under mpiexec bench_scale runs each process of bubblescope through itself,
+//   bench_scale --peak-rss-of PREFIX COMMAND...
+// which runs COMMAND, writes its peak RSS in MB to PREFIX.<its MPI process number> and exits
+// with its status, so that every process's peak is known, not only the largest.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,9 +103,49 @@ void PrintRun(const char* what, const Run& run, double input_mb) {
               run.user_s, run.system_s, run.ok ? "" : "   FAILED (see its .log)");
 }
 
+// The MPI process number the launcher gave this process (Open MPI, PMI, Slurm); "0" without one.
+std::string MpiProcessNumber() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    if (const char* value = std::getenv(name); value != nullptr) return value;
+  }
+  return "0";
+}
+
+// --peak-rss-of PREFIX COMMAND...: runs COMMAND with this process's stdout and stderr, writes its
+// peak RSS (MB) to PREFIX.<process number>, and exits with its status.
+int PeakRssOf(int argc, char** argv) {
+  if (argc < 4) return 2;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execvp(argv[3], argv + 3);
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  if (pid < 0 || wait4(pid, &status, 0, &usage) != pid) return 127;
+  std::ofstream(std::string(argv[2]) + "." + MpiProcessNumber())
+      << static_cast<double>(usage.ru_maxrss) * 1024 / kMB << "\n";
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+// The peaks PeakRssOf wrote for `processes` processes, "p0 a MB, p1 b MB, ...".
+std::string ProcessPeaks(const std::string& prefix, int processes) {
+  std::string peaks;
+  for (int p = 0; p < processes; ++p) {
+    std::string mb = ReadAll(prefix + "." + std::to_string(p));
+    while (!mb.empty() && (mb.back() == '\n' || mb.back() == ' ')) mb.pop_back();
+    char formatted[64];
+    std::snprintf(formatted, sizeof formatted, "%sp%d %.1f MB", p == 0 ? "" : ", ", p,
+                  std::atof(mb.c_str()));
+    peaks += formatted;
+  }
+  return peaks;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--peak-rss-of") return PeakRssOf(argc, argv);
   CLI::App app("bench_scale: digest, reduce and --mpi figures of 128- to 1,024-rank jobs");
   std::string directory = "/tmp/bubblescope-scale";
   std::string bubblescope = BUBBLESCOPE_BINARY;
@@ -167,12 +212,15 @@ int main(int argc, char** argv) {
     if (size != ranks.back() || mpiexec.empty()) continue;
     for (const int count : processes) {
       const std::string report = job + ".mpi" + std::to_string(count) + ".json";
+      const std::string peaks = report + ".peak-rss";
       const Run spread = Execute({mpiexec, "--oversubscribe", "-np", std::to_string(count),
+                                  fs::absolute(argv[0]).string(), "--peak-rss-of", peaks,
                                   bubblescope, "analyze", "--mpi", job, "--format", "json", "-o",
                                   report, "-j", "1"},
                                  report + ".log");
       const std::string label = "analyze --mpi, " + std::to_string(count) + " processes";
       PrintRun(label.c_str(), spread, trace_mb);
+      std::printf("    peak RSS per process: %s\n", ProcessPeaks(peaks, count).c_str());
       const bool identical = spread.ok && ReadAll(report) == ReadAll(job + ".json");
       std::printf("    the whole JSON report equals one process's: %s\n",
                   identical ? "yes" : "NO");
