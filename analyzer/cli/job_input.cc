@@ -243,22 +243,35 @@ bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err) {
   return rejected;
 }
 
-absl::StatusOr<Trace> LoadShowingProgress(const JobSource& source, LoadOptions load,
-                                          std::ostream& err) {
-  std::unique_ptr<ProgressLine> progress = ProgressLineFor(err, source.quiet);
+namespace {
+
+// The source's traces read with `load`, told on `progress` when there is one; the line is cleared
+// before anything else is printed.
+absl::StatusOr<Trace> LoadTelling(const JobSource& source, LoadOptions load,
+                                  ProgressLine* progress) {
   if (progress != nullptr) {
-    load.progress = [&progress](const LoadProgress& done) { progress->Update(done); };
+    load.progress = [progress](const LoadProgress& done) { progress->Update(done); };
   }
   absl::StatusOr<Trace> trace =
       source.load_trace ? source.load_trace(source.paths, load) : LoadTrace(source.paths, load);
-  progress.reset();  // the line is gone before anything else is printed
+  if (progress != nullptr) progress->Clear();
   return trace;
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> LoadShowingProgress(const JobSource& source, LoadOptions load,
+                                          std::ostream& err) {
+  const std::unique_ptr<ProgressLine> progress = ProgressLineFor(err, source.quiet);
+  return LoadTelling(source, std::move(load), progress.get());
 }
 
 std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
                                            std::ostream& err, int* exit_status) {
   *exit_status = kExitBadInput;
-  absl::StatusOr<Trace> trace = LoadShowingProgress(source, source.load, err);
+  // One line for the reading and the analysis: a long job's wait is told through both.
+  const std::unique_ptr<ProgressLine> progress = ProgressLineFor(err, source.quiet);
+  absl::StatusOr<Trace> trace = LoadTelling(source, source.load, progress.get());
   if (!trace.ok()) {
     PrintLoadError(trace.status(), err);
     return std::nullopt;
@@ -269,8 +282,12 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
     options.iterations.iteration_marker = *source.iteration_marker;
   }
   options.jobs = source.load.jobs;
+  if (progress != nullptr) {
+    options.progress = [&progress](const job::Progress& done) { progress->Update(done); };
+  }
   absl::StatusOr<job::Result> job = source.analyze_job ? source.analyze_job(*trace, options)
                                                        : job::Analyze(*trace, options);
+  if (progress != nullptr) progress->Clear();
   if (!job.ok()) {
     err << "bubblescope: " << MessageLine(job.status()) << "\n";
     return std::nullopt;

@@ -35,14 +35,27 @@ ProgressLine::ProgressLine(std::ostream& out, Clock clock)
 
 ProgressLine::~ProgressLine() { Clear(); }
 
+std::string ProgressText(const job::Progress& progress) {
+  return absl::StrFormat("%s: %d of %d", std::string(progress.stage), progress.done,
+                         progress.total);
+}
+
 void ProgressLine::Update(const LoadProgress& progress) {
+  // The last file is always drawn, so the line ends on the whole count until it is cleared.
+  Draw([&progress](double seconds) { return ProgressText(progress, seconds); },
+       progress.files_done == progress.files_total);
+}
+
+void ProgressLine::Update(const job::Progress& progress) {
+  Draw([&progress](double) { return ProgressText(progress); }, progress.done == progress.total);
+}
+
+void ProgressLine::Draw(const std::function<std::string(double seconds)>& text, bool last) {
   const std::chrono::steady_clock::time_point now = clock_();
   if (now - start_ < kFirstShownAfter) return;
-  // The last file is always drawn, so the line ends on the whole count until it is cleared.
-  const bool last = progress.files_done == progress.files_total;
   if (drawn_ && now - last_drawn_ < kRedrawnEvery && !last) return;
   const double seconds = std::chrono::duration<double>(now - start_).count();
-  out_ << kEraseLine << ProgressText(progress, seconds) << std::flush;
+  out_ << kEraseLine << text(seconds) << std::flush;
   drawn_ = true;
   last_drawn_ = now;
 }

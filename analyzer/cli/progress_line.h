@@ -1,7 +1,8 @@
-// The progress of a long load on a terminal: one line on stderr, rewritten in place as files are
-// read (files done of the total, MB read, MB/s) and cleared when the load ends. A load that ends
-// within the first seconds never shows it; output that is not a terminal (a file, a pipe, a CI
-// log) never gets it, nor does a run with --quiet.
+// The progress of a long load and analysis on a terminal: one line on stderr, rewritten in place
+// as files are read (files done of the total, MB read, MB/s), then as the analysis goes (ranks
+// indexed, pipelines analysed), and cleared when the work ends. Work that ends within the first
+// seconds never shows it; output that is not a terminal (a file, a pipe, a CI log) never gets
+// it, nor does a run with --quiet.
 #pragma once
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <ostream>
 #include <string>
 
+#include "job/job.h"
 #include "loader/trace_loader.h"
 
 namespace bubblescope {
@@ -19,6 +21,8 @@ bool IsTerminalStderr(const std::ostream& stream);
 
 // The line's text: "reading traces: 3 of 8 files, 165.2 of 448.9 MB, 98.3 MB/s".
 std::string ProgressText(const LoadProgress& progress, double seconds);
+// "analysing pipelines: 37 of 128".
+std::string ProgressText(const job::Progress& progress);
 
 class ProgressLine {
  public:
@@ -34,10 +38,16 @@ class ProgressLine {
 
   // LoadOptions::progress: redraws the line when it is due.
   void Update(const LoadProgress& progress);
+  // job::Options::progress: the same.
+  void Update(const job::Progress& progress);
   // Erases the line (nothing to do when it was never drawn); later updates draw it again.
   void Clear();
 
  private:
+  // Draws `text` when it is due: after the first seconds, not sooner than kRedrawnEvery after
+  // the last time, and always for the `last` item of a stage.
+  void Draw(const std::function<std::string(double seconds)>& text, bool last);
+
   std::ostream& out_;
   Clock clock_;
   std::chrono::steady_clock::time_point start_;

@@ -51,13 +51,21 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
   }
   std::vector<job::PartResult> parts;
   parts.reserve(plan.parts.size());
+  // Progress is told per part, not per part's rank or pipeline.
+  job::Options part_options = options;
+  part_options.progress = nullptr;
   for (const std::vector<size_t>& positions : plan.parts) {
     absl::StatusOr<Trace> part = FetchPart(headers, origins, positions, fetch);
     if (!part.ok()) return part.status();
     absl::StatusOr<job::PartResult> analysed =
-        job::AnalyzePart(*part, positions, plan.decisions, options);
+        job::AnalyzePart(*part, positions, plan.decisions, part_options);
     if (!analysed.ok()) return analysed.status();
     parts.push_back(*std::move(analysed));
+    if (options.progress) {
+      options.progress(job::Progress{.stage = "analysing the job a pipeline at a time",
+                                     .done = parts.size(),
+                                     .total = plan.parts.size()});
+    }
   }
   return job::MergeParts(headers, std::move(parts), options);
 }

@@ -534,11 +534,13 @@ RankIndex BuildRank(const Rank& rank) {
   return index;
 }
 
-TraceIndex Build(const Trace& trace, size_t workers) {
+TraceIndex Build(const Trace& trace, size_t workers, const std::function<void()>& rank_done) {
   TraceIndex index;
   index.ranks.resize(trace.ranks.size());
-  ParallelFor(trace.ranks.size(), workers,
-              [&](size_t, size_t r) { index.ranks[r] = BuildRank(trace.ranks[r]); });
+  ParallelFor(trace.ranks.size(), workers, [&](size_t, size_t r) {
+    index.ranks[r] = BuildRank(trace.ranks[r]);
+    if (rank_done) rank_done();
+  });
   return index;
 }
 

@@ -49,6 +49,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "bubblescope/trace.h"
@@ -158,6 +159,9 @@ std::vector<uint32_t> TopLevelCpuOps(const Timeline& thread);
 
 // Every rank's index, BuildRank over the ranks on `workers` threads (common/parallel_for.h); the
 // same index for any number.
-TraceIndex Build(const Trace& trace, size_t workers = 1);
+// `rank_done`, when given, is called after each rank is indexed, from the worker that did it
+// (two workers may call it at once).
+TraceIndex Build(const Trace& trace, size_t workers = 1,
+                 const std::function<void()>& rank_done = nullptr);
 
 }  // namespace bubblescope::index

@@ -21,12 +21,23 @@
 
 namespace bubblescope::job {
 
+ProgressTicker::ProgressTicker(const Options& options, std::string_view stage, size_t total)
+    : progress_(options.progress ? &options.progress : nullptr), stage_(stage), total_(total) {}
+
+void ProgressTicker::Tick() {
+  if (progress_ == nullptr) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++done_;
+  (*progress_)(Progress{.stage = stage_, .done = done_, .total = total_});
+}
+
 absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& options,
                                        const JobDecisions* decided) {
   JobInputs inputs;
   inputs.trace = &trace;
   const size_t workers = WorkerCount(options.jobs, trace.ranks.size());
-  inputs.index = index::Build(trace, workers);
+  ProgressTicker indexed(options, "indexing ranks", trace.ranks.size());
+  inputs.index = index::Build(trace, workers, [&indexed] { indexed.Tick(); });
   std::vector<size_t> with_p2p;
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
     if (inputs.index.ranks[r].HasP2p()) with_p2p.push_back(r);
@@ -356,8 +367,10 @@ absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(const JobInputs& inputs,
   const std::vector<p2p_graph::Pipeline>& found = inputs.graph.pipelines;
   std::vector<absl::StatusOr<Pipeline>> analysed(found.size(),
                                                  absl::UnknownError("not analysed"));
+  ProgressTicker done(options, "analysing pipelines", found.size());
   ParallelFor(found.size(), WorkerCount(options.jobs, found.size()), [&](size_t, size_t i) {
     analysed[i] = AnalyzePipeline(inputs, found[i], options);
+    done.Tick();
   });
   std::vector<Pipeline> pipelines;
   for (absl::StatusOr<Pipeline>& pipeline : analysed) {

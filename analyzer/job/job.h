@@ -21,7 +21,9 @@
 //     without pipelines.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +56,13 @@
 
 namespace bubblescope::job {
 
+// How far an analysis has come (Options::progress): `done` of `total` items of one stage.
+struct Progress {
+  std::string_view stage;  // "indexing ranks", "analysing pipelines", ...
+  size_t done = 0;
+  size_t total = 0;
+};
+
 struct Options {
   iterations::Options iterations;
   link_stats::SlowOptions slow;
@@ -69,6 +78,10 @@ struct Options {
   // core. The result is the same for any number: each rank's and each pipeline's figures are
   // worked out on their own and put together in trace order.
   int jobs = 1;
+  // Told after each rank is indexed and each pipeline analysed, from the thread that did it and
+  // never two calls at once (the CLI's progress line); empty: nobody is told. No figure depends
+  // on it.
+  std::function<void(const Progress&)> progress;
 };
 
 enum class LayerCountSource : uint8_t { kUser, kAnnotations };

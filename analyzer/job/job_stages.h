@@ -3,9 +3,13 @@
 // parts' results. Only job/ includes this.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,6 +25,21 @@
 #include "pipeline/transfer_actions.h"
 
 namespace bubblescope::job {
+
+// Options::progress for one stage of `total` items, told from any thread, one call at a time.
+class ProgressTicker {
+ public:
+  ProgressTicker(const Options& options, std::string_view stage, size_t total);
+  // One more item done.
+  void Tick();
+
+ private:
+  const std::function<void(const Progress&)>* progress_;
+  std::string_view stage_;
+  size_t total_;
+  std::mutex mutex_;
+  size_t done_ = 0;
+};
 
 // What every pipeline of the job reads, derived once.
 struct JobInputs {

@@ -66,6 +66,34 @@ TEST_F(ProgressLineTest, NothingInTheFirstSecondsThenOneLineRewrittenAndCleared)
   EXPECT_EQ(out_.str(), kErase);  // cleared when the load is over
 }
 
+TEST(ProgressTextTest, AnalysisStageAndCount) {
+  EXPECT_EQ(ProgressText(job::Progress{.stage = "analysing pipelines", .done = 37, .total = 128}),
+            "analysing pipelines: 37 of 128");
+}
+
+// The reading, then the analysis, on one line: the analysis's first item redraws it at once
+// when the line was cleared in between, and each stage's last item is always drawn.
+TEST_F(ProgressLineTest, TheAnalysisGoesOnTheSameLineAfterTheLoad) {
+  ProgressLine line(out_, clock_);
+  now_ += milliseconds(2500);
+  line.Update(Done(4, 400'000'000));
+  line.Clear();
+  out_.str("");
+  now_ += milliseconds(10);
+  line.Update(job::Progress{.stage = "indexing ranks", .done = 1, .total = 8});
+  EXPECT_EQ(out_.str(), std::string(kErase) + "indexing ranks: 1 of 8");
+  out_.str("");
+  now_ += milliseconds(10);
+  line.Update(job::Progress{.stage = "indexing ranks", .done = 2, .total = 8});
+  EXPECT_EQ(out_.str(), "");  // too soon
+  line.Update(job::Progress{.stage = "indexing ranks", .done = 8, .total = 8});
+  EXPECT_EQ(out_.str(), std::string(kErase) + "indexing ranks: 8 of 8");
+  out_.str("");
+  now_ += milliseconds(200);
+  line.Update(job::Progress{.stage = "analysing pipelines", .done = 1, .total = 2});
+  EXPECT_EQ(out_.str(), std::string(kErase) + "analysing pipelines: 1 of 2");
+}
+
 TEST_F(ProgressLineTest, ALineNeverDrawnIsNeverCleared) {
   { ProgressLine line(out_, clock_); }
   EXPECT_EQ(out_.str(), "");

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "index/digest_reduction.h"
 #include "job/sim_job.h"
@@ -90,9 +91,23 @@ void ExpectWholeJobsReports(bool peers_recorded, size_t fetches) {
   };
   job::Options options;
   options.tradeoff = true;
+  std::vector<std::string> told;  // "stage done/total"
+  options.progress = [&told](const job::Progress& progress) {
+    told.push_back(absl::StrCat(std::string(progress.stage), " ", progress.done, "/", progress.total));
+  };
   absl::StatusOr<job::Result> in_parts =
       AnalyzeInParts(spread.headers, spread.origins, spread.facts, fetch, options);
   ASSERT_TRUE(in_parts.ok()) << in_parts.status();
+  // In parts: one call per part; whole: the driver's own, per rank and per pipeline.
+  if (fetches == 1) {
+    ASSERT_EQ(told.size(), 12u + 3u);
+    EXPECT_EQ(told.back(), "analysing pipelines 3/3");
+  } else {
+    EXPECT_EQ(told, (std::vector<std::string>{"analysing the job a pipeline at a time 1/3",
+                                              "analysing the job a pipeline at a time 2/3",
+                                              "analysing the job a pipeline at a time 3/3"}));
+  }
+  options.progress = nullptr;
   absl::StatusOr<job::Result> whole = job::Analyze(spread.decoded, options);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(fetched, fetches);

@@ -1,6 +1,8 @@
 // job::Options::jobs: the ranks and pipelines analysed on several threads give the same result,
 // down to the bytes of both reports, as on one.
+#include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -89,6 +91,38 @@ TEST(JobThreadsTest, AnyNumberOfThreadsGivesTheSameReports) {
       EXPECT_TRUE(many.json == one.json);
     }
   }
+}
+
+// Options::progress: every rank indexed and every pipeline analysed is told once, counting up to
+// the stage's total, one call at a time however many threads do the work; and the figures are
+// the same with or without it.
+TEST(JobThreadsTest, ProgressIsToldOncePerRankAndPipelineOneCallAtATime) {
+  const Trace trace = DataParallelJob(5, Schedule::k1F1B);
+  std::map<std::string, std::vector<std::pair<size_t, size_t>>> told;  // stage -> (done, total)
+  std::atomic<int> inside{0};
+  bool overlapped = false;
+  Options options;
+  options.jobs = 3;
+  options.progress = [&](const Progress& progress) {
+    overlapped |= inside.fetch_add(1) != 0;
+    told[std::string(progress.stage)].emplace_back(progress.done, progress.total);
+    inside.fetch_sub(1);
+  };
+  absl::StatusOr<Result> result = Analyze(trace, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(overlapped);
+  const std::map<std::string, size_t> totals = {{"indexing ranks", 20},
+                                                {"analysing pipelines", 5}};
+  ASSERT_EQ(told.size(), totals.size());
+  for (const auto& [stage, total] : totals) {
+    SCOPED_TRACE(stage);
+    const std::vector<std::pair<size_t, size_t>>& calls = told[stage];
+    ASSERT_EQ(calls.size(), total);
+    for (size_t k = 0; k < total; ++k) EXPECT_EQ(calls[k], std::make_pair(k + 1, total));
+  }
+  const SummaryReportOptions report;
+  EXPECT_TRUE(AnalyzeJson(*result, report).value_or("a") ==
+              AnalyzeJson(*Analyze(trace, Options{}), report).value_or("b"));
 }
 
 }  // namespace
