@@ -358,6 +358,7 @@ void SummarizeJob(const SummaryInputs& inputs, Result& result) {
   job.bubble_spread = job.worst_bubble_fraction - job.best_bubble_fraction;
   job.pipelines_by_bubble = PipelinesByBubble(result.pipelines);
   result.replica_sets = FoldReplicas(result.pipelines, job.process_groups);
+  FoldRankSummaries(result.ranks, result.replica_sets);
 }
 
 absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(const JobInputs& inputs,

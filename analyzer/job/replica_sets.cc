@@ -270,6 +270,65 @@ std::vector<ReplicaSet> FoldReplicas(const std::vector<Pipeline>& pipelines,
   return out;
 }
 
+void FoldRankSummaries(const rank_summary::Result& ranks, std::vector<ReplicaSet>& sets) {
+  std::unordered_map<int32_t, const rank_summary::RankFigures*> of_rank;
+  for (const rank_summary::RankFigures& figures : ranks.ranks) of_rank[figures.rank] = &figures;
+  for (ReplicaSet& set : sets) {
+    set.rank_summaries.clear();
+    for (const StageSpread& stage : set.stages) {
+      // The stage's rank in each replica, with the replica (pipeline) it is in.
+      std::vector<std::pair<const rank_summary::RankFigures*, int32_t>> members;
+      for (size_t i = 0; i < stage.ranks.size() && i < set.pipelines.size(); ++i) {
+        const auto found = of_rank.find(stage.ranks[i]);
+        if (found == of_rank.end()) break;
+        members.emplace_back(found->second, set.pipelines[i]);
+      }
+      if (members.empty() || members.size() != stage.ranks.size()) continue;
+      const auto over = [&members](const std::function<std::optional<double>(
+                                       const rank_summary::RankFigures&)>& value) {
+        std::vector<std::pair<double, int32_t>> values;
+        for (const auto& [figures, pipeline] : members) {
+          const std::optional<double> v = value(*figures);
+          if (!v.has_value()) return std::optional<Spread>();
+          values.emplace_back(*v, pipeline);
+        }
+        return std::optional<Spread>(SpreadOf(std::move(values)));
+      };
+      const auto number = [&over](auto member) {
+        return *over([member](const rank_summary::RankFigures& figures) {
+          return std::optional<double>(static_cast<double>(figures.*member));
+        });
+      };
+      const auto peak = [&over](int64_t rank_summary::RankFigures::*member) {
+        return over([member](const rank_summary::RankFigures& figures) {
+          return figures.*member < 0 ? std::nullopt
+                                     : std::optional<double>(static_cast<double>(figures.*member));
+        });
+      };
+      RankSummarySpread out;
+      out.stage = stage.stage;
+      out.ranks = stage.ranks;
+      out.span_ns = number(&rank_summary::RankFigures::span);
+      out.compute_ns = number(&rank_summary::RankFigures::compute);
+      out.comm_ns = number(&rank_summary::RankFigures::comm);
+      out.memcpy_ns = number(&rank_summary::RankFigures::memcpy);
+      out.idle_ns = number(&rank_summary::RankFigures::idle);
+      out.idle_fraction = *over([](const rank_summary::RankFigures& figures) {
+        return std::optional<double>(figures.span > 0 ? static_cast<double>(figures.idle) /
+                                                            static_cast<double>(figures.span)
+                                                      : 0.0);
+      });
+      out.kernels = number(&rank_summary::RankFigures::kernels);
+      out.comm_ops = number(&rank_summary::RankFigures::comm_ops);
+      out.memcpys = number(&rank_summary::RankFigures::memcpys);
+      out.steps = number(&rank_summary::RankFigures::steps);
+      out.peak_allocated_bytes = peak(&rank_summary::RankFigures::peak_allocated_bytes);
+      out.peak_reserved_bytes = peak(&rank_summary::RankFigures::peak_reserved_bytes);
+      set.rank_summaries.push_back(std::move(out));
+    }
+  }
+}
+
 std::vector<int32_t> PipelinesByBubble(const std::vector<Pipeline>& pipelines) {
   std::vector<int32_t> order(pipelines.size());
   std::iota(order.begin(), order.end(), 0);

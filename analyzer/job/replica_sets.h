@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/rank_summary.h"
 #include "index/group_roles.h"
 
 namespace bubblescope::job {
@@ -54,6 +55,27 @@ struct StageSpread {
   std::optional<Spread> peak_allocated_bytes;
 };
 
+// One stage position over the replicas as a large job's per-rank table folds it: each figure of
+// the per-rank summary (rank_summary::RankFigures, over the whole trace) over the replicas' ranks
+// at that stage. Spread::min_pipeline and max_pipeline name the replica holding each end.
+struct RankSummarySpread {
+  int32_t stage = 0;
+  std::vector<int32_t> ranks;  // as StageSpread::ranks
+  Spread span_ns;
+  Spread compute_ns;
+  Spread comm_ns;
+  Spread memcpy_ns;
+  Spread idle_ns;
+  Spread idle_fraction;  // idle / span; 0 for an empty span
+  Spread kernels;
+  Spread comm_ops;
+  Spread memcpys;
+  Spread steps;
+  // Only when every replica's rank has memory samples.
+  std::optional<Spread> peak_allocated_bytes;
+  std::optional<Spread> peak_reserved_bytes;
+};
+
 struct ReplicaSet {
   std::vector<int32_t> pipelines;  // indices into Result::pipelines, ascending; at least two
   // The descriptions of the data-parallel groups that join them ("DATA_PARALLEL_GROUP"), sorted.
@@ -65,6 +87,8 @@ struct ReplicaSet {
   std::optional<Spread> excess_bubble_fraction;
   Spread latency_p50_ns;
   std::vector<StageSpread> stages;  // stage 0 first
+  // Stage 0 first; filled by FoldRankSummaries.
+  std::vector<RankSummarySpread> rank_summaries;
 };
 
 // The replica sets of `pipelines` (Result::pipelines) given the job's process groups
@@ -72,6 +96,10 @@ struct ReplicaSet {
 // times the stage count.
 std::vector<ReplicaSet> FoldReplicas(const std::vector<Pipeline>& pipelines,
                                      const std::vector<index::JobGroup>& groups);
+
+// Each set's rank_summaries from the job's per-rank summary (a rank the summary lacks leaves its
+// stage out).
+void FoldRankSummaries(const rank_summary::Result& ranks, std::vector<ReplicaSet>& sets);
 
 // Every pipeline's index, largest bubble fraction first (the lower index among equals), those
 // without a complete iteration (no bubble to rank) last in index order.

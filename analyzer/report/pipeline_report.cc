@@ -371,7 +371,10 @@ std::string PipelineText(const job::Result& result, const ReportLayout& layout) 
 }
 
 std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& options) {
-  std::string summary = SummaryText(result.ranks, options);
+  const ReportLayout layout = LayoutOf(result, options);
+  // A large job's per-rank table folds the ranks of its replica sets, as its pipelines are.
+  const FoldedRanks folded = layout.large ? FoldRankTable(result) : FoldedRanks{};
+  std::string summary = SummaryText(result.ranks, options, folded.ranks, folded.text);
   // The warning goes right under the headline, before any figure it qualifies.
   const size_t headline_end = summary.find('\n');
   summary.insert(headline_end == std::string::npos ? summary.size() : headline_end + 1,
@@ -390,7 +393,7 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
         "  bubble     idle / window; the per-rank table sums the complete iterations, findings "
         "give per-iteration figures\n";
   }
-  return summary + PipelineText(result, LayoutOf(result, options)) + JobText(result.job) + legend;
+  return summary + PipelineText(result, layout) + JobText(result.job) + legend;
 }
 
 absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,

@@ -63,7 +63,92 @@ void SpreadJson(std::string_view key, const std::optional<job::Spread>& spread, 
   json.EndObject();
 }
 
+// A stage's rows of a spread table: its min, median and max, and "max in" where some figure
+// differs between the replicas.
+template <typename Stage>
+void AddStageRows(int32_t stage_number, const Stage& stage,
+                  const std::vector<StageColumn<Stage>>& columns, TextTable& table) {
+  std::vector<std::string> rows[4] = {
+      {absl::StrCat(stage_number), "min"}, {"", "median"}, {"", "max"}, {"", "max in"}};
+  for (const StageColumn<Stage>& column : columns) {
+    const std::optional<job::Spread> spread = column.spread(stage);
+    rows[0].push_back(spread ? column.format(spread->min) : "-");
+    rows[1].push_back(spread ? column.format(spread->median) : "-");
+    rows[2].push_back(spread ? column.format(spread->max) : "-");
+    rows[3].push_back(spread ? MaxIn(*spread) : "-");
+  }
+  const bool differs = std::any_of(rows[3].begin() + 2, rows[3].end(),
+                                   [](const std::string& cell) { return cell != "-"; });
+  for (size_t r = 0; r < (differs ? 4 : 3); ++r) table.AddRow(std::move(rows[r]));
+}
+
+template <typename Stage>
+TextTable StageTable(const std::vector<StageColumn<Stage>>& columns) {
+  std::vector<TextColumn> headers = {{"stage"}, {"", Align::kLeft}};
+  for (const StageColumn<Stage>& column : columns) headers.push_back({column.header});
+  return TextTable(std::move(headers));
+}
+
+// The per-rank table's columns over a set's ranks, as the table spells them.
+std::vector<StageColumn<job::RankSummarySpread>> RankSummaryColumns(const job::ReplicaSet& set) {
+  using Row = job::RankSummarySpread;
+  const auto field = [](job::Spread Row::*member) {
+    return [member](const Row& stage) -> std::optional<job::Spread> { return stage.*member; };
+  };
+  const auto ms = [](double ns) { return Millis(ns); };
+  const auto count = [](double value) { return absl::StrCat(std::llround(value)); };
+  std::vector<StageColumn<Row>> columns = {
+      {"span_ms", field(&Row::span_ns), ms},
+      {"compute_ms", field(&Row::compute_ns), ms},
+      {"comm_ms", field(&Row::comm_ns), ms},
+      {"memcpy_ms", field(&Row::memcpy_ns), ms},
+      {"idle_ms", field(&Row::idle_ns), ms},
+      {"idle%", field(&Row::idle_fraction), [](double fraction) { return Percent(fraction); }},
+      {"kernels", field(&Row::kernels), count},
+      {"comm_ops", field(&Row::comm_ops), count},
+      {"memcpys", field(&Row::memcpys), count},
+      {"steps", field(&Row::steps), count}};
+  for (const auto& [header, member] :
+       {std::pair<const char*, std::optional<job::Spread> Row::*>{"peak_alloc",
+                                                                  &Row::peak_allocated_bytes},
+        {"peak_reserved", &Row::peak_reserved_bytes}}) {
+    const bool any = std::any_of(set.rank_summaries.begin(), set.rank_summaries.end(),
+                                 [member](const Row& stage) { return (stage.*member).has_value(); });
+    if (any) columns.push_back({header, [member](const Row& stage) { return stage.*member; }, Bytes});
+  }
+  return columns;
+}
+
 }  // namespace
+
+FoldedRanks FoldRankTable(const job::Result& result) {
+  FoldedRanks folded;
+  for (size_t s = 0; s < result.replica_sets.size(); ++s) {
+    const job::ReplicaSet& set = result.replica_sets[s];
+    if (set.rank_summaries.empty()) continue;
+    size_t ranks = 0;
+    for (const job::RankSummarySpread& stage : set.rank_summaries) {
+      folded.ranks.insert(folded.ranks.end(), stage.ranks.begin(), stage.ranks.end());
+      ranks += stage.ranks.size();
+    }
+    absl::StrAppend(&folded.text, "replica set ", s, " (pipelines ", IndexRuns(set.pipelines),
+                    "): its ", ranks, " ranks per stage over the ", set.pipelines.size(),
+                    " replicas; \"max in\" names the pipeline with the largest value:\n");
+    const std::vector<StageColumn<job::RankSummarySpread>> columns = RankSummaryColumns(set);
+    TextTable table = StageTable(columns);
+    for (const job::RankSummarySpread& stage : set.rank_summaries) {
+      AddStageRows(stage.stage, stage, columns, table);
+    }
+    absl::StrAppend(&folded.text, table.Render(2));
+  }
+  if (folded.text.empty()) return folded;
+  folded.text = absl::StrCat(
+      "the ranks of the replica sets, folded (min / median / max over the replicas; the JSON "
+      "report lists every rank):\n",
+      folded.text);
+  std::sort(folded.ranks.begin(), folded.ranks.end());
+  return folded;
+}
 
 std::vector<SpreadColumn> SpreadColumns(const job::ReplicaSet& set) {
   const auto ms = [](double ns) { return Millis(ns); };
@@ -148,26 +233,8 @@ std::string ReplicaSetText(const job::Result& result, size_t set_index) {
                   " replicas, ms per complete iteration and per microbatch; \"max in\" names the "
                   "pipeline with the largest value:\n");
   const std::vector<SpreadColumn> columns = SpreadColumns(set);
-  std::vector<TextColumn> headers = {{"stage"}, {"", Align::kLeft}};
-  for (const SpreadColumn& column : columns) headers.push_back({column.header});
-  TextTable table(std::move(headers));
-  for (const job::StageSpread& stage : set.stages) {
-    std::vector<std::string> rows[4] = {{absl::StrCat(stage.stage), "min"},
-                                        {"", "median"},
-                                        {"", "max"},
-                                        {"", "max in"}};
-    for (const SpreadColumn& column : columns) {
-      const std::optional<job::Spread> spread = column.spread(stage);
-      rows[0].push_back(spread ? column.format(spread->min) : "-");
-      rows[1].push_back(spread ? column.format(spread->median) : "-");
-      rows[2].push_back(spread ? column.format(spread->max) : "-");
-      rows[3].push_back(spread ? MaxIn(*spread) : "-");
-    }
-    // The "max in" row only where some figure differs between the replicas.
-    const bool differs = std::any_of(rows[3].begin() + 2, rows[3].end(),
-                                     [](const std::string& cell) { return cell != "-"; });
-    for (size_t r = 0; r < (differs ? 4 : 3); ++r) table.AddRow(std::move(rows[r]));
-  }
+  TextTable table = StageTable(columns);
+  for (const job::StageSpread& stage : set.stages) AddStageRows(stage.stage, stage, columns, table);
   absl::StrAppend(&out, table.Render(2));
   return out;
 }

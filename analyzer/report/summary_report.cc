@@ -1,5 +1,6 @@
 #include "report/summary_report.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -121,7 +122,8 @@ void AppendImportBlock(const Result& result, std::string* out) {
 
 }  // namespace
 
-std::string SummaryText(const Result& result, const SummaryReportOptions& options) {
+std::string SummaryText(const Result& result, const SummaryReportOptions& options,
+                        const std::vector<int32_t>& folded_ranks, const std::string& folded_text) {
   size_t cpu_ranks = 0;
   for (const RankFigures& figures : result.ranks) cpu_ranks += figures.cpu_timeline ? 1 : 0;
   std::array<uint64_t, kSeverityCount> issues = IssueTotals(result);
@@ -136,14 +138,19 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
                    {"comm_ms"}, {"memcpy_ms"}, {"idle_ms"}, {"idle%"}, {"kernels"},
                    {"comm_ops"}, {"memcpys"}, {"steps"}, {"peak_alloc"}, {"peak_reserved"},
                    {"source", Align::kLeft}});
+  size_t rows = 0;
   for (const RankFigures& f : result.ranks) {
+    if (std::binary_search(folded_ranks.begin(), folded_ranks.end(), f.rank)) continue;
+    ++rows;
     table.AddRow({absl::StrCat(f.rank), std::string(TimelineName(f)), Ms(f.span),
                   Ms(f.compute), Ms(f.comm), Ms(f.memcpy), Ms(f.idle),
                   PercentOf(f.idle, f.span), absl::StrCat(f.kernels), absl::StrCat(f.comm_ops),
                   absl::StrCat(f.memcpys), absl::StrCat(f.steps), BinaryBytes(f.peak_allocated_bytes),
                   BinaryBytes(f.peak_reserved_bytes), text::OneLine(f.source_path)});
   }
-  out.append(table.Render());
+  // Every rank folded: no table of none.
+  if (rows > 0 || result.ranks.empty()) out.append(table.Render());
+  out.append(folded_text);
   AppendImportBlock(result, &out);
   return out;
 }

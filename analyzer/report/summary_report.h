@@ -30,7 +30,11 @@ struct SummaryReportOptions {
 
 // A header line, one aligned row per rank (times in ms, idle as a percentage of the span), then
 // every non-zero import counter per file with its severity, count, first byte offset and meaning.
-std::string SummaryText(const rank_summary::Result& result, const SummaryReportOptions& options);
+// A large job's table leaves out `folded_ranks` (ascending) and prints `folded_text` (what stands
+// for them, report/replica_report.h) under it.
+std::string SummaryText(const rank_summary::Result& result, const SummaryReportOptions& options,
+                        const std::vector<int32_t>& folded_ranks = {},
+                        const std::string& folded_text = "");
 
 // The JSON document: times in µs (exact to the ns), peaks null when unknown, and per rank only the
 // import counters that are non-zero. Fails only if the writer was misused (a bug).

@@ -60,17 +60,19 @@ size_t Count(const std::string& text, const std::string& what) {
 }
 
 // The cell of the per-stage table under `column` in the row of `stage` labelled `label`
-// ("min", "median", "max", "max in"); "" when absent.
+// ("min", "median", "max", "max in"); "" when absent. The table is the one whose first figure
+// column is `first_column`.
 std::string SpreadCell(const std::string& text, int32_t stage, const std::string& label,
-                       const std::string& column) {
+                       const std::string& column, const std::string& first_column = "bubble%") {
   std::vector<std::string> lines = absl::StrSplit(text, '\n');
   std::vector<std::string> header;
   int32_t current = -1;
   for (const std::string& line : lines) {
     std::vector<std::string> tokens = absl::StrSplit(line, ' ', absl::SkipEmpty());
     if (tokens.empty()) continue;
-    if (tokens[0] == "stage" && tokens.size() > 1 && tokens[1] == "bubble%") {
-      header = tokens;  // "stage" then the figure columns (the label column has no header)
+    if (tokens[0] == "stage" && tokens.size() > 1) {
+      // "stage" then the figure columns (the label column has no header); another table ends it.
+      header = tokens[1] == first_column ? tokens : std::vector<std::string>{};
       continue;
     }
     if (header.empty()) continue;
@@ -120,6 +122,27 @@ TEST(ReplicaReportTest, TextFoldsTheReplicasIntoOneBlock) {
   EXPECT_EQ(SpreadCell(text, 1, "max", "compute_ms"), "14.000");
   EXPECT_EQ(SpreadCell(text, 1, "max in", "backward_ms"), "-");  // 2 ms everywhere
   EXPECT_EQ(SpreadCell(text, 0, "max", "forward_ms"), "1.000");
+}
+
+// The per-rank table of a large job: the replicas' ranks folded per stage, with the figures of
+// the whole trace (3 iterations of 4 microbatches: stage 1 computes 3 x 4 x (1 + 2) = 36 ms, the
+// slow replica 3 x 4 x (1.5 + 2) = 42 ms), and no row of their own.
+TEST(ReplicaReportTest, TextFoldsThePerRankTable) {
+  const Analyzed job = AnalyzeOneSlowReplica();
+  ASSERT_EQ(job.result.replica_sets.size(), 1u);
+  const std::string text = AnalyzeText(job.result, Folded());
+  EXPECT_THAT(text, HasSubstr("the ranks of the replica sets, folded (min / median / max over the "
+                              "replicas; the JSON report lists every rank):\n"
+                              "replica set 0 (pipelines 0-3): its 8 ranks per stage over the 4 "
+                              "replicas;"));
+  EXPECT_EQ(SpreadCell(text, 1, "min", "compute_ms", "span_ms"), "36.000");
+  EXPECT_EQ(SpreadCell(text, 1, "median", "compute_ms", "span_ms"), "36.000");
+  EXPECT_EQ(SpreadCell(text, 1, "max", "compute_ms", "span_ms"), "42.000");
+  EXPECT_EQ(SpreadCell(text, 1, "max in", "compute_ms", "span_ms"), absl::StrCat("p", job.slow));
+  EXPECT_EQ(SpreadCell(text, 0, "max", "steps", "span_ms"), "3");
+  // Every rank is in the set: no per-rank row, no table header of none.
+  EXPECT_THAT(text, Not(HasSubstr("rank  timeline")));
+  EXPECT_THAT(AnalyzeText(job.result, SummaryReportOptions{}), HasSubstr("rank  timeline"));
 }
 
 TEST(ReplicaReportTest, PickedPipelinesArePrintedInFullToo) {
