@@ -30,7 +30,7 @@ class MpiProcessZero {
   MpiProcessZero& operator=(const MpiProcessZero&) = delete;
 
   // LoadTrace's errors, the files read by every process; the Trace holds the ranks' headers
-  // (job::RankHeader). For this object's Analyzer only.
+  // (RankHeader). For this object's Analyzer only.
   TraceLoader Loader();
   // The job's result from the Loader's Trace, a part at a time (distributed_analysis.h); the
   // other processes are released once it returns.

@@ -53,7 +53,7 @@ Share ReadShare(const absl::StatusOr<TraceFileList>& list, int process, int proc
       for (const Rank& rank : read.ranks) {
         const Rank reduced = index::ReduceForDigest(rank).rank;
         digests[k].push_back(digest::Encode(reduced));
-        encoded.ranks.push_back({digest::Encode(job::RankHeader(reduced)),
+        encoded.ranks.push_back({digest::Encode(RankHeader(reduced)),
                                  job::FactsOf(reduced, steps)});
       }
     } catch (const std::bad_alloc&) {

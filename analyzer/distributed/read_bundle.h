@@ -1,5 +1,5 @@
 // The bytes one process of `analyze --mpi` sends to process 0 once it has read its share: the
-// outcome of every file it read, each rank as its header (job::RankHeader, encoded as a digest)
+// outcome of every file it read, each rank as its header (RankHeader, encoded as a digest)
 // and its facts (job::RankFacts), and which file list it read them from. The ranks' full digests
 // stay with the process until process 0 asks for them, a part of the job at a time
 // (part_exchange.h).

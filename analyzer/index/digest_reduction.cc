@@ -150,7 +150,7 @@ Rank CopyKept(const Rank& rank, const KeepMask& keep) {
   }
   for (const Annotation& annotation : rank.annotations) name_used[annotation.name] = true;
 
-  Rank out;
+  Rank out = RankHeader(rank);
   std::vector<NameId> new_name(rank.names.size(), kNoName);
   for (size_t id = 1; id < rank.names.size(); ++id) {
     if (name_used[id]) new_name[id] = out.names.Intern(rank.name(static_cast<NameId>(id)));
@@ -178,18 +178,8 @@ Rank CopyKept(const Rank& rank, const KeepMask& keep) {
   }
   out.annotations = rank.annotations;
   for (Annotation& annotation : out.annotations) annotation.name = new_name[annotation.name];
-  out.rank = rank.rank;
-  out.world_size = rank.world_size;
-  out.source_path = rank.source_path;
-  out.host = rank.host;
-  out.pid = rank.pid;
-  out.backend = rank.backend;
-  out.record_run_id = rank.record_run_id;
-  out.devices = rank.devices;
   out.steps = rank.steps;
   out.memory = rank.memory;
-  out.process_groups = rank.process_groups;
-  out.stats = rank.stats;
   return out;
 }
 

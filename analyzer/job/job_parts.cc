@@ -81,21 +81,6 @@ RankFacts FactsOf(const Rank& rank, const iterations::Options& options) {
   return facts;
 }
 
-Rank RankHeader(const Rank& rank) {
-  Rank header;
-  header.rank = rank.rank;
-  header.world_size = rank.world_size;
-  header.source_path = rank.source_path;
-  header.host = rank.host;
-  header.pid = rank.pid;
-  header.backend = rank.backend;
-  header.record_run_id = rank.record_run_id;
-  header.devices = rank.devices;
-  header.process_groups = rank.process_groups;
-  header.stats = rank.stats;
-  return header;
-}
-
 PartPlan PlanParts(const Trace& headers, const std::vector<RankFacts>& facts,
                    const Options& options) {
   PartPlan plan;

@@ -2,8 +2,8 @@
 // the whole job, in the memory of one part at a time.
 //
 // Where the ranks are read, each one's facts (RankFacts: its traffic, the peers it records, its
-// steps) are kept beside its header (RankHeader: the rank without its events). From every rank's
-// header and facts, PlanParts makes the decisions the whole job makes once (where steps come
+// steps) are kept beside its header (RankHeader, bubblescope/trace.h: the rank without its
+// events). From every rank's header and facts, PlanParts makes the decisions the whole job makes once (where steps come
 // from, the reference step, whether peers are recorded) and cuts the job into parts: each
 // pipeline with the ranks its transfers name (a component of the p2p graph drawn from recorded
 // peers, exactly as p2p_graph draws it), and the ranks without traffic in batches no larger. Each
@@ -53,18 +53,14 @@ struct RankFacts {
 // `options`: the job's iteration marker, if any.
 RankFacts FactsOf(const Rank& rank, const iterations::Options& options);
 
-// The rank without its events (timelines, annotations, steps, memory, communication records,
-// names): its id, world size, source, host, run, devices, process groups and import counters,
-// which is all that PlanParts, MergeParts and the reports read of a rank.
-Rank RankHeader(const Rank& rank);
-
 struct PartPlan {
   // Positions in the job's trace, each part in trace order. Empty: analyse the job whole.
   std::vector<std::vector<size_t>> parts;
   JobDecisions decisions;
 };
 
-// `headers`: every rank of the job, in trace order (RankHeader is enough); `facts`: theirs.
+// `headers`: every rank of the job, in trace order (bubblescope::RankHeader is enough); `facts`:
+// theirs.
 PartPlan PlanParts(const Trace& headers, const std::vector<RankFacts>& facts,
                    const Options& options);
 

@@ -32,6 +32,21 @@ std::string_view CommKindName(CommKind kind) {
   return "unknown";
 }
 
+Rank RankHeader(const Rank& rank) {
+  Rank header;
+  header.rank = rank.rank;
+  header.world_size = rank.world_size;
+  header.source_path = rank.source_path;
+  header.host = rank.host;
+  header.pid = rank.pid;
+  header.backend = rank.backend;
+  header.record_run_id = rank.record_run_id;
+  header.devices = rank.devices;
+  header.process_groups = rank.process_groups;
+  header.stats = rank.stats;
+  return header;
+}
+
 bool Rank::HasGpuActivity() const {
   for (const Timeline& timeline : timelines) {
     if (timeline.kind == TimelineKind::kGpuStream && !timeline.intervals.empty()) return true;

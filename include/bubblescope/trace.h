@@ -217,6 +217,11 @@ struct Rank {
   bool HasGpuActivity() const;
 };
 
+// The rank without its events (timelines, annotations, steps, memory samples, communication
+// records, names): its ids, source, host, backend, run, devices, process groups and import
+// counters. What `analyze --mpi`'s process 0 holds of every rank (job/job_parts.h).
+Rank RankHeader(const Rank& rank);
+
 // A JSON file found in a directory that is not a trace at all (an object with no traceEvents,
 // such as a truth.json or config.json kept beside the ranks). Named files are never skipped.
 struct SkippedFile {

@@ -21,27 +21,9 @@
 namespace bubblescope::distributed {
 namespace {
 
-// `replicas` pipelines of p = 4, each with its own costs, seed and clocks.
+// `replicas` pipelines of p = 4 (job/sim_job.h), their peers recorded or not.
 Trace DataParallelJob(int32_t replicas, bool peers_recorded) {
-  std::vector<sim::Simulation> simulations;
-  for (int32_t j = 0; j < replicas; ++j) {
-    sim::Config config;
-    config.stages = 4;
-    config.microbatches = 8;
-    config.iterations = 3;
-    config.costs.assign(4, sim::StageCost{.forward = 200000 + 40000 * j,
-                                          .backward = 400000,
-                                          .weight_grad = 150000});
-    config.activation_bytes = 8 << 20;
-    config.link = sim::Link{.gbps = 100, .latency_ns = 0};
-    config.jitter = 0.05;
-    config.seed = static_cast<uint64_t>(j + 3);
-    config.clock_offsets_ns = {0, 15'000'000 + j, -3'000'000, 7'000 * j};
-    absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
-    EXPECT_TRUE(simulation.ok()) << simulation.status();
-    if (simulation.ok()) simulations.push_back(*std::move(simulation));
-  }
-  Trace trace = crossrank_testing::MergeReplicas(simulations);
+  Trace trace = crossrank_testing::DataParallelJob(replicas, sim::Schedule::k1F1B);
   if (!peers_recorded) {
     for (Rank& rank : trace.ranks) {
       for (CommInfo& comm : rank.comms) comm.peer = -1;
@@ -64,7 +46,7 @@ Spread SpreadOver2(const Trace& trace) {
   Spread spread;
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
     const Rank reduced = index::ReduceForDigest(trace.ranks[r]).rank;
-    spread.headers.ranks.push_back(job::RankHeader(reduced));
+    spread.headers.ranks.push_back(RankHeader(reduced));
     spread.origins.push_back({r, 0});
     spread.facts.push_back(job::FactsOf(reduced, {}));
     spread.held[r % 2][r] = {digest::Encode(reduced)};

@@ -20,33 +20,7 @@ namespace {
 
 using sim::Schedule;
 
-// `replicas` pipelines of p = 4 (a DP x PP job), each replica with its own costs, clock offsets
-// and seed, so that every pipeline's figures differ from the others'.
-Trace DataParallelJob(int32_t replicas, Schedule schedule) {
-  std::vector<sim::Simulation> simulations;
-  for (int32_t j = 0; j < replicas; ++j) {
-    sim::Config config;
-    config.schedule = schedule;
-    config.stages = 4;
-    config.microbatches = 8;
-    config.virtual_stages = schedule == Schedule::kInterleaved1F1B ? 2 : 1;
-    config.iterations = 3;
-    config.costs.assign(4, sim::StageCost{.forward = 200000 + 30000 * j,
-                                          .backward = 400000,
-                                          .weight_grad = 150000});
-    config.activation_bytes = 8 << 20;
-    config.link = sim::Link{.gbps = 100, .latency_ns = 0};
-    config.launch_gap_ns = 2000;
-    config.optimizer_ns = 50000;
-    config.jitter = 0.05;
-    config.seed = static_cast<uint64_t>(j + 1);
-    config.clock_offsets_ns = {1000 * j, -20'000'000 + j, 30'000'000, 5'000 * j};
-    absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
-    EXPECT_TRUE(simulation.ok()) << simulation.status();
-    if (simulation.ok()) simulations.push_back(*std::move(simulation));
-  }
-  return crossrank_testing::MergeReplicas(simulations);
-}
+using crossrank_testing::DataParallelJob;
 
 struct Reports {
   size_t pipelines = 0;
