@@ -1,0 +1,167 @@
+#include "readers/nsys_ranks.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "readers/event_classifier.h"
+
+namespace bubblescope::nsys {
+namespace {
+
+// NCCL names each range after its API call (NVTX3_FUNC_WITH_PARAMS): "ncclAllReduce",
+// "ncclSend", "ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommSplit", ...
+bool IsCommunicatorCreation(std::string_view name) {
+  return name.starts_with("ncclCommInit") || name.starts_with("ncclCommSplit");
+}
+
+// The communication a call does, or kUnknown for the calls that move no data (ncclGroupStart,
+// ncclCommDestroy, ncclMemAlloc, ...).
+CommKind CallKind(std::string_view name) {
+  if (!name.starts_with("nccl") || name.starts_with("ncclGroup") || name.starts_with("ncclComm") ||
+      name.starts_with("ncclMem")) {
+    return CommKind::kUnknown;
+  }
+  return kineto::CommKindFromName(name.substr(4));
+}
+
+int32_t Member(const std::vector<int32_t>& members, int32_t index) {
+  return index >= 0 && static_cast<size_t>(index) < members.size()
+             ? members[static_cast<size_t>(index)]
+             : -1;
+}
+
+}  // namespace
+
+void ProcessComms::Add(int64_t tid, TimeNs start, TimeNs end, std::string_view name,
+                       const std::optional<NcclPayload>& payload) {
+  if (IsCommunicatorCreation(name)) {
+    if (payload.has_value() && payload->communicator.has_value() && payload->ranks.has_value() &&
+        payload->rank.has_value() && *payload->ranks > 0 && *payload->rank >= 0 &&
+        *payload->rank < *payload->ranks) {
+      inits_.push_back(Init{start, *payload->communicator, *payload->ranks, *payload->rank});
+    }
+    return;
+  }
+  const CommKind kind = CallKind(name);
+  if (kind == CommKind::kUnknown) return;
+  Op op;
+  op.tid = tid;
+  op.start = start;
+  op.end = end;
+  op.name = std::string(name);
+  op.kind = kind;
+  if (payload.has_value()) {
+    op.communicator = payload->communicator;
+    op.bytes = payload->bytes.value_or(-1);
+    op.peer = payload->peer.value_or(-1);
+  }
+  ops_.push_back(std::move(op));
+}
+
+void ResolveRanks(const std::vector<ProcessComms*>& processes) {
+  // (communicator, rank in it) -> global rank, over every process of the file.
+  absl::flat_hash_map<std::pair<uint64_t, int32_t>, int32_t> global;
+  for (ProcessComms* process : processes) {
+    std::stable_sort(process->inits_.begin(), process->inits_.end(),
+                     [](const auto& a, const auto& b) { return a.start < b.start; });
+    const ProcessComms::Init* world = nullptr;
+    for (const ProcessComms::Init& init : process->inits_) {
+      if (world == nullptr || init.ranks > world->ranks) world = &init;
+    }
+    if (world == nullptr) continue;
+    process->global_rank_ = world->rank;
+    process->world_size_ = world->ranks;
+    process->world_ = world->communicator;
+  }
+  for (ProcessComms* process : processes) {
+    if (process->global_rank_ < 0) continue;
+    for (const ProcessComms::Init& init : process->inits_) {
+      global.try_emplace({init.communicator, init.rank}, process->global_rank_);
+    }
+  }
+  for (ProcessComms* process : processes) {
+    absl::flat_hash_set<uint64_t> seen;
+    for (const ProcessComms::Init& init : process->inits_) {
+      if (!seen.insert(init.communicator).second) continue;
+      ProcessComms::Communicator communicator{init.communicator, init.ranks, {}};
+      for (int32_t r = 0; r < init.ranks && r < (1 << 20); ++r) {
+        // In the world communicator a rank is the global rank itself.
+        auto it = global.find({init.communicator, r});
+        communicator.members.push_back(it != global.end() ? it->second
+                                       : process->world_ == init.communicator ? r
+                                                                              : -1);
+      }
+      process->communicators_.push_back(std::move(communicator));
+    }
+  }
+}
+
+void ProcessComms::Fill(Rank* rank, absl::FunctionRef<Timeline&(int64_t tid)> thread) const {
+  if (global_rank_ >= 0) {
+    rank->rank = global_rank_;
+    rank->world_size = world_size_;
+  }
+  // Communicators become process groups, named by their id; their members are listed only when
+  // every one is known.
+  // Communicator id -> (its group's index in the rank, its index here).
+  absl::flat_hash_map<uint64_t, std::pair<uint32_t, size_t>> group_of;
+  for (const Communicator& communicator : communicators_) {
+    ProcessGroup group;
+    group.name = absl::StrCat("nccl:", absl::Hex(communicator.id, absl::kZeroPad16));
+    if (std::none_of(communicator.members.begin(), communicator.members.end(),
+                     [](int32_t member) { return member < 0; })) {
+      group.ranks = communicator.members;
+    }
+    group_of.try_emplace(communicator.id,
+                         static_cast<uint32_t>(rank->process_groups.size()),
+                         static_cast<size_t>(&communicator - communicators_.data()));
+    rank->process_groups.push_back(std::move(group));
+  }
+  for (const Op& op : ops_) {
+    CommInfo info;
+    info.kind = op.kind;
+    info.bytes = op.bytes;
+    info.collective = rank->names.Intern(op.name);
+    if (op.communicator.has_value()) {
+      auto group = group_of.find(*op.communicator);
+      if (group != group_of.end()) {
+        const Communicator& communicator = communicators_[group->second.second];
+        info.process_group = group->second.first;
+        info.group_size = communicator.ranks;
+        info.peer = Member(communicator.members, op.peer);
+      }
+    }
+    Interval interval;
+    interval.start = op.start;
+    interval.end = op.end;
+    interval.name = info.collective;
+    interval.kind = IntervalKind::kCpuCommOp;
+    interval.comm = static_cast<uint32_t>(rank->comms.size());
+    rank->comms.push_back(info);
+    thread(op.tid).intervals.push_back(interval);
+  }
+}
+
+void NumberByDevice(std::vector<Rank>* ranks) {
+  if (ranks->size() < 2) return;
+  std::vector<int32_t> devices;
+  for (const Rank& rank : *ranks) {
+    if (rank.rank >= 0) return;
+    int32_t device = -1;
+    for (const Timeline& timeline : rank.timelines) {
+      if (timeline.kind != TimelineKind::kGpuStream) continue;
+      if (device >= 0 && timeline.device != device) return;  // more than one GPU
+      device = timeline.device;
+    }
+    if (device < 0) return;
+    devices.push_back(device);
+  }
+  std::vector<int32_t> sorted = devices;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return;
+  for (size_t i = 0; i < ranks->size(); ++i) (*ranks)[i].rank = devices[i];
+}
+
+}  // namespace bubblescope::nsys

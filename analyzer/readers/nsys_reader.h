@@ -1,0 +1,38 @@
+// Reads an Nsight Systems report exported as SQLite (`nsys export --type sqlite`) into the
+// timeline model: one Rank per profiled process that ran CUDA work (a report of a launcher that
+// started every local rank holds several). What each table becomes is in docs/nsight-systems.md.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bubblescope/trace.h"
+
+namespace bubblescope {
+
+struct NsysReadOptions {
+  // The most bytes SQLite may cache for the file (its pages are read on demand).
+  int64_t max_bytes = std::numeric_limits<int64_t>::max();
+};
+
+// Whether `head` (a file's first bytes) is an SQLite database: the format's 16-byte magic.
+bool IsSqliteHead(std::string_view head);
+
+// Whether `head` is an Nsight Systems report itself (.nsys-rep / .qdrep), which only
+// `nsys export` reads.
+bool IsNsysReportHead(std::string_view head, std::string_view path);
+
+// The file's ranks, each with source_path = `path`, sorted as the model requires. A rank's id is
+// its rank in the largest NCCL communicator it created first (NCCL's payloads, exported with
+// --include-blobs=true), else -1 for the loader to take from the file name or --rank; several
+// processes without NCCL ids are numbered by the GPU each ran on (torchrun's LOCAL_RANK
+// convention). Errors, one line naming `path`: not SQLite, SQLite of something else, a damaged
+// database, no CUDA activity at all.
+absl::StatusOr<std::vector<Rank>> ReadNsysSqlite(const std::string& path,
+                                                 const NsysReadOptions& options);
+
+}  // namespace bubblescope
