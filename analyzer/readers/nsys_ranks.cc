@@ -144,6 +144,54 @@ void ProcessComms::Fill(Rank* rank, absl::FunctionRef<Timeline&(int64_t tid)> th
   }
 }
 
+void DescribeLaunchedKernels(Rank* rank) {
+  // Correlation id -> the call's communication record, for every launch inside an NCCL call.
+  absl::flat_hash_map<int64_t, uint32_t> described;
+  for (const Timeline& thread : rank->timelines) {
+    if (thread.kind != TimelineKind::kCpuThread) continue;
+    // NCCL's calls on this thread, by start (they do not nest), then each launch in one.
+    std::vector<const Interval*> calls;
+    for (const Interval& interval : thread.intervals) {
+      if (interval.kind == IntervalKind::kCpuCommOp && interval.comm != kNoIndex &&
+          rank->name(interval.name).starts_with("nccl")) {
+        calls.push_back(&interval);
+      }
+    }
+    if (calls.empty()) continue;
+    for (const Interval& launch : thread.intervals) {
+      if (launch.kind != IntervalKind::kRuntime || launch.correlation == 0) continue;
+      auto after = std::upper_bound(
+          calls.begin(), calls.end(), launch.start,
+          [](TimeNs start, const Interval* call) { return start < call->start; });
+      if (after == calls.begin()) continue;
+      const Interval* call = *(after - 1);
+      if (launch.end <= call->end) described.try_emplace(launch.correlation, call->comm);
+    }
+  }
+  if (described.empty()) return;
+  for (Timeline& stream : rank->timelines) {
+    if (stream.kind != TimelineKind::kGpuStream) continue;
+    for (Interval& kernel : stream.intervals) {
+      auto it = described.find(kernel.correlation);
+      if (kernel.kind != IntervalKind::kCommKernel || kernel.comm == kNoIndex ||
+          it == described.end()) {
+        continue;
+      }
+      const CommInfo call = rank->comms[it->second];
+      CommInfo& info = rank->comms[kernel.comm];
+      const bool undirected = info.kind == CommKind::kSendRecv || info.kind == CommKind::kUnknown;
+      if (undirected && (call.kind == CommKind::kSend || call.kind == CommKind::kRecv)) {
+        info.kind = call.kind;
+      }
+      if (call.bytes >= 0) info.bytes = call.bytes;
+      if (call.peer >= 0) info.peer = call.peer;
+      if (call.process_group != kNoIndex) info.process_group = call.process_group;
+      if (call.group_size >= 0) info.group_size = call.group_size;
+      info.collective = call.collective;
+    }
+  }
+}
+
 void NumberByDevice(std::vector<Rank>* ranks) {
   if (ranks->size() < 2) return;
   std::vector<int32_t> devices;

@@ -67,6 +67,11 @@ class ProcessComms {
 // one (torch creates the default group's, the world, before any other).
 void ResolveRanks(const std::vector<ProcessComms*>& processes);
 
+// The kernel each NCCL call launched (a launch on the call's thread inside its range) gets what
+// the call's payload says: the kind of a SendRecv kernel, the peer, the size, the communicator,
+// as Kineto's args give them on the kernel. `rank` sorted.
+void DescribeLaunchedKernels(Rank* rank);
+
 // Several processes of one file that no NCCL record numbers, each on a GPU of its own: numbered
 // by that GPU's index, as torchrun's LOCAL_RANK convention places them.
 void NumberByDevice(std::vector<Rank>* ranks);

@@ -434,6 +434,7 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
       if (used) rank.devices.push_back(gpu);
     }
     SortRank(rank);
+    nsys::DescribeLaunchedKernels(&rank);
     ranks.push_back(std::move(rank));
   }
   nsys::NumberByDevice(&ranks);
