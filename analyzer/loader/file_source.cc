@@ -226,4 +226,31 @@ absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max
   }
 }
 
+absl::StatusOr<FileHead> ReadFileHead(const std::string& path, size_t size) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(path, errno);
+  FileDescriptor file(fd);
+  struct stat info {};
+  if (fstat(fd, &info) != 0) return ErrnoError(path, errno);
+  if (S_ISDIR(info.st_mode)) return ErrnoError(path, EISDIR);
+  FileHead head;
+  if (!S_ISREG(info.st_mode)) {
+    head.regular = false;
+    return head;
+  }
+  // Deflate's stored blocks cost 5 bytes in 64 KiB, so this much gzip data always holds `size`
+  // bytes of text when the file has them (headers with long names aside).
+  std::string raw(size + size / 4 + 1024, '\0');
+  const ssize_t got = ReadUpTo(fd, raw.data(), raw.size());
+  if (got < 0) return ErrnoError(path, errno);
+  raw.resize(static_cast<size_t>(got));
+  if (LooksLikeGzip(raw)) {
+    head.bytes = InflateGzipHead(raw, size);
+  } else {
+    raw.resize(std::min(raw.size(), size));
+    head.bytes = std::move(raw);
+  }
+  return head;
+}
+
 }  // namespace bubblescope

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/digest_format.h"
 #include "common/out_of_memory.h"
@@ -402,6 +403,20 @@ absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_pa
   } catch (const std::bad_alloc&) {
     return OutOfMemoryReading(source_path, max_inflated_bytes);
   }
+}
+
+bool DigestTraceReader::Sniff(std::string_view head, std::string_view path) const {
+  return LooksLikeDigest(head) ||
+         absl::EndsWithIgnoreCase(absl::string_view(path.data(), path.size()), ".bsdigest");
+}
+
+absl::Status DigestTraceReader::Read(const std::string& path, const ReaderOptions& options,
+                                     FileRanks* out) {
+  absl::StatusOr<Rank> rank = Decode(std::string_view(options.text.data(), options.text.size()),
+                                     path, options.max_bytes);
+  if (!rank.ok()) return rank.status();
+  out->ranks.push_back(*std::move(rank));
+  return absl::OkStatus();
 }
 
 }  // namespace bubblescope::digest
