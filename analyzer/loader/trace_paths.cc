@@ -56,7 +56,7 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
                         absl::StrCat(dir, ": ", error.message()));
   }
   if (names.empty()) {
-    return absl::NotFoundError(absl::StrCat(dir, ": no trace files (*.json, *.json.gz, *.bsdigest)"));
+    return absl::NotFoundError(absl::StrCat(dir, ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)"));
   }
   std::sort(names.begin(), names.end());
   std::sort(passed_over.begin(), passed_over.end(),
@@ -73,7 +73,7 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
 bool IsTraceFileName(std::string_view name) {
   const absl::string_view view(name.data(), name.size());
   return absl::EndsWithIgnoreCase(view, ".json") || absl::EndsWithIgnoreCase(view, ".json.gz") ||
-         absl::EndsWithIgnoreCase(view, ".bsdigest");
+         absl::EndsWithIgnoreCase(view, ".bsdigest") || absl::EndsWithIgnoreCase(view, ".sqlite");
 }
 
 absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::string>& paths,

@@ -1,6 +1,7 @@
 #include "readers/nsys_reader.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -447,6 +448,26 @@ bool IsSqliteHead(std::string_view head) { return head.starts_with(kSqliteMagic)
 
 bool IsNsysReportHead(std::string_view head, std::string_view path) {
   return !IsSqliteHead(head) && (path.ends_with(".nsys-rep") || path.ends_with(".qdrep"));
+}
+
+absl::Status NsysTraceReader::Read(const std::string& path, const ReaderOptions& options,
+                                   FileRanks* out) {
+  std::string head(16, '\0');
+  if (FILE* file = std::fopen(path.c_str(), "rb"); file != nullptr) {
+    head.resize(std::fread(head.data(), 1, head.size(), file));
+    std::fclose(file);
+  }
+  if (IsNsysReportHead(head, path)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": an Nsight Systems report; export it first: nsys export --type sqlite "
+              "--include-blobs=true -o <name>.sqlite ", path));
+  }
+  absl::StatusOr<std::vector<Rank>> ranks = ReadNsysSqlite(path, NsysReadOptions{options.max_bytes});
+  if (!ranks.ok()) return ranks.status();
+  out->ranks = std::move(*ranks);
+  // Several processes in one export name their ranks themselves (NCCL's ids, or their GPUs).
+  out->named_by_file = out->ranks.size() > 1;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<Rank>> ReadNsysSqlite(const std::string& path,

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "bubblescope/trace.h"
+#include "readers/trace_reader.h"
 
 namespace bubblescope {
 
@@ -34,5 +35,18 @@ bool IsNsysReportHead(std::string_view head, std::string_view path);
 // database, no CUDA activity at all.
 absl::StatusOr<std::vector<Rank>> ReadNsysSqlite(const std::string& path,
                                                  const NsysReadOptions& options);
+
+// The seam's reader for Nsight Systems exports: claims SQLite files by their magic, and reports
+// (.nsys-rep, .qdrep) by name only to say, in one line, which `nsys export` makes them readable.
+class NsysTraceReader final : public TraceReader {
+ public:
+  std::string_view format_name() const override { return "nsys-sqlite"; }
+  bool Sniff(std::string_view head, std::string_view path) const override {
+    return IsSqliteHead(head) || IsNsysReportHead(head, path);
+  }
+  bool ReadsText() const override { return false; }  // SQLite opens the file itself
+  absl::Status Read(const std::string& path, const ReaderOptions& options,
+                    FileRanks* out) override;
+};
 
 }  // namespace bubblescope

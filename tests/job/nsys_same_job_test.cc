@@ -77,32 +77,25 @@ absl::StatusOr<job::Result> FromKineto(const sim::Config& config, sim::Simulatio
   return job::Analyze(*trace, job::Options{});
 }
 
-// One export per rank, each read back by the Nsight reader.
+// One export per rank, read as `analyze` reads a directory of them.
 absl::StatusOr<job::Result> FromNsys(const sim::Simulation& simulation, bool payloads) {
   testing::TempDir dir;
   NsysWriteOptions write;
   write.nccl_payloads = payloads;
-  Trace trace;
   for (const Rank& rank : simulation.trace.ranks) {
     const std::string path = absl::StrCat(dir.path(), "/rank", rank.rank, ".sqlite");
-    absl::Status status = WriteNsysSqlite(rank, write, path);
-    EXPECT_TRUE(status.ok()) << status;
+    if (absl::Status status = WriteNsysSqlite(rank, write, path); !status.ok()) return status;
+    // With payloads the rank is NCCL's own; without, the loader takes it from the file name.
     absl::StatusOr<std::vector<Rank>> read = ReadNsysSqlite(path, NsysReadOptions{});
-    EXPECT_TRUE(read.ok()) << read.status();
-    if (!read.ok()) continue;
+    if (!read.ok()) return read.status();
     EXPECT_EQ(read->size(), 1u);
-    for (Rank& got : *read) {
-      // With payloads the rank is NCCL's; without, the loader would take it from the file name.
-      if (payloads) {
-        EXPECT_EQ(got.rank, rank.rank);
-      } else {
-        EXPECT_EQ(got.rank, -1);
-      }
-      got.rank = rank.rank;
-      trace.ranks.push_back(std::move(got));
-    }
+    EXPECT_EQ(read->front().rank, payloads ? rank.rank : -1);
   }
-  return job::Analyze(trace, job::Options{});
+  LoadOptions load;
+  load.jobs = 1;
+  absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, load);
+  if (!trace.ok()) return trace.status();
+  return job::Analyze(*trace, job::Options{});
 }
 
 std::string Name(const Case& c) {

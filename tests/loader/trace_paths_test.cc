@@ -82,7 +82,7 @@ TEST(TracePathsTest, DirectoryWithoutTraceFilesIsAnError) {
   dir.Write("sub/rank3.json", "x");
   absl::Status status = ExpandTracePaths({dir.path()}, &skipped).status();
   EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(), dir.path() + ": no trace files (*.json, *.json.gz, *.bsdigest)");
+  EXPECT_EQ(status.message(), dir.path() + ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)");
 }
 
 TEST(TracePathsTest, NoPathsIsAnError) {
