@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "bubblescope/rank_finish.h"
 #include "common/interval_set.h"
 #include "common/parallel_for.h"
 #include "index/recompute_regions.h"
@@ -22,10 +23,6 @@ namespace {
 
 constexpr std::string_view kAutogradPrefix = "autograd::engine::evaluate_function";
 constexpr std::string_view kOptimizerPrefix = "Optimizer.";
-
-bool StartsEarlierOrIsLonger(TimeNs a_start, TimeNs a_end, TimeNs b_start, TimeNs b_end) {
-  return a_start != b_start ? a_start < b_start : a_end > b_end;
-}
 
 PhaseHint KernelHint(std::string_view name) {
   const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
