@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "bubblescope/rank_finish.h"
 #include "readers/event_classifier.h"
 #include "readers/nsys_database.h"
 #include "readers/nsys_nccl_payload.h"
@@ -119,8 +120,6 @@ class ExportReader {
     return it == strings_.end() ? std::string_view() : std::string_view(it->second);
   }
   Process& ProcessFor(int64_t global_pid);
-  // The wall-clock time of an export time, or nullopt (counted) when it leaves the model's range.
-  std::optional<TimeNs> Time(int64_t raw, Process& process);
   // [start, end) on the wall clock; false (counted) for an unusable pair.
   bool Span(int64_t start, int64_t end, bool has_end, Process& process, TimeNs* from, TimeNs* to);
 
@@ -144,28 +143,20 @@ Process& ExportReader::ProcessFor(int64_t global_pid) {
   return *it->second;
 }
 
-std::optional<TimeNs> ExportReader::Time(int64_t raw, Process& process) {
-  TimeNs time = 0;
-  if (__builtin_add_overflow(raw, clock_shift_, &time) || !InTimeRange(time)) {
-    process.rank.stats.Bump(ImportCounter::kTimeOutOfRange, -1);
-    return std::nullopt;
-  }
-  return time;
-}
-
 bool ExportReader::Span(int64_t start, int64_t end, bool has_end, Process& process, TimeNs* from,
                         TimeNs* to) {
   if (!has_end) {
     process.rank.stats.Bump(ImportCounter::kMissingField, -1);  // a range never closed
     return false;
   }
-  if (end < start) {
-    process.rank.stats.Bump(ImportCounter::kNegativeDuration, -1);
+  const std::optional<int64_t> a = CheckedAdd(start, clock_shift_);
+  const std::optional<int64_t> b = CheckedAdd(end, clock_shift_);
+  std::optional<ImportCounter> problem = ImportCounter::kTimeOutOfRange;
+  if (a.has_value() && b.has_value()) problem = SpanProblem(*a, *b);
+  if (problem.has_value()) {
+    process.rank.stats.Bump(*problem, -1);
     return false;
   }
-  std::optional<TimeNs> a = Time(start, process);
-  std::optional<TimeNs> b = a.has_value() ? Time(end, process) : std::nullopt;
-  if (!b.has_value()) return false;
   *from = *a;
   *to = *b;
   return true;
@@ -366,23 +357,6 @@ absl::Status ExportReader::ReadNvtx() {
   return rows->status();
 }
 
-void SortRank(Rank& rank) {
-  auto by_start_longer_first = [](const auto& a, const auto& b) {
-    return a.start != b.start ? a.start < b.start : a.end > b.end;
-  };
-  for (Timeline& timeline : rank.timelines) {
-    std::stable_sort(timeline.intervals.begin(), timeline.intervals.end(), by_start_longer_first);
-  }
-  std::stable_sort(rank.annotations.begin(), rank.annotations.end(), by_start_longer_first);
-  std::stable_sort(rank.steps.begin(), rank.steps.end(),
-                   [](const ProfilerStep& a, const ProfilerStep& b) { return a.start < b.start; });
-  std::stable_sort(rank.timelines.begin(), rank.timelines.end(),
-                   [](const Timeline& a, const Timeline& b) {
-                     return std::tie(a.kind, a.device, a.pid, a.id) <
-                            std::tie(b.kind, b.device, b.pid, b.id);
-                   });
-}
-
 absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
   // Every export holds StringIds (the names of everything) and META_DATA_EXPORT; an SQLite file
   // without both is someone else's.
@@ -434,7 +408,7 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
                                     });
       if (used) rank.devices.push_back(gpu);
     }
-    SortRank(rank);
+    FinishRank(FinishOptions{}, &rank);  // times are on the wall clock already
     nsys::DescribeLaunchedKernels(&rank);
     ranks.push_back(std::move(rank));
   }

@@ -13,69 +13,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "writers/nsys_schema.h"
 
 namespace bubblescope {
 namespace {
-
-// The tables this writer fills, with the columns (names and types) export schema 3.25 gives them.
-constexpr std::string_view kSchema = R"sql(
-CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT);
-CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT,
-  systemClockNs INTEGER);
-CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL,
-  name TEXT NOT NULL, nameEnum INTEGER NOT NULL, value TEXT NOT NULL);
-CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT,
-  busLocation TEXT, isDiscrete INTEGER, l2CacheSize INTEGER, totalMemory INTEGER,
-  memoryBandwidth INTEGER, clockRate INTEGER, smCount INTEGER, pwGpuId INTEGER, uuid TEXT,
-  luid INTEGER, chipName TEXT, cuDevice INTEGER, ctxswDevPath TEXT, ctrlDevPath TEXT,
-  revision INTEGER, nodeMask INTEGER, constantMemory INTEGER, maxIPC INTEGER,
-  maxRegistersPerBlock INTEGER, maxShmemPerBlock INTEGER, maxShmemPerBlockOptin INTEGER,
-  maxShmemPerSm INTEGER, maxRegistersPerSm INTEGER, threadsPerWarp INTEGER,
-  asyncEngines INTEGER, maxWarpsPerSm INTEGER, maxBlocksPerSm INTEGER,
-  maxThreadsPerBlock INTEGER, maxBlockDimX INTEGER, maxBlockDimY INTEGER, maxBlockDimZ INTEGER,
-  maxGridDimX INTEGER, maxGridDimY INTEGER, maxGridDimZ INTEGER, computeMajor INTEGER,
-  computeMinor INTEGER, smMajor INTEGER, smMinor INTEGER);
-CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
-CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
-  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,
-  demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER,
-  launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER NOT NULL,
-  gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,
-  blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,
-  staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,
-  localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL,
-  gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,
-  sharedMemoryLimitConfig INTEGER, qmdBulkReleaseDone INTEGER, qmdPreexitDone INTEGER,
-  qmdLastCtaDone INTEGER, graphId INTEGER, clusterX INTEGER, clusterY INTEGER,
-  clusterZ INTEGER, clusterSchedulingPolicy INTEGER, maxPotentialClusterSize INTEGER,
-  maxActiveClusters INTEGER, sharedMemoryRequestedPercentage INTEGER,
-  tensorSizeMinusOneElements TEXT NOT NULL);
-CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
-  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL,
-  copyKind INTEGER NOT NULL, deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER,
-  srcDeviceId INTEGER, srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER,
-  migrationCause INTEGER, graphNodeId INTEGER, virtualAddress INTEGER, copyCount INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
-  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL,
-  bytes INTEGER NOT NULL, graphNodeId INTEGER, memKind INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER,
-  nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
-CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
-  rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
-  endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER,
-  int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER,
-  floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData TEXT);
-CREATE TABLE NVTX_PAYLOAD_SCHEMAS (domainId INTEGER, schemaId INTEGER, name TEXT, type INTEGER,
-  flags INTEGER, numEntries INTEGER, payloadSize INTEGER, alignTo INTEGER);
-CREATE TABLE NVTX_PAYLOAD_SCHEMA_ENTRIES (domainId INTEGER NOT NULL, schemaId INTEGER NOT NULL,
-  idx INTEGER NOT NULL, flags INTEGER, type INTEGER, name TEXT, description TEXT,
-  arrayOrUnionDetail INTEGER, offset INTEGER);
-)sql";
 
 // What nsys writes for these (ENUM_NSYS_EVENT_TYPE, ENUM_NSYS_EVENT_CLASS).
 constexpr int64_t kPushPopRange = 59;
@@ -199,6 +140,18 @@ class SqliteFile {
     if (sqlite3_step(statement) != SQLITE_DONE) Fail();
     sqlite3_reset(statement);
   }
+  void DropIfEmpty(std::string_view table) {
+    if (!ok()) return;
+    sqlite3_stmt* statement = nullptr;
+    const std::string query = absl::StrCat("SELECT 1 FROM ", std::string(table), " LIMIT 1");
+    if (sqlite3_prepare_v2(db_, query.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
+      sqlite3_finalize(statement);
+      return;  // dropped already
+    }
+    const bool empty = sqlite3_step(statement) != SQLITE_ROW;
+    sqlite3_finalize(statement);
+    if (empty) Exec(absl::StrCat("DROP TABLE ", std::string(table)));
+  }
   void Close() {
     for (auto& [sql, statement] : statements_) sqlite3_finalize(statement);
     statements_.clear();
@@ -226,7 +179,7 @@ class RankExporter {
       : rank_(rank), options_(options), file_(*file), earliest_(Earliest(rank)) {}
 
   void Write() {
-    file_.Exec(kSchema);
+    file_.Exec(nsys::kExportSchema);
     file_.Exec("BEGIN");
     WriteTarget();
     WriteGpuWork();
@@ -234,6 +187,7 @@ class RankExporter {
     WriteRanges();
     WriteNccl();
     WriteStrings();
+    for (std::string_view table : nsys::kExportTables) file_.DropIfEmpty(table);
     file_.Exec("COMMIT");
   }
 
