@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "text/one_line.h"
 
 namespace bubblescope::nsys {
 namespace {
@@ -16,6 +17,8 @@ constexpr int kMaxCellBytes = 16 << 20;
 // The page cache's share of the reading budget: SQLite reads pages on demand, so the file's
 // size is no bound on memory; this is.
 constexpr int64_t kMaxCacheBytes = int64_t{64} << 20;
+// The most of SQLite's own message an error quotes.
+constexpr size_t kMaxDetailBytes = 200;
 
 }  // namespace
 
@@ -41,7 +44,7 @@ absl::StatusOr<Database> Database::Open(const std::string& path, int64_t max_byt
                                  SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
                                  nullptr);
   if (rc != SQLITE_OK) {
-    std::string what = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    std::string what = text::OneLine(db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
     sqlite3_close(db);
     return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open as SQLite: ", what));
   }
@@ -77,9 +80,11 @@ Database& Database::operator=(Database&& other) noexcept {
 Database::~Database() { sqlite3_close(db_); }
 
 absl::Status Database::Error(std::string_view what) const {
-  return absl::InvalidArgumentError(
-      absl::StrCat(path_, ": ", std::string(what), db_ != nullptr ? ": " : "",
-                   db_ != nullptr ? sqlite3_errmsg(db_) : ""));
+  // SQLite's message may quote the file's own schema text: one line, and not all of it.
+  std::string detail = db_ != nullptr ? text::OneLine(sqlite3_errmsg(db_)) : "";
+  if (detail.size() > kMaxDetailBytes) detail = detail.substr(0, kMaxDetailBytes) + "...";
+  return absl::InvalidArgumentError(absl::StrCat(path_, ": ", std::string(what),
+                                                 detail.empty() ? "" : ": ", detail));
 }
 
 absl::Status Database::ListTables() {

@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!ranks.ok()) {
     const std::string message(ranks.status().message());
     if (message.substr(0, path.size()) != path || message.find('\n') != std::string::npos) {
-      fuzz::Fail("an Nsight export's error is not one line naming the file");
+      fuzz::Fail("an Nsight export's error is not one line naming the file: " + message);
     }
     return 0;
   }
