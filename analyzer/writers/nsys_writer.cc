@@ -1,7 +1,5 @@
 #include "writers/nsys_writer.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <array>
 #include <variant>
@@ -12,8 +10,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "writers/nsys_schema.h"
+#include "writers/sqlite_file.h"
 
 namespace bubblescope {
 namespace {
@@ -86,110 +86,43 @@ std::string Payload(int64_t schema, const Field (&fields)[N], const std::array<u
   return blob;
 }
 
-// A binaryData cell, bound as a BLOB as nsys writes it.
-struct Bytes {
-  std::string data;
-};
-
-class SqliteFile {
- public:
-  explicit SqliteFile(const std::string& path) {
-    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) Fail();
-  }
-  ~SqliteFile() { sqlite3_close(db_); }
-  SqliteFile(const SqliteFile&) = delete;
-  SqliteFile& operator=(const SqliteFile&) = delete;
-
-  void Exec(std::string_view sql) {
-    if (ok() && sqlite3_exec(db_, std::string(sql).c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
-      Fail();
-    }
-  }
-  // Inserts one row; values are integers, text, bytes or NULL (nullopt).
-  using Value = std::variant<std::nullopt_t, int64_t, std::string, Bytes>;
-  void Insert(std::string_view table, std::initializer_list<std::pair<std::string_view, Value>> row) {
-    if (!ok()) return;
-    std::string columns;
-    std::string marks;
-    for (const auto& [column, value] : row) {
-      absl::StrAppend(&columns, columns.empty() ? "" : ", ", "\"", std::string(column), "\"");
-      absl::StrAppend(&marks, marks.empty() ? "?" : ", ?");
-    }
-    const std::string sql = absl::StrCat("INSERT INTO ", std::string(table), " (", columns,
-                                         ") VALUES (", marks, ")");
-    sqlite3_stmt*& statement = statements_[sql];
-    if (statement == nullptr &&
-        sqlite3_prepare_v2(db_, sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
-      return Fail();
-    }
-    int index = 1;
-    for (const auto& [column, value] : row) {
-      if (const int64_t* number = std::get_if<int64_t>(&value)) {
-        sqlite3_bind_int64(statement, index, *number);
-      } else if (const std::string* text = std::get_if<std::string>(&value)) {
-        sqlite3_bind_text(statement, index, text->data(), static_cast<int>(text->size()),
-                          SQLITE_TRANSIENT);
-      } else if (const Bytes* bytes = std::get_if<Bytes>(&value)) {
-        sqlite3_bind_blob(statement, index, bytes->data.data(),
-                          static_cast<int>(bytes->data.size()), SQLITE_TRANSIENT);
-      } else {
-        sqlite3_bind_null(statement, index);
-      }
-      ++index;
-    }
-    if (sqlite3_step(statement) != SQLITE_DONE) Fail();
-    sqlite3_reset(statement);
-  }
-  void DropIfEmpty(std::string_view table) {
-    if (!ok()) return;
-    sqlite3_stmt* statement = nullptr;
-    const std::string query = absl::StrCat("SELECT 1 FROM ", std::string(table), " LIMIT 1");
-    if (sqlite3_prepare_v2(db_, query.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
-      sqlite3_finalize(statement);
-      return;  // dropped already
-    }
-    const bool empty = sqlite3_step(statement) != SQLITE_ROW;
-    sqlite3_finalize(statement);
-    if (empty) Exec(absl::StrCat("DROP TABLE ", std::string(table)));
-  }
-  void Close() {
-    for (auto& [sql, statement] : statements_) sqlite3_finalize(statement);
-    statements_.clear();
-  }
-  bool ok() const { return error_.empty(); }
-  const std::string& error() const { return error_; }
-
- private:
-  void Fail() {
-    if (error_.empty()) error_ = db_ != nullptr ? sqlite3_errmsg(db_) : "cannot open";
-  }
-  sqlite3* db_ = nullptr;
-  absl::flat_hash_map<std::string, sqlite3_stmt*> statements_;
-  std::string error_;
-};
-
 // Where the rank's clock zero lands: the first event 1 s after the target clock's zero, the
 // session started half-way there.
 constexpr int64_t kFirstEventRaw = 1'000'000'000;
 constexpr int64_t kSessionStartRaw = 500'000'000;
 
+TimeNs Earliest(const Rank& rank) {
+  TimeNs earliest = std::numeric_limits<TimeNs>::max();
+  for (const Timeline& timeline : rank.timelines) {
+    for (const Interval& interval : timeline.intervals) earliest = std::min(earliest, interval.start);
+  }
+  for (const Annotation& annotation : rank.annotations) earliest = std::min(earliest, annotation.start);
+  for (const ProfilerStep& step : rank.steps) earliest = std::min(earliest, step.start);
+  return earliest;
+}
+
+// What the processes of one export share: the file, its strings, its clock, the GPUs and NCCL's
+// domain and schemas (written once).
+struct ExportFile {
+  nsys::SqliteFile* file = nullptr;
+  absl::flat_hash_map<std::string, int64_t> strings;
+  TimeNs earliest = 0;  // the earliest time of any rank: kFirstEventRaw on the target's clock
+  absl::flat_hash_set<int32_t> gpus;
+  bool nccl_domain = false;
+};
+
+// One process of an export.
 class RankExporter {
  public:
-  RankExporter(const Rank& rank, const NsysWriteOptions& options, SqliteFile* file)
-      : rank_(rank), options_(options), file_(*file), earliest_(Earliest(rank)) {}
+  RankExporter(const Rank& rank, const NsysWriteOptions& options, ExportFile* out)
+      : rank_(rank), options_(options), out_(*out), file_(*out->file), earliest_(out->earliest) {}
 
   void Write() {
-    file_.Exec(nsys::kExportSchema);
-    file_.Exec("BEGIN");
     WriteTarget();
     WriteGpuWork();
     WriteCpuWork();
     WriteRanges();
     WriteNccl();
-    WriteStrings();
-    for (std::string_view table : nsys::kExportTables) file_.DropIfEmpty(table);
-    file_.Exec("COMMIT");
-    file_.Exec("VACUUM");  // the dropped tables' pages go, as in an export
   }
 
  private:
@@ -198,15 +131,6 @@ class RankExporter {
     const ProcessGroup* group = nullptr;  // nullptr: the world
   };
 
-  static TimeNs Earliest(const Rank& rank) {
-    TimeNs earliest = std::numeric_limits<TimeNs>::max();
-    for (const Timeline& timeline : rank.timelines) {
-      for (const Interval& interval : timeline.intervals) earliest = std::min(earliest, interval.start);
-    }
-    for (const Annotation& annotation : rank.annotations) earliest = std::min(earliest, annotation.start);
-    for (const ProfilerStep& step : rank.steps) earliest = std::min(earliest, step.start);
-    return earliest == std::numeric_limits<TimeNs>::max() ? 0 : earliest;
-  }
   int64_t Raw(TimeNs time) const { return time - earliest_ + kFirstEventRaw; }
   int64_t GlobalPid() const { return kTarget + (rank_.pid % kIdField) * kIdField; }
   int64_t GlobalTid(int64_t tid) const { return GlobalPid() + tid % kIdField; }
@@ -217,30 +141,14 @@ class RankExporter {
     return rank_.pid;
   }
   int64_t StringId(std::string_view text) {
-    auto [it, added] = strings_.try_emplace(std::string(text), static_cast<int64_t>(strings_.size()));
+    auto [it, added] =
+        out_.strings.try_emplace(std::string(text), static_cast<int64_t>(out_.strings.size()));
     return it->second;
   }
 
   void WriteTarget() {
-    for (const auto& [name, value] :
-         std::initializer_list<std::pair<std::string_view, std::string_view>>{
-             {"EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"},
-             {"EXPORT_SCHEMA_VERSION", "3.25.0"},
-             {"EXPORT_PARAM_INCLUDE_BLOBS", options_.nccl_payloads ? "true" : "false"},
-             {"EXPORT_PARAM_TIME_NORMALIZE", "false"}}) {
-      file_.Insert("META_DATA_EXPORT", {{"name", std::string(name)}, {"value", std::string(value)}});
-    }
-    file_.Insert("TARGET_INFO_SESSION_START_TIME",
-                 {{"utcEpochNs", options_.utc_of_zero_ns + earliest_ - kFirstEventRaw + kSessionStartRaw},
-                  {"systemClockNs", kSessionStartRaw}});
-    if (!rank_.host.empty()) {
-      file_.Insert("TARGET_INFO_SYSTEM_ENV", {{"globalVid", kTarget},
-                                              {"devStateName", std::string("")},
-                                              {"name", std::string("Hostname")},
-                                              {"nameEnum", int64_t{0}},
-                                              {"value", rank_.host}});
-    }
     for (const DeviceInfo& device : rank_.devices) {
+      if (!out_.gpus.insert(device.id).second) continue;
       file_.Insert("TARGET_INFO_GPU", {{"vmId", kTarget},
                                        {"id", int64_t{device.id}},
                                        {"name", device.name},
@@ -373,12 +281,16 @@ class RankExporter {
     }
     if (nccl_.empty() || rank_.rank < 0 || rank_.world_size <= 0) return;
     world_id_ = Fnv1a(absl::StrCat("world:", rank_.world_size));
-    file_.Insert("NVTX_EVENTS", {{"start", Raw(earliest_) - 2'000'000}, {"eventType", kDomainCreate},
-                                 {"text", std::string("NCCL")}, {"globalTid", GlobalTid(MainThread())},
-                                 {"domainId", kNcclDomain}});
-    WriteSchema(kInitSchema, kInitFields, 24);
-    WriteSchema(kCollectiveSchema, kCollectiveFields, 16);
-    WriteSchema(kPointToPointSchema, kPointToPointFields, 24);
+    if (!out_.nccl_domain) {
+      out_.nccl_domain = true;
+      file_.Insert("NVTX_EVENTS",
+                   {{"start", Raw(earliest_) - 2'000'000}, {"eventType", kDomainCreate},
+                    {"text", std::string("NCCL")}, {"globalTid", GlobalTid(MainThread())},
+                    {"domainId", kNcclDomain}});
+      WriteSchema(kInitSchema, kInitFields, 24);
+      WriteSchema(kCollectiveSchema, kCollectiveFields, 16);
+      WriteSchema(kPointToPointSchema, kPointToPointFields, 24);
+    }
     std::vector<Communicator> created = {Communicator{world_id_, nullptr}};
     for (const ProcessGroup& group : rank_.process_groups) {
       CommInfo probe;
@@ -426,7 +338,7 @@ class RankExporter {
       file_.Insert("NVTX_PAYLOAD_SCHEMA_ENTRIES",
                    {{"domainId", kNcclDomain}, {"schemaId", schema}, {"idx", int64_t(i)},
                     {"type", fields[i].type}, {"name", std::string(fields[i].name)},
-                    {"offset", i == 0 ? SqliteFile::Value(std::nullopt) : fields[i].offset}});
+                    {"offset", i == 0 ? nsys::SqliteFile::Value(std::nullopt) : fields[i].offset}});
     }
   }
 
@@ -435,12 +347,8 @@ class RankExporter {
                  {{"start", Raw(start)}, {"end", Raw(end)}, {"eventType", kPushPopRange},
                   {"text", std::string(name)}, {"globalTid", GlobalTid(tid)},
                   {"domainId", kNcclDomain},
-                  {"binaryData", options_.nccl_payloads ? SqliteFile::Value(Bytes{std::move(payload)})
-                                                        : SqliteFile::Value(std::nullopt)}});
-  }
-
-  void WriteStrings() {
-    for (const auto& [text, id] : strings_) file_.Insert("StringIds", {{"id", id}, {"value", text}});
+                  {"binaryData", options_.nccl_payloads ? nsys::SqliteFile::Value(nsys::Bytes{std::move(payload)})
+                                                        : nsys::SqliteFile::Value(std::nullopt)}});
   }
 
   struct Launch {
@@ -457,24 +365,62 @@ class RankExporter {
 
   const Rank& rank_;
   const NsysWriteOptions& options_;
-  SqliteFile& file_;
+  ExportFile& out_;
+  nsys::SqliteFile& file_;
   const TimeNs earliest_;
-  absl::flat_hash_map<std::string, int64_t> strings_;
   absl::flat_hash_map<int64_t, Launch> launches_;
   std::vector<NcclCall_> nccl_;
   uint64_t world_id_ = 0;
 };
 
+// The export-wide tables around every process's own.
+void WriteExport(const std::vector<const Rank*>& ranks, const NsysWriteOptions& options,
+                 nsys::SqliteFile* file) {
+  ExportFile out;
+  out.file = file;
+  out.earliest = std::numeric_limits<TimeNs>::max();
+  for (const Rank* rank : ranks) out.earliest = std::min(out.earliest, Earliest(*rank));
+  if (out.earliest == std::numeric_limits<TimeNs>::max()) out.earliest = 0;
+  file->Exec(nsys::kExportSchema);
+  file->Exec("BEGIN");
+  for (const auto& [name, value] :
+       std::initializer_list<std::pair<std::string_view, std::string_view>>{
+           {"EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"},
+           {"EXPORT_SCHEMA_VERSION", "3.25.0"},
+           {"EXPORT_PARAM_INCLUDE_BLOBS", options.nccl_payloads ? "true" : "false"},
+           {"EXPORT_PARAM_TIME_NORMALIZE", "false"}}) {
+    file->Insert("META_DATA_EXPORT", {{"name", std::string(name)}, {"value", std::string(value)}});
+  }
+  file->Insert("TARGET_INFO_SESSION_START_TIME",
+               {{"utcEpochNs",
+                 options.utc_of_zero_ns + out.earliest - kFirstEventRaw + kSessionStartRaw},
+                {"systemClockNs", kSessionStartRaw}});
+  if (!ranks.empty() && !ranks.front()->host.empty()) {
+    file->Insert("TARGET_INFO_SYSTEM_ENV", {{"globalVid", kTarget},
+                                            {"devStateName", std::string("")},
+                                            {"name", std::string("Hostname")},
+                                            {"nameEnum", int64_t{0}},
+                                            {"value", ranks.front()->host}});
+  }
+  for (const Rank* rank : ranks) RankExporter(*rank, options, &out).Write();
+  for (const auto& [text, id] : out.strings) {
+    file->Insert("StringIds", {{"id", id}, {"value", text}});
+  }
+  for (std::string_view table : nsys::kExportTables) file->DropIfEmpty(table);
+  file->Exec("COMMIT");
+  file->Exec("VACUUM");  // the dropped tables' pages go, as in an export
+}
+
 }  // namespace
 
-absl::Status WriteNsysSqlite(const Rank& rank, const NsysWriteOptions& options,
+absl::Status WriteNsysSqlite(const std::vector<const Rank*>& ranks, const NsysWriteOptions& options,
                              const std::string& path) {
   const std::string temporary = absl::StrCat(path, ".writing");
   std::remove(temporary.c_str());
   std::string error;
   {
-    SqliteFile file(temporary);
-    RankExporter(rank, options, &file).Write();
+    nsys::SqliteFile file(temporary);
+    WriteExport(ranks, options, &file);
     file.Close();
     error = file.error();
   }
@@ -484,6 +430,11 @@ absl::Status WriteNsysSqlite(const Rank& rank, const NsysWriteOptions& options,
     return absl::InternalError(absl::StrCat("cannot write ", path, ": ", error));
   }
   return absl::OkStatus();
+}
+
+absl::Status WriteNsysSqlite(const Rank& rank, const NsysWriteOptions& options,
+                             const std::string& path) {
+  return WriteNsysSqlite(std::vector<const Rank*>{&rank}, options, path);
 }
 
 }  // namespace bubblescope

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "bubblescope/trace.h"
@@ -27,6 +28,12 @@ struct NsysWriteOptions {
 
 // Writes `rank` to `path` (replaced when it exists; written beside it first, then renamed).
 absl::Status WriteNsysSqlite(const Rank& rank, const NsysWriteOptions& options,
+                             const std::string& path);
+
+// Writes several ranks as the processes of one export, as one `nsys profile` around a launcher
+// of every local rank leaves them: one clock (the ranks' times as they are), one host (the first
+// rank's).
+absl::Status WriteNsysSqlite(const std::vector<const Rank*>& ranks, const NsysWriteOptions& options,
                              const std::string& path);
 
 }  // namespace bubblescope
