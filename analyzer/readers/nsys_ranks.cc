@@ -144,7 +144,30 @@ void ProcessComms::Fill(Rank* rank, absl::FunctionRef<Timeline&(int64_t tid)> th
   }
 }
 
+namespace {
+
+// Whether an NCCL call of `call` kind can have launched a kernel of `kernel` kind: a
+// point-to-point call a SendRecv kernel, a collective its own.
+bool Launches(CommKind call, CommKind kernel) {
+  const bool p2p_call = call == CommKind::kSend || call == CommKind::kRecv;
+  const bool p2p_kernel = kernel == CommKind::kSendRecv || kernel == CommKind::kSend ||
+                          kernel == CommKind::kRecv || kernel == CommKind::kUnknown;
+  return p2p_call ? p2p_kernel : (kernel == call || kernel == CommKind::kUnknown);
+}
+
+}  // namespace
+
 void DescribeLaunchedKernels(Rank* rank) {
+  // The communication kind of each communication kernel, by correlation id.
+  absl::flat_hash_map<int64_t, CommKind> kernel_kind;
+  for (const Timeline& stream : rank->timelines) {
+    if (stream.kind != TimelineKind::kGpuStream) continue;
+    for (const Interval& kernel : stream.intervals) {
+      if (kernel.kind == IntervalKind::kCommKernel && kernel.comm != kNoIndex) {
+        kernel_kind.try_emplace(kernel.correlation, rank->comms[kernel.comm].kind);
+      }
+    }
+  }
   // Correlation id -> the call's communication record, for every launch inside an NCCL call.
   absl::flat_hash_map<int64_t, uint32_t> described;
   for (const Timeline& thread : rank->timelines) {
@@ -160,12 +183,21 @@ void DescribeLaunchedKernels(Rank* rank) {
     if (calls.empty()) continue;
     for (const Interval& launch : thread.intervals) {
       if (launch.kind != IntervalKind::kRuntime || launch.correlation == 0) continue;
+      auto kind = kernel_kind.find(launch.correlation);
+      if (kind == kernel_kind.end()) continue;
       auto after = std::upper_bound(
           calls.begin(), calls.end(), launch.start,
           [](TimeNs start, const Interval* call) { return start < call->start; });
-      if (after == calls.begin()) continue;
-      const Interval* call = *(after - 1);
-      if (launch.end <= call->end) described.try_emplace(launch.correlation, call->comm);
+      // The latest call around the launch that can have launched its kernel (calls of no
+      // length at one instant are told apart by kind); a few steps back at most.
+      for (int steps = 0; after != calls.begin() && steps < 8; ++steps) {
+        const Interval* call = *--after;
+        if (call->end < launch.end) continue;
+        if (Launches(rank->comms[call->comm].kind, kind->second)) {
+          described.try_emplace(launch.correlation, call->comm);
+          break;
+        }
+      }
     }
   }
   if (described.empty()) return;

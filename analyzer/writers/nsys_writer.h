@@ -22,8 +22,9 @@ struct NsysWriteOptions {
   // only their names and times.
   bool nccl_payloads = true;
   // The UTC epoch time, in ns, that the rank's clock zero stands for: a time t of the rank is
-  // exported so that the reader puts it at utc_of_zero_ns + t.
-  int64_t utc_of_zero_ns = 1'700'000'000'000'000'000;
+  // exported so that the reader puts it at utc_of_zero_ns + t. 0: the rank's times are UTC epoch
+  // times already (as the simulator's and Kineto's absolute times are).
+  int64_t utc_of_zero_ns = 0;
 };
 
 // Writes `rank` to `path` (replaced when it exists; written beside it first, then renamed).
