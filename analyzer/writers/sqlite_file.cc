@@ -7,7 +7,13 @@
 namespace bubblescope::nsys {
 
 SqliteFile::SqliteFile(const std::string& path) {
-  if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) Fail();
+  if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) {
+    Fail();
+    return;
+  }
+  // The file is written under a temporary name and renamed when whole: no journal, and no
+  // waiting for the disk after each statement, are needed for that.
+  Exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF");
 }
 
 SqliteFile::~SqliteFile() {

@@ -1,11 +1,13 @@
 // One simulated job, written once as Kineto traces and once as Nsight Systems SQLite exports (one
 // per rank, as `nsys profile` under each rank's launcher leaves them, then `nsys export --type
-// sqlite`, with and without --include-blobs), read back and analysed: the two formats must give
-// the same p, m, v, schedule family, stage order, bubble (overall and per iteration and rank),
-// latency and findings, over the schedules of the accuracy grid (docs/accuracy.md: 1F1B, GPipe,
-// interleaved 1F1B, ZB-H1, forward-only; imbalanced, with jitter, link latency and per-rank
-// clock offsets). The simulator's truth is checked too, so two formats agreeing on a wrong
-// figure fails.
+// sqlite`, with and without --include-blobs), loaded as `analyze` loads them and analysed: the
+// two formats must give the same p, m, v, schedule family, stage order, slowest stage, bubble
+// (overall and per iteration and rank), latency and findings, over the accuracy grid (every
+// schedule, p in {2, 4, 8}, m in {1, 4, 8, 32}: sim::testing::GridJobs) in the file grid's
+// variants (tests/job/file_grid_cases.h): balanced without annotations, and imbalanced with
+// `PP:` annotations (whose GPU copies nsys does not record), both with jitter, link latency and
+// per-rank clock offsets. The simulator's truth is checked too, so two formats agreeing on a
+// wrong figure fails.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -13,11 +15,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "job/file_grid_cases.h"
 #include "job/job.h"
-#include "loader/trace_loader.h"
-#include "readers/nsys_reader.h"
+#include "simulator/sim_test_util.h"
 #include "simulator/simulator.h"
-#include "support/test_files.h"
 #include "writers/nsys_writer.h"
 #include "writers/simulated_set.h"
 
@@ -26,91 +27,29 @@ namespace {
 
 using sim::Schedule;
 
+// The grid's case and whether the exports keep NCCL's payloads (--include-blobs=true).
 struct Case {
-  Schedule schedule;
-  int32_t p;
-  int32_t m;
-  bool payloads;  // exported with --include-blobs=true
+  file_grid::Case job;
+  bool payloads;
 };
 
-sim::Config MakeConfig(const Case& c) {
-  sim::Config config;
-  config.schedule = c.schedule;
-  config.stages = c.p;
-  config.microbatches = c.m;
-  config.virtual_stages = c.schedule == Schedule::kInterleaved1F1B ? 2 : 1;
-  config.iterations = 3;
-  const bool training = c.schedule != Schedule::kForwardOnly;
-  const int64_t weight_grad = c.schedule == Schedule::kZeroBubbleH1 ? 1500 : 0;
-  config.costs.assign(static_cast<size_t>(c.p),
-                      sim::StageCost{.forward = 4000,
-                                     .backward = training ? 8000 : 0,
-                                     .weight_grad = weight_grad});
-  // One stage 15% slower, so the slowest stage and its finding show.
-  config.costs[1] = sim::StageCost{.forward = 4600,
-                                   .backward = training ? 9200 : 0,
-                                   .weight_grad = weight_grad == 0 ? 0 : 1725};
-  config.kernels_per_op = 2;
-  config.activation_bytes = 1 << 18;
-  config.link = sim::Link{.gbps = 200.0, .latency_ns = 2000};
-  config.launch_gap_ns = 60;
-  config.optimizer_ns = training ? 3000 : 0;
-  config.jitter = 0.05;
-  config.seed = static_cast<uint64_t>(c.p * 100 + c.m);
-  for (int32_t r = 0; r < c.p; ++r) config.clock_offsets_ns.push_back((r % 3 - 1) * 2'500'000LL);
-  // Stage s on rank p-1-s: rank numbers say nothing about the order.
-  for (int32_t s = 0; s < c.p; ++s) config.stage_to_rank.push_back(c.p - 1 - s);
-  return config;
-}
-
-// The Kineto set as `analyze` reads it.
-absl::StatusOr<job::Result> FromKineto(const sim::Config& config, sim::Simulation& simulation) {
-  testing::TempDir dir;
-  sim::SetWriteOptions write;
-  absl::StatusOr<std::vector<std::string>> written =
-      sim::WriteSimulationSet(config, simulation, dir.path(), write);
-  EXPECT_TRUE(written.ok()) << written.status();
-  LoadOptions load;
-  load.jobs = 1;
-  absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, load);
-  if (!trace.ok()) return trace.status();
-  return job::Analyze(*trace, job::Options{});
-}
-
-// One export per rank, read as `analyze` reads a directory of them.
-absl::StatusOr<job::Result> FromNsys(const sim::Simulation& simulation, bool payloads) {
-  testing::TempDir dir;
-  NsysWriteOptions write;
-  write.nccl_payloads = payloads;
-  for (const Rank& rank : simulation.trace.ranks) {
-    const std::string path = absl::StrCat(dir.path(), "/rank", rank.rank, ".sqlite");
-    if (absl::Status status = WriteNsysSqlite(rank, write, path); !status.ok()) return status;
-    // With payloads the rank is NCCL's own; without, the loader takes it from the file name.
-    absl::StatusOr<std::vector<Rank>> read = ReadNsysSqlite(path, NsysReadOptions{});
-    if (!read.ok()) return read.status();
-    EXPECT_EQ(read->size(), 1u);
-    EXPECT_EQ(read->front().rank, payloads ? rank.rank : -1);
-  }
-  LoadOptions load;
-  load.jobs = 1;
-  absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, load);
-  if (!trace.ok()) return trace.status();
-  return job::Analyze(*trace, job::Options{});
-}
-
-std::string Name(const Case& c) {
-  return absl::StrCat(std::string(sim::ScheduleName(c.schedule)), " p=", c.p, " m=", c.m,
-                      c.payloads ? " with NCCL payloads" : " without payloads");
-}
-
 void CheckCase(const Case& c) {
-  SCOPED_TRACE(Name(c));
-  const sim::Config config = MakeConfig(c);
+  SCOPED_TRACE(absl::StrCat(file_grid::Name(c.job),
+                            c.payloads ? ", with NCCL payloads" : ", without payloads"));
+  const sim::Config config = file_grid::MakeConfig(c.job);
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const sim::Truth truth = simulation->truth;
-  const absl::StatusOr<job::Result> nsys_job = FromNsys(*simulation, c.payloads);
-  const absl::StatusOr<job::Result> kineto_job = FromKineto(config, *simulation);
+  sim::SetWriteOptions kineto_write;
+  kineto_write.kineto.layout =
+      c.job.older_layout ? KinetoLayout::kAbsoluteMicros : KinetoLayout::kRelativeWithBase;
+  kineto_write.gzip = c.job.older_layout;
+  sim::SetWriteOptions nsys_write;
+  nsys_write.nsys = NsysWriteOptions{.nccl_payloads = c.payloads};
+  const absl::StatusOr<job::Result> nsys_job =
+      file_grid::FromFiles(config, *simulation, nsys_write);
+  const absl::StatusOr<job::Result> kineto_job =
+      file_grid::FromFiles(config, *simulation, kineto_write);
   ASSERT_TRUE(nsys_job.ok()) << nsys_job.status();
   ASSERT_TRUE(kineto_job.ok()) << kineto_job.status();
   const job::Result& nsys = *nsys_job;
@@ -129,7 +68,9 @@ void CheckCase(const Case& c) {
   EXPECT_EQ(n.shape->stage_order, k.shape->stage_order);
   EXPECT_EQ(n.shape->slowest_stage, k.shape->slowest_stage);
   EXPECT_EQ(n.shape->stage_order, config.stage_to_rank);
-  EXPECT_EQ(n.shape->m, c.m);
+  EXPECT_EQ(n.shape->m, c.job.m);
+  EXPECT_EQ(schedule_inference::ScheduleFamilyName(n.shape->family),
+            file_grid::ExpectedFamily(c.job));
 
   EXPECT_DOUBLE_EQ(n.bubble.bubble_fraction, k.bubble.bubble_fraction);
   EXPECT_DOUBLE_EQ(n.bubble.bubble_fraction, truth.bubble_fraction);
@@ -167,22 +108,22 @@ void CheckCase(const Case& c) {
   }
 }
 
-class NsysSameJobTest : public ::testing::TestWithParam<Case> {};
+class NsysSameJobTest : public ::testing::TestWithParam<Schedule> {};
 
-TEST_P(NsysSameJobTest, KinetoAndNsightGiveTheSameFigures) { CheckCase(GetParam()); }
-
-std::vector<Case> Cases() {
-  std::vector<Case> cases;
-  for (Schedule schedule : {Schedule::k1F1B, Schedule::kGpipe, Schedule::kInterleaved1F1B,
-                            Schedule::kZeroBubbleH1, Schedule::kForwardOnly}) {
-    for (bool payloads : {true, false}) cases.push_back(Case{schedule, 4, 8, payloads});
+TEST_P(NsysSameJobTest, KinetoAndNsightGiveTheSameFigures) {
+  for (const sim::testing::GridJob& job : sim::testing::GridJobs(GetParam())) {
+    for (file_grid::Variant variant : {file_grid::Variant::kNewer, file_grid::Variant::kOlder}) {
+      CheckCase(Case{file_grid::Case{GetParam(), job.p, job.m, variant}, true});
+    }
+    // Without payloads (no sizes, no peers, no NCCL rank ids): the loader numbers the ranks by
+    // their files' names, and the peers come from the schedule.
+    CheckCase(Case{file_grid::Case{GetParam(), job.p, job.m, file_grid::Variant::kNewer}, false});
   }
-  cases.push_back(Case{Schedule::k1F1B, 2, 4, true});
-  cases.push_back(Case{Schedule::kInterleaved1F1B, 8, 16, true});
-  return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Grid, NsysSameJobTest, ::testing::ValuesIn(Cases()));
+INSTANTIATE_TEST_SUITE_P(AccuracyGrid, NsysSameJobTest,
+                         ::testing::ValuesIn(sim::testing::kAllSchedules),
+                         sim::testing::ScheduleTestName);
 
 }  // namespace
 }  // namespace bubblescope
