@@ -94,14 +94,36 @@ absl::Status Database::ListTables() {
     // Not a database at all (SQLITE_NOTADB shows here, on the first read), or a damaged one.
     return tables.status();
   }
-  while (tables->Step()) tables_.insert(std::string(tables->Text(0)));
+  // Documented name -> (version, name in the file); version 0 for the unversioned name.
+  absl::flat_hash_map<std::string, std::pair<int64_t, std::string>> best;
+  while (tables->Step()) {
+    const std::string name(tables->Text(0));
+    std::string base = name;
+    int64_t version = 0;
+    const size_t mark = name.rfind("_V");
+    if (mark != std::string::npos && mark + 2 < name.size() && name.size() - mark <= 6 &&
+        std::all_of(name.begin() + static_cast<std::ptrdiff_t>(mark + 2), name.end(),
+                    [](char c) { return c >= '0' && c <= '9'; })) {
+      base = name.substr(0, mark);
+      version = std::stoll(name.substr(mark + 2));
+    }
+    auto [it, added] = best.try_emplace(base, version, name);
+    const bool better = it->second.first != 0 && (version == 0 || version > it->second.first);
+    if (!added && better) it->second = {version, name};
+  }
+  for (auto& [base, choice] : best) tables_.try_emplace(base, std::move(choice.second));
   return tables->status();
+}
+
+std::string Database::Table(std::string_view name) const {
+  auto it = tables_.find(std::string(name));
+  return absl::StrCat("\"", it != tables_.end() ? it->second : std::string(name), "\"");
 }
 
 bool Database::HasColumn(std::string_view table, std::string_view column) const {
   if (!HasTable(table)) return false;
   // The names are the reader's own constants, never the file's: safe to splice.
-  absl::StatusOr<Statement> info = Prepare(absl::StrCat("PRAGMA table_info(\"", std::string(table), "\")"));
+  absl::StatusOr<Statement> info = Prepare(absl::StrCat("PRAGMA table_info(", Table(table), ")"));
   if (!info.ok()) return false;
   while (info->Step()) {
     if (info->Text(1) == column) return true;

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -32,9 +32,13 @@ class Database {
   Database& operator=(const Database&) = delete;
   ~Database();
 
-  // Whether a table of this exact name exists (tables exist only when they have rows; views and
-  // other objects a file declares under a table's name do not count).
+  // Whether the table exists (tables exist only when they have rows; views and other objects a
+  // file declares under a table's name do not count), under its documented name or a versioned
+  // one: some exports name tables NAME_V2, NAME_V3 (the unversioned name wins, then the highest
+  // version).
   bool HasTable(std::string_view name) const { return tables_.contains(std::string(name)); }
+  // The table's name in this file, quoted for SQL; call only where HasTable(name).
+  std::string Table(std::string_view name) const;
   // Whether `table` has a column `column` (columns come and go between export versions).
   bool HasColumn(std::string_view table, std::string_view column) const;
 
@@ -51,7 +55,8 @@ class Database {
 
   sqlite3* db_ = nullptr;
   std::string path_;
-  absl::flat_hash_set<std::string> tables_;
+  // Documented name -> the name in this file.
+  absl::flat_hash_map<std::string, std::string> tables_;
 };
 
 // One prepared statement. Step() until it returns false; then status() says whether the rows

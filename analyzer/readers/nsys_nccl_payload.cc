@@ -1,6 +1,9 @@
 #include "readers/nsys_nccl_payload.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "absl/strings/str_cat.h"
 
 namespace bubblescope::nsys {
 namespace {
@@ -63,19 +66,9 @@ std::string PayloadBytes(std::string_view cell) {
 
 absl::Status PayloadSchemas::Load(const Database& database) {
   if (!database.HasTable("NVTX_PAYLOAD_SCHEMA_ENTRIES")) return absl::OkStatus();
-  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, int64_t> sizes;
-  if (database.HasTable("NVTX_PAYLOAD_SCHEMAS")) {
-    absl::StatusOr<Statement> rows =
-        database.Prepare("SELECT domainId, schemaId, payloadSize FROM NVTX_PAYLOAD_SCHEMAS");
-    if (!rows.ok()) return rows.status();
-    while (rows->Step()) {
-      sizes.try_emplace({static_cast<uint64_t>(rows->Int(0)), static_cast<uint64_t>(rows->Int(1))},
-                        rows->Int(2));
-    }
-    if (!rows->status().ok()) return rows->status();
-  }
-  absl::StatusOr<Statement> rows = database.Prepare(
-      "SELECT domainId, schemaId, idx, type, name, offset FROM NVTX_PAYLOAD_SCHEMA_ENTRIES");
+  absl::StatusOr<Statement> rows =
+      database.Prepare(absl::StrCat("SELECT domainId, schemaId, idx, type, name, offset FROM ",
+                                    database.Table("NVTX_PAYLOAD_SCHEMA_ENTRIES")));
   if (!rows.ok()) return rows.status();
   // (domain, schema) -> the entries seen, by index; duplicates (one registration per process)
   // are dropped.
@@ -89,10 +82,12 @@ absl::Status PayloadSchemas::Load(const Database& database) {
   }
   if (!rows->status().ok()) return rows->status();
   for (auto& [key, fields] : entries) {
-    Schema& schema = schemas_[key];
-    auto size = sizes.find(key);
-    schema.payload_size = size != sizes.end() ? size->second : -1;
-    for (auto& [index, field] : fields) schema.fields.push_back(std::move(field));
+    // By index: the fields in the order the schema lists them.
+    std::vector<std::pair<int64_t, PayloadField>> ordered(fields.begin(), fields.end());
+    std::sort(ordered.begin(), ordered.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<PayloadField>& schema = schemas_[key];
+    for (auto& [index, field] : ordered) schema.push_back(std::move(field));
   }
   return absl::OkStatus();
 }
@@ -111,7 +106,7 @@ std::optional<NcclPayload> PayloadSchemas::Decode(std::string_view cell) const {
   if (schema == schemas_.end()) return std::nullopt;
   const std::string_view payload = std::string_view(blob).substr(offset, size);
   NcclPayload decoded;
-  for (const PayloadField& field : schema->second.fields) {
+  for (const PayloadField& field : schema->second) {
     const IntegerType type = IntegerTypeOf(field.type);
     if (type.width == 0 || field.offset < 0 ||
         static_cast<uint64_t>(field.offset) + type.width > payload.size()) {

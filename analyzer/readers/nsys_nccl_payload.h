@@ -48,12 +48,9 @@ class PayloadSchemas {
   std::optional<NcclPayload> Decode(std::string_view blob) const;
 
  private:
-  struct Schema {
-    int64_t payload_size = 0;
-    std::vector<PayloadField> fields;
-  };
-  // By (domain id, schema id). Every process registers NCCL's schemas again: the first wins.
-  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, Schema> schemas_;
+  // Each schema's fields by (domain id, schema id). Every process registers NCCL's schemas
+  // again: the first registration wins.
+  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, std::vector<PayloadField>> schemas_;
 };
 
 // The bytes of a binaryData cell: the export writes a BLOB, and some tools re-save it as hex text.

@@ -163,7 +163,7 @@ bool ExportReader::Span(int64_t start, int64_t end, bool has_end, Process& proce
 }
 
 absl::Status ExportReader::ReadStrings() {
-  absl::StatusOr<Statement> rows = db_.Prepare("SELECT id, value FROM StringIds");
+  absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat("SELECT id, value FROM ", db_.Table("StringIds")));
   if (!rows.ok()) return rows.status();
   while (rows->Step()) strings_.try_emplace(rows->Int(0), rows->Text(1));
   return rows->status();
@@ -178,14 +178,15 @@ absl::Status ExportReader::ReadClock() {
   bool normalized = false;
   if (db_.HasTable("META_DATA_EXPORT")) {
     absl::StatusOr<Statement> meta = db_.Prepare(
-        "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PARAM_TIME_NORMALIZE'");
+        absl::StrCat("SELECT value FROM ", db_.Table("META_DATA_EXPORT"),
+                     " WHERE name = 'EXPORT_PARAM_TIME_NORMALIZE'"));
     if (!meta.ok()) return meta.status();
     while (meta->Step()) normalized = meta->Text(0) == "true";
     if (!meta->status().ok()) return meta->status();
   }
   absl::StatusOr<Statement> start = db_.Prepare(absl::StrCat(
       "SELECT utcEpochNs, ", Column("TARGET_INFO_SESSION_START_TIME", "systemClockNs"),
-      " FROM TARGET_INFO_SESSION_START_TIME"));
+      " FROM ", db_.Table("TARGET_INFO_SESSION_START_TIME")));
   if (!start.ok()) return start.status();
   if (start->Step()) {
     const int64_t utc = start->Int(0);
@@ -198,7 +199,8 @@ absl::Status ExportReader::ReadClock() {
 absl::Status ExportReader::ReadSystem() {
   if (db_.HasTable("TARGET_INFO_SYSTEM_ENV")) {
     absl::StatusOr<Statement> env =
-        db_.Prepare("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'");
+        db_.Prepare(absl::StrCat("SELECT value FROM ", db_.Table("TARGET_INFO_SYSTEM_ENV"),
+                                 " WHERE name = 'Hostname'"));
     if (!env.ok()) return env.status();
     while (env->Step()) host_ = std::string(env->Text(0));
     if (!env->status().ok()) return env->status();
@@ -207,7 +209,7 @@ absl::Status ExportReader::ReadSystem() {
   absl::StatusOr<Statement> gpus = db_.Prepare(absl::StrCat(
       "SELECT id, name, ", Column("TARGET_INFO_GPU", "totalMemory"), ", ",
       Column("TARGET_INFO_GPU", "computeMajor"), ", ", Column("TARGET_INFO_GPU", "computeMinor"),
-      ", ", Column("TARGET_INFO_GPU", "smCount"), " FROM TARGET_INFO_GPU"));
+      ", ", Column("TARGET_INFO_GPU", "smCount"), " FROM ", db_.Table("TARGET_INFO_GPU")));
   if (!gpus.ok()) return gpus.status();
   while (gpus->Step()) {
     gpus_.push_back(DeviceInfo{static_cast<int32_t>(gpus->Int(0)), std::string(gpus->Text(1)),
@@ -229,7 +231,7 @@ absl::Status ExportReader::ReadDeviceOps(std::string_view table, IntervalKind ki
   }
   absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
       "SELECT start, \"end\", deviceId, streamId, ", Column(table, "correlationId"), ", ",
-      Column(table, "globalPid"), ", ", name_column, " FROM ", std::string(table)));
+      Column(table, "globalPid"), ", ", name_column, " FROM ", db_.Table(table)));
   if (!rows.ok()) return rows.status();
   while (rows->Step()) {
     Process& process = ProcessFor(ProcessKey(rows->Int(5)));
@@ -269,7 +271,7 @@ absl::Status ExportReader::ReadRuntime() {
   if (!db_.HasTable(kTable)) return absl::OkStatus();
   absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
       "SELECT start, \"end\", globalTid, ", Column(kTable, "correlationId"), ", nameId FROM ",
-      std::string(kTable)));
+      db_.Table(kTable)));
   if (!rows.ok()) return rows.status();
   while (rows->Step()) {
     const int64_t global_tid = rows->Int(2);
@@ -327,7 +329,7 @@ absl::Status ExportReader::ReadNvtx() {
   absl::flat_hash_map<int64_t, std::string> domains;
   {
     absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
-        "SELECT ", domain_column, ", text FROM ", std::string(kTable), " WHERE eventType = ",
+        "SELECT ", domain_column, ", text FROM ", db_.Table(kTable), " WHERE eventType = ",
         kNvtxDomainCreate));
     if (!rows.ok()) return rows.status();
     while (rows->Step()) domains.try_emplace(rows->Int(0), rows->Text(1));
@@ -335,7 +337,7 @@ absl::Status ExportReader::ReadNvtx() {
   }
   absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
       "SELECT start, \"end\", globalTid, text, ", text_id_column, ", ", domain_column, ", ",
-      Column(kTable, "binaryData"), " FROM ", std::string(kTable), " WHERE eventType IN (", kNvtxPushPopRange,
+      Column(kTable, "binaryData"), " FROM ", db_.Table(kTable), " WHERE eventType IN (", kNvtxPushPopRange,
       ", ", kNvtxStartEndRange, ", ", kNvtxtPushPopRange, ", ", kNvtxtStartEndRange, ")"));
   if (!rows.ok()) return rows.status();
   while (rows->Step()) {

@@ -3,6 +3,8 @@
 // files themselves (queries beside each).
 #include "readers/nsys_reader.h"
 
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <string>
 
@@ -105,6 +107,29 @@ TEST(NsysReaderTest, ReadsTheGpuDescription) {
   EXPECT_EQ(rank.devices[0].compute_minor, 6);
   EXPECT_EQ(rank.devices[0].multiprocessors, 68);
   EXPECT_EQ(rank.source_path, Fixture("mock.sqlite"));
+}
+
+// Some exports name tables with a version suffix (CUPTI_ACTIVITY_KIND_KERNEL_V2): read as the
+// documented table; the unversioned name wins over a versioned one.
+TEST(NsysReaderTest, ReadsVersionedTableNames) {
+  testing::TempDir dir;
+  const std::string path =
+      dir.Write("versioned.sqlite", testing::ReadFile(Fixture("mock.sqlite")));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO "
+                         "CUPTI_ACTIVITY_KIND_KERNEL_V3; CREATE TABLE "
+                         "CUPTI_ACTIVITY_KIND_KERNEL_V2 AS SELECT * FROM "
+                         "CUPTI_ACTIVITY_KIND_KERNEL_V3 LIMIT 1",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  absl::StatusOr<std::vector<Rank>> ranks = ReadNsysSqlite(path, NsysReadOptions{});
+  ASSERT_TRUE(ranks.ok()) << ranks.status();
+  ASSERT_EQ(ranks->size(), 1u);
+  // The highest version: _V3 holds both kernels, _V2 one.
+  EXPECT_EQ(CountKind((*ranks)[0], IntervalKind::kComputeKernel), 2u);
 }
 
 TEST(NsysReaderTest, NotSqliteIsOneLineNamingTheFile) {
