@@ -16,7 +16,7 @@
 #include "common/interval_set.h"
 #include "common/parallel_for.h"
 #include "index/recompute_regions.h"
-#include "readers/event_classifier.h"
+#include "bubblescope/op_names.h"
 
 namespace bubblescope::index {
 namespace {
@@ -76,7 +76,7 @@ std::vector<Scope> ScopesOf(const Rank& rank, const Timeline& thread) {
     if (annotation.scope != AnnotationScope::kCpu || annotation.thread_or_stream != thread.id) {
       continue;
     }
-    const std::optional<CommKind> kind = kineto::CpuCommOpKind(rank.name(annotation.name));
+    const std::optional<CommKind> kind = op_names::CpuCommOpKind(rank.name(annotation.name));
     if (kind.has_value()) scopes.push_back(Scope{annotation.start, annotation.end, *kind, -1});
   }
   std::stable_sort(scopes.begin(), scopes.end(), [](const Scope& a, const Scope& b) {

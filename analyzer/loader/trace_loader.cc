@@ -110,6 +110,7 @@ absl::Status ReadWithReaders(Worker& worker, const std::string& path, int64_t ma
       rank.stats.Bump(ImportCounter::kTrailingContent, contents->trailing_at_compressed_byte);
     }
     rank.source_path = path;
+    rank.source_format = std::string(reader->format_name());
   }
   return absl::OkStatus();
 }

@@ -13,6 +13,9 @@
 
 namespace bubblescope {
 
+// The format's name (TraceReader::format_name, Rank::source_format).
+inline constexpr std::string_view kKinetoFormatName = "kineto";
+
 // Owns one simdjson On-Demand parser, reused across every file this reader reads (one reader per
 // worker thread).
 class KinetoReader {
@@ -53,7 +56,7 @@ class KinetoReader {
 // named *.json or *.json.gz: damaged JSON is still this reader's to describe.
 class KinetoTraceReader final : public TraceReader {
  public:
-  std::string_view format_name() const override { return "kineto"; }
+  std::string_view format_name() const override { return kKinetoFormatName; }
   bool Sniff(std::string_view head, std::string_view path) const override;
   bool ReadsText() const override { return true; }
   absl::Status Read(const std::string& path, const ReaderOptions& options,

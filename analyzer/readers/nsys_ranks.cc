@@ -5,7 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "readers/event_classifier.h"
+#include "bubblescope/op_names.h"
 
 namespace bubblescope::nsys {
 namespace {
@@ -23,7 +23,7 @@ CommKind CallKind(std::string_view name) {
       name.starts_with("ncclMem")) {
     return CommKind::kUnknown;
   }
-  return kineto::CommKindFromName(name.substr(4));
+  return op_names::CommKindFromName(name.substr(4));
 }
 
 int32_t Member(const std::vector<int32_t>& members, int32_t index) {

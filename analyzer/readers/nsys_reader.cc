@@ -1,7 +1,6 @@
 #include "readers/nsys_reader.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -11,7 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "bubblescope/rank_finish.h"
-#include "readers/event_classifier.h"
+#include "bubblescope/op_names.h"
 #include "readers/nsys_database.h"
 #include "readers/nsys_nccl_payload.h"
 #include "readers/nsys_ranks.h"
@@ -249,7 +248,7 @@ absl::Status ExportReader::ReadDeviceOps(std::string_view table, IntervalKind ki
     if (kind == IntervalKind::kComputeKernel) {
       const std::string_view name = String(rows->Int(6));
       interval.name = rank.names.Intern(name);
-      if (std::optional<CommKind> comm = kineto::CommKernelKind(name); comm.has_value()) {
+      if (std::optional<CommKind> comm = op_names::CommKernelKind(name); comm.has_value()) {
         interval.kind = IntervalKind::kCommKernel;
         interval.comm = static_cast<uint32_t>(rank.comms.size());
         rank.comms.push_back(CommInfo{.kind = *comm});
@@ -296,13 +295,13 @@ void ExportReader::AddNvtxRange(Process& process, int64_t global_tid, TimeNs sta
   Rank& rank = process.rank;
   const std::string_view name = TorchOperatorName(text);
   const int64_t tid = TidOf(global_tid);
-  if (kineto::IsOperatorName(name) || name == "record_param_comms") {
+  if (op_names::IsOperatorName(name) || name == "record_param_comms") {
     Interval interval;
     interval.start = start;
     interval.end = end;
     interval.name = rank.names.Intern(name);
     interval.kind = IntervalKind::kCpuOp;
-    if (std::optional<CommKind> comm = kineto::CpuCommOpKind(name); comm.has_value()) {
+    if (std::optional<CommKind> comm = op_names::CpuCommOpKind(name); comm.has_value()) {
       interval.kind = IntervalKind::kCpuCommOp;
       interval.comm = static_cast<uint32_t>(rank.comms.size());
       rank.comms.push_back(CommInfo{.kind = *comm});
@@ -310,7 +309,7 @@ void ExportReader::AddNvtxRange(Process& process, int64_t global_tid, TimeNs sta
     process.TimelineFor(TimelineKind::kCpuThread, -1, rank.pid, tid).intervals.push_back(interval);
     return;
   }
-  if (std::optional<int64_t> step = kineto::ProfilerStepNumber(name); step.has_value()) {
+  if (std::optional<int64_t> step = op_names::ProfilerStepNumber(name); step.has_value()) {
     rank.steps.push_back(ProfilerStep{*step, start, end});
   }
   rank.annotations.push_back(Annotation{.start = start,
@@ -422,22 +421,8 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
 
 bool IsSqliteHead(std::string_view head) { return head.starts_with(kSqliteMagic); }
 
-bool IsNsysReportHead(std::string_view head, std::string_view path) {
-  return !IsSqliteHead(head) && (path.ends_with(".nsys-rep") || path.ends_with(".qdrep"));
-}
-
 absl::Status NsysTraceReader::Read(const std::string& path, const ReaderOptions& options,
                                    FileRanks* out) {
-  std::string head(16, '\0');
-  if (FILE* file = std::fopen(path.c_str(), "rb"); file != nullptr) {
-    head.resize(std::fread(head.data(), 1, head.size(), file));
-    std::fclose(file);
-  }
-  if (IsNsysReportHead(head, path)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": an Nsight Systems report; export it first: nsys export --type sqlite "
-              "--include-blobs=true -o <name>.sqlite ", path));
-  }
   absl::StatusOr<std::vector<Rank>> ranks = ReadNsysSqlite(path, NsysReadOptions{options.max_bytes});
   if (!ranks.ok()) return ranks.status();
   out->ranks = std::move(*ranks);

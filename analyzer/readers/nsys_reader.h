@@ -23,10 +23,6 @@ struct NsysReadOptions {
 // Whether `head` (a file's first bytes) is an SQLite database: the format's 16-byte magic.
 bool IsSqliteHead(std::string_view head);
 
-// Whether `head` is an Nsight Systems report itself (.nsys-rep / .qdrep), which only
-// `nsys export` reads.
-bool IsNsysReportHead(std::string_view head, std::string_view path);
-
 // The file's ranks, each with source_path = `path`, sorted as the model requires. A rank's id is
 // its rank in the largest NCCL communicator it created first (NCCL's payloads, exported with
 // --include-blobs=true), else -1 for the loader to take from the file name or --rank; several
@@ -36,13 +32,15 @@ bool IsNsysReportHead(std::string_view head, std::string_view path);
 absl::StatusOr<std::vector<Rank>> ReadNsysSqlite(const std::string& path,
                                                  const NsysReadOptions& options);
 
-// The seam's reader for Nsight Systems exports: claims SQLite files by their magic, and reports
-// (.nsys-rep, .qdrep) by name only to say, in one line, which `nsys export` makes them readable.
+// The seam's reader for Nsight Systems exports: claims SQLite files by their magic (the loader
+// answers a report itself, .nsys-rep or .qdrep, with the nsys export command that makes it
+// readable: loader/trace_paths.h).
 class NsysTraceReader final : public TraceReader {
  public:
   std::string_view format_name() const override { return "nsys-sqlite"; }
-  bool Sniff(std::string_view head, std::string_view path) const override {
-    return IsSqliteHead(head) || IsNsysReportHead(head, path);
+  // An export is told by its content alone.
+  bool Sniff(std::string_view head, std::string_view /*path*/) const override {
+    return IsSqliteHead(head);
   }
   bool ReadsText() const override { return false; }  // SQLite opens the file itself
   absl::Status Read(const std::string& path, const ReaderOptions& options,

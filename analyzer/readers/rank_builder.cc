@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "bubblescope/op_names.h"
 #include "bubblescope/rank_finish.h"
 #include "readers/event_classifier.h"
 #include "readers/json_tokens.h"
@@ -134,11 +135,11 @@ void RankBuilder::AddCpuOp(const EventFields& fields, const std::vector<int32_t>
   const std::string_view name_text = UnescapeJsonString(fields.name, &scratch_);
   // Catless events come from torch builds without Kineto, where record_function ranges (PP:F3,
   // gloo:send) are written like operators; they are annotations, as Kineto's user_annotation.
-  if (ProfilerStepNumber(name_text) ||
-      (fields.category == EventCategory::kAbsent && !IsOperatorName(name_text))) {
+  if (op_names::ProfilerStepNumber(name_text) ||
+      (fields.category == EventCategory::kAbsent && !op_names::IsOperatorName(name_text))) {
     return AddAnnotation(fields, AnnotationScope::kCpu, end, offset);
   }
-  const std::optional<CommKind> comm_kind = CpuCommOpKind(name_text);
+  const std::optional<CommKind> comm_kind = op_names::CpuCommOpKind(name_text);
   if (comm_kind && (fields.args.damaged_groups & kArgGroupComm)) {
     return Bump(fields.args.damage, offset);
   }
@@ -174,7 +175,7 @@ void RankBuilder::AddAnnotation(const EventFields& fields, AnnotationScope scope
   const std::string_view name_text = UnescapeJsonString(fields.name, &scratch_);
   annotation.name = Intern(name_text);
   if (scope == AnnotationScope::kCpu) {
-    if (const std::optional<int64_t> step = ProfilerStepNumber(name_text)) {
+    if (const std::optional<int64_t> step = op_names::ProfilerStepNumber(name_text)) {
       rank_->steps.push_back(ProfilerStep{.number = *step, .start = fields.ts, .end = end});
     }
   }
@@ -283,7 +284,7 @@ bool RankBuilder::IsCommKernel(NameId name, CommKind* kind) {
   uint8_t& cached = kernel_class_[name];
   if (cached == 0) {
     const std::string_view text = rank_->names.Get(name);
-    const std::optional<CommKind> comm = CommKernelKind(text);
+    const std::optional<CommKind> comm = op_names::CommKernelKind(text);
     cached = comm ? static_cast<uint8_t>(2 + static_cast<int>(*comm)) : 1;
   }
   if (cached == 1) return false;
@@ -297,7 +298,7 @@ uint32_t RankBuilder::AddComm(CommKind name_kind, const EventArgs& args,
   info.kind = name_kind;
   if (!args.collective.empty()) {
     const std::string_view collective = UnescapeJsonString(args.collective, &scratch_);
-    const CommKind arg_kind = CommKindFromName(collective);
+    const CommKind arg_kind = op_names::CommKindFromName(collective);
     if (arg_kind != CommKind::kUnknown) info.kind = arg_kind;
     info.collective = Intern(collective);
   }
@@ -305,7 +306,7 @@ uint32_t RankBuilder::AddComm(CommKind name_kind, const EventArgs& args,
     const std::string_view dtype = UnescapeJsonString(args.dtype, &scratch_);
     info.dtype = Intern(dtype);
     const int64_t elements = std::max(args.in_nelems, args.out_nelems);
-    const int element_size = DtypeSize(dtype);
+    const int element_size = op_names::DtypeSize(dtype);
     int64_t bytes = 0;
     if (elements >= 0 && element_size > 0 &&
         !__builtin_mul_overflow(elements, int64_t{element_size}, &bytes)) {

@@ -193,6 +193,9 @@ struct Rank {
   int32_t rank = -1;
   int32_t world_size = -1;
   std::string source_path;  // the file it was read from
+  // The reader that read it (TraceReader::format_name: "kineto", "digest", ...); empty for a rank
+  // made in memory (the simulator's). Set by the loader, as source_path is.
+  std::string source_format;
   std::string host;
   int64_t pid = 0;
   std::string backend;       // "nccl", "gloo", ... from distributedInfo

@@ -44,9 +44,9 @@ TEST(NsysCliTest, AReportNotExportedNamesTheExportCommand) {
   const std::string report = dir.Write("rank0.nsys-rep", std::string("\x01\x02qdstrm", 8));
   CommandResult run = Bubblescope({"analyze", report});
   EXPECT_EQ(run.exit_status, 2);
-  EXPECT_EQ(run.err, "bubblescope: " + report +
-                         ": an Nsight Systems report; export it first: nsys export --type sqlite "
-                         "--include-blobs=true -o <name>.sqlite " + report + "\n");
+  EXPECT_THAT(run.err, HasSubstr("bubblescope: " + report + ": an Nsight Systems report"));
+  EXPECT_THAT(run.err, HasSubstr("nsys export --type sqlite"));
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1);
 }
 
 TEST(NsysCliTest, ForeignOrDamagedSqliteIsOneLineExitTwo) {

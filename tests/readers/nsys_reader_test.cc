@@ -162,11 +162,11 @@ TEST(NsysReaderTest, DamagedOrForeignSqliteIsAnErrorNotACrash) {
   EXPECT_FALSE(ranks.ok());
 }
 
-TEST(NsysReaderTest, SniffsByMagicAndNamesReports) {
-  EXPECT_TRUE(IsSqliteHead(std::string_view("SQLite format 3\0rest", 20)));
-  EXPECT_FALSE(IsSqliteHead("{\"traceEvents\": []}"));
-  EXPECT_TRUE(IsNsysReportHead("\x01\x02 binary", "run/rank0.nsys-rep"));
-  EXPECT_FALSE(IsNsysReportHead("\x01\x02 binary", "run/rank0.json"));
+TEST(NsysReaderTest, SniffsByMagic) {
+  NsysTraceReader reader;
+  EXPECT_TRUE(reader.Sniff(std::string_view("SQLite format 3\0rest", 20), "run/trace.db"));
+  EXPECT_FALSE(reader.Sniff("{\"traceEvents\": []}", "run/rank0.sqlite"));
+  EXPECT_FALSE(reader.Sniff("SQLite format 3", "run/rank0.sqlite"));  // no NUL: not the magic
 }
 
 }  // namespace
