@@ -32,7 +32,7 @@ const char* NonEmpty(const EnvLookup& env, const char* name) {
 }
 
 // BUBBLESCOPE_KINDS's names, in the order they are listed.
-constexpr std::array<std::pair<std::string_view, uint32_t>, 8> kNames = {{
+constexpr std::array<std::pair<std::string_view, uint32_t>, 9> kNames = {{
     {"kernel", kKindKernel},
     {"memcpy", kKindMemcpy},
     {"memset", kKindMemset},
@@ -41,6 +41,7 @@ constexpr std::array<std::pair<std::string_view, uint32_t>, 8> kNames = {{
     {"runtime", kKindRuntime},
     {"driver", kKindDriver},
     {"nccl", kKindNccl},
+    {"queries", kKindQueries},
 }};
 
 bool ParseKinds(std::string_view text, uint32_t* kinds, std::string* error) {
@@ -57,7 +58,7 @@ bool ParseKinds(std::string_view text, uint32_t* kinds, std::string* error) {
     }
     if (!known) {
       *error = "BUBBLESCOPE_KINDS: unknown kind '" + std::string(item) +
-               "' (expected kernel, memcpy, memset, memory, nvtx, runtime, driver, nccl)";
+               "' (expected kernel, memcpy, memset, memory, nvtx, runtime, driver, nccl, queries)";
       return false;
     }
     if (comma == std::string_view::npos) return true;

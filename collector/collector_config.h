@@ -21,7 +21,11 @@ enum KindBit : uint32_t {
   kKindRuntime = 1u << 5,
   kKindDriver = 1u << 6,
   kKindNccl = 1u << 7,
+  // The runtime and driver calls that only query host-side state (api_filter.h); off unless
+  // named, and only with `runtime` or `driver` on.
+  kKindQueries = 1u << 8,
 };
+// Every kind but `queries`: the default.
 inline constexpr uint32_t kAllKinds = (1u << 8) - 1;
 
 enum class StartMode : uint8_t {
@@ -50,7 +54,7 @@ struct CollectorConfig {
 using EnvLookup = std::function<const char*(const char*)>;
 
 // Reads BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS (comma list of kernel, memcpy, memset, memory,
-// nvtx, runtime, driver, nccl), BUBBLESCOPE_FLUSH_MS (> 0), BUBBLESCOPE_START (immediate,
+// nvtx, runtime, driver, nccl, queries), BUBBLESCOPE_FLUSH_MS (> 0), BUBBLESCOPE_START (immediate,
 // profiler-api, after:SECONDS, steps:A:B), BUBBLESCOPE_BUFFER_MB (> 0) and BUBBLESCOPE_RUN_ID (of the form
 // text::IsValidRecordRunId accepts). Unset or empty variables keep their defaults. False with a
 // one-line `*error` naming the variable on a bad value.

@@ -57,7 +57,31 @@ std::string CuptiUnavailableEvent(const std::string& held_by, uint32_t kinds, in
   return out;
 }
 
+std::string CuptiHandedOffEvent(const std::string& taker, uint32_t kinds, int64_t pid,
+                                int64_t at_ns) {
+  std::string out;
+  ChromeEvent(&out, "M", "", "bubblescope_cupti_handed_off")
+      .Int("pid", pid)
+      .Int("tid", 0)
+      .Args()
+      .Text("to", taker)
+      .Int("at_ns", at_ns)
+      .Text("not_recorded_after", KindNames(CuptiKinds(kinds)))
+      .Text("recorded", KindNames(kinds & kKindNccl))
+      .Finish();
+  return out;
+}
+
 }  // namespace
+
+std::string CuptiHandOffNotice(const std::string& taker, uint32_t kinds) {
+  std::string line = "bubblescope collector: another profiler asked for CUPTI";
+  if (!taker.empty()) line += " (" + taker + ")";
+  line += ": handed over; " + KindNames(CuptiKinds(kinds)) +
+          " from here on are in its trace, not bubblescope's";
+  line += (kinds & kKindNccl) ? "; NCCL transfers still recorded" : "";
+  return line;
+}
 
 std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds) {
   std::string line = "bubblescope collector: CUPTI is held by another profiler";
@@ -152,6 +176,7 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
                                                                 .directory = directory_.get()});
   }
   cupti_dropped_ = 0;
+  cupti_handed_off_ = false;
   last_written_ = DroppedCounts();
   window_recording_ = false;
   window_opened_ = false;
@@ -181,7 +206,8 @@ void CollectorRuntime::FlushLoop() {
     if (!delayed_start_done && std::chrono::steady_clock::now() - started >=
                                    std::chrono::milliseconds(config_.start_delay_ms)) {
       delayed_start_done = true;
-      if (hooks_.set_recording) hooks_.set_recording(true);
+      std::lock_guard<std::mutex> window_lock(window_mutex_);
+      if (hooks_.set_recording && !cupti_handed_off_) hooks_.set_recording(true);
     }
     Flush(false);
     lock.lock();
@@ -199,18 +225,18 @@ void CollectorRuntime::ConsumeBuffer(uint8_t* buffer, size_t valid_bytes, Record
 }
 
 void CollectorRuntime::OnProfilerApi(bool start) {
-  if (Active() && config_.start == StartMode::kProfilerApi && hooks_.set_recording) {
+  if (OwnsCupti() && config_.start == StartMode::kProfilerApi && hooks_.set_recording) {
     hooks_.set_recording(start);
   }
 }
 
 void CollectorRuntime::OnRangeStart(std::string_view name) {
-  if (!Active() || !hooks_.set_recording) return;
+  if (!OwnsCupti() || !hooks_.set_recording) return;
   const std::optional<bool> change = StepWindowChange(config_, name);
   if (!change) return;
   std::lock_guard<std::mutex> lock(window_mutex_);
   window_opened_ = window_opened_ || *change;
-  if (*change == window_recording_) return;
+  if (*change == window_recording_ || cupti_handed_off_) return;
   window_recording_ = *change;
   hooks_.set_recording(*change);
 }
@@ -245,10 +271,27 @@ void CollectorRuntime::WriteDroppedIfChanged() {
   writer_->Append(out);
 }
 
+void CollectorRuntime::HandOffCupti(const std::string& taker) {
+  if (!OwnsCupti()) return;
+  {
+    // Under the flush lock, so no periodic flush calls CUPTI while it is released; the window
+    // lock keeps a step range or cudaProfilerStart from turning recording back on.
+    std::lock_guard<std::mutex> flush_lock(flush_mutex_);
+    std::lock_guard<std::mutex> window_lock(window_mutex_);
+    if (cupti_handed_off_.exchange(true)) return;
+    if (hooks_.flush_activity) hooks_.flush_activity(true);
+    if (hooks_.release_cupti) hooks_.release_cupti();
+    const int64_t at_ns = hooks_.clock ? hooks_.clock() : 0;
+    writer_->Append(CuptiHandedOffEvent(taker, config_.kinds, pid_, at_ns));
+  }
+  std::fprintf(stderr, "%s\n", CuptiHandOffNotice(taker, config_.kinds).c_str());
+  Flush(false);
+}
+
 void CollectorRuntime::Flush(bool forced) {
   if (!Active()) return;
   std::lock_guard<std::mutex> lock(flush_mutex_);
-  if (hooks_.flush_activity) hooks_.flush_activity(forced);
+  if (hooks_.flush_activity && !cupti_handed_off_) hooks_.flush_activity(forced);
   if (nccl_) nccl_->Collect(forced, *writer_);
   WriteDroppedIfChanged();
   writer_->Flush();

@@ -42,11 +42,16 @@ struct RuntimeHooks {
   // CUPTI (NCCL transfers), says so in one line, and writes a "bubblescope_cupti_unavailable"
   // metadata event rather than an empty trace.
   std::optional<std::string> cupti_held_by;
+  // Gives CUPTI up for good (recording off, the subscriber released), so that another client can
+  // subscribe: see CollectorRuntime::HandOffCupti.
+  std::function<void()> release_cupti;
 };
 
 // The one line printed when another CUPTI client holds CUPTI: who, and what is and is not
 // recorded of `kinds` (a KindBit mask).
 std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds);
+// The one line printed when the collector hands CUPTI over to `taker` (HandOffCupti).
+std::string CuptiHandOffNotice(const std::string& taker, uint32_t kinds);
 
 // Counts of what the collector could not record, written into the trace as the args of a
 // "bubblescope_dropped" metadata event whenever they change.
@@ -86,6 +91,13 @@ class CollectorRuntime {
   // An NVTX range named `name` opened (BUBBLESCOPE_START=steps:A:B): recording follows the step
   // window (StepWindowChange). Thread-safe.
   void OnRangeStart(std::string_view name);
+  // Another CUPTI client (`taker`: the library that asked, torch.profiler's Kineto in
+  // libtorch_cpu.so, say) wants CUPTI while the collector holds it, and CUPTI allows one: the
+  // collector hands CUPTI's last buffers to the trace and releases CUPTI, so the user's profiler
+  // works. Everything CUPTI would have recorded from then on is in that profiler's trace, not this
+  // one; the trace says so in a "bubblescope_cupti_handed_off" metadata event, and one line goes
+  // to stderr. NCCL transfers are still recorded. Once per process; thread-safe.
+  void HandOffCupti(const std::string& taker);
   // Hands over CUPTI's buffers, writes finished NCCL records and dropped counts, flushes the file.
   void Flush(bool forced);
   // Final flush, closing bracket, file closed; Start() may run again afterwards.
@@ -104,6 +116,8 @@ class CollectorRuntime {
   // worker) inherits this object but neither the flush thread nor the file, and must not touch
   // them, not even from its atexit handlers.
   bool Active() const;
+  // Active and CUPTI not handed off: CUPTI hooks may be called.
+  bool OwnsCupti() const { return Active() && !cupti_handed_off_.load(); }
   void FlushLoop();
   std::string ProcessEvent(const ProcessIdentity& identity) const;
   void WriteDroppedIfChanged();
@@ -111,6 +125,7 @@ class CollectorRuntime {
   std::mutex lifecycle_mutex_;  // Start / Shutdown
   std::atomic<bool> running_{false};
   std::atomic<bool> refused_{false};
+  std::atomic<bool> cupti_handed_off_{false};
   CollectorConfig config_;
   RuntimeHooks hooks_;
   int64_t pid_ = 0;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "activity_buffer.h"
+#include "api_filter.h"
 #include "collector_config.h"
 #include "collector_runtime.h"
 #include "cupti_cursor.h"
@@ -76,6 +77,78 @@ std::vector<CUpti_ActivityKind> ActivityKinds(uint32_t kinds) {
   return out;
 }
 
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as Kineto names runtime calls.
+std::string ApiName(bool is_driver, uint32_t cbid) {
+  const char* name = nullptr;
+  const CUpti_CallbackDomain domain =
+      is_driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
+    return (is_driver ? "cuda_driver_cbid_" : "cuda_runtime_cbid_") + std::to_string(cbid);
+  }
+  std::string text = name;
+  const size_t version = text.rfind("_v");
+  if (version != std::string::npos && version + 2 < text.size() &&
+      text.find_first_not_of("0123456789", version + 2) == std::string::npos) {
+    text.resize(version);
+  }
+  return text;
+}
+
+// The file of the libcupti this library uses; nullptr when the loader cannot say.
+const char* CuptiLibraryPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) == 0) return nullptr;
+  return info.dli_fname;
+}
+
+// A function of the libcupti this library uses, looked up by name: for those that not every
+// supported CUPTI has (the per-API switches came with CUDA 12.x), so that the collector still
+// loads where they are missing. nullptr when absent.
+void* CuptiFunction(const char* name) {
+  const char* path = CuptiLibraryPath();
+  if (path == nullptr) return nullptr;
+  void* library = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+  if (library == nullptr) return nullptr;
+  void* function = dlsym(library, name);
+  dlclose(library);  // libcupti stays loaded: this library depends on it
+  return function;
+}
+
+// The callback ids of one API domain whose calls are host queries (api_filter.h).
+std::vector<CUpti_CallbackId> HostQueryIds(bool is_driver, uint32_t id_count) {
+  std::vector<CUpti_CallbackId> ids;
+  for (uint32_t cbid = 1; cbid < id_count; ++cbid) {
+    if (IsHostQueryApi(ApiName(is_driver, cbid))) ids.push_back(cbid);
+  }
+  return ids;
+}
+
+// Switches off the activity records of host-query calls for the API kinds just enabled, unless
+// the user asked for `queries`. Enabling a whole API kind resets these switches, so this runs
+// after every enable. Where CUPTI lacks the switches, the queries are recorded.
+void SkipHostQueries(uint32_t kinds) {
+  using Switch = CUptiResult (*)(CUpti_CallbackId, uint8_t);
+  if (kinds & kKindQueries) return;
+  if (kinds & kKindRuntime) {
+    static const auto runtime_switch =
+        reinterpret_cast<Switch>(CuptiFunction("cuptiActivityEnableRuntimeApi"));
+    static const std::vector<CUpti_CallbackId> runtime_ids =
+        HostQueryIds(false, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    if (runtime_switch != nullptr) {
+      for (CUpti_CallbackId cbid : runtime_ids) runtime_switch(cbid, 0);
+    }
+  }
+  if (kinds & kKindDriver) {
+    static const auto driver_switch =
+        reinterpret_cast<Switch>(CuptiFunction("cuptiActivityEnableDriverApi"));
+    static const std::vector<CUpti_CallbackId> driver_ids =
+        HostQueryIds(true, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    if (driver_switch != nullptr) {
+      for (CUpti_CallbackId cbid : driver_ids) driver_switch(cbid, 0);
+    }
+  }
+}
+
 void SetRecording(bool on) {
   for (CUpti_ActivityKind kind : ActivityKinds(CollectorRuntime::Instance().config().kinds)) {
     const CUptiResult result = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
@@ -86,6 +159,7 @@ void SetRecording(bool on) {
       return;
     }
   }
+  if (on) SkipHostQueries(CollectorRuntime::Instance().config().kinds);
 }
 
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -113,23 +187,6 @@ void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
   }
 }
 
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as Kineto names runtime calls.
-std::string ApiName(bool is_driver, uint32_t cbid) {
-  const char* name = nullptr;
-  const CUpti_CallbackDomain domain =
-      is_driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
-  if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
-    return (is_driver ? "cuda_driver_cbid_" : "cuda_runtime_cbid_") + std::to_string(cbid);
-  }
-  std::string text = name;
-  const size_t version = text.rfind("_v");
-  if (version != std::string::npos && version + 2 < text.size() &&
-      text.find_first_not_of("0123456789", version + 2) == std::string::npos) {
-    text.resize(version);
-  }
-  return text;
-}
-
 int64_t CuptiClock() {
   uint64_t now = 0;
   cuptiGetTimestamp(&now);
@@ -139,6 +196,28 @@ int64_t CuptiClock() {
 void FlushActivity(bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); }
 
 void AtExit() { CollectorRuntime::Instance().Shutdown(); }
+
+// Gives CUPTI up so that another client can subscribe (CollectorRuntime::HandOffCupti).
+void ReleaseCupti() {
+  SetRecording(false);
+  cuptiUnsubscribe(subscriber);
+  subscriber = nullptr;
+}
+
+void HandOffToAnotherClient(const char* taker) {
+  CollectorRuntime::Instance().HandOffCupti(taker == nullptr ? "" : taker);
+}
+
+// With `bubblescope record`, libbubblescope_cupti_handoff.so is preloaded into the job and
+// calls HandOffToAnotherClient when anyone else subscribes to CUPTI (cupti_handoff.cc). Injected
+// by other means, the collector keeps CUPTI, and a later client's subscription fails as before.
+void OfferHandOff() {
+  using Register = void (*)(void (*)(const char*));
+  if (const auto register_hand_off =
+          reinterpret_cast<Register>(dlsym(RTLD_DEFAULT, "bubblescope_cupti_handoff_register"))) {
+    register_hand_off(HandOffToAnotherClient);
+  }
+}
 
 // cuptiSubscribe, through cuptiSubscribe_v2 where the headers have it (CUDA 13): it names this
 // subscriber to other tools and, when refused, names the client that holds CUPTI.
@@ -179,11 +258,7 @@ void RouteNvtxToCupti() {
   const CollectorConfig& config = CollectorRuntime::Instance().config();
   if (!(config.kinds & kKindNvtx) && config.start != StartMode::kSteps) return;
   if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 &&
-      info.dli_fname != nullptr) {
-    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
-  }
+  if (const char* path = CuptiLibraryPath()) setenv("NVTX_INJECTION64_PATH", path, 0);
 }
 
 // Every CUPTI setup step; false (after printing the "disabled" line) at the first refusal. When
@@ -215,6 +290,7 @@ bool SetUp() {
   hooks.flush_activity = FlushActivity;
   hooks.set_recording = SetRecording;
   hooks.api_name = ApiName;
+  hooks.release_cupti = ReleaseCupti;
   if (!StartRuntime(std::move(hooks))) {
     cuptiUnsubscribe(subscriber);
     return false;
@@ -230,6 +306,7 @@ bool SetUp() {
 #endif
   }
   RouteNvtxToCupti();
+  OfferHandOff();
   std::atexit(AtExit);
   return true;
 }

@@ -26,8 +26,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<absl::string_view, 8> kKinds = {
-    "kernel", "memcpy", "memset", "memory", "nvtx", "runtime", "driver", "nccl"};
+// The last, `queries`, is the only one the default leaves out (collector/api_filter.h).
+constexpr std::array<absl::string_view, 9> kKinds = {
+    "kernel", "memcpy", "memset", "memory", "nvtx", "runtime", "driver", "nccl", "queries"};
+constexpr size_t kDefaultKinds = kKinds.size() - 1;
 
 // Signals a job launcher is expected to pass on (docs/record.md), and those of them that ask
 // the job to end: a second of these kills it.
@@ -46,7 +48,9 @@ constexpr char kRecordFooter[] = R"(
 
 COMMAND and everything it starts run with the CUPTI collector injected (CUDA_INJECTION64_PATH,
 NCCL_PROFILER_PLUGIN) and configured (BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS,
-BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID, and BUBBLESCOPE_START with --steps); the rest of the
+BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID, and BUBBLESCOPE_START with --steps), with
+libbubblescope_cupti_handoff.so first in LD_PRELOAD, so that a torch.profiler the job starts
+gets CUPTI from the collector (which then records NCCL transfers only); the rest of the
 environment is passed on unchanged.
 Every CUDA process writes DIR/bubblescope-<RUN>-rank<R>-world<W>-<host>-<pid>.json, RUN this
 run's id, so runs recorded into one directory stay apart (analyze --run RUN picks one). Once
@@ -62,7 +66,8 @@ outright, COMMAND's process group gets SIGTERM, then SIGKILL 10 s later.
 
 Kinds: kernel, memcpy, memset, memory (device allocations), nvtx (the job's and NCCL's ranges),
 runtime, driver (CUDA API calls, which link kernels to their launches), nccl (point-to-point
-transfers with peer and bytes).
+transfers with peer and bytes), queries (the API calls that only query host state, such as
+cudaGetDevice: 80% of a PyTorch job's calls, off by default).
 
 Examples:
   bubblescope record -o traces/ -- torchrun --nproc-per-node 8 train.py
@@ -184,7 +189,7 @@ std::vector<RecordedFile> ReportWrittenFiles(const RecordSettings& settings,
 }  // namespace
 
 absl::StatusOr<std::string> ParseKinds(absl::string_view text) {
-  if (text.empty()) return absl::StrJoin(kKinds, ",");
+  if (text.empty()) return absl::StrJoin(kKinds.begin(), kKinds.begin() + kDefaultKinds, ",");
   std::array<bool, kKinds.size()> chosen{};
   for (absl::string_view name : absl::StrSplit(text, ',')) {
     auto found = std::find(kKinds.begin(), kKinds.end(), name);
@@ -261,11 +266,14 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
   absl::StatusOr<std::string> collector = FindCollectorLibrary(flags.collector, executable_path);
   if (!collector.ok()) return collector.status();
   settings.collector_path = *std::move(collector);
+  const fs::path handoff = fs::path(settings.collector_path).parent_path() / kHandoffLibraryName;
+  std::error_code error;
+  if (fs::is_regular_file(handoff, error)) settings.handoff_path = handoff.string();
   return settings;
 }
 
 std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
-    const RecordSettings& settings) {
+    const RecordSettings& settings, std::string_view inherited_preload) {
   std::vector<std::pair<std::string, std::string>> variables = {
       {"CUDA_INJECTION64_PATH", settings.collector_path},
       {"NCCL_PROFILER_PLUGIN", settings.collector_path},
@@ -274,6 +282,11 @@ std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
       {"BUBBLESCOPE_FLUSH_MS", absl::StrCat(settings.flush_ms)},
       {"BUBBLESCOPE_RUN_ID", settings.run_id}};
   if (!settings.start.empty()) variables.emplace_back("BUBBLESCOPE_START", settings.start);
+  if (!settings.handoff_path.empty()) {
+    std::string preload = settings.handoff_path;
+    if (!inherited_preload.empty()) preload += ":" + std::string(inherited_preload);
+    variables.emplace_back("LD_PRELOAD", std::move(preload));
+  }
   return variables;
 }
 
@@ -292,7 +305,7 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
   record->add_option("-o,--output", f.output_dir, "Directory for the traces (created)")
       ->type_name("DIR")
       ->capture_default_str();
-  record->add_option("--kinds", f.kinds, "What to record, a comma list (default: all)")
+  record->add_option("--kinds", f.kinds, "What to record, a comma list (default: all but queries)")
       ->type_name("KIND,...");
   record
       ->add_option("--steps", f.steps,
@@ -348,7 +361,9 @@ int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
   err.flush();
   ChildProcessOptions child;
   child.argv = settings->command;
-  child.extra_environment = CollectorEnvironment(*settings);
+  const char* inherited_preload = std::getenv("LD_PRELOAD");
+  child.extra_environment =
+      CollectorEnvironment(*settings, inherited_preload == nullptr ? "" : inherited_preload);
   child.forwarded_signals.assign(kForwardedSignals.begin(), kForwardedSignals.end());
   child.ending_signals.assign(kEndingSignals.begin(), kEndingSignals.end());
   child.kill_after_ms = settings->kill_after_ms;

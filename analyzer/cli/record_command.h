@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,7 @@
 namespace bubblescope {
 
 inline constexpr char kCollectorLibraryName[] = "libbubblescope_collector.so";
+inline constexpr char kHandoffLibraryName[] = "libbubblescope_cupti_handoff.so";
 
 // The command line as typed; ParseRecordFlags checks it.
 struct RecordFlags {
@@ -39,6 +41,9 @@ struct RecordFlags {
 
 struct RecordSettings {
   std::string collector_path;  // absolute
+  // libbubblescope_cupti_handoff.so beside the collector, preloaded into the job so that the
+  // user's own profiler can take CUPTI over (collector/cupti_handoff.cc); empty when absent.
+  std::string handoff_path;
   std::string output_dir;      // absolute; created by the command, not by the parser
   std::string kinds;           // canonical comma list
   int64_t flush_ms = 1000;
@@ -79,8 +84,10 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
                                                 const std::string& new_run_id);
 
 // The variables the job runs with, in the contract's order.
+// The variables the job gets; `inherited_preload` is the LD_PRELOAD the job would have had,
+// which stays, after the hand-over library.
 std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
-    const RecordSettings& settings);
+    const RecordSettings& settings, std::string_view inherited_preload = {});
 
 class RecordCommand : public Command {
  public:

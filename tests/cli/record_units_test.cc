@@ -36,6 +36,7 @@ TEST(ParseKindsTest, CanonicalOrderWithoutRepeats) {
   EXPECT_EQ(*ParseKinds(""), kAllKinds);
   EXPECT_EQ(*ParseKinds("nccl,kernel,nvtx,kernel"), "kernel,nvtx,nccl");
   EXPECT_EQ(*ParseKinds("driver,runtime,nvtx,memory,memset,memcpy,kernel,nccl"), kAllKinds);
+  EXPECT_EQ(*ParseKinds("queries,runtime"), "runtime,queries");  // opt-in only
 }
 
 TEST(ParseKindsTest, UnknownOrEmptyNameIsAnError) {
@@ -103,6 +104,25 @@ TEST(ParseRecordFlagsTest, DefaultsAndTheVariablesTheyGive) {
                           Pair("BUBBLESCOPE_RUN_ID", kRunId)));
   flags.run_id = "baseline";
   EXPECT_EQ(ParseRecordFlags(flags, "", kRunId)->run_id, "baseline");
+}
+
+// The hand-over library beside the collector goes first in LD_PRELOAD, before what the job had.
+TEST(ParseRecordFlagsTest, TheHandoffLibraryBesideTheCollectorIsPreloaded) {
+  TempDir dir;
+  RecordFlags flags;
+  flags.collector = dir.Write("libbubblescope_collector.so", "elf");
+  flags.command = {"true"};
+  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "", kRunId);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->handoff_path, "");
+  EXPECT_EQ(CollectorEnvironment(*settings, "/opt/libjemalloc.so").size(), 6u);
+  const std::string handoff = dir.Write("libbubblescope_cupti_handoff.so", "elf");
+  settings = ParseRecordFlags(flags, "", kRunId);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->handoff_path, handoff);
+  EXPECT_EQ(CollectorEnvironment(*settings).back(), std::make_pair(std::string("LD_PRELOAD"), handoff));
+  EXPECT_EQ(CollectorEnvironment(*settings, "/opt/libjemalloc.so").back(),
+            std::make_pair(std::string("LD_PRELOAD"), handoff + ":/opt/libjemalloc.so"));
 }
 
 TEST(ParseRecordFlagsTest, StepsBecomeTheCollectorsStartMode) {

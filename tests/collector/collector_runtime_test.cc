@@ -95,6 +95,49 @@ TEST(CollectorRuntimeTest, StepWindowTurnsRecordingOnAndOffOnce) {
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
+// torch.profiler starts inside a recorded job and asks for CUPTI: the collector hands CUPTI's
+// last buffers to its trace, releases CUPTI once, never turns recording back on (a later step
+// range, a periodic or final flush), says so in one line and in the trace, and keeps NCCL.
+TEST(CollectorRuntimeTest, HandingCuptiToTheUsersProfilerIsFinalAndSaid) {
+  TempDir dir;
+  std::vector<std::string> calls;
+  RuntimeHooks hooks;
+  hooks.clock = FakeClock;
+  hooks.set_recording = [&calls](bool on) { calls.push_back(on ? "on" : "off"); };
+  hooks.flush_activity = [&calls](bool forced) { calls.push_back(forced ? "flush!" : "flush"); };
+  hooks.release_cupti = [&calls] { calls.push_back("release"); };
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_FLUSH_MS", "100000"},
+                                 {"BUBBLESCOPE_KINDS", "kernel,runtime,nccl"},
+                                 {"BUBBLESCOPE_START", "steps:0:9"}}),
+                            hooks));
+  runtime.OnRangeStart("ProfilerStep#0");
+  ::testing::internal::CaptureStderr();
+  runtime.HandOffCupti("/site-packages/torch/lib/libtorch_cpu.so");
+  runtime.HandOffCupti("again");  // once only
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "bubblescope collector: another profiler asked for CUPTI "
+            "(/site-packages/torch/lib/libtorch_cpu.so): handed over; kernel,runtime from here on "
+            "are in its trace, not bubblescope's; NCCL transfers still recorded\n");
+  runtime.OnRangeStart("ProfilerStep#10");  // would turn recording off: CUPTI is not ours
+  runtime.OnRangeStart("ProfilerStep#1");
+  EXPECT_NE(runtime.nccl(), nullptr);
+  const std::string path = runtime.trace_path();
+  runtime.Shutdown();
+  EXPECT_EQ(calls, (std::vector<std::string>{"on", "flush!", "release"}));
+  const std::string text = ReadFile(path);
+  EXPECT_NE(text.find("\"name\":\"bubblescope_cupti_handed_off\",\"pid\":" +
+                      std::to_string(getpid()) +
+                      ",\"tid\":0,\"args\":{\"to\":\"/site-packages/torch/lib/libtorch_cpu.so\","
+                      "\"at_ns\":"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"not_recorded_after\":\"kernel,runtime\",\"recorded\":\"nccl\"}}"),
+            std::string::npos)
+      << text;
+}
+
 TEST(CollectorRuntimeTest, AStepWindowNeverOpenedIsSaidAtExit) {
   TempDir dir;
   RuntimeHooks hooks;
