@@ -181,6 +181,8 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
   window_recording_ = false;
   window_opened_ = false;
   stop_loop_ = false;
+  translate_requested_ = false;
+  queued_.clear();
   running_ = true;
   if (config_.start == StartMode::kImmediate && hooks_.set_recording) hooks_.set_recording(true);
   flush_thread_ = std::thread([this] { FlushLoop(); });
@@ -197,20 +199,56 @@ bool CollectorRuntime::Active() const { return running_ && getpid() == pid_; }
 
 void CollectorRuntime::FlushLoop() {
   const auto started = std::chrono::steady_clock::now();
+  const auto period = std::chrono::milliseconds(config_.flush_ms);
+  auto next_flush = started + period;
   bool delayed_start_done = config_.start != StartMode::kAfterDelay;
   std::unique_lock<std::mutex> lock(loop_mutex_);
   while (!stop_loop_) {
-    loop_wake_.wait_for(lock, std::chrono::milliseconds(config_.flush_ms));
+    loop_wake_.wait_until(lock, next_flush, [this] { return stop_loop_ || translate_requested_; });
     if (stop_loop_) break;
+    translate_requested_ = false;
     lock.unlock();
-    if (!delayed_start_done && std::chrono::steady_clock::now() - started >=
-                                   std::chrono::milliseconds(config_.start_delay_ms)) {
-      delayed_start_done = true;
-      std::lock_guard<std::mutex> window_lock(window_mutex_);
-      if (hooks_.set_recording && !cupti_handed_off_) hooks_.set_recording(true);
+    TranslateQueued();
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_flush) {
+      if (!delayed_start_done &&
+          now - started >= std::chrono::milliseconds(config_.start_delay_ms)) {
+        delayed_start_done = true;
+        std::lock_guard<std::mutex> window_lock(window_mutex_);
+        if (hooks_.set_recording && !cupti_handed_off_) hooks_.set_recording(true);
+      }
+      Flush(false);
+      next_flush = now + period;
     }
-    Flush(false);
     lock.lock();
+  }
+}
+
+void CollectorRuntime::QueueBuffer(uint8_t* buffer, size_t valid_bytes, uint64_t cupti_dropped) {
+  cupti_dropped_ += cupti_dropped;
+  if (!Active() || buffer == nullptr || !hooks_.cursor) {
+    if (pool_) pool_->Release(buffer);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    queued_.push_back(QueuedBuffer{buffer, valid_bytes});
+  }
+  {
+    std::lock_guard<std::mutex> lock(loop_mutex_);
+    translate_requested_ = true;
+  }
+  loop_wake_.notify_one();
+}
+
+void CollectorRuntime::TranslateQueued() {
+  std::vector<QueuedBuffer> batch;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    batch.swap(queued_);
+  }
+  for (const QueuedBuffer& queued : batch) {
+    ConsumeBuffer(queued.buffer, queued.valid_bytes, *hooks_.cursor, 0);
   }
 }
 
@@ -292,6 +330,7 @@ void CollectorRuntime::Flush(bool forced) {
   if (!Active()) return;
   std::lock_guard<std::mutex> lock(flush_mutex_);
   if (hooks_.flush_activity && !cupti_handed_off_) hooks_.flush_activity(forced);
+  TranslateQueued();
   if (nccl_) nccl_->Collect(forced, *writer_);
   WriteDroppedIfChanged();
   writer_->Flush();

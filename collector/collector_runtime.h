@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "activity_buffer.h"
 #include "activity_translator.h"
@@ -45,6 +46,8 @@ struct RuntimeHooks {
   // Gives CUPTI up for good (recording off, the subscriber released), so that another client can
   // subscribe: see CollectorRuntime::HandOffCupti.
   std::function<void()> release_cupti;
+  // Walks the buffers QueueBuffer queued (CUPTI's cuptiActivityGetNextRecord on a GPU).
+  std::shared_ptr<RecordCursor> cursor;
 };
 
 // The one line printed when another CUPTI client holds CUPTI: who, and what is and is not
@@ -76,10 +79,15 @@ class CollectorRuntime {
   bool EnsureStarted();
   bool running() const { return running_.load(); }
 
-  // The buffer-completed callback's work: translates the buffer's records, adds CUPTI's dropped
-  // count, and returns the buffer to the pool.
+  // Translates the buffer's records now, adds CUPTI's dropped count, and returns the buffer to
+  // the pool.
   void ConsumeBuffer(uint8_t* buffer, size_t valid_bytes, RecordCursor& cursor,
                      uint64_t cupti_dropped);
+  // The buffer-completed callback's work: queues the buffer for the flush thread, which
+  // translates it with `hooks.cursor` (ConsumeBuffer) at once, and returns. CUPTI calls back on
+  // its own thread while the job launches work; translating there (a 4 MiB buffer is ~40,000
+  // records) held the job's launches up.
+  void QueueBuffer(uint8_t* buffer, size_t valid_bytes, uint64_t cupti_dropped);
   // For the buffer-requested callback; nullptr when the cap is reached.
   BufferPool* pool() { return pool_.get(); }
   // NCCL bookkeeping, nullptr when not running or the nccl kind is off.
@@ -119,6 +127,8 @@ class CollectorRuntime {
   // Active and CUPTI not handed off: CUPTI hooks may be called.
   bool OwnsCupti() const { return Active() && !cupti_handed_off_.load(); }
   void FlushLoop();
+  // Translates every queued buffer (QueueBuffer).
+  void TranslateQueued();
   std::string ProcessEvent(const ProcessIdentity& identity) const;
   void WriteDroppedIfChanged();
 
@@ -141,9 +151,16 @@ class CollectorRuntime {
   bool window_opened_ = false;     // kSteps: a step of the window was seen
   DroppedCounts last_written_;
   std::mutex flush_mutex_;
+  struct QueuedBuffer {
+    uint8_t* buffer;
+    size_t valid_bytes;
+  };
+  std::mutex queue_mutex_;
+  std::vector<QueuedBuffer> queued_;
   std::mutex loop_mutex_;
   std::condition_variable loop_wake_;
   bool stop_loop_ = false;
+  bool translate_requested_ = false;
   std::thread flush_thread_;
 };
 

@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstring>
 
 namespace {
 
@@ -44,13 +45,23 @@ void* RealFunction(const char* name) {
   return nullptr;
 }
 
+// Whether `path` names a libcupti: CUPTI subscribing on its own behalf is no other client.
+bool IsCupti(const char* path) {
+  const char* name = std::strrchr(path, '/');
+  name = name == nullptr ? path : name + 1;
+  return std::strncmp(name, "libcupti.so", 11) == 0;
+}
+
 // The collector holds CUPTI and someone else asks: hand over first, naming the asking library.
 void HandOverBeforeSubscribing(void* return_address) {
-  const HandOff hand_off = registered_hand_off.exchange(nullptr);
-  if (hand_off == nullptr) return;
+  if (registered_hand_off.load() == nullptr) return;
   Dl_info info{};
-  const bool named = dladdr(return_address, &info) != 0 && info.dli_fname != nullptr;
-  hand_off(named ? info.dli_fname : "");
+  const char* caller = dladdr(return_address, &info) != 0 && info.dli_fname != nullptr
+                           ? info.dli_fname
+                           : "";
+  if (IsCupti(caller)) return;
+  const HandOff hand_off = registered_hand_off.exchange(nullptr);
+  if (hand_off != nullptr) hand_off(caller);
 }
 
 }  // namespace

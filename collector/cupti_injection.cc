@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,8 +54,7 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffe
                               size_t valid_bytes) {
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
-  CuptiCursor cursor;
-  CollectorRuntime::Instance().ConsumeBuffer(buffer, valid_bytes, cursor, dropped);
+  CollectorRuntime::Instance().QueueBuffer(buffer, valid_bytes, dropped);
 }
 
 // The CUPTI activity kinds behind each BUBBLESCOPE_KINDS bit (DEVICE is always on: it carries the
@@ -291,6 +291,7 @@ bool SetUp() {
   hooks.set_recording = SetRecording;
   hooks.api_name = ApiName;
   hooks.release_cupti = ReleaseCupti;
+  hooks.cursor = std::make_shared<CuptiCursor>();
   if (!StartRuntime(std::move(hooks))) {
     cuptiUnsubscribe(subscriber);
     return false;
