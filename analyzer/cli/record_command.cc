@@ -1,7 +1,5 @@
 #include "cli/record_command.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -15,9 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "cli/child_process.h"
 #include "cli/digest_command.h"
-#include "cli/record_outputs.h"
+#include "launch/recorded_job.h"
 #include "text/one_line.h"
 #include "text/record_run_id.h"
 
@@ -28,12 +25,6 @@ namespace fs = std::filesystem;
 
 constexpr std::array<absl::string_view, 8> kKinds = {
     "kernel", "memcpy", "memset", "memory", "nvtx", "runtime", "driver", "nccl"};
-
-// Signals a job launcher is expected to pass on (docs/record.md), and those of them that ask
-// the job to end: a second of these kills it.
-constexpr std::array<int, 6> kForwardedSignals = {SIGINT,  SIGTERM, SIGHUP,
-                                                  SIGQUIT, SIGUSR1, SIGUSR2};
-constexpr std::array<int, 4> kEndingSignals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 constexpr int64_t kMaxFlushMs = 86'400'000;  // a day: longer is surely a mistake
 constexpr int64_t kMaxKillAfterSeconds = 86'400;
@@ -133,30 +124,27 @@ std::string NewRunId() {
 }
 
 // The trace files this run wrote, then what looks wrong about them, then how to analyze them.
-// Returns the files written.
-std::vector<RecordedFile> ReportWrittenFiles(const RecordSettings& settings,
-                                             const TraceFileStamps& before, std::ostream& err) {
+void ReportWrittenFiles(const RecordSettings& settings, const RecordedJob& job,
+                        std::ostream& err) {
   const std::string& directory = settings.output_dir;
-  absl::StatusOr<TraceFileStamps> after = StampCollectorFiles(directory);
-  if (!after.ok()) {
-    err << "bubblescope: record: warning: cannot list the traces: " << after.status().message()
+  if (!job.listing.ok()) {
+    err << "bubblescope: record: warning: cannot list the traces: " << job.listing.message()
         << "\n";
-    return {};
+    return;
   }
-  std::vector<RecordedFile> written = WrittenBetween(before, *after, settings.run_id);
-  if (written.empty()) {
+  if (job.written.empty()) {
     err << "bubblescope: record: warning: no trace file written to " << directory
         << ": no CUDA activity recorded: was the job using the GPU? (a collector that could "
            "not start says why above)\n";
-    return {};
+    return;
   }
-  err << "bubblescope: record: " << written.size() << " trace file"
-      << (written.size() == 1 ? "" : "s") << " of run " << settings.run_id << " in " << directory
-      << ":\n";
-  for (const RecordedFile& file : written) {
+  err << "bubblescope: record: " << job.written.size() << " trace file"
+      << (job.written.size() == 1 ? "" : "s") << " of run " << settings.run_id << " in "
+      << directory << ":\n";
+  for (const RecordedFile& file : job.written) {
     err << "  " << file.name << "  " << HumanBytes(file.size) << "\n";
   }
-  const MissingRanks missing = FindMissingRanks(written);
+  const MissingRanks& missing = job.missing;
   if (!missing.ranks.empty()) {
     const size_t count = missing.ranks.size();
     std::vector<int32_t> shown(missing.ranks.begin(),
@@ -168,17 +156,12 @@ std::vector<RecordedFile> ReportWrittenFiles(const RecordSettings& settings,
   }
   // With traces of other runs beside this one's, `analyze DIR` would refuse to mix them: say
   // how to pick this run (possible only when every file of it carries the run id).
-  const size_t others = after->size() - written.size();
-  const bool all_named = std::all_of(written.begin(), written.end(), [&](const RecordedFile& f) {
-    return f.id.run_id == settings.run_id;
-  });
   err << "bubblescope: record: analyze with: bubblescope analyze " << directory;
-  if (others > 0 && all_named) {
-    err << " --run " << settings.run_id << "   (" << others << " trace file"
-        << (others == 1 ? "" : "s") << " of other runs there too)";
+  if (job.other_files > 0 && job.all_named) {
+    err << " --run " << settings.run_id << "   (" << job.other_files << " trace file"
+        << (job.other_files == 1 ? "" : "s") << " of other runs there too)";
   }
   err << "\n";
-  return written;
 }
 
 }  // namespace
@@ -264,23 +247,6 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
   return settings;
 }
 
-std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
-    const RecordSettings& settings) {
-  std::vector<std::pair<std::string, std::string>> variables = {
-      {"CUDA_INJECTION64_PATH", settings.collector_path},
-      {"NCCL_PROFILER_PLUGIN", settings.collector_path},
-      {"BUBBLESCOPE_OUTPUT_DIR", settings.output_dir},
-      {"BUBBLESCOPE_KINDS", settings.kinds},
-      {"BUBBLESCOPE_FLUSH_MS", absl::StrCat(settings.flush_ms)},
-      {"BUBBLESCOPE_RUN_ID", settings.run_id}};
-  if (!settings.start.empty()) variables.emplace_back("BUBBLESCOPE_START", settings.start);
-  return variables;
-}
-
-std::string DigestDirectory(const RecordSettings& settings) {
-  return (fs::path(settings.output_dir) / ("digests-" + settings.run_id)).string();
-}
-
 CLI::App* RecordCommand::Define(CLI::App& app) {
   CLI::App* record = app.add_subcommand(
       "record", "Run a CUDA/NCCL job with the CUPTI collector injected into every process it "
@@ -333,39 +299,26 @@ int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
     err << "bubblescope: record: " << settings.status().message() << "\n";
     return kExitBadInput;
   }
-  std::error_code error;
-  fs::create_directories(settings->output_dir, error);
-  if (error || !fs::is_directory(settings->output_dir)) {
-    err << "bubblescope: record: cannot create " << settings->output_dir << ": "
-        << (error ? error.message() : "not a directory") << "\n";
-    return kExitBadInput;
-  }
-  absl::StatusOr<TraceFileStamps> before = StampCollectorFiles(settings->output_dir);
+  absl::StatusOr<TraceFileStamps> before = PrepareOutputDirectory(*settings);
   if (!before.ok()) {
     err << "bubblescope: record: " << before.status().message() << "\n";
     return kExitBadInput;
   }
   err.flush();
-  ChildProcessOptions child;
-  child.argv = settings->command;
-  child.extra_environment = CollectorEnvironment(*settings);
-  child.forwarded_signals.assign(kForwardedSignals.begin(), kForwardedSignals.end());
-  child.ending_signals.assign(kEndingSignals.begin(), kEndingSignals.end());
-  child.kill_after_ms = settings->kill_after_ms;
-  child.notice = [&err](const std::string& line) {
-    err << "bubblescope: record: " << line << "\n";
-    err.flush();
-  };
-  absl::StatusOr<ChildExit> exit = RunChildProcess(child);
-  if (!exit.ok()) {
-    err << "bubblescope: record: " << exit.status().message() << "\n";
-    return ExitStatusForStartError(exit.status());
+  absl::StatusOr<RecordedJob> job =
+      RunRecordedJob(*settings, *before, [&err](const std::string& line) {
+        err << "bubblescope: record: " << line << "\n";
+        err.flush();
+      });
+  if (!job.ok()) {
+    err << "bubblescope: record: " << job.status().message() << "\n";
+    return ExitStatusForStartError(job.status());
   }
-  const std::vector<RecordedFile> written = ReportWrittenFiles(*settings, *before, err);
-  if (settings->digest && !written.empty()) {
+  ReportWrittenFiles(*settings, *job, err);
+  if (settings->digest && !job->written.empty()) {
     // The job's own status stands; a digest that could not be written is said, not fatal.
     JobSource source;
-    for (const RecordedFile& file : written) {
+    for (const RecordedFile& file : job->written) {
       source.paths.push_back((fs::path(settings->output_dir) / file.name).string());
     }
     err << "bubblescope: record: digests in " << DigestDirectory(*settings) << ":\n";
@@ -374,7 +327,7 @@ int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
     }
   }
   err.flush();
-  return exit->exit_status;
+  return job->exit.exit_status;
 }
 
 }  // namespace bubblescope

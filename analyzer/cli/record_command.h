@@ -10,15 +10,14 @@
 // as a shell would run it; record exits with the job's status.
 #pragma once
 
-#include <cstdint>
 #include <ostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cli/command.h"
+#include "launch/recorded_job.h"
 
 namespace bubblescope {
 
@@ -37,29 +36,6 @@ struct RecordFlags {
   std::vector<std::string> command;
 };
 
-struct RecordSettings {
-  std::string collector_path;  // absolute
-  std::string output_dir;      // absolute; created by the command, not by the parser
-  std::string kinds;           // canonical comma list
-  int64_t flush_ms = 1000;
-  // After a signal asking the job to end has been passed on, kill the job's process group if
-  // it still runs this much later; 0: only at a second such signal.
-  int64_t kill_after_ms = 0;
-  // This run's id: in every trace's name and metadata, so that `analyze` tells this run's files
-  // from those an earlier run left in the same directory.
-  std::string run_id;
-  // After the job: one digest per rank of this run's traces into DigestDirectory (docs/digest.md).
-  bool digest = false;
-  // BUBBLESCOPE_START for the collector ("steps:A:B" from --steps); empty: not set, the
-  // collector records from the start.
-  std::string start;
-  std::vector<std::string> command;
-};
-
-// Where --digest writes: <output_dir>/digests-<run id>, so runs recorded into one directory
-// never mix their digests, nor `analyze DIR` the digests with the traces.
-std::string DigestDirectory(const RecordSettings& settings);
-
 // "kernel,nvtx" -> the same names, deduplicated, in the canonical order kernel, memcpy, memset,
 // memory, nvtx, runtime, driver, nccl; empty text -> all of them. An unknown or empty name is
 // an error naming it.
@@ -77,10 +53,6 @@ absl::StatusOr<std::string> FindCollectorLibrary(const std::string& explicit_pat
 absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
                                                 const std::string& executable_path,
                                                 const std::string& new_run_id);
-
-// The variables the job runs with, in the contract's order.
-std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
-    const RecordSettings& settings);
 
 class RecordCommand : public Command {
  public:

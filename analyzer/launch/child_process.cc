@@ -1,4 +1,4 @@
-#include "cli/child_process.h"
+#include "launch/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "cli/job_watchdog.h"
+#include "launch/job_watchdog.h"
 
 extern char** environ;
 
