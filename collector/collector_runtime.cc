@@ -67,6 +67,15 @@ std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds) {
   return line;
 }
 
+std::string LimitReachedNotice(const RecordingLimit& limit, bool bytes_reached) {
+  const std::string setting = "BUBBLESCOPE_LIMIT=" + std::to_string(limit.max_bytes >> 20) + ":" +
+                              std::to_string(limit.max_recording_ms / 1000);
+  return std::string("bubblescope collector: recording stopped: ") +
+         (bytes_reached ? "the trace reached " + std::to_string(limit.max_bytes >> 20) + " MiB"
+                        : "it ran for " + std::to_string(limit.max_recording_ms / 1000) + " s") +
+         " (" + setting + "); the rest of this process's run is not recorded";
+}
+
 CollectorRuntime& CollectorRuntime::Instance() {
   // Never destroyed: CUPTI and NCCL may call in during static destruction.
   static CollectorRuntime* runtime = new CollectorRuntime();
@@ -94,6 +103,15 @@ std::string CollectorRuntime::ProcessEvent(const ProcessIdentity& identity) cons
   std::string collector = "{\"kinds\":" + std::to_string(config_.kinds) +
                           ",\"flush_ms\":" + std::to_string(config_.flush_ms) + ",\"start\":";
   text::AppendJsonString(StartName(config_.start), &collector);
+  if (config_.start == StartMode::kSteps) {
+    collector += ",\"first_step\":" + std::to_string(config_.first_step) +
+                 ",\"last_step\":" + std::to_string(config_.last_step) +
+                 ",\"steps_from\":" + (config_.steps_relative ? "\"first_seen\"" : "\"zero\"");
+  } else if (config_.start == StartMode::kAfterDelay) {
+    collector += ",\"start_delay_ms\":" + std::to_string(config_.start_delay_ms);
+  }
+  collector += ",\"max_bytes\":" + std::to_string(config_.limit.max_bytes) +
+               ",\"max_recording_ms\":" + std::to_string(config_.limit.max_recording_ms);
   collector += ",\"buffer_cap_bytes\":" + std::to_string(config_.buffer_cap_bytes) + "}";
   std::string out;
   ChromeEvent event(&out, "M", "", "bubblescope_process");
@@ -153,11 +171,20 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
   }
   cupti_dropped_ = 0;
   last_written_ = DroppedCounts();
-  window_recording_ = false;
-  window_opened_ = false;
+  rank_ = identity.rank;
+  {
+    std::lock_guard<std::mutex> window_lock(window_mutex_);
+    window_recording_ = false;
+    window_opened_ = false;
+    first_step_.reset();
+    recording_since_.reset();
+    limit_reached_ = false;
+    // Without CUPTI's callbacks the window cannot be followed: transfers are recorded throughout.
+    transfers_on_ = !hooks_.set_recording;
+    if (RecordsFromStart(config_)) SetRecordingLocked(true);
+  }
   stop_loop_ = false;
   running_ = true;
-  if (config_.start == StartMode::kImmediate && hooks_.set_recording) hooks_.set_recording(true);
   flush_thread_ = std::thread([this] { FlushLoop(); });
   return true;
 }
@@ -181,9 +208,11 @@ void CollectorRuntime::FlushLoop() {
     if (!delayed_start_done && std::chrono::steady_clock::now() - started >=
                                    std::chrono::milliseconds(config_.start_delay_ms)) {
       delayed_start_done = true;
-      if (hooks_.set_recording) hooks_.set_recording(true);
+      std::lock_guard<std::mutex> window_lock(window_mutex_);
+      if (!limit_reached_) SetRecordingLocked(true);
     }
     Flush(false);
+    EnforceLimit(std::chrono::steady_clock::now());
     lock.lock();
   }
 }
@@ -198,21 +227,68 @@ void CollectorRuntime::ConsumeBuffer(uint8_t* buffer, size_t valid_bytes, Record
   if (pool_) pool_->Release(buffer);
 }
 
-void CollectorRuntime::OnProfilerApi(bool start) {
-  if (Active() && config_.start == StartMode::kProfilerApi && hooks_.set_recording) {
-    hooks_.set_recording(start);
+void CollectorRuntime::SetRecordingLocked(bool on) {
+  window_recording_ = on;
+  if (on && !recording_since_) recording_since_ = std::chrono::steady_clock::now();
+  if (hooks_.set_recording) {
+    hooks_.set_recording(on);
+    transfers_on_ = on;
   }
+}
+
+bool CollectorRuntime::RecordingTransfers() const { return Active() && transfers_on_.load(); }
+
+void CollectorRuntime::OnProfilerApi(bool start) {
+  if (!Active() || config_.start != StartMode::kProfilerApi || !hooks_.set_recording) return;
+  std::lock_guard<std::mutex> lock(window_mutex_);
+  if (!limit_reached_ && start != window_recording_) SetRecordingLocked(start);
 }
 
 void CollectorRuntime::OnRangeStart(std::string_view name) {
   if (!Active() || !hooks_.set_recording) return;
-  const std::optional<bool> change = StepWindowChange(config_, name);
-  if (!change) return;
   std::lock_guard<std::mutex> lock(window_mutex_);
+  const std::optional<bool> change = StepWindowChange(config_, name, &first_step_);
+  if (!change || limit_reached_) return;
   window_opened_ = window_opened_ || *change;
   if (*change == window_recording_) return;
-  window_recording_ = *change;
-  hooks_.set_recording(*change);
+  SetRecordingLocked(*change);
+}
+
+void CollectorRuntime::EnforceLimit(std::chrono::steady_clock::time_point now) {
+  if (!Active() || limit_reached_) return;
+  const RecordingLimit& limit = config_.limit;
+  const uint64_t written = writer_->written_bytes();
+  const bool bytes_reached =
+      limit.max_bytes > 0 && written >= static_cast<uint64_t>(limit.max_bytes);
+  {
+    std::lock_guard<std::mutex> lock(window_mutex_);
+    const bool time_reached = limit.max_recording_ms > 0 && recording_since_ &&
+                              now - *recording_since_ >=
+                                  std::chrono::milliseconds(limit.max_recording_ms);
+    if (!bytes_reached && !time_reached) return;
+    limit_reached_ = true;
+    transfers_on_ = false;
+    if (window_recording_) {
+      window_recording_ = false;
+      if (hooks_.set_recording) hooks_.set_recording(false);
+    }
+  }
+  const std::string_view which = bytes_reached ? "max_bytes" : "max_recording_ms";
+  std::string out;
+  ChromeEvent(&out, "M", "", "bubblescope_window")
+      .Int("pid", pid_)
+      .Int("tid", 0)
+      .Args()
+      .Text("stopped_at", which)
+      .Int("max_bytes", limit.max_bytes)
+      .Int("max_recording_ms", limit.max_recording_ms)
+      .Int("written_bytes", static_cast<int64_t>(written))
+      .Finish();
+  writer_->Append(out);
+  writer_->Flush();
+  if (rank_ <= 0) {
+    std::fprintf(stderr, "%s\n", LimitReachedNotice(limit, bytes_reached).c_str());
+  }
 }
 
 DroppedCounts CollectorRuntime::dropped() const {
@@ -265,7 +341,7 @@ void CollectorRuntime::Shutdown() {
   loop_wake_.notify_all();
   if (flush_thread_.joinable()) flush_thread_.join();
   Flush(true);
-  if (config_.start == StartMode::kSteps && !window_opened_) {
+  if (config_.start == StartMode::kSteps && !config_.steps_relative && !window_opened_) {
     std::fprintf(stderr,
                  "bubblescope collector: no ProfilerStep#%lld to #%lld range was opened in this "
                  "process: nothing recorded (BUBBLESCOPE_START=steps:%lld:%lld)\n",
