@@ -28,6 +28,9 @@ constexpr std::array<absl::string_view, 8> kKinds = {
 
 constexpr int64_t kMaxFlushMs = 86'400'000;  // a day: longer is surely a mistake
 constexpr int64_t kMaxKillAfterSeconds = 86'400;
+constexpr int64_t kMaxStartAfterSeconds = 7 * 86'400;
+constexpr int64_t kMaxCapMib = int64_t{1} << 20;  // a TiB per process
+constexpr int64_t kMaxCapSeconds = 7 * 86'400;
 
 // Missing ranks named in the warning before it only counts the rest.
 constexpr size_t kMissingRanksShown = 16;
@@ -37,8 +40,14 @@ constexpr char kRecordFooter[] = R"(
 
 COMMAND and everything it starts run with the CUPTI collector injected (CUDA_INJECTION64_PATH,
 NCCL_PROFILER_PLUGIN) and configured (BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS,
-BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID, and BUBBLESCOPE_START with --steps); the rest of the
+BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID, BUBBLESCOPE_START, BUBBLESCOPE_LIMIT); the rest of the
 environment is passed on unchanged.
+
+What is recorded: by default a bounded window, what an analysis needs and no more: training
+steps +2 to +6 counted from each process's first ProfilerStep#N NVTX range, or from the start in
+a job without such ranges, and at most 256 MiB of trace and 600 s of recording per process
+(--max-mb, --max-seconds). --steps, --start-after, --profiler-api or --whole-job choose another
+window. record says which when the job starts.
 Every CUDA process writes DIR/bubblescope-<RUN>-rank<R>-world<W>-<host>-<pid>.json, RUN this
 run's id, so runs recorded into one directory stay apart (analyze --run RUN picks one). Once
 COMMAND ends, record lists the trace files it wrote and warns about ranks that wrote none; with
@@ -82,8 +91,8 @@ absl::StatusOr<int64_t> ParseCount(absl::string_view flag, absl::string_view tex
   return value;
 }
 
-// --steps A:B: two step numbers (from 0), A <= B, as the collector's "steps:A:B" start mode.
-absl::StatusOr<std::string> ParseSteps(std::string_view steps) {
+// --steps A:B: two step numbers (from 0), A <= B, into `window`.
+absl::Status ParseSteps(std::string_view steps, RecordWindow* window) {
   const size_t colon = steps.find(':');
   int64_t first = -1;
   int64_t last = -1;
@@ -97,7 +106,56 @@ absl::StatusOr<std::string> ParseSteps(std::string_view steps) {
     return FlagError("--steps", absl::StrCat("'", text::OneLine(steps),
                                              "' is not A:B, two step numbers with A <= B"));
   }
-  return absl::StrCat("steps:", first, ":", last);
+  window->kind = WindowKind::kSteps;
+  window->first_step = first;
+  window->last_step = last;
+  return absl::OkStatus();
+}
+
+// The window flags: at most one of --steps, --start-after, --profiler-api and --whole-job, and
+// the caps (the default and --start-after have them unless told otherwise; --steps and
+// --profiler-api are bounded by the job's own steps or calls; --whole-job has none).
+absl::StatusOr<RecordWindow> ParseWindow(const RecordFlags& flags) {
+  RecordWindow window;
+  const int chosen = !flags.steps.empty() + !flags.start_after.empty() + flags.profiler_api +
+                     flags.whole_job;
+  if (chosen > 1) {
+    return absl::InvalidArgumentError(
+        "--steps, --start-after, --profiler-api and --whole-job each choose the window: give one");
+  }
+  if (!flags.steps.empty()) {
+    if (absl::Status status = ParseSteps(flags.steps, &window); !status.ok()) return status;
+  } else if (!flags.start_after.empty()) {
+    absl::StatusOr<int64_t> seconds =
+        ParseCount("--start-after", flags.start_after, "seconds", kMaxStartAfterSeconds);
+    if (!seconds.ok()) return seconds.status();
+    window.kind = WindowKind::kAfterDelay;
+    window.delay_seconds = *seconds;
+  } else if (flags.profiler_api) {
+    window.kind = WindowKind::kProfilerApi;
+  } else if (flags.whole_job) {
+    if (!flags.max_mb.empty() || !flags.max_seconds.empty()) {
+      return FlagError("--whole-job", "records everything: give no --max-mb or --max-seconds");
+    }
+    window.kind = WindowKind::kWholeJob;
+    return window;
+  }
+  if (window.kind == WindowKind::kSteps || window.kind == WindowKind::kProfilerApi) {
+    window.max_mib = 0;
+    window.max_seconds = 0;
+  }
+  if (!flags.max_mb.empty()) {
+    absl::StatusOr<int64_t> mib = ParseCount("--max-mb", flags.max_mb, "MiB", kMaxCapMib);
+    if (!mib.ok()) return mib.status();
+    window.max_mib = *mib;
+  }
+  if (!flags.max_seconds.empty()) {
+    absl::StatusOr<int64_t> seconds =
+        ParseCount("--max-seconds", flags.max_seconds, "seconds", kMaxCapSeconds);
+    if (!seconds.ok()) return seconds.status();
+    window.max_seconds = *seconds;
+  }
+  return window;
 }
 
 // Absolute, normalised, without a trailing '/'.
@@ -229,11 +287,9 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
     if (!seconds.ok()) return seconds.status();
     settings.kill_after_ms = *seconds * 1000;
   }
-  if (!flags.steps.empty()) {
-    absl::StatusOr<std::string> start = ParseSteps(flags.steps);
-    if (!start.ok()) return start.status();
-    settings.start = *std::move(start);
-  }
+  absl::StatusOr<RecordWindow> window = ParseWindow(flags);
+  if (!window.ok()) return window.status();
+  settings.window = *window;
   settings.run_id = flags.run_id.empty() ? new_run_id : flags.run_id;
   if (!text::IsValidRecordRunId(settings.run_id)) {
     return FlagError("--run-id", absl::StrCat("'", text::OneLine(settings.run_id),
@@ -263,8 +319,27 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
   record
       ->add_option("--steps", f.steps,
                    "Record only training steps A to B (the job's ProfilerStep#N NVTX ranges, "
-                   "from 0): recording starts when step A begins and stops when step B+1 does")
+                   "from 0): recording starts when step A begins and stops when step B+1 does "
+                   "(default: steps +2 to +6 from the first one, or from the start without "
+                   "such ranges, capped)")
       ->type_name("A:B");
+  record
+      ->add_option("--start-after", f.start_after,
+                   "Record from this long after each process initialises CUDA (capped)")
+      ->type_name("SECONDS");
+  record->add_flag("--profiler-api", f.profiler_api,
+                   "Record between the job's own cudaProfilerStart and cudaProfilerStop calls");
+  record->add_flag("--whole-job", f.whole_job, "Record the whole job, without a window or cap");
+  record
+      ->add_option("--max-mb", f.max_mb,
+                   "Stop a process's recording once its trace holds this many MiB (default: 256 "
+                   "for the default window and --start-after, none otherwise)")
+      ->type_name("MB");
+  record
+      ->add_option("--max-seconds", f.max_seconds,
+                   "Stop a process's recording this long after it began (default: 600 for the "
+                   "default window and --start-after, none otherwise)")
+      ->type_name("SECONDS");
   record->add_option("--flush-ms", f.flush_ms, "How often each process writes its records")
       ->type_name("MS")
       ->capture_default_str();
@@ -304,6 +379,7 @@ int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
     err << "bubblescope: record: " << before.status().message() << "\n";
     return kExitBadInput;
   }
+  err << "bubblescope: record: " << DescribeRecordWindow(settings->window) << "\n";
   err.flush();
   absl::StatusOr<RecordedJob> job =
       RunRecordedJob(*settings, *before, [&err](const std::string& line) {

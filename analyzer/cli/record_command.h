@@ -1,13 +1,13 @@
-// `bubblescope record [-o DIR] [--kinds K,...] [--steps A:B] [--flush-ms N] [--kill-after S]
-// [--collector LIB]
+// `bubblescope record [-o DIR] [--kinds K,...] [--steps A:B | --start-after S | --profiler-api |
+// --whole-job] [--max-mb MB] [--max-seconds S] [--flush-ms N] [--kill-after S] [--collector LIB]
 // -- COMMAND ARGS...`: runs an unmodified CUDA/NCCL job with the CUPTI collector injected into it
 // and every process it spawns (docs/record.md), then lists the per-process traces the job wrote.
 //
 // The injection is nothing but environment variables, which the collector library reads in each
 // process: CUDA_INJECTION64_PATH and NCCL_PROFILER_PLUGIN name the library,
-// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS, BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID and
-// (with --steps) BUBBLESCOPE_START configure it. The job runs
-// as a shell would run it; record exits with the job's status.
+// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS, BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID,
+// BUBBLESCOPE_START and BUBBLESCOPE_LIMIT configure it. The job runs as a shell would run it
+// (launch/recorded_job.h); record exits with the job's status.
 #pragma once
 
 #include <ostream>
@@ -32,7 +32,14 @@ struct RecordFlags {
   std::string kill_after;  // empty: wait for the job until a second signal
   std::string run_id;      // empty: a new one (MakeRecordRunId)
   bool digest = false;     // --digest
-  std::string steps;       // "A:B", empty: record from the start
+  // The window (at most one of these; none: the bounded default, launch/record_window.h).
+  std::string steps;        // "A:B"
+  std::string start_after;  // SECONDS
+  bool profiler_api = false;
+  bool whole_job = false;
+  // Caps per process; empty: the window's default.
+  std::string max_mb;
+  std::string max_seconds;
   std::vector<std::string> command;
 };
 

@@ -25,8 +25,12 @@ std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
       {"BUBBLESCOPE_KINDS", settings.kinds},
       {"BUBBLESCOPE_FLUSH_MS", absl::StrCat(settings.flush_ms)},
       {"BUBBLESCOPE_RUN_ID", settings.run_id}};
-  if (!settings.start.empty()) variables.emplace_back("BUBBLESCOPE_START", settings.start);
-  if (!settings.limit.empty()) variables.emplace_back("BUBBLESCOPE_LIMIT", settings.limit);
+  if (std::string start = CollectorStartValue(settings.window); !start.empty()) {
+    variables.emplace_back("BUBBLESCOPE_START", std::move(start));
+  }
+  if (std::string limit = CollectorLimitValue(settings.window); !limit.empty()) {
+    variables.emplace_back("BUBBLESCOPE_LIMIT", std::move(limit));
+  }
   return variables;
 }
 

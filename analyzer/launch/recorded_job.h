@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "launch/child_process.h"
 #include "launch/record_outputs.h"
+#include "launch/record_window.h"
 
 namespace bubblescope {
 
@@ -30,11 +31,8 @@ struct RecordSettings {
   std::string run_id;
   // After the job: one digest per rank of this run's traces into DigestDirectory (docs/digest.md).
   bool digest = false;
-  // BUBBLESCOPE_START for the collector ("steps:A:B", "after:SECONDS", ...); empty: not set, the
-  // collector records from the start.
-  std::string start;
-  // BUBBLESCOPE_LIMIT for the collector ("MIB:SECONDS"); empty: not set, no cap.
-  std::string limit;
+  // What part of the job is recorded (BUBBLESCOPE_START, BUBBLESCOPE_LIMIT).
+  RecordWindow window;
   std::vector<std::string> command;
 };
 

@@ -94,7 +94,9 @@ TEST(ParseRecordFlagsTest, DefaultsAndTheVariablesTheyGive) {
                           Pair("BUBBLESCOPE_OUTPUT_DIR", default_dir),
                           Pair("BUBBLESCOPE_KINDS", kAllKinds),
                           Pair("BUBBLESCOPE_FLUSH_MS", "1000"),
-                          Pair("BUBBLESCOPE_RUN_ID", kRunId)));
+                          Pair("BUBBLESCOPE_RUN_ID", kRunId),
+                          Pair("BUBBLESCOPE_START", "steps:+2:+6"),
+                          Pair("BUBBLESCOPE_LIMIT", "256:600")));
   flags.run_id = "baseline";
   EXPECT_EQ(ParseRecordFlags(flags, "", kRunId)->run_id, "baseline");
 }
@@ -108,7 +110,7 @@ TEST(ParseRecordFlagsTest, StepsBecomeTheCollectorsStartMode) {
   absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "", kRunId);
   ASSERT_TRUE(settings.ok()) << settings.status();
   const auto variables = CollectorEnvironment(*settings);
-  ASSERT_EQ(variables.size(), 7u);
+  ASSERT_EQ(variables.size(), 7u);  // the job's own steps bound it: no cap unless asked
   EXPECT_EQ(variables.back(), std::make_pair(std::string("BUBBLESCOPE_START"),
                                              std::string("steps:0:3")));
   for (const char* bad : {"3", "4:2", ":2", "1:", "a:b", "-1:2", "1:2:3", "1.5:2"}) {
@@ -118,6 +120,66 @@ TEST(ParseRecordFlagsTest, StepsBecomeTheCollectorsStartMode) {
     EXPECT_EQ(Message(settings.status()),
               absl::StrCat("--steps: '", bad, "' is not A:B, two step numbers with A <= B"));
   }
+}
+
+// Start values and caps the window flags give (the collector's variables, last two).
+std::vector<std::string> WindowVariables(const RecordFlags& flags) {
+  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "", kRunId);
+  if (!settings.ok()) return {std::string(settings.status().message())};
+  std::vector<std::string> out;
+  for (const auto& [name, value] : CollectorEnvironment(*settings)) {
+    if (name == "BUBBLESCOPE_START" || name == "BUBBLESCOPE_LIMIT") out.push_back(name + "=" + value);
+  }
+  return out;
+}
+
+TEST(ParseRecordFlagsTest, OneWindowAndItsCaps) {
+  TempDir dir;
+  RecordFlags flags;
+  flags.collector = dir.Write("lib.so", "elf");
+  flags.command = {"true"};
+  EXPECT_THAT(WindowVariables(flags),
+              ElementsAre("BUBBLESCOPE_START=steps:+2:+6", "BUBBLESCOPE_LIMIT=256:600"));
+  flags.max_mb = "64";
+  EXPECT_THAT(WindowVariables(flags),
+              ElementsAre("BUBBLESCOPE_START=steps:+2:+6", "BUBBLESCOPE_LIMIT=64:600"));
+  flags.start_after = "45";
+  EXPECT_THAT(WindowVariables(flags),
+              ElementsAre("BUBBLESCOPE_START=after:45", "BUBBLESCOPE_LIMIT=64:600"));
+  flags.start_after.clear();
+  flags.profiler_api = true;
+  EXPECT_THAT(WindowVariables(flags),
+              ElementsAre("BUBBLESCOPE_START=profiler-api", "BUBBLESCOPE_LIMIT=64:0"));
+  flags.max_mb.clear();
+  EXPECT_THAT(WindowVariables(flags), ElementsAre("BUBBLESCOPE_START=profiler-api"));
+  flags.profiler_api = false;
+  flags.whole_job = true;
+  EXPECT_THAT(WindowVariables(flags), ElementsAre());
+  flags.max_seconds = "60";
+  EXPECT_THAT(WindowVariables(flags),
+              ElementsAre("--whole-job: records everything: give no --max-mb or --max-seconds"));
+  flags.max_seconds.clear();
+  flags.steps = "1:2";
+  EXPECT_THAT(WindowVariables(flags),
+              ElementsAre("--steps, --start-after, --profiler-api and --whole-job each choose "
+                          "the window: give one"));
+  flags.whole_job = false;
+  flags.steps.clear();
+  for (const char* bad : {"0", "-1", "1.5", "604801", "soon"}) {
+    flags.start_after = bad;
+    EXPECT_THAT(WindowVariables(flags),
+                ElementsAre(absl::StrCat("--start-after: '", bad,
+                                         "' is not a whole number of seconds from 1 to 604800")));
+  }
+  flags.start_after.clear();
+  flags.max_mb = "0";
+  EXPECT_THAT(WindowVariables(flags),
+              ElementsAre("--max-mb: '0' is not a whole number of MiB from 1 to 1048576"));
+  flags.max_mb.clear();
+  flags.max_seconds = "604801";
+  EXPECT_THAT(WindowVariables(flags),
+              ElementsAre("--max-seconds: '604801' is not a whole number of seconds from 1 to "
+                          "604800"));
 }
 
 TEST(ParseRecordFlagsTest, RelativeOutputBecomesAbsolute) {

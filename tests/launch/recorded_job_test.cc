@@ -32,9 +32,10 @@ RecordSettings Settings(const TempDir& dir) {
   return settings;
 }
 
-TEST(CollectorEnvironmentTest, WindowVariablesOnlyWhenSet) {
+TEST(CollectorEnvironmentTest, TheContractsVariablesThenTheWindow) {
   TempDir dir;
   RecordSettings settings = Settings(dir);
+  settings.window.kind = WindowKind::kWholeJob;
   EXPECT_THAT(CollectorEnvironment(settings),
               ElementsAre(Pair("CUDA_INJECTION64_PATH", settings.collector_path),
                           Pair("NCCL_PROFILER_PLUGIN", settings.collector_path),
@@ -42,8 +43,8 @@ TEST(CollectorEnvironmentTest, WindowVariablesOnlyWhenSet) {
                           Pair("BUBBLESCOPE_KINDS", "kernel,nccl"),
                           Pair("BUBBLESCOPE_FLUSH_MS", "250"),
                           Pair("BUBBLESCOPE_RUN_ID", kRunId)));
-  settings.start = "after:30";
-  settings.limit = "256:600";
+  settings.window.kind = WindowKind::kAfterDelay;  // with the default caps
+  settings.window.delay_seconds = 30;
   const auto variables = CollectorEnvironment(settings);
   ASSERT_EQ(variables.size(), 8u);
   EXPECT_THAT(variables[6], Pair("BUBBLESCOPE_START", "after:30"));
