@@ -9,6 +9,7 @@
 #include "readers/json_number.h"
 #include "readers/json_tokens.h"
 #include "readers/kineto_event.h"
+#include "text/one_line.h"
 #include "text/record_run_id.h"
 
 namespace bubblescope::kineto {
@@ -316,6 +317,46 @@ simdjson::error_code ReadDroppedCounts(ondemand::value& value, const char* begin
     }
     return simdjson::SUCCESS;
   });
+}
+
+simdjson::error_code ReadCuptiUnavailable(ondemand::value& value, const char* begin,
+                                          int64_t bias, Rank* rank, CuptiUnavailable* out) {
+  FieldReader reader(begin, bias, rank);
+  ondemand::object object;
+  bool opened = false;
+  if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
+  return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
+    const std::string_view field_token = field_value.raw_json_token();
+    if (key == "held_by") {
+      reader.Text(field_token, &out->held_by);
+    } else if (key == "not_recorded") {
+      reader.Text(field_token, &out->not_recorded);
+    } else if (key == "recorded") {
+      reader.Text(field_token, &out->recorded);
+    }
+    return simdjson::SUCCESS;
+  });
+}
+
+std::string CuptiUnavailableReason(const CuptiUnavailable& unavailable) {
+  // The texts come from the file: bounded and kept to one line.
+  constexpr size_t kShown = 200;
+  auto shown = [](const std::string& text) {
+    return text::OneLine(std::string_view(text).substr(0, kShown));
+  };
+  std::string reason = "recorded while another profiler held CUPTI";
+  if (!unavailable.held_by.empty()) reason += " (" + shown(unavailable.held_by) + ")";
+  reason += ": ";
+  reason += unavailable.not_recorded.empty() ? std::string("kernels, copies and CUDA calls")
+                                             : shown(unavailable.not_recorded);
+  reason += " not recorded";
+  if (unavailable.recorded.find("nccl") != std::string::npos) {
+    reason += ", and no NCCL transfer took place";
+  }
+  reason +=
+      "; record again without torch.profiler or Nsight Systems in the job, or analyze that "
+      "profiler's own trace";
+  return reason;
 }
 
 }  // namespace bubblescope::kineto

@@ -330,6 +330,26 @@ std::vector<double> ComputeUs(const std::string& json) {
 
 // The defect this guards against: a second record run into the same directory used to be
 // analyzed together with the first, pairing one run's rank 0 with the other's rank 1.
+// What the collector writes in a process where another profiler held CUPTI and no NCCL
+// transfer took place: analyze names the holder and what was lost.
+TEST_F(RecordCliTest, AnalyzeSaysWhenAnotherProfilerHeldCupti) {
+  const std::string file = output_ + "/bubblescope-r1-rank0-world1-h-7.json";
+  fs::create_directories(output_);
+  WriteFile(file,
+            "[\n{\"ph\":\"M\",\"name\":\"bubblescope_process\",\"pid\":7,\"tid\":0,\"args\":{"
+            "\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"host\":\"h\",\"pid\":7,"
+            "\"run_id\":\"r1\"}},\n{\"ph\":\"M\",\"name\":\"bubblescope_cupti_unavailable\","
+            "\"pid\":7,\"tid\":0,\"args\":{\"held_by\":\"CUPTI for Nsight Systems\","
+            "\"not_recorded\":\"kernel,runtime\",\"recorded\":\"nccl\"}}\n]\n");
+  CommandResult analyze = RunCommand({BUBBLESCOPE_BINARY, "analyze", output_});
+  EXPECT_EQ(analyze.exit_status, 2);
+  EXPECT_EQ(analyze.err, "bubblescope: " + file +
+                             ": byte 0: recorded while another profiler held CUPTI (CUPTI for "
+                             "Nsight Systems): kernel,runtime not recorded, and no NCCL transfer "
+                             "took place; record again without torch.profiler or Nsight Systems "
+                             "in the job, or analyze that profiler's own trace\n");
+}
+
 TEST_F(RecordCliTest, TwoRunsInOneDirectoryAreNeverMixedSilently) {
   CommandResult first = Record(TwoRankJob(10, 30));
   ASSERT_EQ(first.exit_status, 0) << first.err;
