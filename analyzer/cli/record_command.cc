@@ -91,6 +91,16 @@ absl::StatusOr<int64_t> ParseCount(absl::string_view flag, absl::string_view tex
   return value;
 }
 
+// ParseCount for a flag that may be left out: `*out` is kept when `text` is empty.
+absl::Status ParseOptionalCount(absl::string_view flag, absl::string_view text,
+                                absl::string_view unit, int64_t max, int64_t* out) {
+  if (text.empty()) return absl::OkStatus();
+  absl::StatusOr<int64_t> value = ParseCount(flag, text, unit, max);
+  if (!value.ok()) return value.status();
+  *out = *value;
+  return absl::OkStatus();
+}
+
 // --steps A:B: two step numbers (from 0), A <= B, into `window`.
 absl::Status ParseSteps(std::string_view steps, RecordWindow* window) {
   const size_t colon = steps.find(':');
@@ -126,11 +136,12 @@ absl::StatusOr<RecordWindow> ParseWindow(const RecordFlags& flags) {
   if (!flags.steps.empty()) {
     if (absl::Status status = ParseSteps(flags.steps, &window); !status.ok()) return status;
   } else if (!flags.start_after.empty()) {
-    absl::StatusOr<int64_t> seconds =
-        ParseCount("--start-after", flags.start_after, "seconds", kMaxStartAfterSeconds);
-    if (!seconds.ok()) return seconds.status();
     window.kind = WindowKind::kAfterDelay;
-    window.delay_seconds = *seconds;
+    if (absl::Status status = ParseOptionalCount("--start-after", flags.start_after, "seconds",
+                                                 kMaxStartAfterSeconds, &window.delay_seconds);
+        !status.ok()) {
+      return status;
+    }
   } else if (flags.profiler_api) {
     window.kind = WindowKind::kProfilerApi;
   } else if (flags.whole_job) {
@@ -144,16 +155,11 @@ absl::StatusOr<RecordWindow> ParseWindow(const RecordFlags& flags) {
     window.max_mib = 0;
     window.max_seconds = 0;
   }
-  if (!flags.max_mb.empty()) {
-    absl::StatusOr<int64_t> mib = ParseCount("--max-mb", flags.max_mb, "MiB", kMaxCapMib);
-    if (!mib.ok()) return mib.status();
-    window.max_mib = *mib;
-  }
-  if (!flags.max_seconds.empty()) {
-    absl::StatusOr<int64_t> seconds =
-        ParseCount("--max-seconds", flags.max_seconds, "seconds", kMaxCapSeconds);
-    if (!seconds.ok()) return seconds.status();
-    window.max_seconds = *seconds;
+  for (absl::Status status :
+       {ParseOptionalCount("--max-mb", flags.max_mb, "MiB", kMaxCapMib, &window.max_mib),
+        ParseOptionalCount("--max-seconds", flags.max_seconds, "seconds", kMaxCapSeconds,
+                           &window.max_seconds)}) {
+    if (!status.ok()) return status;
   }
   return window;
 }
@@ -281,12 +287,13 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
       ParseCount("--flush-ms", flags.flush_ms, "milliseconds", kMaxFlushMs);
   if (!flush_ms.ok()) return flush_ms.status();
   settings.flush_ms = *flush_ms;
-  if (!flags.kill_after.empty()) {
-    absl::StatusOr<int64_t> seconds =
-        ParseCount("--kill-after", flags.kill_after, "seconds", kMaxKillAfterSeconds);
-    if (!seconds.ok()) return seconds.status();
-    settings.kill_after_ms = *seconds * 1000;
+  int64_t kill_after_seconds = 0;
+  if (absl::Status status = ParseOptionalCount("--kill-after", flags.kill_after, "seconds",
+                                               kMaxKillAfterSeconds, &kill_after_seconds);
+      !status.ok()) {
+    return status;
   }
+  settings.kill_after_ms = kill_after_seconds * 1000;
   absl::StatusOr<RecordWindow> window = ParseWindow(flags);
   if (!window.ok()) return window.status();
   settings.window = *window;

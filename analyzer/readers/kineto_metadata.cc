@@ -3,6 +3,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "readers/json_fields.h"
@@ -253,13 +254,24 @@ simdjson::error_code ReadDistributedInfo(ondemand::value& value, const char* beg
   });
 }
 
-simdjson::error_code ReadProcessMetadata(ondemand::value& value, const char* begin, int64_t bias,
-                                         Rank* rank, RankBuilder* builder) {
-  FieldReader reader(begin, bias, rank);
+namespace {
+
+// Visits each field of a collector event's args object (`value`); args that are not an object
+// are counted by OpenObject and skipped.
+template <typename Visit>
+simdjson::error_code ForEachArg(ondemand::value& value, FieldReader& reader, Visit&& visit) {
   ondemand::object object;
   bool opened = false;
   if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
-  return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
+  return ForEachField(object, std::forward<Visit>(visit));
+}
+
+}  // namespace
+
+simdjson::error_code ReadProcessMetadata(ondemand::value& value, const char* begin, int64_t bias,
+                                         Rank* rank, RankBuilder* builder) {
+  FieldReader reader(begin, bias, rank);
+  return ForEachArg(value, reader, [&](std::string_view key, ondemand::value& field_value) {
     const std::string_view field_token = field_value.raw_json_token();
     if (key == "distributedInfo") {
       return ReadDistributedInfo(field_value, begin, bias, rank, builder);
@@ -286,10 +298,7 @@ simdjson::error_code ReadProcessMetadata(ondemand::value& value, const char* beg
 simdjson::error_code ReadDroppedCounts(ondemand::value& value, const char* begin, int64_t bias,
                                        Rank* rank, DroppedTotals* seen) {
   FieldReader reader(begin, bias, rank);
-  ondemand::object object;
-  bool opened = false;
-  if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
-  return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
+  return ForEachArg(value, reader, [&](std::string_view key, ondemand::value& field_value) {
     int64_t* total = nullptr;
     ImportCounter counter = ImportCounter::kCollectorDroppedRecords;
     if (key == "cupti_records") {
@@ -322,10 +331,7 @@ simdjson::error_code ReadDroppedCounts(ondemand::value& value, const char* begin
 simdjson::error_code ReadCuptiUnavailable(ondemand::value& value, const char* begin,
                                           int64_t bias, Rank* rank, CuptiUnavailable* out) {
   FieldReader reader(begin, bias, rank);
-  ondemand::object object;
-  bool opened = false;
-  if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
-  return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
+  return ForEachArg(value, reader, [&](std::string_view key, ondemand::value& field_value) {
     const std::string_view field_token = field_value.raw_json_token();
     if (key == "held_by") {
       reader.Text(field_token, &out->held_by);

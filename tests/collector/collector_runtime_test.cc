@@ -20,6 +20,14 @@ namespace {
 using bubblescope::testing::ReadFile;
 using bubblescope::testing::TempDir;
 
+// Hooks on the fake clock that note every recording switch in `*switches`.
+RuntimeHooks SwitchRecordingHooks(std::vector<bool>* switches) {
+  RuntimeHooks hooks;
+  hooks.clock = FakeClock;
+  hooks.set_recording = [switches](bool on) { switches->push_back(on); };
+  return hooks;
+}
+
 TEST(CollectorRuntimeTest, ARefusalPrintsOneLineAndStaysOff) {
   TempDir dir;
   CollectorRuntime& runtime = CollectorRuntime::Instance();
@@ -79,9 +87,7 @@ TEST(CollectorRuntimeTest, CuptiHeldNoticeWithoutAHolderNameOrNccl) {
 TEST(CollectorRuntimeTest, StepWindowTurnsRecordingOnAndOffOnce) {
   TempDir dir;
   std::vector<bool> switches;
-  RuntimeHooks hooks;
-  hooks.clock = FakeClock;
-  hooks.set_recording = [&switches](bool on) { switches.push_back(on); };
+  const RuntimeHooks hooks = SwitchRecordingHooks(&switches);
   CollectorRuntime& runtime = CollectorRuntime::Instance();
   ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
                                  {"BUBBLESCOPE_START", "steps:1:2"}}),
@@ -120,9 +126,7 @@ TEST(CollectorRuntimeTest, AStepWindowNeverOpenedIsSaidAtExit) {
 TEST(CollectorRuntimeTest, RelativeStepWindowRecordsFromTheStart) {
   TempDir dir;
   std::vector<bool> switches;
-  RuntimeHooks hooks;
-  hooks.clock = FakeClock;
-  hooks.set_recording = [&switches](bool on) { switches.push_back(on); };
+  const RuntimeHooks hooks = SwitchRecordingHooks(&switches);
   CollectorRuntime& runtime = CollectorRuntime::Instance();
   ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
                                  {"BUBBLESCOPE_START", "steps:+2:+3"},
@@ -153,9 +157,7 @@ TEST(CollectorRuntimeTest, RelativeStepWindowRecordsFromTheStart) {
 TEST(CollectorRuntimeTest, TheByteCapStopsRecordingForGood) {
   TempDir dir;
   std::vector<bool> switches;
-  RuntimeHooks hooks;
-  hooks.clock = FakeClock;
-  hooks.set_recording = [&switches](bool on) { switches.push_back(on); };
+  const RuntimeHooks hooks = SwitchRecordingHooks(&switches);
   CollectorRuntime& runtime = CollectorRuntime::Instance();
   ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
                                  {"BUBBLESCOPE_START", "steps:+0:+5"},
@@ -197,9 +199,7 @@ TEST(CollectorRuntimeTest, TheByteCapStopsRecordingForGood) {
 TEST(CollectorRuntimeTest, TheTimeCapCountsFromWhenRecordingBegan) {
   TempDir dir;
   std::vector<bool> switches;
-  RuntimeHooks hooks;
-  hooks.clock = FakeClock;
-  hooks.set_recording = [&switches](bool on) { switches.push_back(on); };
+  const RuntimeHooks hooks = SwitchRecordingHooks(&switches);
   CollectorRuntime& runtime = CollectorRuntime::Instance();
   ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
                                  {"BUBBLESCOPE_START", "profiler-api"},
