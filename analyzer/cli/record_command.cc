@@ -45,8 +45,8 @@ environment is passed on unchanged.
 
 What is recorded: by default a bounded window, what an analysis needs and no more: training
 steps +2 to +6 counted from each process's first ProfilerStep#N NVTX range, or from the start in
-a job without such ranges, and at most 256 MiB of trace and 600 s of recording per process
-(--max-mb, --max-seconds). --steps, --start-after, --profiler-api or --whole-job choose another
+a job without such ranges, and at most 256 MiB of trace per process (--max-mb; --max-seconds
+caps the time too). --steps, --start-after, --profiler-api or --whole-job choose another
 window. record says which when the job starts.
 Every CUDA process writes DIR/bubblescope-<RUN>-rank<R>-world<W>-<host>-<pid>.json, RUN this
 run's id, so runs recorded into one directory stay apart (analyze --run RUN picks one). Once
@@ -137,6 +137,7 @@ absl::StatusOr<RecordWindow> ParseWindow(const RecordFlags& flags) {
     if (absl::Status status = ParseSteps(flags.steps, &window); !status.ok()) return status;
   } else if (!flags.start_after.empty()) {
     window.kind = WindowKind::kAfterDelay;
+    window.max_seconds = kDefaultAfterDelayMaxSeconds;
     if (absl::Status status = ParseOptionalCount("--start-after", flags.start_after, "seconds",
                                                  kMaxStartAfterSeconds, &window.delay_seconds);
         !status.ok()) {
@@ -344,8 +345,8 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
       ->type_name("MB");
   record
       ->add_option("--max-seconds", f.max_seconds,
-                   "Stop a process's recording this long after it began (default: 600 for the "
-                   "default window and --start-after, none otherwise)")
+                   "Stop a process's recording this long after it began (default: 600 for "
+                   "--start-after, none otherwise)")
       ->type_name("SECONDS");
   record->add_option("--flush-ms", f.flush_ms, "How often each process writes its records")
       ->type_name("MS")

@@ -5,7 +5,8 @@
 namespace bubblescope {
 namespace {
 
-// "; at most 256 MiB and 600 s of recording per process", or its one-cap forms; empty without.
+// "; at most 256 MiB of trace and 600 s of recording per process", or its one-cap forms; empty
+// without caps.
 std::string CapsText(const RecordWindow& window) {
   if (window.max_mib > 0 && window.max_seconds > 0) {
     return absl::StrCat("; at most ", window.max_mib, " MiB of trace and ", window.max_seconds,

@@ -7,8 +7,10 @@
 // of MiB per rank and minute. So the default records training steps +2 to +6 counted from each
 // process's first ProfilerStep#N NVTX range (steps 0 and 1 are the warm-up: allocator growth,
 // autotuning, lazily created communicators, the optimizer's state; five steps leave four whole
-// ones when the last is cut), and where the job has no such ranges, from the start until a cap:
-// 256 MiB of trace or 600 s of recording per process.
+// ones when the last is cut), and where the job has no such ranges, from the start until the
+// trace holds 256 MiB. Not a time cap: it would count from CUDA's initialisation, which in a large
+// job can come many minutes (a checkpoint loaded) before the first iteration, while a trace grows
+// only with the work recorded. --start-after, a time window, also stops 600 s after it began.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +29,7 @@ enum class WindowKind : uint8_t {
 inline constexpr int64_t kDefaultWindowFirstStep = 2;
 inline constexpr int64_t kDefaultWindowLastStep = 6;
 inline constexpr int64_t kDefaultMaxMib = 256;
-inline constexpr int64_t kDefaultMaxSeconds = 600;
+inline constexpr int64_t kDefaultAfterDelayMaxSeconds = 600;  // --start-after's own time cap
 
 struct RecordWindow {
   WindowKind kind = WindowKind::kDefault;
@@ -36,14 +38,14 @@ struct RecordWindow {
   int64_t delay_seconds = 0;  // kAfterDelay
   // Caps per process; 0: none. Not for kWholeJob, which has none.
   int64_t max_mib = kDefaultMaxMib;
-  int64_t max_seconds = kDefaultMaxSeconds;
+  int64_t max_seconds = 0;
 };
 
 // BUBBLESCOPE_START's value ("steps:+2:+6", "steps:3:7", "after:30", "profiler-api"); empty for
 // the whole job (the collector's default, immediate).
 std::string CollectorStartValue(const RecordWindow& window);
 
-// BUBBLESCOPE_LIMIT's value ("256:600"); empty without caps (the whole job has none).
+// BUBBLESCOPE_LIMIT's value ("256:0", "256:600"); empty without caps (the whole job has none).
 std::string CollectorLimitValue(const RecordWindow& window);
 
 // The line record prints when the job starts, without a prefix: the window, its caps, and for

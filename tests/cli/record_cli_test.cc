@@ -115,7 +115,7 @@ TEST_F(RecordCliTest, JobSeesExactlyTheInjectedVariables) {
   expected["BUBBLESCOPE_KINDS"] = "kernel,nvtx";
   expected["BUBBLESCOPE_FLUSH_MS"] = "250";
   expected["BUBBLESCOPE_START"] = "steps:+2:+6";  // the default window and its caps
-  expected["BUBBLESCOPE_LIMIT"] = "256:600";
+  expected["BUBBLESCOPE_LIMIT"] = "256:0";
   std::map<std::string, std::string> got = ParseEnvironment(run.out);
   // A new run id: the UTC date and time, then 4 random hex digits.
   EXPECT_THAT(got["BUBBLESCOPE_RUN_ID"], MatchesRegex("20[0-9]{6}-[0-9]{6}-[0-9a-f]{4}"));

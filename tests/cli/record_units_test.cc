@@ -96,7 +96,7 @@ TEST(ParseRecordFlagsTest, DefaultsAndTheVariablesTheyGive) {
                           Pair("BUBBLESCOPE_FLUSH_MS", "1000"),
                           Pair("BUBBLESCOPE_RUN_ID", kRunId),
                           Pair("BUBBLESCOPE_START", "steps:+2:+6"),
-                          Pair("BUBBLESCOPE_LIMIT", "256:600")));
+                          Pair("BUBBLESCOPE_LIMIT", "256:0")));
   flags.run_id = "baseline";
   EXPECT_EQ(ParseRecordFlags(flags, "", kRunId)->run_id, "baseline");
 }
@@ -139,13 +139,17 @@ TEST(ParseRecordFlagsTest, OneWindowAndItsCaps) {
   flags.collector = dir.Write("lib.so", "elf");
   flags.command = {"true"};
   EXPECT_THAT(WindowVariables(flags),
-              ElementsAre("BUBBLESCOPE_START=steps:+2:+6", "BUBBLESCOPE_LIMIT=256:600"));
+              ElementsAre("BUBBLESCOPE_START=steps:+2:+6", "BUBBLESCOPE_LIMIT=256:0"));
   flags.max_mb = "64";
   EXPECT_THAT(WindowVariables(flags),
-              ElementsAre("BUBBLESCOPE_START=steps:+2:+6", "BUBBLESCOPE_LIMIT=64:600"));
-  flags.start_after = "45";
+              ElementsAre("BUBBLESCOPE_START=steps:+2:+6", "BUBBLESCOPE_LIMIT=64:0"));
+  flags.start_after = "45";  // a time window: 600 s unless told otherwise
   EXPECT_THAT(WindowVariables(flags),
               ElementsAre("BUBBLESCOPE_START=after:45", "BUBBLESCOPE_LIMIT=64:600"));
+  flags.max_seconds = "30";
+  EXPECT_THAT(WindowVariables(flags),
+              ElementsAre("BUBBLESCOPE_START=after:45", "BUBBLESCOPE_LIMIT=64:30"));
+  flags.max_seconds.clear();
   flags.start_after.clear();
   flags.profiler_api = true;
   EXPECT_THAT(WindowVariables(flags),

@@ -48,7 +48,7 @@ TEST(CollectorEnvironmentTest, TheContractsVariablesThenTheWindow) {
   const auto variables = CollectorEnvironment(settings);
   ASSERT_EQ(variables.size(), 8u);
   EXPECT_THAT(variables[6], Pair("BUBBLESCOPE_START", "after:30"));
-  EXPECT_THAT(variables[7], Pair("BUBBLESCOPE_LIMIT", "256:600"));
+  EXPECT_THAT(variables[7], Pair("BUBBLESCOPE_LIMIT", "256:0"));
   EXPECT_EQ(DigestDirectory(settings), settings.output_dir + "/digests-" + kRunId);
 }
 
