@@ -48,6 +48,7 @@ steps +2 to +6 counted from each process's first ProfilerStep#N NVTX range, or f
 a job without such ranges, and at most 256 MiB of trace per process (--max-mb; --max-seconds
 caps the time too). --steps, --start-after, --profiler-api or --whole-job choose another
 window. record says which when the job starts.
+
 Every CUDA process writes DIR/bubblescope-<RUN>-rank<R>-world<W>-<host>-<pid>.json, RUN this
 run's id, so runs recorded into one directory stay apart (analyze --run RUN picks one). Once
 COMMAND ends, record lists the trace files it wrote and warns about ranks that wrote none; with
@@ -68,6 +69,8 @@ Examples:
   bubblescope record -o traces/ -- torchrun --nproc-per-node 8 train.py
   bubblescope record -o traces/ -- srun -N 2 --ntasks-per-node 4 python train.py
   bubblescope record -o traces/ --kinds kernel,memcpy,nvtx,runtime,nccl -- ./my_job --steps 20
+  bubblescope record -o traces/ --profiler-api -- torchrun --nproc-per-node 8 pretrain_gpt.py \
+      --profile --profile-step-start 10 --profile-step-end 15 --profile-ranks 0 1 2 3 4 5 6 7 ...
   bubblescope analyze traces/
 
 Exit status: COMMAND's own (128+N when signal N killed it); 127 COMMAND not found, 126 it could
