@@ -138,7 +138,9 @@ EOF
   "$py" "$tools/provenance.py" "$bundle/manifest.json" >"$out/provenance.json" || true
   nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
 
-  local record=("$bubblescope" record --collector "$collector")
+  # --whole-job: each step checks every step and iteration its job runs, not record's default
+  # window (docs/record.md, "What is recorded").
+  local record=("$bubblescope" record --collector "$collector" --whole-job)
   # 1. The loop alone, under record, under torch.profiler, alone again (overhead from both plain runs).
   timed 60 "$out/step1/plain.log" "$out/step1/plain-status.json" \
     "${train[@]}" --times "$out/step1/plain-times.json"
