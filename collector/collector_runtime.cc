@@ -181,7 +181,10 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
     limit_reached_ = false;
     // Without CUPTI's callbacks the window cannot be followed: transfers are recorded throughout.
     transfers_on_ = !hooks_.set_recording;
-    if (RecordsFromStart(config_)) SetRecordingLocked(true);
+    if (RecordsFromStart(config_)) {
+      NoteRecordingLocked(true);
+      if (hooks_.set_recording) hooks_.set_recording(true);
+    }
   }
   stop_loop_ = false;
   running_ = true;
@@ -208,8 +211,13 @@ void CollectorRuntime::FlushLoop() {
     if (!delayed_start_done && std::chrono::steady_clock::now() - started >=
                                    std::chrono::milliseconds(config_.start_delay_ms)) {
       delayed_start_done = true;
-      std::lock_guard<std::mutex> window_lock(window_mutex_);
-      if (!limit_reached_) SetRecordingLocked(true);
+      bool start = false;
+      {
+        std::lock_guard<std::mutex> window_lock(window_mutex_);
+        start = !limit_reached_;
+        if (start) NoteRecordingLocked(true);
+      }
+      if (start && hooks_.set_recording) hooks_.set_recording(true);
     }
     Flush(false);
     EnforceLimit(std::chrono::steady_clock::now());
@@ -227,13 +235,10 @@ void CollectorRuntime::ConsumeBuffer(uint8_t* buffer, size_t valid_bytes, Record
   if (pool_) pool_->Release(buffer);
 }
 
-void CollectorRuntime::SetRecordingLocked(bool on) {
+void CollectorRuntime::NoteRecordingLocked(bool on) {
   window_recording_ = on;
   if (on && !recording_since_) recording_since_ = std::chrono::steady_clock::now();
-  if (hooks_.set_recording) {
-    hooks_.set_recording(on);
-    transfers_on_ = on;
-  }
+  if (hooks_.set_recording) transfers_on_ = on;
 }
 
 bool CollectorRuntime::RecordingTransfers() const { return Active() && transfers_on_.load(); }
@@ -241,7 +246,9 @@ bool CollectorRuntime::RecordingTransfers() const { return Active() && transfers
 void CollectorRuntime::OnProfilerApi(bool start) {
   if (!Active() || config_.start != StartMode::kProfilerApi || !hooks_.set_recording) return;
   std::lock_guard<std::mutex> lock(window_mutex_);
-  if (!limit_reached_ && start != window_recording_) SetRecordingLocked(start);
+  if (limit_reached_ || start == window_recording_) return;
+  NoteRecordingLocked(start);
+  hooks_.set_recording(start);
 }
 
 void CollectorRuntime::OnRangeStart(std::string_view name) {
@@ -251,7 +258,8 @@ void CollectorRuntime::OnRangeStart(std::string_view name) {
   if (!change || limit_reached_) return;
   window_opened_ = window_opened_ || *change;
   if (*change == window_recording_) return;
-  SetRecordingLocked(*change);
+  NoteRecordingLocked(*change);
+  hooks_.set_recording(*change);
 }
 
 void CollectorRuntime::EnforceLimit(std::chrono::steady_clock::time_point now) {
@@ -260,6 +268,7 @@ void CollectorRuntime::EnforceLimit(std::chrono::steady_clock::time_point now) {
   const uint64_t written = writer_->written_bytes();
   const bool bytes_reached =
       limit.max_bytes > 0 && written >= static_cast<uint64_t>(limit.max_bytes);
+  bool was_recording = false;
   {
     std::lock_guard<std::mutex> lock(window_mutex_);
     const bool time_reached = limit.max_recording_ms > 0 && recording_since_ &&
@@ -268,11 +277,12 @@ void CollectorRuntime::EnforceLimit(std::chrono::steady_clock::time_point now) {
     if (!bytes_reached && !time_reached) return;
     limit_reached_ = true;
     transfers_on_ = false;
-    if (window_recording_) {
-      window_recording_ = false;
-      if (hooks_.set_recording) hooks_.set_recording(false);
-    }
+    was_recording = window_recording_;
+    window_recording_ = false;
   }
+  // Outside the lock (see NoteRecordingLocked); nothing turns recording on once the limit is
+  // reached.
+  if (was_recording && hooks_.set_recording) hooks_.set_recording(false);
   const std::string_view which = bytes_reached ? "max_bytes" : "max_recording_ms";
   std::string out;
   ChromeEvent(&out, "M", "", "bubblescope_window")

@@ -121,9 +121,11 @@ class CollectorRuntime {
   void FlushLoop();
   std::string ProcessEvent(const ProcessIdentity& identity) const;
   void WriteDroppedIfChanged();
-  // Turns recording on or off through the hook, remembering the state and when it first began.
-  // Called with window_mutex_ held.
-  void SetRecordingLocked(bool on);
+  // Notes recording on or off (the state, when it first began, the transfers' switch); called
+  // with window_mutex_ held. The caller then calls hooks_.set_recording(on): inside the lock from
+  // CUPTI's callbacks, so that their switches keep their order; after it from the flush thread,
+  // which never holds the lock while it calls into CUPTI.
+  void NoteRecordingLocked(bool on);
 
   std::mutex lifecycle_mutex_;  // Start / Shutdown
   std::atomic<bool> running_{false};
