@@ -91,6 +91,15 @@ std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds) {
   return line;
 }
 
+std::string LimitReachedNotice(const RecordingLimit& limit, bool bytes_reached) {
+  const std::string setting = "BUBBLESCOPE_LIMIT=" + std::to_string(limit.max_bytes >> 20) + ":" +
+                              std::to_string(limit.max_recording_ms / 1000);
+  return std::string("bubblescope collector: recording stopped: ") +
+         (bytes_reached ? "the trace reached " + std::to_string(limit.max_bytes >> 20) + " MiB"
+                        : "it ran for " + std::to_string(limit.max_recording_ms / 1000) + " s") +
+         " (" + setting + "); the rest of this process's run is not recorded";
+}
+
 CollectorRuntime& CollectorRuntime::Instance() {
   // Never destroyed: CUPTI and NCCL may call in during static destruction.
   static CollectorRuntime* runtime = new CollectorRuntime();
@@ -118,6 +127,15 @@ std::string CollectorRuntime::ProcessEvent(const ProcessIdentity& identity) cons
   std::string collector = "{\"kinds\":" + std::to_string(config_.kinds) +
                           ",\"flush_ms\":" + std::to_string(config_.flush_ms) + ",\"start\":";
   text::AppendJsonString(StartName(config_.start), &collector);
+  if (config_.start == StartMode::kSteps) {
+    collector += ",\"first_step\":" + std::to_string(config_.first_step) +
+                 ",\"last_step\":" + std::to_string(config_.last_step) +
+                 ",\"steps_from\":" + (config_.steps_relative ? "\"first_seen\"" : "\"zero\"");
+  } else if (config_.start == StartMode::kAfterDelay) {
+    collector += ",\"start_delay_ms\":" + std::to_string(config_.start_delay_ms);
+  }
+  collector += ",\"max_bytes\":" + std::to_string(config_.limit.max_bytes) +
+               ",\"max_recording_ms\":" + std::to_string(config_.limit.max_recording_ms);
   collector += ",\"buffer_cap_bytes\":" + std::to_string(config_.buffer_cap_bytes) + "}";
   std::string out;
   ChromeEvent event(&out, "M", "", "bubblescope_process");
@@ -178,13 +196,25 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
   cupti_dropped_ = 0;
   cupti_handed_off_ = false;
   last_written_ = DroppedCounts();
-  window_recording_ = false;
-  window_opened_ = false;
+  rank_ = identity.rank;
+  {
+    std::lock_guard<std::mutex> window_lock(window_mutex_);
+    window_recording_ = false;
+    window_opened_ = false;
+    first_step_.reset();
+    recording_since_.reset();
+    limit_reached_ = false;
+    // Without CUPTI's callbacks the window cannot be followed: transfers are recorded throughout.
+    transfers_on_ = !hooks_.set_recording;
+    if (RecordsFromStart(config_)) {
+      NoteRecordingLocked(true);
+      if (hooks_.set_recording) hooks_.set_recording(true);
+    }
+  }
   stop_loop_ = false;
   translate_requested_ = false;
   queued_.clear();
   running_ = true;
-  if (config_.start == StartMode::kImmediate && hooks_.set_recording) hooks_.set_recording(true);
   flush_thread_ = std::thread([this] { FlushLoop(); });
   return true;
 }
@@ -214,10 +244,20 @@ void CollectorRuntime::FlushLoop() {
       if (!delayed_start_done &&
           now - started >= std::chrono::milliseconds(config_.start_delay_ms)) {
         delayed_start_done = true;
-        std::lock_guard<std::mutex> window_lock(window_mutex_);
-        if (hooks_.set_recording && !cupti_handed_off_) hooks_.set_recording(true);
+        // Under the flush lock, which HandOffCupti holds while it releases CUPTI: recording is
+        // never switched on after the hand-over. The window lock is not held around CUPTI
+        // (see NoteRecordingLocked).
+        std::lock_guard<std::mutex> flush_lock(flush_mutex_);
+        bool start = false;
+        {
+          std::lock_guard<std::mutex> window_lock(window_mutex_);
+          start = !limit_reached_ && !cupti_handed_off_;
+          if (start) NoteRecordingLocked(true);
+        }
+        if (start && hooks_.set_recording) hooks_.set_recording(true);
       }
       Flush(false);
+      EnforceLimit(std::chrono::steady_clock::now());
       next_flush = now + period;
     }
     lock.lock();
@@ -262,21 +302,73 @@ void CollectorRuntime::ConsumeBuffer(uint8_t* buffer, size_t valid_bytes, Record
   if (pool_) pool_->Release(buffer);
 }
 
+void CollectorRuntime::NoteRecordingLocked(bool on) {
+  window_recording_ = on;
+  if (on && !recording_since_) recording_since_ = std::chrono::steady_clock::now();
+  if (hooks_.set_recording) transfers_on_ = on;
+}
+
+bool CollectorRuntime::RecordingTransfers() const { return Active() && transfers_on_.load(); }
+
 void CollectorRuntime::OnProfilerApi(bool start) {
-  if (OwnsCupti() && config_.start == StartMode::kProfilerApi && hooks_.set_recording) {
-    hooks_.set_recording(start);
-  }
+  if (!OwnsCupti() || config_.start != StartMode::kProfilerApi || !hooks_.set_recording) return;
+  std::lock_guard<std::mutex> lock(window_mutex_);
+  if (limit_reached_ || cupti_handed_off_ || start == window_recording_) return;
+  NoteRecordingLocked(start);
+  hooks_.set_recording(start);
 }
 
 void CollectorRuntime::OnRangeStart(std::string_view name) {
   if (!OwnsCupti() || !hooks_.set_recording) return;
-  const std::optional<bool> change = StepWindowChange(config_, name);
-  if (!change) return;
   std::lock_guard<std::mutex> lock(window_mutex_);
+  const std::optional<bool> change = StepWindowChange(config_, name, &first_step_);
+  if (!change || limit_reached_) return;
   window_opened_ = window_opened_ || *change;
   if (*change == window_recording_ || cupti_handed_off_) return;
-  window_recording_ = *change;
+  NoteRecordingLocked(*change);
   hooks_.set_recording(*change);
+}
+
+void CollectorRuntime::EnforceLimit(std::chrono::steady_clock::time_point now) {
+  if (!Active() || limit_reached_) return;
+  const RecordingLimit& limit = config_.limit;
+  const uint64_t written = writer_->written_bytes();
+  const bool bytes_reached =
+      limit.max_bytes > 0 && written >= static_cast<uint64_t>(limit.max_bytes);
+  bool was_recording = false;
+  {
+    std::lock_guard<std::mutex> lock(window_mutex_);
+    const bool time_reached = limit.max_recording_ms > 0 && recording_since_ &&
+                              now - *recording_since_ >=
+                                  std::chrono::milliseconds(limit.max_recording_ms);
+    if (!bytes_reached && !time_reached) return;
+    limit_reached_ = true;
+    transfers_on_ = false;
+    was_recording = window_recording_;
+    window_recording_ = false;
+  }
+  // Outside the lock (see NoteRecordingLocked); nothing turns recording on once the limit is
+  // reached.
+  if (was_recording && hooks_.set_recording) {
+    std::lock_guard<std::mutex> flush_lock(flush_mutex_);  // see HandOffCupti
+    if (!cupti_handed_off_) hooks_.set_recording(false);
+  }
+  const std::string_view which = bytes_reached ? "max_bytes" : "max_recording_ms";
+  std::string out;
+  ChromeEvent(&out, "M", "", "bubblescope_window")
+      .Int("pid", pid_)
+      .Int("tid", 0)
+      .Args()
+      .Text("stopped_at", which)
+      .Int("max_bytes", limit.max_bytes)
+      .Int("max_recording_ms", limit.max_recording_ms)
+      .Int("written_bytes", static_cast<int64_t>(written))
+      .Finish();
+  writer_->Append(out);
+  writer_->Flush();
+  if (rank_ <= 0) {
+    std::fprintf(stderr, "%s\n", LimitReachedNotice(limit, bytes_reached).c_str());
+  }
 }
 
 DroppedCounts CollectorRuntime::dropped() const {
@@ -312,11 +404,16 @@ void CollectorRuntime::WriteDroppedIfChanged() {
 void CollectorRuntime::HandOffCupti(const std::string& taker) {
   if (!OwnsCupti()) return;
   {
-    // Under the flush lock, so no periodic flush calls CUPTI while it is released; the window
-    // lock keeps a step range or cudaProfilerStart from turning recording back on.
+    // Under the flush lock, which every switch of CUPTI outside a CUPTI callback holds too, so
+    // none calls CUPTI once it is released. The flag is set under the window lock, which the
+    // callbacks' switches hold: none switches after it. CUPTI itself is not called under the
+    // window lock (see NoteRecordingLocked).
     std::lock_guard<std::mutex> flush_lock(flush_mutex_);
-    std::lock_guard<std::mutex> window_lock(window_mutex_);
-    if (cupti_handed_off_.exchange(true)) return;
+    {
+      std::lock_guard<std::mutex> window_lock(window_mutex_);
+      if (cupti_handed_off_.exchange(true)) return;
+      window_recording_ = false;
+    }
     if (hooks_.flush_activity) hooks_.flush_activity(true);
     if (hooks_.release_cupti) hooks_.release_cupti();
     const int64_t at_ns = hooks_.clock ? hooks_.clock() : 0;
@@ -347,7 +444,7 @@ void CollectorRuntime::Shutdown() {
   loop_wake_.notify_all();
   if (flush_thread_.joinable()) flush_thread_.join();
   Flush(true);
-  if (config_.start == StartMode::kSteps && !window_opened_) {
+  if (config_.start == StartMode::kSteps && !config_.steps_relative && !window_opened_) {
     std::fprintf(stderr,
                  "bubblescope collector: no ProfilerStep#%lld to #%lld range was opened in this "
                  "process: nothing recorded (BUBBLESCOPE_START=steps:%lld:%lld)\n",

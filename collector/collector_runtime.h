@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -56,6 +57,10 @@ std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds);
 // The one line printed when the collector hands CUPTI over to `taker` (HandOffCupti).
 std::string CuptiHandOffNotice(const std::string& taker, uint32_t kinds);
 
+// The one line printed (by rank 0, or a process of unknown rank) when a BUBBLESCOPE_LIMIT cap
+// stops recording: which cap, and that the rest of the run is not recorded.
+std::string LimitReachedNotice(const RecordingLimit& limit, bool bytes_reached);
+
 // Counts of what the collector could not record, written into the trace as the args of a
 // "bubblescope_dropped" metadata event whenever they change.
 struct DroppedCounts {
@@ -94,6 +99,11 @@ class CollectorRuntime {
   NcclP2pTracker* nccl() { return Active() ? nccl_.get() : nullptr; }
   EventSink* sink() { return writer_.get(); }
 
+  // Whether an NCCL transfer starting now is recorded: inside the recording window (when CUPTI
+  // tells the collector where that is: the window follows CUPTI's callbacks), never once a
+  // BUBBLESCOPE_LIMIT cap has stopped recording.
+  bool RecordingTransfers() const;
+
   // cudaProfilerStart / cudaProfilerStop seen (BUBBLESCOPE_START=profiler-api).
   void OnProfilerApi(bool start);
   // An NVTX range named `name` opened (BUBBLESCOPE_START=steps:A:B): recording follows the step
@@ -108,6 +118,10 @@ class CollectorRuntime {
   void HandOffCupti(const std::string& taker);
   // Hands over CUPTI's buffers, writes finished NCCL records and dropped counts, flushes the file.
   void Flush(bool forced);
+  // Stops recording for good when a BUBBLESCOPE_LIMIT cap is reached (`now` on the steady
+  // clock): the trace then says which, in a "bubblescope_window" metadata event, and rank 0 (or
+  // a process of unknown rank) says so in one line. The flush thread calls it after each flush.
+  void EnforceLimit(std::chrono::steady_clock::time_point now);
   // Final flush, closing bracket, file closed; Start() may run again afterwards.
   void Shutdown();
 
@@ -131,6 +145,11 @@ class CollectorRuntime {
   void TranslateQueued();
   std::string ProcessEvent(const ProcessIdentity& identity) const;
   void WriteDroppedIfChanged();
+  // Notes recording on or off (the state, when it first began, the transfers' switch); called
+  // with window_mutex_ held. The caller then calls hooks_.set_recording(on): inside the lock from
+  // CUPTI's callbacks, so that their switches keep their order; after it from the flush thread,
+  // which never holds the lock while it calls into CUPTI.
+  void NoteRecordingLocked(bool on);
 
   std::mutex lifecycle_mutex_;  // Start / Shutdown
   std::atomic<bool> running_{false};
@@ -147,8 +166,14 @@ class CollectorRuntime {
   std::unique_ptr<ActivityTranslator> translator_;
   std::atomic<uint64_t> cupti_dropped_{0};
   std::mutex window_mutex_;
-  bool window_recording_ = false;  // kSteps: recording now
+  bool window_recording_ = false;  // recording now
   bool window_opened_ = false;     // kSteps: a step of the window was seen
+  std::optional<int64_t> first_step_;  // kSteps: the first ProfilerStep#N number seen
+  // When recording first turned on (the time cap counts from it); unset before.
+  std::optional<std::chrono::steady_clock::time_point> recording_since_;
+  std::atomic<bool> transfers_on_{false};  // RecordingTransfers()
+  std::atomic<bool> limit_reached_{false};  // a cap stopped recording for good
+  int32_t rank_ = -1;
   DroppedCounts last_written_;
   std::mutex flush_mutex_;
   struct QueuedBuffer {

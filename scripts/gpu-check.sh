@@ -140,7 +140,9 @@ EOF
   "$py" "$tools/provenance.py" "$bundle/manifest.json" >"$out/provenance.json" || true
   nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
 
-  local record=("$bubblescope" record --collector "$collector")
+  # --whole-job: each step checks every step and iteration its job runs, not record's default
+  # window (docs/record.md, "What is recorded").
+  local record=("$bubblescope" record --collector "$collector" --whole-job)
   # 1. The loop alone and under record, alternately, three times (step times vary from run to
   # run on a shared machine as much as the overhead sought: the rounds pair them), then under
   # torch.profiler. The first recorded round is the one compared with Kineto kernel by kernel.
