@@ -123,29 +123,34 @@ std::vector<CUpti_CallbackId> HostQueryIds(bool is_driver, uint32_t id_count) {
   return ids;
 }
 
+// One API domain's per-call switch and the host-query calls it turns off, found once.
+struct HostQuerySwitch {
+  HostQuerySwitch(const char* switch_name, bool is_driver, uint32_t id_count)
+      : turn(reinterpret_cast<Switch>(CuptiFunction(switch_name))),
+        ids(HostQueryIds(is_driver, id_count)) {}
+  void TurnOff() const {
+    if (turn == nullptr) return;
+    for (CUpti_CallbackId cbid : ids) turn(cbid, 0);
+  }
+  using Switch = CUptiResult (*)(CUpti_CallbackId, uint8_t);
+  Switch turn;
+  std::vector<CUpti_CallbackId> ids;
+};
+
 // Switches off the activity records of host-query calls for the API kinds just enabled, unless
 // the user asked for `queries`. Enabling a whole API kind resets these switches, so this runs
 // after every enable. Where CUPTI lacks the switches, the queries are recorded.
 void SkipHostQueries(uint32_t kinds) {
-  using Switch = CUptiResult (*)(CUpti_CallbackId, uint8_t);
   if (kinds & kKindQueries) return;
   if (kinds & kKindRuntime) {
-    static const auto runtime_switch =
-        reinterpret_cast<Switch>(CuptiFunction("cuptiActivityEnableRuntimeApi"));
-    static const std::vector<CUpti_CallbackId> runtime_ids =
-        HostQueryIds(false, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-    if (runtime_switch != nullptr) {
-      for (CUpti_CallbackId cbid : runtime_ids) runtime_switch(cbid, 0);
-    }
+    static const HostQuerySwitch runtime("cuptiActivityEnableRuntimeApi", false,
+                                         CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    runtime.TurnOff();
   }
   if (kinds & kKindDriver) {
-    static const auto driver_switch =
-        reinterpret_cast<Switch>(CuptiFunction("cuptiActivityEnableDriverApi"));
-    static const std::vector<CUpti_CallbackId> driver_ids =
-        HostQueryIds(true, CUPTI_DRIVER_TRACE_CBID_SIZE);
-    if (driver_switch != nullptr) {
-      for (CUpti_CallbackId cbid : driver_ids) driver_switch(cbid, 0);
-    }
+    static const HostQuerySwitch driver("cuptiActivityEnableDriverApi", true,
+                                        CUPTI_DRIVER_TRACE_CBID_SIZE);
+    driver.TurnOff();
   }
 }
 
