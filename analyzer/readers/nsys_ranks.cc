@@ -1,6 +1,7 @@
 #include "readers/nsys_ranks.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -24,12 +25,6 @@ CommKind CallKind(std::string_view name) {
     return CommKind::kUnknown;
   }
   return op_names::CommKindFromName(name.substr(4));
-}
-
-int32_t Member(const std::vector<int32_t>& members, int32_t index) {
-  return index >= 0 && static_cast<size_t>(index) < members.size()
-             ? members[static_cast<size_t>(index)]
-             : -1;
 }
 
 }  // namespace
@@ -62,7 +57,7 @@ void ProcessComms::Add(int64_t tid, TimeNs start, TimeNs end, std::string_view n
 
 void ResolveRanks(const std::vector<ProcessComms*>& processes) {
   // (communicator, rank in it) -> global rank, over every process of the file.
-  absl::flat_hash_map<std::pair<uint64_t, int32_t>, int32_t> global;
+  ProcessComms::GlobalRanks global;
   for (ProcessComms* process : processes) {
     std::stable_sort(process->inits_.begin(), process->inits_.end(),
                      [](const auto& a, const auto& b) { return a.start < b.start; });
@@ -81,21 +76,35 @@ void ResolveRanks(const std::vector<ProcessComms*>& processes) {
       global.try_emplace({init.communicator, init.rank}, process->global_rank_);
     }
   }
+  // A communicator's members are listed where the file holds every one of them: memory in
+  // proportion to the file, whatever size its records claim.
+  absl::flat_hash_map<uint64_t, int32_t> known;  // communicator -> members known
+  for (const auto& [member, global_rank] : global) ++known[member.first];
+  auto shared = std::make_shared<const ProcessComms::GlobalRanks>(std::move(global));
   for (ProcessComms* process : processes) {
+    process->global_ = shared;
     absl::flat_hash_set<uint64_t> seen;
     for (const ProcessComms::Init& init : process->inits_) {
       if (!seen.insert(init.communicator).second) continue;
       ProcessComms::Communicator communicator{init.communicator, init.ranks, {}};
-      for (int32_t r = 0; r < init.ranks && r < (1 << 20); ++r) {
-        // In the world communicator a rank is the global rank itself.
-        auto it = global.find({init.communicator, r});
-        communicator.members.push_back(it != global.end() ? it->second
-                                       : process->world_ == init.communicator ? r
-                                                                              : -1);
+      auto count = known.find(init.communicator);
+      if (count != known.end() && count->second == init.ranks) {
+        for (int32_t r = 0; r < init.ranks; ++r) {
+          communicator.members.push_back(shared->at({init.communicator, r}));
+        }
       }
       process->communicators_.push_back(std::move(communicator));
     }
   }
+}
+
+int32_t ProcessComms::GlobalRank(uint64_t communicator, int32_t rank) const {
+  if (global_ != nullptr) {
+    auto it = global_->find({communicator, rank});
+    if (it != global_->end()) return it->second;
+  }
+  // In the world communicator a rank is the global rank itself.
+  return world_ == communicator && rank >= 0 && rank < world_size_ ? rank : -1;
 }
 
 void ProcessComms::Fill(Rank* rank, absl::FunctionRef<Timeline&(int64_t tid)> thread) const {
@@ -110,10 +119,7 @@ void ProcessComms::Fill(Rank* rank, absl::FunctionRef<Timeline&(int64_t tid)> th
   for (const Communicator& communicator : communicators_) {
     ProcessGroup group;
     group.name = absl::StrCat("nccl:", absl::Hex(communicator.id, absl::kZeroPad16));
-    if (std::none_of(communicator.members.begin(), communicator.members.end(),
-                     [](int32_t member) { return member < 0; })) {
-      group.ranks = communicator.members;
-    }
+    group.ranks = communicator.members;
     group_of.try_emplace(communicator.id,
                          static_cast<uint32_t>(rank->process_groups.size()),
                          static_cast<size_t>(&communicator - communicators_.data()));
@@ -130,7 +136,7 @@ void ProcessComms::Fill(Rank* rank, absl::FunctionRef<Timeline&(int64_t tid)> th
         const Communicator& communicator = communicators_[group->second.second];
         info.process_group = group->second.first;
         info.group_size = communicator.ranks;
-        info.peer = Member(communicator.members, op.peer);
+        info.peer = op.peer >= 0 ? GlobalRank(communicator.id, op.peer) : -1;
       }
     }
     Interval interval;

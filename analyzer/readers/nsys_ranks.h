@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "bubblescope/trace.h"
 #include "readers/nsys_nccl_payload.h"
@@ -50,8 +52,12 @@ class ProcessComms {
   struct Communicator {
     uint64_t id = 0;
     int32_t ranks = -1;
-    std::vector<int32_t> members;  // global ranks by communicator rank, -1 unknown
+    std::vector<int32_t> members;  // global ranks by communicator rank; empty unless all known
   };
+  using GlobalRanks = absl::flat_hash_map<std::pair<uint64_t, int32_t>, int32_t>;
+
+  // The global rank of `rank` in `communicator`, -1 when the file does not tell.
+  int32_t GlobalRank(uint64_t communicator, int32_t rank) const;
 
   std::vector<Init> inits_;
   std::vector<Op> ops_;
@@ -60,6 +66,8 @@ class ProcessComms {
   int32_t world_size_ = -1;
   std::optional<uint64_t> world_;
   std::vector<Communicator> communicators_;
+  // (communicator, rank in it) -> global rank, over every process of the file.
+  std::shared_ptr<const GlobalRanks> global_;
 };
 
 // Works out every process's global rank and the communicators' members from all processes of

@@ -3,6 +3,8 @@
 // one export holding every process, and as one export per rank: in the first every peer is
 // resolved to its global rank (the file holds every member of every communicator); in the
 // second only the world's are, and a pipeline's peers stay unknown (docs/nsight-systems.md).
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -95,6 +97,33 @@ TEST(NsysRanksTest, OneExportPerRankLeavesSubCommunicatorPeersUnknown) {
     for (auto& [correlation, peer] : unknown) peer = -1;
     EXPECT_EQ(P2pPeers(read->front()), unknown);
   }
+}
+
+// A damaged payload claiming communicators of 2^31 - 1 ranks costs no memory for them: members
+// are listed only where the file holds them all.
+TEST(NsysRanksTest, HugeClaimedCommunicatorsCostNothing) {
+  sim::Simulation simulation = Simulate();
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/rank0.sqlite";
+  ASSERT_TRUE(WriteNsysSqlite(simulation.trace.ranks[0], NsysWriteOptions{}, path).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  // Header (domain 1, NCCL's init schema, 24 bytes at offset 32), then: communicator id, ranks
+  // 0x7fffffff, rank 5, CUDA device 0, padding.
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE NVTX_EVENTS SET binaryData = X'0100000000000000020000010000000018"
+                         "000000000000002000000000000000"
+                         "0102030405060708FFFFFF7F050000000000000000000000' "
+                         "WHERE text = 'ncclCommInitRank'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  absl::StatusOr<std::vector<Rank>> read = ReadNsysSqlite(path, NsysReadOptions{});
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->size(), 1u);
+  EXPECT_EQ(read->front().rank, 5);
+  EXPECT_EQ(read->front().world_size, 0x7fffffff);
+  for (const ProcessGroup& group : read->front().process_groups) EXPECT_TRUE(group.ranks.empty());
 }
 
 }  // namespace
