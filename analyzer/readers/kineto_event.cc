@@ -88,7 +88,8 @@ bool ArgsNeeded(const EventFields& fields) {
 
 bool IsCollectorMetadata(const EventFields& fields) {
   return IsPhase(fields, 'M') && fields.has_name &&
-         (fields.name == kProcessMetadataEventName || fields.name == kDroppedCountsEventName);
+         (fields.name == kProcessMetadataEventName || fields.name == kDroppedCountsEventName ||
+          fields.name == kCuptiUnavailableEventName);
 }
 
 // True once nothing later in the event can change what is done with it.

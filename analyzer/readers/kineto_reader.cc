@@ -149,6 +149,11 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
         std::string(SyntaxWhat(walk.syntax)), walk.events_read, walk.last_event_offset));
   }
   if (usable_events == 0) {
+    // The collector's own account of why the file is empty says more than a count.
+    if (walk.cupti_unavailable) {
+      return FileError(display_path, walk.events_offset,
+                       kineto::CuptiUnavailableReason(*walk.cupti_unavailable));
+    }
     return FileError(display_path, walk.events_offset,
                      walk.events_read == 0
                          ? std::string("no trace events")

@@ -3,6 +3,8 @@
 // each rank's `source` (the file read: the digest's path, not the trace's).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -101,19 +103,28 @@ TEST(DigestCliTest, SimulatedFamiliesGiveTheSameReport) {
   }
 }
 
+// The bundled folders that hold several sets, one per subfolder.
+constexpr std::array<const char*, 2> kFoldersOfSets = {"torch_cpu", "gpu_h100_collector"};
+
 TEST(DigestCliTest, BundledSetsGiveTheSameReport) {
   for (const auto& entry : fs::directory_iterator(kSamples)) {
-    if (!entry.is_directory() || entry.path().filename() == "torch_cpu") continue;
+    if (!entry.is_directory() ||
+        std::find(kFoldersOfSets.begin(), kFoldersOfSets.end(), entry.path().filename()) !=
+            kFoldersOfSets.end()) {
+      continue;
+    }
     SCOPED_TRACE(entry.path().string());
     ExpectSameReport({entry.path().string()});
   }
 }
 
-TEST(DigestCliTest, TorchCpuRunsGiveTheSameReport) {
-  for (const auto& entry : fs::directory_iterator(kSamples + "torch_cpu")) {
-    if (!entry.is_directory()) continue;
-    SCOPED_TRACE(entry.path().string());
-    ExpectSameReport({entry.path().string()});
+TEST(DigestCliTest, TorchCpuAndGpuCollectorRunsGiveTheSameReport) {
+  for (const char* folder : kFoldersOfSets) {
+    for (const auto& entry : fs::directory_iterator(kSamples + folder)) {
+      if (!entry.is_directory()) continue;
+      SCOPED_TRACE(entry.path().string());
+      ExpectSameReport({entry.path().string()});
+    }
   }
 }
 

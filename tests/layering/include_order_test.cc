@@ -32,6 +32,9 @@ const std::map<std::string, int>& Layers() {
       // The collector is injected into other people's processes: it may use the text helpers
       // and nothing else of the analyzer.
       {"collector", 2},
+      // `record`'s process handling (the job, its watchdog, the files it wrote): reads only the
+      // text helpers, and only cli/ uses it.
+      {"launch", 2},
   };
   return *layers;
 }
