@@ -35,6 +35,8 @@ class FileDescriptor {
     if (fd_ >= 0) close(fd_);
   }
   int get() const { return fd_; }
+  // Hands the descriptor over, no longer closing it.
+  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
@@ -136,15 +138,24 @@ absl::StatusOr<FileContents> ReadStream(const std::string& path, int fd, int64_t
   return Owning(std::move(padded));
 }
 
-absl::StatusOr<FileContents> ReadWithinBudget(const std::string& path, int64_t max_bytes,
-                                              ReadBuffer* buffer) {
+// Opens `path` for reading and fills `info`: the errors every read of a file says first (missing,
+// unreadable, a directory, which open() accepts and only reading refuses).
+absl::StatusOr<int> OpenForReading(const std::string& path, struct stat* info) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(path, errno);
   FileDescriptor file(fd);
+  if (fstat(fd, info) != 0) return ErrnoError(path, errno);
+  if (S_ISDIR(info->st_mode)) return ErrnoError(path, EISDIR);
+  return file.release();
+}
+
+absl::StatusOr<FileContents> ReadWithinBudget(const std::string& path, int64_t max_bytes,
+                                              ReadBuffer* buffer) {
   struct stat info {};
-  if (fstat(fd, &info) != 0) return ErrnoError(path, errno);
-  // open() succeeds on a directory; reading it is what fails, so say so up front.
-  if (S_ISDIR(info.st_mode)) return ErrnoError(path, EISDIR);
+  absl::StatusOr<int> opened = OpenForReading(path, &info);
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
+  FileDescriptor file(fd);
 
   // gzip only ever makes a trace smaller, so a regular file already over the budget is refused
   // before a byte of it is read.
@@ -227,12 +238,11 @@ absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max
 }
 
 absl::StatusOr<FileHead> ReadFileHead(const std::string& path, size_t size) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(path, errno);
-  FileDescriptor file(fd);
   struct stat info {};
-  if (fstat(fd, &info) != 0) return ErrnoError(path, errno);
-  if (S_ISDIR(info.st_mode)) return ErrnoError(path, EISDIR);
+  absl::StatusOr<int> opened = OpenForReading(path, &info);
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
+  FileDescriptor file(fd);
   FileHead head;
   if (!S_ISREG(info.st_mode)) {
     head.regular = false;

@@ -6,7 +6,6 @@
 // they never decide what a bubble is. Analyses only read it; they never parse a file.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -58,7 +57,8 @@ inline int64_t SaturatingRound(double value) {
   if (!(value == value)) return 0;
   if (value >= 9.2233720368547748e18) return Limits::max();  // 2^63, the first double past it
   if (value <= -9.2233720368547748e18) return Limits::min();
-  return static_cast<int64_t>(std::llround(value));
+  // llround's builtin, which std::llround calls: <cmath> is not worth its size in every file.
+  return static_cast<int64_t>(__builtin_llround(value));
 }
 inline int64_t RoundToNs(double ns) { return SaturatingRound(ns); }
 
