@@ -32,7 +32,7 @@ const char* NonEmpty(const EnvLookup& env, const char* name) {
 }
 
 // BUBBLESCOPE_KINDS's names, in the order they are listed.
-constexpr std::array<std::pair<std::string_view, uint32_t>, 8> kNames = {{
+constexpr std::array<std::pair<std::string_view, uint32_t>, 9> kNames = {{
     {"kernel", kKindKernel},
     {"memcpy", kKindMemcpy},
     {"memset", kKindMemset},
@@ -41,6 +41,7 @@ constexpr std::array<std::pair<std::string_view, uint32_t>, 8> kNames = {{
     {"runtime", kKindRuntime},
     {"driver", kKindDriver},
     {"nccl", kKindNccl},
+    {"queries", kKindQueries},
 }};
 
 bool ParseKinds(std::string_view text, uint32_t* kinds, std::string* error) {
@@ -57,7 +58,7 @@ bool ParseKinds(std::string_view text, uint32_t* kinds, std::string* error) {
     }
     if (!known) {
       *error = "BUBBLESCOPE_KINDS: unknown kind '" + std::string(item) +
-               "' (expected kernel, memcpy, memset, memory, nvtx, runtime, driver, nccl)";
+               "' (expected kernel, memcpy, memset, memory, nvtx, runtime, driver, nccl, queries)";
       return false;
     }
     if (comma == std::string_view::npos) return true;
@@ -75,15 +76,26 @@ bool ParseStart(std::string_view text, CollectorConfig* config, std::string* err
   } else if (text.substr(0, kSteps.size()) == kSteps) {
     const std::string_view window = text.substr(kSteps.size());
     const size_t colon = window.find(':');
-    const int64_t first = colon == std::string_view::npos ? -1 : ParseCount(window.substr(0, colon));
-    const int64_t last = colon == std::string_view::npos ? -1 : ParseCount(window.substr(colon + 1));
+    std::string_view first_text = window.substr(0, colon);
+    std::string_view last_text =
+        colon == std::string_view::npos ? std::string_view() : window.substr(colon + 1);
+    // "+A:+B" counts from the first step seen; both ends say so, or neither.
+    const bool relative = first_text.substr(0, 1) == "+";
+    if (relative && last_text.substr(0, 1) == "+") {
+      first_text.remove_prefix(1);
+      last_text.remove_prefix(1);
+    }
+    const int64_t first = colon == std::string_view::npos ? -1 : ParseCount(first_text);
+    const int64_t last = colon == std::string_view::npos ? -1 : ParseCount(last_text);
     if (first < 0 || last < first || last > int64_t{1} << 31) {
-      *error = "BUBBLESCOPE_START: '" + std::string(text) + "' is not steps:A:B with A <= B";
+      *error = "BUBBLESCOPE_START: '" + std::string(text) +
+               "' is not steps:A:B or steps:+A:+B with A <= B";
       return false;
     }
     config->start = StartMode::kSteps;
     config->first_step = first;
     config->last_step = last;
+    config->steps_relative = relative;
   } else if (text.substr(0, kAfter.size()) == kAfter) {
     const int64_t seconds = ParseCount(text.substr(kAfter.size()));
     if (seconds < 0 || seconds > int64_t{1} << 31) {
@@ -94,7 +106,7 @@ bool ParseStart(std::string_view text, CollectorConfig* config, std::string* err
     config->start_delay_ms = seconds * 1000;
   } else {
     *error = "BUBBLESCOPE_START: '" + std::string(text) +
-             "' (expected immediate, profiler-api, after:SECONDS or steps:A:B)";
+             "' (expected immediate, profiler-api, after:SECONDS, steps:A:B or steps:+A:+B)";
     return false;
   }
   return true;
@@ -109,6 +121,21 @@ bool ParsePositive(const char* variable, std::string_view text, int64_t max, int
     return false;
   }
   *out = value;
+  return true;
+}
+
+// MIB:SECONDS, each a whole number (0: no cap of that kind).
+bool ParseLimit(std::string_view text, RecordingLimit* limit, std::string* error) {
+  const size_t colon = text.find(':');
+  const int64_t megabytes = colon == std::string_view::npos ? -1 : ParseCount(text.substr(0, colon));
+  const int64_t seconds = colon == std::string_view::npos ? -1 : ParseCount(text.substr(colon + 1));
+  if (megabytes < 0 || seconds < 0 || megabytes > int64_t{1} << 30 || seconds > int64_t{1} << 31) {
+    *error = "BUBBLESCOPE_LIMIT: '" + std::string(text) +
+             "' is not MIB:SECONDS (whole numbers, 0 for no cap)";
+    return false;
+  }
+  limit->max_bytes = megabytes << 20;
+  limit->max_recording_ms = seconds * 1000;
   return true;
 }
 
@@ -136,6 +163,9 @@ bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::st
   }
   if (const char* start = NonEmpty(env, "BUBBLESCOPE_START")) {
     if (!ParseStart(start, config, error)) return false;
+  }
+  if (const char* limit = NonEmpty(env, "BUBBLESCOPE_LIMIT")) {
+    if (!ParseLimit(limit, &config->limit, error)) return false;
   }
   if (const char* megabytes = NonEmpty(env, "BUBBLESCOPE_BUFFER_MB")) {
     int64_t value = 0;
@@ -196,15 +226,24 @@ std::string TraceFileName(const ProcessIdentity& identity, const std::string& ru
   return name;
 }
 
-std::optional<bool> StepWindowChange(const CollectorConfig& config, std::string_view name) {
+bool RecordsFromStart(const CollectorConfig& config) {
+  return config.start == StartMode::kImmediate ||
+         (config.start == StartMode::kSteps && config.steps_relative);
+}
+
+std::optional<bool> StepWindowChange(const CollectorConfig& config, std::string_view name,
+                                     std::optional<int64_t>* first_step) {
   constexpr std::string_view kStep = "ProfilerStep#";
   if (config.start != StartMode::kSteps || name.substr(0, kStep.size()) != kStep) {
     return std::nullopt;
   }
   const int64_t step = ParseCount(name.substr(kStep.size()));
   if (step < 0) return std::nullopt;
-  if (step > config.last_step) return false;
-  if (step >= config.first_step) return true;
+  if (!first_step->has_value()) *first_step = step;
+  const int64_t base = config.steps_relative ? **first_step : 0;
+  if (step - base > config.last_step) return false;
+  if (step - base >= config.first_step) return true;
+  if (config.steps_relative) return false;
   return std::nullopt;
 }
 

@@ -21,7 +21,11 @@ enum KindBit : uint32_t {
   kKindRuntime = 1u << 5,
   kKindDriver = 1u << 6,
   kKindNccl = 1u << 7,
+  // The runtime and driver calls that only query host-side state (api_filter.h); off unless
+  // named, and only with `runtime` or `driver` on.
+  kKindQueries = 1u << 8,
 };
+// Every kind but `queries`: the default.
 inline constexpr uint32_t kAllKinds = (1u << 8) - 1;
 
 enum class StartMode : uint8_t {
@@ -29,6 +33,13 @@ enum class StartMode : uint8_t {
   kProfilerApi,  // record between cudaProfilerStart and cudaProfilerStop
   kAfterDelay,   // record from `start_delay_ms` after injection on
   kSteps,        // record the training steps `first_step` to `last_step` (ProfilerStep#N ranges)
+};
+
+// Caps on one process's recording (BUBBLESCOPE_LIMIT); 0: no cap. Once either is reached,
+// recording stops for the rest of the process.
+struct RecordingLimit {
+  int64_t max_bytes = 0;         // the trace file's size
+  int64_t max_recording_ms = 0;  // time since recording first turned on
 };
 
 struct CollectorConfig {
@@ -39,6 +50,11 @@ struct CollectorConfig {
   int64_t start_delay_ms = 0;
   int64_t first_step = 0;  // kSteps: the window, both ends included
   int64_t last_step = 0;
+  // kSteps from "steps:+A:+B": the window counts from the first ProfilerStep#N the process opens
+  // (N is +0) instead of from step 0, and recording runs from the start until that range opens,
+  // so a job without such ranges is still recorded (bounded by `limit`).
+  bool steps_relative = false;
+  RecordingLimit limit;
   int64_t buffer_cap_bytes = int64_t{64} << 20;  // all CUPTI buffers in flight together
   // The `bubblescope record` run this process belongs to (BUBBLESCOPE_RUN_ID); empty when the
   // collector was injected by other means. It goes into the file name and the process metadata,
@@ -50,16 +66,24 @@ struct CollectorConfig {
 using EnvLookup = std::function<const char*(const char*)>;
 
 // Reads BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS (comma list of kernel, memcpy, memset, memory,
-// nvtx, runtime, driver, nccl), BUBBLESCOPE_FLUSH_MS (> 0), BUBBLESCOPE_START (immediate,
-// profiler-api, after:SECONDS, steps:A:B), BUBBLESCOPE_BUFFER_MB (> 0) and BUBBLESCOPE_RUN_ID (of the form
+// nvtx, runtime, driver, nccl, queries), BUBBLESCOPE_FLUSH_MS (> 0), BUBBLESCOPE_START (immediate,
+// profiler-api, after:SECONDS, steps:A:B, steps:+A:+B), BUBBLESCOPE_LIMIT (MIB:SECONDS, each 0 for
+// no cap), BUBBLESCOPE_BUFFER_MB (> 0) and BUBBLESCOPE_RUN_ID (of the form
 // text::IsValidRecordRunId accepts). Unset or empty variables keep their defaults. False with a
 // one-line `*error` naming the variable on a bad value.
 bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::string* error);
 
+// Whether recording is on from the collector's start: immediate, and relative step windows
+// (which record until the first step range tells them where they are).
+bool RecordsFromStart(const CollectorConfig& config);
+
 // Whether the NVTX range `name` just opened turns kSteps recording on (true) or off (false): a
-// `ProfilerStep#N` range with N in the window turns it on, one after the window turns it off.
-// Anything else, or another start mode: no change.
-std::optional<bool> StepWindowChange(const CollectorConfig& config, std::string_view name);
+// `ProfilerStep#N` range with N in the window turns it on, one after the window turns it off,
+// and (relative windows, which record from the start) one before the window turns it off.
+// `*first_step` is the first step number this process opened, set by the first step range seen
+// (relative windows count from it). Anything else, or another start mode: no change.
+std::optional<bool> StepWindowChange(const CollectorConfig& config, std::string_view name,
+                                     std::optional<int64_t>* first_step);
 
 // The kinds of a KindBit mask as BUBBLESCOPE_KINDS names them, comma-separated ("kernel,nvtx").
 std::string KindNames(uint32_t kinds);

@@ -57,7 +57,31 @@ std::string CuptiUnavailableEvent(const std::string& held_by, uint32_t kinds, in
   return out;
 }
 
+std::string CuptiHandedOffEvent(const std::string& taker, uint32_t kinds, int64_t pid,
+                                int64_t at_ns) {
+  std::string out;
+  ChromeEvent(&out, "M", "", "bubblescope_cupti_handed_off")
+      .Int("pid", pid)
+      .Int("tid", 0)
+      .Args()
+      .Text("to", taker)
+      .Int("at_ns", at_ns)
+      .Text("not_recorded_after", KindNames(CuptiKinds(kinds)))
+      .Text("recorded", KindNames(kinds & kKindNccl))
+      .Finish();
+  return out;
+}
+
 }  // namespace
+
+std::string CuptiHandOffNotice(const std::string& taker, uint32_t kinds) {
+  std::string line = "bubblescope collector: another profiler asked for CUPTI";
+  if (!taker.empty()) line += " (" + taker + ")";
+  line += ": handed over; " + KindNames(CuptiKinds(kinds)) +
+          " from here on are in its trace, not bubblescope's";
+  line += (kinds & kKindNccl) ? "; NCCL transfers still recorded" : "";
+  return line;
+}
 
 std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds) {
   std::string line = "bubblescope collector: CUPTI is held by another profiler";
@@ -65,6 +89,15 @@ std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds) {
   line += ": not recording " + KindNames(CuptiKinds(kinds)) + " in this process";
   line += (kinds & kKindNccl) ? "; NCCL transfers still recorded" : "";
   return line;
+}
+
+std::string LimitReachedNotice(const RecordingLimit& limit, bool bytes_reached) {
+  const std::string setting = "BUBBLESCOPE_LIMIT=" + std::to_string(limit.max_bytes >> 20) + ":" +
+                              std::to_string(limit.max_recording_ms / 1000);
+  return std::string("bubblescope collector: recording stopped: ") +
+         (bytes_reached ? "the trace reached " + std::to_string(limit.max_bytes >> 20) + " MiB"
+                        : "it ran for " + std::to_string(limit.max_recording_ms / 1000) + " s") +
+         " (" + setting + "); the rest of this process's run is not recorded";
 }
 
 CollectorRuntime& CollectorRuntime::Instance() {
@@ -94,6 +127,15 @@ std::string CollectorRuntime::ProcessEvent(const ProcessIdentity& identity) cons
   std::string collector = "{\"kinds\":" + std::to_string(config_.kinds) +
                           ",\"flush_ms\":" + std::to_string(config_.flush_ms) + ",\"start\":";
   text::AppendJsonString(StartName(config_.start), &collector);
+  if (config_.start == StartMode::kSteps) {
+    collector += ",\"first_step\":" + std::to_string(config_.first_step) +
+                 ",\"last_step\":" + std::to_string(config_.last_step) +
+                 ",\"steps_from\":" + (config_.steps_relative ? "\"first_seen\"" : "\"zero\"");
+  } else if (config_.start == StartMode::kAfterDelay) {
+    collector += ",\"start_delay_ms\":" + std::to_string(config_.start_delay_ms);
+  }
+  collector += ",\"max_bytes\":" + std::to_string(config_.limit.max_bytes) +
+               ",\"max_recording_ms\":" + std::to_string(config_.limit.max_recording_ms);
   collector += ",\"buffer_cap_bytes\":" + std::to_string(config_.buffer_cap_bytes) + "}";
   std::string out;
   ChromeEvent event(&out, "M", "", "bubblescope_process");
@@ -152,12 +194,27 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
                                                                 .directory = directory_.get()});
   }
   cupti_dropped_ = 0;
+  cupti_handed_off_ = false;
   last_written_ = DroppedCounts();
-  window_recording_ = false;
-  window_opened_ = false;
+  rank_ = identity.rank;
+  {
+    std::lock_guard<std::mutex> window_lock(window_mutex_);
+    window_recording_ = false;
+    window_opened_ = false;
+    first_step_.reset();
+    recording_since_.reset();
+    limit_reached_ = false;
+    // Without CUPTI's callbacks the window cannot be followed: transfers are recorded throughout.
+    transfers_on_ = !hooks_.set_recording;
+    if (RecordsFromStart(config_)) {
+      NoteRecordingLocked(true);
+      if (hooks_.set_recording) hooks_.set_recording(true);
+    }
+  }
   stop_loop_ = false;
+  translate_requested_ = false;
+  queued_.clear();
   running_ = true;
-  if (config_.start == StartMode::kImmediate && hooks_.set_recording) hooks_.set_recording(true);
   flush_thread_ = std::thread([this] { FlushLoop(); });
   return true;
 }
@@ -172,19 +229,66 @@ bool CollectorRuntime::Active() const { return running_ && getpid() == pid_; }
 
 void CollectorRuntime::FlushLoop() {
   const auto started = std::chrono::steady_clock::now();
+  const auto period = std::chrono::milliseconds(config_.flush_ms);
+  auto next_flush = started + period;
   bool delayed_start_done = config_.start != StartMode::kAfterDelay;
   std::unique_lock<std::mutex> lock(loop_mutex_);
   while (!stop_loop_) {
-    loop_wake_.wait_for(lock, std::chrono::milliseconds(config_.flush_ms));
+    loop_wake_.wait_until(lock, next_flush, [this] { return stop_loop_ || translate_requested_; });
     if (stop_loop_) break;
+    translate_requested_ = false;
     lock.unlock();
-    if (!delayed_start_done && std::chrono::steady_clock::now() - started >=
-                                   std::chrono::milliseconds(config_.start_delay_ms)) {
-      delayed_start_done = true;
-      if (hooks_.set_recording) hooks_.set_recording(true);
+    TranslateQueued();
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_flush) {
+      if (!delayed_start_done &&
+          now - started >= std::chrono::milliseconds(config_.start_delay_ms)) {
+        delayed_start_done = true;
+        // Under the flush lock, which HandOffCupti holds while it releases CUPTI: recording is
+        // never switched on after the hand-over. The window lock is not held around CUPTI
+        // (see NoteRecordingLocked).
+        std::lock_guard<std::mutex> flush_lock(flush_mutex_);
+        bool start = false;
+        {
+          std::lock_guard<std::mutex> window_lock(window_mutex_);
+          start = !limit_reached_ && !cupti_handed_off_;
+          if (start) NoteRecordingLocked(true);
+        }
+        if (start && hooks_.set_recording) hooks_.set_recording(true);
+      }
+      Flush(false);
+      EnforceLimit(std::chrono::steady_clock::now());
+      next_flush = now + period;
     }
-    Flush(false);
     lock.lock();
+  }
+}
+
+void CollectorRuntime::QueueBuffer(uint8_t* buffer, size_t valid_bytes, uint64_t cupti_dropped) {
+  cupti_dropped_ += cupti_dropped;
+  if (!Active() || buffer == nullptr || !hooks_.cursor) {
+    if (pool_) pool_->Release(buffer);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    queued_.push_back(QueuedBuffer{buffer, valid_bytes});
+  }
+  {
+    std::lock_guard<std::mutex> lock(loop_mutex_);
+    translate_requested_ = true;
+  }
+  loop_wake_.notify_one();
+}
+
+void CollectorRuntime::TranslateQueued() {
+  std::vector<QueuedBuffer> batch;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    batch.swap(queued_);
+  }
+  for (const QueuedBuffer& queued : batch) {
+    ConsumeBuffer(queued.buffer, queued.valid_bytes, *hooks_.cursor, 0);
   }
 }
 
@@ -198,21 +302,73 @@ void CollectorRuntime::ConsumeBuffer(uint8_t* buffer, size_t valid_bytes, Record
   if (pool_) pool_->Release(buffer);
 }
 
+void CollectorRuntime::NoteRecordingLocked(bool on) {
+  window_recording_ = on;
+  if (on && !recording_since_) recording_since_ = std::chrono::steady_clock::now();
+  if (hooks_.set_recording) transfers_on_ = on;
+}
+
+bool CollectorRuntime::RecordingTransfers() const { return Active() && transfers_on_.load(); }
+
 void CollectorRuntime::OnProfilerApi(bool start) {
-  if (Active() && config_.start == StartMode::kProfilerApi && hooks_.set_recording) {
-    hooks_.set_recording(start);
-  }
+  if (!OwnsCupti() || config_.start != StartMode::kProfilerApi || !hooks_.set_recording) return;
+  std::lock_guard<std::mutex> lock(window_mutex_);
+  if (limit_reached_ || cupti_handed_off_ || start == window_recording_) return;
+  NoteRecordingLocked(start);
+  hooks_.set_recording(start);
 }
 
 void CollectorRuntime::OnRangeStart(std::string_view name) {
-  if (!Active() || !hooks_.set_recording) return;
-  const std::optional<bool> change = StepWindowChange(config_, name);
-  if (!change) return;
+  if (!OwnsCupti() || !hooks_.set_recording) return;
   std::lock_guard<std::mutex> lock(window_mutex_);
+  const std::optional<bool> change = StepWindowChange(config_, name, &first_step_);
+  if (!change || limit_reached_) return;
   window_opened_ = window_opened_ || *change;
-  if (*change == window_recording_) return;
-  window_recording_ = *change;
+  if (*change == window_recording_ || cupti_handed_off_) return;
+  NoteRecordingLocked(*change);
   hooks_.set_recording(*change);
+}
+
+void CollectorRuntime::EnforceLimit(std::chrono::steady_clock::time_point now) {
+  if (!Active() || limit_reached_) return;
+  const RecordingLimit& limit = config_.limit;
+  const uint64_t written = writer_->written_bytes();
+  const bool bytes_reached =
+      limit.max_bytes > 0 && written >= static_cast<uint64_t>(limit.max_bytes);
+  bool was_recording = false;
+  {
+    std::lock_guard<std::mutex> lock(window_mutex_);
+    const bool time_reached = limit.max_recording_ms > 0 && recording_since_ &&
+                              now - *recording_since_ >=
+                                  std::chrono::milliseconds(limit.max_recording_ms);
+    if (!bytes_reached && !time_reached) return;
+    limit_reached_ = true;
+    transfers_on_ = false;
+    was_recording = window_recording_;
+    window_recording_ = false;
+  }
+  // Outside the lock (see NoteRecordingLocked); nothing turns recording on once the limit is
+  // reached.
+  if (was_recording && hooks_.set_recording) {
+    std::lock_guard<std::mutex> flush_lock(flush_mutex_);  // see HandOffCupti
+    if (!cupti_handed_off_) hooks_.set_recording(false);
+  }
+  const std::string_view which = bytes_reached ? "max_bytes" : "max_recording_ms";
+  std::string out;
+  ChromeEvent(&out, "M", "", "bubblescope_window")
+      .Int("pid", pid_)
+      .Int("tid", 0)
+      .Args()
+      .Text("stopped_at", which)
+      .Int("max_bytes", limit.max_bytes)
+      .Int("max_recording_ms", limit.max_recording_ms)
+      .Int("written_bytes", static_cast<int64_t>(written))
+      .Finish();
+  writer_->Append(out);
+  writer_->Flush();
+  if (rank_ <= 0) {
+    std::fprintf(stderr, "%s\n", LimitReachedNotice(limit, bytes_reached).c_str());
+  }
 }
 
 DroppedCounts CollectorRuntime::dropped() const {
@@ -245,10 +401,33 @@ void CollectorRuntime::WriteDroppedIfChanged() {
   writer_->Append(out);
 }
 
+void CollectorRuntime::HandOffCupti(const std::string& taker) {
+  if (!OwnsCupti()) return;
+  {
+    // Under the flush lock, which every switch of CUPTI outside a CUPTI callback holds too, so
+    // none calls CUPTI once it is released. The flag is set under the window lock, which the
+    // callbacks' switches hold: none switches after it. CUPTI itself is not called under the
+    // window lock (see NoteRecordingLocked).
+    std::lock_guard<std::mutex> flush_lock(flush_mutex_);
+    {
+      std::lock_guard<std::mutex> window_lock(window_mutex_);
+      if (cupti_handed_off_.exchange(true)) return;
+      window_recording_ = false;
+    }
+    if (hooks_.flush_activity) hooks_.flush_activity(true);
+    if (hooks_.release_cupti) hooks_.release_cupti();
+    const int64_t at_ns = hooks_.clock ? hooks_.clock() : 0;
+    writer_->Append(CuptiHandedOffEvent(taker, config_.kinds, pid_, at_ns));
+  }
+  std::fprintf(stderr, "%s\n", CuptiHandOffNotice(taker, config_.kinds).c_str());
+  Flush(false);
+}
+
 void CollectorRuntime::Flush(bool forced) {
   if (!Active()) return;
   std::lock_guard<std::mutex> lock(flush_mutex_);
-  if (hooks_.flush_activity) hooks_.flush_activity(forced);
+  if (hooks_.flush_activity && !cupti_handed_off_) hooks_.flush_activity(forced);
+  TranslateQueued();
   if (nccl_) nccl_->Collect(forced, *writer_);
   WriteDroppedIfChanged();
   writer_->Flush();
@@ -265,7 +444,7 @@ void CollectorRuntime::Shutdown() {
   loop_wake_.notify_all();
   if (flush_thread_.joinable()) flush_thread_.join();
   Flush(true);
-  if (config_.start == StartMode::kSteps && !window_opened_) {
+  if (config_.start == StartMode::kSteps && !config_.steps_relative && !window_opened_) {
     std::fprintf(stderr,
                  "bubblescope collector: no ProfilerStep#%lld to #%lld range was opened in this "
                  "process: nothing recorded (BUBBLESCOPE_START=steps:%lld:%lld)\n",

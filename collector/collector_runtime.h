@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -18,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "activity_buffer.h"
 #include "activity_translator.h"
@@ -42,11 +44,22 @@ struct RuntimeHooks {
   // CUPTI (NCCL transfers), says so in one line, and writes a "bubblescope_cupti_unavailable"
   // metadata event rather than an empty trace.
   std::optional<std::string> cupti_held_by;
+  // Gives CUPTI up for good (recording off, the subscriber released), so that another client can
+  // subscribe: see CollectorRuntime::HandOffCupti.
+  std::function<void()> release_cupti;
+  // Walks the buffers QueueBuffer queued (CUPTI's cuptiActivityGetNextRecord on a GPU).
+  std::shared_ptr<RecordCursor> cursor;
 };
 
 // The one line printed when another CUPTI client holds CUPTI: who, and what is and is not
 // recorded of `kinds` (a KindBit mask).
 std::string CuptiHeldNotice(const std::string& held_by, uint32_t kinds);
+// The one line printed when the collector hands CUPTI over to `taker` (HandOffCupti).
+std::string CuptiHandOffNotice(const std::string& taker, uint32_t kinds);
+
+// The one line printed (by rank 0, or a process of unknown rank) when a BUBBLESCOPE_LIMIT cap
+// stops recording: which cap, and that the rest of the run is not recorded.
+std::string LimitReachedNotice(const RecordingLimit& limit, bool bytes_reached);
 
 // Counts of what the collector could not record, written into the trace as the args of a
 // "bubblescope_dropped" metadata event whenever they change.
@@ -71,23 +84,44 @@ class CollectorRuntime {
   bool EnsureStarted();
   bool running() const { return running_.load(); }
 
-  // The buffer-completed callback's work: translates the buffer's records, adds CUPTI's dropped
-  // count, and returns the buffer to the pool.
+  // Translates the buffer's records now, adds CUPTI's dropped count, and returns the buffer to
+  // the pool.
   void ConsumeBuffer(uint8_t* buffer, size_t valid_bytes, RecordCursor& cursor,
                      uint64_t cupti_dropped);
+  // The buffer-completed callback's work: queues the buffer for the flush thread, which
+  // translates it with `hooks.cursor` (ConsumeBuffer) at once, and returns. CUPTI calls back on
+  // its own thread while the job launches work; translating there (a 4 MiB buffer is ~40,000
+  // records) held the job's launches up.
+  void QueueBuffer(uint8_t* buffer, size_t valid_bytes, uint64_t cupti_dropped);
   // For the buffer-requested callback; nullptr when the cap is reached.
   BufferPool* pool() { return pool_.get(); }
   // NCCL bookkeeping, nullptr when not running or the nccl kind is off.
   NcclP2pTracker* nccl() { return Active() ? nccl_.get() : nullptr; }
   EventSink* sink() { return writer_.get(); }
 
+  // Whether an NCCL transfer starting now is recorded: inside the recording window (when CUPTI
+  // tells the collector where that is: the window follows CUPTI's callbacks), never once a
+  // BUBBLESCOPE_LIMIT cap has stopped recording.
+  bool RecordingTransfers() const;
+
   // cudaProfilerStart / cudaProfilerStop seen (BUBBLESCOPE_START=profiler-api).
   void OnProfilerApi(bool start);
   // An NVTX range named `name` opened (BUBBLESCOPE_START=steps:A:B): recording follows the step
   // window (StepWindowChange). Thread-safe.
   void OnRangeStart(std::string_view name);
+  // Another CUPTI client (`taker`: the library that asked, torch.profiler's Kineto in
+  // libtorch_cpu.so, say) wants CUPTI while the collector holds it, and CUPTI allows one: the
+  // collector hands CUPTI's last buffers to the trace and releases CUPTI, so the user's profiler
+  // works. Everything CUPTI would have recorded from then on is in that profiler's trace, not this
+  // one; the trace says so in a "bubblescope_cupti_handed_off" metadata event, and one line goes
+  // to stderr. NCCL transfers are still recorded. Once per process; thread-safe.
+  void HandOffCupti(const std::string& taker);
   // Hands over CUPTI's buffers, writes finished NCCL records and dropped counts, flushes the file.
   void Flush(bool forced);
+  // Stops recording for good when a BUBBLESCOPE_LIMIT cap is reached (`now` on the steady
+  // clock): the trace then says which, in a "bubblescope_window" metadata event, and rank 0 (or
+  // a process of unknown rank) says so in one line. The flush thread calls it after each flush.
+  void EnforceLimit(std::chrono::steady_clock::time_point now);
   // Final flush, closing bracket, file closed; Start() may run again afterwards.
   void Shutdown();
 
@@ -104,13 +138,23 @@ class CollectorRuntime {
   // worker) inherits this object but neither the flush thread nor the file, and must not touch
   // them, not even from its atexit handlers.
   bool Active() const;
+  // Active and CUPTI not handed off: CUPTI hooks may be called.
+  bool OwnsCupti() const { return Active() && !cupti_handed_off_.load(); }
   void FlushLoop();
+  // Translates every queued buffer (QueueBuffer).
+  void TranslateQueued();
   std::string ProcessEvent(const ProcessIdentity& identity) const;
   void WriteDroppedIfChanged();
+  // Notes recording on or off (the state, when it first began, the transfers' switch); called
+  // with window_mutex_ held. The caller then calls hooks_.set_recording(on): inside the lock from
+  // CUPTI's callbacks, so that their switches keep their order; after it from the flush thread,
+  // which never holds the lock while it calls into CUPTI.
+  void NoteRecordingLocked(bool on);
 
   std::mutex lifecycle_mutex_;  // Start / Shutdown
   std::atomic<bool> running_{false};
   std::atomic<bool> refused_{false};
+  std::atomic<bool> cupti_handed_off_{false};
   CollectorConfig config_;
   RuntimeHooks hooks_;
   int64_t pid_ = 0;
@@ -122,13 +166,26 @@ class CollectorRuntime {
   std::unique_ptr<ActivityTranslator> translator_;
   std::atomic<uint64_t> cupti_dropped_{0};
   std::mutex window_mutex_;
-  bool window_recording_ = false;  // kSteps: recording now
+  bool window_recording_ = false;  // recording now
   bool window_opened_ = false;     // kSteps: a step of the window was seen
+  std::optional<int64_t> first_step_;  // kSteps: the first ProfilerStep#N number seen
+  // When recording first turned on (the time cap counts from it); unset before.
+  std::optional<std::chrono::steady_clock::time_point> recording_since_;
+  std::atomic<bool> transfers_on_{false};  // RecordingTransfers()
+  std::atomic<bool> limit_reached_{false};  // a cap stopped recording for good
+  int32_t rank_ = -1;
   DroppedCounts last_written_;
   std::mutex flush_mutex_;
+  struct QueuedBuffer {
+    uint8_t* buffer;
+    size_t valid_bytes;
+  };
+  std::mutex queue_mutex_;
+  std::vector<QueuedBuffer> queued_;
   std::mutex loop_mutex_;
   std::condition_variable loop_wake_;
   bool stop_loop_ = false;
+  bool translate_requested_ = false;
   std::thread flush_thread_;
 };
 

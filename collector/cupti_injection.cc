@@ -7,11 +7,13 @@
 
 #include <array>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "activity_buffer.h"
+#include "api_filter.h"
 #include "collector_config.h"
 #include "collector_runtime.h"
 #include "cupti_cursor.h"
@@ -52,8 +54,7 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffe
                               size_t valid_bytes) {
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
-  CuptiCursor cursor;
-  CollectorRuntime::Instance().ConsumeBuffer(buffer, valid_bytes, cursor, dropped);
+  CollectorRuntime::Instance().QueueBuffer(buffer, valid_bytes, dropped);
 }
 
 // The CUPTI activity kinds behind each BUBBLESCOPE_KINDS bit (DEVICE is always on: it carries the
@@ -76,6 +77,83 @@ std::vector<CUpti_ActivityKind> ActivityKinds(uint32_t kinds) {
   return out;
 }
 
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as Kineto names runtime calls.
+std::string ApiName(bool is_driver, uint32_t cbid) {
+  const char* name = nullptr;
+  const CUpti_CallbackDomain domain =
+      is_driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
+    return (is_driver ? "cuda_driver_cbid_" : "cuda_runtime_cbid_") + std::to_string(cbid);
+  }
+  std::string text = name;
+  const size_t version = text.rfind("_v");
+  if (version != std::string::npos && version + 2 < text.size() &&
+      text.find_first_not_of("0123456789", version + 2) == std::string::npos) {
+    text.resize(version);
+  }
+  return text;
+}
+
+// The file of the libcupti this library uses; nullptr when the loader cannot say.
+const char* CuptiLibraryPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) == 0) return nullptr;
+  return info.dli_fname;
+}
+
+// A function of the libcupti this library uses, looked up by name: for those that not every
+// supported CUPTI has (the per-API switches came with CUDA 12.x), so that the collector still
+// loads where they are missing. nullptr when absent.
+void* CuptiFunction(const char* name) {
+  const char* path = CuptiLibraryPath();
+  if (path == nullptr) return nullptr;
+  void* library = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+  if (library == nullptr) return nullptr;
+  void* function = dlsym(library, name);
+  dlclose(library);  // libcupti stays loaded: this library depends on it
+  return function;
+}
+
+// The callback ids of one API domain whose calls are host queries (api_filter.h).
+std::vector<CUpti_CallbackId> HostQueryIds(bool is_driver, uint32_t id_count) {
+  std::vector<CUpti_CallbackId> ids;
+  for (uint32_t cbid = 1; cbid < id_count; ++cbid) {
+    if (IsHostQueryApi(ApiName(is_driver, cbid))) ids.push_back(cbid);
+  }
+  return ids;
+}
+
+// One API domain's per-call switch and the host-query calls it turns off, found once.
+struct HostQuerySwitch {
+  HostQuerySwitch(const char* switch_name, bool is_driver, uint32_t id_count)
+      : turn(reinterpret_cast<Switch>(CuptiFunction(switch_name))),
+        ids(HostQueryIds(is_driver, id_count)) {}
+  void TurnOff() const {
+    if (turn == nullptr) return;
+    for (CUpti_CallbackId cbid : ids) turn(cbid, 0);
+  }
+  using Switch = CUptiResult (*)(CUpti_CallbackId, uint8_t);
+  Switch turn;
+  std::vector<CUpti_CallbackId> ids;
+};
+
+// Switches off the activity records of host-query calls for the API kinds just enabled, unless
+// the user asked for `queries`. Enabling a whole API kind resets these switches, so this runs
+// after every enable. Where CUPTI lacks the switches, the queries are recorded.
+void SkipHostQueries(uint32_t kinds) {
+  if (kinds & kKindQueries) return;
+  if (kinds & kKindRuntime) {
+    static const HostQuerySwitch runtime("cuptiActivityEnableRuntimeApi", false,
+                                         CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    runtime.TurnOff();
+  }
+  if (kinds & kKindDriver) {
+    static const HostQuerySwitch driver("cuptiActivityEnableDriverApi", true,
+                                        CUPTI_DRIVER_TRACE_CBID_SIZE);
+    driver.TurnOff();
+  }
+}
+
 void SetRecording(bool on) {
   for (CUpti_ActivityKind kind : ActivityKinds(CollectorRuntime::Instance().config().kinds)) {
     const CUptiResult result = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
@@ -86,6 +164,7 @@ void SetRecording(bool on) {
       return;
     }
   }
+  if (on) SkipHostQueries(CollectorRuntime::Instance().config().kinds);
 }
 
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -113,23 +192,6 @@ void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
   }
 }
 
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as Kineto names runtime calls.
-std::string ApiName(bool is_driver, uint32_t cbid) {
-  const char* name = nullptr;
-  const CUpti_CallbackDomain domain =
-      is_driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
-  if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
-    return (is_driver ? "cuda_driver_cbid_" : "cuda_runtime_cbid_") + std::to_string(cbid);
-  }
-  std::string text = name;
-  const size_t version = text.rfind("_v");
-  if (version != std::string::npos && version + 2 < text.size() &&
-      text.find_first_not_of("0123456789", version + 2) == std::string::npos) {
-    text.resize(version);
-  }
-  return text;
-}
-
 int64_t CuptiClock() {
   uint64_t now = 0;
   cuptiGetTimestamp(&now);
@@ -139,6 +201,28 @@ int64_t CuptiClock() {
 void FlushActivity(bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); }
 
 void AtExit() { CollectorRuntime::Instance().Shutdown(); }
+
+// Gives CUPTI up so that another client can subscribe (CollectorRuntime::HandOffCupti).
+void ReleaseCupti() {
+  SetRecording(false);
+  cuptiUnsubscribe(subscriber);
+  subscriber = nullptr;
+}
+
+void HandOffToAnotherClient(const char* taker) {
+  CollectorRuntime::Instance().HandOffCupti(taker == nullptr ? "" : taker);
+}
+
+// With `bubblescope record`, libbubblescope_cupti_handoff.so is preloaded into the job and
+// calls HandOffToAnotherClient when anyone else subscribes to CUPTI (cupti_handoff.cc). Injected
+// by other means, the collector keeps CUPTI, and a later client's subscription fails as before.
+void OfferHandOff() {
+  using Register = void (*)(void (*)(const char*));
+  if (const auto register_hand_off =
+          reinterpret_cast<Register>(dlsym(RTLD_DEFAULT, "bubblescope_cupti_handoff_register"))) {
+    register_hand_off(HandOffToAnotherClient);
+  }
+}
 
 // cuptiSubscribe, through cuptiSubscribe_v2 where the headers have it (CUDA 13): it names this
 // subscriber to other tools and, when refused, names the client that holds CUPTI.
@@ -179,11 +263,7 @@ void RouteNvtxToCupti() {
   const CollectorConfig& config = CollectorRuntime::Instance().config();
   if (!(config.kinds & kKindNvtx) && config.start != StartMode::kSteps) return;
   if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 &&
-      info.dli_fname != nullptr) {
-    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
-  }
+  if (const char* path = CuptiLibraryPath()) setenv("NVTX_INJECTION64_PATH", path, 0);
 }
 
 // Every CUPTI setup step; false (after printing the "disabled" line) at the first refusal. When
@@ -215,6 +295,8 @@ bool SetUp() {
   hooks.flush_activity = FlushActivity;
   hooks.set_recording = SetRecording;
   hooks.api_name = ApiName;
+  hooks.release_cupti = ReleaseCupti;
+  hooks.cursor = std::make_shared<CuptiCursor>();
   if (!StartRuntime(std::move(hooks))) {
     cuptiUnsubscribe(subscriber);
     return false;
@@ -225,11 +307,16 @@ bool SetUp() {
       cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
     }
 #else
-    CollectorRuntime::Disable("BUBBLESCOPE_START=steps needs NVTX callbacks, which this build of "
-                              "the collector lacks (built without NVTX headers)");
+    // The default window (relative steps) falls back to recording from the start up to its caps,
+    // which needs no word; steps named by the user cannot be found at all.
+    if (!CollectorRuntime::Instance().config().steps_relative) {
+      CollectorRuntime::Disable("BUBBLESCOPE_START=steps needs NVTX callbacks, which this build of "
+                                "the collector lacks (built without NVTX headers)");
+    }
 #endif
   }
   RouteNvtxToCupti();
+  OfferHandOff();
   std::atexit(AtExit);
   return true;
 }

@@ -43,6 +43,10 @@ bubblescope_ncclResult_t StartEvent(void* context, void** handle, Descriptor* de
   NcclEventStart start;
   start.type = descriptor->type;
   start.parent = descriptor->parentObj;
+  // A transfer outside the recording window is not recorded; its children then find no parent.
+  if (start.type == nccl_abi::kProfileP2p && !CollectorRuntime::Instance().RecordingTransfers()) {
+    return nccl_abi::kSuccess;
+  }
   if (start.type == nccl_abi::kProfileP2p) {
     start.func = descriptor->p2p.func;
     start.datatype = descriptor->p2p.datatype;

@@ -51,10 +51,12 @@ prepare() {
   mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/stdcxx" "$bundle/collector-cuda13"
   cp "$build/bubblescope" "$bundle/bin/bubblescope.bin"
   cp "$build/bubblescope_pipeline_demo" "$bundle/bin/bubblescope_pipeline_demo"
-  cp "$build/libbubblescope_collector.so" "$bundle/collector-cuda13/"
+  cp "$build/libbubblescope_collector.so" "$build/libbubblescope_cupti_handoff.so" \
+    "$bundle/collector-cuda13/"
   if [ -f "$build/collector-cuda12_9/libbubblescope_collector.so" ]; then
     mkdir -p "$bundle/collector-cuda12"
-    cp "$build/collector-cuda12_9/libbubblescope_collector.so" "$bundle/collector-cuda12/"
+    cp "$build/collector-cuda12_9/libbubblescope_collector.so" \
+      "$build/collector-cuda12_9/libbubblescope_cupti_handoff.so" "$bundle/collector-cuda12/"
   fi
   copy_libraries "$bundle/bin/bubblescope.bin"
   copy_libraries "$bundle/bin/bubblescope_pipeline_demo"
@@ -138,17 +140,22 @@ EOF
   "$py" "$tools/provenance.py" "$bundle/manifest.json" >"$out/provenance.json" || true
   nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
 
-  local record=("$bubblescope" record --collector "$collector")
-  # 1. The loop alone, under record, under torch.profiler, alone again (overhead from both plain runs).
-  timed 60 "$out/step1/plain.log" "$out/step1/plain-status.json" \
-    "${train[@]}" --times "$out/step1/plain-times.json"
-  timed 75 "$out/step1/record.log" "$out/step1/record-status.json" \
-    "${record[@]}" -o "$out/step1/record" --run-id gpucheck-step1 -- \
-    "${train[@]}" --times "$out/step1/record-times.json"
+  # --whole-job: each step checks every step and iteration its job runs, not record's default
+  # window (docs/record.md, "What is recorded").
+  local record=("$bubblescope" record --collector "$collector" --whole-job)
+  # 1. The loop alone and under record, alternately, three times (step times vary from run to
+  # run on a shared machine as much as the overhead sought: the rounds pair them), then under
+  # torch.profiler. The first recorded round is the one compared with Kineto kernel by kernel.
+  local round
+  for round in 1 2 3; do
+    timed 60 "$out/step1/plain$round.log" "$out/step1/plain$round-status.json" \
+      "${train[@]}" --times "$out/step1/plain$round-times.json"
+    timed 75 "$out/step1/record$round.log" "$out/step1/record$round-status.json" \
+      "${record[@]}" -o "$out/step1/record$round" --run-id "gpucheck-step1-$round" -- \
+      "${train[@]}" --times "$out/step1/record$round-times.json"
+  done
   timed 75 "$out/step1/kineto.log" "$out/step1/kineto-status.json" \
     "${train[@]}" --kineto "$out/step1/kineto.json" --times "$out/step1/kineto-times.json"
-  timed 60 "$out/step1/plain2.log" "$out/step1/plain2-status.json" \
-    "${train[@]}" --times "$out/step1/plain2-times.json"
   # 2. torch.profiler inside record: what each wrote, and the user's run unbroken.
   timed 90 "$out/step2/stderr.log" "$out/step2/status.json" \
     "${record[@]}" -o "$out/step2/record" --run-id gpucheck-step2 -- \
@@ -165,6 +172,18 @@ EOF
       "${record[@]}" -o "$out/step4/record" --run-id gpucheck-step4 -- \
       "$loader" --library-path "$bundle/lib:$LD_LIBRARY_PATH" "$bundle/bin/bubblescope_pipeline_demo" \
       --ranks 1 --iterations 3 --microbatches 4
+    # 5. Nsight Systems, where the machine has it: the same loop profiled and exported to SQLite,
+    # a real export for the Nsight reader's tests (nothing is checked here).
+    local nsys
+    nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1 || true)
+    mkdir -p "$out/step5"
+    if [ -n "$nsys" ]; then
+      timed 120 "$out/step5/nsys.log" "$out/step5/status.json" sh -c \
+        '"$1" profile -t cuda,nvtx,osrt -o "$2/train" --force-overwrite true "$3" "$4" --steps 5 --warmup 2 --times "$2/times.json" && "$1" export --type sqlite -o "$2/train.sqlite" "$2/train.nsys-rep"' \
+        sh "$nsys" "$out/step5" "$py" "$tools/train.py"
+    else
+      echo "no nsys on this machine" >"$out/step5/nsys.log"
+    fi
   else
     rmdir "$out/step3" "$out/step4"
   fi

@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cli/record_outputs.h"
+#include "launch/record_outputs.h"
 #include "common/digest_format.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"

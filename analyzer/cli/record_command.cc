@@ -1,7 +1,5 @@
 #include "cli/record_command.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -15,9 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "cli/child_process.h"
 #include "cli/digest_command.h"
-#include "cli/record_outputs.h"
+#include "launch/recorded_job.h"
 #include "text/one_line.h"
 #include "text/record_run_id.h"
 
@@ -26,17 +23,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<absl::string_view, 8> kKinds = {
-    "kernel", "memcpy", "memset", "memory", "nvtx", "runtime", "driver", "nccl"};
-
-// Signals a job launcher is expected to pass on (docs/record.md), and those of them that ask
-// the job to end: a second of these kills it.
-constexpr std::array<int, 6> kForwardedSignals = {SIGINT,  SIGTERM, SIGHUP,
-                                                  SIGQUIT, SIGUSR1, SIGUSR2};
-constexpr std::array<int, 4> kEndingSignals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+// The last, `queries`, is the only one the default leaves out (collector/api_filter.h).
+constexpr std::array<absl::string_view, 9> kKinds = {
+    "kernel", "memcpy", "memset", "memory", "nvtx", "runtime", "driver", "nccl", "queries"};
+constexpr size_t kDefaultKinds = kKinds.size() - 1;
 
 constexpr int64_t kMaxFlushMs = 86'400'000;  // a day: longer is surely a mistake
 constexpr int64_t kMaxKillAfterSeconds = 86'400;
+constexpr int64_t kMaxStartAfterSeconds = 7 * 86'400;
+constexpr int64_t kMaxCapMib = int64_t{1} << 20;  // a TiB per process
+constexpr int64_t kMaxCapSeconds = 7 * 86'400;
 
 // Missing ranks named in the warning before it only counts the rest.
 constexpr size_t kMissingRanksShown = 16;
@@ -46,8 +42,17 @@ constexpr char kRecordFooter[] = R"(
 
 COMMAND and everything it starts run with the CUPTI collector injected (CUDA_INJECTION64_PATH,
 NCCL_PROFILER_PLUGIN) and configured (BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS,
-BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID, and BUBBLESCOPE_START with --steps); the rest of the
+BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID, BUBBLESCOPE_START, BUBBLESCOPE_LIMIT), with
+libbubblescope_cupti_handoff.so first in LD_PRELOAD, so that a torch.profiler the job starts
+gets CUPTI from the collector (which then records NCCL transfers only); the rest of the
 environment is passed on unchanged.
+
+What is recorded: by default a bounded window, what an analysis needs and no more: training
+steps +2 to +6 counted from each process's first ProfilerStep#N NVTX range, or from the start in
+a job without such ranges, and at most 256 MiB of trace per process (--max-mb; --max-seconds
+caps the time too). --steps, --start-after, --profiler-api or --whole-job choose another
+window. record says which when the job starts.
+
 Every CUDA process writes DIR/bubblescope-<RUN>-rank<R>-world<W>-<host>-<pid>.json, RUN this
 run's id, so runs recorded into one directory stay apart (analyze --run RUN picks one). Once
 COMMAND ends, record lists the trace files it wrote and warns about ranks that wrote none; with
@@ -62,12 +67,15 @@ outright, COMMAND's process group gets SIGTERM, then SIGKILL 10 s later.
 
 Kinds: kernel, memcpy, memset, memory (device allocations), nvtx (the job's and NCCL's ranges),
 runtime, driver (CUDA API calls, which link kernels to their launches), nccl (point-to-point
-transfers with peer and bytes).
+transfers with peer and bytes), queries (the API calls that only query host state, such as
+cudaGetDevice: 80% of a PyTorch job's calls, off by default).
 
 Examples:
   bubblescope record -o traces/ -- torchrun --nproc-per-node 8 train.py
   bubblescope record -o traces/ -- srun -N 2 --ntasks-per-node 4 python train.py
   bubblescope record -o traces/ --kinds kernel,memcpy,nvtx,runtime,nccl -- ./my_job --steps 20
+  bubblescope record -o traces/ --profiler-api -- torchrun --nproc-per-node 8 pretrain_gpt.py \
+      --profile --profile-step-start 10 --profile-step-end 15 --profile-ranks 0 1 2 3 4 5 6 7 ...
   bubblescope analyze traces/
 
 Exit status: COMMAND's own (128+N when signal N killed it); 127 COMMAND not found, 126 it could
@@ -91,8 +99,18 @@ absl::StatusOr<int64_t> ParseCount(absl::string_view flag, absl::string_view tex
   return value;
 }
 
-// --steps A:B: two step numbers (from 0), A <= B, as the collector's "steps:A:B" start mode.
-absl::StatusOr<std::string> ParseSteps(std::string_view steps) {
+// ParseCount for a flag that may be left out: `*out` is kept when `text` is empty.
+absl::Status ParseOptionalCount(absl::string_view flag, absl::string_view text,
+                                absl::string_view unit, int64_t max, int64_t* out) {
+  if (text.empty()) return absl::OkStatus();
+  absl::StatusOr<int64_t> value = ParseCount(flag, text, unit, max);
+  if (!value.ok()) return value.status();
+  *out = *value;
+  return absl::OkStatus();
+}
+
+// --steps A:B: two step numbers (from 0), A <= B, into `window`.
+absl::Status ParseSteps(std::string_view steps, RecordWindow* window) {
   const size_t colon = steps.find(':');
   int64_t first = -1;
   int64_t last = -1;
@@ -106,7 +124,53 @@ absl::StatusOr<std::string> ParseSteps(std::string_view steps) {
     return FlagError("--steps", absl::StrCat("'", text::OneLine(steps),
                                              "' is not A:B, two step numbers with A <= B"));
   }
-  return absl::StrCat("steps:", first, ":", last);
+  window->kind = WindowKind::kSteps;
+  window->first_step = first;
+  window->last_step = last;
+  return absl::OkStatus();
+}
+
+// The window flags: at most one of --steps, --start-after, --profiler-api and --whole-job, and
+// the caps (the default and --start-after have them unless told otherwise; --steps and
+// --profiler-api are bounded by the job's own steps or calls; --whole-job has none).
+absl::StatusOr<RecordWindow> ParseWindow(const RecordFlags& flags) {
+  RecordWindow window;
+  const int chosen = !flags.steps.empty() + !flags.start_after.empty() + flags.profiler_api +
+                     flags.whole_job;
+  if (chosen > 1) {
+    return absl::InvalidArgumentError(
+        "--steps, --start-after, --profiler-api and --whole-job each choose the window: give one");
+  }
+  if (!flags.steps.empty()) {
+    if (absl::Status status = ParseSteps(flags.steps, &window); !status.ok()) return status;
+  } else if (!flags.start_after.empty()) {
+    window.kind = WindowKind::kAfterDelay;
+    window.max_seconds = kDefaultAfterDelayMaxSeconds;
+    if (absl::Status status = ParseOptionalCount("--start-after", flags.start_after, "seconds",
+                                                 kMaxStartAfterSeconds, &window.delay_seconds);
+        !status.ok()) {
+      return status;
+    }
+  } else if (flags.profiler_api) {
+    window.kind = WindowKind::kProfilerApi;
+  } else if (flags.whole_job) {
+    if (!flags.max_mb.empty() || !flags.max_seconds.empty()) {
+      return FlagError("--whole-job", "records everything: give no --max-mb or --max-seconds");
+    }
+    window.kind = WindowKind::kWholeJob;
+    return window;
+  }
+  if (window.kind == WindowKind::kSteps || window.kind == WindowKind::kProfilerApi) {
+    window.max_mib = 0;
+    window.max_seconds = 0;
+  }
+  for (absl::Status status :
+       {ParseOptionalCount("--max-mb", flags.max_mb, "MiB", kMaxCapMib, &window.max_mib),
+        ParseOptionalCount("--max-seconds", flags.max_seconds, "seconds", kMaxCapSeconds,
+                           &window.max_seconds)}) {
+    if (!status.ok()) return status;
+  }
+  return window;
 }
 
 // Absolute, normalised, without a trailing '/'.
@@ -133,30 +197,27 @@ std::string NewRunId() {
 }
 
 // The trace files this run wrote, then what looks wrong about them, then how to analyze them.
-// Returns the files written.
-std::vector<RecordedFile> ReportWrittenFiles(const RecordSettings& settings,
-                                             const TraceFileStamps& before, std::ostream& err) {
+void ReportWrittenFiles(const RecordSettings& settings, const RecordedJob& job,
+                        std::ostream& err) {
   const std::string& directory = settings.output_dir;
-  absl::StatusOr<TraceFileStamps> after = StampCollectorFiles(directory);
-  if (!after.ok()) {
-    err << "bubblescope: record: warning: cannot list the traces: " << after.status().message()
+  if (!job.listing.ok()) {
+    err << "bubblescope: record: warning: cannot list the traces: " << job.listing.message()
         << "\n";
-    return {};
+    return;
   }
-  std::vector<RecordedFile> written = WrittenBetween(before, *after, settings.run_id);
-  if (written.empty()) {
+  if (job.written.empty()) {
     err << "bubblescope: record: warning: no trace file written to " << directory
         << ": no CUDA activity recorded: was the job using the GPU? (a collector that could "
            "not start says why above)\n";
-    return {};
+    return;
   }
-  err << "bubblescope: record: " << written.size() << " trace file"
-      << (written.size() == 1 ? "" : "s") << " of run " << settings.run_id << " in " << directory
-      << ":\n";
-  for (const RecordedFile& file : written) {
+  err << "bubblescope: record: " << job.written.size() << " trace file"
+      << (job.written.size() == 1 ? "" : "s") << " of run " << settings.run_id << " in "
+      << directory << ":\n";
+  for (const RecordedFile& file : job.written) {
     err << "  " << file.name << "  " << HumanBytes(file.size) << "\n";
   }
-  const MissingRanks missing = FindMissingRanks(written);
+  const MissingRanks& missing = job.missing;
   if (!missing.ranks.empty()) {
     const size_t count = missing.ranks.size();
     std::vector<int32_t> shown(missing.ranks.begin(),
@@ -168,23 +229,18 @@ std::vector<RecordedFile> ReportWrittenFiles(const RecordSettings& settings,
   }
   // With traces of other runs beside this one's, `analyze DIR` would refuse to mix them: say
   // how to pick this run (possible only when every file of it carries the run id).
-  const size_t others = after->size() - written.size();
-  const bool all_named = std::all_of(written.begin(), written.end(), [&](const RecordedFile& f) {
-    return f.id.run_id == settings.run_id;
-  });
   err << "bubblescope: record: analyze with: bubblescope analyze " << directory;
-  if (others > 0 && all_named) {
-    err << " --run " << settings.run_id << "   (" << others << " trace file"
-        << (others == 1 ? "" : "s") << " of other runs there too)";
+  if (job.other_files > 0 && job.all_named) {
+    err << " --run " << settings.run_id << "   (" << job.other_files << " trace file"
+        << (job.other_files == 1 ? "" : "s") << " of other runs there too)";
   }
   err << "\n";
-  return written;
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> ParseKinds(absl::string_view text) {
-  if (text.empty()) return absl::StrJoin(kKinds, ",");
+  if (text.empty()) return absl::StrJoin(kKinds.begin(), kKinds.begin() + kDefaultKinds, ",");
   std::array<bool, kKinds.size()> chosen{};
   for (absl::string_view name : absl::StrSplit(text, ',')) {
     auto found = std::find(kKinds.begin(), kKinds.end(), name);
@@ -240,17 +296,16 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
       ParseCount("--flush-ms", flags.flush_ms, "milliseconds", kMaxFlushMs);
   if (!flush_ms.ok()) return flush_ms.status();
   settings.flush_ms = *flush_ms;
-  if (!flags.kill_after.empty()) {
-    absl::StatusOr<int64_t> seconds =
-        ParseCount("--kill-after", flags.kill_after, "seconds", kMaxKillAfterSeconds);
-    if (!seconds.ok()) return seconds.status();
-    settings.kill_after_ms = *seconds * 1000;
+  int64_t kill_after_seconds = 0;
+  if (absl::Status status = ParseOptionalCount("--kill-after", flags.kill_after, "seconds",
+                                               kMaxKillAfterSeconds, &kill_after_seconds);
+      !status.ok()) {
+    return status;
   }
-  if (!flags.steps.empty()) {
-    absl::StatusOr<std::string> start = ParseSteps(flags.steps);
-    if (!start.ok()) return start.status();
-    settings.start = *std::move(start);
-  }
+  settings.kill_after_ms = kill_after_seconds * 1000;
+  absl::StatusOr<RecordWindow> window = ParseWindow(flags);
+  if (!window.ok()) return window.status();
+  settings.window = *window;
   settings.run_id = flags.run_id.empty() ? new_run_id : flags.run_id;
   if (!text::IsValidRecordRunId(settings.run_id)) {
     return FlagError("--run-id", absl::StrCat("'", text::OneLine(settings.run_id),
@@ -261,24 +316,10 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
   absl::StatusOr<std::string> collector = FindCollectorLibrary(flags.collector, executable_path);
   if (!collector.ok()) return collector.status();
   settings.collector_path = *std::move(collector);
+  const fs::path handoff = fs::path(settings.collector_path).parent_path() / kHandoffLibraryName;
+  std::error_code error;
+  if (fs::is_regular_file(handoff, error)) settings.handoff_path = handoff.string();
   return settings;
-}
-
-std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
-    const RecordSettings& settings) {
-  std::vector<std::pair<std::string, std::string>> variables = {
-      {"CUDA_INJECTION64_PATH", settings.collector_path},
-      {"NCCL_PROFILER_PLUGIN", settings.collector_path},
-      {"BUBBLESCOPE_OUTPUT_DIR", settings.output_dir},
-      {"BUBBLESCOPE_KINDS", settings.kinds},
-      {"BUBBLESCOPE_FLUSH_MS", absl::StrCat(settings.flush_ms)},
-      {"BUBBLESCOPE_RUN_ID", settings.run_id}};
-  if (!settings.start.empty()) variables.emplace_back("BUBBLESCOPE_START", settings.start);
-  return variables;
-}
-
-std::string DigestDirectory(const RecordSettings& settings) {
-  return (fs::path(settings.output_dir) / ("digests-" + settings.run_id)).string();
 }
 
 CLI::App* RecordCommand::Define(CLI::App& app) {
@@ -292,13 +333,32 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
   record->add_option("-o,--output", f.output_dir, "Directory for the traces (created)")
       ->type_name("DIR")
       ->capture_default_str();
-  record->add_option("--kinds", f.kinds, "What to record, a comma list (default: all)")
+  record->add_option("--kinds", f.kinds, "What to record, a comma list (default: all but queries)")
       ->type_name("KIND,...");
   record
       ->add_option("--steps", f.steps,
                    "Record only training steps A to B (the job's ProfilerStep#N NVTX ranges, "
-                   "from 0): recording starts when step A begins and stops when step B+1 does")
+                   "from 0): recording starts when step A begins and stops when step B+1 does "
+                   "(default: steps +2 to +6 from the first one, or from the start without "
+                   "such ranges, capped)")
       ->type_name("A:B");
+  record
+      ->add_option("--start-after", f.start_after,
+                   "Record from this long after each process initialises CUDA (capped)")
+      ->type_name("SECONDS");
+  record->add_flag("--profiler-api", f.profiler_api,
+                   "Record between the job's own cudaProfilerStart and cudaProfilerStop calls");
+  record->add_flag("--whole-job", f.whole_job, "Record the whole job, without a window or cap");
+  record
+      ->add_option("--max-mb", f.max_mb,
+                   "Stop a process's recording once its trace holds this many MiB (default: 256 "
+                   "for the default window and --start-after, none otherwise)")
+      ->type_name("MB");
+  record
+      ->add_option("--max-seconds", f.max_seconds,
+                   "Stop a process's recording this long after it began (default: 600 for "
+                   "--start-after, none otherwise)")
+      ->type_name("SECONDS");
   record->add_option("--flush-ms", f.flush_ms, "How often each process writes its records")
       ->type_name("MS")
       ->capture_default_str();
@@ -333,39 +393,27 @@ int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
     err << "bubblescope: record: " << settings.status().message() << "\n";
     return kExitBadInput;
   }
-  std::error_code error;
-  fs::create_directories(settings->output_dir, error);
-  if (error || !fs::is_directory(settings->output_dir)) {
-    err << "bubblescope: record: cannot create " << settings->output_dir << ": "
-        << (error ? error.message() : "not a directory") << "\n";
-    return kExitBadInput;
-  }
-  absl::StatusOr<TraceFileStamps> before = StampCollectorFiles(settings->output_dir);
+  absl::StatusOr<TraceFileStamps> before = PrepareOutputDirectory(*settings);
   if (!before.ok()) {
     err << "bubblescope: record: " << before.status().message() << "\n";
     return kExitBadInput;
   }
+  err << "bubblescope: record: " << DescribeRecordWindow(settings->window) << "\n";
   err.flush();
-  ChildProcessOptions child;
-  child.argv = settings->command;
-  child.extra_environment = CollectorEnvironment(*settings);
-  child.forwarded_signals.assign(kForwardedSignals.begin(), kForwardedSignals.end());
-  child.ending_signals.assign(kEndingSignals.begin(), kEndingSignals.end());
-  child.kill_after_ms = settings->kill_after_ms;
-  child.notice = [&err](const std::string& line) {
-    err << "bubblescope: record: " << line << "\n";
-    err.flush();
-  };
-  absl::StatusOr<ChildExit> exit = RunChildProcess(child);
-  if (!exit.ok()) {
-    err << "bubblescope: record: " << exit.status().message() << "\n";
-    return ExitStatusForStartError(exit.status());
+  absl::StatusOr<RecordedJob> job =
+      RunRecordedJob(*settings, *before, [&err](const std::string& line) {
+        err << "bubblescope: record: " << line << "\n";
+        err.flush();
+      });
+  if (!job.ok()) {
+    err << "bubblescope: record: " << job.status().message() << "\n";
+    return ExitStatusForStartError(job.status());
   }
-  const std::vector<RecordedFile> written = ReportWrittenFiles(*settings, *before, err);
-  if (settings->digest && !written.empty()) {
+  ReportWrittenFiles(*settings, *job, err);
+  if (settings->digest && !job->written.empty()) {
     // The job's own status stands; a digest that could not be written is said, not fatal.
     JobSource source;
-    for (const RecordedFile& file : written) {
+    for (const RecordedFile& file : job->written) {
       source.paths.push_back((fs::path(settings->output_dir) / file.name).string());
     }
     err << "bubblescope: record: digests in " << DigestDirectory(*settings) << ":\n";
@@ -374,7 +422,7 @@ int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
     }
   }
   err.flush();
-  return exit->exit_status;
+  return job->exit.exit_status;
 }
 
 }  // namespace bubblescope

@@ -1,28 +1,28 @@
-// `bubblescope record [-o DIR] [--kinds K,...] [--steps A:B] [--flush-ms N] [--kill-after S]
-// [--collector LIB]
+// `bubblescope record [-o DIR] [--kinds K,...] [--steps A:B | --start-after S | --profiler-api |
+// --whole-job] [--max-mb MB] [--max-seconds S] [--flush-ms N] [--kill-after S] [--collector LIB]
 // -- COMMAND ARGS...`: runs an unmodified CUDA/NCCL job with the CUPTI collector injected into it
 // and every process it spawns (docs/record.md), then lists the per-process traces the job wrote.
 //
 // The injection is nothing but environment variables, which the collector library reads in each
 // process: CUDA_INJECTION64_PATH and NCCL_PROFILER_PLUGIN name the library,
-// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS, BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID and
-// (with --steps) BUBBLESCOPE_START configure it. The job runs
-// as a shell would run it; record exits with the job's status.
+// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS, BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID,
+// BUBBLESCOPE_START and BUBBLESCOPE_LIMIT configure it. The job runs as a shell would run it
+// (launch/recorded_job.h); record exits with the job's status.
 #pragma once
 
-#include <cstdint>
 #include <ostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cli/command.h"
+#include "launch/recorded_job.h"
 
 namespace bubblescope {
 
 inline constexpr char kCollectorLibraryName[] = "libbubblescope_collector.so";
+inline constexpr char kHandoffLibraryName[] = "libbubblescope_cupti_handoff.so";
 
 // The command line as typed; ParseRecordFlags checks it.
 struct RecordFlags {
@@ -33,32 +33,16 @@ struct RecordFlags {
   std::string kill_after;  // empty: wait for the job until a second signal
   std::string run_id;      // empty: a new one (MakeRecordRunId)
   bool digest = false;     // --digest
-  std::string steps;       // "A:B", empty: record from the start
+  // The window (at most one of these; none: the bounded default, launch/record_window.h).
+  std::string steps;        // "A:B"
+  std::string start_after;  // SECONDS
+  bool profiler_api = false;
+  bool whole_job = false;
+  // Caps per process; empty: the window's default.
+  std::string max_mb;
+  std::string max_seconds;
   std::vector<std::string> command;
 };
-
-struct RecordSettings {
-  std::string collector_path;  // absolute
-  std::string output_dir;      // absolute; created by the command, not by the parser
-  std::string kinds;           // canonical comma list
-  int64_t flush_ms = 1000;
-  // After a signal asking the job to end has been passed on, kill the job's process group if
-  // it still runs this much later; 0: only at a second such signal.
-  int64_t kill_after_ms = 0;
-  // This run's id: in every trace's name and metadata, so that `analyze` tells this run's files
-  // from those an earlier run left in the same directory.
-  std::string run_id;
-  // After the job: one digest per rank of this run's traces into DigestDirectory (docs/digest.md).
-  bool digest = false;
-  // BUBBLESCOPE_START for the collector ("steps:A:B" from --steps); empty: not set, the
-  // collector records from the start.
-  std::string start;
-  std::vector<std::string> command;
-};
-
-// Where --digest writes: <output_dir>/digests-<run id>, so runs recorded into one directory
-// never mix their digests, nor `analyze DIR` the digests with the traces.
-std::string DigestDirectory(const RecordSettings& settings);
 
 // "kernel,nvtx" -> the same names, deduplicated, in the canonical order kernel, memcpy, memset,
 // memory, nvtx, runtime, driver, nccl; empty text -> all of them. An unknown or empty name is
@@ -77,10 +61,6 @@ absl::StatusOr<std::string> FindCollectorLibrary(const std::string& explicit_pat
 absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
                                                 const std::string& executable_path,
                                                 const std::string& new_run_id);
-
-// The variables the job runs with, in the contract's order.
-std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
-    const RecordSettings& settings);
 
 class RecordCommand : public Command {
  public:

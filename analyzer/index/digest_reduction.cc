@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "bubblescope/op_names.h"
 #include "common/interval_set.h"
 #include "index/rank_index.h"
 #include "index/recompute_regions.h"
-#include "readers/event_classifier.h"
 
 namespace bubblescope::index {
 namespace {
@@ -25,7 +25,7 @@ IntervalSet CommScopes(const Rank& rank, const Timeline& thread) {
   }
   for (const Annotation& annotation : rank.annotations) {
     if (annotation.scope == AnnotationScope::kCpu && annotation.thread_or_stream == thread.id &&
-        kineto::CpuCommOpKind(rank.name(annotation.name)).has_value()) {
+        op_names::CpuCommOpKind(rank.name(annotation.name)).has_value()) {
       ranges.push_back({annotation.start, annotation.end});
     }
   }

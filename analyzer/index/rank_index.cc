@@ -12,20 +12,17 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "bubblescope/rank_finish.h"
 #include "common/interval_set.h"
 #include "common/parallel_for.h"
 #include "index/recompute_regions.h"
-#include "readers/event_classifier.h"
+#include "bubblescope/op_names.h"
 
 namespace bubblescope::index {
 namespace {
 
 constexpr std::string_view kAutogradPrefix = "autograd::engine::evaluate_function";
 constexpr std::string_view kOptimizerPrefix = "Optimizer.";
-
-bool StartsEarlierOrIsLonger(TimeNs a_start, TimeNs a_end, TimeNs b_start, TimeNs b_end) {
-  return a_start != b_start ? a_start < b_start : a_end > b_end;
-}
 
 PhaseHint KernelHint(std::string_view name) {
   const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
@@ -79,7 +76,7 @@ std::vector<Scope> ScopesOf(const Rank& rank, const Timeline& thread) {
     if (annotation.scope != AnnotationScope::kCpu || annotation.thread_or_stream != thread.id) {
       continue;
     }
-    const std::optional<CommKind> kind = kineto::CpuCommOpKind(rank.name(annotation.name));
+    const std::optional<CommKind> kind = op_names::CpuCommOpKind(rank.name(annotation.name));
     if (kind.has_value()) scopes.push_back(Scope{annotation.start, annotation.end, *kind, -1});
   }
   std::stable_sort(scopes.begin(), scopes.end(), [](const Scope& a, const Scope& b) {

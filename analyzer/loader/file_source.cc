@@ -35,6 +35,8 @@ class FileDescriptor {
     if (fd_ >= 0) close(fd_);
   }
   int get() const { return fd_; }
+  // Hands the descriptor over, no longer closing it.
+  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
@@ -136,15 +138,24 @@ absl::StatusOr<FileContents> ReadStream(const std::string& path, int fd, int64_t
   return Owning(std::move(padded));
 }
 
-absl::StatusOr<FileContents> ReadWithinBudget(const std::string& path, int64_t max_bytes,
-                                              ReadBuffer* buffer) {
+// Opens `path` for reading and fills `info`: the errors every read of a file says first (missing,
+// unreadable, a directory, which open() accepts and only reading refuses).
+absl::StatusOr<int> OpenForReading(const std::string& path, struct stat* info) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(path, errno);
   FileDescriptor file(fd);
+  if (fstat(fd, info) != 0) return ErrnoError(path, errno);
+  if (S_ISDIR(info->st_mode)) return ErrnoError(path, EISDIR);
+  return file.release();
+}
+
+absl::StatusOr<FileContents> ReadWithinBudget(const std::string& path, int64_t max_bytes,
+                                              ReadBuffer* buffer) {
   struct stat info {};
-  if (fstat(fd, &info) != 0) return ErrnoError(path, errno);
-  // open() succeeds on a directory; reading it is what fails, so say so up front.
-  if (S_ISDIR(info.st_mode)) return ErrnoError(path, EISDIR);
+  absl::StatusOr<int> opened = OpenForReading(path, &info);
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
+  FileDescriptor file(fd);
 
   // gzip only ever makes a trace smaller, so a regular file already over the budget is refused
   // before a byte of it is read.
@@ -224,6 +235,32 @@ absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max
   } catch (const std::bad_alloc&) {
     return OutOfMemory(path, max_bytes);
   }
+}
+
+absl::StatusOr<FileHead> ReadFileHead(const std::string& path, size_t size) {
+  struct stat info {};
+  absl::StatusOr<int> opened = OpenForReading(path, &info);
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
+  FileDescriptor file(fd);
+  FileHead head;
+  if (!S_ISREG(info.st_mode)) {
+    head.regular = false;
+    return head;
+  }
+  // Deflate's stored blocks cost 5 bytes in 64 KiB, so this much gzip data always holds `size`
+  // bytes of text when the file has them (headers with long names aside).
+  std::string raw(size + size / 4 + 1024, '\0');
+  const ssize_t got = ReadUpTo(fd, raw.data(), raw.size());
+  if (got < 0) return ErrnoError(path, errno);
+  raw.resize(static_cast<size_t>(got));
+  if (LooksLikeGzip(raw)) {
+    head.bytes = InflateGzipHead(raw, size);
+  } else {
+    raw.resize(std::min(raw.size(), size));
+    head.bytes = std::move(raw);
+  }
+  return head;
 }
 
 }  // namespace bubblescope

@@ -65,4 +65,16 @@ absl::StatusOr<FileContents> ReadFileSource(
     const std::string& path, int64_t max_bytes = std::numeric_limits<int64_t>::max(),
     ReadBuffer* buffer = nullptr);
 
+// The first bytes of a file, for telling its format (readers/trace_reader.h).
+struct FileHead {
+  std::string bytes;  // up to the size asked of the file's text, gzip inflated
+  // False for a pipe or other stream, of which nothing was read (what is read of a stream is
+  // gone): read it whole with ReadFileSource and take its head from that text.
+  bool regular = true;
+};
+
+// Up to `size` bytes of the text of the file at `path` (inflated where the file is gzip). Errors
+// as ReadFileSource's for a file that cannot be opened or is a directory.
+absl::StatusOr<FileHead> ReadFileHead(const std::string& path, size_t size);
+
 }  // namespace bubblescope

@@ -247,4 +247,20 @@ absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path,
   return result;
 }
 
+std::string InflateGzipHead(std::string_view compressed, size_t max_bytes) {
+  std::string text(max_bytes, '\0');
+  InflateStream inflater;
+  if (inflater.Init() != Z_OK) return {};
+  z_stream* stream = inflater.get();
+  stream->next_in = reinterpret_cast<const Bytef*>(compressed.data());
+  stream->avail_in = static_cast<uInt>(std::min<size_t>(compressed.size(), UINT_MAX));
+  stream->next_out = reinterpret_cast<Bytef*>(text.data());
+  stream->avail_out = static_cast<uInt>(std::min<size_t>(max_bytes, UINT_MAX));
+  // One member's start is all a head needs; Z_STREAM_END, damage or the input's end stop it.
+  while (stream->avail_out > 0 && inflate(stream, Z_NO_FLUSH) == Z_OK) {
+  }
+  text.resize(text.size() - stream->avail_out);
+  return text;
+}
+
 }  // namespace bubblescope

@@ -1,8 +1,10 @@
 // Inflates gzip data in memory into a simdjson-padded buffer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -38,5 +40,10 @@ bool LooksLikeGzip(std::string_view data);
 absl::StatusOr<InflatedText> InflateGzip(
     std::string_view display_path, std::string_view compressed,
     int64_t max_bytes = std::numeric_limits<int64_t>::max());
+
+// The first text of gzip data, at most `max_bytes` of it: as much as `compressed` (the start of
+// the data, any length) yields before it ends or turns out damaged. Never an error: what it
+// tells is only a file's first bytes, and the whole read reports any damage.
+std::string InflateGzipHead(std::string_view compressed, size_t max_bytes);
 
 }  // namespace bubblescope

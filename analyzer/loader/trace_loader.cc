@@ -6,9 +6,12 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
+#include <memory>
 #include <new>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -20,8 +23,8 @@
 #include "loader/file_source.h"
 #include "loader/rank_assigner.h"
 #include "loader/trace_paths.h"
-#include "readers/digest_reader.h"
-#include "readers/kineto_reader.h"
+#include "loader/trace_readers.h"
+#include "readers/trace_reader.h"
 
 namespace bubblescope {
 namespace {
@@ -64,46 +67,71 @@ bool IsSkippable(const TraceFile& file, const absl::Status& status) {
   return file.from_directory && absl::IsNotFound(status);
 }
 
-absl::Status ReadOneFile(KinetoReader& reader, ReadBuffer& buffer, const std::string& path,
-                         int64_t max_bytes, std::vector<Rank>* ranks, bool* merged) {
-  // Past the budget, memory can still run out (a machine that is short of it, an input whose
-  // structure is unusually dense): that is this file's error, not a crash.
-  try {
-    absl::StatusOr<FileContents> contents = ReadFileSource(path, max_bytes, &buffer);
-    if (!contents.ok()) return contents.status();
-    // A digest (docs/digest.md) is told by its magic, whatever its name; it holds one rank.
-    const std::string_view text(contents->text.data(), contents->text.size());
-    if (digest::LooksLikeDigest(text)) {
-      absl::StatusOr<Rank> rank = digest::Decode(text, path, max_bytes);
-      if (!rank.ok()) return rank.status();
-      ranks->push_back(*std::move(rank));
-      return absl::OkStatus();
-    }
-    bool is_merged = false;
-    absl::Status read = reader.ReadRanks(path, contents->text, ranks, &is_merged);
-    if (!read.ok()) return read;
-    *merged = is_merged;
-    for (Rank& rank : *ranks) {
-      if (contents->truncated) NoteGzipTruncation(*contents, &rank);
-      if (contents->trailing_at_compressed_byte >= 0) {
-        rank.stats.Bump(ImportCounter::kTrailingContent, contents->trailing_at_compressed_byte);
-      }
-      rank.source_path = path;
-    }
-    return absl::OkStatus();
-  } catch (const std::bad_alloc&) {
-    ranks->clear();
-    return OutOfMemoryReading(path, max_bytes);
-  }
-}
-
-// What each worker keeps from file to file: one reader (and its parser's index) and one buffer,
-// so that the memory one file was read in serves the next. Both are sized for the largest file
-// at once: a buffer that grew from file to file would be fresh memory each time.
+// What each worker keeps from file to file: one of each reader (and so one parser's index) and
+// one buffer, so that the memory one file was read in serves the next. Both are sized for the
+// largest file at once: a buffer that grew from file to file would be fresh memory each time.
 struct Worker {
-  KinetoReader reader;
+  std::vector<std::unique_ptr<TraceReader>> readers = MakeTraceReaders();
   ReadBuffer buffer;
 };
+
+absl::Status ReadWithReaders(Worker& worker, const std::string& path, int64_t max_bytes,
+                             FileRanks* out) {
+  absl::StatusOr<FileHead> head = ReadFileHead(path, kSniffBytes);
+  if (!head.ok()) return head.status();
+  // A stream can be read once only: whole, with its head taken from the text.
+  std::optional<FileContents> contents;
+  if (!head->regular) {
+    absl::StatusOr<FileContents> whole = ReadFileSource(path, max_bytes, &worker.buffer);
+    if (!whole.ok()) return whole.status();
+    contents = *std::move(whole);
+    head->bytes.assign(contents->text.data(), std::min(contents->text.size(), kSniffBytes));
+  }
+  TraceReader* reader = ClaimingReader(worker.readers, head->bytes, path);
+  if (reader == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a trace of a format bubblescope reads (",
+                     TraceFormatNames(worker.readers), ")"));
+  }
+  ReaderOptions options;
+  options.max_bytes = max_bytes;
+  if (reader->ReadsText()) {
+    if (!contents.has_value()) {
+      absl::StatusOr<FileContents> whole = ReadFileSource(path, max_bytes, &worker.buffer);
+      if (!whole.ok()) return whole.status();
+      contents = *std::move(whole);
+    }
+    options.text = contents->text;
+  }
+  absl::Status read = reader->Read(path, options, out);
+  if (!read.ok()) return read;
+  for (Rank& rank : out->ranks) {
+    if (contents.has_value() && contents->truncated) NoteGzipTruncation(*contents, &rank);
+    if (contents.has_value() && contents->trailing_at_compressed_byte >= 0) {
+      rank.stats.Bump(ImportCounter::kTrailingContent, contents->trailing_at_compressed_byte);
+    }
+    rank.source_path = path;
+    rank.source_format = std::string(reader->format_name());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadOneFile(Worker& worker, const std::string& path, int64_t max_bytes,
+                         std::vector<Rank>* ranks, bool* merged) {
+  // Past the budget, memory can still run out (a machine that is short of it, an input whose
+  // structure is unusually dense): that is this file's error, not a crash.
+  FileRanks out;
+  absl::Status status;
+  try {
+    status = ReadWithReaders(worker, path, max_bytes, &out);
+  } catch (const std::bad_alloc&) {
+    out = FileRanks();
+    status = OutOfMemoryReading(path, max_bytes);
+  }
+  *ranks = std::move(out.ranks);
+  *merged = status.ok() && out.named_by_file;
+  return status;
+}
 
 // The size of each file on disk; 0 where it is unknown (a pipe).
 std::vector<int64_t> FileSizes(const std::vector<TraceFile>& files) {
@@ -176,7 +204,9 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
     const int64_t largest = std::min(max_bytes, *std::max_element(sizes.begin(), sizes.end()));
     std::vector<Worker> state(workers);
     for (Worker& worker : state) {
-      worker.reader.ReserveFor(static_cast<size_t>(largest));
+      for (const std::unique_ptr<TraceReader>& reader : worker.readers) {
+        reader->ReserveFor(static_cast<size_t>(largest));
+      }
       worker.buffer.Reserve(static_cast<size_t>(largest));
     }
     ProgressTeller progress(sizes, options.progress);
@@ -186,8 +216,8 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
       if (index > results.first_failure.load()) return;
       FileRead& read = results.reads[index];
       read.read = true;
-      read.status = ReadOneFile(state[worker].reader, state[worker].buffer, files[index].path,
-                                max_bytes, &read.ranks, &read.merged);
+      read.status =
+          ReadOneFile(state[worker], files[index].path, max_bytes, &read.ranks, &read.merged);
       // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
       if (!read.status.ok() && !IsSkippable(files[index], read.status)) {
         results.RecordFailure(index);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string>
+#include <string_view>
 #include <system_error>
 
 #include "absl/status/status.h"
@@ -35,14 +37,36 @@ std::string NotARegularFile(const fs::directory_entry& entry) {
   }
 }
 
+constexpr std::string_view kNsightReportSuffixes[] = {".nsys-rep", ".qdrep"};
+
+// The error for an Nsight Systems report, which only nsys itself can read: the command that
+// writes the SQLite export bubblescope reads, with the export's name beside the report.
+absl::Status NsightReportError(const std::string& path) {
+  std::string export_path = path;
+  for (std::string_view suffix : kNsightReportSuffixes) {
+    if (absl::EndsWithIgnoreCase(export_path, absl::string_view(suffix.data(), suffix.size()))) {
+      export_path.resize(export_path.size() - suffix.size());
+      break;
+    }
+  }
+  export_path += ".sqlite";
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": an Nsight Systems report; bubblescope reads its SQLite export: nsys "
+                   "export --type sqlite --output ", export_path, " ", path));
+}
+
 absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
                                                       std::vector<SkippedFile>* skipped) {
   std::error_code error;
   fs::directory_iterator it(dir, error);
   std::vector<std::string> names;
   std::vector<SkippedFile> passed_over;
+  std::string first_report;  // an Nsight report, named when the directory holds no trace
   for (; !error && it != fs::directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
+    if (IsNsightReportName(name) && (first_report.empty() || it->path().string() < first_report)) {
+      first_report = it->path().string();
+    }
     if (!IsTraceFileName(name)) continue;
     std::error_code type_error;  // a dangling symlink is simply not a regular file
     if (it->is_regular_file(type_error)) {
@@ -56,7 +80,9 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
                         absl::StrCat(dir, ": ", error.message()));
   }
   if (names.empty()) {
-    return absl::NotFoundError(absl::StrCat(dir, ": no trace files (*.json, *.json.gz, *.bsdigest)"));
+    if (!first_report.empty()) return NsightReportError(first_report);
+    return absl::NotFoundError(
+        absl::StrCat(dir, ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)"));
   }
   std::sort(names.begin(), names.end());
   std::sort(passed_over.begin(), passed_over.end(),
@@ -73,7 +99,17 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
 bool IsTraceFileName(std::string_view name) {
   const absl::string_view view(name.data(), name.size());
   return absl::EndsWithIgnoreCase(view, ".json") || absl::EndsWithIgnoreCase(view, ".json.gz") ||
-         absl::EndsWithIgnoreCase(view, ".bsdigest");
+         absl::EndsWithIgnoreCase(view, ".bsdigest") || absl::EndsWithIgnoreCase(view, ".sqlite");
+}
+
+bool IsNsightReportName(std::string_view name) {
+  const absl::string_view view(name.data(), name.size());
+  for (std::string_view suffix : kNsightReportSuffixes) {
+    if (absl::EndsWithIgnoreCase(view, absl::string_view(suffix.data(), suffix.size()))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::string>& paths,
@@ -83,6 +119,7 @@ absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::s
   for (const std::string& path : paths) {
     std::error_code error;
     if (!fs::is_directory(path, error)) {
+      if (IsNsightReportName(path)) return NsightReportError(path);
       files.push_back({path, false});
       continue;
     }

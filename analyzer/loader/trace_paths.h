@@ -10,16 +10,22 @@
 
 namespace bubblescope {
 
-// True for names ending in ".json" or ".json.gz" (any case), which includes ".pt.trace.json", and
-// for digests, ".bsdigest" (docs/digest.md).
+// True for names ending in ".json" or ".json.gz" (any case), which includes ".pt.trace.json", for
+// digests, ".bsdigest" (docs/digest.md), and for Nsight Systems' SQLite exports, ".sqlite".
 bool IsTraceFileName(std::string_view name);
+
+// True for Nsight Systems reports (".nsys-rep", and ".qdrep" as releases before 2021.4 named
+// them): only nsys reads them, so bubblescope asks for their SQLite export instead.
+bool IsNsightReportName(std::string_view name);
 
 // Each path that is a directory contributes its regular files (not recursively) whose names are
 // trace file names, sorted by name; any other path is kept as given (a missing file is reported
 // when it is read). An entry with a trace file name that is not a regular file (a FIFO, a
 // device, a socket, a directory, a symlink to nothing) is passed over and added to `skipped`
 // with the reason, so the report can say so. Errors: "<dir>: no trace files (*.json,
-// *.json.gz, *.bsdigest)", "<dir>: <strerror>" when the directory cannot be listed, and an empty `paths`.
+// *.json.gz, *.bsdigest, *.sqlite)", "<dir>: <strerror>" when the directory cannot be listed, an
+// empty `paths`, and an Nsight report given, or a directory holding reports and no trace: one
+// line naming the report and the `nsys export --type sqlite` command that makes it readable.
 struct TraceFile {
   std::string path;
   bool from_directory = false;  // found by listing a directory, not named by the user

@@ -2,8 +2,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 
 namespace bubblescope {
+
+// Keyed on absl::string_view: in this Abseil build it is not std::string_view, and only the absl
+// type gets Abseil's fast string hash (std::string_view falls back to std::hash).
+class NamePool::Index : public absl::flat_hash_map<absl::string_view, NameId> {};
+
 namespace {
 // Most names are short op names; a few kernel names run to hundreds of bytes.
 constexpr size_t kBlockBytes = 64 * 1024;
@@ -12,9 +21,30 @@ constexpr size_t kBlockBytes = 64 * 1024;
 constexpr size_t kFirstBlockBytes = 256;
 }  // namespace
 
-NamePool::NamePool() {
+NamePool::NamePool() : index_(new Index()) {
   names_.push_back(std::string_view());
-  index_.emplace(absl::string_view(), kNoName);
+  index_->emplace(absl::string_view(), kNoName);
+}
+
+NamePool::~NamePool() { delete index_; }
+
+NamePool::NamePool(NamePool&& other) noexcept
+    : blocks_(std::move(other.blocks_)),
+      long_names_(std::move(other.long_names_)),
+      block_used_(other.block_used_),
+      names_(std::move(other.names_)),
+      index_(std::exchange(other.index_, nullptr)) {}
+
+NamePool& NamePool::operator=(NamePool&& other) noexcept {
+  if (this != &other) {
+    delete index_;
+    blocks_ = std::move(other.blocks_);
+    long_names_ = std::move(other.long_names_);
+    block_used_ = other.block_used_;
+    names_ = std::move(other.names_);
+    index_ = std::exchange(other.index_, nullptr);
+  }
+  return *this;
 }
 
 std::string_view NamePool::Store(std::string_view name) {
@@ -40,18 +70,20 @@ absl::string_view AsAbsl(std::string_view view) { return {view.data(), view.size
 }  // namespace
 
 NameId NamePool::Intern(std::string_view name) {
-  auto it = index_.find(AsAbsl(name));
-  if (it != index_.end()) return it->second;
+  if (index_ == nullptr) *this = NamePool();  // moved from: start again
+  auto it = index_->find(AsAbsl(name));
+  if (it != index_->end()) return it->second;
   std::string_view stored = Store(name);
   auto id = static_cast<NameId>(names_.size());
   names_.push_back(stored);
-  index_.emplace(AsAbsl(stored), id);
+  index_->emplace(AsAbsl(stored), id);
   return id;
 }
 
 NameId NamePool::Find(std::string_view name) const {
-  auto it = index_.find(AsAbsl(name));
-  return it == index_.end() ? kNoName : it->second;
+  if (index_ == nullptr) return kNoName;
+  auto it = index_->find(AsAbsl(name));
+  return it == index_->end() ? kNoName : it->second;
 }
 
 size_t NamePool::MemoryBytes() const {
@@ -59,7 +91,9 @@ size_t NamePool::MemoryBytes() const {
   for (const std::string& block : blocks_) bytes += block.capacity();
   for (const std::string& name : long_names_) bytes += name.capacity();
   bytes += names_.capacity() * sizeof(std::string_view);
-  bytes += index_.capacity() * (sizeof(absl::string_view) + sizeof(NameId) + 1);
+  if (index_ != nullptr) {
+    bytes += index_->capacity() * (sizeof(absl::string_view) + sizeof(NameId) + 1);
+  }
   return bytes;
 }
 

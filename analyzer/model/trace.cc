@@ -37,6 +37,7 @@ Rank RankHeader(const Rank& rank) {
   header.rank = rank.rank;
   header.world_size = rank.world_size;
   header.source_path = rank.source_path;
+  header.source_format = rank.source_format;
   header.host = rank.host;
   header.pid = rank.pid;
   header.backend = rank.backend;

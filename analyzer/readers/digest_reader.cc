@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <new>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "bubblescope/rank_finish.h"
 #include "common/digest_format.h"
 #include "common/out_of_memory.h"
 
@@ -60,11 +63,9 @@ class PayloadReader {
   // previous + a delta, which must stay within the model's time range.
   TimeNs Time(TimeNs previous) {
     const int64_t delta = Signed();
-    TimeNs time = 0;
-    if (__builtin_add_overflow(previous, delta, &time) || !InTimeRange(time)) {
-      Fail("a time outside the model's range");
-    }
-    return ok() ? time : 0;
+    const std::optional<TimeNs> time = CheckedAdd(previous, delta);
+    if (!time || !InTimeRange(*time)) Fail("a time outside the model's range");
+    return ok() ? *time : 0;
   }
   // An end recorded as its distance from `start`: never before it.
   TimeNs End(TimeNs start) {
@@ -180,11 +181,6 @@ void ReadComms(PayloadReader& in, Rank* rank) {
   }
 }
 
-// The model keeps intervals by start, then longer first; analyses rely on it.
-bool InOrder(const Interval& previous, const Interval& next) {
-  return previous.start < next.start || (previous.start == next.start && previous.end >= next.end);
-}
-
 void ReadIntervals(PayloadReader& in, const Rank& rank, std::vector<Interval>* intervals) {
   const size_t count = in.Count(6, "intervals");
   if (!in.ok()) return;
@@ -200,7 +196,8 @@ void ReadIntervals(PayloadReader& in, const Rank& rank, std::vector<Interval>* i
   for (size_t i = 0; i < count && in.ok(); ++i) {
     Interval& interval = (*intervals)[i];
     interval.end = in.End(interval.start);
-    if (in.ok() && i > 0 && !InOrder((*intervals)[i - 1], interval)) {
+    // The model's order (bubblescope/rank_finish.h), which analyses rely on.
+    if (in.ok() && i > 0 && IntervalBefore(interval, (*intervals)[i - 1])) {
       in.Fail("intervals out of order");
     }
   }
@@ -402,6 +399,20 @@ absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_pa
   } catch (const std::bad_alloc&) {
     return OutOfMemoryReading(source_path, max_inflated_bytes);
   }
+}
+
+bool DigestTraceReader::Sniff(std::string_view head, std::string_view path) const {
+  return LooksLikeDigest(head) ||
+         absl::EndsWithIgnoreCase(absl::string_view(path.data(), path.size()), ".bsdigest");
+}
+
+absl::Status DigestTraceReader::Read(const std::string& path, const ReaderOptions& options,
+                                     FileRanks* out) {
+  absl::StatusOr<Rank> rank = Decode(std::string_view(options.text.data(), options.text.size()),
+                                     path, options.max_bytes);
+  if (!rank.ok()) return rank.status();
+  out->ranks.push_back(*std::move(rank));
+  return absl::OkStatus();
 }
 
 }  // namespace bubblescope::digest

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "bubblescope/trace.h"
+#include "readers/trace_reader.h"
 
 namespace bubblescope::digest {
 
@@ -25,5 +26,16 @@ bool LooksLikeDigest(std::string_view first_bytes);
 // ResourceExhausted error before anything is allocated.
 absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_path,
                             int64_t max_inflated_bytes = std::numeric_limits<int64_t>::max());
+
+// Decode as the loader's reader of the format (readers/trace_reader.h): claims a file by its
+// magic, whatever its name, or one named *.bsdigest (so that a damaged one says so).
+class DigestTraceReader final : public TraceReader {
+ public:
+  std::string_view format_name() const override { return "digest"; }
+  bool Sniff(std::string_view head, std::string_view path) const override;
+  bool ReadsText() const override { return true; }
+  absl::Status Read(const std::string& path, const ReaderOptions& options,
+                    FileRanks* out) override;
+};
 
 }  // namespace bubblescope::digest

@@ -54,6 +54,11 @@ class DocumentWalker : public CollectorMetadataSink {
     if (fields.name == kDroppedCountsEventName) {
       return ReadDroppedCounts(args, begin_, view_.bias, rank, &dropped_[*slot]);
     }
+    if (fields.name == kCuptiUnavailableEventName) {
+      if (result_.cupti_unavailable) return simdjson::SUCCESS;
+      return ReadCuptiUnavailable(args, begin_, view_.bias, rank,
+                                  &result_.cupti_unavailable.emplace());
+    }
     return ReadProcessMetadata(args, begin_, view_.bias, rank, ranks_->BuilderOf(*slot));
   }
 

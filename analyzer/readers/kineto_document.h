@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bubblescope/trace.h"
+#include "readers/kineto_metadata.h"
 #include "readers/merged_trace.h"
 #include "readers/rank_builder.h"
 #include "simdjson.h"
@@ -66,6 +67,8 @@ struct WalkResult {
   int64_t trailing_offset = -1;
   // The document is a merged trace; `ranks` gives each slot's rank id.
   std::optional<MergedLayout> merged;
+  // The collector said another profiler held CUPTI (its first such event).
+  std::optional<CuptiUnavailable> cupti_unavailable;
 };
 
 WalkResult WalkDocument(simdjson::ondemand::parser& parser, const DocumentView& view,

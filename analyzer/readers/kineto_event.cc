@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "bubblescope/op_names.h"
 #include "readers/json_number.h"
 #include "readers/json_tokens.h"
 
@@ -73,7 +74,7 @@ bool ArgsNeeded(const EventFields& fields) {
       case EventCategory::kAbsent:
         return true;
       case EventCategory::kCpuOp:
-        return !fields.has_name || CpuCommOpKind(fields.name).has_value();
+        return !fields.has_name || op_names::CpuCommOpKind(fields.name).has_value();
       default:
         return false;
     }
@@ -87,7 +88,8 @@ bool ArgsNeeded(const EventFields& fields) {
 
 bool IsCollectorMetadata(const EventFields& fields) {
   return IsPhase(fields, 'M') && fields.has_name &&
-         (fields.name == kProcessMetadataEventName || fields.name == kDroppedCountsEventName);
+         (fields.name == kProcessMetadataEventName || fields.name == kDroppedCountsEventName ||
+          fields.name == kCuptiUnavailableEventName);
 }
 
 // True once nothing later in the event can change what is done with it.

@@ -83,8 +83,11 @@ struct EventFields {
 // The collector's metadata events ("ph":"M"). "bubblescope_process": its args hold the rank,
 // world size, host, pid and devices that a Kineto file keeps in top-level members.
 // "bubblescope_dropped": its args hold the running totals of what the collector lost.
+// "bubblescope_cupti_unavailable": another profiler held CUPTI; its args say which and what was
+// not recorded.
 inline constexpr std::string_view kProcessMetadataEventName = "bubblescope_process";
 inline constexpr std::string_view kDroppedCountsEventName = "bubblescope_dropped";
+inline constexpr std::string_view kCuptiUnavailableEventName = "bubblescope_cupti_unavailable";
 
 // Receives the args of a collector metadata event while it is being read; `fields` holds what
 // the event gave before its args (its name, and its pid when that came first).

@@ -3,12 +3,14 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "readers/json_fields.h"
 #include "readers/json_number.h"
 #include "readers/json_tokens.h"
 #include "readers/kineto_event.h"
+#include "text/one_line.h"
 #include "text/record_run_id.h"
 
 namespace bubblescope::kineto {
@@ -252,13 +254,24 @@ simdjson::error_code ReadDistributedInfo(ondemand::value& value, const char* beg
   });
 }
 
-simdjson::error_code ReadProcessMetadata(ondemand::value& value, const char* begin, int64_t bias,
-                                         Rank* rank, RankBuilder* builder) {
-  FieldReader reader(begin, bias, rank);
+namespace {
+
+// Visits each field of a collector event's args object (`value`); args that are not an object
+// are counted by OpenObject and skipped.
+template <typename Visit>
+simdjson::error_code ForEachArg(ondemand::value& value, FieldReader& reader, Visit&& visit) {
   ondemand::object object;
   bool opened = false;
   if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
-  return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
+  return ForEachField(object, std::forward<Visit>(visit));
+}
+
+}  // namespace
+
+simdjson::error_code ReadProcessMetadata(ondemand::value& value, const char* begin, int64_t bias,
+                                         Rank* rank, RankBuilder* builder) {
+  FieldReader reader(begin, bias, rank);
+  return ForEachArg(value, reader, [&](std::string_view key, ondemand::value& field_value) {
     const std::string_view field_token = field_value.raw_json_token();
     if (key == "distributedInfo") {
       return ReadDistributedInfo(field_value, begin, bias, rank, builder);
@@ -285,10 +298,7 @@ simdjson::error_code ReadProcessMetadata(ondemand::value& value, const char* beg
 simdjson::error_code ReadDroppedCounts(ondemand::value& value, const char* begin, int64_t bias,
                                        Rank* rank, DroppedTotals* seen) {
   FieldReader reader(begin, bias, rank);
-  ondemand::object object;
-  bool opened = false;
-  if (auto error = reader.OpenObject(value, &object, &opened); error || !opened) return error;
-  return ForEachField(object, [&](std::string_view key, ondemand::value& field_value) {
+  return ForEachArg(value, reader, [&](std::string_view key, ondemand::value& field_value) {
     int64_t* total = nullptr;
     ImportCounter counter = ImportCounter::kCollectorDroppedRecords;
     if (key == "cupti_records") {
@@ -316,6 +326,43 @@ simdjson::error_code ReadDroppedCounts(ondemand::value& value, const char* begin
     }
     return simdjson::SUCCESS;
   });
+}
+
+simdjson::error_code ReadCuptiUnavailable(ondemand::value& value, const char* begin,
+                                          int64_t bias, Rank* rank, CuptiUnavailable* out) {
+  FieldReader reader(begin, bias, rank);
+  return ForEachArg(value, reader, [&](std::string_view key, ondemand::value& field_value) {
+    const std::string_view field_token = field_value.raw_json_token();
+    if (key == "held_by") {
+      reader.Text(field_token, &out->held_by);
+    } else if (key == "not_recorded") {
+      reader.Text(field_token, &out->not_recorded);
+    } else if (key == "recorded") {
+      reader.Text(field_token, &out->recorded);
+    }
+    return simdjson::SUCCESS;
+  });
+}
+
+std::string CuptiUnavailableReason(const CuptiUnavailable& unavailable) {
+  // The texts come from the file: bounded and kept to one line.
+  constexpr size_t kShown = 200;
+  auto shown = [](const std::string& text) {
+    return text::OneLine(std::string_view(text).substr(0, kShown));
+  };
+  std::string reason = "recorded while another profiler held CUPTI";
+  if (!unavailable.held_by.empty()) reason += " (" + shown(unavailable.held_by) + ")";
+  reason += ": ";
+  reason += unavailable.not_recorded.empty() ? std::string("kernels, copies and CUDA calls")
+                                             : shown(unavailable.not_recorded);
+  reason += " not recorded";
+  if (unavailable.recorded.find("nccl") != std::string::npos) {
+    reason += ", and no NCCL transfer took place";
+  }
+  reason +=
+      "; record again without torch.profiler or Nsight Systems in the job, or analyze that "
+      "profiler's own trace";
+  return reason;
 }
 
 }  // namespace bubblescope::kineto

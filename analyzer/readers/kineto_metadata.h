@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "bubblescope/trace.h"
 #include "readers/rank_builder.h"
@@ -36,5 +37,20 @@ struct DroppedTotals {
 // flush) counts every loss once.
 simdjson::error_code ReadDroppedCounts(simdjson::ondemand::value& value, const char* begin,
                                        int64_t bias, Rank* rank, DroppedTotals* seen);
+
+// The args of the collector's "bubblescope_cupti_unavailable" event: another profiler
+// (torch.profiler's Kineto, Nsight Systems) held CUPTI while the file was recorded, so the
+// collector recorded only what needs no CUPTI, NCCL transfers.
+struct CuptiUnavailable {
+  std::string held_by;       // the holder as CUPTI names it; empty when it did not say
+  std::string not_recorded;  // the kinds lost, a comma list ("kernel,memcpy,...")
+  std::string recorded;      // the kinds still recorded ("nccl", or empty)
+};
+simdjson::error_code ReadCuptiUnavailable(simdjson::ondemand::value& value, const char* begin,
+                                          int64_t bias, Rank* rank, CuptiUnavailable* out);
+
+// Why a file with that event holds nothing to analyze, as one line: who held CUPTI, what was
+// lost, and what to do instead.
+std::string CuptiUnavailableReason(const CuptiUnavailable& unavailable);
 
 }  // namespace bubblescope::kineto

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/out_of_memory.h"
 #include "readers/json_number.h"
@@ -148,6 +149,11 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
         std::string(SyntaxWhat(walk.syntax)), walk.events_read, walk.last_event_offset));
   }
   if (usable_events == 0) {
+    // The collector's own account of why the file is empty says more than a count.
+    if (walk.cupti_unavailable) {
+      return FileError(display_path, walk.events_offset,
+                       kineto::CuptiUnavailableReason(*walk.cupti_unavailable));
+    }
     return FileError(display_path, walk.events_offset,
                      walk.events_read == 0
                          ? std::string("no trace events")
@@ -268,6 +274,20 @@ absl::Status KinetoReader::Read(std::string_view display_path, simdjson::padded_
   }
   *rank = std::move(parsed.ranks[0]);
   return status;
+}
+
+bool KinetoTraceReader::Sniff(std::string_view head, std::string_view path) const {
+  if (head.starts_with("\xFF\xFE") || head.starts_with("\xFE\xFF")) return true;  // UTF-16
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // UTF-8 byte-order mark
+  const size_t first = head.find_first_not_of(" \t\n\r");
+  if (first != std::string_view::npos && (head[first] == '{' || head[first] == '[')) return true;
+  const absl::string_view name(path.data(), path.size());
+  return absl::EndsWithIgnoreCase(name, ".json") || absl::EndsWithIgnoreCase(name, ".json.gz");
+}
+
+absl::Status KinetoTraceReader::Read(const std::string& path, const ReaderOptions& options,
+                                     FileRanks* out) {
+  return reader_.ReadRanks(path, options.text, &out->ranks, &out->named_by_file);
 }
 
 }  // namespace bubblescope

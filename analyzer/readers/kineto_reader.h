@@ -2,14 +2,19 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "bubblescope/trace.h"
+#include "readers/trace_reader.h"
 #include "simdjson.h"
 
 namespace bubblescope {
+
+// The format's name (TraceReader::format_name, Rank::source_format).
+inline constexpr std::string_view kKinetoFormatName = "kineto";
 
 // Owns one simdjson On-Demand parser, reused across every file this reader reads (one reader per
 // worker thread).
@@ -44,6 +49,22 @@ class KinetoReader {
 
  private:
   simdjson::ondemand::parser parser_;
+};
+
+// KinetoReader as the loader's reader of the format (readers/trace_reader.h). Claims a file whose
+// text opens a JSON object or array (UTF-16 too, so that its reader can say what it is), else one
+// named *.json or *.json.gz: damaged JSON is still this reader's to describe.
+class KinetoTraceReader final : public TraceReader {
+ public:
+  std::string_view format_name() const override { return kKinetoFormatName; }
+  bool Sniff(std::string_view head, std::string_view path) const override;
+  bool ReadsText() const override { return true; }
+  absl::Status Read(const std::string& path, const ReaderOptions& options,
+                    FileRanks* out) override;
+  void ReserveFor(size_t bytes) override { reader_.ReserveFor(bytes); }
+
+ private:
+  KinetoReader reader_;
 };
 
 }  // namespace bubblescope

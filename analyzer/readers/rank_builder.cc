@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "bubblescope/op_names.h"
+#include "bubblescope/rank_finish.h"
 #include "readers/event_classifier.h"
 #include "readers/json_tokens.h"
 
@@ -20,17 +20,6 @@ bool FitsInt32(int64_t value) {
 
 int32_t ToInt32OrUnknown(int64_t value) {
   return value >= 0 && FitsInt32(value) ? static_cast<int32_t>(value) : -1;
-}
-
-// a + b, or nullopt when it does not fit.
-std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
-  int64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) return std::nullopt;
-  return sum;
-}
-
-bool ByStartLongerFirst(const Interval& a, const Interval& b) {
-  return a.start != b.start ? a.start < b.start : a.end > b.end;
 }
 
 bool IsCpuEventCategory(EventCategory category) {
@@ -74,8 +63,8 @@ void RankBuilder::AddComplete(const EventFields& fields, const std::vector<int32
   if (fields.dur < 0) return Bump(ImportCounter::kNegativeDuration, offset);
   const std::optional<TimeNs> end = CheckedAdd(fields.ts, fields.dur);
   if (!end) return Bump(ImportCounter::kBadNumber, offset);
-  if (!InTimeRange(fields.ts) || !InTimeRange(*end)) {
-    return Bump(ImportCounter::kTimeOutOfRange, offset);
+  if (const std::optional<ImportCounter> problem = SpanProblem(fields.ts, *end)) {
+    return Bump(*problem, offset);
   }
   if (IsCpuEventCategory(category) && !pid_known_ && fields.pid.present && !fields.pid.is_string) {
     pid_known_ = true;
@@ -146,11 +135,11 @@ void RankBuilder::AddCpuOp(const EventFields& fields, const std::vector<int32_t>
   const std::string_view name_text = UnescapeJsonString(fields.name, &scratch_);
   // Catless events come from torch builds without Kineto, where record_function ranges (PP:F3,
   // gloo:send) are written like operators; they are annotations, as Kineto's user_annotation.
-  if (ProfilerStepNumber(name_text) ||
-      (fields.category == EventCategory::kAbsent && !IsOperatorName(name_text))) {
+  if (op_names::ProfilerStepNumber(name_text) ||
+      (fields.category == EventCategory::kAbsent && !op_names::IsOperatorName(name_text))) {
     return AddAnnotation(fields, AnnotationScope::kCpu, end, offset);
   }
-  const std::optional<CommKind> comm_kind = CpuCommOpKind(name_text);
+  const std::optional<CommKind> comm_kind = op_names::CpuCommOpKind(name_text);
   if (comm_kind && (fields.args.damaged_groups & kArgGroupComm)) {
     return Bump(fields.args.damage, offset);
   }
@@ -186,7 +175,7 @@ void RankBuilder::AddAnnotation(const EventFields& fields, AnnotationScope scope
   const std::string_view name_text = UnescapeJsonString(fields.name, &scratch_);
   annotation.name = Intern(name_text);
   if (scope == AnnotationScope::kCpu) {
-    if (const std::optional<int64_t> step = ProfilerStepNumber(name_text)) {
+    if (const std::optional<int64_t> step = op_names::ProfilerStepNumber(name_text)) {
       rank_->steps.push_back(ProfilerStep{.number = *step, .start = fields.ts, .end = end});
     }
   }
@@ -295,7 +284,7 @@ bool RankBuilder::IsCommKernel(NameId name, CommKind* kind) {
   uint8_t& cached = kernel_class_[name];
   if (cached == 0) {
     const std::string_view text = rank_->names.Get(name);
-    const std::optional<CommKind> comm = CommKernelKind(text);
+    const std::optional<CommKind> comm = op_names::CommKernelKind(text);
     cached = comm ? static_cast<uint8_t>(2 + static_cast<int>(*comm)) : 1;
   }
   if (cached == 1) return false;
@@ -309,7 +298,7 @@ uint32_t RankBuilder::AddComm(CommKind name_kind, const EventArgs& args,
   info.kind = name_kind;
   if (!args.collective.empty()) {
     const std::string_view collective = UnescapeJsonString(args.collective, &scratch_);
-    const CommKind arg_kind = CommKindFromName(collective);
+    const CommKind arg_kind = op_names::CommKindFromName(collective);
     if (arg_kind != CommKind::kUnknown) info.kind = arg_kind;
     info.collective = Intern(collective);
   }
@@ -317,7 +306,7 @@ uint32_t RankBuilder::AddComm(CommKind name_kind, const EventArgs& args,
     const std::string_view dtype = UnescapeJsonString(args.dtype, &scratch_);
     info.dtype = Intern(dtype);
     const int64_t elements = std::max(args.in_nelems, args.out_nelems);
-    const int element_size = DtypeSize(dtype);
+    const int element_size = op_names::DtypeSize(dtype);
     int64_t bytes = 0;
     if (elements >= 0 && element_size > 0 &&
         !__builtin_mul_overflow(elements, int64_t{element_size}, &bytes)) {
@@ -346,19 +335,7 @@ uint32_t RankBuilder::AddComm(CommKind name_kind, const EventArgs& args,
 
 uint32_t RankBuilder::AddProcessGroup(std::string_view name, std::string_view description,
                                       const std::vector<int32_t>* ranks) {
-  const std::string key = !name.empty()          ? "name:" + std::string(name)
-                          : ranks != nullptr     ? absl::StrCat("ranks:", absl::StrJoin(*ranks, ","))
-                          : !description.empty() ? "desc:" + std::string(description)
-                                                 : std::string("unknown");
-  auto [it, inserted] =
-      group_index_.try_emplace(key, static_cast<uint32_t>(rank_->process_groups.size()));
-  if (inserted) {
-    rank_->process_groups.emplace_back().name = std::string(name);
-  }
-  ProcessGroup& group = rank_->process_groups[it->second];
-  if (group.ranks.empty() && ranks != nullptr) group.ranks = *ranks;
-  if (group.description.empty()) group.description = std::string(description);
-  return it->second;
+  return groups_.Add(name, description, ranks);
 }
 
 void RankBuilder::SetBaseTime(int64_t base_ns, int64_t offset) {
@@ -367,26 +344,10 @@ void RankBuilder::SetBaseTime(int64_t base_ns, int64_t offset) {
 }
 
 void RankBuilder::Finish() {
-  for (Timeline& timeline : rank_->timelines) {
-    if (!std::is_sorted(timeline.intervals.begin(), timeline.intervals.end(), ByStartLongerFirst)) {
-      std::stable_sort(timeline.intervals.begin(), timeline.intervals.end(), ByStartLongerFirst);
-    }
-  }
+  // Flows link intervals by their place in a timeline, which needs them in order first.
+  for (Timeline& timeline : rank_->timelines) SortIntervals(&timeline.intervals);
   LinkFlows();
-  ApplyBaseTime();
-  std::stable_sort(rank_->annotations.begin(), rank_->annotations.end(),
-                   [](const Annotation& a, const Annotation& b) {
-                     return a.start != b.start ? a.start < b.start : a.end > b.end;
-                   });
-  std::stable_sort(rank_->steps.begin(), rank_->steps.end(),
-                   [](const ProfilerStep& a, const ProfilerStep& b) { return a.start < b.start; });
-  std::stable_sort(rank_->memory.begin(), rank_->memory.end(),
-                   [](const MemorySample& a, const MemorySample& b) { return a.time < b.time; });
-  // GPU streams first, by device and stream, then CPU threads by pid and tid.
-  std::stable_sort(
-      rank_->timelines.begin(), rank_->timelines.end(), [](const Timeline& a, const Timeline& b) {
-        return std::tie(a.kind, a.device, a.pid, a.id) < std::tie(b.kind, b.device, b.pid, b.id);
-      });
+  FinishRank(FinishOptions{.base_ns = base_ns_, .base_offset = base_offset_}, rank_);
   timeline_index_.clear();
 }
 
@@ -444,35 +405,6 @@ void RankBuilder::LinkFlows() {
     if (!linked) Bump(ImportCounter::kUnmatchedFlow, flow.offset);
   }
   flows_.clear();
-}
-
-void RankBuilder::ApplyBaseTime() {
-  if (base_ns_ == 0) return;
-  const int64_t base = base_ns_;
-  size_t dropped = 0;
-  // Shifts [start, end]; false (and the item is dropped) if either end leaves the model's time
-  // range (trace.h: kMaxTimeNs).
-  auto shift = [&](TimeNs* start, TimeNs* end) {
-    const std::optional<TimeNs> new_start = CheckedAdd(*start, base);
-    const std::optional<TimeNs> new_end = CheckedAdd(*end, base);
-    if (!new_start || !new_end || !InTimeRange(*new_start) || !InTimeRange(*new_end)) {
-      ++dropped;
-      return false;
-    }
-    *start = *new_start;
-    *end = *new_end;
-    return true;
-  };
-  for (Timeline& timeline : rank_->timelines) {
-    std::erase_if(timeline.intervals, [&](Interval& i) { return !shift(&i.start, &i.end); });
-  }
-  std::erase_if(rank_->annotations, [&](Annotation& a) { return !shift(&a.start, &a.end); });
-  std::erase_if(rank_->steps, [&](ProfilerStep& s) { return !shift(&s.start, &s.end); });
-  std::erase_if(rank_->memory, [&](MemorySample& m) {
-    TimeNs end = m.time;
-    return !shift(&m.time, &end);
-  });
-  rank_->stats.Add(ImportCounter::kTimeOutOfRange, dropped, base_offset_);
 }
 
 }  // namespace bubblescope::kineto

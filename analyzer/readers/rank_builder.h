@@ -1,6 +1,6 @@
 // Turns decoded Kineto events into the timeline model: picks the timeline, the interval kind and
 // the comm metadata of each event, collects annotations, steps and memory samples, and at the end
-// sorts everything, links ac2g flows and applies baseTimeNanoseconds. What the events only imply
+// links ac2g flows and finishes the rank as every reader does (bubblescope/rank_finish.h). What the events only imply
 // (the direction of a p2p kernel without args, from the op that launched it) is the rank index's
 // to derive (index/rank_index.h).
 #pragma once
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "bubblescope/rank_finish.h"
 #include "bubblescope/trace.h"
 #include "readers/kineto_event.h"
 
@@ -19,23 +20,23 @@ namespace bubblescope::kineto {
 
 class RankBuilder {
  public:
-  explicit RankBuilder(Rank* rank) : rank_(rank) {}
+  explicit RankBuilder(Rank* rank) : rank_(rank), groups_(rank) {}
 
   // Adds one event read from byte `offset`; a damaged or unmodelled one only bumps its counter.
   // `pg_ranks` holds the event's "Process Group Ranks" when fields.args.has_pg_ranks.
   void AddEvent(const EventFields& fields, const std::vector<int32_t>& pg_ranks, int64_t offset);
 
-  // Index of the process group in rank->process_groups, adding it on first sight. Groups with a
-  // name are the same group when the names match (ranks and description are filled in when first
-  // known); unnamed ones when the ranks match, else when the descriptions do.
+  // Index of the process group in rank->process_groups, adding it on first sight
+  // (ProcessGroupTable, bubblescope/rank_finish.h).
   uint32_t AddProcessGroup(std::string_view name, std::string_view description,
                            const std::vector<int32_t>* ranks);
 
   // baseTimeNanoseconds, read from byte `offset`: added to every time when Finish() runs.
   void SetBaseTime(int64_t base_ns, int64_t offset);
 
-  // Sorts intervals (by start, longer first), annotations, steps and samples; fills missing
-  // correlation ids from ac2g flows; applies the base time. Call once, after the last event.
+  // Fills missing correlation ids from ac2g flows, then finishes the rank as every reader does
+  // (FinishRank: the base time applied, everything in the model's orders). Call once, after the
+  // last event.
   void Finish();
 
   // Events that became part of the model (intervals, annotations, samples, flows).
@@ -75,14 +76,13 @@ class RankBuilder {
   // Cached per name: whether a kernel is NCCL-like and its kind.
   bool IsCommKernel(NameId name, CommKind* kind);
   void LinkFlows();
-  void ApplyBaseTime();
   void Bump(ImportCounter counter, int64_t offset) { rank_->stats.Bump(counter, offset); }
 
   Rank* rank_;
   absl::flat_hash_map<TimelineKey, uint32_t> timeline_index_;
   TimelineKey last_key_{UINT8_MAX, 0, 0};
   uint32_t last_index_ = 0;
-  absl::flat_hash_map<std::string, uint32_t> group_index_;
+  ProcessGroupTable groups_;
   std::vector<uint8_t> kernel_class_;  // by NameId: 0 unknown, 1 compute, 2 + CommKind comm
   std::vector<PendingFlow> flows_;
   std::string scratch_;

@@ -1,5 +1,6 @@
 #include "report/perfetto_rank_events.h"
 
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -8,13 +9,15 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "loader/file_source.h"
-#include "readers/digest_reader.h"
+#include "loader/trace_readers.h"
 #include "readers/json_number.h"
 #include "readers/json_tokens.h"
+#include "readers/kineto_reader.h"
 #include "readers/raw_events.h"
 #include "simdjson.h"
 #include "text/json_string.h"
 #include "text/micros.h"
+#include "writers/kineto_writer.h"
 
 namespace bubblescope::perfetto {
 namespace {
@@ -282,16 +285,14 @@ void AddThreadName(int64_t pid, std::string_view tid_json, std::string_view name
   events->Add(text);
 }
 
-absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* next_pid,
-                              EventList* events, RankLayout* layout, RankEventCounts* counts) {
-  // Under the same reading budget as the loader (the file was read within it once already).
-  absl::StatusOr<FileContents> contents = ReadFileSource(rank.source_path, ReadingBudgetBytes(1));
-  if (!contents.ok()) return contents.status();
-  // A digest keeps what the analyses read, not the events this re-emits (docs/digest.md).
-  if (digest::LooksLikeDigest(std::string_view(contents->text.data(), contents->text.size()))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        rank.source_path, ": a digest holds no trace events; write the overlay from the traces"));
-  }
+namespace {
+
+// Re-emits the events of `text`, a Kineto document holding `rank`'s events (its file, or its model
+// as the Kineto writer writes it).
+absl::Status AppendDocumentEvents(const Rank& rank, const std::string& display_path,
+                                  simdjson::padded_string_view text, TimeNs clock_offset,
+                                  int64_t* next_pid, EventList* events, RankLayout* layout,
+                                  RankEventCounts* counts) {
   // The members pass comes first, so the base time is known before any event is moved.
   kineto::RawMembers members;
   int64_t base_ns = 0;
@@ -304,20 +305,53 @@ absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* ne
     }
     if (!members.merged) rewriter->Event(event);
   };
-  if (absl::Status streamed =
-          kineto::StreamRawEvents(rank.source_path, contents->text, &members, visit);
+  if (absl::Status streamed = kineto::StreamRawEvents(display_path, text, &members, visit);
       !streamed.ok()) {
     return streamed;
   }
   if (members.merged) {
     return absl::InvalidArgumentError(absl::StrCat(
-        rank.source_path, ": a merged trace already; write the overlay from the per-rank traces"));
+        display_path, ": a merged trace already; write the overlay from the per-rank traces"));
   }
   if (!rewriter) rewriter.emplace(rank, clock_offset, base_ns, next_pid, events, counts);
   rewriter->Finish(layout);
   layout->distributed_info = std::move(members.distributed_info);
   layout->device_properties = std::move(members.device_properties);
   return absl::OkStatus();
+}
+
+// Whether the rank's events are its Kineto file's. A rank that travelled as a digest (analyze
+// --mpi) keeps its file's path but not its reader's name: its file tells, as it told the loader.
+bool ReadFromKinetoFile(const Rank& rank) {
+  if (!rank.source_format.empty() || rank.source_path.empty()) {
+    return rank.source_format == kKinetoFormatName;
+  }
+  absl::StatusOr<FileHead> head = ReadFileHead(rank.source_path, kSniffBytes);
+  if (!head.ok() || !head->regular) return true;  // reading the file again says what is wrong
+  const std::vector<std::unique_ptr<TraceReader>> readers = MakeTraceReaders();
+  const TraceReader* reader = ClaimingReader(readers, head->bytes, rank.source_path);
+  return reader == nullptr || reader->format_name() == kKinetoFormatName;
+}
+
+}  // namespace
+
+absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* next_pid,
+                              EventList* events, RankLayout* layout, RankEventCounts* counts) {
+  if (ReadFromKinetoFile(rank)) {
+    // Under the same reading budget as the loader (the file was read within it once already).
+    absl::StatusOr<FileContents> contents =
+        ReadFileSource(rank.source_path, ReadingBudgetBytes(1));
+    if (!contents.ok()) return contents.status();
+    return AppendDocumentEvents(rank, rank.source_path, contents->text, clock_offset, next_pid,
+                                events, layout, counts);
+  }
+  // Any other format (a digest, an Nsight export) or a rank made in memory: its model's events,
+  // as the Kineto writer writes them (absolute times: the rank's clock as the model holds it).
+  KinetoWriteOptions options;
+  options.layout = KinetoLayout::kAbsoluteMicros;
+  const simdjson::padded_string text(KinetoJson(rank, options));
+  return AppendDocumentEvents(rank, rank.source_path, text, clock_offset, next_pid, events,
+                              layout, counts);
 }
 
 }  // namespace bubblescope::perfetto

@@ -1,7 +1,9 @@
-// One rank's events re-emitted into a merged trace (readers/merged_trace.h, docs/perfetto.md):
-// its trace file is streamed again (readers/raw_events.h) and every event is written as it was,
-// with only what the merge must change rewritten: its pid becomes one of the merged trace's own,
-// and its time moves by the rank's clock offset onto its pipeline's reference clock.
+// One rank's events re-emitted into a merged trace (readers/merged_trace.h, docs/perfetto.md). A
+// rank read from Kineto JSON has its file streamed again (readers/raw_events.h) and every event
+// written as it was; a rank of any other format (a digest, an Nsight export) has its model's
+// events written, as the Kineto writer spells them. Only what the merge must change is
+// rewritten: each pid becomes one of the merged trace's own, and each time moves by the rank's
+// clock offset onto its pipeline's reference clock.
 #pragma once
 
 #include <cstdint>
@@ -56,10 +58,11 @@ struct RankLayout {
   std::string device_properties;
 };
 
-// Streams `rank`'s file (rank.source_path) and appends its events to `events`, its times moved
-// by -clock_offset (t on its clock is t - clock_offset on the reference clock) and its pids
-// renumbered from *next_pid on, each of its processes named "rank R: ...". Errors, one line:
-// the file cannot be read again, or it is itself a merged trace.
+// Appends `rank`'s events (its Kineto file's, streamed again from rank.source_path, else its
+// model's) to `events`, its times moved by -clock_offset (t on its clock is t - clock_offset on
+// the reference clock) and its pids renumbered from *next_pid on, each of its processes named
+// "rank R: ...". Errors, one line: the Kineto file cannot be read again, or it is itself a
+// merged trace.
 absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* next_pid,
                               EventList* events, RankLayout* layout, RankEventCounts* counts);
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "bubblescope/rank_finish.h"
 #include "simulator/memory.h"
 #include "simulator/parallel_groups.h"
 #include "simulator/rank_builder.h"
@@ -53,12 +54,6 @@ const char* CpuAnnotationWord(OpType type) {
       return "WeightGrad";
   }
   return "Unknown";
-}
-
-void SortTimeline(std::vector<Interval>* intervals) {
-  std::stable_sort(intervals->begin(), intervals->end(), [](const Interval& a, const Interval& b) {
-    return a.start != b.start ? a.start < b.start : a.end > b.end;
-  });
 }
 
 }  // namespace
@@ -234,22 +229,22 @@ Rank RankBuilder::Build() {
     cpu.intervals.push_back(sync);
     rank_.steps.push_back(ProfilerStep{step.iteration, step.start + offset_, step.end + offset_});
   }
-  SortTimeline(&cpu.intervals);
+  // Intervals and annotations in the model's orders, as every reader leaves them. The
+  // timelines keep the simulator's own order (the main thread first), which the sets it
+  // writes are laid out by.
+  SortIntervals(&cpu.intervals);
   rank_.timelines.push_back(std::move(cpu));
   if (!autograd.intervals.empty()) {
-    SortTimeline(&autograd.intervals);
+    SortIntervals(&autograd.intervals);
     rank_.timelines.push_back(std::move(autograd));
   }
   for (Timeline& stream : streams) {
     if (stream.intervals.empty()) continue;
-    SortTimeline(&stream.intervals);
+    SortIntervals(&stream.intervals);
     rank_.timelines.push_back(std::move(stream));
   }
   AddAnnotations();
-  std::stable_sort(rank_.annotations.begin(), rank_.annotations.end(),
-                   [](const Annotation& a, const Annotation& b) {
-                     return a.start != b.start ? a.start < b.start : a.end > b.end;
-                   });
+  SortAnnotations(&rank_.annotations);
   for (MemorySample sample : MemorySamples(config_, record_)) {
     sample.time += offset_;
     rank_.memory.push_back(sample);

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "bubblescope/op_names.h"
 #include "writers/event_text.h"
 #include "common/output_file.h"
 #include "text/json_string.h"
@@ -20,17 +21,6 @@ namespace bubblescope {
 namespace {
 
 constexpr int kCudaLaunchKernelCbid = 211;  // CUPTI callback id Kineto reports for it
-
-// Bytes per element of the dtype names torch writes in NCCL args; 0 when not known.
-int64_t DtypeSize(std::string_view dtype) {
-  if (dtype == "Double" || dtype == "Long" || dtype == "ComplexFloat") return 8;
-  if (dtype == "Float" || dtype == "Int") return 4;
-  if (dtype == "BFloat16" || dtype == "Half" || dtype == "Short") return 2;
-  if (dtype == "Byte" || dtype == "Char" || dtype == "Bool" || dtype.starts_with("Float8")) {
-    return 1;
-  }
-  return 0;
-}
 
 // The "Collective name" torch writes for a kind, when the trace did not give one.
 std::string_view DefaultCollectiveName(CommKind kind) {
@@ -383,7 +373,7 @@ class RankWriter {
                                                              : DefaultCollectiveName(comm.kind);
     if (!collective.empty()) events_.Str("Collective name", collective);
     std::string_view dtype = rank_.name(comm.dtype);
-    int64_t element_size = DtypeSize(dtype);
+    const int64_t element_size = op_names::DtypeSize(dtype);
     // Torch reports element counts, not bytes; without a known element size the payload can't
     // be expressed faithfully, so it is left out rather than guessed.
     if (comm.bytes >= 0 && element_size > 0) {

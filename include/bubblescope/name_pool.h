@@ -2,14 +2,12 @@
 // rank and referred to by a 32-bit id, so intervals stay small and comparisons are integer ones.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/string_view.h"
 
 namespace bubblescope {
 
@@ -20,11 +18,13 @@ inline constexpr NameId kNoName = 0;
 class NamePool {
  public:
   NamePool();
+  ~NamePool();
   NamePool(const NamePool&) = delete;
   NamePool& operator=(const NamePool&) = delete;
-  // Moving keeps every string_view handed out valid: the character blocks move by pointer.
-  NamePool(NamePool&&) noexcept = default;
-  NamePool& operator=(NamePool&&) noexcept = default;
+  // Moving keeps every string_view handed out valid: the character blocks move by pointer. A
+  // pool moved from holds nothing, and starts again empty on its next Intern.
+  NamePool(NamePool&&) noexcept;
+  NamePool& operator=(NamePool&&) noexcept;
 
   // Returns the id of `name`, adding it on first sight.
   NameId Intern(std::string_view name);
@@ -43,9 +43,12 @@ class NamePool {
   std::deque<std::string> long_names_;  // names too long to share a block
   size_t block_used_ = 0;
   std::vector<std::string_view> names_;
-  // Keyed on absl::string_view: in this Abseil build it is not std::string_view, and only the
-  // absl type gets Abseil's fast string hash (std::string_view falls back to std::hash).
-  absl::flat_hash_map<absl::string_view, NameId> index_;
+  // Name -> id, an Abseil hash map defined in name_pool.cc only: this header is in every
+  // translation unit of the analyzer (through trace.h), and the map's header (with <memory>,
+  // which a std::unique_ptr here would bring) was most of what it pulled in. Owned: made by the
+  // constructor, deleted by the destructor, handed over by a move (null in the pool moved from).
+  class Index;
+  Index* index_ = nullptr;
 };
 
 }  // namespace bubblescope

@@ -6,7 +6,6 @@
 // they never decide what a bubble is. Analyses only read it; they never parse a file.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -58,7 +57,8 @@ inline int64_t SaturatingRound(double value) {
   if (!(value == value)) return 0;
   if (value >= 9.2233720368547748e18) return Limits::max();  // 2^63, the first double past it
   if (value <= -9.2233720368547748e18) return Limits::min();
-  return static_cast<int64_t>(std::llround(value));
+  // llround's builtin, which std::llround calls: <cmath> is not worth its size in every file.
+  return static_cast<int64_t>(__builtin_llround(value));
 }
 inline int64_t RoundToNs(double ns) { return SaturatingRound(ns); }
 
@@ -193,6 +193,9 @@ struct Rank {
   int32_t rank = -1;
   int32_t world_size = -1;
   std::string source_path;  // the file it was read from
+  // The reader that read it (TraceReader::format_name: "kineto", "digest", ...); empty for a rank
+  // made in memory (the simulator's). Set by the loader, as source_path is.
+  std::string source_format;
   std::string host;
   int64_t pid = 0;
   std::string backend;       // "nccl", "gloo", ... from distributedInfo
@@ -218,8 +221,8 @@ struct Rank {
 };
 
 // The rank without its events (timelines, annotations, steps, memory samples, communication
-// records, names): its ids, source, host, backend, run, devices, process groups and import
-// counters. What `analyze --mpi`'s process 0 holds of every rank (job/job_parts.h).
+// records, names): its ids, source (path and format), host, backend, run, devices, process
+// groups and import counters. What `analyze --mpi`'s process 0 holds of every rank (job/job_parts.h).
 Rank RankHeader(const Rank& rank);
 
 // A JSON file found in a directory that is not a trace at all (an object with no traceEvents,

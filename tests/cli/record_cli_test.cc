@@ -53,6 +53,15 @@ std::map<std::string, std::string> ParseEnvironment(const std::string& text) {
   return variables;
 }
 
+// record's standard error after its first line, which says what is recorded (record_window.h;
+// the default window here); a test failure when that line is not there.
+std::string AfterWindowLine(const std::string& err) {
+  const std::string prefix = "bubblescope: record: recording a bounded window (the default): ";
+  EXPECT_THAT(err, StartsWith(prefix));
+  const size_t end = err.find('\n');
+  return end == std::string::npos ? "" : err.substr(end + 1);
+}
+
 // A kernel of `duration_us` on a device, in the older Kineto layout (absolute µs), without
 // distributedInfo: the rank can only come from the file name.
 std::string KernelTrace(int duration_us) {
@@ -105,12 +114,35 @@ TEST_F(RecordCliTest, JobSeesExactlyTheInjectedVariables) {
   expected["BUBBLESCOPE_OUTPUT_DIR"] = output_;
   expected["BUBBLESCOPE_KINDS"] = "kernel,nvtx";
   expected["BUBBLESCOPE_FLUSH_MS"] = "250";
+  expected["BUBBLESCOPE_START"] = "steps:+2:+6";  // the default window and its caps
+  expected["BUBBLESCOPE_LIMIT"] = "256:0";
   std::map<std::string, std::string> got = ParseEnvironment(run.out);
   // A new run id: the UTC date and time, then 4 random hex digits.
   EXPECT_THAT(got["BUBBLESCOPE_RUN_ID"], MatchesRegex("20[0-9]{6}-[0-9]{6}-[0-9a-f]{4}"));
   expected["BUBBLESCOPE_RUN_ID"] = got["BUBBLESCOPE_RUN_ID"];
   EXPECT_EQ(got, expected);
   EXPECT_TRUE(fs::is_directory(output_));
+}
+
+// A chosen window reaches the job as the collector's variables and is said before the job runs.
+TEST_F(RecordCliTest, TheChosenWindowIsSaidAndPassedOn) {
+  CommandResult run = Record({"sh", "-c", "echo \"$BUBBLESCOPE_START|${BUBBLESCOPE_LIMIT-unset}\""},
+                             {"--steps", "3:4", "--max-mb", "100"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(run.out, "steps:3:4|100:0\n");
+  EXPECT_THAT(run.err, StartsWith("bubblescope: record: recording training steps 3 to 4 (NVTX "
+                                  "ranges ProfilerStep#3 to #4); at most 100 MiB of trace per "
+                                  "process\n"));
+  run = Record({"sh", "-c", "echo \"${BUBBLESCOPE_START-unset}|${BUBBLESCOPE_LIMIT-unset}\""},
+               {"--whole-job"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(run.out, "unset|unset\n");
+  EXPECT_THAT(run.err, StartsWith("bubblescope: record: recording the whole job, without a cap "
+                                  "(--whole-job)\n"));
+  run = Record({"true"}, {"--start-after", "5", "--profiler-api"});
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.err, "bubblescope: record: --steps, --start-after, --profiler-api and "
+                     "--whole-job each choose the window: give one\n");
 }
 
 TEST_F(RecordCliTest, OptionsAfterTheCommandAreTheJobs) {
@@ -137,7 +169,7 @@ TEST_F(RecordCliTest, ExitStatusIsTheJobs) {
   EXPECT_EQ(run.exit_status, 3);
   EXPECT_FALSE(run.signaled);
   EXPECT_EQ(run.out, "out\n");
-  EXPECT_THAT(run.err, StartsWith("err\n"));
+  EXPECT_THAT(AfterWindowLine(run.err), StartsWith("err\n"));
 }
 
 TEST_F(RecordCliTest, JobKilledBySignalIs128PlusN) {
@@ -149,7 +181,8 @@ TEST_F(RecordCliTest, JobKilledBySignalIs128PlusN) {
 TEST_F(RecordCliTest, MissingCommandIs127WithAMessage) {
   CommandResult run = Record({"bubblescope-no-such-command", "--flag"});
   EXPECT_EQ(run.exit_status, 127);
-  EXPECT_EQ(run.err, "bubblescope: record: bubblescope-no-such-command: command not found\n");
+  EXPECT_EQ(AfterWindowLine(run.err),
+            "bubblescope: record: bubblescope-no-such-command: command not found\n");
 }
 
 TEST_F(RecordCliTest, BadOptionsAreOneLineErrors) {
@@ -204,7 +237,7 @@ TEST_F(RecordCliTest, ListsTheFilesThisRunWroteAndMissingRanks) {
        "bubblescope-rank2-world4-node-b-13.json && echo hi > notes.txt"},
       {"--run-id", "r1"});
   ASSERT_EQ(run.exit_status, 0) << run.err;
-  EXPECT_EQ(run.err, "bubblescope: record: 2 trace files of run r1 in " + output_ +
+  EXPECT_EQ(AfterWindowLine(run.err), "bubblescope: record: 2 trace files of run r1 in " + output_ +
                          ":\n"
                          "  bubblescope-rank0-world4-node-a-12.json  2.9 KiB\n"
                          "  bubblescope-rank2-world4-node-b-13.json  2 B\n"
@@ -297,6 +330,26 @@ std::vector<double> ComputeUs(const std::string& json) {
 
 // The defect this guards against: a second record run into the same directory used to be
 // analyzed together with the first, pairing one run's rank 0 with the other's rank 1.
+// What the collector writes in a process where another profiler held CUPTI and no NCCL
+// transfer took place: analyze names the holder and what was lost.
+TEST_F(RecordCliTest, AnalyzeSaysWhenAnotherProfilerHeldCupti) {
+  const std::string file = output_ + "/bubblescope-r1-rank0-world1-h-7.json";
+  fs::create_directories(output_);
+  WriteFile(file,
+            "[\n{\"ph\":\"M\",\"name\":\"bubblescope_process\",\"pid\":7,\"tid\":0,\"args\":{"
+            "\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"host\":\"h\",\"pid\":7,"
+            "\"run_id\":\"r1\"}},\n{\"ph\":\"M\",\"name\":\"bubblescope_cupti_unavailable\","
+            "\"pid\":7,\"tid\":0,\"args\":{\"held_by\":\"CUPTI for Nsight Systems\","
+            "\"not_recorded\":\"kernel,runtime\",\"recorded\":\"nccl\"}}\n]\n");
+  CommandResult analyze = RunCommand({BUBBLESCOPE_BINARY, "analyze", output_});
+  EXPECT_EQ(analyze.exit_status, 2);
+  EXPECT_EQ(analyze.err, "bubblescope: " + file +
+                             ": byte 0: recorded while another profiler held CUPTI (CUPTI for "
+                             "Nsight Systems): kernel,runtime not recorded, and no NCCL transfer "
+                             "took place; record again without torch.profiler or Nsight Systems "
+                             "in the job, or analyze that profiler's own trace\n");
+}
+
 TEST_F(RecordCliTest, TwoRunsInOneDirectoryAreNeverMixedSilently) {
   CommandResult first = Record(TwoRankJob(10, 30));
   ASSERT_EQ(first.exit_status, 0) << first.err;

@@ -26,7 +26,8 @@ fail() {
 }
 
 rm -rf "$out"
-"$bubblescope" record -o "$out" --run-id gpu-demo -- "$demo" --ranks 2 --microbatches 8 \
+# All three iterations (--whole-job): the default window would skip the first two as warm-up.
+"$bubblescope" record -o "$out" --run-id gpu-demo --whole-job -- "$demo" --ranks 2 --microbatches 8 \
   --iterations 3 || fail "record exited with status $?"
 for rank in 0 1; do
   ls "$out"/bubblescope-gpu-demo-rank$rank-world2-*.json >/dev/null 2>&1 ||

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "collector_runtime.h"
@@ -28,6 +29,7 @@ RuntimeHooks TestHooks() {
   hooks.api_name = [](bool is_driver, uint32_t cbid) {
     return std::string(is_driver ? "cuLaunchKernel#" : "cudaLaunchKernel#") + std::to_string(cbid);
   };
+  hooks.cursor = std::make_shared<CuptiCursor>();
   return hooks;
 }
 
@@ -273,6 +275,27 @@ TEST_F(ActivityTranslationTest, KindsSwitchedOffWriteNothing) {
   EXPECT_EQ(IntervalsOf(rank, IntervalKind::kComputeKernel).size(), 1u);
   EXPECT_TRUE(rank.memory.empty());
   EXPECT_TRUE(rank.annotations.empty());
+}
+
+// CUPTI's buffer-completed callback only queues the buffer: it stays in use until the flush
+// thread (woken by the queueing) or the final flush has translated it, and every record arrives.
+TEST_F(ActivityTranslationTest, QueuedBuffersAreTranslatedOffCuptisThread) {
+  Start("kernel");
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  for (int i = 0; i < 3; ++i) {
+    uint8_t* buffer = runtime.pool()->Acquire();
+    ActivityBufferFiller filler(buffer, runtime.pool()->buffer_bytes());
+    filler.Add(Kernel("k", kBase + 100 * i, kBase + 100 * i + 10, 7, 1 + i));
+    filler.Add(Kernel("k", kBase + 100 * i + 50, kBase + 100 * i + 60, 7, 11 + i));
+    runtime.QueueBuffer(buffer, filler.used(), /*cupti_dropped=*/1);
+  }
+  const std::string path = runtime.trace_path();
+  runtime.Shutdown();
+  EXPECT_EQ(runtime.pool()->in_use(), 0u);
+  const std::string text = ReadFile(path);
+  EXPECT_NE(text.find("\"cupti_records\":3,"), std::string::npos) << text;
+  const Rank rank = LoadOneRank(path);
+  EXPECT_EQ(IntervalsOf(rank, IntervalKind::kComputeKernel).size(), 6u);
 }
 
 // CUPTI's walker steps over each record by the size of its own struct version: it must land on

@@ -2,7 +2,9 @@
 #include "collector_config.h"
 
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "gtest/gtest.h"
 
@@ -60,17 +62,59 @@ TEST(CollectorConfigTest, StepWindowChanges) {
   config.start = StartMode::kSteps;
   config.first_step = 1;
   config.last_step = 2;
-  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#0"), std::nullopt);
-  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#1"), true);
-  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#2"), true);
-  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#3"), false);
-  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#12"), false);
-  EXPECT_EQ(StepWindowChange(config, "forward"), std::nullopt);
-  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#"), std::nullopt);
-  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#1x"), std::nullopt);
-  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#-1"), std::nullopt);
+  std::optional<int64_t> first;
+  auto change = [&](std::string_view name) { return StepWindowChange(config, name, &first); };
+  EXPECT_EQ(change("ProfilerStep#0"), std::nullopt);
+  EXPECT_EQ(first, 0);
+  EXPECT_EQ(change("ProfilerStep#1"), true);
+  EXPECT_EQ(change("ProfilerStep#2"), true);
+  EXPECT_EQ(change("ProfilerStep#3"), false);
+  EXPECT_EQ(change("ProfilerStep#12"), false);
+  EXPECT_EQ(change("forward"), std::nullopt);
+  EXPECT_EQ(change("ProfilerStep#"), std::nullopt);
+  EXPECT_EQ(change("ProfilerStep#1x"), std::nullopt);
+  EXPECT_EQ(change("ProfilerStep#-1"), std::nullopt);
+  EXPECT_EQ(first, 0);
+  EXPECT_FALSE(RecordsFromStart(config));  // absolute windows wait for their first step
   config.start = StartMode::kImmediate;
-  EXPECT_EQ(StepWindowChange(config, "ProfilerStep#1"), std::nullopt);
+  EXPECT_TRUE(RecordsFromStart(config));
+  EXPECT_EQ(change("ProfilerStep#1"), std::nullopt);
+}
+
+// steps:+1:+2 in a job resumed at step 500: recording runs from the start, stops at #500 (the
+// first step seen, +0), runs again for #501 and #502, and stops at #503 for good.
+TEST(CollectorConfigTest, RelativeStepWindowCountsFromTheFirstStepSeen) {
+  CollectorConfig config;
+  std::string error;
+  ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_START", "steps:+1:+2"}}), &config, &error))
+      << error;
+  EXPECT_TRUE(config.steps_relative);
+  EXPECT_TRUE(RecordsFromStart(config));
+  std::optional<int64_t> first;
+  auto change = [&](std::string_view name) { return StepWindowChange(config, name, &first); };
+  EXPECT_EQ(change("forward"), std::nullopt);
+  EXPECT_EQ(first, std::nullopt);
+  EXPECT_EQ(change("ProfilerStep#500"), false);
+  EXPECT_EQ(first, 500);
+  EXPECT_EQ(change("ProfilerStep#501"), true);
+  EXPECT_EQ(change("ProfilerStep#502"), true);
+  EXPECT_EQ(change("ProfilerStep#503"), false);
+  EXPECT_EQ(change("ProfilerStep#9000"), false);
+}
+
+TEST(CollectorConfigTest, LimitInMebibytesAndSeconds) {
+  CollectorConfig config;
+  std::string error;
+  ASSERT_TRUE(ParseCollectorConfig(Env({}), &config, &error)) << error;
+  EXPECT_EQ(config.limit.max_bytes, 0);  // no cap unless asked
+  EXPECT_EQ(config.limit.max_recording_ms, 0);
+  ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_LIMIT", "256:600"}}), &config, &error))
+      << error;
+  EXPECT_EQ(config.limit.max_bytes, 256 * 1024 * 1024);
+  EXPECT_EQ(config.limit.max_recording_ms, 600'000);
+  ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_LIMIT", "0:30"}}), &config, &error));
+  EXPECT_EQ(config.limit.max_bytes, 0);
+  EXPECT_EQ(config.limit.max_recording_ms, 30'000);
 }
 
 TEST(CollectorConfigTest, BadValuesNameTheVariable) {
@@ -80,6 +124,10 @@ TEST(CollectorConfigTest, BadValuesNameTheVariable) {
       {{"BUBBLESCOPE_START", "later"}},       {{"BUBBLESCOPE_START", "after:-1"}},
       {{"BUBBLESCOPE_START", "steps:4:2"}},   {{"BUBBLESCOPE_START", "steps:3"}},
       {{"BUBBLESCOPE_START", "steps::2"}},    {{"BUBBLESCOPE_START", "steps:1:2:3"}},
+      {{"BUBBLESCOPE_START", "steps:+2:6"}}, {{"BUBBLESCOPE_START", "steps:2:+6"}},
+      {{"BUBBLESCOPE_START", "steps:+6:+2"}}, {{"BUBBLESCOPE_LIMIT", "256"}},
+      {{"BUBBLESCOPE_LIMIT", "a:1"}},         {{"BUBBLESCOPE_LIMIT", "-1:0"}},
+      {{"BUBBLESCOPE_LIMIT", "1:"}},          {{"BUBBLESCOPE_LIMIT", "1099511627776:0"}},
       {{"BUBBLESCOPE_BUFFER_MB", "-4"}},
       {{"BUBBLESCOPE_RUN_ID", "my-rank-run"}}, {{"BUBBLESCOPE_RUN_ID", "a/b"}},
       {{"BUBBLESCOPE_RUN_ID", "\x1b[2J"}},

@@ -1,10 +1,12 @@
 // The process runtime: the single "disabled" line, the line and metadata when another profiler
-// holds CUPTI, and a forked child that must leave the parent's trace alone.
+// holds CUPTI, the step windows and the recording caps, and a forked child that must leave the
+// parent's trace alone.
 #include "collector_runtime.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,14 @@ namespace {
 
 using bubblescope::testing::ReadFile;
 using bubblescope::testing::TempDir;
+
+// Hooks on the fake clock that note every recording switch in `*switches`.
+RuntimeHooks SwitchRecordingHooks(std::vector<bool>* switches) {
+  RuntimeHooks hooks;
+  hooks.clock = FakeClock;
+  hooks.set_recording = [switches](bool on) { switches->push_back(on); };
+  return hooks;
+}
 
 TEST(CollectorRuntimeTest, ARefusalPrintsOneLineAndStaysOff) {
   TempDir dir;
@@ -77,9 +87,7 @@ TEST(CollectorRuntimeTest, CuptiHeldNoticeWithoutAHolderNameOrNccl) {
 TEST(CollectorRuntimeTest, StepWindowTurnsRecordingOnAndOffOnce) {
   TempDir dir;
   std::vector<bool> switches;
-  RuntimeHooks hooks;
-  hooks.clock = FakeClock;
-  hooks.set_recording = [&switches](bool on) { switches.push_back(on); };
+  const RuntimeHooks hooks = SwitchRecordingHooks(&switches);
   CollectorRuntime& runtime = CollectorRuntime::Instance();
   ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
                                  {"BUBBLESCOPE_START", "steps:1:2"}}),
@@ -93,6 +101,49 @@ TEST(CollectorRuntimeTest, StepWindowTurnsRecordingOnAndOffOnce) {
   ::testing::internal::CaptureStderr();
   runtime.Shutdown();
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+// torch.profiler starts inside a recorded job and asks for CUPTI: the collector hands CUPTI's
+// last buffers to its trace, releases CUPTI once, never turns recording back on (a later step
+// range, a periodic or final flush), says so in one line and in the trace, and keeps NCCL.
+TEST(CollectorRuntimeTest, HandingCuptiToTheUsersProfilerIsFinalAndSaid) {
+  TempDir dir;
+  std::vector<std::string> calls;
+  RuntimeHooks hooks;
+  hooks.clock = FakeClock;
+  hooks.set_recording = [&calls](bool on) { calls.push_back(on ? "on" : "off"); };
+  hooks.flush_activity = [&calls](bool forced) { calls.push_back(forced ? "flush!" : "flush"); };
+  hooks.release_cupti = [&calls] { calls.push_back("release"); };
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_FLUSH_MS", "100000"},
+                                 {"BUBBLESCOPE_KINDS", "kernel,runtime,nccl"},
+                                 {"BUBBLESCOPE_START", "steps:0:9"}}),
+                            hooks));
+  runtime.OnRangeStart("ProfilerStep#0");
+  ::testing::internal::CaptureStderr();
+  runtime.HandOffCupti("/site-packages/torch/lib/libtorch_cpu.so");
+  runtime.HandOffCupti("again");  // once only
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "bubblescope collector: another profiler asked for CUPTI "
+            "(/site-packages/torch/lib/libtorch_cpu.so): handed over; kernel,runtime from here on "
+            "are in its trace, not bubblescope's; NCCL transfers still recorded\n");
+  runtime.OnRangeStart("ProfilerStep#10");  // would turn recording off: CUPTI is not ours
+  runtime.OnRangeStart("ProfilerStep#1");
+  EXPECT_NE(runtime.nccl(), nullptr);
+  const std::string path = runtime.trace_path();
+  runtime.Shutdown();
+  EXPECT_EQ(calls, (std::vector<std::string>{"on", "flush!", "release"}));
+  const std::string text = ReadFile(path);
+  EXPECT_NE(text.find("\"name\":\"bubblescope_cupti_handed_off\",\"pid\":" +
+                      std::to_string(getpid()) +
+                      ",\"tid\":0,\"args\":{\"to\":\"/site-packages/torch/lib/libtorch_cpu.so\","
+                      "\"at_ns\":"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"not_recorded_after\":\"kernel,runtime\",\"recorded\":\"nccl\"}}"),
+            std::string::npos)
+      << text;
 }
 
 TEST(CollectorRuntimeTest, AStepWindowNeverOpenedIsSaidAtExit) {
@@ -110,6 +161,115 @@ TEST(CollectorRuntimeTest, AStepWindowNeverOpenedIsSaidAtExit) {
   EXPECT_EQ(::testing::internal::GetCapturedStderr(),
             "bubblescope collector: no ProfilerStep#5 to #6 range was opened in this process: "
             "nothing recorded (BUBBLESCOPE_START=steps:5:6)\n");
+}
+
+// The default window of `record` (steps:+2:+3 here): recording from the start, off at the first
+// step range (#40, so +0), on for #42 and #43, off at #44; no "nothing recorded" at exit, and
+// the window is in the process metadata.
+TEST(CollectorRuntimeTest, RelativeStepWindowRecordsFromTheStart) {
+  TempDir dir;
+  std::vector<bool> switches;
+  const RuntimeHooks hooks = SwitchRecordingHooks(&switches);
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_START", "steps:+2:+3"},
+                                 {"BUBBLESCOPE_LIMIT", "256:600"}}),
+                            hooks));
+  EXPECT_EQ(switches, (std::vector<bool>{true}));
+  EXPECT_TRUE(runtime.RecordingTransfers());
+  runtime.OnRangeStart("ProfilerStep#40");
+  EXPECT_FALSE(runtime.RecordingTransfers());  // NCCL transfers follow the window
+  for (const char* name : {"ProfilerStep#41", "ProfilerStep#42", "forward", "ProfilerStep#43",
+                           "ProfilerStep#44", "ProfilerStep#45"}) {
+    runtime.OnRangeStart(name);
+  }
+  EXPECT_EQ(switches, (std::vector<bool>{true, false, true, false}));
+  const std::string path = runtime.trace_path();
+  ::testing::internal::CaptureStderr();
+  runtime.Shutdown();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_NE(ReadFile(path).find("\"start\":\"steps\",\"first_step\":2,\"last_step\":3,"
+                                "\"steps_from\":\"first_seen\",\"max_bytes\":268435456,"
+                                "\"max_recording_ms\":600000,"),
+            std::string::npos)
+      << ReadFile(path);
+}
+
+// BUBBLESCOPE_LIMIT=1:0: once the file holds 1 MiB, recording stops for good (a later step
+// range does not restart it), the trace says why and the one line says so.
+TEST(CollectorRuntimeTest, TheByteCapStopsRecordingForGood) {
+  TempDir dir;
+  std::vector<bool> switches;
+  const RuntimeHooks hooks = SwitchRecordingHooks(&switches);
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_START", "steps:+0:+5"},
+                                 {"BUBBLESCOPE_LIMIT", "1:0"},
+                                 {"BUBBLESCOPE_FLUSH_MS", "86400000"}}),
+                            hooks));
+  const auto now = std::chrono::steady_clock::now();
+  const std::string event = ",\n{\"ph\":\"M\",\"name\":\"filler\",\"pid\":1,\"tid\":1}";
+  for (size_t bytes = 0; bytes < (size_t{1} << 20) - 4096; bytes += event.size()) {
+    runtime.sink()->Append(event);
+  }
+  runtime.Flush(false);
+  runtime.EnforceLimit(now);  // not quite 1 MiB yet
+  EXPECT_EQ(switches, (std::vector<bool>{true}));
+  for (size_t bytes = 0; bytes < 8192; bytes += event.size()) runtime.sink()->Append(event);
+  runtime.Flush(false);
+  ::testing::internal::CaptureStderr();
+  runtime.EnforceLimit(now);
+  runtime.EnforceLimit(now);  // said once
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "bubblescope collector: recording stopped: the trace reached 1 MiB "
+            "(BUBBLESCOPE_LIMIT=1:0); the rest of this process's run is not recorded\n");
+  EXPECT_EQ(switches, (std::vector<bool>{true, false}));
+  runtime.OnRangeStart("ProfilerStep#0");
+  runtime.OnRangeStart("ProfilerStep#1");
+  EXPECT_EQ(switches, (std::vector<bool>{true, false}));
+  EXPECT_FALSE(runtime.RecordingTransfers());
+  const std::string path = runtime.trace_path();
+  runtime.Shutdown();
+  const std::string text = ReadFile(path);
+  EXPECT_NE(text.find("{\"ph\":\"M\",\"name\":\"bubblescope_window\",\"pid\":" +
+                      std::to_string(getpid()) +
+                      ",\"tid\":0,\"args\":{\"stopped_at\":\"max_bytes\",\"max_bytes\":1048576,"
+                      "\"max_recording_ms\":0,\"written_bytes\":"),
+            std::string::npos);
+}
+
+// BUBBLESCOPE_LIMIT=0:5 with recording from a cudaProfilerStart: the 5 s count from that call.
+TEST(CollectorRuntimeTest, TheTimeCapCountsFromWhenRecordingBegan) {
+  TempDir dir;
+  std::vector<bool> switches;
+  const RuntimeHooks hooks = SwitchRecordingHooks(&switches);
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_START", "profiler-api"},
+                                 {"BUBBLESCOPE_LIMIT", "0:5"},
+                                 {"RANK", "3"}}),
+                            hooks));
+  const auto start = std::chrono::steady_clock::now();
+  runtime.EnforceLimit(start + std::chrono::hours(1));  // not recording yet: nothing counts
+  EXPECT_TRUE(switches.empty());
+  runtime.OnProfilerApi(true);
+  const auto began = std::chrono::steady_clock::now();
+  runtime.EnforceLimit(began + std::chrono::seconds(4));
+  EXPECT_EQ(switches, (std::vector<bool>{true}));
+  ::testing::internal::CaptureStderr();
+  runtime.EnforceLimit(began + std::chrono::seconds(5));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // rank 3: only rank 0 says it
+  EXPECT_EQ(switches, (std::vector<bool>{true, false}));
+  runtime.OnProfilerApi(true);
+  EXPECT_EQ(switches, (std::vector<bool>{true, false}));
+  const std::string path = runtime.trace_path();
+  runtime.Shutdown();
+  EXPECT_NE(ReadFile(path).find("\"stopped_at\":\"max_recording_ms\",\"max_bytes\":0,"
+                                "\"max_recording_ms\":5000,"),
+            std::string::npos);
+  EXPECT_EQ(LimitReachedNotice(RecordingLimit{.max_bytes = 0, .max_recording_ms = 5000}, false),
+            "bubblescope collector: recording stopped: it ran for 5 s (BUBBLESCOPE_LIMIT=0:5); "
+            "the rest of this process's run is not recorded");
 }
 
 TEST(CollectorRuntimeTest, AForkedChildLeavesTheParentsTraceAlone) {

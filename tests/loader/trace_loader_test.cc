@@ -245,7 +245,7 @@ TEST(TraceLoaderTest, MissingFile) {
 TEST(TraceLoaderTest, EmptyDirectoryIsAnError) {
   TempDir dir;
   EXPECT_EQ(LoadTrace({dir.path()}, {}).status().message(),
-            dir.path() + ": no trace files (*.json, *.json.gz, *.bsdigest)");
+            dir.path() + ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)");
 }
 
 // The error reported is the first failing file's in path order, whatever the number of workers

@@ -32,6 +32,36 @@ TEST(TracePathsTest, TraceFileNames) {
   EXPECT_FALSE(IsTraceFileName("a.gz"));
   EXPECT_FALSE(IsTraceFileName("a.jsonl"));
   EXPECT_FALSE(IsTraceFileName("README.md"));
+  EXPECT_TRUE(IsTraceFileName("rank0.sqlite"));  // nsys export --type sqlite
+  EXPECT_TRUE(IsTraceFileName("RANK0.SQLITE"));
+  EXPECT_FALSE(IsTraceFileName("rank0.nsys-rep"));
+  EXPECT_TRUE(IsNsightReportName("rank0.nsys-rep"));
+  EXPECT_TRUE(IsNsightReportName("old/rank0.QDREP"));
+  EXPECT_FALSE(IsNsightReportName("rank0.sqlite"));
+}
+
+// Only nsys reads its reports: one given, or a directory of them, is one line naming the export
+// that bubblescope reads and the command that writes it beside the report.
+TEST(TracePathsTest, AnNsightReportAsksForItsSqliteExport) {
+  std::vector<SkippedFile> skipped;
+  TempDir dir;
+  const std::string report = dir.Write("prof_rank3.nsys-rep", "x");
+  absl::Status status = ExpandTracePaths({report}, &skipped).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            report + ": an Nsight Systems report; bubblescope reads its SQLite export: nsys "
+                     "export --type sqlite --output " + dir.path() + "/prof_rank3.sqlite " + report);
+  dir.Write("prof_rank2.nsys-rep", "x");
+  status = ExpandTracePaths({dir.path()}, &skipped).status();
+  EXPECT_EQ(status.message(),
+            dir.path() + "/prof_rank2.nsys-rep: an Nsight Systems report; bubblescope reads its "
+                         "SQLite export: nsys export --type sqlite --output " + dir.path() +
+                "/prof_rank2.sqlite " + dir.path() + "/prof_rank2.nsys-rep");
+  // Beside their exports, reports are passed over.
+  dir.Write("prof_rank2.sqlite", "x");
+  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path()}, &skipped);
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT(Paths(files), ElementsAre(dir.path() + "/prof_rank2.sqlite"));
 }
 
 TEST(TracePathsTest, DirectoryContributesItsTraceFilesSortedByName) {
@@ -82,7 +112,8 @@ TEST(TracePathsTest, DirectoryWithoutTraceFilesIsAnError) {
   dir.Write("sub/rank3.json", "x");
   absl::Status status = ExpandTracePaths({dir.path()}, &skipped).status();
   EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(), dir.path() + ": no trace files (*.json, *.json.gz, *.bsdigest)");
+  EXPECT_EQ(status.message(),
+            dir.path() + ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)");
 }
 
 TEST(TracePathsTest, NoPathsIsAnError) {

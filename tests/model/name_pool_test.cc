@@ -41,6 +41,22 @@ TEST(NamePoolTest, ViewsSurviveGrowthAndMove) {
   EXPECT_GT(moved.MemoryBytes(), 20000u * 5);
 }
 
+// Move assignment hands the names over too, and a pool moved from starts again empty when it is
+// used (its index went with the move).
+TEST(NamePoolTest, MoveAssignmentAndAPoolMovedFrom) {
+  NamePool pool;
+  const NameId gemm = pool.Intern("gemm");
+  NamePool other;
+  other.Intern("old");
+  other = std::move(pool);
+  EXPECT_EQ(other.Find("gemm"), gemm);
+  EXPECT_EQ(other.Find("old"), kNoName);
+  EXPECT_EQ(pool.Find("gemm"), kNoName);  // NOLINT(bugprone-use-after-move): what is tested
+  EXPECT_EQ(pool.Intern("again"), 1u);
+  EXPECT_EQ(pool.Get(kNoName), "");
+  EXPECT_EQ(pool.size(), 2u);
+}
+
 // A pool holds memory in proportion to its names: one short name costs a small first block,
 // not a 64 KiB one (40,000 tiny rank files took 2.8 GB that way), and blocks grow as names come.
 TEST(NamePoolTest, AFewNamesHoldAFewBytes) {

@@ -3,6 +3,7 @@
 #include "pipeline/peer_inference.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 

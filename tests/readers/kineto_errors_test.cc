@@ -60,6 +60,38 @@ TEST(KinetoErrorsTest, NoUsableEvents) {
   EXPECT_EQ(ErrorOf("[]"), "t.json: byte 0: no trace events");
 }
 
+// A collector file written while another profiler held CUPTI: its metadata, the marker, and
+// (here) no NCCL transfer. The error says who held CUPTI and what was lost, not a count.
+TEST(KinetoErrorsTest, ACuptiHeldByAnotherProfilerIsTheReason) {
+  const std::string process =
+      R"({"ph":"M","name":"bubblescope_process","pid":7,"tid":0,"args":{"host":"h","pid":7}})";
+  EXPECT_EQ(ErrorOf("[" + process + R"(,
+{"ph":"M","name":"bubblescope_cupti_unavailable","pid":7,"tid":0,"args":{"held_by":"CUPTI for Nsight Systems","not_recorded":"kernel,memcpy,runtime","recorded":"nccl"}}])"),
+            "t.json: byte 0: recorded while another profiler held CUPTI (CUPTI for Nsight "
+            "Systems): kernel,memcpy,runtime not recorded, and no NCCL transfer took place; "
+            "record again without torch.profiler or Nsight Systems in the job, or analyze "
+            "that profiler's own trace");
+  // CUDA 12's CUPTI does not name the holder; the nccl kind was off; a hostile name stays on
+  // one line.
+  EXPECT_EQ(ErrorOf(R"({"traceEvents": [)" + process + R"(,
+{"ph":"M","name":"bubblescope_cupti_unavailable","pid":7,"tid":0,"args":{"held_by":"","not_recorded":"kernel","recorded":""}}]})"),
+            "t.json: byte 16: recorded while another profiler held CUPTI: kernel not recorded; "
+            "record again without torch.profiler or Nsight Systems in the job, or analyze "
+            "that profiler's own trace");
+  EXPECT_EQ(ErrorOf(R"([{"ph":"M","name":"bubblescope_cupti_unavailable","pid":7,"tid":0,"args":{"held_by":"a\nb\u001b[2J","not_recorded":7}}])"),
+            "t.json: byte 0: recorded while another profiler held CUPTI (a b\\x1b[2J): kernels, "
+            "copies and CUDA calls not recorded; record again without torch.profiler or Nsight "
+            "Systems in the job, or analyze that profiler's own trace");
+}
+
+// The NCCL transfers recorded beside the marker are a trace of their own: no error.
+TEST(KinetoErrorsTest, ACuptiMarkerBesideTransfersReads) {
+  const ReadResult result = ReadJson(R"([
+{"ph":"M","name":"bubblescope_cupti_unavailable","pid":7,"tid":0,"args":{"held_by":"x","not_recorded":"kernel","recorded":"nccl"}},
+{"ph":"X","cat":"cpu_op","name":"nccl:send","pid":7,"tid":1000000000,"ts":1,"dur":2,"args":{"Collective name":"send","In msg nelems":4,"dtype":"Float","Group size":2,"Dst Rank":1}}])");
+  EXPECT_TRUE(result.status.ok()) << result.status;
+}
+
 TEST(KinetoErrorsTest, InvalidUtf8) {
   //                                   0         1         2         3
   //                                   0123456789012345678901234567890123456

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -339,6 +341,62 @@ TEST(PerfettoOverlayTest, SkewedClocksAreMovedByTheOffsetsFoundInEveryLayout) {
       EXPECT_EQ(read_layout.offsets.at(offset.rank), offset.offset_ns);
     }
   }
+}
+
+// Ranks of no Kineto file (here the simulator's, made in memory: the same path as a digest's or an
+// Nsight export's) have their model's events written: the merged trace, read back, is the same
+// job, every kernel and CPU op of the model is there once, moved by its rank's offset.
+TEST(PerfettoOverlayTest, RanksOfOtherFormatsWriteTheirModelsEvents) {
+  sim::Config config;
+  config.schedule = sim::Schedule::k1F1B;
+  config.stages = 4;
+  config.microbatches = 8;
+  config.iterations = 3;
+  config.costs.assign(4, sim::StageCost{.forward = 4000, .backward = 8000, .weight_grad = 0});
+  config.link = sim::Link{.gbps = 200.0, .latency_ns = 2000};
+  config.seed = 5;
+  config.clock_offsets_ns = {0, 2'000'000, -750'000, 4'000'321};
+  config.annotations = sim::AnnotationStyle::kPpGpu;
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  RoundTrip trip;
+  trip.original.trace = std::move(simulation->trace);
+  absl::StatusOr<job::Result> result = job::Analyze(trip.original.trace, job::Options{});
+  ASSERT_TRUE(result.ok()) << result.status();
+  trip.original.result = *std::move(result);
+  absl::StatusOr<std::string> merged =
+      perfetto::RenderOverlay(trip.original.trace, trip.original.result, &trip.counts);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  testing::TempDir dir;
+  trip.back = LoadAndAnalyze({dir.Write("merged.json", *merged)});
+  ExpectSameFigures(trip.original.result, trip.back.result);
+  EXPECT_EQ(trip.counts.left_out, 0);
+  ASSERT_EQ(trip.back.trace.ranks.size(), 4u);
+  ASSERT_EQ(trip.original.result.pipelines.size(), 1u);
+  std::map<int32_t, int64_t> offsets;
+  for (const clock_alignment::RankOffset& offset :
+       trip.original.result.pipelines[0].crossrank.offsets) {
+    offsets[offset.rank] = offset.offset_ns;
+  }
+  for (size_t r = 0; r < 4; ++r) {
+    const Rank& original = trip.original.trace.ranks[r];
+    const Rank& back = trip.back.trace.ranks[r];
+    // Each GPU stream's kernels, as (start, end, name): the read-back rank is back on its own
+    // clock, so its times are the model's to the nanosecond.
+    std::vector<std::tuple<TimeNs, TimeNs, std::string>> kernels[2];
+    for (const auto& [rank, out] : {std::pair{&original, &kernels[0]}, {&back, &kernels[1]}}) {
+      for (const Timeline& timeline : rank->timelines) {
+        if (timeline.kind != TimelineKind::kGpuStream) continue;
+        for (const Interval& interval : timeline.intervals) {
+          out->emplace_back(interval.start, interval.end, std::string(rank->name(interval.name)));
+        }
+      }
+      std::sort(out->begin(), out->end());
+    }
+    EXPECT_FALSE(kernels[0].empty());
+    EXPECT_EQ(kernels[0], kernels[1]) << "rank " << r;
+  }
+  EXPECT_NE(offsets.at(1), 0);  // the ranks were moved, and moved back on reading
 }
 
 // A rank whose file was cut short mid-iteration: the merged trace holds its events up to the cut

@@ -1,4 +1,4 @@
-#include "cli/job_watchdog.h"
+#include "launch/job_watchdog.h"
 
 #include <signal.h>
 #include <sys/socket.h>

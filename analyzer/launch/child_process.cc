@@ -1,4 +1,4 @@
-#include "cli/child_process.h"
+#include "launch/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "cli/job_watchdog.h"
+#include "launch/job_watchdog.h"
 
 extern char** environ;
 
@@ -190,26 +190,43 @@ struct ExecPlan {
   std::vector<char*> envp;
 };
 
-// Forks the child into a process group of its own (and the terminal's foreground, when held)
-// and executes the command. Exec failures come back through a close-on-exec pipe, so a missing
-// or unrunnable command is an error here rather than an exit status.
-absl::StatusOr<pid_t> Spawn(ExecPlan& plan, const SignalGuard& guard, const Terminal& terminal) {
+// Forks the child into a process group of its own (and the terminal's foreground, when held),
+// has `watchdog` watch that group, and only then lets the child execute the command: a job that
+// ran before the watchdog knew its group would outlive a record killed in that moment. Exec
+// failures come back through a close-on-exec pipe, so a missing or unrunnable command is an
+// error here rather than an exit status.
+absl::StatusOr<pid_t> Spawn(ExecPlan& plan, const SignalGuard& guard, const Terminal& terminal,
+                            JobWatchdog& watchdog) {
   int status_pipe[2];
+  int go_pipe[2];  // the parent's one byte: the watchdog knows the group, go on
   if (pipe2(status_pipe, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("cannot start ", plan.path, ": ",
                                             std::strerror(errno)));
   }
-  const pid_t pid = fork();
-  if (pid < 0) {
+  if (pipe2(go_pipe, O_CLOEXEC) != 0) {
     const int error = errno;
     close(status_pipe[0]);
     close(status_pipe[1]);
+    return absl::InternalError(absl::StrCat("cannot start ", plan.path, ": ",
+                                            std::strerror(error)));
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int error = errno;
+    for (int fd : {status_pipe[0], status_pipe[1], go_pipe[0], go_pipe[1]}) close(fd);
     return ExecError(plan.path, error);
   }
   if (pid == 0) {
     close(status_pipe[0]);
+    close(go_pipe[1]);
     setpgid(0, 0);
     if (terminal.held()) tcsetpgrp(terminal.fd(), getpid());  // SIGTTOU is still blocked here
+    char go = 0;
+    ssize_t got = 0;
+    do {
+      got = read(go_pipe[0], &go, 1);
+    } while (got < 0 && errno == EINTR);
+    if (got != 1) _exit(kExitCannotExecute);  // record is gone: the job never starts
     if (guard.child_ignored()) {
       struct sigaction ignore {};
       ignore.sa_handler = SIG_IGN;
@@ -224,10 +241,17 @@ absl::StatusOr<pid_t> Spawn(ExecPlan& plan, const SignalGuard& guard, const Term
     _exit(kExitCommandNotFound);
   }
   close(status_pipe[1]);
+  close(go_pipe[0]);
   // Both sides set the group and the terminal, as shells do, so neither depends on which of
-  // them runs first. Once the child has executed, setpgid fails harmlessly (EACCES).
+  // them runs first.
   setpgid(pid, pid);
   terminal.GiveTo(pid);
+  watchdog.Watch(pid);
+  const char go = 1;
+  if (write(go_pipe[1], &go, 1) != 1) {
+    // The child reads EOF instead and exits 126 without running the command.
+  }
+  close(go_pipe[1]);
   int error = 0;
   ssize_t n = 0;
   do {
@@ -407,9 +431,8 @@ absl::StatusOr<ChildExit> RunChildProcess(const ChildProcessOptions& options) {
   SignalGuard guard(options.forwarded_signals);
   JobWatchdog watchdog(options.orphan_grace_ms);
   Terminal terminal;
-  absl::StatusOr<pid_t> pid = Spawn(plan, guard, terminal);
+  absl::StatusOr<pid_t> pid = Spawn(plan, guard, terminal, watchdog);
   if (!pid.ok()) return pid.status();
-  watchdog.Watch(*pid);
   absl::StatusOr<ChildExit> exit = JobWaiter(*pid, options, guard, terminal).Wait();
   watchdog.Release();
   return exit;

@@ -1,4 +1,4 @@
-#include "cli/record_outputs.h"
+#include "launch/record_outputs.h"
 
 #include <sys/stat.h>
 

@@ -1,6 +1,6 @@
 // The watchdog in process: a stand-in for record (a forked process) starts it and a job that
 // ignores SIGTERM, then dies with or without releasing it.
-#include "cli/job_watchdog.h"
+#include "launch/job_watchdog.h"
 
 #include <signal.h>
 #include <sys/wait.h>

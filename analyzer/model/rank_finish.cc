@@ -1,0 +1,102 @@
+#include "bubblescope/rank_finish.h"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+namespace bubblescope {
+namespace {
+
+// Moves every time of `rank` by `base`, dropping what leaves the model's range; returns how many.
+size_t ShiftTimes(int64_t base, Rank* rank) {
+  size_t dropped = 0;
+  // Shifts [start, end]; false (and the item is dropped) if either end leaves the range.
+  auto shift = [&](TimeNs* start, TimeNs* end) {
+    const std::optional<TimeNs> new_start = CheckedAdd(*start, base);
+    const std::optional<TimeNs> new_end = CheckedAdd(*end, base);
+    if (!new_start || !new_end || !InTimeRange(*new_start) || !InTimeRange(*new_end)) {
+      ++dropped;
+      return false;
+    }
+    *start = *new_start;
+    *end = *new_end;
+    return true;
+  };
+  for (Timeline& timeline : rank->timelines) {
+    std::erase_if(timeline.intervals, [&](Interval& i) { return !shift(&i.start, &i.end); });
+  }
+  std::erase_if(rank->annotations, [&](Annotation& a) { return !shift(&a.start, &a.end); });
+  std::erase_if(rank->steps, [&](ProfilerStep& s) { return !shift(&s.start, &s.end); });
+  std::erase_if(rank->memory, [&](MemorySample& m) {
+    TimeNs end = m.time;
+    return !shift(&m.time, &end);
+  });
+  return dropped;
+}
+
+}  // namespace
+
+void SortIntervals(std::vector<Interval>* intervals) {
+  if (!std::is_sorted(intervals->begin(), intervals->end(), IntervalBefore)) {
+    std::stable_sort(intervals->begin(), intervals->end(), IntervalBefore);
+  }
+}
+
+void SortAnnotations(std::vector<Annotation>* annotations) {
+  std::stable_sort(annotations->begin(), annotations->end(),
+                   [](const Annotation& a, const Annotation& b) {
+                     return StartsEarlierOrIsLonger(a.start, a.end, b.start, b.end);
+                   });
+}
+
+std::optional<ImportCounter> SpanProblem(TimeNs start, TimeNs end) {
+  if (end < start) return ImportCounter::kNegativeDuration;
+  if (!InTimeRange(start) || !InTimeRange(end)) return ImportCounter::kTimeOutOfRange;
+  return std::nullopt;
+}
+
+uint32_t ProcessGroupTable::Add(std::string_view name, std::string_view description,
+                                const std::vector<int32_t>* ranks) {
+  std::string key;
+  if (!name.empty()) {
+    key = "name:";
+    key += name;
+  } else if (ranks != nullptr) {
+    key = "ranks:";
+    for (size_t i = 0; i < ranks->size(); ++i) {
+      if (i > 0) key += ',';
+      key += std::to_string((*ranks)[i]);
+    }
+  } else if (!description.empty()) {
+    key = "desc:";
+    key += description;
+  } else {
+    key = "unknown";
+  }
+  auto [it, inserted] =
+      index_.try_emplace(std::move(key), static_cast<uint32_t>(rank_->process_groups.size()));
+  if (inserted) rank_->process_groups.emplace_back().name = std::string(name);
+  ProcessGroup& group = rank_->process_groups[it->second];
+  if (group.ranks.empty() && ranks != nullptr) group.ranks = *ranks;
+  if (group.description.empty()) group.description = std::string(description);
+  return it->second;
+}
+
+void FinishRank(const FinishOptions& options, Rank* rank) {
+  if (options.base_ns != 0) {
+    rank->stats.Add(ImportCounter::kTimeOutOfRange, ShiftTimes(options.base_ns, rank),
+                    options.base_offset);
+  }
+  for (Timeline& timeline : rank->timelines) SortIntervals(&timeline.intervals);
+  SortAnnotations(&rank->annotations);
+  std::stable_sort(rank->steps.begin(), rank->steps.end(),
+                   [](const ProfilerStep& a, const ProfilerStep& b) { return a.start < b.start; });
+  std::stable_sort(rank->memory.begin(), rank->memory.end(),
+                   [](const MemorySample& a, const MemorySample& b) { return a.time < b.time; });
+  std::stable_sort(
+      rank->timelines.begin(), rank->timelines.end(), [](const Timeline& a, const Timeline& b) {
+        return std::tie(a.kind, a.device, a.pid, a.id) < std::tie(b.kind, b.device, b.pid, b.id);
+      });
+}
+
+}  // namespace bubblescope

@@ -1,0 +1,125 @@
+#include "bubblescope/rank_finish.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace bubblescope {
+namespace {
+
+Interval Span(TimeNs start, TimeNs end, int64_t correlation = 0) {
+  Interval interval;
+  interval.start = start;
+  interval.end = end;
+  interval.correlation = correlation;
+  return interval;
+}
+
+std::vector<std::pair<TimeNs, TimeNs>> Spans(const std::vector<Interval>& intervals) {
+  std::vector<std::pair<TimeNs, TimeNs>> spans;
+  for (const Interval& interval : intervals) spans.emplace_back(interval.start, interval.end);
+  return spans;
+}
+
+// By start; at one start the longer first; equal ones keep the order they were read in.
+TEST(RankFinishTest, IntervalsSortByStartThenLongerFirstStably) {
+  std::vector<Interval> intervals = {Span(30, 40), Span(10, 12, 1), Span(10, 20),
+                                     Span(10, 12, 2), Span(5, 50)};
+  SortIntervals(&intervals);
+  EXPECT_EQ(Spans(intervals), (std::vector<std::pair<TimeNs, TimeNs>>{
+                                  {5, 50}, {10, 20}, {10, 12}, {10, 12}, {30, 40}}));
+  EXPECT_EQ(intervals[2].correlation, 1);
+  EXPECT_EQ(intervals[3].correlation, 2);
+  EXPECT_TRUE(IntervalBefore(Span(10, 20), Span(10, 12)));
+  EXPECT_FALSE(IntervalBefore(Span(10, 12), Span(10, 12)));
+}
+
+TEST(RankFinishTest, SpanProblemsAreTheCountersReadersBump) {
+  EXPECT_EQ(SpanProblem(10, 10), std::nullopt);
+  EXPECT_EQ(SpanProblem(10, 9), ImportCounter::kNegativeDuration);
+  EXPECT_EQ(SpanProblem(-kMaxTimeNs, kMaxTimeNs), std::nullopt);
+  EXPECT_EQ(SpanProblem(0, kMaxTimeNs + 1), ImportCounter::kTimeOutOfRange);
+  EXPECT_EQ(SpanProblem(-kMaxTimeNs - 1, 0), ImportCounter::kTimeOutOfRange);
+  EXPECT_EQ(CheckedAdd(INT64_MAX, 1), std::nullopt);
+  EXPECT_EQ(CheckedAdd(-5, 7), 2);
+}
+
+TEST(RankFinishTest, AProcessGroupIsKeptOnceAndFilledInAsItIsLearnt) {
+  Rank rank;
+  ProcessGroupTable groups(&rank);
+  const std::vector<int32_t> pipeline = {0, 4};
+  EXPECT_EQ(groups.Add("3", "", nullptr), 0u);
+  EXPECT_EQ(groups.Add("3", "PIPELINE_MODEL_PARALLEL_GROUP", &pipeline), 0u);
+  EXPECT_EQ(groups.Add("3", "other", nullptr), 0u);
+  ASSERT_EQ(rank.process_groups.size(), 1u);
+  EXPECT_EQ(rank.process_groups[0].ranks, pipeline);
+  EXPECT_EQ(rank.process_groups[0].description, "PIPELINE_MODEL_PARALLEL_GROUP");  // the first
+  // Unnamed: one group per rank list, else per description, else the one unknown group.
+  EXPECT_EQ(groups.Add("", "", &pipeline), 1u);
+  EXPECT_EQ(groups.Add("", "mesh_tp", &pipeline), 1u);
+  EXPECT_EQ(groups.Add("", "mesh_tp", nullptr), 2u);
+  EXPECT_EQ(groups.Add("", "", nullptr), 3u);
+  EXPECT_EQ(groups.Add("", "", nullptr), 3u);
+  ASSERT_EQ(rank.process_groups.size(), 4u);
+  EXPECT_EQ(rank.process_groups[1].name, "");
+  EXPECT_EQ(rank.process_groups[1].description, "mesh_tp");
+}
+
+TEST(RankFinishTest, FinishPutsTheRankInTheModelsOrders) {
+  Rank rank;
+  Timeline cpu{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 7, .id = 2, .intervals = {}};
+  Timeline other_cpu = cpu;
+  other_cpu.id = 1;
+  Timeline stream{.kind = TimelineKind::kGpuStream, .device = 1, .pid = 0, .id = 3,
+                  .intervals = {Span(20, 30), Span(10, 15)}};
+  Timeline first_stream = stream;
+  first_stream.device = 0;
+  first_stream.id = 9;
+  rank.timelines = {cpu, stream, other_cpu, first_stream};
+  rank.annotations = {Annotation{.start = 5, .end = 6}, Annotation{.start = 1, .end = 2},
+                      Annotation{.start = 1, .end = 9}};
+  rank.steps = {ProfilerStep{.number = 2, .start = 50, .end = 60},
+                ProfilerStep{.number = 1, .start = 10, .end = 50}};
+  rank.memory = {MemorySample{.time = 9}, MemorySample{.time = 3}};
+  FinishRank(FinishOptions(), &rank);
+  ASSERT_EQ(rank.timelines.size(), 4u);
+  EXPECT_EQ(rank.timelines[0].device, 0);  // GPU streams by device, then stream
+  EXPECT_EQ(rank.timelines[1].device, 1);
+  EXPECT_EQ(rank.timelines[2].id, 1);      // then CPU threads by pid, then tid
+  EXPECT_EQ(rank.timelines[3].id, 2);
+  EXPECT_EQ(Spans(rank.timelines[1].intervals),
+            (std::vector<std::pair<TimeNs, TimeNs>>{{10, 15}, {20, 30}}));
+  EXPECT_EQ(rank.annotations[0].end, 9);
+  EXPECT_EQ(rank.annotations[1].end, 2);
+  EXPECT_EQ(rank.annotations[2].start, 5);
+  EXPECT_EQ(rank.steps[0].number, 1);
+  EXPECT_EQ(rank.memory[0].time, 3);
+  EXPECT_EQ(rank.stats.count(ImportCounter::kTimeOutOfRange), 0u);
+}
+
+// The base moves every time; what it moves out of the model's range is dropped and counted
+// once per item, at the base's own offset in the file.
+TEST(RankFinishTest, TheBaseMovesEveryTimeAndDropsWhatLeavesTheRange) {
+  Rank rank;
+  const TimeNs near_top = kMaxTimeNs - 1000;
+  rank.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream, .device = 0, .pid = 0,
+                                    .id = 7, .intervals = {Span(100, 200), Span(near_top, near_top)}});
+  rank.annotations = {Annotation{.start = 10, .end = near_top}};
+  rank.steps = {ProfilerStep{.number = 1, .start = 0, .end = 300}};
+  rank.memory = {MemorySample{.time = near_top}, MemorySample{.time = 40}};
+  FinishRank(FinishOptions{.base_ns = 5000, .base_offset = 77}, &rank);
+  EXPECT_EQ(Spans(rank.timelines[0].intervals),
+            (std::vector<std::pair<TimeNs, TimeNs>>{{5100, 5200}}));
+  EXPECT_TRUE(rank.annotations.empty());
+  ASSERT_EQ(rank.steps.size(), 1u);
+  EXPECT_EQ(rank.steps[0].end, 5300);
+  ASSERT_EQ(rank.memory.size(), 1u);
+  EXPECT_EQ(rank.memory[0].time, 5040);
+  EXPECT_EQ(rank.stats.count(ImportCounter::kTimeOutOfRange), 3u);
+  EXPECT_EQ(rank.stats.first_offset(ImportCounter::kTimeOutOfRange), 77);
+}
+
+}  // namespace
+}  // namespace bubblescope
