@@ -222,7 +222,8 @@ struct Rank {
 
 // The rank without its events (timelines, annotations, steps, memory samples, communication
 // records, names): its ids, source (path and format), host, backend, run, devices, process
-// groups and import counters. What `analyze --mpi`'s process 0 holds of every rank (job/job_parts.h).
+// groups and import counters. What `analyze --mpi`'s process 0 holds of every rank
+// (job/job_parts.h).
 Rank RankHeader(const Rank& rank);
 
 // A JSON file found in a directory that is not a trace at all (an object with no traceEvents,
