@@ -9,6 +9,7 @@ packages=(
   libsimdjson-dev   # JSON parsing (On-Demand)
   libabsl-dev       # Status/StatusOr, strings, hash maps
   zlib1g-dev        # gzip'd traces
+  libsqlite3-dev    # Nsight Systems exports (nsys export --type sqlite)
   libcli11-dev      # command-line parsing with subcommands
   libre2-dev        # --iteration-marker patterns: linear-time matching, no recursion
   libopenmpi-dev openmpi-bin  # analyze --mpi and its mpirun test (optional: builds without)

@@ -192,7 +192,8 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
       ->add_option("--format", f.format,
                    "Trace layout: new (relative ts + baseTimeNanoseconds), old "
                    "(absolute "
-                   "ts), array (bare event array)")
+                   "ts), array (bare event array), nsys (one Nsight Systems SQLite export per "
+                   "rank, rank<r>.sqlite)")
       ->type_name("LAYOUT")
       ->capture_default_str();
   simulate->add_flag("--no-nccl-args", f.no_nccl_args,

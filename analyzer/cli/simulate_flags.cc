@@ -102,7 +102,7 @@ absl::StatusOr<KinetoLayout> ParseLayout(absl::string_view text) {
   if (text == "new") return KinetoLayout::kRelativeWithBase;
   if (text == "old") return KinetoLayout::kAbsoluteMicros;
   if (text == "array") return KinetoLayout::kBareArray;
-  return FlagError("--format", absl::StrCat("'", text, "' is not one of new, old, array"));
+  return FlagError("--format", absl::StrCat("'", text, "' is not one of new, old, array, nsys"));
 }
 
 // Costs per stage from the three cost flags.
@@ -348,9 +348,15 @@ absl::StatusOr<SimulateSettings> ParseSimulateFlags(const SimulateFlags& flags) 
   if (absl::Status status = ParseModelParallel(flags, &config.parallel); !status.ok()) {
     return status;
   }
-  absl::StatusOr<KinetoLayout> layout = ParseLayout(flags.format);
-  if (!layout.ok()) return layout.status();
-  settings.write.kineto.layout = *layout;
+  if (flags.format == "nsys") {
+    // One Nsight Systems export per rank; --no-nccl-args as an export without --include-blobs.
+    if (flags.gzip) return FlagError("--gzip", "does not apply to --format nsys");
+    settings.write.nsys = NsysWriteOptions{.nccl_payloads = !flags.no_nccl_args};
+  } else {
+    absl::StatusOr<KinetoLayout> layout = ParseLayout(flags.format);
+    if (!layout.ok()) return layout.status();
+    settings.write.kineto.layout = *layout;
+  }
   settings.write.kineto.nccl_args = !flags.no_nccl_args;
   settings.write.gzip = flags.gzip;
   settings.write.overwrite = flags.force;

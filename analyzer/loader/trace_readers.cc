@@ -7,12 +7,14 @@
 
 #include "readers/digest_reader.h"
 #include "readers/kineto_reader.h"
+#include "readers/nsys_reader.h"
 
 namespace bubblescope {
 
 std::vector<std::unique_ptr<TraceReader>> MakeTraceReaders() {
   std::vector<std::unique_ptr<TraceReader>> readers;
   readers.push_back(std::make_unique<digest::DigestTraceReader>());
+  readers.push_back(std::make_unique<NsysTraceReader>());
   readers.push_back(std::make_unique<KinetoTraceReader>());
   return readers;
 }

@@ -21,7 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// True for names RankFileName can produce: "rank<digits>.pt.trace.json[.gz]".
+// True for names RankFileName and NsysRankFileName can produce: "rank<digits>.pt.trace.json[.gz]",
+// "rank<digits>.sqlite".
 bool IsRankFileName(std::string_view name) {
   if (!name.starts_with("rank")) return false;
   name.remove_prefix(4);
@@ -29,7 +30,7 @@ bool IsRankFileName(std::string_view name) {
   while (digits < name.size() && name[digits] >= '0' && name[digits] <= '9') ++digits;
   if (digits == 0) return false;
   name.remove_prefix(digits);
-  return name == ".pt.trace.json" || name == ".pt.trace.json.gz";
+  return name == ".pt.trace.json" || name == ".pt.trace.json.gz" || name == ".sqlite";
 }
 
 // Every file of the set's naming scheme (and truth.json) already in
@@ -90,6 +91,8 @@ std::string RankFileName(int32_t rank, bool gzip) {
   return absl::StrCat("rank", rank, ".pt.trace.json", gzip ? ".gz" : "");
 }
 
+std::string NsysRankFileName(int32_t rank) { return absl::StrCat("rank", rank, ".sqlite"); }
+
 absl::StatusOr<std::vector<std::string>> WriteSimulationSet(const Config& config,
                                                             Simulation& simulation,
                                                             const std::string& directory,
@@ -109,7 +112,8 @@ absl::StatusOr<std::vector<std::string>> WriteSimulationSet(const Config& config
 
   std::vector<fs::path> targets;
   for (const Rank& rank : simulation.trace.ranks) {
-    targets.push_back(root / RankFileName(rank.rank, options.gzip));
+    targets.push_back(root / (options.nsys.has_value() ? NsysRankFileName(rank.rank)
+                                                       : RankFileName(rank.rank, options.gzip)));
   }
   const fs::path truth_path = root / kTruthFileName;
   if (!existing->empty() && !options.overwrite) {
@@ -134,7 +138,10 @@ absl::StatusOr<std::vector<std::string>> WriteSimulationSet(const Config& config
     // The file's traceName: its own name only, so a set is the same bytes wherever it is
     // written (sample_traces/ is checked against a fresh copy).
     rank.source_path = targets[r].filename().string();
-    if (absl::Status status = WriteKinetoFile(rank, options.kineto, targets[r].string());
+    if (absl::Status status =
+            options.nsys.has_value()
+                ? WriteNsysSqlite(rank, *options.nsys, targets[r].string())
+                : WriteKinetoFile(rank, options.kineto, targets[r].string());
         !status.ok()) {
       return status;
     }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "simulator/config.h"
 #include "simulator/simulator.h"
 #include "writers/kineto_writer.h"
+#include "writers/nsys_writer.h"
 
 namespace bubblescope::sim {
 
@@ -19,6 +21,9 @@ inline constexpr char kTruthFileName[] = "truth.json";
 struct SetWriteOptions {
   KinetoWriteOptions kineto;  // layout, NCCL args; gzip_level applies when gzip is set
   bool gzip = false;          // write rank<r>.pt.trace.json.gz
+  // Set: write each rank as an Nsight Systems SQLite export, rank<r>.sqlite, instead of Kineto
+  // (gzip does not apply).
+  std::optional<NsysWriteOptions> nsys;
   // Replace existing rank files and truth.json, and remove other rank files of
   // the same naming scheme (the other compression, or ranks beyond this job's)
   // so the directory holds exactly this job. Without it an existing rank file
@@ -28,6 +33,8 @@ struct SetWriteOptions {
 
 // "rank<r>.pt.trace.json", plus ".gz" when gzip.
 std::string RankFileName(int32_t rank, bool gzip);
+// "rank<r>.sqlite": a rank's Nsight Systems export.
+std::string NsysRankFileName(int32_t rank);
 
 // Creates `directory` (and its parents) if needed, writes every rank of
 // `simulation` and the truth, and sets each rank's source_path to the name of

@@ -302,7 +302,7 @@ TEST(SimulateCliTest, BadValuesAreOneLineAndExitTwo) {
       {{"--slow-link", "0-1"}, "--slow-link: '0-1' is not SRC:DST:GBPS"},
       {{"--wgrad-us", "5"}, "--wgrad-us: applies only to the zb-h1 schedule"},
       {{"--schedule", "zb-h1"}, "--wgrad-us: is required by the zb-h1 schedule"},
-      {{"--format", "xml"}, "--format: 'xml' is not one of new, old, array"},
+      {{"--format", "xml"}, "--format: 'xml' is not one of new, old, array, nsys"},
       {{"--annotations", "nvtx"}, "--annotations: 'nvtx'"},
       {{"--p2p", "coalesced"}, "--p2p: 'coalesced' is not one of per-op, batched"},
       {{"--launches", "threads"}, "--launches: 'threads' is not one of one-thread, torch"},

@@ -91,7 +91,7 @@ TEST(TraceReadersTest, AFileNoReaderClaimsIsOneLineNamingTheFormats) {
   absl::Status status = LoadTrace({path}, LoadOptions()).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(),
-            path + ": not a trace of a format bubblescope reads (digest, kineto)");
+            path + ": not a trace of a format bubblescope reads (digest, nsys-sqlite, kineto)");
 }
 
 // A stream can be read once only: it is read whole, and sniffed from that text.
