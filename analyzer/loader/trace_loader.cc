@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <filesystem>
 #include <limits>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <numeric>
 #include <optional>
