@@ -52,7 +52,7 @@ absl::Status NsightReportError(const std::string& path) {
   export_path += ".sqlite";
   return absl::InvalidArgumentError(
       absl::StrCat(path, ": an Nsight Systems report; bubblescope reads its SQLite export: nsys "
-                   "export --type sqlite --output ", export_path, " ", path));
+                   "export --type sqlite --include-blobs=true --output ", export_path, " ", path));
 }
 
 absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,

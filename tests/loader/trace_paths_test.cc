@@ -50,12 +50,12 @@ TEST(TracePathsTest, AnNsightReportAsksForItsSqliteExport) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(),
             report + ": an Nsight Systems report; bubblescope reads its SQLite export: nsys "
-                     "export --type sqlite --output " + dir.path() + "/prof_rank3.sqlite " + report);
+                     "export --type sqlite --include-blobs=true --output " + dir.path() + "/prof_rank3.sqlite " + report);
   dir.Write("prof_rank2.nsys-rep", "x");
   status = ExpandTracePaths({dir.path()}, &skipped).status();
   EXPECT_EQ(status.message(),
             dir.path() + "/prof_rank2.nsys-rep: an Nsight Systems report; bubblescope reads its "
-                         "SQLite export: nsys export --type sqlite --output " + dir.path() +
+                         "SQLite export: nsys export --type sqlite --include-blobs=true --output " + dir.path() +
                 "/prof_rank2.sqlite " + dir.path() + "/prof_rank2.nsys-rep");
   // Beside their exports, reports are passed over.
   dir.Write("prof_rank2.sqlite", "x");
