@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
 done
 all_targets=(trace_fuzzer job_fuzzer directory_fuzzer analyze_options_fuzzer simulate_config_fuzzer
              compare_fuzzer gate_config_fuzzer report_file_fuzzer digest_fuzzer
-             collector_record_fuzzer)
+             nsys_sqlite_fuzzer collector_record_fuzzer)
 explicit=${#targets[@]}
 [ "$explicit" -gt 0 ] || targets=("${all_targets[@]}")
 

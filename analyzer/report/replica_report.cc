@@ -108,13 +108,17 @@ std::vector<StageColumn<job::RankSummarySpread>> RankSummaryColumns(const job::R
       {"comm_ops", field(&Row::comm_ops), count},
       {"memcpys", field(&Row::memcpys), count},
       {"steps", field(&Row::steps), count}};
-  for (const auto& [header, member] :
+  for (const auto& column :
        {std::pair<const char*, std::optional<job::Spread> Row::*>{"peak_alloc",
                                                                   &Row::peak_allocated_bytes},
         {"peak_reserved", &Row::peak_reserved_bytes}}) {
+    // Not a structured binding: Clang before 16 cannot capture one in a lambda.
+    const auto member = column.second;
     const bool any = std::any_of(set.rank_summaries.begin(), set.rank_summaries.end(),
                                  [member](const Row& stage) { return (stage.*member).has_value(); });
-    if (any) columns.push_back({header, [member](const Row& stage) { return stage.*member; }, Bytes});
+    if (any) {
+      columns.push_back({column.first, [member](const Row& stage) { return stage.*member; }, Bytes});
+    }
   }
   return columns;
 }
