@@ -284,7 +284,8 @@ std::string IterationOption(const bubble::IterationFigures& iteration, bool sele
 // The timelines' zoom (docs/html-report.md, "Zoom and pan"). The markup is drawn at a scale wide
 // enough for every label (`data-w` plot pixels for `data-ms` ms); the pictures of one pipeline
 // (`.sc[data-z]`) share one view: u0, the first plot pixel shown at that scale, and k, screen
-// pixels per plot pixel. Each redraw moves every cell, label, communication line and axis tick
+// pixels per plot pixel. A picture in a closed <details> waits until it opens (its width is
+// unknown, and asking would lay out the page once per picture). Each redraw moves every cell, label, communication line and axis tick
 // from the positions read once per picture; a label shows where its cell is wide enough.
 constexpr char kZoomScript[] = R"js(
 (()=>{const L=96,R=12,V={};
@@ -300,8 +301,8 @@ for(let i=0;i+2<n.length;i+=3)g.push([n[i]-L,n[i+2]]);c.p.push([e,n[1],g]);}
 c.y=+/M\S+ ([\d.]+)h/.exec(c.ax.querySelector('path').getAttribute('d'))[1];return s._z=c;}
 function draw(s,v){const c=cells(s),W=v.W,X=u=>L+(u-v.u0)*v.k,a0=L,b0=L+W;
 s.setAttribute('width',L+W+R);s.setAttribute('viewBox','0 0 '+(L+W+R)+' '+c.h);
-for(const[e,u,w]of c.r){const a=Math.max(X(u),a0),b=Math.min(X(u+w),b0);
-e.setAttribute('x',b>=a?a:a0);e.setAttribute('width',b>=a?Math.max(b-a,Math.min(1,b0-a)):0);}
+for(const[e,u,w]of c.r){const a=Math.max(X(u),a0),b=Math.min(X(u+w),b0),d=Math.max(b-a,1);
+e.setAttribute('x',b>=a?Math.min(a,b0-d):a0);e.setAttribute('width',b>=a?d:0);}
 for(const[e,u,w,n]of c.t){const m=X(u);e.setAttribute('x',m);
 e.setAttribute('visibility',w*v.k>=n&&m>a0&&m<b0?'visible':'hidden');}
 for(const[e,y,g]of c.p){let d='';for(const[u,w]of g){const a=Math.max(X(u),a0),b=Math.min(X(u+w),b0);
@@ -315,7 +316,8 @@ const boxes=z=>[...document.querySelectorAll('.sc[data-z="'+z+'"]')];
 const pics=z=>boxes(z).flatMap(b=>[...b.querySelectorAll('svg.tl')]);
 function render(z){const v=V[z];v.k=Math.min(Math.max(v.k,v.kmin),Math.max(8,v.kmin*256));
 v.u0=Math.min(Math.max(v.u0,0),Math.max(0,v.m-v.W/v.k));for(const s of pics(z))if(cells(s).w>0)draw(s,v);}
-function fit(z){const b=boxes(z);if(!b.length||!b[0].clientWidth)return;
+function fit(z){const b=boxes(z);
+if(!b.length||b[0].closest('details:not([open])')||!b[0].clientWidth)return;
 const W=Math.max(100,b[0].clientWidth-L-R),m=Math.max(1,...pics(z).map(s=>cells(s).w));
 V[z]={W,m,kmin:W/m,k:W/m,u0:0};render(z);}
 function zoom(z,f,x){const v=V[z];x=(x??L+v.W/2)-L;const u=v.u0+x/v.k;

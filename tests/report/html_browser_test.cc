@@ -213,6 +213,76 @@ TEST(HtmlBrowserTest, EightStagesBySixtyFourMicrobatches) {
   EXPECT_EQ(Count(block, "<option value="), 3u);
 }
 
+// What the page looks like after its script ran, read by a probe (never in the product) into
+// the body's data attributes: the axis text's computed fill and the colour behind it, where the
+// measured timeline ends against the window, how many of its cells are drawn inside the window,
+// and the axis labels at load, after a wheel turn over the picture, after "reset" and after "+".
+std::string WithTimelineProbe(std::string page) {
+  const size_t end = page.rfind("</body>");
+  page.insert(end, R"(<script>addEventListener('load',()=>{const b=document.body.dataset,
+s=document.querySelector('.tlb svg.tl'),r=s.getBoundingClientRect(),t=s.querySelector('.ax text');
+let bg='rgb(255, 255, 255)';for(let e=s;e&&e.style;e=e.parentElement){
+const c=getComputedStyle(e).backgroundColor;if(c!=='rgba(0, 0, 0, 0)'&&c!=='transparent'){bg=c;break;}}
+b.axisFill=getComputedStyle(t).fill;b.behind=bg;b.right=Math.ceil(r.right);b.window=innerWidth;
+const cells=[...s.querySelectorAll('.sr rect')],shown=()=>cells.filter(e=>
++e.getAttribute('width')>0&&e.getBoundingClientRect().right<=innerWidth).length;
+const axis=()=>[...s.querySelectorAll('.ax text')].map(e=>e.textContent).join('|');
+b.cells=cells.length;b.shownAtLoad=shown();b.axisAtLoad=axis();
+s.dispatchEvent(new WheelEvent('wheel',{deltaY:-600,clientX:r.left+r.width/2,clientY:r.top+10,
+bubbles:true,cancelable:true}));b.shownWheel=shown();b.axisWheel=axis();
+document.querySelector('.zb button[data-a=fit]').click();b.axisReset=axis();
+document.querySelector('.zb button[data-a=in]').click();b.axisPlus=axis();})</script>)");
+  return page;
+}
+
+std::string DataAttribute(const std::string& dom, const std::string& name) {
+  return std::string(html_testing::Between(dom, " data-" + name + "=\"", "\""));
+}
+
+// The timeline in a 1,400 px window: the axis readable on its background, the whole iteration of
+// 8 stages x 64 microbatches inside the window at load (every cell drawn, none past its right
+// edge), and the wheel and the buttons changing the scale the axis reads.
+TEST(HtmlBrowserTest, TimelineFitsTheWindowAndZooms) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
+                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
+                    "in a browser";
+  }
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(Pipeline(8, 64, 2));
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  const job::Result result = AnalyzeTrace(simulation->trace);
+  ASSERT_EQ(result.pipelines.size(), 1u);
+  const std::string page = AnalyzeHtml(result, SummaryReportOptions{});
+  // Drawn at the labels' own scale, the picture is far wider than the window without the script.
+  const std::string_view svg = html_testing::IterationSvgs(html_testing::PipelineBlock(page, 0))
+                                   .front()
+                                   .svg;
+  EXPECT_GT(html_testing::IntAttr(svg.substr(0, svg.find('>')), "width"), 1400);
+  const std::string path = ArtifactDir() + "/timeline_8x64.probe.html";
+  testing::WriteFile(path, WithTimelineProbe(page));
+  const BrowserRun run = RunChromium(chromium, "file://" + path, "--dump-dom");
+  ASSERT_EQ(run.command.exit_status, 0) << run.command.err;
+  EXPECT_TRUE(run.console_errors.empty()) << run.console_errors.front();
+  const std::string& dom = run.command.out;
+  ASSERT_FALSE(DataAttribute(dom, "axis-fill").empty()) << "the probe did not run";
+  EXPECT_NE(DataAttribute(dom, "axis-fill"), DataAttribute(dom, "behind"));
+  EXPECT_EQ(DataAttribute(dom, "behind"), "rgb(255, 255, 255)");
+  EXPECT_LE(std::stoi(DataAttribute(dom, "right")), std::stoi(DataAttribute(dom, "window")));
+  // 8 rows of 64 forward and 64 backward ops, and their idle spans: all inside the window.
+  const int cells = std::stoi(DataAttribute(dom, "cells"));
+  EXPECT_GT(cells, 8 * 128);
+  EXPECT_EQ(std::stoi(DataAttribute(dom, "shown-at-load")), cells);
+  // The axis at load runs from 0 ms to the window's length (about 0.6 ms per microbatch).
+  const std::string at_load = DataAttribute(dom, "axis-at-load");
+  EXPECT_EQ(at_load.substr(0, 5), "0 ms|") << at_load;
+  // A wheel turn zooms in about the cursor: fewer cells in the window, other labels.
+  EXPECT_LT(std::stoi(DataAttribute(dom, "shown-wheel")), cells);
+  EXPECT_NE(DataAttribute(dom, "axis-wheel"), at_load);
+  EXPECT_EQ(DataAttribute(dom, "axis-reset"), at_load);
+  EXPECT_NE(DataAttribute(dom, "axis-plus"), at_load);
+}
+
 TEST(HtmlBrowserTest, SixtyFourPipelines) {
   const std::string chromium = FindChromium();
   if (chromium.empty()) {
