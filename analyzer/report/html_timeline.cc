@@ -330,7 +330,10 @@ for(const b of document.querySelectorAll('.tlb'))
 new MutationObserver(()=>fit(b.closest('[data-z]').dataset.z)).observe(b,{childList:true});
 document.addEventListener('toggle',e=>{if(e.target.open)
 for(const b of e.target.querySelectorAll('.sc[data-z]'))fit(b.dataset.z);},true);
-addEventListener('resize',()=>{for(const z of all())fit(z);});
+addEventListener('resize',()=>{for(const z of all()){const v=V[z],b=boxes(z)[0];
+if(!v){fit(z);continue;}if(b.closest('details:not([open])')||!b.clientWidth)continue;
+const W=Math.max(100,b.clientWidth-L-R);if(W===v.W)continue;
+v.k*=W/v.W;v.kmin=W/v.m;v.W=W;render(z);}});
 document.addEventListener('wheel',e=>{const z=at(e);if(!z||e.target.closest('.zb'))return;e.preventDefault();
 const s=e.target.closest('svg')||pics(z)[0];
 if(Math.abs(e.deltaX)>Math.abs(e.deltaY))pan(z,e.deltaX);
