@@ -52,6 +52,10 @@ std::string FindChromium() {
   return "";
 }
 
+constexpr char kNoChromium[] =
+    "no Chromium (chromium, chromium-browser, google-chrome, or $BUBBLESCOPE_CHROMIUM): run "
+    "scripts/install-deps.sh to test the HTML report in a browser";
+
 sim::Config Pipeline(int32_t p, int32_t m, int32_t iterations) {
   return html_testing::HtmlTestJob(
       sim::Schedule::k1F1B, p, m, iterations,
@@ -159,11 +163,7 @@ std::string LoadAndMeasure(const std::string& chromium, const std::string& page,
 
 TEST(HtmlBrowserTest, EightStagesBySixtyFourMicrobatches) {
   const std::string chromium = FindChromium();
-  if (chromium.empty()) {
-    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
-                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
-                    "in a browser";
-  }
+  if (chromium.empty()) GTEST_SKIP() << kNoChromium;
   const auto begin = std::chrono::steady_clock::now();
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(Pipeline(8, 64, 3));
   ASSERT_TRUE(simulation.ok()) << simulation.status();
@@ -244,11 +244,7 @@ std::string DataAttribute(const std::string& dom, const std::string& name) {
 // edge), and the wheel and the buttons changing the scale the axis reads.
 TEST(HtmlBrowserTest, TimelineFitsTheWindowAndZooms) {
   const std::string chromium = FindChromium();
-  if (chromium.empty()) {
-    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
-                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
-                    "in a browser";
-  }
+  if (chromium.empty()) GTEST_SKIP() << kNoChromium;
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(Pipeline(8, 64, 2));
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const job::Result result = AnalyzeTrace(simulation->trace);
@@ -285,11 +281,7 @@ TEST(HtmlBrowserTest, TimelineFitsTheWindowAndZooms) {
 
 TEST(HtmlBrowserTest, SixtyFourPipelines) {
   const std::string chromium = FindChromium();
-  if (chromium.empty()) {
-    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
-                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
-                    "in a browser";
-  }
+  if (chromium.empty()) GTEST_SKIP() << kNoChromium;
   constexpr int kPipelines = 64;
   std::vector<sim::Simulation> replicas;
   for (int j = 0; j < kPipelines; ++j) {
@@ -314,11 +306,7 @@ TEST(HtmlBrowserTest, SixtyFourPipelines) {
 
 TEST(HtmlBrowserTest, ThousandRanks) {
   const std::string chromium = FindChromium();
-  if (chromium.empty()) {
-    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
-                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
-                    "in a browser";
-  }
+  if (chromium.empty()) GTEST_SKIP() << kNoChromium;
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(replica_testing::ThousandRanks());
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const job::Result result = AnalyzeTrace(simulation->trace);
