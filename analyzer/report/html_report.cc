@@ -36,7 +36,8 @@ details{border:1px solid #ddd;border-radius:4px;margin:8px 0;padding:4px 12px}
 li details{border:none;margin:0;padding:0}li summary{font-weight:normal;color:#555}
 summary{cursor:pointer;font-weight:600;padding:4px 0}.sc{overflow-x:auto;max-width:100%}
 svg text{font-size:11px;fill:#222}svg .rl{text-anchor:start}.tl .sr text{fill:#fff;text-anchor:middle}
-.tl .sr text.rl{fill:#222;text-anchor:start}.tl .sr text.h{font-size:8px}.ax path{stroke:#888;fill:none}.ax text,text.c{text-anchor:middle}
+.tl .sr text.rl{fill:#222;text-anchor:start}.tl .sr text.h{font-size:8px}
+.ax path{stroke:#888;fill:none}.ax text,text.c{text-anchor:middle}
 text.r{text-anchor:end}.ax path.gr{stroke:#eee}path.ref{stroke:#444;stroke-dasharray:4 3}
 .F{fill:#3a6ea5}.B{fill:#4a9a4a}.W{fill:#8e5ea2}.cp{fill:#6c8ebf}
 .cm{stroke:#333;stroke-width:3;fill:none}.tl .k{fill-opacity:.6}.fi{fill:#f4c99a}.dr{fill:#f7e08c}.cw{fill:#e0524f}.em{fill:#c8c3bf}.bg{fill:#f3f3f3}

@@ -285,18 +285,23 @@ std::string IterationOption(const bubble::IterationFigures& iteration, bool sele
 // enough for every label (`data-w` plot pixels for `data-ms` ms); the pictures of one pipeline
 // (`.sc[data-z]`) share one view: u0, the first plot pixel shown at that scale, and k, screen
 // pixels per plot pixel. A picture in a closed <details> waits until it opens (its width is
-// unknown, and asking would lay out the page once per picture). Each redraw moves every cell, label, communication line and axis tick
-// from the positions read once per picture; a label shows where its cell is wide enough.
+// unknown, and asking would lay out the page once per picture). Each redraw moves every cell,
+// label, communication line and axis tick from the positions read once per picture; a label
+// shows where its cell is wide enough.
 constexpr char kZoomScript[] = R"js(
 (()=>{const L=96,R=12,V={};
 function nice(r,n){const q=r/Math.max(1,n),p=Math.pow(10,Math.floor(Math.log10(q)));
 for(const f of[1,2,5])if(f*p>=q)return f*p;return 10*p;}
 function cells(s){if(s._z)return s._z;
-const c={r:[],t:[],p:[],w:+s.dataset.w,ms:+s.dataset.ms,h:+s.getAttribute('height'),ax:s.querySelector('.ax')};
-for(const e of s.querySelectorAll('.sr rect'))c.r.push([e,+e.getAttribute('x')-L,+e.getAttribute('width')]);
+const c={r:[],t:[],p:[],w:+s.dataset.w,ms:+s.dataset.ms,h:+s.getAttribute('height'),
+ax:s.querySelector('.ax')};
+for(const e of s.querySelectorAll('.sr rect'))
+c.r.push([e,+e.getAttribute('x')-L,+e.getAttribute('width')]);
 for(const e of s.querySelectorAll('.sr text:not(.rl)')){const h=e.classList.contains('h');
-c.t.push([e,+e.getAttribute('x')-L,+e.previousElementSibling.getAttribute('width'),e.textContent.length*(h?5:7)+(h?2:4)]);}
-for(const e of s.querySelectorAll('.sr path.cm')){const n=e.getAttribute('d').match(/-?[\d.]+/g).map(Number),g=[];
+c.t.push([e,+e.getAttribute('x')-L,+e.previousElementSibling.getAttribute('width'),
+e.textContent.length*(h?5:7)+(h?2:4)]);}
+for(const e of s.querySelectorAll('.sr path.cm')){
+const n=e.getAttribute('d').match(/-?[\d.]+/g).map(Number),g=[];
 for(let i=0;i+2<n.length;i+=3)g.push([n[i]-L,n[i+2]]);c.p.push([e,n[1],g]);}
 c.y=+/M\S+ ([\d.]+)h/.exec(c.ax.querySelector('path').getAttribute('d'))[1];return s._z=c;}
 function draw(s,v){const c=cells(s),W=v.W,X=u=>L+(u-v.u0)*v.k,a0=L,b0=L+W;
@@ -305,17 +310,20 @@ for(const[e,u,w]of c.r){const a=Math.max(X(u),a0),b=Math.min(X(u+w),b0),d=Math.m
 e.setAttribute('x',b>=a?Math.min(a,b0-d):a0);e.setAttribute('width',b>=a?d:0);}
 for(const[e,u,w,n]of c.t){const m=X(u);e.setAttribute('x',m);
 e.setAttribute('visibility',w*v.k>=n&&m>a0&&m<b0?'visible':'hidden');}
-for(const[e,y,g]of c.p){let d='';for(const[u,w]of g){const a=Math.max(X(u),a0),b=Math.min(X(u+w),b0);
+for(const[e,y,g]of c.p){let d='';for(const[u,w]of g){
+const a=Math.max(X(u),a0),b=Math.min(X(u+w),b0);
 if(b>=a)d+='M'+a+' '+y+'h'+Math.max(b-a,1);}e.setAttribute('d',d||'M0 0');}
 const lo=v.u0/c.w*c.ms,hi=(v.u0+W/v.k)/c.w*c.ms,st=nice(hi-lo,Math.floor(W/80));
 let g='<path d="M'+L+' '+c.y+'h'+W+'"/>';
 for(let i=Math.ceil(lo/st-1e-9);i*st<=hi*(1+1e-9);++i){const x=L+(i*st-lo)/(hi-lo)*W;
-g+='<path d="M'+x+' '+c.y+'v4"/><text'+(x>b0-24?' class=r':'')+' x="'+x+'" y="'+(c.y+15)+'">'+(+(i*st).toPrecision(6))+' ms</text>';}
+g+='<path d="M'+x+' '+c.y+'v4"/><text'+(x>b0-24?' class=r':'')+' x="'+x+'" y="'+(c.y+15)+'">'+
+(+(i*st).toPrecision(6))+' ms</text>';}
 c.ax.innerHTML=g;}
 const boxes=z=>[...document.querySelectorAll('.sc[data-z="'+z+'"]')];
 const pics=z=>boxes(z).flatMap(b=>[...b.querySelectorAll('svg.tl')]);
 function render(z){const v=V[z];v.k=Math.min(Math.max(v.k,v.kmin),Math.max(8,v.kmin*256));
-v.u0=Math.min(Math.max(v.u0,0),Math.max(0,v.m-v.W/v.k));for(const s of pics(z))if(cells(s).w>0)draw(s,v);}
+v.u0=Math.min(Math.max(v.u0,0),Math.max(0,v.m-v.W/v.k));
+for(const s of pics(z))if(cells(s).w>0)draw(s,v);}
 function fit(z){const b=boxes(z);
 if(!b.length||b[0].closest('details:not([open])')||!b[0].clientWidth)return;
 const W=Math.max(100,b[0].clientWidth-L-R),m=Math.max(1,...pics(z).map(s=>cells(s).w));
@@ -323,7 +331,8 @@ V[z]={W,m,kmin:W/m,k:W/m,u0:0};render(z);}
 function zoom(z,f,x){const v=V[z];x=(x??L+v.W/2)-L;const u=v.u0+x/v.k;
 v.k=Math.min(Math.max(v.k*f,v.kmin),Math.max(8,v.kmin*256));v.u0=u-x/v.k;render(z);}
 function pan(z,dx){V[z].u0+=dx/V[z].k;render(z);}
-const at=e=>{const b=e.target.closest&&e.target.closest('[data-z]');return b&&V[b.dataset.z]?b.dataset.z:null;};
+const at=e=>{const b=e.target.closest&&e.target.closest('[data-z]');
+return b&&V[b.dataset.z]?b.dataset.z:null;};
 const all=()=>new Set([...document.querySelectorAll('.sc[data-z]')].map(b=>b.dataset.z));
 for(const z of all())fit(z);
 for(const b of document.querySelectorAll('.tlb'))
@@ -334,21 +343,26 @@ addEventListener('resize',()=>{for(const z of all()){const v=V[z],b=boxes(z)[0];
 if(!v){fit(z);continue;}if(b.closest('details:not([open])')||!b.clientWidth)continue;
 const W=Math.max(100,b.clientWidth-L-R);if(W===v.W)continue;
 v.k*=W/v.W;v.kmin=W/v.m;v.W=W;render(z);}});
-document.addEventListener('wheel',e=>{const z=at(e);if(!z||e.target.closest('.zb'))return;e.preventDefault();
+document.addEventListener('wheel',e=>{const z=at(e);if(!z||e.target.closest('.zb'))return;
+e.preventDefault();
 const s=e.target.closest('svg')||pics(z)[0];
 if(Math.abs(e.deltaX)>Math.abs(e.deltaY))pan(z,e.deltaX);
 else zoom(z,Math.exp(-e.deltaY/300),e.clientX-s.getBoundingClientRect().left);},{passive:false});
 let drag=null;
-document.addEventListener('pointerdown',e=>{const z=at(e);if(!z||e.button||e.target.closest('.zb'))return;
+document.addEventListener('pointerdown',e=>{const z=at(e);
+if(!z||e.button||e.target.closest('.zb'))return;
 drag={z,x:e.clientX,u:V[z].u0};e.target.closest('[data-z]').setPointerCapture(e.pointerId);});
 document.addEventListener('pointermove',e=>{if(!drag)return;const v=V[drag.z];
 v.u0=drag.u-(e.clientX-drag.x)/v.k;render(drag.z);});
 document.addEventListener('pointerup',()=>{drag=null;});
-document.addEventListener('click',e=>{const a=e.target.closest&&e.target.closest('.zb button'),z=a&&at(e);
+document.addEventListener('click',e=>{
+const a=e.target.closest&&e.target.closest('.zb button'),z=a&&at(e);
 if(!z)return;const d=a.dataset.a;if(d==='fit')fit(z);else zoom(z,d==='in'?1.5:1/1.5);});
-document.addEventListener('keydown',e=>{const z=at(e);if(!z||e.target.tagName==='SELECT')return;const v=V[z];
+document.addEventListener('keydown',e=>{const z=at(e);if(!z||e.target.tagName==='SELECT')return;
+const v=V[z];
 const f={'+':()=>zoom(z,1.5),'=':()=>zoom(z,1.5),'-':()=>zoom(z,1/1.5),'0':()=>fit(z),
-ArrowLeft:()=>pan(z,-v.W/8),ArrowRight:()=>pan(z,v.W/8)}[e.key];if(f){e.preventDefault();f();}});})();
+ArrowLeft:()=>pan(z,-v.W/8),ArrowRight:()=>pan(z,v.W/8)}[e.key];if(f){e.preventDefault();f();}});
+})();
 )js";
 
 }  // namespace
@@ -401,7 +415,8 @@ std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
   // The chosen iteration is drawn in place; the rest wait in templates, parsed but never laid
   // out until chosen, so a long trace costs little to open.
   const bubble::IterationFigures& first = bubble.iterations[chosen];
-  absl::StrAppend(&out, "<div class=sc ", ZoomGroup(index), "><div class=tlb id=", box, " data-it=", first.number, ">",
+  absl::StrAppend(&out, "<div class=sc ", ZoomGroup(index), "><div class=tlb id=", box,
+                  " data-it=", first.number, ">",
                   IterationSvg(pipeline, first, ops_of(first.number), scale), "</div>");
   for (size_t i = 0; i < bubble.iterations.size(); ++i) {
     if (i == chosen) continue;
@@ -420,7 +435,8 @@ std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
                     "delay: bubble ",
                     Percent(pipeline.ideal->fraction), "% (",
                     Esc(pipeline::IdealSourceName(pipeline.ideal->source)),
-                    "). Same time scale as above, zoomed with it; the gaps are its own bubble.</p>\n"
+                    "). Same time scale as above, zoomed with it; the gaps are its own "
+                    "bubble.</p>\n"
                     "<div class=sc ",
                     ZoomGroup(index), ">",
                     IdealSvg(*pipeline.ideal, shape.p, scale), "</div>\n");

@@ -129,7 +129,8 @@ void AddOverlayTracks(int32_t rank, const PipelineRank& where, int64_t pid, Even
                                     ",\"label\":\"",
                                     std::string(op_timeline::LabelSourceName(op.label)), "\"");
     any_overlapped = any_overlapped || op.overlapped;
-    AddSlice(pid, op.overlapped ? overlapped_track : op_track, name, op.start, op.end, args, events);
+    AddSlice(pid, op.overlapped ? overlapped_track : op_track, name, op.start, op.end, args,
+             events);
     ++counts->ops;
   }
   if (any_overlapped) {

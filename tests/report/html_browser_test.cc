@@ -222,7 +222,8 @@ std::string WithTimelineProbe(std::string page) {
   page.insert(end, R"(<script>addEventListener('load',()=>{const b=document.body.dataset,
 s=document.querySelector('.tlb svg.tl'),r=s.getBoundingClientRect(),t=s.querySelector('.ax text');
 let bg='rgb(255, 255, 255)';for(let e=s;e&&e.style;e=e.parentElement){
-const c=getComputedStyle(e).backgroundColor;if(c!=='rgba(0, 0, 0, 0)'&&c!=='transparent'){bg=c;break;}}
+const c=getComputedStyle(e).backgroundColor;
+if(c!=='rgba(0, 0, 0, 0)'&&c!=='transparent'){bg=c;break;}}
 b.axisFill=getComputedStyle(t).fill;b.behind=bg;b.right=Math.ceil(r.right);b.window=innerWidth;
 const cells=[...s.querySelectorAll('.sr rect')],shown=()=>cells.filter(e=>
 +e.getAttribute('width')>0&&e.getBoundingClientRect().right<=innerWidth).length;

@@ -288,7 +288,8 @@ std::map<int32_t, int64_t> OverlayIdleByRank(const ChromeDocument& merged, const
   for (const EventMembers& event : merged.events) {
     const auto track = tracks.find({event.at("pid"), event.at("tid")});
     if (track == tracks.end() || track->second.what.rfind("idle", 0) != 0 ||
-        event.at("ph") != "\"X\"" || event.at("args").find("\"complete\":true") == std::string::npos) {
+        event.at("ph") != "\"X\"" ||
+        event.at("args").find("\"complete\":true") == std::string::npos) {
       continue;
     }
     int64_t dur = 0;
