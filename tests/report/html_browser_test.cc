@@ -216,7 +216,8 @@ TEST(HtmlBrowserTest, EightStagesBySixtyFourMicrobatches) {
 // What the page looks like after its script ran, read by a probe (never in the product) into
 // the body's data attributes: the axis text's computed fill and the colour behind it, where the
 // measured timeline ends against the window, how many of its cells are drawn inside the window,
-// and the axis labels at load, after a wheel turn over the picture, after "reset" and after "+".
+// the axis labels at load, after a wheel turn over the picture, after "reset" and after "+", and
+// where the picture of another iteration, chosen after that, ends.
 std::string WithTimelineProbe(std::string page) {
   const size_t end = page.rfind("</body>");
   page.insert(end, R"(<script>addEventListener('load',()=>{const b=document.body.dataset,
@@ -232,7 +233,11 @@ b.cells=cells.length;b.shownAtLoad=shown();b.axisAtLoad=axis();
 s.dispatchEvent(new WheelEvent('wheel',{deltaY:-600,clientX:r.left+r.width/2,clientY:r.top+10,
 bubbles:true,cancelable:true}));b.shownWheel=shown();b.axisWheel=axis();
 document.querySelector('.zb button[data-a=fit]').click();b.axisReset=axis();
-document.querySelector('.zb button[data-a=in]').click();b.axisPlus=axis();})</script>)");
+document.querySelector('.zb button[data-a=in]').click();b.axisPlus=axis();
+const it=document.querySelector('select.it'),other=[...it.options].find(o=>!o.selected).value;
+it.value=other;it.dispatchEvent(new Event('change'));
+Promise.resolve().then(()=>{const n=document.querySelector('.tlb svg.tl');b.swapped=n.closest('.tlb')
+.dataset.it===other&&n!==s;b.swappedRight=Math.ceil(n.getBoundingClientRect().right);});})</script>)");
   return page;
 }
 
@@ -242,7 +247,8 @@ std::string DataAttribute(const std::string& dom, const std::string& name) {
 
 // The timeline in a 1,400 px window: the axis readable on its background, the whole iteration of
 // 8 stages x 64 microbatches inside the window at load (every cell drawn, none past its right
-// edge), and the wheel and the buttons changing the scale the axis reads.
+// edge), the wheel and the buttons changing the scale the axis reads, and another iteration fitted
+// as it is chosen.
 TEST(HtmlBrowserTest, TimelineFitsTheWindowAndZooms) {
   const std::string chromium = FindChromium();
   if (chromium.empty()) GTEST_SKIP() << kNoChromium;
@@ -278,6 +284,9 @@ TEST(HtmlBrowserTest, TimelineFitsTheWindowAndZooms) {
   EXPECT_NE(DataAttribute(dom, "axis-wheel"), at_load);
   EXPECT_EQ(DataAttribute(dom, "axis-reset"), at_load);
   EXPECT_NE(DataAttribute(dom, "axis-plus"), at_load);
+  // Another iteration, chosen, is fitted to the window as it comes in.
+  EXPECT_EQ(DataAttribute(dom, "swapped"), "true");
+  EXPECT_LE(std::stoi(DataAttribute(dom, "swapped-right")), std::stoi(DataAttribute(dom, "window")));
 }
 
 TEST(HtmlBrowserTest, SixtyFourPipelines) {
