@@ -236,8 +236,9 @@ document.querySelector('.zb button[data-a=fit]').click();b.axisReset=axis();
 document.querySelector('.zb button[data-a=in]').click();b.axisPlus=axis();
 const it=document.querySelector('select.it'),other=[...it.options].find(o=>!o.selected).value;
 it.value=other;it.dispatchEvent(new Event('change'));
-Promise.resolve().then(()=>{const n=document.querySelector('.tlb svg.tl');b.swapped=n.closest('.tlb')
-.dataset.it===other&&n!==s;b.swappedRight=Math.ceil(n.getBoundingClientRect().right);});})</script>)");
+Promise.resolve().then(()=>{const n=document.querySelector('.tlb svg.tl');
+b.swapped=n.closest('.tlb').dataset.it===other&&n!==s;
+b.swappedRight=Math.ceil(n.getBoundingClientRect().right);});})</script>)");
   return page;
 }
 
@@ -286,7 +287,8 @@ TEST(HtmlBrowserTest, TimelineFitsTheWindowAndZooms) {
   EXPECT_NE(DataAttribute(dom, "axis-plus"), at_load);
   // Another iteration, chosen, is fitted to the window as it comes in.
   EXPECT_EQ(DataAttribute(dom, "swapped"), "true");
-  EXPECT_LE(std::stoi(DataAttribute(dom, "swapped-right")), std::stoi(DataAttribute(dom, "window")));
+  EXPECT_LE(std::stoi(DataAttribute(dom, "swapped-right")),
+            std::stoi(DataAttribute(dom, "window")));
 }
 
 TEST(HtmlBrowserTest, SixtyFourPipelines) {
