@@ -48,19 +48,42 @@ std::vector<int32_t> ChunkOfVirtualStage(const schedule_inference::Result& shape
   return chunk;
 }
 
-// Iteration windows in start order, for finding the one that holds a moment.
+// Iteration spans in start order, for finding the one that holds a moment.
 struct Window {
   TimeNs start = 0;
   TimeNs end = 0;
   int64_t number = 0;
 };
 
+void SortByStart(std::vector<Window>* windows) {
+  std::sort(windows->begin(), windows->end(),
+            [](const Window& a, const Window& b) { return a.start < b.start; });
+}
+
+// The number of the last span starting at or before `time` that still holds it; -1 for none.
 int64_t IterationAt(const std::vector<Window>& windows, TimeNs time) {
   auto it = std::upper_bound(windows.begin(), windows.end(), time,
                              [](TimeNs t, const Window& w) { return t < w.start; });
   if (it == windows.begin()) return -1;
   --it;
   return time <= it->end ? it->number : -1;
+}
+
+// Per rank (by bubble::Result::ranks position), the span of its own work in each iteration:
+// the pipeline's windows overlap where one rank starts the next iteration before another ends
+// the last (a CPU rank posting its next receive while its upstream neighbour still runs the
+// backward ops of the last), and an op belongs to its own rank's iteration.
+std::vector<std::vector<Window>> RankWorkSpans(const bubble::Result& bubble) {
+  std::vector<std::vector<Window>> spans(bubble.ranks.size());
+  for (const bubble::IterationFigures& iteration : bubble.iterations) {
+    for (size_t i = 0; i < iteration.ranks.size() && i < spans.size(); ++i) {
+      const bubble::RankIterationFigures& rank = iteration.ranks[i];
+      if (!rank.present || rank.last_compute_end <= rank.first_compute_start) continue;
+      spans[i].push_back({rank.first_compute_start, rank.last_compute_end, iteration.number});
+    }
+  }
+  for (std::vector<Window>& rank : spans) SortByStart(&rank);
+  return spans;
 }
 
 }  // namespace
@@ -84,8 +107,8 @@ Result Build(const schedule_inference::Result& shape, const bubble::Result& bubb
     if (iteration.window_end <= iteration.window_start) continue;
     windows.push_back({iteration.window_start, iteration.window_end, iteration.number});
   }
-  std::sort(windows.begin(), windows.end(),
-            [](const Window& a, const Window& b) { return a.start < b.start; });
+  SortByStart(&windows);
+  const std::vector<std::vector<Window>> rank_spans = RankWorkSpans(bubble);
   const std::vector<int32_t> chunk_of = ChunkOfVirtualStage(shape);
   const int32_t p = static_cast<int32_t>(shape.stage_order.size());
 
@@ -118,7 +141,12 @@ Result Build(const schedule_inference::Result& shape, const bubble::Result& bubb
     const bool has_compute = op.compute_end > op.compute_start || op.compute_ns > 0;
     out.start = ClockOffsets::Move(has_compute ? op.compute_start : op.start, offset);
     out.end = has_compute ? ClockOffsets::Move(op.compute_end, offset) : out.start;
-    out.iteration = IterationAt(windows, out.start);
+    const auto in_bubble = std::find(bubble.ranks.begin(), bubble.ranks.end(), op.rank);
+    if (in_bubble != bubble.ranks.end()) {
+      out.iteration = IterationAt(
+          rank_spans[static_cast<size_t>(in_bubble - bubble.ranks.begin())], out.start);
+    }
+    if (out.iteration < 0) out.iteration = IterationAt(windows, out.start);
     placed.push_back({op.step, out});
   }
   // Rank by rank, step by step, in the order the shape measured them.

@@ -41,8 +41,10 @@ struct TimelineOp {
   bool overlapped = false;       // shares its range with another op (DualPipeV)
   int32_t microbatch = -1;       // -1 unknown
   LabelSource label = LabelSource::kNone;
-  // Number of the bubble iteration (bubble::IterationFigures::number) whose window holds the
-  // op's start; -1 when none does.
+  // Number of the bubble iteration (bubble::IterationFigures::number) the op's start lies in:
+  // the one whose span of its rank's work (first_compute_start..last_compute_end) holds it, else
+  // the one whose window does; -1 when none does. The pipeline's windows overlap where one rank
+  // starts an iteration before another ends the last, so the rank's own spans decide first.
   int64_t iteration = -1;
   // Its compute's first start and last end on the pipeline's reference clock; equal when it
   // covered no compute.

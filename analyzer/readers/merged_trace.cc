@@ -143,8 +143,11 @@ class LayoutReader {
           }
         }
       } else if (key == "overlay_pid") {
-        if (Integer(field_token, "an overlay pid", &number) && ClaimPid(field_token, number)) {
-          layout_->overlay_pids[number] = slot;
+        // A pipeline's ranks share one overlay process (docs/perfetto.md); its events are
+        // counted on the first rank that names it.
+        if (Integer(field_token, "an overlay pid", &number) &&
+            (layout_->overlay_pids.contains(number) || ClaimPid(field_token, number))) {
+          layout_->overlay_pids.try_emplace(number, slot);
         }
       } else if (key == "truncated") {
         // The rank's own file was cut short: its timeline ends early, which the iterations

@@ -13,6 +13,7 @@
 #include "report/html_pipeline.h"
 #include "report/html_replicas.h"
 #include "report/html_svg.h"
+#include "report/html_timeline.h"
 #include "report/html_whatif.h"
 #include "report/job_report.h"
 #include "report/large_job.h"
@@ -34,8 +35,9 @@ tr.worst td{font-weight:600}.diag{background:#fff7e0;border-left:4px solid #e8a4
 details{border:1px solid #ddd;border-radius:4px;margin:8px 0;padding:4px 12px}
 li details{border:none;margin:0;padding:0}li summary{font-weight:normal;color:#555}
 summary{cursor:pointer;font-weight:600;padding:4px 0}.sc{overflow-x:auto;max-width:100%}
-svg text{font-size:11px;fill:#222}svg .rl{text-anchor:start}.tl g text{fill:#fff;text-anchor:middle}
-.tl g text.rl{fill:#222;text-anchor:start}.ax path{stroke:#888;fill:none}.ax text,text.c{text-anchor:middle}
+svg text{font-size:11px;fill:#222}svg .rl{text-anchor:start}.tl .sr text{fill:#fff;text-anchor:middle}
+.tl .sr text.rl{fill:#222;text-anchor:start}.tl .sr text.h{font-size:8px}
+.ax path{stroke:#888;fill:none}.ax text,text.c{text-anchor:middle}
 text.r{text-anchor:end}.ax path.gr{stroke:#eee}path.ref{stroke:#444;stroke-dasharray:4 3}
 .F{fill:#3a6ea5}.B{fill:#4a9a4a}.W{fill:#8e5ea2}.cp{fill:#6c8ebf}
 .cm{stroke:#333;stroke-width:3;fill:none}.tl .k{fill-opacity:.6}.fi{fill:#f4c99a}.dr{fill:#f7e08c}.cw{fill:#e0524f}.em{fill:#c8c3bf}.bg{fill:#f3f3f3}
@@ -50,6 +52,9 @@ margin-right:4px;vertical-align:-1px;border-radius:2px;background:currentColor}
 .lg i.cm{color:#333;height:3px;vertical-align:3px}.lg i.cw{color:#e0524f}.lg i.em{color:#c8c3bf}.lg i.s0{color:#3a6ea5}
 .lg i.s1{color:#e07b00}.lg i.s2{color:#4a9a4a}.lg i.s3{color:#8e5ea2}
 .lg i.mk{border:2px solid #d00;border-radius:50%;width:10px;height:10px;background:none}
+.lg i.ov{background:linear-gradient(#3a6ea5 50%,#4a9a4a 50%)}
+.sc[data-z]{cursor:grab;user-select:none;outline:none}.sc[data-z]:focus{box-shadow:0 0 0 1px #9ab}
+.zb{color:#666;font-size:12px;margin-left:12px}.zb button{font:12px system-ui;min-width:26px;margin-right:3px}
 )";
 
 // Swaps a pipeline's shown iteration for the chosen one: the shown one's nodes go into a
@@ -75,8 +80,9 @@ constexpr char kLegend[] =
     "<span><i class=cw></i>comm_wait (stall, a transfer running)</span>"
     "<span><i class=em></i>empty (stall, nothing running)</span><span><i class=dr></i>drain"
     "</span><span><i class=cm></i>communication (under the row)</span>"
-    "<span><i class=\"F k\"></i><i class=\"B k\"></i>odd chunks of an interleaved schedule"
-    "</span></p>\n";
+    "<span><i class=\"F k\"></i><i class=\"B k\"></i><i class=\"W k\"></i>odd chunks of an "
+    "interleaved schedule</span><span><i class=ov></i>two ops at once (DualPipeV): the forward "
+    "above, the other below</span></p>\n";
 
 // The text report's diagnosis lines, one paragraph each.
 std::string Diagnosis(const job::Result& result) {
@@ -159,7 +165,9 @@ std::string PageOpen(const std::string& heading, const SummaryReportOptions& opt
       options.tool_version.empty() ? "" : " ", html::Esc(options.tool_version), ", ");
 }
 
-std::string PageClose() { return absl::StrCat("<script>", kScript, "</script>\n</body></html>\n"); }
+std::string PageClose() {
+  return absl::StrCat("<script>", kScript, html::TimelineScript(), "</script>\n</body></html>\n");
+}
 
 }  // namespace
 

@@ -30,9 +30,21 @@ constexpr double kFitWidth = 1100.0;
 constexpr double kMaxWidth = 24000.0;
 constexpr int64_t kDigitPx = 7;  // a digit at the labels' 11 px font, with room to spare
 constexpr int64_t kLabelPadPx = 4;
+// Two ops that share their time (DualPipeV's overlapped forward and backward) split the row:
+// the forward in the upper half, the other below, each labelled in a smaller font.
+constexpr int64_t kHalfHeight = kRowHeight / 2;
+constexpr int64_t kHalfDigitPx = 5;
+constexpr int64_t kHalfLabelPadPx = 2;
 
-// The width a cell needs for `label` to be written on it.
-int64_t LabelPx(size_t characters) {
+// Where in its row a cell is drawn.
+enum class Lane : uint8_t { kWhole, kUpper, kLower };
+
+// The width a cell needs for `label` to be written on it. The page's script hides labels by the
+// same rule when zoomed (TimelineScript).
+int64_t LabelPx(size_t characters, Lane lane = Lane::kWhole) {
+  if (lane != Lane::kWhole) {
+    return kHalfDigitPx * static_cast<int64_t>(characters) + kHalfLabelPadPx;
+  }
   return kDigitPx * static_cast<int64_t>(characters) + kLabelPadPx;
 }
 
@@ -94,13 +106,17 @@ class RowPainter {
   RowPainter(double scale, std::string* out) : scale_(scale), out_(*out) {}
 
   void Cell(std::string_view css_class, TimeNs start, TimeNs end, const std::string& tooltip,
-            const std::string& label) {
+            const std::string& label, Lane lane = Lane::kWhole) {
     const int64_t x = X(start);
     const int64_t width = std::max<int64_t>(1, X(end) - x);
+    const bool whole = lane == Lane::kWhole;
     absl::StrAppend(&out_, "<rect class=", std::string(css_class), " x=", x, " width=", width,
-                    " height=", kRowHeight, "><title>", Esc(tooltip), "</title></rect>");
-    if (!label.empty() && width >= LabelPx(label.size())) {
-      absl::StrAppend(&out_, "<text x=", x + width / 2, " y=13>", label, "</text>");
+                    lane == Lane::kLower ? absl::StrCat(" y=", kHalfHeight) : std::string(),
+                    " height=", whole ? kRowHeight : kHalfHeight, "><title>", Esc(tooltip),
+                    "</title></rect>");
+    if (!label.empty() && width >= LabelPx(label.size(), lane)) {
+      absl::StrAppend(&out_, "<text", whole ? "" : " class=h", " x=", x + width / 2,
+                      " y=", whole ? 13 : (lane == Lane::kUpper ? 8 : 17), ">", label, "</text>");
     }
   }
 
@@ -128,11 +144,16 @@ class RowPainter {
   std::string& out_;
 };
 
-void OpenSvg(int64_t rows, TimeNs span, double scale, const char* css_class, std::string* out) {
-  const int64_t width = kLabelWidth + Px(static_cast<double>(span) * scale) + kRightMargin;
+// The picture at its own scale (wide enough for the labels), scrolling sideways without the
+// page's script; the script fits it to the window and zooms it, reading the time the plot's
+// `data-w` pixels stand for in `data-ms`.
+void OpenSvg(int64_t rows, TimeNs span, double scale, std::string* out) {
+  const int64_t plot = Px(static_cast<double>(span) * scale);
+  const int64_t width = kLabelWidth + plot + kRightMargin;
   const int64_t height = rows * kRowPitch + kAxisHeight;
-  absl::StrAppend(out, "<svg class=", css_class, " width=", width, " height=", height,
-                  " viewBox=\"0 0 ", width, " ", height, "\">");
+  absl::StrAppend(out, "<svg class=tl width=", width, " height=", height, " viewBox=\"0 0 ", width,
+                  " ", height, "\" data-w=", plot, " data-ms=", static_cast<double>(span) / 1e6,
+                  ">");
 }
 
 void CloseSvg(int64_t rows, TimeNs span, double scale, std::string* out) {
@@ -170,6 +191,12 @@ std::string OpCellClass(pipeline::OpType type, int32_t chunk) {
   return absl::StrCat("\"", OpClass(type), " k\"");
 }
 
+// An op that shares its time with another: a forward in the upper half, the rest below.
+Lane LaneOf(const op_timeline::TimelineOp& op) {
+  if (!op.overlapped) return Lane::kWhole;
+  return op.type == pipeline::OpType::kForward ? Lane::kUpper : Lane::kLower;
+}
+
 std::string MicrobatchLabel(int32_t microbatch) {
   return microbatch < 0 ? std::string() : absl::StrCat(microbatch);
 }
@@ -180,7 +207,7 @@ std::string IterationSvg(const job::Pipeline& pipeline, const bubble::IterationF
   const std::vector<StageRow> rows = StageRows(pipeline);
   std::string out;
   const TimeNs origin = iteration.window_start;
-  OpenSvg(static_cast<int64_t>(rows.size()), iteration.window(), scale, "tl", &out);
+  OpenSvg(static_cast<int64_t>(rows.size()), iteration.window(), scale, &out);
   RowPainter paint(scale, &out);
   for (size_t r = 0; r < rows.size(); ++r) {
     const StageRow& row = rows[r];
@@ -198,8 +225,10 @@ std::string IterationSvg(const job::Pipeline& pipeline, const bubble::IterationF
       if (op->rank != row.rank) continue;
       paint.Cell(
           OpCellClass(op->type, op->chunk), op->start - origin, op->end - origin,
-          OpTooltip(op->type, op->microbatch, op->chunk, op->start - origin, op->end - origin),
-          MicrobatchLabel(op->microbatch));
+          absl::StrCat(
+              OpTooltip(op->type, op->microbatch, op->chunk, op->start - origin, op->end - origin),
+              op->overlapped ? ", overlapped with another op" : ""),
+          MicrobatchLabel(op->microbatch), LaneOf(*op));
     }
     if (row.figures < iteration.ranks.size()) {
       paint.CommLine(iteration.ranks[row.figures].comm_spans, origin);
@@ -213,7 +242,7 @@ std::string IterationSvg(const job::Pipeline& pipeline, const bubble::IterationF
 // The schedule's own run, one row per stage, time 0 at its first compute.
 std::string IdealSvg(const pipeline::IdealBubble& ideal, int32_t p, double scale) {
   std::string out;
-  OpenSvg(p, ideal.schedule_ns, scale, "tl", &out);
+  OpenSvg(p, ideal.schedule_ns, scale, &out);
   RowPainter paint(scale, &out);
   for (int32_t stage = 0; stage < p; ++stage) {
     OpenRow(static_cast<size_t>(stage), stage, -1, &out);
@@ -232,6 +261,17 @@ std::string IdealSvg(const pipeline::IdealBubble& ideal, int32_t p, double scale
   return out;
 }
 
+// The pictures of pipeline `index` zoom and pan together (one view, one time scale).
+std::string ZoomGroup(size_t index) { return absl::StrCat("data-z=p", index, " tabindex=0"); }
+
+std::string ZoomBar(size_t index) {
+  return absl::StrCat(
+      "<span class=zb data-z=p", index,
+      "><button data-a=in title=\"zoom in (+)\">+</button><button data-a=out title=\"zoom out "
+      "(-)\">&minus;</button><button data-a=fit title=\"the whole iteration (0)\">reset</button> "
+      "wheel: zoom, drag: pan, keys + &minus; &larr; &rarr; 0</span>");
+}
+
 std::string IterationOption(const bubble::IterationFigures& iteration, bool selected) {
   return absl::StrCat("<option value=", iteration.number, selected ? " selected" : "",
                       ">iteration ", iteration.number, ": ",
@@ -240,7 +280,94 @@ std::string IterationOption(const bubble::IterationFigures& iteration, bool sele
                       iteration.complete ? "" : " (incomplete)", "</option>");
 }
 
+
+// The timelines' zoom (docs/html-report.md, "Zoom and pan"). The markup is drawn at a scale wide
+// enough for every label (`data-w` plot pixels for `data-ms` ms); the pictures of one pipeline
+// (`.sc[data-z]`) share one view: u0, the first plot pixel shown at that scale, and k, screen
+// pixels per plot pixel. A picture in a closed <details> waits until it opens (its width is
+// unknown, and asking would lay out the page once per picture). Each redraw moves every cell,
+// label, communication line and axis tick from the positions read once per picture; a label
+// shows where its cell is wide enough.
+constexpr char kZoomScript[] = R"js(
+(()=>{const L=96,R=12,V={};
+function nice(r,n){const q=r/Math.max(1,n),p=Math.pow(10,Math.floor(Math.log10(q)));
+for(const f of[1,2,5])if(f*p>=q)return f*p;return 10*p;}
+function cells(s){if(s._z)return s._z;
+const c={r:[],t:[],p:[],w:+s.dataset.w,ms:+s.dataset.ms,h:+s.getAttribute('height'),
+ax:s.querySelector('.ax')};
+for(const e of s.querySelectorAll('.sr rect'))
+c.r.push([e,+e.getAttribute('x')-L,+e.getAttribute('width')]);
+for(const e of s.querySelectorAll('.sr text:not(.rl)')){const h=e.classList.contains('h');
+c.t.push([e,+e.getAttribute('x')-L,+e.previousElementSibling.getAttribute('width'),
+e.textContent.length*(h?5:7)+(h?2:4)]);}
+for(const e of s.querySelectorAll('.sr path.cm')){
+const n=e.getAttribute('d').match(/-?[\d.]+/g).map(Number),g=[];
+for(let i=0;i+2<n.length;i+=3)g.push([n[i]-L,n[i+2]]);c.p.push([e,n[1],g]);}
+c.y=+/M\S+ ([\d.]+)h/.exec(c.ax.querySelector('path').getAttribute('d'))[1];return s._z=c;}
+function draw(s,v){const c=cells(s),W=v.W,X=u=>L+(u-v.u0)*v.k,a0=L,b0=L+W;
+s.setAttribute('width',L+W+R);s.setAttribute('viewBox','0 0 '+(L+W+R)+' '+c.h);
+for(const[e,u,w]of c.r){const a=Math.max(X(u),a0),b=Math.min(X(u+w),b0),d=Math.max(b-a,1);
+e.setAttribute('x',b>=a?Math.min(a,b0-d):a0);e.setAttribute('width',b>=a?d:0);}
+for(const[e,u,w,n]of c.t){const m=X(u);e.setAttribute('x',m);
+e.setAttribute('visibility',w*v.k>=n&&m>a0&&m<b0?'visible':'hidden');}
+for(const[e,y,g]of c.p){let d='';for(const[u,w]of g){
+const a=Math.max(X(u),a0),b=Math.min(X(u+w),b0);
+if(b>=a)d+='M'+a+' '+y+'h'+Math.max(b-a,1);}e.setAttribute('d',d||'M0 0');}
+const lo=v.u0/c.w*c.ms,hi=(v.u0+W/v.k)/c.w*c.ms,st=nice(hi-lo,Math.floor(W/80));
+let g='<path d="M'+L+' '+c.y+'h'+W+'"/>';
+for(let i=Math.ceil(lo/st-1e-9);i*st<=hi*(1+1e-9);++i){const x=L+(i*st-lo)/(hi-lo)*W;
+g+='<path d="M'+x+' '+c.y+'v4"/><text'+(x>b0-24?' class=r':'')+' x="'+x+'" y="'+(c.y+15)+'">'+
+(+(i*st).toPrecision(6))+' ms</text>';}
+c.ax.innerHTML=g;}
+const boxes=z=>[...document.querySelectorAll('.sc[data-z="'+z+'"]')];
+const pics=z=>boxes(z).flatMap(b=>[...b.querySelectorAll('svg.tl')]);
+function render(z){const v=V[z];v.k=Math.min(Math.max(v.k,v.kmin),Math.max(8,v.kmin*256));
+v.u0=Math.min(Math.max(v.u0,0),Math.max(0,v.m-v.W/v.k));
+for(const s of pics(z))if(cells(s).w>0)draw(s,v);}
+function fit(z){const b=boxes(z);
+if(!b.length||b[0].closest('details:not([open])')||!b[0].clientWidth)return;
+const W=Math.max(100,b[0].clientWidth-L-R),m=Math.max(1,...pics(z).map(s=>cells(s).w));
+V[z]={W,m,kmin:W/m,k:W/m,u0:0};render(z);}
+function zoom(z,f,x){const v=V[z];x=(x??L+v.W/2)-L;const u=v.u0+x/v.k;
+v.k=Math.min(Math.max(v.k*f,v.kmin),Math.max(8,v.kmin*256));v.u0=u-x/v.k;render(z);}
+function pan(z,dx){V[z].u0+=dx/V[z].k;render(z);}
+const at=e=>{const b=e.target.closest&&e.target.closest('[data-z]');
+return b&&V[b.dataset.z]?b.dataset.z:null;};
+const all=()=>new Set([...document.querySelectorAll('.sc[data-z]')].map(b=>b.dataset.z));
+for(const z of all())fit(z);
+for(const b of document.querySelectorAll('.tlb'))
+new MutationObserver(()=>fit(b.closest('[data-z]').dataset.z)).observe(b,{childList:true});
+document.addEventListener('toggle',e=>{if(e.target.open)
+for(const b of e.target.querySelectorAll('.sc[data-z]'))fit(b.dataset.z);},true);
+addEventListener('resize',()=>{for(const z of all()){const v=V[z],b=boxes(z)[0];
+if(!v){fit(z);continue;}if(b.closest('details:not([open])')||!b.clientWidth)continue;
+const W=Math.max(100,b.clientWidth-L-R);if(W===v.W)continue;
+v.k*=W/v.W;v.kmin=W/v.m;v.W=W;render(z);}});
+document.addEventListener('wheel',e=>{const z=at(e);if(!z||e.target.closest('.zb'))return;
+e.preventDefault();
+const s=e.target.closest('svg')||pics(z)[0];
+if(Math.abs(e.deltaX)>Math.abs(e.deltaY))pan(z,e.deltaX);
+else zoom(z,Math.exp(-e.deltaY/300),e.clientX-s.getBoundingClientRect().left);},{passive:false});
+let drag=null;
+document.addEventListener('pointerdown',e=>{const z=at(e);
+if(!z||e.button||e.target.closest('.zb'))return;
+drag={z,x:e.clientX,u:V[z].u0};e.target.closest('[data-z]').setPointerCapture(e.pointerId);});
+document.addEventListener('pointermove',e=>{if(!drag)return;const v=V[drag.z];
+v.u0=drag.u-(e.clientX-drag.x)/v.k;render(drag.z);});
+document.addEventListener('pointerup',()=>{drag=null;});
+document.addEventListener('click',e=>{
+const a=e.target.closest&&e.target.closest('.zb button'),z=a&&at(e);
+if(!z)return;const d=a.dataset.a;if(d==='fit')fit(z);else zoom(z,d==='in'?1.5:1/1.5);});
+document.addEventListener('keydown',e=>{const z=at(e);if(!z||e.target.tagName==='SELECT')return;
+const v=V[z];
+const f={'+':()=>zoom(z,1.5),'=':()=>zoom(z,1.5),'-':()=>zoom(z,1/1.5),'0':()=>fit(z),
+ArrowLeft:()=>pan(z,-v.W/8),ArrowRight:()=>pan(z,v.W/8)}[e.key];if(f){e.preventDefault();f();}});
+})();
+)js";
+
 }  // namespace
+
+const char* TimelineScript() { return kZoomScript; }
 
 size_t DefaultIteration(const bubble::Result& bubble) {
   const std::vector<bubble::IterationFigures>& iterations = bubble.iterations;
@@ -276,7 +403,7 @@ std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
   for (size_t i = 0; i < bubble.iterations.size(); ++i) {
     absl::StrAppend(&out, IterationOption(bubble.iterations[i], i == chosen));
   }
-  absl::StrAppend(&out, "</select></label></p>\n");
+  absl::StrAppend(&out, "</select></label> ", ZoomBar(index), "</p>\n");
   if (pipeline.op_timeline.ops.empty()) {
     absl::StrAppend(&out,
                     "<p class=note>The ops could not be placed (no schedule shape), so only the "
@@ -288,7 +415,8 @@ std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
   // The chosen iteration is drawn in place; the rest wait in templates, parsed but never laid
   // out until chosen, so a long trace costs little to open.
   const bubble::IterationFigures& first = bubble.iterations[chosen];
-  absl::StrAppend(&out, "<div class=sc><div class=tlb id=", box, " data-it=", first.number, ">",
+  absl::StrAppend(&out, "<div class=sc ", ZoomGroup(index), "><div class=tlb id=", box,
+                  " data-it=", first.number, ">",
                   IterationSvg(pipeline, first, ops_of(first.number), scale), "</div>");
   for (size_t i = 0; i < bubble.iterations.size(); ++i) {
     if (i == chosen) continue;
@@ -307,7 +435,10 @@ std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
                     "delay: bubble ",
                     Percent(pipeline.ideal->fraction), "% (",
                     Esc(pipeline::IdealSourceName(pipeline.ideal->source)),
-                    "). Same time scale as above; the gaps are its own bubble.</p>\n<div class=sc>",
+                    "). Same time scale as above, zoomed with it; the gaps are its own "
+                    "bubble.</p>\n"
+                    "<div class=sc ",
+                    ZoomGroup(index), ">",
                     IdealSvg(*pipeline.ideal, shape.p, scale), "</div>\n");
   } else {
     absl::StrAppend(&out,

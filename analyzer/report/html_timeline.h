@@ -33,6 +33,11 @@ std::vector<StageRow> StageRows(const job::Pipeline& pipeline);
 // when there is none.
 size_t DefaultIteration(const bubble::Result& bubble);
 
+// The script that fits every timeline to the window and zooms and pans it (wheel, drag, the keys
+// + - 0 and the arrows, the buttons TimelineSection writes), for the end of the page; it does
+// nothing on a page without timelines.
+const char* TimelineScript();
+
 // The iteration chooser, the chosen iteration's SVG, the others' in templates, and the
 // theoretical schedule's SVG, for pipeline `index` of the job (ids are made from it).
 std::string TimelineSection(const job::Pipeline& pipeline, size_t index);

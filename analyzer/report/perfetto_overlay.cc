@@ -17,10 +17,26 @@
 namespace bubblescope::perfetto {
 namespace {
 
-// The overlay's threads in each rank's overlay process.
+// Each pipeline has one overlay process; its rank at stage S has the threads
+// kTracksPerRank * S + 1, + 2 and + 3, so the pipeline's tracks read stage by stage, top down.
+constexpr int64_t kTracksPerRank = 3;
 constexpr int64_t kIdleThread = 1;
 constexpr int64_t kOpThread = 2;
 constexpr int64_t kOverlappedOpThread = 3;  // ops sharing their range with another (DualPipeV)
+
+int64_t TrackOf(int32_t stage, int64_t track) { return kTracksPerRank * stage + track; }
+
+// Names thread `tid` of `pid` and orders it by its tid (thread_sort_index).
+void AddOrderedThread(int64_t pid, int64_t tid, std::string_view name, EventList* events) {
+  const std::string tid_json = absl::StrCat(tid);
+  AddThreadName(pid, tid_json, name, events);
+  std::string text = "{\"pid\":";
+  text::AppendInt(pid, &text);
+  absl::StrAppend(&text, ",\"tid\":", tid_json,
+                  ",\"ph\":\"M\",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":", tid,
+                  "}}");
+  events->Add(text);
+}
 
 // Where a pipeline rank's figures are.
 struct PipelineRank {
@@ -78,15 +94,16 @@ std::string_view OpLetter(const op_timeline::TimelineOp& op) {
   return "?";
 }
 
-// The rank's overlay process: its idle intervals and its labelled ops, on the reference clock.
+// The rank's tracks in its pipeline's overlay process `pid`: its idle intervals and its labelled
+// ops, on the reference clock.
 void AddOverlayTracks(int32_t rank, const PipelineRank& where, int64_t pid, EventList* events,
                       OverlayCounts* counts) {
-  AddProcessName(pid,
-                 absl::StrCat("rank ", rank, ": bubblescope, pipeline ", where.index,
-                              " stage ", where.stage),
-                 events);
-  AddThreadName(pid, "1", "idle: fill / drain / comm_wait / empty", events);
-  AddThreadName(pid, "2", "ops: F / B / W and microbatch", events);
+  const std::string who = absl::StrCat("stage ", where.stage, " \xC2\xB7 rank ", rank, ": ");
+  const int64_t idle_track = TrackOf(where.stage, kIdleThread);
+  const int64_t op_track = TrackOf(where.stage, kOpThread);
+  const int64_t overlapped_track = TrackOf(where.stage, kOverlappedOpThread);
+  AddOrderedThread(pid, idle_track, who + "idle: fill / drain / comm_wait / empty", events);
+  AddOrderedThread(pid, op_track, who + "ops: F / B / W and microbatch", events);
   for (const bubble::IterationFigures& iteration : where.pipeline->bubble.iterations) {
     for (const bubble::RankIterationFigures& figures : iteration.ranks) {
       if (figures.rank != rank) continue;
@@ -95,7 +112,7 @@ void AddOverlayTracks(int32_t rank, const PipelineRank& where, int64_t pid, Even
                        ",\"complete\":", iteration.complete ? "true" : "false");
       for (const bubble::IdleSpan& span : figures.idle_spans) {
         if (span.end <= span.start) continue;
-        AddSlice(pid, kIdleThread, bubble::IdleKindName(span.kind), span.start, span.end, args,
+        AddSlice(pid, idle_track, bubble::IdleKindName(span.kind), span.start, span.end, args,
                  events);
         ++counts->idle_spans;
       }
@@ -112,11 +129,14 @@ void AddOverlayTracks(int32_t rank, const PipelineRank& where, int64_t pid, Even
                                     ",\"label\":\"",
                                     std::string(op_timeline::LabelSourceName(op.label)), "\"");
     any_overlapped = any_overlapped || op.overlapped;
-    AddSlice(pid, op.overlapped ? kOverlappedOpThread : kOpThread, name, op.start, op.end, args,
+    AddSlice(pid, op.overlapped ? overlapped_track : op_track, name, op.start, op.end, args,
              events);
     ++counts->ops;
   }
-  if (any_overlapped) AddThreadName(pid, "3", "ops sharing their time with another op", events);
+  if (any_overlapped) {
+    AddOrderedThread(pid, overlapped_track, who + "ops sharing their time with another op",
+                     events);
+  }
 }
 
 }  // namespace
@@ -194,6 +214,23 @@ absl::StatusOr<MergedFrame> WriteOverlay(const Trace& trace, const job::Result& 
   EventList events(sink);
   std::string layout = absl::StrCat("{\"version\":", kineto::kMergedFormatVersion, ",\"ranks\":[");
   int64_t next_pid = 1;
+  // Each pipeline's overlay process, made when its first rank is written; ordered before every
+  // rank's own processes (whose sort index is their pid), pipeline by pipeline.
+  absl::flat_hash_map<size_t, int64_t> overlay_pids;
+  const auto overlay_pid_of = [&](const PipelineRank& where) {
+    const auto [found, made] = overlay_pids.try_emplace(where.index, next_pid);
+    if (made) {
+      ++next_pid;
+      const size_t stages = where.pipeline->bubble.per_rank.size();
+      AddProcessName(found->second,
+                     absl::StrCat("pipeline ", where.index, ": bubblescope, ", stages,
+                                  stages == 1 ? " stage" : " stages"),
+                     &events,
+                     static_cast<int64_t>(where.index) -
+                         static_cast<int64_t>(result.pipelines.size()));
+    }
+    return found->second;
+  };
   for (size_t i : ranks) {
     const Rank& rank = trace.ranks[i];
     const auto where = pipeline_ranks.find(rank.rank);
@@ -220,7 +257,7 @@ absl::StatusOr<MergedFrame> WriteOverlay(const Trace& trace, const job::Result& 
     // A rank whose file was cut short keeps saying so: its last iteration is incomplete.
     if (rank.stats.count(ImportCounter::kTruncated) > 0) layout += ",\"truncated\":true";
     if (where != pipeline_ranks.end()) {
-      const int64_t overlay_pid = next_pid++;
+      const int64_t overlay_pid = overlay_pid_of(where->second);
       absl::StrAppend(&layout, ",\"overlay_pid\":", overlay_pid);
       AddOverlayTracks(rank.rank, where->second, overlay_pid, &events, counts);
     }

@@ -260,6 +260,10 @@ absl::Status EventList::Flush() {
 }
 
 void AddProcessName(int64_t pid, std::string_view name, EventList* events) {
+  AddProcessName(pid, name, events, pid);
+}
+
+void AddProcessName(int64_t pid, std::string_view name, EventList* events, int64_t sort_index) {
   std::string text = "{\"pid\":";
   text::AppendInt(pid, &text);
   text += ",\"tid\":0,\"ph\":\"M\",\"name\":\"process_name\",\"args\":{\"name\":";
@@ -269,7 +273,7 @@ void AddProcessName(int64_t pid, std::string_view name, EventList* events) {
   text = "{\"pid\":";
   text::AppendInt(pid, &text);
   text += ",\"tid\":0,\"ph\":\"M\",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":";
-  text::AppendInt(pid, &text);
+  text::AppendInt(sort_index, &text);
   text += "}}";
   events->Add(text);
 }

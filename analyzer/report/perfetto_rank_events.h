@@ -39,6 +39,8 @@ class EventList {
 
 // Appends the metadata event naming process `pid` (and the one that orders it by `pid`).
 void AddProcessName(int64_t pid, std::string_view name, EventList* events);
+// The same, ordered by `sort_index` instead.
+void AddProcessName(int64_t pid, std::string_view name, EventList* events, int64_t sort_index);
 // Appends the metadata event naming thread `tid_json` (a JSON number or string) of `pid`.
 void AddThreadName(int64_t pid, std::string_view tid_json, std::string_view name,
                    EventList* events);

@@ -112,6 +112,29 @@ TEST(MergedTraceTest, OverlayEventsAreToldByTheirPidNotTheirCategory) {
   EXPECT_EQ(read.ranks[0].memory[0].time, 11000);
 }
 
+// A pipeline's ranks share one overlay process: its events are skipped, counted on the first rank
+// that names it, and the others read as their own files had them.
+TEST(MergedTraceTest, RanksOfAPipelineShareTheirOverlayPid) {
+  const std::string json =
+      R"({"bubblescope_merged":{"version":1,"ranks":[)"
+      R"({"rank":0,"clock_offset_ns":0,"overlay_pid":3,"processes":[{"pid":1,"original_pid":10}]},)"
+      R"({"rank":1,"clock_offset_ns":0,"overlay_pid":3,"processes":[{"pid":2,"original_pid":11}]}]},)"
+      R"("traceEvents":[
+    {"pid":1,"tid":7,"ph":"X","cat":"cpu_op","name":"aten::mm","ts":10,"dur":2},
+    {"pid":2,"tid":7,"ph":"X","cat":"cpu_op","name":"aten::mm","ts":12,"dur":2},
+    {"pid":3,"tid":0,"ph":"M","name":"process_name","args":{"name":"pipeline 0: bubblescope"}},
+    {"pid":3,"tid":1,"ph":"X","cat":"bubblescope_overlay","name":"fill","ts":0,"dur":5},
+    {"pid":3,"tid":4,"ph":"X","cat":"bubblescope_overlay","name":"fill","ts":0,"dur":7}
+  ]})";
+  ReadBack read = ReadAll(json);
+  ASSERT_TRUE(read.status.ok()) << read.status;
+  ASSERT_EQ(read.ranks.size(), 2u);
+  EXPECT_EQ(read.ranks[0].stats.count(ImportCounter::kOverlayEvent), 3u);
+  EXPECT_EQ(read.ranks[1].stats.count(ImportCounter::kOverlayEvent), 0u);
+  EXPECT_NE(FindCpuThread(read.ranks[0], 10, 7), nullptr);
+  EXPECT_NE(FindCpuThread(read.ranks[1], 11, 7), nullptr);
+}
+
 TEST(MergedTraceTest, EventOnAPidTheLayoutDoesNotNameIsCounted) {
   const std::string json = std::string(kLayout) + R"("traceEvents":[
     {"pid":1,"tid":7,"ph":"X","cat":"cpu_op","name":"aten::mm","ts":10,"dur":2},
@@ -203,6 +226,9 @@ TEST(MergedTraceTest, ALayoutThatDoesNotSayWhereEventsGoIsRefusedAtItsByte) {
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"processes":[)"
        R"({"pid":1,"original_pid":5},{"pid":1,"original_pid":6}]}]},)" + events,
        "{\"pid\":1,\"original_pid\":6", "bubblescope_merged: pid 1 named twice"},
+      {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"overlay_pid":1,"processes":[)"
+       R"({"pid":1,"original_pid":5}]}]},)" + events,
+       "{\"pid\":1,\"original_pid\":5", "bubblescope_merged: pid 1 named twice"},
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"processes":[)"
        R"({"pid":1,"original_pid":[5]}]}]},)" + events,
        "[5]", "bubblescope_merged: an original pid is not an integer, string or null"},

@@ -52,6 +52,10 @@ std::string FindChromium() {
   return "";
 }
 
+constexpr char kNoChromium[] =
+    "no Chromium (chromium, chromium-browser, google-chrome, or $BUBBLESCOPE_CHROMIUM): run "
+    "scripts/install-deps.sh to test the HTML report in a browser";
+
 sim::Config Pipeline(int32_t p, int32_t m, int32_t iterations) {
   return html_testing::HtmlTestJob(
       sim::Schedule::k1F1B, p, m, iterations,
@@ -159,11 +163,7 @@ std::string LoadAndMeasure(const std::string& chromium, const std::string& page,
 
 TEST(HtmlBrowserTest, EightStagesBySixtyFourMicrobatches) {
   const std::string chromium = FindChromium();
-  if (chromium.empty()) {
-    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
-                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
-                    "in a browser";
-  }
+  if (chromium.empty()) GTEST_SKIP() << kNoChromium;
   const auto begin = std::chrono::steady_clock::now();
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(Pipeline(8, 64, 3));
   ASSERT_TRUE(simulation.ok()) << simulation.status();
@@ -213,13 +213,87 @@ TEST(HtmlBrowserTest, EightStagesBySixtyFourMicrobatches) {
   EXPECT_EQ(Count(block, "<option value="), 3u);
 }
 
+// What the page looks like after its script ran, read by a probe (never in the product) into
+// the body's data attributes: the axis text's computed fill and the colour behind it, where the
+// measured timeline ends against the window, how many of its cells are drawn inside the window,
+// the axis labels at load, after a wheel turn over the picture, after "reset" and after "+", and
+// where the picture of another iteration, chosen after that, ends.
+std::string WithTimelineProbe(std::string page) {
+  const size_t end = page.rfind("</body>");
+  page.insert(end, R"(<script>addEventListener('load',()=>{const b=document.body.dataset,
+s=document.querySelector('.tlb svg.tl'),r=s.getBoundingClientRect(),t=s.querySelector('.ax text');
+let bg='rgb(255, 255, 255)';for(let e=s;e&&e.style;e=e.parentElement){
+const c=getComputedStyle(e).backgroundColor;
+if(c!=='rgba(0, 0, 0, 0)'&&c!=='transparent'){bg=c;break;}}
+b.axisFill=getComputedStyle(t).fill;b.behind=bg;b.right=Math.ceil(r.right);b.window=innerWidth;
+const cells=[...s.querySelectorAll('.sr rect')],shown=()=>cells.filter(e=>
++e.getAttribute('width')>0&&e.getBoundingClientRect().right<=innerWidth).length;
+const axis=()=>[...s.querySelectorAll('.ax text')].map(e=>e.textContent).join('|');
+b.cells=cells.length;b.shownAtLoad=shown();b.axisAtLoad=axis();
+s.dispatchEvent(new WheelEvent('wheel',{deltaY:-600,clientX:r.left+r.width/2,clientY:r.top+10,
+bubbles:true,cancelable:true}));b.shownWheel=shown();b.axisWheel=axis();
+document.querySelector('.zb button[data-a=fit]').click();b.axisReset=axis();
+document.querySelector('.zb button[data-a=in]').click();b.axisPlus=axis();
+const it=document.querySelector('select.it'),other=[...it.options].find(o=>!o.selected).value;
+it.value=other;it.dispatchEvent(new Event('change'));
+Promise.resolve().then(()=>{const n=document.querySelector('.tlb svg.tl');
+b.swapped=n.closest('.tlb').dataset.it===other&&n!==s;
+b.swappedRight=Math.ceil(n.getBoundingClientRect().right);});})</script>)");
+  return page;
+}
+
+std::string DataAttribute(const std::string& dom, const std::string& name) {
+  return std::string(html_testing::Between(dom, " data-" + name + "=\"", "\""));
+}
+
+// The timeline in a 1,400 px window: the axis readable on its background, the whole iteration of
+// 8 stages x 64 microbatches inside the window at load (every cell drawn, none past its right
+// edge), the wheel and the buttons changing the scale the axis reads, and another iteration fitted
+// as it is chosen.
+TEST(HtmlBrowserTest, TimelineFitsTheWindowAndZooms) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << kNoChromium;
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(Pipeline(8, 64, 2));
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  const job::Result result = AnalyzeTrace(simulation->trace);
+  ASSERT_EQ(result.pipelines.size(), 1u);
+  const std::string page = AnalyzeHtml(result, SummaryReportOptions{});
+  // Drawn at the labels' own scale, the picture is far wider than the window without the script.
+  const std::string_view svg = html_testing::IterationSvgs(html_testing::PipelineBlock(page, 0))
+                                   .front()
+                                   .svg;
+  EXPECT_GT(html_testing::IntAttr(svg.substr(0, svg.find('>')), "width"), 1400);
+  const std::string path = ArtifactDir() + "/timeline_8x64.probe.html";
+  testing::WriteFile(path, WithTimelineProbe(page));
+  const BrowserRun run = RunChromium(chromium, "file://" + path, "--dump-dom");
+  ASSERT_EQ(run.command.exit_status, 0) << run.command.err;
+  EXPECT_TRUE(run.console_errors.empty()) << run.console_errors.front();
+  const std::string& dom = run.command.out;
+  ASSERT_FALSE(DataAttribute(dom, "axis-fill").empty()) << "the probe did not run";
+  EXPECT_NE(DataAttribute(dom, "axis-fill"), DataAttribute(dom, "behind"));
+  EXPECT_EQ(DataAttribute(dom, "behind"), "rgb(255, 255, 255)");
+  EXPECT_LE(std::stoi(DataAttribute(dom, "right")), std::stoi(DataAttribute(dom, "window")));
+  // 8 rows of 64 forward and 64 backward ops, and their idle spans: all inside the window.
+  const int cells = std::stoi(DataAttribute(dom, "cells"));
+  EXPECT_GT(cells, 8 * 128);
+  EXPECT_EQ(std::stoi(DataAttribute(dom, "shown-at-load")), cells);
+  // The axis at load runs from 0 ms to the window's length (about 0.6 ms per microbatch).
+  const std::string at_load = DataAttribute(dom, "axis-at-load");
+  EXPECT_EQ(at_load.substr(0, 5), "0 ms|") << at_load;
+  // A wheel turn zooms in about the cursor: fewer cells in the window, other labels.
+  EXPECT_LT(std::stoi(DataAttribute(dom, "shown-wheel")), cells);
+  EXPECT_NE(DataAttribute(dom, "axis-wheel"), at_load);
+  EXPECT_EQ(DataAttribute(dom, "axis-reset"), at_load);
+  EXPECT_NE(DataAttribute(dom, "axis-plus"), at_load);
+  // Another iteration, chosen, is fitted to the window as it comes in.
+  EXPECT_EQ(DataAttribute(dom, "swapped"), "true");
+  EXPECT_LE(std::stoi(DataAttribute(dom, "swapped-right")),
+            std::stoi(DataAttribute(dom, "window")));
+}
+
 TEST(HtmlBrowserTest, SixtyFourPipelines) {
   const std::string chromium = FindChromium();
-  if (chromium.empty()) {
-    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
-                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
-                    "in a browser";
-  }
+  if (chromium.empty()) GTEST_SKIP() << kNoChromium;
   constexpr int kPipelines = 64;
   std::vector<sim::Simulation> replicas;
   for (int j = 0; j < kPipelines; ++j) {
@@ -244,11 +318,7 @@ TEST(HtmlBrowserTest, SixtyFourPipelines) {
 
 TEST(HtmlBrowserTest, ThousandRanks) {
   const std::string chromium = FindChromium();
-  if (chromium.empty()) {
-    GTEST_SKIP() << "no Chromium (chromium, chromium-browser, google-chrome, or "
-                    "$BUBBLESCOPE_CHROMIUM): run scripts/install-deps.sh to test the HTML report "
-                    "in a browser";
-  }
+  if (chromium.empty()) GTEST_SKIP() << kNoChromium;
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(replica_testing::ThousandRanks());
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const job::Result result = AnalyzeTrace(simulation->trace);

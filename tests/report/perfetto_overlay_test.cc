@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -135,7 +136,7 @@ void ExpectSameFigures(const job::Result& a, const job::Result& b) {
 // merged trace's layout.
 struct Layout {
   std::map<std::string, std::pair<int32_t, std::string>> pids;
-  std::map<std::string, int32_t> overlay_pids;
+  std::map<std::string, std::set<int32_t>> overlay_pids;  // a pipeline's: the ranks naming it
   std::map<int32_t, int64_t> offsets;
   std::map<int32_t, std::string> sources;
 };
@@ -152,7 +153,7 @@ Layout ReadLayout(const std::string& layout_json) {
     layout.sources[rank] = std::string(std::string_view(entry["source"]));
     int64_t overlay = 0;
     if (entry["overlay_pid"].get(overlay) == simdjson::SUCCESS) {
-      layout.overlay_pids[std::to_string(overlay)] = rank;
+      layout.overlay_pids[std::to_string(overlay)].insert(rank);
     }
     for (simdjson::dom::element process : entry["processes"].get_array()) {
       layout.pids[std::to_string(int64_t(process["pid"]))] = {
@@ -246,17 +247,54 @@ ChromeDocument ExpectGoodRoundTrip(const RoundTrip& trip) {
   return merged;
 }
 
+// An overlay thread, as its thread_name says: "stage S \u00b7 rank R: what".
+struct OverlayTrack {
+  int32_t stage = -1;
+  int32_t rank = -1;
+  std::string what;
+};
+
+// (pid, tid) -> the overlay thread, for every thread named on an overlay pid.
+std::map<std::pair<std::string, std::string>, OverlayTrack> OverlayTracks(
+    const ChromeDocument& merged, const Layout& layout) {
+  std::map<std::pair<std::string, std::string>, OverlayTrack> tracks;
+  for (const EventMembers& event : merged.events) {
+    if (event.at("ph") != "\"M\"" || event.at("name") != "\"thread_name\"" ||
+        !layout.overlay_pids.contains(event.at("pid"))) {
+      continue;
+    }
+    const std::string& args = event.at("args");
+    const size_t stage = args.find("stage ");
+    const size_t rank = args.find(" rank ");
+    const size_t colon = args.find(": ");
+    EXPECT_NE(stage, std::string::npos) << args;
+    EXPECT_NE(rank, std::string::npos) << args;
+    EXPECT_NE(colon, std::string::npos) << args;
+    if (stage == std::string::npos || rank == std::string::npos || colon == std::string::npos) {
+      continue;
+    }
+    tracks[{event.at("pid"), event.at("tid")}] = OverlayTrack{
+        .stage = std::stoi(args.substr(stage + 6)),
+        .rank = std::stoi(args.substr(rank + 6)),
+        .what = args.substr(colon + 2, args.rfind('"') - colon - 2)};
+  }
+  return tracks;
+}
+
 // Per rank, the overlay's idle slices of the complete iterations: their durations summed.
 std::map<int32_t, int64_t> OverlayIdleByRank(const ChromeDocument& merged, const Layout& layout) {
+  const auto tracks = OverlayTracks(merged, layout);
   std::map<int32_t, int64_t> idle;
   for (const EventMembers& event : merged.events) {
-    if (!layout.overlay_pids.contains(event.at("pid")) || event.at("tid") != "1" ||
-        event.at("ph") != "\"X\"" || event.at("args").find("\"complete\":true") == std::string::npos) {
+    const auto track = tracks.find({event.at("pid"), event.at("tid")});
+    if (track == tracks.end() || track->second.what.rfind("idle", 0) != 0 ||
+        event.at("ph") != "\"X\"" ||
+        event.at("args").find("\"complete\":true") == std::string::npos) {
       continue;
     }
     int64_t dur = 0;
     EXPECT_TRUE(testing::MicrosText(event.at("dur"), &dur));
-    idle[layout.overlay_pids.at(event.at("pid"))] += dur;
+    idle[track->second.rank] += dur;
   }
   return idle;
 }
@@ -286,10 +324,54 @@ TEST(PerfettoOverlayTest, SimulatedOneFOneBRoundTripsWithTheBubbleOnItsTracks) {
                    pipeline.bubble.bubble_fraction);
   // 1F1B with m = 8: every rank runs F0..F7 and B0..B7 once per iteration (the labels come from
   // the set's PP annotations).
+  const auto tracks = OverlayTracks(merged, layout);
   std::map<std::pair<int32_t, std::string>, int> labels;  // (rank, "F3") -> count
   for (const EventMembers& event : merged.events) {
-    if (layout.overlay_pids.contains(event.at("pid")) && event.at("tid") == "2") {
-      ++labels[{layout.overlay_pids.at(event.at("pid")), testing::Unquoted(event.at("name"))}];
+    const auto track = tracks.find({event.at("pid"), event.at("tid")});
+    if (event.at("ph") == "\"X\"" && track != tracks.end() &&
+        track->second.what.rfind("ops", 0) == 0) {
+      ++labels[{track->second.rank, testing::Unquoted(event.at("name"))}];
+    }
+  }
+  // The pipeline's overlay is one process, named for it and ordered before every rank's own
+  // processes, holding two tracks per rank: stage S's idle on thread 3S+1 and its ops on 3S+2.
+  ASSERT_EQ(layout.overlay_pids.size(), 1u);
+  const std::string overlay_pid = layout.overlay_pids.begin()->first;
+  EXPECT_EQ(layout.overlay_pids.begin()->second, (std::set<int32_t>{0, 1, 2, 3}));
+  std::map<std::string, int64_t> sort_index;  // pid -> process_sort_index
+  std::string overlay_name;
+  for (const EventMembers& event : merged.events) {
+    if (event.at("ph") != "\"M\"") continue;
+    if (event.at("name") == "\"process_sort_index\"") {
+      const std::string& args = event.at("args");
+      sort_index[event.at("pid")] = std::stoll(args.substr(args.find(':') + 1));
+    }
+    if (event.at("name") == "\"process_name\"" && event.at("pid") == overlay_pid) {
+      overlay_name = event.at("args");
+    }
+  }
+  EXPECT_EQ(overlay_name, "{\"name\":\"pipeline 0: bubblescope, 4 stages\"}");
+  for (const auto& [pid, index] : sort_index) {
+    if (pid != overlay_pid) {
+      EXPECT_LT(sort_index.at(overlay_pid), index) << "pid " << pid;
+    }
+  }
+  ASSERT_EQ(tracks.size(), 8u);
+  for (size_t stage = 0; stage < pipeline.bubble.per_rank.size(); ++stage) {
+    const int32_t rank = pipeline.bubble.per_rank[stage].rank;
+    for (const auto& [tid, what] : {std::pair{3 * stage + 1, std::string("idle")},
+                                    std::pair{3 * stage + 2, std::string("ops")}}) {
+      const auto track = tracks.find({overlay_pid, std::to_string(tid)});
+      ASSERT_NE(track, tracks.end()) << "stage " << stage << " " << what;
+      EXPECT_EQ(track->second.stage, static_cast<int32_t>(stage));
+      EXPECT_EQ(track->second.rank, rank);
+      EXPECT_EQ(track->second.what.substr(0, what.size()), what);
+    }
+  }
+  // Every overlay slice lies on one of those tracks.
+  for (const EventMembers& event : merged.events) {
+    if (event.at("ph") == "\"X\"" && event.at("pid") == overlay_pid) {
+      EXPECT_TRUE(tracks.contains({overlay_pid, event.at("tid")})) << event.at("tid");
     }
   }
   const int iterations = static_cast<int>(pipeline.bubble.iterations.size());
