@@ -5,6 +5,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "compare/diff.h"
 #include "compare/gate.h"
 #include "report/gate_report.h"
@@ -132,6 +133,7 @@ int GateCommand::Run(std::ostream& out, std::ostream& err) {
   if (!baseline.has_value()) return kExitBadInput;
   std::optional<compare::RunFigures> current = ReadSide(current_, err);
   if (!current.has_value()) return kExitBadInput;
+  if (!RankOverridesUsed(err)) return kExitBadInput;
   const compare::GateResult result =
       compare::Gate(compare::Diff(*baseline, *current), thresholds);
 
@@ -143,6 +145,15 @@ int GateCommand::Run(std::ostream& out, std::ostream& err) {
   }
   // The verdict is in the exit status; a closed stdout loses only its text.
   PrintReport(GateText(result), out, err);
+  if (result.NothingChecked()) {
+    err << "bubblescope: gate: nothing was checked: "
+        << (result.checks.empty() ? std::string("no check applies to these runs")
+                                  : absl::StrCat("all ", result.checks.size(),
+                                                 " checks were skipped (",
+                                                 result.checks.front().note, ")"))
+        << "\n";
+    return kExitBadInput;
+  }
   if (result.Undecided()) {
     err << "bubblescope: gate: " << result.Count(compare::CheckOutcome::kError)
         << " checks cannot be judged (a figure that cannot be computed is no pass)\n";
