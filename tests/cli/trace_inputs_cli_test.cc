@@ -101,5 +101,38 @@ TEST(TraceInputsCliTest, APerfettoFileSavedInTheTraceFolderIsPassedOver) {
   EXPECT_EQ(simdjson::dom::array(doc["ranks"]).size(), 2u);
 }
 
+// diff and gate read a traces side as analyze does: --cycle picks the cycle of both sides,
+// --rank goes to the side whose files it names, and one naming neither is an error.
+TEST(TraceInputsCliTest, DiffAndGateTakeAnalyzesSelectionFlags) {
+  const CommandResult newest = Bubblescope({"diff", Cycles(), Cycles(), "--format", "json"});
+  ASSERT_EQ(newest.exit_status, 0) << newest.err;
+  EXPECT_THAT(newest.err, HasSubstr("reading cycle 3 (the newest complete one)"));
+  const CommandResult first = Bubblescope({"diff", Cycles(), Cycles(), "--cycle", "1"});
+  ASSERT_EQ(first.exit_status, 0) << first.err;
+  EXPECT_THAT(first.err, HasSubstr("reading cycle 1 (--cycle)"));
+
+  const CommandResult renamed = Bubblescope(
+      {"diff", Cycles(), Cycles(), "--rank", std::string(kRank0Cycle3) + "=0"});
+  EXPECT_EQ(renamed.exit_status, 0) << renamed.err;
+  const CommandResult stray =
+      Bubblescope({"gate", "--baseline", Cycles(), Cycles(), "--max-bubble", "1", "--rank",
+                   "/nowhere/rank9.json=9"});
+  EXPECT_EQ(stray.exit_status, 2);
+  EXPECT_THAT(stray.err, HasSubstr("bubblescope: --rank /nowhere/rank9.json=9: names no trace "
+                                   "file of either side\n"));
+}
+
+// The torch CPU traces hold no memory samples: a gate on memory alone skips every check, and
+// says it checked nothing rather than passing.
+TEST(TraceInputsCliTest, AGateThatCheckedNothingExitsTwo) {
+  const CommandResult run =
+      Bubblescope({"gate", "--baseline", Cycles(), Cycles(), "--max-memory", "1GiB"});
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_THAT(run.out, HasSubstr("bubblescope gate: NOTHING CHECKED: 0 of 2 checks failed (2 "
+                                 "skipped)"));
+  EXPECT_THAT(run.err, HasSubstr("bubblescope: gate: nothing was checked: all 2 checks were "
+                                 "skipped (the current run has no memory samples)\n"));
+}
+
 }  // namespace
 }  // namespace bubblescope::testing
