@@ -51,7 +51,7 @@ void CompareCommand::DefineTraceOptions(CLI::App* command) {
                        "For a side that is traces: regular expression naming the CPU annotations "
                        "that mark iterations (default: the ProfilerStep#N ranges)")
           ->type_name("REGEX");
-  const std::string scope = "For a side that is traces: ";
+  const std::string scope = "For a side that is traces. ";
   DefineStrict(command, &selection_.strict, scope);
   DefineTraceSelection(command, &selection_, scope);
   DefineQuiet(command, &quiet_);

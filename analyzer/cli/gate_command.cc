@@ -33,9 +33,10 @@ Examples:
       --markdown gate.md --junit gate.xml
 
 Exit status: 0 every check passed; 1 a regression (a check failed); 2 usage error, no
-threshold, unreadable or malformed input, a report of another schema major version, a side
-without any pipeline, a check whose figure cannot be computed (no complete iteration), or an
-output file that could not be written. See docs/diff-and-gate.md.
+threshold, every check skipped (nothing checked), unreadable or malformed input, a report of
+another schema major version, a side without any pipeline, a check whose figure cannot be
+computed (no complete iteration), or an output file that could not be written. See
+docs/diff-and-gate.md.
 )";
 
 struct FlagSpec {

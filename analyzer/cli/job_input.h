@@ -85,7 +85,7 @@ struct TraceSelection {
 };
 
 // Declares --rank, --run, --mix-runs and --cycle into `selection` on `command`, each help text
-// led by `scope` (empty, or "For a side that is traces: ").
+// led by `scope` (empty, or "For a side that is traces. ").
 void DefineTraceSelection(CLI::App* command, TraceSelection* selection, const std::string& scope);
 // Declares --strict into `strict`, its help led by `scope`.
 void DefineStrict(CLI::App* command, bool* strict, const std::string& scope);
