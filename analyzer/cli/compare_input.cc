@@ -24,6 +24,20 @@ namespace {
 // Enough of a file's beginning to see whether it opens a bubblescope report.
 constexpr std::streamsize kHeadBytes = 4096;
 
+// Whether a --rank PATH names a file of the side at `side`: the side itself, a path inside the
+// side's directory, or a file name the directory holds (as analyze matches them).
+bool NamesAFileOf(const std::string& override_path, const std::string& side) {
+  namespace fs = std::filesystem;
+  const fs::path named = fs::path(override_path).lexically_normal();
+  const fs::path root = fs::path(side).lexically_normal();
+  if (named == root) return true;
+  std::error_code ignored;
+  if (!fs::is_directory(side, ignored)) return false;
+  if (!named.has_parent_path()) return fs::exists(fs::path(side) / named, ignored);
+  const fs::path relative = named.lexically_relative(root);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
 }  // namespace
 
 void CompareCommand::DefineTraceOptions(CLI::App* command) {
@@ -37,6 +51,9 @@ void CompareCommand::DefineTraceOptions(CLI::App* command) {
                        "For a side that is traces: regular expression naming the CPU annotations "
                        "that mark iterations (default: the ProfilerStep#N ranges)")
           ->type_name("REGEX");
+  const std::string scope = "For a side that is traces. ";
+  DefineStrict(command, &selection_.strict, scope);
+  DefineTraceSelection(command, &selection_, scope);
   DefineQuiet(command, &quiet_);
 }
 
@@ -108,6 +125,15 @@ std::optional<compare::RunFigures> CompareCommand::AnalyseTraces(const std::stri
   if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
     source.iteration_marker = iteration_marker_;
   }
+  if (!ApplyTraceSelection(selection_, &source, err)) return std::nullopt;
+  // One --rank list serves both sides: each side takes the overrides that name its files.
+  std::vector<RankOverride> mine;
+  for (size_t i = 0; i < source.load.rank_overrides.size(); ++i) {
+    if (!NamesAFileOf(source.load.rank_overrides[i].path, path)) continue;
+    mine.push_back(source.load.rank_overrides[i]);
+    overrides_used_.insert(i);
+  }
+  source.load.rank_overrides = std::move(mine);
   int status = kExitOk;
   std::optional<LoadedJob> loaded = LoadAndAnalyzeJob(source, job::Options{}, err, &status);
   if (!loaded.has_value()) return std::nullopt;
@@ -127,6 +153,16 @@ std::optional<compare::RunFigures> CompareCommand::AnalyseTraces(const std::stri
     return std::nullopt;
   }
   return *std::move(figures);
+}
+
+bool CompareCommand::RankOverridesUsed(std::ostream& err) const {
+  for (size_t i = 0; i < selection_.rank_args.size(); ++i) {
+    if (overrides_used_.contains(i)) continue;
+    err << "bubblescope: --rank " << text::OneLine(selection_.rank_args[i])
+        << ": names no trace file of either side\n";
+    return false;
+  }
+  return true;
 }
 
 bool CompareCommand::WriteOutput(const std::string& path, const std::string& contents,

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "cli/command.h"
+#include "cli/job_input.h"
 #include "compare/gate.h"
 #include "compare/run_figures.h"
 
@@ -44,7 +46,8 @@ class CompareCommand : public Command {
  protected:
   explicit CompareCommand(std::string tool_version) : tool_version_(std::move(tool_version)) {}
 
-  // Declares -j/--jobs, --iteration-marker and --quiet (used for sides that are traces).
+  // Declares -j/--jobs, --iteration-marker, --quiet and analyze's --strict, --rank, --run,
+  // --mix-runs and --cycle (used for sides that are traces).
   void DefineTraceOptions(CLI::App* command);
 
   // Reads `path`: a file whose JSON opens with a bubblescope "schema" member is read as analyze's
@@ -52,6 +55,10 @@ class CompareCommand : public Command {
   // `bubblescope analyze`. nullopt after printing one line naming the file to `err`: unreadable
   // or malformed input, a schema of another major version, or no pipeline at all.
   std::optional<compare::RunFigures> ReadSide(const std::string& path, std::ostream& err);
+
+  // After both sides are read: false, after printing which, when a --rank argument named no
+  // file of either side (a side that is a report takes none).
+  bool RankOverridesUsed(std::ostream& err) const;
 
   // Writes `contents` to `path` (common/output_file.h), refusing every file a side read.
   // Prints why and returns false when it could not.
@@ -64,11 +71,13 @@ class CompareCommand : public Command {
   std::optional<compare::RunFigures> AnalyseTraces(const std::string& path, std::ostream& err);
 
   std::string tool_version_;
+  TraceSelection selection_;
   int jobs_ = 0;
   bool quiet_ = false;
   std::string iteration_marker_;
   CLI::Option* iteration_marker_option_ = nullptr;
   std::vector<std::string> files_read_;  // never overwritten by an output
+  std::set<size_t> overrides_used_;       // the --rank arguments some side's files took
 };
 
 }  // namespace bubblescope

@@ -55,6 +55,7 @@ int DiffCommand::Run(std::ostream& out, std::ostream& err) {
   if (!a.has_value()) return kExitBadInput;
   std::optional<compare::RunFigures> b = ReadSide(side_b_, err);
   if (!b.has_value()) return kExitBadInput;
+  if (!RankOverridesUsed(err)) return kExitBadInput;
   const compare::DiffResult diff = compare::Diff(*a, *b);
   std::string report;
   if (format_ == "json") {

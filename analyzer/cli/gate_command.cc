@@ -5,6 +5,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "compare/diff.h"
 #include "compare/gate.h"
 #include "report/gate_report.h"
@@ -32,9 +33,10 @@ Examples:
       --markdown gate.md --junit gate.xml
 
 Exit status: 0 every check passed; 1 a regression (a check failed); 2 usage error, no
-threshold, unreadable or malformed input, a report of another schema major version, a side
-without any pipeline, a check whose figure cannot be computed (no complete iteration), or an
-output file that could not be written. See docs/diff-and-gate.md.
+threshold, every check skipped (nothing checked), unreadable or malformed input, a report of
+another schema major version, a side without any pipeline, a check whose figure cannot be
+computed (no complete iteration), or an output file that could not be written. See
+docs/diff-and-gate.md.
 )";
 
 struct FlagSpec {
@@ -132,6 +134,7 @@ int GateCommand::Run(std::ostream& out, std::ostream& err) {
   if (!baseline.has_value()) return kExitBadInput;
   std::optional<compare::RunFigures> current = ReadSide(current_, err);
   if (!current.has_value()) return kExitBadInput;
+  if (!RankOverridesUsed(err)) return kExitBadInput;
   const compare::GateResult result =
       compare::Gate(compare::Diff(*baseline, *current), thresholds);
 
@@ -143,6 +146,15 @@ int GateCommand::Run(std::ostream& out, std::ostream& err) {
   }
   // The verdict is in the exit status; a closed stdout loses only its text.
   PrintReport(GateText(result), out, err);
+  if (result.NothingChecked()) {
+    err << "bubblescope: gate: nothing was checked: "
+        << (result.checks.empty() ? std::string("no check applies to these runs")
+                                  : absl::StrCat("all ", result.checks.size(),
+                                                 " checks were skipped (",
+                                                 result.checks.front().note, ")"))
+        << "\n";
+    return kExitBadInput;
+  }
   if (result.Undecided()) {
     err << "bubblescope: gate: " << result.Count(compare::CheckOutcome::kError)
         << " checks cannot be judged (a figure that cannot be computed is no pass)\n";

@@ -52,6 +52,7 @@ void NoteSkippedFiles(const std::vector<SkippedFile>& skipped_files, std::ostrea
   std::set<std::string> other_runs;
   size_t other_run_files = 0;
   for (const SkippedFile& skipped : skipped_files) {
+    if (skipped.other_profiler_cycle) continue;  // said with the cycles (NoteProfilerCycles)
     if (skipped.other_record_run) {
       other_runs.insert(skipped.other_record_run->empty() ? "files without a run id"
                                                           : *skipped.other_record_run);
@@ -64,6 +65,21 @@ void NoteSkippedFiles(const std::vector<SkippedFile>& skipped_files, std::ostrea
   err << "note: left out " << other_run_files << (other_run_files == 1 ? " file" : " files")
       << " of other record runs ("
       << absl::StrJoin(other_runs, ", ") << ")\n";
+}
+
+// The cycles found when the inputs hold several, and the one read: one line.
+void NoteProfilerCycles(const Trace& trace, std::ostream& err) {
+  const ProfilerCycles& cycles = trace.profiler_cycles;
+  if (cycles.found.empty()) return;
+  size_t left_out = 0;
+  for (const SkippedFile& skipped : trace.skipped_files) {
+    left_out += skipped.other_profiler_cycle.has_value() ? 1 : 0;
+  }
+  err << "note: the traces hold " << cycles.found.size()
+      << " profiler cycles: " << ListProfilerCycles(cycles.found) << "; reading cycle "
+      << cycles.chosen << (cycles.by_flag ? " (--cycle)" : " (the newest complete one)")
+      << ", leaving out " << left_out << (left_out == 1 ? " file" : " files")
+      << "; --cycle N reads another\n";
 }
 
 }  // namespace
@@ -113,13 +129,67 @@ absl::StatusOr<RankOverride> ParseRankOverride(const std::string& text) {
   return parsed;
 }
 
+void DefineStrict(CLI::App* command, bool* strict, const std::string& scope) {
+  command->add_flag("--strict", *strict,
+                    scope + "Exit with status 2, printing no report, if any file has an import "
+                            "warning or error (damaged events, truncation), the job is "
+                            "incomplete (ranks it declares, or its pipelines send to, are not in "
+                            "the trace) or a pipeline has no complete iteration");
+}
+
+void DefineTraceSelection(CLI::App* command, TraceSelection* selection,
+                          const std::string& scope) {
+  command
+      ->add_option("--rank", selection->rank_args,
+                   scope + "Give the file PATH rank id N (repeatable); overrides what the file "
+                           "says")
+      ->type_name("PATH=N")
+      ->allow_extra_args(false)
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            absl::StatusOr<RankOverride> parsed = ParseRankOverride(value);
+            return parsed.ok() ? std::string() : std::string(parsed.status().message());
+          },
+          ""));
+  CLI::Option* run_option =
+      command
+          ->add_option("--run", selection->record_run,
+                       scope + "Of inputs from several `bubblescope record` runs, read the run "
+                               "with this id (or a unique prefix of it); the others' files are "
+                               "left out")
+          ->type_name("ID");
+  command
+      ->add_flag("--mix-runs", selection->mix_record_runs,
+                 scope + "Read the files of several record runs together (by default that is "
+                         "an error: their ranks would be paired as if from one job)")
+      ->excludes(run_option);
+  command
+      ->add_option("--cycle", selection->profiler_cycle,
+                   scope + "Of a folder holding several torch.profiler cycles (one file per rank "
+                           "per cycle), read cycle N as the report numbers them (default: the "
+                           "newest complete one; docs/getting-traces.md)")
+      ->type_name("N")
+      ->check(WholeNumberAtLeast(1));
+}
+
+bool ApplyTraceSelection(const TraceSelection& selection, JobSource* source, std::ostream& err) {
+  source->load.record_run = RecordRunChoice{selection.record_run, selection.mix_record_runs};
+  source->load.profiler_cycle = selection.profiler_cycle;
+  source->strict = selection.strict;
+  for (const std::string& arg : selection.rank_args) {
+    absl::StatusOr<RankOverride> parsed = ParseRankOverride(arg);
+    if (!parsed.ok()) {  // already rejected while parsing; kept so no path skips the check
+      err << "bubblescope: --rank: " << MessageLine(parsed.status()) << "\n";
+      return false;
+    }
+    source->load.rank_overrides.push_back(*std::move(parsed));
+  }
+  return true;
+}
+
 void JobInputCommand::DefineInputs(CLI::App* command) {
   DefineLoadInputs(command);
-  command->add_flag("--strict", strict_,
-                    "Exit with status 2, printing no report, if any file has an import warning "
-                    "or error (damaged events, truncation), the job is incomplete (ranks it "
-                    "declares, or its pipelines send to, are not in the trace) or a pipeline "
-                    "has no complete iteration");
+  DefineStrict(command, &selection_.strict, "");
   iteration_marker_option_ =
       command
           ->add_option("--iteration-marker", iteration_marker_,
@@ -144,28 +214,7 @@ void JobInputCommand::DefineLoadInputs(CLI::App* command) {
                    "memory this process may use, divided by 3 per file read at once)")
       ->type_name("MB")
       ->check(WholeNumberAtLeast(1));
-  command
-      ->add_option("--rank", rank_args_,
-                   "Give the file PATH rank id N (repeatable); overrides what the file says")
-      ->type_name("PATH=N")
-      ->allow_extra_args(false)
-      ->check(CLI::Validator(
-          [](std::string& value) {
-            absl::StatusOr<RankOverride> parsed = ParseRankOverride(value);
-            return parsed.ok() ? std::string() : std::string(parsed.status().message());
-          },
-          ""));
-  CLI::Option* run_option =
-      command
-          ->add_option("--run", record_run_,
-                       "Of inputs from several `bubblescope record` runs, read the run with "
-                       "this id (or a unique prefix of it); the others' files are left out")
-          ->type_name("ID");
-  command
-      ->add_flag("--mix-runs", mix_record_runs_,
-                 "Read the files of several record runs together (by default that is an "
-                 "error: their ranks would be paired as if from one job)")
-      ->excludes(run_option);
+  DefineTraceSelection(command, &selection_, "");
   DefineQuiet(command, &quiet_);
 }
 
@@ -232,6 +281,7 @@ void PrintLoadError(const absl::Status& status, std::ostream& err) {
 
 bool NoteLoadProblems(const Trace& trace, bool strict, std::ostream& err) {
   NoteSkippedFiles(trace.skipped_files, err);
+  NoteProfilerCycles(trace, err);
   bool rejected = false;
   for (const Rank& rank : trace.ranks) {
     std::string problems = ImportProblems(rank, Severity::kWarning);
@@ -326,17 +376,8 @@ std::optional<JobSource> JobInputCommand::Source(std::ostream& err) const {
   source.paths = paths_;
   source.load.jobs = jobs_;
   source.load.max_file_bytes = int64_t{max_file_mb_} << 20;
-  source.load.record_run = RecordRunChoice{record_run_, mix_record_runs_};
-  source.strict = strict_;
   source.quiet = quiet_;
-  for (const std::string& arg : rank_args_) {
-    absl::StatusOr<RankOverride> parsed = ParseRankOverride(arg);
-    if (!parsed.ok()) {  // already rejected while parsing; kept so no path skips the check
-      err << "bubblescope: --rank: " << MessageLine(parsed.status()) << "\n";
-      return std::nullopt;
-    }
-    source.load.rank_overrides.push_back(*std::move(parsed));
-  }
+  if (!ApplyTraceSelection(selection_, &source, err)) return std::nullopt;
   if (iteration_marker_option_ != nullptr && iteration_marker_option_->count() > 0) {
     source.iteration_marker = iteration_marker_;
   }

@@ -73,12 +73,33 @@ absl::StatusOr<Trace> LoadShowingProgress(const JobSource& source, LoadOptions l
 std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options options,
                                            std::ostream& err, int* exit_status);
 
+// Which files of the inputs are read, and how strictly: --rank, --run, --mix-runs, --cycle and
+// (where the verb analyses) --strict. analyze, whatif, digest, diff and gate declare them through
+// DefineTraceSelection, so they mean the same on every verb.
+struct TraceSelection {
+  std::vector<std::string> rank_args;  // --rank PATH=N
+  std::string record_run;              // --run: one record run's files of several
+  bool mix_record_runs = false;
+  int32_t profiler_cycle = 0;  // --cycle N; 0: the newest complete one
+  bool strict = false;
+};
+
+// Declares --rank, --run, --mix-runs and --cycle into `selection` on `command`, each help text
+// led by `scope` (empty, or "For a side that is traces. ").
+void DefineTraceSelection(CLI::App* command, TraceSelection* selection, const std::string& scope);
+// Declares --strict into `strict`, its help led by `scope`.
+void DefineStrict(CLI::App* command, bool* strict, const std::string& scope);
+
+// Sets what `selection` says into `source` (its load options and strictness); false after
+// printing why a --rank argument is wrong.
+bool ApplyTraceSelection(const TraceSelection& selection, JobSource* source, std::ostream& err);
+
 class JobInputCommand : public Command {
  protected:
   // Declares DefineLoadInputs' flags, --strict and --iteration-marker on `command`.
   void DefineInputs(CLI::App* command);
   // Declares what reads the traces (PATH..., -j, --max-file-mb, --rank, --run, --mix-runs,
-  // --quiet) and nothing of the analysis: `bubblescope digest`'s inputs.
+  // --cycle, --quiet) and nothing of the analysis: `bubblescope digest`'s inputs.
   void DefineLoadInputs(CLI::App* command);
   // The paths and load options those flags give; nullopt after printing why.
   std::optional<JobSource> Source(std::ostream& err) const;
@@ -126,10 +147,7 @@ class JobInputCommand : public Command {
   std::string html_path_;  // --html; empty: none
   int jobs_ = 0;
   int32_t max_file_mb_ = 0;  // 0: the automatic reading budget
-  std::vector<std::string> rank_args_;
-  std::string record_run_;  // --run: one record run's files of several
-  bool mix_record_runs_ = false;
-  bool strict_ = false;
+  TraceSelection selection_;
   bool quiet_ = false;
   std::string iteration_marker_;
   CLI::Option* iteration_marker_option_ = nullptr;  // tells an empty REGEX from none

@@ -155,6 +155,7 @@ GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds) {
   for (const PipelineDiff& pipeline : diff.pipelines) {
     const std::string label = PipelineLabel(pipeline);
     AddNotes(pipeline, label, &result.notes);
+    const size_t first_check = result.checks.size();
     const bool gone = pipeline.pairing == Pairing::kOnlyA;
     const Unmeasured unmeasured{pipeline.no_complete_iteration_a,
                                 pipeline.no_complete_iteration_b};
@@ -203,6 +204,13 @@ GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds) {
         check->stage = stage.stage;
         check->rank = stage.rank_b.has_value() ? stage.rank_b : stage.rank_a;
       }
+    }
+    for (size_t i = first_check; i < result.checks.size(); ++i) {
+      Check& check = result.checks[i];
+      if (check.outcome != CheckOutcome::kFail) continue;
+      const bool memory =
+          check.kind == CheckKind::kMaxMemory || check.kind == CheckKind::kMaxMemoryIncrease;
+      check.behind = ChangesBehind(pipeline, memory, check.stage);
     }
   }
   return result;

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "compare/changes_behind.h"
 #include "compare/diff.h"
 
 namespace bubblescope::compare {
@@ -75,6 +76,8 @@ struct Check {
   // Why it was skipped, why it failed without a figure, or, for a difference no larger than the
   // iteration-to-iteration spread, that it is.
   std::string note;
+  // A failed check: what changed underneath it in the diff (compare/changes_behind.h).
+  std::vector<ChangeBehind> behind;
 
   // current - baseline (0 unless both are known); relative: over the baseline.
   double Delta() const;
@@ -92,6 +95,10 @@ struct GateResult {
   bool Passed() const { return Count(CheckOutcome::kFail) == 0 && !Undecided(); }
   // A check could not be judged (CheckOutcome::kError): the gate's verdict is an error.
   bool Undecided() const { return Count(CheckOutcome::kError) > 0; }
+  // Every check was skipped (or none was made): the gate checked nothing, which is no pass.
+  bool NothingChecked() const {
+    return Count(CheckOutcome::kSkipped) == static_cast<int32_t>(checks.size());
+  }
 };
 
 GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds);

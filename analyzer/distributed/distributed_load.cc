@@ -49,6 +49,7 @@ Share ReadShare(const absl::StatusOr<TraceFileList>& list, int process, int proc
     encoded.read = read.read;
     encoded.status = read.status;
     encoded.merged = read.merged;
+    encoded.bubblescope_merged = read.bubblescope_merged;
     try {
       for (const Rank& rank : read.ranks) {
         const Rank reduced = index::ReduceForDigest(rank).rank;
@@ -106,6 +107,7 @@ absl::StatusOr<AssembledJob> AssembleShares(const TraceFileList& list,
       read.read = encoded.read;
       read.status = std::move(encoded.status);
       read.merged = encoded.merged;
+      read.bubblescope_merged = encoded.bubblescope_merged;
       const std::string& path = list.files[encoded.index].path;
       for (EncodedRank& rank : encoded.ranks) {
         absl::StatusOr<Rank> header = digest::Decode(rank.header, path);

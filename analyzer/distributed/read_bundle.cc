@@ -59,7 +59,7 @@ std::string PackBundle(const ReadBundle& bundle) {
     PutNumber(read.index, &out);
     PutNumber(read.read ? 1 : 0, &out);
     PutStatus(read.status, &out);
-    PutNumber(read.merged ? 1 : 0, &out);
+    PutNumber(read.merged ? (read.bubblescope_merged ? 2 : 1) : 0, &out);
     PutNumber(read.ranks.size(), &out);
     for (const EncodedRank& rank : read.ranks) {
       PutString(rank.header, &out);
@@ -81,7 +81,9 @@ absl::StatusOr<ReadBundle> UnpackBundle(std::string_view bytes, int process) {
     read.index = in.Number();
     read.read = in.Number() != 0;
     read.status = in.Status();
-    read.merged = in.Number() != 0;
+    const uint64_t merged = in.Number();
+    read.merged = merged != 0;
+    read.bubblescope_merged = merged == 2;
     read.ranks.resize(in.Count(kRankBytes));
     for (EncodedRank& rank : read.ranks) {
       rank.header = std::string(in.String());

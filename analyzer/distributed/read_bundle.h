@@ -27,6 +27,7 @@ struct EncodedRead {
   bool read = false;
   absl::Status status;
   bool merged = false;
+  bool bubblescope_merged = false;  // FileRead::bubblescope_merged
   std::vector<EncodedRank> ranks;  // one per rank of the file
 };
 

@@ -428,6 +428,7 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
   if (!inputs.ok()) return inputs.status();
   Result result;
   result.ranks = rank_summary::Analyze(trace, inputs->index);
+  result.profiler_cycles = trace.profiler_cycles;
   absl::StatusOr<std::vector<Pipeline>> pipelines = AnalyzePipelines(*inputs, options);
   if (!pipelines.ok()) return pipelines.status();
   result.pipelines = *std::move(pipelines);

@@ -178,6 +178,9 @@ struct Result {
   // The pipelines that are data-parallel copies of each other, with the spread of their figures
   // (replica_sets.h); empty when no described data-parallel group joins two pipelines.
   std::vector<ReplicaSet> replica_sets;
+  // The profiler cycles the inputs held, when several, and the one analysed (the loader's
+  // choice, loader/profiler_cycles.h).
+  ProfilerCycles profiler_cycles;
 
   // True when ranks the job declares are missing, or a pipeline exchanges p2p with a rank
   // outside the trace: its figures then cover the loaded ranks only.

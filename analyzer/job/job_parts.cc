@@ -153,6 +153,7 @@ absl::StatusOr<PartResult> AnalyzePart(const Trace& part, const std::vector<size
 
 Result MergeParts(const Trace& headers, std::vector<PartResult> parts, const Options& options) {
   Result result;
+  result.profiler_cycles = headers.profiler_cycles;
   SummaryInputs summary{.trace = &headers, .roles = {}, .ranks_without_p2p = {}, .notes = {}};
   // The notes as p2p_graph orders them over the whole job: one per rank kept though cut short,
   // in trace order, then the others in pipeline order.

@@ -65,14 +65,19 @@ absl::StatusOr<RankAssigner> RankAssigner::Create(std::vector<std::string> files
   return assigner;
 }
 
-absl::StatusOr<int32_t> RankAssigner::Assign(size_t index, int32_t reported_rank) {
-  const std::string& path = files_[index];
+int32_t RankAssigner::Claimed(size_t index, int32_t reported_rank) const {
   int32_t rank = overridden_[index];
   if (rank < 0) rank = reported_rank;
   if (rank < 0) {
-    if (std::optional<int32_t> from_name = RankFromFileName(path)) rank = *from_name;
+    if (std::optional<int32_t> from_name = RankFromFileName(files_[index])) rank = *from_name;
   }
   if (rank < 0 && files_.size() == 1) rank = 0;
+  return rank;
+}
+
+absl::StatusOr<int32_t> RankAssigner::Assign(size_t index, int32_t reported_rank) {
+  const std::string& path = files_[index];
+  const int32_t rank = Claimed(index, reported_rank);
   if (rank < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         path,

@@ -26,6 +26,10 @@ class RankAssigner {
   // index order: a rank already taken by an earlier file is an error naming both files.
   absl::StatusOr<int32_t> Assign(size_t index, int32_t reported_rank);
 
+  // The rank Assign would give files[index] by the precedence above, without taking it; -1 when
+  // nothing says (not even the single-file rule).
+  int32_t Claimed(size_t index, int32_t reported_rank) const;
+
   // The same for one of the ranks of a merged trace (readers/merged_trace.h), which names each
   // of its ranks itself: an override of the file is an error, as is a rank already taken.
   absl::StatusOr<int32_t> AssignNamed(size_t index, int32_t named_rank);

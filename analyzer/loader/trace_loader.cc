@@ -117,7 +117,7 @@ absl::Status ReadWithReaders(Worker& worker, const std::string& path, int64_t ma
 }
 
 absl::Status ReadOneFile(Worker& worker, const std::string& path, int64_t max_bytes,
-                         std::vector<Rank>* ranks, bool* merged) {
+                         FileRead* read) {
   // Past the budget, memory can still run out (a machine that is short of it, an input whose
   // structure is unusually dense): that is this file's error, not a crash.
   FileRanks out;
@@ -128,8 +128,9 @@ absl::Status ReadOneFile(Worker& worker, const std::string& path, int64_t max_by
     out = FileRanks();
     status = OutOfMemoryReading(path, max_bytes);
   }
-  *ranks = std::move(out.ranks);
-  *merged = status.ok() && out.named_by_file;
+  read->ranks = std::move(out.ranks);
+  read->merged = status.ok() && out.named_by_file;
+  read->bubblescope_merged = status.ok() && out.bubblescope_merged;
   return status;
 }
 
@@ -169,6 +170,73 @@ class ProgressTeller {
   LoadProgress progress_;
 };
 
+// A directory of files that are all JSON without traceEvents: the first one's error, naming the
+// trace sets in the directory's subfolders, when it has some (a folder of several jobs' sets).
+absl::Status OnlyOtherJson(const TraceFileList& list, const absl::Status& first) {
+  if (list.trace_sets_below.empty()) return first;
+  return absl::Status(first.code(), absl::StrCat(first.message(), "; ", list.trace_sets_below));
+}
+
+// Passes over a merged trace that `analyze --perfetto` wrote into the directory of the per-rank
+// files it was made of: read with them, each of its ranks would clash with its own file. Named
+// on the command line, or alone in its directory, it is read as its ranks.
+void PassOverMergedTraces(const std::vector<TraceFile>& files, const std::vector<FileRead>& reads,
+                          std::vector<size_t>* readable, std::vector<SkippedFile>* skipped) {
+  const bool has_rank_files = std::any_of(readable->begin(), readable->end(), [&](size_t i) {
+    return !reads[i].bubblescope_merged;
+  });
+  if (!has_rank_files) return;
+  std::erase_if(*readable, [&](size_t i) {
+    if (!files[i].from_directory || !reads[i].bubblescope_merged) return false;
+    skipped->push_back({files[i].path,
+                        "a merged trace that analyze --perfetto wrote (bubblescope_merged); its "
+                        "ranks are the folder's other files",
+                        std::nullopt});
+    return true;
+  });
+}
+
+// The profiler cycle to read (loader/profiler_cycles.h), per readable file of the chosen record
+// run: whether it is read. The cycles found go into `trace`, with a skipped file for each file of
+// another cycle.
+absl::StatusOr<std::vector<bool>> ChooseCycle(const std::vector<size_t>& readable,
+                                              const std::vector<FileRead>& reads,
+                                              const std::vector<bool>& in_run,
+                                              const RankAssigner& assigner, int32_t wanted,
+                                              Trace* trace) {
+  std::vector<CycleFile> cycle_files;
+  std::vector<size_t> of_run;  // their place in `readable`
+  for (size_t k = 0; k < readable.size(); ++k) {
+    if (!in_run[k]) continue;
+    const FileRead& read = reads[readable[k]];
+    CycleFile file;
+    // A file naming several ranks (a merged trace, an Nsight export) is no one rank's cycle.
+    file.rank = read.ranks.size() == 1 ? assigner.Claimed(k, read.ranks[0].rank) : -1;
+    for (const Rank& rank : read.ranks) {
+      for (const ProfilerStep& step : rank.steps) {
+        file.first_step = std::min(file.first_step.value_or(step.number), step.number);
+        file.last_step = std::max(file.last_step.value_or(step.number), step.number);
+      }
+    }
+    cycle_files.push_back(file);
+    of_run.push_back(k);
+  }
+  absl::StatusOr<CycleChoice> choice = ChooseProfilerCycle(cycle_files, wanted);
+  if (!choice.ok()) return choice.status();
+  std::vector<bool> keep(readable.size(), true);
+  for (size_t j = 0; j < of_run.size(); ++j) {
+    if (choice->keep[j]) continue;
+    keep[of_run[j]] = false;
+    const FileRead& read = reads[readable[of_run[j]]];
+    trace->skipped_files.push_back(
+        {read.ranks[0].source_path,
+         absl::StrCat("of profiler cycle ", choice->cycle_of[j], ", not the one read (--cycle)"),
+         std::nullopt, choice->cycle_of[j]});
+  }
+  trace->profiler_cycles = std::move(choice->cycles);
+  return keep;
+}
+
 }  // namespace
 
 
@@ -178,7 +246,8 @@ absl::StatusOr<TraceFileList> ListTraceFiles(const std::vector<std::string>& pat
     return absl::InvalidArgumentError(absl::StrCat("jobs must be >= 0, not ", options.jobs));
   }
   TraceFileList list;
-  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths(paths, &list.not_regular);
+  absl::StatusOr<std::vector<TraceFile>> files =
+      ExpandTracePaths(paths, &list.not_regular, &list.trace_sets_below);
   if (!files.ok()) return files.status();
   list.files = *std::move(files);
   // Overrides must name a file that exists in the list, so they are checked before any reading.
@@ -216,8 +285,7 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
       if (index > results.first_failure.load()) return;
       FileRead& read = results.reads[index];
       read.read = true;
-      read.status =
-          ReadOneFile(state[worker], files[index].path, max_bytes, &read.ranks, &read.merged);
+      read.status = ReadOneFile(state[worker], files[index].path, max_bytes, &read);
       // Other JSON found in a directory (not a trace at all) is passed over, not a failure.
       if (!read.status.ok() && !IsSkippable(files[index], read.status)) {
         results.RecordFailure(index);
@@ -266,8 +334,9 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
     }
   }
   if (readable.empty() && first_failure == files.size()) {
-    return reads[0].status;  // only other JSON: report the first
+    return OnlyOtherJson(list, reads[0].status);
   }
+  PassOverMergedTraces(files, reads, &readable, &trace.skipped_files);
   std::vector<std::string_view> run_ids;
   // A merged trace's ranks all come from one run, or were mixed by --mix-runs before merging.
   for (size_t i : readable) run_ids.push_back(reads[i].ranks[0].record_run_id);
@@ -282,6 +351,9 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
   }
   absl::StatusOr<RankAssigner> assigner = RankAssigner::Create(trace_paths, options.rank_overrides);
   if (!assigner.ok()) return assigner.status();
+  absl::StatusOr<std::vector<bool>> in_cycle =
+      ChooseCycle(readable, reads, *in_run, *assigner, options.profiler_cycle, &trace);
+  if (!in_cycle.ok()) return in_cycle.status();
   std::vector<Rank> kept;
   std::vector<RankOrigin> kept_origins;
   for (size_t k = 0; k < readable.size(); ++k) {
@@ -297,6 +369,7 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
            rank.record_run_id});
       continue;
     }
+    if (!(*in_cycle)[k]) continue;  // noted by ChooseCycle
     const bool merged = reads[readable[k]].merged;
     for (size_t slot = 0; slot < file_ranks.size(); ++slot) {
       Rank& file_rank = file_ranks[slot];

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "bubblescope/trace.h"
 #include "loader/file_source.h"  // ReadingBudgetBytes
+#include "loader/profiler_cycles.h"
 #include "loader/record_runs.h"
 #include "loader/trace_paths.h"
 
@@ -47,6 +48,9 @@ struct LoadOptions {
   // Which `bubblescope record` run to read when the inputs hold several (loader/record_runs.h).
   // Files of the other runs are left out with a note in Trace.skipped_files.
   RecordRunChoice record_run;
+  // Which profiler cycle to read when the files hold several (loader/profiler_cycles.h), by its
+  // number; 0: the newest complete one. Files of the other cycles are left out with a note.
+  int32_t profiler_cycle = 0;
 };
 
 // Errors are one line: "<file>: byte <N>: <what is wrong>" (or "<file>: <what>" when no offset
@@ -58,6 +62,9 @@ absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const Loa
 struct TraceFileList {
   std::vector<TraceFile> files;
   std::vector<SkippedFile> not_regular;  // trace-named entries that are not regular files
+  // The trace sets in the subfolders of the directories named, said when the files listed are
+  // no traces at all (TraceSetsBelow); empty when there are none.
+  std::string trace_sets_below;
 };
 
 // Step 1: expands `paths` and checks the options and the --rank overrides against the files
@@ -71,6 +78,7 @@ struct FileRead {
   bool read = false;       // false: not read, because a file before it in the list failed
   absl::Status status;     // the file's error; NotFound for JSON without traceEvents
   bool merged = false;     // a merged trace (readers/merged_trace.h), naming its ranks itself
+  bool bubblescope_merged = false;  // the one `analyze --perfetto` writes (FileRanks)
   std::vector<Rank> ranks; // the file's ranks with their reported ids (several when merged)
 };
 
@@ -85,7 +93,9 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
                                      const LoadOptions& options,
                                      const FileReadHook& on_read = nullptr);
 
-// Step 3: the Trace of `list` from `reads`, one per file of the list: record runs chosen, rank
+// Step 3: the Trace of `list` from `reads`, one per file of the list: record runs chosen, a
+// merged trace found in a directory beside the ranks it was made of passed over, the profiler
+// cycle chosen, rank
 // ids assigned (duplicates rejected), files that are not traces noted. The error is the first
 // in list order, of a file's own or of its place among the others.
 // With `origins`, also where each of the Trace's ranks came from, one per rank in its order.

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace bubblescope {
 namespace {
@@ -55,15 +56,51 @@ absl::Status NsightReportError(const std::string& path) {
                    "export --type sqlite --include-blobs=true --output ", export_path, " ", path));
 }
 
+// The most trace sets a message names; the rest are counted.
+constexpr size_t kTraceSetsListed = 6;
+
+// Whether `dir` directly holds a file with a trace file name (or an Nsight report).
+bool HoldsTraceFiles(const fs::path& dir) {
+  std::error_code error;
+  fs::directory_iterator it(dir, error);
+  for (; !error && it != fs::directory_iterator(); it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (IsTraceFileName(name) || IsNsightReportName(name)) return true;
+  }
+  return false;
+}
+
+// "it holds 2 trace sets in subfolders: a, b; name one: bubblescope analyze DIR/a", or empty
+// when no subfolder of `dir` holds a trace file.
+std::string TraceSetsIn(const std::string& dir, std::vector<std::string> subfolders) {
+  std::sort(subfolders.begin(), subfolders.end());
+  std::vector<std::string> sets;
+  for (const std::string& name : subfolders) {
+    if (HoldsTraceFiles(fs::path(dir) / name)) sets.push_back(name);
+  }
+  if (sets.empty()) return "";
+  std::vector<std::string> listed(sets.begin(),
+                                  sets.begin() + std::min(sets.size(), kTraceSetsListed));
+  std::string list = absl::StrJoin(listed, ", ");
+  if (sets.size() > listed.size()) absl::StrAppend(&list, " and ", sets.size() - listed.size(), " more");
+  return absl::StrCat(dir, " holds ", sets.size(), sets.size() == 1 ? " trace set" : " trace sets",
+                      " in subfolders (", list, "); name one: bubblescope analyze ",
+                      (fs::path(dir) / sets.front()).string());
+}
+
 absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
-                                                      std::vector<SkippedFile>* skipped) {
+                                                      std::vector<SkippedFile>* skipped,
+                                                      std::string* trace_sets) {
   std::error_code error;
   fs::directory_iterator it(dir, error);
   std::vector<std::string> names;
   std::vector<SkippedFile> passed_over;
   std::string first_report;  // an Nsight report, named when the directory holds no trace
+  std::vector<std::string> subfolders;
   for (; !error && it != fs::directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
+    std::error_code folder_error;
+    if (!IsTraceFileName(name) && it->is_directory(folder_error)) subfolders.push_back(name);
     if (IsNsightReportName(name) && (first_report.empty() || it->path().string() < first_report)) {
       first_report = it->path().string();
     }
@@ -79,11 +116,17 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
     return absl::Status(absl::ErrnoToStatusCode(error.value()),
                         absl::StrCat(dir, ": ", error.message()));
   }
+  if (names.empty() && !first_report.empty()) return NsightReportError(first_report);
+  // Only where the files here may be no traces at all: a folder of ranks has no subfolders to
+  // look into, and a large one is listed once.
+  std::string sets = subfolders.empty() ? "" : TraceSetsIn(dir, std::move(subfolders));
   if (names.empty()) {
-    if (!first_report.empty()) return NsightReportError(first_report);
-    return absl::NotFoundError(
-        absl::StrCat(dir, ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)"));
+    std::string message =
+        absl::StrCat(dir, ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)");
+    if (!sets.empty()) absl::StrAppend(&message, "; ", sets);
+    return absl::NotFoundError(message);
   }
+  if (!sets.empty() && trace_sets->empty()) *trace_sets = std::move(sets);
   std::sort(names.begin(), names.end());
   std::sort(passed_over.begin(), passed_over.end(),
             [](const SkippedFile& a, const SkippedFile& b) { return a.path < b.path; });
@@ -113,7 +156,10 @@ bool IsNsightReportName(std::string_view name) {
 }
 
 absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::string>& paths,
-                                                        std::vector<SkippedFile>* skipped) {
+                                                        std::vector<SkippedFile>* skipped,
+                                                        std::string* trace_sets_below) {
+  std::string unused_sets;
+  if (trace_sets_below == nullptr) trace_sets_below = &unused_sets;
   if (paths.empty()) return absl::InvalidArgumentError("no trace files given");
   std::vector<TraceFile> files;
   for (const std::string& path : paths) {
@@ -123,7 +169,8 @@ absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::s
       files.push_back({path, false});
       continue;
     }
-    absl::StatusOr<std::vector<std::string>> in_dir = TraceFilesIn(path, skipped);
+    absl::StatusOr<std::vector<std::string>> in_dir =
+        TraceFilesIn(path, skipped, trace_sets_below);
     if (!in_dir.ok()) return in_dir.status();
     for (std::string& file : *in_dir) files.push_back({std::move(file), true});
   }

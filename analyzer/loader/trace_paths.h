@@ -26,11 +26,15 @@ bool IsNsightReportName(std::string_view name);
 // *.json.gz, *.bsdigest, *.sqlite)", "<dir>: <strerror>" when the directory cannot be listed, an
 // empty `paths`, and an Nsight report given, or a directory holding reports and no trace: one
 // line naming the report and the `nsys export --type sqlite` command that makes it readable.
+// A directory with no trace file whose subfolders hold some (a folder of trace sets) is named in
+// the error with the sets and how to name one; where its files may still be no traces (a
+// provenance.json), the same words go to `trace_sets_below`, for the loader to add when none is.
 struct TraceFile {
   std::string path;
   bool from_directory = false;  // found by listing a directory, not named by the user
 };
 absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::string>& paths,
-                                                        std::vector<SkippedFile>* skipped);
+                                                        std::vector<SkippedFile>* skipped,
+                                                        std::string* trace_sets_below = nullptr);
 
 }  // namespace bubblescope

@@ -287,7 +287,9 @@ bool KinetoTraceReader::Sniff(std::string_view head, std::string_view path) cons
 
 absl::Status KinetoTraceReader::Read(const std::string& path, const ReaderOptions& options,
                                      FileRanks* out) {
-  return reader_.ReadRanks(path, options.text, &out->ranks, &out->named_by_file);
+  absl::Status read = reader_.ReadRanks(path, options.text, &out->ranks, &out->named_by_file);
+  out->bubblescope_merged = out->named_by_file;
+  return read;
 }
 
 }  // namespace bubblescope

@@ -36,6 +36,10 @@ struct FileRanks {
   // The file names each of its ranks itself (a merged trace, readers/merged_trace.h): a --rank
   // override of the file is then an error, and the ids are taken as they are.
   bool named_by_file = false;
+  // The file is bubblescope's own merged trace, the `bubblescope_merged` document that
+  // `analyze --perfetto` writes: in a folder beside the per-rank files it was made of, the loader
+  // passes it over rather than read its ranks twice.
+  bool bubblescope_merged = false;
 };
 
 // One input format. Stateless apart from buffers it reuses from file to file (a parser's

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "report/text_table.h"
 #include "text/one_line.h"
 
@@ -56,9 +57,11 @@ std::string OutcomeText(CheckOutcome outcome) {
   return std::string(compare::CheckOutcomeName(outcome));
 }
 
-// The verdict: a check that cannot be judged makes it an error, whatever the others say.
+// The verdict: a check that cannot be judged makes it an error, whatever the others say; a gate
+// whose every check was skipped checked nothing, which is no pass either.
 std::string_view Verdict(const GateResult& result, bool capitals) {
   if (result.Undecided()) return capitals ? "ERROR" : "**error**";
+  if (result.NothingChecked()) return capitals ? "NOTHING CHECKED" : "**nothing checked**";
   if (result.Passed()) return capitals ? "PASS" : "pass";
   return capitals ? "FAIL" : "**regression**";
 }
@@ -99,6 +102,30 @@ std::string Counts(const GateResult& result) {
                       errors > 0 ? absl::StrCat("; ", errors, " cannot be judged") : "");
 }
 
+// One change behind a failed check, as the diff gives it: "stage 2 backward 3.100 ms -> 4.400
+// ms (+1.300 ms (+41.9%))", "link 1->2 transfer (median) ...", "m 8 -> 4".
+std::string ChangeBehindText(const compare::ChangeBehind& change) {
+  switch (change.kind) {
+    case compare::ChangeBehind::Kind::kShape:
+      return absl::StrCat(change.figure, " ", change.a, " -> ", change.b);
+    case compare::ChangeBehind::Kind::kStageOp:
+      return absl::StrCat("stage ", change.stage, " ", change.figure, " ",
+                          ChangeText(change.change, FigureUnit::kMicros));
+    case compare::ChangeBehind::Kind::kLink:
+      return absl::StrCat("link ", change.stage, "->", change.dst_stage, " transfer (median) ",
+                          ChangeText(change.change, FigureUnit::kMicros));
+  }
+  return "";
+}
+
+// "what changed: a; b; c", or empty when the diff names nothing behind the check.
+std::string ChangesBehindText(const Check& check) {
+  std::vector<std::string> parts;
+  for (const compare::ChangeBehind& change : check.behind) parts.push_back(ChangeBehindText(change));
+  if (parts.empty()) return "";
+  return absl::StrCat("what changed: ", absl::StrJoin(parts, "; "));
+}
+
 }  // namespace
 
 std::string CheckName(const Check& check) {
@@ -135,6 +162,10 @@ std::string GateText(const GateResult& result) {
                   OutcomeText(check.outcome), check.note});
   }
   absl::StrAppend(&out, table.Render(2));
+  for (const Check& check : result.checks) {
+    const std::string behind = ChangesBehindText(check);
+    if (!behind.empty()) absl::StrAppend(&out, "  ", CheckName(check), ": ", behind, "\n");
+  }
   return out;
 }
 
@@ -156,6 +187,17 @@ std::string GateMarkdown(const GateResult& result) {
     absl::StrAppend(&out, "| ", MarkdownCell(CheckName(check)), " | ", MarkdownCell(cells.baseline),
                     " | ", MarkdownCell(cells.current), " | ", MarkdownCell(cells.delta), " | ",
                     MarkdownCell(cells.limit), " | ", MarkdownCell(outcome), " |\n");
+  }
+  // Under the table (a table row cannot hold a list): each failed check's changes in the diff.
+  bool heading = false;
+  for (const Check& check : result.checks) {
+    if (check.behind.empty()) continue;
+    if (!heading) out += "\n### What changed behind the failed checks\n\n";
+    heading = true;
+    absl::StrAppend(&out, "- **", MarkdownCell(CheckName(check)), "**\n");
+    for (const compare::ChangeBehind& change : check.behind) {
+      absl::StrAppend(&out, "  - ", MarkdownCell(ChangeBehindText(change)), "\n");
+    }
   }
   return out;
 }
@@ -183,8 +225,11 @@ std::string GateJunit(const GateResult& result) {
         break;
       case CheckOutcome::kFail:
         absl::StrAppend(&out, ">\n      <failure type=\"regression\" message=\"",
-                        XmlEscaped(figures), "\">", XmlEscaped(figures),
-                        "</failure>\n    </testcase>\n");
+                        XmlEscaped(figures), "\">", XmlEscaped(figures));
+        if (const std::string behind = ChangesBehindText(check); !behind.empty()) {
+          absl::StrAppend(&out, "&#10;", XmlEscaped(behind));
+        }
+        absl::StrAppend(&out, "</failure>\n    </testcase>\n");
         break;
       case CheckOutcome::kError:
         absl::StrAppend(&out, ">\n      <error type=\"no_figure\" message=\"", XmlEscaped(check.note),

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/cause_report.h"
+#include "report/cycle_report.h"
 #include "report/evidence_report.h"
 #include "report/job_report.h"
 #include "report/large_job.h"
@@ -378,7 +379,8 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
   // The warning goes right under the headline, before any figure it qualifies.
   const size_t headline_end = summary.find('\n');
   summary.insert(headline_end == std::string::npos ? summary.size() : headline_end + 1,
-                 IncompleteJobText(result) + DiagnosisText(result));
+                 IncompleteJobText(result) + ProfilerCycleText(result.profiler_cycles) +
+                     DiagnosisText(result));
   std::string legend;
   if (!result.pipelines.empty()) {
     legend =
@@ -421,6 +423,7 @@ absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,
   json.EndArray();
   WriteReplicaSetsMember(result.replica_sets, json);
   WriteJobMember(result.job, json);
+  WriteProfilerCycleMember(result.profiler_cycles, json);
   json.EndObject();
   absl::StatusOr<std::string> document = json.Finish();
   if (document.ok()) document->push_back('\n');

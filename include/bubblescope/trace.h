@@ -234,11 +234,35 @@ struct SkippedFile {
   // Set when the file was left out as another `bubblescope record` run's (analyze --run): its
   // run id ("" for a file from no record run). Such files are summed up, not listed one by one.
   std::optional<std::string> other_record_run;
+  // Set when the file was left out as another profiler cycle's (analyze --cycle): that cycle's
+  // number. Such files are summed up too.
+  std::optional<int32_t> other_profiler_cycle = std::nullopt;
+};
+
+// One profiler cycle among the inputs: torch.profiler's schedule(repeat=0) writes a file per
+// rank at the end of every active period, so one folder can hold several cycles of one job,
+// told apart by the ProfilerStep numbers their files hold (loader/profiler_cycles.h).
+struct ProfilerCycle {
+  int32_t number = 0;  // 1 for the cycle with the lowest steps
+  int64_t first_step = 0;
+  int64_t last_step = 0;
+  int32_t files = 0;
+  // Every rank of the inputs has one file in it, each file holds all of its steps, and it spans
+  // as many steps as the longest cycle (a cycle cut short when the job stopped spans fewer).
+  bool complete = false;
+};
+
+// The profiler cycles found, when the inputs hold more than one, and the one analysed.
+struct ProfilerCycles {
+  std::vector<ProfilerCycle> found;  // by number; empty: one cycle (or files without steps)
+  int32_t chosen = 0;                // the number analysed; 0 when `found` is empty
+  bool by_flag = false;              // chosen by --cycle, not as the newest complete one
 };
 
 struct Trace {
   std::vector<Rank> ranks;  // sorted by rank id, ids unique
   std::vector<SkippedFile> skipped_files;
+  ProfilerCycles profiler_cycles;
 };
 
 }  // namespace bubblescope

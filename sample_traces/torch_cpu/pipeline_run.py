@@ -66,6 +66,10 @@ class Profiling:
     with_stack: bool = False
     window: str = "steps"
     export: str = "chrome"
+    # Profiler cycles: schedule(repeat=cycles), each cycle's trace handed to on_trace_ready.
+    # More than one only with the tensorboard export, whose file names differ per cycle
+    # (record_cycles.py; docs/getting-traces.md).
+    cycles: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,7 +92,7 @@ class Run:
 
 def training_steps(run):
     skip_first, wait, warmup, active = PROFILER_WINDOWS[run.profiling.window]
-    return skip_first + wait + warmup + active
+    return skip_first + (wait + warmup + active) * run.profiling.cycles
 
 
 def profiled_steps(run):
@@ -254,7 +258,8 @@ def profiled(run, rank, trace_dir, train_step):
         on_trace_ready = export
     with torch.profiler.profile(
         schedule=torch.profiler.schedule(
-            skip_first=skip_first, wait=wait, warmup=warmup, active=active, repeat=1
+            skip_first=skip_first, wait=wait, warmup=warmup, active=active,
+            repeat=prof_cfg.cycles,
         ),
         on_trace_ready=on_trace_ready,
         **activities,

@@ -55,6 +55,36 @@ TEST(MergedLoadTest, ItsRankIdsClashWithOtherFiles) {
             absl::StrCat("rank 1 claimed by both ", merged, " and ", other));
 }
 
+// analyze --perfetto -o saved into the trace folder: the next analyze of the folder reads the
+// ranks' own files and passes the merged one over, by its content (whatever its name).
+TEST(MergedLoadTest, InTheFolderOfItsRanksItIsPassedOver) {
+  TempDir dir;
+  const std::string merged = dir.Write("pipeline.json.gz", Gzip(kMerged));
+  const std::string rank1 = dir.Write("rank1.json", kRankOne);
+  const std::string rank0 = dir.Write("rank0.json", std::string(kRankOne).replace(
+                                                        std::string(kRankOne).find("1,"), 1, "0"));
+  absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_EQ(trace->ranks.size(), 2u);
+  EXPECT_EQ(trace->ranks[0].source_path, rank0);
+  EXPECT_EQ(trace->ranks[1].source_path, rank1);
+  ASSERT_EQ(trace->skipped_files.size(), 1u);
+  EXPECT_EQ(trace->skipped_files[0].path, merged);
+  EXPECT_EQ(trace->skipped_files[0].reason,
+            "a merged trace that analyze --perfetto wrote (bubblescope_merged); its ranks are "
+            "the folder's other files");
+}
+
+// Alone in its folder, it is what there is to read: its ranks.
+TEST(MergedLoadTest, AloneInAFolderItIsReadAsItsRanks) {
+  TempDir dir;
+  dir.Write("pipeline.json", kMerged);
+  absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_EQ(trace->ranks.size(), 2u);
+  EXPECT_TRUE(trace->skipped_files.empty());
+}
+
 TEST(MergedLoadTest, RankOverridesCannotRenumberIt) {
   TempDir dir;
   const std::string merged = dir.Write("merged.json", kMerged);

@@ -109,11 +109,44 @@ TEST(TracePathsTest, DirectoryWithoutTraceFilesIsAnError) {
   std::vector<SkippedFile> skipped;
   TempDir dir;
   dir.Write("notes.txt", "x");
-  dir.Write("sub/rank3.json", "x");
+  dir.Write("sub/notes.txt", "x");
   absl::Status status = ExpandTracePaths({dir.path()}, &skipped).status();
   EXPECT_FALSE(status.ok());
   EXPECT_EQ(status.message(),
             dir.path() + ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)");
+}
+
+// A folder of trace sets (one subfolder per job) is not read recursively; the error names the
+// sets, sorted, and the command that reads the first.
+TEST(TracePathsTest, AFolderOfTraceSetsNamesThemInTheError) {
+  std::vector<SkippedFile> skipped;
+  TempDir dir;
+  dir.Write("README.md", "x");
+  dir.Write("run_b/rank0.json.gz", "x");
+  dir.Write("run_a/rank0.json", "x");
+  dir.Write("run_c/prof.nsys-rep", "x");
+  dir.Write("docs/notes.txt", "x");  // no trace: not a set
+  absl::Status status = ExpandTracePaths({dir.path()}, &skipped).status();
+  EXPECT_EQ(status.message(),
+            dir.path() + ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite); " +
+                dir.path() + " holds 3 trace sets in subfolders (run_a, run_b, run_c); name one: "
+                "bubblescope analyze " + dir.path() + "/run_a");
+}
+
+// Beside a file that may be no trace (a provenance.json), the sets are kept for the loader,
+// which names them when that file turns out to be none; the listing itself succeeds.
+TEST(TracePathsTest, TraceSetsBesideOtherJsonAreKeptForTheLoader) {
+  std::vector<SkippedFile> skipped;
+  std::string sets;
+  TempDir dir;
+  dir.Write("provenance.json", "{}");
+  for (int i = 0; i < 8; ++i) dir.Write("set" + std::to_string(i) + "/rank0.json", "x");
+  absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path()}, &skipped, &sets);
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT(Paths(files), ElementsAre(dir.path() + "/provenance.json"));
+  EXPECT_EQ(sets, dir.path() + " holds 8 trace sets in subfolders (set0, set1, set2, set3, set4, "
+                               "set5 and 2 more); name one: bubblescope analyze " +
+                      dir.path() + "/set0");
 }
 
 TEST(TracePathsTest, NoPathsIsAnError) {

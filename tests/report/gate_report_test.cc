@@ -149,5 +149,48 @@ TEST(DiffReportTest, JsonParsesAndTextOpensWithTheShape) {
   EXPECT_EQ(std::string_view(document["pipelines"].at(0)["findings"].at(0)["change"]), "appeared");
 }
 
+// A failed check with the diff's changes behind it: listed under the Markdown table, after the
+// JUnit failure's figures, and under the text table.
+TEST(GateReportTest, TheChangesBehindAFailedCheckFollowIt) {
+  compare::GateResult result = TwoChecks();
+  using Kind = compare::ChangeBehind::Kind;
+  auto change = [](Kind kind, const char* figure, int32_t stage, int32_t dst, double a, double b) {
+    compare::ChangeBehind behind;
+    behind.kind = kind;
+    behind.figure = figure;
+    behind.stage = stage;
+    behind.dst_stage = dst;
+    behind.change = {.a = a, .b = b, .spread = std::nullopt};
+    return behind;
+  };
+  compare::ChangeBehind shape = change(Kind::kShape, "m", 0, 0, 0, 0);
+  shape.a = "8";
+  shape.b = "4";
+  result.checks[0].behind = {shape, change(Kind::kStageOp, "backward", 2, 0, 2000.0, 3000.0),
+                             change(Kind::kLink, "transfer", 1, 2, 500.0, 750.0)};
+  EXPECT_THAT(GateMarkdown(result),
+              HasSubstr("\n### What changed behind the failed checks\n\n"
+                        "- **pipeline 0: max-bubble-increase**\n"
+                        "  - m 8 -> 4\n"
+                        "  - stage 2 backward 2.000 ms -> 3.000 ms (+1.000 ms (+50.0%))\n"
+                        "  - link 1->2 transfer (median) 0.500 ms -> 0.750 ms (+0.250 ms "
+                        "(+50.0%))\n"));
+  EXPECT_THAT(GateJunit(result),
+              HasSubstr("limit &lt;= +2.0 pts&#10;what changed: m 8 -&gt; 4; stage 2 backward "
+                        "2.000 ms -&gt; 3.000 ms (+1.000 ms (+50.0%)); link 1-&gt;2 transfer "
+                        "(median) 0.500 ms -&gt; 0.750 ms (+0.250 ms (+50.0%))</failure>"));
+  EXPECT_THAT(GateText(result), HasSubstr("  pipeline 0: max-bubble-increase: what changed: m "
+                                          "8 -> 4; stage 2 backward"));
+}
+
+TEST(GateReportTest, EveryCheckSkippedIsNothingChecked) {
+  compare::GateResult result = TwoChecks();
+  result.checks.erase(result.checks.begin(), result.checks.begin() + 2);
+  EXPECT_TRUE(result.NothingChecked());
+  EXPECT_THAT(GateText(result), HasSubstr("bubblescope gate: NOTHING CHECKED: 0 of 1 checks "
+                                          "failed (1 skipped)\n"));
+  EXPECT_THAT(GateMarkdown(result), HasSubstr("## bubblescope gate: **nothing checked**\n"));
+}
+
 }  // namespace
 }  // namespace bubblescope
