@@ -114,6 +114,21 @@ TEST(FirstScreenTest, RealCpuRun) {
   ExpectFirstScreen(*job, AnalyzeText(*job, SummaryReportOptions{}), most->rank);
 }
 
+// One rank's trace alone: no pipeline evidence, said plainly; the cause asks for the other
+// ranks' traces rather than pointing at a links table that cannot have any link.
+TEST(FirstScreenTest, OneRankAloneHasNoPipelineEvidence) {
+  sim::Simulation simulation = Imbalanced();
+  simulation.trace.ranks.resize(1);
+  absl::StatusOr<job::Result> job = job::Analyze(simulation.trace, job::Options{});
+  ASSERT_TRUE(job.ok()) << job.status();
+  const std::string text = AnalyzeText(*job, SummaryReportOptions{});
+  std::string screen;
+  for (const std::string& line : FirstLines(text, 15)) absl::StrAppend(&screen, line, "\n");
+  EXPECT_THAT(screen, HasSubstr("one rank loaded (rank 0): no pipeline evidence"));
+  EXPECT_THAT(screen, Not(HasSubstr("links table")));
+  EXPECT_THAT(screen, Not(HasSubstr("where:")));
+}
+
 TEST(OneFigureTest, ExcessBubbleAndImbalanceSavingAsStored) {
   sim::Simulation simulation = Imbalanced();
   absl::StatusOr<job::Result> job = job::Analyze(simulation.trace, job::Options{});
