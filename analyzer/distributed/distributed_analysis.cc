@@ -1,10 +1,12 @@
 #include "distributed/distributed_analysis.h"
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "common/parallel_for.h"
 #include "job/job_parts.h"
 #include "readers/digest_reader.h"
 
@@ -49,22 +51,39 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
     if (!whole.ok()) return whole.status();
     return job::Analyze(*whole, options);
   }
+  // The parts are analysed `workers` at a time, each on one thread: the fetches (collective MPI
+  // calls) stay on this thread, one after the other, and only the analyses run side by side, so
+  // process 0 holds at most `workers` parts' ranks at once.
+  const size_t workers = WorkerCount(options.jobs, plan.parts.size());
+  job::Options part_options = options;
+  part_options.progress = nullptr;  // told per part, not per part's rank or pipeline
+  part_options.jobs = 1;
   std::vector<job::PartResult> parts;
   parts.reserve(plan.parts.size());
-  // Progress is told per part, not per part's rank or pipeline.
-  job::Options part_options = options;
-  part_options.progress = nullptr;
-  for (const std::vector<size_t>& positions : plan.parts) {
-    absl::StatusOr<Trace> part = FetchPart(headers, origins, positions, fetch);
-    if (!part.ok()) return part.status();
-    absl::StatusOr<job::PartResult> analysed =
-        job::AnalyzePart(*part, positions, plan.decisions, part_options);
-    if (!analysed.ok()) return analysed.status();
-    parts.push_back(*std::move(analysed));
-    if (options.progress) {
-      options.progress(job::Progress{.stage = "analysing the job a pipeline at a time",
-                                     .done = parts.size(),
-                                     .total = plan.parts.size()});
+  for (size_t first = 0; first < plan.parts.size(); first += workers) {
+    const size_t count = std::min(workers, plan.parts.size() - first);
+    std::vector<Trace> fetched;
+    fetched.reserve(count);
+    for (size_t k = 0; k < count; ++k) {
+      absl::StatusOr<Trace> part = FetchPart(headers, origins, plan.parts[first + k], fetch);
+      if (!part.ok()) return part.status();
+      fetched.push_back(*std::move(part));
+    }
+    std::vector<absl::StatusOr<job::PartResult>> analysed(
+        count, absl::UnknownError("part not analysed"));
+    ParallelFor(count, workers, [&](size_t /*worker*/, size_t k) {
+      analysed[k] = job::AnalyzePart(fetched[k], plan.parts[first + k], plan.decisions,
+                                     part_options);
+      std::vector<Rank>().swap(fetched[k].ranks);  // drop the part's ranks as soon as it is done
+    });
+    for (absl::StatusOr<job::PartResult>& part : analysed) {
+      if (!part.ok()) return part.status();
+      parts.push_back(*std::move(part));
+      if (options.progress) {
+        options.progress(job::Progress{.stage = "analysing the job a pipeline at a time",
+                                       .done = parts.size(),
+                                       .total = plan.parts.size()});
+      }
     }
   }
   return job::MergeParts(headers, std::move(parts), options);

@@ -1,7 +1,8 @@
 // Process 0's analysis under `analyze --mpi` (docs/scale.md): the job cut into parts
 // (job/job_parts.h), each part's ranks fetched from the processes that hold their digests,
-// decoded, analysed and dropped before the next, and the parts merged into the job's result, the
-// one Analyze gives. Process 0 so holds one part's ranks at a time, never the job's. A job that
+// decoded, analysed and dropped, and the parts merged into the job's result, the one Analyze
+// gives. With options.jobs above 1, that many parts are analysed side by side (one thread each):
+// process 0 so holds the ranks of `jobs` parts at a time, never the job's. A job that
 // cannot be cut (job_parts.h says when) is fetched and analysed whole, as one part.
 #pragma once
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # analyze --mpi under a real mpirun (docs/scale.md): with 1, 2 and 4 processes, a simulated
 # DP x PP job gives the report one process gives, byte for byte (JSON to a file, text to stdout,
-# the HTML page, the Perfetto trace), with the same notes on stderr printed once; a bad file gives the same one-line
+# the HTML page, the Perfetto trace), with the same notes on stderr printed once; whatif on the
+# --mpi JSON report predicts what whatif on the traces does; a bad file gives the same one-line
 # error, once, and exit status 2. In a build without MPI, --mpi must be a one-line error (exit
 # 2) and the test is skipped (77).
 # Usage: mpi_analyze_test.sh BUBBLESCOPE HAVE_MPI MPIEXEC SCRATCH_DIR
@@ -63,6 +64,16 @@ for n in 1 2 4; do
     fail "-np $n: text report"
   cmp -s "$scratch/one.txt" "$scratch/mpi$n.txt" || fail "-np $n: the text report differs"
 done
+
+# whatif at scale reads the --mpi JSON report's what-if models: the same predictions as whatif
+# on the traces (docs/scale.md).
+"$bin" whatif "$job" --microbatches 16 >"$scratch/whatif_traces.txt" 2>/dev/null ||
+  fail "whatif on the traces"
+"$bin" whatif "$scratch/mpi4.json" --microbatches 16 >"$scratch/whatif_mpi.txt" 2>/dev/null ||
+  fail "whatif on the --mpi report"
+grep -q "m=16" "$scratch/whatif_mpi.txt" || fail "whatif on the --mpi report predicts no m=16"
+cmp -s "$scratch/whatif_traces.txt" "$scratch/whatif_mpi.txt" ||
+  fail "whatif on the --mpi report differs from whatif on the traces"
 
 # A damaged file among the ranks: the one-line error of one process, printed once, exit 2.
 cp "$job"/rank7.pt.trace.json.gz "$scratch/rank7.saved"

@@ -1,5 +1,6 @@
 // distributed_analysis.h: process 0's analysis a part at a time fetches each pipeline's ranks
-// once, one part at a time, and gives the reports of the whole job analysed from the same digests;
+// once, one part per fetch, and gives the reports of the whole job analysed from the same digests
+// (with one thread, or with parts analysed side by side);
 // a job whose peers are not recorded is fetched whole, once.
 #include "distributed/distributed_analysis.h"
 
@@ -58,7 +59,7 @@ Spread SpreadOver2(const Trace& trace) {
   return spread;
 }
 
-void ExpectWholeJobsReports(bool peers_recorded, size_t fetches) {
+void ExpectWholeJobsReports(bool peers_recorded, size_t fetches, int jobs = 1) {
   const Spread spread = SpreadOver2(DataParallelJob(3, peers_recorded));
   size_t fetched = 0;
   size_t most_ranks = 0;
@@ -73,6 +74,7 @@ void ExpectWholeJobsReports(bool peers_recorded, size_t fetches) {
   };
   job::Options options;
   options.tradeoff = true;
+  options.jobs = jobs;
   std::vector<std::string> told;  // "stage done/total"
   options.progress = [&told](const job::Progress& progress) {
     told.push_back(absl::StrCat(std::string(progress.stage), " ", progress.done, "/", progress.total));
@@ -93,7 +95,7 @@ void ExpectWholeJobsReports(bool peers_recorded, size_t fetches) {
   absl::StatusOr<job::Result> whole = job::Analyze(spread.decoded, options);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(fetched, fetches);
-  EXPECT_EQ(most_ranks, fetches == 1 ? 12u : 4u);  // the job, or one pipeline at a time
+  EXPECT_EQ(most_ranks, fetches == 1 ? 12u : 4u);  // the job, or one pipeline per fetch
   ASSERT_EQ(in_parts->pipelines.size(), 3u);
   const SummaryReportOptions report;
   EXPECT_TRUE(AnalyzeText(*in_parts, report) == AnalyzeText(*whole, report));
@@ -103,6 +105,12 @@ void ExpectWholeJobsReports(bool peers_recorded, size_t fetches) {
 
 TEST(DistributedAnalysisTest, EachPipelineIsFetchedOnceAndTheReportsAreTheWholeJobs) {
   ExpectWholeJobsReports(/*peers_recorded=*/true, /*fetches=*/3);
+}
+
+// Two parts at a time on two threads (the third alone after them): the same fetches, progress
+// told per part in plan order, and the same reports.
+TEST(DistributedAnalysisTest, PartsAnalysedSideBySideGiveTheSameReports) {
+  ExpectWholeJobsReports(/*peers_recorded=*/true, /*fetches=*/3, /*jobs=*/2);
 }
 
 TEST(DistributedAnalysisTest, WithoutRecordedPeersTheJobIsFetchedWhole) {
