@@ -15,6 +15,7 @@
 #include "job/job.h"
 #include "loader/trace_loader.h"
 #include "report/html_report.h"
+#include "report/html_whatif.h"
 #include "report/pipeline_report.h"
 #include "report/units.h"
 #include "simdjson.h"
@@ -174,6 +175,23 @@ TEST(OneFigureTest, ExcessBubbleAndImbalanceSavingAsStored) {
     EXPECT_THAT(finding.message, HasSubstr("what-if model"));
     EXPECT_THAT(finding.message, Not(HasSubstr(" ms per iteration")));
   }
+}
+
+// whatif --html: the chart's m keeps the samples per step, so a table row whose m adds samples
+// says so; one over the same samples carries its own label.
+TEST(OneFigureTest, WhatIfTableSaysWhatItsMMeans) {
+  whatif::Result result;
+  result.baseline.candidate = whatif::Candidate{sim::Schedule::k1F1B, 8, 1, false, {}};
+  whatif::Prediction more;
+  more.candidate = whatif::Candidate{sim::Schedule::k1F1B, 16, 1, false, {}};
+  whatif::Prediction same;
+  same.candidate = whatif::Candidate{sim::Schedule::k1F1B, 16, 1, true, {}};
+  whatif::Prediction interleaved;
+  interleaved.candidate = whatif::Candidate{sim::Schedule::kInterleaved1F1B, 8, 2, false, {}};
+  result.candidates = {more, same, interleaved};
+  const std::string table = html::PredictionTable(result);
+  EXPECT_EQ(Occurrences(table, "(more samples per step)"), 1u) << table;
+  EXPECT_EQ(Occurrences(table, "(same global batch)"), 1u) << table;
 }
 
 }  // namespace
