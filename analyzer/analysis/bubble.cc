@@ -181,7 +181,7 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index,
     totals.rank = rank.rank;
     totals.device = index.ranks[r].device;
     totals.unassigned_intervals = assignment.ranks[p].unassigned;
-    totals.memory = PeakMemory(rank);
+    totals.memory = index.ranks[r].memory;
     result.per_rank.push_back(totals);
   }
   const TimeNs p = static_cast<TimeNs>(assignment.positions.size());

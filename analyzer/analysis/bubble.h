@@ -25,7 +25,7 @@
 
 #include "analysis/clock_offsets.h"
 #include "analysis/iterations.h"
-#include "analysis/memory_peak.h"
+#include "index/memory_peak.h"
 #include "common/interval_set.h"
 #include "bubblescope/trace.h"
 #include "index/rank_index.h"

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "common/interval_set.h"
-#include "analysis/memory_peak.h"
 
 namespace bubblescope::rank_summary {
 namespace {
@@ -80,9 +79,8 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index) {
     SummariseDevice(activity, &figures);
     if (figures.cpu_timeline) SummariseCpuComm(rank, activity, &figures);
     figures.steps = static_cast<int64_t>(rank.steps.size());
-    MemoryPeak peak = PeakMemory(rank);
-    figures.peak_allocated_bytes = peak.allocated_bytes;
-    figures.peak_reserved_bytes = peak.reserved_bytes;
+    figures.peak_allocated_bytes = activity.memory.allocated_bytes;
+    figures.peak_reserved_bytes = activity.memory.reserved_bytes;
     figures.import_stats = rank.stats;
     result.ranks.push_back(std::move(figures));
   }

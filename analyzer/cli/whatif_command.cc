@@ -6,11 +6,11 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "pipeline/sim_schedule.h"
 #include "cli/compare_input.h"
 #include "report/html_report.h"
 #include "report/whatif_model_json.h"
 #include "report/whatif_report.h"
+#include "whatif/candidates.h"
 
 namespace bubblescope {
 namespace {
@@ -42,35 +42,6 @@ optimizer, jitter).
 Exit status: 0 success (a pipeline that cannot be modelled says why in the report); 1 the
 report could not be written; 2 usage error, unreadable input, or a --strict rejection.
 )";
-
-// The one candidate the flags describe for the measured `model`.
-absl::StatusOr<whatif::Candidate> FlagCandidate(const whatif::Model& model,
-                                                const std::string& schedule_name,
-                                                int32_t microbatches, int32_t virtual_stages,
-                                                bool same_global_batch,
-                                                const std::vector<int32_t>& try_layers) {
-  whatif::Candidate candidate = whatif::AsMeasured(model);
-  candidate.same_global_batch = same_global_batch;
-  candidate.layers_per_stage = try_layers;
-  if (!schedule_name.empty()) {
-    bool known = false;
-    for (sim::Schedule schedule : sim::kSchedules) {
-      if (sim::ScheduleName(schedule) == schedule_name) {
-        candidate.schedule = schedule;
-        known = true;
-      }
-    }
-    if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--schedule: '", schedule_name, "' is not one of gpipe, 1f1b, interleaved, zb-h1, fwd-only"));
-    }
-    const bool interleaved = candidate.schedule == sim::Schedule::kInterleaved1F1B;
-    candidate.virtual_stages = interleaved ? (model.v > 1 ? model.v : 2) : 1;
-  }
-  if (microbatches > 0) candidate.microbatches = microbatches;
-  if (virtual_stages > 0) candidate.virtual_stages = virtual_stages;
-  return candidate;
-}
 
 }  // namespace
 
@@ -137,8 +108,11 @@ int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
     }
     inputs = InputFiles(loaded->trace);
   }
-  const bool chosen = microbatches_ > 0 || !schedule_.empty() || virtual_stages_ > 0 ||
-                      same_global_batch_ || !try_layers_.empty();
+  const whatif::CandidateChoice choice{.schedule = schedule_,
+                                       .microbatches = microbatches_,
+                                       .virtual_stages = virtual_stages_,
+                                       .same_global_batch = same_global_batch_,
+                                       .layers_per_stage = try_layers_};
   std::vector<PipelineWhatIf> pipelines;
   for (const ReportedPipeline& pipeline : models) {
     PipelineWhatIf entry{pipeline.pipeline, pipeline.ranks, absl::UnknownError("not predicted"),
@@ -146,19 +120,13 @@ int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
     if (!pipeline.model.ok()) {
       entry.result = pipeline.model.status();
     } else {
-      std::vector<whatif::Candidate> candidates =
-          whatif::DefaultCandidates(*pipeline.model, pipeline.rebalance_layers_after);
-      if (chosen) {
-        absl::StatusOr<whatif::Candidate> candidate =
-            FlagCandidate(*pipeline.model, schedule_, microbatches_, virtual_stages_,
-                          same_global_batch_, try_layers_);
-        if (!candidate.ok()) {
-          err << "bubblescope: " << MessageLine(candidate.status()) << "\n";
-          return kExitBadInput;
-        }
-        candidates = {*candidate};
+      absl::StatusOr<std::vector<whatif::Candidate>> candidates = whatif::CandidatesToPredict(
+          *pipeline.model, choice, pipeline.rebalance_layers_after);
+      if (!candidates.ok()) {
+        err << "bubblescope: " << MessageLine(candidates.status()) << "\n";
+        return kExitBadInput;
       }
-      entry.result = whatif::Analyze(*pipeline.model, candidates);
+      entry.result = whatif::Analyze(*pipeline.model, *candidates);
       if (html_requested()) {
         entry.tradeoff =
             whatif::Analyze(*pipeline.model, whatif::TradeoffCandidates(*pipeline.model));

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,14 +85,17 @@ struct Result {
 };
 
 // `shape` may be null (inference failed): only the kinds that need no shape are produced.
-// `ideal` (the schedule's own bubble, pipeline/ideal_bubble.h) is given with the shape.
+// `ideal` (the schedule's own bubble, pipeline/ideal_bubble.h) is given with the shape, and
+// with it `excess_bubble_fraction`, the measured bubble above it as the job driver stores it
+// (job::Pipeline::excess_bubble_fraction, the one figure every report quotes).
 // `imbalance` may be null (not simulated).
 // `depth_remedies` may be null: what-if predictions (whatif/whatif.h) of configurations with a
 // shallower schedule bubble, which the pipeline_depth finding quotes.
 // `model` may be null: the what-if model of the job, whose per-stage recomputation the
 // recompute finding reports.
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
-               const pipeline::IdealBubble* ideal, const Options& options,
+               const pipeline::IdealBubble* ideal,
+               std::optional<double> excess_bubble_fraction, const Options& options,
                const ImbalanceEffect* imbalance = nullptr,
                const whatif::Result* depth_remedies = nullptr,
                const whatif::Model* model = nullptr);

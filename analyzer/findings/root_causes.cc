@@ -107,7 +107,14 @@ class Builder {
                                  ") computes longer per microbatch than the others");
     cause.fix = absl::StrCat("stage ", stage, " at the mean forward, backward and weight-gradient "
                              "time over stages");
-    if (input_.model != nullptr) PredictFix(whatif::WithStageAtMean(*input_.model, stage), cause);
+    const rebalance::ImbalanceEffect* effect = input_.slowest_stage_effect;
+    if (effect != nullptr && effect->stage == stage) {
+      // The job driver's one prediction of this fix, the one the finding quotes.
+      cause.iteration_before_ns = effect->iteration_ns;
+      cause.iteration_after_ns = effect->iteration_at_mean_ns;
+      cause.saving_per_iteration_ns =
+          std::max<TimeNs>(0, effect->iteration_ns - effect->iteration_at_mean_ns);
+    }
     const rebalance::Result* move = input_.rebalance;
     if (move != nullptr && move->suggested) {
       cause.next_step = absl::StrCat("move ", move->layers, move->layers == 1 ? " layer" : " layers",
@@ -239,6 +246,16 @@ class Builder {
                     .next_step = "find who the waiting ranks wait for in the links table "
                                  "(sender_wait, receiver_wait) and the stall lines under it",
                     .findings = {}};
+    if (input_.bubble->ranks.size() == 1) {
+      // One rank alone has no peer in the trace: no link or stall line can say who it waits
+      // for, so the cause says what is missing rather than pointing at an empty table.
+      cause.summary = "the rank waits on communication, and with one rank loaded there is no "
+                      "pipeline evidence of why";
+      cause.fix = "no cause identified: the ranks it exchanges with are not in the trace";
+      cause.next_step = "load every rank's trace of one window (one file per rank) to see whom "
+                        "it waits for";
+      return cause;
+    }
     if (input_.model == nullptr || input_.model->links.empty()) return cause;
     PredictFix(whatif::WithFreeLinks(*input_.model), cause);
     if (!cause.saving_per_iteration_ns.has_value() || *cause.saving_per_iteration_ns == 0) {

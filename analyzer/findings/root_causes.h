@@ -86,6 +86,9 @@ struct Input {
   const std::vector<link_stats::Link>* links = nullptr;
   const whatif::Model* model = nullptr;              // null when the job cannot be modelled
   const whatif::Result* depth_remedies = nullptr;    // null when not predicted
+  // The slowest stage at the mean through `model` (job::Pipeline::slowest_stage_effect): the
+  // stage_imbalance cause's saving; null when not predicted.
+  const rebalance::ImbalanceEffect* slowest_stage_effect = nullptr;
   const rebalance::Result* rebalance = nullptr;      // null without layer counts
   // The suggested move through the model (job::RebalanceFigures::predicted); may be null.
   const whatif::Result* rebalance_predicted = nullptr;

@@ -497,6 +497,7 @@ RankIndex BuildRank(const Rank& rank) {
   RankIndex index;
   index.rank = rank.rank;
   index.groups = ClassifyGroups(rank);
+  index.memory = PeakMemory(rank);
   const IntervalSet optimizer = OptimizerRanges(rank);
   if (rank.HasGpuActivity()) {
     index.device = DeviceKind::kGpu;

@@ -54,6 +54,7 @@
 
 #include "bubblescope/trace.h"
 #include "index/group_roles.h"
+#include "index/memory_peak.h"
 
 namespace bubblescope::index {
 
@@ -135,6 +136,9 @@ struct RankIndex {
   // recompute kernels' time on a GPU rank, the recomputation ranges' on a CPU rank's model
   // thread. 0 without activation checkpointing.
   TimeNs recompute_ns = 0;
+  // The rank's memory peaks (memory_peak.h): the per-rank table, the bubble's per-rank figures
+  // and the what-if model's memory all read this one figure.
+  MemoryPeak memory;
   // Parallel to Rank::annotations: true for a GPU annotation that mirrors a CPU one.
   std::vector<bool> mirrored_annotation;
 

@@ -17,6 +17,7 @@
 #include "pipeline/step_map.h"
 #include "pipeline/transfer_actions.h"
 #include "text/one_line.h"
+#include "whatif/stage_effect.h"
 #include "whatif/whatif.h"
 
 namespace bubblescope::job {
@@ -288,19 +289,13 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
     return shape.status();
   }
   out.evidence = inference_evidence::Analyze(found, out.shape);
-  if (out.shape && out.shape->slowest_stage >= 0 &&
-      out.shape->slowest_excess_percent >= findings_options.imbalance_min_percent) {
-    // Only a shape without per-stage times fails here; the finding then goes without it.
-    absl::StatusOr<rebalance::ImbalanceEffect> effect =
-        rebalance::EffectOfSlowestStage(*out.shape);
-    if (effect.ok()) out.slowest_stage_effect = *effect;
-  }
   absl::StatusOr<std::optional<RebalanceFigures>> rebalance =
       Rebalance(trace, out.shape, options);
   if (!rebalance.ok()) return rebalance.status();
   out.rebalance = *std::move(rebalance);
   if (out.shape) {
     out.ideal = pipeline::IdealBubbleOf(*out.shape);
+    out.excess_bubble_fraction = out.bubble.bubble_fraction - out.ideal->fraction;
     out.op_timeline = op_timeline::Build(*out.shape, out.bubble, clocks);
   }
   crossrank.links = link_stats::Analyze(matching.transfers, clocks);
@@ -308,8 +303,14 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
       stall_attribution::Analyze(inputs.index, out.bubble, matching.transfers, clocks);
 
   ModelAndPredict(inputs, found, options.tradeoff, out);
+  if (out.model && out.shape->slowest_stage >= 0 &&
+      out.shape->slowest_excess_percent >= findings_options.imbalance_min_percent) {
+    absl::StatusOr<rebalance::ImbalanceEffect> effect =
+        whatif::EffectOfStageAtMean(*out.model, out.shape->slowest_stage);
+    if (effect.ok()) out.slowest_stage_effect = *effect;
+  }
   out.findings = findings::Analyze(out.bubble, out.shape ? &*out.shape : nullptr,
-                                   out.ideal ? &*out.ideal : nullptr,
+                                   out.ideal ? &*out.ideal : nullptr, out.excess_bubble_fraction,
                                    findings_options,
                                    out.slowest_stage_effect ? &*out.slowest_stage_effect : nullptr,
                                    out.depth_remedies ? &*out.depth_remedies : nullptr,
@@ -416,6 +417,8 @@ void FinishPipelines(std::vector<Pipeline>& pipelines, const Options& options) {
          .links = &pipeline.crossrank.links,
          .model = pipeline.model ? &*pipeline.model : nullptr,
          .depth_remedies = pipeline.depth_remedies ? &*pipeline.depth_remedies : nullptr,
+         .slowest_stage_effect =
+             pipeline.slowest_stage_effect ? &*pipeline.slowest_stage_effect : nullptr,
          .rebalance = rebalance != nullptr ? &*rebalance->result : nullptr,
          .rebalance_predicted = rebalance != nullptr && rebalance->predicted.has_value()
                                     ? &*rebalance->predicted

@@ -134,8 +134,14 @@ struct Pipeline {
   std::vector<int32_t> cut_short_ranks;
   // What the stage order, the peers and the schedule family rest on, and how strongly.
   inference_evidence::Evidence evidence;
-  // The bubble the slowest stage causes; nullopt when the stage imbalance is below the findings
-  // threshold or could not be simulated.
+  // The measured bubble above `ideal` (bubble_fraction - ideal->fraction), worked out once here:
+  // the excess_bubble finding, the text, JSON and HTML reports all quote this figure. With
+  // `ideal` only.
+  std::optional<double> excess_bubble_fraction;
+  // The bubble the slowest stage causes, through the what-if model of the measured job (`model`:
+  // measured links, no host gaps), the one model the stage_imbalance finding and its cause's
+  // saving both quote; nullopt when the stage imbalance is below the findings threshold or the
+  // job cannot be modelled.
   std::optional<rebalance::ImbalanceEffect> slowest_stage_effect;
   std::optional<RebalanceFigures> rebalance;  // only with layer counts (user or annotations)
   // The what-if model of the measured job; nullopt (model_problem says why) when it cannot be

@@ -182,10 +182,7 @@ ReplicaSet SetOf(const std::vector<Pipeline>& pipelines, std::vector<int32_t> me
       *SpreadOver(set.pipelines, [&](int32_t m) { return at(m).bubble.bubble_fraction; });
   set.worst_pipeline = set.bubble_fraction.max_pipeline;
   set.excess_bubble_fraction =
-      SpreadOver(set.pipelines, [&](int32_t m) -> std::optional<double> {
-        if (!at(m).ideal.has_value()) return std::nullopt;
-        return at(m).bubble.bubble_fraction - at(m).ideal->fraction;
-      });
+      SpreadOver(set.pipelines, [&](int32_t m) { return at(m).excess_bubble_fraction; });
   set.latency_p50_ns = *SpreadOver(
       set.pipelines, [&](int32_t m) { return static_cast<double>(at(m).bubble.latency.p50); });
   const int32_t p = at(set.pipelines.front()).shape->p;

@@ -132,34 +132,6 @@ absl::Status CheckOptions(const schedule_inference::Result& shape, const Options
 
 }  // namespace
 
-absl::StatusOr<ImbalanceEffect> EffectOfSlowestStage(
-    const schedule_inference::Result& shape) {
-  if (shape.slowest_stage < 0 || shape.slowest_stage >= shape.p) {
-    return absl::FailedPreconditionError("the shape has no slowest stage");
-  }
-  absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> inputs =
-      SimulationInputs(shape);
-  if (!inputs.ok()) return inputs.status();
-  const sim::Config config = pipeline::ComputeOnlyConfig(shape, inputs->first);
-  std::vector<StageTimes> times = std::move(inputs->second);
-  absl::StatusOr<Prediction> measured = Predict(config, times);
-  if (!measured.ok()) return measured.status();
-  StageTimes mean;
-  for (const StageTimes& stage : times) {
-    mean.forward += stage.forward / static_cast<double>(times.size());
-    mean.backward += stage.backward / static_cast<double>(times.size());
-    mean.weight_grad += stage.weight_grad / static_cast<double>(times.size());
-  }
-  times[static_cast<size_t>(shape.slowest_stage)] = mean;
-  absl::StatusOr<Prediction> at_mean = Predict(config, times);
-  if (!at_mean.ok()) return at_mean.status();
-  return ImbalanceEffect{.stage = shape.slowest_stage,
-                                   .iteration_ns = measured->iteration_ns,
-                                   .bubble_fraction = measured->bubble_fraction,
-                                   .iteration_at_mean_ns = at_mean->iteration_ns,
-                                   .bubble_fraction_at_mean = at_mean->bubble_fraction};
-}
-
 absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Options& options) {
   if (absl::Status status = CheckOptions(shape, options); !status.ok()) return status;
   absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> inputs =

@@ -34,9 +34,9 @@
 
 namespace bubblescope::rebalance {
 
-// The bubble the slowest stage causes, as the schedule simulator sees it: one iteration of the
-// measured shape and stage times on free links, then the same with the slowest stage's F, B and W
-// times set to the mean over stages.
+// The bubble the slowest stage causes: one iteration of the measured job, then the same with the
+// slowest stage's F, B and W times set to the mean over stages. Predicted through the what-if
+// model of the measured job (whatif/stage_effect.h), the one model every saving is quoted from.
 struct ImbalanceEffect {
   int32_t stage = -1;  // the slowest stage
   TimeNs iteration_ns = 0;
@@ -71,12 +71,6 @@ struct Result {
   int64_t moves_simulated = 0;
   double min_gain = 0.0;  // Options::min_gain the suggestion was held to
 };
-
-// What the slowest stage costs, with the same simulation settings: the measured stage times,
-// then the slowest stage's F, B and W each set to the mean over stages. FailedPreconditionError
-// when the shape has no slowest stage or per-stage times.
-absl::StatusOr<ImbalanceEffect> EffectOfSlowestStage(
-    const schedule_inference::Result& shape);
 
 // InvalidArgumentError when layers_per_stage does not have one entry >= 1 per stage of `shape`;
 // FailedPreconditionError when the shape has no per-stage op times.

@@ -160,7 +160,8 @@ void AppendPipeline(const PipelineDiff& pipeline, std::string* out) {
                     " (ranks ", Ranks(appeared ? finding.ranks_b : finding.ranks_a), ", ",
                     FigureText(appeared ? finding.cost_us.b : finding.cost_us.a,
                                FigureUnit::kMicros),
-                    "): ", finding.message, "\n");
+                    " of rank time summed over the complete iterations): ", finding.message,
+                    "\n");
   }
   absl::StrAppend(out, "  findings: ", persisting, " on both sides",
                   changed.empty() ? ", none appeared or disappeared\n" : "\n", changed);

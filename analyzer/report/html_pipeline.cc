@@ -42,7 +42,7 @@ std::string Headline(const job::Pipeline& pipeline) {
     absl::StrAppend(
         &out, " against <b>", Percent(pipeline.ideal->fraction), "%</b> for its schedule alone (",
         Esc(pipeline::IdealSourceName(pipeline.ideal->source)), "): excess ",
-        absl::StrFormat("%.1f", 100.0 * (bubble.bubble_fraction - pipeline.ideal->fraction)),
+        absl::StrFormat("%.1f", 100.0 * pipeline.excess_bubble_fraction.value_or(0.0)),
         " points");
   }
   absl::StrAppend(&out, ". Iteration ", Ms(static_cast<double>(bubble.latency.p50)), " median, ",

@@ -134,8 +134,8 @@ std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
                          measured ? absl::StrCat(Percent(bubble.bubble_fraction), "%") : "-",
                          ideal ? absl::StrCat(Percent(pipeline.ideal->fraction), "%") : "-",
                          ideal && measured
-                             ? absl::StrFormat("%.1f pt", 100.0 * (bubble.bubble_fraction -
-                                                                   pipeline.ideal->fraction))
+                             ? absl::StrFormat(
+                                   "%.1f pt", 100.0 * pipeline.excess_bubble_fraction.value_or(0.0))
                              : "-",
                          measured
                              ? absl::StrCat(Millis(static_cast<double>(bubble.latency.p50)), " ms")

@@ -69,6 +69,12 @@ std::string PredictionTable(const whatif::Result& result) {
   for (const whatif::Prediction* prediction : predictions) {
     std::string label = whatif::CandidateLabel(prediction->candidate);
     if (prediction == &result.baseline) label = absl::StrCat("as measured, modelled: ", label);
+    // The chart's m keeps the samples per step; a row whose m does not says so beside it.
+    const whatif::Candidate& candidate = prediction->candidate;
+    if (candidate.microbatches != result.baseline.candidate.microbatches &&
+        !candidate.same_global_batch) {
+      absl::StrAppend(&label, " (more samples per step)");
+    }
     if (!prediction->problem.empty()) {
       absl::StrAppend(&out, Row({Esc(label), Esc(prediction->problem), "", "", ""}));
       continue;

@@ -22,7 +22,37 @@ std::string RankList(const std::vector<int32_t>& ranks) {
                       ranks.back(), " (", ranks.size(), " ranks)");
 }
 
+std::string StageName(const job::Pipeline& pipeline, int32_t rank) {
+  const int32_t stage = StagePosition(pipeline, rank);
+  return stage < 0 ? absl::StrCat("rank ", rank) : absl::StrCat("stage ", stage, " (rank ", rank, ")");
+}
+
+// Where the bubble is: the rank that idles most and the one that idles least, by their share
+// of the complete iterations (bubble% of the pipeline's per-rank table). Empty with one rank.
+std::string WhereLine(const job::Pipeline& pipeline) {
+  const std::vector<bubble::RankTotals>& ranks = pipeline.bubble.per_rank;
+  if (ranks.size() < 2) return "";
+  const auto by_bubble = [](const bubble::RankTotals& a, const bubble::RankTotals& b) {
+    return a.bubble_fraction < b.bubble_fraction;
+  };
+  const bubble::RankTotals& most = *std::max_element(ranks.begin(), ranks.end(), by_bubble);
+  const bubble::RankTotals& least = *std::min_element(ranks.begin(), ranks.end(), by_bubble);
+  return absl::StrCat("  where: ", StageName(pipeline, most.rank), " idles most, ",
+                      Percent(most.bubble_fraction), "% of its time; ",
+                      StageName(pipeline, least.rank), " least, ", Percent(least.bubble_fraction),
+                      "%\n");
+}
+
 }  // namespace
+
+int32_t StagePosition(const job::Pipeline& pipeline, int32_t rank) {
+  const pipeline::StageOrder& order = pipeline.crossrank.pipeline.order;
+  if (!order.known) return -1;
+  // One rank alone is no pipeline: it is a stage only where its annotations say so.
+  if (order.ranks.size() == 1 && order.source != pipeline::ShapeSource::kAnnotations) return -1;
+  const auto found = std::find(order.ranks.begin(), order.ranks.end(), rank);
+  return found == order.ranks.end() ? -1 : static_cast<int32_t>(found - order.ranks.begin());
+}
 
 std::string DiagnosisText(const job::Result& result) {
   if (result.pipelines.empty()) return "";
@@ -60,6 +90,12 @@ std::string DiagnosisText(const job::Result& result) {
                     bubble.iterations.size() - static_cast<size_t>(bubble.complete_iterations),
                     " of ", bubble.iterations.size(),
                     " iterations are left out of every figure as partial\n");
+  }
+  if (bubble.ranks.size() == 1) {
+    absl::StrAppend(&out, "  one rank loaded (rank ", bubble.ranks.front(),
+                    "): no pipeline evidence, its waits cannot be traced to a peer\n");
+  } else if (pipeline.no_complete_iteration.empty()) {
+    absl::StrAppend(&out, WhereLine(pipeline));
   }
   if (pipeline.causes.causes.empty()) {
     absl::StrAppend(&out, "  top cause: none found (no finding)\n");

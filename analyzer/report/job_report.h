@@ -3,6 +3,7 @@
 // and, for a job without any pipeline, its collectives (docs/json-report.md, "job").
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "job/job.h"
@@ -20,6 +21,10 @@ std::string IncompleteJobText(const job::Result& result);
 // bubble: its headline figures; its costliest warning (the top cause the findings give) and
 // what it costs per iteration; the next step to try for that kind. Empty without pipelines.
 std::string DiagnosisText(const job::Result& result);
+
+// The pipeline position of `rank`, -1 when the stage order is unknown or the pipeline is one
+// rank whose annotations name no stage (one rank alone is no evidence of a pipeline).
+int32_t StagePosition(const job::Pipeline& pipeline, int32_t rank);
 
 // "INCOMPLETE: ..." for a pipeline exchanging p2p with ranks outside the trace; empty otherwise.
 std::string IncompletePipelineText(const job::Pipeline& pipeline);

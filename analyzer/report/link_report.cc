@@ -124,7 +124,8 @@ std::string LinkText(const job::CrossRankFigures& figures) {
   if (figures.links.empty()) {
     absl::StrAppend(&out, "  links: none measured\n");
   } else {
-    absl::StrAppend(&out, "  links (stage src -> dst), transfer and wait in ms:\n");
+    absl::StrAppend(&out, "  links (stage src -> dst) in ms: transfer_med per message, waits "
+                          "summed over the link's transfers:\n");
     TextTable table({{"link", Align::kLeft}, {"stages", Align::kLeft}, {"transfers"},
                      {"MiB"}, {"transfer_med"}, {"Gbit/s_med"}, {"Gbit/s_p10"},
                      {"sender_wait"}, {"receiver_wait"}, {"slow", Align::kLeft}});
@@ -139,7 +140,7 @@ std::string LinkText(const job::CrossRankFigures& figures) {
                     Gbps(link, link.gbps_median), Gbps(link, link.gbps_p10),
                     Millis(static_cast<double>(link.sender_wait_ns)),
                     Millis(static_cast<double>(link.receiver_wait_ns)),
-                    link.slow ? "SLOW" : ""});
+                    link.slow ? "SLOW" : "no"});
     }
     absl::StrAppend(&out, table.Render(2));
   }

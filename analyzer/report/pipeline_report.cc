@@ -19,6 +19,7 @@
 #include "report/link_report.h"
 #include "report/rebalance_report.h"
 #include "report/replica_report.h"
+#include "report/text_layout.h"
 #include "report/text_table.h"
 #include "report/units.h"
 #include "report/whatif_model_json.h"
@@ -39,15 +40,6 @@ const StageFigures* StageOfRank(const job::Pipeline& pipeline, int32_t rank) {
     if (stage.rank == rank) return &stage;
   }
   return nullptr;
-}
-
-// The pipeline position of `rank`, -1 when the stage order is unknown.
-int32_t StagePosition(const job::Pipeline& pipeline, int32_t rank) {
-  const pipeline::StageOrder& stage_order = pipeline.crossrank.pipeline.order;
-  if (!stage_order.known) return -1;
-  const std::vector<int32_t>& order = stage_order.ranks;
-  auto found = std::find(order.begin(), order.end(), rank);
-  return found == order.end() ? -1 : static_cast<int32_t>(found - order.begin());
 }
 
 std::string OpCell(const schedule_inference::OpStats& op) {
@@ -80,7 +72,7 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
                         ? " (this zero-bubble schedule simulated on the mean stage times)"
                         : "",
                     ": excess ",
-                    absl::StrFormat("%.1f", 100.0 * (bubble.bubble_fraction - theoretical)),
+                    absl::StrFormat("%.1f", 100.0 * pipeline.excess_bubble_fraction.value_or(0.0)),
                     " points\n");
   } else {
     absl::StrAppend(out, "  shape and schedule unknown\n");
@@ -247,7 +239,7 @@ class PipelineJson {
     Fraction("bubble_fraction", bubble.bubble_fraction);
     if (shape.has_value() && pipeline.ideal.has_value()) {
       Fraction("theoretical_bubble_fraction", pipeline.ideal->fraction);
-      Fraction("excess_bubble_fraction", bubble.bubble_fraction - pipeline.ideal->fraction);
+      Fraction("excess_bubble_fraction", pipeline.excess_bubble_fraction.value_or(0.0));
       OptionalString("theoretical_source", pipeline::IdealSourceName(pipeline.ideal->source));
     } else {
       json_.Key("theoretical_bubble_fraction");
@@ -378,9 +370,12 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
   std::string summary = SummaryText(result.ranks, options, folded.ranks, folded.text);
   // The warning goes right under the headline, before any figure it qualifies.
   const size_t headline_end = summary.find('\n');
+  // Wrapped to the screen: the first screen answers how big the bubble is, where, why and what
+  // to do in a few lines; the tables below it are the details.
   summary.insert(headline_end == std::string::npos ? summary.size() : headline_end + 1,
-                 IncompleteJobText(result) + ProfilerCycleText(result.profiler_cycles) +
-                     DiagnosisText(result));
+                 WrapLines(IncompleteJobText(result) +
+                               ProfilerCycleText(result.profiler_cycles) + DiagnosisText(result),
+                           kTextReportWidth));
   std::string legend;
   if (!result.pipelines.empty()) {
     legend =

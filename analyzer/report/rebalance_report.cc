@@ -44,23 +44,28 @@ std::string RebalanceText(const job::RebalanceFigures& figures) {
   absl::StrAppend(&out, "move ", result.layers, result.layers == 1 ? " layer" : " layers",
                   " from stage ", result.from_stage, " (rank ", result.from_rank, ") to stage ",
                   result.to_stage, " (rank ", result.to_rank, ") -> layers ",
-                  absl::StrJoin(result.layers_after, ","), "\n    predicted iteration ",
-                  Ms(result.before.iteration_ns), " -> ", Ms(result.after.iteration_ns),
-                  " ms, bubble ", PercentSign(result.before.bubble_fraction), " -> ",
-                  PercentSign(result.after.bubble_fraction),
-                  " (simulated from the per-stage times on free links)\n");
-  if (!figures.predicted.has_value() || figures.predicted->candidates.empty() ||
-      !figures.predicted->candidates.front().problem.empty()) {
+                  absl::StrJoin(result.layers_after, ","), "\n");
+  const bool modelled_ok = figures.predicted.has_value() &&
+                           !figures.predicted->candidates.empty() &&
+                           figures.predicted->candidates.front().problem.empty();
+  if (!modelled_ok) {
+    // Without the what-if model, the search's own simulation is the only prediction.
+    absl::StrAppend(&out, "    predicted iteration ", Ms(result.before.iteration_ns), " -> ",
+                    Ms(result.after.iteration_ns), " ms, bubble ",
+                    PercentSign(result.before.bubble_fraction), " -> ",
+                    PercentSign(result.after.bubble_fraction),
+                    " (simulated from the per-stage times on free links)\n");
     return out;
   }
-  // The same move through the what-if model: against the measured iteration, and what the
-  // stages taking layers would hold.
+  // The move is found by simulating each one on the per-stage times; its prediction is quoted
+  // from the what-if model alone (measured links, memory), the one every saving comes from.
   const whatif::Result& modelled = *figures.predicted;
   const whatif::Prediction& after = modelled.candidates.front();
-  absl::StrAppend(&out, "    with the measured links: iteration ",
-                  Ms(modelled.baseline.iteration_ns), " ms as measured (measured ",
-                  Ms(modelled.measured_iteration_ns), " ms) -> ", Ms(after.iteration_ns),
-                  " ms\n");
+  absl::StrAppend(&out, "    predicted iteration ", Ms(modelled.baseline.iteration_ns),
+                  " ms as modelled (measured ", Ms(modelled.measured_iteration_ns), " ms) -> ",
+                  Ms(after.iteration_ns), " ms, bubble ",
+                  PercentSign(modelled.baseline.bubble_fraction), " -> ",
+                  PercentSign(after.bubble_fraction), " (the what-if model, measured links)\n");
   if (after.memory.size() != modelled.baseline.memory.size()) return out;
   for (size_t s = 0; s < after.memory.size(); ++s) {
     const int64_t before = modelled.baseline.memory[s].peak_allocated_bytes;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "text/json_writer.h"
+#include "report/text_layout.h"
 #include "report/text_table.h"
 #include "report/units.h"
 #include "text/one_line.h"
@@ -127,29 +128,47 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
   size_t cpu_ranks = 0;
   for (const RankFigures& figures : result.ranks) cpu_ranks += figures.cpu_timeline ? 1 : 0;
   std::array<uint64_t, kSeverityCount> issues = IssueTotals(result);
-  std::string out = absl::StrCat(
-      options.tool_name, " ", options.tool_version, " analyze: ", Plural(result.ranks.size(), "rank"),
-      " (", result.ranks.size() - cpu_ranks, " gpu, ", cpu_ranks, " cpu); import issues: ",
-      issues[static_cast<size_t>(Severity::kError)], " error, ",
-      issues[static_cast<size_t>(Severity::kWarning)], " warning, ",
-      issues[static_cast<size_t>(Severity::kInfo)], " info\n");
+  // The first line says what was loaded; errors and warnings of the import are named here
+  // briefly (listed under "import issues" below), info counters only there.
+  std::string out = absl::StrCat(options.tool_name, " ", options.tool_version, " analyze: ",
+                                 Plural(result.ranks.size(), "rank"), " (",
+                                 result.ranks.size() - cpu_ranks, " gpu, ", cpu_ranks, " cpu)");
+  const uint64_t errors = issues[static_cast<size_t>(Severity::kError)];
+  const uint64_t warnings = issues[static_cast<size_t>(Severity::kWarning)];
+  if (errors + warnings > 0) {
+    absl::StrAppend(&out, "; import issues: ", errors, " error, ", warnings,
+                    " warning (listed below)");
+  }
+  out.push_back('\n');
 
-  TextTable table({{"rank"}, {"timeline", Align::kLeft}, {"span_ms"}, {"compute_ms"},
-                   {"comm_ms"}, {"memcpy_ms"}, {"idle_ms"}, {"idle%"}, {"kernels"},
-                   {"comm_ops"}, {"memcpys"}, {"steps"}, {"peak_alloc"}, {"peak_reserved"},
-                   {"source", Align::kLeft}});
+  // Counts of kernels, transfers and memcpys, and steps, are the JSON report's: the text keeps
+  // to a screen's width. dev_idle is no kernel or op running on the device, which a spinning
+  // NCCL wait is not: the pipeline bubble is the pipeline table's.
+  TextTable table({{"rank"}, {"device", Align::kLeft}, {"span_ms"}, {"compute_ms"},
+                   {"comm_ms"}, {"dev_idle_ms"}, {"dev_idle%"}, {"peak_alloc"},
+                   {"peak_reserved"}, {"source", Align::kLeft}});
+  std::vector<std::string> paths;
+  for (const RankFigures& f : result.ranks) paths.push_back(text::OneLine(f.source_path));
+  const std::vector<std::string> names = ShortestUniqueSuffixes(paths);
   size_t rows = 0;
-  for (const RankFigures& f : result.ranks) {
+  for (size_t r = 0; r < result.ranks.size(); ++r) {
+    const RankFigures& f = result.ranks[r];
     if (std::binary_search(folded_ranks.begin(), folded_ranks.end(), f.rank)) continue;
     ++rows;
     table.AddRow({absl::StrCat(f.rank), std::string(TimelineName(f)), Ms(f.span),
-                  Ms(f.compute), Ms(f.comm), Ms(f.memcpy), Ms(f.idle),
-                  PercentOf(f.idle, f.span), absl::StrCat(f.kernels), absl::StrCat(f.comm_ops),
-                  absl::StrCat(f.memcpys), absl::StrCat(f.steps), BinaryBytes(f.peak_allocated_bytes),
-                  BinaryBytes(f.peak_reserved_bytes), text::OneLine(f.source_path)});
+                  Ms(f.compute), Ms(f.comm), Ms(f.idle), PercentOf(f.idle, f.span),
+                  BinaryBytes(f.peak_allocated_bytes), BinaryBytes(f.peak_reserved_bytes),
+                  names[r]});
   }
   // Every rank folded: no table of none.
-  if (rows > 0 || result.ranks.empty()) out.append(table.Render());
+  if (rows > 0 || result.ranks.empty()) {
+    out.append(table.Render());
+    if (rows > 0 && cpu_ranks < result.ranks.size()) {
+      out.append(
+          "dev_idle: no kernel running; NCCL kernels spin while they wait, so a pipeline's "
+          "bubble shows in its bubble% below\n");
+    }
+  }
   out.append(folded_text);
   AppendImportBlock(result, &out);
   return out;

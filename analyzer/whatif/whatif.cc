@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "analysis/memory_peak.h"
+#include "index/memory_peak.h"
 #include "pipeline/layer_split.h"
 #include "pipeline/sim_schedule.h"
 #include "simulator/engine.h"
@@ -266,7 +266,12 @@ absl::StatusOr<Model> ModelOf(const Input& input) {
     model.separate_weight_grad |= figures.weight_grad.count > 0;
     for (const Rank& traced : input.trace->ranks) {
       if (traced.rank != figures.rank) continue;
-      const MemoryPeak memory = PeakMemory(traced);
+      // The rank's peaks as the bubble figures hold them (index::RankIndex::memory): one figure
+      // for the per-rank tables and the model.
+      MemoryPeak memory;
+      for (const bubble::RankTotals& totals : input.bubble->per_rank) {
+        if (totals.rank == traced.rank) memory = totals.memory;
+      }
       stage.memory_floor_bytes = memory.lowest_allocated_bytes;
       stage.memory_peak_bytes = memory.allocated_bytes;
       if (!traced.devices.empty() && traced.devices.front().total_memory_bytes > 0 &&

@@ -152,7 +152,8 @@ absl::StatusOr<Model> ModelOf(const Input& input);
 // prediction can run on: p, m, v, stage and link counts, negative times.
 absl::Status ValidateModel(const Model& model);
 
-// The candidates worth trying when the user names none: m x2 and x4; 1F1B <-> interleaved v=2
+// The candidates worth trying when the user names none: m x2 and x4 (more samples per step);
+// 1F1B <-> interleaved v=2
 // (where m is a multiple of p); ZB-H1 for a one-chunk training schedule; and `rebalance`, a
 // layer split (the best single move), when given. The measured configuration itself is never
 // one.

@@ -221,9 +221,11 @@ TEST(CrossRankCliTest, HalfAJobIsReportedIncomplete) {
   const std::string second_line =
       text.out.substr(text.out.find('\n') + 1,
                       text.out.find('\n', text.out.find('\n') + 1) - text.out.find('\n') - 1);
+  // Wrapped to the first screen's 120 columns.
   EXPECT_EQ(second_line,
             "INCOMPLETE JOB: the trace holds 2 of the 4 ranks the job declares (world size); "
-            "missing 2,3. Pipelines and their figures cover the loaded ranks only.");
+            "missing 2,3. Pipelines and their figures");
+  EXPECT_THAT(text.out, HasSubstr(second_line + "\n  cover the loaded ranks only.\n"));
   EXPECT_THAT(text.out, HasSubstr("pipeline 0: ranks 0,1\n  INCOMPLETE: its ranks send to or "
                                   "receive from rank 2, not in the trace"));
   EXPECT_THAT(text.err, HasSubstr("warning: INCOMPLETE JOB: "));

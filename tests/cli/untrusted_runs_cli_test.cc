@@ -87,13 +87,25 @@ std::string* UntrustedRunsTest::base_ = nullptr;
 std::string* UntrustedRunsTest::report_ = nullptr;
 std::string* UntrustedRunsTest::renumbered_ = nullptr;
 
+// The text report with the first screen's wrapped lines joined again (a continuation starts
+// with two spaces past its line's own indent).
+std::string Unwrapped(std::string text) {
+  for (size_t at = text.find("\n  "); at != std::string::npos; at = text.find("\n  ", at)) {
+    size_t end = at + 1;
+    while (end < text.size() && text[end] == ' ') ++end;
+    text.replace(at, end - at, " ");
+  }
+  return text;
+}
+
 // Item 1: no complete iteration is a stated condition, never a 0% bubble; --strict refuses it.
 TEST_F(UntrustedRunsTest, NoCompleteIterationIsStatedNotAZeroBubble) {
   CommandResult run = Bubblescope({"analyze", *renumbered_});
   EXPECT_EQ(run.exit_status, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("diagnosis: pipeline 0 (p=4 m=8 v=1 1f1b): no complete "
-                                 "iteration to measure: 6 iterations (from profiler_steps) found, "
-                                 "none on every pipeline rank"));
+  EXPECT_THAT(Unwrapped(run.out),
+              HasSubstr("diagnosis: pipeline 0 (p=4 m=8 v=1 1f1b): no complete "
+                        "iteration to measure: 6 iterations (from profiler_steps) found, "
+                        "none on every pipeline rank"));
   EXPECT_THAT(run.out, HasSubstr("no bubble or latency figure"));
   EXPECT_THAT(run.out, Not(HasSubstr("bubble 0.0%")));
   EXPECT_THAT(run.err, HasSubstr("warning: pipeline 0: no complete iteration"));
@@ -135,7 +147,7 @@ TEST_F(UntrustedRunsTest, AMarkerMatchingNothingLeavesNoIterationAnywhere) {
   const std::string why = "the iteration marker matches no annotation on the pipeline's ranks";
   CommandResult run = Bubblescope({"analyze", *base_, "--iteration-marker", "^train_stpe$"});
   EXPECT_EQ(run.exit_status, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("no complete iteration to measure: " + why));
+  EXPECT_THAT(Unwrapped(run.out), HasSubstr("no complete iteration to measure: " + why));
   run = Bubblescope({"whatif", *base_, "--iteration-marker", "^train_stpe$"});
   EXPECT_EQ(run.exit_status, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("no prediction: no complete iteration: " + why));

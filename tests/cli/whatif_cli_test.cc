@@ -64,28 +64,34 @@ TEST(WhatIfCliTest, DefaultCandidatesOnAnImbalancedJob) {
             (int64_t{2048} + 4 * 96) << 20);
 }
 
-// The analyze text report opens with the diagnosis, before any table: headline figures, the
-// costliest warning (here the slow stage, whose simulated saving outweighs its symptoms) and the
-// next step for it.
+// The analyze text report opens with the diagnosis, before any table: headline figures, where
+// the bubble is, the costliest warning (here the slow stage, whose predicted saving outweighs
+// its symptoms) and the next step for it, wrapped to 120 columns.
 TEST(WhatIfCliTest, AnalyzeOpensWithTheDiagnosis) {
   CommandResult run =
       RunCommand({BUBBLESCOPE_BINARY, "analyze", SampleDir("sim_1f1b_imbalanced_p4_m8")});
   ASSERT_EQ(run.exit_status, 0) << run.err;
   std::vector<std::string> lines;
   size_t start = 0;
-  for (size_t end = run.out.find('\n'); end != std::string::npos && lines.size() < 5;
+  for (size_t end = run.out.find('\n'); end != std::string::npos && lines.size() < 9;
        start = end + 1, end = run.out.find('\n', start)) {
     lines.push_back(run.out.substr(start, end - start));
   }
-  ASSERT_EQ(lines.size(), 5u);
+  ASSERT_EQ(lines.size(), 9u);
+  EXPECT_THAT(lines[0], ::testing::EndsWith(" analyze: 4 ranks (4 gpu, 0 cpu)"));
   EXPECT_EQ(lines[1],
             "diagnosis: pipeline 0 (p=4 m=8 v=1 1f1b): bubble 45.8% against 27.3% for its "
-            "schedule alone, iteration 50.423 ms (median)");
-  EXPECT_THAT(lines[2], ::testing::StartsWith("  top cause: stage_imbalance (stage 2 (rank 2) "
+            "schedule alone, iteration 50.423 ms");
+  EXPECT_EQ(lines[2], "  (median)");
+  EXPECT_EQ(lines[3], "  where: stage 0 (rank 0) idles most, 51.8% of its time; stage 2 (rank 2) "
+                      "least, 27.8%");
+  EXPECT_THAT(lines[4], ::testing::StartsWith("  top cause: stage_imbalance (stage 2 (rank 2) "
                                               "computes longer per microbatch than the "
                                               "others): fixing it"));
-  EXPECT_THAT(lines[3], ::testing::StartsWith("  next step: move layers off the slow stage"));
-  EXPECT_THAT(lines[4], ::testing::StartsWith("rank  timeline"));  // the tables come after
+  EXPECT_THAT(lines[6], HasSubstr("(modelled 50.064 ms -> 42.107 ms)"));
+  EXPECT_THAT(lines[7], ::testing::StartsWith("  next step: move layers off the slow stage"));
+  EXPECT_THAT(lines[8], ::testing::StartsWith("rank  device"));  // the tables come after
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 120u) << line;
 }
 
 TEST(WhatIfCliTest, OneCandidateFromTheFlags) {

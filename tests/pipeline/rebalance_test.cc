@@ -138,30 +138,5 @@ TEST(RebalanceTest, BadLayerCountsAndUnknownTimesAreErrors) {
             absl::StatusCode::kFailedPrecondition);
 }
 
-TEST(RebalanceTest, EffectOfTheSlowestStageAtTheMean) {
-  schedule_inference::Result shape = Shape(2);
-  shape.slowest_stage = 2;
-  absl::StatusOr<ImbalanceEffect> effect = EffectOfSlowestStage(shape);
-  ASSERT_TRUE(effect.ok()) << effect.status();
-  EXPECT_EQ(effect->stage, 2);
-  // As measured: 57000 ns, as in the first test.
-  EXPECT_EQ(effect->iteration_ns, 57000);
-  EXPECT_NEAR(effect->bubble_fraction, 1.0 - 120000.0 / 228000.0, 1e-9);
-  // Stage 2 at the mean: F = (3 * 1000 + 2000) / 4 = 1250, B = 2500. Forwards 4250 + 7 * 1250,
-  // backwards 8500 + 7 * 2500: 39000 ns; compute 8 * (3 * 3000 + 3750) = 102000 of 4 * 39000.
-  EXPECT_EQ(effect->iteration_at_mean_ns, 39000);
-  EXPECT_NEAR(effect->bubble_fraction_at_mean, 1.0 - 102000.0 / 156000.0, 1e-9);
-}
-
-TEST(RebalanceTest, EffectNeedsASlowestStageAndStageTimes) {
-  EXPECT_EQ(EffectOfSlowestStage(Shape(2)).status().code(),  // slowest_stage not set
-            absl::StatusCode::kFailedPrecondition);
-  schedule_inference::Result no_times = Shape(2);
-  no_times.slowest_stage = 2;
-  no_times.stages.clear();
-  EXPECT_EQ(EffectOfSlowestStage(no_times).status().code(),
-            absl::StatusCode::kFailedPrecondition);
-}
-
 }  // namespace
 }  // namespace bubblescope::rebalance

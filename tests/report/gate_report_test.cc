@@ -133,7 +133,8 @@ TEST(DiffReportTest, JsonParsesAndTextOpensWithTheShape) {
   EXPECT_THAT(text, HasSubstr("pipeline 0: ranks 0,1 | 0,1 (paired by same_ranks)\n"
                               "  shape changed: m 8 -> 4\n"));
   EXPECT_THAT(text, HasSubstr("  findings: 0 on both sides\n"
-                              "    + appeared   stage_imbalance (ranks 1, 1.500 ms): stage 1 is slow\n"));
+                              "    + appeared   stage_imbalance (ranks 1, 1.500 ms of rank "
+                              "time summed over the complete iterations): stage 1 is slow\n"));
 
   absl::StatusOr<std::string> json = DiffJson(diff, "1.2.3");
   ASSERT_TRUE(json.ok()) << json.status();

@@ -111,6 +111,12 @@ TEST(LinkReportTest, TextSaysWhoWaitedForWhom) {
                               "rank 4 -2.500 ms (+/- 1.500 us, rendezvous, 8 samples)\n"));
   EXPECT_THAT(text, Not(HasSubstr("not aligned")));
   EXPECT_THAT(text, HasSubstr("SLOW"));
+  // A link that is not slow says so: no blank trailing column, no line ending in spaces.
+  job::CrossRankFigures healthy = TwoStages();
+  for (link_stats::Link& link : healthy.links) link.slow = false;
+  const std::string healthy_text = LinkText(healthy);
+  EXPECT_THAT(healthy_text, ContainsRegex("5->4 +0->1 .* +no\n"));
+  EXPECT_THAT(healthy_text, Not(HasSubstr(" \n")));
   EXPECT_THAT(text, HasSubstr("stage 1 (rank 4) stalled 15.000 ms per iteration on stage 0 "
                               "(rank 5): 14.000 waiting for it to post, 1.000 in transfer"));
 }

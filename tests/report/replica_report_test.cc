@@ -141,8 +141,8 @@ TEST(ReplicaReportTest, TextFoldsThePerRankTable) {
   EXPECT_EQ(SpreadCell(text, 1, "max in", "compute_ms", "span_ms"), absl::StrCat("p", job.slow));
   EXPECT_EQ(SpreadCell(text, 0, "max", "steps", "span_ms"), "3");
   // Every rank is in the set: no per-rank row, no table header of none.
-  EXPECT_THAT(text, Not(HasSubstr("rank  timeline")));
-  EXPECT_THAT(AnalyzeText(job.result, SummaryReportOptions{}), HasSubstr("rank  timeline"));
+  EXPECT_THAT(text, Not(HasSubstr("rank  device")));
+  EXPECT_THAT(AnalyzeText(job.result, SummaryReportOptions{}), HasSubstr("rank  device"));
 }
 
 TEST(ReplicaReportTest, PickedPipelinesArePrintedInFullToo) {

@@ -1,4 +1,4 @@
-#include "analysis/memory_peak.h"
+#include "index/memory_peak.h"
 
 #include <algorithm>
 
