@@ -49,6 +49,7 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
     std::iota(every_rank.begin(), every_rank.end(), size_t{0});
     absl::StatusOr<Trace> whole = FetchPart(headers, origins, every_rank, fetch);
     if (!whole.ok()) return whole.status();
+    whole->profiler_cycles = headers.profiler_cycles;  // the loader's choice, which Analyze reports
     return job::Analyze(*whole, options);
   }
   // The parts are analysed `workers` at a time, each on one thread: the fetches (collective MPI

@@ -45,6 +45,7 @@ Rank RankHeader(const Rank& rank) {
   header.devices = rank.devices;
   header.process_groups = rank.process_groups;
   header.stats = rank.stats;
+  header.steps = rank.steps;
   return header;
 }
 

@@ -220,10 +220,10 @@ struct Rank {
   bool HasGpuActivity() const;
 };
 
-// The rank without its events (timelines, annotations, steps, memory samples, communication
-// records, names): its ids, source (path and format), host, backend, run, devices, process
-// groups and import counters. What `analyze --mpi`'s process 0 holds of every rank
-// (job/job_parts.h).
+// The rank without its events (timelines, annotations, memory samples, communication records,
+// names): its ids, source (path and format), host, backend, run, devices, process groups, import
+// counters and profiler steps (a few per rank; they tell profiler cycles apart, as LoadTrace does
+// with whole ranks). What `analyze --mpi`'s process 0 holds of every rank (job/job_parts.h).
 Rank RankHeader(const Rank& rank);
 
 // A JSON file found in a directory that is not a trace at all (an object with no traceEvents,

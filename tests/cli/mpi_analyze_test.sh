@@ -2,7 +2,8 @@
 # analyze --mpi under a real mpirun (docs/scale.md): with 1, 2 and 4 processes, a simulated
 # DP x PP job gives the report one process gives, byte for byte (JSON to a file, text to stdout,
 # the HTML page, the Perfetto trace), with the same notes on stderr printed once; whatif on the
-# --mpi JSON report predicts what whatif on the traces does; a bad file gives the same one-line
+# --mpi JSON report predicts what whatif on the traces does; several profiler cycles in one
+# folder are told apart as one process tells them; a bad file gives the same one-line
 # error, once, and exit status 2. In a build without MPI, --mpi must be a one-line error (exit
 # 2) and the test is skipped (77).
 # Usage: mpi_analyze_test.sh BUBBLESCOPE HAVE_MPI MPIEXEC SCRATCH_DIR
@@ -74,6 +75,27 @@ done
 grep -q "m=16" "$scratch/whatif_mpi.txt" || fail "whatif on the --mpi report predicts no m=16"
 cmp -s "$scratch/whatif_traces.txt" "$scratch/whatif_mpi.txt" ||
   fail "whatif on the --mpi report differs from whatif on the traces"
+
+# Three torch.profiler cycles of one 2-rank job in one folder (tests/data/torch_cycles): the
+# newest complete one by default and --cycle 1 on request, with the single process's notes and
+# report.
+cycles="$(dirname "$0")/../data/torch_cycles"
+for pick in "" "--cycle 1"; do
+  # shellcheck disable=SC2086
+  "$bin" analyze "$cycles" $pick --format json -o "$scratch/cycles_one.json" \
+    2>"$scratch/cycles_one.err" || fail "single-process analyze of the cycles [$pick]"
+  # shellcheck disable=SC2086
+  mpirun_quiet_leaks -np 2 "$bin" analyze --mpi "$cycles" $pick --format json \
+    -o "$scratch/cycles_mpi.json" 2>"$scratch/cycles_mpi.err" ||
+    fail "--mpi of the cycles [$pick]: $(cat "$scratch/cycles_mpi.err")"
+  cmp -s "$scratch/cycles_one.json" "$scratch/cycles_mpi.json" ||
+    fail "--mpi of the cycles [$pick]: the JSON report differs"
+  cmp -s "$scratch/cycles_one.err" "$scratch/cycles_mpi.err" ||
+    fail "--mpi of the cycles [$pick]: the notes differ"
+done
+picked=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['profiler_cycle']; \
+print(c['number'], c['chosen_by'], len(c['cycles']))" "$scratch/cycles_mpi.json")
+[ "$picked" = "1 flag 3" ] || fail "--cycle 1 under --mpi: cycle, choice, cycles = $picked"
 
 # A damaged file among the ranks: the one-line error of one process, printed once, exit 2.
 cp "$job"/rank7.pt.trace.json.gz "$scratch/rank7.saved"
