@@ -13,9 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "job/job.h"
+#include "job/job_reports.h"
 #include "job/sim_job.h"
-#include "report/html_report.h"
-#include "report/pipeline_report.h"
 #include "simulator/simulator.h"
 
 namespace bubblescope::job {
@@ -24,21 +23,6 @@ namespace {
 using sim::Schedule;
 
 using crossrank_testing::DataParallelJob;
-
-struct Reports {
-  size_t pipelines = 0;
-  std::string text;
-  std::string json;
-  std::string html;
-};
-
-Reports ReportsOf(const Result& result) {
-  const SummaryReportOptions report_options;
-  absl::StatusOr<std::string> json = AnalyzeJson(result, report_options);
-  EXPECT_TRUE(json.ok()) << json.status();
-  return {result.pipelines.size(), AnalyzeText(result, report_options), json.value_or(""),
-          AnalyzeHtml(result, report_options)};
-}
 
 Options TestOptions() {
   Options options;
@@ -85,8 +69,8 @@ void ExpectSameReports(const std::function<Trace()>& make, size_t parts) {
   ASSERT_TRUE(whole.ok()) << whole.status();
   const InParts in_parts = AnalyzeInParts(make(), options);
   ASSERT_EQ(in_parts.plan.parts.size(), parts);
-  const Reports expected = ReportsOf(*whole);
-  const Reports got = ReportsOf(in_parts.result);
+  const JobReports expected = ReportsOf(*whole, /*with_html=*/true);
+  const JobReports got = ReportsOf(in_parts.result, /*with_html=*/true);
   EXPECT_EQ(got.pipelines, expected.pipelines);
   EXPECT_TRUE(got.text == expected.text);  // not EXPECT_EQ: the reports are long
   EXPECT_TRUE(got.json == expected.json);

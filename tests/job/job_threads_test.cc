@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "job/job.h"
+#include "job/job_reports.h"
 #include "job/sim_job.h"
 #include "report/pipeline_report.h"
 #include "simulator/simulator.h"
@@ -22,23 +23,14 @@ using sim::Schedule;
 
 using crossrank_testing::DataParallelJob;
 
-struct Reports {
-  size_t pipelines = 0;
-  std::string text;
-  std::string json;
-};
-
-Reports AnalyzeOn(const Trace& trace, int jobs) {
+JobReports AnalyzeOn(const Trace& trace, int jobs) {
   Options options;
   options.jobs = jobs;
   options.tradeoff = true;  // the HTML's predictions too: the most work per pipeline
   absl::StatusOr<Result> result = Analyze(trace, options);
   EXPECT_TRUE(result.ok()) << result.status();
   if (!result.ok()) return {};
-  const SummaryReportOptions report_options;
-  absl::StatusOr<std::string> json = AnalyzeJson(*result, report_options);
-  EXPECT_TRUE(json.ok()) << json.status();
-  return {result->pipelines.size(), AnalyzeText(*result, report_options), json.value_or("")};
+  return ReportsOf(*result, /*with_html=*/false);
 }
 
 TEST(JobThreadsTest, AnyNumberOfThreadsGivesTheSameReports) {
@@ -55,11 +47,11 @@ TEST(JobThreadsTest, AnyNumberOfThreadsGivesTheSameReports) {
         for (CommInfo& comm : rank.comms) comm.peer = -1;
       }
     }
-    const Reports one = AnalyzeOn(trace, 1);
+    const JobReports one = AnalyzeOn(trace, 1);
     ASSERT_EQ(one.pipelines, static_cast<size_t>(replicas));  // the job is what it was built as
     for (int jobs : {2, 5, 0}) {
       SCOPED_TRACE(absl::StrCat("jobs ", jobs));
-      const Reports many = AnalyzeOn(trace, jobs);
+      const JobReports many = AnalyzeOn(trace, jobs);
       EXPECT_EQ(many.pipelines, one.pipelines);
       EXPECT_TRUE(many.text == one.text);  // not EXPECT_EQ: the reports are long
       EXPECT_TRUE(many.json == one.json);
