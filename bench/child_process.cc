@@ -71,6 +71,9 @@ absl::StatusOr<ChildResult> RunInChild(const std::function<absl::StatusOr<std::s
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
   };
   result.cpu_seconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  result.system_seconds = seconds(usage.ru_stime);
+  result.minor_faults = usage.ru_minflt;
+  result.involuntary_switches = usage.ru_nivcsw;
   return result;
 }
 

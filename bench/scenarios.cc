@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <sstream>
@@ -31,14 +33,41 @@ double SecondsBetween(Clock::time_point start, Clock::time_point end) {
   return std::chrono::duration<double>(end - start).count();
 }
 
-// User + system CPU seconds of this process so far, all its threads together.
-double ProcessCpuSeconds() {
+// This process's resource use so far, all its threads together.
+struct Usage {
+  double cpu_seconds = 0;  // user + system
+  int64_t minor_faults = 0;
+};
+
+Usage ProcessUsage() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   auto seconds = [](const timeval& t) {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
   };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  return {seconds(usage.ru_utime) + seconds(usage.ru_stime), usage.ru_minflt};
+}
+
+double ProcessCpuSeconds() { return ProcessUsage().cpu_seconds; }
+
+// Work that keeps one core's multiplier busy (four independent multiply chains over a buffer that
+// stays in the first-level cache) and touches no memory beyond it: two threads finish it in the
+// time of one only when each has a core of its own. Two hyper-threads of one core share the
+// multiplier and take about twice as long; a machine busy with other work, longer still.
+uint64_t MultiplyChains(int64_t rounds) {
+  constexpr uint64_t kOdd = 0x9E3779B97F4A7C15ULL;
+  std::array<uint64_t, 512> words{};
+  for (size_t i = 0; i < words.size(); ++i) words[i] = i * kOdd;
+  uint64_t a = 1, b = 2, c = 3, d = 4;
+  for (int64_t round = 0; round < rounds; ++round) {
+    for (size_t i = 0; i < words.size(); i += 4) {
+      a = (a ^ words[i]) * kOdd;
+      b = (b ^ words[i + 1]) * kOdd;
+      c = (c ^ words[i + 2]) * kOdd;
+      d = (d ^ words[i + 3]) * kOdd;
+    }
+  }
+  return a ^ b ^ c ^ d;
 }
 
 // FNV-1a: a digest that is the same in every process (absl::Hash is seeded per process), so
@@ -65,11 +94,18 @@ int64_t KeptEvents(const Trace& trace) {
 }  // namespace
 
 absl::StatusOr<std::string> AnalyzeScenario(const std::vector<std::string>& files, int jobs) {
-  const double cpu_start = ProcessCpuSeconds();
+  const Usage usage_start = ProcessUsage();
   const Clock::time_point start = Clock::now();
   LoadOptions load;
   load.jobs = jobs;
-  absl::StatusOr<Trace> trace = LoadTrace(files, load);
+  // LoadTrace's two phases timed apart: the files read on `jobs` workers, then the trace
+  // assembled from them on one thread.
+  absl::StatusOr<TraceFileList> list = ListTraceFiles(files, load);
+  if (!list.ok()) return list.status();
+  std::vector<FileRead> reads = ReadTraceFiles(list->files, load);
+  const Clock::time_point read = Clock::now();
+  const Usage usage_read = ProcessUsage();
+  absl::StatusOr<Trace> trace = AssembleTrace(*list, std::move(reads), load);
   if (!trace.ok()) return trace.status();
   const Clock::time_point loaded = Clock::now();
   const double cpu_loaded = ProcessCpuSeconds();
@@ -86,8 +122,11 @@ absl::StatusOr<std::string> AnalyzeScenario(const std::vector<std::string>& file
   const Clock::time_point reported = Clock::now();
 
   return absl::StrCat(
-      "seconds_load ", SecondsBetween(start, loaded), "\nseconds_job ",
-      SecondsBetween(loaded, analysed), "\ncpu_load ", cpu_loaded - cpu_start, "\ncpu_job ",
+      "seconds_load ", SecondsBetween(start, loaded), "\nseconds_read ",
+      SecondsBetween(start, read), "\ncpu_read ", usage_read.cpu_seconds - usage_start.cpu_seconds,
+      "\nfaults_read ", usage_read.minor_faults - usage_start.minor_faults, "\nseconds_job ",
+      SecondsBetween(loaded, analysed), "\ncpu_load ", cpu_loaded - usage_start.cpu_seconds,
+      "\ncpu_job ",
       cpu_analysed - cpu_loaded, "\nseconds_reports ", SecondsBetween(analysed, reported),
       "\nseconds ", SecondsBetween(start, reported), "\nkept ", KeptEvents(*trace),
       "\nreport_text_bytes ", text.size(), "\nreport_json_bytes ", json->size(), "\nreport_digest ",
@@ -103,23 +142,37 @@ absl::StatusOr<std::string> BarePassScenario(const std::vector<std::string>& fil
                       result->checksum % 1000, "\n");
 }
 
-absl::StatusOr<std::string> CoresFreeScenario(int threads, double seconds) {
+absl::StatusOr<std::string> CoresScenario(int threads, double seconds) {
+  // Called through a pointer the compiler cannot see through, so that each call is made where it
+  // stands, between its clock readings, and none is merged with an earlier one of equal rounds.
+  uint64_t (*volatile work)(int64_t) = MultiplyChains;
+  // Rounds of the work that take one thread about `seconds`, found by doubling.
+  int64_t rounds = 1024;
+  double one_seconds = 0;
+  std::atomic<uint64_t> sink = 0;
+  while (true) {
+    const Clock::time_point start = Clock::now();
+    sink ^= work(rounds);
+    one_seconds = SecondsBetween(start, Clock::now());
+    if (one_seconds >= seconds / 2 || rounds > (int64_t{1} << 40)) break;
+    rounds *= 2;
+  }
+  // The same rounds on one thread again (now measured whole), then on `threads` at once.
+  Clock::time_point start = Clock::now();
+  sink ^= work(rounds);
+  one_seconds = SecondsBetween(start, Clock::now());
   const double cpu_start = ProcessCpuSeconds();
-  const Clock::time_point start = Clock::now();
-  const Clock::time_point end =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  start = Clock::now();
   {
-    std::vector<std::jthread> spinners;
+    std::vector<std::jthread> workers;
     for (int i = 0; i < threads; ++i) {
-      spinners.emplace_back([end] {
-        while (Clock::now() < end) {
-        }
-      });
+      workers.emplace_back([rounds, work, &sink] { sink ^= work(rounds); });
     }
   }
-  return absl::StrCat("cores ",
-                      (ProcessCpuSeconds() - cpu_start) / SecondsBetween(start, Clock::now()),
-                      "\n");
+  const double together_seconds = SecondsBetween(start, Clock::now());
+  return absl::StrCat("cores ", (ProcessCpuSeconds() - cpu_start) / together_seconds,
+                      "\nthroughput ", threads * one_seconds / together_seconds, "\nsink ",
+                      sink.load() % 2, "\n");
 }
 
 absl::StatusOr<std::string> TruthScenario(const std::string& truth_path) {

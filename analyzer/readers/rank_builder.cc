@@ -362,6 +362,10 @@ void RankBuilder::LinkFlows() {
     bool any = false;
   };
   absl::flat_hash_map<std::pair<const Timeline*, TimeNs>, Slot> slots;
+  // A flow opens at most one slot on its CPU thread and one on its GPU stream, and most open one
+  // (a launch's "s", or an op's "f" whose CPU timeline does not exist): sized once rather than
+  // doubled, each doubling a new table faulted in page by page.
+  slots.reserve(flows_.size());
   // Advances `slot.next` from `from` to the next accepted interval without a correlation id.
   auto seek = [](const Timeline& timeline, size_t from, Slot& slot, auto accept) {
     slot.next = from;
