@@ -34,7 +34,8 @@ explicit=${#targets[@]}
 
 build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DBUBBLESCOPE_FUZZ=ON -DBUBBLESCOPE_BUILD_BENCH=OFF -DBUBBLESCOPE_BUILD_DEMO=OFF >/dev/null
+  -DBUBBLESCOPE_FUZZ=ON -DBUBBLESCOPE_BUILD_BENCH=OFF -DBUBBLESCOPE_BUILD_DEMO=OFF \
+  -DBUBBLESCOPE_UNITY=ON >/dev/null
 built=()
 for target in "${targets[@]}"; do
   if ninja -C "$build" -t query "$target" >/dev/null 2>&1; then

@@ -22,7 +22,9 @@ run_suite build -DCMAKE_BUILD_TYPE=Release -DBUBBLESCOPE_WERROR=ON
 echo "== ASan + UBSan build =="
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# A unity build (the analyzer's files compiled eight at a time): the same code as the Release
+# build checks file by file, in about half the compile time.
 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DBUBBLESCOPE_SANITIZE=ON -DBUBBLESCOPE_BUILD_BENCH=ON \
-  -DBUBBLESCOPE_BUILD_DEMO=OFF
+  -DBUBBLESCOPE_BUILD_DEMO=OFF -DBUBBLESCOPE_UNITY=ON
 echo "== Fuzz targets, 35 s each (ASan + UBSan) =="
 scripts/fuzz.sh --seconds 35 --jobs "$jobs"

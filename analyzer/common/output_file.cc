@@ -53,8 +53,11 @@ bool SameFile(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+}  // namespace
+
 // What an output path is, worked out once for the check of a command's outputs and the write.
-struct Destination {
+// Not in the anonymous namespace: OutputStream::State, declared in the header, holds one.
+struct OutputDestination {
   enum class Kind : uint8_t { kNew, kReplace, kWriteThrough };
   Kind kind = Kind::kNew;
   // kNew: the path as it will be created, its directory resolved (so two spellings of one new
@@ -64,13 +67,16 @@ struct Destination {
   mode_t mode = 0;          // kNew: 0666 minus the umask; kReplace: the file's own bits
 };
 
-absl::StatusOr<Destination> Resolve(const std::string& path, const OutputFileOptions& options) {
+namespace {
+
+absl::StatusOr<OutputDestination> Resolve(const std::string& path,
+                                          const OutputFileOptions& options) {
   if (path.empty()) return WriteError(path, "no file name");
-  Destination destination;
+  OutputDestination destination;
   struct stat link {};
   if (::lstat(path.c_str(), &link) != 0) {
     if (errno != ENOENT) return WriteErrno(path, errno);
-    destination.kind = Destination::Kind::kNew;
+    destination.kind = OutputDestination::Kind::kNew;
     std::error_code ignored;
     const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ignored);
     destination.file = canonical.empty() ? path : canonical.string();
@@ -83,7 +89,7 @@ absl::StatusOr<Destination> Resolve(const std::string& path, const OutputFileOpt
   }
   if (S_ISDIR(destination.existing.st_mode)) return WriteError(path, "it is a directory");
   if (!S_ISREG(destination.existing.st_mode)) {
-    destination.kind = Destination::Kind::kWriteThrough;
+    destination.kind = OutputDestination::Kind::kWriteThrough;
     destination.file = path;
     return destination;
   }
@@ -105,18 +111,18 @@ absl::StatusOr<Destination> Resolve(const std::string& path, const OutputFileOpt
   // The file the bytes land in: the end of any chain of symlinks, which stay as they are.
   std::vector<char> resolved(PATH_MAX + 1, '\0');
   if (::realpath(path.c_str(), resolved.data()) == nullptr) return WriteErrno(path, errno);
-  destination.kind = Destination::Kind::kReplace;
+  destination.kind = OutputDestination::Kind::kReplace;
   destination.file = resolved.data();
   destination.mode = destination.existing.st_mode & 07777;
   return destination;
 }
 
 // Whether two destinations are one file: the same inode, or the same new path.
-bool SameDestination(const Destination& a, const Destination& b) {
-  if (a.kind == Destination::Kind::kReplace && b.kind == Destination::Kind::kReplace) {
+bool SameDestination(const OutputDestination& a, const OutputDestination& b) {
+  if (a.kind == OutputDestination::Kind::kReplace && b.kind == OutputDestination::Kind::kReplace) {
     return SameFile(a.existing, b.existing);
   }
-  return a.kind == Destination::Kind::kNew && b.kind == Destination::Kind::kNew &&
+  return a.kind == OutputDestination::Kind::kNew && b.kind == OutputDestination::Kind::kNew &&
          a.file == b.file;
 }
 
@@ -124,16 +130,16 @@ bool SameDestination(const Destination& a, const Destination& b) {
 
 absl::Status CheckOutputs(const std::vector<NamedOutput>& outputs,
                           const OutputFileOptions& options) {
-  std::vector<std::pair<const NamedOutput*, Destination>> resolved;
+  std::vector<std::pair<const NamedOutput*, OutputDestination>> resolved;
   for (const NamedOutput& output : outputs) {
     if (output.path.empty()) continue;  // an output not asked for
-    absl::StatusOr<Destination> destination = Resolve(output.path, options);
+    absl::StatusOr<OutputDestination> destination = Resolve(output.path, options);
     if (!destination.ok()) {
       return absl::Status(destination.status().code(),
                           absl::StrCat(output.flag, ": ", destination.status().message()));
     }
     // Devices and FIFOs are written through: /dev/null may take several outputs.
-    if (destination->kind == Destination::Kind::kWriteThrough) continue;
+    if (destination->kind == OutputDestination::Kind::kWriteThrough) continue;
     for (const auto& [earlier, other] : resolved) {
       if (SameDestination(*destination, other)) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -165,7 +171,7 @@ absl::Status ScratchFile::Append(std::string_view bytes) {
 
 struct OutputStream::State {
   std::string path;  // as the user named it, for errors
-  Destination destination;
+  OutputDestination destination;
   int fd = -1;
   std::string temp_path;  // kNew and kReplace: the file renamed over the destination
   std::unique_ptr<TempFileGuard> removed_on_signal;
@@ -176,12 +182,12 @@ OutputStream::OutputStream(std::unique_ptr<State> state) : state_(std::move(stat
 
 absl::StatusOr<std::unique_ptr<OutputStream>> OutputStream::Open(
     const std::string& path, const OutputFileOptions& options) {
-  absl::StatusOr<Destination> destination = Resolve(path, options);
+  absl::StatusOr<OutputDestination> destination = Resolve(path, options);
   if (!destination.ok()) return destination.status();
   auto state = std::make_unique<State>();
   state->path = path;
   state->destination = *std::move(destination);
-  if (state->destination.kind == Destination::Kind::kWriteThrough) {
+  if (state->destination.kind == OutputDestination::Kind::kWriteThrough) {
     // Written into what the path already is: no file is created or replaced.
     state->fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
     if (state->fd < 0) return WriteErrno(path, errno);
@@ -209,7 +215,7 @@ absl::StatusOr<std::unique_ptr<ScratchFile>> OutputStream::NewScratch() const {
   // Beside the temporary file, so the copy stays on one file system; an output written through
   // (a FIFO, /dev/stdout) has no directory of its own to use.
   const std::string beside =
-      state_->destination.kind == Destination::Kind::kWriteThrough
+      state_->destination.kind == OutputDestination::Kind::kWriteThrough
           ? (std::filesystem::temp_directory_path() / "bubblescope-scratch").string()
           : state_->destination.file;
   absl::StatusOr<TempFile> temp = CreateTempFile(beside);
@@ -255,7 +261,7 @@ absl::Status OutputStream::Commit() {
   state_->done = true;
   const std::string& path = state_->path;
   absl::Status status;
-  if (state_->destination.kind != Destination::Kind::kWriteThrough) {
+  if (state_->destination.kind != OutputDestination::Kind::kWriteThrough) {
     if (::fchmod(state_->fd, state_->destination.mode) != 0) status = WriteErrno(path, errno);
     if (status.ok() && ::fsync(state_->fd) != 0) status = WriteErrno(path, errno);
   }

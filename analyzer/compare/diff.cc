@@ -15,7 +15,7 @@ namespace bubblescope::compare {
 namespace {
 
 // Comparisons of figures read back from JSON decimals: a difference this small is rounding.
-constexpr double kTolerance = 1e-9;
+constexpr double kSpreadSlack = 1e-9;
 
 // The figure from the pipelines present, nullopt for a missing side.
 Change Of(const PipelineFigures* a, const PipelineFigures* b,
@@ -260,7 +260,7 @@ std::optional<double> Change::Relative() const {
 }
 
 bool Change::WithinSpread() const {
-  return Both() && spread.has_value() && std::abs(Delta()) <= *spread + kTolerance;
+  return Both() && spread.has_value() && std::abs(Delta()) <= *spread + kSpreadSlack;
 }
 
 std::string_view PairingName(Pairing pairing) {

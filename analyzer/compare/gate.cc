@@ -10,7 +10,7 @@ namespace bubblescope::compare {
 namespace {
 
 // Figures read back from JSON decimals: a limit met to within this is met.
-constexpr double kTolerance = 1e-9;
+constexpr double kLimitSlack = 1e-9;
 
 enum class Limit : uint8_t { kAbsolute, kIncrease, kRelativeIncrease };
 
@@ -90,7 +90,7 @@ Check Judge(CheckKind kind, const Change& change, double limit, bool missing_cur
       measured = change.Delta();
     }
   }
-  check.outcome = measured <= limit + kTolerance ? CheckOutcome::kPass : CheckOutcome::kFail;
+  check.outcome = measured <= limit + kLimitSlack ? CheckOutcome::kPass : CheckOutcome::kFail;
   if (how != Limit::kAbsolute && change.WithinSpread()) {
     check.note = "within the iteration-to-iteration spread";
   }

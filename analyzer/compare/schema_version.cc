@@ -5,17 +5,17 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "text/json_space.h"
 
 namespace bubblescope::compare {
 namespace {
 
 constexpr std::string_view kAnalyzeSchemaPrefix = "bubblescope.analyze/";
 
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 std::string_view SkipSpace(std::string_view text) {
   size_t first = 0;
-  while (first < text.size() && IsJsonSpace(text[first])) ++first;
+  while (first < text.size() && text::IsJsonSpace(text[first])) ++first;
   return text.substr(first);
 }
 

@@ -21,7 +21,6 @@
 namespace bubblescope::index {
 namespace {
 
-constexpr std::string_view kAutogradPrefix = "autograd::engine::evaluate_function";
 constexpr std::string_view kOptimizerPrefix = "Optimizer.";
 
 PhaseHint KernelHint(std::string_view name) {
@@ -35,7 +34,7 @@ PhaseHint KernelHint(std::string_view name) {
   return PhaseHint::kNone;
 }
 
-bool IsAutogradOp(std::string_view name) { return name.starts_with(kAutogradPrefix); }
+bool IsAutogradOp(std::string_view name) { return name.starts_with(op_names::kAutogradNodePrefix); }
 
 // Time covered by the rank's `Optimizer.*` CPU ranges.
 IntervalSet OptimizerRanges(const Rank& rank) {

@@ -4,10 +4,10 @@
 #include <array>
 #include <string_view>
 
+#include "bubblescope/op_names.h"
+
 namespace bubblescope::index {
 namespace {
-
-constexpr std::string_view kAutogradPrefix = "autograd::engine::evaluate_function";
 
 // Forward operators of the layers checkpointing wraps. A backward formula calls their
 // *_backward kernels or plain math (mm, mul), never these, so inside a backward node they are
@@ -28,12 +28,12 @@ bool IsForwardOp(std::string_view name) {
 // evaluate_function wrapper's prefix.
 bool IsCheckpointNode(std::string_view name) {
   return name.find("Checkpoint") != std::string_view::npos && name.ends_with("Backward") &&
-         !name.starts_with(kAutogradPrefix);
+         !name.starts_with(op_names::kAutogradNodePrefix);
 }
 
 // A backward node: the engine's wrapper, or an autograd node's own op (`AddmmBackward0`).
 bool IsBackwardNode(std::string_view name) {
-  return name.starts_with(kAutogradPrefix) || name.ends_with("Backward0") ||
+  return name.starts_with(op_names::kAutogradNodePrefix) || name.ends_with("Backward0") ||
          name.ends_with("Backward1") || name.ends_with("Backward");
 }
 
@@ -71,7 +71,7 @@ std::vector<TimeRange> RecomputeRegions(const Rank& rank, const Timeline& thread
     const bool in_backward = !stack.empty() && stack.back().backward;
     const bool in_recompute = !stack.empty() && stack.back().recompute;
     Open open{interval.end, in_backward || IsBackwardNode(name), in_recompute};
-    if (pending && name.starts_with(kAutogradPrefix)) {
+    if (pending && name.starts_with(op_names::kAutogradNodePrefix)) {
       // The inner backward begins: the forward recomputed before it is the region.
       regions.push_back({pending_start, interval.start});
       pending = false;

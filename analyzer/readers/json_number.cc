@@ -4,11 +4,12 @@
 #include <cstring>
 #include <limits>
 
+#include "text/json_space.h"
+
 namespace bubblescope::kineto {
 namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // The significant digits of a number: its integer digits followed by its fraction digits, read as
 // one sequence without copying.
@@ -107,7 +108,7 @@ bool ParseSimple(const char* p, const char* end, int scale_digits, NumberStatus*
 
 NumberStatus ParseScaledDecimal(std::string_view token, int scale_digits, int64_t* out) {
   size_t length = token.size();
-  while (length > 0 && IsJsonSpace(token[length - 1])) --length;
+  while (length > 0 && text::IsJsonSpace(token[length - 1])) --length;
   const char* p = token.data();
   const char* const end = p + length;
   NumberStatus status = NumberStatus::kNotNumber;

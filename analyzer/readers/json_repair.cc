@@ -2,14 +2,14 @@
 
 #include <vector>
 
+#include "text/json_space.h"
+
 namespace bubblescope::kineto {
 namespace {
 
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 bool EndsScalar(char c) {
-  return IsJsonSpace(c) || c == ',' || c == ':' || c == ']' || c == '}' || c == '[' || c == '{' ||
-         c == '"';
+  return text::IsJsonSpace(c) || c == ',' || c == ':' || c == ']' || c == '}' || c == '[' ||
+         c == '{' || c == '"';
 }
 
 class RepairScanner {
@@ -49,7 +49,9 @@ class RepairScanner {
     plan.closers = cut_closers_;
     plan.complete_events = cut_events_;
     size_t damage = cut_;
-    while (damage < json_.size() && (IsJsonSpace(json_[damage]) || json_[damage] == ',')) ++damage;
+    while (damage < json_.size() && (text::IsJsonSpace(json_[damage]) || json_[damage] == ',')) {
+      ++damage;
+    }
     plan.damage_offset = damage;
     plan.only_missing_close = damage == json_.size() && stack_.size() == 1 && stack_[0] == '[' &&
                               !in_string_ && !in_scalar_;
@@ -92,7 +94,7 @@ class RepairScanner {
         if (InRootObject()) key_position_ = false;
         return true;
       default:
-        if (!IsJsonSpace(c)) in_scalar_ = true;
+        if (!text::IsJsonSpace(c)) in_scalar_ = true;
         return true;
     }
   }

@@ -1,5 +1,6 @@
 #include "readers/json_tokens.h"
 
+#include "text/json_space.h"
 #include "text/utf8.h"
 
 #include <cstdint>
@@ -7,8 +8,6 @@
 
 namespace bubblescope::kineto {
 namespace {
-
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -53,7 +52,7 @@ constexpr uint32_t kReplacementCharacter = 0xFFFD;
 
 bool StringTokenContent(std::string_view token, std::string_view* content) {
   size_t length = token.size();
-  while (length > 0 && IsJsonSpace(token[length - 1])) --length;
+  while (length > 0 && text::IsJsonSpace(token[length - 1])) --length;
   if (length < 2 || token[0] != '"' || token[length - 1] != '"') return false;
   *content = token.substr(1, length - 2);
   return true;

@@ -6,16 +6,17 @@
 namespace bubblescope {
 namespace {
 
-std::string Ms(TimeNs ns) { return absl::StrCat(Millis(static_cast<double>(ns)), " ms"); }
+std::string MsWithUnit(TimeNs ns) { return absl::StrCat(Ms(ns), " ms"); }
 
 std::string SavingText(const root_causes::RootCause& cause) {
   if (!cause.saving_per_iteration_ns.has_value()) {
     return absl::StrCat("saving not predicted (", cause.fix, ")");
   }
   return absl::StrCat("fixing it (", cause.fix, ") is predicted to save ",
-                      Ms(*cause.saving_per_iteration_ns), " per iteration (",
+                      MsWithUnit(*cause.saving_per_iteration_ns), " per iteration (",
                       cause.before_is_measured ? "measured " : "modelled ",
-                      Ms(cause.iteration_before_ns), " -> ", Ms(cause.iteration_after_ns), ")");
+                      MsWithUnit(cause.iteration_before_ns), " -> ",
+                      MsWithUnit(cause.iteration_after_ns), ")");
 }
 
 }  // namespace
@@ -34,7 +35,7 @@ std::string CausesText(const job::Pipeline& pipeline) {
   for (const root_causes::RootCause& cause : pipeline.causes.causes) {
     absl::StrAppend(&out, "    ", ++rank, ". ", std::string(root_causes::CauseName(cause.cause)),
                     " (", std::string(SeverityName(cause.severity)), "): ", cause.summary,
-                    "\n       costs ", Ms(cause.cost_per_iteration_ns),
+                    "\n       costs ", MsWithUnit(cause.cost_per_iteration_ns),
                     " of rank time per iteration; ", SavingText(cause), "\n       next: ",
                     cause.next_step, "\n");
     for (size_t index : cause.findings) {

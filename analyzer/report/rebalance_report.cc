@@ -9,7 +9,6 @@
 namespace bubblescope {
 namespace {
 
-std::string Ms(TimeNs ns) { return Millis(static_cast<double>(ns)); }
 
 std::string PercentSign(double fraction) { return absl::StrCat(Percent(fraction), "%"); }
 

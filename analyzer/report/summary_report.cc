@@ -41,7 +41,6 @@ std::array<uint64_t, kSeverityCount> IssueTotals(const Result& result) {
   return totals;
 }
 
-std::string Ms(TimeNs ns) { return Millis(static_cast<double>(ns)); }
 
 std::string PercentOf(TimeNs part, TimeNs whole) {
   if (whole <= 0) return "-";

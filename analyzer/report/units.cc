@@ -19,6 +19,8 @@ std::string Millis(double ns) {
   return absl::StrFormat("%s%d.%03d", micros < 0 ? "-" : "", whole / 1000, whole % 1000);
 }
 
+std::string Ms(int64_t ns) { return Millis(static_cast<double>(ns)); }
+
 std::string Micros(double ns) { return absl::StrFormat("%.3f", ns / 1e3); }
 
 std::string Percent(double fraction) { return absl::StrFormat("%.1f", 100.0 * fraction); }

@@ -10,6 +10,9 @@ namespace bubblescope {
 // away from zero): 1234500 -> "1.235".
 std::string Millis(double ns);
 
+// A count of nanoseconds (a TimeNs) as Millis spells it.
+std::string Ms(int64_t ns);
+
 // Nanoseconds as microseconds with three decimals: 1234 -> "1.234".
 std::string Micros(double ns);
 

@@ -6,7 +6,6 @@ namespace bubblescope::text {
 namespace {
 
 constexpr char kHexDigits[] = "0123456789abcdef";
-constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD
 
 // The escape for a byte below 0x80 that cannot stand as itself, or nothing.
 bool AppendEscape(unsigned char c, std::string* out) {

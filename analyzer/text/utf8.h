@@ -13,4 +13,7 @@ namespace bubblescope::text {
 // a sequence that the end of `text` cuts off (0 is returned then too).
 size_t Utf8SequenceLength(std::string_view text, size_t i, bool* cut_short = nullptr);
 
+// U+FFFD in UTF-8, which the writers put in place of each byte of an ill-formed sequence.
+inline constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
+
 }  // namespace bubblescope::text

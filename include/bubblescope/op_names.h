@@ -37,6 +37,10 @@ CommKind CommKindFromName(std::string_view name);
 // holds "::".
 bool IsOperatorName(std::string_view name);
 
+// How torch names the CPU range of an autograd node's backward call
+// ("autograd::engine::evaluate_function: MmBackward0").
+inline constexpr std::string_view kAutogradNodePrefix = "autograd::engine::evaluate_function";
+
 // The communication kind of a CPU op that is communication (gloo:*, nccl:*, c10d:: collectives and
 // p2p, record_param_comms), nullopt for every other op (c10d utilities included).
 std::optional<CommKind> CpuCommOpKind(std::string_view op_name);
