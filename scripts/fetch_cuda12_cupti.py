@@ -5,8 +5,10 @@ The machine that builds bubblescope has one CUDA toolkit (13 today); the collect
 against CUPTI from CUDA 12, whose record structs differ (docs/collector.md#cuda-12-and-13). NVIDIA
 publishes each CUDA 12 release's CUPTI headers and library in PyPI's `nvidia-cuda-cupti-cu12` wheel,
 and the `cuda.h` / `builtin_types.h` they include in `nvidia-cuda-runtime-cu12`. This script
-downloads pinned versions of both with pip (hash-checked), and unpacks only the headers and
-libcupti into DEST/<version>/{include,lib}, which CMake finds (BUBBLESCOPE_CUDA12_CUPTI_ROOTS).
+downloads pinned versions of both with pip (hash-checked), and unpacks only the headers, libcupti
+and libcudart into DEST/<version>/{include,lib}, which CMake finds (BUBBLESCOPE_CUDA12_CUPTI_ROOTS).
+libcudart.so.12 is for the GPU check only (scripts/gpu-check.sh: a CUDA 12 application recorded by
+the CUDA 12 collector); nothing is linked against it here.
 
 Two releases are fetched: 12.0 (the oldest CUDA 12 CUPTI: Device4, Memory3, Memcpy5) and 12.9
 (Device5, Memory4, Memcpy6), so each struct choice of collector/cupti_records.h is compiled and
@@ -37,9 +39,10 @@ PINNED = {
     ],
 }
 
-# What is kept of each wheel: its include/ tree, and libcupti.so.12 from the CUPTI one.
+# What is kept of each wheel: its include/ tree, and its one shared library.
 KEEP_PREFIXES = ("nvidia/cuda_cupti/include/", "nvidia/cuda_runtime/include/")
-KEEP_LIBRARY = "nvidia/cuda_cupti/lib/libcupti.so.12"
+KEEP_LIBRARIES = ("nvidia/cuda_cupti/lib/libcupti.so.12", "nvidia/cuda_runtime/lib/libcudart.so.12")
+LIBRARIES = tuple(name.rsplit("/", 1)[1] for name in KEEP_LIBRARIES)
 
 
 def unpack(wheel: pathlib.Path, dest: pathlib.Path) -> None:
@@ -47,8 +50,8 @@ def unpack(wheel: pathlib.Path, dest: pathlib.Path) -> None:
         for name in archive.namelist():
             if name.endswith("/"):
                 continue
-            if name == KEEP_LIBRARY:
-                target = dest / "lib" / "libcupti.so.12"
+            if name in KEEP_LIBRARIES:
+                target = dest / "lib" / name.rsplit("/", 1)[1]
             else:
                 prefix = next((p for p in KEEP_PREFIXES if name.startswith(p)), None)
                 if prefix is None:
@@ -61,7 +64,8 @@ def unpack(wheel: pathlib.Path, dest: pathlib.Path) -> None:
 
 def fetch(version: str, root: pathlib.Path, pip: list) -> None:
     dest = root / version
-    if (dest / ".complete").exists():
+    # A copy from before libcudart was kept is fetched again.
+    if (dest / ".complete").exists() and all((dest / "lib" / lib).exists() for lib in LIBRARIES):
         return
     with tempfile.TemporaryDirectory() as tmp:
         requirements = pathlib.Path(tmp) / "requirements.txt"
@@ -78,8 +82,8 @@ def fetch(version: str, root: pathlib.Path, pip: list) -> None:
             unpack(wheel, partial)
         if not (partial / "include" / "cupti_activity.h").exists() or \
                 not (partial / "include" / "cuda.h").exists() or \
-                not (partial / "lib" / "libcupti.so.12").exists():
-            sys.exit(f"fetch_cuda12_cupti: the {version} wheels lack the CUPTI headers or library")
+                not all((partial / "lib" / lib).exists() for lib in LIBRARIES):
+            sys.exit(f"fetch_cuda12_cupti: the {version} wheels lack the CUPTI headers or libraries")
         (partial / ".complete").write_text(" ".join(req for req, _ in PINNED[version]) + "\n")
         shutil.rmtree(dest, ignore_errors=True)
         os.replace(partial, dest)

@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-check.sh prepare          CPU machine: build everything the run needs into the
 #                                         bundle .cache/gpu-check/ (carried over to the GPU machine)
-#   scripts/gpu-check.sh run [OUT]        GPU machine: steps 1-4, traces and summary under OUT
+#   scripts/gpu-check.sh run [OUT]        GPU machine: steps 1-7, traces and summary under OUT
 #                                         (default $OUT); under 8 minutes
 #   scripts/gpu-check.sh check DIR        CPU machine: check what came back (analyze, figures)
 #   scripts/gpu-check.sh dry-run [OUT]    CPU machine: `run` on the CPU (torch on the CPU, no NCCL
@@ -57,6 +57,18 @@ prepare() {
     mkdir -p "$bundle/collector-cuda12"
     cp "$build/collector-cuda12_9/libbubblescope_collector.so" \
       "$build/collector-cuda12_9/libbubblescope_cupti_handoff.so" "$bundle/collector-cuda12/"
+    # CUDA 12.9's libcupti and libcudart, for steps 6 and 7 on a machine whose torch brings
+    # CUDA 13's only; step 7's application, linked against that libcudart.
+    local cuda12=$repo/.cache/cuda12-cupti/12.9/lib
+    if [ -f "$cuda12/libcupti.so.12" ] && [ -f "$cuda12/libcudart.so.12" ]; then
+      mkdir -p "$bundle/cupti12"
+      cp "$cuda12/libcupti.so.12" "$cuda12/libcudart.so.12" "$bundle/cupti12/"
+      nvcc -arch=sm_90 -cudart none -o "$bundle/bin/cuda12_app" "$tools/cuda12_app.cu" \
+        -L"$cuda12" -l:libcudart.so.12 -Xlinker -rpath -Xlinker '$ORIGIN/../cupti12'
+    else
+      echo "gpu-check: no CUDA 12.9 libcupti/libcudart (scripts/fetch_cuda12_cupti.py): no steps" \
+           "6 and 7" >&2
+    fi
   fi
   copy_libraries "$bundle/bin/bubblescope.bin"
   copy_libraries "$bundle/bin/bubblescope_pipeline_demo"
@@ -172,6 +184,28 @@ EOF
       "${record[@]}" -o "$out/step4/record" --run-id gpucheck-step4 -- \
       "$loader" --library-path "$bundle/lib:$LD_LIBRARY_PATH" "$bundle/bin/bubblescope_pipeline_demo" \
       --ranks 1 --iterations 3 --microbatches 4
+    # 6. The collector built for the other CUDA major, where the bundle has it and its libcupti:
+    # the same demo job recorded again, to compare record for record with step 4. Today that
+    # is the CUDA 12.9 collector on a machine whose torch brings CUDA 13 (CUPTI 12.9 runs on any
+    # newer driver); the demo needs no torch.
+    if [ "$cuda_major" = 13 ] && [ -f "$bundle/collector-cuda12/libbubblescope_collector.so" ] \
+       && [ -f "$bundle/cupti12/libcupti.so.12" ]; then
+      mkdir -p "$out/step6"
+      LD_LIBRARY_PATH=$bundle/cupti12:$LD_LIBRARY_PATH ITERATIONS=3 timed 45 "$out/step6/job.log" \
+        "$out/step6/status.json" "$bubblescope" record \
+        --collector "$bundle/collector-cuda12/libbubblescope_collector.so" --whole-job \
+        -o "$out/step6/record" --run-id gpucheck-step6 -- \
+        "$loader" --library-path "$bundle/lib:$bundle/cupti12:$LD_LIBRARY_PATH" \
+        "$bundle/bin/bubblescope_pipeline_demo" --ranks 1 --iterations 3 --microbatches 4
+      # 7. A CUDA 12 application (CUDA 12.9's runtime) under the same collector.
+      if [ -x "$bundle/bin/cuda12_app" ]; then
+        mkdir -p "$out/step7"
+        LD_LIBRARY_PATH=$bundle/cupti12:$LD_LIBRARY_PATH ITERATIONS=3 timed 45 \
+          "$out/step7/job.log" "$out/step7/status.json" "$bubblescope" record \
+          --collector "$bundle/collector-cuda12/libbubblescope_collector.so" --whole-job \
+          -o "$out/step7/record" --run-id gpucheck-step7 -- "$bundle/bin/cuda12_app"
+      fi
+    fi
     # 5. Nsight Systems, where the machine has it: the same loop profiled and exported to SQLite,
     # a real export for the Nsight reader's tests (nothing is checked here).
     local nsys

@@ -4,7 +4,9 @@
 Reads RESULTS (the run's $OUT): the collector's traces and Kineto's of step 1 (kernel names and
 counts per ProfilerStep must agree; step times give the collector's overhead), step 2 (the loop
 under torch.profiler and the collector at once: what each wrote), step 3 (NCCL's profiler plugin:
-the self send/recv and the all-reduce of a one-rank communicator) and step 4 (the demo job).
+the self send/recv and the all-reduce of a one-rank communicator), step 4 (the demo job),
+step 6 (the demo job again, under the collector built for the other CUDA major) and step 7 (a
+CUDA 12 application under the CUDA 12.9 collector).
 Step 1 runs the loop alone and recorded in three alternating rounds (plainN / recordN).
 Runs `bubblescope analyze` on the traces when --bubblescope is given. Writes RESULTS/summary.json
 and RESULTS/summary.md, prints the latter, and exits 1 when a check fails.
@@ -259,6 +261,82 @@ def step4(results, checks, bubblescope):
     return out
 
 
+def record_counts(events):
+    """The records a collector trace holds, by category, and its kernels by name."""
+    categories = collections.Counter(str(event.get("cat")) for event in events
+                                     if event.get("ph") == "X")
+    kernels = collections.Counter(event.get("name") for event in events
+                                  if event.get("ph") == "X" and event.get("cat") == "kernel")
+    return categories, kernels
+
+
+def step6(results, checks, bubblescope):
+    """The demo recorded by the collector built for the other CUDA major, against step 4's."""
+    folder = os.path.join(results, "step6")
+    status = read_json(os.path.join(folder, "status.json")) or {}
+    files = trace_files(os.path.join(folder, "record"))
+    reference = trace_files(os.path.join(results, "step4", "record"))
+    out = {"job_exit_status": status.get("exit_status"),
+           "collector_files": [os.path.basename(f) for f in files],
+           "analyze": analyze(bubblescope, files)}
+    if len(files) == 1 and len(reference) == 1:
+        ours, ours_kernels = record_counts(load_events(files[0]))
+        theirs, theirs_kernels = record_counts(load_events(reference[0]))
+        out["records"] = dict(sorted(ours.items()))
+        out["step4_records"] = dict(sorted(theirs.items()))
+        out["kernels_agree"] = ours_kernels == theirs_kernels
+        out["steps"] = len(profiler_steps(load_events(files[0])))
+    same = (status.get("exit_status") == 0 and out.get("kernels_agree") is True
+            and out.get("records") == out.get("step4_records")
+            and out.get("steps") == status.get("iterations"))
+    checks.add("step 6: the other CUDA major's collector recorded the demo as step 4's did", same,
+               {key: out.get(key) for key in ("job_exit_status", "records", "step4_records",
+                                              "kernels_agree", "steps")})
+    return out
+
+
+# What scripts/gpu-check/cuda12_app.cu does: per step, a copy in, 4 kernels, a memset, a copy out.
+CUDA12_APP = {"steps": 3, "kernels_per_step": 4, "gpu_memcpy": 6, "gpu_memset": 3}
+RUNTIME_LINE = re.compile(r"cuda12_app: runtime (\d+), driver (\d+)")
+
+
+def step7(results, checks, bubblescope):
+    """A CUDA 12 application (CUDA 12.9's libcudart) recorded by the CUDA 12.9 collector."""
+    folder = os.path.join(results, "step7")
+    status = read_json(os.path.join(folder, "status.json")) or {}
+    try:
+        with open(os.path.join(folder, "job.log"), encoding="utf-8", errors="replace") as source:
+            log = source.read()
+    except OSError:
+        log = ""
+    versions = RUNTIME_LINE.search(log)
+    files = trace_files(os.path.join(folder, "record"))
+    out = {"job_exit_status": status.get("exit_status"),
+           "runtime_version": int(versions.group(1)) if versions else None,
+           "driver_version": int(versions.group(2)) if versions else None,
+           "results_correct": "results correct" in log,
+           "collector_files": [os.path.basename(f) for f in files],
+           "analyze": analyze(bubblescope, files)}
+    if len(files) == 1:
+        events = load_events(files[0])
+        categories, _ = record_counts(events)
+        out["records"] = dict(sorted(categories.items()))
+        out["kernels_per_step"] = [sum(counter.values())
+                                   for _, counter in sorted(kernels_per_step(events).items())]
+    expected = CUDA12_APP
+    ok = (status.get("exit_status") == 0 and out["results_correct"]
+          and out["runtime_version"] is not None and out["runtime_version"] // 1000 == 12
+          and out.get("kernels_per_step") == [expected["kernels_per_step"]] * expected["steps"]
+          and (out.get("records") or {}).get("gpu_memcpy") == expected["gpu_memcpy"]
+          and (out.get("records") or {}).get("gpu_memset") == expected["gpu_memset"])
+    checks.add("step 7: a CUDA 12 application, recorded by the CUDA 12.9 collector, kernel for "
+               "kernel", ok,
+               {key: out.get(key) for key in ("job_exit_status", "runtime_version",
+                                              "driver_version", "results_correct",
+                                              "kernels_per_step", "records")})
+    return out
+
+
 def markdown(summary, checks):
     lines = ["# bubblescope GPU check", ""]
     provenance = summary.get("provenance") or {}
@@ -293,6 +371,11 @@ def main():
             summary[name] = step(args.results, checks, args.bubblescope)
         else:
             checks.add(f"{name}: ran", False, "no results (the run did not get this far)")
+    # Steps 6 and 7 run only where the bundle has the other CUDA major's collector and its
+    # libraries.
+    for name, step in (("step6", step6), ("step7", step7)):
+        if os.path.isdir(os.path.join(args.results, name)):
+            summary[name] = step(args.results, checks, args.bubblescope)
     summary["checks"] = checks.items
     with open(os.path.join(args.results, "summary.json"), "w", encoding="utf-8") as out:
         json.dump(summary, out, indent=1)

@@ -77,8 +77,59 @@ def make_results(root, kineto_third_kernel):
                                         "nccl_version": 23007})
     write(f"{root}/step4/status.json", {"exit_status": 0, "iterations": 3})
     write(f"{root}/step4/record/bubblescope-gpucheck-step4-rank0-world1-h-3.json",
-          collector_file([x("user_annotation", f"ProfilerStep#{i}", 100 * i, 50)
-                          for i in range(3)]))
+          collector_file(demo_events()))
+
+
+def demo_events(drop_kernel=False):
+    """The demo's trace: 3 steps, a forward and a backward kernel in each (one left out on
+    request), and a copy."""
+    events = []
+    for i in range(3):
+        events.append(x("user_annotation", f"ProfilerStep#{i}", 100 * i, 50))
+        events.append(x("kernel", "demo_forward", 100 * i + 5, 5, correlation=2 * i))
+        if not (drop_kernel and i == 2):
+            events.append(x("kernel", "demo_backward", 100 * i + 20, 5, correlation=2 * i + 1))
+        events.append(x("gpu_memcpy", "Memcpy HtoD", 100 * i + 1, 1))
+    return events
+
+
+def write_step7(root, runtime=12090, kernels=4):
+    """The CUDA 12 application's run: its log and a trace of 3 steps of `kernels` kernels each
+    (launched by cudaLaunchKernel inside the step), 2 copies and a memset a step."""
+    events = []
+    for step in range(3):
+        base = 1000 * step
+        events.append(x("user_annotation", f"ProfilerStep#{step}", base, 500))
+        for k in range(kernels):
+            correlation = 100 * step + k
+            events.append(x("cuda_runtime", "cudaLaunchKernel", base + 10 + k, 1,
+                            correlation=correlation))
+            events.append(x("kernel", "AddOne(float*, int)", base + 100 + 10 * k, 5,
+                            correlation=correlation))
+        events += [x("gpu_memcpy", "Memcpy HtoD", base + 50, 5),
+                   x("gpu_memset", "Memset", base + 200, 1),
+                   x("gpu_memcpy", "Memcpy DtoH", base + 210, 5)]
+    write(f"{root}/step7/status.json", {"exit_status": 0, "iterations": 3})
+    write(f"{root}/step7/job.log",
+               f"cuda12_app: runtime {runtime}, driver 13000\n"
+               "cuda12_app: 3 steps of 4 kernels, results correct\n")
+    write(f"{root}/step7/record/bubblescope-gpucheck-step7-norank-h-6.json",
+          collector_file(events))
+
+
+def write_step6(root, drop_kernel=False):
+    write(f"{root}/step6/status.json", {"exit_status": 0, "iterations": 3})
+    write(f"{root}/step6/record/bubblescope-gpucheck-step6-rank0-world1-h-5.json",
+          collector_file(demo_events(drop_kernel)))
+
+
+def check_agreeing_run_with(write_more):
+    """The check's status, summary and text for results whose steps 1 to 4 pass, with what
+    `write_more(root)` adds."""
+    with tempfile.TemporaryDirectory() as root:
+        make_results(root, kineto_third_kernel="relu")
+        write_more(root)
+        return run_check(root)
 
 
 def run_check(root):
@@ -119,6 +170,34 @@ def main():
         assert status == 0, text
         assert all(s["agree"] for s in summary["step1"]["steps"])
         assert "| step 4: the demo job ran and every iteration is a ProfilerStep range | ok |" in text
+        assert "step6" not in summary  # not run: no other CUDA major's collector
+
+    step6 = "step 6: the other CUDA major's collector recorded the demo as step 4's did"
+    status, summary, text = check_agreeing_run_with(write_step6)
+    assert status == 0, text
+    assert summary["step6"]["records"] == {"gpu_memcpy": 3, "kernel": 6,
+                                           "user_annotation": 3}, summary["step6"]
+    assert summary["step6"]["kernels_agree"] and summary["step6"]["steps"] == 3
+    assert f"| {step6} | ok |" in text
+
+    # One backward kernel missing.
+    status, summary, _ = check_agreeing_run_with(lambda root: write_step6(root, drop_kernel=True))
+    assert status == 1
+    assert [c["check"] for c in summary["checks"] if not c["ok"]] == [step6]
+    assert summary["step6"]["records"]["kernel"] == 5
+    assert summary["step6"]["kernels_agree"] is False
+
+    step7 = "step 7: a CUDA 12 application, recorded by the CUDA 12.9 collector, kernel for kernel"
+    status, summary, text = check_agreeing_run_with(write_step7)
+    assert status == 0, text
+    assert summary["step7"]["runtime_version"] == 12090
+    assert summary["step7"]["kernels_per_step"] == [4, 4, 4], summary["step7"]
+    assert f"| {step7} | ok |" in text
+
+    for wrong in ({"runtime": 13000}, {"kernels": 3}):  # a CUDA 13 runtime; kernels missing
+        status, summary, _ = check_agreeing_run_with(lambda root: write_step7(root, **wrong))
+        assert status == 1, wrong
+        assert [c["check"] for c in summary["checks"] if not c["ok"]] == [step7], wrong
 
     with tempfile.TemporaryDirectory() as root:
         make_results(root, kineto_third_kernel="relu")
