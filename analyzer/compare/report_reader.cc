@@ -13,6 +13,7 @@
 #include "compare/figure_range.h"
 #include "readers/json_tokens.h"
 #include "simdjson.h"
+#include "text/one_line.h"
 
 namespace bubblescope::compare {
 namespace {
@@ -98,11 +99,13 @@ class ReportWalker {
   }
 
  private:
+  // One line whatever the report held: `what` may quote its strings (a schema, a schedule name),
+  // which JSON escapes can fill with line breaks.
   absl::Status Error(const char* at, std::string_view what) const {
     const int64_t offset = at == nullptr ? static_cast<int64_t>(json_.size())
                                          : static_cast<int64_t>(at - json_.data());
-    return absl::InvalidArgumentError(
-        absl::StrCat(std::string(source_), ": byte ", offset, ": ", std::string(what)));
+    return absl::InvalidArgumentError(text::OneLine(
+        absl::StrCat(std::string(source_), ": byte ", offset, ": ", std::string(what))));
   }
 
   // A simdjson error at the parser's current position; the end of the text when there is none

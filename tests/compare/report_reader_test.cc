@@ -113,6 +113,18 @@ TEST(ReadAnalyzeReportTest, ErrorsNameTheFileAndTheByte) {
   EXPECT_THAT(ErrorOf(""), HasSubstr("r.json: byte 0: "));
 }
 
+// A string the error quotes is one line however the report escaped it (found by
+// report_file_fuzzer: a schema holding "\n").
+TEST(ReadAnalyzeReportTest, AQuotedStringKeepsTheErrorOnOneLine) {
+  EXPECT_EQ(ErrorOf(R"({"schema": "bubblescope.\nalyze/1.2", "pipelines": []})"),
+            "r.json: byte 11: schema \"bubblescope. alyze/1.2\" is not "
+            "bubblescope.analyze/MAJOR[.MINOR]");
+  EXPECT_EQ(ErrorOf(R"({"schema": "bubblescope.analyze/1", "pipelines": [{"whatif_model": )"
+                    R"({"schedule": "1f1b\r\u001b[2J"}}]})"),
+            "r.json: byte 80: \"whatif_model.schedule\" is \"1f1b \\x1b[2J\", not a schedule "
+            "this bubblescope simulates");
+}
+
 // A report cut anywhere is an error naming the file, never a crash (run under the sanitizers).
 TEST(ReadAnalyzeReportTest, EveryCutOfAReportIsAnErrorNotACrash) {
   const std::string report = kReport;
