@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include "common/output_file.h"
 #include "report/job_report.h"
 #include "text/one_line.h"
+#include "writers/simulated_set.h"
 
 namespace bubblescope {
 namespace {
@@ -53,6 +55,9 @@ void NoteSkippedFiles(const std::vector<SkippedFile>& skipped_files, std::ostrea
   size_t other_run_files = 0;
   for (const SkippedFile& skipped : skipped_files) {
     if (skipped.other_profiler_cycle) continue;  // said with the cycles (NoteProfilerCycles)
+    // The truth `bubblescope simulate` writes beside its traces, in every folder it makes: a
+    // note each time would only be noise. Any other JSON is named.
+    if (skipped.other_json && std::filesystem::path(skipped.path).filename() == sim::kTruthFileName) continue;
     if (skipped.other_record_run) {
       other_runs.insert(skipped.other_record_run->empty() ? "files without a run id"
                                                           : *skipped.other_record_run);

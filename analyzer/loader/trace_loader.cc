@@ -321,8 +321,8 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
   for (size_t i = 0; i < files.size(); ++i) {
     const absl::Status& status = reads[i].status;
     if (IsSkippable(files[i], status)) {
-      trace.skipped_files.push_back(
-          {files[i].path, "JSON without traceEvents, not a trace", std::nullopt});
+      trace.skipped_files.push_back({files[i].path, "JSON without traceEvents, not a trace",
+                                     std::nullopt, std::nullopt, /*other_json=*/true});
     } else if (!status.ok()) {
       first_failure = i;
       break;

@@ -237,6 +237,8 @@ struct SkippedFile {
   // Set when the file was left out as another profiler cycle's (analyze --cycle): that cycle's
   // number. Such files are summed up too.
   std::optional<int32_t> other_profiler_cycle = std::nullopt;
+  // Set when the file is JSON without traceEvents found in a directory (the reason says so).
+  bool other_json = false;
 };
 
 // One profiler cycle among the inputs: torch.profiler's schedule(repeat=0) writes a file per

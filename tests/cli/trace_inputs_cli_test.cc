@@ -101,6 +101,25 @@ TEST(TraceInputsCliTest, APerfettoFileSavedInTheTraceFolderIsPassedOver) {
   EXPECT_EQ(simdjson::dom::array(doc["ranks"]).size(), 2u);
 }
 
+// The truth.json `simulate` writes beside its ranks is passed over without a note; any other
+// JSON without traceEvents in the folder still gets one, and a truth.json elsewhere is named.
+TEST(TraceInputsCliTest, TheSimulatorsTruthIsPassedOverQuietly) {
+  TempDir dir;
+  const fs::path traces = fs::path(dir.path()) / "traces";
+  const CommandResult simulated = Bubblescope({"simulate", "-o", traces.string()});
+  ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
+  ASSERT_TRUE(fs::exists(traces / "truth.json"));
+  const CommandResult plain = Bubblescope({"analyze", traces.string(), "-o", "/dev/null"});
+  ASSERT_EQ(plain.exit_status, 0) << plain.err;
+  EXPECT_EQ(plain.err, "");
+
+  const std::string config = (traces / "run_config.json").string();
+  WriteFile(config, "{\"lr\": 0.1}");
+  const CommandResult other = Bubblescope({"analyze", traces.string(), "-o", "/dev/null"});
+  ASSERT_EQ(other.exit_status, 0) << other.err;
+  EXPECT_EQ(other.err, "note: skipped " + config + ": JSON without traceEvents, not a trace\n");
+}
+
 // diff and gate read a traces side as analyze does: --cycle picks the cycle of both sides,
 // --rank goes to the side whose files it names, and one naming neither is an error.
 TEST(TraceInputsCliTest, DiffAndGateTakeAnalyzesSelectionFlags) {
