@@ -4,6 +4,7 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -42,6 +43,9 @@ class Command {
   bool Selected() const;
   // Runs the parsed command; results go to `out`, diagnostics to `err`. Returns the exit status.
   virtual int Run(std::ostream& out, std::ostream& err) = 0;
+  // What the user can do when this command runs out of memory past the readers (main's one line
+  // says it after "out of memory; "); empty when there is nothing to suggest.
+  virtual std::string_view OutOfMemoryAdvice() const { return {}; }
 
  protected:
   // Creates the subcommand on `app` and declares its options; returns the subcommand.

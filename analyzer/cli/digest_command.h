@@ -29,6 +29,11 @@ int WriteDigests(const JobSource& source, const std::string& directory, bool for
 class DigestCommand : public JobInputCommand {
  public:
   int Run(std::ostream& out, std::ostream& err) override;
+  // Each reading thread holds one file: fewer of them, or the files spread over processes.
+  std::string_view OutOfMemoryAdvice() const override {
+    return "digest with fewer --jobs (each reading thread holds one file), or give each process "
+           "or node a share of the files";
+  }
 
  protected:
   CLI::App* Define(CLI::App& app) override;

@@ -415,4 +415,10 @@ int JobInputCommand::WriteReport(const std::string& report, std::vector<std::str
   return kExitOk;
 }
 
+std::string_view JobInputCommand::OutOfMemoryAdvice() const {
+  return "analyze the job across processes with analyze --mpi, which holds one pipeline per "
+         "thread at a time, or with fewer --jobs; digests (bubblescope digest) are read in less "
+         "(docs/scale.md)";
+}
+
 }  // namespace bubblescope

@@ -95,6 +95,10 @@ void DefineStrict(CLI::App* command, bool* strict, const std::string& scope);
 bool ApplyTraceSelection(const TraceSelection& selection, JobSource* source, std::ostream& err);
 
 class JobInputCommand : public Command {
+ public:
+  // The job is too large for this process: spread it (docs/scale.md).
+  std::string_view OutOfMemoryAdvice() const override;
+
  protected:
   // Declares DefineLoadInputs' flags, --strict and --iteration-marker on `command`.
   void DefineInputs(CLI::App* command);

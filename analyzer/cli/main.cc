@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -72,7 +73,8 @@ int main(int argc, char** argv) {
     try {
       return command->Run(std::cout, std::cerr);
     } catch (const std::bad_alloc&) {
-      std::cerr << "bubblescope: out of memory\n";
+      const std::string_view advice = command->OutOfMemoryAdvice();
+      std::cerr << "bubblescope: out of memory" << (advice.empty() ? "" : "; ") << advice << "\n";
       return bubblescope::kExitBadInput;
     }
   }

@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +21,8 @@ class NamePool {
   NamePool(const NamePool&) = delete;
   NamePool& operator=(const NamePool&) = delete;
   // Moving keeps every string_view handed out valid: the character blocks move by pointer. A
-  // pool moved from holds nothing, and starts again empty on its next Intern.
+  // pool moved from holds nothing, and starts again empty on its next Intern. Moving allocates
+  // nothing, so it cannot throw (a Rank is moved while memory may be running out).
   NamePool(NamePool&&) noexcept;
   NamePool& operator=(NamePool&&) noexcept;
 
@@ -38,9 +38,13 @@ class NamePool {
  private:
   std::string_view Store(std::string_view name);
 
-  // Characters live in fixed blocks that never reallocate, so the views below stay valid.
-  std::deque<std::string> blocks_;
-  std::deque<std::string> long_names_;  // names too long to share a block
+  // Characters live in fixed blocks that never reallocate, so the views below stay valid. The
+  // vectors may move the strings, but never their characters: every block is at least 256 bytes
+  // and every long name 16 KiB, far past any small-string buffer, so a string's move hands its
+  // heap buffer over. (A std::deque would move nothing, but its move allocates, which noexcept
+  // turns into an abort when memory runs out.)
+  std::vector<std::string> blocks_;
+  std::vector<std::string> long_names_;  // names too long to share a block
   size_t block_used_ = 0;
   std::vector<std::string_view> names_;
   // Name -> id, an Abseil hash map defined in name_pool.cc only: this header is in every

@@ -31,13 +31,17 @@ TEST(NamePoolTest, ViewsSurviveGrowthAndMove) {
   NamePool pool;
   std::string long_name(40000, 'k');  // bigger than a quarter block: stored on its own
   NameId long_id = pool.Intern(long_name);
+  const std::string_view first_long = pool.Get(long_id);
   std::string_view first = pool.Get(pool.Intern("name0"));
   for (int i = 1; i < 20000; ++i) pool.Intern("name" + std::to_string(i));
+  // More long names than the first capacity of the vector holding them: it reallocates.
+  for (char c = 'a'; c < 'a' + 20; ++c) pool.Intern(std::string(20000, c));
   NamePool moved = std::move(pool);
   EXPECT_EQ(first, "name0");
+  EXPECT_EQ(first_long.data(), moved.Get(long_id).data());  // the characters never moved
   EXPECT_TRUE(moved.Get(long_id) == long_name);  // not EXPECT_EQ: a failure would print 40 kB
   EXPECT_EQ(moved.Get(moved.Find("name19999")), "name19999");
-  EXPECT_EQ(moved.size(), 20002u);
+  EXPECT_EQ(moved.size(), 20022u);
   EXPECT_GT(moved.MemoryBytes(), 20000u * 5);
 }
 
