@@ -83,7 +83,8 @@ def fetch(version: str, root: pathlib.Path, pip: list) -> None:
         if not (partial / "include" / "cupti_activity.h").exists() or \
                 not (partial / "include" / "cuda.h").exists() or \
                 not all((partial / "lib" / lib).exists() for lib in LIBRARIES):
-            sys.exit(f"fetch_cuda12_cupti: the {version} wheels lack the CUPTI headers or libraries")
+            sys.exit(f"fetch_cuda12_cupti: the {version} wheels lack the CUPTI headers or "
+                     "libraries")
         (partial / ".complete").write_text(" ".join(req for req, _ in PINNED[version]) + "\n")
         shutil.rmtree(dest, ignore_errors=True)
         os.replace(partial, dest)

@@ -191,18 +191,18 @@ EOF
     if [ "$cuda_major" = 13 ] && [ -f "$bundle/collector-cuda12/libbubblescope_collector.so" ] \
        && [ -f "$bundle/cupti12/libcupti.so.12" ]; then
       mkdir -p "$out/step6"
+      local record12=("$bubblescope" record --whole-job
+                      --collector "$bundle/collector-cuda12/libbubblescope_collector.so")
       LD_LIBRARY_PATH=$bundle/cupti12:$LD_LIBRARY_PATH ITERATIONS=3 timed 45 "$out/step6/job.log" \
-        "$out/step6/status.json" "$bubblescope" record \
-        --collector "$bundle/collector-cuda12/libbubblescope_collector.so" --whole-job \
-        -o "$out/step6/record" --run-id gpucheck-step6 -- \
+        "$out/step6/status.json" "${record12[@]}" -o "$out/step6/record" \
+        --run-id gpucheck-step6 -- \
         "$loader" --library-path "$bundle/lib:$bundle/cupti12:$LD_LIBRARY_PATH" \
         "$bundle/bin/bubblescope_pipeline_demo" --ranks 1 --iterations 3 --microbatches 4
       # 7. A CUDA 12 application (CUDA 12.9's runtime) under the same collector.
       if [ -x "$bundle/bin/cuda12_app" ]; then
         mkdir -p "$out/step7"
         LD_LIBRARY_PATH=$bundle/cupti12:$LD_LIBRARY_PATH ITERATIONS=3 timed 45 \
-          "$out/step7/job.log" "$out/step7/status.json" "$bubblescope" record \
-          --collector "$bundle/collector-cuda12/libbubblescope_collector.so" --whole-job \
+          "$out/step7/job.log" "$out/step7/status.json" "${record12[@]}" \
           -o "$out/step7/record" --run-id gpucheck-step7 -- "$bundle/bin/cuda12_app"
       fi
     fi

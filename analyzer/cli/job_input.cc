@@ -57,7 +57,10 @@ void NoteSkippedFiles(const std::vector<SkippedFile>& skipped_files, std::ostrea
     if (skipped.other_profiler_cycle) continue;  // said with the cycles (NoteProfilerCycles)
     // The truth `bubblescope simulate` writes beside its traces, in every folder it makes: a
     // note each time would only be noise. Any other JSON is named.
-    if (skipped.other_json && std::filesystem::path(skipped.path).filename() == sim::kTruthFileName) continue;
+    if (skipped.other_json &&
+        std::filesystem::path(skipped.path).filename() == sim::kTruthFileName) {
+      continue;
+    }
     if (skipped.other_record_run) {
       other_runs.insert(skipped.other_record_run->empty() ? "files without a run id"
                                                           : *skipped.other_record_run);

@@ -12,7 +12,6 @@ namespace {
 
 constexpr std::string_view kAnalyzeSchemaPrefix = "bubblescope.analyze/";
 
-
 std::string_view SkipSpace(std::string_view text) {
   size_t first = 0;
   while (first < text.size() && text::IsJsonSpace(text[first])) ++first;

@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "index/memory_peak.h"
 #include "pipeline/layer_split.h"
 #include "pipeline/sim_schedule.h"
 #include "simulator/engine.h"
