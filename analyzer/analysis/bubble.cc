@@ -44,9 +44,24 @@ void AddSpan(IdleKind kind, TimeNs start, TimeNs end, RankIterationFigures* figu
   }
 }
 
+// Where the rank's fill ends in an iteration whose work is `busy` (reference clock): the first
+// schedule op start within that work, else the work's start.
+TimeNs FillEnd(const IntervalSet& busy, const std::vector<TimeNs>* schedule_starts, TimeNs offset) {
+  if (schedule_starts != nullptr) {
+    for (auto it = std::lower_bound(schedule_starts->begin(), schedule_starts->end(),
+                                    ClockOffsets::Move(busy.Start(), -offset));
+         it != schedule_starts->end(); ++it) {
+      const TimeNs start = ClockOffsets::Move(*it, offset);
+      if (start > busy.End()) break;
+      if (start >= busy.Start()) return start;
+    }
+  }
+  return busy.Start();
+}
+
 RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
                                  const iterations::RankIteration& assigned, TimeNs window_start,
-                                 TimeNs window_end) {
+                                 TimeNs window_end, const std::vector<TimeNs>* schedule_starts) {
   RankIterationFigures figures;
   figures.rank = rank.rank;
   figures.present = assigned.present;
@@ -90,11 +105,17 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
   }
   figures.first_compute_start = busy_set.Start();
   figures.last_compute_end = busy_set.End();
+  // Before the schedule's first op, every gap in the work is fill.
+  const TimeNs fill_end = FillEnd(busy_set, schedule_starts, offset);
   AddSpan(IdleKind::kFill, window_start, figures.first_compute_start, &figures);
-  // The gaps between the first and the last work, cut where communication runs.
+  for (const TimeRange& gap :
+       IntervalSet::FromRanges({{figures.first_compute_start, fill_end}}).Subtract(busy_set).ranges()) {
+    AddSpan(IdleKind::kFill, gap.start, gap.end, &figures);
+  }
+  // The gaps between the schedule's first op (or the first work) and the last work, cut where
+  // communication runs.
   const IntervalSet gaps =
-      IntervalSet::FromRanges({{figures.first_compute_start, figures.last_compute_end}})
-          .Subtract(busy_set);
+      IntervalSet::FromRanges({{fill_end, figures.last_compute_end}}).Subtract(busy_set);
   const IntervalSet waits = gaps.Intersect(comm_set);
   const std::vector<TimeRange>& wait_ranges = waits.ranges();
   size_t w = 0;
@@ -112,7 +133,7 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
 }
 
 IterationFigures Figures(const index::TraceIndex& index, const iterations::Result& assignment,
-                         const std::vector<TimeNs>& offsets,
+                         const std::vector<TimeNs>& offsets, const Options& options,
                          const iterations::Iteration& iteration) {
   IterationFigures figures;
   figures.number = iteration.number;
@@ -134,9 +155,12 @@ IterationFigures Figures(const index::TraceIndex& index, const iterations::Resul
   }
   int64_t present = 0;
   for (size_t p = 0; p < assignment.positions.size(); ++p) {
+    const std::vector<TimeNs>* schedule_starts = p < options.schedule_op_starts.size()
+                                                     ? &options.schedule_op_starts[p]
+                                                     : nullptr;
     figures.ranks.push_back(RankFigures(index.ranks[assignment.positions[p]], offsets[p],
                                         iteration.ranks[p], figures.window_start,
-                                        figures.window_end));
+                                        figures.window_end, schedule_starts));
     if (!figures.ranks.back().present) continue;
     ++present;
     figures.idle = SaturatingAdd(figures.idle, figures.ranks.back().idle);
@@ -168,7 +192,8 @@ std::string_view IdleKindName(IdleKind kind) {
 }
 
 Result Analyze(const Trace& trace, const index::TraceIndex& index,
-               const iterations::Result& assignment, const ClockOffsets& offsets) {
+               const iterations::Result& assignment, const ClockOffsets& offsets,
+               const Options& options) {
   Result result;
   result.step_source = assignment.source;
   std::vector<TimeNs> rank_offsets;
@@ -187,7 +212,7 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index,
   const TimeNs p = static_cast<TimeNs>(assignment.positions.size());
   std::vector<TimeNs> windows;
   for (const iterations::Iteration& iteration : assignment.iterations) {
-    IterationFigures figures = Figures(index, assignment, rank_offsets, iteration);
+    IterationFigures figures = Figures(index, assignment, rank_offsets, options, iteration);
     if (figures.complete) {
       ++result.complete_iterations;
       result.idle = SaturatingAdd(result.idle, figures.idle);

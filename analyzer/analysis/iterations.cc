@@ -236,14 +236,16 @@ Result Assign(const Trace& trace, const index::TraceIndex& index, const Steps& s
       }
       ++(op.launched ? assignment.by_launch : assignment.by_start);
       const size_t at = position_of(one_rank[static_cast<size_t>(step)].number);
-      result.iterations[at].ranks[p].ops.push_back(static_cast<uint32_t>(i));
+      RankIteration& owner = result.iterations[at].ranks[p];
+      owner.ops.push_back(static_cast<uint32_t>(i));
+      owner.holds_work = owner.holds_work || op.op_class == index::OpClass::kCompute;
     }
     result.ranks.push_back(assignment);
   }
   for (Iteration& iteration : result.iterations) {
     iteration.complete = std::all_of(
         iteration.ranks.begin(), iteration.ranks.end(), [](const RankIteration& rank) {
-          return rank.present && !rank.cut_short && !rank.partial;
+          return rank.present && rank.holds_work && !rank.cut_short && !rank.partial;
         });
   }
   return result;

@@ -16,7 +16,10 @@
 // and without a repeating schedule on every rank considered, the whole trace is one iteration,
 // number 0.
 //
-// An iteration is complete when every rank of the pipeline has it, it is not the last iteration
+// An iteration is complete when every rank of the pipeline has it and runs compute in it (a step
+// that holds none of the pipeline's work is no iteration: torch closes a profiler window the
+// training loop left early with an empty step, which the model drops where it recorded nothing
+// at all, model/rank_finish.cc), it is not the last iteration
 // of a rank whose file was cut short (that iteration lost the events after the cut) and, for a
 // repeating schedule, it is a whole period on every rank (not the part before the first or after
 // the last whole period). Incomplete iterations are kept and flagged; the bubble totals leave
@@ -98,6 +101,7 @@ struct RankIteration {
   bool present = false;    // the rank has a step with this number (whole trace: always)
   bool cut_short = false;  // the last iteration of a rank whose file was truncated
   bool partial = false;    // repeating schedule: only part of a period (trace start or end)
+  bool holds_work = false;  // a compute op of the rank belongs to it
   // Indices into the rank's index::RankIndex::ops, ascending (so in start order).
   std::vector<uint32_t> ops;
 };

@@ -41,6 +41,9 @@ const ImportCounterSpec& CounterSpec(ImportCounter counter) {
        "NCCL events the collector could not track (too many live)"},
       {"overlay_events", Severity::kInfo,
        "bubblescope's own overlay events in a merged trace (idle intervals, op labels); skipped"},
+      {"empty_profiler_step", Severity::kInfo,
+       "ProfilerStep range in which the rank recorded nothing (torch closes a profiler window "
+       "the training loop left early with one); not an iteration"},
   }};
   return kSpecs[static_cast<size_t>(counter)];
 }

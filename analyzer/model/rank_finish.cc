@@ -34,6 +34,42 @@ size_t ShiftTimes(int64_t base, Rank* rank) {
   return dropped;
 }
 
+// Whether the rank recorded anything (an op, a kernel, a copy, an API call) that begins in
+// [start, end).
+bool RecordedIn(const Rank& rank, TimeNs start, TimeNs end) {
+  for (const Timeline& timeline : rank.timelines) {
+    auto first = std::lower_bound(
+        timeline.intervals.begin(), timeline.intervals.end(), start,
+        [](const Interval& interval, TimeNs time) { return interval.start < time; });
+    if (first != timeline.intervals.end() && first->start < end) return true;
+  }
+  return false;
+}
+
+// Drops the profiler steps in whose slot (from their start to the next step's start; the last:
+// to the end of time) the rank recorded nothing, counting each. torch closes a profiler window
+// that the training loop left early with such a step: the loop's last prof.step() opens it and
+// the profiler stops before anything runs in it, so it is no iteration, and a profiler cycle
+// ending in one is cut short. A file cut short keeps its steps: what it lost is unknown.
+void DropEmptySteps(Rank* rank) {
+  if (rank->stats.count(ImportCounter::kTruncated) > 0) return;
+  std::vector<ProfilerStep>& steps = rank->steps;
+  std::vector<bool> empty(steps.size(), false);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const TimeNs slot_end = i + 1 < steps.size() ? steps[i + 1].start : kMaxTimeNs;
+    empty[i] = !RecordedIn(*rank, steps[i].start, std::max(slot_end, steps[i].start + 1));
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (empty[i]) {
+      rank->stats.Bump(ImportCounter::kEmptyProfilerStep, -1);
+      continue;
+    }
+    steps[kept++] = steps[i];
+  }
+  steps.resize(kept);
+}
+
 }  // namespace
 
 void SortIntervals(std::vector<Interval>* intervals) {
@@ -97,6 +133,7 @@ void FinishRank(const FinishOptions& options, Rank* rank) {
       rank->timelines.begin(), rank->timelines.end(), [](const Timeline& a, const Timeline& b) {
         return std::tie(a.kind, a.device, a.pid, a.id) < std::tie(b.kind, b.device, b.pid, b.id);
       });
+  DropEmptySteps(rank);
 }
 
 }  // namespace bubblescope

@@ -287,9 +287,11 @@ void ReadMemory(PayloadReader& in, Rank* rank) {
 }
 
 void ReadStats(PayloadReader& in, Rank* rank) {
-  // A digest of this version holds exactly this build's counters.
-  if (in.Unsigned() != kImportCounterCount && in.ok()) in.Fail("a different set of import counters");
-  for (size_t c = 0; c < kImportCounterCount && in.ok(); ++c) {
+  // Counters are only ever appended: a digest of this version holds this build's counters or
+  // the first of them (written before the later ones existed, which it then did not count).
+  const uint64_t counters = in.Unsigned();
+  if (counters > kImportCounterCount && in.ok()) in.Fail("a different set of import counters");
+  for (size_t c = 0; c < counters && in.ok(); ++c) {
     const uint64_t count = in.Unsigned();
     const int64_t first_offset = in.Signed();
     if (in.ok() && first_offset < -1) in.Fail("an import counter's offset below -1");

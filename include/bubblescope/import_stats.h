@@ -39,6 +39,9 @@ enum class ImportCounter : uint8_t {
   // An event bubblescope's Perfetto overlay added to a merged trace (idle intervals, op labels):
   // its own annotations, no part of the rank's timeline (readers/merged_trace.h).
   kOverlayEvent,
+  // A ProfilerStep range in whose slot the rank recorded nothing (model/rank_finish.cc): dropped,
+  // no iteration. Appended last, so digests written before it still read (digest_reader.cc).
+  kEmptyProfilerStep,
   kCount,
 };
 

@@ -57,7 +57,10 @@ PROFILER_WINDOWS = {
 #  tensorboard: torch.profiler.tensorboard_trace_handler(dir, use_gzip=True) with
 #               its default worker name: "<host>_<pid>.<time_ns>.pt.trace.json.gz",
 #               gzipped by torch, kept byte for byte.
-EXPORTS = ("chrome", "python", "tensorboard")
+#  recipe:      docs/getting-traces.md's own block (recipe.py), run as written: it
+#               profiles and writes the traces itself; Profiling.recipe names the
+#               block and Profiling.steps the loop's length (num_steps).
+EXPORTS = ("chrome", "python", "tensorboard", "recipe")
 
 @dataclasses.dataclass(frozen=True)
 class Profiling:
@@ -70,6 +73,9 @@ class Profiling:
     # More than one only with the tensorboard export, whose file names differ per cycle
     # (record_cycles.py; docs/getting-traces.md).
     cycles: int = 1
+    # export "recipe" only: the page's block (recipe.RECIPE_WINDOWS) and num_steps.
+    recipe: str | None = None
+    steps: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,14 +96,37 @@ class Run:
     profiling: Profiling = Profiling()
 
 
+def profiler_window(run):
+    """(skip_first, wait, warmup, active, repeat) of the run's profiler schedule."""
+    if run.profiling.export == "recipe":
+        from recipe import RECIPE_WINDOWS
+
+        return RECIPE_WINDOWS[run.profiling.recipe]
+    return (*PROFILER_WINDOWS[run.profiling.window], run.profiling.cycles)
+
+
 def training_steps(run):
-    skip_first, wait, warmup, active = PROFILER_WINDOWS[run.profiling.window]
-    return skip_first + (wait + warmup + active) * run.profiling.cycles
+    if run.profiling.steps is not None:
+        return run.profiling.steps
+    skip_first, wait, warmup, active, repeat = profiler_window(run)
+    return skip_first + (wait + warmup + active) * repeat
 
 
 def profiled_steps(run):
+    """The ProfilerStep numbers the traces hold, as torch's schedule numbers them: every
+    active step the loop reaches, and, where the loop ends inside an active window, the step
+    the loop's last prof.step() opens, which holds nothing (torch closes it on exit)."""
+    skip_first, wait, warmup, active, repeat = profiler_window(run)
     total = training_steps(run)
-    return list(range(total - PROFILER_WINDOWS[run.profiling.window][3], total))
+    cycle = wait + warmup + active
+    steps = []
+    for step in range(skip_first, total + 1):
+        k = (step - skip_first) // cycle
+        if repeat and k >= repeat:
+            break
+        if (step - skip_first) % cycle >= wait + warmup:
+            steps.append(step)
+    return steps
 
 
 def stage_layer_counts(run):
@@ -239,6 +268,12 @@ def profiled(run, rank, trace_dir, train_step):
         prof.export_chrome_trace(trace_path, use_python_export=prof_cfg.export == "python")
 
     steps = training_steps(run)
+    if prof_cfg.export == "recipe":
+        from recipe import run_doc_block
+
+        counter = iter(range(steps))
+        run_doc_block(prof_cfg.recipe, lambda: train_step(next(counter)), steps, trace_dir)
+        return
     if prof_cfg.window == "manual":
         if prof_cfg.export == "tensorboard":
             raise ValueError("the manual window exports with export_chrome_trace")
@@ -270,8 +305,10 @@ def profiled(run, rank, trace_dir, train_step):
 
 
 def worker(rank, run, port, trace_dir):
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(port)
+    # Under torchrun (port None) the launcher has set the rendezvous variables.
+    if port is not None:
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ["MASTER_PORT"] = str(port)
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
     torch.manual_seed(SEED)

@@ -19,6 +19,9 @@ One run:
         [--hidden 1024] [--microbatch-rows 64] \
         [--record-shapes] [--profile-memory] [--with-stack] \
         [--profiler-window steps|skip-first|one-step|manual] [--export chrome|tensorboard|python] --out .
+A run profiled by docs/getting-traces.md's own block (recipe.py), with its loop length:
+    python3 record.py --run NAME --schedule gpipe --procs 4 --microbatches 8 \
+        --export recipe --recipe one-cycle --steps 5 --out .
 
 --dp D runs D data-parallel replicas of the pipeline (D x procs processes): rank
 r is stage position r // D of pipeline r % D, so the pipelines interleave in
@@ -52,6 +55,7 @@ import tempfile
 import torch
 import torch.multiprocessing as mp
 
+from recipe import RECIPE_WINDOWS, block_sha256
 from pipeline_run import (
     HIDDEN,
     LAYERS_PER_STAGE,
@@ -61,6 +65,7 @@ from pipeline_run import (
     Profiling,
     Run,
     profiled_steps,
+    profiler_window,
     stage_layer_counts,
     stage_to_rank,
     training_steps,
@@ -135,6 +140,19 @@ RUNS = [
     # with_stack writes about ten python_function events per op: the smallest run, one step.
     Run("gpipe_p2_m2_stack", "gpipe", 2, 2, layers=1, **WIDE,
         profiling=Profiling(with_stack=True, window="one-step")),
+    # Third set: docs/getting-traces.md's own blocks, run as written (recipe.py), on the
+    # second set's geometry. The loop of the first runs exactly wait + warmup + active steps;
+    # the second's ends one step inside the active window, so torch closes the window with an
+    # empty ProfilerStep#4; the third runs torch's default repeat=0 over 11 steps, so its third
+    # cycle ends in an empty ProfilerStep#11.
+    Run("recipe_gpipe_p4_m8", "gpipe", 4, 8, layers=1, **WIDE,
+        profiling=Profiling(export="recipe", recipe="one-cycle", steps=5)),
+    Run("recipe_1f1b_p2_m4", "1f1b", 2, 4, layers=1, **WIDE,
+        profiling=Profiling(export="recipe", recipe="one-cycle", steps=5)),
+    Run("recipe_1f1b_p4_m8_short_loop", "1f1b", 4, 8, layers=1, **WIDE,
+        profiling=Profiling(export="recipe", recipe="one-cycle", steps=4)),
+    Run("recipe_cycles_1f1b_p2_m4", "1f1b", 2, 4, layers=1, **WIDE,
+        profiling=Profiling(export="recipe", recipe="cycles", steps=11)),
 ]
 
 
@@ -168,6 +186,8 @@ def command_of(run):
         flags.append(f"--profiler-window {prof.window}")
     if prof.export != default_prof.export:
         flags.append(f"--export {prof.export}")
+    if prof.recipe is not None:
+        flags.append(f"--recipe {prof.recipe} --steps {prof.steps}")
     return "python3 record.py " + " ".join(flags)
 
 
@@ -192,11 +212,20 @@ def load_trace(path):
 
 
 def rank_files(run_dir):
-    """{global rank: trace path} of a run directory, the rank read from distributedInfo."""
+    """{global rank: [trace paths]} of a run directory, the rank read from distributedInfo
+    (several files per rank where the run wrote several profiler cycles), in step order."""
     files = {}
     for path in sorted(glob.glob(os.path.join(run_dir, "*.json.gz"))):
-        files[load_trace(path)["distributedInfo"]["rank"]] = path
+        files.setdefault(load_trace(path)["distributedInfo"]["rank"], []).append(path)
+    for paths in files.values():
+        paths.sort(key=lambda path: min(step_numbers(path), default=-1))
     return files
+
+
+def step_numbers(path):
+    """The N of every ProfilerStep#N range of a trace file."""
+    return sorted(int(e["name"][len("ProfilerStep#"):]) for e in load_trace(path)["traceEvents"]
+                  if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
 
 
 def measure_rank(trace_path):
@@ -233,6 +262,14 @@ def collect_traces(scratch, run_dir, run):
     """Moves the ranks' traces from the scratch directory into the run's directory."""
     for old in glob.glob(os.path.join(run_dir, "*.json.gz")):
         os.remove(old)
+    if run.profiling.export == "recipe":
+        # The page's block wrote into traces/ of its working directory, gzipped by torch.
+        written = glob.glob(os.path.join(scratch, "traces", "*.json.gz"))
+        if not written:
+            raise RuntimeError(f"{run.name}: the recipe wrote no trace")
+        for src in written:
+            shutil.move(src, os.path.join(run_dir, os.path.basename(src)))
+        return
     if run.profiling.export == "tensorboard":
         written = glob.glob(os.path.join(scratch, "*.pt.trace.json.gz"))
         if len(written) != run.procs * run.dp:
@@ -255,6 +292,10 @@ def validate(run):
         raise ValueError(f"{run.schedule} needs --virtual 2")
     if (run.schedule == "csv") != (run.placement is not None):
         raise ValueError("--placement goes with --schedule csv, and csv needs it")
+    if (run.profiling.export == "recipe") != (run.profiling.recipe is not None):
+        raise ValueError("--recipe goes with --export recipe, and recipe needs it")
+    if run.profiling.export == "recipe" and not run.profiling.steps:
+        raise ValueError("--export recipe needs --steps")
     if run.placement is not None:
         num_stages = run.procs * run.virtual
         if len(run.placement) != num_stages or any(
@@ -275,7 +316,8 @@ def record_run(run, out_dir, command):
             mp.spawn(worker, args=(run, free_port(), scratch), nprocs=world, join=True)
             collect_traces(scratch, run_dir, run)
         files = rank_files(run_dir)
-        measured = [measure_rank(files[r]) for r in range(world)]
+        # The figures of the newest file of each rank (the last profiler cycle).
+        measured = [measure_rank(files[r][-1]) for r in range(world)]
         compute_ms = [m[0] for m in measured]
         if run.heavy_stage is None:
             break
@@ -286,7 +328,7 @@ def record_run(run, out_dir, command):
               f"(compute ms {compute_ms}), recording again", file=sys.stderr)
     else:
         raise RuntimeError(f"{run.name}: heavy stage never measured as the slowest: {compute_ms}")
-    skip_first, wait, warmup, active = PROFILER_WINDOWS[run.profiling.window]
+    skip_first, wait, warmup, active, repeat = profiler_window(run)
     truth = {
         "schedule": family_of(run),
         "torch_schedule_class": TORCH_SCHEDULE_CLASS[run.schedule],
@@ -307,9 +349,11 @@ def record_run(run, out_dir, command):
         "profiler": {
             **dataclasses.asdict(run.profiling),
             "skip_first": skip_first, "wait": wait, "warmup": warmup, "active": active,
+            "repeat": repeat,
             "profiler_step_ranges": run.profiling.window != "manual",
         },
-        "files": {str(r): os.path.basename(files[r]) for r in range(world)},
+        "files": {str(r): ([os.path.basename(f) for f in files[r]] if len(files[r]) > 1
+                           else os.path.basename(files[r][0])) for r in range(world)},
         "hidden": run.hidden,
         "microbatch_rows": run.microbatch_rows,
         "measured_compute_ms_per_rank": compute_ms,
@@ -320,6 +364,11 @@ def record_run(run, out_dir, command):
         "cpu_cores": os.cpu_count(),
         "command": command,
     }
+    if run.profiling.export == "recipe":
+        # The block as the page held it when this run was recorded (recipe.py).
+        truth["recipe_sha256"] = block_sha256(run.profiling.recipe)
+        truth["recorded_step_numbers"] = {str(r): [step_numbers(f) for f in files[r]]
+                                          for r in range(world)}
     with open(os.path.join(run_dir, "truth.json"), "w") as f:
         json.dump(truth, f, indent=2)
         f.write("\n")
@@ -348,6 +397,9 @@ def main():
     parser.add_argument("--with-stack", action="store_true")
     parser.add_argument("--profiler-window", choices=sorted(PROFILER_WINDOWS), default="steps")
     parser.add_argument("--export", choices=EXPORTS, default="chrome")
+    parser.add_argument("--recipe", choices=sorted(RECIPE_WINDOWS),
+                        help="--export recipe: the block of docs/getting-traces.md to run")
+    parser.add_argument("--steps", type=int, help="--export recipe: num_steps, the loop's length")
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     opts = parser.parse_args()
 
@@ -368,7 +420,9 @@ def main():
         layers=opts.layers, hidden=opts.hidden, microbatch_rows=opts.microbatch_rows,
         placement=tuple(int(r) for r in opts.placement.split(",")) if opts.placement else None,
         profiling=Profiling(opts.record_shapes, opts.profile_memory, opts.with_stack,
-                            opts.profiler_window, opts.export),
+                            opts.profiler_window, opts.export,
+                            recipe=opts.recipe if opts.export == "recipe" else None,
+                            steps=opts.steps if opts.export == "recipe" else None),
     )
     record_run(run, opts.out, "python3 record.py " + " ".join(sys.argv[1:]))
 

@@ -13,6 +13,11 @@ What it derives, per pipeline (the ranks truth.json lists in "pipelines"):
   `Forward <mb>` / `Backward <mb>` ranges, or, for Schedule1F1B (which writes no range), the
   c10d::send / c10d::recv_ ops; each is checked against the recorder's configuration in
   truth.json and the script fails on any disagreement;
+- the iterations: a ProfilerStep in which no rank of the pipeline runs a compute op is none (torch
+  closes a profiler window that the loop left early with such an empty step); of several
+  profiler cycles in one folder (one file per rank per cycle), the newest complete one, as
+  docs/getting-traces.md states the rule: every rank has a file of it, each holding every step,
+  its steps span as many as the longest cycle's, and its last step is not empty;
 - per docs/bubble.md: each rank's model thread (the thread whose top-level ops cover the most
   time), its top-level cpu_ops (c10d:: communication ops are comm, every other one compute),
   the iterations (ProfilerStep#N ranges; a run recorded without them: the starts of record.py's
@@ -127,6 +132,10 @@ class RankTrace:
     def ranges_in(self, number):
         return [r for r in self.ranges if self.iteration_of(r.start) == number]
 
+    def holds_work(self, number):
+        """Whether the rank runs a compute op in step `number`."""
+        return any(not is_comm(o) for o in self.ops_in(number))
+
 
 def is_comm(op):
     return op.name in COMM_OPS
@@ -233,12 +242,28 @@ def comm_wait(rank, number, compute):
     return union_length(clipped + compute) - union_length(compute)
 
 
+def fill(rank_ops, window_start):
+    """The rank's fill in one iteration as docs/bubble.md defines it: the idle time between the
+    window's start and the start of the first op of the schedule the rank runs. Every stage of
+    these runs is Linear+ReLU layers, so a rank's first schedule op (a forward) begins with its
+    first top-level `aten::linear`; the ops before it (splitting the batch into microbatches,
+    allocating receive buffers) are work."""
+    first = min((o.start for o in rank_ops if o.name == "aten::linear"), default=None)
+    if first is None:
+        return 0
+    before = [(max(o.start, window_start), min(o.end, first)) for o in rank_ops
+              if not is_comm(o) and o.start < first]
+    return first - window_start - union_length([(s, e) for s, e in before if e > s])
+
+
 def bubble(ranks):
     """docs/bubble.md's bubble over the iterations every rank of the pipeline has."""
-    complete = sorted(set.intersection(*(set(r.steps) for r in ranks)))
+    complete = [n for n in sorted(set.intersection(*(set(r.steps) for r in ranks)))
+                if all(r.holds_work(n) for r in ranks)]
     total_idle = total_capacity = 0
     compute_per_rank = [0] * len(ranks)
     comm_wait_per_rank = [0] * len(ranks)
+    fill_per_rank = [0] * len(ranks)
     iterations = []
     for number in complete:
         ops = [r.ops_in(number) for r in ranks]
@@ -251,6 +276,7 @@ def bubble(ranks):
             compute = union_length(intervals)
             compute_per_rank[i] += compute
             comm_wait_per_rank[i] += comm_wait(ranks[i], number, intervals)
+            fill_per_rank[i] += fill(rank_ops, window_start)
             idle.append(window - compute)
         total_idle += sum(idle)
         total_capacity += len(ranks) * window
@@ -258,7 +284,7 @@ def bubble(ranks):
                                idle_ns_per_rank=idle,
                                bubble_fraction=round(sum(idle) / (len(ranks) * window), 6)))
     return dict(iterations=iterations, compute_ns_per_rank=compute_per_rank,
-                comm_wait_ns_per_rank=comm_wait_per_rank,
+                comm_wait_ns_per_rank=comm_wait_per_rank, fill_ns_per_rank=fill_per_rank,
                 bubble_fraction=round(total_idle / total_capacity, 6))
 
 
@@ -271,20 +297,41 @@ def check(name, reference, truth, index):
         raise SystemExit(f"{name} pipeline {index}: the trace says {got}, the recorder {want}")
 
 
+def newest_complete_cycle(files):
+    """({rank: RankTrace}, the chosen cycle's number or None) of a run's files: one file per
+    rank, or several profiler cycles of which the newest complete one is read."""
+    by_rank = {}
+    for trace in files:
+        by_rank.setdefault(trace.rank, []).append(trace)
+    if all(len(traces) == 1 for traces in by_rank.values()):
+        return {rank: traces[0] for rank, traces in by_rank.items()}, None
+    cycles = {}  # the cycle's steps -> {rank: trace}
+    for trace in files:
+        cycles.setdefault(tuple(sorted(trace.steps)), {})[trace.rank] = trace
+    ordered = sorted(cycles, key=lambda steps: steps[0])
+    longest = max(steps[-1] - steps[0] for steps in ordered)
+    for number in range(len(ordered), 0, -1):
+        steps = ordered[number - 1]
+        members = cycles[steps]
+        if (set(members) == set(by_rank) and steps[-1] - steps[0] == longest
+                and all(t.holds_work(steps[-1]) for t in members.values())):
+            return members, number
+    raise SystemExit("no complete profiler cycle")
+
+
 def reference_of(run_dir):
     run_dir = os.path.normpath(run_dir)
     with open(os.path.join(run_dir, "truth.json")) as f:
         truth = json.load(f)
-    traces = {}
-    for path in sorted(glob.glob(os.path.join(run_dir, "*.json.gz"))):
-        trace = RankTrace(path)
-        traces[trace.rank] = trace
+    traces, cycle = newest_complete_cycle(
+        [RankTrace(path) for path in sorted(glob.glob(os.path.join(run_dir, "*.json.gz")))])
     hosts = sorted({t.host for t in traces.values() if t.host is not None})
     pipelines = []
     # Runs recorded before record.py wrote "pipelines" are one pipeline of ranks 0..p-1.
     for index, ranks in enumerate(truth.get("pipelines", [list(range(truth["p"]))])):
         members = [traces[r] for r in ranks]
-        first_complete = min(set.intersection(*(set(r.steps) for r in members)))
+        first_complete = min(n for n in set.intersection(*(set(r.steps) for r in members))
+                             if all(r.holds_work(n) for r in members))
         figures = shape(members, first_complete)
         check(os.path.basename(run_dir), figures, truth, index)
         figures.update(bubble(members))
@@ -298,6 +345,8 @@ def reference_of(run_dir):
         iteration_source=sources.pop() if len(sources) == 1 else "mixed",
         pipelines=pipelines,
     )
+    if cycle is not None:
+        reference["profiler_cycle"] = cycle
     if len(pipelines) == 1:
         for key in ("p", "m", "v", "schedule", "stage_order", "bubble_fraction"):
             reference[key] = pipelines[0][key]

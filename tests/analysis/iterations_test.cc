@@ -120,6 +120,24 @@ TEST(IterationsTest, AnIterationMissingOnARankIsIncomplete) {
   EXPECT_TRUE(AnalyzeOk(trace, {}, {0}).result.iterations[2].complete);
 }
 
+// A step in which a rank runs no compute holds none of the pipeline's work: no iteration counts
+// it complete (torch's step that closes a profiler window the loop left early holds, at most,
+// communication or bookkeeping).
+TEST(IterationsTest, AStepWithoutComputeOnARankIsIncomplete) {
+  Trace trace;
+  trace.ranks.push_back(CpuRankWithSteps(0, {{1, 0, 10}, {2, 10, 20}}));
+  trace.ranks.push_back(CpuRankWithSteps(1, {{1, 0, 10}, {2, 10, 20}}));
+  // Rank 1's op in step 2 is a transfer, not compute.
+  trace.ranks[1].timelines[0].intervals[1] = Op(kCpuComm, 11, 19);
+  Assigned assigned = AnalyzeOk(trace);
+  ASSERT_EQ(assigned.result.iterations.size(), 2u);
+  EXPECT_TRUE(assigned.result.iterations[0].complete);
+  EXPECT_FALSE(assigned.result.iterations[1].complete);
+  EXPECT_TRUE(assigned.result.iterations[1].ranks[0].holds_work);
+  EXPECT_FALSE(assigned.result.iterations[1].ranks[1].holds_work);
+  EXPECT_TRUE(assigned.result.iterations[1].ranks[1].present);
+}
+
 TEST(IterationsTest, TheLastIterationOfATruncatedRankIsIncomplete) {
   Trace trace;
   trace.ranks.push_back(CpuRankWithSteps(0, {{1, 0, 10}, {2, 10, 20}, {3, 20, 30}}));

@@ -16,6 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 CommandResult Bubblescope(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {BUBBLESCOPE_BINARY};
@@ -39,6 +40,26 @@ TEST(TraceInputsCliTest, TheNewestCompleteCycleIsAnalysedAndSaidSo) {
   EXPECT_THAT(run.out, HasSubstr("profiler cycle 3 of 3 (steps 10-11), the newest complete one; "
                                  "--cycle N reads another\n"));
   EXPECT_THAT(run.out, HasSubstr(kRank0Cycle3));
+}
+
+// docs/getting-traces.md's repeat=0 block run as written over 11 steps (recipe.py): torch closes
+// the third cycle's window with an empty ProfilerStep#11, so that cycle is cut short, and the
+// newest complete one is the second; the empty step is counted on the ranks read.
+TEST(TraceInputsCliTest, ACycleEndingInAnEmptyStepIsCutShort) {
+  const std::string recipe =
+      std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/recipe_cycles_1f1b_p2_m4";
+  const CommandResult run = Bubblescope({"analyze", recipe});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("note: the traces hold 3 profiler cycles: 1 (steps 2-3, 2 files), "
+                                 "2 (steps 6-7, 2 files), 3 (step 10, 2 files, incomplete); "
+                                 "reading cycle 2 (the newest complete one)"));
+  EXPECT_THAT(run.out, HasSubstr("profiler cycle 2 of 3 (steps 6-7), the newest complete one"));
+  EXPECT_THAT(run.out, Not(HasSubstr("0.000 ms")));
+  const CommandResult third = Bubblescope({"analyze", recipe, "--cycle", "3", "--format", "json"});
+  ASSERT_EQ(third.exit_status, 0) << third.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(third.out);
+  EXPECT_EQ(int64_t(doc["pipelines"].at(0)["complete_iterations"]), 1);
 }
 
 TEST(TraceInputsCliTest, CycleNPicksOneAndTheJsonSaysWhich) {

@@ -121,5 +121,41 @@ TEST(RankFinishTest, TheBaseMovesEveryTimeAndDropsWhatLeavesTheRange) {
   EXPECT_EQ(rank.stats.first_offset(ImportCounter::kTimeOutOfRange), 77);
 }
 
+// torch closes a profiler window the training loop left early with a step in which nothing runs:
+// a step whose slot (to the next step's start; the last, to the end of time) holds no interval
+// of any timeline is dropped and counted; one holding even a CPU op is kept.
+TEST(RankFinishTest, AStepInWhichTheRankRecordedNothingIsDroppedAndCounted) {
+  Rank rank;
+  rank.timelines.push_back(Timeline{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 1,
+                                    .id = 1, .intervals = {Span(10, 40), Span(55, 58)}});
+  rank.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream, .device = 0, .pid = 0,
+                                    .id = 7, .intervals = {Span(45, 49)}});
+  // Step 2 holds only the CPU op at 55 (kept), step 3 nothing at all, step 4 only a kernel that
+  // began before it (dropped: what began in step 1 is step 1's).
+  rank.steps = {ProfilerStep{.number = 1, .start = 0, .end = 50},
+                ProfilerStep{.number = 2, .start = 50, .end = 60},
+                ProfilerStep{.number = 3, .start = 60, .end = 61},
+                ProfilerStep{.number = 4, .start = 70, .end = 71}};
+  FinishRank(FinishOptions(), &rank);
+  ASSERT_EQ(rank.steps.size(), 2u);
+  EXPECT_EQ(rank.steps[0].number, 1);
+  EXPECT_EQ(rank.steps[1].number, 2);
+  EXPECT_EQ(rank.stats.count(ImportCounter::kEmptyProfilerStep), 2u);
+  EXPECT_EQ(CounterSpec(ImportCounter::kEmptyProfilerStep).severity, Severity::kInfo);
+}
+
+// A file cut short may have lost its last step's events: its steps are all kept.
+TEST(RankFinishTest, AFileCutShortKeepsItsSteps) {
+  Rank rank;
+  rank.timelines.push_back(Timeline{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 1,
+                                    .id = 1, .intervals = {Span(10, 40)}});
+  rank.steps = {ProfilerStep{.number = 1, .start = 0, .end = 50},
+                ProfilerStep{.number = 2, .start = 50, .end = 60}};
+  rank.stats.Bump(ImportCounter::kTruncated, 900);
+  FinishRank(FinishOptions(), &rank);
+  EXPECT_EQ(rank.steps.size(), 2u);
+  EXPECT_EQ(rank.stats.count(ImportCounter::kEmptyProfilerStep), 0u);
+}
+
 }  // namespace
 }  // namespace bubblescope

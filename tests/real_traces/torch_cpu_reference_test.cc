@@ -4,7 +4,9 @@
 // "reference"): the pipelines, p, m, v, schedule family, stage order, the complete iterations
 // (ProfilerStep ranges, or the repeating schedule of the run recorded without them), each rank's
 // compute, the bubble, each rank's comm_wait (its stall under communication, the gloo:* ranges of
-// its model thread included as issue 24 asks), no clock offset (every run was recorded on one
+// its model thread included as issue 24 asks), each rank's fill (idle until its first op of the
+// schedule: the first aten::linear of these Linear+ReLU stages, the batch split and buffer
+// allocation before it being work), no clock offset (every run was recorded on one
 // machine: one clock) and no unmatched point-to-point transfer (every send has its receive).
 //
 // The bubble tolerance is 0.5 percentage points, the project's accuracy bar for independently
@@ -50,6 +52,7 @@ struct ReferencePipeline {
   std::vector<int32_t> virtual_stage_ranks;  // global rank of virtual stage 0 .. p·v-1
   std::vector<int64_t> compute_ns;           // parallel to `ranks`
   std::vector<int64_t> comm_wait_ns;         // parallel to `ranks`
+  std::vector<int64_t> fill_ns;              // parallel to `ranks`
   int64_t window_ns = 0;                     // summed over the complete iterations
   int64_t iterations = 0;                    // complete iterations
   double bubble_fraction = 0.0;
@@ -90,6 +93,9 @@ std::vector<ReferencePipeline> ReadReference(const std::string& run) {
     }
     for (simdjson::dom::element ns : simdjson::dom::array(item["comm_wait_ns_per_rank"])) {
       pipeline.comm_wait_ns.push_back(int64_t(ns));
+    }
+    for (simdjson::dom::element ns : simdjson::dom::array(item["fill_ns_per_rank"])) {
+      pipeline.fill_ns.push_back(int64_t(ns));
     }
     for (simdjson::dom::element iteration : simdjson::dom::array(item["iterations"])) {
       pipeline.window_ns += int64_t(iteration["window_ns"]);
@@ -143,7 +149,10 @@ void CheckPipeline(const job::Pipeline& got, const ReferencePipeline& want, cons
       std::to_string(bubble), std::to_string(want.bubble_fraction));
   std::vector<int64_t> compute;
   std::vector<int64_t> comm_wait;
+  std::vector<int64_t> fill;
   bool comm_wait_holds = true;
+  bool fill_holds = true;
+  const double window = static_cast<double>(want.window_ns);
   for (size_t i = 0; i < want.ranks.size(); ++i) {
     const bubble::RankTotals* totals = nullptr;
     for (const bubble::RankTotals& candidate : got.bubble.per_rank) {
@@ -151,12 +160,17 @@ void CheckPipeline(const job::Pipeline& got, const ReferencePipeline& want, cons
     }
     compute.push_back(totals != nullptr ? totals->compute : -1);
     comm_wait.push_back(totals != nullptr ? totals->comm_wait : -1);
+    fill.push_back(totals != nullptr ? totals->fill : -1);
     comm_wait_holds = comm_wait_holds && totals != nullptr &&
                       std::fabs(static_cast<double>(totals->comm_wait - want.comm_wait_ns[i])) <=
-                          kBubbleTolerance * static_cast<double>(want.window_ns);
+                          kBubbleTolerance * window;
+    fill_holds = fill_holds && totals != nullptr &&
+                 std::fabs(static_cast<double>(totals->fill - want.fill_ns[i])) <=
+                     kBubbleTolerance * window;
   }
   add("compute", compute == want.compute_ns, Join(compute), Join(want.compute_ns));
   add("comm_wait", comm_wait_holds, Join(comm_wait), Join(want.comm_wait_ns));
+  add("fill", fill_holds, Join(fill), Join(want.fill_ns));
   std::vector<int64_t> offsets;
   bool recorded_clocks = true;
   for (const clock_alignment::RankOffset& offset : got.crossrank.offsets) {
@@ -271,7 +285,12 @@ INSTANTIATE_TEST_SUITE_P(
         "gpipe_p3_m3_manual", "1f1b_p3_m3_shapes", "loopedbfs_p4_v2_m4",
         "interleaved_p3_v2_m3_memory", "zb_p4_v2_m4_skipfirst", "zbv_p3_v2_m3",
         "dualpipev_p3_v2_m6_tensorboard", "csv_1f1b_p3_m3_order201",
-        "csv_bfs_p3_v2_m3_order012120", "gpipe_p2_m2_stack"),
+        "csv_bfs_p3_v2_m3_order012120", "gpipe_p2_m2_stack",
+        // docs/getting-traces.md's own blocks run as written (recipe.py): one cycle of exactly
+        // wait + warmup + active steps, a loop that ends inside the window (an empty last
+        // step), and repeat=0 over 11 steps (three cycles, the third ending in an empty step).
+        "recipe_gpipe_p4_m8", "recipe_1f1b_p2_m4", "recipe_1f1b_p4_m8_short_loop",
+        "recipe_cycles_1f1b_p2_m4"),
     [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
 
 }  // namespace
