@@ -257,8 +257,19 @@ absl::StatusOr<std::string> ParseKinds(absl::string_view text) {
   return absl::StrJoin(names, ",");
 }
 
+CollectorBuild ThisCollectorBuild() {
+#if defined(BUBBLESCOPE_COLLECTOR_BUILD_DIR)
+  return {BUBBLESCOPE_COLLECTOR_BUILD_DIR, ""};
+#elif defined(BUBBLESCOPE_COLLECTOR_LEFT_OUT)
+  return {"", BUBBLESCOPE_COLLECTOR_LEFT_OUT};
+#else
+  return {"", "its build did not say why"};
+#endif
+}
+
 absl::StatusOr<std::string> FindCollectorLibrary(const std::string& explicit_path,
-                                                 const std::string& executable_path) {
+                                                 const std::string& executable_path,
+                                                 const CollectorBuild& build) {
   std::error_code error;
   if (!explicit_path.empty()) {
     if (!fs::is_regular_file(explicit_path, error)) {
@@ -267,20 +278,32 @@ absl::StatusOr<std::string> FindCollectorLibrary(const std::string& explicit_pat
     return Absolute(explicit_path);
   }
   const fs::path directory = fs::path(executable_path).parent_path();
-  const std::array<fs::path, 2> candidates = {directory / kCollectorLibraryName,
-                                              directory / ".." / "lib" / kCollectorLibraryName};
+  const std::array<fs::path, 3> candidates = {
+      (directory / kCollectorLibraryName).lexically_normal(),
+      (directory / kInstalledCollectorDir / kCollectorLibraryName).lexically_normal(),
+      (directory / ".." / "lib" / kCollectorLibraryName).lexically_normal()};
   for (const fs::path& candidate : candidates) {
-    if (fs::is_regular_file(candidate, error)) return candidate.lexically_normal().string();
+    if (fs::is_regular_file(candidate, error)) return candidate.string();
+  }
+  const std::string looked_for =
+      absl::StrCat("looked for ", candidates[0].string(), ", ", candidates[1].string(), " and ",
+                   candidates[2].string());
+  if (build.build_dir.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "collector library not found: this bubblescope was built without it (",
+        build.left_out_because, "; ", looked_for,
+        "); give --collector PATH to use one built elsewhere"));
   }
   return absl::NotFoundError(absl::StrCat(
-      "collector library not found (looked for ", candidates[0].lexically_normal().string(),
-      " and ", candidates[1].lexically_normal().string(),
-      "); build bubblescope with the CUDA toolkit or give --collector PATH"));
+      "collector library not found (", looked_for, "): build it beside bubblescope with `cmake "
+      "--build ", build.build_dir, " --target bubblescope_collector`, or install both with `cmake "
+      "--install ", build.build_dir, " --prefix DIR`; or give --collector PATH"));
 }
 
 absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
                                                 const std::string& executable_path,
-                                                const std::string& new_run_id) {
+                                                const std::string& new_run_id,
+                                                const CollectorBuild& build) {
   RecordSettings settings;
   if (flags.command.empty()) {
     return absl::InvalidArgumentError("no COMMAND to run (give it after --)");
@@ -313,7 +336,8 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
                                               "'-', beginning with a letter or digit, without "
                                               "\"rank\""));
   }
-  absl::StatusOr<std::string> collector = FindCollectorLibrary(flags.collector, executable_path);
+  absl::StatusOr<std::string> collector =
+      FindCollectorLibrary(flags.collector, executable_path, build);
   if (!collector.ok()) return collector.status();
   settings.collector_path = *std::move(collector);
   const fs::path handoff = fs::path(settings.collector_path).parent_path() / kHandoffLibraryName;
@@ -365,7 +389,7 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
   record
       ->add_option("--collector", f.collector,
                    "The collector library (default: libbubblescope_collector.so beside "
-                   "bubblescope or in ../lib)")
+                   "bubblescope, in ../lib/bubblescope or in ../lib)")
       ->type_name("PATH");
   record
       ->add_option("--run-id", f.run_id,

@@ -49,18 +49,35 @@ struct RecordFlags {
 // an error naming it.
 absl::StatusOr<std::string> ParseKinds(absl::string_view text);
 
+// Where `cmake --install` puts the collector, relative to the installed bin/bubblescope
+// (collector/CMakeLists.txt installs it there).
+inline constexpr char kInstalledCollectorDir[] = "../lib/bubblescope";
+
+// What the build this bubblescope came from did with the collector, for the error when the
+// library is not found: the build directory it was built in, or why CMake left it out.
+struct CollectorBuild {
+  std::string build_dir;  // empty: this build has no collector
+  std::string left_out_because;
+};
+
+// This executable's: compiled in from CMake (analyzer/cli/CMakeLists.txt).
+CollectorBuild ThisCollectorBuild();
+
 // The library to inject: `explicit_path` when given (it must be a file), else
-// libbubblescope_collector.so in the directory of `executable_path` or in ../lib beside it (the
-// build tree and an installed layout). The error says where it looked.
+// libbubblescope_collector.so in the directory of `executable_path` (the build tree), in
+// kInstalledCollectorDir beside it (`cmake --install`) or in ../lib (a hand-made layout). The
+// error says where it looked and, from `build`, what builds or installs the library.
 absl::StatusOr<std::string> FindCollectorLibrary(const std::string& explicit_path,
-                                                 const std::string& executable_path);
+                                                 const std::string& executable_path,
+                                                 const CollectorBuild& build);
 
 // Checks every flag; errors start with the flag ("--kinds: ..."). `executable_path` is where
-// the running bubblescope is, for FindCollectorLibrary; `new_run_id` is the run id to use when
-// --run-id is not given.
+// the running bubblescope is and `build` what its build did with the collector, for
+// FindCollectorLibrary; `new_run_id` is the run id to use when --run-id is not given.
 absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
                                                 const std::string& executable_path,
-                                                const std::string& new_run_id);
+                                                const std::string& new_run_id,
+                                                const CollectorBuild& build = ThisCollectorBuild());
 
 class RecordCommand : public Command {
  public:

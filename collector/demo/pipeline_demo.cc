@@ -21,6 +21,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "demo_kernels.h"
 #include "nccl.h"
@@ -41,6 +42,27 @@ struct DemoOptions {
 absl::Status Cuda(cudaError_t error, const char* what) {
   if (error == cudaSuccess) return absl::OkStatus();
   return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorString(error)));
+}
+
+// How many CUDA devices there are: every process's first CUDA call. Without a GPU the runtime
+// answers cudaErrorNoDevice, or, on a machine with no NVIDIA driver at all,
+// cudaErrorInsufficientDriver ("CUDA driver version is insufficient for CUDA runtime version"),
+// which reads like a version mismatch; both are said as the missing GPU they most often mean.
+absl::StatusOr<int> CountGpus() {
+  int devices = 0;
+  const cudaError_t error = cudaGetDeviceCount(&devices);
+  if (error == cudaSuccess) return devices;
+  if (error == cudaErrorNoDevice) {
+    return absl::UnavailableError(
+        absl::StrCat("no CUDA GPU found (cudaGetDeviceCount: ", cudaGetErrorString(error), ")"));
+  }
+  if (error == cudaErrorInsufficientDriver) {
+    return absl::UnavailableError(absl::StrCat(
+        "no CUDA GPU found (cudaGetDeviceCount: ", cudaGetErrorString(error),
+        ": no NVIDIA driver is loaded, or it is older than the CUDA ", CUDART_VERSION / 1000, ".",
+        CUDART_VERSION % 1000 / 10, " runtime this demo was built with)"));
+  }
+  return Cuda(error, "cudaGetDeviceCount");
 }
 
 absl::Status Nccl(ncclResult_t result, const char* what) {
@@ -71,11 +93,11 @@ class Stage {
   Stage& operator=(const Stage&) = delete;
 
   absl::Status Init(const ncclUniqueId& id) {
-    int devices = 0;
-    if (auto s = Cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount"); !s.ok()) return s;
-    if (devices < options_.ranks) {
+    absl::StatusOr<int> devices = CountGpus();
+    if (!devices.ok()) return devices.status();
+    if (*devices < options_.ranks) {
       return absl::FailedPreconditionError(absl::StrCat(
-          options_.ranks, " ranks need ", options_.ranks, " GPUs; found ", devices));
+          options_.ranks, " ranks need ", options_.ranks, " GPUs; found ", *devices));
     }
     if (auto s = Cuda(cudaSetDevice(rank_), "cudaSetDevice"); !s.ok()) return s;
     if (auto s = Cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream");
@@ -301,12 +323,12 @@ int main(int argc, char** argv) {
   app.add_flag("--count-gpus", count_gpus, "Print the number of CUDA devices and exit");
   CLI11_PARSE(app, argc, argv);
   if (count_gpus) {
-    int devices = 0;
-    if (cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess) {
-      std::cerr << "bubblescope_pipeline_demo: " << cudaGetErrorString(error) << "\n";
-      devices = 0;
+    // A probe: no GPU is the answer 0 (with the reason on standard error), not a failure.
+    absl::StatusOr<int> devices = bubblescope::demo::CountGpus();
+    if (!devices.ok()) {
+      std::cerr << "bubblescope_pipeline_demo: " << devices.status().message() << "\n";
     }
-    std::cout << devices << "\n";
+    std::cout << devices.value_or(0) << "\n";
     return 0;
   }
   return bubblescope::demo::RunJob(options);

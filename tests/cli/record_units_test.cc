@@ -45,35 +45,56 @@ TEST(ParseKindsTest, UnknownOrEmptyNameIsAnError) {
 class FindCollectorTest : public ::testing::Test {
  protected:
   void SetUp() override { fs::create_directories(Bin()); }
-  fs::path Bin() const { return fs::path(dir_.path()) / "prefix" / "bin"; }
+  fs::path Prefix() const { return fs::path(dir_.path()) / "prefix"; }
+  fs::path Bin() const { return Prefix() / "bin"; }
   std::string Executable() const { return (Bin() / "bubblescope").string(); }
   std::string BesideExecutable() const { return (Bin() / kCollectorLibraryName).string(); }
-  std::string InLib() const {
-    return (fs::path(dir_.path()) / "prefix" / "lib" / kCollectorLibraryName).string();
+  // Where `cmake --install` puts it (collector/CMakeLists.txt).
+  std::string Installed() const {
+    return (Prefix() / "lib" / "bubblescope" / kCollectorLibraryName).string();
   }
+  std::string InLib() const { return (Prefix() / "lib" / kCollectorLibraryName).string(); }
   TempDir dir_;
 };
 
-TEST_F(FindCollectorTest, MissingLibraryNamesBothPlaces) {
-  absl::StatusOr<std::string> found = FindCollectorLibrary("", Executable());
+const CollectorBuild kBuiltIn{"/src/build", ""};
+const CollectorBuild kLeftOut{"", "CMake found no CUDA toolkit"};
+
+TEST_F(FindCollectorTest, MissingLibraryNamesEveryPlaceAndTheCommandsThatBuildIt) {
+  absl::StatusOr<std::string> found = FindCollectorLibrary("", Executable(), kBuiltIn);
   ASSERT_EQ(found.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(Message(found.status()), HasSubstr(BesideExecutable()));
-  EXPECT_THAT(Message(found.status()), HasSubstr(InLib()));
-  EXPECT_THAT(Message(found.status()), HasSubstr("--collector"));
+  EXPECT_EQ(Message(found.status()),
+            "collector library not found (looked for " + BesideExecutable() + ", " +
+                Installed() + " and " + InLib() +
+                "): build it beside bubblescope with `cmake --build /src/build --target "
+                "bubblescope_collector`, or install both with `cmake --install /src/build "
+                "--prefix DIR`; or give --collector PATH");
 }
 
-TEST_F(FindCollectorTest, InstalledLayoutThenBuildTreeWins) {
+// A build that left the collector out says why rather than naming a target it does not have.
+TEST_F(FindCollectorTest, BuildWithoutTheCollectorSaysWhy) {
+  absl::StatusOr<std::string> found = FindCollectorLibrary("", Executable(), kLeftOut);
+  ASSERT_EQ(found.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Message(found.status()),
+            "collector library not found: this bubblescope was built without it (CMake found "
+            "no CUDA toolkit; looked for " + BesideExecutable() + ", " + Installed() + " and " + InLib() +
+                "); give --collector PATH to use one built elsewhere");
+}
+
+TEST_F(FindCollectorTest, BuildTreeThenInstalledLayoutThenLib) {
   dir_.Write("prefix/lib/" + std::string(kCollectorLibraryName), "elf");
-  EXPECT_EQ(*FindCollectorLibrary("", Executable()), InLib());
+  EXPECT_EQ(*FindCollectorLibrary("", Executable(), kBuiltIn), InLib());
+  dir_.Write("prefix/lib/bubblescope/" + std::string(kCollectorLibraryName), "elf");
+  EXPECT_EQ(*FindCollectorLibrary("", Executable(), kBuiltIn), Installed());
   dir_.Write("prefix/bin/" + std::string(kCollectorLibraryName), "elf");
-  EXPECT_EQ(*FindCollectorLibrary("", Executable()), BesideExecutable());
+  EXPECT_EQ(*FindCollectorLibrary("", Executable(), kLeftOut), BesideExecutable());
 }
 
 TEST_F(FindCollectorTest, ExplicitPathMustBeAFile) {
   const std::string library = dir_.Write("mine.so", "elf");
-  EXPECT_EQ(*FindCollectorLibrary(library, Executable()), library);
+  EXPECT_EQ(*FindCollectorLibrary(library, Executable(), kLeftOut), library);
   for (const std::string& bad : {dir_.path() + "/missing.so", dir_.path()}) {
-    absl::StatusOr<std::string> found = FindCollectorLibrary(bad, Executable());
+    absl::StatusOr<std::string> found = FindCollectorLibrary(bad, Executable(), kBuiltIn);
     ASSERT_FALSE(found.ok()) << bad;
     EXPECT_THAT(Message(found.status()), StartsWith("--collector: '" + bad + "'"));
   }
