@@ -122,17 +122,27 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
     // rank time it costs is p x the iteration it adds, per complete iteration. That, not the
     // slow stage's own extra compute, is what fixing it gives back.
     const TimeNs added = effect->iteration_ns - effect->iteration_at_mean_ns;
-    if (added > 0) {
-      finding.cost_ns = RoundToNs(static_cast<double>(added) * static_cast<double>(shape.p) *
-                                  static_cast<double>(bubble.complete_iterations));
-    }
+    // The model says the others do not wait for it (its extra time hides in their stalls):
+    // nothing to claim, and no finding.
+    if (added <= 0) return;
+    finding.cost_ns = RoundToNs(static_cast<double>(added) * static_cast<double>(shape.p) *
+                                static_cast<double>(bubble.complete_iterations));
     // The iteration times are the stage_imbalance cause's to quote (its saving, from this same
-    // prediction); the finding states the bubble the stage makes.
-    absl::StrAppend(
-        &finding.message,
-        absl::StrFormat(": the what-if model of this job puts the bubble at %.1f%% where a stage "
-                        "at the mean would leave %.1f%%",
-                        100.0 * effect->bubble_fraction, 100.0 * effect->bubble_fraction_at_mean));
+    // prediction); the finding states the bubble the stage makes, where there is one: a stage
+    // brought down to the mean does less work, so the bubble's share of a shorter iteration
+    // can grow while the iteration shrinks.
+    if (effect->bubble_fraction_at_mean < effect->bubble_fraction) {
+      absl::StrAppend(
+          &finding.message,
+          absl::StrFormat(": the what-if model of this job puts the bubble at %.1f%% where a "
+                          "stage at the mean would leave %.1f%%",
+                          100.0 * effect->bubble_fraction,
+                          100.0 * effect->bubble_fraction_at_mean));
+    } else {
+      absl::StrAppend(&finding.message,
+                      ": the what-if model of this job predicts a shorter iteration with it at "
+                      "the mean, though not a smaller bubble share (the stage would do less work)");
+    }
   }
   absl::StrAppend(&finding.message,
                   ", so moving layers off it would shorten every iteration (layer counts from "

@@ -11,8 +11,10 @@
 //  - "stage_imbalance": the slowest stage's mean F+B+W per microbatch exceeds the mean over
 //    stages by at least Options::imbalance_min_percent; cost = the saving the simulator
 //    predicts with that stage at the mean (ImbalanceEffect: p × the iteration it adds, per
-//    complete iteration), else that excess × m × iterations. With an ImbalanceEffect, the
-//    message also gives the bubble the simulator says it causes.
+//    complete iteration), else that excess × m × iterations. With an ImbalanceEffect that
+//    predicts no shorter iteration at the mean, no finding (the other stages do not wait for
+//    it); otherwise the message gives the bubble the simulator says it causes when the stage at
+//    the mean lowers it (it can rise: the stage at the mean does less work).
 //  - "comm_wait": one per rank whose stall spent in communication, beyond the stall the
 //    schedule's own run leaves its stage (pipeline::IdealBubble::stage_stall_ns, when known),
 //    exceeds Options::comm_wait_min_fraction of its window; cost = that excess. The schedule's

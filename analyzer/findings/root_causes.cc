@@ -207,31 +207,92 @@ class Builder {
 
   RootCause HostBound(const Finding& finding, size_t index) const {
     RootCause cause = New(Cause::kHostBound, Severity::kWarning, finding, index);
-    cause.summary = "the host does not keep the device busy: idle time with nothing running";
-    cause.next_step =
-        "look at the gaps between launches (on a CPU-only rank, between ops) of the idle ranks' "
-        "threads: data loading, Python, synchronizations";
-    cause.fix = "no host gaps: the measured iteration down to the model's, which leaves out "
-                "launch gaps, the optimizer step and jitter";
+    cause.fix = "no host gaps: the model with each host-bound rank's empty time spread over its "
+                "ops, against the model without it";
     return cause;
   }
 
-  // Host gaps are what the model leaves out, so fixing them is predicted to bring the measured
-  // iteration down to the model's. The device idling on the host also stretches fill and drain,
-  // not only the empty stall, so the rank's empty time is no bound on it.
+  // Worded once every host_bound finding has joined: a CPU rank has no device to keep busy,
+  // its model thread is what sits idle.
+  void DescribeHost(RootCause& cause) const {
+    const bool all_cpu = std::all_of(cause.ranks.begin(), cause.ranks.end(), [&](int32_t rank) {
+      const bubble::RankTotals* totals = TotalsOf(rank);
+      return totals != nullptr && totals->device == index::DeviceKind::kCpu;
+    });
+    if (all_cpu) {
+      cause.summary = "the model thread sits idle between ops: no op runs on it (framework or "
+                      "Python time, or a wait no op records)";
+      cause.next_step = "look at the gaps between ops on the idle ranks' model threads: data "
+                        "loading, Python, blocking waits (gloo) the profiler does not record";
+      return;
+    }
+    cause.summary = "the host does not keep the device busy: idle time with nothing running";
+    cause.next_step = "look at the gaps between launches of the idle ranks' threads: data "
+                      "loading, Python, synchronizations";
+  }
+
+  // The model has no host gaps, so they are put back into it: each host-bound rank's empty
+  // time per iteration spread over its ops. The saving is that model minus the model as
+  // measured, from the same empty time the cost sums, so it never exceeds the cost.
   void PredictHost(RootCause& cause) const {
-    if (baseline_ <= 0) return;
+    if (baseline_ <= 0 || input_.model == nullptr) return;
+    std::vector<TimeNs> gaps(input_.model->stages.size(), 0);
+    for (int32_t rank : cause.ranks) {
+      const int32_t stage = StageOf(order_, rank);
+      const bubble::RankTotals* totals = TotalsOf(rank);
+      if (stage < 0 || static_cast<size_t>(stage) >= gaps.size() || totals == nullptr) continue;
+      gaps[static_cast<size_t>(stage)] = PerIteration(totals->empty);
+    }
+    absl::StatusOr<whatif::Prediction> with_gaps =
+        whatif::PredictAsMeasured(whatif::WithHostGaps(*input_.model, gaps));
+    if (!with_gaps.ok()) return;
+    cause.iteration_before_ns = with_gaps->iteration_ns;
+    cause.iteration_after_ns = baseline_;
+    cause.saving_per_iteration_ns = std::max<TimeNs>(0, with_gaps->iteration_ns - baseline_);
+  }
+
+  // The measured iteration less the model's and less what `explained_ns` (the host gaps) puts
+  // back: time no cause accounts for. A cause of its own when it is more than jitter, with the
+  // per-rank figures that say where to look.
+  std::optional<RootCause> Unexplained(TimeNs explained_ns) const {
     const TimeNs measured = input_.bubble->latency.p50;
-    const TimeNs saving = std::max<TimeNs>(0, measured - baseline_);
+    if (baseline_ <= 0 || measured <= 0) return std::nullopt;
+    const TimeNs modelled = baseline_ + explained_ns;
+    const TimeNs rest = measured - modelled;
+    if (static_cast<double>(rest) <=
+        input_.unexplained_min_fraction * static_cast<double>(measured)) {
+      return std::nullopt;
+    }
+    RootCause cause;
+    cause.cause = Cause::kUnexplained;
+    cause.severity = Severity::kWarning;
+    cause.ranks = input_.bubble->ranks;
+    cause.cost_per_iteration_ns =
+        SaturatingMul(rest, static_cast<int64_t>(input_.bubble->per_rank.size()));
+    cause.saving_per_iteration_ns = rest;
     cause.iteration_before_ns = measured;
     cause.before_is_measured = true;
-    cause.iteration_after_ns = measured - saving;
-    cause.saving_per_iteration_ns = saving;
+    cause.iteration_after_ns = modelled;
+    cause.summary = absl::StrFormat(
+        "the iteration measures %.3f ms where the model of its stage times and links gives "
+        "%.3f ms%s: no cause above explains the %.3f ms between",
+        MsOf(measured), MsOf(baseline_),
+        explained_ns > 0 ? absl::StrFormat(" (%.3f ms with its host gaps)", MsOf(modelled)) : "",
+        MsOf(rest));
+    cause.fix = "not identified: the measured iteration down to the model's, as if whatever "
+                "the ranks spend it on were gone";
+    cause.next_step = absl::StrCat(
+        Evidence(rest),
+        "look for what the model leaves out: what the waiting ranks wait for (the links "
+        "table's sender_wait and receiver_wait, the stall lines), work outside the microbatch "
+        "ops (optimizer step, data loading), ops slower than their medians, ranks descheduled "
+        "(more processes than cores)");
+    return cause;
   }
 
   // Waits no finding explains: transfers on the critical path when free links would save
   // time, else unattributed.
-  RootCause Unexplained() const {
+  RootCause Unattributed() const {
     RootCause cause{.cause = Cause::kUnattributed,
                     .severity = Severity::kWarning,
                     .ranks = {},
@@ -274,6 +335,60 @@ class Builder {
   TimeNs baseline() const { return baseline_; }
 
  private:
+  static double MsOf(TimeNs ns) { return static_cast<double>(ns) / 1e6; }
+
+  const bubble::RankTotals* TotalsOf(int32_t rank) const {
+    for (const bubble::RankTotals& totals : input_.bubble->per_rank) {
+      if (totals.rank == rank) return &totals;
+    }
+    return nullptr;
+  }
+
+  // "waits in communication per iteration: rank 0 55.1 ms, ...; " for each part of the
+  // ranks' time that could hold `rest`: communication waits, idle time with nothing running,
+  // and compute outside the modelled microbatch ops (the rank's compute less m x v x its
+  // F+B+W). A part is named when some rank spends at least a tenth of `rest` on it.
+  std::string Evidence(TimeNs rest) const {
+    struct Part {
+      const char* what;
+      std::vector<TimeNs> per_rank;
+    };
+    std::vector<Part> parts = {{"waits in communication", {}},
+                               {"compute outside the microbatch ops", {}},
+                               {"idle with nothing running", {}}};
+    std::vector<int32_t> ranks;
+    for (const bubble::RankTotals& totals : input_.bubble->per_rank) {
+      ranks.push_back(totals.rank);
+      parts[0].per_rank.push_back(PerIteration(totals.comm_wait));
+      TimeNs modelled_ops = 0;
+      const int32_t stage = StageOf(order_, totals.rank);
+      if (input_.model != nullptr && stage >= 0 &&
+          static_cast<size_t>(stage) < input_.model->stages.size()) {
+        const whatif::StageModel& model = input_.model->stages[static_cast<size_t>(stage)];
+        modelled_ops = RoundToNs(static_cast<double>(input_.model->m) *
+                                 static_cast<double>(input_.model->v) *
+                                 (model.forward_ns + model.backward_ns + model.weight_grad_ns));
+      }
+      parts[1].per_rank.push_back(
+          std::max<TimeNs>(0, PerIteration(totals.compute) - modelled_ops));
+      parts[2].per_rank.push_back(PerIteration(totals.empty));
+    }
+    std::string out;
+    for (const Part& part : parts) {
+      if (part.per_rank.empty() ||
+          10 * *std::max_element(part.per_rank.begin(), part.per_rank.end()) < rest) {
+        continue;
+      }
+      absl::StrAppend(&out, part.what, " per iteration:");
+      for (size_t i = 0; i < part.per_rank.size(); ++i) {
+        absl::StrAppend(&out, i == 0 ? " " : ", ", "rank ", ranks[i],
+                        absl::StrFormat(" %.1f ms", MsOf(part.per_rank[i])));
+      }
+      absl::StrAppend(&out, "; ");
+    }
+    return out;
+  }
+
   const Input& input_;
   const std::vector<int32_t>& order_;
   double iterations_ = 1.0;
@@ -314,6 +429,8 @@ std::string_view CauseName(Cause cause) {
       return "shape_unknown";
     case Cause::kUnattributed:
       return "unattributed";
+    case Cause::kUnexplained:
+      return "unexplained";
   }
   return "unknown";
 }
@@ -395,7 +512,20 @@ Result Analyze(const Input& input) {
         break;
     }
   }
-  if (host.has_value()) builder.PredictHost(causes[*host]);
+  TimeNs host_gaps_ns = 0;  // what the host gaps put back into the model
+  if (host.has_value()) {
+    RootCause& cause = causes[*host];
+    std::sort(cause.ranks.begin(), cause.ranks.end());
+    cause.ranks.erase(std::unique(cause.ranks.begin(), cause.ranks.end()), cause.ranks.end());
+    builder.DescribeHost(cause);
+    builder.PredictHost(cause);
+    host_gaps_ns = cause.saving_per_iteration_ns.value_or(0);
+  }
+  // Whatever of the measured iteration neither the model nor its host gaps account for. The
+  // other causes' savings lie within the modelled iteration, so they explain none of it.
+  if (std::optional<RootCause> rest = builder.Unexplained(host_gaps_ns); rest.has_value()) {
+    causes.push_back(*std::move(rest));
+  }
 
   // Symptoms join the warning cause predicted to save the most.
   RootCause* owner = nullptr;
@@ -412,7 +542,7 @@ Result Analyze(const Input& input) {
       }
     }
     if (target == nullptr) {
-      causes.push_back(builder.Unexplained());
+      causes.push_back(builder.Unattributed());
       target = owner = &causes.back();
     }
     target->findings.push_back(i);

@@ -13,16 +13,23 @@
 //  - late_sender, one per late sender that is not the slowest stage of an imbalance (then its
 //    lateness is that imbalance's symptom): the sender's stage at the mean. When that changes
 //    nothing (the sender is busy outside its microbatch ops), no saving is predicted.
-//  - host_bound, every host_bound finding together: the model has no host gaps, so the saving
-//    is the measured median iteration minus the model's (which also leaves out the optimizer
-//    step and jitter). Not bounded by the ranks' empty time: a device idling on its host also
-//    stretches its neighbours' fill and drain.
+//  - host_bound, every host_bound finding together: the model has no host gaps, so they are put
+//    back into it (whatif::WithHostGaps: each rank's empty time spread over its ops) and the
+//    saving is that model minus the model as measured. Cost and saving come from the same
+//    empty time, so the saving never exceeds the cost.
 //  - recompute (info), from recompute: activation checkpointing's recomputed forwards; the fix is
 //    every backward without them (the memory they save is not in the trace).
 //  - transfer_time: waits no other cause explains, when the model predicts a saving with every
 //    transfer free (overlapped with compute): hand-offs wait for transfers on healthy links.
 //  - incomplete_job (info): incomplete iterations and unmatched transfers; nothing to save.
 //  - shape_unknown (info): the shape could not be inferred; nothing can be predicted.
+//  - unexplained: the measured median iteration minus the model's, less what host_bound puts
+//    back, when it exceeds Input::unexplained_min_fraction of the measured iteration: time no
+//    cause accounts for (waits the model does not predict, work outside the microbatch ops).
+//    Its saving is that remainder (the measured iteration down to the model's), its cost the
+//    remainder on every rank; its next step gives each rank's communication waits and work
+//    outside the microbatch ops per iteration, where the remainder is to be looked for. With
+//    it, every report accounts for the measured iteration: the model, host gaps, the rest.
 // Symptoms (excess_bubble, comm_wait) join the warning cause with the largest predicted saving
 // (the largest cost when none is predicted); with no warning cause they form transfer_time, or
 // "unattributed" when free transfers would not save anything either.
@@ -53,6 +60,7 @@ enum class Cause : uint8_t {
   kIncompleteJob,
   kShapeUnknown,
   kUnattributed,
+  kUnexplained,
 };
 
 // "schedule_depth", "stage_imbalance", ...
@@ -68,7 +76,8 @@ struct RootCause {
   // Predicted iteration time saved by the fix; nullopt when not predicted.
   std::optional<TimeNs> saving_per_iteration_ns;
   // With a saving: the iteration it is predicted from (the model as measured; for host_bound,
-  // the measured median, since the model has no host gaps) and the iteration after the fix.
+  // the model with the host gaps put back; for unexplained, the measured median) and the
+  // iteration after the fix.
   TimeNs iteration_before_ns = 0;
   bool before_is_measured = false;
   TimeNs iteration_after_ns = 0;
@@ -92,6 +101,9 @@ struct Input {
   const rebalance::Result* rebalance = nullptr;      // null without layer counts
   // The suggested move through the model (job::RebalanceFigures::predicted); may be null.
   const whatif::Result* rebalance_predicted = nullptr;
+  // The smallest share of the measured iteration the time no cause explains must reach to be a
+  // cause of its own (below it: jitter).
+  double unexplained_min_fraction = 0.05;
 };
 
 struct Result {

@@ -185,6 +185,24 @@ Model WithoutRecompute(Model model) {
   return model;
 }
 
+Model WithHostGaps(Model model, const std::vector<TimeNs>& gap_per_iteration_ns) {
+  const size_t stages = std::min(model.stages.size(), gap_per_iteration_ns.size());
+  for (size_t s = 0; s < stages; ++s) {
+    StageModel& stage = model.stages[s];
+    // Each rank runs every microbatch's ops once per chunk in an iteration.
+    const double ops_ns = static_cast<double>(model.m) * static_cast<double>(model.v) *
+                          (stage.forward_ns + stage.backward_ns + stage.weight_grad_ns);
+    const auto gap = static_cast<double>(gap_per_iteration_ns[s]);
+    if (ops_ns <= 0.0 || gap <= 0.0) continue;
+    const double stretch = 1.0 + gap / ops_ns;
+    stage.forward_ns *= stretch;
+    stage.backward_ns *= stretch;
+    stage.weight_grad_ns *= stretch;
+    stage.recompute_ns *= stretch;
+  }
+  return model;
+}
+
 Model WithFreeLinks(Model model) {
   for (LinkCost& link : model.links) link.transfer_ns = 0;
   return model;

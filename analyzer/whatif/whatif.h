@@ -178,6 +178,11 @@ Model WithLinkTransfer(Model model, int32_t src_stage, int32_t dst_stage, TimeNs
 Model WithFreeLinks(Model model);
 // no activation recomputation: each backward without its recomputed forward.
 Model WithoutRecompute(Model model);
+// The same job with time the model leaves out put back: each stage's `gap_per_iteration_ns`
+// (by stage; missing entries 0) spread over its ops in proportion to their length, as launch or
+// Python gaps before each op stretch it. A stage's ops grow by its gap in total, so no path
+// through the schedule grows by more than the gaps summed over stages.
+Model WithHostGaps(Model model, const std::vector<TimeNs>& gap_per_iteration_ns);
 
 // The iteration window and bubble of the model's measured configuration; FailedPrecondition
 // when it cannot be simulated.
