@@ -44,24 +44,36 @@ void AddSpan(IdleKind kind, TimeNs start, TimeNs end, RankIterationFigures* figu
   }
 }
 
-// Where the rank's fill ends in an iteration whose work is `busy` (reference clock): the first
-// schedule op start within that work, else the work's start.
-TimeNs FillEnd(const IntervalSet& busy, const std::vector<TimeNs>* schedule_starts, TimeNs offset) {
-  if (schedule_starts != nullptr) {
-    for (auto it = std::lower_bound(schedule_starts->begin(), schedule_starts->end(),
-                                    ClockOffsets::Move(busy.Start(), -offset));
-         it != schedule_starts->end(); ++it) {
-      const TimeNs start = ClockOffsets::Move(*it, offset);
-      if (start > busy.End()) break;
-      if (start >= busy.Start()) return start;
+// Where the rank's fill ends in an iteration (reference clock): where its first pipeline transfer
+// is a receive (and no send starts with it), at its first compute that starts once that receive
+// has completed, since the schedule's first op, a forward, needs that input; else, or without
+// such compute, at its first work (`busy_start`).
+TimeNs FillEnd(const index::RankIndex& rank, TimeNs offset,
+               const iterations::RankIteration& assigned, TimeNs busy_start) {
+  TimeNs first_transfer = std::numeric_limits<TimeNs>::max();
+  for (uint32_t i : assigned.ops) {
+    if (rank.ops[i].is_p2p()) first_transfer = std::min(first_transfer, rank.ops[i].start);
+  }
+  TimeNs received = std::numeric_limits<TimeNs>::min();
+  for (uint32_t i : assigned.ops) {
+    const index::DeviceOp& op = rank.ops[i];
+    if (op.start != first_transfer || !op.is_p2p()) continue;
+    if (op.is_send()) return busy_start;
+    received = std::max(received, op.transfer_end);
+  }
+  if (received == std::numeric_limits<TimeNs>::min()) return busy_start;
+  for (uint32_t i : assigned.ops) {
+    const index::DeviceOp& op = rank.ops[i];
+    if (op.op_class == index::OpClass::kCompute && op.start >= received) {
+      return std::max(busy_start, ClockOffsets::Move(op.start, offset));
     }
   }
-  return busy.Start();
+  return busy_start;
 }
 
 RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
                                  const iterations::RankIteration& assigned, TimeNs window_start,
-                                 TimeNs window_end, const std::vector<TimeNs>* schedule_starts) {
+                                 TimeNs window_end) {
   RankIterationFigures figures;
   figures.rank = rank.rank;
   figures.present = assigned.present;
@@ -106,10 +118,11 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
   figures.first_compute_start = busy_set.Start();
   figures.last_compute_end = busy_set.End();
   // Before the schedule's first op, every gap in the work is fill.
-  const TimeNs fill_end = FillEnd(busy_set, schedule_starts, offset);
+  const TimeNs fill_end = FillEnd(rank, offset, assigned, figures.first_compute_start);
   AddSpan(IdleKind::kFill, window_start, figures.first_compute_start, &figures);
-  for (const TimeRange& gap :
-       IntervalSet::FromRanges({{figures.first_compute_start, fill_end}}).Subtract(busy_set).ranges()) {
+  const IntervalSet fill_gaps =
+      IntervalSet::FromRanges({{figures.first_compute_start, fill_end}}).Subtract(busy_set);
+  for (const TimeRange& gap : fill_gaps.ranges()) {
     AddSpan(IdleKind::kFill, gap.start, gap.end, &figures);
   }
   // The gaps between the schedule's first op (or the first work) and the last work, cut where
@@ -133,7 +146,7 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
 }
 
 IterationFigures Figures(const index::TraceIndex& index, const iterations::Result& assignment,
-                         const std::vector<TimeNs>& offsets, const Options& options,
+                         const std::vector<TimeNs>& offsets,
                          const iterations::Iteration& iteration) {
   IterationFigures figures;
   figures.number = iteration.number;
@@ -155,12 +168,9 @@ IterationFigures Figures(const index::TraceIndex& index, const iterations::Resul
   }
   int64_t present = 0;
   for (size_t p = 0; p < assignment.positions.size(); ++p) {
-    const std::vector<TimeNs>* schedule_starts = p < options.schedule_op_starts.size()
-                                                     ? &options.schedule_op_starts[p]
-                                                     : nullptr;
     figures.ranks.push_back(RankFigures(index.ranks[assignment.positions[p]], offsets[p],
                                         iteration.ranks[p], figures.window_start,
-                                        figures.window_end, schedule_starts));
+                                        figures.window_end));
     if (!figures.ranks.back().present) continue;
     ++present;
     figures.idle = SaturatingAdd(figures.idle, figures.ranks.back().idle);
@@ -192,8 +202,7 @@ std::string_view IdleKindName(IdleKind kind) {
 }
 
 Result Analyze(const Trace& trace, const index::TraceIndex& index,
-               const iterations::Result& assignment, const ClockOffsets& offsets,
-               const Options& options) {
+               const iterations::Result& assignment, const ClockOffsets& offsets) {
   Result result;
   result.step_source = assignment.source;
   std::vector<TimeNs> rank_offsets;
@@ -212,7 +221,7 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index,
   const TimeNs p = static_cast<TimeNs>(assignment.positions.size());
   std::vector<TimeNs> windows;
   for (const iterations::Iteration& iteration : assignment.iterations) {
-    IterationFigures figures = Figures(index, assignment, rank_offsets, options, iteration);
+    IterationFigures figures = Figures(index, assignment, rank_offsets, iteration);
     if (figures.complete) {
       ++result.complete_iterations;
       result.idle = SaturatingAdd(result.idle, figures.idle);

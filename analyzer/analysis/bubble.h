@@ -6,10 +6,11 @@
 // its compute and its in-stage communication (tensor, context and expert parallel groups and
 // all-to-alls, index::DeviceOp::in_stage_comm: the stage's own work, never a wait for another
 // stage), overlapping ones counted once. Per rank, idle is the window minus the union of its
-// work; idle splits into fill (before its first work, or, where the pipeline's schedule is
-// known, before the first op of the schedule the rank runs in the iteration: a CPU rank's buffer
-// allocation and input split before its first receive are work, but the wait around them is
-// still the fill), drain (after its last work) and stall (in between); stall splits into comm_wait (one of its other communication ops runs and no work
+// work; idle splits into fill (before the first op of the pipeline's schedule it runs: its first
+// work, or, on a rank whose first pipeline transfer of the iteration is a receive, its first
+// compute after that receive completes, since its first forward needs that input; a CPU rank's
+// batch split and buffer allocation before its first receive are work, but the wait around
+// them is still the fill), drain (after its last work) and stall (in between); stall splits into comm_wait (one of its other communication ops runs and no work
 // does: a blocking receive) and empty (no work and no communication: the host did not keep the
 // device busy). A rank without work in the iteration is idle for the whole window, all of it
 // fill. Two shares are reported beside: the in-stage communication no compute overlaps, and the
@@ -60,7 +61,7 @@ struct RankIterationFigures {
   // |work| - compute: the in-stage communication no compute overlaps (exposed), which is work.
   TimeNs in_stage_comm = 0;
   TimeNs idle = 0;       // window - compute - in_stage_comm
-  TimeNs fill = 0;       // window start -> first op of the schedule (else first work), not busy
+  TimeNs fill = 0;       // window start -> the schedule's first op (see above), less work
   TimeNs drain = 0;      // last work end -> window end
   TimeNs stall = 0;      // idle between the first compute start and the last compute end
   TimeNs comm_wait = 0;  // part of stall where communication runs and compute does not
@@ -128,18 +129,9 @@ struct Result {
   Latency latency;
 };
 
-struct Options {
-  // Per pipeline position (the assignment's order), the starts of the schedule's ops on the
-  // rank's own clock (each forward's, backward's and weight gradient's first compute),
-  // ascending. In an iteration, the rank's fill ends at the first of them that lies within its
-  // work; a rank without any there (or no list at all) ends its fill at its first work.
-  std::vector<std::vector<TimeNs>> schedule_op_starts;
-};
-
 // The bubble of the pipeline whose iterations `assignment` holds (its ranks in that order), on
 // the clock `offsets` align them to.
 Result Analyze(const Trace& trace, const index::TraceIndex& index,
-               const iterations::Result& assignment, const ClockOffsets& offsets,
-               const Options& options = {});
+               const iterations::Result& assignment, const ClockOffsets& offsets);
 
 }  // namespace bubblescope::bubble

@@ -189,24 +189,6 @@ void ModelAndPredict(const JobInputs& inputs, const p2p_graph::Pipeline& found, 
 
 // Why `bubble` has no complete iteration (an iteration every pipeline rank has); empty when it
 // has one.
-// Per pipeline position, where the measured schedule's ops start on the rank's own clock (their
-// first compute), ascending: the bubble ends each rank's fill at the first of them.
-bubble::Options ScheduleOpStarts(const Trace& trace, const std::vector<size_t>& positions,
-                                 const std::optional<schedule_inference::Result>& shape) {
-  bubble::Options options;
-  if (!shape) return options;
-  options.schedule_op_starts.resize(positions.size());
-  for (size_t p = 0; p < positions.size(); ++p) {
-    const int32_t rank = trace.ranks[positions[p]].rank;
-    std::vector<TimeNs>& starts = options.schedule_op_starts[p];
-    for (const pipeline::PipelineOp& op : shape->ops) {
-      if (op.rank == rank && op.compute_ns > 0) starts.push_back(op.compute_start);
-    }
-    std::sort(starts.begin(), starts.end());
-  }
-  return options;
-}
-
 std::string NoCompleteIteration(const bubble::Result& bubble) {
   if (bubble.complete_iterations > 0) return "";
   const std::string source(iterations::StepSourceName(bubble.step_source));
@@ -272,6 +254,12 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   crossrank.clock_tolerance_ns = clock_options.tolerance_ns;
   const ClockOffsets clocks = clock_alignment::AsClockOffsets(crossrank.offsets);
 
+  // One iteration assignment for the bubble; the shape reads each rank's reference step.
+  const iterations::Result assignment =
+      iterations::Assign(trace, inputs.index, inputs.steps, found.positions, clocks);
+  out.bubble = bubble::Analyze(trace, inputs.index, assignment, clocks);
+  out.no_complete_iteration = NoCompleteIteration(out.bubble);
+
   schedule_inference::Input shape_input;
   std::vector<pipeline::IssuedTimeline> timelines;
   std::vector<std::vector<pipeline::PipelineOp>> annotated;
@@ -300,14 +288,6 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   } else {
     return shape.status();
   }
-  // One iteration assignment for the bubble; the shape reads each rank's reference step. The
-  // shape's ops tell each rank's fill where the schedule's first op starts.
-  const iterations::Result assignment =
-      iterations::Assign(trace, inputs.index, inputs.steps, found.positions, clocks);
-  out.bubble = bubble::Analyze(trace, inputs.index, assignment, clocks,
-                               ScheduleOpStarts(trace, found.positions, out.shape));
-  out.no_complete_iteration = NoCompleteIteration(out.bubble);
-
   out.evidence = inference_evidence::Analyze(found, out.shape);
   absl::StatusOr<std::optional<RebalanceFigures>> rebalance =
       Rebalance(trace, out.shape, options);

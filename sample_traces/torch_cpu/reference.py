@@ -33,6 +33,7 @@ What it derives, per pipeline (the ranks truth.json lists in "pipelines"):
 Usage: python3 reference.py [RUN_DIR ...]   (default: every run directory next to this file)
 """
 
+import bisect
 import decimal
 import glob
 import gzip
@@ -100,10 +101,15 @@ class RankTrace:
             elif e.get("cat") == "user_annotation":
                 ranges_by_thread.setdefault(thread, []).append(Op(e))
         tops = {t: top_level(ops) for t, ops in ops_by_thread.items()}
+        self.all_ops_by_thread = ops_by_thread
         # Most covered time; ties: the thread whose first op starts earlier.
         self.thread = max(tops, key=lambda t: (union_length([(o.start, o.end) for o in tops[t]]),
                                               -tops[t][0].start))
         self.ops = tops[self.thread]
+        # Every aten::linear of the model thread, nested ones included (a checkpointed stage
+        # runs its layers inside an autograd Function's op).
+        self.linear_starts = sorted(o.start for o in ops_by_thread[self.thread]
+                                    if o.name == "aten::linear")
         unknown = {o.name for o in self.ops if o.name.startswith("c10d::")} - COMM_OPS
         if unknown:
             raise ValueError(f"{path}: c10d ops this script does not classify: {unknown}")
@@ -229,31 +235,48 @@ def shape(ranks, number):
                 shape_source="c10d::send / c10d::recv_ order")
 
 
+def fill_end(rank, rank_ops):
+    """Where the rank's fill ends (docs/bubble.md): where its first transfer of the iteration is
+    a receive, at the start of its first op of the schedule, a forward, which needs that input:
+    every stage of these runs is Linear+ReLU layers, so the first of `rank_ops` (top-level, in
+    start order) that holds or is an `aten::linear`; elsewhere at its first compute. None
+    without compute."""
+    compute = [o for o in rank_ops if not is_comm(o)]
+    if not compute:
+        return None
+    transfers = [o for o in rank_ops if o.name in ("c10d::send", "c10d::recv_")]
+    if transfers and transfers[0].name == "c10d::recv_":
+        for op in compute:
+            k = bisect.bisect_left(rank.linear_starts, op.start)
+            if k < len(rank.linear_starts) and rank.linear_starts[k] <= op.end:
+                return op.start
+    return compute[0].start
+
+
 def comm_wait(rank, number, compute):
-    """The part of the rank's stall (between its first and last compute of the iteration, no
-    compute running) under one of its communication intervals: its top-level c10d ops and, as
-    issue 24 defines a gloo wait, its `gloo:*` ranges, each in the iteration it starts in."""
+    """The part of the rank's stall (between the end of its fill and its last compute of the iteration, no compute running) under one of its communication
+    intervals: its top-level c10d ops and, as issue 24 defines a gloo wait, its `gloo:*`
+    ranges, each in the iteration it starts in."""
     if not compute:
         return 0
     first, last = min(s for s, _ in compute), max(e for _, e in compute)
+    first = max(first, fill_end(rank, rank.ops_in(number)))
     comm = [(o.start, o.end) for o in rank.ops_in(number) if is_comm(o)]
     comm += [(r.start, r.end) for r in rank.ranges_in(number) if r.name.startswith(GLOO_RANGE)]
     clipped = [(max(s, first), min(e, last)) for s, e in comm if s < last and e > first]
     return union_length(clipped + compute) - union_length(compute)
 
 
-def fill(rank_ops, window_start):
+def fill(rank, rank_ops, window_start):
     """The rank's fill in one iteration as docs/bubble.md defines it: the idle time between the
-    window's start and the start of the first op of the schedule the rank runs. Every stage of
-    these runs is Linear+ReLU layers, so a rank's first schedule op (a forward) begins with its
-    first top-level `aten::linear`; the ops before it (splitting the batch into microbatches,
-    allocating receive buffers) are work."""
-    first = min((o.start for o in rank_ops if o.name == "aten::linear"), default=None)
-    if first is None:
+    window's start and the end of its fill (fill_end); the ops before that (splitting the batch
+    into microbatches, allocating receive buffers) are work."""
+    end = fill_end(rank, rank_ops)
+    if end is None:
         return 0
-    before = [(max(o.start, window_start), min(o.end, first)) for o in rank_ops
-              if not is_comm(o) and o.start < first]
-    return first - window_start - union_length([(s, e) for s, e in before if e > s])
+    before = [(max(o.start, window_start), min(o.end, end)) for o in rank_ops
+              if not is_comm(o) and o.start < end]
+    return end - window_start - union_length([(s, e) for s, e in before if e > s])
 
 
 def bubble(ranks):
@@ -276,7 +299,7 @@ def bubble(ranks):
             compute = union_length(intervals)
             compute_per_rank[i] += compute
             comm_wait_per_rank[i] += comm_wait(ranks[i], number, intervals)
-            fill_per_rank[i] += fill(rank_ops, window_start)
+            fill_per_rank[i] += fill(ranks[i], rank_ops, window_start)
             idle.append(window - compute)
         total_idle += sum(idle)
         total_capacity += len(ranks) * window
