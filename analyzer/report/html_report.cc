@@ -29,11 +29,12 @@ body{font:14px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222;max-width:15
 h1{font-size:22px}h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin:18px 0 6px}
 table{border-collapse:collapse;margin:6px 0}
 td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}
-th{background:#f2f2f2}td{white-space:nowrap}.cz{white-space:normal}tr.slow td{background:#fde2e1;color:#a00}
+th{background:#f2f2f2}td{white-space:nowrap}tr.slow td{background:#fde2e1;color:#a00}
 tr.worst td{font-weight:600}.diag{background:#fff7e0;border-left:4px solid #e8a400;padding:6px 12px}
 .diag p{margin:4px 0}.warn{color:#a00;font-weight:600}.note{color:#666}
 details{border:1px solid #ddd;border-radius:4px;margin:8px 0;padding:4px 12px}
 li details{border:none;margin:0;padding:0}li summary{font-weight:normal;color:#555}
+.cz{white-space:normal}
 summary{cursor:pointer;font-weight:600;padding:4px 0}.sc{overflow-x:auto;max-width:100%}
 svg text{font-size:11px;fill:#222}svg .rl{text-anchor:start}.tl .sr text{fill:#fff;text-anchor:middle}
 .tl .sr text.rl{fill:#222;text-anchor:start}.tl .sr text.h{font-size:8px}

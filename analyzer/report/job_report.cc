@@ -179,8 +179,8 @@ static std::string GroupRolesText(const std::vector<index::JobGroup>& groups) {
 std::string NoPipelineReason(const job::JobSummary& job) {
   std::vector<std::string> point_to_point;
   for (const collectives::Summary& kind : job.collectives) {
-    if (kind.kind == "send" || kind.kind == "recv" || kind.kind == "sendrecv") {
-      point_to_point.push_back(kind.kind);
+    for (const CommKind p2p : {CommKind::kSend, CommKind::kRecv, CommKind::kSendRecv}) {
+      if (kind.kind == CommKindName(p2p)) point_to_point.push_back(kind.kind);
     }
   }
   if (point_to_point.empty()) return "no rank has point-to-point traffic";

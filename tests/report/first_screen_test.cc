@@ -110,7 +110,9 @@ TEST(FirstScreenTest, StagesThatIdleAlikeAreSaidToBeAlike) {
   std::vector<bubble::RankTotals>& ranks = job->pipelines.at(0).bubble.per_rank;
   ASSERT_EQ(ranks.size(), 4u);
   // 38.59%, 38.60%, 38.61% and 38.62% all read 38.6%.
-  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].bubble_fraction = 0.3859 + 0.0001 * static_cast<double>(i);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    ranks[i].bubble_fraction = 0.3859 + 0.0001 * static_cast<double>(i);
+  }
   const std::string text = DiagnosisText(*job);
   EXPECT_THAT(text, HasSubstr("\n  where: all 4 stages idle alike, 38.6% of their time\n"));
   EXPECT_THAT(text, Not(HasSubstr("idles most")));
