@@ -22,13 +22,17 @@ namespace bubblescope {
 namespace {
 
 constexpr char kAnalyzeFooter[] = R"(
-Each PATH is a trace file (*.json or *.json.gz, as written by torch.profiler / Kineto) or a
-directory whose *.json and *.json.gz files are read (one file per rank). Rank ids come from each
-file's distributedInfo, else from the file name (rank3, worker3, ...), else 0 for a single
-file; --rank PATH=N overrides all of these. In a directory, JSON files with no traceEvents at
-all (a truth.json, a config) are passed over with a note. Traces of several `bubblescope record`
-runs (a directory recorded into twice) are never paired by accident: choose one with --run ID,
-or combine them with --mix-runs.
+Each PATH is a trace file or a directory whose trace files are read (one file per rank, or
+one file of many ranks). A trace file is any of:
+  *.json, *.json.gz   PyTorch profiler (Kineto) traces, and those `bubblescope record` writes
+  *.sqlite            Nsight Systems exports (nsys export --type sqlite; docs/nsight-systems.md)
+  *.bsdigest          bubblescope digests (bubblescope digest; docs/digest.md)
+Rank ids come from each file's distributedInfo, else from the file name (rank3, worker3, ...),
+else 0 for a single file; --rank PATH=N overrides all of these. In a directory, JSON files
+with no traceEvents at all (a truth.json, a config) are passed over with a note; a directory
+of trace sets in subfolders names them. Traces of several `bubblescope record` runs (a
+directory recorded into twice) are never paired by accident: choose one with --run ID, or
+combine them with --mix-runs.
 
 Examples:
   bubblescope analyze traces/
@@ -261,7 +265,9 @@ int AnalyzeCommand::WritePerfetto(const LoadedJob& loaded, const std::vector<siz
   options.protected_files = InputFiles(loaded.trace);
   if (!output_path().empty()) options.protected_files.push_back(output_path());
   if (html_requested()) options.protected_files.push_back(html_path());
-  return WriteMergedTrace(perfetto_path_, loaded, ranks, options, err);
+  const int written = WriteMergedTrace(perfetto_path_, loaded, ranks, options, err);
+  if (written == kExitOk) SayWritten(perfetto_path_, "the Perfetto trace", quiet(), err);
+  return written;
 }
 
 }  // namespace bubblescope

@@ -33,6 +33,15 @@ int PrintReport(const std::string& report, std::ostream& out, std::ostream& err)
 // when one cannot be written.
 int CheckCommandOutputs(const std::vector<NamedOutput>& outputs, std::ostream& err);
 
+// After an output file is written: "wrote PATH (WHAT)" on `err`, so a user finds what a run
+// left; nothing under --quiet, nor for a device or FIFO (-o /dev/null), which is no file left.
+void SayWritten(const std::string& path, std::string_view what, bool quiet, std::ostream& err);
+
+// The name in `names` that `word` is most likely a typo of: the fewest single-letter edits
+// (insert, delete, replace, or swap two neighbours), at most 2 and fewer than half of `word`'s
+// letters; empty when none is that near. "anlyze" gives "analyze".
+std::string NearestName(std::string_view word, const std::vector<std::string>& names);
+
 class Command {
  public:
   virtual ~Command() = default;

@@ -173,6 +173,7 @@ bool CompareCommand::WriteOutput(const std::string& path, const std::string& con
     err << "bubblescope: " << MessageLine(written) << "\n";
     return false;
   }
+  SayWritten(path, "the report", quiet_, err);
   return true;
 }
 

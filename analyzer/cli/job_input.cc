@@ -208,7 +208,8 @@ void JobInputCommand::DefineInputs(CLI::App* command) {
 
 void JobInputCommand::DefineLoadInputs(CLI::App* command) {
   command->add_option("PATH", paths_,
-                      "Trace files (or digests) or directories of per-rank traces")
+                      "Trace files (Kineto .json / .json.gz, Nsight Systems .sqlite exports, "
+                      ".bsdigest digests) or directories of per-rank traces")
       ->required();
   command
       ->add_option("-j,--jobs", jobs_,
@@ -229,8 +230,8 @@ void JobInputCommand::DefineLoadInputs(CLI::App* command) {
 void DefineQuiet(CLI::App* command, bool* quiet) {
   command->add_flag("-q,--quiet", *quiet,
                     "No progress line while traces are read (it is shown only on a terminal, "
-                    "for loads of more than a few seconds); warnings and errors are still "
-                    "printed");
+                    "for loads of more than a few seconds) and no \"wrote FILE\" line for each "
+                    "output file written; warnings and errors are still printed");
 }
 
 void JobInputCommand::DefineOutput(CLI::App* command) {
@@ -267,6 +268,7 @@ int JobInputCommand::WriteHtml(const std::string& page, std::vector<std::string>
     err << "bubblescope: --html: " << MessageLine(written) << "\n";
     return kExitFailure;
   }
+  SayWritten(html_path_, "the HTML report", quiet_, err);
   return kExitOk;
 }
 
@@ -415,6 +417,7 @@ int JobInputCommand::WriteReport(const std::string& report, std::vector<std::str
     err << "bubblescope: " << MessageLine(written) << "\n";
     return kExitFailure;
   }
+  SayWritten(output_path_, "the report", quiet_, err);
   return kExitOk;
 }
 

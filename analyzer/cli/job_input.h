@@ -141,6 +141,7 @@ class JobInputCommand : public Command {
 
   const std::vector<std::string>& paths() const { return paths_; }
   const std::string& output_path() const { return output_path_; }
+  bool quiet() const { return quiet_; }  // --quiet: no progress line, no "wrote FILE" lines
 
   std::string format_ = "text";
   std::vector<int32_t> layers_per_stage_;

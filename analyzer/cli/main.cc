@@ -3,7 +3,9 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -39,11 +41,35 @@ int ReportUsageError(const CLI::App& app, const CLI::ParseError& error) {
   return bubblescope::kExitBadInput;
 }
 
+// A first argument that is neither an option nor a command: one line naming the command it is
+// likely a typo of (or, when none is near, every command), and exit status 2. Checked before
+// CLI11 parses, which would only say that a subcommand is required.
+int ReportUnknownCommand(const CLI::App& app, std::string_view word) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+  }
+  const std::string nearest = bubblescope::NearestName(word, names);
+  std::cerr << "bubblescope: unknown command '" << word << "'";
+  if (nearest.empty()) {
+    std::cerr << " (the commands: ";
+    for (size_t i = 0; i < names.size(); ++i) std::cerr << (i == 0 ? "" : ", ") << names[i];
+    std::cerr << ")\n";
+  } else {
+    std::cerr << "; did you mean '" << nearest << "'?\n";
+  }
+  std::cerr << "Run 'bubblescope --help' for more information.\n";
+  return bubblescope::kExitBadInput;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("bubblescope: measure pipeline bubbles in PyTorch profiler (Kineto) traces",
-               "bubblescope");
+  CLI::App app(
+      "bubblescope: measure pipeline bubbles in training traces: PyTorch profiler (Kineto) JSON "
+      "(.json, .json.gz), Nsight Systems SQLite exports (.sqlite), bubblescope digests "
+      "(.bsdigest) and the traces `bubblescope record` writes",
+      "bubblescope");
   app.set_version_flag("--version", "bubblescope " BUBBLESCOPE_VERSION);
   app.require_subcommand(1);
   app.footer(kMainFooter);
@@ -58,6 +84,11 @@ int main(int argc, char** argv) {
   commands.push_back(std::make_unique<bubblescope::DigestCommand>());
   for (const auto& command : commands) command->Register(app);
 
+  const auto named = [&](const CLI::App* sub) { return sub->check_name(argv[1]); };
+  if (argc > 1 && argv[1][0] != '-' && argv[1][0] != '\0' &&
+      std::as_const(app).get_subcommands(named).empty()) {
+    return ReportUnknownCommand(app, argv[1]);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

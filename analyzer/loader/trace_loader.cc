@@ -170,11 +170,13 @@ class ProgressTeller {
   LoadProgress progress_;
 };
 
-// A directory of files that are all JSON without traceEvents: the first one's error, naming the
-// trace sets in the directory's subfolders, when it has some (a folder of several jobs' sets).
+// A directory of files that are all JSON without traceEvents: the first one's error; when the
+// directory has trace sets in subfolders (a folder of several jobs' sets), the sets first, since
+// naming one is what the user meant, and the file beside them after.
 absl::Status OnlyOtherJson(const TraceFileList& list, const absl::Status& first) {
   if (list.trace_sets_below.empty()) return first;
-  return absl::Status(first.code(), absl::StrCat(first.message(), "; ", list.trace_sets_below));
+  return absl::Status(first.code(), absl::StrCat(list.trace_sets_below,
+                                                 "; beside them, no trace: ", first.message()));
 }
 
 // Passes over a merged trace that `analyze --perfetto` wrote into the directory of the per-rank

@@ -121,10 +121,10 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
   // look into, and a large one is listed once.
   std::string sets = subfolders.empty() ? "" : TraceSetsIn(dir, std::move(subfolders));
   if (names.empty()) {
-    std::string message =
-        absl::StrCat(dir, ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)");
-    if (!sets.empty()) absl::StrAppend(&message, "; ", sets);
-    return absl::NotFoundError(message);
+    const std::string none = "no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)";
+    // The sets first: naming one is what the user meant.
+    return absl::NotFoundError(sets.empty() ? absl::StrCat(dir, ": ", none)
+                                            : absl::StrCat(sets, "; ", none, " beside them"));
   }
   if (!sets.empty() && trace_sets->empty()) *trace_sets = std::move(sets);
   std::sort(names.begin(), names.end());

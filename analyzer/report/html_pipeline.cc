@@ -200,7 +200,7 @@ std::string Links(const job::CrossRankFigures& figures) {
   const std::vector<int32_t>& order = figures.pipeline.stage_order();
   std::string out =
       "<h3>Links</h3>\n<table><tr><th>ranks<th>stages<th>transfers<th>MiB<th>transfer "
-      "median<th>Gbit/s median<th>Gbit/s p10<th>sender wait<th>receiver wait<th>\n";
+      "median<th>Gbit/s median<th>Gbit/s p10<th>sender wait<th>receiver wait<th>slow link\n";
   const auto gbps = [](const link_stats::Link& link, double value) {
     return link.bandwidth_samples == 0 ? std::string("-") : absl::StrFormat("%.2f", value);
   };

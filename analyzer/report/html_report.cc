@@ -34,6 +34,7 @@ tr.worst td{font-weight:600}.diag{background:#fff7e0;border-left:4px solid #e8a4
 .diag p{margin:4px 0}.warn{color:#a00;font-weight:600}.note{color:#666}
 details{border:1px solid #ddd;border-radius:4px;margin:8px 0;padding:4px 12px}
 li details{border:none;margin:0;padding:0}li summary{font-weight:normal;color:#555}
+.cz{white-space:normal}
 summary{cursor:pointer;font-weight:600;padding:4px 0}.sc{overflow-x:auto;max-width:100%}
 svg text{font-size:11px;fill:#222}svg .rl{text-anchor:start}.tl .sr text{fill:#fff;text-anchor:middle}
 .tl .sr text.rl{fill:#222;text-anchor:start}.tl .sr text.h{font-size:8px}
@@ -74,15 +75,28 @@ if(d){d.open=true;const s=d.querySelector('select.it');
 if(s)showIt(s,h[2]);d.scrollIntoView();}}
 )";
 
-constexpr char kLegend[] =
-    "<p class=lg><span><i class=F></i>forward</span><span><i class=B></i>backward</span>"
-    "<span><i class=W></i>weight-grad</span><span><i class=fi></i>fill</span>"
-    "<span><i class=cw></i>comm_wait (stall, a transfer running)</span>"
-    "<span><i class=em></i>empty (stall, nothing running)</span><span><i class=dr></i>drain"
-    "</span><span><i class=cm></i>communication (under the row)</span>"
-    "<span><i class=\"F k\"></i><i class=\"B k\"></i><i class=\"W k\"></i>odd chunks of an "
-    "interleaved schedule</span><span><i class=ov></i>two ops at once (DualPipeV): the forward "
-    "above, the other below</span></p>\n";
+// The colours of the pictures of the pipelines shown in full: forward, backward and the idle
+// kinds always; weight-grad, odd chunks and overlapped ops only where a picture draws them.
+std::string Legend(const job::Result& result, const ReportLayout& layout) {
+  html::DrawnMarks marks;
+  for (size_t i = 0; i < result.pipelines.size(); ++i) {
+    if (layout.in_full[i]) marks |= html::MarksOf(result.pipelines[i]);
+  }
+  return absl::StrCat(
+      "<p class=lg><span><i class=F></i>forward</span><span><i class=B></i>backward</span>",
+      marks.weight_grad ? "<span><i class=W></i>weight-grad</span>" : "",
+      "<span><i class=fi></i>fill</span><span><i class=cw></i>comm_wait (stall, a transfer "
+      "running)</span><span><i class=em></i>empty (stall, nothing running)</span><span><i "
+      "class=dr></i>drain</span><span><i class=cm></i>communication (under the row)</span>",
+      marks.odd_chunks ? absl::StrCat("<span><i class=\"F k\"></i><i class=\"B k\"></i>",
+                                      marks.weight_grad ? "<i class=\"W k\"></i>" : "",
+                                      "odd chunks of an interleaved schedule</span>")
+                       : "",
+      marks.overlapped ? "<span><i class=ov></i>two ops at once (DualPipeV): the forward "
+                         "above, the other below</span>"
+                       : "",
+      "</p>\n");
+}
 
 // The text report's diagnosis lines, one paragraph each.
 std::string Diagnosis(const job::Result& result) {
@@ -121,8 +135,9 @@ std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
                         Millis(static_cast<double>(*cause.saving_per_iteration_ns)),
                         " ms per iteration");
       }
-      top = absl::StrCat("<span title=\"", html::Esc(CauseSentence(cause)), "\">", html::Esc(name),
-                         "</span>");
+      // Its own class lets the cell wrap (cells do not), so the table fits a 1,000 px window.
+      top = absl::StrCat("<span class=cz title=\"", html::Esc(CauseSentence(cause)), "\">",
+                         html::Esc(name), "</span>");
     }
     const size_t shown = bubble.ranks.size();
     // Without a complete iteration the bubble and latency are no figures: "-", never 0%.
@@ -180,7 +195,8 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
       Diagnosis(result));
   const ReportLayout layout = LayoutOf(result, options);
   if (result.pipelines.empty()) {
-    absl::StrAppend(&out, "<p>No pipeline found: no rank has point-to-point traffic.</p>\n");
+    absl::StrAppend(&out, "<p>No pipeline found: ", html::Esc(NoPipelineReason(result.job)),
+                    ".</p>\n");
   } else {
     std::vector<int32_t> by_index(result.pipelines.size());
     std::iota(by_index.begin(), by_index.end(), 0);
@@ -194,10 +210,10 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
           " pipelines, largest bubble first: a large job shows in full the ", kWorstInFull,
           " with the largest bubble and those picked with --show-pipelines; every pipeline is a "
           "row of the table below (docs/html-report.md, \"Large jobs\").</p>\n",
-          kLegend);
+          Legend(result, layout));
     } else {
       absl::StrAppend(&out, SummaryTable(result, layout, order, "Pipelines"),
-                      "<h2>Each pipeline</h2>\n", kLegend);
+                      "<h2>Each pipeline</h2>\n", Legend(result, layout));
     }
     for (const int32_t i : order) {
       if (!layout.in_full[static_cast<size_t>(i)]) continue;

@@ -448,4 +448,28 @@ std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
   return out;
 }
 
+DrawnMarks& DrawnMarks::operator|=(const DrawnMarks& other) {
+  weight_grad = weight_grad || other.weight_grad;
+  odd_chunks = odd_chunks || other.odd_chunks;
+  overlapped = overlapped || other.overlapped;
+  return *this;
+}
+
+DrawnMarks MarksOf(const job::Pipeline& pipeline) {
+  DrawnMarks marks;
+  // What OpCellClass and LaneOf make of each op, measured and theoretical.
+  const auto mark = [&marks](pipeline::OpType type, int32_t chunk, bool overlapped) {
+    marks.weight_grad = marks.weight_grad || type == pipeline::OpType::kWeightGrad;
+    marks.odd_chunks = marks.odd_chunks || (chunk > 0 && chunk % 2 == 1);
+    marks.overlapped = marks.overlapped || overlapped;
+  };
+  for (const op_timeline::TimelineOp& op : pipeline.op_timeline.ops) {
+    mark(op.type, op.chunk, op.overlapped);
+  }
+  if (pipeline.ideal.has_value()) {
+    for (const pipeline::IdealOp& op : pipeline.ideal->schedule) mark(op.type, op.chunk, false);
+  }
+  return marks;
+}
+
 }  // namespace bubblescope::html

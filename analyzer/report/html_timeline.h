@@ -38,6 +38,18 @@ size_t DefaultIteration(const bubble::Result& bubble);
 // nothing on a page without timelines.
 const char* TimelineScript();
 
+// What a pipeline's timelines draw beyond forward and backward cells and the idle kinds, so the
+// page's legend names only what its pictures hold (a 1F1B job's has no weight-grad, chunk or
+// overlap entry).
+struct DrawnMarks {
+  bool weight_grad = false;  // W cells (zero-bubble schedules)
+  bool odd_chunks = false;   // lighter cells of an odd chunk (interleaved schedules)
+  bool overlapped = false;   // half-height cells of two ops at once (DualPipeV)
+
+  DrawnMarks& operator|=(const DrawnMarks& other);
+};
+DrawnMarks MarksOf(const job::Pipeline& pipeline);
+
 // The iteration chooser, the chosen iteration's SVG, the others' in templates, and the
 // theoretical schedule's SVG, for pipeline `index` of the job (ids are made from it).
 std::string TimelineSection(const job::Pipeline& pipeline, size_t index);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "report/html_charts.h"
 #include "report/html_svg.h"
+#include "report/whatif_report.h"
 #include "report/units.h"
 #include "simulator/config.h"
 
@@ -67,14 +68,10 @@ std::string PredictionTable(const whatif::Result& result) {
   std::vector<const whatif::Prediction*> predictions = {&result.baseline};
   for (const whatif::Prediction& candidate : result.candidates) predictions.push_back(&candidate);
   for (const whatif::Prediction* prediction : predictions) {
-    std::string label = whatif::CandidateLabel(prediction->candidate);
-    if (prediction == &result.baseline) label = absl::StrCat("as measured, modelled: ", label);
     // The chart's m keeps the samples per step; a row whose m does not says so beside it.
-    const whatif::Candidate& candidate = prediction->candidate;
-    if (candidate.microbatches != result.baseline.candidate.microbatches &&
-        !candidate.same_global_batch) {
-      absl::StrAppend(&label, " (more samples per step)");
-    }
+    std::string label =
+        CandidateRowLabel(prediction->candidate, result.baseline.candidate.microbatches);
+    if (prediction == &result.baseline) label = absl::StrCat("as measured, modelled: ", label);
     if (!prediction->problem.empty()) {
       absl::StrAppend(&out, Row({Esc(label), Esc(prediction->problem), "", "", ""}));
       continue;

@@ -28,7 +28,8 @@ std::string StageName(const job::Pipeline& pipeline, int32_t rank) {
 }
 
 // Where the bubble is: the rank that idles most and the one that idles least, by their share
-// of the complete iterations (bubble% of the pipeline's per-rank table). Empty with one rank.
+// of the complete iterations (bubble% of the pipeline's per-rank table); that they idle alike
+// when the two read the same. Empty with one rank.
 std::string WhereLine(const job::Pipeline& pipeline) {
   const std::vector<bubble::RankTotals>& ranks = pipeline.bubble.per_rank;
   if (ranks.size() < 2) return "";
@@ -37,6 +38,14 @@ std::string WhereLine(const job::Pipeline& pipeline) {
   };
   const bubble::RankTotals& most = *std::max_element(ranks.begin(), ranks.end(), by_bubble);
   const bubble::RankTotals& least = *std::min_element(ranks.begin(), ranks.end(), by_bubble);
+  // Alike to the shown digit: naming one stage as both the most and the least idle says nothing.
+  if (Percent(most.bubble_fraction) == Percent(least.bubble_fraction)) {
+    const bool staged = std::all_of(ranks.begin(), ranks.end(), [&](const bubble::RankTotals& r) {
+      return StagePosition(pipeline, r.rank) >= 0;
+    });
+    return absl::StrCat("  where: all ", ranks.size(), staged ? " stages" : " ranks",
+                        " idle alike, ", Percent(most.bubble_fraction), "% of their time\n");
+  }
   return absl::StrCat("  where: ", StageName(pipeline, most.rank), " idles most, ",
                       Percent(most.bubble_fraction), "% of its time; ",
                       StageName(pipeline, least.rank), " least, ", Percent(least.bubble_fraction),
@@ -167,10 +176,22 @@ static std::string GroupRolesText(const std::vector<index::JobGroup>& groups) {
   return out + "\n";
 }
 
+std::string NoPipelineReason(const job::JobSummary& job) {
+  std::vector<std::string> point_to_point;
+  for (const collectives::Summary& kind : job.collectives) {
+    for (const CommKind p2p : {CommKind::kSend, CommKind::kRecv, CommKind::kSendRecv}) {
+      if (kind.kind == CommKindName(p2p)) point_to_point.push_back(kind.kind);
+    }
+  }
+  if (point_to_point.empty()) return "no rank has point-to-point traffic";
+  return absl::StrCat("the point-to-point traffic (", absl::StrJoin(point_to_point, ", "),
+                      ") holds no send or receive between pipeline stages");
+}
+
 std::string JobText(const job::JobSummary& job) {
   std::string out = "\njob: ";
   if (job.pipelines == 0) {
-    absl::StrAppend(&out, "no pipeline found (no rank has point-to-point traffic)\n");
+    absl::StrAppend(&out, "no pipeline found (", NoPipelineReason(job), ")\n");
   } else {
     absl::StrAppend(&out, job.pipelines, job.pipelines == 1 ? " pipeline" : " pipelines");
     if (job.pipelines > 1) {
@@ -182,7 +203,7 @@ std::string JobText(const job::JobSummary& job) {
     absl::StrAppend(&out, "\n");
   }
   if (!job.ranks_without_p2p.empty()) {
-    absl::StrAppend(&out, "  ranks without point-to-point traffic (in no pipeline): ",
+    absl::StrAppend(&out, "  ranks in no pipeline (no send or receive between stages): ",
                     absl::StrJoin(job.ranks_without_p2p, ","), "\n");
   }
   for (const std::string& note : job.notes) absl::StrAppend(&out, "  note: ", note, "\n");

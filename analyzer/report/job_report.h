@@ -29,6 +29,12 @@ int32_t StagePosition(const job::Pipeline& pipeline, int32_t rank);
 // "INCOMPLETE: ..." for a pipeline exchanging p2p with ranks outside the trace; empty otherwise.
 std::string IncompletePipelineText(const job::Pipeline& pipeline);
 
+// Why a job has no pipeline, in words that agree with its collectives table: "no rank has
+// point-to-point traffic", or where the table counts point-to-point kinds (a sendrecv whose
+// direction is unknown, a send in no pipeline's role), that none of it is a send or receive
+// between pipeline stages.
+std::string NoPipelineReason(const job::JobSummary& job);
+
 // The "job" member, written into the object `json` has open.
 void WriteJobMember(const job::JobSummary& job, JsonWriter& json);
 

@@ -367,7 +367,8 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
   const ReportLayout layout = LayoutOf(result, options);
   // A large job's per-rank table folds the ranks of its replica sets, as its pipelines are.
   const FoldedRanks folded = layout.large ? FoldRankTable(result) : FoldedRanks{};
-  std::string summary = SummaryText(result.ranks, options, folded.ranks, folded.text);
+  std::string summary = SummaryText(result.ranks, options, folded.ranks, folded.text,
+                                    !result.pipelines.empty());
   // The warning goes right under the headline, before any figure it qualifies.
   const size_t headline_end = summary.find('\n');
   // Wrapped to the screen: the first screen answers how big the bubble is, where, why and what

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,31 @@ std::string_view TimelineName(const RankFigures& figures) {
 }
 
 ImportCounter CounterAt(size_t index) { return static_cast<ImportCounter>(index); }
+
+// An info counter's count in words, for the one line a clean import gets: "812 events of a
+// kind bubblescope does not use (...)" rather than the table's "ignored_category 812".
+std::string InfoInWords(ImportCounter counter, uint64_t count) {
+  const bool one = count == 1;
+  switch (counter) {
+    case ImportCounter::kUnknownPhase:
+      return absl::StrCat(count, one ? " event" : " events",
+                          " of a phase bubblescope does not model");
+    case ImportCounter::kIgnoredCategory:
+      return absl::StrCat(count, one ? " event" : " events",
+                          " of a kind bubblescope does not use (not an op, kernel, copy, "
+                          "annotation or memory sample)");
+    case ImportCounter::kUnmatchedFlow:
+      return absl::StrCat(count, " flow ", one ? "arrow" : "arrows", " (launch to kernel) that ",
+                          one ? "links" : "link", " no event");
+    case ImportCounter::kUnterminatedArray:
+      return absl::StrCat(count, one ? " trace" : " traces", " without the closing ']'");
+    case ImportCounter::kOverlayEvent:
+      return absl::StrCat(count, " of bubblescope's own overlay ", one ? "event" : "events",
+                          " in a merged trace");
+    default:  // no other counter is info; named as the table names it
+      return absl::StrCat(count, " ", std::string(CounterSpec(counter).name));
+  }
+}
 
 // Counts per severity (indexed by Severity) over every rank.
 std::array<uint64_t, kSeverityCount> IssueTotals(const Result& result) {
@@ -96,13 +122,13 @@ void AppendImportBlock(const Result& result, std::string* out) {
                   {"ranks", Align::kRight},
                   {"meaning", Align::kLeft}});
   bool any_info = false;
-  std::vector<std::string> info_line;  // "ignored_category 4": a clean import's one line
+  std::vector<std::string> info_line;  // InfoInWords of each: a clean import's one line
   for (size_t i = 0; i < kImportCounterCount; ++i) {
     if (info_counts[i] == 0) continue;
     const ImportCounterSpec& spec = CounterSpec(CounterAt(i));
     info.AddRow({std::string(spec.name), absl::StrCat(info_counts[i]),
                  absl::StrCat(info_ranks[i]), std::string(spec.description)});
-    info_line.push_back(absl::StrCat(std::string(spec.name), " ", info_counts[i]));
+    info_line.push_back(InfoInWords(CounterAt(i), info_counts[i]));
     any_info = true;
   }
   if (!any_problem) {
@@ -123,7 +149,8 @@ void AppendImportBlock(const Result& result, std::string* out) {
 }  // namespace
 
 std::string SummaryText(const Result& result, const SummaryReportOptions& options,
-                        const std::vector<int32_t>& folded_ranks, const std::string& folded_text) {
+                        const std::vector<int32_t>& folded_ranks, const std::string& folded_text,
+                        bool pipelines_follow) {
   size_t cpu_ranks = 0;
   for (const RankFigures& figures : result.ranks) cpu_ranks += figures.cpu_timeline ? 1 : 0;
   std::array<uint64_t, kSeverityCount> issues = IssueTotals(result);
@@ -162,7 +189,7 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
   // Every rank folded: no table of none.
   if (rows > 0 || result.ranks.empty()) {
     out.append(table.Render());
-    if (rows > 0 && cpu_ranks < result.ranks.size()) {
+    if (rows > 0 && cpu_ranks < result.ranks.size() && pipelines_follow) {
       out.append(
           "dev_idle: no kernel running; NCCL kernels spin while they wait, so a pipeline's "
           "bubble shows in its bubble% below\n");

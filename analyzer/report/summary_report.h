@@ -31,10 +31,11 @@ struct SummaryReportOptions {
 // A header line, one aligned row per rank (times in ms, idle as a percentage of the span), then
 // every non-zero import counter per file with its severity, count, first byte offset and meaning.
 // A large job's table leaves out `folded_ranks` (ascending) and prints `folded_text` (what stands
-// for them, report/replica_report.h) under it.
+// for them, report/replica_report.h) under it. The note that a GPU rank's dev_idle is not its
+// bubble (which the pipeline table below gives) is printed only when `pipelines_follow`.
 std::string SummaryText(const rank_summary::Result& result, const SummaryReportOptions& options,
                         const std::vector<int32_t>& folded_ranks = {},
-                        const std::string& folded_text = "");
+                        const std::string& folded_text = "", bool pipelines_follow = true);
 
 // The JSON document: times in µs (exact to the ns), peaks null when unknown, and per rank only the
 // import counters that are non-zero. Fails only if the writer was misused (a bug).

@@ -1,6 +1,8 @@
 #include "report/text_layout.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -20,6 +22,37 @@ std::vector<std::string_view> Pieces(std::string_view text, char separator) {
   return out;
 }
 
+// Whether `word` belongs with the word before it, so that a line never starts with it: a unit
+// ("ms", "%", "GiB", with any punctuation after it) or a qualifier in parentheses of one word
+// ("(median)"), which alone on a line would say nothing ("45.806 ms (median)" stays whole).
+bool BindsToPrevious(std::string_view word) {
+  if (word.size() > 2 && word.front() == '(' && word.find(')') != std::string_view::npos) {
+    return true;
+  }
+  const size_t end = word.find_last_not_of(",;:.)");
+  const std::string_view bare = word.substr(0, end == std::string_view::npos ? 0 : end + 1);
+  for (std::string_view unit : {"ms", "us", "\xC2\xB5s", "ns", "%", "KiB", "MiB", "GiB", "pt"}) {
+    if (bare == unit) return true;
+  }
+  return false;
+}
+
+// The line's words, each with the words that bind to it (BindsToPrevious): the pieces a
+// wrapped line may break between.
+std::vector<std::string> Unbreakable(std::string_view text) {
+  std::vector<std::string> out;
+  for (std::string_view word : Pieces(text, ' ')) {
+    if (word.empty()) continue;
+    if (!out.empty() && BindsToPrevious(word)) {
+      out.back().push_back(' ');
+      out.back().append(word);
+    } else {
+      out.emplace_back(word);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string Wrap(std::string_view line, size_t width, std::string_view indent) {
@@ -30,8 +63,7 @@ std::string Wrap(std::string_view line, size_t width, std::string_view indent) {
   current.assign(line.substr(0, lead));
   const size_t fresh_size = current.size();
   bool fresh = true;  // `current` holds no word yet
-  for (std::string_view word : Pieces(line.substr(lead), ' ')) {
-    if (word.empty()) continue;
+  for (const std::string& word : Unbreakable(line.substr(lead))) {
     if (!fresh && current.size() + 1 + word.size() > width) {
       out.append(current).push_back('\n');
       current.assign(indent);

@@ -14,8 +14,9 @@ namespace bubblescope {
 inline constexpr size_t kTextReportWidth = 120;
 
 // `line` (one line, no newline) broken at spaces into lines of at most `width` characters, each
-// continuation starting with `indent`; a word longer than a line stays whole. Every line ends
-// with '\n'.
+// continuation starting with `indent`; a word longer than a line stays whole, and a unit or a
+// one-word qualifier in parentheses stays with the word before it ("45.806 ms (median)" is
+// never split). Every line ends with '\n'.
 std::string Wrap(std::string_view line, size_t width, std::string_view indent);
 
 // Every line of `text` wrapped as above, continuations indented two spaces past the line's own

@@ -82,6 +82,14 @@ void WritePeaksByStage(std::string_view key, const whatif::Prediction& predictio
   json.EndArray();
 }
 
+std::string CandidateRowLabel(const whatif::Candidate& candidate, int32_t measured_microbatches) {
+  std::string label = whatif::CandidateLabel(candidate);
+  if (candidate.microbatches != measured_microbatches && !candidate.same_global_batch) {
+    absl::StrAppend(&label, " (microbatch size kept)");
+  }
+  return label;
+}
+
 std::string WhatIfText(const std::vector<PipelineWhatIf>& pipelines) {
   std::string out;
   if (pipelines.empty()) return "what-if: no pipeline found\n";
@@ -104,7 +112,8 @@ std::string WhatIfText(const std::vector<PipelineWhatIf>& pipelines) {
                      {"", Align::kLeft}});
     AddRow("as measured, modelled", result.baseline, &table);
     for (const whatif::Prediction& prediction : result.candidates) {
-      AddRow(whatif::CandidateLabel(prediction.candidate), prediction, &table);
+      AddRow(CandidateRowLabel(prediction.candidate, result.baseline.candidate.microbatches),
+             prediction, &table);
     }
     absl::StrAppend(&out, table.Render(2));
     for (const std::string& note : result.notes) absl::StrAppend(&out, "  note: ", note, "\n");
@@ -114,7 +123,10 @@ std::string WhatIfText(const std::vector<PipelineWhatIf>& pipelines) {
       "\nPredicted by the schedule simulator from the measured per-stage op times, link transfer "
       "times and memory floor and peak (no launch gaps, no optimizer step: compare \"as "
       "measured, modelled\" with the measured iteration). peak_alloc is the largest stage's "
-      "predicted peak; fits: its rise stays within the memory the measured peak left free.\n");
+      "predicted peak; fits: its rise stays within the memory the measured peak left free. "
+      "Another m keeps either the microbatch size (each microbatch as measured, so an iteration "
+      "carries m'/m times the samples and takes longer) or, marked \"same global batch\" "
+      "(--same-global-batch), the samples per iteration, as analyze's findings do.\n");
   return out;
 }
 

@@ -28,6 +28,12 @@ struct PipelineWhatIf {
 
 std::string WhatIfText(const std::vector<PipelineWhatIf>& pipelines);
 
+// The label of a candidate's row: whatif::CandidateLabel, and for a candidate of another m than
+// the measured one that keeps each microbatch as measured, " (microbatch size kept)", so it is
+// never read as one of the same global batch (analyze's findings predict m that way, and
+// CandidateLabel marks those " (same global batch)").
+std::string CandidateRowLabel(const whatif::Candidate& candidate, int32_t measured_microbatches);
+
 // `key`: the prediction's peak allocated bytes by stage, or null when its memory is unknown.
 void WritePeaksByStage(std::string_view key, const whatif::Prediction& prediction,
                        JsonWriter& json);

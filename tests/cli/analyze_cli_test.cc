@@ -218,6 +218,28 @@ TEST_F(AnalyzeCliTest, OutputFileIsWrittenInsteadOfStdout) {
   }
 }
 
+// Each file a run writes is named on stderr, in the order written, so a user finds what it
+// left; --quiet leaves the lines out, and a device (-o /dev/null) is no file to name.
+TEST_F(AnalyzeCliTest, EachFileWrittenIsNamedOnStderrUnlessQuiet) {
+  const std::string report = Path("report.json");
+  const std::string page = Path("report.html");
+  const std::string merged = Path("merged.json");
+  const std::vector<std::string> args = {"analyze", Traces(), "--format", "json",   "-o",
+                                         report,    "--html", page,        "--perfetto", merged};
+  const CommandResult told = Run(args);
+  ASSERT_EQ(told.exit_status, 0) << told.err;
+  EXPECT_EQ(told.err, "wrote " + page + " (the HTML report)\nwrote " + report +
+                          " (the report)\nwrote " + merged + " (the Perfetto trace)\n");
+  std::vector<std::string> quiet = args;
+  quiet.push_back("--quiet");
+  const CommandResult silent = Run(quiet);
+  ASSERT_EQ(silent.exit_status, 0) << silent.err;
+  EXPECT_EQ(silent.err, "");
+  const CommandResult to_device = Run({"analyze", Traces(), "-o", "/dev/null"});
+  ASSERT_EQ(to_device.exit_status, 0) << to_device.err;
+  EXPECT_EQ(to_device.err, "");
+}
+
 TEST_F(AnalyzeCliTest, FailedRunLeavesAnExistingOutputFileUntouched) {
   fs::path report = fs::path(dir_.path()) / "report.txt";
   WriteFile(report, "old contents");
@@ -325,6 +347,24 @@ TEST_F(AnalyzeCliTest, UsageErrorsExitTwoWithAHelpHint) {
   }
 }
 
+// A typo of a command is answered with the command it is nearest to, not "a subcommand is
+// required"; a word near none lists them all.
+TEST_F(AnalyzeCliTest, AMistypedCommandIsAnsweredWithTheNearestOne) {
+  const CommandResult typo = Run({"anlyze", Traces()});
+  EXPECT_EQ(typo.exit_status, 2);
+  EXPECT_EQ(typo.out, "");
+  EXPECT_EQ(typo.err,
+            "bubblescope: unknown command 'anlyze'; did you mean 'analyze'?\n"
+            "Run 'bubblescope --help' for more information.\n");
+  const CommandResult swapped = Run({"whatfi", Traces()});
+  EXPECT_EQ(swapped.exit_status, 2);
+  EXPECT_THAT(swapped.err, HasSubstr("did you mean 'whatif'?"));
+  const CommandResult unknown = Run({"frobnicate"});
+  EXPECT_EQ(unknown.exit_status, 2);
+  EXPECT_THAT(unknown.err, StartsWith("bubblescope: unknown command 'frobnicate' (the commands: "
+                                      "analyze, whatif, diff, gate, simulate, record, digest)\n"));
+}
+
 TEST_F(AnalyzeCliTest, VersionAndHelpExitZero) {
   CommandResult version = Run({"--version"});
   EXPECT_EQ(version.exit_status, 0);
@@ -340,6 +380,13 @@ TEST_F(AnalyzeCliTest, VersionAndHelpExitZero) {
   EXPECT_THAT(analyze_help.out, HasSubstr("--rank"));
   EXPECT_THAT(analyze_help.out, HasSubstr("Examples:"));
   EXPECT_THAT(analyze_help.out, HasSubstr("Exit status:"));
+  // Every input format is named, in the top-level help and in analyze's.
+  for (const CommandResult* page : {&help, &analyze_help}) {
+    for (const char* format : {".json.gz", ".sqlite", ".bsdigest", "bubblescope record"}) {
+      EXPECT_THAT(page->out, HasSubstr(format));
+    }
+  }
+  EXPECT_THAT(analyze_help.out, HasSubstr("Nsight Systems"));
 }
 
 }  // namespace

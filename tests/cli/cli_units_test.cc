@@ -1,7 +1,9 @@
-// Unit tests of the CLI's helpers: --rank parsing.
+// Unit tests of the CLI's helpers: --rank parsing, the nearest command to a typo.
 #include <string>
+#include <vector>
 
 #include "cli/analyze_command.h"
+#include "cli/command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -31,6 +33,23 @@ TEST(ParseRankOverrideTest, RejectsMalformedArguments) {
     ASSERT_FALSE(parsed.ok());
     EXPECT_THAT(std::string(parsed.status().message()), HasSubstr(bad));
   }
+}
+
+// Edits counted by hand: "anlyze" is "analyze" less one letter; "whatfi" swaps two; "dif" and
+// "gte" lack one; "frobnicate" is 8 or more edits from every command; "xy" (2 letters) may be
+// no more than 0 edits from a name.
+TEST(NearestNameTest, NamesTheCommandATypoIsNearest) {
+  const std::vector<std::string> names = {"analyze", "whatif", "diff",    "gate",
+                                          "simulate", "record", "digest"};
+  EXPECT_EQ(NearestName("anlyze", names), "analyze");
+  EXPECT_EQ(NearestName("analyse", names), "analyze");
+  EXPECT_EQ(NearestName("whatfi", names), "whatif");
+  EXPECT_EQ(NearestName("dif", names), "diff");
+  EXPECT_EQ(NearestName("gte", names), "gate");
+  EXPECT_EQ(NearestName("recrod", names), "record");
+  EXPECT_EQ(NearestName("frobnicate", names), "");
+  EXPECT_EQ(NearestName("xy", names), "");
+  EXPECT_EQ(NearestName("", names), "");
 }
 
 }  // namespace

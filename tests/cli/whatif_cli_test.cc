@@ -81,8 +81,9 @@ TEST(WhatIfCliTest, AnalyzeOpensWithTheDiagnosis) {
   EXPECT_THAT(lines[0], ::testing::EndsWith(" analyze: 4 ranks (4 gpu, 0 cpu)"));
   EXPECT_EQ(lines[1],
             "diagnosis: pipeline 0 (p=4 m=8 v=1 1f1b): bubble 45.8% against 27.3% for its "
-            "schedule alone, iteration 50.423 ms");
-  EXPECT_EQ(lines[2], "  (median)");
+            "schedule alone, iteration");
+  // The value moves on with its unit and qualifier: "(median)" is never alone on a line.
+  EXPECT_EQ(lines[2], "  50.423 ms (median)");
   EXPECT_EQ(lines[3], "  where: stage 0 (rank 0) idles most, 51.8% of its time; stage 2 (rank 2) "
                       "least, 27.8%");
   EXPECT_THAT(lines[4], ::testing::StartsWith("  top cause: stage_imbalance (stage 2 (rank 2) "

@@ -192,15 +192,16 @@ TEST(TraceLoaderTest, DirectoryOfOnlyOtherJsonIsAnError) {
             config + ": byte 0: no traceEvents array");
 }
 
-// sample_traces/gpu_h100_collector/: a provenance.json beside one subfolder per trace set.
+// sample_traces/gpu_h100_collector/: a provenance.json beside one subfolder per trace set. The
+// sets come first: naming one is what the user meant.
 TEST(TraceLoaderTest, OnlyOtherJsonBesideTraceSetsNamesTheSets) {
   TempDir dir;
   const std::string provenance = dir.Write("provenance.json", R"({"gpu": "H100"})");
   dir.Write("training_loop/rank0.json", KinetoText(0, 0, 100));
   EXPECT_EQ(LoadTrace({dir.path()}, {}).status().message(),
-            provenance + ": byte 0: no traceEvents array; " + dir.path() +
-                " holds 1 trace set in subfolders (training_loop); name one: bubblescope "
-                "analyze " + dir.path() + "/training_loop");
+            dir.path() + " holds 1 trace set in subfolders (training_loop); name one: "
+                "bubblescope analyze " + dir.path() + "/training_loop; beside them, no trace: " +
+                provenance + ": byte 0: no traceEvents array");
 }
 
 TEST(TraceLoaderTest, SingleFileWithoutRankIsRankZero) {

@@ -117,7 +117,7 @@ TEST(TracePathsTest, DirectoryWithoutTraceFilesIsAnError) {
 }
 
 // A folder of trace sets (one subfolder per job) is not read recursively; the error names the
-// sets, sorted, and the command that reads the first.
+// sets, sorted, and the command that reads the first, before anything else.
 TEST(TracePathsTest, AFolderOfTraceSetsNamesThemInTheError) {
   std::vector<SkippedFile> skipped;
   TempDir dir;
@@ -128,9 +128,9 @@ TEST(TracePathsTest, AFolderOfTraceSetsNamesThemInTheError) {
   dir.Write("docs/notes.txt", "x");  // no trace: not a set
   absl::Status status = ExpandTracePaths({dir.path()}, &skipped).status();
   EXPECT_EQ(status.message(),
-            dir.path() + ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite); " +
-                dir.path() + " holds 3 trace sets in subfolders (run_a, run_b, run_c); name one: "
-                "bubblescope analyze " + dir.path() + "/run_a");
+            dir.path() + " holds 3 trace sets in subfolders (run_a, run_b, run_c); name one: "
+                "bubblescope analyze " + dir.path() +
+                "/run_a; no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite) beside them");
 }
 
 // Beside a file that may be no trace (a provenance.json), the sets are kept for the loader,

@@ -4,6 +4,7 @@
 // columns; and the excess bubble and the imbalance fix's saving in the text, JSON and HTML
 // reports are the job result's stored figures, each quoted from one model and once.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,10 @@
 #include "loader/trace_loader.h"
 #include "report/html_report.h"
 #include "report/html_whatif.h"
+#include "report/job_report.h"
 #include "report/pipeline_report.h"
 #include "report/units.h"
+#include "report/whatif_report.h"
 #include "simdjson.h"
 #include "simulator/simulator.h"
 
@@ -96,6 +99,28 @@ TEST(FirstScreenTest, SimulatedImbalancedJob) {
   }
   const auto most = static_cast<int32_t>(std::max_element(idle.begin(), idle.end()) - idle.begin());
   ExpectFirstScreen(*job, AnalyzeText(*job, SummaryReportOptions{}), most);
+}
+
+// Stages whose bubble shares read the same (to the digit shown) are said to idle alike, not
+// one of them named as both the most and the least idle.
+TEST(FirstScreenTest, StagesThatIdleAlikeAreSaidToBeAlike) {
+  sim::Simulation simulation = Imbalanced();
+  absl::StatusOr<job::Result> job = job::Analyze(simulation.trace, job::Options{});
+  ASSERT_TRUE(job.ok()) << job.status();
+  std::vector<bubble::RankTotals>& ranks = job->pipelines.at(0).bubble.per_rank;
+  ASSERT_EQ(ranks.size(), 4u);
+  // 38.59%, 38.60%, 38.61% and 38.62% all read 38.6%.
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    ranks[i].bubble_fraction = 0.3859 + 0.0001 * static_cast<double>(i);
+  }
+  const std::string text = DiagnosisText(*job);
+  EXPECT_THAT(text, HasSubstr("\n  where: all 4 stages idle alike, 38.6% of their time\n"));
+  EXPECT_THAT(text, Not(HasSubstr("idles most")));
+  // Apart at the digit shown, the most and the least idle are named.
+  ranks[3].bubble_fraction = 0.40;
+  EXPECT_THAT(DiagnosisText(*job), HasSubstr(absl::StrCat("idles most, 40.0% of its time; stage ",
+                                                          StagePosition(job->pipelines.at(0),
+                                                                        ranks[0].rank))));
 }
 
 TEST(FirstScreenTest, RealCpuRun) {
@@ -177,8 +202,9 @@ TEST(OneFigureTest, ExcessBubbleAndImbalanceSavingAsStored) {
   }
 }
 
-// whatif --html: the chart's m keeps the samples per step, so a table row whose m adds samples
-// says so; one over the same samples carries its own label.
+// whatif's text and --html tables: a row of another m says which it keeps, the microbatch size
+// (more samples per step) or the global batch (as analyze's findings predict m); a row of the
+// measured m says neither.
 TEST(OneFigureTest, WhatIfTableSaysWhatItsMMeans) {
   whatif::Result result;
   result.baseline.candidate = whatif::Candidate{sim::Schedule::k1F1B, 8, 1, false, {}};
@@ -190,8 +216,16 @@ TEST(OneFigureTest, WhatIfTableSaysWhatItsMMeans) {
   interleaved.candidate = whatif::Candidate{sim::Schedule::kInterleaved1F1B, 8, 2, false, {}};
   result.candidates = {more, same, interleaved};
   const std::string table = html::PredictionTable(result);
-  EXPECT_EQ(Occurrences(table, "(more samples per step)"), 1u) << table;
+  EXPECT_EQ(Occurrences(table, "(microbatch size kept)"), 1u) << table;
   EXPECT_EQ(Occurrences(table, "(same global batch)"), 1u) << table;
+  EXPECT_THAT(table, HasSubstr("1f1b m=16 v=1 (microbatch size kept)<td>"));
+
+  const std::string text = WhatIfText({PipelineWhatIf{0, {0, 1}, result, std::nullopt}});
+  EXPECT_EQ(Occurrences(text, "(microbatch size kept)"), 1u) << text;
+  EXPECT_EQ(Occurrences(text, "(same global batch)"), 1u) << text;
+  EXPECT_THAT(text, HasSubstr("\n  1f1b m=16 v=1 (microbatch size kept) "));
+  EXPECT_THAT(text, HasSubstr("\n  1f1b m=16 v=1 (same global batch) "));
+  EXPECT_THAT(text, HasSubstr("\n  interleaved m=8 v=2 "));
 }
 
 }  // namespace

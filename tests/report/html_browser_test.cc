@@ -23,6 +23,7 @@
 #include "job/job.h"
 #include "job/replica_job.h"
 #include "job/sim_job.h"
+#include "loader/trace_loader.h"
 #include "report/html_parse.h"
 #include "report/html_report.h"
 #include "report/html_test_job.h"
@@ -87,13 +88,13 @@ struct BrowserRun {
 // Chromium on `url` with `mode` (--dump-dom or --screenshot=FILE), as root in a container can
 // run it: no sandbox, a throwaway profile, logging to stderr so script errors show.
 BrowserRun RunChromium(const std::string& chromium, const std::string& url,
-                       const std::string& mode) {
+                       const std::string& mode, const std::string& window_size = "1400,1000") {
   TempDir profile;
   BrowserRun run;
   run.command =
       RunCommand({chromium, "--headless", "--disable-gpu", "--no-sandbox",
                   "--enable-logging=stderr", "--v=0", "--hide-scrollbars",
-                  "--user-data-dir=" + profile.path(), "--window-size=1400,1000", mode, url},
+                  "--user-data-dir=" + profile.path(), "--window-size=" + window_size, mode, url},
                  90);
   for (const std::string& line : std::vector<std::string>(absl::StrSplit(run.command.err, '\n'))) {
     if (line.find("CONSOLE") != std::string::npos || line.find("Uncaught") != std::string::npos) {
@@ -289,6 +290,48 @@ TEST(HtmlBrowserTest, TimelineFitsTheWindowAndZooms) {
   EXPECT_EQ(DataAttribute(dom, "swapped"), "true");
   EXPECT_LE(std::stoi(DataAttribute(dom, "swapped-right")),
             std::stoi(DataAttribute(dom, "window")));
+}
+
+// A 1,000 px window (a laptop's half screen): the Pipelines table fits it, its top cause wrapped
+// inside its cell rather than cut at the window's edge, and the page scrolls no way but down.
+// The probe (never in the product) writes the table's right edge, the page's width and the
+// cause cell's height against the row's first cell into the body's data attributes.
+TEST(HtmlBrowserTest, PipelinesTableFitsAThousandPixelWindow) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << kNoChromium;
+  // The bundled CPU run: its top cause, "host_bound, saves ... ms per iteration", is the
+  // longest cell of the table.
+  LoadOptions load;
+  load.jobs = 2;
+  absl::StatusOr<Trace> trace = LoadTrace(
+      {std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/1f1b_p4_m8"}, load);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const job::Result result = AnalyzeTrace(*trace);
+  ASSERT_EQ(result.pipelines.size(), 1u);
+  ASSERT_FALSE(result.pipelines[0].causes.causes.empty());
+  std::string page = AnalyzeHtml(result, SummaryReportOptions{});
+  page.insert(page.rfind("</body>"),
+              R"(<script>addEventListener('load',()=>{const b=document.body.dataset,
+t=document.querySelector('table'),row=t.rows[1];
+b.tableRight=Math.ceil(t.getBoundingClientRect().right);b.window=innerWidth;
+b.pageWidth=document.documentElement.scrollWidth;
+b.causeLines=Math.round(row.cells[7].querySelector('span').getClientRects().length);})</script>)");
+  const std::string path = ArtifactDir() + "/pipelines_1000px.probe.html";
+  testing::WriteFile(path, page);
+  const BrowserRun run = RunChromium(chromium, "file://" + path, "--dump-dom", "1000,900");
+  ASSERT_EQ(run.command.exit_status, 0) << run.command.err;
+  EXPECT_TRUE(run.console_errors.empty()) << run.console_errors.front();
+  const std::string& dom = run.command.out;
+  ASSERT_FALSE(DataAttribute(dom, "window").empty()) << "the probe did not run";
+  const int window = std::stoi(DataAttribute(dom, "window"));
+  EXPECT_EQ(window, 1000);
+  EXPECT_LE(std::stoi(DataAttribute(dom, "table-right")), window);
+  EXPECT_LE(std::stoi(DataAttribute(dom, "page-width")), window);
+  // The cause wraps onto a second line of its cell rather than running past the window.
+  EXPECT_GE(std::stoi(DataAttribute(dom, "cause-lines")), 2);
+  const std::string shot = ArtifactDir() + "/pipelines_1000px.png";
+  RunChromium(chromium, "file://" + path, "--screenshot=" + shot, "1000,900");
+  std::printf("[html] screenshot: %s\n", shot.c_str());
 }
 
 TEST(HtmlBrowserTest, SixtyFourPipelines) {

@@ -238,6 +238,42 @@ TEST(HtmlReportTest, OneFOneBTimelineMatchesTheSimulatedJob) {
   ExpectTimelinesMatchTruth(rendered, config, 2);
 }
 
+// The legend of the pipelines' pictures: its entries (text), in order.
+std::vector<std::string> LegendEntries(const std::string& page) {
+  std::vector<std::string> entries;
+  std::string_view legend = html_testing::Between(page, "<p class=lg>", "</p>");
+  for (size_t at = legend.find("</i>"); at != std::string_view::npos;
+       at = legend.find("</i>", at + 1)) {
+    const size_t end = legend.find('<', at + 4);
+    if (end > at + 4) entries.emplace_back(legend.substr(at + 4, end - at - 4));
+  }
+  return entries;
+}
+
+constexpr char kIdleEntries[] = "fill|comm_wait (stall, a transfer running)|empty (stall, nothing "
+                                "running)|drain|communication (under the row)";
+
+std::string Joined(const std::vector<std::string>& entries) {
+  std::string out;
+  for (const std::string& entry : entries) absl::StrAppend(&out, out.empty() ? "" : "|", entry);
+  return out;
+}
+
+// The legend names what the pictures draw: a plain 1F1B job's has no weight-grad, chunk or
+// overlap entry (DualPipeV's), a zero-bubble job's a weight-grad one, an interleaved job's
+// the odd chunks.
+TEST(HtmlReportTest, TheLegendNamesOnlyWhatThePicturesDraw) {
+  EXPECT_EQ(Joined(LegendEntries(Render(Config(sim::Schedule::k1F1B, 4, 8, 2)).page)),
+            absl::StrCat("forward|backward|", kIdleEntries));
+  EXPECT_EQ(Joined(LegendEntries(Render(Config(sim::Schedule::kZeroBubbleH1, 4, 8, 2)).page)),
+            absl::StrCat("forward|backward|weight-grad|", kIdleEntries));
+  sim::Config interleaved = Config(sim::Schedule::kInterleaved1F1B, 4, 8, 2);
+  interleaved.virtual_stages = 2;
+  EXPECT_EQ(Joined(LegendEntries(Render(interleaved).page)),
+            absl::StrCat("forward|backward|", kIdleEntries,
+                         "|odd chunks of an interleaved schedule"));
+}
+
 TEST(HtmlReportTest, ZeroBubbleRowsHaveWeightGradCells) {
   const sim::Config config = Config(sim::Schedule::kZeroBubbleH1, 4, 8, 2);
   const Rendered rendered = Render(config);
@@ -371,6 +407,9 @@ TEST(HtmlReportTest, SlowLinkRowIsMarked) {
   const std::string_view links = html_testing::Between(block, "<h3>Links</h3>", "</table>");
   EXPECT_EQ(Count(links, "<tr><td>") + Count(links, "<tr class=slow><td>"), 6u);
   EXPECT_EQ(Count(links, "<tr class=slow><td>"), 1u);
+  // Every column has a header, the last the slow-link mark's.
+  EXPECT_THAT(std::string(links), HasSubstr("<th>receiver wait<th>slow link\n"));
+  EXPECT_THAT(std::string(links), Not(HasSubstr("<th>\n")));
   EXPECT_THAT(std::string(links),
               HasSubstr(absl::StrCat("<tr class=slow><td>", config.stage_to_rank[1], "\xE2\x86\x92",
                                      config.stage_to_rank[2],

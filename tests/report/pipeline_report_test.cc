@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "report/job_report.h"
 #include "simdjson.h"
 
 namespace bubblescope {
@@ -304,6 +305,24 @@ TEST(PipelineReportTextTest, ShowsShapeBubbleAndTables) {
       "       next: read the links table\n"
       "       - warning comm_wait: rank 3 waited\n"));
   EXPECT_THAT(PipelineText({TwoRanks(false)}), HasSubstr("shape and schedule unknown"));
+}
+
+// A job without a pipeline whose collectives table counts point-to-point kinds (an NCCL
+// SendRecv kernel of unknown direction, as sample_traces/gpu_h100_collector/nccl_self) is not
+// told that no rank has point-to-point traffic: the words agree with the table below them.
+TEST(JobTextTest, NoPipelineAgreesWithThePointToPointKindsInTheTable) {
+  job::JobSummary job;
+  job.ranks_without_p2p = {0};
+  EXPECT_THAT(JobText(job), HasSubstr("\njob: no pipeline found (no rank has point-to-point "
+                                      "traffic)\n  ranks in no pipeline (no send or receive "
+                                      "between stages): 0\n"));
+  job.collectives = {collectives::Summary{.kind = "sendrecv", .count = 12},
+                     collectives::Summary{.kind = "all_reduce", .count = 4}};
+  const std::string text = JobText(job);
+  EXPECT_THAT(text, HasSubstr("\njob: no pipeline found (the point-to-point traffic (sendrecv) "
+                              "holds no send or receive between pipeline stages)\n"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("no rank has point-to-point traffic")));
+  EXPECT_THAT(text, HasSubstr("  sendrecv"));
 }
 
 }  // namespace

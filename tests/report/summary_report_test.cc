@@ -184,6 +184,9 @@ TEST(SummaryTextTest, OneRowPerRankInMillisecondsWithIdlePercent) {
                           "r\xC3\xA4nk1.json"));
   // A GPU rank's idle is said to be no kernel running, not the bubble.
   EXPECT_THAT(text, HasSubstr("\ndev_idle: no kernel running; NCCL kernels spin while they wait"));
+  // Without a pipeline there is no bubble% below to point to: no note.
+  EXPECT_THAT(SummaryText(TwoRanks(), Options(), {}, "", /*pipelines_follow=*/false),
+              ::testing::Not(HasSubstr("dev_idle: no kernel running")));
 }
 
 TEST(SummaryTextTest, ColumnsAreAligned) {
@@ -225,9 +228,16 @@ TEST(SummaryTextTest, InfoOnlyFilesHaveOneLineAndNoTable) {
   result.ranks[0].import_stats.Add(ImportCounter::kUnknownPhase, 40, 9);
   result.ranks[1].import_stats.Add(ImportCounter::kUnknownPhase, 2, 3);
   std::string text = SummaryText(result, Options());
-  // A clean import: the info counters summed on one line, no table.
+  // A clean import: the info counters summed on one line in words, no table.
   EXPECT_THAT(text, HasSubstr("\nimport issues: no errors or warnings (skipped on purpose: "
-                              "unknown_phase 42)\n"));
+                              "42 events of a phase bubblescope does not model)\n"));
+  // The category torch's python and trace-marker events fall in, as words, never its key.
+  result.ranks[1].import_stats.Add(ImportCounter::kIgnoredCategory, 812, 5);
+  const std::string categories = SummaryText(result, Options());
+  EXPECT_THAT(categories, HasSubstr("(skipped on purpose: 42 events of a phase bubblescope does "
+                                    "not model, 812 events of a kind bubblescope does not use "
+                                    "(not an op, kernel, copy, annotation or memory sample))\n"));
+  EXPECT_THAT(categories, ::testing::Not(HasSubstr("ignored_category")));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("rank 0: /data/rank0.json")));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("first_byte")));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("info, summed over ranks")));

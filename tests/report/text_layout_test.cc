@@ -24,6 +24,17 @@ TEST(TextLayoutTest, WrapsAtSpacesKeepingLongWordsWhole) {
   EXPECT_EQ(WrapLines("a\n\nb\n", 9), "a\n\nb\n");
 }
 
+// A value, its unit and its qualifier move on together: "(median)" is never alone on a line.
+// "diagnosis: iteration 45.806 ms (median)" is 39 characters: at width 36, word by word, only
+// "(median)" would move on; it takes its value and unit with it.
+TEST(TextLayoutTest, AValueItsUnitAndItsQualifierStayTogether) {
+  EXPECT_EQ(Wrap("diagnosis: iteration 45.806 ms (median)", 36, "  "),
+            "diagnosis: iteration\n  45.806 ms (median)\n");
+  EXPECT_EQ(Wrap("a bubble 45.8%, top 1.5 GiB; next", 14, "  "),
+            "a bubble\n  45.8%, top\n  1.5 GiB;\n  next\n");
+  EXPECT_EQ(Wrap("x 12 ms, then (p=4 m=8)", 8, "  "), "x 12 ms,\n  then\n  (p=4\n  m=8)\n");
+}
+
 TEST(TextLayoutTest, ShortestUniqueSuffixes) {
   EXPECT_THAT(ShortestUniqueSuffixes({"/data/run/rank0.json", "/data/run/rank1.json"}),
               ElementsAre("rank0.json", "rank1.json"));
