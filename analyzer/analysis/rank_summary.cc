@@ -75,6 +75,9 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index) {
     figures.rank = rank.rank;
     figures.source_path = rank.source_path;
     figures.record_run_id = rank.record_run_id;
+    figures.rank_source = rank.rank_source;
+    figures.time_base = rank.time_base;
+    figures.time_evidence = rank.time_evidence;
     figures.cpu_timeline = activity.cpu_only();
     SummariseDevice(activity, &figures);
     if (figures.cpu_timeline) SummariseCpuComm(rank, activity, &figures);

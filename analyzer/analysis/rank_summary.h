@@ -15,6 +15,11 @@ struct RankFigures {
   int32_t rank = -1;
   std::string source_path;
   std::string record_run_id;  // empty when the trace is not from `bubblescope record`
+  // Rank::rank_source, time_base and time_evidence: what the rank's id and clock rest on, where
+  // its reader records it (Nsight exports); empty otherwise.
+  std::string rank_source;
+  std::string time_base;
+  std::string time_evidence;
   // True when the rank has no GPU activity and its CPU model thread stands in for the device.
   bool cpu_timeline = false;
   TimeNs span_start = 0;  // first device activity start

@@ -34,14 +34,18 @@ std::string ImportProblems(const Rank& rank, Severity severity) {
     auto counter = static_cast<ImportCounter>(i);
     const ImportCounterSpec& spec = CounterSpec(counter);
     if (stats.count(counter) == 0 || spec.severity < severity) continue;
-    std::string part;
+    // Where the first one lies: a byte of a text file, a table's row of a database, or
+    // nothing where neither is known.
+    std::string part = !stats.first_where(counter).empty()
+                           ? absl::StrCat(OneLine(stats.first_where(counter)), ": ")
+                       : stats.first_offset(counter) >= 0
+                           ? absl::StrCat("byte ", stats.first_offset(counter), ": ")
+                           : std::string();
     if (counter == ImportCounter::kTruncated && !stats.truncation_detail().empty()) {
       // A file is cut once: say where and what was kept rather than "1 file cut short".
-      part = absl::StrCat("byte ", stats.first_offset(counter),
-                          ": file cut short: ", stats.truncation_detail());
+      absl::StrAppend(&part, "file cut short: ", stats.truncation_detail());
     } else {
-      part = absl::StrCat("byte ", stats.first_offset(counter), ": ", stats.count(counter), " ",
-                          std::string(spec.description));
+      absl::StrAppend(&part, stats.count(counter), " ", std::string(spec.description));
     }
     parts.push_back(std::move(part));
   }

@@ -75,15 +75,23 @@ int32_t RankAssigner::Claimed(size_t index, int32_t reported_rank) const {
   return rank;
 }
 
-absl::StatusOr<int32_t> RankAssigner::Assign(size_t index, int32_t reported_rank) {
+std::string_view RankAssigner::ClaimSource(size_t index, int32_t reported_rank) const {
+  if (overridden_[index] >= 0) return "override";
+  if (reported_rank >= 0) return "file";
+  if (RankFromFileName(files_[index]).has_value()) return "file_name";
+  if (files_.size() == 1) return "only_file";
+  return "";
+}
+
+absl::StatusOr<int32_t> RankAssigner::Assign(size_t index, int32_t reported_rank,
+                                             std::string_view rank_carriers) {
   const std::string& path = files_[index];
   const int32_t rank = Claimed(index, reported_rank);
   if (rank < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path,
-        ": cannot tell which rank this is (no distributedInfo.rank, no rank/worker number in its "
-        "name); pass --rank ",
-        path, "=N"));
+        path, ": cannot tell which rank this is (no ",
+        rank_carriers.empty() ? std::string("distributedInfo.rank") : std::string(rank_carriers),
+        ", no rank/worker number in its name); pass --rank ", path, "=N"));
   }
   return Own(index, rank);
 }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -23,8 +24,15 @@ class RankAssigner {
                                              const std::vector<RankOverride>& overrides);
 
   // Rank id of files[index]; `reported_rank` is what the file said (-1 when nothing). Call in
-  // index order: a rank already taken by an earlier file is an error naming both files.
-  absl::StatusOr<int32_t> Assign(size_t index, int32_t reported_rank);
+  // index order: a rank already taken by an earlier file is an error naming both files. A file
+  // that names no rank is an error saying what its format could have named it with
+  // (`rank_carriers`; empty: Kineto's distributedInfo.rank).
+  absl::StatusOr<int32_t> Assign(size_t index, int32_t reported_rank,
+                                 std::string_view rank_carriers = {});
+
+  // What the rank Claimed gives rests on: "override", "file" (what the file reports),
+  // "file_name" or "only_file"; empty when nothing says.
+  std::string_view ClaimSource(size_t index, int32_t reported_rank) const;
 
   // The rank Assign would give files[index] by the precedence above, without taking it; -1 when
   // nothing says (not even the single-file rule).

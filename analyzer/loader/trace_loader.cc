@@ -131,6 +131,7 @@ absl::Status ReadOneFile(Worker& worker, const std::string& path, int64_t max_by
   read->ranks = std::move(out.ranks);
   read->merged = status.ok() && out.named_by_file;
   read->bubblescope_merged = status.ok() && out.bubblescope_merged;
+  read->rank_carriers = std::move(out.rank_carriers);
   return status;
 }
 
@@ -375,10 +376,18 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
     const bool merged = reads[readable[k]].merged;
     for (size_t slot = 0; slot < file_ranks.size(); ++slot) {
       Rank& file_rank = file_ranks[slot];
+      const int32_t reported = file_rank.rank;
       absl::StatusOr<int32_t> rank_id =
-          merged ? assigner->AssignNamed(k, file_rank.rank) : assigner->Assign(k, file_rank.rank);
+          merged ? assigner->AssignNamed(k, reported)
+                 : assigner->Assign(k, reported, reads[readable[k]].rank_carriers);
       if (!rank_id.ok()) return rank_id.status();
       file_rank.rank = *rank_id;
+      // A reader that records its rank's source (Nsight's) is told where the loader's id came
+      // from when the loader decided it.
+      if (!file_rank.rank_source.empty() && !merged) {
+        const std::string_view source = assigner->ClaimSource(k, reported);
+        if (source != "file") file_rank.rank_source = std::string(source);
+      }
       kept.push_back(std::move(file_rank));
       kept_origins.push_back({readable[k], slot});
     }

@@ -79,6 +79,7 @@ struct FileRead {
   absl::Status status;     // the file's error; NotFound for JSON without traceEvents
   bool merged = false;     // a merged trace (readers/merged_trace.h), naming its ranks itself
   bool bubblescope_merged = false;  // the one `analyze --perfetto` writes (FileRanks)
+  std::string rank_carriers;        // FileRanks::rank_carriers
   std::vector<Rank> ranks; // the file's ranks with their reported ids (several when merged)
 };
 

@@ -53,6 +53,11 @@ void ImportStats::Bump(ImportCounter counter, int64_t offset) {
   if (counts_[i]++ == 0) first_offsets_[i] = offset;
 }
 
+void ImportStats::BumpAt(ImportCounter counter, std::string where) {
+  const size_t i = Index(counter);
+  if (counts_[i]++ == 0) first_wheres_[i] = std::move(where);
+}
+
 namespace {
 
 // Counts come from the input too (a collector's dropped totals), so a sum stops at the largest
@@ -83,7 +88,10 @@ bool ImportStats::HasAtLeast(Severity severity) const {
 void ImportStats::Merge(const ImportStats& other) {
   for (size_t i = 0; i < kImportCounterCount; ++i) {
     if (other.counts_[i] == 0) continue;
-    if (counts_[i] == 0) first_offsets_[i] = other.first_offsets_[i];
+    if (counts_[i] == 0) {
+      first_offsets_[i] = other.first_offsets_[i];
+      first_wheres_[i] = other.first_wheres_[i];
+    }
     counts_[i] = SaturatingSum(counts_[i], other.counts_[i]);
   }
   if (truncation_detail_.empty()) truncation_detail_ = other.truncation_detail_;

@@ -42,6 +42,9 @@ Rank RankHeader(const Rank& rank) {
   header.pid = rank.pid;
   header.backend = rank.backend;
   header.record_run_id = rank.record_run_id;
+  header.rank_source = rank.rank_source;
+  header.time_base = rank.time_base;
+  header.time_evidence = rank.time_evidence;
   header.devices = rank.devices;
   header.process_groups = rank.process_groups;
   header.stats = rank.stats;

@@ -11,9 +11,6 @@
 namespace bubblescope::nsys {
 namespace {
 
-// The longest string or blob one cell may hold: far above any kernel name or payload, and a
-// bound on what one damaged cell can make the reader allocate.
-constexpr int kMaxCellBytes = 16 << 20;
 // The page cache's share of the reading budget: SQLite reads pages on demand, so the file's
 // size is no bound on memory; this is.
 constexpr int64_t kMaxCacheBytes = int64_t{64} << 20;
@@ -162,6 +159,12 @@ bool Statement::Step() {
 bool Statement::IsNull(int column) const {
   return sqlite3_column_type(statement_, column) == SQLITE_NULL;
 }
+
+bool Statement::IsInteger(int column) const {
+  return sqlite3_column_type(statement_, column) == SQLITE_INTEGER;
+}
+
+int Statement::Bytes(int column) const { return sqlite3_column_bytes(statement_, column); }
 
 int64_t Statement::Int(int column) const { return sqlite3_column_int64(statement_, column); }
 

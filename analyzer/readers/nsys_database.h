@@ -20,6 +20,11 @@ namespace bubblescope::nsys {
 
 class Statement;
 
+// The longest string or blob one cell may hold: far above any kernel name or payload, and a
+// bound on what one damaged cell can make the reader allocate. A query that would load a longer
+// one fails; the reader asks for the sizes of cells that can be long before it loads them.
+inline constexpr int kMaxCellBytes = 16 << 20;
+
 class Database {
  public:
   // Opens `path` read-only and immutable (no journal, no lock files beside it). `max_bytes` caps
@@ -73,6 +78,10 @@ class Statement {
   const absl::Status& status() const { return status_; }
 
   bool IsNull(int column) const;
+  // Whether the cell holds an integer (not NULL, text, a real or a blob).
+  bool IsInteger(int column) const;
+  // The cell's size in bytes, without converting it.
+  int Bytes(int column) const;
   int64_t Int(int column) const;  // 0 for NULL; text or real columns converted as SQLite does
   double Real(int column) const;
   std::string_view Text(int column) const;  // empty for NULL

@@ -55,7 +55,14 @@ void ProcessComms::Add(int64_t tid, TimeNs start, TimeNs end, std::string_view n
   ops_.push_back(std::move(op));
 }
 
-void ResolveRanks(const std::vector<ProcessComms*>& processes) {
+void ResolveRanks(const std::vector<ProcessComms*>& processes, int32_t world_size) {
+  // How many of the file's processes created each communicator.
+  absl::flat_hash_map<uint64_t, int32_t> creators;
+  for (ProcessComms* process : processes) {
+    absl::flat_hash_set<uint64_t> created;
+    for (const ProcessComms::Init& init : process->inits_) created.insert(init.communicator);
+    for (uint64_t communicator : created) ++creators[communicator];
+  }
   // (communicator, rank in it) -> global rank, over every process of the file.
   ProcessComms::GlobalRanks global;
   for (ProcessComms* process : processes) {
@@ -63,9 +70,15 @@ void ResolveRanks(const std::vector<ProcessComms*>& processes) {
                      [](const auto& a, const auto& b) { return a.start < b.start; });
     const ProcessComms::Init* world = nullptr;
     for (const ProcessComms::Init& init : process->inits_) {
-      if (world == nullptr || init.ranks > world->ranks) world = &init;
+      if (world_size > 0 ? (world == nullptr && init.ranks == world_size)
+                         : (world == nullptr || init.ranks > world->ranks)) {
+        world = &init;
+      }
     }
     if (world == nullptr) continue;
+    if (world_size <= 0 && world->ranks <= 2 && creators[world->communicator] != world->ranks) {
+      continue;  // perhaps a pair's point-to-point communicator: no word on the rank
+    }
     process->global_rank_ = world->rank;
     process->world_size_ = world->ranks;
     process->world_ = world->communicator;
@@ -230,24 +243,25 @@ void DescribeLaunchedKernels(Rank* rank) {
   }
 }
 
-void NumberByDevice(std::vector<Rank>* ranks) {
-  if (ranks->size() < 2) return;
+bool NumberByDevice(std::vector<Rank>* ranks) {
+  if (ranks->size() < 2) return false;
   std::vector<int32_t> devices;
   for (const Rank& rank : *ranks) {
-    if (rank.rank >= 0) return;
+    if (rank.rank >= 0) return false;
     int32_t device = -1;
     for (const Timeline& timeline : rank.timelines) {
       if (timeline.kind != TimelineKind::kGpuStream) continue;
-      if (device >= 0 && timeline.device != device) return;  // more than one GPU
+      if (device >= 0 && timeline.device != device) return false;  // more than one GPU
       device = timeline.device;
     }
-    if (device < 0) return;
+    if (device < 0) return false;
     devices.push_back(device);
   }
   std::vector<int32_t> sorted = devices;
   std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return;
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return false;
   for (size_t i = 0; i < ranks->size(); ++i) (*ranks)[i].rank = devices[i];
+  return true;
 }
 
 }  // namespace bubblescope::nsys

@@ -32,7 +32,7 @@ class ProcessComms {
   void Fill(Rank* rank, absl::FunctionRef<Timeline&(int64_t tid)> thread) const;
 
  private:
-  friend void ResolveRanks(const std::vector<ProcessComms*>& processes);
+  friend void ResolveRanks(const std::vector<ProcessComms*>& processes, int32_t world_size);
   struct Init {
     TimeNs start = 0;
     uint64_t communicator = 0;
@@ -71,9 +71,13 @@ class ProcessComms {
 };
 
 // Works out every process's global rank and the communicators' members from all processes of
-// one file. A process's rank is its rank in the largest communicator it created, the first such
-// one (torch creates the default group's, the world, before any other).
-void ResolveRanks(const std::vector<ProcessComms*>& processes);
+// one file. A process's rank is its rank in a communicator of the world's size, the first such
+// one it created: `world_size` where the launcher's environment gives it (-1 when it does not).
+// Without it the world is the largest communicator, believed only when it holds more than two
+// ranks or every member's process is in the file: torch gives every pair of ranks that
+// exchange point-to-point a two-rank communicator of their own, and in a pipeline whose first
+// NCCL call is a send that pair is the largest a process has created.
+void ResolveRanks(const std::vector<ProcessComms*>& processes, int32_t world_size);
 
 // The kernel each NCCL call launched (a launch on the call's thread inside its range) gets what
 // the call's payload says: the kind of a SendRecv kernel, the peer, the size, the communicator,
@@ -82,6 +86,7 @@ void DescribeLaunchedKernels(Rank* rank);
 
 // Several processes of one file that no NCCL record numbers, each on a GPU of its own: numbered
 // by that GPU's index, as torchrun's LOCAL_RANK convention places them.
-void NumberByDevice(std::vector<Rank>* ranks);
+// True when it numbered them.
+bool NumberByDevice(std::vector<Rank>* ranks);
 
 }  // namespace bubblescope::nsys

@@ -2,18 +2,23 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <memory>
 #include <optional>
 #include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "bubblescope/rank_finish.h"
 #include "bubblescope/op_names.h"
+#include "readers/nsys_clock.h"
 #include "readers/nsys_database.h"
 #include "readers/nsys_nccl_payload.h"
 #include "readers/nsys_ranks.h"
+#include "text/utf8.h"
 
 namespace bubblescope {
 namespace {
@@ -95,6 +100,69 @@ struct Process {
   }
 };
 
+// One environment variable's value in META_DATA_CAPTURE's spelling, NAME="value": the value
+// without its quotes, or nullopt when the row is another variable's.
+std::optional<std::string_view> EnvironmentValue(std::string_view row, std::string_view name) {
+  if (!row.starts_with(name) || row.size() <= name.size() || row[name.size()] != '=') {
+    return std::nullopt;
+  }
+  std::string_view value = row.substr(name.size() + 1);
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+    value = value.substr(1, value.size() - 2);
+  }
+  return value;
+}
+
+// The launchers' variables that name a process's rank, each with the one naming the world's
+// size, in the order they are believed: torchrun's, Open MPI's, Slurm's, then any PMI's.
+struct RankVariable {
+  std::string_view rank;
+  std::string_view size;
+  std::string_view other_size;  // a second spelling of the size, or empty
+};
+constexpr RankVariable kRankVariables[] = {{"RANK", "WORLD_SIZE", ""},
+                                           {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", ""},
+                                           {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_NPROCS"},
+                                           {"PMI_RANK", "PMI_SIZE", ""}};
+
+// The rank the launched process's environment names, as rank_assigner's words.
+struct EnvironmentRank {
+  int32_t rank = -1;
+  int32_t world_size = -1;
+  std::string_view variable;
+};
+
+// Where a cell's problem is counted: its table and row ("CUPTI_ACTIVITY_KIND_KERNEL row 12").
+std::string RowWhere(std::string_view table, int64_t row) {
+  return absl::StrCat(std::string(table), " row ", row);
+}
+
+// A text cell as UTF-8: ill-formed bytes become U+FFFD (in `fixed`), and `*ill_formed` says so.
+std::string_view WellFormed(std::string_view text, std::string* fixed, bool* ill_formed) {
+  *ill_formed = false;
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = text::Utf8SequenceLength(text, i);
+    if (length == 0) {
+      *ill_formed = true;
+      break;
+    }
+    i += length;
+  }
+  if (!*ill_formed) return text;
+  fixed->clear();
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = text::Utf8SequenceLength(text, i);
+    if (length == 0) {
+      fixed->append(text::kReplacementCharacter);
+      ++i;
+    } else {
+      fixed->append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return *fixed;
+}
+
 class ExportReader {
  public:
   explicit ExportReader(const Database& database) : db_(database) {}
@@ -103,6 +171,7 @@ class ExportReader {
 
  private:
   absl::Status ReadStrings();
+  absl::Status ReadMetadata();
   absl::Status ReadClock();
   absl::Status ReadSystem();
   absl::Status ReadDeviceOps(std::string_view table, IntervalKind kind);
@@ -114,19 +183,31 @@ class ExportReader {
   std::string Column(std::string_view table, std::string_view column) const {
     return db_.HasColumn(table, column) ? absl::StrCat("\"", std::string(column), "\"") : "NULL";
   }
-  std::string_view String(int64_t id) const {
+  // The name `id` stands for; nullopt for an id StringIds lacks.
+  std::optional<std::string_view> String(int64_t id) const {
     auto it = strings_.find(id);
-    return it == strings_.end() ? std::string_view() : std::string_view(it->second);
+    if (it == strings_.end()) return std::nullopt;
+    return std::string_view(it->second);
   }
   Process& ProcessFor(int64_t global_pid);
-  // [start, end) on the wall clock; false (counted) for an unusable pair.
-  bool Span(int64_t start, int64_t end, bool has_end, Process& process, TimeNs* from, TimeNs* to);
+  // Whether column `column` of the row holds an integer; a NULL (missing_field) or any other
+  // type (wrong_field_type) is counted on `stats`, naming the row.
+  bool IntCell(const Statement& row, int column, std::string_view table, int64_t row_number,
+               ImportStats& stats);
+  // [start, end) on the UTC epoch; false (counted, naming the row) for an unusable pair.
+  bool Span(const Statement& row, int start_column, int end_column, std::string_view table,
+            int64_t row_number, ImportStats& stats, TimeNs* from, TimeNs* to);
 
   const Database& db_;
   absl::flat_hash_map<int64_t, std::string> strings_;
   absl::flat_hash_map<int64_t, std::unique_ptr<Process>> processes_;  // by globalPid
   std::vector<int64_t> process_order_;
-  int64_t clock_shift_ = 0;
+  // What the file as a whole got wrong (a name, an unreadable process id), before any process
+  // is known: given to the first rank, so that --strict sees it.
+  ImportStats file_stats_;
+  nsys::SessionRecord session_;
+  nsys::ClockChoice clock_;
+  EnvironmentRank environment_;
   std::string host_;
   std::vector<DeviceInfo> gpus_;
   nsys::PayloadSchemas payloads_;
@@ -142,18 +223,27 @@ Process& ExportReader::ProcessFor(int64_t global_pid) {
   return *it->second;
 }
 
-bool ExportReader::Span(int64_t start, int64_t end, bool has_end, Process& process, TimeNs* from,
-                        TimeNs* to) {
-  if (!has_end) {
-    process.rank.stats.Bump(ImportCounter::kMissingField, -1);  // a range never closed
-    return false;
+bool ExportReader::IntCell(const Statement& row, int column, std::string_view table,
+                           int64_t row_number, ImportStats& stats) {
+  if (row.IsInteger(column)) return true;
+  stats.BumpAt(row.IsNull(column) ? ImportCounter::kMissingField : ImportCounter::kWrongFieldType,
+               RowWhere(table, row_number));
+  return false;
+}
+
+bool ExportReader::Span(const Statement& row, int start_column, int end_column,
+                        std::string_view table, int64_t row_number, ImportStats& stats,
+                        TimeNs* from, TimeNs* to) {
+  if (!IntCell(row, start_column, table, row_number, stats) ||
+      !IntCell(row, end_column, table, row_number, stats)) {
+    return false;  // a range never closed has a NULL end
   }
-  const std::optional<int64_t> a = CheckedAdd(start, clock_shift_);
-  const std::optional<int64_t> b = CheckedAdd(end, clock_shift_);
+  const std::optional<int64_t> a = CheckedAdd(row.Int(start_column), clock_.offset);
+  const std::optional<int64_t> b = CheckedAdd(row.Int(end_column), clock_.offset);
   std::optional<ImportCounter> problem = ImportCounter::kTimeOutOfRange;
   if (a.has_value() && b.has_value()) problem = SpanProblem(*a, *b);
   if (problem.has_value()) {
-    process.rank.stats.Bump(*problem, -1);
+    stats.BumpAt(*problem, RowWhere(table, row_number));
     return false;
   }
   *from = *a;
@@ -162,56 +252,158 @@ bool ExportReader::Span(int64_t start, int64_t end, bool has_end, Process& proce
 }
 
 absl::Status ExportReader::ReadStrings() {
-  absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat("SELECT id, value FROM ", db_.Table("StringIds")));
+  absl::StatusOr<Statement> rows =
+      db_.Prepare(absl::StrCat("SELECT id, value FROM ", db_.Table("StringIds")));
   if (!rows.ok()) return rows.status();
-  while (rows->Step()) strings_.try_emplace(rows->Int(0), rows->Text(1));
+  std::string fixed;
+  for (int64_t row = 1; rows->Step(); ++row) {
+    if (!IntCell(*rows, 0, "StringIds", row, file_stats_)) continue;
+    bool ill_formed = false;
+    const std::string_view value = WellFormed(rows->Text(1), &fixed, &ill_formed);
+    if (ill_formed) file_stats_.BumpAt(ImportCounter::kWrongFieldType, RowWhere("StringIds", row));
+    strings_.try_emplace(rows->Int(0), value);
+  }
   return rows->status();
 }
 
-// Event times are on the target's clock; TARGET_INFO_SESSION_START_TIME gives the same instant
-// on that clock (systemClockNs) and on the UTC epoch (utcEpochNs), so every rank's times land on
-// the wall clock, as Kineto's absolute times do. An export made with --ts-normalize counts from
-// the session's start instead.
+// The export's own words on its times (META_DATA_EXPORT since 2023, EXPORT_META_DATA before)
+// and the capture's launched process (META_DATA_CAPTURE): its environment and how long it ran.
+absl::Status ExportReader::ReadMetadata() {
+  for (std::string_view table : {"META_DATA_EXPORT", "EXPORT_META_DATA"}) {
+    if (!db_.HasTable(table)) continue;
+    absl::StatusOr<Statement> rows = db_.Prepare(
+        absl::StrCat("SELECT name, value FROM ", db_.Table(table),
+                     " WHERE name IN ('EXPORT_PARAM_TIME_NORMALIZE', 'EXPORT_PARAM_TIME_SHIFT')"));
+    if (!rows.ok()) return rows.status();
+    while (rows->Step()) {
+      if (rows->Text(0) == "EXPORT_PARAM_TIME_NORMALIZE") {
+        session_.normalized = rows->Text(1) == "true";
+      } else if (int64_t shift = 0; absl::SimpleAtoi(std::string(rows->Text(1)), &shift)) {
+        session_.shift = shift;
+      }
+    }
+    if (!rows->status().ok()) return rows->status();
+    break;
+  }
+  if (!db_.HasTable("META_DATA_CAPTURE")) return absl::OkStatus();
+  // PROCESS_0 is the process nsys launched (or attached to) first: the rank's own under one
+  // nsys per rank, the launcher's under one nsys around a launcher.
+  absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
+      "SELECT name, value FROM ", db_.Table("META_DATA_CAPTURE"),
+      " WHERE name IN ('PROCESS_0:ENVIRONMENT_VARIABLE', 'RUN_DURATION_MS')"));
+  if (!rows.ok()) return rows.status();
+  // Variable -> value, for the variables kRankVariables names.
+  absl::flat_hash_map<std::string, std::string> variables;
+  while (rows->Step()) {
+    const std::string_view value = rows->Text(1);
+    if (rows->Text(0) == "RUN_DURATION_MS") {
+      if (int64_t ms = 0; absl::SimpleAtoi(std::string(value), &ms) && ms >= 0 && ms < INT64_MAX / 1'000'000) {
+        if (!session_.duration.has_value()) session_.duration = ms * 1'000'000;
+      }
+      continue;
+    }
+    for (const RankVariable& variable : kRankVariables) {
+      for (std::string_view name : {variable.rank, variable.size, variable.other_size}) {
+        if (name.empty()) continue;
+        if (std::optional<std::string_view> found = EnvironmentValue(value, name)) {
+          variables.try_emplace(std::string(name), *found);
+        }
+      }
+    }
+  }
+  if (!rows->status().ok()) return rows->status();
+  for (const RankVariable& variable : kRankVariables) {
+    auto rank = variables.find(std::string(variable.rank));
+    int32_t id = -1;
+    if (rank == variables.end() || !absl::SimpleAtoi(rank->second, &id) || id < 0) continue;
+    int32_t size = -1;
+    for (std::string_view name : {variable.size, variable.other_size}) {
+      auto found = name.empty() ? variables.end() : variables.find(std::string(name));
+      if (size < 0 && found != variables.end() && !absl::SimpleAtoi(found->second, &size)) {
+        size = -1;
+      }
+    }
+    if (size >= 0 && id >= size) continue;  // not a rank of that world
+    environment_ = EnvironmentRank{id, size > 0 ? size : -1, variable.rank};
+    break;
+  }
+  return absl::OkStatus();
+}
+
+// The session's start on the UTC epoch, the capture's window, and where the kernels lie in it:
+// nsys::ChooseClock decides how every event time becomes a UTC epoch time.
 absl::Status ExportReader::ReadClock() {
-  if (!db_.HasTable("TARGET_INFO_SESSION_START_TIME")) return absl::OkStatus();
-  bool normalized = false;
-  if (db_.HasTable("META_DATA_EXPORT")) {
-    absl::StatusOr<Statement> meta = db_.Prepare(
-        absl::StrCat("SELECT value FROM ", db_.Table("META_DATA_EXPORT"),
-                     " WHERE name = 'EXPORT_PARAM_TIME_NORMALIZE'"));
-    if (!meta.ok()) return meta.status();
-    while (meta->Step()) normalized = meta->Text(0) == "true";
-    if (!meta->status().ok()) return meta->status();
+  if (db_.HasTable("TARGET_INFO_SESSION_START_TIME") &&
+      db_.HasColumn("TARGET_INFO_SESSION_START_TIME", "utcEpochNs")) {
+    absl::StatusOr<Statement> start = db_.Prepare(absl::StrCat(
+        "SELECT utcEpochNs, ", Column("TARGET_INFO_SESSION_START_TIME", "systemClockNs"),
+        " FROM ", db_.Table("TARGET_INFO_SESSION_START_TIME")));
+    if (!start.ok()) return start.status();
+    if (start->Step()) {
+      if (start->IsInteger(0)) session_.utc_epoch_ns = start->Int(0);
+      if (start->IsInteger(1)) session_.system_clock_ns = start->Int(1);
+    }
+    if (!start->status().ok()) return start->status();
   }
-  absl::StatusOr<Statement> start = db_.Prepare(absl::StrCat(
-      "SELECT utcEpochNs, ", Column("TARGET_INFO_SESSION_START_TIME", "systemClockNs"),
-      " FROM ", db_.Table("TARGET_INFO_SESSION_START_TIME")));
-  if (!start.ok()) return start.status();
-  if (start->Step()) {
-    const int64_t utc = start->Int(0);
-    const int64_t clock = normalized ? 0 : start->Int(1);
-    if (__builtin_sub_overflow(utc, clock, &clock_shift_)) clock_shift_ = 0;
+  if (db_.HasTable("ANALYSIS_DETAILS")) {
+    constexpr std::string_view kTable = "ANALYSIS_DETAILS";
+    absl::StatusOr<Statement> window = db_.Prepare(absl::StrCat(
+        "SELECT ", Column(kTable, "startTime"), ", ", Column(kTable, "stopTime"), ", ",
+        Column(kTable, "duration"), " FROM ", db_.Table(kTable)));
+    if (!window.ok()) return window.status();
+    if (window->Step()) {
+      if (window->IsInteger(0)) session_.start_time = window->Int(0);
+      if (window->IsInteger(1)) session_.stop_time = window->Int(1);
+      if (window->IsInteger(2)) session_.duration = window->Int(2);
+    }
+    if (!window->status().ok()) return window->status();
   }
-  return start->status();
+  // The first and last times of the kernels and the runtime calls that launched them (integers
+  // only: a damaged row is counted when read).
+  std::optional<int64_t> first;
+  std::optional<int64_t> last;
+  for (std::string_view table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
+    if (!db_.HasColumn(table, "start") || !db_.HasColumn(table, "end")) continue;
+    absl::StatusOr<Statement> bounds = db_.Prepare(
+        absl::StrCat("SELECT MIN(start), MAX(\"end\") FROM ", db_.Table(table),
+                     " WHERE typeof(start) = 'integer' AND typeof(\"end\") = 'integer'"));
+    if (!bounds.ok()) return bounds.status();
+    if (bounds->Step() && bounds->IsInteger(0) && bounds->IsInteger(1)) {
+      first = std::min(first.value_or(INT64_MAX), bounds->Int(0));
+      last = std::max(last.value_or(INT64_MIN), bounds->Int(1));
+    }
+    if (!bounds->status().ok()) return bounds->status();
+  }
+  clock_ = nsys::ChooseClock(session_, first, last);
+  return absl::OkStatus();
 }
 
 absl::Status ExportReader::ReadSystem() {
-  if (db_.HasTable("TARGET_INFO_SYSTEM_ENV")) {
+  if (db_.HasTable("TARGET_INFO_SYSTEM_ENV") && db_.HasColumn("TARGET_INFO_SYSTEM_ENV", "name")) {
     absl::StatusOr<Statement> env =
         db_.Prepare(absl::StrCat("SELECT value FROM ", db_.Table("TARGET_INFO_SYSTEM_ENV"),
                                  " WHERE name = 'Hostname'"));
     if (!env.ok()) return env.status();
-    while (env->Step()) host_ = std::string(env->Text(0));
+    std::string fixed;
+    bool ill_formed = false;
+    while (env->Step()) host_ = std::string(WellFormed(env->Text(0), &fixed, &ill_formed));
     if (!env->status().ok()) return env->status();
   }
-  if (!db_.HasTable("TARGET_INFO_GPU")) return absl::OkStatus();
+  constexpr std::string_view kGpus = "TARGET_INFO_GPU";
+  if (!db_.HasTable(kGpus)) return absl::OkStatus();
+  // Exports before 2022 number the GPU in deviceId, later ones in id.
+  const std::string id_column = db_.HasColumn(kGpus, "id") ? Column(kGpus, "id") : Column(kGpus, "deviceId");
   absl::StatusOr<Statement> gpus = db_.Prepare(absl::StrCat(
-      "SELECT id, name, ", Column("TARGET_INFO_GPU", "totalMemory"), ", ",
-      Column("TARGET_INFO_GPU", "computeMajor"), ", ", Column("TARGET_INFO_GPU", "computeMinor"),
-      ", ", Column("TARGET_INFO_GPU", "smCount"), " FROM ", db_.Table("TARGET_INFO_GPU")));
+      "SELECT ", id_column, ", ", Column(kGpus, "name"), ", ", Column(kGpus, "totalMemory"), ", ",
+      Column(kGpus, "computeMajor"), ", ", Column(kGpus, "computeMinor"), ", ",
+      Column(kGpus, "smCount"), " FROM ", db_.Table(kGpus)));
   if (!gpus.ok()) return gpus.status();
+  std::string fixed;
+  bool ill_formed = false;
   while (gpus->Step()) {
-    gpus_.push_back(DeviceInfo{static_cast<int32_t>(gpus->Int(0)), std::string(gpus->Text(1)),
+    if (!gpus->IsInteger(0)) continue;  // a GPU without a number describes none of the streams
+    gpus_.push_back(DeviceInfo{static_cast<int32_t>(gpus->Int(0)),
+                               std::string(WellFormed(gpus->Text(1), &fixed, &ill_formed)),
                                gpus->Int(2), static_cast<int32_t>(gpus->Int(3)),
                                static_cast<int32_t>(gpus->Int(4)),
                                static_cast<int32_t>(gpus->Int(5))});
@@ -224,31 +416,45 @@ absl::Status ExportReader::ReadDeviceOps(std::string_view table, IntervalKind ki
   // Kernels are named by their demangled name, as Kineto names them; copies by their kind.
   std::string name_column = "NULL";
   if (kind == IntervalKind::kComputeKernel) {
-    name_column = db_.HasColumn(table, "demangledName") ? "demangledName" : "shortName";
+    name_column = db_.HasColumn(table, "demangledName") ? Column(table, "demangledName")
+                                                        : Column(table, "shortName");
   } else if (kind == IntervalKind::kMemcpy) {
     name_column = Column(table, "copyKind");
   }
+  // Without a globalPid column (no export known lacks one) every row is the one process's.
+  const bool has_pid = db_.HasColumn(table, "globalPid");
   absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
-      "SELECT start, \"end\", deviceId, streamId, ", Column(table, "correlationId"), ", ",
-      Column(table, "globalPid"), ", ", name_column, " FROM ", db_.Table(table)));
+      "SELECT ", Column(table, "start"), ", ", Column(table, "end"), ", ",
+      Column(table, "deviceId"), ", ", Column(table, "streamId"), ", ",
+      Column(table, "correlationId"), ", ", Column(table, "globalPid"), ", ", name_column,
+      " FROM ", db_.Table(table)));
   if (!rows.ok()) return rows.status();
-  while (rows->Step()) {
+  for (int64_t row = 1; rows->Step(); ++row) {
+    if (has_pid && !IntCell(*rows, 5, table, row, file_stats_)) continue;
     Process& process = ProcessFor(ProcessKey(rows->Int(5)));
     process.device_work = true;
+    ImportStats& stats = process.rank.stats;
     Interval interval;
-    if (!Span(rows->Int(0), rows->Int(1), true, process, &interval.start, &interval.end)) continue;
+    if (!Span(*rows, 0, 1, table, row, stats, &interval.start, &interval.end)) continue;
+    if (!IntCell(*rows, 2, table, row, stats) || !IntCell(*rows, 3, table, row, stats)) continue;
     const int64_t device = rows->Int(2);
     if (device < 0 || device > INT32_MAX) {
-      process.rank.stats.Bump(ImportCounter::kBadId, -1);
+      stats.BumpAt(ImportCounter::kBadId, RowWhere(table, row));
       continue;
     }
     interval.correlation = rows->Int(4);
     interval.kind = kind;
     Rank& rank = process.rank;
     if (kind == IntervalKind::kComputeKernel) {
-      const std::string_view name = String(rows->Int(6));
-      interval.name = rank.names.Intern(name);
-      if (std::optional<CommKind> comm = op_names::CommKernelKind(name); comm.has_value()) {
+      // A kernel whose name id StringIds lacks is still GPU time: kept, unnamed, and counted.
+      std::optional<std::string_view> name;
+      if (IntCell(*rows, 6, table, row, stats)) {
+        name = String(rows->Int(6));
+        if (!name.has_value()) stats.BumpAt(ImportCounter::kBadId, RowWhere(table, row));
+      }
+      interval.name = rank.names.Intern(name.value_or(""));
+      if (std::optional<CommKind> comm = op_names::CommKernelKind(name.value_or(""));
+          comm.has_value()) {
         interval.kind = IntervalKind::kCommKernel;
         interval.comm = static_cast<uint32_t>(rank.comms.size());
         rank.comms.push_back(CommInfo{.kind = *comm});
@@ -269,18 +475,26 @@ absl::Status ExportReader::ReadRuntime() {
   constexpr std::string_view kTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
   if (!db_.HasTable(kTable)) return absl::OkStatus();
   absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
-      "SELECT start, \"end\", globalTid, ", Column(kTable, "correlationId"), ", nameId FROM ",
-      db_.Table(kTable)));
+      "SELECT ", Column(kTable, "start"), ", ", Column(kTable, "end"), ", ",
+      Column(kTable, "globalTid"), ", ", Column(kTable, "correlationId"), ", ",
+      Column(kTable, "nameId"), " FROM ", db_.Table(kTable)));
   if (!rows.ok()) return rows.status();
-  while (rows->Step()) {
+  for (int64_t row = 1; rows->Step(); ++row) {
+    if (!IntCell(*rows, 2, kTable, row, file_stats_)) continue;
     const int64_t global_tid = rows->Int(2);
     Process& process = ProcessFor(ProcessKey(global_tid));
     process.runtime_calls = true;
+    ImportStats& stats = process.rank.stats;
     Interval interval;
-    if (!Span(rows->Int(0), rows->Int(1), true, process, &interval.start, &interval.end)) continue;
+    if (!Span(*rows, 0, 1, kTable, row, stats, &interval.start, &interval.end)) continue;
+    std::optional<std::string_view> name;
+    if (IntCell(*rows, 4, kTable, row, stats)) {
+      name = String(rows->Int(4));
+      if (!name.has_value()) stats.BumpAt(ImportCounter::kBadId, RowWhere(kTable, row));
+    }
     interval.kind = IntervalKind::kRuntime;
     interval.correlation = rows->Int(3);
-    interval.name = process.rank.names.Intern(BareApiName(String(rows->Int(4))));
+    interval.name = process.rank.names.Intern(BareApiName(name.value_or("")));
     process.TimelineFor(TimelineKind::kCpuThread, -1, process.rank.pid, TidOf(global_tid))
         .intervals.push_back(interval);
   }
@@ -324,33 +538,59 @@ absl::Status ExportReader::ReadNvtx() {
   if (!db_.HasTable(kTable)) return absl::OkStatus();
   if (absl::Status loaded = payloads_.Load(db_); !loaded.ok()) return loaded;
   const std::string domain_column = Column(kTable, "domainId");
-  const std::string text_id_column = Column(kTable, "textId");
+  const std::string text_column = Column(kTable, "text");
   absl::flat_hash_map<int64_t, std::string> domains;
   {
     absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
-        "SELECT ", domain_column, ", text FROM ", db_.Table(kTable), " WHERE eventType = ",
-        kNvtxDomainCreate));
+        "SELECT ", domain_column, ", ", text_column, " FROM ", db_.Table(kTable),
+        " WHERE eventType = ", kNvtxDomainCreate));
     if (!rows.ok()) return rows.status();
     while (rows->Step()) domains.try_emplace(rows->Int(0), rows->Text(1));
     if (!rows->status().ok()) return rows->status();
   }
+  // A payload longer than a cell may hold is not loaded (SQLite would refuse the whole query):
+  // its size is asked first, which SQLite answers for a blob without reading it.
+  const std::string payload = Column(kTable, "binaryData");
+  const std::string oversized = absl::StrCat("(typeof(", payload, ") = 'blob' AND length(",
+                                             payload, ") > ", nsys::kMaxCellBytes, ")");
   absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
-      "SELECT start, \"end\", globalTid, text, ", text_id_column, ", ", domain_column, ", ",
-      Column(kTable, "binaryData"), " FROM ", db_.Table(kTable), " WHERE eventType IN (", kNvtxPushPopRange,
-      ", ", kNvtxStartEndRange, ", ", kNvtxtPushPopRange, ", ", kNvtxtStartEndRange, ")"));
+      "SELECT ", Column(kTable, "start"), ", ", Column(kTable, "end"), ", ",
+      Column(kTable, "globalTid"), ", ", text_column, ", ", Column(kTable, "textId"), ", ",
+      domain_column, ", CASE WHEN ", oversized, " THEN NULL ELSE ", payload, " END, ", oversized,
+      " FROM ", db_.Table(kTable), " WHERE eventType IN (", kNvtxPushPopRange, ", ",
+      kNvtxStartEndRange, ", ", kNvtxtPushPopRange, ", ", kNvtxtStartEndRange, ")"));
   if (!rows.ok()) return rows.status();
-  while (rows->Step()) {
+  std::string fixed;
+  for (int64_t row = 1; rows->Step(); ++row) {
+    if (!IntCell(*rows, 2, kTable, row, file_stats_)) continue;
     const int64_t global_tid = rows->Int(2);
     Process& process = ProcessFor(ProcessKey(global_tid));
+    ImportStats& stats = process.rank.stats;
     TimeNs start = 0;
     TimeNs end = 0;
-    if (!Span(rows->Int(0), rows->Int(1), !rows->IsNull(1), process, &start, &end)) continue;
-    const std::string_view name = rows->IsNull(3) ? String(rows->Int(4)) : rows->Text(3);
+    if (!Span(*rows, 0, 1, kTable, row, stats, &start, &end)) continue;
+    if (rows->Int(7) != 0) {
+      stats.BumpAt(ImportCounter::kWrongFieldType,
+                   absl::StrCat(RowWhere(kTable, row), " (a binaryData payload over ",
+                                nsys::kMaxCellBytes >> 20, " MiB: the range is skipped)"));
+      continue;
+    }
+    std::optional<std::string_view> text;
+    if (!rows->IsNull(3)) {
+      bool ill_formed = false;
+      text = WellFormed(rows->Text(3), &fixed, &ill_formed);
+      if (ill_formed) stats.BumpAt(ImportCounter::kWrongFieldType, RowWhere(kTable, row));
+    } else if (IntCell(*rows, 4, kTable, row, stats)) {
+      text = String(rows->Int(4));
+      if (!text.has_value()) stats.BumpAt(ImportCounter::kBadId, RowWhere(kTable, row));
+    }
+    if (!text.has_value()) continue;  // a range without a name says nothing
+    const std::string_view name = *text;
     auto domain = domains.find(rows->Int(5));
     if (domain != domains.end() && domain->second == "NCCL") {
-      std::optional<nsys::NcclPayload> payload;
-      if (!rows->IsNull(6)) payload = payloads_.Decode(rows->Blob(6));
-      process.comms.Add(TidOf(global_tid), start, end, name, payload);
+      std::optional<nsys::NcclPayload> decoded;
+      if (!rows->IsNull(6)) decoded = payloads_.Decode(rows->Blob(6));
+      process.comms.Add(TidOf(global_tid), start, end, name, decoded);
       continue;
     }
     AddNvtxRange(process, global_tid, start, end, name);
@@ -359,13 +599,30 @@ absl::Status ExportReader::ReadNvtx() {
 }
 
 absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
-  // Every export holds StringIds (the names of everything) and META_DATA_EXPORT; an SQLite file
-  // without both is someone else's.
+  // Every export holds StringIds (the names of everything); an SQLite file without it is
+  // someone else's. The kernels are what bubblescope measures: without their table there is
+  // nothing to read. Every other table is optional: an export lacking one loses what it held.
   if (!db_.HasTable("StringIds")) {
     return absl::InvalidArgumentError(absl::StrCat(
         db_.path(), ": an SQLite database, but no Nsight Systems export (no StringIds table)"));
   }
-  for (absl::Status status : {ReadStrings(), ReadClock(), ReadSystem()}) {
+  if (!db_.HasTable("CUPTI_ACTIVITY_KIND_KERNEL")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        db_.path(), ": an Nsight Systems export without CUDA kernels (no "
+                    "CUPTI_ACTIVITY_KIND_KERNEL table; profile with nsys profile -t cuda,nvtx)"));
+  }
+  // The file is read as it is (immutable): changes committed to a write-ahead log beside it
+  // and not yet checkpointed into it are not read. Said, and counted as a cut file.
+  std::error_code wal_error;
+  const std::string wal = db_.path() + "-wal";
+  if (const uintmax_t wal_bytes = std::filesystem::file_size(wal, wal_error);
+      !wal_error && wal_bytes > 0) {
+    file_stats_.BumpAt(ImportCounter::kTruncated, wal);
+    file_stats_.set_truncation_detail(absl::StrCat(
+        wal, " holds ", wal_bytes, " bytes of changes not checkpointed into the file, not read "
+        "(sqlite3 ", db_.path(), " 'PRAGMA wal_checkpoint(TRUNCATE)' writes them into it)"));
+  }
+  for (absl::Status status : {ReadStrings(), ReadMetadata(), ReadClock(), ReadSystem()}) {
     if (!status.ok()) return status;
   }
   for (absl::Status status :
@@ -389,18 +646,31 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
         db_.path(), ": an Nsight Systems export without CUDA kernels, copies or API calls "
                     "(profile with nsys profile -t cuda,nvtx)"));
   }
+  // The launched process's environment names the rank only where it is the file's one rank:
+  // around a launcher of several ranks it is the launcher's.
+  const bool environment_names = kept.size() == 1 && environment_.rank >= 0;
   std::vector<nsys::ProcessComms*> comms;
   for (Process* process : kept) comms.push_back(&process->comms);
-  nsys::ResolveRanks(comms);
+  nsys::ResolveRanks(comms, environment_names ? environment_.world_size : -1);
   std::vector<Rank> ranks;
   for (Process* process : kept) {
     Rank& rank = process->rank;
     rank.source_path = db_.path();
     rank.host = host_;
     rank.backend = process->comms.any() ? "nccl" : "";
+    rank.time_base = std::string(nsys::TimeBaseName(clock_.base));
+    rank.time_evidence = clock_.evidence;
     process->comms.Fill(&rank, [&](int64_t tid) -> Timeline& {
       return process->TimelineFor(TimelineKind::kCpuThread, -1, rank.pid, tid);
     });
+    if (environment_names) {
+      rank.rank = environment_.rank;
+      if (environment_.world_size > 0) rank.world_size = environment_.world_size;
+      rank.rank_source = absl::StrCat("environment:", std::string(environment_.variable));
+    } else {
+      // The loader fills in what it decides (the file's name, --rank) for a rank left at -1.
+      rank.rank_source = rank.rank >= 0 ? "nccl_world" : "none";
+    }
     for (const DeviceInfo& gpu : gpus_) {
       const bool used = std::any_of(rank.timelines.begin(), rank.timelines.end(),
                                     [&](const Timeline& t) {
@@ -409,11 +679,14 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
                                     });
       if (used) rank.devices.push_back(gpu);
     }
-    FinishRank(FinishOptions{}, &rank);  // times are on the wall clock already
+    FinishRank(FinishOptions{}, &rank);  // times are on the UTC epoch already
     nsys::DescribeLaunchedKernels(&rank);
     ranks.push_back(std::move(rank));
   }
-  nsys::NumberByDevice(&ranks);
+  ranks.front().stats.Merge(file_stats_);
+  if (nsys::NumberByDevice(&ranks)) {
+    for (Rank& rank : ranks) rank.rank_source = "gpu_index";
+  }
   return ranks;
 }
 
@@ -426,6 +699,10 @@ absl::Status NsysTraceReader::Read(const std::string& path, const ReaderOptions&
   absl::StatusOr<std::vector<Rank>> ranks = ReadNsysSqlite(path, NsysReadOptions{options.max_bytes});
   if (!ranks.ok()) return ranks.status();
   out->ranks = std::move(*ranks);
+  out->rank_carriers =
+      "RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK in the launched process's "
+      "environment (META_DATA_CAPTURE), no NCCL communicator of the world's size (exported with "
+      "--include-blobs=true)";
   // Several processes in one export name their ranks themselves (NCCL's ids, or their GPUs).
   out->named_by_file = out->ranks.size() > 1;
   return absl::OkStatus();

@@ -40,6 +40,9 @@ struct FileRanks {
   // `analyze --perfetto` writes: in a folder beside the per-rank files it was made of, the loader
   // passes it over rather than read its ranks twice.
   bool bubblescope_merged = false;
+  // What a file of this format could have named its rank with, for the loader's error when it
+  // names none; empty: Kineto's distributedInfo.rank.
+  std::string rank_carriers;
 };
 
 // One input format. Stateless apart from buffers it reuses from file to file (a parser's

@@ -237,6 +237,12 @@ void WriteSummaryMembers(const Result& result, const SummaryReportOptions& optio
       json.String(f.record_run_id);
     }
     json.StringMember("timeline", TimelineName(f));
+    // Only where the reader records them (Nsight exports): reports of other formats unchanged.
+    if (!f.rank_source.empty()) json.StringMember("rank_source", f.rank_source);
+    if (!f.time_base.empty()) {
+      json.StringMember("time_base", f.time_base);
+      json.StringMember("time_evidence", f.time_evidence);
+    }
     micros("span_us", f.span);
     micros("compute_us", f.compute);
     micros("comm_us", f.comm);

@@ -86,19 +86,35 @@ std::string Payload(int64_t schema, const Field (&fields)[N], const std::array<u
   return blob;
 }
 
-// Where the rank's clock zero lands: the first event 1 s after the target clock's zero, the
-// session started half-way there.
-constexpr int64_t kFirstEventRaw = 1'000'000'000;
-constexpr int64_t kSessionStartRaw = 500'000'000;
+// The capture runs on past the last event by this much (nsys stops a little after the job).
+constexpr int64_t kCaptureTail = 100'000'000;
 
-TimeNs Earliest(const Rank& rank) {
+// The rank's first and last times.
+std::pair<TimeNs, TimeNs> Extent(const Rank& rank) {
   TimeNs earliest = std::numeric_limits<TimeNs>::max();
+  TimeNs latest = std::numeric_limits<TimeNs>::min();
+  auto add = [&](TimeNs start, TimeNs end) {
+    earliest = std::min(earliest, start);
+    latest = std::max(latest, end);
+  };
   for (const Timeline& timeline : rank.timelines) {
-    for (const Interval& interval : timeline.intervals) earliest = std::min(earliest, interval.start);
+    for (const Interval& interval : timeline.intervals) add(interval.start, interval.end);
   }
-  for (const Annotation& annotation : rank.annotations) earliest = std::min(earliest, annotation.start);
-  for (const ProfilerStep& step : rank.steps) earliest = std::min(earliest, step.start);
-  return earliest;
+  for (const Annotation& annotation : rank.annotations) add(annotation.start, annotation.end);
+  for (const ProfilerStep& step : rank.steps) add(step.start, step.end);
+  return {earliest, latest};
+}
+
+// The host's own clock (CLOCK_MONOTONIC, which nsys reads as systemClockNs): zero when the host
+// booted, a few days before its first session, a different time on every host.
+int64_t HostClock(std::string_view host, int64_t utc_ns) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (char c : host) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  constexpr int64_t kDay = int64_t{86'400} * 1'000'000'000;
+  const int64_t uptime = kDay + static_cast<int64_t>(hash % static_cast<uint64_t>(5 * kDay));
+  // Since a fixed instant (2020-09-13 UTC), so that every session of one host agrees.
+  constexpr int64_t kSince = 1'600'000'000'000'000'000;
+  return uptime + (utc_ns >= kSince ? utc_ns - kSince : utc_ns);
 }
 
 // What the processes of one export share: the file, its strings, its clock, the GPUs and NCCL's
@@ -106,7 +122,7 @@ TimeNs Earliest(const Rank& rank) {
 struct ExportFile {
   nsys::SqliteFile* file = nullptr;
   absl::flat_hash_map<std::string, int64_t> strings;
-  TimeNs earliest = 0;  // the earliest time of any rank: kFirstEventRaw on the target's clock
+  TimeNs session_start = 0;  // on the ranks' clock: event times are written from it
   absl::flat_hash_set<int32_t> gpus;
   bool nccl_domain = false;
 };
@@ -115,7 +131,8 @@ struct ExportFile {
 class RankExporter {
  public:
   RankExporter(const Rank& rank, const NsysWriteOptions& options, ExportFile* out)
-      : rank_(rank), options_(options), out_(*out), file_(*out->file), earliest_(out->earliest) {}
+      : rank_(rank), options_(options), out_(*out), file_(*out->file),
+        session_start_(out->session_start), earliest_(Extent(rank).first) {}
 
   void Write() {
     WriteTarget();
@@ -131,7 +148,7 @@ class RankExporter {
     const ProcessGroup* group = nullptr;  // nullptr: the world
   };
 
-  int64_t Raw(TimeNs time) const { return time - earliest_ + kFirstEventRaw; }
+  int64_t Raw(TimeNs time) const { return time - session_start_; }
   int64_t GlobalPid() const { return kTarget + (rank_.pid % kIdField) * kIdField; }
   int64_t GlobalTid(int64_t tid) const { return GlobalPid() + tid % kIdField; }
   int64_t MainThread() const {
@@ -367,6 +384,7 @@ class RankExporter {
   const NsysWriteOptions& options_;
   ExportFile& out_;
   nsys::SqliteFile& file_;
+  const TimeNs session_start_;
   const TimeNs earliest_;
   absl::flat_hash_map<int64_t, Launch> launches_;
   std::vector<NcclCall_> nccl_;
@@ -378,35 +396,80 @@ void WriteExport(const std::vector<const Rank*>& ranks, const NsysWriteOptions& 
                  nsys::SqliteFile* file) {
   ExportFile out;
   out.file = file;
-  out.earliest = std::numeric_limits<TimeNs>::max();
-  for (const Rank* rank : ranks) out.earliest = std::min(out.earliest, Earliest(*rank));
-  if (out.earliest == std::numeric_limits<TimeNs>::max()) out.earliest = 0;
+  TimeNs earliest = std::numeric_limits<TimeNs>::max();
+  TimeNs latest = std::numeric_limits<TimeNs>::min();
+  for (const Rank* rank : ranks) {
+    const auto [first, last] = Extent(*rank);
+    earliest = std::min(earliest, first);
+    latest = std::max(latest, last);
+  }
+  if (earliest > latest) earliest = latest = 0;
+  const Rank* only = ranks.size() == 1 ? ranks.front() : nullptr;
+  const int64_t lead = options.session_lead_ns +
+                       (only != nullptr && only->rank > 0 ? only->rank * options.session_lead_step_ns : 0);
+  out.session_start = earliest - lead;
+  const int64_t duration = latest - out.session_start + kCaptureTail;
+  const int64_t utc_start = options.utc_of_zero_ns + out.session_start;
+  const std::string host = ranks.empty() ? "" : ranks.front()->host;
+  const int64_t host_clock = HostClock(host, utc_start);
   file->Exec(nsys::kExportSchema);
   file->Exec("BEGIN");
-  for (const auto& [name, value] :
-       std::initializer_list<std::pair<std::string_view, std::string_view>>{
-           {"EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"},
-           {"EXPORT_SCHEMA_VERSION", "3.25.0"},
-           {"EXPORT_PARAM_INCLUDE_BLOBS", options.nccl_payloads ? "true" : "false"},
-           {"EXPORT_PARAM_TIME_NORMALIZE", "false"}}) {
-    file->Insert("META_DATA_EXPORT", {{"name", std::string(name)}, {"value", std::string(value)}});
+  const bool old_export = options.schema == NsysSchema::k2022;
+  std::vector<std::pair<std::string_view, std::string>> metadata = {
+      {"EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"}};
+  if (options.schema == NsysSchema::k2022) {
+    metadata.insert(metadata.end(), {{"EXPORT_PRODUCT_VERSION", "2022.1.1.61"},
+                                     {"EXPORT_SCHEMA_VERSION", "2.9.1"}});
+  } else {
+    const bool y2024 = options.schema == NsysSchema::k2024;
+    metadata.insert(metadata.end(),
+                    {{"EXPORT_PRODUCT_VERSION", y2024 ? "2024.5.1.113" : "2026.2.1.210"},
+                     {"EXPORT_SCHEMA_VERSION", y2024 ? "3.13.2" : "3.25.0"},
+                     {"EXPORT_PARAM_INCLUDE_BLOBS", options.nccl_payloads ? "true" : "false"},
+                     {"EXPORT_PARAM_TIME_NORMALIZE", "false"}});
+    if (y2024) metadata.emplace_back("EXPORT_PARAM_TIME_SHIFT", "0");
+  }
+  for (const auto& [name, value] : metadata) {
+    file->Insert("META_DATA_EXPORT", {{"name", std::string(name)}, {"value", value}});
   }
   file->Insert("TARGET_INFO_SESSION_START_TIME",
-               {{"utcEpochNs",
-                 options.utc_of_zero_ns + out.earliest - kFirstEventRaw + kSessionStartRaw},
-                {"systemClockNs", kSessionStartRaw}});
-  if (!ranks.empty() && !ranks.front()->host.empty()) {
+               {{"utcEpochNs", utc_start}, {"systemClockNs", host_clock}});
+  file->Insert("ANALYSIS_DETAILS", {{"globalVid", kTarget}, {"duration", duration},
+                                    {"startTime", host_clock},
+                                    {"stopTime", host_clock + duration}});
+  if (!old_export) {
+    file->Insert("META_DATA_CAPTURE", {{"name", std::string("RUN_DURATION_MS")},
+                                       {"value", std::to_string(duration / 1'000'000)}});
+    if (options.environment && only != nullptr && only->rank >= 0) {
+      std::vector<std::string> variables = {absl::StrCat("RANK=\"", only->rank, "\""),
+                                            absl::StrCat("LOCAL_RANK=\"", only->rank, "\"")};
+      if (only->world_size > 0) {
+        variables.push_back(absl::StrCat("WORLD_SIZE=\"", only->world_size, "\""));
+      }
+      for (std::string& variable : variables) {
+        file->Insert("META_DATA_CAPTURE", {{"name", std::string("PROCESS_0:ENVIRONMENT_VARIABLE")},
+                                           {"value", std::move(variable)}});
+      }
+    }
+  }
+  if (!host.empty()) {
     file->Insert("TARGET_INFO_SYSTEM_ENV", {{"globalVid", kTarget},
                                             {"devStateName", std::string("")},
                                             {"name", std::string("Hostname")},
                                             {"nameEnum", int64_t{0}},
-                                            {"value", ranks.front()->host}});
+                                            {"value", host}});
   }
   for (const Rank* rank : ranks) RankExporter(*rank, options, &out).Write();
   for (const auto& [text, id] : out.strings) {
     file->Insert("StringIds", {{"id", id}, {"value", text}});
   }
   for (std::string_view table : nsys::kExportTables) file->DropIfEmpty(table);
+  // Older exports: no systemClockNs before 2025, and the metadata table named EXPORT_META_DATA
+  // before 2023.
+  if (options.schema != NsysSchema::k2026) {
+    file->Exec("ALTER TABLE TARGET_INFO_SESSION_START_TIME DROP COLUMN systemClockNs");
+  }
+  if (old_export) file->Exec("ALTER TABLE META_DATA_EXPORT RENAME TO EXPORT_META_DATA");
   file->Exec("COMMIT");
   file->Exec("VACUUM");  // the dropped tables' pages go, as in an export
 }

@@ -17,6 +17,12 @@
 
 namespace bubblescope {
 
+// The export schemas the writer can write, as the nsys releases of those years export them
+// (docs/nsight-systems.md): 2022 (schema 2.9: EXPORT_META_DATA, no systemClockNs, no
+// META_DATA_CAPTURE), 2024 (3.13: META_DATA_EXPORT with the time parameters and
+// META_DATA_CAPTURE, no systemClockNs) and 2026 (3.25: systemClockNs too).
+enum class NsysSchema { k2022, k2024, k2026 };
+
 struct NsysWriteOptions {
   // NCCL's NVTX payloads (what --include-blobs=true exports); without them the NCCL ranges keep
   // only their names and times.
@@ -25,6 +31,18 @@ struct NsysWriteOptions {
   // exported so that the reader puts it at utc_of_zero_ns + t. 0: the rank's times are UTC epoch
   // times already (as the simulator's and Kineto's absolute times are).
   int64_t utc_of_zero_ns = 0;
+  // How long before the rank's first event its nsys session started: event times are written
+  // from the session's start, as nsys exports them, and the session's start on the UTC epoch
+  // and on the host's own clock in TARGET_INFO_SESSION_START_TIME and ANALYSIS_DETAILS.
+  int64_t session_lead_ns = 500'000'000;
+  // Added to the lead for each rank id (one file per rank): rank r's session starts
+  // session_lead_ns + r * session_lead_step_ns before its first event, as sessions of ranks
+  // launched one after another do.
+  int64_t session_lead_step_ns = 0;
+  NsysSchema schema = NsysSchema::k2026;
+  // The launcher's variables in the launched process's environment (META_DATA_CAPTURE):
+  // torchrun's RANK, WORLD_SIZE and LOCAL_RANK, for a file of one rank with an id.
+  bool environment = true;
 };
 
 // Writes `rank` to `path` (replaced when it exists; written beside it first, then renamed).

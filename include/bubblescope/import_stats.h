@@ -59,11 +59,16 @@ class ImportStats {
  public:
   // Counts one occurrence at byte `offset` of the source (the first offset is kept for messages).
   void Bump(ImportCounter counter, int64_t offset);
+  // Counts one occurrence where no byte offset says where (a database's row): `where` names it
+  // ("CUPTI_ACTIVITY_KIND_KERNEL row 12"), kept for the first occurrence.
+  void BumpAt(ImportCounter counter, std::string where);
   // Counts `n` occurrences at once, the first (if it is the counter's first) at `offset`.
   void Add(ImportCounter counter, uint64_t n, int64_t offset);
   uint64_t count(ImportCounter counter) const { return counts_[Index(counter)]; }
   // Byte offset of the first occurrence, or -1 if none.
   int64_t first_offset(ImportCounter counter) const { return first_offsets_[Index(counter)]; }
+  // Where the first occurrence counted by BumpAt lies; empty for the others.
+  const std::string& first_where(ImportCounter counter) const { return first_wheres_[Index(counter)]; }
   // True if any counter of at least `severity` is non-zero.
   bool HasAtLeast(Severity severity) const;
   void Merge(const ImportStats& other);
@@ -76,6 +81,7 @@ class ImportStats {
   static size_t Index(ImportCounter counter) { return static_cast<size_t>(counter); }
   std::array<uint64_t, kImportCounterCount> counts_{};
   std::array<int64_t, kImportCounterCount> first_offsets_ = MakeUnset();
+  std::array<std::string, kImportCounterCount> first_wheres_;
   std::string truncation_detail_;
 
   static constexpr std::array<int64_t, kImportCounterCount> MakeUnset() {

@@ -202,6 +202,13 @@ struct Rank {
   // The `bubblescope record` run that wrote the file (the collector's run id); empty for
   // traces from anything else. Files of different runs are never paired (loader/record_runs.h).
   std::string record_run_id;
+  // What the rank's id and its clock rest on, where the reader or the loader records it (Nsight
+  // exports, docs/nsight-systems.md): rank_source "environment:RANK", "nccl_world",
+  // "gpu_index", "file_name", "only_file", "override"; time_base "session_start",
+  // "system_clock", "utc_epoch", "as_recorded", with time_evidence in words. Empty otherwise.
+  std::string rank_source;
+  std::string time_base;
+  std::string time_evidence;
   std::vector<DeviceInfo> devices;
   std::vector<Timeline> timelines;
   std::vector<Annotation> annotations;  // sorted by start

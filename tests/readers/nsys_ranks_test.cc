@@ -105,7 +105,9 @@ TEST(NsysRanksTest, HugeClaimedCommunicatorsCostNothing) {
   sim::Simulation simulation = Simulate();
   testing::TempDir dir;
   const std::string path = dir.path() + "/rank0.sqlite";
-  ASSERT_TRUE(WriteNsysSqlite(simulation.trace.ranks[0], NsysWriteOptions{}, path).ok());
+  // Without the launcher's environment, so that NCCL's records name the rank.
+  ASSERT_TRUE(
+      WriteNsysSqlite(simulation.trace.ranks[0], NsysWriteOptions{.environment = false}, path).ok());
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   // Header (domain 1, NCCL's init schema, 24 bytes at offset 32), then: communicator id, ranks

@@ -84,12 +84,14 @@ TEST(NsysReaderTest, TwoProcessExportBecomesTwoRanks) {
     }
   }
   EXPECT_TRUE(bare_launch);
-  // On the wall clock: utcEpochNs 1779630014975716426 + (first kernel 155360295935 - the
-  // session's systemClockNs 35255823190).
-  EXPECT_EQ(FirstStart(first, IntervalKind::kComputeKernel), 1779630135080189171);
+  // On the UTC epoch: utcEpochNs 1779630014975716426 + the first kernel's 155360295935 ns from
+  // the session's start. The kernels (155.36 s to 156.32 s) lie both inside the capture's
+  // 295.66 s and inside [startTime, stopTime] = [35.26 s, 330.91 s]: nsys's default taken.
+  EXPECT_EQ(FirstStart(first, IntervalKind::kComputeKernel), 1779630014975716426 + 155360295935);
+  EXPECT_EQ(first.time_base, "session_start");
   // Process 112's first kernel, 155360368270 on the same clock.
   EXPECT_EQ(FirstStart((*ranks)[1], IntervalKind::kComputeKernel),
-            1779630135080189171 + (155360368270 - 155360295935));
+            1779630014975716426 + 155360368270);
 }
 
 // nsys 2026.1 (schema 3.24): one process, two kernels, the GPU described in TARGET_INFO_GPU.

@@ -84,7 +84,8 @@ class NsysWriterTest : public ::testing::Test {
 
 TEST_F(NsysWriterTest, HoldsOnlyTheTablesWithRows) {
   EXPECT_EQ(Query(path_, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"),
-            (std::vector<std::string>{"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
+            (std::vector<std::string>{"ANALYSIS_DETAILS", "CUPTI_ACTIVITY_KIND_KERNEL",
+                                      "CUPTI_ACTIVITY_KIND_RUNTIME", "META_DATA_CAPTURE",
                                       "META_DATA_EXPORT", "NVTX_EVENTS", "NVTX_PAYLOAD_SCHEMAS",
                                       "NVTX_PAYLOAD_SCHEMA_ENTRIES", "PROCESSES", "StringIds",
                                       "TARGET_INFO_GPU", "TARGET_INFO_SESSION_START_TIME",
@@ -92,11 +93,10 @@ TEST_F(NsysWriterTest, HoldsOnlyTheTablesWithRows) {
 }
 
 TEST_F(NsysWriterTest, TimesIdsAndNamesAreAsNsysWritesThem) {
-  // The documented recipe: UTC = utcEpochNs + (start - systemClockNs).
+  // As nsys exports them: times from the session's start, which is utcEpochNs on the UTC epoch.
   EXPECT_EQ(Query(path_,
-                  "SELECT s.utcEpochNs + k.start - s.systemClockNs, s.utcEpochNs + k.\"end\" - "
-                  "s.systemClockNs FROM CUPTI_ACTIVITY_KIND_KERNEL k, "
-                  "TARGET_INFO_SESSION_START_TIME s ORDER BY k.start"),
+                  "SELECT s.utcEpochNs + k.start, s.utcEpochNs + k.\"end\" FROM "
+                  "CUPTI_ACTIVITY_KIND_KERNEL k, TARGET_INFO_SESSION_START_TIME s ORDER BY k.start"),
             (std::vector<std::string>{std::to_string(kUtcOfZero + 2000) + "|" +
                                           std::to_string(kUtcOfZero + 5000),
                                       std::to_string(kUtcOfZero + 6000) + "|" +
@@ -173,6 +173,93 @@ TEST_F(NsysWriterTest, ReadsBackAsTheRankItWas) {
   EXPECT_EQ(rank.comm(send)->peer, 0);
   EXPECT_EQ(rank.comm(send)->bytes, 4096);
   EXPECT_EQ(stream->intervals[1].kind, IntervalKind::kComputeKernel);
+}
+
+// One report per rank, as nsys under each rank's launcher writes them: each rank's session
+// starts on its own (0.5 s before its first event, and 3 s more per rank id here), on the UTC
+// epoch and on its host's own clock (systemClockNs = ANALYSIS_DETAILS.startTime); the
+// launcher's RANK and WORLD_SIZE in the launched process's environment.
+TEST(NsysWriterSessionTest, EachRankHasItsOwnSessionStartOnItsHostsClock) {
+  testing::TempDir dir;
+  const NsysWriteOptions options{.utc_of_zero_ns = kUtcOfZero, .session_lead_step_ns = 3'000'000'000};
+  Rank rank1 = MakeRank();
+  Rank rank0 = MakeRank();
+  rank0.rank = 0;
+  Rank other_host = MakeRank();
+  other_host.host = "node-b";
+  const std::string path0 = dir.path() + "/rank0.sqlite";
+  const std::string path1 = dir.path() + "/rank1.sqlite";
+  const std::string path_b = dir.path() + "/b.sqlite";
+  ASSERT_TRUE(WriteNsysSqlite(rank0, options, path0).ok());
+  ASSERT_TRUE(WriteNsysSqlite(rank1, options, path1).ok());
+  ASSERT_TRUE(WriteNsysSqlite(other_host, options, path_b).ok());
+  const char* kSession = "SELECT utcEpochNs, systemClockNs FROM TARGET_INFO_SESSION_START_TIME";
+  auto number = [](const std::string& row, int cell) {
+    size_t at = 0;
+    for (int i = 0; i < cell; ++i) at = row.find('|', at) + 1;
+    return std::stoll(row.substr(at, row.find('|', at) - at));
+  };
+  const std::string s0 = Query(path0, kSession).at(0);
+  const std::string s1 = Query(path1, kSession).at(0);
+  const std::string sb = Query(path_b, kSession).at(0);
+  // The first event (the step, at 800) 0.5 s after rank 0's session started, 3.5 s after
+  // rank 1's.
+  EXPECT_EQ(number(s0, 0), kUtcOfZero + 800 - 500'000'000);
+  EXPECT_EQ(number(s1, 0), kUtcOfZero + 800 - 3'500'000'000);
+  // One host, one clock: the two starts lie as far apart on it as on the UTC epoch.
+  EXPECT_EQ(number(s0, 1) - number(s1, 1), 3'000'000'000);
+  // Another host's clock started elsewhere (same session start on the UTC epoch as rank 1's).
+  EXPECT_NE(number(sb, 1), number(s1, 1));
+  EXPECT_EQ(Query(path1, "SELECT startTime = " + std::to_string(number(s1, 1)) +
+                             ", stopTime - startTime = duration, duration FROM ANALYSIS_DETAILS"),
+            std::vector<std::string>{"1|1|3600009000"});  // 3.5 s + 800..9800, then 0.1 s
+  EXPECT_EQ(Query(path1, "SELECT value FROM META_DATA_CAPTURE WHERE name = "
+                         "'PROCESS_0:ENVIRONMENT_VARIABLE' ORDER BY value"),
+            (std::vector<std::string>{"LOCAL_RANK=\"1\"", "RANK=\"1\"", "WORLD_SIZE=\"2\""}));
+  // Read back: the events where they were, each rank named by its environment.
+  for (const auto& [path, id] : {std::pair{path0, 0}, std::pair{path1, 1}}) {
+    absl::StatusOr<std::vector<Rank>> read = ReadNsysSqlite(path, NsysReadOptions{});
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->front().rank, id);
+    EXPECT_EQ(read->front().rank_source, "environment:RANK");
+    EXPECT_EQ(read->front().time_base, "session_start");
+    EXPECT_EQ(read->front().steps.at(0).start, kUtcOfZero + 800);
+  }
+}
+
+// The export schemas of 2022 and 2024 beside 2026's: the tables and columns those releases
+// have, each read back to the same times.
+TEST(NsysWriterSessionTest, WritesTheSchemasOf2022And2024) {
+  testing::TempDir dir;
+  const Rank rank = MakeRank();
+  for (NsysSchema schema : {NsysSchema::k2022, NsysSchema::k2024, NsysSchema::k2026}) {
+    SCOPED_TRACE(static_cast<int>(schema));
+    const std::string path = dir.path() + "/rank1.sqlite";
+    ASSERT_TRUE(
+        WriteNsysSqlite(rank, NsysWriteOptions{.utc_of_zero_ns = kUtcOfZero, .schema = schema}, path)
+            .ok());
+    const std::vector<std::string> columns = Query(
+        path, "SELECT group_concat(name, ',') FROM pragma_table_info('TARGET_INFO_SESSION_START_TIME')");
+    EXPECT_EQ(columns.at(0), schema == NsysSchema::k2026
+                                 ? "utcEpochNs,utcTime,localTime,systemClockNs"
+                                 : "utcEpochNs,utcTime,localTime");
+    const std::vector<std::string> metadata = Query(
+        path, "SELECT name FROM sqlite_master WHERE name IN ('EXPORT_META_DATA', "
+              "'META_DATA_EXPORT', 'META_DATA_CAPTURE') ORDER BY name");
+    const std::vector<std::string> expected =
+        schema == NsysSchema::k2022
+            ? std::vector<std::string>{"EXPORT_META_DATA"}
+            : std::vector<std::string>{"META_DATA_CAPTURE", "META_DATA_EXPORT"};
+    EXPECT_EQ(metadata, expected);
+    absl::StatusOr<std::vector<Rank>> read = ReadNsysSqlite(path, NsysReadOptions{});
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->front().steps.at(0).start, kUtcOfZero + 800);
+    // 2022 has no META_DATA_CAPTURE, and NCCL's two-rank world could as well be a pair's
+    // point-to-point communicator: no rank (the loader takes the file's name).
+    EXPECT_EQ(read->front().rank, schema == NsysSchema::k2022 ? -1 : 1);
+    EXPECT_EQ(read->front().rank_source,
+              schema == NsysSchema::k2022 ? "none" : "environment:RANK");
+  }
 }
 
 }  // namespace
