@@ -16,7 +16,7 @@ struct AlignedOp {
   TimeNs end = 0;
 };
 
-AlignedOp Aligned(const index::DeviceOp& op, TimeNs offset) {
+AlignedOp Aligned(const index::DeviceOp& op, const RankClock& offset) {
   return {ClockOffsets::Move(op.start, offset), ClockOffsets::Move(op.end, offset)};
 }
 
@@ -48,7 +48,7 @@ void AddSpan(IdleKind kind, TimeNs start, TimeNs end, RankIterationFigures* figu
 // is a receive (and no send starts with it), at its first compute that starts once that receive
 // has completed, since the schedule's first op, a forward, needs that input; else, or without
 // such compute, at its first work (`busy_start`).
-TimeNs FillEnd(const index::RankIndex& rank, TimeNs offset,
+TimeNs FillEnd(const index::RankIndex& rank, const RankClock& offset,
                const iterations::RankIteration& assigned, TimeNs busy_start) {
   TimeNs first_transfer = std::numeric_limits<TimeNs>::max();
   for (uint32_t i : assigned.ops) {
@@ -71,7 +71,7 @@ TimeNs FillEnd(const index::RankIndex& rank, TimeNs offset,
   return busy_start;
 }
 
-RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
+RankIterationFigures RankFigures(const index::RankIndex& rank, const RankClock& offset,
                                  const iterations::RankIteration& assigned, TimeNs window_start,
                                  TimeNs window_end) {
   RankIterationFigures figures;
@@ -146,7 +146,7 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, TimeNs offset,
 }
 
 IterationFigures Figures(const index::TraceIndex& index, const iterations::Result& assignment,
-                         const std::vector<TimeNs>& offsets,
+                         const std::vector<RankClock>& offsets,
                          const iterations::Iteration& iteration) {
   IterationFigures figures;
   figures.number = iteration.number;
@@ -205,7 +205,7 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index,
                const iterations::Result& assignment, const ClockOffsets& offsets) {
   Result result;
   result.step_source = assignment.source;
-  std::vector<TimeNs> rank_offsets;
+  std::vector<RankClock> rank_offsets;
   for (size_t p = 0; p < assignment.positions.size(); ++p) {
     const size_t r = assignment.positions[p];
     const Rank& rank = trace.ranks[r];

@@ -168,7 +168,7 @@ Result Assign(const Trace& trace, const index::TraceIndex& index, const Steps& s
   for (size_t r : positions) rank_steps.push_back(steps.ranks[r]);
   if (steps.source == StepSource::kRepeatingSchedule) {
     std::vector<repeating_schedule::RankSchedule> schedules;
-    std::vector<TimeNs> rank_offsets;
+    std::vector<RankClock> rank_offsets;
     for (size_t r : positions) {
       schedules.push_back(steps.schedules[r]);
       rank_offsets.push_back(offsets.Of(trace.ranks[r].rank));

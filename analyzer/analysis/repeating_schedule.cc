@@ -196,7 +196,7 @@ std::vector<int64_t> LocalNumbers(const RankSchedule& rank) {
 }
 
 std::vector<int64_t> NumberingShifts(const std::vector<RankSchedule>& ranks,
-                                     const std::vector<TimeNs>& offsets) {
+                                     const std::vector<RankClock>& offsets) {
   const auto on_reference = [&offsets](const Segment& segment, size_t r) {
     Segment moved = segment;
     moved.first_start = ClockOffsets::Move(segment.first_start, offsets[r]);

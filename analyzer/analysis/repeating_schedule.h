@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/clock_offsets.h"
 #include "bubblescope/trace.h"
 #include "index/rank_index.h"
 
@@ -59,6 +60,6 @@ std::vector<int64_t> LocalNumbers(const RankSchedule& rank);
 // without overlap), its device spans moved onto the reference clock by `offsets` (one per rank,
 // parallel to `ranks`, rank clock - reference clock).
 std::vector<int64_t> NumberingShifts(const std::vector<RankSchedule>& ranks,
-                                     const std::vector<TimeNs>& offsets);
+                                     const std::vector<RankClock>& offsets);
 
 }  // namespace bubblescope::repeating_schedule

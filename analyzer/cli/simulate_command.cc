@@ -107,6 +107,31 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
       ->type_name("N")
       ->capture_default_str();
   simulate
+      ->add_option("--host-clocks", f.host_clocks,
+                   "Each host's clock against the true one, one per host (needs "
+                   "--ranks-per-host): offset in us and drift in ppm")
+      ->type_name("US:PPM,...");
+  simulate->add_flag("--no-host-names", f.no_host_names,
+                     "Hosts keep their clocks, but no trace names its host (Kineto before 2026)");
+  simulate
+      ->add_option("--iteration-gap-us", f.iteration_gap_us,
+                   "Idle time between iterations, so a few iterations span minutes")
+      ->type_name("US")
+      ->capture_default_str();
+  simulate
+      ->add_option("--transfer-spread", f.transfer_spread,
+                   "Each transfer's time x (1 + u), u uniform in [-S, S] per message")
+      ->type_name("S")
+      ->capture_default_str();
+  simulate
+      ->add_option("--collective-tail-us", f.collective_tail_us,
+                   "Work after the reduction: each member of the iteration-end all-reduce ends "
+                   "up to this much after the others")
+      ->type_name("US")
+      ->capture_default_str();
+  simulate->add_flag("--no-group-descriptions", f.no_group_descriptions,
+                     "Process groups without descriptions (torch before 2.4)");
+  simulate
       ->add_option("--stage-to-rank", f.stage_to_rank,
                    "Rank running each stage, a permutation (default: stage s on rank s)")
       ->type_name("R,R...");

@@ -203,6 +203,20 @@ absl::Status ParseTiming(const SimulateFlags& flags, sim::Config* config) {
   }
   config->seed = seed;
   config->iteration_barrier = !flags.no_iteration_barrier;
+  absl::StatusOr<int64_t> gap = ParseMicros(flags.iteration_gap_us);
+  if (!gap.ok()) return FlagError("--iteration-gap-us", gap.status().message());
+  config->iteration_gap_ns = *gap;
+  absl::StatusOr<double> spread =
+      Flagged("--transfer-spread", ParseNumber(flags.transfer_spread, 0.0));
+  if (!spread.ok()) return spread.status();
+  if (*spread >= 1.0) {
+    return FlagError("--transfer-spread",
+                     absl::StrCat("'", flags.transfer_spread, "' must be < 1"));
+  }
+  config->transfer_spread = *spread;
+  absl::StatusOr<int64_t> tail = ParseMicros(flags.collective_tail_us);
+  if (!tail.ok()) return FlagError("--collective-tail-us", tail.status().message());
+  config->collective_tail_ns = *tail;
   return absl::OkStatus();
 }
 
@@ -216,10 +230,28 @@ absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* co
     if (!offsets.ok()) return offsets.status();
     config->clock_offsets_ns = *std::move(offsets);
   }
+  // Hosts hold global ranks, so replicas count (ValidateConfig checks the job's size).
   absl::StatusOr<int32_t> ranks_per_host =
-      Flagged("--ranks-per-host", ParseInt(flags.ranks_per_host, 0, p));
+      Flagged("--ranks-per-host", ParseInt(flags.ranks_per_host, 0, 1 << 20));
   if (!ranks_per_host.ok()) return ranks_per_host.status();
   config->ranks_per_host = *ranks_per_host;
+  config->write_host_names = !flags.no_host_names;
+  config->describe_groups = !flags.no_group_descriptions;
+  config->host_clocks.clear();
+  if (!flags.host_clocks.empty()) {
+    for (absl::string_view part : absl::StrSplit(flags.host_clocks, ',')) {
+      const std::vector<absl::string_view> fields = absl::StrSplit(part, ':');
+      if (fields.size() != 2) {
+        return FlagError("--host-clocks",
+                         absl::StrCat("'", part, "' is not OFFSET_US:PPM"));
+      }
+      absl::StatusOr<int64_t> offset = ParseMicros(fields[0], /*allow_negative=*/true);
+      if (!offset.ok()) return FlagError("--host-clocks", offset.status().message());
+      absl::StatusOr<double> ppm = Flagged("--host-clocks", ParseNumber(fields[1], -1000.0));
+      if (!ppm.ok()) return ppm.status();
+      config->host_clocks.push_back(sim::Config::HostClock{*offset, *ppm});
+    }
+  }
   config->stage_to_rank.clear();
   if (!flags.stage_to_rank.empty()) {
     for (absl::string_view part : absl::StrSplit(flags.stage_to_rank, ',')) {

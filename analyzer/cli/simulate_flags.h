@@ -35,6 +35,12 @@ struct SimulateFlags {
   std::string seed = "1";
   std::string clock_offsets_us;  // empty = all zero
   std::string ranks_per_host = "0";  // 0: no host named
+  std::string host_clocks;           // OFFSET_US:PPM per host, comma-separated; empty = exact
+  bool no_host_names = false;        // hosts keep their clocks, no trace names its host
+  std::string iteration_gap_us = "0";
+  std::string transfer_spread = "0";
+  std::string collective_tail_us = "0";
+  bool no_group_descriptions = false;
   std::string stage_to_rank;     // empty = identity
   std::string weights_mb = "2048";  // weights, gradients and optimizer state per stage
   std::string stash_mb = "96";  // so peaks show the schedule's in-flight microbatches

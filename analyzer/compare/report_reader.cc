@@ -291,6 +291,10 @@ class ReportWalker {
       if (key == "microbatches") return OptionalInteger(member, key, &pipeline->microbatches);
       if (key == "virtual_stages") return OptionalInteger(member, key, &pipeline->virtual_stages);
       if (key == "schedule") return OptionalString(member, key, &pipeline->schedule);
+      // null: no complete iteration (no_complete_iteration says why); the figure stays 0.
+      if ((key == "bubble_fraction" || key == "latency_us") && IsNull(member)) {
+        return absl::OkStatus();
+      }
       if (key == "bubble_fraction") return Number(member, key, Figure::kFraction, &pipeline->bubble_fraction);
       if (key == "theoretical_bubble_fraction") {
         return OptionalNumber(member, key, Figure::kFraction,

@@ -1,25 +1,22 @@
 #include "crossrank/clock_alignment.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
 
+#include "absl/strings/str_format.h"
 
 namespace bubblescope::clock_alignment {
 namespace {
 
 // Rendezvous ends this close are one instant whatever the transfer's length.
 constexpr TimeNs kAgreementFloorNs = 1000;
-
-// What the evidence between two clock nodes a < b says about d = clock(b) - clock(a).
-struct Edge {
-  TimeNs difference = 0;
-  TimeNs uncertainty = 0;  // kUnbounded when no bound holds
-  int64_t samples = 0;
-  Source source = Source::kCausalityBounds;
-  bool as_recorded = false;  // the samples disagree on a difference: the recorded clocks kept
-};
+// A clock drifts by at most this against another (quartz: tens of ppm; 1000 ppm is broken).
+constexpr double kMaxRate = 1e-3;
+// Samples are reduced to at most this many time bins before the line's slope is taken.
+constexpr size_t kSlopeBins = 24;
 
 Source SourceOf(SampleKind kind) {
   switch (kind) {
@@ -35,88 +32,218 @@ Source SourceOf(SampleKind kind) {
   return Source::kCausalityBounds;
 }
 
-// Only the bounds: 0 where both allow it, else the middle of the two; a bound on one side says
-// nothing about how far the clocks are apart, so the uncertainty is then unbounded.
-void EstimateFromBounds(const PairEvidence& evidence, Edge& edge) {
-  if (evidence.lower > evidence.upper || evidence.lower == -kUnbounded ||
-      evidence.upper == kUnbounded) {
-    // Contradictory bounds come from transfers paired wrongly: no estimate holds.
-    if (evidence.lower <= evidence.upper) {
-      edge.difference = std::clamp<TimeNs>(0, evidence.lower, evidence.upper);
-    }
-    edge.uncertainty = kUnbounded;
-    return;
-  }
-  if (evidence.lower <= 0 && 0 <= evidence.upper) {
-    edge.uncertainty = std::max(evidence.upper, -evidence.lower);
-    return;
-  }
-  edge.difference = evidence.lower + (evidence.upper - evidence.lower) / 2;
-  edge.uncertainty = evidence.upper - edge.difference;
+double At(const Line& line, TimeNs time, TimeNs anchor) {
+  return static_cast<double>(line.offset_ns) +
+         line.rate * (static_cast<double>(time) - static_cast<double>(anchor));
 }
 
-Edge Estimate(PairEvidence evidence) {
-  Edge edge;
-  edge.samples = static_cast<int64_t>(evidence.samples.size());
-  edge.source = SourceOf(evidence.kind);
-  if (evidence.samples.empty()) {
-    EstimateFromBounds(evidence, edge);
-    return edge;
+TimeNs Rounded(double value) {
+  return ClampTime(static_cast<TimeNs>(std::llround(std::clamp(value, -4e18, 4e18))));
+}
+
+template <typename T>
+T LowerMedian(std::vector<T> values) {
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>((values.size() - 1) / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+TimeNs LargestResidual(const std::vector<TimedSample>& samples, const Line& line, TimeNs anchor) {
+  double largest = 0.0;
+  for (const TimedSample& sample : samples) {
+    largest = std::max(largest,
+                       std::abs(static_cast<double>(sample.value) - At(line, sample.time, anchor)));
   }
-  const bool bounded = evidence.lower <= evidence.upper;
-  std::sort(evidence.samples.begin(), evidence.samples.end());
-  const TimeNs lowest = evidence.samples.front();
-  const TimeNs highest = evidence.samples.back();
-  const bool zero_allowed = !bounded || (evidence.lower <= 0 && 0 <= evidence.upper);
-  if (lowest <= 0 && 0 <= highest && zero_allowed) {
-    // Samples that put the two clocks on both sides of each other support no offset. Spread
-    // within a transfer's own duration is the two ends finishing a little apart: the clocks
-    // agree. Spread beyond it (wrongly paired transfers, or a peer guessed from the schedule)
-    // leaves the offset unknown.
-    edge.uncertainty = std::max(-lowest, highest);
-    std::vector<TimeNs>& durations = evidence.durations;
-    std::nth_element(durations.begin(), durations.begin() + (durations.size() - 1) / 2,
-                     durations.end());
-    edge.as_recorded = edge.uncertainty > std::max<TimeNs>(durations[(durations.size() - 1) / 2],
-                                                           kAgreementFloorNs);
-    return edge;
+  return Rounded(std::ceil(largest));
+}
+
+// The samples' line: a constant (their median), or where it leaves a smaller largest residual,
+// a line whose slope is the median of the slopes between time bins' medians (Theil-Sen, robust to
+// a few wrong samples) and whose offset is the median of what the samples leave at that slope.
+Line FitSamples(std::vector<TimedSample> samples, TimeNs anchor, TimeNs* residual) {
+  std::vector<TimeNs> values;
+  for (const TimedSample& sample : samples) values.push_back(sample.value);
+  Line best{LowerMedian(values), 0.0};
+  *residual = LargestResidual(samples, best, anchor);
+  if (samples.size() < 4 || *residual == 0) return best;
+  std::sort(samples.begin(), samples.end(),
+            [](const TimedSample& a, const TimedSample& b) { return a.time < b.time; });
+  const size_t bins = std::min(kSlopeBins, samples.size() / 2);
+  std::vector<std::pair<double, double>> points;  // (time, value) per bin
+  for (size_t bin = 0; bin < bins; ++bin) {
+    const size_t from = bin * samples.size() / bins;
+    const size_t to = (bin + 1) * samples.size() / bins;
+    std::vector<TimeNs> times;
+    std::vector<TimeNs> bin_values;
+    for (size_t i = from; i < to; ++i) {
+      times.push_back(samples[i].time);
+      bin_values.push_back(samples[i].value);
+    }
+    points.emplace_back(static_cast<double>(LowerMedian(times)),
+                        static_cast<double>(LowerMedian(bin_values)));
   }
-  const TimeNs median = evidence.samples[(evidence.samples.size() - 1) / 2];
-  const TimeNs clamped = bounded ? std::clamp(median, evidence.lower, evidence.upper) : median;
-  edge.difference = clamped;
-  edge.uncertainty = clamped > median ? clamped - median : median - clamped;
-  for (TimeNs sample : evidence.samples) {
-    edge.uncertainty = std::max(edge.uncertainty, sample > clamped ? sample - clamped
-                                                                    : clamped - sample);
+  std::vector<double> slopes;
+  for (size_t i = 0; i < points.size(); ++i) {
+    for (size_t j = i + 1; j < points.size(); ++j) {
+      if (points[j].first > points[i].first) {
+        slopes.push_back((points[j].second - points[i].second) /
+                         (points[j].first - points[i].first));
+      }
+    }
   }
-  return edge;
+  if (slopes.empty()) return best;
+  const double slope = std::clamp(LowerMedian(slopes), -kMaxRate, kMaxRate);
+  std::vector<double> left;
+  for (const TimedSample& sample : samples) {
+    left.push_back(static_cast<double>(sample.value) -
+                   slope * (static_cast<double>(sample.time) - static_cast<double>(anchor)));
+  }
+  const Line line{Rounded(LowerMedian(left)), slope};
+  const TimeNs line_residual = LargestResidual(samples, line, anchor);
+  if (line_residual < *residual) {
+    *residual = line_residual;
+    return line;
+  }
+  return best;
+}
+
+// The first causality bound the line breaks, described; empty when it breaks none.
+std::string BrokenBound(const std::vector<Bound>& bounds, const Line& line, TimeNs anchor) {
+  for (const Bound& bound : bounds) {
+    const double at = At(line, bound.time, anchor);
+    const double excess = bound.upper ? at - static_cast<double>(bound.value)
+                                      : static_cast<double>(bound.value) - at;
+    if (excess <= 0.5) continue;
+    if (bound.collective) {
+      return absl::StrFormat(
+          "the collective of ranks %d and %d at %.6f s on rank %d's clock: one member's kernel "
+          "would end %.3f us before the other's started",
+          bound.src, bound.dst, static_cast<double>(bound.recorded) / 1e9, bound.src,
+          excess / 1e3);
+    }
+    return absl::StrFormat(
+        "the transfer rank %d -> rank %d sent at %.6f s on rank %d's clock: its receive would "
+        "end %.3f us before the send started",
+        bound.src, bound.dst, static_cast<double>(bound.recorded) / 1e9, bound.src,
+        excess / 1e3);
+  }
+  return "";
+}
+
+// Only the bounds. 0 where every bound allows it (uncertain by the farther bound), else the
+// middle of the band they leave, uncertain by half its width; drift can leave no constant band,
+// and then the band is taken along the rate that leaves it widest. A bound on one side only says
+// nothing about how far the clocks are apart: unbounded.
+void FitBounds(const PairEvidence& evidence, TimeNs anchor, PairFit& fit) {
+  fit.uncertainty_ns = kUnbounded;
+  if (evidence.lower == -kUnbounded || evidence.upper == kUnbounded) {
+    if (evidence.lower <= evidence.upper) {
+      fit.line.offset_ns = std::clamp<TimeNs>(0, evidence.lower, evidence.upper);
+    }
+    return;
+  }
+  if (evidence.lower <= evidence.upper) {
+    if (evidence.lower <= 0 && 0 <= evidence.upper) {
+      fit.uncertainty_ns = std::max(evidence.upper, -evidence.lower);
+      return;
+    }
+    fit.line.offset_ns = evidence.lower + (evidence.upper - evidence.lower) / 2;
+    fit.uncertainty_ns = evidence.upper - fit.line.offset_ns;
+    return;
+  }
+  // Width of the band at rate r: min over upper bounds of (u - r t) - max over lower of (l - r t),
+  // concave in r, so a ternary search finds its widest.
+  const auto band = [&](double rate, double* low, double* high) {
+    *low = -1e300;
+    *high = 1e300;
+    for (const Bound& bound : evidence.bounds) {
+      const double at = static_cast<double>(bound.value) -
+                        rate * (static_cast<double>(bound.time) - static_cast<double>(anchor));
+      if (bound.upper) {
+        *high = std::min(*high, at);
+      } else {
+        *low = std::max(*low, at);
+      }
+    }
+    return *high - *low;
+  };
+  double from = -kMaxRate;
+  double to = kMaxRate;
+  double low = 0.0;
+  double high = 0.0;
+  for (int step = 0; step < 200; ++step) {
+    const double a = from + (to - from) / 3.0;
+    const double b = to - (to - from) / 3.0;
+    if (band(a, &low, &high) < band(b, &low, &high)) {
+      from = a;
+    } else {
+      to = b;
+    }
+  }
+  const double rate = (from + to) / 2.0;
+  if (band(rate, &low, &high) < 0.0) return;  // contradictory: transfers paired wrongly
+  fit.line = Line{Rounded((low + high) / 2.0), rate};
+  fit.uncertainty_ns = Rounded(std::ceil((high - low) / 2.0));
+}
+
+PairFit Fit(const PairEvidence& evidence, TimeNs anchor) {
+  PairFit fit;
+  fit.samples = static_cast<int64_t>(evidence.samples.size());
+  fit.source = SourceOf(evidence.kind);
+  if (!evidence.samples.empty()) {
+    TimeNs residual = 0;
+    const Line line = FitSamples(evidence.samples, anchor, &residual);
+    fit.rejected_by = BrokenBound(evidence.bounds, line, anchor);
+    if (fit.rejected_by.empty()) {
+      fit.line = line;
+      fit.uncertainty_ns = residual;
+      fit.residual_ns = residual;
+      // Spread within a transfer's own duration is the two ends finishing a little apart: the
+      // clocks agree. Spread beyond it (wrongly paired transfers, or a peer guessed from the
+      // schedule) leaves the difference unknown.
+      std::vector<TimeNs> durations;
+      for (const TimedSample& sample : evidence.samples) durations.push_back(sample.duration);
+      fit.as_recorded = residual > std::max(LowerMedian(durations), kAgreementFloorNs);
+      return fit;
+    }
+    // The samples' estimate breaks causality: rejected, the bounds decide.
+    fit.samples = 0;
+    fit.source = Source::kCausalityBounds;
+  }
+  fit.bounds_guessed = evidence.bounds_guessed;
+  FitBounds(evidence, anchor, fit);
+  return fit;
 }
 
 // Where a clock node lies against the reference's, through its chain of least uncertainty.
 struct Placement {
   bool reached = false;
-  TimeNs offset = 0;
+  Line line;
   TimeNs uncertainty = 0;
+  TimeNs residual = 0;
   int64_t samples = 0;
   Source source = Source::kReference;  // the weakest evidence on the chain
   bool as_recorded = false;            // some edge of the chain disagreed
+  bool bounds_guessed = false;         // some edge of the chain rests on guessed peers' bounds
+  std::string rejected_by;             // an estimate on the chain broke causality
+  bool breaks_causality = false;       // the placement itself breaks a bound of the job
 };
 
-// Dijkstra from node 0 (the reference's); ties by node, so the tree is deterministic.
-std::vector<Placement> Place(const std::map<std::pair<int32_t, int32_t>, PairEvidence>& evidence,
-                             size_t nodes) {
-  std::vector<std::vector<std::pair<int32_t, Edge>>> neighbours(nodes);
-  for (const auto& [key, pair] : evidence) {
-    const Edge edge = Estimate(pair);
-    neighbours[static_cast<size_t>(key.first)].push_back({key.second, edge});
-    Edge reverse = edge;
-    reverse.difference = -edge.difference;
+// Dijkstra from `root`; ties by node, so the tree is deterministic.
+std::vector<Placement> Place(const JobClocks& clocks, int32_t root) {
+  const size_t nodes = static_cast<size_t>(clocks.nodes);
+  std::vector<std::vector<std::pair<int32_t, PairFit>>> neighbours(nodes);
+  for (const auto& [key, fit] : clocks.fits) {
+    neighbours[static_cast<size_t>(key.first)].push_back({key.second, fit});
+    PairFit reverse = fit;
+    reverse.line = Line{ClampTime(-fit.line.offset_ns), -fit.line.rate};
     neighbours[static_cast<size_t>(key.second)].push_back({key.first, reverse});
   }
   std::vector<Placement> placed(nodes);
-  placed[0].reached = true;
+  if (root < 0 || static_cast<size_t>(root) >= nodes) return placed;
+  placed[static_cast<size_t>(root)].reached = true;
   std::vector<bool> done(nodes, false);
-  std::set<std::pair<TimeNs, int32_t>> frontier = {{0, 0}};
+  std::set<std::pair<TimeNs, int32_t>> frontier = {{0, root}};
   while (!frontier.empty()) {
     const size_t node = static_cast<size_t>(frontier.begin()->second);
     frontier.erase(frontier.begin());
@@ -126,34 +253,71 @@ std::vector<Placement> Place(const std::map<std::pair<int32_t, int32_t>, PairEvi
     for (const auto& [next_node, edge] : neighbours[node]) {
       const size_t next = static_cast<size_t>(next_node);
       if (done[next]) continue;
-      const TimeNs uncertainty = SaturatingAdd(from.uncertainty, edge.uncertainty);
+      const TimeNs uncertainty = SaturatingAdd(from.uncertainty, edge.uncertainty_ns);
       Placement& to = placed[next];
       if (to.reached && to.uncertainty <= uncertainty) continue;
       if (to.reached) frontier.erase({to.uncertainty, next_node});
       frontier.insert({uncertainty, next_node});
-      to = Placement{.reached = true,
-                     .offset = ClampTime(SaturatingAdd(from.offset, edge.difference)),
-                     .uncertainty = uncertainty,
-                     .samples = edge.samples,
-                     .source = std::max(from.source, edge.source),
-                     .as_recorded = from.as_recorded || edge.as_recorded};
+      to = Placement{
+          .reached = true,
+          .line = Line{ClampTime(SaturatingAdd(from.line.offset_ns, edge.line.offset_ns)),
+                       from.line.rate + edge.line.rate},
+          .uncertainty = uncertainty,
+          .residual = edge.residual_ns,
+          .samples = edge.samples,
+          .source = std::max(from.source, edge.source),
+          .as_recorded = from.as_recorded || edge.as_recorded,
+          .bounds_guessed = from.bounds_guessed || edge.bounds_guessed,
+          .rejected_by = from.rejected_by.empty() ? edge.rejected_by : from.rejected_by,
+          .breaks_causality = false};
     }
   }
   return placed;
 }
 
-Verdict Judge(const Placement& placement, const Options& options) {
+// Every causality bound between two placed nodes holds on their placed clocks; a node whose
+// placement breaks one (the less certain of the two) is marked, with the bound it broke.
+void CheckCausality(const JobClocks& clocks, std::vector<Placement>& placed) {
+  for (const auto& [key, evidence] : clocks.evidence) {
+    Placement& a = placed[static_cast<size_t>(key.first)];
+    Placement& b = placed[static_cast<size_t>(key.second)];
+    if (!a.reached || !b.reached || a.uncertainty == kUnbounded || b.uncertainty == kUnbounded) {
+      continue;
+    }
+    const Line difference{ClampTime(b.line.offset_ns - a.line.offset_ns), b.line.rate - a.line.rate};
+    const std::string broken = BrokenBound(evidence.bounds, difference, clocks.anchor_ns);
+    if (broken.empty()) continue;
+    Placement& blamed = b.uncertainty >= a.uncertainty ? b : a;
+    if (blamed.uncertainty == 0) continue;  // the reference's own clock is kept whatever
+    blamed.breaks_causality = true;
+    if (blamed.rejected_by.empty()) blamed.rejected_by = broken;
+  }
+}
+
+// The line's largest distance from 0 over the job's span.
+TimeNs Farthest(const Line& line, TimeNs half_span) {
+  const double drift = std::abs(line.rate) * static_cast<double>(half_span);
+  return Rounded(std::abs(static_cast<double>(line.offset_ns)) + drift);
+}
+
+Verdict Judge(const Placement& placement, const Options& options, TimeNs half_span) {
   if (!placement.reached) return Verdict::kNoEvidence;
+  if (placement.breaks_causality) return Verdict::kBreaksCausality;
   if (placement.as_recorded) return Verdict::kDisagree;
-  if (placement.source == Source::kCausalityBounds && options.peers_guessed) {
+  if (placement.source == Source::kCausalityBounds &&
+      (options.peers_guessed || placement.bounds_guessed)) {
     return Verdict::kGuessedPeers;
   }
   if (placement.uncertainty == kUnbounded || placement.uncertainty > options.tolerance_ns) {
     return Verdict::kLoose;
   }
-  const TimeNs distance = placement.offset < 0 ? -placement.offset : placement.offset;
-  // Twice the uncertainty from 0: the truth is nearer the estimate than the recorded clocks.
-  if (placement.offset != 0 && distance / 2 >= placement.uncertainty) return Verdict::kApplied;
+  // Twice the uncertainty from 0 somewhere over the job's span: there the truth is nearer the
+  // estimate than the recorded clocks; where the line comes closer to 0, the truth is within u
+  // of it either way. A line that never leaves 2u of 0 is the recorded clocks within evidence.
+  if (Farthest(placement.line, half_span) / 2 >= placement.uncertainty &&
+      (placement.line.offset_ns != 0 || placement.line.rate != 0.0)) {
+    return Verdict::kApplied;
+  }
   return Verdict::kConsistent;
 }
 
@@ -218,6 +382,8 @@ std::string_view VerdictName(Verdict verdict) {
       return "guessed_peers";
     case Verdict::kGuessApplied:
       return "guess_applied";
+    case Verdict::kBreaksCausality:
+      return "breaks_causality";
   }
   return "unknown";
 }
@@ -226,7 +392,8 @@ TimeNs RankOffset::ErrorBound() const {
   if (verdict == Verdict::kSameClock) return 0;
   if (applied()) return uncertainty_ns;
   if (source == Source::kNone) return kUnbounded;
-  return SaturatingAdd(estimate_ns < 0 ? -estimate_ns : estimate_ns, uncertainty_ns);
+  return SaturatingAdd(std::max(farthest_ns, estimate_ns < 0 ? -estimate_ns : estimate_ns),
+                       uncertainty_ns);
 }
 
 bool StartsAtItsOwnZero(const Rank& rank) {
@@ -252,44 +419,77 @@ bool IsAnonymousHost(std::string_view host) {
   return true;
 }
 
-Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options,
-               const std::vector<collective_matching::MatchedEnds>& collectives) {
+JobClocks FitJob(const JobInput& input) {
+  JobClocks clocks;
+  // Clock nodes: one per named host, one per other rank, in the order the ranks are given.
+  std::map<std::string_view, int32_t> host_node;
+  for (size_t i = 0; i < input.ranks.size(); ++i) {
+    if (clocks.node_of.count(input.ranks[i]) > 0) continue;  // a rank listed twice keeps its first
+    const std::string_view host =
+        i < input.hosts.size() ? std::string_view(input.hosts[i]) : std::string_view();
+    int32_t node = clocks.nodes;
+    if (!IsAnonymousHost(host)) node = host_node.try_emplace(host, clocks.nodes).first->second;
+    if (node == clocks.nodes) ++clocks.nodes;
+    clocks.node_of.emplace(input.ranks[i], node);
+  }
+  clocks.evidence = GatherEvidence(input.transfers, input.collectives, clocks.node_of);
+  TimeNs first = kUnbounded;
+  TimeNs last = -kUnbounded;
+  for (const auto& [key, pair] : clocks.evidence) {
+    for (const Bound& bound : pair.bounds) {
+      first = std::min(first, bound.time);
+      last = std::max(last, bound.time);
+    }
+    for (const TimedSample& sample : pair.samples) {
+      first = std::min(first, sample.time);
+      last = std::max(last, sample.time);
+    }
+  }
+  if (first <= last) {
+    clocks.half_span_ns = (last - first) / 2;
+    clocks.anchor_ns = first + clocks.half_span_ns;
+  }
+  for (const auto& [key, pair] : clocks.evidence) {
+    clocks.fits.emplace(key, Fit(pair, clocks.anchor_ns));
+  }
+  return clocks;
+}
+
+Result Analyze(const JobClocks& clocks, const Options& options) {
   Result result;
   if (options.ranks.empty()) return result;
-  // Clock nodes: one per named host, one per other rank; the reference's is node 0.
-  std::map<int32_t, int32_t> node_of;
-  std::map<std::string_view, int32_t> host_node;
-  int32_t nodes = 0;
-  for (size_t i = 0; i < options.ranks.size(); ++i) {
-    const std::string_view host =
-        i < options.hosts.size() ? std::string_view(options.hosts[i]) : std::string_view();
-    int32_t node = nodes;
-    if (!IsAnonymousHost(host)) node = host_node.try_emplace(host, nodes).first->second;
-    if (node == nodes) ++nodes;
-    node_of.emplace(options.ranks[i], node);  // a rank listed twice keeps its first node
-  }
-  const std::vector<Placement> placed =
-      Place(GatherEvidence(transfers, collectives, node_of), static_cast<size_t>(nodes));
+  const auto reference = clocks.node_of.find(options.ranks[0]);
+  const int32_t root = reference == clocks.node_of.end() ? -1 : reference->second;
+  std::vector<Placement> placed = Place(clocks, root);
+  CheckCausality(clocks, placed);
 
   bool all_aligned = true;
   for (size_t i = 0; i < options.ranks.size(); ++i) {
     RankOffset offset{.rank = options.ranks[i]};
     if (i < options.hosts.size()) offset.host = options.hosts[i];
-    const int32_t node = node_of.at(offset.rank);
-    const Placement& placement = placed[static_cast<size_t>(node)];
-    if (node == 0) {
+    offset.anchor_ns = clocks.anchor_ns;
+    const auto node = clocks.node_of.find(offset.rank);
+    offset.clock_node = node == clocks.node_of.end() ? -1 : node->second;
+    if (offset.clock_node >= 0 && offset.clock_node == root) {
       offset.source = i == 0 ? Source::kReference : Source::kSameHost;
       offset.verdict = Verdict::kSameClock;
     } else {
+      static const Placement kUnreached;
+      const Placement& placement =
+          offset.clock_node < 0 ? kUnreached : placed[static_cast<size_t>(offset.clock_node)];
       offset.source = placement.reached ? placement.source : Source::kNone;
-      offset.verdict = Judge(placement, options);
+      offset.verdict = Judge(placement, options, clocks.half_span_ns);
       if (i < options.own_zero.size() && options.own_zero[i]) {
         offset.verdict = OnOwnZero(offset.verdict);
       }
-      offset.estimate_ns = placement.offset;
+      offset.estimate_ns = placement.line.offset_ns;
+      offset.rate = placement.line.rate;
+      offset.farthest_ns = Farthest(placement.line, clocks.half_span_ns);
       offset.uncertainty_ns = placement.reached ? placement.uncertainty : kUnbounded;
+      offset.residual_ns = placement.residual;
       offset.samples = placement.samples;
       offset.as_recorded = placement.as_recorded;
+      offset.rejected_by = placement.rejected_by;
     }
     offset.aligned = Aligned(offset.verdict);
     // A guess on an own-zero clock holds nothing back: keeping that clock is no better.
@@ -306,9 +506,21 @@ Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Optio
   return result;
 }
 
+Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options,
+               const std::vector<collective_matching::MatchedEnds>& collectives) {
+  JobInput input{.ranks = options.ranks,
+                 .hosts = options.hosts,
+                 .transfers = {TransferSet{&transfers, options.peers_guessed}},
+                 .collectives = collectives};
+  return Analyze(FitJob(input), options);
+}
+
 ClockOffsets AsClockOffsets(const std::vector<RankOffset>& offsets) {
   ClockOffsets map;
-  for (const RankOffset& offset : offsets) map.Set(offset.rank, offset.offset_ns);
+  for (const RankOffset& offset : offsets) {
+    map.Set(offset.rank,
+            RankClock{offset.offset_ns, offset.applied() ? offset.rate : 0.0, offset.anchor_ns});
+  }
   return map;
 }
 

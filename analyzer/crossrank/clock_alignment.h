@@ -10,15 +10,20 @@
 //  3. rendezvous ends of transfers (clock_evidence.h);
 //  4. collectives paired by position;
 //  5. causality bounds alone.
-// Per pair of clock nodes (clock_evidence.h): with samples, when they lie on both sides of 0 and
-// the bounds allow 0, they support no offset: the estimate is 0, with the farthest sample as its
-// uncertainty, and a spread beyond the median receive's duration (at least 1 us) means the
-// samples disagree (as_recorded). Otherwise the estimate is the samples' median clamped into the
-// bounds, uncertain by the farthest sample's distance from it. Without samples: 0 when both
-// bounds allow it, else the middle of the two bounds, uncertain by half their distance; a bound
-// on one side only leaves the uncertainty unbounded. Nodes are placed from the reference's along
-// the tree of least total uncertainty (ties by node); uncertainties add along the chain, and a
-// rank carries the weakest kind of evidence on its chain.
+// One clock model per job (FitJob): every piece of evidence of every pipeline and of the job's
+// collectives is pooled per pair of clock nodes, and each pair's difference is fitted as a line,
+// an offset and a rate (drift between two hosts' oscillators): with samples, a robust line
+// (Theil-Sen over time bins, kept only where it leaves a smaller largest residual than a constant)
+// uncertain by its largest residual; samples whose residual exceeds the median receive's
+// duration (at least 1 us) disagree (as_recorded). An estimate that puts any receive's end before
+// its send's start, or a collective's end before another member started it, is rejected (the
+// pair's `rejected_by` names that sample) and the pair falls back to its bounds. Bounds alone:
+// 0 when every bound allows it (uncertain by the farther bound), else the middle of the
+// narrowest band the bounds leave (a constant, or a line where drift leaves no constant),
+// uncertain by half its width; bounds on one side only leave it unbounded. Each pipeline's
+// nodes are placed from its reference's along the chain of least total uncertainty (ties by
+// node); uncertainties add along the chain, and a rank carries the weakest kind of evidence on
+// its chain. A placement that breaks a causality bound of the job is rejected the same way.
 //
 // Applied only where the evidence is tight (Verdict): uncertainty at most Options::tolerance_ns
 // (small against the ops it moves), not from bounds of guessed peers, samples that agree, and an
@@ -32,8 +37,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/clock_offsets.h"
@@ -70,22 +77,35 @@ enum class Verdict : uint8_t {
   // Unaligned, yet moved: its trace's times start at its own zero (no shared time base), so the
   // recorded clock says nothing and the weak estimate is the best there is. A guess.
   kGuessApplied,
+  // Unaligned: every estimate the evidence allowed would put a receive's end before its send's
+  // start (or a collective's end before a member started it); kept as recorded.
+  kBreaksCausality,
 };
 
 std::string_view VerdictName(Verdict verdict);  // "same_clock", "applied", ...
 
 struct RankOffset {
   int32_t rank = -1;
+  int32_t clock_node = -1;  // ranks with one node share one clock (one host)
   std::string host = {};  // as the trace names it; empty when unknown
   Source source = Source::kNone;
   Verdict verdict = Verdict::kNoEvidence;
   // On the reference clock: its offset (possibly 0) is what the evidence says, within the
   // tolerance. False: left on its own clock, which may be off by more.
   bool aligned = false;
-  TimeNs offset_ns = 0;    // rank clock - reference clock, as every consumer applies it
-  TimeNs estimate_ns = 0;  // what the evidence says, applied or not (0 without evidence)
-  TimeNs uncertainty_ns = 0;  // of the estimate; kUnbounded when no bound holds
+  TimeNs offset_ns = 0;    // rank clock - reference clock at anchor_ns, as every consumer applies it
+  TimeNs estimate_ns = 0;  // what the evidence says at anchor_ns, applied or not (0 without evidence)
+  // How fast the rank's clock runs against the reference's (1e-6: 1 ppm); applied with the
+  // offset, 0 when the fit supports none.
+  double rate = 0.0;
+  TimeNs anchor_ns = 0;        // where offset_ns and estimate_ns hold, on the rank's clock
+  TimeNs farthest_ns = 0;      // the estimate's largest distance from 0 over the job's span
+  TimeNs uncertainty_ns = 0;   // of the estimate; kUnbounded when no bound holds
+  TimeNs residual_ns = 0;      // largest residual of the placing pair's samples about its fit
   int64_t samples = 0;  // on the chain edge that placed it (0 for the reference)
+  // An estimate on its chain broke causality (clock_evidence.h) and was rejected: the sample it
+  // broke. Empty when none was.
+  std::string rejected_by = {};
   // Its samples disagreed on which clock runs ahead (see above): kept as recorded, a guess.
   bool as_recorded = false;
 
@@ -118,6 +138,49 @@ struct Result {
   std::vector<RankOffset> offsets;  // in Options::ranks order
 };
 
+// A line d(t) = offset_ns + rate * (t - anchor): a difference of two clocks over time.
+struct Line {
+  TimeNs offset_ns = 0;
+  double rate = 0.0;
+};
+
+// What one pair of clock nodes' pooled evidence says (FitJob).
+struct PairFit {
+  Line line;                  // d = clock(b) - clock(a), a < b
+  TimeNs uncertainty_ns = kUnbounded;
+  TimeNs residual_ns = 0;     // largest residual of the samples about the line
+  int64_t samples = 0;
+  Source source = Source::kCausalityBounds;
+  bool as_recorded = false;    // the samples disagree
+  bool bounds_guessed = false;  // only bounds, some from transfers paired through guessed peers
+  std::string rejected_by = {};  // the samples' line broke this causality bound
+};
+
+// Everything the job's clocks are fitted from.
+struct JobInput {
+  std::vector<int32_t> ranks;     // every rank of every pipeline
+  std::vector<std::string> hosts;  // per rank of `ranks`; empty (or missing): unknown
+  std::vector<TransferSet> transfers;
+  std::vector<collective_matching::MatchedEnds> collectives;
+};
+
+// The job's clock model: one clock per node, the pooled evidence and each pair's fit.
+struct JobClocks {
+  std::map<int32_t, int32_t> node_of;  // rank -> clock node
+  int32_t nodes = 0;
+  TimeNs anchor_ns = 0;     // the middle of the job's evidence, where offsets are given
+  TimeNs half_span_ns = 0;  // half the time the evidence spans
+  std::map<std::pair<int32_t, int32_t>, PairEvidence> evidence;
+  std::map<std::pair<int32_t, int32_t>, PairFit> fits;
+};
+
+JobClocks FitJob(const JobInput& input);
+
+// One pipeline's offsets against its first stage (Options::ranks[0]) from the job's model.
+// Options::hosts and peers_guessed are read by the two-step form below only.
+Result Analyze(const JobClocks& clocks, const Options& options);
+
+// The job model of these transfers and collectives alone, then Analyze: one pipeline on its own.
 // `collectives` (collective_matching.h) give samples to pairs whose transfers give none.
 Result Analyze(const std::vector<p2p_matching::Transfer>& transfers, const Options& options,
                const std::vector<collective_matching::MatchedEnds>& collectives = {});

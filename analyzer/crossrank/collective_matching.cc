@@ -100,14 +100,16 @@ std::vector<MatchedEnds> Analyze(const Trace& trace, const index::TraceIndex& in
           const auto mate = first_by_seq.find(seq);
           if (mate == first_by_seq.end()) continue;
           matches.push_back(MatchedEnds{first->first, other->first, mate->second->end,
-                                        kernel->end, kernel->duration, true});
+                                        kernel->end, kernel->duration, mate->second->duration,
+                                        true});
         }
         continue;
       }
       if (first->second.size() != other->second.size()) continue;
       for (size_t k = 0; k < first->second.size(); ++k) {
         matches.push_back(MatchedEnds{first->first, other->first, first->second[k].end,
-                                      other->second[k].end, other->second[k].duration, false});
+                                      other->second[k].end, other->second[k].duration,
+                                      first->second[k].duration, false});
       }
     }
   }

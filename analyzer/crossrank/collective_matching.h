@@ -35,12 +35,13 @@ struct MatchedEnds {
   TimeNs a_end = 0;
   TimeNs b_end = 0;
   TimeNs b_duration = 0;  // of b's kernel: how long it may have waited for the others
+  TimeNs a_duration = 0;  // of a's kernel (its start bounds b's end: causality)
   // Paired by the sequence number both kernels carry (Kineto's "Seq"), not by position.
   bool by_id = false;
 };
 
 struct Options {
-  std::vector<int32_t> ranks;  // the pipeline's ranks; only pairs of them are matched
+  std::vector<int32_t> ranks;  // the ranks considered (a pipeline's, or the job's); only pairs of them are matched
 };
 
 std::vector<MatchedEnds> Analyze(const Trace& trace, const index::TraceIndex& index,

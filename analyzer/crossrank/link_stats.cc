@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -11,12 +12,12 @@
 namespace bubblescope::link_stats {
 namespace {
 
+constexpr TimeNs kUnboundedError = std::numeric_limits<TimeNs>::max();
+
 int32_t SizeClass(int64_t bytes) {
   if (bytes <= 0) return -1;
   return static_cast<int32_t>(std::bit_width(static_cast<uint64_t>(bytes)) - 1) / 2;
 }
-
-}  // namespace
 
 AlignedTransfer Align(const p2p_matching::Transfer& transfer, const ClockOffsets& offsets) {
   return AlignedTransfer{offsets.ToReference(transfer.src, transfer.send.start),
@@ -25,10 +26,25 @@ AlignedTransfer Align(const p2p_matching::Transfer& transfer, const ClockOffsets
                          offsets.ToReference(transfer.dst, transfer.recv.end)};
 }
 
+// The uncertainty between two ranks' clocks as applied.
+TimeNs PairUncertainty(const std::vector<ClockError>& errors, int32_t src, int32_t dst) {
+  const ClockError* from = nullptr;
+  const ClockError* to = nullptr;
+  for (const ClockError& error : errors) {
+    if (error.rank == src) from = &error;
+    if (error.rank == dst) to = &error;
+  }
+  if (from != nullptr && to != nullptr && from->node >= 0 && from->node == to->node) return 0;
+  return SaturatingAdd(from == nullptr ? 0 : from->error_ns, to == nullptr ? 0 : to->error_ns);
+}
+
+}  // namespace
+
 std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
-                          const ClockOffsets& offsets) {
+                          const ClockOffsets& offsets, const std::vector<ClockError>& errors) {
   struct Samples {
     std::vector<TimeNs> transfer;
+    std::vector<TimeNs> all_durations;
     std::vector<double> gbps;
     std::vector<int64_t> sizes;
   };
@@ -37,6 +53,7 @@ std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
     auto& [link, samples] = links[{transfer.src, transfer.dst}];
     link.src = transfer.src;
     link.dst = transfer.dst;
+    link.clock_uncertainty_ns = PairUncertainty(errors, transfer.src, transfer.dst);
     const AlignedTransfer aligned = Align(transfer, offsets);
     const int64_t bytes = transfer.send.bytes >= 0 ? transfer.send.bytes : transfer.recv.bytes;
     ++link.transfers;
@@ -44,10 +61,16 @@ std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
       link.bytes = SaturatingAdd(link.bytes, bytes);
       samples.sizes.push_back(bytes);
     }
-    if (transfer.timed) {
-      const TimeNs both_posted = std::max(aligned.send_start, aligned.recv_start);
-      const TimeNs moving = std::max<TimeNs>(0, aligned.recv_end - both_posted);
-      ++link.timed_transfers;
+    const TimeNs both_posted = std::max(aligned.send_start, aligned.recv_start);
+    const TimeNs moving = std::max<TimeNs>(0, aligned.recv_end - both_posted);
+    samples.all_durations.push_back(moving);
+    // Judged only where the clocks' uncertainty cannot move its time by more than a tenth.
+    const bool judged = link.clock_uncertainty_ns == 0 ||
+                        (link.clock_uncertainty_ns <= moving / kJudgedShare &&
+                         link.clock_uncertainty_ns != kUnboundedError);
+    if (judged) ++link.judged_transfers;
+    if (transfer.timed) ++link.timed_transfers;
+    if (transfer.timed && judged) {
       link.transfer_total_ns = SaturatingAdd(link.transfer_total_ns, moving);
       samples.transfer.push_back(moving);
       if (bytes > 0 && moving > 0) {
@@ -64,6 +87,8 @@ std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
   std::vector<Link> out;
   for (auto& [key, entry] : links) {
     auto& [link, samples] = entry;
+    link.clock_limited = link.transfers > 0 && link.judged_transfers == 0;
+    link.transfer_median_all_ns = NearestRank(samples.all_durations, 50);
     link.transfer_median_ns = NearestRank(samples.transfer, 50);
     link.median_message_bytes = samples.sizes.empty() ? -1 : NearestRank(samples.sizes, 50);
     link.bandwidth_samples = static_cast<int64_t>(samples.gbps.size());

@@ -8,6 +8,12 @@
 //                   known size or with zero transfer time have none;
 //   sender wait   = from the send's post to the recv's post (0 when the recv was posted first);
 //   receiver wait = from the recv's post to the send's post (0 when the send was posted first).
+// Links are judged only where the clocks allow: a transfer's figures count only when the
+// uncertainty of its two ends' clocks against each other (0 on one clock; else the sum of each
+// clock's error bound as applied, clock_alignment::RankOffset::ErrorBound) is at most a tenth of
+// its own duration (recv end - the later post, on the aligned clocks), so no clock error can move
+// its time by more than 10 %. A link with transfers but none judged says it cannot be judged
+// (`clock_limited`), with the uncertainty: no bandwidth, never slow, no reference, no late sender.
 // Percentiles are nearest-rank: the q-quantile of n sorted values is the ceil(q n)-th smallest.
 //
 // Slow link (MarkSlowLinks, over every link of the job at once): a link whose median bandwidth is
@@ -21,6 +27,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "bubblescope/trace.h"
+
 #include "analysis/clock_offsets.h"
 #include "crossrank/p2p_matching.h"
 
@@ -33,7 +41,7 @@ struct Link {
   int64_t bytes = 0;  // total of the known sizes
   int64_t median_message_bytes = -1;  // -1 when no size is known
   // Transfers whose own times are known (p2p_matching::Transfer::timed); the transfer times and
-  // bandwidths below are over these only. A link of batches that each also carry another
+  // bandwidths below are over those of these that are judged (above) only. A link of batches that each also carry another
   // peer's transfers has none, so it is never slow nor a reference.
   int64_t timed_transfers = 0;
   TimeNs transfer_median_ns = 0;  // 0 without timed transfers
@@ -45,6 +53,14 @@ struct Link {
   // move the bytes in that time (a send completing before its peer posts, wrong pairing), so
   // the link is never marked slow nor used as a reference.
   bool implausible = false;
+  // The uncertainty of the link's two clocks against each other (kUnbounded when nothing aligns
+  // them), and the transfers long enough against it to be judged; only these give transfer
+  // times and bandwidths.
+  TimeNs clock_uncertainty_ns = 0;
+  int64_t judged_transfers = 0;
+  // Transfers, none long enough against the clocks' uncertainty: the link cannot be judged.
+  bool clock_limited = false;
+  TimeNs transfer_median_all_ns = 0;  // median duration over every transfer, judged or not
   TimeNs sender_wait_ns = 0;    // summed over transfers
   TimeNs receiver_wait_ns = 0;  // summed over transfers
   // Set by MarkSlowLinks.
@@ -62,9 +78,22 @@ struct AlignedTransfer {
 };
 AlignedTransfer Align(const p2p_matching::Transfer& transfer, const ClockOffsets& offsets);
 
-// One Link per directed (src, dst) pair with matched transfers, ordered by (src, dst).
+// How far one rank's clock as applied may be from the reference (ErrorBound), and its clock
+// node (ranks of one node share a clock, so their clocks agree exactly).
+struct ClockError {
+  int32_t rank = -1;
+  int32_t node = -1;
+  TimeNs error_ns = 0;
+};
+
+// A transfer is judged when 10 x the uncertainty is at most its duration.
+inline constexpr TimeNs kJudgedShare = 10;
+
+// One Link per directed (src, dst) pair with matched transfers, ordered by (src, dst). Ranks
+// missing from `errors` are taken to be on the reference clock exactly.
 std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
-                          const ClockOffsets& offsets);
+                          const ClockOffsets& offsets,
+                          const std::vector<ClockError>& errors = {});
 
 // The fastest link a GPU has: NVLink 5, 900 GB/s per direction.
 inline constexpr double kMaxPhysicalGbps = 7200.0;

@@ -16,7 +16,7 @@ IntervalSet ComputeOf(const index::TraceIndex& index, int32_t rank_id,
   std::vector<TimeRange> ranges;
   const int32_t position = index.PositionOf(rank_id);
   if (position < 0) return {};
-  const TimeNs offset = offsets.Of(rank_id);
+  const RankClock offset = offsets.Of(rank_id);
   for (const index::DeviceOp& op : index.ranks[static_cast<size_t>(position)].ops) {
     if (op.op_class == index::OpClass::kCompute) {
       ranges.push_back(

@@ -55,7 +55,7 @@ std::vector<findings::Finding> Analyze(const Input& input, const Options& option
                               input.uncertain_clock_ranks->end(), rank);
   };
   for (const link_stats::Link& link : *input.links) {
-    if (!link.slow || uncertain(link.src) || uncertain(link.dst)) continue;
+    if (!link.slow || link.clock_limited || uncertain(link.src) || uncertain(link.dst)) continue;
     findings::Finding finding;
     finding.kind = findings::Kind::kSlowLink;
     finding.severity = Severity::kWarning;
@@ -86,7 +86,8 @@ std::vector<findings::Finding> Analyze(const Input& input, const Options& option
   const double mean_window = static_cast<double>(windows) / static_cast<double>(iterations);
   for (const stall_attribution::PeerStall& stall : input.stalls->stalls) {
     const link_stats::Link* link = FindLink(*input.links, stall.peer, stall.rank);
-    if (link == nullptr || link->slow || link->implausible || bubble.complete_iterations == 0 ||
+    if (link == nullptr || link->slow || link->implausible || link->clock_limited ||
+        bubble.complete_iterations == 0 ||
         uncertain(stall.rank) || uncertain(stall.peer)) {
       continue;
     }

@@ -10,7 +10,9 @@
 //    Waiting behind a slow link or a late rank further up arrives on a sender that is not busy,
 //    so it is not blamed on that sender. cost = that waiting.
 //  - "unmatched_p2p" (warning): a directed pair whose send and receive counts differ; cost 0.
-// No slow_link or late_sender names a rank whose clock is too uncertain, nor an implausible link.
+// No slow_link or late_sender names a rank whose clock is too uncertain, nor an implausible link,
+// nor a link whose clocks are too uncertain against its transfers to judge it
+// (link_stats::Link::clock_limited).
 #pragma once
 
 #include <cstdint>

@@ -213,8 +213,37 @@ std::string NoCompleteIteration(const bubble::Result& bubble) {
   return absl::StrCat(found, " (the ranks' steps are numbered otherwise, or cut by a trace's end)");
 }
 
+// Peers inferred from the schedule, or transfers paired through a stage order guessed from
+// their rhythm, make bounds no evidence.
+bool PeersGuessed(const p2p_graph::Pipeline& found) {
+  return !found.peers_recorded || found.order_guessed;
+}
+
+// One clock model for the whole job (clock_alignment.h): every pipeline's transfers and the
+// collectives among all their ranks, pooled per pair of hosts (or ranks without one).
+clock_alignment::JobClocks FitJobClocks(const JobInputs& inputs,
+                                        const std::vector<p2p_matching::Result>& matchings) {
+  const Trace& trace = *inputs.trace;
+  clock_alignment::JobInput input;
+  const std::vector<p2p_graph::Pipeline>& found = inputs.graph.pipelines;
+  for (size_t i = 0; i < found.size(); ++i) {
+    for (int32_t rank : found[i].stage_order()) {
+      const int32_t position = inputs.index.PositionOf(rank);
+      input.ranks.push_back(rank);
+      input.hosts.push_back(position < 0 ? std::string()
+                                         : trace.ranks[static_cast<size_t>(position)].host);
+    }
+    input.transfers.push_back(
+        clock_alignment::TransferSet{&matchings[i].transfers, PeersGuessed(found[i])});
+  }
+  input.collectives = collective_matching::Analyze(trace, inputs.index, {.ranks = input.ranks});
+  return clock_alignment::FitJob(input);
+}
+
 absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
                                          const p2p_graph::Pipeline& found,
+                                         const p2p_matching::Result& matching,
+                                         const clock_alignment::JobClocks& job_clocks,
                                          const Options& options) {
   const Trace& trace = *inputs.trace;
   Pipeline out;
@@ -222,20 +251,16 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
   crossrank.pipeline = found;
   const std::vector<int32_t>& stage_order = found.stage_order();
 
-  const p2p_matching::Result matching =
-      p2p_matching::Analyze(inputs.graph, p2p_matching::Options{.ranks = stage_order});
   crossrank.unmatched = matching.unmatched;
   crossrank.ops_without_peer = matching.ops_without_peer;
   crossrank.missing_peers =
       job_completeness::PeersOutsideTrace(trace, inputs.index, stage_order);
-  // Clocks: the ranks' hosts first, then their transfers and collectives; an offset is applied
-  // only on tight evidence (clock_alignment.h). Peers inferred from the schedule, or transfers
-  // paired through a stage order guessed from their rhythm, make bounds no evidence.
+  // Clocks: the job's model against this pipeline's first stage; an offset is applied only on
+  // tight evidence (clock_alignment.h).
   clock_alignment::Options clock_options{.ranks = stage_order,
                                          .hosts = {},
                                          .tolerance_ns = 0,
-                                         .peers_guessed =
-                                             !found.peers_recorded || found.order_guessed};
+                                         .peers_guessed = PeersGuessed(found)};
   std::vector<const pipeline::IssuedTimeline*> pipeline_timelines;
   for (int32_t rank : stage_order) {
     const int32_t position = inputs.index.PositionOf(rank);
@@ -246,11 +271,7 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
     if (position >= 0) pipeline_timelines.push_back(&inputs.timelines[at]);
   }
   clock_options.tolerance_ns = clock_alignment::ClockTolerance(pipeline_timelines);
-  crossrank.offsets =
-      clock_alignment::Analyze(
-          matching.transfers, clock_options,
-          collective_matching::Analyze(trace, inputs.index, {.ranks = stage_order}))
-          .offsets;
+  crossrank.offsets = clock_alignment::Analyze(job_clocks, clock_options).offsets;
   crossrank.clock_tolerance_ns = clock_options.tolerance_ns;
   const ClockOffsets clocks = clock_alignment::AsClockOffsets(crossrank.offsets);
 
@@ -298,7 +319,11 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
     out.excess_bubble_fraction = out.bubble.bubble_fraction - out.ideal->fraction;
     out.op_timeline = op_timeline::Build(*out.shape, out.bubble, clocks);
   }
-  crossrank.links = link_stats::Analyze(matching.transfers, clocks);
+  std::vector<link_stats::ClockError> clock_errors;
+  for (const clock_alignment::RankOffset& offset : crossrank.offsets) {
+    clock_errors.push_back({offset.rank, offset.clock_node, offset.ErrorBound()});
+  }
+  crossrank.links = link_stats::Analyze(matching.transfers, clocks, clock_errors);
   crossrank.stalls =
       stall_attribution::Analyze(inputs.index, out.bubble, matching.transfers, clocks);
 
@@ -370,8 +395,14 @@ absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(const JobInputs& inputs,
   std::vector<absl::StatusOr<Pipeline>> analysed(found.size(),
                                                  absl::UnknownError("not analysed"));
   ProgressTicker done(options, "analysing pipelines", found.size());
+  std::vector<p2p_matching::Result> matchings(found.size());
   ParallelFor(found.size(), WorkerCount(options.jobs, found.size()), [&](size_t, size_t i) {
-    analysed[i] = AnalyzePipeline(inputs, found[i], options);
+    matchings[i] = p2p_matching::Analyze(
+        inputs.graph, p2p_matching::Options{.ranks = found[i].stage_order()});
+  });
+  const clock_alignment::JobClocks job_clocks = FitJobClocks(inputs, matchings);
+  ParallelFor(found.size(), WorkerCount(options.jobs, found.size()), [&](size_t, size_t i) {
+    analysed[i] = AnalyzePipeline(inputs, found[i], matchings[i], job_clocks, options);
     done.Tick();
   });
   std::vector<Pipeline> pipelines;

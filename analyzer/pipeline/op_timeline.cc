@@ -137,7 +137,7 @@ Result Build(const schedule_inference::Result& shape, const bubble::Result& bubb
       out.microbatch = op.microbatch;
       out.label = LabelSource::kAnnotation;
     }
-    const TimeNs offset = offsets.Of(op.rank);
+    const RankClock offset = offsets.Of(op.rank);
     const bool has_compute = op.compute_end > op.compute_start || op.compute_ns > 0;
     out.start = ClockOffsets::Move(has_compute ? op.compute_start : op.start, offset);
     out.end = has_compute ? ClockOffsets::Move(op.compute_end, offset) : out.start;

@@ -47,6 +47,8 @@ std::string NotAppliedBecause(const clock_alignment::RankOffset& offset, TimeNs 
       return "only causality bounds, from transfers paired through guessed peers";
     case clock_alignment::Verdict::kGuessApplied:
       return "loose, but its trace starts at its own zero, so its recorded clock says nothing";
+    case clock_alignment::Verdict::kBreaksCausality:
+      return absl::StrCat("its estimate breaks causality at ", offset.rejected_by);
     case clock_alignment::Verdict::kHeldBack:
       return "its estimate holds, but other ranks cannot be aligned, and moving only some "
              "clocks could make the figures between them worse";
@@ -70,7 +72,16 @@ std::string ClockText(const clock_alignment::RankOffset& offset, TimeNs toleranc
                                                   ? " reference"
                                                   : " +0.000 ms (same host)");
   }
-  const std::string samples = absl::StrCat(source, ", ", offset.samples, " samples");
+  std::string samples = absl::StrCat(source, ", ", offset.samples, " samples");
+  if (offset.rate != 0.0) {
+    // A drifting clock: its offset at the job's anchor and how fast it moves.
+    samples = absl::StrFormat("%s, %+.2f ppm from %.3f s", samples, offset.rate * 1e6,
+                              static_cast<double>(offset.anchor_ns) / 1e9);
+  }
+  if (!offset.rejected_by.empty() &&
+      offset.verdict != clock_alignment::Verdict::kBreaksCausality) {
+    absl::StrAppend(&samples, "; a samples' estimate was rejected, it broke ", offset.rejected_by);
+  }
   if (offset.aligned) {
     return absl::StrFormat("rank %d %+.3f ms (+/- %s, %s%s)", offset.rank,
                            static_cast<double>(offset.offset_ns) / 1e6, Uncertainty(offset),
@@ -134,15 +145,27 @@ std::string LinkText(const job::CrossRankFigures& figures) {
                     absl::StrCat(Stage(order, link.src), "->", Stage(order, link.dst)),
                     absl::StrCat(link.transfers),
                     Mebibytes(link),
-                    link.timed_transfers == 0
+                    link.timed_transfers == 0 || link.clock_limited
                         ? std::string("-")
                         : Millis(static_cast<double>(link.transfer_median_ns)),
                     Gbps(link, link.gbps_median), Gbps(link, link.gbps_p10),
                     Millis(static_cast<double>(link.sender_wait_ns)),
                     Millis(static_cast<double>(link.receiver_wait_ns)),
-                    link.slow ? "SLOW" : "no"});
+                    link.slow ? "SLOW" : link.clock_limited ? "unjudged" : "no"});
     }
     absl::StrAppend(&out, table.Render(2));
+    for (const link_stats::Link& link : figures.links) {
+      if (!link.clock_limited) continue;
+      absl::StrAppend(
+          &out, "  link ", link.src, "->", link.dst,
+          " cannot be judged: its two clocks are uncertain by ",
+          link.clock_uncertainty_ns == clock_alignment::kUnbounded
+              ? std::string("an unknown amount")
+              : absl::StrCat(Micros(static_cast<double>(link.clock_uncertainty_ns)), " us"),
+          " against each other, not well below its transfers (median ",
+          Micros(static_cast<double>(link.transfer_median_all_ns)),
+          " us); no bandwidth, slow link or late sender from it\n");
+    }
   }
   const double iterations =
       static_cast<double>(std::max<int64_t>(1, figures.stalls.complete_iterations));
@@ -227,6 +250,16 @@ void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_ite
     json.BoolMember("applied", offset.applied());
     json.BoolMember("aligned", offset.aligned);
     json.StringMember("verdict", clock_alignment::VerdictName(offset.verdict));
+    json.IntMember("clock_node", offset.clock_node);
+    json.DoubleMember("rate_ppm", offset.rate * 1e6);
+    MicrosMember(json, "anchor_us", offset.anchor_ns);
+    MicrosMember(json, "residual_us", offset.residual_ns);
+    json.Key("rejected_by");
+    if (offset.rejected_by.empty()) {
+      json.Null();
+    } else {
+      json.String(offset.rejected_by);
+    }
     json.EndObject();
   }
   json.EndArray();
@@ -239,7 +272,15 @@ void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_ite
     json.IntMember("transfers", link.transfers);
     json.IntMember("bytes", link.bytes);
     json.IntMember("timed_transfers", link.timed_transfers);
-    if (link.timed_transfers == 0) {
+    json.IntMember("judged_transfers", link.judged_transfers);
+    json.BoolMember("judged", !link.clock_limited);
+    json.Key("clock_uncertainty_us");
+    if (link.clock_uncertainty_ns == clock_alignment::kUnbounded) {
+      json.Null();
+    } else {
+      json.Decimal(link.clock_uncertainty_ns, 3);
+    }
+    if (link.timed_transfers == 0 || link.clock_limited) {
       json.Key("transfer_us_median");
       json.Null();
     } else {

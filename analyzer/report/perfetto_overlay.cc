@@ -57,7 +57,7 @@ absl::flat_hash_map<int32_t, PipelineRank> PipelineRanks(const job::Result& resu
       ranks[rank] = PipelineRank{.pipeline = &pipeline,
                                  .index = p,
                                  .stage = static_cast<int32_t>(i),
-                                 .clock_offset = clocks.Of(rank)};
+                                 .clock_offset = clocks.Of(rank).offset_ns};
     }
   }
   return ranks;

@@ -236,7 +236,14 @@ class PipelineJson {
     json_.BeginArray();
     for (const std::string& note : pipeline.crossrank.plausibility.notes) json_.String(note);
     json_.EndArray();
-    Fraction("bubble_fraction", bubble.bubble_fraction);
+    // Without a complete iteration there is no bubble to give: null, as the text's "no figure".
+    const bool measured = pipeline.no_complete_iteration.empty();
+    if (measured) {
+      Fraction("bubble_fraction", bubble.bubble_fraction);
+    } else {
+      json_.Key("bubble_fraction");
+      json_.Null();
+    }
     if (shape.has_value() && pipeline.ideal.has_value()) {
       Fraction("theoretical_bubble_fraction", pipeline.ideal->fraction);
       Fraction("excess_bubble_fraction", pipeline.excess_bubble_fraction.value_or(0.0));
@@ -250,11 +257,15 @@ class PipelineJson {
       json_.Null();
     }
     json_.Key("latency_us");
-    json_.BeginObject();
-    Micros("p50", bubble.latency.p50);
-    Micros("p90", bubble.latency.p90);
-    Micros("max", bubble.latency.max);
-    json_.EndObject();
+    if (measured) {
+      json_.BeginObject();
+      Micros("p50", bubble.latency.p50);
+      Micros("p90", bubble.latency.p90);
+      Micros("max", bubble.latency.max);
+      json_.EndObject();
+    } else {
+      json_.Null();
+    }
     Int("complete_iterations", bubble.complete_iterations);
     OptionalString("no_complete_iteration",
                    pipeline.no_complete_iteration.empty()

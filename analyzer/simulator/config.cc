@@ -169,9 +169,40 @@ absl::Status CheckTimingAndLayout(const Config& config) {
       }
     }
   }
-  if (config.ranks_per_host < 0 || config.ranks_per_host > p) {
-    return Invalid(absl::StrCat("ranks_per_host = ", config.ranks_per_host, " must be in [0, ", p,
-                                "]"));
+  const int32_t world = p * config.parallel.replicas();
+  if (config.ranks_per_host < 0 || config.ranks_per_host > world) {
+    return Invalid(absl::StrCat("ranks_per_host = ", config.ranks_per_host, " must be in [0, ",
+                                world, "]"));
+  }
+  if (!config.host_clocks.empty()) {
+    if (config.host_clocks.size() != static_cast<size_t>(HostCount(config))) {
+      return Invalid(absl::StrCat("host_clocks has ", config.host_clocks.size(),
+                                  " entries, need none or one per host (", HostCount(config),
+                                  "; ranks_per_host must be set)"));
+    }
+    for (size_t h = 0; h < config.host_clocks.size(); ++h) {
+      const Config::HostClock& clock = config.host_clocks[h];
+      if (clock.offset_ns < -int64_t{1'000'000'000'000} ||
+          clock.offset_ns > int64_t{1'000'000'000'000}) {
+        return Invalid(absl::StrCat("host_clocks[", h, "].offset_ns = ", clock.offset_ns,
+                                    " must be within +-1e12"));
+      }
+      if (!(clock.drift_ppm >= -1000.0 && clock.drift_ppm <= 1000.0)) {
+        return Invalid(absl::StrCat("host_clocks[", h, "].drift_ppm = ", clock.drift_ppm,
+                                    " must be within +-1000"));
+      }
+    }
+  }
+  if (config.iteration_gap_ns < 0 || config.iteration_gap_ns > int64_t{3'600'000'000'000}) {
+    return Invalid(absl::StrCat("iteration_gap_ns = ", config.iteration_gap_ns,
+                                " must be in [0, 3.6e12]"));
+  }
+  if (!(config.transfer_spread >= 0.0 && config.transfer_spread < 1.0)) {
+    return Invalid(absl::StrCat("transfer_spread = ", config.transfer_spread, " must be in [0, 1)"));
+  }
+  if (config.collective_tail_ns < 0 || config.collective_tail_ns > 1'000'000'000) {
+    return Invalid(absl::StrCat("collective_tail_ns = ", config.collective_tail_ns,
+                                " must be in [0, 1e9]"));
   }
   if (config.ranks_per_host > 0 && !config.clock_offsets_ns.empty()) {
     // One host, one clock.
@@ -369,6 +400,40 @@ TimeNs TransferNs(const Link& link, int64_t bytes) {
   if (std::isinf(link.gbps) || bytes == 0) return link.latency_ns;
   double bits = static_cast<double>(bytes) * 8.0;
   return link.latency_ns + static_cast<TimeNs>(std::ceil(bits / link.gbps));
+}
+
+int32_t HostCount(const Config& config) {
+  if (config.ranks_per_host <= 0) return 0;
+  const int32_t world = config.stages * config.parallel.replicas();
+  return (world + config.ranks_per_host - 1) / config.ranks_per_host;
+}
+
+TimeNs RecordedTime(const Config& config, int32_t pipeline_rank, int32_t global_rank,
+                    TimeNs true_time) {
+  TimeNs recorded = true_time;
+  if (!config.clock_offsets_ns.empty()) {
+    recorded += config.clock_offsets_ns[static_cast<size_t>(pipeline_rank)];
+  }
+  if (!config.host_clocks.empty() && config.ranks_per_host > 0) {
+    const Config::HostClock& host =
+        config.host_clocks[static_cast<size_t>(global_rank / config.ranks_per_host)];
+    const double since_start = static_cast<double>(true_time - config.start_time_ns);
+    recorded += host.offset_ns + static_cast<TimeNs>(std::llround(host.drift_ppm * 1e-6 *
+                                                                  since_start));
+  }
+  return recorded;
+}
+
+double KeyedUniform(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
+  // splitmix64 over the key's words: a fixed, well-mixed function of the key.
+  uint64_t x = seed ^ 0x9e3779b97f4a7c15ULL;
+  for (uint64_t word : {a, b, c}) {
+    x += word + 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+  }
+  return 2.0 * (static_cast<double>(x >> 11) * 0x1.0p-53) - 1.0;
 }
 
 }  // namespace bubblescope::sim

@@ -188,10 +188,36 @@ struct Config {
   double jitter = 0.0;       // relative, in [0, 1): compute kernel cost x (1 + u), |u| <= jitter
   uint64_t seed = 1;         // of the jitter generator
   std::vector<TimeNs> clock_offsets_ns;  // per rank, empty = all zero
-  // Ranks r with one r / ranks_per_host run on one host and name it ("sim-host-<r / n>", as
-  // Kineto's `host_name` does since 2026); they must then share one clock offset. 0: no host
-  // named (traces before that).
+  // Global ranks r with one r / ranks_per_host run on one host and name it ("sim-host-<r / n>",
+  // as Kineto's `host_name` does since 2026); they must then share one clock offset. With the
+  // Megatron rank order of ModelParallel, 8 a host puts the same stages of 8 / (tensor * context)
+  // data-parallel replicas on one machine. 0: no host named (traces before that).
   int32_t ranks_per_host = 0;
+  // Each host's clock, by host (global rank / ranks_per_host; needs ranks_per_host > 0, one
+  // entry per host), on top of clock_offsets_ns: a rank of host h writes the true time t as
+  // t + offset_ns + drift_ppm * 1e-6 * (t - start_time_ns), rounded to the nanosecond. NTP leaves
+  // hosts milliseconds apart, drifting by tens of ppm. Empty: every host on the true clock.
+  struct HostClock {
+    TimeNs offset_ns = 0;
+    double drift_ppm = 0.0;
+  };
+  std::vector<HostClock> host_clocks;
+  // Host names are written only with ranks_per_host > 0; false: the hosts still have their own
+  // clocks (host_clocks) but no trace names its host (Kineto before 2026).
+  bool write_host_names = true;
+  // Idle time between two iterations of every rank (data loading, logging): a long trace with
+  // few iterations, over which clock drift adds up.
+  TimeNs iteration_gap_ns = 0;
+  // Each transfer's time (both ends) is scaled by 1 + u, u in [-transfer_spread, transfer_spread]
+  // drawn from the message (iteration, stages, microbatch) and seed: transfers of varying length.
+  double transfer_spread = 0.0;  // in [0, 1)
+  // Each member of the iteration-end all-reduce ends up to this much after the common end of the
+  // reduction (work after it, drawn per iteration and rank from seed), so the recorded ends of one
+  // collective differ as those of real ones do.
+  TimeNs collective_tail_ns = 0;
+  // False: the process groups carry no description and no pg_config is written (torch before
+  // 2.4, or groups created without names).
+  bool describe_groups = true;
   std::vector<int32_t> stage_to_rank;    // per stage, a permutation of ranks; empty = identity
   std::vector<int64_t> weights_bytes;    // per stage (all of a rank's chunks), empty = all zero
   int64_t activation_stash_bytes = 0;    // per in-flight microbatch per chunk
@@ -218,5 +244,16 @@ const Link& LinkBetween(const Config& config, int32_t src_rank, int32_t dst_rank
 
 // Duration of one transfer of config.activation_bytes over `link`.
 TimeNs TransferNs(const Link& link, int64_t bytes);
+
+// Number of hosts (ranks_per_host > 0), else 0.
+int32_t HostCount(const Config& config);
+// The time a rank of global rank `global_rank` writes for true time `true_time` (clock_offsets_ns
+// of its pipeline rank plus its host's clock).
+TimeNs RecordedTime(const Config& config, int32_t pipeline_rank, int32_t global_rank,
+                    TimeNs true_time);
+
+// A uniform draw in [-1, 1] from a key, the same wherever it is asked for (the two ends of one
+// transfer, the members of one collective), independent of the jitter sequence.
+double KeyedUniform(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
 
 }  // namespace bubblescope::sim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -56,6 +57,14 @@ bool Engine::TryFinish(Node& node) {
       last_start = std::max(last_start, other.record.start);
     }
     node.record.end = last_start + node.duration;
+    if (config_.collective_tail_ns > 0) {
+      // Work after the reduction: each member's kernel ends a little after the common end.
+      const double draw = KeyedUniform(config_.seed ^ 0x7461696cULL,
+                                       static_cast<uint64_t>(node.record.iteration),
+                                       static_cast<uint64_t>(node.rank), 0);
+      node.record.end += static_cast<TimeNs>(
+          std::llround(0.5 * (draw + 1.0) * static_cast<double>(config_.collective_tail_ns)));
+    }
   } else if (node.batch_leader >= 0) {
     // A batch ends when the last of its transfers has completed.
     const auto first = static_cast<size_t>(node.batch_leader);
@@ -94,7 +103,7 @@ void Engine::FinishIteration(int32_t rank, int32_t iteration) {
   steps_[static_cast<size_t>(rank)].push_back(step);
   if (static_cast<size_t>(iteration) + 1 < states.size()) {
     states[static_cast<size_t>(iteration) + 1].start_known = true;
-    states[static_cast<size_t>(iteration) + 1].start = step.end;
+    states[static_cast<size_t>(iteration) + 1].start = step.end + config_.iteration_gap_ns;
   }
 }
 

@@ -166,6 +166,18 @@ absl::Status Engine::Build() {
     }
     nodes_[static_cast<size_t>(send)].partner = recv->second;
     nodes_[static_cast<size_t>(recv->second)].partner = send;
+    if (config_.transfer_spread > 0.0) {
+      // One draw per message, so both ends agree on how long it takes.
+      const auto& [iteration, stage, index] = key;
+      const double scale =
+          1.0 + config_.transfer_spread * KeyedUniform(config_.seed, static_cast<uint64_t>(iteration),
+                                                       static_cast<uint64_t>(stage),
+                                                       static_cast<uint64_t>(index));
+      for (int32_t end : {send, recv->second}) {
+        Node& node = nodes_[static_cast<size_t>(end)];
+        node.duration = static_cast<TimeNs>(std::llround(static_cast<double>(node.duration) * scale));
+      }
+    }
   }
   return absl::OkStatus();
 }

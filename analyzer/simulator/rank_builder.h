@@ -28,10 +28,7 @@ class RankBuilder {
       : config_(config),
         record_(record),
         replica_(replica),
-        global_(GlobalRank(config, record.rank, replica)),
-        offset_(config.clock_offsets_ns.empty()
-                    ? 0
-                    : config.clock_offsets_ns[static_cast<size_t>(record.rank)]) {
+        global_(GlobalRank(config, record.rank, replica)) {
     if (config.parallel.replicas() > 1) groups_ = GroupsOf(config, record.rank, replica);
   }
 
@@ -70,12 +67,15 @@ class RankBuilder {
   void AddRingExchange(const KernelRecord& kernel, Timeline* thread,
                        std::vector<Timeline>* streams);
   void AddAnnotations();
+  // A true time as this rank's clock writes it (config.h, RecordedTime).
+  TimeNs Recorded(TimeNs true_time) const {
+    return RecordedTime(config_, record_.rank, global_, true_time);
+  }
 
   const Config& config_;
   const RankRecord& record_;
   const Replica replica_;
   const int32_t global_;
-  const TimeNs offset_;
   std::optional<RankGroups> groups_;  // with replicas only
   Rank rank_;
   std::vector<NameId> kernel_names_;     // by virtual stage * 3 + op type

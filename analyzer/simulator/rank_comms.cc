@@ -69,8 +69,8 @@ uint32_t RankBuilder::AllRanksGroup() {
 
 void RankBuilder::AddC10dOp(bool send, TimeNs start, TimeNs end, Timeline* cpu) {
   Interval op;
-  op.start = start + offset_;
-  op.end = end + offset_;
+  op.start = Recorded(start);
+  op.end = Recorded(end);
   op.name = rank_.names.Intern(send ? "c10d::send" : "c10d::recv_");
   op.kind = IntervalKind::kCpuCommOp;
   op.comm = static_cast<uint32_t>(rank_.comms.size());
@@ -128,8 +128,8 @@ void RankBuilder::AddRingExchange(const KernelRecord& kernel, Timeline* thread,
                                        Transfer{false, recv_peer, forward ? to_prev : to_next}};
   if (!send_first) std::swap(transfers[0], transfers[1]);
   Interval device;
-  device.start = kernel.start + offset_;
-  device.end = kernel.end + offset_;
+  device.start = Recorded(kernel.start);
+  device.end = Recorded(kernel.end);
   device.kind = IntervalKind::kCommKernel;
   device.name = rank_.names.Intern(CollectiveKernelName(CommKind::kSendRecv));
   Interval launch;
@@ -144,8 +144,8 @@ void RankBuilder::AddRingExchange(const KernelRecord& kernel, Timeline* thread,
                                           group, group_size),
                         thread);
     }
-    launch.start = kernel.launch_start + offset_;
-    launch.end = kernel.launch_end + offset_;
+    launch.start = Recorded(kernel.launch_start);
+    launch.end = Recorded(kernel.launch_end);
     launch.correlation = kernel.correlation;
     device.correlation = kernel.correlation;
     device.comm = static_cast<uint32_t>(rank_.comms.size());
@@ -164,7 +164,7 @@ void RankBuilder::AddRingExchange(const KernelRecord& kernel, Timeline* thread,
       std::pair{kernel.launch_start, kernel.correlation}};
   for (size_t t = 0; t < transfers.size(); ++t) {
     // Each isend / irecv launches its own kernel inside its c10d operator.
-    launch.start = issued[t].first + offset_;
+    launch.start = Recorded(issued[t].first);
     launch.end = launch.start + gap;
     launch.correlation = issued[t].second;
     AddC10dOp(transfers[t].send, issued[t].first, issued[t].first + gap, thread);

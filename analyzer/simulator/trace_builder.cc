@@ -103,16 +103,16 @@ void RankBuilder::AddAnnotations() {
     const bool on_cpu = config_.annotations != AnnotationStyle::kPpGpu;
     if (on_cpu) {
       // Over the op's launches on the CPU thread.
-      annotation.start = op.cpu_start + offset_;
-      annotation.end = op.cpu_end + offset_;
+      annotation.start = Recorded(op.cpu_start);
+      annotation.end = Recorded(op.cpu_end);
       annotation.scope = AnnotationScope::kCpu;
       annotation.thread_or_stream = thread;
       rank_.annotations.push_back(annotation);
     }
     if (on_gpu) {
       // Over the op's kernels on the compute stream.
-      annotation.start = op.start + offset_;
-      annotation.end = op.end + offset_;
+      annotation.start = Recorded(op.start);
+      annotation.end = Recorded(op.end);
       annotation.scope = AnnotationScope::kGpu;
       annotation.device = 0;
       annotation.thread_or_stream = kComputeStreamId;
@@ -124,7 +124,7 @@ void RankBuilder::AddAnnotations() {
 Rank RankBuilder::Build() {
   rank_.rank = global_;
   rank_.world_size = config_.stages * config_.parallel.replicas();
-  if (config_.ranks_per_host > 0) {
+  if (config_.ranks_per_host > 0 && config_.write_host_names) {
     rank_.host = absl::StrCat("sim-host-", global_ / config_.ranks_per_host);
   }
   rank_.pid = ProcessId(global_);
@@ -178,15 +178,15 @@ Rank RankBuilder::Build() {
       if (kernel.batch_follower) continue;
     }
     Interval launch;
-    launch.start = kernel.launch_start + offset_;
-    launch.end = kernel.launch_end + offset_;
+    launch.start = Recorded(kernel.launch_start);
+    launch.end = Recorded(kernel.launch_end);
     launch.correlation = kernel.correlation;
     launch.name = launch_name;
     launch.kind = IntervalKind::kRuntime;
 
     Interval device;
-    device.start = kernel.start + offset_;
-    device.end = kernel.end + offset_;
+    device.start = Recorded(kernel.start);
+    device.end = Recorded(kernel.end);
     device.correlation = kernel.correlation;
     device.kind = IntervalKind::kCommKernel;
     if (batched && p2p) {
@@ -221,13 +221,13 @@ Rank RankBuilder::Build() {
   const NameId sync_name = rank_.names.Intern(kSyncNames[static_cast<size_t>(config_.vendor)]);
   for (const StepRecord& step : record_.steps) {
     Interval sync;
-    sync.start = step.sync_start + offset_;
-    sync.end = step.end + offset_;
+    sync.start = Recorded(step.sync_start);
+    sync.end = Recorded(step.end);
     sync.correlation = step.sync_correlation;
     sync.name = sync_name;
     sync.kind = IntervalKind::kRuntime;
     cpu.intervals.push_back(sync);
-    rank_.steps.push_back(ProfilerStep{step.iteration, step.start + offset_, step.end + offset_});
+    rank_.steps.push_back(ProfilerStep{step.iteration, Recorded(step.start), Recorded(step.end)});
   }
   // Intervals and annotations in the model's orders, as every reader leaves them. The
   // timelines keep the simulator's own order (the main thread first), which the sets it
@@ -246,8 +246,11 @@ Rank RankBuilder::Build() {
   AddAnnotations();
   SortAnnotations(&rank_.annotations);
   for (MemorySample sample : MemorySamples(config_, record_)) {
-    sample.time += offset_;
+    sample.time = Recorded(sample.time);
     rank_.memory.push_back(sample);
+  }
+  if (!config_.describe_groups) {
+    for (ProcessGroup& group : rank_.process_groups) group.description.clear();
   }
   return std::move(rank_);
 }

@@ -85,6 +85,26 @@ void WriteConfig(JsonWriter& json, const Config& config) {
   json.StringMember("launches", LaunchStyleName(config.launches));
   json.StringMember("vendor", VendorName(config.vendor));
   Micros(json, "start_time_us", config.start_time_ns);
+  if (!config.host_clocks.empty() || config.iteration_gap_ns > 0 || config.transfer_spread > 0 ||
+      config.collective_tail_ns > 0 || !config.describe_groups || !config.write_host_names) {
+    // Only multi-node sets carry these, so every other set stays as it was. A rank of host h
+    // writes true time t as t + offset + drift_ppm * 1e-6 * (t - start_time).
+    json.IntMember("ranks_per_host", config.ranks_per_host);
+    json.BoolMember("host_names_written", config.write_host_names && config.ranks_per_host > 0);
+    json.BoolMember("groups_described", config.describe_groups);
+    Micros(json, "iteration_gap_us", config.iteration_gap_ns);
+    json.DoubleMember("transfer_spread", config.transfer_spread);
+    Micros(json, "collective_tail_us", config.collective_tail_ns);
+    json.Key("host_clocks");
+    json.BeginArray();
+    for (const Config::HostClock& clock : config.host_clocks) {
+      json.BeginObject();
+      Micros(json, "offset_us", clock.offset_ns);
+      json.DoubleMember("drift_ppm", clock.drift_ppm);
+      json.EndObject();
+    }
+    json.EndArray();
+  }
   const ModelParallel& parallel = config.parallel;
   if (parallel.replicas() > 1) {
     // Only jobs with replicas carry these, so every other set stays as it was.
