@@ -19,13 +19,6 @@ int32_t SizeClass(int64_t bytes) {
   return static_cast<int32_t>(std::bit_width(static_cast<uint64_t>(bytes)) - 1) / 2;
 }
 
-AlignedTransfer Align(const p2p_matching::Transfer& transfer, const ClockOffsets& offsets) {
-  return AlignedTransfer{offsets.ToReference(transfer.src, transfer.send.start),
-                         offsets.ToReference(transfer.src, transfer.send.end),
-                         offsets.ToReference(transfer.dst, transfer.recv.start),
-                         offsets.ToReference(transfer.dst, transfer.recv.end)};
-}
-
 // The uncertainty between two ranks' clocks as applied.
 TimeNs PairUncertainty(const std::vector<ClockError>& errors, int32_t src, int32_t dst) {
   const ClockError* from = nullptr;
@@ -39,6 +32,13 @@ TimeNs PairUncertainty(const std::vector<ClockError>& errors, int32_t src, int32
 }
 
 }  // namespace
+
+AlignedTransfer Align(const p2p_matching::Transfer& transfer, const ClockOffsets& offsets) {
+  return AlignedTransfer{offsets.ToReference(transfer.src, transfer.send.start),
+                         offsets.ToReference(transfer.src, transfer.send.end),
+                         offsets.ToReference(transfer.dst, transfer.recv.start),
+                         offsets.ToReference(transfer.dst, transfer.recv.end)};
+}
 
 std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
                           const ClockOffsets& offsets, const std::vector<ClockError>& errors) {

@@ -3,7 +3,7 @@
 // are offset by up to 10 ms and drift by up to 50 ppm, over a trace a minute and a half long
 // (iterations 30 s apart), with transfers of varying length, an all-reduce whose members end at
 // different times, a truly slow link (stage 2 -> 3 at a quarter of the others' speed) and a truly
-// busy first stage (60 % more compute: its receiver waits for it). For every cell:
+// busy stage 1 (twice the others' compute: both its neighbours wait for it). For every cell:
 //  - each pipeline's bubble is within 0.5 points of the simulator's truth;
 //  - no slow_link or late_sender is reported that the same job on true clocks (every host's
 //    clock exact) does not have, and that one has the configured slow link and busy sender;
@@ -57,7 +57,7 @@ sim::Config GridConfig(Layout layout, double drift_ppm, TimeNs offset_ns) {
   config.iteration_gap_ns = 30'000 * kMs;
   config.costs.assign(kStages, sim::StageCost{.forward = 2 * kMs, .backward = 4 * kMs,
                                               .weight_grad = 0});
-  config.costs[0] = sim::StageCost{.forward = 3'200'000, .backward = 6'400'000, .weight_grad = 0};
+  config.costs[1] = sim::StageCost{.forward = 4 * kMs, .backward = 8 * kMs, .weight_grad = 0};
   config.activation_bytes = int64_t{16} << 20;
   config.link = sim::Link{.gbps = 100.0, .latency_ns = 10'000};
   config.link_overrides = {sim::LinkOverride{2, 3, sim::Link{.gbps = 25.0, .latency_ns = 10'000}}};
@@ -231,15 +231,17 @@ CellFigures RunCell(Layout layout, double drift_ppm, TimeNs offset_ns) {
   return figures;
 }
 
-// The true-clock job finds what was built into it: the slow link 2 -> 3 and the busy first
-// stage, in both pipelines (global rank = replica + 2 * stage).
+// The true-clock job finds what was built into it, in both pipelines (global rank = replica +
+// 2 * stage): the slow link 2 -> 3, and stage 1 as the late sender of stages 0 and 2.
 TEST(ClockGridTest, TheTrueClockJobFindsWhatWasBuiltIn) {
   for (Layout layout : {Layout::kTwoPerHost, Layout::kFourPerHost, Layout::kUnnamedHosts}) {
     SCOPED_TRACE(LayoutName(layout));
     const std::set<LinkFinding>& truth = TrueFindings(layout);
     for (int32_t replica = 0; replica < kReplicas; ++replica) {
       EXPECT_EQ(truth.count({findings::Kind::kSlowLink, replica + 2 * 2, replica + 2 * 3}), 1u);
-      EXPECT_EQ(truth.count({findings::Kind::kLateSender, replica, replica + 2}), 1u);
+      EXPECT_EQ(truth.count({findings::Kind::kLateSender, replica + 2, replica}), 1u);
+      EXPECT_EQ(truth.count({findings::Kind::kLateSender, replica + 2, replica + 4}), 1u);
+      EXPECT_EQ(truth.size(), 6u);
     }
   }
 }
