@@ -192,18 +192,34 @@ PairFit Fit(const PairEvidence& evidence, TimeNs anchor) {
   fit.source = SourceOf(evidence.kind);
   if (!evidence.samples.empty()) {
     TimeNs residual = 0;
-    const Line line = FitSamples(evidence.samples, anchor, &residual);
-    fit.rejected_by = BrokenBound(evidence.bounds, line, anchor);
+    Line line = FitSamples(evidence.samples, anchor, &residual);
+    TimeNs lowest = kUnbounded;
+    TimeNs highest = -kUnbounded;
+    std::vector<TimeNs> durations;
+    for (const TimedSample& sample : evidence.samples) {
+      lowest = std::min(lowest, sample.value);
+      highest = std::max(highest, sample.value);
+      durations.push_back(sample.duration);
+    }
+    const bool zero_allowed = evidence.lower <= 0 && 0 <= evidence.upper;
+    TimeNs uncertainty = residual;
+    const bool straddle = lowest <= 0 && 0 <= highest && zero_allowed;
+    if (straddle && line.rate == 0.0) {
+      // Samples that put the two clocks on both sides of each other support no offset: 0,
+      // uncertain by the farthest sample.
+      line = Line{};
+      uncertainty = std::max(-lowest, highest);
+    }
+    // Spread within a transfer's own duration is the two ends finishing a little apart: the
+    // clocks agree. Samples around the recorded clocks spread beyond it (wrongly paired
+    // transfers, or a peer guessed from the schedule) leave the difference unknown.
+    fit.as_recorded =
+        straddle && uncertainty > std::max(LowerMedian(durations), kAgreementFloorNs);
+    fit.rejected_by = fit.as_recorded ? std::string() : BrokenBound(evidence.bounds, line, anchor);
     if (fit.rejected_by.empty()) {
       fit.line = line;
-      fit.uncertainty_ns = residual;
+      fit.uncertainty_ns = uncertainty;
       fit.residual_ns = residual;
-      // Spread within a transfer's own duration is the two ends finishing a little apart: the
-      // clocks agree. Spread beyond it (wrongly paired transfers, or a peer guessed from the
-      // schedule) leaves the difference unknown.
-      std::vector<TimeNs> durations;
-      for (const TimedSample& sample : evidence.samples) durations.push_back(sample.duration);
-      fit.as_recorded = residual > std::max(LowerMedian(durations), kAgreementFloorNs);
       return fit;
     }
     // The samples' estimate breaks causality: rejected, the bounds decide.

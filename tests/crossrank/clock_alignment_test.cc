@@ -3,6 +3,7 @@
 #include "crossrank/clock_alignment.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,87 @@ TEST(ClockAlignmentTest, BoundsOnBothSidesOnlyFromRecordedPeers) {
   EXPECT_FALSE(result.offsets[1].aligned);
   EXPECT_TRUE(result.offsets[1].applied());
   EXPECT_EQ(result.offsets[1].offset_ns, -150);
+}
+
+// Rank 1's clock starts 2 ms ahead and gains 40 ppm (40 ns per ms): a transfer every 10 s for
+// 100 s, each ending together (rendezvous) at true time T = k * 10 s, so its sample is
+// d(T) = 2,000,000 + 40e-6 * T ns: 2.0 ms at the start, 6.0 ms at the end. A constant would be
+// off by 2 ms at either end; the line is exact. Its rate is per unit of rank 1's own time, which
+// itself runs 40 ppm fast: 40 / 1.00004 ppm. The evidence spans [0 + d, 100 s + d] on rank 1's
+// clock, its anchor the middle (50 s + 4 ms): there d = 4.0 ms.
+TEST(ClockAlignmentTest, DriftIsFittedAsARate) {
+  std::vector<p2p_matching::Transfer> transfers;
+  constexpr TimeNs kStep = 10'000'000'000;
+  for (TimeNs k = 0; k <= 10; ++k) {
+    const TimeNs end = k * kStep;
+    const TimeNs d = 2'000'000 + end * 40 / 1'000'000;
+    transfers.push_back(Make(0, 1, end - 1'000'000, end, end - 1'000'000 + d, end + d, true));
+  }
+  const Result result = Analyze(transfers, Ranks({0, 1}));
+  const RankOffset& rank1 = result.offsets[1];
+  EXPECT_EQ(rank1.verdict, Verdict::kApplied);
+  EXPECT_EQ(rank1.source, Source::kRendezvous);
+  EXPECT_NEAR(rank1.rate * 1e6, 40.0 / 1.00004, 1e-6);
+  EXPECT_LE(rank1.uncertainty_ns, 1);
+  // Every time moves by the line: at the first transfer's end 2.0 ms, at the last 6.0 ms.
+  const ClockOffsets clocks = AsClockOffsets(result.offsets);
+  EXPECT_NEAR(static_cast<double>(clocks.Of(1).At(2'000'000)), 2'000'000.0, 2.0);
+  EXPECT_NEAR(static_cast<double>(clocks.Of(1).At(10 * kStep + 6'000'000)), 6'000'000.0, 2.0);
+  EXPECT_NEAR(static_cast<double>(rank1.estimate_ns), 4'000'000.0, 2.0);
+}
+
+// Item 2 of issue 37: two all-reduce ends say rank 1 runs 900 us behind (d = -900 us), but the
+// members do different work after the reduction; the transfers say ~0. Rank 0 -> 1: send starts
+// at 1000 us, the receive ends at 2100 us on rank 1's clock, so d <= 1100 us. Rank 1 -> 0: send
+// starts at 5000 us on rank 1's clock, the receive ends at 5150 us on rank 0's, so d >= -150 us.
+// At d = -900 us rank 1's send would start at 5900 us on rank 0's clock, 750 us after its receive
+// ended: the collectives' estimate is rejected, naming that transfer, and the bounds decide: 0
+// lies in [-150, 1100] us, so the recorded clocks stay, uncertain by the farther bound, 1100 us.
+TEST(ClockAlignmentTest, AnEstimateThatBreaksCausalityIsRejected) {
+  const std::vector<p2p_matching::Transfer> transfers = {
+      Make(0, 1, 1'000'000, 2'000'000, 1'900'000, 2'100'000, false),
+      Make(1, 0, 5'000'000, 5'100'000, 5'050'000, 5'150'000, false)};
+  const std::vector<collective_matching::MatchedEnds> collectives = {
+      {.a = 0, .b = 1, .a_end = 8'000'000, .b_end = 7'100'000, .b_duration = 2'000'000,
+       .a_duration = 2'000'000},
+      {.a = 0, .b = 1, .a_end = 9'000'000, .b_end = 8'100'000, .b_duration = 2'000'000,
+       .a_duration = 2'000'000}};
+  const Result result = Analyze(transfers, Ranks({0, 1}), collectives);
+  const RankOffset& rank1 = result.offsets[1];
+  EXPECT_EQ(rank1.source, Source::kCausalityBounds);
+  EXPECT_EQ(rank1.offset_ns, 0);
+  EXPECT_EQ(rank1.estimate_ns, 0);
+  EXPECT_EQ(rank1.uncertainty_ns, 1'100'000);
+  EXPECT_EQ(rank1.rejected_by,
+            "the transfer rank 1 -> rank 0 sent at 0.005000 s on rank 1's clock: its receive "
+            "would end 750.000 us before the send started");
+}
+
+// Bounds alone on drifting clocks: forward hand-offs bound d from above, backward ones from
+// below, and d = 40 ppm x t. Each hand-off takes 100 us: forward at T = k * 10 s gives
+// d <= d(T) + 100 us, backward at T + 5 s gives d >= d(T + 5 s) - 100 us. No constant fits
+// (d moves 4 ms over the 100 s), a line of 40 ppm leaves a band 200 us wide at most: its middle,
+// uncertain by half of it.
+TEST(ClockAlignmentTest, TwoSidedBoundsFollowADriftingClock) {
+  std::vector<p2p_matching::Transfer> transfers;
+  constexpr TimeNs kStep = 10'000'000'000;
+  const auto d_at = [](TimeNs t) { return t * 40 / 1'000'000; };
+  for (TimeNs k = 0; k < 10; ++k) {
+    const TimeNs t = k * kStep;
+    transfers.push_back(Make(0, 1, t, t + 100'000, t + d_at(t), t + 100'000 + d_at(t), false));
+    const TimeNs back = t + kStep / 2;
+    transfers.push_back(
+        Make(1, 0, back + d_at(back), back + 100'000 + d_at(back), back, back + 100'000, false));
+  }
+  const Result result = Analyze(transfers, Ranks({0, 1}));
+  const RankOffset& rank1 = result.offsets[1];
+  EXPECT_EQ(rank1.source, Source::kCausalityBounds);
+  EXPECT_NEAR(rank1.rate * 1e6, 40.0, 0.5);
+  EXPECT_LE(rank1.uncertainty_ns, 100'000 + 1);
+  const RankClock line{rank1.estimate_ns, rank1.rate, rank1.anchor_ns};
+  for (TimeNs t : {TimeNs{0}, 50 * kStep / 10, 95 * kStep / 10}) {
+    EXPECT_LE(std::abs(line.At(t + d_at(t)) - d_at(t)), rank1.uncertainty_ns) << t;
+  }
 }
 
 // Times within a minute of zero are a trace's own start; wall or boot time is days from it.

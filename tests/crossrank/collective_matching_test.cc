@@ -131,8 +131,10 @@ TEST(CollectiveMatchingTest, TransfersComeFirst) {
                                    .end = 200};
   transfer.recv = p2p_graph::P2pOp{.send = false, .peer = 0, .rendezvous = true, .start = 150,
                                    .end = 250};  // d = +50
-  const std::vector<MatchedEnds> collectives = {{.a = 0, .b = 1, .a_end = 1000, .b_end = 1400},
-                                                {.a = 0, .b = 2, .a_end = 1000, .b_end = 900}};
+  // Kernels of 1000 ns: long enough that no end precedes another member's start.
+  const std::vector<MatchedEnds> collectives = {
+      {.a = 0, .b = 1, .a_end = 1000, .b_end = 1400, .b_duration = 1000, .a_duration = 1000},
+      {.a = 0, .b = 2, .a_end = 1000, .b_end = 900, .b_duration = 1000, .a_duration = 1000}};
   const clock_alignment::Result clocks = clock_alignment::Analyze(
       {transfer}, clock_alignment::Options{.ranks = {0, 1, 2}}, collectives);
   ASSERT_EQ(clocks.offsets.size(), 3u);

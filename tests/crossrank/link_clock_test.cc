@@ -37,6 +37,35 @@ TEST(LinkStatsTest, TransferTimeStartsAtTheLaterPost) {
   EXPECT_EQ(links[0].receiver_wait_ns, 600);
 }
 
+// A transfer is judged only when its two clocks' uncertainty is at most a tenth of its duration.
+// Two transfers of 1000 ns (send and receive posted together, 8000 bits: 8 Gbit/s). Rank 1's
+// clock may be 150 ns off: 150 > 1000 / 10, so neither is judged and the link cannot be; 100 ns
+// is exactly a tenth: both judged. Two ranks on one clock node agree exactly, whatever either's
+// error against the reference.
+TEST(LinkStatsTest, JudgedOnlyWhereTheClocksAllow) {
+  const std::vector<p2p_matching::Transfer> transfers = {
+      Make(0, 1, 0, 1000, 0, 1000, true), Make(0, 1, 5000, 6000, 5000, 6000, true)};
+  const ClockOffsets clocks;
+  std::vector<link_stats::Link> links =
+      link_stats::Analyze(transfers, clocks, {{0, 0, 0}, {1, 1, 150}});
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_TRUE(links[0].clock_limited);
+  EXPECT_EQ(links[0].clock_uncertainty_ns, 150);
+  EXPECT_EQ(links[0].judged_transfers, 0);
+  EXPECT_EQ(links[0].timed_transfers, 2);
+  EXPECT_EQ(links[0].bandwidth_samples, 0);
+  EXPECT_EQ(links[0].transfer_median_all_ns, 1000);
+
+  links = link_stats::Analyze(transfers, clocks, {{0, 0, 0}, {1, 1, 100}});
+  EXPECT_FALSE(links[0].clock_limited);
+  EXPECT_EQ(links[0].judged_transfers, 2);
+  EXPECT_DOUBLE_EQ(links[0].gbps_median, 8.0);
+
+  links = link_stats::Analyze(transfers, clocks, {{0, 3, 5000}, {1, 3, 5000}});
+  EXPECT_FALSE(links[0].clock_limited);
+  EXPECT_EQ(links[0].clock_uncertainty_ns, 0);
+}
+
 link_stats::Link LinkOf(int32_t src, double gbps, int64_t bytes) {
   link_stats::Link link;
   link.src = src;
