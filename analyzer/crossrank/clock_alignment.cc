@@ -60,7 +60,11 @@ TimeNs LargestResidual(const std::vector<TimedSample>& samples, const Line& line
 // The samples' line: a constant (their median), or where it leaves a smaller largest residual,
 // a line whose slope is the median of the slopes between time bins' medians (Theil-Sen, robust to
 // a few wrong samples) and whose offset is the median of what the samples leave at that slope.
-Line FitSamples(std::vector<TimedSample> samples, TimeNs anchor, TimeNs* residual) {
+// `slope_spread`: half the interquartile range of those slopes (0 for a constant), how far the
+// slope itself may be off.
+Line FitSamples(std::vector<TimedSample> samples, TimeNs anchor, TimeNs* residual,
+                double* slope_spread) {
+  *slope_spread = 0.0;
   std::vector<TimeNs> values;
   for (const TimedSample& sample : samples) values.push_back(sample.value);
   Line best{LowerMedian(values), 0.0};
@@ -93,6 +97,8 @@ Line FitSamples(std::vector<TimedSample> samples, TimeNs anchor, TimeNs* residua
   }
   if (slopes.empty()) return best;
   const double slope = std::clamp(LowerMedian(slopes), -kMaxRate, kMaxRate);
+  std::sort(slopes.begin(), slopes.end());
+  const double spread = (slopes[slopes.size() * 3 / 4] - slopes[slopes.size() / 4]) / 2.0;
   std::vector<double> left;
   for (const TimedSample& sample : samples) {
     left.push_back(static_cast<double>(sample.value) -
@@ -102,6 +108,7 @@ Line FitSamples(std::vector<TimedSample> samples, TimeNs anchor, TimeNs* residua
   const TimeNs line_residual = LargestResidual(samples, line, anchor);
   if (line_residual < *residual) {
     *residual = line_residual;
+    *slope_spread = spread;
     return line;
   }
   return best;
@@ -186,13 +193,14 @@ void FitBounds(const PairEvidence& evidence, TimeNs anchor, PairFit& fit) {
   fit.uncertainty_ns = Rounded(std::ceil((high - low) / 2.0));
 }
 
-PairFit Fit(const PairEvidence& evidence, TimeNs anchor) {
+PairFit Fit(const PairEvidence& evidence, TimeNs anchor, TimeNs half_span) {
   PairFit fit;
   fit.samples = static_cast<int64_t>(evidence.samples.size());
   fit.source = SourceOf(evidence.kind);
   if (!evidence.samples.empty()) {
     TimeNs residual = 0;
-    Line line = FitSamples(evidence.samples, anchor, &residual);
+    double slope_spread = 0.0;
+    Line line = FitSamples(evidence.samples, anchor, &residual, &slope_spread);
     TimeNs lowest = kUnbounded;
     TimeNs highest = -kUnbounded;
     std::vector<TimeNs> durations;
@@ -202,7 +210,16 @@ PairFit Fit(const PairEvidence& evidence, TimeNs anchor) {
       durations.push_back(sample.duration);
     }
     const bool zero_allowed = evidence.lower <= 0 && 0 <= evidence.upper;
+    // The two ends of a rendezvous are one instant, so the samples scatter only by how the ends
+    // are recorded, and the largest residual bounds the line's error. Collectives' members end
+    // apart by the work after the reduction, which a few samples' residual underestimates: the
+    // truth may lie that far again beyond the line, and a slope taken from them is off by its
+    // spread over the job's span.
     TimeNs uncertainty = residual;
+    if (evidence.kind != SampleKind::kRendezvous) {
+      uncertainty = SaturatingAdd(SaturatingAdd(residual, residual),
+                                  Rounded(std::ceil(slope_spread * static_cast<double>(half_span))));
+    }
     const bool straddle = lowest <= 0 && 0 <= highest && zero_allowed;
     if (straddle && line.rate == 0.0) {
       // Samples that put the two clocks on both sides of each other support no offset: 0,
@@ -466,7 +483,7 @@ JobClocks FitJob(const JobInput& input) {
     clocks.anchor_ns = first + clocks.half_span_ns;
   }
   for (const auto& [key, pair] : clocks.evidence) {
-    clocks.fits.emplace(key, Fit(pair, clocks.anchor_ns));
+    clocks.fits.emplace(key, Fit(pair, clocks.anchor_ns, clocks.half_span_ns));
   }
   return clocks;
 }
@@ -497,6 +514,11 @@ Result Analyze(const JobClocks& clocks, const Options& options) {
       offset.verdict = Judge(placement, options, clocks.half_span_ns);
       if (i < options.own_zero.size() && options.own_zero[i]) {
         offset.verdict = OnOwnZero(offset.verdict);
+      } else if (offset.verdict == Verdict::kLoose && placement.uncertainty != kUnbounded &&
+                 Farthest(placement.line, clocks.half_span_ns) / 2 >= placement.uncertainty) {
+        // Too loose to call aligned, yet surely nearer the truth than the recorded clock, which
+        // lies at least twice the uncertainty from the estimate: moved, and said to be a guess.
+        offset.verdict = Verdict::kGuessApplied;
       }
       offset.estimate_ns = placement.line.offset_ns;
       offset.rate = placement.line.rate;

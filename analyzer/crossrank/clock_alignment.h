@@ -75,7 +75,9 @@ enum class Verdict : uint8_t {
   kDisagree,     // unaligned: the samples put the clocks on both sides of each other
   kGuessedPeers, // unaligned: only bounds, from transfers paired through guessed peers
   // Unaligned, yet moved: its trace's times start at its own zero (no shared time base), so the
-  // recorded clock says nothing and the weak estimate is the best there is. A guess.
+  // recorded clock says nothing and the weak estimate is the best there is; or the estimate is
+  // too loose for the tolerance but at least twice its uncertainty from the recorded clock, which
+  // is then surely farther from the truth. A guess.
   kGuessApplied,
   // Unaligned: every estimate the evidence allowed would put a receive's end before its send's
   // start (or a collective's end before a member started it); kept as recorded.

@@ -297,9 +297,19 @@ TEST(ClockAlignmentTest, TighterThanTheTolerance) {
   Options options = Ranks({0, 1});
   options.tolerance_ns = 30;
   Result result = Analyze(transfers, options);
+  // Samples 500 and 540: 500 +/- 40, looser than 30, but 500 >= 2 x 40 from the recorded clock,
+  // which is surely farther from the truth: moved, as a guess (not aligned).
+  EXPECT_EQ(result.offsets[1].verdict, Verdict::kGuessApplied);
+  EXPECT_FALSE(result.offsets[1].aligned);
+  EXPECT_EQ(result.offsets[1].offset_ns, 500);
+  EXPECT_EQ(result.offsets[1].estimate_ns, 500);
+  // Samples 50 and 90: 50 +/- 40 could be the recorded clock's 0 as well: loose, kept.
+  const std::vector<p2p_matching::Transfer> near_zero = {Make(0, 1, 100, 200, 150, 250, true),
+                                                         Make(0, 1, 300, 400, 390, 490, true)};
+  result = Analyze(near_zero, options);
   EXPECT_EQ(result.offsets[1].verdict, Verdict::kLoose);
   EXPECT_EQ(result.offsets[1].offset_ns, 0);
-  EXPECT_EQ(result.offsets[1].estimate_ns, 500);
+  EXPECT_EQ(result.offsets[1].estimate_ns, 50);
   options.tolerance_ns = 40;
   result = Analyze(transfers, options);
   EXPECT_EQ(result.offsets[1].verdict, Verdict::kApplied);

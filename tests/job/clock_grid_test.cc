@@ -31,7 +31,14 @@
 namespace bubblescope {
 namespace {
 
-enum class Layout { kTwoPerHost, kFourPerHost, kUnnamedHosts };
+enum class Layout {
+  kTwoPerHost,
+  kFourPerHost,
+  kUnnamedHosts,
+  // Megatron's interleaved schedule, whose batches each hold transfers with both neighbours:
+  // most host pairs have no rendezvous sample, only the all-reduce ends (300 us of tail apart).
+  kInterleavedBatches,
+};
 
 std::string LayoutName(Layout layout) {
   switch (layout) {
@@ -41,6 +48,8 @@ std::string LayoutName(Layout layout) {
       return "4/host";
     case Layout::kUnnamedHosts:
       return "2/host unnamed";
+    case Layout::kInterleavedBatches:
+      return "2/host il-batch";
   }
   return "";
 }
@@ -67,6 +76,11 @@ sim::Config GridConfig(Layout layout, double drift_ppm, TimeNs offset_ns) {
   config.collective_tail_ns = 300'000;
   config.parallel.data = kReplicas;
   config.parallel.dp_sync_ns = 2 * kMs;
+  if (layout == Layout::kInterleavedBatches) {
+    config.schedule = sim::Schedule::kInterleaved1F1B;
+    config.virtual_stages = 2;
+    config.p2p = sim::P2pStyle::kBatched;
+  }
   config.ranks_per_host = layout == Layout::kFourPerHost ? 4 : 2;
   config.write_host_names = layout != Layout::kUnnamedHosts;
   const int32_t hosts = sim::HostCount(config);
@@ -273,7 +287,8 @@ TEST(ClockGridTest, FarApartAndDriftingHosts) {
 
 // Every cell: drift 0, 20, 50 ppm x offsets 0, 3, 10 ms x three host layouts.
 TEST(ClockGridTest, WholeGrid) {
-  for (Layout layout : {Layout::kTwoPerHost, Layout::kFourPerHost, Layout::kUnnamedHosts}) {
+  for (Layout layout : {Layout::kTwoPerHost, Layout::kFourPerHost, Layout::kUnnamedHosts,
+                        Layout::kInterleavedBatches}) {
     for (double drift : {0.0, 20.0, 50.0}) {
       for (TimeNs offset : {TimeNs{0}, 3 * kMs, 10 * kMs}) CheckCell(layout, drift, offset);
     }
