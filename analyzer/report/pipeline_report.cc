@@ -246,7 +246,12 @@ class PipelineJson {
     }
     if (shape.has_value() && pipeline.ideal.has_value()) {
       Fraction("theoretical_bubble_fraction", pipeline.ideal->fraction);
-      Fraction("excess_bubble_fraction", pipeline.excess_bubble_fraction.value_or(0.0));
+      if (measured) {
+        Fraction("excess_bubble_fraction", pipeline.excess_bubble_fraction.value_or(0.0));
+      } else {
+        json_.Key("excess_bubble_fraction");
+        json_.Null();
+      }
       OptionalString("theoretical_source", pipeline::IdealSourceName(pipeline.ideal->source));
     } else {
       json_.Key("theoretical_bubble_fraction");

@@ -120,6 +120,10 @@ TEST_F(UntrustedRunsTest, NoCompleteIterationIsStatedNotAZeroBubble) {
   EXPECT_EQ(run.exit_status, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("\"no_complete_iteration\": \"6 iterations (from "
                                  "profiler_steps) found, none on every pipeline rank"));
+  // No figure is null, as the text says, not a 0 bubble and 0 latency.
+  EXPECT_THAT(run.out, HasSubstr("\"bubble_fraction\": null"));
+  EXPECT_THAT(run.out, HasSubstr("\"latency_us\": null"));
+  EXPECT_THAT(run.out, HasSubstr("\"excess_bubble_fraction\": null"));
   run = Bubblescope({"analyze", *base_, "--format", "json"});
   EXPECT_THAT(run.out, HasSubstr("\"no_complete_iteration\": null"));
 }
