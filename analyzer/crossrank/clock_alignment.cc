@@ -512,7 +512,8 @@ Result Analyze(const JobClocks& clocks, const Options& options) {
           offset.clock_node < 0 ? kUnreached : placed[static_cast<size_t>(offset.clock_node)];
       offset.source = placement.reached ? placement.source : Source::kNone;
       offset.verdict = Judge(placement, options, clocks.half_span_ns);
-      if (i < options.own_zero.size() && options.own_zero[i]) {
+      offset.own_zero = i < options.own_zero.size() && options.own_zero[i];
+      if (offset.own_zero) {
         offset.verdict = OnOwnZero(offset.verdict);
       } else if (offset.verdict == Verdict::kLoose && placement.uncertainty != kUnbounded &&
                  Farthest(placement.line, clocks.half_span_ns) / 2 >= placement.uncertainty) {

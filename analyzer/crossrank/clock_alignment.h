@@ -110,6 +110,8 @@ struct RankOffset {
   std::string rejected_by = {};
   // Its samples disagreed on which clock runs ahead (see above): kept as recorded, a guess.
   bool as_recorded = false;
+  // Its trace's times start at its own zero (StartsAtItsOwnZero): why a guess may be applied.
+  bool own_zero = false;
 
   // The estimate is the offset (tight, or a guess on a clock that started at its own zero).
   bool applied() const {

@@ -46,7 +46,12 @@ std::string NotAppliedBecause(const clock_alignment::RankOffset& offset, TimeNs 
     case clock_alignment::Verdict::kGuessedPeers:
       return "only causality bounds, from transfers paired through guessed peers";
     case clock_alignment::Verdict::kGuessApplied:
-      return "loose, but its trace starts at its own zero, so its recorded clock says nothing";
+      return offset.own_zero
+                 ? "loose, but its trace starts at its own zero, so its recorded clock says nothing"
+                 : absl::StrCat("uncertain beyond the ", Micros(static_cast<double>(tolerance_ns)),
+                                " us an aligned offset may have, but at least twice its "
+                                "uncertainty from the recorded clock, which is surely farther "
+                                "from the truth");
     case clock_alignment::Verdict::kBreaksCausality:
       return absl::StrCat("its estimate breaks causality at ", offset.rejected_by);
     case clock_alignment::Verdict::kHeldBack:

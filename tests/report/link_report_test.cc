@@ -154,10 +154,40 @@ TEST(LinkReportTest, UnalignedClocksAreAGuess) {
   figures.offsets[2].verdict = clock_alignment::Verdict::kGuessApplied;
   figures.offsets[2].estimate_ns = 1'250'000;
   figures.offsets[2].offset_ns = 1'250'000;
+  figures.offsets[2].own_zero = true;
   EXPECT_THAT(LinkText(figures),
               HasSubstr("rank 6 moved by its estimate (estimate +1.250 ms +/- unbounded from "
                         "causality_bounds, 0 samples: loose, but its trace starts at its own "
                         "zero, so its recorded clock says nothing)\n"));
+  // A loose estimate far from the recorded clock is moved too, drifting, and says why.
+  figures.offsets[2].own_zero = false;
+  figures.offsets[2].uncertainty_ns = 300'000;
+  figures.offsets[2].source = clock_alignment::Source::kCollectives;
+  figures.offsets[2].samples = 8;
+  figures.offsets[2].rate = 20e-6;
+  figures.offsets[2].anchor_ns = 45'000'000'000;
+  EXPECT_THAT(LinkText(figures),
+              HasSubstr("rank 6 moved by its estimate (estimate +1.250 ms +/- 300.000 us from "
+                        "collectives, 8 samples, +20.00 ppm from 45.000 s: uncertain beyond the "
+                        "100.000 us an aligned offset may have, but at least twice its "
+                        "uncertainty from the recorded clock, which is surely farther from the "
+                        "truth)\n"));
+}
+
+// A link whose clocks are too uncertain against its transfers says so, with the uncertainty.
+TEST(LinkReportTest, ALinkTheClocksCannotJudge) {
+  job::CrossRankFigures figures = TwoStages();
+  link_stats::Link& link = figures.links.front();
+  link.slow = false;
+  link.clock_limited = true;
+  link.clock_uncertainty_ns = 304'589;
+  link.transfer_median_all_ns = 1'490'429;
+  const std::string text = LinkText(figures);
+  EXPECT_THAT(text, ContainsRegex("5->4 +0->1 .* +unjudged\n"));
+  EXPECT_THAT(text, HasSubstr("link 5->4 cannot be judged: its two clocks are uncertain by "
+                              "304.589 us against each other, not well below its transfers "
+                              "(median 1490.429 us); no bandwidth, slow link or late sender "
+                              "from it\n"));
 }
 
 TEST(LinkReportTest, UnknownSizesShowADashNotZero) {
