@@ -495,12 +495,19 @@ Result Analyze(const JobClocks& clocks, const Options& options) {
   const int32_t root = reference == clocks.node_of.end() ? -1 : reference->second;
   std::vector<Placement> placed = Place(clocks, root);
   CheckCausality(clocks, placed);
+  const bool own_span = options.half_span_ns > 0;
+  const TimeNs anchor = own_span ? options.anchor_ns : clocks.anchor_ns;
+  const TimeNs half_span = own_span ? options.half_span_ns : clocks.half_span_ns;
+  for (Placement& placement : placed) {
+    // The same line, its offset given at the pipeline's anchor.
+    placement.line.offset_ns = Rounded(At(placement.line, anchor, clocks.anchor_ns));
+  }
 
   bool all_aligned = true;
   for (size_t i = 0; i < options.ranks.size(); ++i) {
     RankOffset offset{.rank = options.ranks[i]};
     if (i < options.hosts.size()) offset.host = options.hosts[i];
-    offset.anchor_ns = clocks.anchor_ns;
+    offset.anchor_ns = anchor;
     const auto node = clocks.node_of.find(offset.rank);
     offset.clock_node = node == clocks.node_of.end() ? -1 : node->second;
     if (offset.clock_node >= 0 && offset.clock_node == root) {
@@ -511,19 +518,19 @@ Result Analyze(const JobClocks& clocks, const Options& options) {
       const Placement& placement =
           offset.clock_node < 0 ? kUnreached : placed[static_cast<size_t>(offset.clock_node)];
       offset.source = placement.reached ? placement.source : Source::kNone;
-      offset.verdict = Judge(placement, options, clocks.half_span_ns);
+      offset.verdict = Judge(placement, options, half_span);
       offset.own_zero = i < options.own_zero.size() && options.own_zero[i];
       if (offset.own_zero) {
         offset.verdict = OnOwnZero(offset.verdict);
       } else if (offset.verdict == Verdict::kLoose && placement.uncertainty != kUnbounded &&
-                 Farthest(placement.line, clocks.half_span_ns) / 2 >= placement.uncertainty) {
+                 Farthest(placement.line, half_span) / 2 >= placement.uncertainty) {
         // Too loose to call aligned, yet surely nearer the truth than the recorded clock, which
         // lies at least twice the uncertainty from the estimate: moved, and said to be a guess.
         offset.verdict = Verdict::kGuessApplied;
       }
       offset.estimate_ns = placement.line.offset_ns;
       offset.rate = placement.line.rate;
-      offset.farthest_ns = Farthest(placement.line, clocks.half_span_ns);
+      offset.farthest_ns = Farthest(placement.line, half_span);
       offset.uncertainty_ns = placement.reached ? placement.uncertainty : kUnbounded;
       offset.residual_ns = placement.residual;
       offset.samples = placement.samples;

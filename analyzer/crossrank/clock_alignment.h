@@ -136,6 +136,11 @@ struct Options {
   // Per rank of `ranks` (missing: false): its trace's times start at its own zero
   // (StartsAtItsOwnZero), so its recorded clock is no evidence against any estimate.
   std::vector<bool> own_zero = {};
+  // Where the pipeline's offsets are given, and half the time its transfers span; with a span
+  // of 0, the job's anchor and span (JobClocks). The pipeline's own, so that a pipeline reads
+  // the same whether the rest of the job was analysed with it or not.
+  TimeNs anchor_ns = 0;
+  TimeNs half_span_ns = 0;
 };
 
 struct Result {

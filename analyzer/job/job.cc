@@ -271,6 +271,17 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
     if (position >= 0) pipeline_timelines.push_back(&inputs.timelines[at]);
   }
   clock_options.tolerance_ns = clock_alignment::ClockTolerance(pipeline_timelines);
+  if (!matching.transfers.empty()) {
+    // The pipeline's own span, as recorded: where its offsets are given.
+    TimeNs first = matching.transfers.front().send.start;
+    TimeNs last = first;
+    for (const p2p_matching::Transfer& transfer : matching.transfers) {
+      first = std::min({first, transfer.send.start, transfer.recv.start});
+      last = std::max({last, transfer.send.end, transfer.recv.end});
+    }
+    clock_options.half_span_ns = std::max<TimeNs>(1, (last - first) / 2);
+    clock_options.anchor_ns = first + (last - first) / 2;
+  }
   crossrank.offsets = clock_alignment::Analyze(job_clocks, clock_options).offsets;
   crossrank.clock_tolerance_ns = clock_options.tolerance_ns;
   const ClockOffsets clocks = clock_alignment::AsClockOffsets(crossrank.offsets);

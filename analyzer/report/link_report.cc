@@ -255,7 +255,6 @@ void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_ite
     json.BoolMember("applied", offset.applied());
     json.BoolMember("aligned", offset.aligned);
     json.StringMember("verdict", clock_alignment::VerdictName(offset.verdict));
-    json.IntMember("clock_node", offset.clock_node);
     json.DoubleMember("rate_ppm", offset.rate * 1e6);
     MicrosMember(json, "anchor_us", offset.anchor_ns);
     MicrosMember(json, "residual_us", offset.residual_ns);
