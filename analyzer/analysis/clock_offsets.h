@@ -20,8 +20,8 @@ struct RankClock {
   TimeNs anchor_ns = 0;
 
   // Rank clock - reference clock at `time` on the rank's clock. The rate is taken against the
-  // rank's own time rather than the reference's: the two differ by offset x rate, a nanosecond
-  // for milliseconds apart at tens of ppm.
+  // rank's own time rather than the reference's: the two differ by offset x rate (100 ns for
+  // 5 ms apart at 20 ppm), which clock_alignment counts in the offset's uncertainty.
   TimeNs At(TimeNs time) const;
 };
 

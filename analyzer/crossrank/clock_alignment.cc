@@ -262,6 +262,18 @@ struct Placement {
   bool breaks_causality = false;       // the placement itself breaks a bound of the job
 };
 
+// What chaining a pair's line onto a placed node may get wrong, as a bound: each pair's line
+// takes its times on one of its two clocks and the rank applies its line on its own, so the time
+// argument may be off by the clocks' offsets (times the rate), and rates taken against different
+// clocks differ by their product (over the span).
+TimeNs ChainSlack(const Line& from, const Line& edge, TimeNs half_span) {
+  const double offsets = std::abs(static_cast<double>(from.offset_ns)) +
+                         std::abs(static_cast<double>(edge.offset_ns));
+  const double rates = std::abs(from.rate) + std::abs(edge.rate);
+  return Rounded(std::ceil(2.0 * rates * offsets +
+                           2.0 * rates * rates * static_cast<double>(half_span)));
+}
+
 // Dijkstra from `root`; ties by node, so the tree is deterministic.
 std::vector<Placement> Place(const JobClocks& clocks, int32_t root) {
   const size_t nodes = static_cast<size_t>(clocks.nodes);
@@ -286,7 +298,11 @@ std::vector<Placement> Place(const JobClocks& clocks, int32_t root) {
     for (const auto& [next_node, edge] : neighbours[node]) {
       const size_t next = static_cast<size_t>(next_node);
       if (done[next]) continue;
-      const TimeNs uncertainty = SaturatingAdd(from.uncertainty, edge.uncertainty_ns);
+      const TimeNs uncertainty =
+          edge.uncertainty_ns == kUnbounded
+              ? kUnbounded
+              : SaturatingAdd(SaturatingAdd(from.uncertainty, edge.uncertainty_ns),
+                              ChainSlack(from.line, edge.line, clocks.half_span_ns));
       Placement& to = placed[next];
       if (to.reached && to.uncertainty <= uncertainty) continue;
       if (to.reached) frontier.erase({to.uncertainty, next_node});

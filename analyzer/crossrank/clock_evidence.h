@@ -40,8 +40,8 @@ enum class SampleKind : uint8_t {
   kCollectives,  // the k-th collective of a group on each member
 };
 
-// One sample of d at `time` (a time of the sample on one of the two clocks: drift between them
-// over the microseconds that separate two clocks' readings of one instant is negligible).
+// One sample of d at `time` (a time of the sample on one of the two clocks; that the two clocks
+// read one instant differently is counted in the placed offset's uncertainty).
 struct TimedSample {
   TimeNs time = 0;
   TimeNs value = 0;
