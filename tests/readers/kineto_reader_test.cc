@@ -302,7 +302,8 @@ TEST(KinetoReaderTest, AnnotationsStepsAndCpuCommOps) {
     {"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":5,"tid":6,"ts":16,"dur":2,
      "args":{"Collective name":"allreduce","In msg nelems":4,"Out msg nelems":4,"dtype":"Long"}},
     {"ph":"X","cat":"cpu_op","name":"c10d::_resolve_process_group","pid":5,"tid":6,"ts":18,"dur":1},
-    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":5,"tid":6,"ts":19,"dur":1}]})");
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":5,"tid":6,"ts":19,"dur":1},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":5,"tid":6,"ts":150,"dur":1}]})");
   ASSERT_TRUE(result.status.ok()) << result.status;
   const Rank& rank = result.rank;
   ASSERT_EQ(rank.steps.size(), 2u);
@@ -328,7 +329,7 @@ TEST(KinetoReaderTest, AnnotationsStepsAndCpuCommOps) {
   EXPECT_EQ(rank.name(rank.annotations[3].name), "ProfilerStep#6");
 
   EXPECT_EQ(IntervalCount(rank, IntervalKind::kCpuCommOp), 3u);
-  EXPECT_EQ(IntervalCount(rank, IntervalKind::kCpuOp), 2u);
+  EXPECT_EQ(IntervalCount(rank, IntervalKind::kCpuOp), 3u);
   ASSERT_EQ(rank.comms.size(), 3u);
   EXPECT_EQ(rank.comms[0].kind, CommKind::kSend);
   EXPECT_EQ(rank.comms[1].kind, CommKind::kRecv);
