@@ -51,6 +51,11 @@ TEST(NsysCliTest, AnalyzesADirectoryOfExports) {
   EXPECT_THAT(run.out, HasSubstr("4 ranks (4 gpu, 0 cpu)"));
   EXPECT_THAT(run.out, HasSubstr("p=4 m=8 v=1 1f1b"));
   EXPECT_THAT(run.out, HasSubstr("bubble 39.2%"));
+  // What the ranks' ids and times rest on: torchrun's RANK, which the writer puts in each
+  // export's META_DATA_CAPTURE, and times counted from each session's start.
+  EXPECT_THAT(run.out, HasSubstr("\nnsys exports: rank ids by environment:RANK; times by "
+                                 "session_start (each rank's time_evidence is in the JSON "
+                                 "report)\n"));
 }
 
 TEST(NsysCliTest, AReportWithoutNsysNamesTheExportCommand) {
