@@ -118,13 +118,17 @@ class PayloadReader {
   absl::Status status_;
 };
 
-void ReadHeader(PayloadReader& in, Rank* rank) {
+void ReadHeader(PayloadReader& in, uint64_t version, Rank* rank) {
   rank->rank = in.Int32("the rank");
   rank->world_size = in.Int32("the world size");
   rank->pid = in.Signed();
   rank->host = in.String();
   rank->backend = in.String();
   rank->record_run_id = in.String();
+  if (version < 2) return;  // version 1 kept no sources: they stay empty
+  rank->rank_source = in.String();
+  rank->time_base = in.String();
+  rank->time_evidence = in.String();
 }
 
 void ReadNames(PayloadReader& in, Rank* rank) {
@@ -361,10 +365,11 @@ absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_pa
     size_t pos = kMagic.size();
     uint64_t version = 0;
     if (!GetVarint(bytes, &pos, &version)) return FileError(source_path, pos, "no format version");
-    if (version != kFormatVersion) {
+    if (version < kOldestFormatVersion || version > kFormatVersion) {
       return FileError(source_path, kMagic.size(),
                        absl::StrCat("digest format version ", version, "; this bubblescope reads ",
-                                    kFormatVersion, " (digest the trace again)"));
+                                    kOldestFormatVersion, " to ", kFormatVersion,
+                                    " (digest the trace again)"));
     }
     const size_t size_at = pos;
     uint64_t size = 0;
@@ -384,7 +389,7 @@ absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_pa
 
     Rank rank;
     PayloadReader in(*payload, source_path, pos);
-    ReadHeader(in, &rank);
+    ReadHeader(in, version, &rank);
     ReadNames(in, &rank);
     ReadDevices(in, &rank);
     ReadGroups(in, &rank);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -75,6 +76,30 @@ std::string PercentOf(TimeNs part, TimeNs whole) {
 
 std::string Plural(size_t count, std::string_view noun) {
   return absl::StrCat(count, " ", std::string(noun), count == 1 ? "" : "s");
+}
+
+// One line on what the Nsight ranks' ids and times rest on (Rank::rank_source, time_base,
+// docs/nsight-systems.md): each value, with its count of ranks where they differ; empty when no
+// rank is an Nsight export's.
+std::string NsightSourcesLine(const std::vector<RankFigures>& ranks) {
+  std::map<std::string, size_t> ids;
+  std::map<std::string, size_t> times;
+  for (const RankFigures& f : ranks) {
+    if (f.time_base.empty()) continue;
+    ++ids[f.rank_source.empty() ? "none" : f.rank_source];
+    ++times[f.time_base];
+  }
+  if (times.empty()) return "";
+  const auto in_words = [](const std::map<std::string, size_t>& values) {
+    if (values.size() == 1) return text::OneLine(values.begin()->first);
+    std::vector<std::string> parts;
+    for (const auto& [value, count] : values) {
+      parts.push_back(absl::StrCat(text::OneLine(value), " (", Plural(count, "rank"), ")"));
+    }
+    return absl::StrJoin(parts, ", ");
+  };
+  return absl::StrCat("nsys exports: rank ids by ", in_words(ids), "; times by ", in_words(times),
+                      " (each rank's time_evidence is in the JSON report)\n");
 }
 
 // Errors and warnings are listed per file, since each says something about that file. Info
@@ -195,6 +220,7 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
           "bubble shows in its bubble% below\n");
     }
   }
+  out.append(NsightSourcesLine(result.ranks));
   out.append(folded_text);
   AppendImportBlock(result, &out);
   return out;

@@ -102,6 +102,8 @@ TEST(DigestCliTest, SimulatedFamiliesGiveTheSameReport) {
        "--sequence-parallel", "--tp-overlap"},
       {"--clock-offset-us", "0,0,-700,-700", "--ranks-per-host", "2", "--optimizer-us", "400"},
       {"--stage-to-rank", "2,0,3,1", "--format", "old", "--no-iteration-barrier"},
+      // Nsight exports: each rank's rank_source, time_base and time_evidence survive the digest.
+      {"--format", "nsys", "--annotations", "pp-cpu"},
   };
   for (const std::vector<std::string>& family : families) {
     SCOPED_TRACE(family.front() + " " + family[1]);
