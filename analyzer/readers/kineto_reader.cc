@@ -1,6 +1,7 @@
 #include "readers/kineto_reader.h"
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,6 +88,10 @@ void ResetToOneRank(std::string_view display_path, Parsed* parsed) {
 absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view display_path,
                            const DocumentView& view, const kineto::RepairPlan& plan,
                            Parsed* parsed);
+std::optional<size_t> TrailingContentAfter(std::string_view text);
+absl::Status ParseBeforeTrailing(simdjson::ondemand::parser& parser,
+                                 std::string_view display_path, const DocumentView& view,
+                                 size_t end, Parsed* parsed);
 
 // The ranks of a walked document, named after the file, a merged trace's with their rank ids.
 void TakeRanks(std::string_view display_path, const kineto::WalkResult& walk,
@@ -125,6 +130,11 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
   const std::string_view text(view.json.data(), view.json.size());
   const int64_t file_size = static_cast<int64_t>(text.size()) + view.bias;
   if (walk.syntax != simdjson::SUCCESS) {
+    if (allow_repair) {
+      if (const std::optional<size_t> end = TrailingContentAfter(text)) {
+        return ParseBeforeTrailing(parser, display_path, view, *end, parsed);
+      }
+    }
     if (walk.syntax == simdjson::UTF8_ERROR) {
       bool cut_mid_character = false;
       const size_t bad = kineto::FirstInvalidUtf8(text, &cut_mid_character);
@@ -161,6 +171,36 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
   }
   if (walk.trailing_offset >= 0) parsed->Bump(ImportCounter::kTrailingContent, walk.trailing_offset);
   return absl::OkStatus();
+}
+
+// Where a complete document ends when more than white space follows it: a stray `]`, `,`,
+// `"x"`, `garbage`, `42`, `{` or NUL bytes after the closing brace fail the parse as a whole, but
+// the document before them is whole.
+std::optional<size_t> TrailingContentAfter(std::string_view text) {
+  const size_t end = kineto::FirstDocumentEnd(text);
+  if (end == std::string_view::npos) return std::nullopt;
+  if (text.find_first_not_of(" \t\n\r", end) == std::string_view::npos) return std::nullopt;
+  return end;
+}
+
+// The document before `end` read alone, with every event it holds, and the rest counted as
+// trailing content where it starts: the one documented rule (docs/input-errors.md) for any text
+// after a complete document, never a syntax error or a cut that loses the last events.
+absl::Status ParseBeforeTrailing(simdjson::ondemand::parser& parser,
+                                 std::string_view display_path, const DocumentView& view,
+                                 size_t end, Parsed* parsed) {
+  const std::string_view text(view.json.data(), view.json.size());
+  // The bytes after `end` stay readable in the same buffer: they serve as the parser's padding.
+  const DocumentView document{
+      .json = simdjson::padded_string_view(view.json.data(), end, view.json.capacity()),
+      .bias = view.bias};
+  absl::Status status =
+      ParseDocument(parser, display_path, document, /*allow_repair=*/false, parsed);
+  if (status.ok()) {
+    parsed->Bump(ImportCounter::kTrailingContent,
+                 static_cast<int64_t>(text.find_first_not_of(" \t\n\r", end)) + view.bias);
+  }
+  return status;
 }
 
 absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view display_path,
