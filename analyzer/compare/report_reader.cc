@@ -33,7 +33,7 @@ constexpr std::string_view kLinkMembers[] = {"src", "dst", "wait_us"};
 constexpr std::string_view kFindingMembers[] = {"kind", "ranks", "cost_us"};
 
 std::string Indexed(std::string_view array, size_t index) {
-  return absl::StrCat(array, "[", index, "]");
+  return absl::StrCat(std::string(array), "[", index, "]");
 }
 
 // The document's first token: its first byte that is not JSON white space (its end when there
@@ -205,7 +205,7 @@ class ReportWalker {
     if (!read.ok()) return read;
     for (size_t i = 0; i < required.size(); ++i) {
       if ((seen & (1u << i)) == 0) {
-        return Error(at, absl::StrCat(where, " has no \"", required[i],
+        return Error(at, absl::StrCat(std::string(where), " has no \"", std::string(required[i]),
                                       "\" (analyze always writes it; a missing figure is "
                                       "never read as 0)"));
       }

@@ -52,6 +52,9 @@ const ImportCounterSpec& CounterSpec(ImportCounter counter) {
       {"mixed_time_bases", Severity::kWarning,
        "events timed from near zero beside events timed from the epoch in one rank (the fewer "
        "of the two counted); they cannot be on one clock"},
+      {"unknown_clock_base", Severity::kError,
+       "file cut before its baseTimeNanoseconds (Kineto writes it last), its times relative to "
+       "that lost base: its clock is unknown, so it is kept off the other ranks' clock"},
   }};
   return kSpecs[static_cast<size_t>(counter)];
 }

@@ -1,5 +1,6 @@
 #include "readers/kineto_reader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -68,6 +69,9 @@ std::string_view SyntaxWhat(simdjson::error_code error) {
 struct Parsed {
   std::vector<Rank> ranks;
   bool merged = false;
+  // The document is an object, and it gave its baseTimeNanoseconds (WalkResult's).
+  bool object_form = false;
+  bool saw_base_time = false;
 
   void Bump(ImportCounter counter, int64_t offset) {
     for (Rank& rank : ranks) rank.stats.Bump(counter, offset);
@@ -76,6 +80,31 @@ struct Parsed {
     for (Rank& rank : ranks) rank.stats.set_truncation_detail(detail);
   }
 };
+
+// Kineto writes baseTimeNanoseconds after the events, each "ts" relative to it: a file cut
+// before it (an object, no base read, times within a day of zero) holds times on a clock no
+// one can place. Counted on the rank (kUnknownClockBase, at the cut), so that the loader keeps
+// it off the other ranks' clock rather than put it there as if its base were 0 (an iteration of
+// 1.7e12 ms). A bare array, or times from the epoch (older Kineto), never had a base to lose.
+void CountLostClockBase(int64_t cut_offset, Parsed* parsed) {
+  if (!parsed->object_form || parsed->saw_base_time || parsed->merged ||
+      parsed->ranks.size() != 1) {
+    return;
+  }
+  constexpr TimeNs kRelativeWithinNs = TimeNs{86'400} * 1'000'000'000;
+  const Rank& rank = parsed->ranks[0];
+  bool any = false;
+  TimeNs earliest = 0;
+  for (const Timeline& timeline : rank.timelines) {
+    if (timeline.intervals.empty()) continue;
+    earliest = any ? std::min(earliest, timeline.intervals.front().start)
+                   : timeline.intervals.front().start;
+    any = true;
+  }
+  if (any && earliest > -kRelativeWithinNs && earliest < kRelativeWithinNs) {
+    parsed->Bump(ImportCounter::kUnknownClockBase, cut_offset);
+  }
+}
 
 // One empty rank named after the file: what a file that is no trace leaves.
 void ResetToOneRank(std::string_view display_path, Parsed* parsed) {
@@ -127,6 +156,8 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
   const size_t usable_events = set.usable_events();
   set.Finish();
   TakeRanks(display_path, walk, &set, parsed);
+  parsed->object_form = walk.object_form;
+  parsed->saw_base_time = walk.saw_base_time;
   const std::string_view text(view.json.data(), view.json.size());
   const int64_t file_size = static_cast<int64_t>(text.size()) + view.bias;
   if (walk.syntax != simdjson::SUCCESS) {
@@ -154,6 +185,7 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
     }
     // Broken syntax after some events: keep them, as for a cut-short file.
     parsed->Bump(ImportCounter::kTruncated, walk.last_event_offset);
+    CountLostClockBase(walk.last_event_offset, parsed);
     parsed->SetTruncationDetail(absl::StrFormat(
         "syntax error at byte %d (%s); read %d events up to byte %d", syntax_offset,
         std::string(SyntaxWhat(walk.syntax)), walk.events_read, walk.last_event_offset));
@@ -232,6 +264,7 @@ absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view 
     parsed->Bump(ImportCounter::kTruncated, static_cast<int64_t>(plan.damage_offset) + view.bias);
     parsed->SetTruncationDetail(absl::StrFormat(
         "cut at byte %d; read %d events up to byte %d", file_size, plan.complete_events, kept_end));
+    CountLostClockBase(file_size, parsed);
   }
   return absl::OkStatus();
 }

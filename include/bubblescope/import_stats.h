@@ -48,6 +48,9 @@ enum class ImportCounter : uint8_t {
   kDuplicateProfilerStep,
   kOverlappingProfilerStep,
   kMixedTimeBases,
+  // A file cut before its baseTimeNanoseconds (Kineto writes it last) whose times are relative
+  // to it: the rank's clock is unknown (readers/kineto_reader.cc).
+  kUnknownClockBase,
   kCount,
 };
 

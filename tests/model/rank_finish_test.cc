@@ -206,12 +206,13 @@ TEST(RankFinishTest, RelativeAndAbsoluteTimesInOneRankAreCounted) {
   FinishRank(FinishOptions{.base_ns = 5000, .base_offset = 1}, &mixed);
   EXPECT_EQ(mixed.stats.count(ImportCounter::kMixedTimeBases), 2u);
   EXPECT_EQ(CounterSpec(ImportCounter::kMixedTimeBases).severity, Severity::kWarning);
-  for (Rank one_clock : {rank_with({Span(100, 200), Span(kDay - 1, kDay)}, {}),
-                         rank_with({Span(kEpoch, kEpoch + 5), Span(kEpoch + 9, kEpoch + 10)}, {}),
-                         rank_with({Span(3 * kDay, 3 * kDay + 5), Span(900 * kDay, 900 * kDay + 1)},
-                                   {})}) {
-    FinishRank(FinishOptions{.base_ns = 5000, .base_offset = 1}, &one_clock);
-    EXPECT_EQ(one_clock.stats.count(ImportCounter::kMixedTimeBases), 0u);
+  for (const std::vector<Interval>& one_clock :
+       {std::vector<Interval>{Span(100, 200), Span(kDay - 1, kDay)},
+        std::vector<Interval>{Span(kEpoch, kEpoch + 5), Span(kEpoch + 9, kEpoch + 10)},
+        std::vector<Interval>{Span(3 * kDay, 3 * kDay + 5), Span(900 * kDay, 900 * kDay + 1)}}) {
+    Rank rank = rank_with(one_clock, {});
+    FinishRank(FinishOptions{.base_ns = 5000, .base_offset = 1}, &rank);
+    EXPECT_EQ(rank.stats.count(ImportCounter::kMixedTimeBases), 0u) << one_clock.front().start;
   }
 }
 
