@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <new>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,21 @@ namespace bubblescope::compare {
 namespace {
 
 namespace ondemand = simdjson::ondemand;
+
+// The members every report analyze writes holds in these objects (docs/diff-and-gate.md,
+// "Figures read from a report"). One missing is a damaged or hand-made report: read as 0, a
+// pipeline without its bubble would pass any gate, so its absence is an error naming it.
+constexpr std::string_view kPipelineMembers[] = {"bubble_fraction", "latency_us", "ranks"};
+constexpr std::string_view kLatencyMembers[] = {"p50", "p90", "max"};
+constexpr std::string_view kIterationMembers[] = {"step", "complete", "window_us",
+                                                  "bubble_fraction"};
+constexpr std::string_view kStageMembers[] = {"rank", "bubble_fraction"};
+constexpr std::string_view kLinkMembers[] = {"src", "dst", "wait_us"};
+constexpr std::string_view kFindingMembers[] = {"kind", "ranks", "cost_us"};
+
+std::string Indexed(std::string_view array, size_t index) {
+  return absl::StrCat(std::string(array), "[", index, "]");
+}
 
 // The document's first token: its first byte that is not JSON white space (its end when there
 // is none), where errors about the document as a whole point.
@@ -81,13 +97,14 @@ class ReportWalker {
         saw_pipelines = true;
         return Array(value, key, [&](ondemand::value& element) {
           run.pipelines.emplace_back();
-          return Pipeline(element, &run.pipelines.back());
+          return Pipeline(element, Indexed("pipelines", run.pipelines.size() - 1),
+                          &run.pipelines.back());
         });
       }
       if (key == "findings") {
         return Array(value, key, [&](ondemand::value& element) {
           findings.emplace_back();
-          return Finding(element, &findings.back());
+          return Finding(element, Indexed("findings", findings.size() - 1), &findings.back());
         });
       }
       return absl::OkStatus();
@@ -170,6 +187,30 @@ class ReportWalker {
     ondemand::object object;
     if (value.get_object().get(object)) return WrongType(value, key, "an object");
     return Fields(object, std::forward<Visit>(visit));
+  }
+
+  // An object that must hold each of `required` (`where` names it in the error: "pipelines[0]").
+  template <typename Visit>
+  absl::Status Members(ondemand::value& value, std::string_view key, std::string_view where,
+                       std::span<const std::string_view> required, Visit&& visit) {
+    const char* at = value.raw_json_token().data();
+    uint32_t seen = 0;
+    absl::Status read = Object(value, key, [&](std::string_view member_key,
+                                               ondemand::value& member) {
+      for (size_t i = 0; i < required.size(); ++i) {
+        if (required[i] == member_key) seen |= 1u << i;
+      }
+      return visit(member_key, member);
+    });
+    if (!read.ok()) return read;
+    for (size_t i = 0; i < required.size(); ++i) {
+      if ((seen & (1u << i)) == 0) {
+        return Error(at, absl::StrCat(std::string(where), " has no \"", std::string(required[i]),
+                                      "\" (analyze always writes it; a missing figure is "
+                                      "never read as 0)"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   template <typename Visit>
@@ -272,9 +313,10 @@ class ReportWalker {
     return absl::OkStatus();
   }
 
-  absl::Status Pipeline(ondemand::value& value, PipelineFigures* pipeline) {
+  absl::Status Pipeline(ondemand::value& value, const std::string& where,
+                        PipelineFigures* pipeline) {
     bool counted_iterations = false;
-    absl::Status read = PipelineMembers(value, pipeline, &counted_iterations);
+    absl::Status read = PipelineMembers(value, where, pipeline, &counted_iterations);
     // A report of a bubblescope before the member: its count of complete iterations says it.
     if (read.ok() && counted_iterations && pipeline->complete_iterations == 0 &&
         pipeline->no_complete_iteration.empty()) {
@@ -283,9 +325,10 @@ class ReportWalker {
     return read;
   }
 
-  absl::Status PipelineMembers(ondemand::value& value, PipelineFigures* pipeline,
-                               bool* counted_iterations) {
-    return Object(value, "pipelines[]", [&](std::string_view key, ondemand::value& member) {
+  absl::Status PipelineMembers(ondemand::value& value, const std::string& where,
+                               PipelineFigures* pipeline, bool* counted_iterations) {
+    return Members(value, "pipelines[]", where, kPipelineMembers, [&](std::string_view key,
+                                                                      ondemand::value& member) {
       if (key == "ranks") return Ranks(member, key, &pipeline->ranks);
       if (key == "stages") return OptionalInteger(member, key, &pipeline->stages);
       if (key == "microbatches") return OptionalInteger(member, key, &pipeline->microbatches);
@@ -315,7 +358,8 @@ class ReportWalker {
         return status;
       }
       if (key == "latency_us") {
-        return Object(member, key, [&](std::string_view latency_key, ondemand::value& number) {
+        return Members(member, key, absl::StrCat(where, ".latency_us"), kLatencyMembers,
+                       [&](std::string_view latency_key, ondemand::value& number) {
           if (latency_key == "p50") return Number(number, "latency_us.p50", Figure::kMicros, &pipeline->latency_p50_us);
           if (latency_key == "p90") return Number(number, "latency_us.p90", Figure::kMicros, &pipeline->latency_p90_us);
           if (latency_key == "max") return Number(number, "latency_us.max", Figure::kMicros, &pipeline->latency_max_us);
@@ -325,19 +369,27 @@ class ReportWalker {
       if (key == "iterations") {
         return Array(member, key, [&](ondemand::value& element) {
           pipeline->iterations.emplace_back();
-          return Iteration(element, &pipeline->iterations.back());
+          return Iteration(element,
+                           absl::StrCat(where, ".", Indexed("iterations",
+                                                            pipeline->iterations.size() - 1)),
+                           &pipeline->iterations.back());
         });
       }
       if (key == "rank_stats") {
         return Array(member, key, [&](ondemand::value& element) {
           pipeline->stage_figures.emplace_back();
-          return Stage(element, &pipeline->stage_figures.back());
+          return Stage(element,
+                       absl::StrCat(where, ".", Indexed("rank_stats",
+                                                        pipeline->stage_figures.size() - 1)),
+                       &pipeline->stage_figures.back());
         });
       }
       if (key == "links") {
         return Array(member, key, [&](ondemand::value& element) {
           pipeline->links.emplace_back();
-          return Link(element, &pipeline->links.back());
+          return Link(element,
+                      absl::StrCat(where, ".", Indexed("links", pipeline->links.size() - 1)),
+                      &pipeline->links.back());
         });
       }
       if (key == "whatif_model") {
@@ -468,8 +520,10 @@ class ReportWalker {
     return absl::OkStatus();
   }
 
-  absl::Status Iteration(ondemand::value& value, IterationFigures* iteration) {
-    return Object(value, "iterations[]", [&](std::string_view key, ondemand::value& member) {
+  absl::Status Iteration(ondemand::value& value, std::string_view where,
+                         IterationFigures* iteration) {
+    return Members(value, "iterations[]", where, kIterationMembers,
+                   [&](std::string_view key, ondemand::value& member) {
       if (key == "step") return Integer(member, key, &iteration->step);
       if (key == "complete") return Bool(member, key, &iteration->complete);
       if (key == "window_us") return Number(member, key, Figure::kMicros, &iteration->window_us);
@@ -480,8 +534,9 @@ class ReportWalker {
     });
   }
 
-  absl::Status Stage(ondemand::value& value, StageFigures* stage) {
-    return Object(value, "rank_stats[]", [&](std::string_view key, ondemand::value& member) {
+  absl::Status Stage(ondemand::value& value, std::string_view where, StageFigures* stage) {
+    return Members(value, "rank_stats[]", where, kStageMembers,
+                   [&](std::string_view key, ondemand::value& member) {
       if (key == "rank") return Integer(member, key, &stage->rank);
       if (key == "stage") return OptionalInteger(member, key, &stage->stage);
       if (key == "bubble_fraction") {
@@ -506,8 +561,9 @@ class ReportWalker {
     });
   }
 
-  absl::Status Link(ondemand::value& value, LinkFigures* link) {
-    return Object(value, "links[]", [&](std::string_view key, ondemand::value& member) {
+  absl::Status Link(ondemand::value& value, std::string_view where, LinkFigures* link) {
+    return Members(value, "links[]", where, kLinkMembers,
+                   [&](std::string_view key, ondemand::value& member) {
       if (key == "src") return Integer(member, key, &link->src);
       if (key == "dst") return Integer(member, key, &link->dst);
       if (key == "transfer_us_median") {
@@ -520,8 +576,10 @@ class ReportWalker {
     });
   }
 
-  absl::Status Finding(ondemand::value& value, FindingFigures* finding) {
-    return Object(value, "findings[]", [&](std::string_view key, ondemand::value& member) {
+  absl::Status Finding(ondemand::value& value, std::string_view where,
+                       FindingFigures* finding) {
+    return Members(value, "findings[]", where, kFindingMembers,
+                   [&](std::string_view key, ondemand::value& member) {
       if (key == "kind") return String(member, key, &finding->kind);
       if (key == "severity") return String(member, key, &finding->severity);
       if (key == "message") return String(member, key, &finding->message);

@@ -373,6 +373,17 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
       continue;
     }
     if (!(*in_cycle)[k]) continue;  // noted by ChooseCycle
+    // A rank whose clock base was cut off (kUnknownClockBase) cannot be placed on the others'
+    // clock: put there as if its base were 0, its times lay years from theirs and made an
+    // iteration of 1.7e12 ms. Alone, it is its own clock and is read.
+    if (readable.size() > 1 && rank.stats.count(ImportCounter::kUnknownClockBase) > 0) {
+      trace.skipped_files.push_back(
+          {trace_paths[k],
+           "cut short before its baseTimeNanoseconds (Kineto writes it last): its clock is "
+           "unknown, so its times cannot be set beside the other ranks'",
+           std::nullopt});
+      continue;
+    }
     const bool merged = reads[readable[k]].merged;
     for (size_t slot = 0; slot < file_ranks.size(); ++slot) {
       Rank& file_rank = file_ranks[slot];

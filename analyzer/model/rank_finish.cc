@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace bubblescope {
 namespace {
@@ -70,6 +71,52 @@ void DropEmptySteps(Rank* rank) {
   steps.resize(kept);
 }
 
+// Counts the steps that cannot all be iterations of one run, in start order: each number the
+// rank had already (a second profiler's steps, two files joined: bubble 69.6% where each number
+// is one iteration), and each step beginning before the one before it ended. They are kept, as
+// read; the counters say the iterations built from them are suspect.
+void CountStepProblems(Rank* rank) {
+  const std::vector<ProfilerStep>& steps = rank->steps;
+  std::vector<int64_t> numbers;
+  numbers.reserve(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    numbers.push_back(steps[i].number);
+    if (i > 0 && steps[i].start < steps[i - 1].end) {
+      rank->stats.Bump(ImportCounter::kOverlappingProfilerStep, -1);
+    }
+  }
+  std::sort(numbers.begin(), numbers.end());
+  for (size_t i = 1; i < numbers.size(); ++i) {
+    if (numbers[i] == numbers[i - 1]) rank->stats.Bump(ImportCounter::kDuplicateProfilerStep, -1);
+  }
+}
+
+// Times within a day of the clock's zero are relative (Kineto's before its base, a trace written
+// against its own start); times ten years or more from it are absolute (the epoch). A boot clock
+// lies between them for years of uptime, so one rank holding both was written on two clocks.
+constexpr TimeNs kRelativeWithinNs = TimeNs{86'400} * 1'000'000'000;
+constexpr TimeNs kAbsoluteFromNs = TimeNs{10} * 365 * 86'400 * 1'000'000'000;
+
+// Counts the events of a rank timed on both kinds of clock (the fewer of the two kinds), read
+// before the format's base moves them: a mix cannot be put on one clock, and its span (years)
+// would make an iteration of 10^12 ms.
+void CountMixedTimeBases(Rank* rank) {
+  uint64_t relative = 0;
+  uint64_t absolute = 0;
+  auto classify = [&](TimeNs start) {
+    const TimeNs distance = start < 0 ? -start : start;  // within ±kMaxTimeNs: no overflow
+    if (distance < kRelativeWithinNs) ++relative;
+    if (distance >= kAbsoluteFromNs) ++absolute;
+  };
+  for (const Timeline& timeline : rank->timelines) {
+    for (const Interval& interval : timeline.intervals) classify(interval.start);
+  }
+  for (const Annotation& annotation : rank->annotations) classify(annotation.start);
+  if (relative > 0 && absolute > 0) {
+    rank->stats.Add(ImportCounter::kMixedTimeBases, std::min(relative, absolute), -1);
+  }
+}
+
 }  // namespace
 
 void SortIntervals(std::vector<Interval>* intervals) {
@@ -119,6 +166,7 @@ uint32_t ProcessGroupTable::Add(std::string_view name, std::string_view descript
 }
 
 void FinishRank(const FinishOptions& options, Rank* rank) {
+  CountMixedTimeBases(rank);
   if (options.base_ns != 0) {
     rank->stats.Add(ImportCounter::kTimeOutOfRange, ShiftTimes(options.base_ns, rank),
                     options.base_offset);
@@ -134,6 +182,7 @@ void FinishRank(const FinishOptions& options, Rank* rank) {
         return std::tie(a.kind, a.device, a.pid, a.id) < std::tie(b.kind, b.device, b.pid, b.id);
       });
   DropEmptySteps(rank);
+  CountStepProblems(rank);
 }
 
 }  // namespace bubblescope

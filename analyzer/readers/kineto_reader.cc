@@ -1,6 +1,8 @@
 #include "readers/kineto_reader.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +69,9 @@ std::string_view SyntaxWhat(simdjson::error_code error) {
 struct Parsed {
   std::vector<Rank> ranks;
   bool merged = false;
+  // The document is an object, and it gave its baseTimeNanoseconds (WalkResult's).
+  bool object_form = false;
+  bool saw_base_time = false;
 
   void Bump(ImportCounter counter, int64_t offset) {
     for (Rank& rank : ranks) rank.stats.Bump(counter, offset);
@@ -75,6 +80,31 @@ struct Parsed {
     for (Rank& rank : ranks) rank.stats.set_truncation_detail(detail);
   }
 };
+
+// Kineto writes baseTimeNanoseconds after the events, each "ts" relative to it: a file cut
+// before it (an object, no base read, times within a day of zero) holds times on a clock no
+// one can place. Counted on the rank (kUnknownClockBase, at the cut), so that the loader keeps
+// it off the other ranks' clock rather than put it there as if its base were 0 (an iteration of
+// 1.7e12 ms). A bare array, or times from the epoch (older Kineto), never had a base to lose.
+void CountLostClockBase(int64_t cut_offset, Parsed* parsed) {
+  if (!parsed->object_form || parsed->saw_base_time || parsed->merged ||
+      parsed->ranks.size() != 1) {
+    return;
+  }
+  constexpr TimeNs kRelativeWithinNs = TimeNs{86'400} * 1'000'000'000;
+  const Rank& rank = parsed->ranks[0];
+  bool any = false;
+  TimeNs earliest = 0;
+  for (const Timeline& timeline : rank.timelines) {
+    if (timeline.intervals.empty()) continue;
+    earliest = any ? std::min(earliest, timeline.intervals.front().start)
+                   : timeline.intervals.front().start;
+    any = true;
+  }
+  if (any && earliest > -kRelativeWithinNs && earliest < kRelativeWithinNs) {
+    parsed->Bump(ImportCounter::kUnknownClockBase, cut_offset);
+  }
+}
 
 // One empty rank named after the file: what a file that is no trace leaves.
 void ResetToOneRank(std::string_view display_path, Parsed* parsed) {
@@ -87,6 +117,10 @@ void ResetToOneRank(std::string_view display_path, Parsed* parsed) {
 absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view display_path,
                            const DocumentView& view, const kineto::RepairPlan& plan,
                            Parsed* parsed);
+std::optional<size_t> TrailingContentAfter(std::string_view text);
+absl::Status ParseBeforeTrailing(simdjson::ondemand::parser& parser,
+                                 std::string_view display_path, const DocumentView& view,
+                                 size_t end, Parsed* parsed);
 
 // The ranks of a walked document, named after the file, a merged trace's with their rank ids.
 void TakeRanks(std::string_view display_path, const kineto::WalkResult& walk,
@@ -122,9 +156,16 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
   const size_t usable_events = set.usable_events();
   set.Finish();
   TakeRanks(display_path, walk, &set, parsed);
+  parsed->object_form = walk.object_form;
+  parsed->saw_base_time = walk.saw_base_time;
   const std::string_view text(view.json.data(), view.json.size());
   const int64_t file_size = static_cast<int64_t>(text.size()) + view.bias;
   if (walk.syntax != simdjson::SUCCESS) {
+    if (allow_repair) {
+      if (const std::optional<size_t> end = TrailingContentAfter(text)) {
+        return ParseBeforeTrailing(parser, display_path, view, *end, parsed);
+      }
+    }
     if (walk.syntax == simdjson::UTF8_ERROR) {
       bool cut_mid_character = false;
       const size_t bad = kineto::FirstInvalidUtf8(text, &cut_mid_character);
@@ -144,6 +185,7 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
     }
     // Broken syntax after some events: keep them, as for a cut-short file.
     parsed->Bump(ImportCounter::kTruncated, walk.last_event_offset);
+    CountLostClockBase(walk.last_event_offset, parsed);
     parsed->SetTruncationDetail(absl::StrFormat(
         "syntax error at byte %d (%s); read %d events up to byte %d", syntax_offset,
         std::string(SyntaxWhat(walk.syntax)), walk.events_read, walk.last_event_offset));
@@ -161,6 +203,36 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
   }
   if (walk.trailing_offset >= 0) parsed->Bump(ImportCounter::kTrailingContent, walk.trailing_offset);
   return absl::OkStatus();
+}
+
+// Where a complete document ends when more than white space follows it: a stray `]`, `,`,
+// `"x"`, `garbage`, `42`, `{` or NUL bytes after the closing brace fail the parse as a whole, but
+// the document before them is whole.
+std::optional<size_t> TrailingContentAfter(std::string_view text) {
+  const size_t end = kineto::FirstDocumentEnd(text);
+  if (end == std::string_view::npos) return std::nullopt;
+  if (text.find_first_not_of(" \t\n\r", end) == std::string_view::npos) return std::nullopt;
+  return end;
+}
+
+// The document before `end` read alone, with every event it holds, and the rest counted as
+// trailing content where it starts: the one documented rule (docs/input-errors.md) for any text
+// after a complete document, never a syntax error or a cut that loses the last events.
+absl::Status ParseBeforeTrailing(simdjson::ondemand::parser& parser,
+                                 std::string_view display_path, const DocumentView& view,
+                                 size_t end, Parsed* parsed) {
+  const std::string_view text(view.json.data(), view.json.size());
+  // The bytes after `end` stay readable in the same buffer: they serve as the parser's padding.
+  const DocumentView document{
+      .json = simdjson::padded_string_view(view.json.data(), end, view.json.capacity()),
+      .bias = view.bias};
+  absl::Status status =
+      ParseDocument(parser, display_path, document, /*allow_repair=*/false, parsed);
+  if (status.ok()) {
+    parsed->Bump(ImportCounter::kTrailingContent,
+                 static_cast<int64_t>(text.find_first_not_of(" \t\n\r", end)) + view.bias);
+  }
+  return status;
 }
 
 absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view display_path,
@@ -192,6 +264,7 @@ absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view 
     parsed->Bump(ImportCounter::kTruncated, static_cast<int64_t>(plan.damage_offset) + view.bias);
     parsed->SetTruncationDetail(absl::StrFormat(
         "cut at byte %d; read %d events up to byte %d", file_size, plan.complete_events, kept_end));
+    CountLostClockBase(file_size, parsed);
   }
   return absl::OkStatus();
 }

@@ -181,6 +181,36 @@ TEST(DigestReaderTest, AVersionOneDigestStillReads) {
   ExpectError(DigestOf(payload, payload.size(), 2), "");
 }
 
+// A rank of -5 (or a world size of 0) is no id: it was passed on, and the loader, taking any
+// negative rank for unknown, put the rank the file's name gives in its place in silence. It is
+// left unknown and counted as a bad id at the rank's stream, as Kineto's reader counts one; -1,
+// the unknown the writer writes, is no damage.
+TEST(DigestReaderTest, AnIdOutsideItsRangeIsCountedAsABadId) {
+  struct Case {
+    int32_t rank;
+    int32_t world_size;
+    uint64_t bad_ids;
+  };
+  for (const Case& ids : {Case{-5, 4, 1}, Case{2, 0, 1}, Case{2, -3, 1}, Case{-1, -1, 0},
+                          Case{3, 4, 0}}) {
+    Rank written;
+    written.rank = ids.rank;
+    written.world_size = ids.world_size;
+    const std::string bytes = digest::Encode(written);
+    absl::StatusOr<Rank> rank = digest::Decode(bytes, "rank3.bsdigest");
+    ASSERT_TRUE(rank.ok()) << rank.status();
+    EXPECT_EQ(rank->rank, ids.rank >= -1 ? ids.rank : -1) << ids.rank;
+    EXPECT_EQ(rank->world_size, ids.world_size == -1 || ids.world_size >= 1 ? ids.world_size : -1)
+        << ids.world_size;
+    EXPECT_EQ(rank->stats.count(ImportCounter::kBadId), ids.bad_ids) << ids.rank;
+    if (ids.bad_ids > 0) {
+      // The rank's compressed stream starts after the magic, the version and the payload size.
+      EXPECT_GT(rank->stats.first_offset(ImportCounter::kBadId),
+                static_cast<int64_t>(digest::kMagic.size()));
+    }
+  }
+}
+
 TEST(DigestReaderTest, HeaderAndStreamErrors) {
   const std::string good = digest::Encode(Rank{});
   ExpectError("{\"traceEvents\": []}", "not a bubblescope digest");
