@@ -84,10 +84,13 @@ std::vector<Scope> ScopesOf(const Rank& rank, const Timeline& thread) {
   return scopes;
 }
 
-// Scopes that say what a kernel NCCL runs as SendRecv really is: a send, a receive, or an
-// all-to-all (NCCL implements it as grouped sends and receives).
+// Scopes that say what a kernel NCCL runs as SendRecv really is: a send, a receive, an
+// all-to-all (NCCL implements it as grouped sends and receives), and since NCCL 2.1x any
+// collective, whose generic ncclKernel_SendRecv_* kernels run under nccl:all_reduce,
+// nccl:_reduce_scatter_base and the like. Only a scope that names nothing (nccl:coalesced,
+// record_param_comms without args) or is itself a SendRecv leaves the kernel undirected.
 bool ResolvesSendRecv(CommKind kind) {
-  return kind == CommKind::kSend || kind == CommKind::kRecv || kind == CommKind::kAllToAll;
+  return kind != CommKind::kUnknown && kind != CommKind::kSendRecv;
 }
 
 // Everything known about one launch record.
@@ -97,7 +100,7 @@ struct Launch {
   bool in_recompute = false;  // issued while recomputing a checkpointed forward
   uint32_t thread = 0;       // index into Rank::timelines of the launching CPU thread
   // The innermost CPU scope around the launch that resolves a SendRecv kernel (c10d::send,
-  // nccl:recv, nccl:all_to_all, ...), if any.
+  // nccl:recv, nccl:all_to_all, nccl:all_reduce, ...), if any.
   CommKind scope_kind = CommKind::kUnknown;
   int32_t scope_peer = -1;
   // A communication launch outside any such scope: the transfers queued for it, if any.
