@@ -8,15 +8,14 @@
 #include <string_view>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "bubblescope/op_names.h"
 #include "bubblescope/rank_finish.h"
 #include "common/interval_set.h"
 #include "common/parallel_for.h"
+#include "common/unwinding_hash.h"
 #include "index/recompute_regions.h"
-#include "bubblescope/op_names.h"
 
 namespace bubblescope::index {
 namespace {
@@ -132,8 +131,8 @@ std::vector<QueuedTransfer> QueuedBefore(const std::vector<Scope>& scopes,
 }
 
 // Correlation ids of the rank's communication kernels that do not say where they send.
-absl::flat_hash_set<int64_t> UndirectedCommLaunches(const Rank& rank) {
-  absl::flat_hash_set<int64_t> ids;
+UnwindingHashSet<int64_t> UndirectedCommLaunches(const Rank& rank) {
+  UnwindingHashSet<int64_t> ids;
   for (const Timeline& timeline : rank.timelines) {
     if (timeline.kind != TimelineKind::kGpuStream) continue;
     for (const Interval& interval : timeline.intervals) {
@@ -149,9 +148,9 @@ absl::flat_hash_set<int64_t> UndirectedCommLaunches(const Rank& rank) {
 }
 
 // Every launch of the rank by correlation id (the first record of an id wins).
-absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
-  const absl::flat_hash_set<int64_t> undirected = UndirectedCommLaunches(rank);
-  absl::flat_hash_map<int64_t, Launch> launches;
+UnwindingHashMap<int64_t, Launch> Launches(const Rank& rank) {
+  const UnwindingHashSet<int64_t> undirected = UndirectedCommLaunches(rank);
+  UnwindingHashMap<int64_t, Launch> launches;
   for (const Timeline& thread : rank.timelines) {
     if (thread.kind != TimelineKind::kCpuThread) continue;
     const auto thread_index = static_cast<uint32_t>(&thread - rank.timelines.data());
@@ -265,7 +264,7 @@ void HintBackwardThreads(const std::vector<std::pair<size_t, uint32_t>>& compute
 }
 
 void CollectGpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index) {
-  const absl::flat_hash_map<int64_t, Launch> launches = Launches(rank);
+  const UnwindingHashMap<int64_t, Launch> launches = Launches(rank);
   std::vector<std::pair<size_t, uint32_t>> compute_launches;
   for (size_t t = 0; t < rank.timelines.size(); ++t) {
     const Timeline& timeline = rank.timelines[t];
@@ -421,7 +420,7 @@ constexpr TimeNs kMirrorSlackNs = 1000;
 
 std::vector<bool> MirroredAnnotations(const Rank& rank, const RankIndex& index) {
   std::vector<bool> mirrored(rank.annotations.size(), false);
-  absl::flat_hash_map<NameId, std::vector<TimeRange>> cpu_by_name;
+  UnwindingHashMap<NameId, std::vector<TimeRange>> cpu_by_name;
   bool any_gpu = false;
   for (const Annotation& annotation : rank.annotations) {
     if (annotation.scope == AnnotationScope::kCpu) {
@@ -432,7 +431,7 @@ std::vector<bool> MirroredAnnotations(const Rank& rank, const RankIndex& index) 
   }
   if (!any_gpu || cpu_by_name.empty()) return mirrored;
   // Each stream's ops (indices into index.ops), by start: index.ops is sorted by start already.
-  absl::flat_hash_map<std::pair<int32_t, int64_t>, std::vector<uint32_t>> ops_by_stream;
+  UnwindingHashMap<std::pair<int32_t, int64_t>, std::vector<uint32_t>> ops_by_stream;
   for (uint32_t i = 0; i < index.ops.size(); ++i) {
     const Timeline& timeline = rank.timelines[index.ops[i].timeline];
     if (timeline.kind != TimelineKind::kGpuStream) continue;

@@ -4,9 +4,9 @@
 #include <limits>
 #include <optional>
 
-#include "absl/container/flat_hash_map.h"
 #include "bubblescope/op_names.h"
 #include "bubblescope/rank_finish.h"
+#include "common/unwinding_hash.h"
 #include "readers/event_classifier.h"
 #include "readers/json_tokens.h"
 
@@ -361,7 +361,7 @@ void RankBuilder::LinkFlows() {
     size_t end = 0;   // one past the last interval starting at the timestamp
     bool any = false;
   };
-  absl::flat_hash_map<std::pair<const Timeline*, TimeNs>, Slot> slots;
+  UnwindingHashMap<std::pair<const Timeline*, TimeNs>, Slot> slots;
   // A flow opens at most one slot on its CPU thread and one on its GPU stream, and most open one
   // (a launch's "s", or an op's "f" whose CPU timeline does not exist): sized once rather than
   // doubled, each doubling a new table faulted in page by page.

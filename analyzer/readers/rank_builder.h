@@ -11,9 +11,9 @@
 #include <tuple>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "bubblescope/rank_finish.h"
 #include "bubblescope/trace.h"
+#include "common/unwinding_hash.h"
 #include "readers/kineto_event.h"
 
 namespace bubblescope::kineto {
@@ -79,7 +79,7 @@ class RankBuilder {
   void Bump(ImportCounter counter, int64_t offset) { rank_->stats.Bump(counter, offset); }
 
   Rank* rank_;
-  absl::flat_hash_map<TimelineKey, uint32_t> timeline_index_;
+  UnwindingHashMap<TimelineKey, uint32_t> timeline_index_;
   TimelineKey last_key_{UINT8_MAX, 0, 0};
   uint32_t last_index_ = 0;
   ProcessGroupTable groups_;
