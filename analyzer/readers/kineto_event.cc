@@ -281,6 +281,9 @@ simdjson::error_code EventFieldReader::ReadArgs(ondemand::object& args_object,
           }
         }
         break;
+      case 5:
+        if (key == "Bytes") args.has_bytes = number(token, kArgGroupMemory, &args.bytes);
+        break;
       case 8:
         if (key == "Src Rank") {
           number(token, kArgGroupComm, &args.src_rank);

@@ -54,6 +54,18 @@ class RankBuilder {
     bool is_start;  // "s" (on the launch) rather than "f" (on the GPU op)
   };
 
+  // A 2021 Kineto [memory] event: one allocation or free, no totals.
+  struct PendingAllocation {
+    TimeNs time;
+    int64_t bytes;  // + allocated, - freed
+    int32_t device;
+    bool host;
+  };
+
+  // The 2021 format's allocations summed, in time order, into each device's running total, as
+  // the samples of the later format hold it (docs/trace-sources.md, "Memory").
+  void AddRunningTotals();
+
   void AddComplete(const EventFields& fields, const std::vector<int32_t>& pg_ranks, int64_t offset);
   void AddGpuOp(const EventFields& fields, const std::vector<int32_t>& pg_ranks, TimeNs end,
                 int64_t offset);
@@ -85,6 +97,7 @@ class RankBuilder {
   ProcessGroupTable groups_;
   std::vector<uint8_t> kernel_class_;  // by NameId: 0 unknown, 1 compute, 2 + CommKind comm
   std::vector<PendingFlow> flows_;
+  std::vector<PendingAllocation> allocations_;
   std::string scratch_;
   int64_t base_ns_ = 0;
   int64_t base_offset_ = -1;
