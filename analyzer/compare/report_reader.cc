@@ -142,15 +142,22 @@ class ReportWalker {
       bool cut = false;
       const size_t bad = kineto::FirstInvalidUtf8(std::string_view(json_), &cut);
       if (bad != std::string_view::npos) location = json_.data() + bad;
+    } else if (error == simdjson::UNESCAPED_CHARS) {
+      // simdjson's position is past the character; the character's own byte is the one to name.
+      const size_t control = kineto::FirstUnescapedControl(std::string_view(json_));
+      if (control != std::string_view::npos) location = json_.data() + control;
     } else if (!iterated_ || document_.current_location().get(location)) {
       location = nullptr;
     }
     // The parser's index could not be allocated: memory, not the report, is at fault.
     if (error == simdjson::MEMALLOC) return OutOfMemoryReading(source_);
-    std::string what = error == simdjson::UTF8_ERROR ? "invalid UTF-8"
-                       : error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY
-                           ? "the document ends early (cut short?)"
-                           : absl::StrCat("malformed JSON (", simdjson::error_message(error), ")");
+    std::string what =
+        error == simdjson::UTF8_ERROR ? "invalid UTF-8"
+        : error == simdjson::UNESCAPED_CHARS
+            ? "raw control character inside a string (JSON writes it escaped, as \\u00XX)"
+        : error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY
+            ? "the document ends early (cut short?)"
+            : absl::StrCat("malformed JSON (", simdjson::error_message(error), ")");
     return Error(location, what);
   }
 

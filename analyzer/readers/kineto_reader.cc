@@ -93,6 +93,8 @@ std::string_view SyntaxWhat(simdjson::error_code error) {
       return "JSON nested too deeply";
     case simdjson::CAPACITY:
       return "file too large for the JSON parser";
+    case simdjson::UNESCAPED_CHARS:
+      return "raw control character inside a string (JSON writes it escaped, as \\u00XX)";
     default:
       return simdjson::error_message(error);
   }
@@ -173,7 +175,15 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
       const kineto::RepairPlan plan = kineto::PlanRepair(text);
       if (plan.ends_early) return ParseRepaired(parser, display_path, view, plan, parsed);
     }
-    const int64_t syntax_offset = walk.syntax_offset >= 0 ? walk.syntax_offset : file_size;
+    int64_t syntax_offset = walk.syntax_offset >= 0 ? walk.syntax_offset : file_size;
+    if (walk.syntax == simdjson::UNESCAPED_CHARS) {
+      // simdjson's position is past the character (at the end of the document, byte 118 of a
+      // 118-byte file); the character's own byte is what the user can find.
+      const size_t control = kineto::FirstUnescapedControl(text);
+      if (control != std::string_view::npos) {
+        syntax_offset = static_cast<int64_t>(control) + view.bias;
+      }
+    }
     if (walk.events_read == 0) {
       return FileError(display_path, syntax_offset, SyntaxWhat(walk.syntax));
     }
