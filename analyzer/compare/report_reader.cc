@@ -53,7 +53,7 @@ std::string TokenText(std::string_view token) {
     token.remove_suffix(1);
   }
   return token.size() <= kShown ? std::string(token)
-                                : absl::StrCat(token.substr(0, kShown), "...");
+                                : std::string(token.substr(0, kShown)) + "...";
 }
 
 // The report's text past a UTF-8 byte-order mark (an editor's save), padding kept.
