@@ -132,7 +132,7 @@ std::string IncompleteJobText(const job::Result& result) {
       absl::StrAppend(&out, one ? "; rank " : "; ranks ",
                       RankList(completeness.ranks_outside_world), one ? " is" : " are",
                       " outside it (ids 0 to ", completeness.world_size - 1,
-                      "): files of another job, or a wrong rank id?");
+                      ": a file of another job, or a wrong rank id)");
     }
   } else {
     std::vector<int32_t> peers;
