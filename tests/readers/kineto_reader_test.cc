@@ -416,6 +416,28 @@ TEST(KinetoReaderTest, MemoryEventsOfTheOlderFormatAreSummedPerDevice) {
   }
 }
 
+// An MTIA trace's device work (category mtia_ccp_events, placed by pid and tid as Kineto writes
+// it) is device activity: a GPU-stream timeline of compute, not ignored events that left a
+// "cpu" rank.
+TEST(KinetoReaderTest, MtiaDeviceEventsAreDeviceWork) {
+  const ReadResult result = ReadJson(R"({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":5},
+    {"ph":"X","cat":"mtia_ccp_events","name":"mtia_kernel_mm","pid":2,"tid":3,"ts":10,"dur":4},
+    {"ph":"X","cat":"mtia_ccp_events","name":"mtia_kernel_add","pid":2,"tid":3,"ts":20,"dur":2}]})");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_TRUE(result.rank.HasGpuActivity());
+  std::vector<TimeNs> starts;
+  for (const Timeline& timeline : result.rank.timelines) {
+    if (timeline.kind != TimelineKind::kGpuStream) continue;
+    for (const Interval& interval : timeline.intervals) {
+      EXPECT_EQ(interval.kind, IntervalKind::kComputeKernel);
+      starts.push_back(interval.start);
+    }
+  }
+  EXPECT_THAT(starts, ElementsAre(10000, 20000));
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kIgnoredCategory), 0u);
+}
+
 TEST(KinetoReaderTest, FlowsFillMissingCorrelationIds) {
   const std::string json = R"({"traceEvents":[
     {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":101,"ts":5,"dur":2,"args":{}},
