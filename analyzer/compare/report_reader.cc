@@ -146,7 +146,9 @@ class ReportWalker {
       // simdjson's position is past the character; the character's own byte is the one to name.
       const size_t control = kineto::FirstUnescapedControl(std::string_view(json_));
       if (control != std::string_view::npos) location = json_.data() + control;
-    } else if (!iterated_ || document_.current_location().get(location)) {
+    } else if (error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY ||
+               !iterated_ || document_.current_location().get(location)) {
+      // A document cut short ends where the text does (simdjson's position is its start).
       location = nullptr;
     }
     // The parser's index could not be allocated: memory, not the report, is at fault.
