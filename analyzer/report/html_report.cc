@@ -176,8 +176,9 @@ std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
 std::string RanksTable(const job::Result& result) {
   constexpr size_t kRanksShown = 256;
   const std::vector<rank_summary::RankFigures>& ranks = result.ranks.ranks;
-  const bool steps = std::any_of(ranks.begin(), ranks.end(),
-                                 [](const rank_summary::RankFigures& f) { return f.step_time > 0; });
+  const bool steps =
+      std::any_of(ranks.begin(), ranks.end(),
+                  [](const rank_summary::RankFigures& f) { return f.step_time > 0; });
   auto percent = [](TimeNs part, TimeNs whole) {
     return whole > 0 ? absl::StrCat(Percent(static_cast<double>(part) /
                                             static_cast<double>(whole)), "%")

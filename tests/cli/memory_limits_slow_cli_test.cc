@@ -29,9 +29,9 @@ TEST(MemoryLimitsSlowTest, AThousandRankJobUnderEveryLimit) {
       dir, "job", {"--data-parallel", "256", "--microbatches", "4", "--iterations", "1"});
   for (const char* jobs : {"1", "4"}) {
     SCOPED_TRACE(std::string("-j ") + jobs);
-    const SweepOutcome outcome =
-        SweepLimits(LimitsBetween(30'000, 150'000, 40),
-                    std::string("analyze -j ") + jobs + " '" + job + "' --format json -o /dev/null");
+    const SweepOutcome outcome = SweepLimits(
+        LimitsBetween(30'000, 150'000, 40),
+        std::string("analyze -j ") + jobs + " '" + job + "' --format json -o /dev/null");
     EXPECT_GT(outcome.out_of_memory, 0);
     EXPECT_GT(outcome.completed, 0);
   }

@@ -132,7 +132,8 @@ TEST(ReadAnalyzeReportTest, AQuotedStringKeepsTheErrorOnOneLine) {
 // a raw control character is named at its own byte (simdjson's position is past it); a UTF-8
 // byte-order mark is passed over, the offsets still the file's.
 TEST(ReadAnalyzeReportTest, MessagesSayWhatIsWrongWhere) {
-  constexpr char kHead[] = R"({"schema": "bubblescope.analyze/1", "pipelines": [{"bubble_fraction": )";
+  constexpr char kHead[] =
+      R"({"schema": "bubblescope.analyze/1", "pipelines": [{"bubble_fraction": )";
   const size_t value_at = std::string(kHead).size();
   EXPECT_EQ(ErrorOf(std::string(kHead) + "NaN}]}"),
             "r.json: byte " + std::to_string(value_at) +
@@ -152,7 +153,8 @@ TEST(ReadAnalyzeReportTest, MessagesSayWhatIsWrongWhere) {
   EXPECT_EQ(ErrorOf("\xEF\xBB\xBF" + std::string(kHead) + "2}]}"),
             "r.json: byte " + std::to_string(value_at + 3) +
                 ": \"bubble_fraction\" is 2, outside 0 to 1");
-  absl::StatusOr<RunFigures> marked = ReadAnalyzeReport("r.json", "\xEF\xBB\xBF" + std::string(kReport));
+  absl::StatusOr<RunFigures> marked =
+      ReadAnalyzeReport("r.json", "\xEF\xBB\xBF" + std::string(kReport));
   ASSERT_TRUE(marked.ok()) << marked.status();
   ASSERT_EQ(marked->pipelines.size(), 2u);
   EXPECT_DOUBLE_EQ(marked->pipelines[0].bubble_fraction, 0.4);
