@@ -15,6 +15,7 @@
 #include "readers/json_tokens.h"
 #include "simdjson.h"
 #include "text/one_line.h"
+#include "text/utf8.h"
 
 namespace bubblescope::compare {
 namespace {
@@ -52,8 +53,31 @@ std::string_view TypeName(std::string_view token) {
     case 't':
     case 'f': return "a boolean";
     case 'n': return "null";
-    default: return "a number";
+    case '-':
+    case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9': return "a number";
+    default: return "not a JSON value";  // NaN, Infinity, a bare word
   }
+}
+
+// A value's own text as written, for messages: a number printed from its double would lose
+// the digits that put it out of range (1.00000001 read as "1").
+std::string TokenText(std::string_view token) {
+  constexpr size_t kShown = 40;
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t' ||
+                            token.back() == '\n' || token.back() == '\r')) {
+    token.remove_suffix(1);
+  }
+  return token.size() <= kShown ? std::string(token)
+                                : std::string(token.substr(0, kShown)) + "...";
+}
+
+// The report's text past a UTF-8 byte-order mark (an editor's save), padding kept.
+simdjson::padded_string_view PastByteOrderMark(simdjson::padded_string_view json) {
+  constexpr std::string_view kMark = text::kUtf8ByteOrderMark;
+  if (!std::string_view(json).starts_with(kMark)) return json;
+  return simdjson::padded_string_view(json.data() + kMark.size(), json.length() - kMark.size(),
+                                      json.capacity() - kMark.size());
 }
 
 // One pass over the report's members. Every accessor names the member it reads, so a type error
@@ -61,7 +85,9 @@ std::string_view TypeName(std::string_view token) {
 class ReportWalker {
  public:
   ReportWalker(std::string_view source, simdjson::padded_string_view json)
-      : source_(source), json_(json) {}
+      : source_(source),
+        json_(PastByteOrderMark(json)),
+        bias_(static_cast<int64_t>(json.length() - json_.length())) {}
 
   absl::StatusOr<RunFigures> Read() {
     RunFigures run;
@@ -119,8 +145,8 @@ class ReportWalker {
   // One line whatever the report held: `what` may quote its strings (a schema, a schedule name),
   // which JSON escapes can fill with line breaks.
   absl::Status Error(const char* at, std::string_view what) const {
-    const int64_t offset = at == nullptr ? static_cast<int64_t>(json_.size())
-                                         : static_cast<int64_t>(at - json_.data());
+    const int64_t offset = bias_ + (at == nullptr ? static_cast<int64_t>(json_.size())
+                                                  : static_cast<int64_t>(at - json_.data()));
     return absl::InvalidArgumentError(text::OneLine(
         absl::StrCat(std::string(source_), ": byte ", offset, ": ", std::string(what))));
   }
@@ -133,24 +159,37 @@ class ReportWalker {
       bool cut = false;
       const size_t bad = kineto::FirstInvalidUtf8(std::string_view(json_), &cut);
       if (bad != std::string_view::npos) location = json_.data() + bad;
-    } else if (!iterated_ || document_.current_location().get(location)) {
+    } else if (error == simdjson::UNESCAPED_CHARS) {
+      // simdjson's position is past the character; the character's own byte is the one to name.
+      const size_t control = kineto::FirstUnescapedControl(std::string_view(json_));
+      if (control != std::string_view::npos) location = json_.data() + control;
+    } else if (error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY ||
+               !iterated_ || document_.current_location().get(location)) {
+      // A document cut short ends where the text does (simdjson's position is its start).
       location = nullptr;
     }
     // The parser's index could not be allocated: memory, not the report, is at fault.
     if (error == simdjson::MEMALLOC) return OutOfMemoryReading(source_);
-    std::string what = error == simdjson::UTF8_ERROR ? "invalid UTF-8"
-                       : error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY
-                           ? "the document ends early (cut short?)"
-                           : absl::StrCat("malformed JSON (", simdjson::error_message(error), ")");
+    std::string what =
+        error == simdjson::UTF8_ERROR ? "invalid UTF-8"
+        : error == simdjson::UNESCAPED_CHARS
+            ? "raw control character inside a string (JSON writes it escaped, as \\u00XX)"
+        : error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY
+            ? "the document ends early (cut short?)"
+            : absl::StrCat("malformed JSON (", simdjson::error_message(error), ")");
     return Error(location, what);
   }
 
   absl::Status WrongType(ondemand::value& value, std::string_view key,
                          std::string_view expected) {
     const std::string_view token = value.raw_json_token();
-    return Error(token.data(), absl::StrCat("\"", std::string(key), "\" is ",
-                                            std::string(TypeName(token)), ", expected ",
-                                            std::string(expected)));
+    const std::string_view type = TypeName(token);
+    // What is not JSON at all is quoted (NaN read "is a number, expected a number").
+    const std::string what = type == "not a JSON value"
+                                 ? absl::StrCat(TokenText(token), ", not a JSON value")
+                                 : std::string(type);
+    return Error(token.data(), absl::StrCat("\"", std::string(key), "\" is ", what,
+                                            ", expected ", std::string(expected)));
   }
 
   static bool IsNull(ondemand::value& value) {
@@ -176,7 +215,10 @@ class ReportWalker {
   template <typename Visit>
   absl::Status Root(Visit&& visit) {
     ondemand::object root;
-    if (document_.get_object().get(root)) {
+    if (auto error = document_.get_object().get(root)) {
+      // A document cut short or malformed is said as such where it is; only a whole value of
+      // another type is "not a JSON object".
+      if (error != simdjson::INCORRECT_TYPE) return Located(error);
       return Error(FirstToken(std::string_view(json_)), "not a JSON object");
     }
     return Fields(root, std::forward<Visit>(visit));
@@ -244,7 +286,8 @@ class ReportWalker {
                       double number) {
     if (FigureInRange(number, figure)) return absl::OkStatus();
     return Error(value.raw_json_token().data(),
-                 absl::StrCat("\"", std::string(key), "\" is ", number, ", outside ",
+                 absl::StrCat("\"", std::string(key), "\" is ",
+                              TokenText(value.raw_json_token()), ", outside ",
                               std::string(FigureRangeText(figure))));
   }
   template <typename Int>
@@ -606,6 +649,7 @@ class ReportWalker {
 
   std::string_view source_;
   simdjson::padded_string_view json_;
+  int64_t bias_ = 0;  // bytes of the file before json_ (a byte-order mark), for offsets
   ondemand::parser parser_;
   ondemand::document document_;
   bool iterated_ = false;  // document_ exists: current_location() may be asked

@@ -332,6 +332,7 @@ std::string_view LayerCountSourceName(LayerCountSource source) {
 
 bool Result::Incomplete() const {
   if (!job.completeness.missing_ranks.empty()) return true;
+  if (!job.completeness.ranks_outside_world.empty()) return true;
   return std::any_of(pipelines.begin(), pipelines.end(), [](const Pipeline& pipeline) {
     return !pipeline.crossrank.missing_peers.empty();
   });

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/out_of_memory.h"
@@ -25,6 +26,39 @@ using kineto::DocumentView;
 absl::Status FileError(std::string_view path, int64_t offset, std::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrFormat("%s: byte %d: %s", std::string(path), offset, std::string(what)));
+}
+
+// A text in a wide Unicode encoding: which one ("UTF-16", "UTF-32"; nullptr for none) and the
+// byte where it shows.
+struct WideText {
+  const char* encoding = nullptr;
+  int64_t offset = 0;
+};
+
+// UTF-32's byte-order marks hold UTF-16's (FF FE 00 00 starts with FF FE), so they are tried
+// first; without a mark, the zeros beside the first '{' or '[' (from `first`, the first byte
+// that is not JSON space) count the bytes of a character: 1 zero UTF-16, 3 zeros UTF-32.
+WideText WideEncoding(std::string_view text, size_t first) {
+  using std::string_view_literals::operator""sv;
+  if (text.starts_with("\xFF\xFE\0\0"sv) || text.starts_with("\0\0\xFE\xFF"sv)) {
+    return {"UTF-32", 0};
+  }
+  if (text.starts_with("\xFF\xFE"sv) || text.starts_with("\xFE\xFF"sv)) return {"UTF-16", 0};
+  const size_t opener = text.find_first_of("{[", first);
+  if (opener == std::string_view::npos || opener > first + 3) return {};
+  size_t zeros_before = 0;
+  while (zeros_before < opener - first && text[opener - 1 - zeros_before] == '\0') {
+    ++zeros_before;
+  }
+  if (zeros_before != opener - first) return {};  // something else stands before the opener
+  size_t zeros_after = 0;
+  while (opener + 1 + zeros_after < text.size() && zeros_after < 3 &&
+         text[opener + 1 + zeros_after] == '\0') {
+    ++zeros_after;
+  }
+  const size_t zeros = std::max(zeros_before, zeros_after);
+  if (zeros == 0) return {};
+  return {zeros >= 3 ? "UTF-32" : "UTF-16", static_cast<int64_t>(first)};
 }
 
 // What a document that is neither an object nor an array is.
@@ -60,6 +94,8 @@ std::string_view SyntaxWhat(simdjson::error_code error) {
       return "JSON nested too deeply";
     case simdjson::CAPACITY:
       return "file too large for the JSON parser";
+    case simdjson::UNESCAPED_CHARS:
+      return "raw control character inside a string (JSON writes it escaped, as \\u00XX)";
     default:
       return simdjson::error_message(error);
   }
@@ -179,7 +215,15 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
       const kineto::RepairPlan plan = kineto::PlanRepair(text);
       if (plan.ends_early) return ParseRepaired(parser, display_path, view, plan, parsed);
     }
-    const int64_t syntax_offset = walk.syntax_offset >= 0 ? walk.syntax_offset : file_size;
+    int64_t syntax_offset = walk.syntax_offset >= 0 ? walk.syntax_offset : file_size;
+    if (walk.syntax == simdjson::UNESCAPED_CHARS) {
+      // simdjson's position is past the character (at the end of the document, byte 118 of a
+      // 118-byte file); the character's own byte is what the user can find.
+      const size_t control = kineto::FirstUnescapedControl(text);
+      if (control != std::string_view::npos) {
+        syntax_offset = static_cast<int64_t>(control) + view.bias;
+      }
+    }
     if (walk.events_read == 0) {
       return FileError(display_path, syntax_offset, SyntaxWhat(walk.syntax));
     }
@@ -293,17 +337,14 @@ absl::Status ReadDocument(simdjson::ondemand::parser& parser, std::string_view d
     ResetToOneRank(display_path, parsed);
     return FileError(display_path, 0, "empty file");
   }
-  // UTF-16, with or without its byte-order mark: every other byte of its ASCII is 0, which
-  // would otherwise read as damage (or a file cut short) where the first 0 stands.
-  const bool utf16_mark = text.substr(0, 2) == "\xFF\xFE" || text.substr(0, 2) == "\xFE\xFF";
-  auto opens = [](char c) { return c == '{' || c == '['; };
-  const bool zero_beside_first =
-      first + 1 < text.size() && ((opens(text[first]) && text[first + 1] == '\0') ||
-                                  (text[first] == '\0' && opens(text[first + 1])));
-  if (utf16_mark || zero_beside_first) {
+  // UTF-16 or UTF-32, with or without a byte-order mark: its ASCII characters come with one or
+  // three bytes of 0, which would otherwise read as damage (or a file cut short) where the first
+  // 0 stands.
+  if (const WideText wide = WideEncoding(text, first); wide.encoding != nullptr) {
     ResetToOneRank(display_path, parsed);
-    return FileError(display_path, utf16_mark ? 0 : static_cast<int64_t>(first),
-                     "UTF-16 text, not UTF-8 JSON (convert it: iconv -f UTF-16 -t UTF-8)");
+    return FileError(display_path, wide.offset,
+                     absl::StrCat(wide.encoding, " text, not UTF-8 JSON (convert it: iconv -f ",
+                                  wide.encoding, " -t UTF-8)"));
   }
   if (text[first] != '{' && text[first] != '[') {
     ResetToOneRank(display_path, parsed);
@@ -351,6 +392,7 @@ absl::Status KinetoReader::Read(std::string_view display_path, simdjson::padded_
 
 bool KinetoTraceReader::Sniff(std::string_view head, std::string_view path) const {
   if (head.starts_with("\xFF\xFE") || head.starts_with("\xFE\xFF")) return true;  // UTF-16
+  if (head.starts_with(std::string_view("\0\0\xFE\xFF", 4))) return true;  // UTF-32, big-endian
   if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // UTF-8 byte-order mark
   const size_t first = head.find_first_not_of(" \t\n\r");
   if (first != std::string_view::npos && (head[first] == '{' || head[first] == '[')) return true;

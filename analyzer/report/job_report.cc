@@ -121,10 +121,19 @@ std::string IncompleteJobText(const job::Result& result) {
   if (!result.Incomplete()) return "";
   const job_completeness::JobResult& completeness = result.job.completeness;
   std::string out = "INCOMPLETE JOB: ";
-  if (!completeness.missing_ranks.empty()) {
-    absl::StrAppend(&out, "the trace holds ", result.ranks.ranks.size(), " of the ",
-                    completeness.world_size, " ranks the job declares (world size); missing ",
-                    RankList(completeness.missing_ranks));
+  if (!completeness.missing_ranks.empty() || !completeness.ranks_outside_world.empty()) {
+    absl::StrAppend(&out, "the trace holds ", completeness.ranks_in_world, " of the ",
+                    completeness.world_size, " ranks the job declares (world size)");
+    if (!completeness.missing_ranks.empty()) {
+      absl::StrAppend(&out, "; missing ", RankList(completeness.missing_ranks));
+    }
+    if (!completeness.ranks_outside_world.empty()) {
+      const bool one = completeness.ranks_outside_world.size() == 1;
+      absl::StrAppend(&out, one ? "; rank " : "; ranks ",
+                      RankList(completeness.ranks_outside_world), one ? " is" : " are",
+                      " outside it (ids 0 to ", completeness.world_size - 1,
+                      ": a file of another job, or a wrong rank id)");
+    }
   } else {
     std::vector<int32_t> peers;
     for (const job::Pipeline& pipeline : result.pipelines) {
@@ -258,6 +267,7 @@ void WriteJobMember(const job::JobSummary& job, JsonWriter& json) {
   }
   json.BoolMember("world_sizes_disagree", job.completeness.world_sizes_disagree);
   json.IntArrayMember("missing_ranks", job.completeness.missing_ranks);
+  json.IntArrayMember("ranks_outside_world", job.completeness.ranks_outside_world);
   json.Key("notes");
   json.BeginArray();
   for (const std::string& note : job.notes) json.String(note);

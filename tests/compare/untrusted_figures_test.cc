@@ -42,7 +42,7 @@ TEST(ReportRangeTest, EachFigureIsRefusedOutsideTheRangeOfWhatItMeasures) {
   EXPECT_EQ(ErrorOf(Report(absl::StrCat(kFigures, R"(, "excess_bubble_fraction": -0.27)"))), "ok");
   // 1.2e20 us is past the model's time range (2^62 ns, 4.6e15 us).
   EXPECT_THAT(ErrorOf(Report(R"("iterations": [{"step": 1, "window_us": 1.2e20}])")),
-              HasSubstr("\"window_us\" is 1.2e+20, outside 0 to 4.6e15 us"));
+              HasSubstr("\"window_us\" is 1.2e20, outside 0 to 4.6e15 us"));  // as written
   EXPECT_THAT(ErrorOf(Report(R"("latency_us": {"p50": -1})")), HasSubstr("outside 0 to 4.6e15"));
   EXPECT_THAT(ErrorOf(Report(R"("rank_stats": [{"rank": 0, "peak_allocated_bytes": 1e17}])")),
               HasSubstr("outside 0 to 2^53 bytes"));

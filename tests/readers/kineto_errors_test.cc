@@ -100,6 +100,17 @@ TEST(KinetoErrorsTest, InvalidUtf8) {
             "t.json: byte 36: invalid UTF-8");
 }
 
+// A raw control character in a string is named at its own byte: simdjson's position was the
+// end of the file (byte 46 here).
+TEST(KinetoErrorsTest, RawControlCharacterIsNamedWhereItIs) {
+  //                                   0         1         2         3
+  //                                   0123456789012345678901234567890123456
+  EXPECT_EQ(ErrorOf("{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"a\x01"
+                    "b\"}]}"),
+            "t.json: byte 36: raw control character inside a string (JSON writes it escaped, as "
+            "\\u00XX)");
+}
+
 TEST(KinetoErrorsTest, SyntaxErrorBeforeAnyEvent) {
   // The colon after "ph" is missing; the parser stops at the value it did not expect.
   //                  0         1         2
