@@ -79,7 +79,9 @@ TEST(DigestWriterTest, EmptyRankRoundTrips) {
 TEST(DigestWriterTest, ExtremeValuesRoundTrip) {
   Rank rank;
   rank.rank = std::numeric_limits<int32_t>::max();
-  rank.world_size = std::numeric_limits<int32_t>::min();
+  // The largest ids the model holds; a world size below -1 is no id and is counted on reading
+  // (digest_reader_test).
+  rank.world_size = std::numeric_limits<int32_t>::max();
   rank.pid = std::numeric_limits<int64_t>::min();
   Timeline thread{TimelineKind::kCpuThread, -1, -7, std::numeric_limits<int64_t>::max(), {}};
   // The whole time range, and correlation ids whose differences wrap around int64.
