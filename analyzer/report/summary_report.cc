@@ -51,6 +51,11 @@ std::string InfoInWords(ImportCounter counter, uint64_t count) {
     case ImportCounter::kOverlayEvent:
       return absl::StrCat(count, " of bubblescope's own overlay ", one ? "event" : "events",
                           " in a merged trace");
+    case ImportCounter::kEmptyProfilerStep:
+      return absl::StrCat(count, " empty ProfilerStep ", one ? "range" : "ranges",
+                          " (nothing recorded in ", one ? "it" : "them",
+                          ": torch closing a profiler window the loop left early), not ",
+                          one ? "an iteration" : "iterations");
     default:  // no other counter is info; named as the table names it
       return absl::StrCat(count, " ", std::string(CounterSpec(counter).name));
   }
