@@ -33,6 +33,7 @@
 #include "analysis/bubble.h"
 #include "analysis/collectives.h"
 #include "analysis/iterations.h"
+#include "analysis/one_run.h"
 #include "analysis/rank_summary.h"
 #include "bubblescope/trace.h"
 #include "crossrank/clock_alignment.h"
@@ -170,6 +171,9 @@ struct JobSummary {
   std::vector<int32_t> pipelines_by_bubble;
   // The declared world size against the ranks loaded.
   job_completeness::JobResult completeness;
+  // What the ranks' files say of their job, compared: where they cannot be one run's, and the
+  // weaker signs (analysis/one_run.h).
+  one_run::Result one_run;
   // Only when there is no pipeline: what the job communicated instead, by time descending.
   std::vector<collectives::Summary> collectives;
   // Every process group the ranks declare, with its role (index/group_roles.h).
