@@ -133,8 +133,9 @@ std::optional<Sign> Devices(const Trace& trace) {
     });
     if (!shared) {
       return Sign{SignKind::kDevices, false, first->rank, rank.rank,
-                  absl::StrCat("rank ", first->rank, " runs on ", *first_models.begin(),
-                               ", rank ", rank.rank, " on ", *models.begin())};
+                  absl::StrCat("rank ", first->rank, " runs on ",
+                               std::string(*first_models.begin()), ", rank ", rank.rank, " on ",
+                               std::string(*models.begin()))};
     }
   }
   return std::nullopt;
@@ -207,9 +208,9 @@ bool Result::CannotBeOneRun() const {
 
 Result Compare(const Trace& trace, const rank_summary::Result& ranks) {
   Result result;
-  for (std::optional<Sign> sign : {WorldSizes(trace), ProcessGroups(trace), Times(ranks),
-                                   Devices(trace), Steps(trace), Processes(trace)}) {
-    if (sign.has_value()) result.signs.push_back(*std::move(sign));
+  for (const std::optional<Sign>& sign : {WorldSizes(trace), ProcessGroups(trace), Times(ranks),
+                                          Devices(trace), Steps(trace), Processes(trace)}) {
+    if (sign.has_value()) result.signs.push_back(*sign);
   }
   std::stable_sort(result.signs.begin(), result.signs.end(), [](const Sign& a, const Sign& b) {
     return a.conclusive && !b.conclusive;
