@@ -16,7 +16,8 @@
 //     made on it), findings;
 //  6. over the job: slow links against every link, link findings, each pipeline's root causes
 //     (their savings predicted on its model), the job summary (with the declared world size
-//     against the ranks loaded, and the pipelines ranked by bubble), the data-parallel replica
+//     against the ranks loaded, whether the ranks' files can be one run's (one_run.h), and
+//     the pipelines ranked by bubble), the data-parallel replica
 //     sets with the spread of their figures (replica_sets.h), and the collectives of a job
 //     without pipelines.
 #pragma once
