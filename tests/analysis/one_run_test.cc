@@ -17,7 +17,7 @@ constexpr TimeNs kJune2024 = TimeNs{1'717'315'200} * kSecond;
 struct RankFacts {
   int32_t id = 0;
   int32_t world_size = 2;
-  std::string device;
+  std::string device = {};
   TimeNs start = 0;  // the span, on the rank's own clock
   TimeNs end = 0;
 };
