@@ -141,6 +141,12 @@ std::optional<Sign> Devices(const Trace& trace) {
   return std::nullopt;
 }
 
+// "ProfilerSteps 5-7", "ProfilerStep 10".
+std::string StepRange(int64_t low, int64_t high) {
+  if (low == high) return absl::StrCat("ProfilerStep ", low);
+  return absl::StrCat("ProfilerSteps ", low, "-", high);
+}
+
 std::optional<Sign> Steps(const Trace& trace) {
   const Rank* first = nullptr;
   for (const Rank& rank : trace.ranks) {
@@ -159,8 +165,8 @@ std::optional<Sign> Steps(const Trace& trace) {
     const auto [low, high] = range(rank);
     if (high < first_low || low > first_high) {
       return Sign{SignKind::kSteps, false, first->rank, rank.rank,
-                  absl::StrCat("rank ", first->rank, " holds ProfilerSteps ", first_low, "-",
-                               first_high, ", rank ", rank.rank, " steps ", low, "-", high,
+                  absl::StrCat("rank ", first->rank, " holds ", StepRange(first_low, first_high),
+                               ", rank ", rank.rank, " ", StepRange(low, high),
                                ", none in common")};
     }
   }

@@ -127,7 +127,7 @@ TEST(OneRunTest, WorldSizesStepsAndProcesses) {
   first.host = "node-a";
   first.pid = 4242;
   Rank& second = job.Add({.id = 1, .world_size = 4});
-  second.steps = {{.number = 100}, {.number = 102}};
+  second.steps = {{.number = 100}};
   second.host = "node-a";
   second.pid = 4242;
   const Result result = job.Compared();
@@ -139,7 +139,7 @@ TEST(OneRunTest, WorldSizesStepsAndProcesses) {
   EXPECT_EQ(result.signs[1].kind, SignKind::kSteps);
   EXPECT_FALSE(result.signs[1].conclusive);
   EXPECT_EQ(result.signs[1].detail,
-            "rank 0 holds ProfilerSteps 5-7, rank 1 steps 100-102, none in common");
+            "rank 0 holds ProfilerSteps 5-7, rank 1 ProfilerStep 100, none in common");
   EXPECT_EQ(result.signs[2].kind, SignKind::kProcess);
   EXPECT_FALSE(result.signs[2].conclusive);
   EXPECT_EQ(result.signs[2].detail,
