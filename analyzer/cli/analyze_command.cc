@@ -71,7 +71,8 @@ nothing (docs/scale.md).
   mpirun -np 8 bubblescope analyze --mpi traces/ --format json -o report.json
 
 Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
-(--strict) import warnings or errors, or a job missing ranks it declares or its pipelines reach.
+(--strict) import warnings or errors, a job missing ranks it declares or its pipelines reach,
+or files that cannot be one run's.
 )";
 
 // The list syntax of the flags that choose pipelines or ranks (cli/id_ranges.h).

@@ -344,6 +344,7 @@ void SummarizeJob(const SummaryInputs& inputs, Result& result) {
   job.ranks_without_p2p = inputs.ranks_without_p2p;
   job.notes = inputs.notes;
   job.completeness = job_completeness::AnalyzeJob(*inputs.trace);
+  job.one_run = one_run::Compare(*inputs.trace, result.ranks);
   bool ranked_any = false;
   job.process_groups = index::JobGroups(*inputs.trace, inputs.roles);
   for (size_t i = 0; i < result.pipelines.size(); ++i) {

@@ -55,6 +55,9 @@ const ImportCounterSpec& CounterSpec(ImportCounter counter) {
       {"unknown_clock_base", Severity::kError,
        "file cut before its baseTimeNanoseconds (Kineto writes it last), its times relative to "
        "that lost base: its clock is unknown, so it is kept off the other ranks' clock"},
+      {"launch_without_device_activity", Severity::kWarning,
+       "kernel launch (cudaLaunchKernel, ...) on a rank whose file records no device activity "
+       "(profiled without ProfilerActivity.CUDA?): its CPU thread stands in for the device"},
   }};
   return kSpecs[static_cast<size_t>(counter)];
 }

@@ -5,6 +5,8 @@
 #include <tuple>
 #include <vector>
 
+#include "bubblescope/op_names.h"
+
 namespace bubblescope {
 namespace {
 
@@ -91,11 +93,23 @@ void CountStepProblems(Rank* rank) {
   }
 }
 
-// Times within a day of the clock's zero are relative (Kineto's before its base, a trace written
-// against its own start); times ten years or more from it are absolute (the epoch). A boot clock
-// lies between them for years of uptime, so one rank holding both was written on two clocks.
-constexpr TimeNs kRelativeWithinNs = TimeNs{86'400} * 1'000'000'000;
-constexpr TimeNs kAbsoluteFromNs = TimeNs{10} * 365 * 86'400 * 1'000'000'000;
+// Counts the launches of device work on a rank that recorded none: a trace profiled without
+// ProfilerActivity.CUDA (its 1,862 cudaLaunchKernel calls, no kernel) would otherwise read as a
+// CPU rank, its CPU thread measured as if it were the device, without a word.
+// A file cut short may have lost its device events to the cut, which its own warning says.
+void CountLaunchesWithoutDevice(Rank* rank) {
+  if (rank->HasGpuActivity() || rank->stats.count(ImportCounter::kTruncated) > 0) return;
+  uint64_t launches = 0;
+  for (const Timeline& timeline : rank->timelines) {
+    for (const Interval& interval : timeline.intervals) {
+      if (interval.kind == IntervalKind::kRuntime &&
+          op_names::IsDeviceLaunchName(rank->name(interval.name))) {
+        ++launches;
+      }
+    }
+  }
+  rank->stats.Add(ImportCounter::kLaunchWithoutDeviceActivity, launches, -1);
+}
 
 // Counts the events of a rank timed on both kinds of clock (the fewer of the two kinds), read
 // before the format's base moves them: a mix cannot be put on one clock, and its span (years)
@@ -105,8 +119,8 @@ void CountMixedTimeBases(Rank* rank) {
   uint64_t absolute = 0;
   auto classify = [&](TimeNs start) {
     const TimeNs distance = start < 0 ? -start : start;  // within ±kMaxTimeNs: no overflow
-    if (distance < kRelativeWithinNs) ++relative;
-    if (distance >= kAbsoluteFromNs) ++absolute;
+    if (distance < kRelativeTimeWithinNs) ++relative;
+    if (distance >= kAbsoluteTimeFromNs) ++absolute;
   };
   for (const Timeline& timeline : rank->timelines) {
     for (const Interval& interval : timeline.intervals) classify(interval.start);
@@ -183,6 +197,7 @@ void FinishRank(const FinishOptions& options, Rank* rank) {
       });
   DropEmptySteps(rank);
   CountStepProblems(rank);
+  CountLaunchesWithoutDevice(rank);
 }
 
 }  // namespace bubblescope

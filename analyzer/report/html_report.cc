@@ -18,6 +18,7 @@
 #include "report/html_whatif.h"
 #include "report/job_report.h"
 #include "report/large_job.h"
+#include "report/summary_report.h"
 #include "report/units.h"
 
 namespace bubblescope {
@@ -101,7 +102,9 @@ std::string Legend(const job::Result& result, const ReportLayout& layout) {
 
 // The text report's diagnosis lines, one paragraph each.
 std::string Diagnosis(const job::Result& result) {
-  const std::string text = IncompleteJobText(result) + DiagnosisText(result);
+  const std::string text =
+      IncompleteJobText(result) + OneRunText(result.job.one_run) +
+      MissingDeviceActivityText(result.ranks) + DiagnosisText(result);
   if (text.empty()) return "";
   std::string out = "<div class=diag>";
   for (const std::string& line :

@@ -178,6 +178,26 @@ void AppendImportBlock(const Result& result, std::string* out) {
 
 }  // namespace
 
+std::string MissingDeviceActivityText(const Result& result) {
+  constexpr size_t kNamed = 4;
+  std::string out;
+  size_t ranks = 0;
+  for (const RankFigures& f : result.ranks) {
+    const uint64_t launches = f.import_stats.count(ImportCounter::kLaunchWithoutDeviceActivity);
+    if (launches == 0) continue;
+    if (++ranks > kNamed) continue;
+    absl::StrAppend(&out, "NO DEVICE ACTIVITY: rank ", f.rank, " launched ",
+                    Plural(launches, "kernel"),
+                    " but its file records no device activity (profiled without "
+                    "ProfilerActivity.CUDA?): its figures are its CPU thread's, not the "
+                    "device's\n");
+  }
+  if (ranks > kNamed) {
+    absl::StrAppend(&out, "NO DEVICE ACTIVITY: ", ranks - kNamed, " more ranks alike\n");
+  }
+  return out;
+}
+
 std::string SummaryText(const Result& result, const SummaryReportOptions& options,
                         const std::vector<int32_t>& folded_ranks, const std::string& folded_text,
                         bool pipelines_follow) {

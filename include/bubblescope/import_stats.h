@@ -51,6 +51,10 @@ enum class ImportCounter : uint8_t {
   // A file cut before its baseTimeNanoseconds (Kineto writes it last) whose times are relative
   // to it: the rank's clock is unknown (readers/kineto_reader.cc).
   kUnknownClockBase,
+  // A launch of device work (cudaLaunchKernel, ...) on a rank whose file records no device
+  // activity at all (profiled without ProfilerActivity.CUDA): its CPU thread stands in for the
+  // device, which is no measure of it (model/rank_finish.cc). One count per launch.
+  kLaunchWithoutDeviceActivity,
   kCount,
 };
 

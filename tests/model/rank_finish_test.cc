@@ -1,6 +1,7 @@
 #include "bubblescope/rank_finish.h"
 
 #include <cstdint>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -214,6 +215,52 @@ TEST(RankFinishTest, RelativeAndAbsoluteTimesInOneRankAreCounted) {
     FinishRank(FinishOptions{.base_ns = 5000, .base_offset = 1}, &rank);
     EXPECT_EQ(rank.stats.count(ImportCounter::kMixedTimeBases), 0u) << one_clock.front().start;
   }
+}
+
+// A rank that launches kernels and records none of them (Kineto profiled without
+// ProfilerActivity.CUDA: cudaLaunchKernel calls, a cuda_profiler_range, no kernel) counts each
+// launch as a warning; other runtime calls are not launches. With one kernel recorded, or in a
+// file cut short (whose cut may have taken the kernels), nothing is counted.
+TEST(RankFinishTest, LaunchesOnARankWithoutDeviceActivityAreCounted) {
+  const auto runtime_thread = [](Rank& rank) {
+    Timeline thread{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 1, .id = 1,
+                    .intervals = {}};
+    for (const std::string_view name : {"cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel",
+                                        "cudaGraphLaunch", "cudaMemcpyAsync",
+                                        "cudaStreamSynchronize"}) {
+      Interval call = Span(static_cast<TimeNs>(thread.intervals.size()) * 10,
+                           static_cast<TimeNs>(thread.intervals.size()) * 10 + 5);
+      call.kind = IntervalKind::kRuntime;
+      call.name = rank.names.Intern(name);
+      thread.intervals.push_back(call);
+    }
+    Interval op = Span(0, 60);
+    op.kind = IntervalKind::kCpuOp;
+    op.name = rank.names.Intern("cudaLaunchKernel");  // an op of that name is no runtime call
+    thread.intervals.push_back(op);
+    return thread;
+  };
+  Rank blind;
+  blind.timelines.push_back(runtime_thread(blind));
+  FinishRank(FinishOptions(), &blind);
+  EXPECT_EQ(blind.stats.count(ImportCounter::kLaunchWithoutDeviceActivity), 4u);
+  EXPECT_EQ(CounterSpec(ImportCounter::kLaunchWithoutDeviceActivity).severity,
+            Severity::kWarning);
+  EXPECT_EQ(CounterSpec(ImportCounter::kLaunchWithoutDeviceActivity).name,
+            "launch_without_device_activity");
+
+  Rank seen;
+  seen.timelines.push_back(runtime_thread(seen));
+  seen.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream, .device = 0, .pid = 0,
+                                    .id = 7, .intervals = {Span(2, 4, 1)}});
+  FinishRank(FinishOptions(), &seen);
+  EXPECT_EQ(seen.stats.count(ImportCounter::kLaunchWithoutDeviceActivity), 0u);
+
+  Rank cut;
+  cut.timelines.push_back(runtime_thread(cut));
+  cut.stats.Bump(ImportCounter::kTruncated, 100);
+  FinishRank(FinishOptions(), &cut);
+  EXPECT_EQ(cut.stats.count(ImportCounter::kLaunchWithoutDeviceActivity), 0u);
 }
 
 }  // namespace
