@@ -261,5 +261,33 @@ TEST(DigestCliTest, HelpAndUsage) {
   EXPECT_FALSE(fs::exists(dir.path() + "/d/rank0.bsdigest"));
 }
 
+// A digest set is written whole or not at all: a run killed after its first file (the file-size
+// limit lets rank0's 2.3 KB digest through and stops rank1's 2.9 KB one with SIGXFSZ) leaves no
+// digest where the set goes, where it once left rank0.bsdigest alone for analyze to read as the
+// whole job; the next run clears what the killed one left and writes all four.
+TEST(DigestCliTest, ASetKilledMidwayLeavesNoDigest) {
+  testing::TempDir dir;
+  const std::string set = kSamples + "sim_1f1b_p4_m8";
+  const std::string out = dir.path() + "/digests";
+  const std::string limited = "ulimit -f 5; exec \"$0\" digest \"$1\" -o \"$2\"";
+  const CommandResult killed = RunCommand({"/bin/sh", "-c", limited, kBinary, set, out}, 300);
+  EXPECT_NE(killed.exit_status, 0);
+  auto digests = [&out] {
+    size_t count = 0;
+    if (!fs::exists(out)) return count;
+    for (const auto& entry : fs::directory_iterator(out)) {
+      if (entry.path().extension() == ".bsdigest") ++count;
+    }
+    return count;
+  };
+  EXPECT_EQ(digests(), 0u);
+  const CommandResult again = Digest({set}, out);
+  ASSERT_EQ(again.exit_status, 0) << again.err;
+  EXPECT_EQ(digests(), 4u);
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(out)) ++entries;
+  EXPECT_EQ(entries, 4u);  // nothing of the killed run left beside them
+}
+
 }  // namespace
 }  // namespace bubblescope
