@@ -8,8 +8,9 @@
 namespace bubblescope::rank_summary {
 namespace {
 
-// Span, per-class unions and counts of a rank's device intervals.
-void SummariseDevice(const index::RankIndex& activity, RankFigures* figures) {
+// Span, per-class unions and counts of a rank's device intervals, and the idle time inside its
+// profiler steps.
+void SummariseDevice(const Rank& rank, const index::RankIndex& activity, RankFigures* figures) {
   std::vector<TimeRange> compute;
   std::vector<TimeRange> comm;
   std::vector<TimeRange> copies;
@@ -45,8 +46,17 @@ void SummariseDevice(const index::RankIndex& activity, RankFigures* figures) {
   figures->span_end = figures->span_start;
   for (const index::DeviceOp& op : activity.ops) figures->span_end = std::max(figures->span_end, op.end);
   figures->span = figures->span_end - figures->span_start;
-  TimeNs busy = compute_set.Union(comm_set).Union(copy_set).Length();
-  figures->idle = figures->span - busy;
+  const IntervalSet busy = compute_set.Union(comm_set).Union(copy_set);
+  figures->idle = figures->span - busy.Length();
+  std::vector<TimeRange> steps;
+  for (const ProfilerStep& step : rank.steps) {
+    const TimeNs start = std::max(step.start, figures->span_start);
+    const TimeNs end = std::min(step.end, figures->span_end);
+    if (start < end) steps.push_back(TimeRange{start, end});
+  }
+  const IntervalSet step_set = IntervalSet::FromRanges(std::move(steps));
+  figures->step_time = step_set.Length();
+  figures->step_idle = figures->step_time - step_set.IntersectionLength(busy);
 }
 
 // On a CPU rank the communication figures count every comm op of the model thread, nested or
@@ -79,7 +89,7 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index) {
     figures.time_base = rank.time_base;
     figures.time_evidence = rank.time_evidence;
     figures.cpu_timeline = activity.cpu_only();
-    SummariseDevice(activity, &figures);
+    SummariseDevice(rank, activity, &figures);
     if (figures.cpu_timeline) SummariseCpuComm(rank, activity, &figures);
     figures.steps = static_cast<int64_t>(rank.steps.size());
     figures.peak_allocated_bytes = activity.memory.allocated_bytes;

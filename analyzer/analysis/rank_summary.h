@@ -33,6 +33,12 @@ struct RankFigures {
   int64_t comm_ops = 0;
   int64_t memcpys = 0;    // memcpy + memset ops
   int64_t steps = 0;      // ProfilerStep#N ranges
+  // The time the rank's profiler steps cover (their union, within the span) and the idle part
+  // of it: a job's work is its steps, so idle inside them is what a job without a pipeline
+  // leads with; idle over the whole span also counts the set-up and the waits between
+  // profiling cycles. Both 0 without steps.
+  TimeNs step_time = 0;
+  TimeNs step_idle = 0;
   int64_t peak_allocated_bytes = -1;  // -1 when the trace has no memory samples
   int64_t peak_reserved_bytes = -1;
   ImportStats import_stats;

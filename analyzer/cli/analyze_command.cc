@@ -9,6 +9,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "cli/mpi_load.h"
+#include "compare/report_reader.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"
 #include "cli/id_ranges.h"
@@ -70,7 +71,8 @@ nothing (docs/scale.md).
   mpirun -np 8 bubblescope analyze --mpi traces/ --format json -o report.json
 
 Exit status: 0 success; 1 the report could not be written; 2 usage error, unreadable input, or
-(--strict) import warnings or errors, or a job missing ranks it declares or its pipelines reach.
+(--strict) import warnings or errors, a job missing ranks it declares or its pipelines reach,
+or files that cannot be one run's.
 )";
 
 // The list syntax of the flags that choose pipelines or ranks (cli/id_ranges.h).
@@ -181,6 +183,15 @@ int AnalyzeCommand::RunReporting(const distributed::MpiWorld* world, std::ostrea
     if (!json.ok()) {
       err << "bubblescope: internal error: " << MessageLine(json.status()) << "\n";
       return kExitFailure;
+    }
+    // Read back through the one schema check diff, gate and whatif read it with (the same
+    // members, the same ranges): analyze never writes a report its own readers refuse.
+    if (absl::StatusOr<compare::RunFigures> readable =
+            compare::ReadAnalyzeReport("the JSON report", *json);
+        !readable.ok()) {
+      err << "bubblescope: " << MessageLine(readable.status())
+          << " (the trace holds times no report can carry; nothing written)\n";
+      return kExitBadInput;
     }
     report = *std::move(json);
   } else {

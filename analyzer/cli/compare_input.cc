@@ -65,6 +65,13 @@ absl::StatusOr<bool> IsReportFile(const std::string& path) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot read ", text::OneLine(path), ": ", std::strerror(errno)));
   }
+  // A regular file's head is read as its whole text will be, gzip inflated, so a gzip'd report
+  // is told as a report (it was read as a trace: "no traceEvents array"); a stream's head is
+  // read as it comes, and what is read of it is gone.
+  absl::StatusOr<FileHead> inflated = ReadFileHead(path, static_cast<size_t>(kHeadBytes));
+  if (inflated.ok() && inflated->regular) {
+    return compare::LooksLikeBubblescopeReport(inflated->bytes);
+  }
   std::string head(static_cast<size_t>(kHeadBytes), '\0');
   file.read(head.data(), kHeadBytes);
   head.resize(static_cast<size_t>(file.gcount()));

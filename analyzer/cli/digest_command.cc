@@ -16,10 +16,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "launch/record_outputs.h"
 #include "common/digest_format.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"
+#include "common/output_temp.h"
 #include "index/digest_reduction.h"
 #include "loader/trace_loader.h"
 #include "readers/digest_reader.h"
@@ -80,9 +82,13 @@ uint64_t FileSize(const std::string& path) {
   return error ? 0 : static_cast<uint64_t>(size);
 }
 
-// Clears the way for this job's digests: an error when one is in the way without --force.
-absl::Status MakeRoom(const fs::path& directory, const std::vector<fs::path>& targets,
-                      bool force) {
+// The digests already in `directory` that are in the way of this job's `targets`: an error
+// when one is there without --force, or when a file named as a digest is none. With --force,
+// those of another job (removed once the new set is in place).
+absl::StatusOr<std::vector<fs::path>> CheckRoom(const fs::path& directory,
+                                                const std::vector<fs::path>& targets,
+                                                bool force) {
+  std::vector<fs::path> others;
   for (const fs::path& existing : DigestsIn(directory)) {
     const bool ours = std::find(targets.begin(), targets.end(), existing) != targets.end();
     if (!force) {
@@ -91,17 +97,92 @@ absl::Status MakeRoom(const fs::path& directory, const std::vector<fs::path>& ta
           ours ? " already exists" : " is another job's digest (analyze DIR would read both)",
           " (use --force to replace the digests in ", directory.string(), ")"));
     }
-    if (ours) continue;  // replaced below
+    if (ours) continue;  // replaced by the rename
     if (!HoldsDigest(existing)) {
       return absl::AlreadyExistsError(
           absl::StrCat(existing.string(), " is no digest; not removing it"));
     }
+    others.push_back(existing);
+  }
+  return others;
+}
+
+// An input that is the output directory, or a file in it: the digests would land among the
+// traces they come from, and `analyze DIR` would then read every rank twice. Compared as files
+// (device and inode), so a symlink to the directory or another spelling of it is caught.
+absl::Status CheckNotAnInputDirectory(const std::vector<std::string>& inputs,
+                                      const std::string& directory) {
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) return absl::OkStatus();  // made by this run
+  for (const std::string& input : inputs) {
+    const fs::path path(input);
+    const bool is_directory = fs::is_directory(path, error);
+    const fs::path holder = is_directory ? path : fs::absolute(path, error).parent_path();
+    if (!fs::equivalent(holder, directory, error) || error) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "-o ", directory, ": ",
+        is_directory ? absl::StrCat("it is the input directory ", input)
+                     : absl::StrCat("it holds the input ", input),
+        "; the digests would lie beside the traces and analyze would read both (name another "
+        "directory)"));
+  }
+  return absl::OkStatus();
+}
+
+// Writes the set whole or not at all (docs/digest.md): every digest goes into a hidden
+// directory inside `directory` first, which nothing that lists its files reads; only when all
+// are written (and flushed) are they renamed into place, with the other job's digests removed,
+// while SIGINT, SIGTERM and SIGHUP wait. A run interrupted or out of space before then leaves
+// the directory as it was (the hidden directory goes with the next digest run, or now on an
+// error).
+absl::Status WriteDigestSet(const Trace& trace, const fs::path& directory,
+                            const std::vector<fs::path>& targets,
+                            const std::vector<fs::path>& replaced,
+                            std::vector<uint64_t>* sizes) {
+  absl::StatusOr<std::string> staging = CreateTempDirectory(directory.string(), "digests");
+  if (!staging.ok()) {
+    return absl::UnavailableError(absl::StrCat("cannot write ", directory.string(), ": ",
+                                               staging.status().message()));
+  }
+  auto give_up = [&staging](absl::Status status) {
+    std::error_code ignored;
+    fs::remove_all(*staging, ignored);
+    return status;
+  };
+  OutputFileOptions options;
+  for (const Rank& rank : trace.ranks) options.protected_files.push_back(rank.source_path);
+  std::vector<fs::path> written;
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    const std::string bytes = digest::Encode(trace.ranks[r]);
+    written.push_back(fs::path(*staging) / targets[r].filename());
+    if (absl::Status status = WriteOutputFile(written.back().string(), bytes, options);
+        !status.ok()) {
+      // Named as the user named the target, not by its place in the hidden directory.
+      return give_up(absl::Status(status.code(),
+                                  absl::StrReplaceAll(status.message(),
+                                                      {{written.back().string(),
+                                                        targets[r].string()}})));
+    }
+    sizes->push_back(bytes.size());
+  }
+  const SignalsHeld held;
+  for (const fs::path& other : replaced) {
     std::error_code error;
-    if (!fs::remove(existing, error) || error) {
-      return absl::InternalError(absl::StrCat("cannot remove ", existing.string(), ": ",
-                                              error ? error.message() : "not removed"));
+    if (!fs::remove(other, error) || error) {
+      return give_up(absl::InternalError(absl::StrCat(
+          "cannot remove ", other.string(), ": ", error ? error.message() : "not removed")));
     }
   }
+  for (size_t r = 0; r < written.size(); ++r) {
+    std::error_code error;
+    fs::rename(written[r], targets[r], error);
+    if (error) {
+      return give_up(absl::UnavailableError(
+          absl::StrCat("cannot write ", targets[r].string(), ": ", error.message())));
+    }
+  }
+  std::error_code ignored;
+  fs::remove(*staging, ignored);
   return absl::OkStatus();
 }
 
@@ -138,6 +219,10 @@ std::string DigestFileName(int32_t rank) {
 
 int WriteDigests(const JobSource& source, const std::string& directory, bool force,
                  std::ostream& out, std::ostream& err) {
+  if (absl::Status apart = CheckNotAnInputDirectory(source.paths, directory); !apart.ok()) {
+    err << "bubblescope: " << MessageLine(apart) << "\n";
+    return kExitBadInput;
+  }
   std::atomic<int> not_reduced{0};
   JobSource reduced = source;
   reduced.load_trace = [&not_reduced](const std::vector<std::string>& paths,
@@ -165,26 +250,25 @@ int WriteDigests(const JobSource& source, const std::string& directory, bool for
   }
   std::vector<fs::path> targets;
   for (const Rank& rank : trace->ranks) targets.push_back(fs::path(directory) / DigestFileName(rank.rank));
-  if (absl::Status room = MakeRoom(directory, targets, force); !room.ok()) {
-    err << "bubblescope: " << MessageLine(room) << "\n";
-    return absl::IsAlreadyExists(room) ? kExitBadInput : kExitFailure;
+  absl::StatusOr<std::vector<fs::path>> replaced = CheckRoom(directory, targets, force);
+  if (!replaced.ok()) {
+    err << "bubblescope: " << MessageLine(replaced.status()) << "\n";
+    return absl::IsAlreadyExists(replaced.status()) ? kExitBadInput : kExitFailure;
+  }
+  std::vector<uint64_t> sizes;
+  if (absl::Status written = WriteDigestSet(*trace, directory, targets, *replaced, &sizes);
+      !written.ok()) {
+    err << "bubblescope: " << MessageLine(written) << "\n";
+    return kExitFailure;
   }
 
-  OutputFileOptions options;
-  for (const Rank& rank : trace->ranks) options.protected_files.push_back(rank.source_path);
   std::map<std::string, uint64_t> trace_bytes;  // by input file (a merged trace holds several)
   uint64_t digest_bytes = 0;
   for (size_t r = 0; r < trace->ranks.size(); ++r) {
     const Rank& rank = trace->ranks[r];
-    const std::string bytes = digest::Encode(rank);
-    if (absl::Status written = WriteOutputFile(targets[r].string(), bytes, options);
-        !written.ok()) {
-      err << "bubblescope: " << MessageLine(written) << "\n";
-      return kExitFailure;
-    }
     trace_bytes.emplace(rank.source_path, FileSize(rank.source_path));
-    digest_bytes += bytes.size();
-    out << "  " << OneLine(targets[r].string()) << "  " << HumanBytes(bytes.size()) << "  from "
+    digest_bytes += sizes[r];
+    out << "  " << OneLine(targets[r].string()) << "  " << HumanBytes(sizes[r]) << "  from "
         << OneLine(rank.source_path) << "\n";
   }
   uint64_t input_bytes = 0;

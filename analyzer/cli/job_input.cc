@@ -146,7 +146,8 @@ void DefineStrict(CLI::App* command, bool* strict, const std::string& scope) {
                     scope + "Exit with status 2, printing no report, if any file has an import "
                             "warning or error (damaged events, truncation), the job is "
                             "incomplete (ranks it declares, or its pipelines send to, are not in "
-                            "the trace) or a pipeline has no complete iteration");
+                            "the trace), its files cannot be one run's (docs/analyze.md, \"One "
+                            "run\") or a pipeline has no complete iteration");
 }
 
 void DefineTraceSelection(CLI::App* command, TraceSelection* selection,
@@ -361,6 +362,17 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
     std::string why = IncompleteJobText(*job);
     while (!why.empty() && why.back() == '\n') why.pop_back();
     err << (source.strict ? "bubblescope: --strict: " : "warning: ") << why << "\n";
+    if (source.strict) return std::nullopt;
+  }
+  // Files of different runs paired by rank id measure a job that never ran: said on stderr too,
+  // and refused under --strict. Weaker signs are the report's only.
+  if (job->job.one_run.CannotBeOneRun()) {
+    for (const one_run::Sign& sign : job->job.one_run.signs) {
+      if (!sign.conclusive) continue;
+      err << (source.strict ? "bubblescope: --strict: " : "warning: ") << "ranks " << sign.rank_a
+          << " and " << sign.rank_b << " are files of different runs: " << OneLine(sign.detail)
+          << "\n";
+    }
     if (source.strict) return std::nullopt;
   }
   // A pipeline without a complete iteration has no bubble or latency: said on stderr too (a

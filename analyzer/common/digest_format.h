@@ -16,7 +16,10 @@ namespace bubblescope::digest {
 // PNG-style: a non-ASCII first byte (no text, no JSON), the format's name, and CR LF / ^Z, which
 // a text-mode copy would mangle so the damage shows at once.
 inline constexpr std::string_view kMagic = "\x89" "BSDG\r\n\x1a";
-inline constexpr uint64_t kFormatVersion = 1;
+// Version 2 added what a rank's id and clock rest on (Rank::rank_source, time_base,
+// time_evidence) to the header; version 1 digests are still read, those fields empty.
+inline constexpr uint64_t kFormatVersion = 2;
+inline constexpr uint64_t kOldestFormatVersion = 1;
 // The suffix `bubblescope digest` gives its files; the loader tells digests by their magic.
 inline constexpr std::string_view kFileSuffix = ".bsdigest";
 

@@ -77,8 +77,13 @@ absl::StatusOr<OutputDestination> Resolve(const std::string& path,
   if (::lstat(path.c_str(), &link) != 0) {
     if (errno != ENOENT) return WriteErrno(path, errno);
     destination.kind = OutputDestination::Kind::kNew;
+    // Made absolute first: weakly_canonical resolves only the leading part of a path that
+    // exists, so a relative "r" (nothing of it exists) stayed "r" while "./r", "$PWD/r" or
+    // "sub/../r" became "/cwd/r", and two spellings of one new file passed as two files.
     std::error_code ignored;
-    const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ignored);
+    std::filesystem::path absolute = std::filesystem::absolute(path, ignored);
+    if (ignored) absolute = path;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(absolute, ignored);
     destination.file = canonical.empty() ? path : canonical.string();
     destination.mode = NewFileMode();
     return destination;

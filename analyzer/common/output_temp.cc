@@ -84,8 +84,12 @@ void SweepStale(const std::string& directory, const std::string& prefix) {
     if (!absl::SimpleAtoi(std::string(rest.substr(0, dot)), &pid) || !ProcessGone(pid)) continue;
     const std::string path = (std::filesystem::path(directory) / std::string(name)).string();
     struct stat info {};
-    if (::lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid()) {
+    if (::lstat(path.c_str(), &info) != 0 || info.st_uid != ::geteuid()) continue;
+    if (S_ISREG(info.st_mode)) {
       ::unlink(path.c_str());
+    } else if (S_ISDIR(info.st_mode)) {  // a set's directory (CreateTempDirectory)
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
     }
   }
   ::closedir(dir);
@@ -104,6 +108,29 @@ std::string TempFilePrefix(const std::string& file_name) {
   prefix.append(kMarker);
   return prefix;
 }
+
+absl::StatusOr<std::string> CreateTempDirectory(const std::string& directory,
+                                                const std::string& name) {
+  const std::string prefix = TempFilePrefix(name);
+  SweepStale(directory, prefix);
+  const std::string pattern =
+      (std::filesystem::path(directory) / absl::StrCat(prefix, ::getpid(), ".XXXXXX")).string();
+  std::vector<char> path(pattern.begin(), pattern.end());
+  path.push_back('\0');
+  if (::mkdtemp(path.data()) == nullptr) {
+    return absl::UnavailableError(std::error_code(errno, std::generic_category()).message());
+  }
+  return std::string(path.data());
+}
+
+SignalsHeld::SignalsHeld() {
+  sigset_t held;
+  sigemptyset(&held);
+  for (int signal_number : kSignals) sigaddset(&held, signal_number);
+  ::sigprocmask(SIG_BLOCK, &held, &previous_);
+}
+
+SignalsHeld::~SignalsHeld() { ::sigprocmask(SIG_SETMASK, &previous_, nullptr); }
 
 absl::StatusOr<TempFile> CreateTempFile(const std::string& target) {
   const std::filesystem::path target_path(target);

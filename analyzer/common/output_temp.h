@@ -12,6 +12,8 @@
 //   that name whose process no longer exists (and only files of this user).
 #pragma once
 
+#include <signal.h>
+
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -29,6 +31,26 @@ struct TempFile {
   std::string path;
 };
 absl::StatusOr<TempFile> CreateTempFile(const std::string& target);
+
+// A temporary directory inside `directory` for a set of files put in place together (a digest
+// set): ".<name>.bubblescope-<pid>.XXXXXX", hidden, so nothing that lists `directory`'s files
+// (analyze DIR) reads a set half written. Those a killed or interrupted run left (their process
+// gone, this user's) are removed first.
+absl::StatusOr<std::string> CreateTempDirectory(const std::string& directory,
+                                                const std::string& name);
+
+// While one of these lives, SIGINT, SIGTERM and SIGHUP wait: a set of renames finishes whole,
+// and a signal that came meanwhile acts when it is destroyed.
+class SignalsHeld {
+ public:
+  SignalsHeld();
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+  ~SignalsHeld();
+
+ private:
+  sigset_t previous_;
+};
 
 // While one of these lives, its temporary file is removed if a termination signal arrives.
 class TempFileGuard {

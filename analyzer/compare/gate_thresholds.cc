@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "compare/gate.h"
+#include "text/utf8.h"
 
 namespace bubblescope::compare {
 namespace {
@@ -175,6 +176,10 @@ absl::Status SetThreshold(std::string_view key, std::string_view value,
 absl::StatusOr<GateThresholds> ParseGateConfig(std::string_view text, std::string_view source) {
   GateThresholds thresholds;
   std::set<std::string> seen;
+  // An editor's byte-order mark is no part of the first key (it read as "unknown threshold
+  // 'max-bubble'", the mark being invisible).
+  constexpr std::string_view kMark = bubblescope::text::kUtf8ByteOrderMark;
+  if (text.starts_with(kMark)) text.remove_prefix(kMark.size());
   int line_number = 0;
   for (size_t start = 0; start <= text.size();) {
     const size_t newline = std::min(text.find('\n', start), text.size());

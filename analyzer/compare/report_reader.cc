@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <new>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,11 +15,27 @@
 #include "readers/json_tokens.h"
 #include "simdjson.h"
 #include "text/one_line.h"
+#include "text/utf8.h"
 
 namespace bubblescope::compare {
 namespace {
 
 namespace ondemand = simdjson::ondemand;
+
+// The members every report analyze writes holds in these objects (docs/diff-and-gate.md,
+// "Figures read from a report"). One missing is a damaged or hand-made report: read as 0, a
+// pipeline without its bubble would pass any gate, so its absence is an error naming it.
+constexpr std::string_view kPipelineMembers[] = {"bubble_fraction", "latency_us", "ranks"};
+constexpr std::string_view kLatencyMembers[] = {"p50", "p90", "max"};
+constexpr std::string_view kIterationMembers[] = {"step", "complete", "window_us",
+                                                  "bubble_fraction"};
+constexpr std::string_view kStageMembers[] = {"rank", "bubble_fraction"};
+constexpr std::string_view kLinkMembers[] = {"src", "dst", "wait_us"};
+constexpr std::string_view kFindingMembers[] = {"kind", "ranks", "cost_us"};
+
+std::string Indexed(std::string_view array, size_t index) {
+  return absl::StrCat(std::string(array), "[", index, "]");
+}
 
 // The document's first token: its first byte that is not JSON white space (its end when there
 // is none), where errors about the document as a whole point.
@@ -36,8 +53,31 @@ std::string_view TypeName(std::string_view token) {
     case 't':
     case 'f': return "a boolean";
     case 'n': return "null";
-    default: return "a number";
+    case '-':
+    case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9': return "a number";
+    default: return "not a JSON value";  // NaN, Infinity, a bare word
   }
+}
+
+// A value's own text as written, for messages: a number printed from its double would lose
+// the digits that put it out of range (1.00000001 read as "1").
+std::string TokenText(std::string_view token) {
+  constexpr size_t kShown = 40;
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t' ||
+                            token.back() == '\n' || token.back() == '\r')) {
+    token.remove_suffix(1);
+  }
+  return token.size() <= kShown ? std::string(token)
+                                : std::string(token.substr(0, kShown)) + "...";
+}
+
+// The report's text past a UTF-8 byte-order mark (an editor's save), padding kept.
+simdjson::padded_string_view PastByteOrderMark(simdjson::padded_string_view json) {
+  constexpr std::string_view kMark = text::kUtf8ByteOrderMark;
+  if (!std::string_view(json).starts_with(kMark)) return json;
+  return simdjson::padded_string_view(json.data() + kMark.size(), json.length() - kMark.size(),
+                                      json.capacity() - kMark.size());
 }
 
 // One pass over the report's members. Every accessor names the member it reads, so a type error
@@ -45,7 +85,9 @@ std::string_view TypeName(std::string_view token) {
 class ReportWalker {
  public:
   ReportWalker(std::string_view source, simdjson::padded_string_view json)
-      : source_(source), json_(json) {}
+      : source_(source),
+        json_(PastByteOrderMark(json)),
+        bias_(static_cast<int64_t>(json.length() - json_.length())) {}
 
   absl::StatusOr<RunFigures> Read() {
     RunFigures run;
@@ -81,13 +123,14 @@ class ReportWalker {
         saw_pipelines = true;
         return Array(value, key, [&](ondemand::value& element) {
           run.pipelines.emplace_back();
-          return Pipeline(element, &run.pipelines.back());
+          return Pipeline(element, Indexed("pipelines", run.pipelines.size() - 1),
+                          &run.pipelines.back());
         });
       }
       if (key == "findings") {
         return Array(value, key, [&](ondemand::value& element) {
           findings.emplace_back();
-          return Finding(element, &findings.back());
+          return Finding(element, Indexed("findings", findings.size() - 1), &findings.back());
         });
       }
       return absl::OkStatus();
@@ -102,8 +145,8 @@ class ReportWalker {
   // One line whatever the report held: `what` may quote its strings (a schema, a schedule name),
   // which JSON escapes can fill with line breaks.
   absl::Status Error(const char* at, std::string_view what) const {
-    const int64_t offset = at == nullptr ? static_cast<int64_t>(json_.size())
-                                         : static_cast<int64_t>(at - json_.data());
+    const int64_t offset = bias_ + (at == nullptr ? static_cast<int64_t>(json_.size())
+                                                  : static_cast<int64_t>(at - json_.data()));
     return absl::InvalidArgumentError(text::OneLine(
         absl::StrCat(std::string(source_), ": byte ", offset, ": ", std::string(what))));
   }
@@ -116,24 +159,37 @@ class ReportWalker {
       bool cut = false;
       const size_t bad = kineto::FirstInvalidUtf8(std::string_view(json_), &cut);
       if (bad != std::string_view::npos) location = json_.data() + bad;
-    } else if (!iterated_ || document_.current_location().get(location)) {
+    } else if (error == simdjson::UNESCAPED_CHARS) {
+      // simdjson's position is past the character; the character's own byte is the one to name.
+      const size_t control = kineto::FirstUnescapedControl(std::string_view(json_));
+      if (control != std::string_view::npos) location = json_.data() + control;
+    } else if (error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY ||
+               !iterated_ || document_.current_location().get(location)) {
+      // A document cut short ends where the text does (simdjson's position is its start).
       location = nullptr;
     }
     // The parser's index could not be allocated: memory, not the report, is at fault.
     if (error == simdjson::MEMALLOC) return OutOfMemoryReading(source_);
-    std::string what = error == simdjson::UTF8_ERROR ? "invalid UTF-8"
-                       : error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY
-                           ? "the document ends early (cut short?)"
-                           : absl::StrCat("malformed JSON (", simdjson::error_message(error), ")");
+    std::string what =
+        error == simdjson::UTF8_ERROR ? "invalid UTF-8"
+        : error == simdjson::UNESCAPED_CHARS
+            ? "raw control character inside a string (JSON writes it escaped, as \\u00XX)"
+        : error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::EMPTY
+            ? "the document ends early (cut short?)"
+            : absl::StrCat("malformed JSON (", simdjson::error_message(error), ")");
     return Error(location, what);
   }
 
   absl::Status WrongType(ondemand::value& value, std::string_view key,
                          std::string_view expected) {
     const std::string_view token = value.raw_json_token();
-    return Error(token.data(), absl::StrCat("\"", std::string(key), "\" is ",
-                                            std::string(TypeName(token)), ", expected ",
-                                            std::string(expected)));
+    const std::string_view type = TypeName(token);
+    // What is not JSON at all is quoted (NaN read "is a number, expected a number").
+    const std::string what = type == "not a JSON value"
+                                 ? absl::StrCat(TokenText(token), ", not a JSON value")
+                                 : std::string(type);
+    return Error(token.data(), absl::StrCat("\"", std::string(key), "\" is ", what,
+                                            ", expected ", std::string(expected)));
   }
 
   static bool IsNull(ondemand::value& value) {
@@ -159,7 +215,10 @@ class ReportWalker {
   template <typename Visit>
   absl::Status Root(Visit&& visit) {
     ondemand::object root;
-    if (document_.get_object().get(root)) {
+    if (auto error = document_.get_object().get(root)) {
+      // A document cut short or malformed is said as such where it is; only a whole value of
+      // another type is "not a JSON object".
+      if (error != simdjson::INCORRECT_TYPE) return Located(error);
       return Error(FirstToken(std::string_view(json_)), "not a JSON object");
     }
     return Fields(root, std::forward<Visit>(visit));
@@ -170,6 +229,30 @@ class ReportWalker {
     ondemand::object object;
     if (value.get_object().get(object)) return WrongType(value, key, "an object");
     return Fields(object, std::forward<Visit>(visit));
+  }
+
+  // An object that must hold each of `required` (`where` names it in the error: "pipelines[0]").
+  template <typename Visit>
+  absl::Status Members(ondemand::value& value, std::string_view key, std::string_view where,
+                       std::span<const std::string_view> required, Visit&& visit) {
+    const char* at = value.raw_json_token().data();
+    uint32_t seen = 0;
+    absl::Status read = Object(value, key, [&](std::string_view member_key,
+                                               ondemand::value& member) {
+      for (size_t i = 0; i < required.size(); ++i) {
+        if (required[i] == member_key) seen |= 1u << i;
+      }
+      return visit(member_key, member);
+    });
+    if (!read.ok()) return read;
+    for (size_t i = 0; i < required.size(); ++i) {
+      if ((seen & (1u << i)) == 0) {
+        return Error(at, absl::StrCat(std::string(where), " has no \"", std::string(required[i]),
+                                      "\" (analyze always writes it; a missing figure is "
+                                      "never read as 0)"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   template <typename Visit>
@@ -203,7 +286,8 @@ class ReportWalker {
                       double number) {
     if (FigureInRange(number, figure)) return absl::OkStatus();
     return Error(value.raw_json_token().data(),
-                 absl::StrCat("\"", std::string(key), "\" is ", number, ", outside ",
+                 absl::StrCat("\"", std::string(key), "\" is ",
+                              TokenText(value.raw_json_token()), ", outside ",
                               std::string(FigureRangeText(figure))));
   }
   template <typename Int>
@@ -272,9 +356,10 @@ class ReportWalker {
     return absl::OkStatus();
   }
 
-  absl::Status Pipeline(ondemand::value& value, PipelineFigures* pipeline) {
+  absl::Status Pipeline(ondemand::value& value, const std::string& where,
+                        PipelineFigures* pipeline) {
     bool counted_iterations = false;
-    absl::Status read = PipelineMembers(value, pipeline, &counted_iterations);
+    absl::Status read = PipelineMembers(value, where, pipeline, &counted_iterations);
     // A report of a bubblescope before the member: its count of complete iterations says it.
     if (read.ok() && counted_iterations && pipeline->complete_iterations == 0 &&
         pipeline->no_complete_iteration.empty()) {
@@ -283,9 +368,10 @@ class ReportWalker {
     return read;
   }
 
-  absl::Status PipelineMembers(ondemand::value& value, PipelineFigures* pipeline,
-                               bool* counted_iterations) {
-    return Object(value, "pipelines[]", [&](std::string_view key, ondemand::value& member) {
+  absl::Status PipelineMembers(ondemand::value& value, const std::string& where,
+                               PipelineFigures* pipeline, bool* counted_iterations) {
+    return Members(value, "pipelines[]", where, kPipelineMembers, [&](std::string_view key,
+                                                                      ondemand::value& member) {
       if (key == "ranks") return Ranks(member, key, &pipeline->ranks);
       if (key == "stages") return OptionalInteger(member, key, &pipeline->stages);
       if (key == "microbatches") return OptionalInteger(member, key, &pipeline->microbatches);
@@ -319,7 +405,8 @@ class ReportWalker {
         return status;
       }
       if (key == "latency_us") {
-        return Object(member, key, [&](std::string_view latency_key, ondemand::value& number) {
+        return Members(member, key, absl::StrCat(where, ".latency_us"), kLatencyMembers,
+                       [&](std::string_view latency_key, ondemand::value& number) {
           if (latency_key == "p50") return Number(number, "latency_us.p50", Figure::kMicros, &pipeline->latency_p50_us);
           if (latency_key == "p90") return Number(number, "latency_us.p90", Figure::kMicros, &pipeline->latency_p90_us);
           if (latency_key == "max") return Number(number, "latency_us.max", Figure::kMicros, &pipeline->latency_max_us);
@@ -329,19 +416,27 @@ class ReportWalker {
       if (key == "iterations") {
         return Array(member, key, [&](ondemand::value& element) {
           pipeline->iterations.emplace_back();
-          return Iteration(element, &pipeline->iterations.back());
+          return Iteration(element,
+                           absl::StrCat(where, ".", Indexed("iterations",
+                                                            pipeline->iterations.size() - 1)),
+                           &pipeline->iterations.back());
         });
       }
       if (key == "rank_stats") {
         return Array(member, key, [&](ondemand::value& element) {
           pipeline->stage_figures.emplace_back();
-          return Stage(element, &pipeline->stage_figures.back());
+          return Stage(element,
+                       absl::StrCat(where, ".", Indexed("rank_stats",
+                                                        pipeline->stage_figures.size() - 1)),
+                       &pipeline->stage_figures.back());
         });
       }
       if (key == "links") {
         return Array(member, key, [&](ondemand::value& element) {
           pipeline->links.emplace_back();
-          return Link(element, &pipeline->links.back());
+          return Link(element,
+                      absl::StrCat(where, ".", Indexed("links", pipeline->links.size() - 1)),
+                      &pipeline->links.back());
         });
       }
       if (key == "whatif_model") {
@@ -472,8 +567,10 @@ class ReportWalker {
     return absl::OkStatus();
   }
 
-  absl::Status Iteration(ondemand::value& value, IterationFigures* iteration) {
-    return Object(value, "iterations[]", [&](std::string_view key, ondemand::value& member) {
+  absl::Status Iteration(ondemand::value& value, std::string_view where,
+                         IterationFigures* iteration) {
+    return Members(value, "iterations[]", where, kIterationMembers,
+                   [&](std::string_view key, ondemand::value& member) {
       if (key == "step") return Integer(member, key, &iteration->step);
       if (key == "complete") return Bool(member, key, &iteration->complete);
       if (key == "window_us") return Number(member, key, Figure::kMicros, &iteration->window_us);
@@ -484,8 +581,9 @@ class ReportWalker {
     });
   }
 
-  absl::Status Stage(ondemand::value& value, StageFigures* stage) {
-    return Object(value, "rank_stats[]", [&](std::string_view key, ondemand::value& member) {
+  absl::Status Stage(ondemand::value& value, std::string_view where, StageFigures* stage) {
+    return Members(value, "rank_stats[]", where, kStageMembers,
+                   [&](std::string_view key, ondemand::value& member) {
       if (key == "rank") return Integer(member, key, &stage->rank);
       if (key == "stage") return OptionalInteger(member, key, &stage->stage);
       if (key == "bubble_fraction") {
@@ -510,8 +608,9 @@ class ReportWalker {
     });
   }
 
-  absl::Status Link(ondemand::value& value, LinkFigures* link) {
-    return Object(value, "links[]", [&](std::string_view key, ondemand::value& member) {
+  absl::Status Link(ondemand::value& value, std::string_view where, LinkFigures* link) {
+    return Members(value, "links[]", where, kLinkMembers,
+                   [&](std::string_view key, ondemand::value& member) {
       if (key == "src") return Integer(member, key, &link->src);
       if (key == "dst") return Integer(member, key, &link->dst);
       if (key == "transfer_us_median") {
@@ -524,8 +623,10 @@ class ReportWalker {
     });
   }
 
-  absl::Status Finding(ondemand::value& value, FindingFigures* finding) {
-    return Object(value, "findings[]", [&](std::string_view key, ondemand::value& member) {
+  absl::Status Finding(ondemand::value& value, std::string_view where,
+                       FindingFigures* finding) {
+    return Members(value, "findings[]", where, kFindingMembers,
+                   [&](std::string_view key, ondemand::value& member) {
       if (key == "kind") return String(member, key, &finding->kind);
       if (key == "severity") return String(member, key, &finding->severity);
       if (key == "message") return String(member, key, &finding->message);
@@ -552,6 +653,7 @@ class ReportWalker {
 
   std::string_view source_;
   simdjson::padded_string_view json_;
+  int64_t bias_ = 0;  // bytes of the file before json_ (a byte-order mark), for offsets
   ondemand::parser parser_;
   ondemand::document document_;
   bool iterated_ = false;  // document_ exists: current_location() may be asked

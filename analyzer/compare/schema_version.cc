@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "text/json_space.h"
+#include "text/utf8.h"
 
 namespace bubblescope::compare {
 namespace {
@@ -46,6 +47,10 @@ absl::StatusOr<SchemaVersion> ParseAnalyzeSchema(std::string_view schema) {
 }
 
 bool LooksLikeBubblescopeReport(std::string_view head) {
+  // A UTF-8 byte-order mark (an editor's save) does not change what the text is.
+  if (head.starts_with(text::kUtf8ByteOrderMark)) {
+    head.remove_prefix(text::kUtf8ByteOrderMark.size());
+  }
   std::string_view rest = SkipSpace(head);
   if (rest.empty() || rest[0] != '{') return false;
   rest = SkipSpace(rest.substr(1));

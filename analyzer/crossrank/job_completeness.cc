@@ -34,6 +34,13 @@ JobResult AnalyzeJob(const Trace& trace) {
     if (next < trace.ranks.size() && trace.ranks[next].rank == id) continue;
     result.missing_ranks.push_back(id);
   }
+  for (const Rank& rank : trace.ranks) {
+    if (rank.rank >= 0 && rank.rank < result.world_size) {
+      ++result.ranks_in_world;
+    } else if (result.ranks_outside_world.size() < kMaxListed) {
+      result.ranks_outside_world.push_back(rank.rank);
+    }
+  }
   return result;
 }
 

@@ -18,6 +18,10 @@ struct JobResult {
   int32_t world_size = -1;
   // Ranks 0 .. world_size-1 the trace lacks, ascending.
   std::vector<int32_t> missing_ranks;
+  // How many of the trace's ranks have ids 0 .. world_size-1, and those (ascending) that do not:
+  // a rank 9 in a job of world size 4 is not one of its 4 ranks.
+  int32_t ranks_in_world = 0;
+  std::vector<int32_t> ranks_outside_world;
   // Ranks declare different world sizes (files of different jobs, or a damaged one).
   bool world_sizes_disagree = false;
 };

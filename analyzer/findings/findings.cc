@@ -303,6 +303,10 @@ Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* s
                                          "), so only the measured bubble is reported");
     out.push_back(std::move(finding));
   }
+  // A cost is rank time summed over ranks and iterations: times years apart (a hostile trace)
+  // can sum past the model's time range, which no report can carry (its readers refuse a time
+  // beyond 2^62 ns). No real job comes near it, so the cost stops there.
+  for (Finding& finding : out) finding.cost_ns = std::min(finding.cost_ns, kMaxTimeNs);
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
     return a.cost_ns > b.cost_ns;
   });

@@ -130,6 +130,8 @@ std::vector<findings::Finding> Analyze(const Input& input, const Options& option
         std::min(pair.sends, pair.recvs));
     out.push_back(std::move(finding));
   }
+  // Summed rank time stops at the model's time range, as findings::Analyze's costs do.
+  for (findings::Finding& finding : out) finding.cost_ns = std::min(finding.cost_ns, kMaxTimeNs);
   return out;
 }
 

@@ -4,9 +4,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "bubblescope/op_names.h"
 #include "common/interval_set.h"
+#include "common/unwinding_hash.h"
 #include "index/rank_index.h"
 #include "index/recompute_regions.h"
 
@@ -33,7 +33,7 @@ IntervalSet CommScopes(const Rank& rank, const Timeline& thread) {
 }
 
 std::vector<bool> KeepOnGpuRankThread(const Rank& rank, const Timeline& thread,
-                                      const absl::flat_hash_set<int64_t>& device_correlations) {
+                                      const UnwindingHashSet<int64_t>& device_correlations) {
   const IntervalSet scopes = CommScopes(rank, thread);
   std::vector<bool> keep(thread.intervals.size(), false);
   for (size_t i = 0; i < thread.intervals.size(); ++i) {
@@ -94,7 +94,7 @@ void KeepRecomputeNesting(const Rank& rank, const Timeline& thread, std::vector<
 KeepMask ChooseIntervals(const Rank& rank) {
   KeepMask keep(rank.timelines.size());
   const bool gpu = rank.HasGpuActivity();
-  absl::flat_hash_set<int64_t> device_correlations;
+  UnwindingHashSet<int64_t> device_correlations;
   for (const Timeline& timeline : rank.timelines) {
     if (timeline.kind != TimelineKind::kGpuStream) continue;
     for (const Interval& interval : timeline.intervals) {

@@ -8,15 +8,14 @@
 #include <string_view>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "bubblescope/op_names.h"
 #include "bubblescope/rank_finish.h"
 #include "common/interval_set.h"
 #include "common/parallel_for.h"
+#include "common/unwinding_hash.h"
 #include "index/recompute_regions.h"
-#include "bubblescope/op_names.h"
 
 namespace bubblescope::index {
 namespace {
@@ -84,10 +83,13 @@ std::vector<Scope> ScopesOf(const Rank& rank, const Timeline& thread) {
   return scopes;
 }
 
-// Scopes that say what a kernel NCCL runs as SendRecv really is: a send, a receive, or an
-// all-to-all (NCCL implements it as grouped sends and receives).
+// Scopes that say what a kernel NCCL runs as SendRecv really is: a send, a receive, an
+// all-to-all (NCCL implements it as grouped sends and receives), and since NCCL 2.1x any
+// collective, whose generic ncclKernel_SendRecv_* kernels run under nccl:all_reduce,
+// nccl:_reduce_scatter_base and the like. Only a scope that names nothing (nccl:coalesced,
+// record_param_comms without args) or is itself a SendRecv leaves the kernel undirected.
 bool ResolvesSendRecv(CommKind kind) {
-  return kind == CommKind::kSend || kind == CommKind::kRecv || kind == CommKind::kAllToAll;
+  return kind != CommKind::kUnknown && kind != CommKind::kSendRecv;
 }
 
 // Everything known about one launch record.
@@ -97,7 +99,7 @@ struct Launch {
   bool in_recompute = false;  // issued while recomputing a checkpointed forward
   uint32_t thread = 0;       // index into Rank::timelines of the launching CPU thread
   // The innermost CPU scope around the launch that resolves a SendRecv kernel (c10d::send,
-  // nccl:recv, nccl:all_to_all, ...), if any.
+  // nccl:recv, nccl:all_to_all, nccl:all_reduce, ...), if any.
   CommKind scope_kind = CommKind::kUnknown;
   int32_t scope_peer = -1;
   // A communication launch outside any such scope: the transfers queued for it, if any.
@@ -129,8 +131,8 @@ std::vector<QueuedTransfer> QueuedBefore(const std::vector<Scope>& scopes,
 }
 
 // Correlation ids of the rank's communication kernels that do not say where they send.
-absl::flat_hash_set<int64_t> UndirectedCommLaunches(const Rank& rank) {
-  absl::flat_hash_set<int64_t> ids;
+UnwindingHashSet<int64_t> UndirectedCommLaunches(const Rank& rank) {
+  UnwindingHashSet<int64_t> ids;
   for (const Timeline& timeline : rank.timelines) {
     if (timeline.kind != TimelineKind::kGpuStream) continue;
     for (const Interval& interval : timeline.intervals) {
@@ -146,9 +148,9 @@ absl::flat_hash_set<int64_t> UndirectedCommLaunches(const Rank& rank) {
 }
 
 // Every launch of the rank by correlation id (the first record of an id wins).
-absl::flat_hash_map<int64_t, Launch> Launches(const Rank& rank) {
-  const absl::flat_hash_set<int64_t> undirected = UndirectedCommLaunches(rank);
-  absl::flat_hash_map<int64_t, Launch> launches;
+UnwindingHashMap<int64_t, Launch> Launches(const Rank& rank) {
+  const UnwindingHashSet<int64_t> undirected = UndirectedCommLaunches(rank);
+  UnwindingHashMap<int64_t, Launch> launches;
   for (const Timeline& thread : rank.timelines) {
     if (thread.kind != TimelineKind::kCpuThread) continue;
     const auto thread_index = static_cast<uint32_t>(&thread - rank.timelines.data());
@@ -262,7 +264,7 @@ void HintBackwardThreads(const std::vector<std::pair<size_t, uint32_t>>& compute
 }
 
 void CollectGpu(const Rank& rank, const IntervalSet& optimizer, RankIndex* index) {
-  const absl::flat_hash_map<int64_t, Launch> launches = Launches(rank);
+  const UnwindingHashMap<int64_t, Launch> launches = Launches(rank);
   std::vector<std::pair<size_t, uint32_t>> compute_launches;
   for (size_t t = 0; t < rank.timelines.size(); ++t) {
     const Timeline& timeline = rank.timelines[t];
@@ -418,7 +420,7 @@ constexpr TimeNs kMirrorSlackNs = 1000;
 
 std::vector<bool> MirroredAnnotations(const Rank& rank, const RankIndex& index) {
   std::vector<bool> mirrored(rank.annotations.size(), false);
-  absl::flat_hash_map<NameId, std::vector<TimeRange>> cpu_by_name;
+  UnwindingHashMap<NameId, std::vector<TimeRange>> cpu_by_name;
   bool any_gpu = false;
   for (const Annotation& annotation : rank.annotations) {
     if (annotation.scope == AnnotationScope::kCpu) {
@@ -429,7 +431,7 @@ std::vector<bool> MirroredAnnotations(const Rank& rank, const RankIndex& index) 
   }
   if (!any_gpu || cpu_by_name.empty()) return mirrored;
   // Each stream's ops (indices into index.ops), by start: index.ops is sorted by start already.
-  absl::flat_hash_map<std::pair<int32_t, int64_t>, std::vector<uint32_t>> ops_by_stream;
+  UnwindingHashMap<std::pair<int32_t, int64_t>, std::vector<uint32_t>> ops_by_stream;
   for (uint32_t i = 0; i < index.ops.size(); ++i) {
     const Timeline& timeline = rank.timelines[index.ops[i].timeline];
     if (timeline.kind != TimelineKind::kGpuStream) continue;

@@ -368,6 +368,7 @@ std::string_view LayerCountSourceName(LayerCountSource source) {
 
 bool Result::Incomplete() const {
   if (!job.completeness.missing_ranks.empty()) return true;
+  if (!job.completeness.ranks_outside_world.empty()) return true;
   return std::any_of(pipelines.begin(), pipelines.end(), [](const Pipeline& pipeline) {
     return !pipeline.crossrank.missing_peers.empty();
   });
@@ -379,6 +380,7 @@ void SummarizeJob(const SummaryInputs& inputs, Result& result) {
   job.ranks_without_p2p = inputs.ranks_without_p2p;
   job.notes = inputs.notes;
   job.completeness = job_completeness::AnalyzeJob(*inputs.trace);
+  job.one_run = one_run::Compare(*inputs.trace, result.ranks);
   bool ranked_any = false;
   job.process_groups = index::JobGroups(*inputs.trace, inputs.roles);
   for (size_t i = 0; i < result.pipelines.size(); ++i) {

@@ -16,7 +16,8 @@
 //     made on it), findings;
 //  6. over the job: slow links against every link, link findings, each pipeline's root causes
 //     (their savings predicted on its model), the job summary (with the declared world size
-//     against the ranks loaded, and the pipelines ranked by bubble), the data-parallel replica
+//     against the ranks loaded, whether the ranks' files can be one run's (one_run.h), and
+//     the pipelines ranked by bubble), the data-parallel replica
 //     sets with the spread of their figures (replica_sets.h), and the collectives of a job
 //     without pipelines.
 #pragma once
@@ -33,6 +34,7 @@
 #include "analysis/bubble.h"
 #include "analysis/collectives.h"
 #include "analysis/iterations.h"
+#include "analysis/one_run.h"
 #include "analysis/rank_summary.h"
 #include "bubblescope/trace.h"
 #include "crossrank/clock_alignment.h"
@@ -170,6 +172,9 @@ struct JobSummary {
   std::vector<int32_t> pipelines_by_bubble;
   // The declared world size against the ranks loaded.
   job_completeness::JobResult completeness;
+  // What the ranks' files say of their job, compared: where they cannot be one run's, and the
+  // weaker signs (analysis/one_run.h).
+  one_run::Result one_run;
   // Only when there is no pipeline: what the job communicated instead, by time descending.
   std::vector<collectives::Summary> collectives;
   // Every process group the ranks declare, with its role (index/group_roles.h).

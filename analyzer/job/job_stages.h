@@ -67,7 +67,8 @@ void FinishPipelines(std::vector<Pipeline>& pipelines, const Options& options);
 
 // What the job summary reads beside the pipelines.
 struct SummaryInputs {
-  // Every rank of the job; only their ids, world sizes and process groups are read.
+  // Every rank of the job; only their headers are read (ids, world sizes, process groups,
+  // devices, hosts, processes, profiler steps); their spans come from Result::ranks.
   const Trace* trace = nullptr;
   std::vector<const std::vector<index::GroupRoleInfo>*> roles;  // per trace rank
   std::vector<int32_t> ranks_without_p2p;  // in trace order

@@ -183,17 +183,24 @@ absl::StatusOr<FileContents> ReadWithinBudget(const std::string& path, int64_t m
   return contents;
 }
 
-// The least of the memory limits that apply to this process, in bytes.
-int64_t MemoryLimitBytes() {
-  int64_t limit = std::numeric_limits<int64_t>::max();
+// The limits that apply to this process, in bytes, of the two kinds reading is measured
+// against: memory held (physical memory, a container's cgroup limit) and address space
+// (`ulimit -v`, and `ulimit -d`, which Linux counts over every private writable mapping).
+struct MemoryLimits {
+  int64_t resident = std::numeric_limits<int64_t>::max();
+  int64_t address_space = std::numeric_limits<int64_t>::max();
+};
+
+MemoryLimits MemoryLimitsOfProcess() {
+  MemoryLimits limits;
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page_size > 0) limit = SaturatingMul(pages, page_size);
+  if (pages > 0 && page_size > 0) limits.resident = SaturatingMul(pages, page_size);
   for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
     struct rlimit bound {};
     if (getrlimit(resource, &bound) == 0 && bound.rlim_cur != RLIM_INFINITY &&
-        bound.rlim_cur < static_cast<rlim_t>(limit)) {
-      limit = static_cast<int64_t>(bound.rlim_cur);
+        bound.rlim_cur < static_cast<rlim_t>(limits.address_space)) {
+      limits.address_space = static_cast<int64_t>(bound.rlim_cur);
     }
   }
   // A container's memory limit (cgroup v2, then v1); "max" or a missing file is no limit.
@@ -201,9 +208,9 @@ int64_t MemoryLimitBytes() {
                            "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
     std::ifstream in(file);
     int64_t value = 0;
-    if (in >> value && value > 0 && value < limit) limit = value;
+    if (in >> value && value > 0 && value < limits.resident) limits.resident = value;
   }
-  return limit;
+  return limits;
 }
 
 }  // namespace
@@ -222,8 +229,23 @@ char* ReadBuffer::Reserve(size_t size) {
 }
 
 int64_t ReadingBudgetBytes(int workers) {
-  constexpr int64_t kMinimum = int64_t{64} << 20;
-  return std::max(kMinimum, MemoryLimitBytes() / (3 * std::max(workers, 1)));
+  // What reading one file takes, measured on generated traces with `analyze -j 1`
+  // (docs/input-errors.md, "Memory"): a 35 MB trace peaks at 89 MB resident (2.6x its size)
+  // and needs 301 MB of address space, 17 MB of it the process's own before any file (8.1x its
+  // size above that; a 17.6 MB one 9.1x): simdjson's index and the vectors that double reserve
+  // far more than they touch. The budget is the least of what each limit leaves per file.
+  constexpr int64_t kResidentPerByte = 3;
+  constexpr int64_t kAddressSpacePerByte = 9;
+  constexpr int64_t kProcessAddressSpace = int64_t{32} << 20;
+  // A budget below this reads nothing useful; it is kept so that the message names a number.
+  constexpr int64_t kMinimum = int64_t{1} << 20;
+  const int64_t files = std::max(workers, 1);
+  const MemoryLimits limits = MemoryLimitsOfProcess();
+  const int64_t by_resident = limits.resident / (kResidentPerByte * files);
+  const int64_t by_address_space =
+      std::max<int64_t>(0, limits.address_space - kProcessAddressSpace) /
+      (kAddressSpacePerByte * files);
+  return std::max(kMinimum, std::min(by_resident, by_address_space));
 }
 
 absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max_bytes,

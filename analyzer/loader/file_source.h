@@ -46,10 +46,11 @@ struct FileContents {
   int64_t trailing_at_compressed_byte = -1;
 };
 
-// The automatic reading budget per file for `workers` files read at once: the memory this
-// process may use (the least of physical memory, its address-space and data limits and its
-// cgroup's limit) divided by 3 per worker, since reading a file takes its text plus the
-// parser's index and the timeline built from it. At least 64 MiB.
+// The automatic reading budget per file for `workers` files read at once: what this process
+// may hold divided by 3 per worker (physical memory, its cgroup's limit: reading a file peaks
+// at about 2.6x its text resident), or, where less, its address-space and data limits less
+// 32 MiB for the process itself divided by 9 per worker (reading reserves 8-9x the text of
+// address space). At least 1 MiB.
 int64_t ReadingBudgetBytes(int workers);
 
 // Reads the file at `path` whole, inflating gzip data, keeping at most `max_bytes` of text.

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "common/unwinding_hash.h"
 #include "loader/trace_loader.h"
 
 namespace bubblescope {
@@ -49,7 +49,7 @@ class RankAssigner {
 
   std::vector<std::string> files_;
   std::vector<int32_t> overridden_;             // per file, -1 when no override applies
-  absl::flat_hash_map<int32_t, size_t> owner_;  // rank id -> index of the file that has it
+  UnwindingHashMap<int32_t, size_t> owner_;  // rank id -> index of the file that has it
 };
 
 }  // namespace bubblescope

@@ -357,6 +357,15 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
   absl::StatusOr<std::vector<bool>> in_cycle =
       ChooseCycle(readable, reads, *in_run, *assigner, options.profiler_cycle, &trace);
   if (!in_cycle.ok()) return in_cycle.status();
+  // Whether some file read has its clock base: only beside such a file is one without it left
+  // out (with none known, the ranks are read as they are and the counter says so).
+  bool some_base_known = false;
+  for (size_t k = 0; k < readable.size(); ++k) {
+    if ((*in_run)[k] && (*in_cycle)[k] &&
+        reads[readable[k]].ranks[0].stats.count(ImportCounter::kUnknownClockBase) == 0) {
+      some_base_known = true;
+    }
+  }
   std::vector<Rank> kept;
   std::vector<RankOrigin> kept_origins;
   for (size_t k = 0; k < readable.size(); ++k) {
@@ -373,6 +382,17 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
       continue;
     }
     if (!(*in_cycle)[k]) continue;  // noted by ChooseCycle
+    // A rank whose clock base was cut off (kUnknownClockBase) cannot be placed on the others'
+    // clock: put there as if its base were 0, its times lay years from theirs and made an
+    // iteration of 1.7e12 ms. Alone, or where no file's base is known, it is read as it is.
+    if (some_base_known && rank.stats.count(ImportCounter::kUnknownClockBase) > 0) {
+      trace.skipped_files.push_back(
+          {trace_paths[k],
+           "cut short before its baseTimeNanoseconds (Kineto writes it last): its clock is "
+           "unknown, so its times cannot be set beside the other ranks'",
+           std::nullopt});
+      continue;
+    }
     const bool merged = reads[readable[k]].merged;
     for (size_t slot = 0; slot < file_ranks.size(); ++slot) {
       Rank& file_rank = file_ranks[slot];

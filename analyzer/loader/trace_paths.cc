@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "loader/nsys_export.h"
 
 namespace bubblescope {
 namespace {
@@ -39,22 +40,6 @@ std::string NotARegularFile(const fs::directory_entry& entry) {
 }
 
 constexpr std::string_view kNsightReportSuffixes[] = {".nsys-rep", ".qdrep"};
-
-// The error for an Nsight Systems report, which only nsys itself can read: the command that
-// writes the SQLite export bubblescope reads, with the export's name beside the report.
-absl::Status NsightReportError(const std::string& path) {
-  std::string export_path = path;
-  for (std::string_view suffix : kNsightReportSuffixes) {
-    if (absl::EndsWithIgnoreCase(export_path, absl::string_view(suffix.data(), suffix.size()))) {
-      export_path.resize(export_path.size() - suffix.size());
-      break;
-    }
-  }
-  export_path += ".sqlite";
-  return absl::InvalidArgumentError(
-      absl::StrCat(path, ": an Nsight Systems report; bubblescope reads its SQLite export: nsys "
-                   "export --type sqlite --include-blobs=true --output ", export_path, " ", path));
-}
 
 // The most trace sets a message names; the rest are counted.
 constexpr size_t kTraceSetsListed = 6;
@@ -95,15 +80,13 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
   fs::directory_iterator it(dir, error);
   std::vector<std::string> names;
   std::vector<SkippedFile> passed_over;
-  std::string first_report;  // an Nsight report, named when the directory holds no trace
+  std::vector<std::string> reports;  // Nsight reports, exported when the directory holds no trace
   std::vector<std::string> subfolders;
   for (; !error && it != fs::directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
     std::error_code folder_error;
     if (!IsTraceFileName(name) && it->is_directory(folder_error)) subfolders.push_back(name);
-    if (IsNsightReportName(name) && (first_report.empty() || it->path().string() < first_report)) {
-      first_report = it->path().string();
-    }
+    if (IsNsightReportName(name)) reports.push_back(it->path().string());
     if (!IsTraceFileName(name)) continue;
     std::error_code type_error;  // a dangling symlink is simply not a regular file
     if (it->is_regular_file(type_error)) {
@@ -116,7 +99,18 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
     return absl::Status(absl::ErrnoToStatusCode(error.value()),
                         absl::StrCat(dir, ": ", error.message()));
   }
-  if (names.empty() && !first_report.empty()) return NsightReportError(first_report);
+  if (names.empty() && !reports.empty()) {
+    // Reports beside no export: each exported through nsys (the first that cannot be is the
+    // error). Beside their exports they are passed over, the exports being what is read.
+    std::sort(reports.begin(), reports.end());
+    std::vector<std::string> exported;
+    for (const std::string& report : reports) {
+      absl::StatusOr<std::string> path = ExportNsightReport(report);
+      if (!path.ok()) return path.status();
+      exported.push_back(*std::move(path));
+    }
+    return exported;
+  }
   // Only where the files here may be no traces at all: a folder of ranks has no subfolders to
   // look into, and a large one is listed once.
   std::string sets = subfolders.empty() ? "" : TraceSetsIn(dir, std::move(subfolders));
@@ -165,7 +159,12 @@ absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::s
   for (const std::string& path : paths) {
     std::error_code error;
     if (!fs::is_directory(path, error)) {
-      if (IsNsightReportName(path)) return NsightReportError(path);
+      if (IsNsightReportName(path)) {
+        absl::StatusOr<std::string> exported = ExportNsightReport(path);
+        if (!exported.ok()) return exported.status();
+        files.push_back({*std::move(exported), false});
+        continue;
+      }
       files.push_back({path, false});
       continue;
     }

@@ -15,7 +15,7 @@ namespace bubblescope {
 bool IsTraceFileName(std::string_view name);
 
 // True for Nsight Systems reports (".nsys-rep", and ".qdrep" as releases before 2021.4 named
-// them): only nsys reads them, so bubblescope asks for their SQLite export instead.
+// them): only nsys reads them, so bubblescope reads their SQLite export instead.
 bool IsNsightReportName(std::string_view name);
 
 // Each path that is a directory contributes its regular files (not recursively) whose names are
@@ -23,9 +23,10 @@ bool IsNsightReportName(std::string_view name);
 // when it is read). An entry with a trace file name that is not a regular file (a FIFO, a
 // device, a socket, a directory, a symlink to nothing) is passed over and added to `skipped`
 // with the reason, so the report can say so. Errors: "<dir>: no trace files (*.json,
-// *.json.gz, *.bsdigest, *.sqlite)", "<dir>: <strerror>" when the directory cannot be listed, an
-// empty `paths`, and an Nsight report given, or a directory holding reports and no trace: one
-// line naming the report and the `nsys export --type sqlite` command that makes it readable.
+// *.json.gz, *.bsdigest, *.sqlite)", "<dir>: <strerror>" when the directory cannot be listed, and
+// an empty `paths`. An Nsight report given, or each of a directory holding reports and no trace,
+// is replaced by its SQLite export, which nsys writes into bubblescope's cache
+// (loader/nsys_export.h); without nsys on PATH, or where it fails, that is the error.
 // A directory with no trace file whose subfolders hold some (a folder of trace sets) is named in
 // the error with the sets and how to name one; where its files may still be no traces (a
 // provenance.json), the same words go to `trace_sets_below`, for the loader to add when none is.

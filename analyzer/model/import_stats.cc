@@ -44,6 +44,20 @@ const ImportCounterSpec& CounterSpec(ImportCounter counter) {
       {"empty_profiler_step", Severity::kInfo,
        "ProfilerStep range in which the rank recorded nothing (torch closes a profiler window "
        "the training loop left early with one); not an iteration"},
+      {"duplicate_profiler_step", Severity::kWarning,
+       "ProfilerStep number the rank already has (two profilers, or files of two runs joined?); "
+       "iterations of one number are not one iteration"},
+      {"overlapping_profiler_step", Severity::kWarning,
+       "ProfilerStep range that begins before the one before it ends; iterations overlap"},
+      {"mixed_time_bases", Severity::kWarning,
+       "events timed from near zero beside events timed from the epoch in one rank (the fewer "
+       "of the two counted); they cannot be on one clock"},
+      {"unknown_clock_base", Severity::kError,
+       "file cut before its baseTimeNanoseconds (Kineto writes it last), its times relative to "
+       "that lost base: its clock is unknown, so it is kept off the other ranks' clock"},
+      {"launch_without_device_activity", Severity::kWarning,
+       "kernel launch (cudaLaunchKernel, ...) on a rank whose file records no device activity "
+       "(profiled without ProfilerActivity.CUDA?): its CPU thread stands in for the device"},
   }};
   return kSpecs[static_cast<size_t>(counter)];
 }

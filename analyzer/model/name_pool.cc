@@ -2,16 +2,20 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
 
 namespace bubblescope {
 
 // Keyed on absl::string_view: in this Abseil build it is not std::string_view, and only the absl
-// type gets Abseil's fast string hash (std::string_view falls back to std::hash).
-class NamePool::Index : public absl::flat_hash_map<absl::string_view, NameId> {};
+// type gets Abseil's fast string hash (std::string_view falls back to std::hash). A std table,
+// not Abseil's flat one: a trace decides how many names there are, and Abseil's growth does not
+// unwind when memory runs out (common/unwinding_hash.h, which this layer cannot include).
+class NamePool::Index
+    : public std::unordered_map<absl::string_view, NameId, absl::Hash<absl::string_view>> {};
 
 namespace {
 // Most names are short op names; a few kernel names run to hundreds of bytes.
@@ -92,7 +96,10 @@ size_t NamePool::MemoryBytes() const {
   for (const std::string& name : long_names_) bytes += name.capacity();
   bytes += names_.capacity() * sizeof(std::string_view);
   if (index_ != nullptr) {
-    bytes += index_->capacity() * (sizeof(absl::string_view) + sizeof(NameId) + 1);
+    // A bucket is a pointer; a node holds the entry, its link and (libstdc++, for a hash that is
+    // not trivially fast) the cached hash.
+    bytes += index_->bucket_count() * sizeof(void*) +
+             index_->size() * (sizeof(Index::value_type) + sizeof(void*) + sizeof(size_t));
   }
   return bytes;
 }

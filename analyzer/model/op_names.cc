@@ -179,6 +179,14 @@ int DtypeSize(std::string_view dtype) {
   return -1;
 }
 
+bool IsDeviceLaunchName(std::string_view runtime_name) {
+  if (!StartsWith(runtime_name, "cu") && !StartsWith(runtime_name, "hip")) return false;
+  for (const std::string_view launch : {"LaunchKernel", "LaunchCooperativeKernel", "GraphLaunch"}) {
+    if (runtime_name.find(launch) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 std::optional<int64_t> ProfilerStepNumber(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep#";
   if (!StartsWith(name, kPrefix)) return std::nullopt;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <string>
 #include <tuple>
+#include <vector>
+
+#include "bubblescope/op_names.h"
 
 namespace bubblescope {
 namespace {
@@ -70,6 +73,64 @@ void DropEmptySteps(Rank* rank) {
   steps.resize(kept);
 }
 
+// Counts the steps that cannot all be iterations of one run, in start order: each number the
+// rank had already (a second profiler's steps, two files joined: bubble 69.6% where each number
+// is one iteration), and each step beginning before the one before it ended. They are kept, as
+// read; the counters say the iterations built from them are suspect.
+void CountStepProblems(Rank* rank) {
+  const std::vector<ProfilerStep>& steps = rank->steps;
+  std::vector<int64_t> numbers;
+  numbers.reserve(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    numbers.push_back(steps[i].number);
+    if (i > 0 && steps[i].start < steps[i - 1].end) {
+      rank->stats.Bump(ImportCounter::kOverlappingProfilerStep, -1);
+    }
+  }
+  std::sort(numbers.begin(), numbers.end());
+  for (size_t i = 1; i < numbers.size(); ++i) {
+    if (numbers[i] == numbers[i - 1]) rank->stats.Bump(ImportCounter::kDuplicateProfilerStep, -1);
+  }
+}
+
+// Counts the launches of device work on a rank that recorded none: a trace profiled without
+// ProfilerActivity.CUDA (its 1,862 cudaLaunchKernel calls, no kernel) would otherwise read as a
+// CPU rank, its CPU thread measured as if it were the device, without a word.
+// A file cut short may have lost its device events to the cut, which its own warning says.
+void CountLaunchesWithoutDevice(Rank* rank) {
+  if (rank->HasGpuActivity() || rank->stats.count(ImportCounter::kTruncated) > 0) return;
+  uint64_t launches = 0;
+  for (const Timeline& timeline : rank->timelines) {
+    for (const Interval& interval : timeline.intervals) {
+      if (interval.kind == IntervalKind::kRuntime &&
+          op_names::IsDeviceLaunchName(rank->name(interval.name))) {
+        ++launches;
+      }
+    }
+  }
+  rank->stats.Add(ImportCounter::kLaunchWithoutDeviceActivity, launches, -1);
+}
+
+// Counts the events of a rank timed on both kinds of clock (the fewer of the two kinds), read
+// before the format's base moves them: a mix cannot be put on one clock, and its span (years)
+// would make an iteration of 10^12 ms.
+void CountMixedTimeBases(Rank* rank) {
+  uint64_t relative = 0;
+  uint64_t absolute = 0;
+  auto classify = [&](TimeNs start) {
+    const TimeNs distance = start < 0 ? -start : start;  // within ±kMaxTimeNs: no overflow
+    if (distance < kRelativeTimeWithinNs) ++relative;
+    if (distance >= kAbsoluteTimeFromNs) ++absolute;
+  };
+  for (const Timeline& timeline : rank->timelines) {
+    for (const Interval& interval : timeline.intervals) classify(interval.start);
+  }
+  for (const Annotation& annotation : rank->annotations) classify(annotation.start);
+  if (relative > 0 && absolute > 0) {
+    rank->stats.Add(ImportCounter::kMixedTimeBases, std::min(relative, absolute), -1);
+  }
+}
+
 }  // namespace
 
 void SortIntervals(std::vector<Interval>* intervals) {
@@ -119,6 +180,7 @@ uint32_t ProcessGroupTable::Add(std::string_view name, std::string_view descript
 }
 
 void FinishRank(const FinishOptions& options, Rank* rank) {
+  CountMixedTimeBases(rank);
   if (options.base_ns != 0) {
     rank->stats.Add(ImportCounter::kTimeOutOfRange, ShiftTimes(options.base_ns, rank),
                     options.base_offset);
@@ -134,6 +196,8 @@ void FinishRank(const FinishOptions& options, Rank* rank) {
         return std::tie(a.kind, a.device, a.pid, a.id) < std::tie(b.kind, b.device, b.pid, b.id);
       });
   DropEmptySteps(rank);
+  CountStepProblems(rank);
+  CountLaunchesWithoutDevice(rank);
 }
 
 }  // namespace bubblescope

@@ -118,13 +118,33 @@ class PayloadReader {
   absl::Status status_;
 };
 
-void ReadHeader(PayloadReader& in, Rank* rank) {
-  rank->rank = in.Int32("the rank");
-  rank->world_size = in.Int32("the world size");
+// The header's ids: a rank from 0 and a world size from 1, or -1 for unknown, as the model holds
+// them. Any other value (rank -5) is no id: left unknown and counted as a bad id, as the Kineto
+// reader counts one in distributedInfo, never passed on for the loader to replace in silence
+// with the rank the file's name gives. True when an id was refused.
+bool ReadIds(PayloadReader& in, Rank* rank) {
+  const int32_t id = in.Int32("the rank");
+  const int32_t world = in.Int32("the world size");
+  const bool rank_usable = id >= -1;
+  const bool world_usable = world == -1 || world >= 1;
+  rank->rank = rank_usable ? id : -1;
+  rank->world_size = world_usable ? world : -1;
+  return !rank_usable || !world_usable;
+}
+
+// True when the header held an id that is none (ReadIds).
+bool ReadHeader(PayloadReader& in, uint64_t version, Rank* rank) {
+  const bool bad_id = ReadIds(in, rank);
   rank->pid = in.Signed();
   rank->host = in.String();
   rank->backend = in.String();
   rank->record_run_id = in.String();
+  if (version >= 2) {  // version 1 kept no sources: they stay empty
+    rank->rank_source = in.String();
+    rank->time_base = in.String();
+    rank->time_evidence = in.String();
+  }
+  return bad_id;
 }
 
 void ReadNames(PayloadReader& in, Rank* rank) {
@@ -361,10 +381,11 @@ absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_pa
     size_t pos = kMagic.size();
     uint64_t version = 0;
     if (!GetVarint(bytes, &pos, &version)) return FileError(source_path, pos, "no format version");
-    if (version != kFormatVersion) {
+    if (version < kOldestFormatVersion || version > kFormatVersion) {
       return FileError(source_path, kMagic.size(),
                        absl::StrCat("digest format version ", version, "; this bubblescope reads ",
-                                    kFormatVersion, " (digest the trace again)"));
+                                    kOldestFormatVersion, " to ", kFormatVersion,
+                                    " (digest the trace again)"));
     }
     const size_t size_at = pos;
     uint64_t size = 0;
@@ -384,7 +405,7 @@ absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_pa
 
     Rank rank;
     PayloadReader in(*payload, source_path, pos);
-    ReadHeader(in, &rank);
+    const bool bad_id = ReadHeader(in, version, &rank);
     ReadNames(in, &rank);
     ReadDevices(in, &rank);
     ReadGroups(in, &rank);
@@ -396,6 +417,8 @@ absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_pa
     ReadStats(in, &rank);
     if (in.ok() && !in.AtEnd()) in.Fail("data after the last section");
     if (!in.ok()) return in.status();
+    // Counted after the digest's own counters are read, at the rank's compressed stream.
+    if (bad_id) rank.stats.Bump(ImportCounter::kBadId, static_cast<int64_t>(pos));
     rank.source_path = source_path;
     return rank;
   } catch (const std::bad_alloc&) {

@@ -8,8 +8,11 @@
 namespace bubblescope::kineto {
 
 EventCategory ClassifyCategory(std::string_view cat) {
-  static constexpr std::array<std::pair<std::string_view, EventCategory>, 14> kCategories = {{
+  static constexpr std::array<std::pair<std::string_view, EventCategory>, 15> kCategories = {{
       {"kernel", EventCategory::kKernel},
+      // Meta's MTIA accelerators: Kineto writes their device work under this category, not
+      // "kernel" (a rank of nothing else read as a CPU rank, its device time lost).
+      {"mtia_ccp_events", EventCategory::kKernel},
       {"cpu_op", EventCategory::kCpuOp},
       {"cuda_runtime", EventCategory::kRuntime},
       {"ac2g", EventCategory::kFlow},

@@ -137,4 +137,33 @@ class RepairScanner {
 
 RepairPlan PlanRepair(std::string_view json) { return RepairScanner(json).Run(); }
 
+size_t FirstDocumentEnd(std::string_view json) {
+  size_t i = 0;
+  while (i < json.size() && text::IsJsonSpace(json[i])) ++i;
+  if (i == json.size() || (json[i] != '{' && json[i] != '[')) return std::string_view::npos;
+  std::vector<char> open;
+  bool in_string = false;
+  for (; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      open.push_back(c);
+    } else if (c == '}' || c == ']') {
+      if (open.back() != (c == '}' ? '{' : '[')) return std::string_view::npos;
+      open.pop_back();
+      if (open.empty()) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace bubblescope::kineto

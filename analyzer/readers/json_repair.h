@@ -27,4 +27,10 @@ struct RepairPlan {
 // top-level array, or the value of the top-level "traceEvents" key.
 RepairPlan PlanRepair(std::string_view json);
 
+// The byte just past the first top-level object or array of `json` (after any leading JSON
+// white space): its matching closing bracket, strings and escapes respected. npos when the text
+// closes none (cut short, or a bracket that closes nothing). What follows it is no part of the
+// document: another document, or stray text (docs/input-errors.md, `trailing_content`).
+size_t FirstDocumentEnd(std::string_view json);
+
 }  // namespace bubblescope::kineto

@@ -141,4 +141,21 @@ size_t FirstInvalidUtf8(std::string_view text, bool* truncated_sequence) {
   return std::string_view::npos;
 }
 
+size_t FirstUnescapedControl(std::string_view text) {
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!in_string) {
+      in_string = c == '"';
+    } else if (c == '\\') {
+      ++i;  // the escaped character, whatever it is
+    } else if (c == '"') {
+      in_string = false;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace bubblescope::kineto

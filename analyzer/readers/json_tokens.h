@@ -28,4 +28,9 @@ std::string_view UnescapeJsonString(std::string_view content, std::string* scrat
 // but cut off by the end of `text` (a file cut mid-character).
 size_t FirstInvalidUtf8(std::string_view text, bool* truncated_sequence);
 
+// Offset of the first raw control character (a byte below 0x20) inside a JSON string of `text`,
+// or npos. simdjson finds these only as the block's error, its position past them (at the end of
+// the document or of the value being read), so the messages that name the byte take it from here.
+size_t FirstUnescapedControl(std::string_view text);
+
 }  // namespace bubblescope::kineto

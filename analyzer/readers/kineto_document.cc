@@ -104,6 +104,7 @@ class DocumentWalker : public CollectorMetadataSink {
   simdjson::error_code WalkRoot(int64_t root_offset) {
     ondemand::object root;
     if (auto error = document_.get_object().get(root)) return error;
+    result_.object_form = true;
     bool saw_events = false;
     for (auto field : root) {
       ondemand::raw_json_string raw_key;
@@ -154,6 +155,7 @@ class DocumentWalker : public CollectorMetadataSink {
           return error;
         }
       } else if (key == "baseTimeNanoseconds") {
+        result_.saw_base_time = true;
         ReadBaseTime(token);
       } else if (key == "host_name") {
         // Kineto's machine name (gethostname, kineto #1323, 2026): ranks of one host share a

@@ -67,6 +67,10 @@ struct WalkResult {
   int64_t trailing_offset = -1;
   // The document is a merged trace; `ranks` gives each slot's rank id.
   std::optional<MergedLayout> merged;
+  // The document is an object (the form with metadata members), and whether it gave its
+  // baseTimeNanoseconds: Kineto writes that member last, so a file cut short loses it.
+  bool object_form = false;
+  bool saw_base_time = false;
   // The collector said another profiler held CUPTI (its first such event).
   std::optional<CuptiUnavailable> cupti_unavailable;
 };

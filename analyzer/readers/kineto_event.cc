@@ -264,7 +264,11 @@ simdjson::error_code EventFieldReader::ReadArgs(ondemand::object& args_object,
         if (key == "Seq") number(token, kArgGroupComm, &args.seq);
         break;
       case 5:
-        if (key == "dtype") text(token, &args.dtype);
+        if (key == "dtype") {
+          text(token, &args.dtype);
+        } else if (key == "Bytes") {
+          args.has_bytes = number(token, kArgGroupMemory, &args.bytes);
+        }
         break;
       case 6:
         if (key == "device") {

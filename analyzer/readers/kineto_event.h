@@ -43,6 +43,7 @@ struct EventArgs {
   bool has_device_id = false;
   bool has_total_allocated = false;
   bool has_total_reserved = false;
+  bool has_bytes = false;  // "Bytes": a 2021 Kineto [memory] event's allocation (+) or free (-)
   uint8_t damaged_groups = 0;                             // ArgGroup bits with a damaged arg
   ImportCounter damage = ImportCounter::kWrongFieldType;  // first damage in any group
   std::string_view collective;                            // the following strings are still escaped
@@ -59,6 +60,7 @@ struct EventArgs {
   int64_t device_id = -1;
   int64_t total_allocated = 0;
   int64_t total_reserved = 0;
+  int64_t bytes = 0;
 };
 
 struct EventFields {

@@ -52,6 +52,9 @@ class FieldReader {
   // 1e12) is counted as a bad id and leaves `*out` as it was (unknown), never rounded or
   // ignored in silence.
   bool WholeId(std::string_view token, int32_t minimum, int32_t* out) {
+    // null records no id: the id is unknown, as if the member were absent (it was counted as a
+    // bad timestamp).
+    if (token.starts_with("null")) return false;
     if (token.empty() || token[0] == '"' || token[0] == '{' || token[0] == '[') {
       rank_->stats.Bump(ImportCounter::kWrongFieldType, Offset(token));
       return false;
@@ -61,8 +64,10 @@ class FieldReader {
     constexpr int64_t kScale = 1'000'000'000;
     int64_t scaled = 0;
     const NumberStatus status = ParseScaledDecimal(token, 9, &scaled);
+    // Not a number at all (true, a bare word): a field of the wrong type, not bad_number, which
+    // names timestamps and durations.
     if (status == NumberStatus::kNotNumber) {
-      rank_->stats.Bump(ImportCounter::kBadNumber, Offset(token));
+      rank_->stats.Bump(ImportCounter::kWrongFieldType, Offset(token));
       return false;
     }
     if (status == NumberStatus::kOutOfRange || scaled % kScale != 0 ||

@@ -1,11 +1,14 @@
 #include "readers/kineto_reader.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/out_of_memory.h"
@@ -23,6 +26,39 @@ using kineto::DocumentView;
 absl::Status FileError(std::string_view path, int64_t offset, std::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrFormat("%s: byte %d: %s", std::string(path), offset, std::string(what)));
+}
+
+// A text in a wide Unicode encoding: which one ("UTF-16", "UTF-32"; nullptr for none) and the
+// byte where it shows.
+struct WideText {
+  const char* encoding = nullptr;
+  int64_t offset = 0;
+};
+
+// UTF-32's byte-order marks hold UTF-16's (FF FE 00 00 starts with FF FE), so they are tried
+// first; without a mark, the zeros beside the first '{' or '[' (from `first`, the first byte
+// that is not JSON space) count the bytes of a character: 1 zero UTF-16, 3 zeros UTF-32.
+WideText WideEncoding(std::string_view text, size_t first) {
+  using std::string_view_literals::operator""sv;
+  if (text.starts_with("\xFF\xFE\0\0"sv) || text.starts_with("\0\0\xFE\xFF"sv)) {
+    return {"UTF-32", 0};
+  }
+  if (text.starts_with("\xFF\xFE"sv) || text.starts_with("\xFE\xFF"sv)) return {"UTF-16", 0};
+  const size_t opener = text.find_first_of("{[", first);
+  if (opener == std::string_view::npos || opener > first + 3) return {};
+  size_t zeros_before = 0;
+  while (zeros_before < opener - first && text[opener - 1 - zeros_before] == '\0') {
+    ++zeros_before;
+  }
+  if (zeros_before != opener - first) return {};  // something else stands before the opener
+  size_t zeros_after = 0;
+  while (opener + 1 + zeros_after < text.size() && zeros_after < 3 &&
+         text[opener + 1 + zeros_after] == '\0') {
+    ++zeros_after;
+  }
+  const size_t zeros = std::max(zeros_before, zeros_after);
+  if (zeros == 0) return {};
+  return {zeros >= 3 ? "UTF-32" : "UTF-16", static_cast<int64_t>(first)};
 }
 
 // What a document that is neither an object nor an array is.
@@ -58,6 +94,8 @@ std::string_view SyntaxWhat(simdjson::error_code error) {
       return "JSON nested too deeply";
     case simdjson::CAPACITY:
       return "file too large for the JSON parser";
+    case simdjson::UNESCAPED_CHARS:
+      return "raw control character inside a string (JSON writes it escaped, as \\u00XX)";
     default:
       return simdjson::error_message(error);
   }
@@ -67,6 +105,9 @@ std::string_view SyntaxWhat(simdjson::error_code error) {
 struct Parsed {
   std::vector<Rank> ranks;
   bool merged = false;
+  // The document is an object, and it gave its baseTimeNanoseconds (WalkResult's).
+  bool object_form = false;
+  bool saw_base_time = false;
 
   void Bump(ImportCounter counter, int64_t offset) {
     for (Rank& rank : ranks) rank.stats.Bump(counter, offset);
@@ -75,6 +116,31 @@ struct Parsed {
     for (Rank& rank : ranks) rank.stats.set_truncation_detail(detail);
   }
 };
+
+// Kineto writes baseTimeNanoseconds after the events, each "ts" relative to it: a file cut
+// before it (an object, no base read, times within a day of zero) holds times on a clock no
+// one can place. Counted on the rank (kUnknownClockBase, at the cut), so that the loader keeps
+// it off the other ranks' clock rather than put it there as if its base were 0 (an iteration of
+// 1.7e12 ms). A bare array, or times from the epoch (older Kineto), never had a base to lose.
+void CountLostClockBase(int64_t cut_offset, Parsed* parsed) {
+  if (!parsed->object_form || parsed->saw_base_time || parsed->merged ||
+      parsed->ranks.size() != 1) {
+    return;
+  }
+  constexpr TimeNs kRelativeWithinNs = TimeNs{86'400} * 1'000'000'000;
+  const Rank& rank = parsed->ranks[0];
+  bool any = false;
+  TimeNs earliest = 0;
+  for (const Timeline& timeline : rank.timelines) {
+    if (timeline.intervals.empty()) continue;
+    earliest = any ? std::min(earliest, timeline.intervals.front().start)
+                   : timeline.intervals.front().start;
+    any = true;
+  }
+  if (any && earliest > -kRelativeWithinNs && earliest < kRelativeWithinNs) {
+    parsed->Bump(ImportCounter::kUnknownClockBase, cut_offset);
+  }
+}
 
 // One empty rank named after the file: what a file that is no trace leaves.
 void ResetToOneRank(std::string_view display_path, Parsed* parsed) {
@@ -87,6 +153,10 @@ void ResetToOneRank(std::string_view display_path, Parsed* parsed) {
 absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view display_path,
                            const DocumentView& view, const kineto::RepairPlan& plan,
                            Parsed* parsed);
+std::optional<size_t> TrailingContentAfter(std::string_view text);
+absl::Status ParseBeforeTrailing(simdjson::ondemand::parser& parser,
+                                 std::string_view display_path, const DocumentView& view,
+                                 size_t end, Parsed* parsed);
 
 // The ranks of a walked document, named after the file, a merged trace's with their rank ids.
 void TakeRanks(std::string_view display_path, const kineto::WalkResult& walk,
@@ -122,9 +192,16 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
   const size_t usable_events = set.usable_events();
   set.Finish();
   TakeRanks(display_path, walk, &set, parsed);
+  parsed->object_form = walk.object_form;
+  parsed->saw_base_time = walk.saw_base_time;
   const std::string_view text(view.json.data(), view.json.size());
   const int64_t file_size = static_cast<int64_t>(text.size()) + view.bias;
   if (walk.syntax != simdjson::SUCCESS) {
+    if (allow_repair) {
+      if (const std::optional<size_t> end = TrailingContentAfter(text)) {
+        return ParseBeforeTrailing(parser, display_path, view, *end, parsed);
+      }
+    }
     if (walk.syntax == simdjson::UTF8_ERROR) {
       bool cut_mid_character = false;
       const size_t bad = kineto::FirstInvalidUtf8(text, &cut_mid_character);
@@ -138,12 +215,21 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
       const kineto::RepairPlan plan = kineto::PlanRepair(text);
       if (plan.ends_early) return ParseRepaired(parser, display_path, view, plan, parsed);
     }
-    const int64_t syntax_offset = walk.syntax_offset >= 0 ? walk.syntax_offset : file_size;
+    int64_t syntax_offset = walk.syntax_offset >= 0 ? walk.syntax_offset : file_size;
+    if (walk.syntax == simdjson::UNESCAPED_CHARS) {
+      // simdjson's position is past the character (at the end of the document, byte 118 of a
+      // 118-byte file); the character's own byte is what the user can find.
+      const size_t control = kineto::FirstUnescapedControl(text);
+      if (control != std::string_view::npos) {
+        syntax_offset = static_cast<int64_t>(control) + view.bias;
+      }
+    }
     if (walk.events_read == 0) {
       return FileError(display_path, syntax_offset, SyntaxWhat(walk.syntax));
     }
     // Broken syntax after some events: keep them, as for a cut-short file.
     parsed->Bump(ImportCounter::kTruncated, walk.last_event_offset);
+    CountLostClockBase(walk.last_event_offset, parsed);
     parsed->SetTruncationDetail(absl::StrFormat(
         "syntax error at byte %d (%s); read %d events up to byte %d", syntax_offset,
         std::string(SyntaxWhat(walk.syntax)), walk.events_read, walk.last_event_offset));
@@ -161,6 +247,36 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
   }
   if (walk.trailing_offset >= 0) parsed->Bump(ImportCounter::kTrailingContent, walk.trailing_offset);
   return absl::OkStatus();
+}
+
+// Where a complete document ends when more than white space follows it: a stray `]`, `,`,
+// `"x"`, `garbage`, `42`, `{` or NUL bytes after the closing brace fail the parse as a whole, but
+// the document before them is whole.
+std::optional<size_t> TrailingContentAfter(std::string_view text) {
+  const size_t end = kineto::FirstDocumentEnd(text);
+  if (end == std::string_view::npos) return std::nullopt;
+  if (text.find_first_not_of(" \t\n\r", end) == std::string_view::npos) return std::nullopt;
+  return end;
+}
+
+// The document before `end` read alone, with every event it holds, and the rest counted as
+// trailing content where it starts: the one documented rule (docs/input-errors.md) for any text
+// after a complete document, never a syntax error or a cut that loses the last events.
+absl::Status ParseBeforeTrailing(simdjson::ondemand::parser& parser,
+                                 std::string_view display_path, const DocumentView& view,
+                                 size_t end, Parsed* parsed) {
+  const std::string_view text(view.json.data(), view.json.size());
+  // The bytes after `end` stay readable in the same buffer: they serve as the parser's padding.
+  const DocumentView document{
+      .json = simdjson::padded_string_view(view.json.data(), end, view.json.capacity()),
+      .bias = view.bias};
+  absl::Status status =
+      ParseDocument(parser, display_path, document, /*allow_repair=*/false, parsed);
+  if (status.ok()) {
+    parsed->Bump(ImportCounter::kTrailingContent,
+                 static_cast<int64_t>(text.find_first_not_of(" \t\n\r", end)) + view.bias);
+  }
+  return status;
 }
 
 absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view display_path,
@@ -192,6 +308,7 @@ absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view 
     parsed->Bump(ImportCounter::kTruncated, static_cast<int64_t>(plan.damage_offset) + view.bias);
     parsed->SetTruncationDetail(absl::StrFormat(
         "cut at byte %d; read %d events up to byte %d", file_size, plan.complete_events, kept_end));
+    CountLostClockBase(file_size, parsed);
   }
   return absl::OkStatus();
 }
@@ -220,17 +337,14 @@ absl::Status ReadDocument(simdjson::ondemand::parser& parser, std::string_view d
     ResetToOneRank(display_path, parsed);
     return FileError(display_path, 0, "empty file");
   }
-  // UTF-16, with or without its byte-order mark: every other byte of its ASCII is 0, which
-  // would otherwise read as damage (or a file cut short) where the first 0 stands.
-  const bool utf16_mark = text.substr(0, 2) == "\xFF\xFE" || text.substr(0, 2) == "\xFE\xFF";
-  auto opens = [](char c) { return c == '{' || c == '['; };
-  const bool zero_beside_first =
-      first + 1 < text.size() && ((opens(text[first]) && text[first + 1] == '\0') ||
-                                  (text[first] == '\0' && opens(text[first + 1])));
-  if (utf16_mark || zero_beside_first) {
+  // UTF-16 or UTF-32, with or without a byte-order mark: its ASCII characters come with one or
+  // three bytes of 0, which would otherwise read as damage (or a file cut short) where the first
+  // 0 stands.
+  if (const WideText wide = WideEncoding(text, first); wide.encoding != nullptr) {
     ResetToOneRank(display_path, parsed);
-    return FileError(display_path, utf16_mark ? 0 : static_cast<int64_t>(first),
-                     "UTF-16 text, not UTF-8 JSON (convert it: iconv -f UTF-16 -t UTF-8)");
+    return FileError(display_path, wide.offset,
+                     absl::StrCat(wide.encoding, " text, not UTF-8 JSON (convert it: iconv -f ",
+                                  wide.encoding, " -t UTF-8)"));
   }
   if (text[first] != '{' && text[first] != '[') {
     ResetToOneRank(display_path, parsed);
@@ -278,6 +392,7 @@ absl::Status KinetoReader::Read(std::string_view display_path, simdjson::padded_
 
 bool KinetoTraceReader::Sniff(std::string_view head, std::string_view path) const {
   if (head.starts_with("\xFF\xFE") || head.starts_with("\xFE\xFF")) return true;  // UTF-16
+  if (head.starts_with(std::string_view("\0\0\xFE\xFF", 4))) return true;  // UTF-32, big-endian
   if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // UTF-8 byte-order mark
   const size_t first = head.find_first_not_of(" \t\n\r");
   if (first != std::string_view::npos && (head[first] == '{' || head[first] == '[')) return true;

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/unwinding_hash.h"
 #include "readers/json_fields.h"
 #include "readers/json_number.h"
 #include "readers/json_tokens.h"
@@ -246,8 +246,8 @@ class LayoutReader {
   MergedRankSink* sink_;
   MergedLayout* layout_;
   Problem* problem_;
-  absl::flat_hash_set<int64_t> rank_slots_;
-  absl::flat_hash_set<int64_t> pids_;
+  UnwindingHashSet<int64_t> rank_slots_;
+  UnwindingHashSet<int64_t> pids_;
 };
 
 }  // namespace

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "bubblescope/trace.h"
+#include "common/unwinding_hash.h"
 #include "readers/kineto_event.h"
 #include "readers/rank_builder.h"
 #include "simdjson.h"
@@ -40,8 +40,8 @@ struct MergedProcess {
 struct MergedLayout {
   std::vector<int32_t> ranks;          // rank id per slot
   std::vector<TimeNs> clock_offsets;   // per slot: rank clock - the clock the file shows
-  absl::flat_hash_map<int64_t, MergedProcess> processes;  // new pid -> where it goes
-  absl::flat_hash_map<int64_t, size_t> overlay_pids;       // overlay pid -> slot
+  UnwindingHashMap<int64_t, MergedProcess> processes;  // new pid -> where it goes
+  UnwindingHashMap<int64_t, size_t> overlay_pids;       // overlay pid -> slot
 };
 
 // Receives each rank entry as it is read: a new slot's Rank (and builder), so that the entry's

@@ -1,8 +1,18 @@
 #include "readers/nsys_database.h"
 
 #include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,13 +27,9 @@ constexpr int64_t kMaxCacheBytes = int64_t{64} << 20;
 // The most of SQLite's own message an error quotes.
 constexpr size_t kMaxDetailBytes = 200;
 
-}  // namespace
-
-absl::StatusOr<Database> Database::Open(const std::string& path, int64_t max_bytes) {
-  sqlite3* db = nullptr;
-  // immutable=1: the file is read as it is, without locks, journals or a -wal beside it (an
-  // export is never written while it is read; a reader must not leave files next to it).
-  // '?', '#' and '%' in the name itself would end or escape the URI's path part.
+// `path` as the path part of an SQLite URI: '?', '#' and '%' in the name itself would end or
+// escape it.
+std::string UriPath(const std::string& path) {
   std::string escaped = "file:";
   for (char c : path) {
     if (c == '?') {
@@ -36,16 +42,78 @@ absl::StatusOr<Database> Database::Open(const std::string& path, int64_t max_byt
       escaped.push_back(c);
     }
   }
-  escaped += "?immutable=1";
-  const int rc = sqlite3_open_v2(escaped.c_str(), &db,
-                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  return escaped;
+}
+
+// Whether `file` starts as an SQLite write-ahead log does (its magic, either byte order of the
+// checksums).
+bool IsWriteAheadLog(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  unsigned char magic[4] = {};
+  if (!in.read(reinterpret_cast<char*>(magic), sizeof(magic))) return false;
+  return magic[0] == 0x37 && magic[1] == 0x7f && magic[2] == 0x06 &&
+         (magic[3] == 0x82 || magic[3] == 0x83);
+}
+
+// A private folder holding a copy of `path` and its write-ahead log, SQLite's names kept
+// together ("export.sqlite", "export.sqlite-wal"); empty, with `why`, where it cannot be made.
+std::string CopyWithLog(const std::string& path, std::string* why) {
+  namespace fs = std::filesystem;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string folder =
+      absl::StrCat(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp", "/bubblescope-nsys-XXXXXX");
+  if (mkdtemp(folder.data()) == nullptr) {
+    *why = absl::StrCat("cannot make a folder to apply them in: ", std::strerror(errno));
+    return "";
+  }
+  std::error_code error;
+  const fs::path copy = fs::path(folder) / "export.sqlite";
+  if (fs::copy_file(path, copy, error) &&
+      fs::copy_file(path + "-wal", copy.string() + "-wal", error)) {
+    return folder;
+  }
+  *why = absl::StrCat("cannot copy them to apply them: ", error.message());
+  fs::remove_all(folder, error);
+  return "";
+}
+
+}  // namespace
+
+absl::StatusOr<Database> Database::Open(const std::string& path, int64_t max_bytes) {
+  // The file is read as it is (immutable=1: without locks, journals or an index beside it; a
+  // reader must not leave files next to it), unless a write-ahead log beside it holds changes
+  // (see the header): then a private copy with the log is opened for writing, which is what
+  // makes SQLite apply the log.
+  std::string unread_wal;
+  std::string copy_folder;
+  const std::string wal = path + "-wal";
+  struct stat wal_status {};
+  if (stat(wal.c_str(), &wal_status) == 0 && S_ISREG(wal_status.st_mode) &&
+      wal_status.st_size > 0) {
+    const std::string held = absl::StrCat(wal, " holds ", static_cast<int64_t>(wal_status.st_size),
+                                          " bytes");
+    std::string why;
+    if (!IsWriteAheadLog(wal)) {
+      unread_wal = absl::StrCat(held, " that are no SQLite write-ahead log, not read");
+    } else if (copy_folder = CopyWithLog(path, &why); copy_folder.empty()) {
+      unread_wal = absl::StrCat(held, " of changes not checkpointed into the file, not read (",
+                                why, "; sqlite3 ", path,
+                                " 'PRAGMA wal_checkpoint(TRUNCATE)' writes them into it)");
+    }
+  }
+  const std::string uri =
+      copy_folder.empty() ? UriPath(path) + "?immutable=1" : UriPath(copy_folder + "/export.sqlite");
+  const int flags = (copy_folder.empty() ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+                    SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(uri.c_str(), &db, flags, nullptr);
+  Database database(db, path);
+  database.unread_wal_ = std::move(unread_wal);
+  database.copy_folder_ = std::move(copy_folder);
   if (rc != SQLITE_OK) {
     std::string what = text::OneLine(db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-    sqlite3_close(db);
     return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open as SQLite: ", what));
   }
-  Database database(db, path);
   // Nothing the file declares runs: no triggers, no functions in its schema, no writes.
   sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
@@ -62,19 +130,33 @@ absl::StatusOr<Database> Database::Open(const std::string& path, int64_t max_byt
 Database::Database(Database&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       path_(std::move(other.path_)),
+      unread_wal_(std::move(other.unread_wal_)),
+      copy_folder_(std::exchange(other.copy_folder_, "")),
       tables_(std::move(other.tables_)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
-    sqlite3_close(db_);
+    Close();
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
+    unread_wal_ = std::move(other.unread_wal_);
+    copy_folder_ = std::exchange(other.copy_folder_, "");
     tables_ = std::move(other.tables_);
   }
   return *this;
 }
 
-Database::~Database() { sqlite3_close(db_); }
+Database::~Database() { Close(); }
+
+void Database::Close() {
+  sqlite3_close(db_);
+  db_ = nullptr;
+  if (!copy_folder_.empty()) {
+    std::error_code error;
+    std::filesystem::remove_all(copy_folder_, error);
+    copy_folder_.clear();
+  }
+}
 
 absl::Status Database::Error(std::string_view what) const {
   // SQLite's message may quote the file's own schema text: one line, and not all of it.
@@ -139,21 +221,82 @@ absl::StatusOr<Statement> Database::Prepare(std::string_view sql) const {
   return Statement(statement, this);
 }
 
+absl::StatusOr<Statement> Database::PrepareScan(std::string_view columns, std::string_view table,
+                                                std::string_view where) const {
+  // NOT INDEXED: the table's own b-tree, in rowid order, so that no sorter loads the rows and
+  // "after the last rowid stepped" is where the scan stands.
+  const std::string rows = absl::StrCat(" FROM ", std::string(table), " NOT INDEXED WHERE (", std::string(where),
+                                        ") AND rowid >= ?1");
+  absl::StatusOr<Statement> scan =
+      Prepare(absl::StrCat("SELECT ", std::string(columns), ", rowid", rows, " ORDER BY rowid"));
+  if (!scan.ok()) return scan;
+  sqlite3_bind_int64(scan->statement_, 1, std::numeric_limits<int64_t>::min());
+  scan->rowid_column_ = sqlite3_column_count(scan->statement_) - 1;
+  scan->next_row_sql_ = absl::StrCat("SELECT min(rowid)", rows);
+  return scan;
+}
+
 Statement::Statement(Statement&& other) noexcept
     : statement_(std::exchange(other.statement_, nullptr)),
       database_(other.database_),
-      status_(std::move(other.status_)) {}
+      status_(std::move(other.status_)),
+      next_row_sql_(std::move(other.next_row_sql_)),
+      rowid_column_(other.rowid_column_),
+      last_rowid_(other.last_rowid_),
+      any_row_(other.any_row_),
+      skipped_rows_(std::move(other.skipped_rows_)) {}
 
 Statement::~Statement() { sqlite3_finalize(statement_); }
 
 bool Statement::Step() {
   if (statement_ == nullptr || !status_.ok()) return false;
-  const int rc = sqlite3_step(statement_);
-  if (rc == SQLITE_ROW) return true;
-  if (rc != SQLITE_DONE) {
-    status_ = database_->Error(rc == SQLITE_NOTADB ? "not an SQLite database" : "damaged");
+  while (true) {
+    const int rc = sqlite3_step(statement_);
+    if (rc == SQLITE_ROW) {
+      if (rowid_column_ >= 0) {
+        last_rowid_ = sqlite3_column_int64(statement_, rowid_column_);
+        any_row_ = true;
+      }
+      return true;
+    }
+    if (rc == SQLITE_TOOBIG && rowid_column_ >= 0) {
+      if (SkipOversizedRow()) continue;
+      return false;  // status_ says why, or the scan ended on the last rowid there can be
+    }
+    if (rc != SQLITE_DONE) {
+      status_ = database_->Error(rc == SQLITE_NOTADB ? "not an SQLite database" : "damaged");
+    }
+    return false;
   }
-  return false;
+}
+
+bool Statement::SkipOversizedRow() {
+  // The row refused is the first the scan had not yet stepped.
+  const int64_t from = any_row_ ? last_rowid_ + 1 : std::numeric_limits<int64_t>::min();
+  absl::StatusOr<Statement> next = database_->Prepare(next_row_sql_);
+  if (!next.ok()) {
+    status_ = next.status();
+    return false;
+  }
+  sqlite3_bind_int64(next->statement_, 1, from);
+  if (!next->Step() || next->IsNull(0)) {
+    status_ = next->status().ok() ? database_->Error("damaged") : next->status();
+    return false;
+  }
+  const int64_t refused = next->Int(0);
+  skipped_rows_.push_back(refused);
+  sqlite3_reset(statement_);
+  if (refused == std::numeric_limits<int64_t>::max()) {
+    // Nothing can follow the last rowid there is: the scan ends here.
+    sqlite3_finalize(statement_);
+    statement_ = nullptr;
+    return false;
+  }
+  sqlite3_bind_int64(statement_, 1, refused + 1);
+  // Stepping on from after the refused row counts as having stepped it.
+  last_rowid_ = refused;
+  any_row_ = true;
+  return true;
 }
 
 bool Statement::IsNull(int column) const {

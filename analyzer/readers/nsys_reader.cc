@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
 #include <memory>
 #include <optional>
 #include <tuple>
@@ -137,6 +135,18 @@ std::string RowWhere(std::string_view table, int64_t row) {
   return absl::StrCat(std::string(table), " row ", row);
 }
 
+// Counts the rows a scan stepped over (Database::PrepareScan: a cell longer than SQLite may load),
+// each naming its table and rowid and what it cost: "the event", "the string".
+void CountOversizedRows(const Statement& rows, std::string_view table, std::string_view lost,
+                        ImportStats& stats) {
+  for (int64_t rowid : rows.skipped_rows()) {
+    stats.BumpAt(ImportCounter::kWrongFieldType,
+                 absl::StrCat(std::string(table), " rowid ", rowid, " (a cell over ",
+                              nsys::kMaxCellBytes >> 20, " MiB: ", std::string(lost),
+                              " is skipped)"));
+  }
+}
+
 // A text cell as UTF-8: ill-formed bytes become U+FFFD (in `fixed`), and `*ill_formed` says so.
 std::string_view WellFormed(std::string_view text, std::string* fixed, bool* ill_formed) {
   *ill_formed = false;
@@ -252,8 +262,7 @@ bool ExportReader::Span(const Statement& row, int start_column, int end_column,
 }
 
 absl::Status ExportReader::ReadStrings() {
-  absl::StatusOr<Statement> rows =
-      db_.Prepare(absl::StrCat("SELECT id, value FROM ", db_.Table("StringIds")));
+  absl::StatusOr<Statement> rows = db_.PrepareScan("id, value", db_.Table("StringIds"), "1");
   if (!rows.ok()) return rows.status();
   std::string fixed;
   for (int64_t row = 1; rows->Step(); ++row) {
@@ -263,6 +272,7 @@ absl::Status ExportReader::ReadStrings() {
     if (ill_formed) file_stats_.BumpAt(ImportCounter::kWrongFieldType, RowWhere("StringIds", row));
     strings_.try_emplace(rows->Int(0), value);
   }
+  CountOversizedRows(*rows, "StringIds", "the string", file_stats_);
   return rows->status();
 }
 
@@ -423,11 +433,12 @@ absl::Status ExportReader::ReadDeviceOps(std::string_view table, IntervalKind ki
   }
   // Without a globalPid column (no export known lacks one) every row is the one process's.
   const bool has_pid = db_.HasColumn(table, "globalPid");
-  absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
-      "SELECT ", Column(table, "start"), ", ", Column(table, "end"), ", ",
-      Column(table, "deviceId"), ", ", Column(table, "streamId"), ", ",
-      Column(table, "correlationId"), ", ", Column(table, "globalPid"), ", ", name_column,
-      " FROM ", db_.Table(table)));
+  absl::StatusOr<Statement> rows = db_.PrepareScan(
+      absl::StrCat(Column(table, "start"), ", ", Column(table, "end"), ", ",
+                   Column(table, "deviceId"), ", ", Column(table, "streamId"), ", ",
+                   Column(table, "correlationId"), ", ", Column(table, "globalPid"), ", ",
+                   name_column),
+      db_.Table(table), "1");
   if (!rows.ok()) return rows.status();
   for (int64_t row = 1; rows->Step(); ++row) {
     if (has_pid && !IntCell(*rows, 5, table, row, file_stats_)) continue;
@@ -468,16 +479,18 @@ absl::Status ExportReader::ReadDeviceOps(std::string_view table, IntervalKind ki
                         rows->Int(3))
         .intervals.push_back(interval);
   }
+  CountOversizedRows(*rows, table, "the event", file_stats_);
   return rows->status();
 }
 
 absl::Status ExportReader::ReadRuntime() {
   constexpr std::string_view kTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
   if (!db_.HasTable(kTable)) return absl::OkStatus();
-  absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
-      "SELECT ", Column(kTable, "start"), ", ", Column(kTable, "end"), ", ",
-      Column(kTable, "globalTid"), ", ", Column(kTable, "correlationId"), ", ",
-      Column(kTable, "nameId"), " FROM ", db_.Table(kTable)));
+  absl::StatusOr<Statement> rows = db_.PrepareScan(
+      absl::StrCat(Column(kTable, "start"), ", ", Column(kTable, "end"), ", ",
+                   Column(kTable, "globalTid"), ", ", Column(kTable, "correlationId"), ", ",
+                   Column(kTable, "nameId")),
+      db_.Table(kTable), "1");
   if (!rows.ok()) return rows.status();
   for (int64_t row = 1; rows->Step(); ++row) {
     if (!IntCell(*rows, 2, kTable, row, file_stats_)) continue;
@@ -498,6 +511,7 @@ absl::Status ExportReader::ReadRuntime() {
     process.TimelineFor(TimelineKind::kCpuThread, -1, process.rank.pid, TidOf(global_tid))
         .intervals.push_back(interval);
   }
+  CountOversizedRows(*rows, kTable, "the event", file_stats_);
   return rows->status();
 }
 
@@ -541,24 +555,29 @@ absl::Status ExportReader::ReadNvtx() {
   const std::string text_column = Column(kTable, "text");
   absl::flat_hash_map<int64_t, std::string> domains;
   {
-    absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
-        "SELECT ", domain_column, ", ", text_column, " FROM ", db_.Table(kTable),
-        " WHERE eventType = ", kNvtxDomainCreate));
+    absl::StatusOr<Statement> rows =
+        db_.PrepareScan(absl::StrCat(domain_column, ", ", text_column), db_.Table(kTable),
+                        absl::StrCat("eventType = ", kNvtxDomainCreate));
     if (!rows.ok()) return rows.status();
     while (rows->Step()) domains.try_emplace(rows->Int(0), rows->Text(1));
     if (!rows->status().ok()) return rows->status();
+    CountOversizedRows(*rows, kTable, "the domain's name", file_stats_);
   }
   // A payload longer than a cell may hold is not loaded (SQLite would refuse the whole query):
   // its size is asked first, which SQLite answers for a blob without reading it.
   const std::string payload = Column(kTable, "binaryData");
   const std::string oversized = absl::StrCat("(typeof(", payload, ") = 'blob' AND length(",
                                              payload, ") > ", nsys::kMaxCellBytes, ")");
-  absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
-      "SELECT ", Column(kTable, "start"), ", ", Column(kTable, "end"), ", ",
-      Column(kTable, "globalTid"), ", ", text_column, ", ", Column(kTable, "textId"), ", ",
-      domain_column, ", CASE WHEN ", oversized, " THEN NULL ELSE ", payload, " END, ", oversized,
-      " FROM ", db_.Table(kTable), " WHERE eventType IN (", kNvtxPushPopRange, ", ",
-      kNvtxStartEndRange, ", ", kNvtxtPushPopRange, ", ", kNvtxtStartEndRange, ")"));
+  // A text (or any other cell but the payload) over the limit skips its row: the scan steps
+  // over it.
+  absl::StatusOr<Statement> rows = db_.PrepareScan(
+      absl::StrCat(Column(kTable, "start"), ", ", Column(kTable, "end"), ", ",
+                   Column(kTable, "globalTid"), ", ", text_column, ", ",
+                   Column(kTable, "textId"), ", ", domain_column, ", CASE WHEN ", oversized,
+                   " THEN NULL ELSE ", payload, " END, ", oversized),
+      db_.Table(kTable),
+      absl::StrCat("eventType IN (", kNvtxPushPopRange, ", ", kNvtxStartEndRange, ", ",
+                   kNvtxtPushPopRange, ", ", kNvtxtStartEndRange, ")"));
   if (!rows.ok()) return rows.status();
   std::string fixed;
   for (int64_t row = 1; rows->Step(); ++row) {
@@ -595,6 +614,7 @@ absl::Status ExportReader::ReadNvtx() {
     }
     AddNvtxRange(process, global_tid, start, end, name);
   }
+  CountOversizedRows(*rows, kTable, "the range", file_stats_);
   return rows->status();
 }
 
@@ -611,16 +631,11 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
         db_.path(), ": an Nsight Systems export without CUDA kernels (no "
                     "CUPTI_ACTIVITY_KIND_KERNEL table; profile with nsys profile -t cuda,nvtx)"));
   }
-  // The file is read as it is (immutable): changes committed to a write-ahead log beside it
-  // and not yet checkpointed into it are not read. Said, and counted as a cut file.
-  std::error_code wal_error;
-  const std::string wal = db_.path() + "-wal";
-  if (const uintmax_t wal_bytes = std::filesystem::file_size(wal, wal_error);
-      !wal_error && wal_bytes > 0) {
-    file_stats_.BumpAt(ImportCounter::kTruncated, wal);
-    file_stats_.set_truncation_detail(absl::StrCat(
-        wal, " holds ", wal_bytes, " bytes of changes not checkpointed into the file, not read "
-        "(sqlite3 ", db_.path(), " 'PRAGMA wal_checkpoint(TRUNCATE)' writes them into it)"));
+  // Changes in a write-ahead log beside the file are read through a private copy (nsys_database.h);
+  // where they could not be, that is said, and counted as a cut file.
+  if (!db_.unread_wal().empty()) {
+    file_stats_.BumpAt(ImportCounter::kTruncated, db_.path() + "-wal");
+    file_stats_.set_truncation_detail(db_.unread_wal());
   }
   for (absl::Status status : {ReadStrings(), ReadMetadata(), ReadClock(), ReadSystem()}) {
     if (!status.ok()) return status;

@@ -4,9 +4,9 @@
 #include <limits>
 #include <optional>
 
-#include "absl/container/flat_hash_map.h"
 #include "bubblescope/op_names.h"
 #include "bubblescope/rank_finish.h"
+#include "common/unwinding_hash.h"
 #include "readers/event_classifier.h"
 #include "readers/json_tokens.h"
 
@@ -195,9 +195,24 @@ void RankBuilder::AddMemorySample(const EventFields& fields, int64_t offset) {
   const bool host = args.has_device_type && args.device_type == 0;
   if (!fields.has_ts) return Bump(ImportCounter::kMissingField, offset);
   if (!InTimeRange(fields.ts)) return Bump(ImportCounter::kTimeOutOfRange, offset);
-  if ((args.damaged_groups & kArgGroupMemory) || !args.has_total_allocated ||
-      !args.has_total_reserved ||
+  if ((args.damaged_groups & kArgGroupMemory) ||
       (!args.has_device_type && (!args.has_device_id || args.device_id < 0))) {
+    return Bump(ImportCounter::kBadMemorySample, offset);
+  }
+  // 2021 Kineto (torch 1.8 to 1.10) wrote one event per allocation and free, its size in
+  // "Bytes" and no totals: kept to be summed once every event is in.
+  if (!args.has_total_allocated && !args.has_total_reserved && args.has_bytes) {
+    if (args.bytes < -kMaxMemoryBytes || args.bytes > kMaxMemoryBytes) {
+      return Bump(ImportCounter::kBadMemorySample, offset);
+    }
+    allocations_.push_back(PendingAllocation{.time = fields.ts,
+                                             .bytes = args.bytes,
+                                             .device = host ? -1 : ToInt32OrUnknown(args.device_id),
+                                             .host = host});
+    ++usable_events_;
+    return;
+  }
+  if (!args.has_total_allocated || !args.has_total_reserved) {
     return Bump(ImportCounter::kBadMemorySample, offset);
   }
   for (int64_t bytes : {args.total_allocated, args.total_reserved}) {
@@ -347,8 +362,56 @@ void RankBuilder::Finish() {
   // Flows link intervals by their place in a timeline, which needs them in order first.
   for (Timeline& timeline : rank_->timelines) SortIntervals(&timeline.intervals);
   LinkFlows();
+  AddRunningTotals();
   FinishRank(FinishOptions{.base_ns = base_ns_, .base_offset = base_offset_}, rank_);
   timeline_index_.clear();
+}
+
+void RankBuilder::AddRunningTotals() {
+  if (allocations_.empty()) return;
+  std::stable_sort(allocations_.begin(), allocations_.end(),
+                   [](const PendingAllocation& a, const PendingAllocation& b) {
+                     return a.time < b.time;
+                   });
+  // One running total per memory (a device, or the host); a handful, so a plain list.
+  struct Running {
+    int32_t device;
+    bool host;
+    int64_t total = 0;
+    int64_t lowest = 0;
+  };
+  std::vector<Running> memories;
+  const size_t first = rank_->memory.size();
+  for (const PendingAllocation& allocation : allocations_) {
+    auto memory = std::find_if(memories.begin(), memories.end(), [&](const Running& m) {
+      return m.device == allocation.device && m.host == allocation.host;
+    });
+    if (memory == memories.end()) {
+      memories.push_back(Running{.device = allocation.device, .host = allocation.host});
+      memory = memories.end() - 1;
+    }
+    // Each step is within 2^53, so the sum cannot overflow before it is held to the bound.
+    memory->total = std::clamp(memory->total + allocation.bytes, -kMaxMemoryBytes, kMaxMemoryBytes);
+    memory->lowest = std::min(memory->lowest, memory->total);
+    rank_->memory.push_back(MemorySample{.time = allocation.time,
+                                         .allocated_bytes = memory->total,
+                                         .reserved_bytes = 0,
+                                         .device = allocation.device,
+                                         .host = allocation.host});
+  }
+  // Frees of memory allocated before the trace began take a total below 0: each memory's
+  // totals count from its lowest point, so its peak is the most allocated at once within the
+  // trace above that point. No "Total Reserved" was written: the allocated total stands for it
+  // (the allocator reserves at least that much).
+  for (size_t i = first; i < rank_->memory.size(); ++i) {
+    MemorySample& sample = rank_->memory[i];
+    const auto memory = std::find_if(memories.begin(), memories.end(), [&](const Running& m) {
+      return m.device == sample.device && m.host == sample.host;
+    });
+    sample.allocated_bytes = std::min(sample.allocated_bytes - memory->lowest, kMaxMemoryBytes);
+    sample.reserved_bytes = sample.allocated_bytes;
+  }
+  allocations_.clear();
 }
 
 void RankBuilder::LinkFlows() {
@@ -361,7 +424,7 @@ void RankBuilder::LinkFlows() {
     size_t end = 0;   // one past the last interval starting at the timestamp
     bool any = false;
   };
-  absl::flat_hash_map<std::pair<const Timeline*, TimeNs>, Slot> slots;
+  UnwindingHashMap<std::pair<const Timeline*, TimeNs>, Slot> slots;
   // A flow opens at most one slot on its CPU thread and one on its GPU stream, and most open one
   // (a launch's "s", or an op's "f" whose CPU timeline does not exist): sized once rather than
   // doubled, each doubling a new table faulted in page by page.

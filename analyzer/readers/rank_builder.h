@@ -11,9 +11,9 @@
 #include <tuple>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "bubblescope/rank_finish.h"
 #include "bubblescope/trace.h"
+#include "common/unwinding_hash.h"
 #include "readers/kineto_event.h"
 
 namespace bubblescope::kineto {
@@ -54,6 +54,18 @@ class RankBuilder {
     bool is_start;  // "s" (on the launch) rather than "f" (on the GPU op)
   };
 
+  // A 2021 Kineto [memory] event: one allocation or free, no totals.
+  struct PendingAllocation {
+    TimeNs time;
+    int64_t bytes;  // + allocated, - freed
+    int32_t device;
+    bool host;
+  };
+
+  // The 2021 format's allocations summed, in time order, into each device's running total, as
+  // the samples of the later format hold it (docs/trace-sources.md, "Memory").
+  void AddRunningTotals();
+
   void AddComplete(const EventFields& fields, const std::vector<int32_t>& pg_ranks, int64_t offset);
   void AddGpuOp(const EventFields& fields, const std::vector<int32_t>& pg_ranks, TimeNs end,
                 int64_t offset);
@@ -79,12 +91,13 @@ class RankBuilder {
   void Bump(ImportCounter counter, int64_t offset) { rank_->stats.Bump(counter, offset); }
 
   Rank* rank_;
-  absl::flat_hash_map<TimelineKey, uint32_t> timeline_index_;
+  UnwindingHashMap<TimelineKey, uint32_t> timeline_index_;
   TimelineKey last_key_{UINT8_MAX, 0, 0};
   uint32_t last_index_ = 0;
   ProcessGroupTable groups_;
   std::vector<uint8_t> kernel_class_;  // by NameId: 0 unknown, 1 compute, 2 + CommKind comm
   std::vector<PendingFlow> flows_;
+  std::vector<PendingAllocation> allocations_;
   std::string scratch_;
   int64_t base_ns_ = 0;
   int64_t base_offset_ = -1;

@@ -1,5 +1,6 @@
 #include "report/gate_report.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -66,31 +67,66 @@ std::string_view Verdict(const GateResult& result, bool capitals) {
   return capitals ? "FAIL" : "**regression**";
 }
 
-// A Markdown table cell: a '|' would end the cell and a line break the row.
-std::string MarkdownCell(const std::string& text) {
+// The escapes XML character data and attribute values need. Control characters XML 1.0 cannot
+// carry at all are dropped (OneLine has already spelled them out as \xNN).
+void AppendXmlEscaped(char c, std::string* out) {
+  switch (c) {
+    case '&': *out += "&amp;"; break;
+    case '<': *out += "&lt;"; break;
+    case '>': *out += "&gt;"; break;
+    case '"': *out += "&quot;"; break;
+    case '\'': *out += "&apos;"; break;
+    default: *out += c;
+  }
+}
+
+std::string XmlEscaped(const std::string& raw) {
+  std::string escaped;
+  for (char c : text::OneLine(raw)) AppendXmlEscaped(c, &escaped);
+  return escaped;
+}
+
+// Text in the Markdown comment a CI posts (a schedule name, a reason, a check's name: report
+// strings anyone can write). GitHub renders raw HTML and Markdown syntax there, so the HTML
+// characters become references, as in the JUnit output, the characters that open Markdown's
+// inline syntax are backslash-escaped, and a '|' (which would end a table cell) too; OneLine
+// keeps a line break from ending the row.
+std::string MarkdownText(const std::string& text) {
   std::string cell;
   for (char c : text::OneLine(text)) {
-    if (c == '|') cell += '\\';
-    cell += c;
+    switch (c) {
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '|':
+        cell += '\\';
+        cell += c;
+        break;
+      default:
+        AppendXmlEscaped(c, &cell);
+    }
   }
   return cell;
 }
 
-// Text for XML character data and attribute values. Control characters XML 1.0 cannot carry
-// at all are dropped (OneLine has already spelled them out as \xNN).
-std::string XmlEscaped(const std::string& raw) {
-  std::string escaped;
-  for (char c : text::OneLine(raw)) {
-    switch (c) {
-      case '&': escaped += "&amp;"; break;
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '"': escaped += "&quot;"; break;
-      case '\'': escaped += "&apos;"; break;
-      default: escaped += c;
-    }
+// A file name as inline code, where nothing is rendered: fenced by more backticks than the
+// longest run it holds (CommonMark), so a backtick in the name cannot end the span early.
+std::string MarkdownCode(const std::string& text) {
+  const std::string line = text::OneLine(text);
+  size_t longest = 0;
+  size_t run = 0;
+  for (char c : line) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
   }
-  return escaped;
+  const std::string fence(longest + 1, '`');
+  // A span that starts or ends with a backtick needs a space between it and the fence.
+  const bool pad = !line.empty() && (line.front() == '`' || line.back() == '`');
+  const std::string space = pad ? " " : "";
+  return absl::StrCat(fence, space, line, space, fence);
 }
 
 std::string Counts(const GateResult& result) {
@@ -172,9 +208,9 @@ std::string GateText(const GateResult& result) {
 std::string GateMarkdown(const GateResult& result) {
   std::string out = absl::StrCat(
       "## bubblescope gate: ", std::string(Verdict(result, false)), "\n\n",
-      Counts(result), ". Baseline `", text::OneLine(result.baseline_source), "`, current `",
-      text::OneLine(result.current_source), "`.\n\n");
-  for (const std::string& note : result.notes) absl::StrAppend(&out, "- ", MarkdownCell(note), "\n");
+      Counts(result), ". Baseline ", MarkdownCode(result.baseline_source), ", current ",
+      MarkdownCode(result.current_source), ".\n\n");
+  for (const std::string& note : result.notes) absl::StrAppend(&out, "- ", MarkdownText(note), "\n");
   if (!result.notes.empty()) out += "\n";
   out += "| check | baseline | current | delta | limit | result |\n";
   out += "|---|---:|---:|---:|---|---|\n";
@@ -183,10 +219,10 @@ std::string GateMarkdown(const GateResult& result) {
     std::string outcome = check.outcome == CheckOutcome::kFail || check.outcome == CheckOutcome::kError
                               ? absl::StrCat("**", OutcomeText(check.outcome), "**")
                               : std::string(compare::CheckOutcomeName(check.outcome));
-    if (!check.note.empty()) absl::StrAppend(&outcome, " (", check.note, ")");
-    absl::StrAppend(&out, "| ", MarkdownCell(CheckName(check)), " | ", MarkdownCell(cells.baseline),
-                    " | ", MarkdownCell(cells.current), " | ", MarkdownCell(cells.delta), " | ",
-                    MarkdownCell(cells.limit), " | ", MarkdownCell(outcome), " |\n");
+    if (!check.note.empty()) absl::StrAppend(&outcome, " (", MarkdownText(check.note), ")");
+    absl::StrAppend(&out, "| ", MarkdownText(CheckName(check)), " | ", MarkdownText(cells.baseline),
+                    " | ", MarkdownText(cells.current), " | ", MarkdownText(cells.delta), " | ",
+                    MarkdownText(cells.limit), " | ", outcome, " |\n");
   }
   // Under the table (a table row cannot hold a list): each failed check's changes in the diff.
   bool heading = false;
@@ -194,9 +230,9 @@ std::string GateMarkdown(const GateResult& result) {
     if (check.behind.empty()) continue;
     if (!heading) out += "\n### What changed behind the failed checks\n\n";
     heading = true;
-    absl::StrAppend(&out, "- **", MarkdownCell(CheckName(check)), "**\n");
+    absl::StrAppend(&out, "- **", MarkdownText(CheckName(check)), "**\n");
     for (const compare::ChangeBehind& change : check.behind) {
-      absl::StrAppend(&out, "  - ", MarkdownCell(ChangeBehindText(change)), "\n");
+      absl::StrAppend(&out, "  - ", MarkdownText(ChangeBehindText(change)), "\n");
     }
   }
   return out;

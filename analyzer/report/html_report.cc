@@ -1,5 +1,6 @@
 #include "report/html_report.h"
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "report/html_whatif.h"
 #include "report/job_report.h"
 #include "report/large_job.h"
+#include "report/summary_report.h"
 #include "report/units.h"
 
 namespace bubblescope {
@@ -100,7 +102,9 @@ std::string Legend(const job::Result& result, const ReportLayout& layout) {
 
 // The text report's diagnosis lines, one paragraph each.
 std::string Diagnosis(const job::Result& result) {
-  const std::string text = IncompleteJobText(result) + DiagnosisText(result);
+  const std::string text =
+      IncompleteJobText(result) + OneRunText(result.job.one_run) +
+      MissingDeviceActivityText(result.ranks) + DiagnosisText(result);
   if (text.empty()) return "";
   std::string out = "<div class=diag>";
   for (const std::string& line :
@@ -169,6 +173,50 @@ std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
   return out;
 }
 
+// A job without a pipeline: its ranks' own figures (the text report's table), the idle inside
+// the profiler steps first where the ranks have steps. At most kRanksShown rows; the JSON
+// report lists every rank.
+std::string RanksTable(const job::Result& result) {
+  constexpr size_t kRanksShown = 256;
+  const std::vector<rank_summary::RankFigures>& ranks = result.ranks.ranks;
+  const bool steps =
+      std::any_of(ranks.begin(), ranks.end(),
+                  [](const rank_summary::RankFigures& f) { return f.step_time > 0; });
+  auto percent = [](TimeNs part, TimeNs whole) {
+    return whole > 0 ? absl::StrCat(Percent(static_cast<double>(part) /
+                                            static_cast<double>(whole)), "%")
+                     : std::string("-");
+  };
+  std::string out = absl::StrCat(
+      "<h2>Ranks</h2>\n<p>Device idle inside the profiler steps (ProfilerStep#N, the job's "
+      "work) and over the whole span, which also counts the set-up and the time between "
+      "profiling cycles.</p>\n<table><tr><th>rank<th>device",
+      steps ? "<th>steps<th>step time<th>idle in steps" : "",
+      "<th>span<th>compute<th>communication<th>idle over the span\n");
+  for (size_t r = 0; r < ranks.size() && r < kRanksShown; ++r) {
+    const rank_summary::RankFigures& f = ranks[r];
+    std::vector<std::string> cells = {absl::StrCat(f.rank), f.cpu_timeline ? "cpu" : "gpu"};
+    if (steps) {
+      cells.insert(cells.end(),
+                   {absl::StrCat(f.steps),
+                    f.step_time > 0 ? absl::StrCat(Millis(static_cast<double>(f.step_time)), " ms")
+                                    : "-",
+                    percent(f.step_idle, f.step_time)});
+    }
+    for (TimeNs time : {f.span, f.compute, f.comm}) {
+      cells.push_back(absl::StrCat(Millis(static_cast<double>(time)), " ms"));
+    }
+    cells.push_back(percent(f.idle, f.span));
+    absl::StrAppend(&out, html::Row(cells, ""));
+  }
+  absl::StrAppend(&out, "</table>\n");
+  if (ranks.size() > kRanksShown) {
+    absl::StrAppend(&out, "<p>", kRanksShown, " of ", ranks.size(),
+                    " ranks shown; the JSON report lists every rank.</p>\n");
+  }
+  return out;
+}
+
 // The page up to its first heading and the note under it, which begins with the tool's name.
 std::string PageOpen(const std::string& heading, const SummaryReportOptions& options) {
   return absl::StrCat(
@@ -196,7 +244,7 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
   const ReportLayout layout = LayoutOf(result, options);
   if (result.pipelines.empty()) {
     absl::StrAppend(&out, "<p>No pipeline found: ", html::Esc(NoPipelineReason(result.job)),
-                    ".</p>\n");
+                    ".</p>\n", RanksTable(result));
   } else {
     std::vector<int32_t> by_index(result.pipelines.size());
     std::iota(by_index.begin(), by_index.end(), 0);

@@ -117,14 +117,39 @@ std::string DiagnosisText(const job::Result& result) {
   return out;
 }
 
+std::string OneRunText(const one_run::Result& one_run) {
+  std::string out;
+  for (const one_run::Sign& sign : one_run.signs) {
+    absl::StrAppend(&out, sign.conclusive ? "NOT ONE RUN: ranks " : "may not be one run: ranks ",
+                    sign.rank_a, " and ", sign.rank_b,
+                    sign.conclusive ? " are files of different runs: "
+                                    : " (a sign only, legal in rare setups): ",
+                    sign.detail, "\n");
+  }
+  if (one_run.CannotBeOneRun()) {
+    absl::StrAppend(&out, "  the figures below pair them as one job; analyze each run's files "
+                          "apart (--strict refuses this)\n");
+  }
+  return out;
+}
+
 std::string IncompleteJobText(const job::Result& result) {
   if (!result.Incomplete()) return "";
   const job_completeness::JobResult& completeness = result.job.completeness;
   std::string out = "INCOMPLETE JOB: ";
-  if (!completeness.missing_ranks.empty()) {
-    absl::StrAppend(&out, "the trace holds ", result.ranks.ranks.size(), " of the ",
-                    completeness.world_size, " ranks the job declares (world size); missing ",
-                    RankList(completeness.missing_ranks));
+  if (!completeness.missing_ranks.empty() || !completeness.ranks_outside_world.empty()) {
+    absl::StrAppend(&out, "the trace holds ", completeness.ranks_in_world, " of the ",
+                    completeness.world_size, " ranks the job declares (world size)");
+    if (!completeness.missing_ranks.empty()) {
+      absl::StrAppend(&out, "; missing ", RankList(completeness.missing_ranks));
+    }
+    if (!completeness.ranks_outside_world.empty()) {
+      const bool one = completeness.ranks_outside_world.size() == 1;
+      absl::StrAppend(&out, one ? "; rank " : "; ranks ",
+                      RankList(completeness.ranks_outside_world), one ? " is" : " are",
+                      " outside it (ids 0 to ", completeness.world_size - 1,
+                      ": a file of another job, or a wrong rank id)");
+    }
   } else {
     std::vector<int32_t> peers;
     for (const job::Pipeline& pipeline : result.pipelines) {
@@ -209,7 +234,7 @@ std::string JobText(const job::JobSummary& job) {
   for (const std::string& note : job.notes) absl::StrAppend(&out, "  note: ", note, "\n");
   if (job.completeness.world_sizes_disagree) {
     absl::StrAppend(&out, "  note: the ranks declare different world sizes (the largest, ",
-                    job.completeness.world_size, ", is used): files of different jobs?\n");
+                    job.completeness.world_size, ", is used)\n");
   }
   absl::StrAppend(&out, GroupRolesText(job.process_groups));
   if (!job.collectives.empty()) {
@@ -258,6 +283,22 @@ void WriteJobMember(const job::JobSummary& job, JsonWriter& json) {
   }
   json.BoolMember("world_sizes_disagree", job.completeness.world_sizes_disagree);
   json.IntArrayMember("missing_ranks", job.completeness.missing_ranks);
+  json.IntArrayMember("ranks_outside_world", job.completeness.ranks_outside_world);
+  json.Key("one_run");
+  json.BeginObject();
+  json.BoolMember("cannot_be_one_run", job.one_run.CannotBeOneRun());
+  json.Key("signs");
+  json.BeginArray();
+  for (const one_run::Sign& sign : job.one_run.signs) {
+    json.BeginObject();
+    json.StringMember("kind", one_run::SignKindName(sign.kind));
+    json.BoolMember("conclusive", sign.conclusive);
+    json.IntArrayMember("ranks", std::vector<int32_t>{sign.rank_a, sign.rank_b});
+    json.StringMember("detail", sign.detail);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
   json.Key("notes");
   json.BeginArray();
   for (const std::string& note : job.notes) json.String(note);

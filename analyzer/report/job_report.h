@@ -17,6 +17,11 @@ std::string JobText(const job::JobSummary& job);
 // declared ranks the trace holds and which are missing. Empty for a complete job.
 std::string IncompleteJobText(const job::Result& result);
 
+// Lines under the report's headline when the ranks' files disagree on what job they are
+// (job::JobSummary::one_run): "NOT ONE RUN: ..." for each proof, "may not be one run: ..." for
+// each weaker sign. Empty when they agree.
+std::string OneRunText(const one_run::Result& one_run);
+
 // The three lines a text report opens with, before any table, for the pipeline with the largest
 // bubble: its headline figures; its costliest warning (the top cause the findings give) and
 // what it costs per iteration; the next step to try for that kind. Empty without pipelines.

@@ -390,7 +390,8 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
   // Wrapped to the screen: the first screen answers how big the bubble is, where, why and what
   // to do in a few lines; the tables below it are the details.
   summary.insert(headline_end == std::string::npos ? summary.size() : headline_end + 1,
-                 WrapLines(IncompleteJobText(result) +
+                 WrapLines(IncompleteJobText(result) + OneRunText(result.job.one_run) +
+                               MissingDeviceActivityText(result.ranks) +
                                ProfilerCycleText(result.profiler_cycles) + DiagnosisText(result),
                            kTextReportWidth));
   std::string legend;

@@ -37,6 +37,11 @@ std::string SummaryText(const rank_summary::Result& result, const SummaryReportO
                         const std::vector<int32_t>& folded_ranks = {},
                         const std::string& folded_text = "", bool pipelines_follow = true);
 
+// Lines under the report's headline, one per rank that launched device work but recorded none
+// (ImportCounter::kLaunchWithoutDeviceActivity): its launches counted, and that the CPU thread
+// stands in for the device. Past four ranks, one line counts the rest. Empty for none.
+std::string MissingDeviceActivityText(const rank_summary::Result& result);
+
 // The JSON document: times in µs (exact to the ns), peaks null when unknown, and per rank only the
 // import counters that are non-zero. Fails only if the writer was misused (a bug).
 // Writes the summary's members (schema, tool, ranks, import_issues) into the object `json` has

@@ -13,6 +13,11 @@ namespace bubblescope::text {
 // a sequence that the end of `text` cuts off (0 is returned then too).
 size_t Utf8SequenceLength(std::string_view text, size_t i, bool* cut_short = nullptr);
 
+// The UTF-8 byte-order mark an editor may put first in a file; it says nothing of the text, so
+// every reader of bubblescope's own files (reports, gate configs) passes over it as the trace
+// readers do.
+inline constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
+
 // U+FFFD in UTF-8, which the writers put in place of each byte of an ill-formed sequence.
 inline constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
 

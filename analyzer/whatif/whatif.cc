@@ -195,7 +195,17 @@ Prediction Predict(const Model& model, const Candidate& candidate,
     const double per_chunk =
         activations[s] * scale / static_cast<double>(candidate.virtual_stages);
     const int64_t in_flight = truth.memory[s].peak_allocated_bytes;
-    const int64_t peak = SaturatingRound(floors[s] + per_chunk * static_cast<double>(in_flight));
+    const double predicted = floors[s] + per_chunk * static_cast<double>(in_flight);
+    if (predicted > static_cast<double>(kMaxMemoryBytes)) {
+      // Past the most a memory figure may hold (trace.h): written, it would be refused by every
+      // reader of a report. No device is that large (capacities are kept within the bound), so
+      // the candidate cannot fit; its figures are left unknown rather than clamped to a lie.
+      prediction.memory.clear();
+      prediction.memory_past_bound = true;
+      prediction.fits_memory = false;
+      return prediction;
+    }
+    const int64_t peak = SaturatingRound(predicted);
     prediction.memory.push_back(
         StageMemory{static_cast<int32_t>(s), model.stages[s].rank, peak});
     if (model.stages[s].memory_headroom_bytes < 0) {
@@ -308,6 +318,12 @@ absl::StatusOr<Result> Analyze(const Model& model, const std::vector<Candidate>&
   }
   for (const Candidate& candidate : chosen) {
     result.candidates.push_back(Predict(model, candidate, in_flight));
+    if (result.candidates.back().memory_past_bound) {
+      result.notes.push_back(absl::StrCat(
+          CandidateLabel(candidate),
+          ": a predicted peak past 2^53 bytes (8 PiB, the most a memory figure holds): no "
+          "memory figure, and it fits no device"));
+    }
   }
   return result;
 }

@@ -119,6 +119,8 @@ struct Prediction {
   // The candidate's largest rise over a stage's measured peak is within that stage's headroom;
   // nullopt when memory or device capacity is unknown.
   std::optional<bool> fits_memory;
+  // A stage's predicted peak passed kMaxMemoryBytes: memory is left empty and fits_memory false.
+  bool memory_past_bound = false;
   std::string problem;  // why the candidate could not be predicted; empty when it was
 };
 

@@ -43,6 +43,10 @@ void WriteHeader(const Rank& rank, Payload* out) {
   out->String(rank.host);
   out->String(rank.backend);
   out->String(rank.record_run_id);
+  // Since version 2.
+  out->String(rank.rank_source);
+  out->String(rank.time_base);
+  out->String(rank.time_evidence);
 }
 
 void WriteNames(const NamePool& names, Payload* out) {

@@ -42,6 +42,19 @@ enum class ImportCounter : uint8_t {
   // A ProfilerStep range in whose slot the rank recorded nothing (model/rank_finish.cc): dropped,
   // no iteration. Appended last, so digests written before it still read (digest_reader.cc).
   kEmptyProfilerStep,
+  // Steps and times that cannot all be one run's (model/rank_finish.cc), appended after it: a
+  // ProfilerStep number the rank already has; a step that begins before the one before it ends;
+  // events timed from near zero beside events timed from the epoch.
+  kDuplicateProfilerStep,
+  kOverlappingProfilerStep,
+  kMixedTimeBases,
+  // A file cut before its baseTimeNanoseconds (Kineto writes it last) whose times are relative
+  // to it: the rank's clock is unknown (readers/kineto_reader.cc).
+  kUnknownClockBase,
+  // A launch of device work (cudaLaunchKernel, ...) on a rank whose file records no device
+  // activity at all (profiled without ProfilerActivity.CUDA): its CPU thread stands in for the
+  // device, which is no measure of it (model/rank_finish.cc). One count per launch.
+  kLaunchWithoutDeviceActivity,
   kCount,
 };
 

@@ -48,6 +48,11 @@ std::optional<CommKind> CpuCommOpKind(std::string_view op_name);
 // Bytes per element of a torch dtype name as Kineto writes it ("Float", "BFloat16"), -1 unknown.
 int DtypeSize(std::string_view dtype);
 
+// Whether a runtime or driver call's name is a launch of device work: CUDA's and HIP's kernel
+// launches (cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel, hipLaunchKernel,
+// hipExtLaunchKernel, the cooperative ones) and graph launches (cudaGraphLaunch, hipGraphLaunch).
+bool IsDeviceLaunchName(std::string_view runtime_name);
+
 // N of a "ProfilerStep#N" name, nullopt for any other name.
 std::optional<int64_t> ProfilerStepNumber(std::string_view name);
 

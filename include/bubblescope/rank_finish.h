@@ -41,6 +41,12 @@ inline std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
   return sum;
 }
 
+// Times within a day of the clock's zero are relative (Kineto's before its base, a trace written
+// against its own start); times ten years or more from it are absolute (the epoch). A boot clock
+// lies between them for years of uptime.
+inline constexpr TimeNs kRelativeTimeWithinNs = TimeNs{86'400} * 1'000'000'000;
+inline constexpr TimeNs kAbsoluteTimeFromNs = TimeNs{10} * 365 * 86'400 * 1'000'000'000;
+
 // Why [start, end] cannot be a span of the model, as the counter a reader bumps for it: an end
 // before the start (kNegativeDuration), a time outside ±kMaxTimeNs (kTimeOutOfRange); nullopt
 // when it can.

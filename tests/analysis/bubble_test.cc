@@ -220,15 +220,16 @@ TEST(BubbleTest, AGuessedGroupRoleChangesNoFigure) {
 }
 
 // A gloo rank waits for a transfer inside its gloo:recv range, which outlasts the c10d::recv_
-// that posted it: compute [0,100) and [200,300); recv_ [100,110) whose gloo:recv runs
-// [105,180). The gap [100,200) is comm_wait [100,180) 80 and empty 20.
+// that posted it: compute [0,100) and [200,300); send [100,102), then recv_ [102,110) whose
+// gloo:recv runs [105,180). The gap [100,200) is comm_wait [100,180) 80 and empty 20 (the first
+// transfer is a send, so the fill ends at the first work, 0).
 TEST(BubbleTest, AGlooRangeIsCommunicationOnACpuRank) {
   Trace trace;
   Rank rank;
   rank.rank = 0;
   rank.timelines.push_back(Thread(
-      1, {Op(kCpu, 0, 100), InGroup(&rank, Op(kCpuComm, 100, 110), CommKind::kRecv, kNoIndex),
-          Op(kCpu, 200, 300)}));
+      1, {Op(kCpu, 0, 100), InGroup(&rank, Op(kCpuComm, 100, 102), CommKind::kSend, kNoIndex),
+          InGroup(&rank, Op(kCpuComm, 102, 110), CommKind::kRecv, kNoIndex), Op(kCpu, 200, 300)}));
   rank.annotations.push_back(CpuRange(&rank, "gloo:recv", 105, 180));
   rank.annotations.back().thread_or_stream = 1;  // the model thread's own range
   rank.steps.push_back(ProfilerStep{0, 0, 1000});
@@ -237,6 +238,29 @@ TEST(BubbleTest, AGlooRangeIsCommunicationOnACpuRank) {
   ASSERT_EQ(result.iterations.size(), 1u);
   ExpectSplit(result.iterations[0].ranks[0], {200, 100, 0, 0, 100, 80, 20});
   EXPECT_EQ(result.iterations[0].ranks[0].comm_spans, (std::vector<TimeRange>{{100, 180}}));
+}
+
+// A rank whose first transfer is a receive is filling until its first compute once that
+// receive has completed: its first forward needs the input. torch's pipelining on gloo splits
+// the batch (compute [0,5)) and posts the receive (recv_ [10,20), gloo:recv [15,100)) before
+// its first forward [100,200): window [0,200), work 105, idle 95, all of it fill ([5,100));
+// no stall, so no comm_wait although the receive runs through it.
+TEST(BubbleTest, ARankWhoseFirstTransferIsAReceiveFillsUntilItsFirstComputeAfterIt) {
+  Trace trace;
+  Rank rank;
+  rank.rank = 0;
+  rank.timelines.push_back(Thread(
+      1, {Op(kCpu, 0, 5), InGroup(&rank, Op(kCpuComm, 10, 20), CommKind::kRecv, kNoIndex),
+          Op(kCpu, 100, 200)}));
+  rank.annotations.push_back(CpuRange(&rank, "gloo:recv", 15, 100));
+  rank.annotations.back().thread_or_stream = 1;
+  rank.steps.push_back(ProfilerStep{0, 0, 1000});
+  trace.ranks.push_back(std::move(rank));
+  Result result = AnalyzeOk(trace);
+  ASSERT_EQ(result.iterations.size(), 1u);
+  ExpectSplit(result.iterations[0].ranks[0], {105, 95, 95, 0, 0, 0, 0});
+  EXPECT_EQ(result.iterations[0].ranks[0].idle_spans,
+            (std::vector<IdleSpan>{{IdleKind::kFill, 5, 100}}));
 }
 
 TEST(BubbleTest, RankWithoutComputeIsIdleForTheWholeWindowAsFill) {

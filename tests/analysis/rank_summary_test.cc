@@ -64,6 +64,24 @@ TEST(RankSummaryTest, GpuRankUnionsOverlapsAcrossStreams) {
   EXPECT_EQ(f.peak_reserved_bytes, -1);
 }
 
+// Idle inside the profiler steps, as a job without a pipeline leads with it: steps [50,220)
+// and [280,600) overlap the span [100,510) in [100,220) and [280,510) = 120 + 230 = 350; the
+// busy time inside them is [100,220) (120) and [300,450) ∪ [500,510) (160) = 280, so 70 idle.
+TEST(RankSummaryTest, IdleInsideTheStepsIsMeasuredWithinTheSpan) {
+  Rank rank = TwoStreamRank();
+  rank.steps = {ProfilerStep{.number = 1, .start = 50, .end = 220},
+                ProfilerStep{.number = 2, .start = 280, .end = 600}};
+  RankFigures f = AnalyzeOne(std::move(rank));
+  EXPECT_EQ(f.steps, 2);
+  EXPECT_EQ(f.step_time, 350);
+  EXPECT_EQ(f.step_idle, 70);
+  EXPECT_EQ(f.idle, 90);  // over the whole span, as before
+  // Without steps both are 0.
+  RankFigures none = AnalyzeOne(TwoStreamRank());
+  EXPECT_EQ(none.step_time, 0);
+  EXPECT_EQ(none.step_idle, 0);
+}
+
 TEST(RankSummaryTest, ZeroLengthKernelStillBoundsTheSpan) {
   Rank rank = TwoStreamRank();
   rank.timelines[1].intervals.push_back(Op(kCompute, 600, 600));

@@ -3,8 +3,10 @@
 # file alone with Python (no analyzer code), exact to the nanosecond (decimal timestamps):
 # compute = union of the outermost non-c10d cpu_ops started in the step; communication = each
 # outermost c10d:: op from its start to the end of the latest gloo:/nccl: range of the same
-# thread starting inside it; stall = first to last compute minus compute; comm_wait = stall under communication,
-# empty = the rest of the stall.   usage: torch_cpu_waits_reference.py SET_DIR
+# thread starting inside it; the fill ends at the first compute, or, where the step's first
+# c10d::send / c10d::recv_ is a receive, at the first compute that starts once that receive's
+# communication ended (docs/bubble.md); stall = fill end to last compute minus compute;
+# comm_wait = stall under communication, empty = the rest of the stall.   usage: torch_cpu_waits_reference.py SET_DIR
 import gzip, json, sys, os
 from decimal import Decimal
 def ns(x): return int(Decimal(x) * 1000)
@@ -62,8 +64,16 @@ for name in sorted(os.listdir(d)):
             if not n.startswith('c10d::'): continue
             end = max([e] + [ge for gs, ge in gloo if s <= gs <= e])
             comm.append([s, end])
+        transfers = [(s, e, n) for s, e, n in mine if n in ('c10d::send', 'c10d::recv_')]
+        fill_end = comp[0][0]
+        if transfers and transfers[0][2] == 'c10d::recv_':
+            received = max([transfers[0][1]] + [ge for gs, ge in gloo
+                                                 if transfers[0][0] <= gs <= transfers[0][1]])
+            after = [s for s, e, n in mine if not n.startswith('c10d::') and s >= received]
+            if after:
+                fill_end = max(fill_end, min(after))
         comm = union(comm)
-        stall = subtract([[comp[0][0], comp[-1][1]]], comp)
+        stall = subtract([[fill_end, comp[-1][1]]], comp)
         w = length(intersect(stall, comm))
         cw += w; em += length(stall) - w
     print(doc['distributedInfo']['rank'], cw, em)

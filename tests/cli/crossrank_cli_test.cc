@@ -253,5 +253,27 @@ TEST(CrossRankCliTest, HalfAJobIsReportedIncomplete) {
   EXPECT_THAT(whole.out, ::testing::Not(HasSubstr("INCOMPLETE")));
 }
 
+// Rank 9 in a job of world size 4 is not one of its ranks: the headline counts the 3 of the 4
+// held and names 9 as outside (it read "holds 4 of the 4 ranks ... missing 3"), and the JSON
+// lists it.
+TEST(CrossRankCliTest, ARankOutsideTheWorldSizeIsNamed) {
+  const std::string set = std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/sim_1f1b_p4_m8";
+  CommandResult text = RunCommand(
+      {BUBBLESCOPE_BINARY, "analyze", set, "--rank", set + "/rank3.pt.trace.json.gz=9"});
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_THAT(text.err, HasSubstr("warning: INCOMPLETE JOB: the trace holds 3 of the 4 ranks the "
+                                  "job declares (world size); missing 3; rank 9 is outside it "
+                                  "(ids 0 to 3: a file of another job, or a wrong rank id)."));
+  CommandResult json = RunCommand({BUBBLESCOPE_BINARY, "analyze", set, "--rank",
+                                   set + "/rank3.pt.trace.json.gz=9", "--format", "json"});
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(json.out).get(report), simdjson::SUCCESS);
+  std::vector<int64_t> outside;
+  for (int64_t rank : report["job"]["ranks_outside_world"].get_array()) outside.push_back(rank);
+  EXPECT_EQ(outside, (std::vector<int64_t>{9}));
+}
+
 }  // namespace
 }  // namespace bubblescope::testing

@@ -121,6 +121,24 @@ TEST_F(DiffCliTest, ATraceDirectoryReadsTheSameAsItsReport) {
   }
 }
 
+// A report gzip'd or saved with a UTF-8 byte-order mark is still a report: both were read as
+// traces ("no traceEvents array"). Each reads the same as the report itself.
+TEST_F(DiffCliTest, AGzippedOrMarkedReportIsAReport) {
+  const std::string gzipped = dir_->path() + "/base.json.gz";
+  const std::string marked = dir_->path() + "/marked.json";
+  const CommandResult zipped =
+      RunCommand({"/bin/sh", "-c", "gzip -c '" + *base_ + "' > '" + gzipped + "'"});
+  ASSERT_EQ(zipped.exit_status, 0) << zipped.err;
+  WriteFile(marked, "\xEF\xBB\xBF" + ReadFile(*base_));
+  for (const std::string& side : {gzipped, marked}) {
+    SCOPED_TRACE(side);
+    simdjson::dom::element pipeline = DiffJson(side, *base_);
+    for (auto [key, figure] : simdjson::dom::object(pipeline["figures"])) {
+      EXPECT_EQ(double(figure["delta"]), 0.0) << key;
+    }
+  }
+}
+
 // Another seed of a jittery job moves every figure by less than its iterations vary.
 TEST_F(DiffCliTest, AnotherSeedStaysWithinTheIterationSpread) {
   const std::vector<std::string> jittery = {"--jitter", "0.02", "--iterations", "4"};

@@ -110,12 +110,12 @@ TEST_F(GateCliTest, FewerMicrobatchesFailTheBubbleChecks) {
   EXPECT_THAT(markdown, StartsWith("## bubblescope gate: **regression**\n"));
   EXPECT_THAT(markdown, HasSubstr("- pipeline 0: m changed from 8 to 4\n"));
   EXPECT_THAT(markdown,
-              HasSubstr("| pipeline 0: max-bubble | 27.3% | 42.9% | +15.6 pts | <= 30.0% | **FAIL** |"));
+              HasSubstr("| pipeline 0: max-bubble | 27.3% | 42.9% | +15.6 pts | &lt;= 30.0% | **FAIL** |"));
   EXPECT_THAT(markdown, HasSubstr("| pipeline 0: max-bubble-increase | 27.3% | 42.9% | +15.6 pts | "
-                                  "<= +2.0 pts | **FAIL** |"));
+                                  "&lt;= +2.0 pts | **FAIL** |"));
   // Fewer microbatches shorten the iteration: 33 ms -> 21 ms passes the latency limit.
   EXPECT_THAT(markdown, HasSubstr("| pipeline 0: max-latency-increase | 33.000 ms | 21.000 ms | "
-                                  "-12.000 ms (-36.4%) | <= +5.0% | pass |"));
+                                  "-12.000 ms (-36.4%) | &lt;= +5.0% | pass |"));
 }
 
 TEST_F(GateCliTest, ASlowerStageFailsTheLatencyCheckOnly) {
@@ -131,7 +131,7 @@ TEST_F(GateCliTest, ASlowerStageFailsTheLatencyCheckOnly) {
   EXPECT_EQ(run.exit_status, 1) << run.err;
   EXPECT_THAT(JunitFailures(), ElementsAre("pipeline 0: max-latency-increase"));
   const std::string expected_row = absl::StrFormat(
-      "| pipeline 0: max-latency-increase | 33.000 ms | %.3f ms | +%.3f ms (+%.1f%%) | <= +5.0%% | "
+      "| pipeline 0: max-latency-increase | 33.000 ms | %.3f ms | +%.3f ms (+%.1f%%) | &lt;= +5.0%% | "
       "**FAIL** |",
       slow_p50_us / 1e3, (slow_p50_us - 33000.0) / 1e3, 100.0 * (slow_p50_us / 33000.0 - 1.0));
   EXPECT_THAT(ReadFile(markdown_), HasSubstr(expected_row));
@@ -183,9 +183,9 @@ TEST_F(GateCliTest, MoreStashFailsTheMemoryChecksOfTheStagesHoldingMore) {
                           "pipeline 0 stage 2 (rank 2): max-memory-increase"));
   const std::string markdown = ReadFile(markdown_);
   EXPECT_THAT(markdown, HasSubstr("| pipeline 0 stage 0 (rank 0): max-memory-increase | 1.25 GiB | "
-                                  "1.38 GiB | +128.00 MiB (+10.0%) | <= +5.0% | **FAIL** |"));
+                                  "1.38 GiB | +128.00 MiB (+10.0%) | &lt;= +5.0% | **FAIL** |"));
   EXPECT_THAT(markdown, HasSubstr("| pipeline 0 stage 3 (rank 3): max-memory-increase | 1.06 GiB | "
-                                  "1.09 GiB | +32.00 MiB (+2.9%) | <= +5.0% | pass |"));
+                                  "1.09 GiB | +32.00 MiB (+2.9%) | &lt;= +5.0% | pass |"));
   EXPECT_THAT(markdown, HasSubstr("3 of 4 checks failed"));
 }
 

@@ -3,7 +3,8 @@
 # DP x PP job gives the report one process gives, byte for byte (JSON to a file, text to stdout,
 # the HTML page, the Perfetto trace), with the same notes on stderr printed once; whatif on the
 # --mpi JSON report predicts what whatif on the traces does; several profiler cycles in one
-# folder are told apart as one process tells them; a bad file gives the same one-line
+# folder are told apart as one process tells them; Nsight exports keep each rank's rank and time
+# sources; a bad file gives the same one-line
 # error, once, and exit status 2. In a build without MPI, --mpi must be a one-line error (exit
 # 2) and the test is skipped (77).
 # Usage: mpi_analyze_test.sh BUBBLESCOPE HAVE_MPI MPIEXEC SCRATCH_DIR
@@ -101,6 +102,20 @@ done
 picked=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['profiler_cycle']; \
 print(c['number'], c['chosen_by'], len(c['cycles']))" "$scratch/cycles_mpi.json")
 [ "$picked" = "1 flag 3" ] || fail "--cycle 1 under --mpi: cycle, choice, cycles = $picked"
+
+# Nsight exports, one per rank: each rank's rank_source, time_base and time_evidence reach the
+# --mpi report through the ranks' headers, as the single process reports them.
+nsys="$scratch/nsys"
+"$bin" simulate -o "$nsys" --stages 4 --microbatches 8 --format nsys >/dev/null ||
+  fail "simulate --format nsys"
+"$bin" analyze "$nsys" --format json -o "$scratch/nsys_one.json" 2>/dev/null ||
+  fail "single-process analyze of the Nsight exports"
+grep -q '"time_base": "session_start"' "$scratch/nsys_one.json" ||
+  fail "the single-process report of the Nsight exports has no time_base"
+mpirun_quiet_leaks -np 2 "$bin" analyze --mpi "$nsys" --format json -o "$scratch/nsys_mpi.json" \
+  2>"$scratch/nsys_mpi.err" || fail "--mpi of the Nsight exports: $(cat "$scratch/nsys_mpi.err")"
+cmp -s "$scratch/nsys_one.json" "$scratch/nsys_mpi.json" ||
+  fail "--mpi of the Nsight exports: the JSON report differs"
 
 # A damaged file among the ranks: the one-line error of one process, printed once, exit 2.
 cp "$job"/rank7.pt.trace.json.gz "$scratch/rank7.saved"

@@ -174,6 +174,7 @@ TEST(WhatIfCliTest, UnreadableReportsAreOneLineErrors) {
   const std::string newer = temp.Write(
       "newer.json", R"({"schema": "bubblescope.analyze/1.4", "added": {"x": [1]}, "pipelines":)"
                     R"( [{"pipeline": 0, "ranks": [0, 1], "whatif_model": null,)"
+                    R"( "bubble_fraction": 0.5, "latency_us": {"p50": 9, "p90": 9, "max": 9},)"
                     R"( "whatif_model_problem": "the pipeline's shape is unknown"}]})");
   CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "whatif", newer});
   EXPECT_EQ(run.exit_status, 0) << run.err;

@@ -10,6 +10,8 @@
 #include <climits>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/output_file.h"
 #include "common/output_temp.h"
@@ -70,6 +72,44 @@ TEST(CheckOutputsTest, TwoOutputsNamingOneFileAreRefusedBeforeAnythingIsWritten)
                             {"--junit", ""}, {"--markdown", ""}})
                   .ok());
   EXPECT_TRUE(CheckOutputs({{"--markdown", "/dev/null"}, {"--junit", "/dev/null"}}).ok());
+}
+
+// Runs in `dir` for its lifetime, then back where it was: relative spellings are relative to it.
+class InDirectory {
+ public:
+  explicit InDirectory(const std::string& dir) : before_(fs::current_path()) {
+    fs::current_path(dir);
+  }
+  ~InDirectory() { fs::current_path(before_); }
+  InDirectory(const InDirectory&) = delete;
+  InDirectory& operator=(const InDirectory&) = delete;
+
+ private:
+  fs::path before_;
+};
+
+// Every spelling of one new file is that file: a relative name nothing of which exists yet was
+// compared as written ("r") while "./r" was resolved ("/cwd/r"), so `-o ./r --html r` wrote one
+// output over the other.
+TEST(CheckOutputsTest, EverySpellingOfOneNewFileIsOneFile) {
+  TempDir dir;
+  const std::string real = (fs::path(dir.path()) / "real").string();
+  fs::create_directory(real);
+  fs::create_directory(fs::path(dir.path()) / "sub");
+  fs::create_directory_symlink(real, fs::path(dir.path()) / "link");
+  const InDirectory here(dir.path());
+  const std::string cwd = fs::current_path().string();
+  for (const auto& [first, second] : std::vector<std::pair<std::string, std::string>>{
+           {"./r", "r"}, {"r", cwd + "/r"}, {"sub/../r", "r"}, {".//r", "r"}, {"r", "./sub/../r"},
+           {"link/x", "real/x"}, {"link/x", cwd + "/real/./x"}}) {
+    const absl::Status status = CheckOutputs({{"-o", first}, {"--html", second}});
+    EXPECT_EQ(status.message(), "--html names the same file as -o (" + second + " and " + first +
+                                    "): one would replace the other")
+        << first << " " << second;
+  }
+  EXPECT_TRUE(CheckOutputs({{"-o", "r"}, {"--html", "sub/r"}}).ok());
+  EXPECT_TRUE(CheckOutputs({{"-o", "link/x"}, {"--html", "x"}}).ok());
+  EXPECT_EQ(EntryCount(dir.path()), 3u);  // real, sub, link: nothing written
 }
 
 TEST(CheckOutputsTest, AnOutputThatCannotBeWrittenIsNamedByItsFlag) {

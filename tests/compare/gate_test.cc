@@ -65,6 +65,15 @@ TEST(SetThresholdTest, RejectsWhatItCannotRead) {
   EXPECT_THAT(SetError("max-bubbles", "1"), ::testing::StartsWith("unknown threshold 'max-bubbles'"));
 }
 
+// An editor's UTF-8 byte-order mark is no part of the first key (it read "unknown threshold
+// 'max-bubble'", the mark invisible in the message).
+TEST(ParseGateConfigTest, AByteOrderMarkIsPassedOver) {
+  absl::StatusOr<GateThresholds> parsed =
+      ParseGateConfig("\xEF\xBB\xBFmax-bubble = 0.3\n", "gate.conf");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_DOUBLE_EQ(*parsed->max_bubble, 0.3);
+}
+
 TEST(ParseGateConfigTest, KeyValueLinesWithComments) {
   absl::StatusOr<GateThresholds> parsed = ParseGateConfig(
       "# gate\n\nmax-bubble = 30%  # absolute\r\n  max-memory-increase=5%\nlatency = max\n",

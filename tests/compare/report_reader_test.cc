@@ -12,6 +12,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Two pipelines; findings go to the pipeline holding their first rank; nulls stay unknown;
 // members this reader does not know (a newer minor's) are passed over, nested ones too; the
@@ -123,6 +124,40 @@ TEST(ReadAnalyzeReportTest, AQuotedStringKeepsTheErrorOnOneLine) {
                     R"({"schedule": "1f1b\r\u001b[2J"}}]})"),
             "r.json: byte 80: \"whatif_model.schedule\" is \"1f1b \\x1b[2J\", not a schedule "
             "this bubblescope simulates");
+}
+
+// Each message says what is wrong and where (Hardening III, item 8): NaN is no JSON number
+// (it read "is a number, expected a number"); a figure out of range is quoted as written (it
+// read "is 1, outside 0 to 1"); a report cut short says so (not "byte 0: not a JSON object");
+// a raw control character is named at its own byte (simdjson's position is past it); a UTF-8
+// byte-order mark is passed over, the offsets still the file's.
+TEST(ReadAnalyzeReportTest, MessagesSayWhatIsWrongWhere) {
+  constexpr char kHead[] =
+      R"({"schema": "bubblescope.analyze/1", "pipelines": [{"bubble_fraction": )";
+  const size_t value_at = std::string(kHead).size();
+  EXPECT_EQ(ErrorOf(std::string(kHead) + "NaN}]}"),
+            "r.json: byte " + std::to_string(value_at) +
+                ": \"bubble_fraction\" is NaN, not a JSON value, expected a number");
+  EXPECT_EQ(ErrorOf(std::string(kHead) + "1.00000001}]}"),
+            "r.json: byte " + std::to_string(value_at) +
+                ": \"bubble_fraction\" is 1.00000001, outside 0 to 1");
+  const std::string cut = R"({"schema": "bubblescope.analyze/1", "pipelines": [{"ranks": [0, 1)";
+  EXPECT_THAT(ErrorOf(cut), Not(HasSubstr("not a JSON object")));
+  EXPECT_EQ(ErrorOf(cut), "r.json: byte " + std::to_string(cut.size()) +
+                            ": the document ends early (cut short?)");
+  const std::string control = "{\"schema\": \"bubblescope.analyze/1\", \"x\": \"a\x01b\", "
+                              "\"pipelines\": []}";
+  EXPECT_EQ(ErrorOf(control),
+            "r.json: byte 43: raw control character inside a string (JSON writes it escaped, as "
+            "\\u00XX)");
+  EXPECT_EQ(ErrorOf("\xEF\xBB\xBF" + std::string(kHead) + "2}]}"),
+            "r.json: byte " + std::to_string(value_at + 3) +
+                ": \"bubble_fraction\" is 2, outside 0 to 1");
+  absl::StatusOr<RunFigures> marked =
+      ReadAnalyzeReport("r.json", "\xEF\xBB\xBF" + std::string(kReport));
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  ASSERT_EQ(marked->pipelines.size(), 2u);
+  EXPECT_DOUBLE_EQ(marked->pipelines[0].bubble_fraction, 0.4);
 }
 
 // A report cut anywhere is an error naming the file, never a crash (run under the sanitizers).

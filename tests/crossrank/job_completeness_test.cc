@@ -53,6 +53,18 @@ TEST(JobCompletenessTest, DisagreeingWorldSizesTakeTheLargest) {
   EXPECT_THAT(result.missing_ranks, ElementsAre(2, 3));
 }
 
+// Rank 9 in files declaring a world of 4 is not one of its ranks: 3 of the 4 are held, 3 is
+// missing, 9 is outside (it was counted as one of the 4).
+TEST(JobCompletenessTest, RanksOutsideTheDeclaredWorldAreNotCountedInIt) {
+  Trace trace;
+  for (int32_t id : {0, 1, 2, 9}) trace.ranks.push_back(RankOf(id, 4));
+  const JobResult result = AnalyzeJob(trace);
+  EXPECT_EQ(result.world_size, 4);
+  EXPECT_EQ(result.ranks_in_world, 3);
+  EXPECT_THAT(result.missing_ranks, ElementsAre(3));
+  EXPECT_THAT(result.ranks_outside_world, ElementsAre(9));
+}
+
 // A world size as large as an int32 with one file: the list is capped, the work bounded.
 TEST(JobCompletenessTest, AHugeDeclaredWorldIsBounded) {
   Trace trace;

@@ -9,22 +9,12 @@
 
 #include "gtest/gtest.h"
 #include "job/job.h"
-#include "loader/trace_loader.h"
+#include "findings/torch_cpu_run.h"
 
 namespace bubblescope::root_causes {
 namespace {
 
-job::Pipeline Analyse(const std::string& run) {
-  LoadOptions load;
-  load.jobs = 2;
-  absl::StatusOr<Trace> trace =
-      LoadTrace({std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/" + run}, load);
-  EXPECT_TRUE(trace.ok()) << trace.status();
-  absl::StatusOr<job::Result> result = job::Analyze(*trace, job::Options{});
-  EXPECT_TRUE(result.ok()) << result.status();
-  EXPECT_FALSE(result->pipelines.empty());
-  return result->pipelines.at(0);
-}
+job::Pipeline Analyse(const std::string& run) { return testing::TorchCpuRunPipeline(run); }
 
 const findings::Finding* RecomputeFinding(const job::Pipeline& pipeline) {
   for (const findings::Finding& finding : pipeline.findings.findings) {

@@ -134,13 +134,19 @@ TEST(RootCausesTest, ScheduleDepthSavingIsTheBestShallowerConfiguration) {
   ExpectSaving(depth, Iteration(healthy), Iteration(zero_bubble));
 }
 
+// The base job on an ideal link whose host takes 1.5 ms to launch each kernel.
+sim::Config SlowHost() {
+  sim::Config config = Base();
+  config.link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
+  config.activation_bytes = 0;
+  config.launch_gap_ns = 1'500'000;
+  return config;
+}
+
 TEST(RootCausesTest, SlowLaunchesAreHostBoundWithTheModelsIterationAsTheFix) {
   // Launching a kernel takes 1.5 ms of CPU time, three times a 0.5 ms kernel (an op is two
   // kernels): the device waits on the host. The fix is the job without launch gaps.
-  sim::Config slow_host = Base();
-  slow_host.link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
-  slow_host.activation_bytes = 0;
-  slow_host.launch_gap_ns = 1'500'000;
+  const sim::Config slow_host = SlowHost();
   sim::Config fast_host = slow_host;
   fast_host.launch_gap_ns = 0;
   const job::Pipeline pipeline = Analyse(slow_host);
@@ -211,10 +217,7 @@ TEST(RootCausesTest, ModelHostGapsAndTheRestAddUpToTheMeasuredIteration) {
   // without them, both with no optimizer), within its cost; the unexplained cause takes the
   // optimizer step and what the estimate misses; the model, the host gaps and the rest add up
   // to the measured iteration exactly, and the two savings to the simulated job without both.
-  sim::Config slow_host = Base();
-  slow_host.link = sim::Link{.gbps = std::numeric_limits<double>::infinity(), .latency_ns = 0};
-  slow_host.activation_bytes = 0;
-  slow_host.launch_gap_ns = 1'500'000;
+  const sim::Config slow_host = SlowHost();
   sim::Config fast_host = slow_host;
   fast_host.launch_gap_ns = 0;
   sim::Config with_optimizer = slow_host;

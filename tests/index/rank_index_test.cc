@@ -260,9 +260,10 @@ TEST(RankIndexTest, P2pKernelsWithoutArgsTakeTheirDirectionFromTheLaunchingOp) {
     kinds.push_back(op.comm);
     EXPECT_EQ(op.peer, -1);  // nothing here records a peer
   }
-  // Inside c10d::send; inside nccl:recv; inside an all-reduce op (not p2p: left as is); inside
-  // nothing; inside a c10d::recv_ of another thread (not its launcher: left as is).
-  EXPECT_THAT(kinds, ElementsAre(CommKind::kSend, CommKind::kRecv, CommKind::kSendRecv,
+  // Inside c10d::send; inside nccl:recv; inside an all-reduce op (the all-reduce NCCL ran as a
+  // SendRecv kernel); inside nothing; inside a c10d::recv_ of another thread (not its launcher:
+  // left as is).
+  EXPECT_THAT(kinds, ElementsAre(CommKind::kSend, CommKind::kRecv, CommKind::kAllReduce,
                                  CommKind::kSendRecv, CommKind::kSendRecv));
 }
 
@@ -358,6 +359,32 @@ TEST(RankIndexTest, SendRecvKernelsInsideAnAllToAllAreTheAllToAll) {
   ASSERT_EQ(index.ops.size(), 2u);
   EXPECT_EQ(index.ops[0].comm, CommKind::kAllToAll);  // inside nccl:all_to_all
   EXPECT_EQ(index.ops[1].comm, CommKind::kAllToAll);  // after it, still inside alltoall_base_
+  EXPECT_FALSE(index.HasP2p());
+}
+
+// NCCL 2.1x runs collectives as generic ncclKernel_SendRecv_* kernels, launched under the
+// nccl:* range of the collective (the layout of a 2022 trace of torch 1.12 with NCCL 2.10):
+// each kernel is the collective of its launch scope, not a p2p transfer.
+TEST(RankIndexTest, SendRecvKernelsOfCollectivesAreNamedByTheirLaunchScope) {
+  const simdjson::padded_string json(std::string(R"json([
+    {"ph":"X","cat":"user_annotation","name":"nccl:all_reduce","pid":1,"tid":1,"ts":10,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":2,"args":{"correlation":1}},
+    {"ph":"X","cat":"user_annotation","name":"nccl:_reduce_scatter_base","pid":1,"tid":1,"ts":30,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":31,"dur":2,"args":{"correlation":2}},
+    {"ph":"X","cat":"user_annotation","name":"nccl:_all_gather_base","pid":1,"tid":1,"ts":50,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":51,"dur":2,"args":{"correlation":3}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)","pid":0,"tid":20,"ts":15,"dur":5,"args":{"device":0,"stream":20,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)","pid":0,"tid":20,"ts":35,"dur":5,"args":{"device":0,"stream":20,"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)","pid":0,"tid":20,"ts":55,"dur":5,"args":{"device":0,"stream":20,"correlation":3}}
+  ])json"));
+  KinetoReader reader;
+  Rank rank;
+  ASSERT_TRUE(reader.Read("nccl210.json", json, &rank).ok());
+  const RankIndex index = BuildRank(rank);
+  std::vector<CommKind> kinds;
+  for (const DeviceOp& op : index.ops) kinds.push_back(op.comm);
+  EXPECT_THAT(kinds, ElementsAre(CommKind::kAllReduce, CommKind::kReduceScatter,
+                                 CommKind::kAllGather));
   EXPECT_FALSE(index.HasP2p());
 }
 

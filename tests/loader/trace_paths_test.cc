@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/scoped_env.h"
 #include "support/test_files.h"
 
 namespace bubblescope {
@@ -20,6 +21,7 @@ std::vector<std::string> Paths(const absl::StatusOr<std::vector<TraceFile>>& fil
   for (const TraceFile& file : *files) paths.push_back(file.path);
   return paths;
 }
+using ::bubblescope::testing::ScopedEnv;
 using ::bubblescope::testing::TempDir;
 
 TEST(TracePathsTest, TraceFileNames) {
@@ -40,22 +42,25 @@ TEST(TracePathsTest, TraceFileNames) {
   EXPECT_FALSE(IsNsightReportName("rank0.sqlite"));
 }
 
-// Only nsys reads its reports: one given, or a directory of them, is one line naming the export
-// that bubblescope reads and the command that writes it beside the report.
-TEST(TracePathsTest, AnNsightReportAsksForItsSqliteExport) {
+// Only nsys reads its reports: without it on PATH, one given, or a directory of them, is one line
+// naming the export that bubblescope reads and the command that writes it beside the report.
+TEST(TracePathsTest, AnNsightReportWithoutNsysAsksForItsSqliteExport) {
   std::vector<SkippedFile> skipped;
   TempDir dir;
+  const ScopedEnv path("PATH", dir.path() + "/no-nsys-here");
   const std::string report = dir.Write("prof_rank3.nsys-rep", "x");
   absl::Status status = ExpandTracePaths({report}, &skipped).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(),
-            report + ": an Nsight Systems report; bubblescope reads its SQLite export: nsys "
-                     "export --type sqlite --include-blobs=true --output " + dir.path() + "/prof_rank3.sqlite " + report);
+            report + ": an Nsight Systems report, and no nsys on PATH to export it; bubblescope "
+                     "reads its SQLite export: nsys export --type sqlite --include-blobs=true "
+                     "--output " + dir.path() + "/prof_rank3.sqlite " + report);
   dir.Write("prof_rank2.nsys-rep", "x");
   status = ExpandTracePaths({dir.path()}, &skipped).status();
   EXPECT_EQ(status.message(),
-            dir.path() + "/prof_rank2.nsys-rep: an Nsight Systems report; bubblescope reads its "
-                         "SQLite export: nsys export --type sqlite --include-blobs=true --output " + dir.path() +
+            dir.path() + "/prof_rank2.nsys-rep: an Nsight Systems report, and no nsys on PATH "
+                         "to export it; bubblescope reads its SQLite export: nsys export --type "
+                         "sqlite --include-blobs=true --output " + dir.path() +
                 "/prof_rank2.sqlite " + dir.path() + "/prof_rank2.nsys-rep");
   // Beside their exports, reports are passed over.
   dir.Write("prof_rank2.sqlite", "x");

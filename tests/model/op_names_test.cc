@@ -1,5 +1,7 @@
 #include "bubblescope/op_names.h"
 
+#include <string_view>
+
 #include "gtest/gtest.h"
 
 namespace bubblescope::op_names {
@@ -116,6 +118,20 @@ TEST(OpNamesTest, ProfilerStepNumbers) {
   EXPECT_FALSE(ProfilerStepNumber("profilerstep#1").has_value());
   EXPECT_EQ(ProfilerStepNumber("ProfilerStep#9223372036854775807"), INT64_MAX);
   EXPECT_FALSE(ProfilerStepNumber("ProfilerStep#9223372036854775808").has_value());
+}
+
+TEST(OpNamesTest, DeviceLaunchNames) {
+  for (const std::string_view launch :
+       {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+        "cudaLaunchCooperativeKernel", "hipLaunchKernel", "hipExtLaunchKernel", "cudaGraphLaunch",
+        "hipGraphLaunch"}) {
+    EXPECT_TRUE(IsDeviceLaunchName(launch)) << launch;
+  }
+  for (const std::string_view other :
+       {"cudaMemcpyAsync", "cudaStreamSynchronize", "cudaLaunchHostFunc", "aten::mm",
+        "LaunchKernel", ""}) {
+    EXPECT_FALSE(IsDeviceLaunchName(other)) << other;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "bubblescope/rank_finish.h"
 
 #include <cstdint>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -155,6 +156,111 @@ TEST(RankFinishTest, AFileCutShortKeepsItsSteps) {
   FinishRank(FinishOptions(), &rank);
   EXPECT_EQ(rank.steps.size(), 2u);
   EXPECT_EQ(rank.stats.count(ImportCounter::kEmptyProfilerStep), 0u);
+}
+
+// A step number the rank already has, and a step that begins before the one before it ends,
+// are kept and counted as warnings, which the report's headline names: duplicated numbers read
+// silently gave a bubble of 69.6%. Steps 1, 2 and 2 again (10 to 20 overlapping 15 to 30) and
+// a third 2 (40 to 50): two duplicates, one overlap.
+TEST(RankFinishTest, DuplicateAndOverlappingStepsAreCountedAsWarnings) {
+  Rank rank;
+  rank.timelines.push_back(Timeline{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 1,
+                                    .id = 1,
+                                    .intervals = {Span(1, 2), Span(11, 12), Span(16, 17),
+                                                  Span(41, 42)}});
+  rank.steps = {ProfilerStep{.number = 1, .start = 0, .end = 10},
+                ProfilerStep{.number = 2, .start = 10, .end = 20},
+                ProfilerStep{.number = 2, .start = 15, .end = 30},
+                ProfilerStep{.number = 2, .start = 40, .end = 50}};
+  FinishRank(FinishOptions(), &rank);
+  EXPECT_EQ(rank.steps.size(), 4u);
+  EXPECT_EQ(rank.stats.count(ImportCounter::kDuplicateProfilerStep), 2u);
+  EXPECT_EQ(rank.stats.count(ImportCounter::kOverlappingProfilerStep), 1u);
+  EXPECT_EQ(CounterSpec(ImportCounter::kDuplicateProfilerStep).severity, Severity::kWarning);
+  EXPECT_EQ(CounterSpec(ImportCounter::kOverlappingProfilerStep).severity, Severity::kWarning);
+  EXPECT_TRUE(rank.stats.HasAtLeast(Severity::kWarning));
+
+  // Distinct numbers back to back (one ends where the next begins) are no problem.
+  Rank clean;
+  clean.timelines = rank.timelines;
+  clean.steps = {ProfilerStep{.number = 1, .start = 0, .end = 10},
+                 ProfilerStep{.number = 2, .start = 10, .end = 20}};
+  FinishRank(FinishOptions(), &clean);
+  EXPECT_FALSE(clean.stats.HasAtLeast(Severity::kWarning));
+}
+
+// Events within a day of zero beside events timed from the epoch cannot be on one clock: the
+// fewer of the two kinds are counted, read before the base moves them. A boot clock (days of
+// uptime) or the epoch alone, with or without a base, is one clock.
+TEST(RankFinishTest, RelativeAndAbsoluteTimesInOneRankAreCounted) {
+  constexpr TimeNs kEpoch = TimeNs{1'700'000'000} * 1'000'000'000;
+  constexpr TimeNs kDay = TimeNs{86'400} * 1'000'000'000;
+  auto rank_with = [](std::vector<Interval> intervals, std::vector<Annotation> annotations) {
+    Rank rank;
+    rank.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream, .device = 0, .pid = 0,
+                                      .id = 7, .intervals = std::move(intervals)});
+    rank.annotations = std::move(annotations);
+    return rank;
+  };
+  Rank mixed = rank_with({Span(100, 200), Span(300, 400), Span(kEpoch, kEpoch + 50)},
+                         {Annotation{.start = kEpoch + 10, .end = kEpoch + 20}});
+  FinishRank(FinishOptions{.base_ns = 5000, .base_offset = 1}, &mixed);
+  EXPECT_EQ(mixed.stats.count(ImportCounter::kMixedTimeBases), 2u);
+  EXPECT_EQ(CounterSpec(ImportCounter::kMixedTimeBases).severity, Severity::kWarning);
+  for (const std::vector<Interval>& one_clock :
+       {std::vector<Interval>{Span(100, 200), Span(kDay - 1, kDay)},
+        std::vector<Interval>{Span(kEpoch, kEpoch + 5), Span(kEpoch + 9, kEpoch + 10)},
+        std::vector<Interval>{Span(3 * kDay, 3 * kDay + 5), Span(900 * kDay, 900 * kDay + 1)}}) {
+    Rank rank = rank_with(one_clock, {});
+    FinishRank(FinishOptions{.base_ns = 5000, .base_offset = 1}, &rank);
+    EXPECT_EQ(rank.stats.count(ImportCounter::kMixedTimeBases), 0u) << one_clock.front().start;
+  }
+}
+
+// A rank that launches kernels and records none of them (Kineto profiled without
+// ProfilerActivity.CUDA: cudaLaunchKernel calls, a cuda_profiler_range, no kernel) counts each
+// launch as a warning; other runtime calls are not launches. With one kernel recorded, or in a
+// file cut short (whose cut may have taken the kernels), nothing is counted.
+TEST(RankFinishTest, LaunchesOnARankWithoutDeviceActivityAreCounted) {
+  const auto runtime_thread = [](Rank& rank) {
+    Timeline thread{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 1, .id = 1,
+                    .intervals = {}};
+    for (const std::string_view name : {"cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel",
+                                        "cudaGraphLaunch", "cudaMemcpyAsync",
+                                        "cudaStreamSynchronize"}) {
+      Interval call = Span(static_cast<TimeNs>(thread.intervals.size()) * 10,
+                           static_cast<TimeNs>(thread.intervals.size()) * 10 + 5);
+      call.kind = IntervalKind::kRuntime;
+      call.name = rank.names.Intern(name);
+      thread.intervals.push_back(call);
+    }
+    Interval op = Span(0, 60);
+    op.kind = IntervalKind::kCpuOp;
+    op.name = rank.names.Intern("cudaLaunchKernel");  // an op of that name is no runtime call
+    thread.intervals.push_back(op);
+    return thread;
+  };
+  Rank blind;
+  blind.timelines.push_back(runtime_thread(blind));
+  FinishRank(FinishOptions(), &blind);
+  EXPECT_EQ(blind.stats.count(ImportCounter::kLaunchWithoutDeviceActivity), 4u);
+  EXPECT_EQ(CounterSpec(ImportCounter::kLaunchWithoutDeviceActivity).severity,
+            Severity::kWarning);
+  EXPECT_EQ(CounterSpec(ImportCounter::kLaunchWithoutDeviceActivity).name,
+            "launch_without_device_activity");
+
+  Rank seen;
+  seen.timelines.push_back(runtime_thread(seen));
+  seen.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream, .device = 0, .pid = 0,
+                                    .id = 7, .intervals = {Span(2, 4, 1)}});
+  FinishRank(FinishOptions(), &seen);
+  EXPECT_EQ(seen.stats.count(ImportCounter::kLaunchWithoutDeviceActivity), 0u);
+
+  Rank cut;
+  cut.timelines.push_back(runtime_thread(cut));
+  cut.stats.Bump(ImportCounter::kTruncated, 100);
+  FinishRank(FinishOptions(), &cut);
+  EXPECT_EQ(cut.stats.count(ImportCounter::kLaunchWithoutDeviceActivity), 0u);
 }
 
 }  // namespace

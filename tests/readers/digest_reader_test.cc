@@ -17,15 +17,17 @@
 namespace bubblescope {
 namespace {
 
-// A digest file around a hand-made payload, its header claiming `claimed_size` bytes.
-std::string DigestOf(const std::string& payload, uint64_t claimed_size) {
+// A digest file of format `version` around a hand-made payload, its header claiming
+// `claimed_size` bytes.
+std::string DigestOf(const std::string& payload, uint64_t claimed_size,
+                     uint64_t version = digest::kFormatVersion) {
   uLongf size = compressBound(static_cast<uLong>(payload.size()));
   std::string compressed(size, '\0');
   compress2(reinterpret_cast<Bytef*>(compressed.data()), &size,
             reinterpret_cast<const Bytef*>(payload.data()), payload.size(), 6);
   compressed.resize(size);
   std::string file(digest::kMagic);
-  digest::PutVarint(digest::kFormatVersion, &file);
+  digest::PutVarint(version, &file);
   digest::PutVarint(claimed_size, &file);
   return file + compressed;
 }
@@ -35,7 +37,8 @@ std::string DigestOf(const std::string& payload) { return DigestOf(payload, payl
 std::string PayloadBeforeTimelines() {
   std::string p;
   for (int i = 0; i < 3; ++i) digest::PutVarint(0, &p);  // rank, world size, pid (zigzag 0)
-  for (int i = 0; i < 3; ++i) digest::PutVarint(0, &p);  // host, backend, run id: empty
+  // host, backend, run id, rank source, time base, time evidence: empty
+  for (int i = 0; i < 6; ++i) digest::PutVarint(0, &p);
   digest::PutVarint(1, &p);                              // one name
   digest::PutVarint(1, &p);
   p += "k";
@@ -108,7 +111,7 @@ TEST(DigestReaderTest, HostileCountsAllocateNothing) {
   // 2^60 intervals in a few bytes: refused before any allocation.
   ExpectError(DigestOf(PayloadBeforeTimelines() + OneTimeline("", uint64_t{1} << 60)),
               "is more than the data holds");
-  std::string names = Columns({0, 0, 0, 0, 0, 0, uint64_t{1} << 62});
+  std::string names = Columns({0, 0, 0, 0, 0, 0, 0, 0, 0, uint64_t{1} << 62});
   ExpectError(DigestOf(names), "more than the data holds");
   std::string long_string = Columns({0, 0, 0, uint64_t{1} << 40});
   ExpectError(DigestOf(long_string), "more than the data holds");
@@ -144,17 +147,79 @@ TEST(DigestReaderTest, BadValuesAreRefused) {
   // The rank id past 32 bits.
   ExpectError(DigestOf(Columns({digest::ZigZag(int64_t{1} << 40)})), "does not fit 32 bits");
   // A name given twice would shift every later id.
-  ExpectError(DigestOf(Columns({0, 0, 0, 0, 0, 0, 2, 1, 'a', 1, 'a'})), "a name repeated");
+  ExpectError(DigestOf(Columns({0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 'a', 1, 'a'})),
+              "a name repeated");
   // Bytes after the last section.
   ExpectError(DigestOf(before + Columns({0}) + after + "x"), "data after the last section");
+}
+
+// A digest written before version 2 (no rank source, time base or time evidence in its header)
+// still reads: the header's other fields where they were, those three empty.
+TEST(DigestReaderTest, AVersionOneDigestStillReads) {
+  std::string payload;
+  digest::PutVarint(digest::ZigZag(3), &payload);   // rank 3
+  digest::PutVarint(digest::ZigZag(8), &payload);   // of 8
+  digest::PutVarint(digest::ZigZag(77), &payload);  // pid 77
+  for (std::string text : {"node-a", "nccl", "run-1"}) {
+    digest::PutVarint(text.size(), &payload);
+    payload += text;
+  }
+  payload += PayloadBeforeTimelines().substr(9) + Columns({0}) + PayloadAfterTimelines();
+  absl::StatusOr<Rank> rank = digest::Decode(DigestOf(payload, payload.size(), 1), "old.bsdigest");
+  ASSERT_TRUE(rank.ok()) << rank.status();
+  EXPECT_EQ(rank->rank, 3);
+  EXPECT_EQ(rank->world_size, 8);
+  EXPECT_EQ(rank->pid, 77);
+  EXPECT_EQ(rank->host, "node-a");
+  EXPECT_EQ(rank->backend, "nccl");
+  EXPECT_EQ(rank->record_run_id, "run-1");
+  EXPECT_EQ(rank->name(1), "k");
+  EXPECT_EQ(rank->rank_source, "");
+  EXPECT_EQ(rank->time_base, "");
+  EXPECT_EQ(rank->time_evidence, "");
+  // The same payload as version 2 lacks three strings: it ends early.
+  ExpectError(DigestOf(payload, payload.size(), 2), "");
+}
+
+// A rank of -5 (or a world size of 0) is no id: it was passed on, and the loader, taking any
+// negative rank for unknown, put the rank the file's name gives in its place in silence. It is
+// left unknown and counted as a bad id at the rank's stream, as Kineto's reader counts one; -1,
+// the unknown the writer writes, is no damage.
+TEST(DigestReaderTest, AnIdOutsideItsRangeIsCountedAsABadId) {
+  struct Case {
+    int32_t rank;
+    int32_t world_size;
+    uint64_t bad_ids;
+  };
+  for (const Case& ids : {Case{-5, 4, 1}, Case{2, 0, 1}, Case{2, -3, 1}, Case{-1, -1, 0},
+                          Case{3, 4, 0}}) {
+    Rank written;
+    written.rank = ids.rank;
+    written.world_size = ids.world_size;
+    const std::string bytes = digest::Encode(written);
+    absl::StatusOr<Rank> rank = digest::Decode(bytes, "rank3.bsdigest");
+    ASSERT_TRUE(rank.ok()) << rank.status();
+    EXPECT_EQ(rank->rank, ids.rank >= -1 ? ids.rank : -1) << ids.rank;
+    EXPECT_EQ(rank->world_size, ids.world_size == -1 || ids.world_size >= 1 ? ids.world_size : -1)
+        << ids.world_size;
+    EXPECT_EQ(rank->stats.count(ImportCounter::kBadId), ids.bad_ids) << ids.rank;
+    if (ids.bad_ids > 0) {
+      // The rank's compressed stream starts after the magic, the version and the payload size.
+      EXPECT_GT(rank->stats.first_offset(ImportCounter::kBadId),
+                static_cast<int64_t>(digest::kMagic.size()));
+    }
+  }
 }
 
 TEST(DigestReaderTest, HeaderAndStreamErrors) {
   const std::string good = digest::Encode(Rank{});
   ExpectError("{\"traceEvents\": []}", "not a bubblescope digest");
   std::string future = good;
-  future[digest::kMagic.size()] = 2;
-  ExpectError(future, "digest format version 2; this bubblescope reads 1");
+  future[digest::kMagic.size()] = 3;
+  ExpectError(future, "digest format version 3; this bubblescope reads 1 to 2");
+  std::string before_any = good;
+  before_any[digest::kMagic.size()] = 0;
+  ExpectError(before_any, "digest format version 0; this bubblescope reads 1 to 2");
   ExpectError(good + "tail", "bytes after the digest's data");
   const std::string payload = PayloadBeforeTimelines() + Columns({0}) + PayloadAfterTimelines();
   ExpectError(DigestOf(payload, payload.size() + 1), "the payload holds");

@@ -100,6 +100,17 @@ TEST(KinetoErrorsTest, InvalidUtf8) {
             "t.json: byte 36: invalid UTF-8");
 }
 
+// A raw control character in a string is named at its own byte: simdjson's position was the
+// end of the file (byte 46 here).
+TEST(KinetoErrorsTest, RawControlCharacterIsNamedWhereItIs) {
+  //                                   0         1         2         3
+  //                                   0123456789012345678901234567890123456
+  EXPECT_EQ(ErrorOf("{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"a\x01"
+                    "b\"}]}"),
+            "t.json: byte 36: raw control character inside a string (JSON writes it escaped, as "
+            "\\u00XX)");
+}
+
 TEST(KinetoErrorsTest, SyntaxErrorBeforeAnyEvent) {
   // The colon after "ph" is missing; the parser stops at the value it did not expect.
   //                  0         1         2
@@ -182,6 +193,61 @@ TEST(KinetoErrorsTest, ByteOrderMarkIsSkipped) {
   // Offsets stay file offsets: the BOM counts.
   const ReadResult bad = ReadJson("\xEF\xBB\xBF[42]");
   EXPECT_EQ(bad.status.message(), "t.json: byte 3: no usable trace events among 1");
+}
+
+// Whatever follows a complete document is trailing content, the one documented rule: every
+// event of the document read and `trailing_content` counted where the rest begins. A `]`, `,`
+// or `"x"` was "byte 0: document ends inside an object or array"; `garbage`, `42`, `{` or NUL
+// bytes read as a file cut short and lost the last event.
+TEST(KinetoErrorsTest, AnyTextAfterACompleteDocumentIsTrailingContent) {
+  for (const std::string& document :
+       {std::string(R"({"traceEvents": [)") + kOp1 + "," + kOp2 + "]}",
+        std::string("[") + kOp1 + "," + kOp2 + "]"}) {
+    for (const std::string& rest : {std::string("]"), std::string(","), std::string("\"x\""),
+                                   std::string("garbage"), std::string("42"), std::string("{"),
+                                   std::string("}"), std::string(4, '\0'),
+                                   std::string(R"({"traceEvents": []})")}) {
+      const std::string json = document + "\n " + rest + "\n";
+      const ReadResult result = ReadJson(json);
+      ASSERT_TRUE(result.status.ok()) << result.status << " after " << rest;
+      EXPECT_EQ(IntervalCount(result.rank), 2u) << rest;
+      EXPECT_EQ(result.rank.stats.count(ImportCounter::kTrailingContent), 1u) << rest;
+      EXPECT_EQ(result.rank.stats.first_offset(ImportCounter::kTrailingContent),
+                static_cast<int64_t>(document.size() + 2))
+          << rest;
+      EXPECT_EQ(result.rank.stats.count(ImportCounter::kTruncated), 0u) << rest;
+    }
+  }
+  // A document cut short is no complete document: still a cut, not trailing content.
+  const ReadResult cut = ReadJson(std::string(R"({"traceEvents": [)") + kOp1 + "," + kOp2);
+  ASSERT_TRUE(cut.status.ok()) << cut.status;
+  EXPECT_EQ(cut.rank.stats.count(ImportCounter::kTrailingContent), 0u);
+  EXPECT_EQ(cut.rank.stats.count(ImportCounter::kTruncated), 1u);
+}
+
+// Kineto writes baseTimeNanoseconds after the events: a file cut before it holds times relative
+// to a base it lost, so its clock is unknown (an error the loader acts on). A file with its
+// base, a cut bare array (no base in that form) and a cut file of epoch times (older Kineto)
+// lost none.
+TEST(KinetoErrorsTest, AFileCutBeforeItsBaseTimeHasAnUnknownClock) {
+  const std::string events = std::string(R"({"traceEvents": [)") + kOp1 + "," + kOp2;
+  const ReadResult lost = ReadJson(events + R"(], "traceName": "x", "baseTim)");
+  ASSERT_TRUE(lost.status.ok()) << lost.status;
+  EXPECT_EQ(lost.rank.stats.count(ImportCounter::kUnknownClockBase), 1u);
+  EXPECT_EQ(CounterSpec(ImportCounter::kUnknownClockBase).severity, Severity::kError);
+  const ReadResult cut_mid_event = ReadJson(events + R"(, {"ph": "X", "na)");
+  EXPECT_EQ(cut_mid_event.rank.stats.count(ImportCounter::kUnknownClockBase), 1u);
+
+  const ReadResult whole = ReadJson(events + R"(], "baseTimeNanoseconds": 1700000000000000000})");
+  EXPECT_EQ(whole.rank.stats.count(ImportCounter::kUnknownClockBase), 0u);
+  const ReadResult array = ReadJson(std::string("[") + kOp1 + "," + kOp2 + ", {");
+  EXPECT_EQ(array.rank.stats.count(ImportCounter::kTruncated), 1u);
+  EXPECT_EQ(array.rank.stats.count(ImportCounter::kUnknownClockBase), 0u);
+  const ReadResult epoch = ReadJson(
+      R"({"traceEvents": [{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,)"
+      R"("ts":1700000000000000,"dur":1}, {"ph")");
+  EXPECT_EQ(epoch.rank.stats.count(ImportCounter::kTruncated), 1u);
+  EXPECT_EQ(epoch.rank.stats.count(ImportCounter::kUnknownClockBase), 0u);
 }
 
 }  // namespace

@@ -302,7 +302,8 @@ TEST(KinetoReaderTest, AnnotationsStepsAndCpuCommOps) {
     {"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":5,"tid":6,"ts":16,"dur":2,
      "args":{"Collective name":"allreduce","In msg nelems":4,"Out msg nelems":4,"dtype":"Long"}},
     {"ph":"X","cat":"cpu_op","name":"c10d::_resolve_process_group","pid":5,"tid":6,"ts":18,"dur":1},
-    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":5,"tid":6,"ts":19,"dur":1}]})");
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":5,"tid":6,"ts":19,"dur":1},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":5,"tid":6,"ts":150,"dur":1}]})");
   ASSERT_TRUE(result.status.ok()) << result.status;
   const Rank& rank = result.rank;
   ASSERT_EQ(rank.steps.size(), 2u);
@@ -328,7 +329,7 @@ TEST(KinetoReaderTest, AnnotationsStepsAndCpuCommOps) {
   EXPECT_EQ(rank.name(rank.annotations[3].name), "ProfilerStep#6");
 
   EXPECT_EQ(IntervalCount(rank, IntervalKind::kCpuCommOp), 3u);
-  EXPECT_EQ(IntervalCount(rank, IntervalKind::kCpuOp), 2u);
+  EXPECT_EQ(IntervalCount(rank, IntervalKind::kCpuOp), 3u);
   ASSERT_EQ(rank.comms.size(), 3u);
   EXPECT_EQ(rank.comms[0].kind, CommKind::kSend);
   EXPECT_EQ(rank.comms[1].kind, CommKind::kRecv);
@@ -367,6 +368,75 @@ TEST(KinetoReaderTest, MemorySamples) {
   EXPECT_TRUE(rank.memory[2].host);
   EXPECT_EQ(rank.stats.count(ImportCounter::kBadMemorySample), 1u);
   EXPECT_EQ(rank.stats.count(ImportCounter::kIgnoredCategory), 0u);
+}
+
+
+// 2021 Kineto (the layout of torch 1.9's profiler, as HTA's and tb_plugin's samples hold it):
+// one [memory] event per allocation or free, its size in "Bytes", no totals. Each device's
+// events are summed in time order (written out of order here) into a running total, counted
+// from its lowest point (a free of memory allocated before the trace began); none is damage.
+TEST(KinetoReaderTest, MemoryEventsOfTheOlderFormatAreSummedPerDevice) {
+  const ReadResult result = ReadJson(R"({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"aten::empty","pid":1,"tid":1,"ts":1,"dur":1},
+    {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":10,
+     "args":{"Device Type":1,"Device Id":0,"Bytes":1000}},
+    {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":30,
+     "args":{"Device Type":1,"Device Id":0,"Bytes":-1500}},
+    {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":20,
+     "args":{"Device Type":1,"Device Id":0,"Bytes":4000}},
+    {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":15,
+     "args":{"Device Type":1,"Device Id":1,"Bytes":64}},
+    {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":40,
+     "args":{"Device Type":1,"Device Id":0,"Bytes":-4000}},
+    {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":50,
+     "args":{"Device Type":1,"Device Id":0,"Bytes":-600}}]})");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  const Rank& rank = result.rank;
+  EXPECT_EQ(rank.stats.count(ImportCounter::kBadMemorySample), 0u);
+  struct Seen {
+    TimeNs time;
+    int32_t device;
+    int64_t allocated;
+  };
+  std::vector<Seen> seen;
+  for (const MemorySample& sample : rank.memory) {
+    seen.push_back({sample.time, sample.device, sample.allocated_bytes});
+    EXPECT_EQ(sample.reserved_bytes, sample.allocated_bytes);
+    EXPECT_FALSE(sample.host);
+  }
+  // Device 0 in time order: +1000, +4000, -1500, -4000, -600 gives 1000, 5000, 3500, -500,
+  // -1100; from its lowest point (-1100): 2100, 6100, 4600, 600, 0. Device 1: 64, lowest 0.
+  const std::vector<Seen> expected = {{10000, 0, 2100}, {15000, 1, 64}, {20000, 0, 6100},
+                                      {30000, 0, 4600}, {40000, 0, 600}, {50000, 0, 0}};
+  ASSERT_EQ(seen.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(seen[i].time, expected[i].time);
+    EXPECT_EQ(seen[i].device, expected[i].device);
+    EXPECT_EQ(seen[i].allocated, expected[i].allocated);
+  }
+}
+
+// An MTIA trace's device work (category mtia_ccp_events, placed by pid and tid as Kineto writes
+// it) is device activity: a GPU-stream timeline of compute, not ignored events that left a
+// "cpu" rank.
+TEST(KinetoReaderTest, MtiaDeviceEventsAreDeviceWork) {
+  const ReadResult result = ReadJson(R"({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":5},
+    {"ph":"X","cat":"mtia_ccp_events","name":"mtia_kernel_mm","pid":2,"tid":3,"ts":10,"dur":4},
+    {"ph":"X","cat":"mtia_ccp_events","name":"mtia_kernel_add","pid":2,"tid":3,"ts":20,"dur":2}]})");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_TRUE(result.rank.HasGpuActivity());
+  std::vector<TimeNs> starts;
+  for (const Timeline& timeline : result.rank.timelines) {
+    if (timeline.kind != TimelineKind::kGpuStream) continue;
+    for (const Interval& interval : timeline.intervals) {
+      EXPECT_EQ(interval.kind, IntervalKind::kComputeKernel);
+      starts.push_back(interval.start);
+    }
+  }
+  EXPECT_THAT(starts, ElementsAre(10000, 20000));
+  EXPECT_EQ(result.rank.stats.count(ImportCounter::kIgnoredCategory), 0u);
 }
 
 TEST(KinetoReaderTest, FlowsFillMissingCorrelationIds) {

@@ -209,9 +209,9 @@ TEST(NsysRealExportsTest, OnlyAMissingKernelTableRefusesTheFile) {
       << refused.status();
 }
 
-// Changes committed to a write-ahead log and not checkpointed into the file are not read
-// (the file is opened as it is): said, as a cut file, so that --strict refuses.
-TEST(NsysRealExportsTest, AnUncheckpointedWriteAheadLogIsSaid) {
+// A -wal beside a real export that is no SQLite log is not read: said, as a cut file, so that
+// --strict refuses (a real log is read: nsys_export_edges_test.cc).
+TEST(NsysRealExportsTest, AWriteAheadLogThatIsNoLogIsSaid) {
   const std::string original = testing::SharedTracePath("nsys/nsysai_mock/mock.sqlite");
   BUBBLESCOPE_NEED_SHARED(original);
   testing::TempDir dir;

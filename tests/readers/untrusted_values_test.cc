@@ -45,6 +45,21 @@ TEST(UntrustedValuesTest, ARankOrWorldSizeThatIsNotAWholeNumberInRangeIsABadId) 
   EXPECT_EQ(fine.rank.stats.count(ImportCounter::kBadId), 0u);
 }
 
+// A rank or world size of null records none (it was counted as bad_number, a bad timestamp);
+// a value that is no number at all is a field of the wrong type.
+TEST(UntrustedValuesTest, ANullRankIsUnknownAndAWordIsTheWrongType) {
+  const ReadResult null_rank = ReadJson(WithDistributedInfo(R"({"rank": null, "world_size": null})"));
+  ASSERT_TRUE(null_rank.status.ok()) << null_rank.status;
+  EXPECT_EQ(null_rank.rank.rank, -1);
+  EXPECT_EQ(null_rank.rank.world_size, -1);
+  EXPECT_FALSE(null_rank.rank.stats.HasAtLeast(Severity::kWarning));
+  const ReadResult word = ReadJson(WithDistributedInfo(R"({"rank": true})"));
+  ASSERT_TRUE(word.status.ok()) << word.status;
+  EXPECT_EQ(word.rank.stats.count(ImportCounter::kBadNumber), 0u);
+  EXPECT_EQ(word.rank.stats.count(ImportCounter::kWrongFieldType), 1u);
+  EXPECT_EQ(word.rank.stats.first_offset(ImportCounter::kWrongFieldType), 29);
+}
+
 // Broken JSON inside a member the reader has no use for is found and counted like any other
 // syntax error after the events (On-Demand would skip it unchecked).
 TEST(UntrustedValuesTest, ASyntaxErrorInAnUnreadMemberAfterTheEventsIsCounted) {
@@ -78,6 +93,24 @@ TEST(UntrustedValuesTest, Utf16TextIsNamed) {
     const ReadResult result = ReadJson(text);
     EXPECT_EQ(result.status.message(),
               "t.json: byte 0: UTF-16 text, not UTF-8 JSON (convert it: iconv -f UTF-16 -t UTF-8)");
+  }
+}
+
+// UTF-32 (with or without its byte-order mark) is named as such, not called UTF-16.
+TEST(UntrustedValuesTest, Utf32TextIsNamed) {
+  const std::string ascii = std::string(R"({"traceEvents": [)") + kKernel + "]}";
+  std::string little;
+  std::string big;
+  for (char c : ascii) {
+    little += {c, '\0', '\0', '\0'};
+    big += {'\0', '\0', '\0', c};
+  }
+  const std::string little_mark("\xFF\xFE\0\0", 4);
+  const std::string big_mark("\0\0\xFE\xFF", 4);
+  for (const std::string& text : {little, big, little_mark + little, big_mark + big}) {
+    const ReadResult result = ReadJson(text);
+    EXPECT_EQ(result.status.message(),
+              "t.json: byte 0: UTF-32 text, not UTF-8 JSON (convert it: iconv -f UTF-32 -t UTF-8)");
   }
 }
 

@@ -81,10 +81,10 @@ TEST(GateReportTest, MarkdownIsOneTableWithFailuresInBold) {
             "- pipeline 0: m changed from 8 to 4\n\n"
             "| check | baseline | current | delta | limit | result |\n"
             "|---|---:|---:|---:|---|---|\n"
-            "| pipeline 0: max-bubble-increase | 25.0% | 30.0% | +5.0 pts | <= +2.0 pts | **FAIL** |\n"
+            "| pipeline 0: max-bubble-increase | 25.0% | 30.0% | +5.0 pts | &lt;= +2.0 pts | **FAIL** |\n"
             "| pipeline 0 stage 1 (rank 5): max-memory-increase | 1.00 GiB | 1.05 GiB | "
-            "+50.00 MiB (+4.9%) | <= +5.0% | pass |\n"
-            "| pipeline 0 stage 2 (rank 6): max-memory-increase | - | - | - | <= +5.0% | "
+            "+50.00 MiB (+4.9%) | &lt;= +5.0% | pass |\n"
+            "| pipeline 0 stage 2 (rank 6): max-memory-increase | - | - | - | &lt;= +5.0% | "
             "skipped (the current run has no memory samples) |\n");
 }
 
@@ -172,9 +172,9 @@ TEST(GateReportTest, TheChangesBehindAFailedCheckFollowIt) {
   EXPECT_THAT(GateMarkdown(result),
               HasSubstr("\n### What changed behind the failed checks\n\n"
                         "- **pipeline 0: max-bubble-increase**\n"
-                        "  - m 8 -> 4\n"
-                        "  - stage 2 backward 2.000 ms -> 3.000 ms (+1.000 ms (+50.0%))\n"
-                        "  - link 1->2 transfer (median) 0.500 ms -> 0.750 ms (+0.250 ms "
+                        "  - m 8 -&gt; 4\n"
+                        "  - stage 2 backward 2.000 ms -&gt; 3.000 ms (+1.000 ms (+50.0%))\n"
+                        "  - link 1-&gt;2 transfer (median) 0.500 ms -&gt; 0.750 ms (+0.250 ms "
                         "(+50.0%))\n"));
   EXPECT_THAT(GateJunit(result),
               HasSubstr("limit &lt;= +2.0 pts&#10;what changed: m 8 -&gt; 4; stage 2 backward "
@@ -182,6 +182,32 @@ TEST(GateReportTest, TheChangesBehindAFailedCheckFollowIt) {
                         "(median) 0.500 ms -&gt; 0.750 ms (+0.250 ms (+50.0%))</failure>"));
   EXPECT_THAT(GateText(result), HasSubstr("  pipeline 0: max-bubble-increase: what changed: m "
                                           "8 -> 4; stage 2 backward"));
+}
+
+// A report's strings (its schedule, a reason, a file name) reach the PR comment a CI posts, which
+// GitHub renders as Markdown with raw HTML: they are escaped as the JUnit output escapes them,
+// with Markdown's own syntax characters too, and a file name stays one code span.
+TEST(GateReportTest, MarkdownEscapesTheReportsStrings) {
+  compare::GateResult result = TwoChecks();
+  result.baseline_source = "a`<b>`.json";
+  result.notes = {"pipeline 0: schedule changed from 1f1b to <img src=x onerror=alert(1)>"};
+  result.checks[2].note = "no complete iteration (</td><script>x()</script> *bold* [l](u) a|b)";
+  compare::ChangeBehind shape;
+  shape.kind = compare::ChangeBehind::Kind::kShape;
+  shape.figure = "schedule";
+  shape.a = "1f1b";
+  shape.b = "<b>zb</b>";
+  result.checks[0].behind = {shape};
+  const std::string markdown = GateMarkdown(result);
+  EXPECT_THAT(markdown, HasSubstr("Baseline ``a`<b>`.json``, current `traces/`."));
+  EXPECT_THAT(markdown, HasSubstr("- pipeline 0: schedule changed from 1f1b to &lt;img src=x "
+                                  "onerror=alert(1)&gt;\n"));
+  EXPECT_THAT(markdown, HasSubstr("| skipped (no complete iteration (&lt;/td&gt;&lt;script&gt;x()"
+                                  "&lt;/script&gt; \\*bold\\* \\[l\\](u) a\\|b)) |\n"));
+  EXPECT_THAT(markdown, HasSubstr("  - schedule 1f1b -&gt; &lt;b&gt;zb&lt;/b&gt;\n"));
+  EXPECT_THAT(markdown, ::testing::Not(HasSubstr("<img")));
+  EXPECT_THAT(markdown, ::testing::Not(HasSubstr("<script")));
+  EXPECT_THAT(markdown, ::testing::Not(HasSubstr("<b>zb")));
 }
 
 TEST(GateReportTest, EveryCheckSkippedIsNothingChecked) {

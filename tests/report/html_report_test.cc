@@ -25,6 +25,7 @@
 #include "report/html_whatif.h"
 #include "report/units.h"
 #include "simulator/simulator.h"
+#include "support/timeline_fixtures.h"
 
 namespace bubblescope {
 namespace {
@@ -448,6 +449,30 @@ TEST(HtmlReportTest, ManyPipelinesOpenFoldedWithTheWorstOpen) {
   EXPECT_THAT(result->pipelines[static_cast<size_t>(worst)].bubble.ranks,
               ::testing::UnorderedElementsAre(8, 9));
   EXPECT_THAT(page, HasSubstr(absl::StrCat("<details id=p", worst, " open>")));
+}
+
+// A job without a pipeline shows its ranks' figures, not only "No pipeline found": one rank
+// with kernels [0,100) and [900,1000) us and one profiler step [0,200) us: 50.0% idle inside
+// the step (100 of 200 us), 80.0% over the 1 ms span (800 of 1,000 us).
+TEST(HtmlReportTest, AJobWithoutAPipelineShowsItsRanks) {
+  Trace trace;
+  Rank rank;
+  rank.rank = 0;
+  rank.source_path = "loop.json";
+  rank.timelines.push_back(testing::Stream(
+      7, {testing::Op(IntervalKind::kComputeKernel, 0, 100'000),
+          testing::Op(IntervalKind::kComputeKernel, 900'000, 1'000'000)}));
+  rank.steps = {ProfilerStep{.number = 1, .start = 0, .end = 200'000}};
+  trace.ranks.push_back(std::move(rank));
+  absl::StatusOr<job::Result> result = job::Analyze(trace, job::Options{});
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->pipelines.empty());
+  const std::string page = AnalyzeHtml(*result, SummaryReportOptions{});
+  EXPECT_THAT(page, HasSubstr("No pipeline found"));
+  EXPECT_THAT(page, HasSubstr("<h2>Ranks</h2>"));
+  EXPECT_THAT(page, HasSubstr("<th>idle in steps"));
+  EXPECT_THAT(page, HasSubstr("<td>50.0%"));
+  EXPECT_THAT(page, HasSubstr("<td>80.0%"));
 }
 
 TEST(HtmlReportTest, UserControlledTextIsEscaped) {

@@ -189,6 +189,34 @@ TEST(SummaryTextTest, OneRowPerRankInMillisecondsWithIdlePercent) {
               ::testing::Not(HasSubstr("dev_idle: no kernel running")));
 }
 
+// Without a pipeline, ranks with profiler steps lead with the idle inside them: 40 steps of
+// 595.812 ms with 197.5 ms idle is 33.1%, beside 93.8% over the 7.3 s span (the collector's
+// training-loop sample). With pipelines following, the table is as before.
+TEST(SummaryTextTest, WithoutAPipelineIdleInsideTheStepsLeads) {
+  Result result;
+  RankFigures f;
+  f.rank = 0;
+  f.source_path = "/data/loop.json";
+  f.span = 7314566000;
+  f.compute = 444752000;
+  f.idle = 6863913000;
+  f.steps = 40;
+  f.step_time = 595812000;
+  f.step_idle = 197214000;
+  result.ranks.push_back(f);
+  const std::string text = SummaryText(result, Options(), {}, "", /*pipelines_follow=*/false);
+  EXPECT_THAT(Tokens(LineStartingWith(text, "rank")),
+              ElementsAre("rank", "device", "steps", "step_ms", "step_idle%", "span_ms",
+                          "compute_ms", "comm_ms", "dev_idle_ms", "dev_idle%", "peak_alloc",
+                          "peak_reserved", "source"));
+  EXPECT_THAT(Tokens(LineStartingWith(text, "0")),
+              ElementsAre("0", "gpu", "40", "595.812", "33.1", "7314.566", "444.752", "0.000",
+                          "6863.913", "93.8", "-", "-", "loop.json"));
+  EXPECT_THAT(text, HasSubstr("step_idle%: device idle inside the profiler steps"));
+  const std::string with_pipelines = SummaryText(result, Options());
+  EXPECT_THAT(with_pipelines, ::testing::Not(HasSubstr("step_idle%")));
+}
+
 TEST(SummaryTextTest, ColumnsAreAligned) {
   std::string text = SummaryText(TwoRanks(), Options());
   std::string header = LineStartingWith(text, "rank");

@@ -88,4 +88,21 @@ std::string Gunzip(std::string_view compressed) {
   return out;
 }
 
+std::string WithClockBaseFirst(const std::string& document) {
+  const std::string key = "\"baseTimeNanoseconds\":";
+  const size_t at = document.rfind(key);
+  const size_t open = document.find('{');
+  if (at == std::string::npos || open == std::string::npos || at < open) return document;
+  size_t end = at + key.size();
+  while (end < document.size() && document[end] != ',' && document[end] != '}') ++end;
+  std::string member = document.substr(at, end - at);
+  std::string moved = document;
+  // The member and the comma before it (it was the last member) leave its place.
+  size_t from = at;
+  while (from > 0 && moved[from - 1] != ',') --from;
+  moved.erase(from - 1, end - (from - 1));
+  moved.insert(open + 1, member + ",");
+  return moved;
+}
+
 }  // namespace bubblescope::testing

@@ -32,4 +32,10 @@ std::string Gzip(std::string_view text, int level = 6);
 // The text inside gzip data (all members); a failure is a test failure.
 std::string Gunzip(std::string_view compressed);
 
+// A Kineto document with its `"baseTimeNanoseconds": N` member (which Kineto writes last) moved
+// to the front, as a writer that put it first would: cutting the text then loses events, never
+// the clock base (a cut that loses the base leaves the rank's clock unknown). The text as it is
+// when it holds no such member.
+std::string WithClockBaseFirst(const std::string& document);
+
 }  // namespace bubblescope::testing

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "job/job.h"
 #include "simulator/simulator.h"
@@ -327,17 +328,33 @@ TEST(WhatIfTest, MemoryFiguresOutOfRangeAreRefusedAndPredictionsNeverWrap) {
   EXPECT_NE(std::string(valid.message()).find("memory figure outside 0 to 2^53 bytes"),
             std::string::npos)
       << valid;
-  // At the bound itself, four times the microbatches predict far more than 2^53 bytes of
-  // activations without wrapping.
+  // At the bound itself, GPipe with four times the microbatches holds 8 in flight where 1F1B
+  // on one stage held 1: 2^56 bytes, past the bound. Written, such a figure (2^55 or a peak
+  // saturated at 2^63 - 1) would be refused by the report's own readers, so the candidate has
+  // no memory figure, fits no device, and a note says why; a candidate within the bound keeps
+  // its figure.
   model.stages[0].memory_peak_bytes = kMaxMemoryBytes;
   ASSERT_TRUE(ValidateModel(model).ok());
   Candidate more = AsMeasured(model);
   more.microbatches = 8;
   more.schedule = Schedule::kGpipe;
-  absl::StatusOr<Result> result = Analyze(model, {more});
+  Candidate fewer = AsMeasured(model);
+  fewer.microbatches = 1;
+  absl::StatusOr<Result> result = Analyze(model, {more, fewer});
   ASSERT_TRUE(result.ok()) << result.status();
-  ASSERT_EQ(result->candidates.at(0).memory.size(), 1u);
-  EXPECT_GT(result->candidates.at(0).memory[0].peak_allocated_bytes, kMaxMemoryBytes);
+  const Prediction& past = result->candidates.at(0);
+  EXPECT_TRUE(past.problem.empty()) << past.problem;
+  EXPECT_TRUE(past.memory.empty());
+  EXPECT_TRUE(past.memory_past_bound);
+  EXPECT_EQ(past.fits_memory, std::optional<bool>(false));
+  EXPECT_THAT(result->notes, ::testing::Contains(
+                                 "gpipe m=8 v=1: a predicted peak past 2^53 bytes (8 PiB, the "
+                                 "most a memory figure holds): no memory figure, and it fits no "
+                                 "device"));
+  ASSERT_EQ(result->candidates.at(1).memory.size(), 1u);
+  EXPECT_EQ(result->candidates.at(1).memory[0].peak_allocated_bytes, kMaxMemoryBytes);
+  ASSERT_EQ(result->baseline.memory.size(), 1u);
+  EXPECT_EQ(result->baseline.memory[0].peak_allocated_bytes, kMaxMemoryBytes);
 }
 
 // Two stages are each other's only neighbour: an inference job measures 0 -> 1 only, and the

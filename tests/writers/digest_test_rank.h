@@ -27,6 +27,9 @@ inline void ExpectSameRank(const Rank& a, const Rank& b) {
   EXPECT_EQ(a.pid, b.pid);
   EXPECT_EQ(a.backend, b.backend);
   EXPECT_EQ(a.record_run_id, b.record_run_id);
+  EXPECT_EQ(a.rank_source, b.rank_source);
+  EXPECT_EQ(a.time_base, b.time_base);
+  EXPECT_EQ(a.time_evidence, b.time_evidence);
   ASSERT_EQ(a.names.size(), b.names.size());
   for (NameId id = 0; id < a.names.size(); ++id) EXPECT_EQ(a.name(id), b.name(id)) << id;
   ASSERT_EQ(a.devices.size(), b.devices.size());

@@ -21,6 +21,10 @@ Rank FullRank() {
   Rank rank = testing::MakeWriterTestRank();
   rank.host = "node-07.cluster";
   rank.record_run_id = "run-5f3a";
+  // What an Nsight export's rank rests on (version 2).
+  rank.rank_source = "environment:RANK";
+  rank.time_base = "session_start";
+  rank.time_evidence = "CUDA activity at 0.264 s to 0.883 s lies inside the capture's 1.198 s";
   rank.process_groups.push_back(ProcessGroup{"1", {0, 1, 2, 3}, "TENSOR_MODEL_PARALLEL_GROUP"});
   rank.comms[1].seq = 41;
   rank.memory.push_back({testing::kBase + 9000, 4096, 8192, -1, true});
@@ -60,7 +64,7 @@ TEST(DigestWriterTest, StartsWithMagicAndVersion) {
   EXPECT_TRUE(digest::LooksLikeDigest(bytes));
   ASSERT_GT(bytes.size(), digest::kMagic.size());
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x89" "BSDG\r\n\x1a", 8));
-  EXPECT_EQ(bytes[8], 1);  // format version 1, one varint byte
+  EXPECT_EQ(bytes[8], 2);  // format version 2, one varint byte
   EXPECT_FALSE(digest::LooksLikeDigest("{\"traceEvents\": []}"));
   EXPECT_FALSE(digest::LooksLikeDigest(std::string_view("\x89" "BSD", 4)));  // too short
 }
@@ -75,7 +79,9 @@ TEST(DigestWriterTest, EmptyRankRoundTrips) {
 TEST(DigestWriterTest, ExtremeValuesRoundTrip) {
   Rank rank;
   rank.rank = std::numeric_limits<int32_t>::max();
-  rank.world_size = std::numeric_limits<int32_t>::min();
+  // The largest ids the model holds; a world size below -1 is no id and is counted on reading
+  // (digest_reader_test).
+  rank.world_size = std::numeric_limits<int32_t>::max();
   rank.pid = std::numeric_limits<int64_t>::min();
   Timeline thread{TimelineKind::kCpuThread, -1, -7, std::numeric_limits<int64_t>::max(), {}};
   // The whole time range, and correlation ids whose differences wrap around int64.
