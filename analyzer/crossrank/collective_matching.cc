@@ -40,12 +40,6 @@ std::string GroupKey(const ProcessGroup& group) {
   return group.description.empty() ? std::string() : absl::StrCat("desc:", group.description);
 }
 
-struct Kernel {
-  TimeNs end = 0;
-  TimeNs duration = 0;
-  int64_t seq = -1;
-};
-
 bool AllNumbered(const std::vector<Kernel>& kernels) {
   return std::all_of(kernels.begin(), kernels.end(),
                      [](const Kernel& kernel) { return kernel.seq >= 0; });
@@ -64,10 +58,9 @@ std::map<int64_t, const Kernel*> BySeq(const std::vector<Kernel>& kernels) {
 
 }  // namespace
 
-std::vector<MatchedEnds> Analyze(const Trace& trace, const index::TraceIndex& index,
-                                 const Options& options) {
-  // Per group: per rank (of the pipeline), its collective kernels in start order.
-  std::map<std::string, std::map<int32_t, std::vector<Kernel>>> groups;
+Kernels Collect(const Trace& trace, const index::TraceIndex& index, const Options& options) {
+  Kernels kernels;
+  auto& groups = kernels.groups;
   for (int32_t rank_id : options.ranks) {
     const int32_t position = index.PositionOf(rank_id);
     if (position < 0) continue;
@@ -86,9 +79,20 @@ std::vector<MatchedEnds> Analyze(const Trace& trace, const index::TraceIndex& in
       groups[key][rank_id].push_back(Kernel{op.end, op.end - op.start, info->seq});
     }
   }
+  return kernels;
+}
+
+void Join(Kernels& into, Kernels other) {
+  for (auto& [key, members] : other.groups) {
+    std::map<int32_t, std::vector<Kernel>>& joined = into.groups[key];
+    for (auto& [rank, rank_kernels] : members) joined.emplace(rank, std::move(rank_kernels));
+  }
+}
+
+std::vector<MatchedEnds> Match(const Kernels& kernels) {
   // Each member against the group's lowest rank: enough to connect them, linear in the group.
   std::vector<MatchedEnds> matches;
-  for (const auto& [key, members] : groups) {
+  for (const auto& [key, members] : kernels.groups) {
     const auto first = members.begin();
     const bool first_numbered = AllNumbered(first->second);
     const std::map<int64_t, const Kernel*> first_by_seq =
@@ -114,6 +118,11 @@ std::vector<MatchedEnds> Analyze(const Trace& trace, const index::TraceIndex& in
     }
   }
   return matches;
+}
+
+std::vector<MatchedEnds> Analyze(const Trace& trace, const index::TraceIndex& index,
+                                 const Options& options) {
+  return Match(Collect(trace, index, options));
 }
 
 }  // namespace bubblescope::collective_matching

@@ -20,6 +20,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "bubblescope/trace.h"
@@ -44,6 +46,30 @@ struct Options {
   std::vector<int32_t> ranks;  // the ranks considered (a pipeline's, or the job's); only pairs of them are matched
 };
 
+// One collective kernel of a group on one member, on the member's clock.
+struct Kernel {
+  TimeNs end = 0;
+  TimeNs duration = 0;
+  int64_t seq = -1;  // the group's sequence number (Kineto's "Seq"); -1 when not recorded
+};
+
+// Per group (a key naming it the same way on every member): per member rank, its collective
+// kernels in start order. What matching reads of the ranks, so that ranks read apart (a job
+// analysed part by part, job/job_parts.h) can be matched together: each rank's kernels are
+// collected where its events are, and the collections joined (Join) before matching.
+struct Kernels {
+  std::map<std::string, std::map<int32_t, std::vector<Kernel>>> groups;
+};
+
+Kernels Collect(const Trace& trace, const index::TraceIndex& index, const Options& options);
+
+// Adds `other`'s ranks to `into` (a rank in both keeps `into`'s kernels).
+void Join(Kernels& into, Kernels other);
+
+// Each member of each group against the group's lowest rank.
+std::vector<MatchedEnds> Match(const Kernels& kernels);
+
+// Match(Collect(...)).
 std::vector<MatchedEnds> Analyze(const Trace& trace, const index::TraceIndex& index,
                                  const Options& options);
 

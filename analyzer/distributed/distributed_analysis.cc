@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -52,41 +53,69 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
     whole->profiler_cycles = headers.profiler_cycles;  // the loader's choice, which Analyze reports
     return job::Analyze(*whole, options);
   }
-  // The parts are analysed `workers` at a time, each on one thread: the fetches (collective MPI
-  // calls) stay on this thread, one after the other, and only the analyses run side by side, so
-  // process 0 holds at most `workers` parts' ranks at once.
+  // The parts are read `workers` at a time, each on one thread: the fetches (collective MPI
+  // calls) stay on this thread, one after the other, and only the reading runs side by side, so
+  // process 0 holds at most `workers` parts' ranks at once. Twice: first for the clock evidence
+  // of every part, from which the job's one clock model is fitted, then for the analysis on it.
   const size_t workers = WorkerCount(options.jobs, plan.parts.size());
   job::Options part_options = options;
   part_options.progress = nullptr;  // told per part, not per part's rank or pipeline
   part_options.jobs = 1;
-  std::vector<job::PartResult> parts;
-  parts.reserve(plan.parts.size());
-  for (size_t first = 0; first < plan.parts.size(); first += workers) {
-    const size_t count = std::min(workers, plan.parts.size() - first);
-    std::vector<Trace> fetched;
-    fetched.reserve(count);
-    for (size_t k = 0; k < count; ++k) {
-      absl::StatusOr<Trace> part = FetchPart(headers, origins, plan.parts[first + k], fetch);
-      if (!part.ok()) return part.status();
-      fetched.push_back(*std::move(part));
-    }
-    std::vector<absl::StatusOr<job::PartResult>> analysed(
-        count, absl::UnknownError("part not analysed"));
-    ParallelFor(count, workers, [&](size_t /*worker*/, size_t k) {
-      analysed[k] = job::AnalyzePart(fetched[k], plan.parts[first + k], plan.decisions,
-                                     part_options);
-      std::vector<Rank>().swap(fetched[k].ranks);  // drop the part's ranks as soon as it is done
-    });
-    for (absl::StatusOr<job::PartResult>& part : analysed) {
-      if (!part.ok()) return part.status();
-      parts.push_back(*std::move(part));
-      if (options.progress) {
-        options.progress(job::Progress{.stage = "analysing the job a pipeline at a time",
-                                       .done = parts.size(),
-                                       .total = plan.parts.size()});
+  // Runs `read` on every part, `workers` parts at a time; `take` receives each one's outcome in
+  // the plan's order. The first error is returned.
+  const auto each_part = [&](const auto& read, const auto& take) -> absl::Status {
+    for (size_t first = 0; first < plan.parts.size(); first += workers) {
+      const size_t count = std::min(workers, plan.parts.size() - first);
+      std::vector<Trace> fetched;
+      fetched.reserve(count);
+      for (size_t k = 0; k < count; ++k) {
+        absl::StatusOr<Trace> part = FetchPart(headers, origins, plan.parts[first + k], fetch);
+        if (!part.ok()) return part.status();
+        fetched.push_back(*std::move(part));
+      }
+      using Outcome = decltype(read(fetched[0], size_t{0}));
+      std::vector<Outcome> outcomes(count, absl::UnknownError("part not read"));
+      ParallelFor(count, workers, [&](size_t /*worker*/, size_t k) {
+        outcomes[k] = read(fetched[k], first + k);
+        std::vector<Rank>().swap(fetched[k].ranks);  // drop the part's ranks as soon as it is done
+      });
+      for (Outcome& outcome : outcomes) {
+        if (!outcome.ok()) return outcome.status();
+        take(*std::move(outcome));
       }
     }
-  }
+    return absl::OkStatus();
+  };
+  const auto tell = [&](std::string_view stage, size_t done) {
+    if (options.progress) {
+      options.progress(job::Progress{.stage = stage, .done = done, .total = plan.parts.size()});
+    }
+  };
+
+  std::vector<job::ClockEvidence> evidence;
+  evidence.reserve(plan.parts.size());
+  absl::Status read = each_part(
+      [&](const Trace& part, size_t) {
+        return job::PartClockEvidence(part, plan.decisions, part_options);
+      },
+      [&](job::ClockEvidence part) {
+        evidence.push_back(std::move(part));
+        tell("reading the job's clocks a pipeline at a time", evidence.size());
+      });
+  if (!read.ok()) return read;
+  const clock_alignment::JobClocks clocks = job::FitJobClocks(std::move(evidence));
+
+  std::vector<job::PartResult> parts;
+  parts.reserve(plan.parts.size());
+  read = each_part(
+      [&](const Trace& part, size_t index) {
+        return job::AnalyzePart(part, plan.parts[index], plan.decisions, clocks, part_options);
+      },
+      [&](job::PartResult part) {
+        parts.push_back(std::move(part));
+        tell("analysing the job a pipeline at a time", parts.size());
+      });
+  if (!read.ok()) return read;
   return job::MergeParts(headers, std::move(parts), options);
 }
 

@@ -219,27 +219,6 @@ bool PeersGuessed(const p2p_graph::Pipeline& found) {
   return !found.peers_recorded || found.order_guessed;
 }
 
-// One clock model for the whole job (clock_alignment.h): every pipeline's transfers and the
-// collectives among all their ranks, pooled per pair of hosts (or ranks without one).
-clock_alignment::JobClocks FitJobClocks(const JobInputs& inputs,
-                                        const std::vector<p2p_matching::Result>& matchings) {
-  const Trace& trace = *inputs.trace;
-  clock_alignment::JobInput input;
-  const std::vector<p2p_graph::Pipeline>& found = inputs.graph.pipelines;
-  for (size_t i = 0; i < found.size(); ++i) {
-    for (int32_t rank : found[i].stage_order()) {
-      const int32_t position = inputs.index.PositionOf(rank);
-      input.ranks.push_back(rank);
-      input.hosts.push_back(position < 0 ? std::string()
-                                         : trace.ranks[static_cast<size_t>(position)].host);
-    }
-    input.transfers.push_back(
-        clock_alignment::TransferSet{&matchings[i].transfers, PeersGuessed(found[i])});
-  }
-  input.collectives = collective_matching::Analyze(trace, inputs.index, {.ranks = input.ranks});
-  return clock_alignment::FitJob(input);
-}
-
 absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
                                          const p2p_graph::Pipeline& found,
                                          const p2p_matching::Result& matching,
@@ -400,22 +379,85 @@ void SummarizeJob(const SummaryInputs& inputs, Result& result) {
   FoldRankSummaries(result.ranks, result.replica_sets);
 }
 
+std::vector<p2p_matching::Result> MatchTransfers(const JobInputs& inputs, const Options& options) {
+  const std::vector<p2p_graph::Pipeline>& found = inputs.graph.pipelines;
+  std::vector<p2p_matching::Result> matchings(found.size());
+  ParallelFor(found.size(), WorkerCount(options.jobs, found.size()), [&](size_t, size_t i) {
+    matchings[i] = p2p_matching::Analyze(
+        inputs.graph, p2p_matching::Options{.ranks = found[i].stage_order()});
+  });
+  return matchings;
+}
+
+ClockEvidence ClockEvidenceOf(const JobInputs& inputs,
+                              const std::vector<p2p_matching::Result>& matchings) {
+  const Trace& trace = *inputs.trace;
+  ClockEvidence evidence;
+  std::vector<int32_t> every_rank;
+  const std::vector<p2p_graph::Pipeline>& found = inputs.graph.pipelines;
+  for (size_t i = 0; i < found.size() && i < matchings.size(); ++i) {
+    ClockEvidence::PipelineTransfers& pipeline = evidence.pipelines.emplace_back();
+    pipeline.ranks = found[i].stage_order();
+    for (int32_t rank : pipeline.ranks) {
+      const int32_t position = inputs.index.PositionOf(rank);
+      pipeline.hosts.push_back(position < 0 ? std::string()
+                                            : trace.ranks[static_cast<size_t>(position)].host);
+      every_rank.push_back(rank);
+    }
+    pipeline.transfers = matchings[i].transfers;
+    pipeline.peers_guessed = PeersGuessed(found[i]);
+  }
+  evidence.collectives = collective_matching::Collect(trace, inputs.index, {.ranks = every_rank});
+  return evidence;
+}
+
+clock_alignment::JobClocks FitJobClocks(std::vector<ClockEvidence> parts) {
+  // The job's order, whichever parts the pipelines were read in: by their lowest rank, as the
+  // p2p graph lists them.
+  std::vector<const ClockEvidence::PipelineTransfers*> pipelines;
+  collective_matching::Kernels collectives;
+  for (ClockEvidence& part : parts) {
+    for (const ClockEvidence::PipelineTransfers& pipeline : part.pipelines) {
+      if (!pipeline.ranks.empty()) pipelines.push_back(&pipeline);
+    }
+    collective_matching::Join(collectives, std::move(part.collectives));
+  }
+  std::stable_sort(pipelines.begin(), pipelines.end(),
+                   [](const ClockEvidence::PipelineTransfers* a,
+                      const ClockEvidence::PipelineTransfers* b) {
+                     return *std::min_element(a->ranks.begin(), a->ranks.end()) <
+                            *std::min_element(b->ranks.begin(), b->ranks.end());
+                   });
+  clock_alignment::JobInput input;
+  for (const ClockEvidence::PipelineTransfers* pipeline : pipelines) {
+    input.ranks.insert(input.ranks.end(), pipeline->ranks.begin(), pipeline->ranks.end());
+    input.hosts.insert(input.hosts.end(), pipeline->hosts.begin(), pipeline->hosts.end());
+    input.transfers.push_back(
+        clock_alignment::TransferSet{&pipeline->transfers, pipeline->peers_guessed});
+  }
+  input.collectives = collective_matching::Match(collectives);
+  return clock_alignment::FitJob(input);
+}
+
 absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(const JobInputs& inputs,
-                                                       const Options& options) {
+                                                       const Options& options,
+                                                       const clock_alignment::JobClocks* clocks) {
   // Pipelines are analysed on their own (each reads the shared inputs only) and taken in the
   // graph's order, so the first error in that order is the one returned whatever the threads.
   const std::vector<p2p_graph::Pipeline>& found = inputs.graph.pipelines;
   std::vector<absl::StatusOr<Pipeline>> analysed(found.size(),
                                                  absl::UnknownError("not analysed"));
   ProgressTicker done(options, "analysing pipelines", found.size());
-  std::vector<p2p_matching::Result> matchings(found.size());
+  const std::vector<p2p_matching::Result> matchings = MatchTransfers(inputs, options);
+  std::optional<clock_alignment::JobClocks> own_clocks;
+  if (clocks == nullptr) {
+    std::vector<ClockEvidence> whole;
+    whole.push_back(ClockEvidenceOf(inputs, matchings));
+    own_clocks = FitJobClocks(std::move(whole));
+    clocks = &*own_clocks;
+  }
   ParallelFor(found.size(), WorkerCount(options.jobs, found.size()), [&](size_t, size_t i) {
-    matchings[i] = p2p_matching::Analyze(
-        inputs.graph, p2p_matching::Options{.ranks = found[i].stage_order()});
-  });
-  const clock_alignment::JobClocks job_clocks = FitJobClocks(inputs, matchings);
-  ParallelFor(found.size(), WorkerCount(options.jobs, found.size()), [&](size_t, size_t i) {
-    analysed[i] = AnalyzePipeline(inputs, found[i], matchings[i], job_clocks, options);
+    analysed[i] = AnalyzePipeline(inputs, found[i], matchings[i], *clocks, options);
     done.Tick();
   });
   std::vector<Pipeline> pipelines;

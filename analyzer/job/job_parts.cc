@@ -132,14 +132,23 @@ PartPlan PlanParts(const Trace& headers, const std::vector<RankFacts>& facts,
   return plan;
 }
 
+absl::StatusOr<ClockEvidence> PartClockEvidence(const Trace& part, const JobDecisions& decisions,
+                                                const Options& options) {
+  absl::StatusOr<JobInputs> inputs = DeriveInputs(part, options, &decisions);
+  if (!inputs.ok()) return inputs.status();
+  return ClockEvidenceOf(*inputs, MatchTransfers(*inputs, options));
+}
+
 absl::StatusOr<PartResult> AnalyzePart(const Trace& part, const std::vector<size_t>& positions,
-                                       const JobDecisions& decisions, const Options& options) {
+                                       const JobDecisions& decisions,
+                                       const clock_alignment::JobClocks& clocks,
+                                       const Options& options) {
   absl::StatusOr<JobInputs> inputs = DeriveInputs(part, options, &decisions);
   if (!inputs.ok()) return inputs.status();
   PartResult out;
   out.positions = positions;
   out.ranks = rank_summary::Analyze(part, inputs->index);
-  absl::StatusOr<std::vector<Pipeline>> pipelines = AnalyzePipelines(*inputs, options);
+  absl::StatusOr<std::vector<Pipeline>> pipelines = AnalyzePipelines(*inputs, options, &clocks);
   if (!pipelines.ok()) return pipelines.status();
   out.pipelines = *std::move(pipelines);
   for (Pipeline& pipeline : out.pipelines) {

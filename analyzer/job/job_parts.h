@@ -10,6 +10,10 @@
 // part is analysed alone on those decisions (AnalyzePart: the driver's own stages), so its
 // pipeline's figures are those of the whole job's analysis; MergeParts then runs what reads the
 // whole job (slow links against every link, root causes, the summary, the replica sets) once.
+// The clocks are one model for the whole job (clock_alignment.h): each part's evidence is read
+// first (PartClockEvidence: its transfers and collective kernels, small beside its events), the
+// model fitted from all of it (FitJobClocks), and only then are the parts analysed on it, so a
+// part's ranks are read twice.
 //
 // A job whose pipelines cannot be drawn from recorded peers (no rank records one: they are then
 // read from the rhythm or the declared groups of every rank's transfers), or that has no
@@ -26,6 +30,9 @@
 #include "analysis/iterations.h"
 #include "analysis/rank_summary.h"
 #include "bubblescope/trace.h"
+#include "crossrank/clock_alignment.h"
+#include "crossrank/collective_matching.h"
+#include "crossrank/p2p_matching.h"
 #include "job/job.h"
 
 namespace bubblescope::job {
@@ -64,6 +71,27 @@ struct PartPlan {
 PartPlan PlanParts(const Trace& headers, const std::vector<RankFacts>& facts,
                    const Options& options);
 
+// What the ranks of a part (or of the whole job) give the job's clock model
+// (clock_alignment::FitJob): each pipeline's transfers, and its ranks' collective kernels.
+struct ClockEvidence {
+  struct PipelineTransfers {
+    std::vector<int32_t> ranks;      // in stage order
+    std::vector<std::string> hosts;  // per rank of `ranks`, as its trace names it
+    std::vector<p2p_matching::Transfer> transfers;
+    bool peers_guessed = false;  // paired through peers or an order guessed, not recorded
+  };
+  std::vector<PipelineTransfers> pipelines;
+  collective_matching::Kernels collectives;  // of the pipelines' ranks
+};
+
+// The job's clock model from every part's evidence (any order): the model Analyze fits over the
+// whole job, since the evidence is taken in the job's order (pipelines by their lowest rank).
+clock_alignment::JobClocks FitJobClocks(std::vector<ClockEvidence> parts);
+
+// `part`'s clock evidence, read as AnalyzePart reads the part.
+absl::StatusOr<ClockEvidence> PartClockEvidence(const Trace& part, const JobDecisions& decisions,
+                                                const Options& options);
+
 // What the job's result takes from one part.
 struct PartResult {
   std::vector<size_t> positions;  // the part's ranks in the job's trace, in trace order
@@ -74,9 +102,12 @@ struct PartResult {
   std::vector<std::string> notes;       // the part's p2p_graph notes
 };
 
-// `part`: the ranks at `positions` of the job's trace, in that order, with their events.
+// `part`: the ranks at `positions` of the job's trace, in that order, with their events;
+// `clocks`: the job's clock model (FitJobClocks over every part).
 absl::StatusOr<PartResult> AnalyzePart(const Trace& part, const std::vector<size_t>& positions,
-                                       const JobDecisions& decisions, const Options& options);
+                                       const JobDecisions& decisions,
+                                       const clock_alignment::JobClocks& clocks,
+                                       const Options& options);
 
 // The job's result from every part of the plan (any order).
 Result MergeParts(const Trace& headers, std::vector<PartResult> parts, const Options& options);

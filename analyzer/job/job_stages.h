@@ -57,9 +57,18 @@ struct JobInputs {
 absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& options,
                                        const JobDecisions* decided);
 
-// Step 5: every pipeline of the graph, in its order; the first error in that order.
-absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(const JobInputs& inputs,
-                                                       const Options& options);
+// Each pipeline's transfers, in the graph's order.
+std::vector<p2p_matching::Result> MatchTransfers(const JobInputs& inputs, const Options& options);
+
+// What `inputs`' pipelines give the job's clock model (FitJobClocks).
+ClockEvidence ClockEvidenceOf(const JobInputs& inputs,
+                              const std::vector<p2p_matching::Result>& matchings);
+
+// Step 5: every pipeline of the graph, in its order, on the job's clock model (`clocks`; null:
+// fitted from `inputs` alone); the first error in that order.
+absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(
+    const JobInputs& inputs, const Options& options,
+    const clock_alignment::JobClocks* clocks = nullptr);
 
 // Step 6's part per pipeline, once every pipeline of the job is there: slow links against every
 // link of the job, plausibility, link findings, and the root causes.

@@ -59,7 +59,10 @@ Spread SpreadOver2(const Trace& trace) {
   return spread;
 }
 
-void ExpectWholeJobsReports(bool peers_recorded, size_t fetches, int jobs = 1) {
+// `parts`: 1 when the job is fetched whole; otherwise every part is fetched twice, once for the
+// job's clock evidence and once for its analysis on the job's clock model.
+void ExpectWholeJobsReports(bool peers_recorded, size_t parts, int jobs = 1) {
+  const size_t fetches = parts == 1 ? 1 : 2 * parts;
   const Spread spread = SpreadOver2(DataParallelJob(3, peers_recorded));
   size_t fetched = 0;
   size_t most_ranks = 0;
@@ -83,11 +86,14 @@ void ExpectWholeJobsReports(bool peers_recorded, size_t fetches, int jobs = 1) {
       AnalyzeInParts(spread.headers, spread.origins, spread.facts, fetch, options);
   ASSERT_TRUE(in_parts.ok()) << in_parts.status();
   // In parts: one call per part; whole: the driver's own, per rank and per pipeline.
-  if (fetches == 1) {
+  if (parts == 1) {
     ASSERT_EQ(told.size(), 12u + 3u);
     EXPECT_EQ(told.back(), "analysing pipelines 3/3");
   } else {
-    EXPECT_EQ(told, (std::vector<std::string>{"analysing the job a pipeline at a time 1/3",
+    EXPECT_EQ(told, (std::vector<std::string>{"reading the job's clocks a pipeline at a time 1/3",
+                                              "reading the job's clocks a pipeline at a time 2/3",
+                                              "reading the job's clocks a pipeline at a time 3/3",
+                                              "analysing the job a pipeline at a time 1/3",
                                               "analysing the job a pipeline at a time 2/3",
                                               "analysing the job a pipeline at a time 3/3"}));
   }
@@ -95,7 +101,7 @@ void ExpectWholeJobsReports(bool peers_recorded, size_t fetches, int jobs = 1) {
   absl::StatusOr<job::Result> whole = job::Analyze(spread.decoded, options);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(fetched, fetches);
-  EXPECT_EQ(most_ranks, fetches == 1 ? 12u : 4u);  // the job, or one pipeline per fetch
+  EXPECT_EQ(most_ranks, parts == 1 ? 12u : 4u);  // the job, or one pipeline per fetch
   ASSERT_EQ(in_parts->pipelines.size(), 3u);
   const SummaryReportOptions report;
   EXPECT_TRUE(AnalyzeText(*in_parts, report) == AnalyzeText(*whole, report));
@@ -103,18 +109,18 @@ void ExpectWholeJobsReports(bool peers_recorded, size_t fetches, int jobs = 1) {
               AnalyzeJson(*whole, report).value_or("b"));
 }
 
-TEST(DistributedAnalysisTest, EachPipelineIsFetchedOnceAndTheReportsAreTheWholeJobs) {
-  ExpectWholeJobsReports(/*peers_recorded=*/true, /*fetches=*/3);
+TEST(DistributedAnalysisTest, EachPipelineIsFetchedTwiceAndTheReportsAreTheWholeJobs) {
+  ExpectWholeJobsReports(/*peers_recorded=*/true, /*parts=*/3);
 }
 
 // Two parts at a time on two threads (the third alone after them): the same fetches, progress
 // told per part in plan order, and the same reports.
 TEST(DistributedAnalysisTest, PartsAnalysedSideBySideGiveTheSameReports) {
-  ExpectWholeJobsReports(/*peers_recorded=*/true, /*fetches=*/3, /*jobs=*/2);
+  ExpectWholeJobsReports(/*peers_recorded=*/true, /*parts=*/3, /*jobs=*/2);
 }
 
 TEST(DistributedAnalysisTest, WithoutRecordedPeersTheJobIsFetchedWhole) {
-  ExpectWholeJobsReports(/*peers_recorded=*/false, /*fetches=*/1);
+  ExpectWholeJobsReports(/*peers_recorded=*/false, /*parts=*/1);
 }
 
 TEST(DistributedAnalysisTest, AFailedFetchIsTheError) {

@@ -46,12 +46,25 @@ InParts AnalyzeInParts(Trace trace, const Options& options) {
     headers.ranks.push_back(RankHeader(rank));
   }
   out.plan = PlanParts(headers, facts, options);
-  std::vector<PartResult> parts;
+  std::vector<Trace> part_traces;
+  std::vector<ClockEvidence> evidence;
   for (const std::vector<size_t>& positions : out.plan.parts) {
-    Trace part;
+    Trace& part = part_traces.emplace_back();
     for (size_t position : positions) part.ranks.push_back(std::move(trace.ranks[position]));
+    absl::StatusOr<ClockEvidence> part_evidence =
+        PartClockEvidence(part, out.plan.decisions, options);
+    EXPECT_TRUE(part_evidence.ok()) << part_evidence.status();
+    if (part_evidence.ok()) evidence.push_back(*std::move(part_evidence));
+  }
+  // The clock model takes the parts' evidence in any order.
+  std::reverse(evidence.begin(), evidence.end());
+  const clock_alignment::JobClocks clocks = FitJobClocks(std::move(evidence));
+  std::vector<PartResult> parts;
+  for (size_t k = 0; k < out.plan.parts.size(); ++k) {
+    const std::vector<size_t>& positions = out.plan.parts[k];
+    const Trace& part = part_traces[k];
     absl::StatusOr<PartResult> analysed =
-        AnalyzePart(part, positions, out.plan.decisions, options);
+        AnalyzePart(part, positions, out.plan.decisions, clocks, options);
     EXPECT_TRUE(analysed.ok()) << analysed.status();
     if (analysed.ok()) parts.push_back(*std::move(analysed));
   }
@@ -136,6 +149,71 @@ TEST(JobPartsTest, CutShortRankAndStepsDecidedByTheWholeJob) {
   ExpectSameReports(stepless, 3);
   EXPECT_EQ(AnalyzeInParts(stepless(), TestOptions()).plan.decisions.step_source,
             iterations::StepSource::kRepeatingSchedule);
+}
+
+// Three replicas of a 4-stage pipeline in Megatron's rank order, each stage's three ranks on one
+// host, the four hosts' clocks milliseconds apart and drifting, over a trace of seconds: every
+// pipeline crosses the same host pairs, so the job's clock model pools three pipelines'
+// transfers (and the data-parallel all-reduces) per host pair.
+Trace HostsWithDriftingClocks() {
+  sim::Config config;
+  config.stages = 4;
+  config.microbatches = 8;
+  config.iterations = 4;
+  config.costs.assign(4, sim::StageCost{.forward = 300000, .backward = 600000, .weight_grad = 0});
+  config.activation_bytes = 8 << 20;
+  config.link = sim::Link{.gbps = 100, .latency_ns = 5000};
+  config.launch_gap_ns = 2000;
+  config.jitter = 0.05;
+  config.transfer_spread = 0.5;
+  config.collective_tail_ns = 40'000;
+  config.iteration_gap_ns = 2'000'000'000;
+  config.parallel.data = 3;
+  config.parallel.dp_sync_ns = 300'000;
+  config.ranks_per_host = 3;
+  config.host_clocks = {{0, 0.0}, {3'100'000, 18.0}, {-2'400'000, -11.0}, {4'700'000, 7.0}};
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  EXPECT_TRUE(simulation.ok()) << simulation.status();
+  return simulation.ok() ? std::move(simulation->trace) : Trace{};
+}
+
+TEST(JobPartsTest, OneClockModelForTheWholeJobWhateverItsParts) {
+  ExpectSameReports(HostsWithDriftingClocks, 3);
+  // What the test guards: a pipeline's clocks fitted from its own part alone read otherwise.
+  const Options options = TestOptions();
+  Trace trace = HostsWithDriftingClocks();
+  std::vector<RankFacts> facts;
+  Trace headers;
+  for (const Rank& rank : trace.ranks) {
+    facts.push_back(FactsOf(rank, options.iterations));
+    headers.ranks.push_back(RankHeader(rank));
+  }
+  const PartPlan plan = PlanParts(headers, facts, options);
+  ASSERT_EQ(plan.parts.size(), 3u);
+  Trace source = HostsWithDriftingClocks();  // ranks are not copied
+  Trace part;
+  for (size_t position : plan.parts[0]) part.ranks.push_back(std::move(source.ranks[position]));
+  absl::StatusOr<ClockEvidence> own = PartClockEvidence(part, plan.decisions, options);
+  ASSERT_TRUE(own.ok()) << own.status();
+  std::vector<ClockEvidence> alone;
+  alone.push_back(*std::move(own));
+  absl::StatusOr<PartResult> part_alone =
+      AnalyzePart(part, plan.parts[0], plan.decisions, FitJobClocks(std::move(alone)), options);
+  ASSERT_TRUE(part_alone.ok()) << part_alone.status();
+  absl::StatusOr<Result> whole = Analyze(trace, options);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_FALSE(whole->pipelines.empty());
+  ASSERT_FALSE(part_alone->pipelines.empty());
+  const std::vector<clock_alignment::RankOffset>& pooled = whole->pipelines[0].crossrank.offsets;
+  const std::vector<clock_alignment::RankOffset>& single =
+      part_alone->pipelines[0].crossrank.offsets;
+  ASSERT_EQ(pooled.size(), single.size());
+  bool differs = false;
+  for (size_t s = 0; s < pooled.size(); ++s) {
+    differs |= pooled[s].samples != single[s].samples ||
+               pooled[s].estimate_ns != single[s].estimate_ns;
+  }
+  EXPECT_TRUE(differs) << "the part's own evidence gives the job's clocks: the case tests nothing";
 }
 
 TEST(JobPartsTest, WithoutRecordedPeersTheJobIsAnalysedWhole) {
