@@ -247,7 +247,8 @@ class DocumentWalker : public CollectorMetadataSink {
     }
     fields->pid = layout.processes.at(fields->pid.value).original;
     if (fields->has_ts &&
-        __builtin_add_overflow(fields->ts, layout.clock_offsets[*slot], &fields->ts)) {
+        __builtin_add_overflow(fields->ts, RankClockDifference(layout, *slot, fields->ts),
+                               &fields->ts)) {
       fields->has_ts = false;
       if (!fields->damaged) {
         fields->damaged = true;

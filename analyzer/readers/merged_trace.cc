@@ -1,5 +1,8 @@
 #include "readers/merged_trace.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -121,6 +124,8 @@ class LayoutReader {
     Rank* rank = sink_->AddMergedRank();
     layout_->ranks.push_back(-1);
     layout_->clock_offsets.push_back(0);
+    layout_->clock_rates.push_back(0.0);
+    layout_->clock_anchors.push_back(0);
     auto read_field = [&](std::string_view key, ondemand::value& field) {
       const std::string_view field_token = field.raw_json_token();
       int64_t number = 0;
@@ -141,6 +146,26 @@ class LayoutReader {
           } else {
             layout_->clock_offsets[slot] = number;
           }
+        }
+      } else if (key == "clock_anchor_ns") {
+        if (Integer(field_token, "a clock anchor", &number)) {
+          if (!InTimeRange(number)) {
+            Note(field_token, std::string("clock anchor out of range"));
+          } else {
+            layout_->clock_anchors[slot] = number;
+          }
+        }
+      } else if (key == "clock_rate") {
+        // A drift of more than 1% is no clock bubblescope would have written.
+        const std::string_view digits = TrimmedToken(field_token);
+        double rate = 0.0;
+        const auto [end, error] =
+            std::from_chars(digits.data(), digits.data() + digits.size(), rate);
+        if (error != std::errc() || end != digits.data() + digits.size() ||
+            !(std::abs(rate) <= 0.01)) {
+          Note(field_token, std::string("clock rate is not a number within 1%"));
+        } else {
+          layout_->clock_rates[slot] = rate;
         }
       } else if (key == "overlay_pid") {
         // A pipeline's ranks share one overlay process (docs/perfetto.md); its events are
@@ -256,6 +281,20 @@ simdjson::error_code ReadMergedLayout(ondemand::value& value, const char* begin,
                                       MergedRankSink* sink, MergedLayout* layout,
                                       Problem* problem) {
   return LayoutReader(begin, bias, sink, layout, problem).ReadMember(value);
+}
+
+TimeNs RankClockDifference(const MergedLayout& layout, size_t slot, TimeNs shown) {
+  const TimeNs offset = layout.clock_offsets[slot];
+  const double rate = slot < layout.clock_rates.size() ? layout.clock_rates[slot] : 0.0;
+  if (rate == 0.0) return offset;
+  // The writer showed t as shown = t - offset - rate * (t - anchor); solved for t, the drift
+  // t - shown - offset is rate * (shown + offset - anchor) / (1 - rate).
+  const double drifted = rate *
+                         (static_cast<double>(shown) + static_cast<double>(offset) -
+                          static_cast<double>(layout.clock_anchors[slot])) /
+                         (1.0 - rate);
+  // Both terms are within the model's time range (far inside int64), so the sum cannot overflow.
+  return offset + static_cast<TimeNs>(std::llround(std::clamp(drifted, -1e15, 1e15)));
 }
 
 }  // namespace bubblescope::kineto

@@ -40,9 +40,18 @@ struct MergedProcess {
 struct MergedLayout {
   std::vector<int32_t> ranks;          // rank id per slot
   std::vector<TimeNs> clock_offsets;   // per slot: rank clock - the clock the file shows
+  // Per slot: how that difference changes (its drift; 1e-6 = 1 ppm), from clock_anchors (on the
+  // rank's clock) on; 0 for a clock moved by its offset alone.
+  std::vector<double> clock_rates;
+  std::vector<TimeNs> clock_anchors;
   UnwindingHashMap<int64_t, MergedProcess> processes;  // new pid -> where it goes
   UnwindingHashMap<int64_t, size_t> overlay_pids;       // overlay pid -> slot
 };
+
+// Rank clock - shown clock for a time `shown` of slot `slot`'s events as the file shows them: its
+// offset, and where it has a rate, the drift from its anchor (the writer's ClockOffsets::Move
+// undone, within a nanosecond: both round to it).
+TimeNs RankClockDifference(const MergedLayout& layout, size_t slot, TimeNs shown);
 
 // Receives each rank entry as it is read: a new slot's Rank (and builder), so that the entry's
 // "distributedInfo" and "deviceProperties" can be read straight into it.

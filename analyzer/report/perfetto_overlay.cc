@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "analysis/clock_offsets.h"
 #include "crossrank/clock_alignment.h"
 #include "readers/merged_trace.h"
@@ -43,7 +44,7 @@ struct PipelineRank {
   const job::Pipeline* pipeline = nullptr;
   size_t index = 0;  // of the pipeline
   int32_t stage = -1;  // its position in the pipeline
-  TimeNs clock_offset = 0;
+  RankClock clock;  // as the job driver applied it
 };
 
 absl::flat_hash_map<int32_t, PipelineRank> PipelineRanks(const job::Result& result) {
@@ -57,7 +58,7 @@ absl::flat_hash_map<int32_t, PipelineRank> PipelineRanks(const job::Result& resu
       ranks[rank] = PipelineRank{.pipeline = &pipeline,
                                  .index = p,
                                  .stage = static_cast<int32_t>(i),
-                                 .clock_offset = clocks.Of(rank).offset_ns};
+                                 .clock = clocks.Of(rank)};
     }
   }
   return ranks;
@@ -234,10 +235,10 @@ absl::StatusOr<MergedFrame> WriteOverlay(const Trace& trace, const job::Result& 
   for (size_t i : ranks) {
     const Rank& rank = trace.ranks[i];
     const auto where = pipeline_ranks.find(rank.rank);
-    const TimeNs clock_offset = where == pipeline_ranks.end() ? 0 : where->second.clock_offset;
+    const RankClock clock = where == pipeline_ranks.end() ? RankClock{} : where->second.clock;
     RankLayout rank_layout;
     RankEventCounts rank_counts;
-    if (absl::Status appended = AppendRankEvents(rank, clock_offset, &next_pid, &events,
+    if (absl::Status appended = AppendRankEvents(rank, clock, &next_pid, &events,
                                                  &rank_layout, &rank_counts);
         !appended.ok()) {
       return appended;
@@ -248,7 +249,12 @@ absl::StatusOr<MergedFrame> WriteOverlay(const Trace& trace, const job::Result& 
                     ",\"source\":");
     ++counts->ranks;
     text::AppendJsonString(rank.source_path, &layout);
-    absl::StrAppend(&layout, ",\"clock_offset_ns\":", clock_offset);
+    absl::StrAppend(&layout, ",\"clock_offset_ns\":", clock.offset_ns);
+    if (clock.rate != 0.0) {
+      // The offset holds at the anchor and changes by the rate (the clock's drift).
+      absl::StrAppend(&layout, ",\"clock_anchor_ns\":", clock.anchor_ns, ",\"clock_rate\":",
+                      absl::StrFormat("%.17g", clock.rate));
+    }
     if (!rank.host.empty()) {
       // Read back as the rank's host, so ranks of one machine keep sharing their clock.
       layout += ",\"host_name\":";

@@ -87,10 +87,10 @@ std::string IdText(std::string_view token) {
 
 class RankRewriter {
  public:
-  RankRewriter(const Rank& rank, TimeNs clock_offset, int64_t base_ns, int64_t* next_pid,
+  RankRewriter(const Rank& rank, const RankClock& clock, int64_t base_ns, int64_t* next_pid,
                EventList* events, RankEventCounts* counts)
       : rank_(rank),
-        clock_offset_(clock_offset),
+        clock_(clock),
         base_ns_(base_ns),
         next_pid_(next_pid),
         events_(events),
@@ -201,7 +201,7 @@ class RankRewriter {
         !InTimeRange(on_rank_clock)) {
       return false;
     }
-    const int64_t moved = on_rank_clock - clock_offset_;  // both in range: no overflow
+    const int64_t moved = ClockOffsets::Move(on_rank_clock, clock_);
     if (!InTimeRange(moved)) return false;
     *ns = moved;
     return true;
@@ -223,7 +223,7 @@ class RankRewriter {
   }
 
   const Rank& rank_;
-  TimeNs clock_offset_;
+  RankClock clock_;
   int64_t base_ns_;
   int64_t* next_pid_;
   EventList* events_;
@@ -294,7 +294,7 @@ namespace {
 // Re-emits the events of `text`, a Kineto document holding `rank`'s events (its file, or its model
 // as the Kineto writer writes it).
 absl::Status AppendDocumentEvents(const Rank& rank, const std::string& display_path,
-                                  simdjson::padded_string_view text, TimeNs clock_offset,
+                                  simdjson::padded_string_view text, const RankClock& clock,
                                   int64_t* next_pid, EventList* events, RankLayout* layout,
                                   RankEventCounts* counts) {
   // The members pass comes first, so the base time is known before any event is moved.
@@ -305,7 +305,7 @@ absl::Status AppendDocumentEvents(const Rank& rank, const std::string& display_p
     if (!rewriter) {
       // The reader applies a base time only when it is an integer.
       if (kineto::ParseInteger(members.base_time, &base_ns) != NumberStatus::kOk) base_ns = 0;
-      rewriter.emplace(rank, clock_offset, base_ns, next_pid, events, counts);
+      rewriter.emplace(rank, clock, base_ns, next_pid, events, counts);
     }
     if (!members.merged) rewriter->Event(event);
   };
@@ -317,7 +317,7 @@ absl::Status AppendDocumentEvents(const Rank& rank, const std::string& display_p
     return absl::InvalidArgumentError(absl::StrCat(
         display_path, ": a merged trace already; write the overlay from the per-rank traces"));
   }
-  if (!rewriter) rewriter.emplace(rank, clock_offset, base_ns, next_pid, events, counts);
+  if (!rewriter) rewriter.emplace(rank, clock, base_ns, next_pid, events, counts);
   rewriter->Finish(layout);
   layout->distributed_info = std::move(members.distributed_info);
   layout->device_properties = std::move(members.device_properties);
@@ -339,14 +339,14 @@ bool ReadFromKinetoFile(const Rank& rank) {
 
 }  // namespace
 
-absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* next_pid,
+absl::Status AppendRankEvents(const Rank& rank, const RankClock& clock, int64_t* next_pid,
                               EventList* events, RankLayout* layout, RankEventCounts* counts) {
   if (ReadFromKinetoFile(rank)) {
     // Under the same reading budget as the loader (the file was read within it once already).
     absl::StatusOr<FileContents> contents =
         ReadFileSource(rank.source_path, ReadingBudgetBytes(1));
     if (!contents.ok()) return contents.status();
-    return AppendDocumentEvents(rank, rank.source_path, contents->text, clock_offset, next_pid,
+    return AppendDocumentEvents(rank, rank.source_path, contents->text, clock, next_pid,
                                 events, layout, counts);
   }
   // Any other format (a digest, an Nsight export) or a rank made in memory: its model's events,
@@ -354,7 +354,7 @@ absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* ne
   KinetoWriteOptions options;
   options.layout = KinetoLayout::kAbsoluteMicros;
   const simdjson::padded_string text(KinetoJson(rank, options));
-  return AppendDocumentEvents(rank, rank.source_path, text, clock_offset, next_pid, events,
+  return AppendDocumentEvents(rank, rank.source_path, text, clock, next_pid, events,
                               layout, counts);
 }
 

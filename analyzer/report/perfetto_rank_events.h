@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "analysis/clock_offsets.h"
 #include "bubblescope/trace.h"
 #include "common/byte_sink.h"
 
@@ -61,11 +62,11 @@ struct RankLayout {
 };
 
 // Appends `rank`'s events (its Kineto file's, streamed again from rank.source_path, else its
-// model's) to `events`, its times moved by -clock_offset (t on its clock is t - clock_offset on
-// the reference clock) and its pids renumbered from *next_pid on, each of its processes named
+// model's) to `events`, its times moved onto the reference clock by `clock` (its offset and
+// rate, as the job driver applied them: ClockOffsets::Move) and its pids renumbered from *next_pid on, each of its processes named
 // "rank R: ...". Errors, one line: the Kineto file cannot be read again, or it is itself a
 // merged trace.
-absl::Status AppendRankEvents(const Rank& rank, TimeNs clock_offset, int64_t* next_pid,
+absl::Status AppendRankEvents(const Rank& rank, const RankClock& clock, int64_t* next_pid,
                               EventList* events, RankLayout* layout, RankEventCounts* counts);
 
 }  // namespace bubblescope::perfetto
