@@ -554,12 +554,18 @@ Result Analyze(const JobClocks& clocks, const Options& options) {
       offset.rejected_by = placement.rejected_by;
     }
     offset.aligned = Aligned(offset.verdict);
-    // A guess on an own-zero clock holds nothing back: keeping that clock is no better.
+    // A rank moved, tightly or as a guess, holds nothing back; one kept on its recorded clock
+    // does (a guess on an own-zero clock is moved whatever: keeping that clock is no better).
     all_aligned &= offset.aligned || offset.verdict == Verdict::kGuessApplied;
     result.offsets.push_back(std::move(offset));
   }
   for (RankOffset& offset : result.offsets) {
-    if (offset.verdict == Verdict::kApplied && !all_aligned) {
+    // All or none: beside a clock kept as recorded, moving only the others could worsen the
+    // figures between them, so tight offsets and guesses far from the recorded clock are held
+    // back alike (a tight one and a guess are judged by one rule, never one moved without the
+    // other).
+    if (!all_aligned && (offset.verdict == Verdict::kApplied ||
+                         (offset.verdict == Verdict::kGuessApplied && !offset.own_zero))) {
       offset.verdict = Verdict::kHeldBack;
       offset.aligned = false;
     }

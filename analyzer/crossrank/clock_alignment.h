@@ -31,7 +31,8 @@
 // evidence and stay). Then the true offset lies within the uncertainty of the estimate, closer
 // to it than to the recorded 0, so moving the clock never takes it farther from the truth. And
 // offsets are applied to all or none of the pipeline: when one rank cannot be aligned, moving
-// only the others could make the figures between them worse, so every clock stays as recorded.
+// only the others could make the figures between them worse, so every clock stays as recorded
+// (a loose estimate far from the recorded clock, moved as a guess, is held back alike).
 // A rank whose trace starts at its own zero has no recorded clock worth keeping: its estimate is
 // applied even when weak, as a guess (kGuessApplied).
 #pragma once
