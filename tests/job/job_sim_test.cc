@@ -227,6 +227,47 @@ TEST(ClockAlignmentTest, TracesEachStartingAtTheirOwnZeroAlign) {
   ExpectOffsetsRecovered(config);
 }
 
+// Runs like torch 1.13's (issue 37, point 3): each rank's clock starts at its own zero, the
+// kernels name no peer, the p2p ops are batched and the ops are known only by their PP:F / PP:B
+// ranges. The peers are inferred, each clock is placed from the batches' rendezvous (tight) or
+// from the hand-offs' causality bounds (a guess: clock_alignment_test's two-sided bounds), and
+// either way moved, since a clock that started at its own zero says nothing: the stage order is
+// right, each offset holds the truth within its stated uncertainty, and the bubble reads the
+// truth within half a point.
+TEST(ClockAlignmentTest, OwnZeroClocksWithoutPeersAreMoved) {
+  sim::Config config = JobConfig(Schedule::k1F1B, 4, 8);
+  config.start_time_ns = 40'000'000;
+  config.annotations = sim::AnnotationStyle::kPpShortCpu;
+  config.p2p = sim::P2pStyle::kBatched;
+  absl::StatusOr<sim::Simulation> unshifted = sim::Simulate(config);
+  ASSERT_TRUE(unshifted.ok()) << unshifted.status();
+  for (int32_t r = 0; r < config.stages; ++r) {
+    config.clock_offsets_ns.push_back(-FirstComputeStart(unshifted->records, r));
+  }
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  ASSERT_TRUE(simulation.ok()) << simulation.status();
+  for (Rank& rank : simulation->trace.ranks) {
+    for (CommInfo& comm : rank.comms) comm.peer = -1;
+  }
+  Result result = AnalyzeJob(simulation->trace);
+  ASSERT_EQ(result.pipelines.size(), 1u);
+  const Pipeline& pipeline = result.pipelines[0];
+  EXPECT_EQ(pipeline.crossrank.pipeline.stage_order(), config.stage_to_rank);
+  const TimeNs reference_offset =
+      config.clock_offsets_ns[static_cast<size_t>(config.stage_to_rank[0])];
+  for (const clock_alignment::RankOffset& offset : pipeline.crossrank.offsets) {
+    SCOPED_TRACE(absl::StrCat("rank ", offset.rank));
+    if (offset.rank == config.stage_to_rank[0]) continue;
+    EXPECT_TRUE(offset.applied()) << clock_alignment::VerdictName(offset.verdict);
+    EXPECT_EQ(offset.aligned, offset.verdict == clock_alignment::Verdict::kApplied);
+    const TimeNs truth =
+        config.clock_offsets_ns[static_cast<size_t>(offset.rank)] - reference_offset;
+    ASSERT_NE(offset.uncertainty_ns, clock_alignment::kUnbounded);
+    EXPECT_LE(std::abs(offset.offset_ns - truth), offset.uncertainty_ns);
+  }
+  EXPECT_NEAR(pipeline.bubble.bubble_fraction, simulation->truth.bubble_fraction, 0.005);
+}
+
 // With peers recorded, each replica is a component of the p2p graph. Without (an older trace's
 // NCCL kernels), the replicas come apart by the rhythm of their transfers, which the clock
 // offsets leave alone; the peers are then inferred and every figure is the same.
