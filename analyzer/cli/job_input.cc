@@ -391,6 +391,10 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
 }
 
 std::vector<std::string> JobInputCommand::InputFiles(const Trace& trace) {
+  return TraceInputFiles(trace);
+}
+
+std::vector<std::string> TraceInputFiles(const Trace& trace) {
   std::vector<std::string> files;
   for (const Rank& rank : trace.ranks) files.push_back(rank.source_path);
   for (const SkippedFile& skipped : trace.skipped_files) files.push_back(skipped.path);
@@ -437,7 +441,9 @@ int JobInputCommand::WriteReport(const std::string& report, std::vector<std::str
   return kExitOk;
 }
 
-std::string_view JobInputCommand::OutOfMemoryAdvice() const {
+std::string_view JobInputCommand::OutOfMemoryAdvice() const { return JobOutOfMemoryAdvice(); }
+
+std::string_view JobOutOfMemoryAdvice() {
   return "analyze the job across processes with analyze --mpi, which holds one pipeline per "
          "thread at a time, or with fewer --jobs; digests (bubblescope digest) are read in less "
          "(docs/scale.md)";

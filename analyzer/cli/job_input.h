@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -157,6 +158,13 @@ class JobInputCommand : public Command {
   std::string iteration_marker_;
   CLI::Option* iteration_marker_option_ = nullptr;  // tells an empty REGEX from none
 };
+
+// The files a trace was read from or passed over: what no output may replace.
+std::vector<std::string> TraceInputFiles(const Trace& trace);
+
+// What a user whose job ran out of memory can do instead (the verbs that analyse a job, and the
+// Python module's analyze).
+std::string_view JobOutOfMemoryAdvice();
 
 // Declares -q/--quiet, bound to `quiet`: the one wording of every verb that reads traces.
 void DefineQuiet(CLI::App* command, bool* quiet);
