@@ -15,7 +15,8 @@ packages=(
   libopenmpi-dev openmpi-bin  # analyze --mpi and its mpirun test (optional: builds without)
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-dev  # the fuzz targets (scripts/fuzz.sh): libFuzzer and its sanitizer runtimes
-  python3           # only the test suite's helper scripts; bubblescope never needs Python
+  python3           # the test suite's helper scripts; the CLI never needs Python
+  python3-dev python3-venv  # pip install . (the Python module, docs/python.md) and its tests
   python3-pip       # fetches the CUDA 12 CUPTI headers the collector's CUDA 12 tests build against
   chromium          # the HTML report's browser test (headless); bubblescope never needs it
 )

@@ -4,8 +4,9 @@
 # also the configuration users build, and an AddressSanitizer + UndefinedBehaviorSanitizer
 # Debug build (build-asan/), which runs the accuracy grids on smaller jobs and leaves out the GPU
 # demo job (it only runs on GPU machines). Then every fuzz target runs for a bounded time under
-# the sanitizers (scripts/fuzz.sh, build-fuzz/: 20 s a target, about 3.5 minutes). Exits non-zero if
-# any of the three fails.
+# the sanitizers (scripts/fuzz.sh, build-fuzz/: 20 s a target, about 3.5 minutes). Last, the Python
+# package (docs/python.md): `pip install .` into build-python/venv and its pytest suite
+# (tests/python/). Exits non-zero if any of the four fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -31,3 +32,5 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBUBBLESCOPE_SANITIZ
 build_and_test build-asan
 echo "== Fuzz targets, 20 s each (ASan + UBSan) =="
 scripts/fuzz.sh --seconds 20 --jobs "$jobs"
+echo "== Python package: pip install . and tests/python =="
+scripts/test-python.sh
