@@ -15,7 +15,7 @@ import sys
 import tempfile
 import xml.etree.ElementTree as _xml
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._errors import (BubblescopeError, OutOfMemoryError, OutputError, TraceError, UsageError,
