@@ -212,6 +212,15 @@ Job Analyze(const std::vector<std::string>& paths, int jobs, int32_t max_file_mb
     if (!trace.ok() && absl::IsResourceExhausted(trace.status())) reading_out_of_memory = true;
     return trace;
   };
+  // The job driver refuses its options (an iteration marker that is no regular expression,
+  // layer counts that do not fit the pipeline) as InvalidArgument, once the trace has loaded:
+  // the caller's arguments, so a UsageError.
+  bool options_refused = false;
+  source.analyze_job = [&options_refused](const Trace& trace, const job::Options& options) {
+    absl::StatusOr<job::Result> result = job::Analyze(trace, options);
+    if (!result.ok() && absl::IsInvalidArgument(result.status())) options_refused = true;
+    return result;
+  };
   TraceSelection selection;
   selection.rank_args = rank_args;
   selection.strict = strict;
@@ -250,7 +259,8 @@ Job Analyze(const std::vector<std::string>& paths, int jobs, int32_t max_file_mb
                                 std::string(JobOutOfMemoryAdvice())};
   }
   if (!loaded.has_value()) {
-    throw Failure{reading_out_of_memory ? "memory" : "trace", ErrorLine(err.str())};
+    throw Failure{reading_out_of_memory ? "memory" : options_refused ? "usage" : "trace",
+                  ErrorLine(err.str())};
   }
   return Job(*std::move(loaded), err.str());
 }

@@ -37,6 +37,18 @@ def test_a_negative_rank_is_a_usage_error():
                                           "rank0.pt.trace.json=-1")
 
 
+@pytest.mark.parametrize("option, flag", [
+    ({"iteration_marker": "("}, ["--iteration-marker", "("]),
+    ({"layers_per_stage": [8, 8]}, ["--layers-per-stage", "8,8"]),
+])
+def test_options_the_job_driver_refuses_are_usage_errors(option, flag):
+    # Refused once the four-stage trace has loaded: a marker that is no regular expression, two
+    # layer counts for four stages.
+    with pytest.raises(bubblescope.UsageError) as raised:
+        bubblescope.analyze("sample_traces/sim_1f1b_p4_m8", **option)
+    assert str(raised.value) == _cli_line("analyze", "sample_traces/sim_1f1b_p4_m8", *flag)
+
+
 def test_a_rank_override_naming_no_file_is_a_trace_error():
     # The CLI reads the files before it can tell: an input error, as on the command line.
     with pytest.raises(bubblescope.TraceError) as raised:
