@@ -14,6 +14,9 @@ venv=build-python/venv
   echo "test-python: pandas or matplotlib did not install; their tests are skipped" >&2
 jobs=$(nproc 2>/dev/null || echo 2)
 start=$SECONDS
-CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$venv/bin/python" -m pip install -q .
+# Warnings are errors here, as in the project's other test builds; a user's `pip install .` keeps
+# them warnings (a Release build), so a newer compiler cannot break an install.
+CMAKE_ARGS="-DBUBBLESCOPE_WERROR=ON ${CMAKE_ARGS:-}" CMAKE_BUILD_PARALLEL_LEVEL=$jobs \
+  "$venv/bin/python" -m pip install -q .
 echo "test-python: pip install . took $((SECONDS - start)) s" >&2
 "$venv/bin/python" -m pytest -q tests/python "$@"
