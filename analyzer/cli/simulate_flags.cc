@@ -365,6 +365,7 @@ static absl::Status ParseModelParallel(const SimulateFlags& flags,
     *out = *ns;
   }
   parallel->sequence_parallel = flags.sequence_parallel;
+  parallel->dp_sync_coalesced = flags.dp_sync_coalesced;
   parallel->overlap = flags.tp_overlap;
   return absl::OkStatus();
 }
