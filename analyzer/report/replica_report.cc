@@ -256,7 +256,8 @@ void WriteReplicaSetsMember(const std::vector<job::ReplicaSet>& sets, JsonWriter
     json.BeginArray();
     for (const std::string& description : set.group_descriptions) json.String(description);
     json.EndArray();
-    json.StringMember("dp_groups_source", set.inferred_from_ranks ? "structure" : "description");
+    // Only for inferred groups: a report of described ones stays as it was.
+    if (set.inferred_from_ranks) json.StringMember("dp_groups_source", "structure");
     json.IntMember("worst_pipeline", set.worst_pipeline);
     SpreadJson("bubble_fraction", set.bubble_fraction, Unit::kFraction, json);
     SpreadJson("excess_bubble_fraction", set.excess_bubble_fraction, Unit::kFraction, json);
