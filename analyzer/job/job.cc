@@ -37,30 +37,17 @@ void ProgressTicker::Tick() {
 
 namespace {
 
-// The data-parallel groups the job's structure gives (index::InferDataParallelGroups), applied
-// to the communication ops on them: the gradient sync is then measured as such (dp_sync).
-void ApplyInferredDataParallel(const Trace& trace, JobInputs& inputs) {
-  std::vector<const std::vector<index::GroupRoleInfo>*> roles;
-  for (const index::RankIndex& rank : inputs.index.ranks) roles.push_back(&rank.groups);
-  std::vector<index::JobGroup> groups = index::JobGroups(trace, roles);
-  std::vector<std::vector<int32_t>> stage_orders;
-  for (const p2p_graph::Pipeline& pipeline : inputs.graph.pipelines) {
-    stage_orders.push_back(pipeline.stage_order());
-  }
-  if (index::InferDataParallelGroups(stage_orders, groups).inferred == 0) return;
-  using Key = std::tuple<std::vector<int32_t>, std::string, std::string>;
-  std::set<Key> inferred;
-  for (const index::JobGroup& group : groups) {
-    if (group.role.source == index::RoleSource::kStructure) {
-      inferred.insert(Key{group.ranks, group.name, group.description});
-    }
-  }
+// The communication ops on the data-parallel groups the job's structure gives, tagged as such:
+// the gradient sync is then measured as such (dp_sync).
+void TagInferredDataParallel(const Trace& trace, const std::set<DataGroupKey>& inferred,
+                             JobInputs& inputs) {
+  if (inferred.empty()) return;
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
     const std::vector<ProcessGroup>& declared = trace.ranks[r].process_groups;
     std::vector<bool> is_data(declared.size());
     for (size_t g = 0; g < declared.size(); ++g) {
-      is_data[g] = inferred.contains(Key{declared[g].ranks, declared[g].name,
-                                         declared[g].description});
+      is_data[g] = inferred.contains(DataGroupKey{declared[g].ranks, declared[g].name,
+                                                  declared[g].description});
     }
     for (index::DeviceOp& op : inputs.index.ranks[r].ops) {
       if (op.op_class == index::OpClass::kComm && op.process_group < is_data.size() &&
@@ -72,6 +59,20 @@ void ApplyInferredDataParallel(const Trace& trace, JobInputs& inputs) {
 }
 
 }  // namespace
+
+std::set<DataGroupKey> InferredDataGroups(
+    const Trace& trace, const std::vector<const std::vector<index::GroupRoleInfo>*>& roles,
+    const std::vector<std::vector<int32_t>>& stage_orders) {
+  std::vector<index::JobGroup> groups = index::JobGroups(trace, roles);
+  std::set<DataGroupKey> inferred;
+  if (index::InferDataParallelGroups(stage_orders, groups).inferred == 0) return inferred;
+  for (const index::JobGroup& group : groups) {
+    if (group.role.source == index::RoleSource::kStructure) {
+      inferred.insert(DataGroupKey{group.ranks, group.name, group.description});
+    }
+  }
+  return inferred;
+}
 
 absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& options,
                                        const JobDecisions* decided) {
@@ -122,9 +123,19 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
                                          decided != nullptr
                                              ? std::optional<bool>(decided->peers_recorded)
                                              : std::nullopt});
-  // A part of the job (decided != nullptr) holds one pipeline: it cannot see the others that a
-  // data-parallel group joins, so only the whole job infers them.
-  if (decided == nullptr) ApplyInferredDataParallel(trace, inputs);
+  // A part of the job holds one pipeline: it cannot see the others that a data-parallel group
+  // joins, so the job decides them (from every part's stage orders) and the part applies them.
+  if (decided != nullptr) {
+    TagInferredDataParallel(trace, decided->data_parallel_groups, inputs);
+  } else {
+    std::vector<const std::vector<index::GroupRoleInfo>*> roles;
+    for (const index::RankIndex& rank : inputs.index.ranks) roles.push_back(&rank.groups);
+    std::vector<std::vector<int32_t>> stage_orders;
+    for (const p2p_graph::Pipeline& pipeline : inputs.graph.pipelines) {
+      stage_orders.push_back(pipeline.stage_order());
+    }
+    TagInferredDataParallel(trace, InferredDataGroups(trace, roles, stage_orders), inputs);
+  }
   return inputs;
 }
 
