@@ -229,20 +229,6 @@ void FillComm(const CommInfo* info, const RankIndex& index, DeviceOp* op) {
   }
 }
 
-bool IsCollective(CommKind kind) {
-  switch (kind) {
-    case CommKind::kAllReduce:
-    case CommKind::kAllGather:
-    case CommKind::kReduceScatter:
-    case CommKind::kBroadcast:
-    case CommKind::kReduce:
-    case CommKind::kBarrier:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The group of each collective kernel without one, from the collectives on its stream that
 // record theirs (see the header): only where they all record the same group.
 void GroupsFromStreams(RankIndex* index) {
