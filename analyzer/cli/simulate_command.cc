@@ -184,6 +184,10 @@ CLI::App* SimulateCommand::Define(CLI::App& app) {
                    "Gradient all-reduce over data x context ranks after the last backward")
       ->type_name("US")
       ->capture_default_str();
+  simulate->add_flag("--dp-sync-coalesced", f.dp_sync_coalesced,
+                     "Write the gradient sync as Megatron's distributed optimizer issues it: a "
+                     "coalesced reduce-scatter whose kernel carries no group (then a loss "
+                     "all-reduce that does, on the same stream)");
   simulate
       ->add_option("--annotations", f.annotations,
                    "none, pp-gpu (PP:<stage><F|B|W><mb> GPU ranges), pp-cpu "

@@ -365,6 +365,7 @@ static absl::Status ParseModelParallel(const SimulateFlags& flags,
     *out = *ns;
   }
   parallel->sequence_parallel = flags.sequence_parallel;
+  parallel->dp_sync_coalesced = flags.dp_sync_coalesced;
   parallel->overlap = flags.tp_overlap;
   return absl::OkStatus();
 }
@@ -383,6 +384,11 @@ absl::StatusOr<SimulateSettings> ParseSimulateFlags(const SimulateFlags& flags) 
   if (flags.format == "nsys") {
     // One Nsight Systems export per rank; --no-nccl-args as an export without --include-blobs.
     if (flags.gzip) return FlagError("--gzip", "does not apply to --format nsys");
+    // NCCL's own ranges, which an export carries, name every call's communicator, coalesced or
+    // not: only torch's Kineto records lose the group, and only they are written so.
+    if (flags.dp_sync_coalesced) {
+      return FlagError("--dp-sync-coalesced", "does not apply to --format nsys");
+    }
     settings.write.nsys = NsysWriteOptions{.nccl_payloads = !flags.no_nccl_args};
   } else {
     absl::StatusOr<KinetoLayout> layout = ParseLayout(flags.format);

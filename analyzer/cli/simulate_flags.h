@@ -56,6 +56,7 @@ struct SimulateFlags {
   bool tp_overlap = false;
   std::string tp_share = "0.15";
   std::string dp_sync_us = "0";
+  bool dp_sync_coalesced = false;
   std::string annotations = "none";
   std::string p2p = "per-op";
   std::string launches = "one-thread";

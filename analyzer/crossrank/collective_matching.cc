@@ -12,22 +12,6 @@
 namespace bubblescope::collective_matching {
 namespace {
 
-// Communication that is one collective of a group (not point-to-point).
-bool IsCollective(CommKind kind) {
-  switch (kind) {
-    case CommKind::kAllReduce:
-    case CommKind::kAllGather:
-    case CommKind::kReduceScatter:
-    case CommKind::kBroadcast:
-    case CommKind::kReduce:
-    case CommKind::kAllToAll:
-    case CommKind::kBarrier:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // What names a group the same way on every member: its ranks, else its name, else its
 // description; empty: unknown.
 std::string GroupKey(const ProcessGroup& group) {

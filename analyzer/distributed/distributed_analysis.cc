@@ -103,13 +103,15 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
         tell("reading the job's clocks a pipeline at a time", evidence.size());
       });
   if (!read.ok()) return read;
+  // What the job decides from every part's pipelines: the data-parallel groups its structure gives.
+  const job::JobDecisions decisions = job::WithDataGroups(plan.decisions, headers, evidence);
   const clock_alignment::JobClocks clocks = job::FitJobClocks(std::move(evidence));
 
   std::vector<job::PartResult> parts;
   parts.reserve(plan.parts.size());
   read = each_part(
       [&](const Trace& part, size_t index) {
-        return job::AnalyzePart(part, plan.parts[index], plan.decisions, clocks, part_options);
+        return job::AnalyzePart(part, plan.parts[index], decisions, clocks, part_options);
       },
       [&](job::PartResult part) {
         parts.push_back(std::move(part));

@@ -189,7 +189,8 @@ bool SameOp(const Rank& a_rank, const DeviceOp& a, const Rank& b_rank, const Dev
   return a.issue == b.issue && a.start == b.start && a.end == b.end &&
          a.transfer_end == b.transfer_end && a.bytes == b.bytes && a.correlation == b.correlation &&
          a.timeline == b.timeline && a_rank.name(a.name) == b_rank.name(b.name) &&
-         a.peer == b.peer && a.comm == b.comm && a.group == b.group && a.op_class == b.op_class &&
+         a.peer == b.peer && a.comm == b.comm && a.group == b.group &&
+         a.process_group == b.process_group && a.op_class == b.op_class &&
          a.hint == b.hint && a.launched == b.launched && a.in_optimizer == b.in_optimizer &&
          a.recompute == b.recompute && a.batched == b.batched && a.batch_index == b.batch_index;
 }

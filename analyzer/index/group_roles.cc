@@ -151,6 +151,8 @@ std::string_view RoleSourceName(RoleSource source) {
       return "description";
     case RoleSource::kLayout:
       return "layout_guess";
+    case RoleSource::kStructure:
+      return "structure";
   }
   return "none";
 }
@@ -225,6 +227,109 @@ std::vector<JobGroup> JobGroups(const Trace& trace,
   std::stable_sort(out.begin(), out.end(), [](const JobGroup& a, const JobGroup& b) {
     return std::tie(a.role.role, a.ranks) < std::tie(b.role.role, b.ranks);
   });
+  return out;
+}
+
+StructureInference InferDataParallelGroups(
+    const std::vector<std::vector<int32_t>>& stage_orders, std::vector<JobGroup>& groups) {
+  StructureInference out;
+  for (const JobGroup& group : groups) {
+    if (group.role.source == RoleSource::kDescription && group.role.role == GroupRole::kData) {
+      return out;
+    }
+  }
+  struct Place {
+    int32_t pipeline = -1;
+    int32_t stage = -1;
+  };
+  std::map<int32_t, Place> place_of;
+  for (size_t p = 0; p < stage_orders.size(); ++p) {
+    for (size_t s = 0; s < stage_orders[p].size(); ++s) {
+      place_of.emplace(stage_orders[p][s],
+                       Place{static_cast<int32_t>(p), static_cast<int32_t>(s)});
+    }
+  }
+  // The candidates, each with its pipelines ascending and its stage.
+  struct Candidate {
+    size_t group = 0;
+    std::vector<int32_t> pipelines;
+    int32_t stage = -1;
+  };
+  std::vector<Candidate> candidates;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].role.source == RoleSource::kDescription) continue;
+    const std::vector<int32_t>& members = MembersOf(groups[g]);
+    if (members.size() < 2) continue;
+    Candidate candidate{g, {}, -1};
+    bool fits = true;
+    for (int32_t rank : members) {
+      const auto found = place_of.find(rank);
+      if (found == place_of.end() ||
+          (candidate.stage >= 0 && found->second.stage != candidate.stage)) {
+        fits = false;
+        break;
+      }
+      candidate.stage = found->second.stage;
+      candidate.pipelines.push_back(found->second.pipeline);
+    }
+    if (!fits) continue;
+    std::sort(candidate.pipelines.begin(), candidate.pipelines.end());
+    const auto stages = [&](int32_t p) { return stage_orders[static_cast<size_t>(p)].size(); };
+    fits = std::adjacent_find(candidate.pipelines.begin(), candidate.pipelines.end()) ==
+               candidate.pipelines.end() &&
+           std::all_of(candidate.pipelines.begin(), candidate.pipelines.end(),
+                       [&](int32_t p) { return stages(p) == stages(candidate.pipelines[0]); });
+    if (fits) candidates.push_back(std::move(candidate));
+  }
+  if (candidates.empty()) return out;
+  // One reading: each (pipeline, stage) in at most one candidate, ...
+  std::map<std::pair<int32_t, int32_t>, size_t> candidate_at;  // (pipeline, stage) -> candidate
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    for (int32_t p : candidates[c].pipelines) {
+      const auto [at, inserted] = candidate_at.emplace(std::pair{p, candidates[c].stage}, c);
+      if (!inserted) {
+        out.refused = absl::StrCat(
+            "rank ", stage_orders[static_cast<size_t>(p)][static_cast<size_t>(candidates[c].stage)],
+            " is in two groups that each hold one same-stage rank of several pipelines (ranks ",
+            RankList(MembersOf(groups[candidates[at->second].group])), " and ",
+            RankList(MembersOf(groups[candidates[c].group])),
+            "): tensor- and data-parallel groups look alike by their ranks, so neither is taken "
+            "as data parallel");
+        return out;
+      }
+    }
+  }
+  // ... every stage of every pipeline they touch in one, joining the same pipelines throughout.
+  for (const auto& [where, c] : candidate_at) {
+    const int32_t p = where.first;
+    const std::vector<int32_t>& order = stage_orders[static_cast<size_t>(p)];
+    for (size_t s = 0; s < order.size(); ++s) {
+      const auto other = candidate_at.find({p, static_cast<int32_t>(s)});
+      if (other == candidate_at.end()) {
+        out.refused = absl::StrCat(
+            "pipeline ", p, " has a rank in a group holding one same-stage rank of several "
+            "pipelines, but its stage ", s, " (rank ", order[s], ") is in no such group");
+        return out;
+      }
+      if (candidates[other->second].pipelines != candidates[c].pipelines) {
+        out.refused = absl::StrCat(
+            "the groups of pipeline ", p, "'s stages join different pipelines (",
+            absl::StrJoin(candidates[c].pipelines, ","), " at stage ", where.second, ", ",
+            absl::StrJoin(candidates[other->second].pipelines, ","), " at stage ", s, ")");
+        return out;
+      }
+    }
+  }
+  for (const Candidate& candidate : candidates) {
+    GroupRoleInfo& role = groups[candidate.group].role;
+    role.role = GroupRole::kData;
+    role.source = RoleSource::kStructure;
+    role.evidence = absl::StrCat(
+        "ranks ", RankList(MembersOf(groups[candidate.group])), ": the stage-", candidate.stage,
+        " rank of each of pipelines ", absl::StrJoin(candidate.pipelines, ","),
+        ", which share such a group at every stage (no description; inferred from the ranks)");
+    ++out.inferred;
+  }
   return out;
 }
 

@@ -19,6 +19,10 @@
 //   (pipeline), any other regular stride data parallel. Other frameworks order ranks otherwise
 //   (torch.distributed.pipelining examples put the pipeline innermost), so this is a guess: it
 //   is reported with its evidence and never changes a figure.
+// - Without a description, from the job's structure (InferDataParallelGroups): once the pipelines
+//   and their stage orders are known, a group of ranks that holds one rank of each of several
+//   pipelines, all at the same stage, is those pipelines' data-parallel group. This is applied
+//   only where the whole job admits that one reading (see there), and reported as inferred.
 #pragma once
 
 #include <cstdint>
@@ -49,9 +53,12 @@ enum class RoleSource : uint8_t {
   kNone,         // neither a description nor a layout says
   kDescription,  // read from the group's description: a fact
   kLayout,       // guessed from the ranks' layout: never applied to a figure
+  // Inferred from the job's structure: the group holds one same-stage rank of each of several
+  // pipelines (InferDataParallelGroups); applied.
+  kStructure,
 };
 
-// "none", "description", "layout_guess".
+// "none", "description", "layout_guess", "structure".
 std::string_view RoleSourceName(RoleSource source);
 
 struct GroupRoleInfo {
@@ -84,10 +91,39 @@ struct JobGroup {
 std::vector<JobGroup> JobGroups(const Trace& trace,
                                 const std::vector<const std::vector<GroupRoleInfo>*>& roles);
 
-// The role to apply to figures: the role when it was read from the trace, else kUnknown.
+// The role to apply to figures: the role when it was read from the trace or inferred from the
+// job's structure, else kUnknown.
 inline GroupRole AppliedRole(const GroupRoleInfo& info) {
-  return info.source == RoleSource::kDescription ? info.role : GroupRole::kUnknown;
+  return info.source == RoleSource::kDescription || info.source == RoleSource::kStructure
+             ? info.role
+             : GroupRole::kUnknown;
 }
+
+// The members of a job group: as declared, else (a group declared without its ranks) at least
+// the loaded ranks that declare it.
+inline const std::vector<int32_t>& MembersOf(const JobGroup& group) {
+  return group.ranks.empty() ? group.declared_by : group.ranks;
+}
+
+// What InferDataParallelGroups concluded.
+struct StructureInference {
+  int32_t inferred = 0;  // groups given the data-parallel role
+  // Why no group was inferred although some looked like data-parallel groups; empty otherwise.
+  std::string refused;
+};
+
+// Data-parallel groups from the job's structure, for a job whose groups carry no description
+// saying so. `stage_orders` holds each pipeline's ranks, first stage first (indices are the
+// pipelines' numbers). A candidate is an undescribed group of at least two members, each the
+// rank of a different pipeline at one and the same stage position, all these pipelines having
+// as many stages. The candidates are taken as data parallel only when they give one reading of
+// the job: no rank in two of them (tensor- and data-parallel groups look alike by their ranks:
+// then which is which is not known), every stage of every pipeline they touch in one of them,
+// and the pipelines a rank's group joins the same at every stage. Then every candidate's role
+// becomes kData with source kStructure and its evidence in words; else nothing changes and
+// `refused` says why. A job with a described data-parallel group is left as it is.
+StructureInference InferDataParallelGroups(
+    const std::vector<std::vector<int32_t>>& stage_orders, std::vector<JobGroup>& groups);
 
 // Communication of the stage's own work, which runs between its computations and is no wait
 // for another stage: tensor, context and expert parallel.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -223,7 +224,34 @@ void FillComm(const CommInfo* info, const RankIndex& index, DeviceOp* op) {
   op->peer = info->peer;
   op->bytes = info->bytes;
   if (info->process_group < index.groups.size()) {
+    op->process_group = info->process_group;
     op->group = AppliedRole(index.groups[info->process_group]);
+  }
+}
+
+// The group of each collective kernel without one, from the collectives on its stream that
+// record theirs (see the header): only where they all record the same group.
+void GroupsFromStreams(RankIndex* index) {
+  constexpr uint32_t kSeveral = kNoIndex - 1;
+  std::unordered_map<uint32_t, uint32_t> group_of_stream;  // timeline -> group, or kSeveral
+  for (const DeviceOp& op : index->ops) {
+    if (op.op_class != OpClass::kComm || !IsCollective(op.comm) ||
+        op.process_group == kNoIndex) {
+      continue;
+    }
+    const auto [at, inserted] = group_of_stream.emplace(op.timeline, op.process_group);
+    if (!inserted && at->second != op.process_group) at->second = kSeveral;
+  }
+  if (group_of_stream.empty()) return;
+  for (DeviceOp& op : index->ops) {
+    if (op.op_class != OpClass::kComm || !IsCollective(op.comm) ||
+        op.process_group != kNoIndex) {
+      continue;
+    }
+    const auto found = group_of_stream.find(op.timeline);
+    if (found == group_of_stream.end() || found->second == kSeveral) continue;
+    op.process_group = found->second;
+    op.group = AppliedRole(index->groups[found->second]);
   }
 }
 
@@ -503,6 +531,7 @@ RankIndex BuildRank(const Rank& rank) {
   if (rank.HasGpuActivity()) {
     index.device = DeviceKind::kGpu;
     CollectGpu(rank, optimizer, &index);
+    GroupsFromStreams(&index);
   } else {
     index.device = DeviceKind::kCpu;
     CollectCpu(rank, optimizer, &index);

@@ -43,6 +43,14 @@
 //   the first op it covers on its stream (or, where that op has no launch record, when the rank
 //   has a CPU annotation of that name at all). One range is one op: readers of annotations skip
 //   the mirrors and read the CPU range, which covers the kernels of every stream it launched.
+// - The process group of a collective kernel that does not record it. torch writes no
+//   record_param_comms for the coalesced collectives Megatron's `_coalescing_manager` issues
+//   (`c10d::reduce_scatter_tensor_coalesced_`, `c10d::allgather_into_tensor_coalesced_`: the
+//   distributed optimizer's gradient reduce-scatter and parameter all-gather), so their kernels
+//   carry no group. ProcessGroupNCCL runs every collective of one group on one device on that
+//   group's own stream, so such a kernel belongs to the group of the collectives that do record
+//   theirs on the same stream, when they all record one and the same group. The CPU op around
+//   the launch names no group either, so the stream is the only witness.
 //
 // Every analysis reads these facts from here; none re-derives them from the timelines.
 #pragma once
@@ -89,6 +97,9 @@ struct DeviceOp {
   // Communication ops: the role of their process group where the trace says it (group_roles.h;
   // a role guessed from the layout is not applied), else kUnknown.
   GroupRole group = GroupRole::kUnknown;
+  // Communication ops: the index into Rank::process_groups of their group, from their own args,
+  // else from their stream's (see GroupsFromStreams); kNoIndex when neither says.
+  uint32_t process_group = kNoIndex;
   OpClass op_class = OpClass::kCompute;
   PhaseHint hint = PhaseHint::kNone;
   bool launched = false;      // `issue` is a launch record's start

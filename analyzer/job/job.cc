@@ -1,6 +1,9 @@
 #include "job/job.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -30,6 +33,45 @@ void ProgressTicker::Tick() {
   const std::lock_guard<std::mutex> lock(mutex_);
   ++done_;
   (*progress_)(Progress{.stage = stage_, .done = done_, .total = total_});
+}
+
+namespace {
+
+// The communication ops on the data-parallel groups the job's structure gives, tagged as such:
+// the gradient sync is then measured as such (dp_sync).
+void TagInferredDataParallel(const Trace& trace, const std::set<DataGroupKey>& inferred,
+                             JobInputs& inputs) {
+  if (inferred.empty()) return;
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    const std::vector<ProcessGroup>& declared = trace.ranks[r].process_groups;
+    std::vector<bool> is_data(declared.size());
+    for (size_t g = 0; g < declared.size(); ++g) {
+      is_data[g] = inferred.contains(DataGroupKey{declared[g].ranks, declared[g].name,
+                                                  declared[g].description});
+    }
+    for (index::DeviceOp& op : inputs.index.ranks[r].ops) {
+      if (op.op_class == index::OpClass::kComm && op.process_group < is_data.size() &&
+          is_data[op.process_group] && op.group == index::GroupRole::kUnknown) {
+        op.group = index::GroupRole::kData;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::set<DataGroupKey> InferredDataGroups(
+    const Trace& trace, const std::vector<const std::vector<index::GroupRoleInfo>*>& roles,
+    const std::vector<std::vector<int32_t>>& stage_orders) {
+  std::vector<index::JobGroup> groups = index::JobGroups(trace, roles);
+  std::set<DataGroupKey> inferred;
+  if (index::InferDataParallelGroups(stage_orders, groups).inferred == 0) return inferred;
+  for (const index::JobGroup& group : groups) {
+    if (group.role.source == index::RoleSource::kStructure) {
+      inferred.insert(DataGroupKey{group.ranks, group.name, group.description});
+    }
+  }
+  return inferred;
 }
 
 absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& options,
@@ -81,6 +123,19 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
                                          decided != nullptr
                                              ? std::optional<bool>(decided->peers_recorded)
                                              : std::nullopt});
+  // A part of the job holds one pipeline: it cannot see the others that a data-parallel group
+  // joins, so the job decides them (from every part's stage orders) and the part applies them.
+  if (decided != nullptr) {
+    TagInferredDataParallel(trace, decided->data_parallel_groups, inputs);
+  } else {
+    std::vector<const std::vector<index::GroupRoleInfo>*> roles;
+    for (const index::RankIndex& rank : inputs.index.ranks) roles.push_back(&rank.groups);
+    std::vector<std::vector<int32_t>> stage_orders;
+    for (const p2p_graph::Pipeline& pipeline : inputs.graph.pipelines) {
+      stage_orders.push_back(pipeline.stage_order());
+    }
+    TagInferredDataParallel(trace, InferredDataGroups(trace, roles, stage_orders), inputs);
+  }
   return inputs;
 }
 
@@ -362,6 +417,23 @@ void SummarizeJob(const SummaryInputs& inputs, Result& result) {
   job.one_run = one_run::Compare(*inputs.trace, result.ranks);
   bool ranked_any = false;
   job.process_groups = index::JobGroups(*inputs.trace, inputs.roles);
+  std::vector<std::vector<int32_t>> stage_orders;
+  for (const Pipeline& pipeline : result.pipelines) {
+    stage_orders.push_back(pipeline.crossrank.pipeline.stage_order());
+  }
+  const index::StructureInference inferred =
+      index::InferDataParallelGroups(stage_orders, job.process_groups);
+  if (inferred.inferred > 0) {
+    // Kept ordered by role, as JobGroups orders them.
+    std::stable_sort(job.process_groups.begin(), job.process_groups.end(),
+                     [](const index::JobGroup& a, const index::JobGroup& b) {
+                       return std::tie(a.role.role, a.ranks) < std::tie(b.role.role, b.ranks);
+                     });
+  }
+  if (!inferred.refused.empty()) {
+    job.notes.push_back(absl::StrCat("no data-parallel groups inferred from the groups' ranks: ",
+                                     inferred.refused));
+  }
   for (size_t i = 0; i < result.pipelines.size(); ++i) {
     // A pipeline without a complete iteration has no bubble to rank.
     if (!result.pipelines[i].no_complete_iteration.empty()) continue;

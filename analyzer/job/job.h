@@ -187,7 +187,8 @@ struct Result {
   std::vector<Pipeline> pipelines;
   JobSummary job;
   // The pipelines that are data-parallel copies of each other, with the spread of their figures
-  // (replica_sets.h); empty when no described data-parallel group joins two pipelines.
+  // (replica_sets.h); empty when no data-parallel group (described, or inferred from the job's
+  // structure: index::InferDataParallelGroups) joins two pipelines.
   std::vector<ReplicaSet> replica_sets;
   // The profiler cycles the inputs held, when several, and the one analysed (the loader's
   // choice, loader/profiler_cycles.h).

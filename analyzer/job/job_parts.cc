@@ -132,6 +132,34 @@ PartPlan PlanParts(const Trace& headers, const std::vector<RankFacts>& facts,
   return plan;
 }
 
+JobDecisions WithDataGroups(JobDecisions decisions, const Trace& headers,
+                            const std::vector<ClockEvidence>& parts) {
+  std::vector<std::vector<int32_t>> stage_orders;
+  for (const ClockEvidence& part : parts) {
+    for (const ClockEvidence::PipelineTransfers& pipeline : part.pipelines) {
+      stage_orders.push_back(pipeline.ranks);
+    }
+  }
+  // The job's order of pipelines (by their lowest rank), whatever the parts' order.
+  std::sort(stage_orders.begin(), stage_orders.end(),
+            [](const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+              const auto lowest = [](const std::vector<int32_t>& order) {
+                return order.empty() ? std::numeric_limits<int32_t>::max()
+                                     : *std::min_element(order.begin(), order.end());
+              };
+              return lowest(a) < lowest(b);
+            });
+  std::vector<std::vector<index::GroupRoleInfo>> roles;
+  roles.reserve(headers.ranks.size());
+  for (const Rank& rank : headers.ranks) roles.push_back(index::ClassifyGroups(rank));
+  std::vector<const std::vector<index::GroupRoleInfo>*> role_pointers;
+  for (const std::vector<index::GroupRoleInfo>& rank_roles : roles) {
+    role_pointers.push_back(&rank_roles);
+  }
+  decisions.data_parallel_groups = InferredDataGroups(headers, role_pointers, stage_orders);
+  return decisions;
+}
+
 absl::StatusOr<ClockEvidence> PartClockEvidence(const Trace& part, const JobDecisions& decisions,
                                                 const Options& options) {
   absl::StatusOr<JobInputs> inputs = DeriveInputs(part, options, &decisions);

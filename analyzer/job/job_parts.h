@@ -23,7 +23,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,11 +33,22 @@
 #include "analysis/rank_summary.h"
 #include "bubblescope/trace.h"
 #include "crossrank/clock_alignment.h"
+#include "index/group_roles.h"
 #include "crossrank/collective_matching.h"
 #include "crossrank/p2p_matching.h"
 #include "job/job.h"
 
 namespace bubblescope::job {
+
+// A process group as every member declares it: its ranks, name and description.
+using DataGroupKey = std::tuple<std::vector<int32_t>, std::string, std::string>;
+
+// The groups without a description that the job's structure shows to be data parallel
+// (index::InferDataParallelGroups over every pipeline's stage order); `roles` is parallel to
+// trace.ranks (only their headers are read). Empty where the layout admits no one reading.
+std::set<DataGroupKey> InferredDataGroups(
+    const Trace& trace, const std::vector<const std::vector<index::GroupRoleInfo>*>& roles,
+    const std::vector<std::vector<int32_t>>& stage_orders);
 
 // What the whole job decides once from all its ranks, handed to a part of it analysed alone so
 // that the part's ranks are read as they would be among all the others.
@@ -44,6 +57,9 @@ struct JobDecisions {
   // The reference step number (pipeline::SharedReference); unused for a repeating schedule.
   std::optional<int64_t> shared_reference;
   bool peers_recorded = false;  // any rank of the job records a p2p peer
+  // InferredDataGroups over every part's pipelines: known only once every part's clock evidence
+  // (which carries its pipelines' stage orders) is read, so set then (WithDataGroups).
+  std::set<DataGroupKey> data_parallel_groups;
 };
 
 // What the job-wide decisions read of one rank.
@@ -87,6 +103,11 @@ struct ClockEvidence {
 // The job's clock model from every part's evidence (any order): the model Analyze fits over the
 // whole job, since the evidence is taken in the job's order (pipelines by their lowest rank).
 clock_alignment::JobClocks FitJobClocks(std::vector<ClockEvidence> parts);
+
+// `decisions` with the data-parallel groups the job's structure gives, from every part's clock
+// evidence (its pipelines' stage orders) and the job's headers.
+JobDecisions WithDataGroups(JobDecisions decisions, const Trace& headers,
+                            const std::vector<ClockEvidence>& parts);
 
 // `part`'s clock evidence, read as AnalyzePart reads the part.
 absl::StatusOr<ClockEvidence> PartClockEvidence(const Trace& part, const JobDecisions& decisions,

@@ -42,9 +42,7 @@ std::unordered_map<int32_t, std::vector<size_t>> DataGroupsOfRanks(
   std::unordered_map<int32_t, std::vector<size_t>> of_rank;
   for (size_t g = 0; g < groups.size(); ++g) {
     if (index::AppliedRole(groups[g].role) != index::GroupRole::kData) continue;
-    // Members as declared; a group declared without its ranks has at least its declarers.
-    const std::vector<int32_t>& members =
-        groups[g].ranks.empty() ? groups[g].declared_by : groups[g].ranks;
+    const std::vector<int32_t>& members = index::MembersOf(groups[g]);
     if (members.size() < 2) continue;
     for (int32_t rank : members) of_rank[rank].push_back(g);
   }
@@ -209,8 +207,7 @@ std::vector<ReplicaSet> FoldReplicas(const std::vector<Pipeline>& pipelines,
   std::vector<std::vector<size_t>> joined_by(pipelines.size());  // groups that joined each
   for (size_t g = 0; g < groups.size(); ++g) {
     if (index::AppliedRole(groups[g].role) != index::GroupRole::kData) continue;
-    const std::vector<int32_t>& members =
-        groups[g].ranks.empty() ? groups[g].declared_by : groups[g].ranks;
+    const std::vector<int32_t>& members = index::MembersOf(groups[g]);
     // The pipelines this group holds the first stage of, by shape; each is tried against the
     // first of its shape, so the work is linear in the members.
     std::vector<std::pair<ShapeKey, int32_t>> firsts;
@@ -257,12 +254,15 @@ std::vector<ReplicaSet> FoldReplicas(const std::vector<Pipeline>& pipelines,
   for (size_t root : roots) {
     if (members[root].size() < 2) continue;
     std::vector<std::string> descriptions;
+    bool inferred = false;
     for (int32_t member : members[root]) {
       for (size_t g : joined_by[static_cast<size_t>(member)]) {
-        descriptions.push_back(groups[g].description);
+        inferred |= groups[g].role.source == index::RoleSource::kStructure;
+        if (!groups[g].description.empty()) descriptions.push_back(groups[g].description);
       }
     }
     out.push_back(SetOf(pipelines, std::move(members[root]), std::move(descriptions)));
+    out.back().inferred_from_ranks = inferred;
   }
   return out;
 }

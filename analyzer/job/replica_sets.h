@@ -7,7 +7,9 @@
 // same shape (p, m, v and schedule family), and at every stage position their two ranks are
 // members of one process group whose role, read from its description, is data parallel
 // (index/group_roles.h: DATA_PARALLEL_GROUP, a DeviceMesh "dp" dimension, ...). A role guessed
-// from the rank layout never joins pipelines: without described groups nothing is folded.
+// from the rank layout never joins pipelines. Without any described data-parallel group, the
+// groups inferred from the job's structure (index::InferDataParallelGroups: one same-stage rank
+// of each of several pipelines, one reading for the whole job) join them, and the set says so.
 // Replicas of replicas are one set.
 #pragma once
 
@@ -79,7 +81,11 @@ struct RankSummarySpread {
 struct ReplicaSet {
   std::vector<int32_t> pipelines;  // indices into Result::pipelines, ascending; at least two
   // The descriptions of the data-parallel groups that join them ("DATA_PARALLEL_GROUP"), sorted.
+  // Empty for groups without a description.
   std::vector<std::string> group_descriptions;
+  // The groups that join them carry no description: their data-parallel role was inferred from
+  // their ranks (index::RoleSource::kStructure).
+  bool inferred_from_ranks = false;
   // The replica with the largest bubble fraction (the lowest index among equals).
   int32_t worst_pipeline = -1;
   Spread bubble_fraction;

@@ -15,6 +15,25 @@ std::string_view IntervalKindName(IntervalKind kind) {
   return "unknown";
 }
 
+bool IsCollective(CommKind kind) {
+  switch (kind) {
+    case CommKind::kAllReduce:
+    case CommKind::kAllGather:
+    case CommKind::kReduceScatter:
+    case CommKind::kBroadcast:
+    case CommKind::kReduce:
+    case CommKind::kAllToAll:
+    case CommKind::kBarrier:
+      return true;
+    case CommKind::kUnknown:
+    case CommKind::kSend:
+    case CommKind::kRecv:
+    case CommKind::kSendRecv:
+      return false;
+  }
+  return false;
+}
+
 std::string_view CommKindName(CommKind kind) {
   switch (kind) {
     case CommKind::kUnknown: return "unknown";

@@ -178,6 +178,7 @@ std::string IncompletePipelineText(const job::Pipeline& pipeline) {
 static std::string GroupRolesText(const std::vector<index::JobGroup>& groups) {
   std::vector<std::string> read;
   std::vector<std::string> guessed;
+  std::vector<std::string> inferred;
   for (size_t i = 0; i < groups.size();) {
     size_t j = i;
     const index::GroupRoleInfo& role = groups[i].role;
@@ -189,15 +190,22 @@ static std::string GroupRolesText(const std::vector<index::JobGroup>& groups) {
         absl::StrCat(j - i, " ", std::string(index::GroupRoleName(role.role)));
     if (role.source == index::RoleSource::kDescription) read.push_back(entry);
     if (role.source == index::RoleSource::kLayout) guessed.push_back(entry);
+    if (role.source == index::RoleSource::kStructure) inferred.push_back(entry);
     i = j;
   }
-  if (read.empty() && guessed.empty()) return "";
+  if (read.empty() && guessed.empty() && inferred.empty()) return "";
   std::string out = "  process groups:";
-  if (!read.empty()) absl::StrAppend(&out, " ", absl::StrJoin(read, ", "), " (described)");
-  if (!guessed.empty()) {
-    absl::StrAppend(&out, read.empty() ? " " : "; ", absl::StrJoin(guessed, ", "),
-                    " (guess from the rank layout, not applied)");
-  }
+  bool first = true;
+  const auto part = [&out, &first](const std::vector<std::string>& entries,
+                                   const char* what) {
+    if (entries.empty()) return;
+    absl::StrAppend(&out, first ? " " : "; ", absl::StrJoin(entries, ", "));
+    absl::StrAppend(&out, " (", what, ")");
+    first = false;
+  };
+  part(read, "described");
+  part(inferred, "no description: data parallel inferred from the groups' ranks");
+  part(guessed, "guess from the rank layout, not applied");
   return out + "\n";
 }
 

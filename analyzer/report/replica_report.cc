@@ -210,8 +210,11 @@ std::vector<std::string> ReplicaSetHeadline(const job::Result& result, size_t se
   std::vector<std::string> lines = {absl::StrCat(
       "replica set ", set_index, ": pipelines ", IndexRuns(set.pipelines), ", ",
       set.pipelines.size(), " data-parallel copies of ", html::ShapeText(first),
-      " (each stage's ranks share a group described as ",
-      absl::StrJoin(set.group_descriptions, " or "), ")")};
+      set.inferred_from_ranks
+          ? " (each stage's ranks share a group without a description, inferred as data "
+            "parallel from the groups' ranks)"
+          : absl::StrCat(" (each stage's ranks share a group described as ",
+                         absl::StrJoin(set.group_descriptions, " or "), ")"))};
   const auto percent = [](double fraction) { return Percent(fraction); };
   std::string figures = absl::StrCat("bubble ", Triple(set.bubble_fraction, percent),
                                      "% (min / median / max over the replicas)");
@@ -253,6 +256,8 @@ void WriteReplicaSetsMember(const std::vector<job::ReplicaSet>& sets, JsonWriter
     json.BeginArray();
     for (const std::string& description : set.group_descriptions) json.String(description);
     json.EndArray();
+    // Only for inferred groups: a report of described ones stays as it was.
+    if (set.inferred_from_ranks) json.StringMember("dp_groups_source", "structure");
     json.IntMember("worst_pipeline", set.worst_pipeline);
     SpreadJson("bubble_fraction", set.bubble_fraction, Unit::kFraction, json);
     SpreadJson("excess_bubble_fraction", set.excess_bubble_fraction, Unit::kFraction, json);

@@ -370,6 +370,11 @@ static absl::Status CheckParallel(const ModelParallel& parallel) {
       return Invalid(absl::StrCat(name, " = ", ns, " ns must be in [0, 1000 s]"));
     }
   }
+  if (parallel.dp_sync_coalesced &&
+      (parallel.dp_sync_ns == 0 || parallel.data * parallel.context < 2)) {
+    return Invalid(
+        "a coalesced dp sync needs a dp sync (> 0 ns) and data x context parallel ranks (> 1)");
+  }
   if (parallel.tensor_elements < 1 || parallel.tensor_elements > (int64_t{1} << 40)) {
     return Invalid(absl::StrCat("tensor-parallel elements = ", parallel.tensor_elements,
                                 " must be in [1, 2^40]"));

@@ -159,6 +159,11 @@ struct ModelParallel {
   bool overlap = false;
   double tensor_share = 0.15;  // in [0, 1)
   TimeNs dp_sync_ns = 0;
+  // The gradient sync as Megatron's distributed optimizer issues it under `_coalescing_manager`:
+  // a `c10d::reduce_scatter_tensor_coalesced_` whose kernel carries no args (torch records no
+  // record_param_comms for it), then the loss all-reduce over the same group, with args, on
+  // the group's stream (kLossAllReduceBytes).
+  bool dp_sync_coalesced = false;
   // Element count of one tensor-parallel collective, expert all-to-all or KV exchange (bf16), as
   // the args record it.
   int64_t tensor_elements = 4 << 20;

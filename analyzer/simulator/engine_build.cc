@@ -348,11 +348,25 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
     const int32_t node =
         NewNode(rank, iteration, KernelRole::kDataParallel, StreamRole::kDataParallel, -1, &launch);
     Node& sync = nodes_[static_cast<size_t>(node)];
-    sync.record.collective = CommKind::kAllReduce;
+    const bool coalesced = config_.parallel.dp_sync_coalesced;
+    sync.record.collective = coalesced ? CommKind::kReduceScatter : CommKind::kAllReduce;
+    sync.record.coalesced = coalesced;
     sync.record.bytes = config_.parallel.tensor_elements * 2;
     sync.duration = config_.parallel.dp_sync_ns;
     sync.compute_prev = last_compute;
     last_compute = node;
+    if (coalesced) {
+      // The loss all-reduce after it on the group's stream: the one collective of the group
+      // whose kernel names the group.
+      const int32_t loss = NewNode(rank, iteration, KernelRole::kDataParallel,
+                                   StreamRole::kDataParallel, -1, &launch);
+      Node& reduce = nodes_[static_cast<size_t>(loss)];
+      reduce.record.collective = CommKind::kAllReduce;
+      reduce.record.bytes = kLossAllReduceBytes;
+      reduce.duration = TransferNs(config_.link, kLossAllReduceBytes);
+      reduce.compute_prev = last_compute;
+      last_compute = loss;
+    }
   }
   if (config_.optimizer_ns > 0 && config_.schedule != Schedule::kForwardOnly) {
     int32_t node =

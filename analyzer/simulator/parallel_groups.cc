@@ -178,6 +178,13 @@ std::string_view CollectiveKernelName(CommKind kind) {
   }
 }
 
+CoalescedNames CoalescedCollectiveNames(CommKind kind) {
+  if (kind == CommKind::kReduceScatter) {
+    return {"c10d::reduce_scatter_tensor_coalesced_", "nccl:reduce_scatter_tensor_coalesced"};
+  }
+  return {"c10d::allgather_into_tensor_coalesced_", "nccl:all_gather_into_tensor_coalesced"};
+}
+
 std::string_view CollectiveName(CommKind kind) {
   switch (kind) {
     case CommKind::kReduceScatter:

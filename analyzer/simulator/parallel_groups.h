@@ -81,6 +81,14 @@ inline bool RingExchangeBatched(const ModelParallel& parallel) { return parallel
 // ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"); NCCL runs an
 // all-to-all as grouped sends and receives, in its SendRecv kernel.
 std::string_view CollectiveKernelName(CommKind kind);
+// What torch writes around a coalesced collective's launch (`_coalescing_manager` over ops of
+// one kind): the c10d operator ("c10d::reduce_scatter_tensor_coalesced_") and ProcessGroupNCCL's
+// profiling range ("nccl:reduce_scatter_tensor_coalesced"); all-gather's otherwise.
+struct CoalescedNames {
+  std::string_view op;
+  std::string_view range;
+};
+CoalescedNames CoalescedCollectiveNames(CommKind kind);
 // The `Collective name` torch records for it ("allreduce", "_reduce_scatter_base",
 // "all_to_allv" for all_to_all_single with split sizes, as Megatron's token dispatcher calls it).
 std::string_view CollectiveName(CommKind kind);

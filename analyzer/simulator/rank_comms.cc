@@ -67,15 +67,35 @@ uint32_t RankBuilder::AllRanksGroup() {
   return all_ranks_group_;
 }
 
-void RankBuilder::AddC10dOp(bool send, TimeNs start, TimeNs end, Timeline* cpu) {
+void RankBuilder::AddCpuCommOp(std::string_view name, CommKind kind, TimeNs start, TimeNs end,
+                               Timeline* cpu) {
   Interval op;
   op.start = Recorded(start);
   op.end = Recorded(end);
-  op.name = rank_.names.Intern(send ? "c10d::send" : "c10d::recv_");
+  op.name = rank_.names.Intern(name);
   op.kind = IntervalKind::kCpuCommOp;
   op.comm = static_cast<uint32_t>(rank_.comms.size());
-  rank_.comms.push_back(CommInfo{.kind = send ? CommKind::kSend : CommKind::kRecv});
+  rank_.comms.push_back(CommInfo{.kind = kind});
   cpu->intervals.push_back(op);
+}
+
+void RankBuilder::AddC10dOp(bool send, TimeNs start, TimeNs end, Timeline* cpu) {
+  AddCpuCommOp(send ? "c10d::send" : "c10d::recv_", send ? CommKind::kSend : CommKind::kRecv,
+               start, end, cpu);
+}
+
+uint32_t RankBuilder::AddCoalescedCollective(const KernelRecord& kernel, Timeline* cpu) {
+  const CoalescedNames names = CoalescedCollectiveNames(kernel.collective);
+  AddCpuCommOp(names.op, kernel.collective, kernel.launch_start, kernel.launch_end, cpu);
+  Annotation range;
+  range.name = rank_.names.Intern(names.range);
+  range.start = Recorded(kernel.launch_start);
+  range.end = Recorded(kernel.launch_end);
+  range.scope = AnnotationScope::kCpu;
+  range.thread_or_stream = cpu->id;
+  rank_.annotations.push_back(range);
+  rank_.comms.push_back(CommInfo{.kind = kernel.collective});
+  return static_cast<uint32_t>(rank_.comms.size() - 1);
 }
 
 void RankBuilder::AddQueuedTransfer(bool send, TimeNs start, TimeNs end, uint32_t comm,

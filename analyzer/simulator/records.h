@@ -35,6 +35,9 @@ inline bool InStageRole(KernelRole role) {
 
 // Payload of the iteration-end all-reduce: one f32 (the squared gradient norm).
 inline constexpr int64_t kBarrierBytes = 4;
+// The loss all-reduce over the data-parallel group after a coalesced gradient sync
+// (ModelParallel::dp_sync_coalesced): one fp32 loss.
+inline constexpr int64_t kLossAllReduceBytes = 4;
 
 // The streams of a rank: the compute stream, one FIFO stream per p2p direction and neighbour, and
 // the collective stream of the iteration-end all-reduce; batched p2p (P2pStyle::kBatched) runs
@@ -89,6 +92,9 @@ struct KernelRecord {
   // each has its own kernel: the first launched at post_start with this correlation id, the
   // second at launch_start.
   int64_t post_correlation = 0;
+  // kDataParallel: a coalesced collective (ModelParallel::dp_sync_coalesced), written as torch
+  // writes one: inside its c10d op and nccl: range, the kernel without any args.
+  bool coalesced = false;
 };
 
 struct OpRecord {

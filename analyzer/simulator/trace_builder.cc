@@ -208,6 +208,9 @@ Rank RankBuilder::Build() {
     } else if (kernel.role == KernelRole::kAllReduce) {
       device.name = rank_.names.Intern(kAllReduceKernel);
       device.comm = AllReduceCommIndex(kernel);
+    } else if (kernel.coalesced) {
+      device.name = rank_.names.Intern(CollectiveKernelName(kernel.collective));
+      device.comm = AddCoalescedCollective(kernel, &cpu);
     } else if (InStageRole(kernel.role) || kernel.role == KernelRole::kDataParallel) {
       device.name = rank_.names.Intern(CollectiveKernelName(kernel.collective));
       device.comm = CollectiveCommIndex(kernel);

@@ -116,6 +116,8 @@ void WriteConfig(JsonWriter& json, const Config& config) {
     json.BoolMember("overlap", parallel.overlap);
     json.DoubleMember("tensor_share", parallel.tensor_share);
     Micros(json, "dp_sync_us", parallel.dp_sync_ns);
+    // Only when set, so that every other set stays as it was.
+    if (parallel.dp_sync_coalesced) json.BoolMember("dp_sync_coalesced", true);
     json.IntMember("context", parallel.context);
     Micros(json, "context_exchange_us", parallel.context_exchange_ns);
     json.IntMember("expert", parallel.expert);

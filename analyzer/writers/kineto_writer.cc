@@ -347,7 +347,8 @@ class RankWriter {
                        interval.kind == IntervalKind::kCommKernel;
       if (!is_kernel && comm != nullptr && comm->bytes >= 0) events_.Int("bytes", comm->bytes);
       if (is_kernel && options_.bulk_args) WriteKernelBulkArgs();
-      if (interval.kind == IntervalKind::kCommKernel && comm != nullptr && options_.nccl_args) {
+      if (interval.kind == IntervalKind::kCommKernel && comm != nullptr && options_.nccl_args &&
+          !NamesNothing(*comm)) {
         WriteNcclArgs(*comm);
       }
       events_.CloseArgs();
@@ -366,6 +367,13 @@ class RankWriter {
     events_.Raw("grid", "[228, 1, 1]");
     events_.Raw("block", "[256, 1, 1]");
     events_.Int("est. achieved occupancy %", 13);
+  }
+
+  // A kernel's record with its kind only (from its name), as a reader makes of a kernel that
+  // carries no args (a coalesced collective's): written without args.
+  static bool NamesNothing(const CommInfo& comm) {
+    return comm.collective == kNoName && comm.process_group == kNoIndex && comm.bytes < 0 &&
+           comm.peer < 0 && comm.group_size < 0 && comm.dtype == kNoName && comm.seq < 0;
   }
 
   void WriteNcclArgs(const CommInfo& comm) {

@@ -96,6 +96,9 @@ enum class CommKind : uint8_t {
 
 std::string_view CommKindName(CommKind kind);
 
+// One collective of a process group (every member runs it), not point-to-point.
+bool IsCollective(CommKind kind);
+
 inline constexpr uint32_t kNoIndex = UINT32_MAX;
 
 // Communication metadata of one interval, kept in a side table so Interval stays small.

@@ -126,6 +126,17 @@ TEST(ParseSimulateFlagsTest, ModelParallelFlags) {
   refused = ParseSimulateFlags(flags);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(), HasSubstr("--tensor-parallel: '0'"));
+  flags.tensor_parallel = "4";
+  flags.dp_sync_coalesced = true;
+  settings = ParseSimulateFlags(flags);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_TRUE(settings->config.parallel.dp_sync_coalesced);
+  // An Nsight export's NCCL ranges name every call's communicator: no coalesced set there.
+  flags.format = "nsys";
+  refused = ParseSimulateFlags(flags);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("--dp-sync-coalesced: does not apply to --format nsys"));
 }
 
 TEST(ParseSimulateFlagsTest, ListsSlowLinksAndLayouts) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -141,6 +142,118 @@ TEST(GroupRolesTest, OnlyPipelineWorldAndUnknownGroupsCarryPipelineTransfers) {
   EXPECT_EQ(guessed.groups[0].role, GroupRole::kTensor);
   EXPECT_EQ(guessed.groups[0].source, RoleSource::kLayout);
   EXPECT_EQ(guessed.ops[0].group, GroupRole::kUnknown);
+}
+
+// A job group of `ranks` with the role ClassifyGroup gives it in a world of 16.
+JobGroup Undescribed(std::string name, std::vector<int32_t> ranks) {
+  JobGroup group;
+  group.name = std::move(name);
+  group.ranks = std::move(ranks);
+  group.role = ClassifyGroup(ProcessGroup{group.name, group.ranks, ""}, 16);
+  group.declared_by = group.ranks;
+  return group;
+}
+
+// DP 4 x PP 4 in Megatron-Core's order (global rank = replica + 4 * stage): pipeline d holds
+// ranks d, d+4, d+8, d+12.
+std::vector<std::vector<int32_t>> FourPipelines() {
+  std::vector<std::vector<int32_t>> orders(4);
+  for (int32_t d = 0; d < 4; ++d) {
+    for (int32_t s = 0; s < 4; ++s) orders[static_cast<size_t>(d)].push_back(d + 4 * s);
+  }
+  return orders;
+}
+
+TEST(InferDataParallelGroupsTest, OneSameStageRankOfEachPipelineIsTheirDataParallelGroup) {
+  std::vector<JobGroup> groups;
+  for (int32_t s = 0; s < 4; ++s) {
+    // Each stage's data-parallel group, each pipeline's own group, and the world.
+    groups.push_back(Undescribed(absl::StrCat("dp", s), {4 * s, 4 * s + 1, 4 * s + 2, 4 * s + 3}));
+    groups.push_back(Undescribed(absl::StrCat("pp", s), {s, s + 4, s + 8, s + 12}));
+  }
+  std::vector<int32_t> world(16);
+  for (int32_t r = 0; r < 16; ++r) world[static_cast<size_t>(r)] = r;
+  groups.push_back(Undescribed("world", world));
+  const StructureInference inferred = InferDataParallelGroups(FourPipelines(), groups);
+  EXPECT_EQ(inferred.inferred, 4);
+  EXPECT_TRUE(inferred.refused.empty());
+  for (const JobGroup& group : groups) {
+    if (group.name.starts_with("dp")) {
+      EXPECT_EQ(group.role.role, GroupRole::kData) << group.name;
+      EXPECT_EQ(group.role.source, RoleSource::kStructure) << group.name;
+      EXPECT_EQ(AppliedRole(group.role), GroupRole::kData);
+    } else {
+      // The pipelines' groups and the world span stages: their layout guesses stay guesses.
+      EXPECT_NE(group.role.source, RoleSource::kStructure) << group.name;
+      EXPECT_EQ(AppliedRole(group.role), GroupRole::kUnknown);
+    }
+  }
+  EXPECT_EQ(groups[0].role.evidence,
+            "ranks 0,1,2,3: the stage-0 rank of each of pipelines 0,1,2,3, which share such a "
+            "group at every stage (no description; inferred from the ranks)");
+}
+
+TEST(InferDataParallelGroupsTest, TwoFamiliesOfSuchGroupsAdmitNoSingleReading) {
+  // TP 2 x DP 2 x PP 2 (global rank = t + 2 * (d + 2 * s)): the tensor-parallel pairs {0,1}
+  // and the data-parallel pairs {0,2} both hold one stage-0 rank of two pipelines.
+  const std::vector<std::vector<int32_t>> orders = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  std::vector<JobGroup> groups = {Undescribed("tp0", {0, 1}), Undescribed("tp1", {2, 3}),
+                                  Undescribed("tp2", {4, 5}), Undescribed("tp3", {6, 7}),
+                                  Undescribed("dp0", {0, 2}), Undescribed("dp1", {1, 3}),
+                                  Undescribed("dp2", {4, 6}), Undescribed("dp3", {5, 7})};
+  const std::vector<JobGroup> before = groups;
+  const StructureInference inferred = InferDataParallelGroups(orders, groups);
+  EXPECT_EQ(inferred.inferred, 0);
+  EXPECT_EQ(inferred.refused,
+            "rank 0 is in two groups that each hold one same-stage rank of several pipelines "
+            "(ranks 0,1 and 0,2): tensor- and data-parallel groups look alike by their ranks, so "
+            "neither is taken as data parallel");
+  for (size_t g = 0; g < groups.size(); ++g) {
+    EXPECT_EQ(groups[g].role.source, before[g].role.source);
+    EXPECT_EQ(groups[g].role.role, before[g].role.role);
+  }
+}
+
+TEST(InferDataParallelGroupsTest, StagesThatJoinDifferentPipelinesAdmitNoSingleReading) {
+  // Stage 0 pairs pipelines {0,1} and {2,3}, stage 1 pairs {0,2} and {1,3}.
+  const std::vector<std::vector<int32_t>> orders = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  std::vector<JobGroup> groups = {Undescribed("a", {0, 1}), Undescribed("b", {2, 3}),
+                                  Undescribed("c", {4, 6}), Undescribed("d", {5, 7})};
+  const StructureInference inferred = InferDataParallelGroups(orders, groups);
+  EXPECT_EQ(inferred.inferred, 0);
+  EXPECT_EQ(inferred.refused,
+            "the groups of pipeline 0's stages join different pipelines (0,1 at stage 0, 0,2 at "
+            "stage 1)");
+}
+
+TEST(InferDataParallelGroupsTest, AStageOutsideEveryGroupAdmitsNoSingleReading) {
+  const std::vector<std::vector<int32_t>> orders = {{0, 4}, {1, 5}};
+  std::vector<JobGroup> groups = {Undescribed("a", {0, 1})};
+  const StructureInference inferred = InferDataParallelGroups(orders, groups);
+  EXPECT_EQ(inferred.inferred, 0);
+  EXPECT_EQ(inferred.refused,
+            "pipeline 0 has a rank in a group holding one same-stage rank of several pipelines, "
+            "but its stage 1 (rank 4) is in no such group");
+}
+
+TEST(InferDataParallelGroupsTest, ADescribedDataParallelGroupLeavesTheJobAsItIs) {
+  std::vector<JobGroup> groups = {Undescribed("a", {0, 1}), Undescribed("b", {4, 5})};
+  JobGroup described = Undescribed("c", {8, 9});
+  described.description = "DATA_PARALLEL_GROUP";
+  described.role = ClassifyGroup(ProcessGroup{"c", {8, 9}, "DATA_PARALLEL_GROUP"}, 16);
+  groups.push_back(described);
+  const StructureInference inferred = InferDataParallelGroups({{0, 4}, {1, 5}}, groups);
+  EXPECT_EQ(inferred.inferred, 0);
+  EXPECT_TRUE(inferred.refused.empty());
+  EXPECT_NE(groups[0].role.source, RoleSource::kStructure);
+}
+
+TEST(InferDataParallelGroupsTest, AMemberOutsideEveryPipelineIsNoCandidate) {
+  // Rank 9 has no pipeline (not loaded, or no p2p): nothing says where it sits.
+  std::vector<JobGroup> groups = {Undescribed("a", {0, 1, 9}), Undescribed("b", {4, 5, 13})};
+  const StructureInference inferred = InferDataParallelGroups({{0, 4}, {1, 5}}, groups);
+  EXPECT_EQ(inferred.inferred, 0);
+  EXPECT_TRUE(inferred.refused.empty());
 }
 
 }  // namespace

@@ -58,13 +58,14 @@ InParts AnalyzeInParts(Trace trace, const Options& options) {
   }
   // The clock model takes the parts' evidence in any order.
   std::reverse(evidence.begin(), evidence.end());
+  const JobDecisions decisions = WithDataGroups(out.plan.decisions, headers, evidence);
   const clock_alignment::JobClocks clocks = FitJobClocks(std::move(evidence));
   std::vector<PartResult> parts;
   for (size_t k = 0; k < out.plan.parts.size(); ++k) {
     const std::vector<size_t>& positions = out.plan.parts[k];
     const Trace& part = part_traces[k];
     absl::StatusOr<PartResult> analysed =
-        AnalyzePart(part, positions, out.plan.decisions, clocks, options);
+        AnalyzePart(part, positions, decisions, clocks, options);
     EXPECT_TRUE(analysed.ok()) << analysed.status();
     if (analysed.ok()) parts.push_back(*std::move(analysed));
   }
@@ -214,6 +215,41 @@ TEST(JobPartsTest, OneClockModelForTheWholeJobWhateverItsParts) {
                pooled[s].estimate_ns != single[s].estimate_ns;
   }
   EXPECT_TRUE(differs) << "the part's own evidence gives the job's clocks: the case tests nothing";
+}
+
+// Groups without descriptions: a part holds one pipeline and cannot see the data-parallel group
+// joining it to the others; the job decides the groups from every part's stage orders, so each
+// part measures its gradient sync as the whole job does.
+TEST(JobPartsTest, DataParallelGroupsInferredFromStructureReadAsInTheWholeJob) {
+  const auto make = [] {
+    sim::Config config;
+    config.stages = 4;
+    config.microbatches = 8;
+    config.iterations = 2;
+    config.costs.assign(4, sim::StageCost{.forward = 300000, .backward = 600000, .weight_grad = 0});
+    config.activation_bytes = 8 << 20;
+    config.link = sim::Link{.gbps = 100, .latency_ns = 5000};
+    config.jitter = 0.05;
+    config.parallel.data = 3;
+    config.parallel.dp_sync_ns = 400'000;
+    config.describe_groups = false;
+    absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+    EXPECT_TRUE(simulation.ok()) << simulation.status();
+    return simulation.ok() ? std::move(simulation->trace) : Trace{};
+  };
+  ExpectSameReports(make, 3);
+  // What the test guards: the job's structure does give data-parallel groups here.
+  const Options options = TestOptions();
+  absl::StatusOr<Result> whole = Analyze(make(), options);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->replica_sets.size(), 1u);
+  TimeNs dp_sync = 0;
+  for (const Pipeline& pipeline : whole->pipelines) {
+    for (const bubble::IterationFigures& iteration : pipeline.bubble.iterations) {
+      for (const bubble::RankIterationFigures& rank : iteration.ranks) dp_sync += rank.dp_sync;
+    }
+  }
+  EXPECT_GT(dp_sync, 0);
 }
 
 TEST(JobPartsTest, WithoutRecordedPeersTheJobIsAnalysedWhole) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -191,6 +193,109 @@ TEST(ReplicaSetsTest, WithoutDataParallelGroupsNothingFolds) {
   const job::Result result = AnalyzeOk(simulation->trace);
   ASSERT_EQ(result.pipelines.size(), 4u);
   EXPECT_TRUE(result.replica_sets.empty());
+}
+
+// The replica sets as (pipelines, each stage's ranks), to compare two analyses.
+std::vector<std::pair<std::vector<int32_t>, std::vector<std::vector<int32_t>>>> SetsOf(
+    const job::Result& result) {
+  std::vector<std::pair<std::vector<int32_t>, std::vector<std::vector<int32_t>>>> sets;
+  for (const job::ReplicaSet& set : result.replica_sets) {
+    std::vector<std::vector<int32_t>> stages;
+    for (const job::StageSpread& stage : set.stages) stages.push_back(stage.ranks);
+    sets.emplace_back(set.pipelines, std::move(stages));
+  }
+  return sets;
+}
+
+// Each pipeline rank's exposed DP sync (bubble::RankTotals::dp_sync, over the complete
+// iterations) against the simulator's truth for its pipeline rank, summed over the iterations.
+// Every replica runs the truth's pipeline. The trace writes exact nanoseconds and the clocks are
+// exact, so the two differ only where a kernel is attributed to another group: at least the
+// loss all-reduce (5 us) or the sync itself. The tolerance, 1 us per rank, is below both.
+void ExpectDpSyncAsTruth(const job::Result& result, const sim::Truth& truth) {
+  ASSERT_EQ(result.pipelines.size(), static_cast<size_t>(kReplicas));
+  for (const job::Pipeline& pipeline : result.pipelines) {
+    ASSERT_EQ(pipeline.bubble.complete_iterations,
+              static_cast<int64_t>(truth.iterations.size()));
+    for (const bubble::RankTotals& totals : pipeline.bubble.per_rank) {
+      const int32_t stage = totals.rank / kReplicas;  // global rank = replica + 4 * stage
+      TimeNs expected = 0;
+      for (const sim::IterationTruth& iteration : truth.iterations) {
+        expected += iteration.ranks[static_cast<size_t>(stage)].dp_sync;
+      }
+      EXPECT_GT(expected, 0);
+      EXPECT_NEAR(static_cast<double>(totals.dp_sync), static_cast<double>(expected), 1'000.0)
+          << "rank " << totals.rank;
+    }
+  }
+}
+
+sim::Simulation SimulateOk(const sim::Config& config) {
+  absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
+  EXPECT_TRUE(simulation.ok()) << simulation.status();
+  return simulation.ok() ? *std::move(simulation) : sim::Simulation{};
+}
+
+TEST(ReplicaSetsTest, GroupsWithoutDescriptionsFoldAsDescribedOnesDo) {
+  // DP 4 x PP 2 as torch before 2.4 writes it: the same groups, none described. Each stage's
+  // data-parallel group holds one rank of every pipeline at that stage, so the fold is the
+  // described job's, marked as inferred; the gradient sync is measured as the truth has it.
+  sim::Config config = replica_testing::DataParallelJob(kForwardNs);
+  const sim::Simulation described = SimulateOk(config);
+  config.describe_groups = false;
+  const sim::Simulation bare = SimulateOk(config);
+  const job::Result with = AnalyzeOk(described.trace);
+  const job::Result without = AnalyzeOk(bare.trace);
+  ASSERT_EQ(with.replica_sets.size(), 1u);
+  EXPECT_FALSE(with.replica_sets[0].inferred_from_ranks);
+  EXPECT_EQ(with.replica_sets[0].group_descriptions,
+            std::vector<std::string>{"DATA_PARALLEL_GROUP_WITH_CP"});
+  ASSERT_EQ(without.replica_sets.size(), 1u);
+  EXPECT_EQ(SetsOf(without), SetsOf(with));
+  EXPECT_TRUE(without.replica_sets[0].inferred_from_ranks);
+  EXPECT_TRUE(without.replica_sets[0].group_descriptions.empty());
+  // Global rank = replica + 4 * stage: stage s's group is ranks 4s..4s+3.
+  int32_t inferred = 0;
+  for (const index::JobGroup& group : without.job.process_groups) {
+    if (group.role.source != index::RoleSource::kStructure) continue;
+    ++inferred;
+    EXPECT_EQ(group.role.role, index::GroupRole::kData);
+    ASSERT_EQ(group.ranks.size(), static_cast<size_t>(kReplicas));
+    EXPECT_EQ(group.ranks.front() % kReplicas, 0);
+    EXPECT_EQ(group.ranks.back(), group.ranks.front() + kReplicas - 1);
+  }
+  EXPECT_EQ(inferred, 2);
+  ExpectDpSyncAsTruth(with, described.truth);
+  ExpectDpSyncAsTruth(without, bare.truth);
+}
+
+TEST(ReplicaSetsTest, CoalescedGradientSyncIsMeasuredFromItsStream) {
+  // The gradient sync as Megatron's distributed optimizer issues it: a coalesced reduce-scatter
+  // whose kernel names no group, then the loss all-reduce on the same stream that names the
+  // data-parallel group. Described or not, the exposed sync is the truth's.
+  for (const bool describe : {true, false}) {
+    SCOPED_TRACE(describe ? "described groups" : "no descriptions");
+    sim::Config config = replica_testing::DataParallelJob(kForwardNs);
+    config.parallel.dp_sync_coalesced = true;
+    config.describe_groups = describe;
+    const sim::Simulation simulation = SimulateOk(config);
+    ExpectDpSyncAsTruth(AnalyzeOk(simulation.trace), simulation.truth);
+  }
+}
+
+TEST(ReplicaSetsTest, WhyTensorAndDataGroupsWithoutDescriptionsFoldNothing) {
+  sim::Config config = replica_testing::DataParallelJob(kForwardNs);
+  config.parallel.tensor = 2;
+  config.parallel.data = 2;
+  config.describe_groups = false;
+  const job::Result result = AnalyzeOk(SimulateOk(config).trace);
+  EXPECT_TRUE(result.replica_sets.empty());
+  EXPECT_TRUE(std::any_of(result.job.notes.begin(), result.job.notes.end(),
+                          [](const std::string& note) {
+                            return note.starts_with(
+                                "no data-parallel groups inferred from the groups' ranks: rank 0 "
+                                "is in two groups");
+                          }));
 }
 
 }  // namespace
