@@ -157,15 +157,9 @@ TEST(JobPartsTest, CutShortRankAndStepsDecidedByTheWholeJob) {
 // pipeline crosses the same host pairs, so the job's clock model pools three pipelines'
 // transfers (and the data-parallel all-reduces) per host pair.
 Trace HostsWithDriftingClocks() {
-  sim::Config config;
-  config.stages = 4;
-  config.microbatches = 8;
+  sim::Config config = crossrank_testing::FourStageHostJob();
   config.iterations = 4;
-  config.costs.assign(4, sim::StageCost{.forward = 300000, .backward = 600000, .weight_grad = 0});
-  config.activation_bytes = 8 << 20;
-  config.link = sim::Link{.gbps = 100, .latency_ns = 5000};
   config.launch_gap_ns = 2000;
-  config.jitter = 0.05;
   config.transfer_spread = 0.5;
   config.collective_tail_ns = 40'000;
   config.iteration_gap_ns = 2'000'000'000;
@@ -222,14 +216,8 @@ TEST(JobPartsTest, OneClockModelForTheWholeJobWhateverItsParts) {
 // part measures its gradient sync as the whole job does.
 TEST(JobPartsTest, DataParallelGroupsInferredFromStructureReadAsInTheWholeJob) {
   const auto make = [] {
-    sim::Config config;
-    config.stages = 4;
-    config.microbatches = 8;
+    sim::Config config = crossrank_testing::FourStageHostJob();
     config.iterations = 2;
-    config.costs.assign(4, sim::StageCost{.forward = 300000, .backward = 600000, .weight_grad = 0});
-    config.activation_bytes = 8 << 20;
-    config.link = sim::Link{.gbps = 100, .latency_ns = 5000};
-    config.jitter = 0.05;
     config.parallel.data = 3;
     config.parallel.dp_sync_ns = 400'000;
     config.describe_groups = false;

@@ -18,6 +18,7 @@
 #include "crossrank/clock_alignment.h"
 #include "gtest/gtest.h"
 #include "job/job.h"
+#include "job/sim_job.h"
 #include "loader/file_source.h"
 #include "loader/trace_loader.h"
 #include "report/chrome_trace_check.h"
@@ -472,15 +473,8 @@ TEST(PerfettoOverlayTest, SkewedClocksAreMovedByTheOffsetsFoundInEveryLayout) {
 // gives the second host a rate, and the merged trace moves each event by the offset at its own
 // time, not the anchor's: every receive then ends after its send starts, over the whole trace.
 TEST(PerfettoOverlayTest, DriftingClocksAreMovedByTheirRates) {
-  sim::Config config;
-  config.schedule = sim::Schedule::k1F1B;
-  config.stages = 4;
-  config.microbatches = 8;
+  sim::Config config = crossrank_testing::FourStageHostJob();
   config.iterations = 4;
-  config.costs.assign(4, sim::StageCost{.forward = 300000, .backward = 600000, .weight_grad = 0});
-  config.activation_bytes = 8 << 20;
-  config.link = sim::Link{.gbps = 100.0, .latency_ns = 5000};
-  config.jitter = 0.05;
   config.seed = 5;
   config.iteration_gap_ns = 3'000'000'000;
   config.ranks_per_host = 2;
