@@ -150,15 +150,17 @@ def snapshot(binary, out, work):
              "--junit", os.path.join(d, "gate.xml")], d, "gate_reports")
         run([binary, "gate", "-q", "-j", "2", "--baseline", paths_of[a][0], paths_of[b][0], "--max-bubble", "0.3"],
             d, "gate_traces")
-    # Reports name the reports they read: the snapshot's own folder is made neutral.
+    # Reports name the files they read: the snapshot's own folder and the generated jobs' folder
+    # are made neutral, so that two snapshots compare whatever folders they used.
     for root, _, files in os.walk(out):
         for f in files:
             path = os.path.join(root, f)
             with open(path, "rb") as fh:
                 data = fh.read()
-            if out.encode() in data:
+            neutral = data.replace(out.encode(), b"<snapshot>").replace(work.encode(), b"<jobs>")
+            if neutral != data:
                 with open(path, "wb") as fh:
-                    fh.write(data.replace(out.encode(), b"<snapshot>"))
+                    fh.write(neutral)
     return len(inputs)
 
 
@@ -188,8 +190,7 @@ def main():
     ap.add_argument("out", help="folder to write the reports into (created; must not exist)")
     ap.add_argument("--compare", metavar="DIR", help="a snapshot to compare with; exit 1 if any file differs")
     ap.add_argument("--work", metavar="DIR", default=os.path.join(tempfile.gettempdir(), "bubblescope_snapshot_jobs"),
-                    help="where generated jobs are kept; the same for both snapshots, as reports name their inputs "
-                         "(default: %(default)s)")
+                    help="where generated jobs are kept (default: %(default)s)")
     a = ap.parse_args()
     if os.path.exists(a.out):
         sys.exit("report_snapshot: %s exists; give a new folder" % a.out)
