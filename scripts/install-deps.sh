@@ -15,6 +15,7 @@ packages=(
   libopenmpi-dev openmpi-bin  # analyze --mpi and its mpirun test (optional: builds without)
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-dev  # the fuzz targets (scripts/fuzz.sh): libFuzzer and its sanitizer runtimes
+  clang-format      # the source layout check (tests/build/source_format_test.sh, scripts/format.sh)
   python3           # the test suite's helper scripts; the CLI never needs Python
   python3-dev python3-venv  # pip install . (the Python module, docs/python.md) and its tests
   python3-pip       # fetches the CUDA 12 CUPTI headers the collector's CUDA 12 tests build against

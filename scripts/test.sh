@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 jobs=$(nproc 2>/dev/null || echo 2)
+# The source layout check runs here whatever a developer's machine skips (tests/build/).
+export BUBBLESCOPE_REQUIRE_FORMAT_CHECK=1
 
 build_and_test() {
   local dir=$1
