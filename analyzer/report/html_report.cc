@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "report/large_job.h"
 #include "report/summary_report.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 
 namespace bubblescope {
 namespace {
@@ -157,7 +159,7 @@ std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
                                    "%.1f pt", 100.0 * pipeline.excess_bubble_fraction.value_or(0.0))
                              : "-",
                          measured
-                             ? absl::StrCat(Millis(static_cast<double>(bubble.latency.p50)), " ms")
+                             ? MillisWithUnit(static_cast<double>(bubble.latency.p50))
                              : "-",
                          top};
     if (layout.large) {
@@ -182,10 +184,8 @@ std::string RanksTable(const job::Result& result) {
   const bool steps =
       std::any_of(ranks.begin(), ranks.end(),
                   [](const rank_summary::RankFigures& f) { return f.step_time > 0; });
-  auto percent = [](TimeNs part, TimeNs whole) {
-    return whole > 0 ? absl::StrCat(Percent(static_cast<double>(part) /
-                                            static_cast<double>(whole)), "%")
-                     : std::string("-");
+  const auto percent = [](const std::optional<double>& share) {
+    return share.has_value() ? absl::StrCat(Percent(*share), "%") : std::string("-");
   };
   std::string out = absl::StrCat(
       "<h2>Ranks</h2>\n<p>Device idle inside the profiler steps (ProfilerStep#N, the job's "
@@ -195,18 +195,19 @@ std::string RanksTable(const job::Result& result) {
       "<th>span<th>compute<th>communication<th>idle over the span\n");
   for (size_t r = 0; r < ranks.size() && r < kRanksShown; ++r) {
     const rank_summary::RankFigures& f = ranks[r];
+    const report_view::IdleShares idle = report_view::IdleSharesOf(f);
     std::vector<std::string> cells = {absl::StrCat(f.rank), f.cpu_timeline ? "cpu" : "gpu"};
     if (steps) {
       cells.insert(cells.end(),
                    {absl::StrCat(f.steps),
-                    f.step_time > 0 ? absl::StrCat(Millis(static_cast<double>(f.step_time)), " ms")
+                    f.step_time > 0 ? MillisWithUnit(static_cast<double>(f.step_time))
                                     : "-",
-                    percent(f.step_idle, f.step_time)});
+                    percent(idle.in_steps)});
     }
     for (TimeNs time : {f.span, f.compute, f.comm}) {
-      cells.push_back(absl::StrCat(Millis(static_cast<double>(time)), " ms"));
+      cells.push_back(MillisWithUnit(static_cast<double>(time)));
     }
-    cells.push_back(percent(f.idle, f.span));
+    cells.push_back(percent(idle.over_span));
     absl::StrAppend(&out, html::Row(cells, ""));
   }
   absl::StrAppend(&out, "</table>\n");

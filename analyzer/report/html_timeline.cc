@@ -12,6 +12,7 @@
 #include "common/percentile.h"
 #include "report/html_svg.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 
 namespace bubblescope::html {
 namespace {
@@ -51,13 +52,11 @@ int64_t LabelPx(size_t characters, Lane lane = Lane::kWhole) {
 }  // namespace
 
 std::vector<StageRow> StageRows(const job::Pipeline& pipeline) {
-  const std::vector<int32_t>& order = pipeline.crossrank.pipeline.stage_order();
+  const report_view::RankPlaces places(pipeline.crossrank.pipeline.order);
   std::vector<StageRow> rows;
   const std::vector<int32_t>& ranks = pipeline.bubble.ranks;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    auto found = std::find(order.begin(), order.end(), ranks[i]);
-    const int32_t stage = found == order.end() ? -1 : static_cast<int32_t>(found - order.begin());
-    rows.push_back({.stage = stage, .rank = ranks[i], .figures = i});
+    rows.push_back({.stage = places.ListedOf(ranks[i]), .rank = ranks[i], .figures = i});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const StageRow& a, const StageRow& b) {
     const auto key = [](const StageRow& row) { return row.stage < 0 ? INT32_MAX : row.stage; };

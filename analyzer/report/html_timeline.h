@@ -19,7 +19,8 @@ namespace bubblescope::html {
 
 // A rank of the pipeline as a row of its pictures.
 struct StageRow {
-  int32_t stage = -1;  // its position in the stage order; -1 when the order does not place it
+  // Its position in the stage order's list (report_view::RankPlace::listed); -1 when not listed.
+  int32_t stage = -1;
   int32_t rank = -1;
   size_t figures = 0;  // index into bubble::Result::per_rank and IterationFigures::ranks
 };
