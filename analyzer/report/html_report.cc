@@ -181,9 +181,7 @@ std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
 std::string RanksTable(const job::Result& result) {
   constexpr size_t kRanksShown = 256;
   const std::vector<rank_summary::RankFigures>& ranks = result.ranks.ranks;
-  const bool steps =
-      std::any_of(ranks.begin(), ranks.end(),
-                  [](const rank_summary::RankFigures& f) { return f.step_time > 0; });
+  const bool steps = report_view::RanksTallyOf(result.ranks).any_profiler_steps;
   const auto percent = [](const std::optional<double>& share) {
     return share.has_value() ? absl::StrCat(Percent(*share), "%") : std::string("-");
   };

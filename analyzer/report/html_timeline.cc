@@ -368,17 +368,6 @@ ArrowLeft:()=>pan(z,-v.W/8),ArrowRight:()=>pan(z,v.W/8)}[e.key];if(f){e.preventD
 
 const char* TimelineScript() { return kZoomScript; }
 
-size_t DefaultIteration(const bubble::Result& bubble) {
-  const std::vector<bubble::IterationFigures>& iterations = bubble.iterations;
-  for (size_t i = 0; i < iterations.size(); ++i) {
-    if (iterations[i].complete && iterations[i].window() == bubble.latency.p50) return i;
-  }
-  for (size_t i = 0; i < iterations.size(); ++i) {
-    if (iterations[i].complete) return i;
-  }
-  return 0;
-}
-
 std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
   const bubble::Result& bubble = pipeline.bubble;
   const double scale = ScaleOf(pipeline);
@@ -395,7 +384,7 @@ std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
     auto found = ops_by_iteration.find(number);
     return found == ops_by_iteration.end() ? none : found->second;
   };
-  const size_t chosen = DefaultIteration(bubble);
+  const size_t chosen = report_view::TypicalIteration(bubble);
   const std::string box = absl::StrCat("p", index, "t");
   absl::StrAppend(
       &out, "<h3>Measured schedule</h3>\n<p><label>Iteration <select class=it data-box=", box, ">");

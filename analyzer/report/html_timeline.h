@@ -29,11 +29,6 @@ struct StageRow {
 // order): the rows of the timeline and of every per-stage chart.
 std::vector<StageRow> StageRows(const job::Pipeline& pipeline);
 
-// The iteration shown first: the first complete one whose window is the median (the typical
-// iteration); else the first complete one; else the first. Index into bubble.iterations; 0
-// when there is none.
-size_t DefaultIteration(const bubble::Result& bubble);
-
 // The script that fits every timeline to the window and zooms and pans it (wheel, drag, the keys
 // + - 0 and the arrows, the buttons TimelineSection writes), for the end of the page; it does
 // nothing on a page without timelines.

@@ -99,7 +99,7 @@ std::string NsightSourcesLine(const std::vector<RankFigures>& ranks) {
 // counters (events of kinds bubblescope does not model) appear on nearly every real trace, so
 // they are summed over the ranks into one table rather than repeated under each file; the JSON
 // report keeps them per file.
-void AppendImportBlock(const Result& result, const report_view::ImportTally& tally,
+void AppendImportBlock(const Result& result, const report_view::RanksTally& tally,
                        std::string* out) {
   bool any_problem = false;
   for (const RankFigures& figures : result.ranks) {
@@ -184,7 +184,7 @@ std::string MissingDeviceActivityText(const Result& result) {
 std::string SummaryText(const Result& result, const SummaryReportOptions& options,
                         const std::vector<int32_t>& folded_ranks, const std::string& folded_text,
                         bool pipelines_follow) {
-  const report_view::ImportTally tally = report_view::ImportTallyOf(result);
+  const report_view::RanksTally tally = report_view::RanksTallyOf(result);
   const size_t cpu_ranks = tally.cpu_ranks;
   const std::array<uint64_t, report_view::kSeverityCount>& issues = tally.by_severity;
   // The first line says what was loaded; errors and warnings of the import are named here
@@ -206,9 +206,7 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
   // Without a pipeline the job's idle is read from the table, and a rank with profiler steps
   // leads with the idle inside them: over the whole span it also counts the set-up and the time
   // between profiling cycles (93.8% against 33.3% inside the steps of a training loop).
-  const bool lead_with_steps =
-      !pipelines_follow && std::any_of(result.ranks.begin(), result.ranks.end(),
-                                       [](const RankFigures& f) { return f.step_time > 0; });
+  const bool lead_with_steps = !pipelines_follow && tally.any_profiler_steps;
   std::vector<TextColumn> columns = {{"rank"}, {"device", Align::kLeft}};
   if (lead_with_steps) columns.insert(columns.end(), {{"steps"}, {"step_ms"}, {"step_idle%"}});
   columns.insert(columns.end(), {{"span_ms"}, {"compute_ms"}, {"comm_ms"}, {"dev_idle_ms"},
@@ -331,7 +329,7 @@ void WriteSummaryMembers(const Result& result, const SummaryReportOptions& optio
   }
   json.EndArray();
 
-  const report_view::ImportTally tally = report_view::ImportTallyOf(result);
+  const report_view::RanksTally tally = report_view::RanksTallyOf(result);
   json.Key("import_issues");
   json.BeginObject();
   for (Severity severity : {Severity::kError, Severity::kWarning, Severity::kInfo}) {

@@ -41,10 +41,11 @@ std::optional<double> ShareOf(TimeNs part, TimeNs whole) {
 
 }  // namespace
 
-ImportTally ImportTallyOf(const rank_summary::Result& result) {
-  ImportTally tally;
+RanksTally RanksTallyOf(const rank_summary::Result& result) {
+  RanksTally tally;
   for (const rank_summary::RankFigures& rank : result.ranks) {
     tally.cpu_ranks += rank.cpu_timeline ? 1 : 0;
+    tally.any_profiler_steps |= rank.step_time > 0;
     for (size_t i = 0; i < kImportCounterCount; ++i) {
       const auto counter = static_cast<ImportCounter>(i);
       const uint64_t count = rank.import_stats.count(counter);
@@ -143,6 +144,17 @@ std::vector<int32_t> MissingPeersOfJob(const job::Result& result) {
   std::sort(peers.begin(), peers.end());
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   return peers;
+}
+
+size_t TypicalIteration(const bubble::Result& bubble) {
+  const std::vector<bubble::IterationFigures>& iterations = bubble.iterations;
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    if (iterations[i].complete && iterations[i].window() == bubble.latency.p50) return i;
+  }
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    if (iterations[i].complete) return i;
+  }
+  return 0;
 }
 
 std::vector<const findings::Finding*> FindingsByCost(const job::Result& result) {

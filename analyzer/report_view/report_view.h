@@ -72,17 +72,20 @@ std::vector<StallPerIteration> StallsPerIteration(const stall_attribution::Resul
 // How many severities an import counter can have (Severity, indexed by its value).
 inline constexpr size_t kSeverityCount = static_cast<size_t>(Severity::kError) + 1;
 
-// What the ranks' import counters come to over the job: the summary's first line and the JSON's
-// import_issues (by severity), and the text's one table of info counters (each summed over the
-// ranks, with how many ranks have it; the JSON keeps them per file).
-struct ImportTally {
+// What the ranks' own figures come to over the job: their import counters by severity (the
+// summary's first line and the JSON's import_issues), each info counter summed over the ranks
+// with how many ranks have it (the text's one table of them; the JSON keeps them per file), the
+// CPU-only ranks, and whether any rank has profiler steps (the ranks' tables then lead with the
+// idle inside them).
+struct RanksTally {
   std::array<uint64_t, kSeverityCount> by_severity{};        // indexed by Severity
   std::array<uint64_t, kImportCounterCount> info_counts{};   // indexed by ImportCounter
   std::array<size_t, kImportCounterCount> info_ranks{};      // ranks whose count is not zero
   size_t cpu_ranks = 0;  // ranks whose timeline is a CPU thread's (no device activity)
+  bool any_profiler_steps = false;  // some rank has step time (rank_summary::RankFigures)
 };
 
-ImportTally ImportTallyOf(const rank_summary::Result& result);
+RanksTally RanksTallyOf(const rank_summary::Result& result);
 
 // A rank's device idle as shares: inside its profiler steps, and over its whole span (which also
 // counts the set-up and the time between profiling cycles). Nullopt where the whole is zero.
@@ -140,6 +143,11 @@ PipelineView ViewOf(const job::Pipeline& pipeline);
 
 // The ranks outside the trace that any pipeline exchanges p2p with, ascending, each once.
 std::vector<int32_t> MissingPeersOfJob(const job::Result& result);
+
+// The iteration a picture of the pipeline shows first, the typical one: the first complete one
+// whose window is the median; else the first complete one; else the first. An index into
+// bubble.iterations; 0 when there is none.
+size_t TypicalIteration(const bubble::Result& bubble);
 
 // The job's findings over all its pipelines, costliest first; equal costs keep the pipelines'
 // order and each pipeline's own. The JSON report's job-wide "findings" list. Points into `result`.

@@ -210,7 +210,32 @@ TEST(ReportViewTest, TheJobsMissingPeersOnceEachInOrder) {
   EXPECT_EQ(MissingPeersOfJob(job::Result()), std::vector<int32_t>{});
 }
 
-TEST(ReportViewTest, ImportCountersTalliedOverTheRanks) {
+bubble::IterationFigures Iteration(bool complete, TimeNs window) {
+  bubble::IterationFigures iteration;
+  iteration.complete = complete;
+  iteration.window_start = 1000;
+  iteration.window_end = 1000 + window;
+  return iteration;
+}
+
+TEST(ReportViewTest, TheTypicalIterationIsTheFirstCompleteOneOfMedianWindow) {
+  bubble::Result bubble;
+  EXPECT_EQ(TypicalIteration(bubble), 0u);  // none
+  // Windows 50 (incomplete), 30, 40, 40, 20: the median of the complete ones is 35 or 40 as the
+  // bubble says; with 40 the first complete 40 is iteration 2 (the incomplete one never counts).
+  bubble.iterations = {Iteration(false, 40), Iteration(true, 30), Iteration(true, 40),
+                       Iteration(true, 40), Iteration(true, 20)};
+  bubble.latency.p50 = 40;
+  EXPECT_EQ(TypicalIteration(bubble), 2u);
+  // No complete window equals the median: the first complete iteration.
+  bubble.latency.p50 = 35;
+  EXPECT_EQ(TypicalIteration(bubble), 1u);
+  // Nothing complete: the first.
+  bubble.iterations = {Iteration(false, 40), Iteration(false, 30)};
+  EXPECT_EQ(TypicalIteration(bubble), 0u);
+}
+
+TEST(ReportViewTest, TheRanksTalliedOverTheJob) {
   rank_summary::Result result;
   result.ranks.resize(3);
   result.ranks[0].cpu_timeline = true;
@@ -225,8 +250,9 @@ TEST(ReportViewTest, ImportCountersTalliedOverTheRanks) {
   result.ranks[0].import_stats.Add(info_counter, 4, 0);
   result.ranks[2].import_stats.Add(info_counter, 3, 0);
   result.ranks[1].import_stats.Add(ImportCounter::kTruncated, 1, 0);
-  const ImportTally tally = ImportTallyOf(result);
+  const RanksTally tally = RanksTallyOf(result);
   EXPECT_EQ(tally.cpu_ranks, 1u);
+  EXPECT_FALSE(tally.any_profiler_steps);
   EXPECT_EQ(tally.info_counts[info], 7u);  // 4 + 3
   EXPECT_EQ(tally.info_ranks[info], 2u);   // ranks 0 and 2
   const Severity truncated_severity = CounterSpec(ImportCounter::kTruncated).severity;
@@ -234,6 +260,8 @@ TEST(ReportViewTest, ImportCountersTalliedOverTheRanks) {
   const auto truncated = static_cast<size_t>(truncated_severity);
   EXPECT_EQ(tally.by_severity[static_cast<size_t>(Severity::kInfo)], 7u);
   EXPECT_EQ(tally.by_severity[truncated], 1u);
+  result.ranks[1].step_time = 5;  // one rank with profiler steps is enough
+  EXPECT_TRUE(RanksTallyOf(result).any_profiler_steps);
 }
 
 }  // namespace
