@@ -74,14 +74,9 @@ std::string Plural(size_t count, std::string_view noun) {
 // One line on what the Nsight ranks' ids and times rest on (Rank::rank_source, time_base,
 // docs/nsight-systems.md): each value, with its count of ranks where they differ; empty when no
 // rank is an Nsight export's.
-std::string NsightSourcesLine(const std::vector<RankFigures>& ranks) {
-  std::map<std::string, size_t> ids;
-  std::map<std::string, size_t> times;
-  for (const RankFigures& f : ranks) {
-    if (f.time_base.empty()) continue;
-    ++ids[f.rank_source.empty() ? "none" : f.rank_source];
-    ++times[f.time_base];
-  }
+std::string NsightSourcesLine(const report_view::RanksTally& tally) {
+  const std::map<std::string, size_t>& ids = tally.nsys_rank_id_sources;
+  const std::map<std::string, size_t>& times = tally.nsys_time_bases;
   if (times.empty()) return "";
   const auto in_words = [](const std::map<std::string, size_t>& values) {
     if (values.size() == 1) return text::OneLine(values.begin()->first);
@@ -246,7 +241,7 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
           "bubble shows in its bubble% below\n");
     }
   }
-  out.append(NsightSourcesLine(result.ranks));
+  out.append(NsightSourcesLine(tally));
   out.append(folded_text);
   AppendImportBlock(result, tally, &out);
   return out;

@@ -46,6 +46,10 @@ RanksTally RanksTallyOf(const rank_summary::Result& result) {
   for (const rank_summary::RankFigures& rank : result.ranks) {
     tally.cpu_ranks += rank.cpu_timeline ? 1 : 0;
     tally.any_profiler_steps |= rank.step_time > 0;
+    if (!rank.time_base.empty()) {
+      ++tally.nsys_rank_id_sources[rank.rank_source.empty() ? "none" : rank.rank_source];
+      ++tally.nsys_time_bases[rank.time_base];
+    }
     for (size_t i = 0; i < kImportCounterCount; ++i) {
       const auto counter = static_cast<ImportCounter>(i);
       const uint64_t count = rank.import_stats.count(counter);

@@ -13,7 +13,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/bubble.h"
@@ -76,13 +78,17 @@ inline constexpr size_t kSeverityCount = static_cast<size_t>(Severity::kError) +
 // summary's first line and the JSON's import_issues), each info counter summed over the ranks
 // with how many ranks have it (the text's one table of them; the JSON keeps them per file), the
 // CPU-only ranks, and whether any rank has profiler steps (the ranks' tables then lead with the
-// idle inside them).
+// idle inside them), and for the Nsight exports' ranks what their ids and times rest on.
 struct RanksTally {
   std::array<uint64_t, kSeverityCount> by_severity{};        // indexed by Severity
   std::array<uint64_t, kImportCounterCount> info_counts{};   // indexed by ImportCounter
   std::array<size_t, kImportCounterCount> info_ranks{};      // ranks whose count is not zero
   size_t cpu_ranks = 0;  // ranks whose timeline is a CPU thread's (no device activity)
   bool any_profiler_steps = false;  // some rank has step time (rank_summary::RankFigures)
+  // Over the ranks read from Nsight exports (those with a time base), how many rest on each
+  // rank-id source ("none" where a rank has none) and on each time base; both empty without one.
+  std::map<std::string, size_t> nsys_rank_id_sources;
+  std::map<std::string, size_t> nsys_time_bases;
 };
 
 RanksTally RanksTallyOf(const rank_summary::Result& result);

@@ -2,6 +2,7 @@
 // worked out from the numbers written here.
 #include "report_view/report_view.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -260,8 +261,25 @@ TEST(ReportViewTest, TheRanksTalliedOverTheJob) {
   const auto truncated = static_cast<size_t>(truncated_severity);
   EXPECT_EQ(tally.by_severity[static_cast<size_t>(Severity::kInfo)], 7u);
   EXPECT_EQ(tally.by_severity[truncated], 1u);
+  EXPECT_TRUE(tally.nsys_time_bases.empty());  // no rank read from an Nsight export
   result.ranks[1].step_time = 5;  // one rank with profiler steps is enough
   EXPECT_TRUE(RanksTallyOf(result).any_profiler_steps);
+}
+
+TEST(ReportViewTest, WhatTheNsightRanksIdsAndTimesRestOn) {
+  rank_summary::Result result;
+  result.ranks.resize(4);
+  result.ranks[0].time_base = "session";
+  result.ranks[0].rank_source = "nccl";
+  result.ranks[1].time_base = "session";
+  result.ranks[2].time_base = "utc";
+  result.ranks[2].rank_source = "nccl";
+  // Rank 3 has no time base: not an Nsight export's, left out.
+  result.ranks[3].rank_source = "file name";
+  const RanksTally tally = RanksTallyOf(result);
+  EXPECT_EQ(tally.nsys_rank_id_sources,
+            (std::map<std::string, size_t>{{"nccl", 2}, {"none", 1}}));
+  EXPECT_EQ(tally.nsys_time_bases, (std::map<std::string, size_t>{{"session", 2}, {"utc", 1}}));
 }
 
 }  // namespace
