@@ -96,10 +96,10 @@ std::string Causes(const job::Pipeline& pipeline) {
 }
 
 // Each stage's complete iterations: compute and the kinds of idle as shares of the window.
-std::string StageBars(const job::Pipeline& pipeline) {
+std::string StageBars(const job::Pipeline& pipeline, const std::vector<StageRow>& stage_rows) {
   const bubble::Result& bubble = pipeline.bubble;
   std::vector<BarRow> rows;
-  for (const StageRow& row : StageRows(pipeline)) {
+  for (const StageRow& row : stage_rows) {
     if (row.figures >= bubble.per_rank.size()) continue;
     const bubble::RankTotals& totals = bubble.per_rank[row.figures];
     const report_view::WindowShares shares = report_view::WindowSharesOf(totals);
@@ -149,7 +149,7 @@ std::string Latency(const bubble::Result& bubble) {
       "\n");
 }
 
-std::string Memory(const job::Pipeline& pipeline) {
+std::string Memory(const job::Pipeline& pipeline, const std::vector<StageRow>& stage_rows) {
   const bubble::Result& bubble = pipeline.bubble;
   int64_t largest = 0;
   for (const bubble::RankTotals& totals : bubble.per_rank) {
@@ -158,7 +158,7 @@ std::string Memory(const job::Pipeline& pipeline) {
   const ByteUnit unit = ByteUnitFor(largest);
   const double gib = unit.bytes;
   std::vector<BarRow> rows;
-  for (const StageRow& row : StageRows(pipeline)) {
+  for (const StageRow& row : stage_rows) {
     if (row.figures >= bubble.per_rank.size()) continue;
     const MemoryPeak& memory = bubble.per_rank[row.figures].memory;
     if (memory.allocated_bytes < 0) continue;
@@ -194,9 +194,8 @@ std::string StageOf(const report_view::RankPlaces& places, int32_t rank) {
   return listed < 0 ? std::string("-") : absl::StrCat(listed);
 }
 
-std::string Links(const job::CrossRankFigures& figures) {
+std::string Links(const job::CrossRankFigures& figures, const report_view::RankPlaces& places) {
   if (figures.links.empty()) return "<h3>Links</h3>\n<p>No link measured.</p>\n";
-  const report_view::RankPlaces places(figures.pipeline.order);
   std::string out =
       "<h3>Links</h3>\n<table><tr><th>ranks<th>stages<th>transfers<th>MiB<th>transfer "
       "median<th>Gbit/s median<th>Gbit/s p10<th>sender wait<th>receiver wait<th>slow link\n";
@@ -233,18 +232,21 @@ std::string ShapeText(const job::Pipeline& pipeline) {
                       std::string(schedule_inference::ScheduleFamilyName(shape.family)));
 }
 
-std::string PipelineDetails(const job::Pipeline& pipeline, size_t index, bool open) {
+std::string PipelineDetails(const job::Pipeline& pipeline, const report_view::PipelineView& view,
+                            size_t index, bool open) {
+  const std::vector<StageRow> rows = StageRows(pipeline, view.places);
   std::vector<int32_t> ranks;
-  for (const StageRow& row : StageRows(pipeline)) ranks.push_back(row.rank);
+  for (const StageRow& row : rows) ranks.push_back(row.rank);
   return absl::StrCat("<details id=p", index, open ? " open" : "", "><summary>Pipeline ", index,
                       ": ", Esc(ShapeText(pipeline)), ", ranks ", absl::StrJoin(ranks, ","),
                       pipeline.no_complete_iteration.empty()
                           ? absl::StrCat(", bubble ", Percent(pipeline.bubble.bubble_fraction), "%")
                           : std::string(", no complete iteration"),
                       "</summary>\n",
-                      Headline(pipeline), Causes(pipeline), TimelineSection(pipeline, index),
-                      StageBars(pipeline), Latency(pipeline.bubble), Memory(pipeline),
-                      Links(pipeline.crossrank), WhatIfSection(pipeline), "</details>\n");
+                      Headline(pipeline), Causes(pipeline), TimelineSection(pipeline, view, index),
+                      StageBars(pipeline, rows), Latency(pipeline.bubble), Memory(pipeline, rows),
+                      Links(pipeline.crossrank, view.places), WhatIfSection(pipeline),
+                      "</details>\n");
 }
 
 }  // namespace bubblescope::html

@@ -178,10 +178,10 @@ std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
 // A job without a pipeline: its ranks' own figures (the text report's table), the idle inside
 // the profiler steps first where the ranks have steps. At most kRanksShown rows; the JSON
 // report lists every rank.
-std::string RanksTable(const job::Result& result) {
+std::string RanksTable(const job::Result& result, const report_view::RanksTally& tally) {
   constexpr size_t kRanksShown = 256;
   const std::vector<rank_summary::RankFigures>& ranks = result.ranks.ranks;
-  const bool steps = report_view::RanksTallyOf(result.ranks).any_profiler_steps;
+  const bool steps = tally.any_profiler_steps;
   const auto percent = [](const std::optional<double>& share) {
     return share.has_value() ? absl::StrCat(Percent(*share), "%") : std::string("-");
   };
@@ -234,6 +234,7 @@ std::string PageClose() {
 }  // namespace
 
 std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& options) {
+  const report_view::JobView view = report_view::ViewOf(result);
   std::string out = absl::StrCat(
       PageOpen("Pipeline bubbles", options), result.ranks.ranks.size(),
       result.ranks.ranks.size() == 1 ? " rank, " : " ranks, ", result.pipelines.size(),
@@ -243,7 +244,7 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
   const ReportLayout layout = LayoutOf(result, options);
   if (result.pipelines.empty()) {
     absl::StrAppend(&out, "<p>No pipeline found: ", html::Esc(NoPipelineReason(result.job)),
-                    ".</p>\n", RanksTable(result));
+                    ".</p>\n", RanksTable(result, view.ranks));
   } else {
     std::vector<int32_t> by_index(result.pipelines.size());
     std::iota(by_index.begin(), by_index.end(), 0);
@@ -265,9 +266,9 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
     for (const int32_t i : order) {
       if (!layout.in_full[static_cast<size_t>(i)]) continue;
       // Only the worst pipeline opens by itself: the others cost nothing to lay out until asked.
-      absl::StrAppend(&out, html::PipelineDetails(result.pipelines[static_cast<size_t>(i)],
-                                                  static_cast<size_t>(i),
-                                                  i == result.job.worst_pipeline));
+      const auto index = static_cast<size_t>(i);
+      absl::StrAppend(&out, html::PipelineDetails(result.pipelines[index], view.pipelines[index],
+                                                  index, i == result.job.worst_pipeline));
     }
     if (layout.large) {
       absl::StrAppend(&out,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "job/job.h"
+#include "report_view/report_view.h"
 
 namespace bubblescope::html {
 
@@ -26,8 +27,10 @@ struct StageRow {
 };
 
 // The pipeline's ranks in stage order (ranks the order does not place last, in the bubble's
-// order): the rows of the timeline and of every per-stage chart.
-std::vector<StageRow> StageRows(const job::Pipeline& pipeline);
+// order), placed as the report view places them: the rows of the timeline and of every
+// per-stage chart.
+std::vector<StageRow> StageRows(const job::Pipeline& pipeline,
+                                const report_view::RankPlaces& places);
 
 // The script that fits every timeline to the window and zooms and pans it (wheel, drag, the keys
 // + - 0 and the arrows, the buttons TimelineSection writes), for the end of the page; it does
@@ -48,6 +51,7 @@ DrawnMarks MarksOf(const job::Pipeline& pipeline);
 
 // The iteration chooser, the chosen iteration's SVG, the others' in templates, and the
 // theoretical schedule's SVG, for pipeline `index` of the job (ids are made from it).
-std::string TimelineSection(const job::Pipeline& pipeline, size_t index);
+std::string TimelineSection(const job::Pipeline& pipeline, const report_view::PipelineView& view,
+                            size_t index);
 
 }  // namespace bubblescope::html

@@ -136,6 +136,7 @@ PipelineView ViewOf(const job::Pipeline& pipeline) {
   view.idle = IdleExtremesOf(pipeline.bubble, view.places);
   view.partial_iterations = static_cast<int64_t>(pipeline.bubble.iterations.size()) -
                             pipeline.bubble.complete_iterations;
+  view.typical_iteration = TypicalIteration(pipeline.bubble);
   return view;
 }
 
@@ -171,6 +172,16 @@ std::vector<const findings::Finding*> FindingsByCost(const job::Result& result) 
                      return a->cost_ns > b->cost_ns;
                    });
   return all;
+}
+
+JobView ViewOf(const job::Result& result) {
+  JobView view;
+  view.pipelines.reserve(result.pipelines.size());
+  for (const job::Pipeline& pipeline : result.pipelines) view.pipelines.push_back(ViewOf(pipeline));
+  view.ranks = RanksTallyOf(result.ranks);
+  view.missing_peers = MissingPeersOfJob(result);
+  view.findings_by_cost = FindingsByCost(result);
+  return view;
 }
 
 }  // namespace bubblescope::report_view

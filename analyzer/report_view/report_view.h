@@ -135,6 +135,9 @@ std::optional<int64_t> LargestStagePeakBytes(const whatif::Prediction& predictio
 // peak is known.
 std::optional<int64_t> MeasuredPeakBytes(const whatif::Model& model);
 
+// The ranks outside the trace that any pipeline exchanges p2p with, ascending, each once.
+std::vector<int32_t> MissingPeersOfJob(const job::Result& result);
+
 // What the reports show of one pipeline beyond its result.
 struct PipelineView {
   RankPlaces places;
@@ -143,12 +146,10 @@ struct PipelineView {
   // Iterations left out of every figure as partial (the bubble's iterations less its complete
   // ones).
   int64_t partial_iterations = 0;
+  size_t typical_iteration = 0;  // TypicalIteration of the pipeline's bubble
 };
 
 PipelineView ViewOf(const job::Pipeline& pipeline);
-
-// The ranks outside the trace that any pipeline exchanges p2p with, ascending, each once.
-std::vector<int32_t> MissingPeersOfJob(const job::Result& result);
 
 // The iteration a picture of the pipeline shows first, the typical one: the first complete one
 // whose window is the median; else the first complete one; else the first. An index into
@@ -158,5 +159,15 @@ size_t TypicalIteration(const bubble::Result& bubble);
 // The job's findings over all its pipelines, costliest first; equal costs keep the pipelines'
 // order and each pipeline's own. The JSON report's job-wide "findings" list. Points into `result`.
 std::vector<const findings::Finding*> FindingsByCost(const job::Result& result);
+
+// The whole view of a job, built once per report from its result: what every writer reads.
+struct JobView {
+  std::vector<PipelineView> pipelines;  // by index in result.pipelines
+  RanksTally ranks;
+  std::vector<int32_t> missing_peers;                   // MissingPeersOfJob
+  std::vector<const findings::Finding*> findings_by_cost;  // FindingsByCost; into the result
+};
+
+JobView ViewOf(const job::Result& result);
 
 }  // namespace bubblescope::report_view

@@ -124,6 +124,23 @@ TEST(ReportViewTest, ThePipelineViewHoldsItsPlacesStallsAndPartialIterations) {
   ASSERT_EQ(view.stalls.size(), 2u);
   EXPECT_DOUBLE_EQ(view.stalls[0].total_ns, 1500.0);
   EXPECT_EQ(view.partial_iterations, 2);  // 5 iterations, 3 complete
+  EXPECT_EQ(view.typical_iteration, 0u);   // none of the five is complete in ThreeStages
+}
+
+TEST(ReportViewTest, TheJobViewHoldsEveryPipelinesViewAndTheJobsFigures) {
+  job::Result result;
+  result.pipelines = {ThreeStages(), job::Pipeline()};
+  result.pipelines[1].crossrank.missing_peers = {11};
+  result.ranks.ranks.resize(2);
+  result.ranks.ranks[1].cpu_timeline = true;
+  const JobView view = ViewOf(result);
+  ASSERT_EQ(view.pipelines.size(), 2u);
+  EXPECT_EQ(view.pipelines[0].places.StageOf(7), 2);
+  EXPECT_EQ(view.pipelines[0].partial_iterations, 2);
+  EXPECT_EQ(view.pipelines[1].places.StageOf(7), -1);  // the empty pipeline places no rank
+  EXPECT_EQ(view.ranks.cpu_ranks, 1u);
+  EXPECT_EQ(view.missing_peers, std::vector<int32_t>{11});
+  EXPECT_TRUE(view.findings_by_cost.empty());
 }
 
 TEST(ReportViewTest, APredictionsPeakIsItsLargestStagesPeak) {
