@@ -70,7 +70,8 @@ std::vector<findings::Finding> Analyze(const Input& input, const Options& option
         "%.2fx the job's median of %.2f Gbit/s over %d links of similar message size; "
         "%s stalled %.3f ms per iteration in its transfers",
         StageName(order, link.src), StageName(order, link.dst), link.gbps_median, link.gbps_p10,
-        link.transfers, MessageSize(link.median_message_bytes), link.gbps_median / link.reference_gbps,
+        link.transfers, MessageSize(link.median_message_bytes),
+        link.gbps_median / link.reference_gbps,
         link.reference_gbps, link.reference_links, StageName(order, link.dst),
         Ms(static_cast<double>(finding.cost_ns) / static_cast<double>(iterations)));
     out.push_back(std::move(finding));

@@ -44,7 +44,8 @@ std::string Headline(const job::Pipeline& pipeline) {
         Percent(pipeline.excess_bubble_fraction.value_or(0.0)),
         " points");
   }
-  absl::StrAppend(&out, ". Iteration ", MillisWithUnit(static_cast<double>(bubble.latency.p50)), " median, ",
+  absl::StrAppend(&out, ". Iteration ", MillisWithUnit(static_cast<double>(bubble.latency.p50)),
+                  " median, ",
                   MillisWithUnit(static_cast<double>(bubble.latency.p90)), " p90, ",
                   MillisWithUnit(static_cast<double>(bubble.latency.max)), " max, over ",
                   bubble.complete_iterations, " complete of ", bubble.iterations.size(),
@@ -136,7 +137,8 @@ std::string Latency(const bubble::Result& bubble) {
          .value = static_cast<double>(iteration.window()) / 1e6,
          .css_class = iteration.complete ? "lc" : "li",
          .tooltip = absl::StrCat("iteration ", iteration.number, ": ",
-                                 MillisWithUnit(static_cast<double>(iteration.window())), ", bubble ",
+                                 MillisWithUnit(static_cast<double>(iteration.window())),
+                                 ", bubble ",
                                  Percent(iteration.bubble_fraction), "%",
                                  iteration.complete ? "" : " (incomplete, left out of totals)")});
   }
@@ -205,15 +207,16 @@ std::string Links(const job::CrossRankFigures& figures, const report_view::RankP
   for (const link_stats::Link& link : figures.links) {
     absl::StrAppend(
         &out, Row({absl::StrCat(link.src, "\xE2\x86\x92", link.dst),
-                   absl::StrCat(StageOf(places, link.src), "\xE2\x86\x92", StageOf(places, link.dst)),
+                   absl::StrCat(StageOf(places, link.src), "\xE2\x86\x92",
+                                StageOf(places, link.dst)),
                    absl::StrCat(link.transfers),
-                   link.median_message_bytes < 0
+                   link.median_message_bytes < 0 ? std::string("-") : Mebibytes(link.bytes),
+                   link.timed_transfers == 0
                        ? std::string("-")
-                       : Mebibytes(link.bytes),
-                   link.timed_transfers == 0 ? std::string("-")
-                                             : MillisWithUnit(static_cast<double>(link.transfer_median_ns)),
+                       : MillisWithUnit(static_cast<double>(link.transfer_median_ns)),
                    gbps(link, link.gbps_median),
-                   gbps(link, link.gbps_p10), MillisWithUnit(static_cast<double>(link.sender_wait_ns)),
+                   gbps(link, link.gbps_p10),
+                   MillisWithUnit(static_cast<double>(link.sender_wait_ns)),
                    MillisWithUnit(static_cast<double>(link.receiver_wait_ns)),
                    link.slow ? absl::StrCat("SLOW (reference ", Gbps(link.reference_gbps), ")")
                              : std::string()},

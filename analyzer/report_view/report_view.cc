@@ -83,11 +83,14 @@ std::vector<StallPerIteration> StallsPerIteration(const stall_attribution::Resul
   std::vector<StallPerIteration> out;
   out.reserve(stalls.stalls.size());
   for (const stall_attribution::PeerStall& stall : stalls.stalls) {
+    const auto per_iteration = [iterations](TimeNs ns) {
+      return static_cast<double>(ns) / iterations;
+    };
     out.push_back({.rank = stall.rank,
                    .peer = stall.peer,
-                   .total_ns = static_cast<double>(stall.total_ns()) / iterations,
-                   .waiting_for_post_ns = static_cast<double>(stall.waiting_for_post_ns) / iterations,
-                   .in_transfer_ns = static_cast<double>(stall.in_transfer_ns) / iterations});
+                   .total_ns = per_iteration(stall.total_ns()),
+                   .waiting_for_post_ns = per_iteration(stall.waiting_for_post_ns),
+                   .in_transfer_ns = per_iteration(stall.in_transfer_ns)});
   }
   return out;
 }
