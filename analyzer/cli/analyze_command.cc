@@ -14,7 +14,7 @@
 #include "common/output_file.h"
 #include "cli/id_ranges.h"
 #include "cli/perfetto_output.h"
-#include "report/perfetto_overlay.h"
+#include "perfetto/perfetto_overlay.h"
 #include "report/html_report.h"
 #include "report/pipeline_report.h"
 #include "report/summary_report.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "report/perfetto_overlay.h"
+#include "perfetto/perfetto_overlay.h"
 
 namespace bubblescope {
 

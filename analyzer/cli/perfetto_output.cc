@@ -9,7 +9,7 @@
 #include "cli/id_ranges.h"
 #include "common/out_of_memory.h"
 #include "common/spooled_output.h"
-#include "report/perfetto_overlay.h"
+#include "perfetto/perfetto_overlay.h"
 
 namespace bubblescope {
 

@@ -1,5 +1,5 @@
 // An output whose head is known only once its body has been written, such as the Perfetto
-// overlay (report/perfetto_overlay.h), whose layout naming every rank's processes comes before
+// overlay (perfetto/perfetto_overlay.h), whose layout naming every rank's processes comes before
 // the events it is learnt from. The body goes to a scratch file beside the output as it is
 // written; Finish writes the output as head + body + tail through one OutputStream, so the file
 // appears whole or not at all (common/output_file.h) and no more than a buffer of it is ever in

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/out_of_memory.h"
 #include "compare/figure_range.h"
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 #include "simdjson.h"
 #include "text/one_line.h"
 #include "text/utf8.h"

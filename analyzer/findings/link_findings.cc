@@ -33,7 +33,9 @@ TimeNs ComputeOf(const bubble::Result& bubble, int32_t rank) {
   return 0;
 }
 
-std::string Bytes(int64_t bytes) {
+// A message's size in a finding's sentence: one decimal in the largest unit up to MiB. The
+// reports' byte spellings (report/units.h) are of another layer, for tables.
+std::string MessageSize(int64_t bytes) {
   if (bytes < 0) return "unknown size";
   const double size = static_cast<double>(bytes);
   if (bytes >= (int64_t{1} << 20)) return absl::StrFormat("%.1f MiB", size / (1 << 20));
@@ -68,7 +70,8 @@ std::vector<findings::Finding> Analyze(const Input& input, const Options& option
         "%.2fx the job's median of %.2f Gbit/s over %d links of similar message size; "
         "%s stalled %.3f ms per iteration in its transfers",
         StageName(order, link.src), StageName(order, link.dst), link.gbps_median, link.gbps_p10,
-        link.transfers, Bytes(link.median_message_bytes), link.gbps_median / link.reference_gbps,
+        link.transfers, MessageSize(link.median_message_bytes),
+        link.gbps_median / link.reference_gbps,
         link.reference_gbps, link.reference_links, StageName(order, link.dst),
         Ms(static_cast<double>(finding.cost_ns) / static_cast<double>(iterations)));
     out.push_back(std::move(finding));

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 #include "simdjson.h"
 
 namespace bubblescope::kineto {

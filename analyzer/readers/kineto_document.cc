@@ -9,7 +9,7 @@
 
 #include "readers/json_fields.h"
 #include "readers/json_number.h"
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 #include "readers/kineto_event.h"
 #include "readers/kineto_metadata.h"
 

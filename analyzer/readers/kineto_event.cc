@@ -4,7 +4,7 @@
 
 #include "bubblescope/op_names.h"
 #include "readers/json_number.h"
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 
 namespace bubblescope::kineto {
 namespace {

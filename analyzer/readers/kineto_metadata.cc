@@ -8,7 +8,7 @@
 
 #include "readers/json_fields.h"
 #include "readers/json_number.h"
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 #include "readers/kineto_event.h"
 #include "text/one_line.h"
 #include "text/record_run_id.h"

@@ -14,7 +14,7 @@
 #include "common/out_of_memory.h"
 #include "readers/json_number.h"
 #include "readers/json_repair.h"
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 #include "readers/kineto_document.h"
 #include "readers/rank_builder.h"
 

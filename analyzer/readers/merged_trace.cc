@@ -11,7 +11,7 @@
 #include "common/unwinding_hash.h"
 #include "readers/json_fields.h"
 #include "readers/json_number.h"
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 #include "readers/kineto_metadata.h"
 
 namespace bubblescope::kineto {

@@ -8,7 +8,7 @@
 #include "bubblescope/rank_finish.h"
 #include "common/unwinding_hash.h"
 #include "readers/event_classifier.h"
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 
 namespace bubblescope::kineto {
 namespace {

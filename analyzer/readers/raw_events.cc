@@ -7,7 +7,7 @@
 #include "common/out_of_memory.h"
 #include "readers/json_fields.h"
 #include "readers/json_repair.h"
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 #include "readers/merged_trace.h"
 
 namespace bubblescope::kineto {

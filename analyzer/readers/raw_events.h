@@ -1,5 +1,5 @@
 // A Kineto document's events as the text they were written in, for tools that re-emit a trace
-// (the Perfetto overlay, report/perfetto_overlay.h) and must keep every name and arg exactly as
+// (the Perfetto overlay, perfetto/perfetto_overlay.h) and must keep every name and arg exactly as
 // it was: the same simdjson On-Demand walk the reader makes, handing over each event's fields as
 // key and value text instead of decoding them. Nothing here models the trace.
 #pragma once

@@ -6,17 +6,17 @@
 namespace bubblescope {
 namespace {
 
-std::string MsWithUnit(TimeNs ns) { return absl::StrCat(Ms(ns), " ms"); }
 
 std::string SavingText(const root_causes::RootCause& cause) {
   if (!cause.saving_per_iteration_ns.has_value()) {
     return absl::StrCat("saving not predicted (", cause.fix, ")");
   }
   return absl::StrCat("fixing it (", cause.fix, ") is predicted to save ",
-                      MsWithUnit(*cause.saving_per_iteration_ns), " per iteration (",
+                      MillisWithUnit(static_cast<double>(*cause.saving_per_iteration_ns)),
+                      " per iteration (",
                       cause.before_is_measured ? "measured " : "modelled ",
-                      MsWithUnit(cause.iteration_before_ns), " -> ",
-                      MsWithUnit(cause.iteration_after_ns), ")");
+                      MillisWithUnit(static_cast<double>(cause.iteration_before_ns)), " -> ",
+                      MillisWithUnit(static_cast<double>(cause.iteration_after_ns)), ")");
 }
 
 }  // namespace
@@ -35,7 +35,8 @@ std::string CausesText(const job::Pipeline& pipeline) {
   for (const root_causes::RootCause& cause : pipeline.causes.causes) {
     absl::StrAppend(&out, "    ", ++rank, ". ", std::string(root_causes::CauseName(cause.cause)),
                     " (", std::string(SeverityName(cause.severity)), "): ", cause.summary,
-                    "\n       costs ", MsWithUnit(cause.cost_per_iteration_ns),
+                    "\n       costs ",
+                    MillisWithUnit(static_cast<double>(cause.cost_per_iteration_ns)),
                     " of rank time per iteration; ", SavingText(cause), "\n       next: ",
                     cause.next_step, "\n");
     for (size_t index : cause.findings) {

@@ -15,11 +15,10 @@
 #include "report/html_whatif.h"
 #include "report/job_report.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 
 namespace bubblescope::html {
 namespace {
-
-std::string Ms(double ns) { return absl::StrCat(Millis(ns), " ms"); }
 
 std::string StageLabel(const StageRow& row) {
   return absl::StrCat("stage ", row.stage < 0 ? std::string("?") : absl::StrCat(row.stage),
@@ -42,12 +41,13 @@ std::string Headline(const job::Pipeline& pipeline) {
     absl::StrAppend(
         &out, " against <b>", Percent(pipeline.ideal->fraction), "%</b> for its schedule alone (",
         Esc(pipeline::IdealSourceName(pipeline.ideal->source)), "): excess ",
-        absl::StrFormat("%.1f", 100.0 * pipeline.excess_bubble_fraction.value_or(0.0)),
+        Percent(pipeline.excess_bubble_fraction.value_or(0.0)),
         " points");
   }
-  absl::StrAppend(&out, ". Iteration ", Ms(static_cast<double>(bubble.latency.p50)), " median, ",
-                  Ms(static_cast<double>(bubble.latency.p90)), " p90, ",
-                  Ms(static_cast<double>(bubble.latency.max)), " max, over ",
+  absl::StrAppend(&out, ". Iteration ", MillisWithUnit(static_cast<double>(bubble.latency.p50)),
+                  " median, ",
+                  MillisWithUnit(static_cast<double>(bubble.latency.p90)), " p90, ",
+                  MillisWithUnit(static_cast<double>(bubble.latency.max)), " max, over ",
                   bubble.complete_iterations, " complete of ", bubble.iterations.size(),
                   " iterations.</p>\n");
   absl::StrAppend(&out, BodyNotes(pipeline));
@@ -79,7 +79,7 @@ std::string Causes(const job::Pipeline& pipeline) {
   for (const root_causes::RootCause& cause : pipeline.causes.causes) {
     absl::StrAppend(&out, "<li class=", std::string(SeverityName(cause.severity)), ">",
                     Esc(CauseSentence(cause)), "<br>Costs ",
-                    Ms(static_cast<double>(cause.cost_per_iteration_ns)),
+                    MillisWithUnit(static_cast<double>(cause.cost_per_iteration_ns)),
                     " of rank time per iteration. Next: ", Esc(cause.next_step));
     // The findings under a cause can be one per rank: folded, so the pictures stay near the top.
     absl::StrAppend(&out, "<details><summary>", cause.findings.size(),
@@ -97,27 +97,26 @@ std::string Causes(const job::Pipeline& pipeline) {
 }
 
 // Each stage's complete iterations: compute and the kinds of idle as shares of the window.
-std::string StageBars(const job::Pipeline& pipeline) {
+std::string StageBars(const job::Pipeline& pipeline, const std::vector<StageRow>& stage_rows) {
   const bubble::Result& bubble = pipeline.bubble;
   std::vector<BarRow> rows;
-  for (const StageRow& row : StageRows(pipeline)) {
+  for (const StageRow& row : stage_rows) {
     if (row.figures >= bubble.per_rank.size()) continue;
     const bubble::RankTotals& totals = bubble.per_rank[row.figures];
-    const double window = static_cast<double>(totals.window);
+    const report_view::WindowShares shares = report_view::WindowSharesOf(totals);
     BarRow bar{.label = StageLabel(row), .segments = {}};
-    const auto add = [&](const char* css, const char* what, TimeNs ns) {
-      const double share = window > 0 ? static_cast<double>(ns) / window : 0.0;
+    const auto add = [&](const char* css, const char* what, double share, TimeNs ns) {
       bar.segments.push_back(
           {.css_class = css,
            .value = share,
            .tooltip = absl::StrCat(StageLabel(row), ": ", what, " ", Percent(share), "% (",
-                                   Ms(static_cast<double>(ns)), ")")});
+                                   MillisWithUnit(static_cast<double>(ns)), ")")});
     };
-    add("cp", "compute", totals.compute);
-    add(IdleClass(bubble::IdleKind::kFill), "fill", totals.fill);
-    add(IdleClass(bubble::IdleKind::kCommWait), "comm_wait", totals.comm_wait);
-    add(IdleClass(bubble::IdleKind::kEmpty), "empty", totals.empty);
-    add(IdleClass(bubble::IdleKind::kDrain), "drain", totals.drain);
+    add("cp", "compute", shares.compute, totals.compute);
+    add(IdleClass(bubble::IdleKind::kFill), "fill", shares.fill, totals.fill);
+    add(IdleClass(bubble::IdleKind::kCommWait), "comm_wait", shares.comm_wait, totals.comm_wait);
+    add(IdleClass(bubble::IdleKind::kEmpty), "empty", shares.empty, totals.empty);
+    add(IdleClass(bubble::IdleKind::kDrain), "drain", shares.drain, totals.drain);
     rows.push_back(std::move(bar));
   }
   if (bubble.complete_iterations == 0 || rows.empty()) {
@@ -138,7 +137,8 @@ std::string Latency(const bubble::Result& bubble) {
          .value = static_cast<double>(iteration.window()) / 1e6,
          .css_class = iteration.complete ? "lc" : "li",
          .tooltip = absl::StrCat("iteration ", iteration.number, ": ",
-                                 Ms(static_cast<double>(iteration.window())), ", bubble ",
+                                 MillisWithUnit(static_cast<double>(iteration.window())),
+                                 ", bubble ",
                                  Percent(iteration.bubble_fraction), "%",
                                  iteration.complete ? "" : " (incomplete, left out of totals)")});
   }
@@ -151,7 +151,7 @@ std::string Latency(const bubble::Result& bubble) {
       "\n");
 }
 
-std::string Memory(const job::Pipeline& pipeline) {
+std::string Memory(const job::Pipeline& pipeline, const std::vector<StageRow>& stage_rows) {
   const bubble::Result& bubble = pipeline.bubble;
   int64_t largest = 0;
   for (const bubble::RankTotals& totals : bubble.per_rank) {
@@ -160,7 +160,7 @@ std::string Memory(const job::Pipeline& pipeline) {
   const ByteUnit unit = ByteUnitFor(largest);
   const double gib = unit.bytes;
   std::vector<BarRow> rows;
-  for (const StageRow& row : StageRows(pipeline)) {
+  for (const StageRow& row : stage_rows) {
     if (row.figures >= bubble.per_rank.size()) continue;
     const MemoryPeak& memory = bubble.per_rank[row.figures].memory;
     if (memory.allocated_bytes < 0) continue;
@@ -190,34 +190,35 @@ std::string Memory(const job::Pipeline& pipeline) {
       "\n");
 }
 
-std::string StageOf(const std::vector<int32_t>& order, int32_t rank) {
-  auto it = std::find(order.begin(), order.end(), rank);
-  return it == order.end() ? std::string("-") : absl::StrCat(it - order.begin());
+// A rank's stage as the link table labels it: its place in the order's list (RankPlace::listed).
+std::string StageOf(const report_view::RankPlaces& places, int32_t rank) {
+  const int32_t listed = places.ListedOf(rank);
+  return listed < 0 ? std::string("-") : absl::StrCat(listed);
 }
 
-std::string Links(const job::CrossRankFigures& figures) {
+std::string Links(const job::CrossRankFigures& figures, const report_view::RankPlaces& places) {
   if (figures.links.empty()) return "<h3>Links</h3>\n<p>No link measured.</p>\n";
-  const std::vector<int32_t>& order = figures.pipeline.stage_order();
   std::string out =
       "<h3>Links</h3>\n<table><tr><th>ranks<th>stages<th>transfers<th>MiB<th>transfer "
       "median<th>Gbit/s median<th>Gbit/s p10<th>sender wait<th>receiver wait<th>slow link\n";
   const auto gbps = [](const link_stats::Link& link, double value) {
-    return link.bandwidth_samples == 0 ? std::string("-") : absl::StrFormat("%.2f", value);
+    return link.bandwidth_samples == 0 ? std::string("-") : Gbps(value);
   };
   for (const link_stats::Link& link : figures.links) {
     absl::StrAppend(
         &out, Row({absl::StrCat(link.src, "\xE2\x86\x92", link.dst),
-                   absl::StrCat(StageOf(order, link.src), "\xE2\x86\x92", StageOf(order, link.dst)),
+                   absl::StrCat(StageOf(places, link.src), "\xE2\x86\x92",
+                                StageOf(places, link.dst)),
                    absl::StrCat(link.transfers),
-                   link.median_message_bytes < 0
+                   link.median_message_bytes < 0 ? std::string("-") : Mebibytes(link.bytes),
+                   link.timed_transfers == 0
                        ? std::string("-")
-                       : absl::StrFormat("%.2f", static_cast<double>(link.bytes) / (1 << 20)),
-                   link.timed_transfers == 0 ? std::string("-")
-                                             : Ms(static_cast<double>(link.transfer_median_ns)),
+                       : MillisWithUnit(static_cast<double>(link.transfer_median_ns)),
                    gbps(link, link.gbps_median),
-                   gbps(link, link.gbps_p10), Ms(static_cast<double>(link.sender_wait_ns)),
-                   Ms(static_cast<double>(link.receiver_wait_ns)),
-                   link.slow ? absl::StrFormat("SLOW (reference %.2f)", link.reference_gbps)
+                   gbps(link, link.gbps_p10),
+                   MillisWithUnit(static_cast<double>(link.sender_wait_ns)),
+                   MillisWithUnit(static_cast<double>(link.receiver_wait_ns)),
+                   link.slow ? absl::StrCat("SLOW (reference ", Gbps(link.reference_gbps), ")")
                              : std::string()},
                   link.slow ? "slow" : ""));
   }
@@ -234,18 +235,21 @@ std::string ShapeText(const job::Pipeline& pipeline) {
                       std::string(schedule_inference::ScheduleFamilyName(shape.family)));
 }
 
-std::string PipelineDetails(const job::Pipeline& pipeline, size_t index, bool open) {
+std::string PipelineDetails(const job::Pipeline& pipeline, const report_view::PipelineView& view,
+                            size_t index, bool open) {
+  const std::vector<StageRow> rows = StageRows(pipeline, view.places);
   std::vector<int32_t> ranks;
-  for (const StageRow& row : StageRows(pipeline)) ranks.push_back(row.rank);
+  for (const StageRow& row : rows) ranks.push_back(row.rank);
   return absl::StrCat("<details id=p", index, open ? " open" : "", "><summary>Pipeline ", index,
                       ": ", Esc(ShapeText(pipeline)), ", ranks ", absl::StrJoin(ranks, ","),
                       pipeline.no_complete_iteration.empty()
                           ? absl::StrCat(", bubble ", Percent(pipeline.bubble.bubble_fraction), "%")
                           : std::string(", no complete iteration"),
                       "</summary>\n",
-                      Headline(pipeline), Causes(pipeline), TimelineSection(pipeline, index),
-                      StageBars(pipeline), Latency(pipeline.bubble), Memory(pipeline),
-                      Links(pipeline.crossrank), WhatIfSection(pipeline), "</details>\n");
+                      Headline(pipeline), Causes(pipeline), TimelineSection(pipeline, view, index),
+                      StageBars(pipeline, rows), Latency(pipeline.bubble), Memory(pipeline, rows),
+                      Links(pipeline.crossrank, view.places), WhatIfSection(pipeline),
+                      "</details>\n");
 }
 
 }  // namespace bubblescope::html

@@ -8,13 +8,15 @@
 #include <string>
 
 #include "job/job.h"
+#include "report_view/report_view.h"
 
 namespace bubblescope::html {
 
 // "p=4 m=8 v=1 1f1b", or "shape unknown".
 std::string ShapeText(const job::Pipeline& pipeline);
 
-// `<details id=p{index}>...</details>`, open when `open`.
-std::string PipelineDetails(const job::Pipeline& pipeline, size_t index, bool open);
+// `<details id=p{index}>...</details>`, open when `open`; `view` is the pipeline's report view.
+std::string PipelineDetails(const job::Pipeline& pipeline, const report_view::PipelineView& view,
+                            size_t index, bool open);
 
 }  // namespace bubblescope::html

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "report/large_job.h"
 #include "report/summary_report.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 
 namespace bubblescope {
 namespace {
@@ -157,7 +159,7 @@ std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
                                    "%.1f pt", 100.0 * pipeline.excess_bubble_fraction.value_or(0.0))
                              : "-",
                          measured
-                             ? absl::StrCat(Millis(static_cast<double>(bubble.latency.p50)), " ms")
+                             ? MillisWithUnit(static_cast<double>(bubble.latency.p50))
                              : "-",
                          top};
     if (layout.large) {
@@ -176,16 +178,12 @@ std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
 // A job without a pipeline: its ranks' own figures (the text report's table), the idle inside
 // the profiler steps first where the ranks have steps. At most kRanksShown rows; the JSON
 // report lists every rank.
-std::string RanksTable(const job::Result& result) {
+std::string RanksTable(const job::Result& result, const report_view::RanksTally& tally) {
   constexpr size_t kRanksShown = 256;
   const std::vector<rank_summary::RankFigures>& ranks = result.ranks.ranks;
-  const bool steps =
-      std::any_of(ranks.begin(), ranks.end(),
-                  [](const rank_summary::RankFigures& f) { return f.step_time > 0; });
-  auto percent = [](TimeNs part, TimeNs whole) {
-    return whole > 0 ? absl::StrCat(Percent(static_cast<double>(part) /
-                                            static_cast<double>(whole)), "%")
-                     : std::string("-");
+  const bool steps = tally.any_profiler_steps;
+  const auto percent = [](const std::optional<double>& share) {
+    return share.has_value() ? absl::StrCat(Percent(*share), "%") : std::string("-");
   };
   std::string out = absl::StrCat(
       "<h2>Ranks</h2>\n<p>Device idle inside the profiler steps (ProfilerStep#N, the job's "
@@ -195,18 +193,19 @@ std::string RanksTable(const job::Result& result) {
       "<th>span<th>compute<th>communication<th>idle over the span\n");
   for (size_t r = 0; r < ranks.size() && r < kRanksShown; ++r) {
     const rank_summary::RankFigures& f = ranks[r];
+    const report_view::IdleShares idle = report_view::IdleSharesOf(f);
     std::vector<std::string> cells = {absl::StrCat(f.rank), f.cpu_timeline ? "cpu" : "gpu"};
     if (steps) {
       cells.insert(cells.end(),
                    {absl::StrCat(f.steps),
-                    f.step_time > 0 ? absl::StrCat(Millis(static_cast<double>(f.step_time)), " ms")
+                    f.step_time > 0 ? MillisWithUnit(static_cast<double>(f.step_time))
                                     : "-",
-                    percent(f.step_idle, f.step_time)});
+                    percent(idle.in_steps)});
     }
     for (TimeNs time : {f.span, f.compute, f.comm}) {
-      cells.push_back(absl::StrCat(Millis(static_cast<double>(time)), " ms"));
+      cells.push_back(MillisWithUnit(static_cast<double>(time)));
     }
-    cells.push_back(percent(f.idle, f.span));
+    cells.push_back(percent(idle.over_span));
     absl::StrAppend(&out, html::Row(cells, ""));
   }
   absl::StrAppend(&out, "</table>\n");
@@ -235,6 +234,7 @@ std::string PageClose() {
 }  // namespace
 
 std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& options) {
+  const report_view::JobView view = report_view::ViewOf(result);
   std::string out = absl::StrCat(
       PageOpen("Pipeline bubbles", options), result.ranks.ranks.size(),
       result.ranks.ranks.size() == 1 ? " rank, " : " ranks, ", result.pipelines.size(),
@@ -244,7 +244,7 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
   const ReportLayout layout = LayoutOf(result, options);
   if (result.pipelines.empty()) {
     absl::StrAppend(&out, "<p>No pipeline found: ", html::Esc(NoPipelineReason(result.job)),
-                    ".</p>\n", RanksTable(result));
+                    ".</p>\n", RanksTable(result, view.ranks));
   } else {
     std::vector<int32_t> by_index(result.pipelines.size());
     std::iota(by_index.begin(), by_index.end(), 0);
@@ -266,9 +266,9 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
     for (const int32_t i : order) {
       if (!layout.in_full[static_cast<size_t>(i)]) continue;
       // Only the worst pipeline opens by itself: the others cost nothing to lay out until asked.
-      absl::StrAppend(&out, html::PipelineDetails(result.pipelines[static_cast<size_t>(i)],
-                                                  static_cast<size_t>(i),
-                                                  i == result.job.worst_pipeline));
+      const auto index = static_cast<size_t>(i);
+      absl::StrAppend(&out, html::PipelineDetails(result.pipelines[index], view.pipelines[index],
+                                                  index, i == result.job.worst_pipeline));
     }
     if (layout.large) {
       absl::StrAppend(&out,

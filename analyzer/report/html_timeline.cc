@@ -12,6 +12,7 @@
 #include "common/percentile.h"
 #include "report/html_svg.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 
 namespace bubblescope::html {
 namespace {
@@ -50,14 +51,12 @@ int64_t LabelPx(size_t characters, Lane lane = Lane::kWhole) {
 
 }  // namespace
 
-std::vector<StageRow> StageRows(const job::Pipeline& pipeline) {
-  const std::vector<int32_t>& order = pipeline.crossrank.pipeline.stage_order();
+std::vector<StageRow> StageRows(const job::Pipeline& pipeline,
+                                const report_view::RankPlaces& places) {
   std::vector<StageRow> rows;
   const std::vector<int32_t>& ranks = pipeline.bubble.ranks;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    auto found = std::find(order.begin(), order.end(), ranks[i]);
-    const int32_t stage = found == order.end() ? -1 : static_cast<int32_t>(found - order.begin());
-    rows.push_back({.stage = stage, .rank = ranks[i], .figures = i});
+    rows.push_back({.stage = places.ListedOf(ranks[i]), .rank = ranks[i], .figures = i});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const StageRow& a, const StageRow& b) {
     const auto key = [](const StageRow& row) { return row.stage < 0 ? INT32_MAX : row.stage; };
@@ -202,9 +201,9 @@ std::string MicrobatchLabel(int32_t microbatch) {
 }
 
 // The measured iteration: per stage row its ops and its idle spans, time 0 at the window start.
-std::string IterationSvg(const job::Pipeline& pipeline, const bubble::IterationFigures& iteration,
+std::string IterationSvg(const std::vector<StageRow>& rows,
+                         const bubble::IterationFigures& iteration,
                          const std::vector<const op_timeline::TimelineOp*>& ops, double scale) {
-  const std::vector<StageRow> rows = StageRows(pipeline);
   std::string out;
   const TimeNs origin = iteration.window_start;
   OpenSvg(static_cast<int64_t>(rows.size()), iteration.window(), scale, &out);
@@ -369,18 +368,8 @@ ArrowLeft:()=>pan(z,-v.W/8),ArrowRight:()=>pan(z,v.W/8)}[e.key];if(f){e.preventD
 
 const char* TimelineScript() { return kZoomScript; }
 
-size_t DefaultIteration(const bubble::Result& bubble) {
-  const std::vector<bubble::IterationFigures>& iterations = bubble.iterations;
-  for (size_t i = 0; i < iterations.size(); ++i) {
-    if (iterations[i].complete && iterations[i].window() == bubble.latency.p50) return i;
-  }
-  for (size_t i = 0; i < iterations.size(); ++i) {
-    if (iterations[i].complete) return i;
-  }
-  return 0;
-}
-
-std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
+std::string TimelineSection(const job::Pipeline& pipeline, const report_view::PipelineView& view,
+                            size_t index) {
   const bubble::Result& bubble = pipeline.bubble;
   const double scale = ScaleOf(pipeline);
   std::string out;
@@ -396,7 +385,8 @@ std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
     auto found = ops_by_iteration.find(number);
     return found == ops_by_iteration.end() ? none : found->second;
   };
-  const size_t chosen = DefaultIteration(bubble);
+  const std::vector<StageRow> rows = StageRows(pipeline, view.places);
+  const size_t chosen = view.typical_iteration;
   const std::string box = absl::StrCat("p", index, "t");
   absl::StrAppend(
       &out, "<h3>Measured schedule</h3>\n<p><label>Iteration <select class=it data-box=", box, ">");
@@ -417,12 +407,12 @@ std::string TimelineSection(const job::Pipeline& pipeline, size_t index) {
   const bubble::IterationFigures& first = bubble.iterations[chosen];
   absl::StrAppend(&out, "<div class=sc ", ZoomGroup(index), "><div class=tlb id=", box,
                   " data-it=", first.number, ">",
-                  IterationSvg(pipeline, first, ops_of(first.number), scale), "</div>");
+                  IterationSvg(rows, first, ops_of(first.number), scale), "</div>");
   for (size_t i = 0; i < bubble.iterations.size(); ++i) {
     if (i == chosen) continue;
     const bubble::IterationFigures& iteration = bubble.iterations[i];
     absl::StrAppend(&out, "<template data-it=", iteration.number, ">",
-                    IterationSvg(pipeline, iteration, ops_of(iteration.number), scale),
+                    IterationSvg(rows, iteration, ops_of(iteration.number), scale),
                     "</template>");
   }
   absl::StrAppend(&out, "</div>\n");

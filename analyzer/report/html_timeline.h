@@ -14,24 +14,23 @@
 #include <vector>
 
 #include "job/job.h"
+#include "report_view/report_view.h"
 
 namespace bubblescope::html {
 
 // A rank of the pipeline as a row of its pictures.
 struct StageRow {
-  int32_t stage = -1;  // its position in the stage order; -1 when the order does not place it
+  // Its position in the stage order's list (report_view::RankPlace::listed); -1 when not listed.
+  int32_t stage = -1;
   int32_t rank = -1;
   size_t figures = 0;  // index into bubble::Result::per_rank and IterationFigures::ranks
 };
 
 // The pipeline's ranks in stage order (ranks the order does not place last, in the bubble's
-// order): the rows of the timeline and of every per-stage chart.
-std::vector<StageRow> StageRows(const job::Pipeline& pipeline);
-
-// The iteration shown first: the first complete one whose window is the median (the typical
-// iteration); else the first complete one; else the first. Index into bubble.iterations; 0
-// when there is none.
-size_t DefaultIteration(const bubble::Result& bubble);
+// order), placed as the report view places them: the rows of the timeline and of every
+// per-stage chart.
+std::vector<StageRow> StageRows(const job::Pipeline& pipeline,
+                                const report_view::RankPlaces& places);
 
 // The script that fits every timeline to the window and zooms and pans it (wheel, drag, the keys
 // + - 0 and the arrows, the buttons TimelineSection writes), for the end of the page; it does
@@ -52,6 +51,7 @@ DrawnMarks MarksOf(const job::Pipeline& pipeline);
 
 // The iteration chooser, the chosen iteration's SVG, the others' in templates, and the
 // theoretical schedule's SVG, for pipeline `index` of the job (ids are made from it).
-std::string TimelineSection(const job::Pipeline& pipeline, size_t index);
+std::string TimelineSection(const job::Pipeline& pipeline, const report_view::PipelineView& view,
+                            size_t index);
 
 }  // namespace bubblescope::html

@@ -14,19 +14,11 @@
 #include "report/html_svg.h"
 #include "report/whatif_report.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 #include "simulator/config.h"
 
 namespace bubblescope::html {
 namespace {
-
-// The largest predicted peak over the stages; -1 when memory is unknown.
-int64_t PeakBytes(const whatif::Prediction& prediction) {
-  int64_t peak = -1;
-  for (const whatif::StageMemory& stage : prediction.memory) {
-    peak = std::max(peak, stage.peak_allocated_bytes);
-  }
-  return peak;
-}
 
 std::string SeriesName(const whatif::Candidate& candidate) {
   std::string name(sim::ScheduleName(candidate.schedule));
@@ -38,8 +30,8 @@ std::string PointText(const whatif::Prediction& prediction) {
   std::string text = absl::StrCat(whatif::CandidateLabel(prediction.candidate), ": bubble ",
                                   Percent(prediction.bubble_fraction), "%, iteration ",
                                   Millis(static_cast<double>(prediction.iteration_ns)), " ms");
-  const int64_t peak = PeakBytes(prediction);
-  if (peak >= 0) absl::StrAppend(&text, ", peak ", BinaryBytes(peak));
+  const std::optional<int64_t> peak = report_view::LargestStagePeakBytes(prediction);
+  if (peak.has_value()) absl::StrAppend(&text, ", peak ", BinaryBytes(*peak));
   if (prediction.fits_memory.has_value()) {
     absl::StrAppend(&text, *prediction.fits_memory ? " (fits)" : " (does not fit)");
   }
@@ -63,7 +55,7 @@ std::string PredictionTable(const whatif::Result& result) {
   absl::StrAppend(
       &out,
       Row({"measured",
-           Esc(absl::StrCat(Millis(static_cast<double>(result.measured_iteration_ns)), " ms")),
+           Esc(MillisWithUnit(static_cast<double>(result.measured_iteration_ns))),
            absl::StrCat(Percent(result.measured_bubble_fraction), "%"), "", ""}));
   std::vector<const whatif::Prediction*> predictions = {&result.baseline};
   for (const whatif::Prediction& candidate : result.candidates) predictions.push_back(&candidate);
@@ -76,12 +68,12 @@ std::string PredictionTable(const whatif::Result& result) {
       absl::StrAppend(&out, Row({Esc(label), Esc(prediction->problem), "", "", ""}));
       continue;
     }
-    const int64_t peak = PeakBytes(*prediction);
+    const std::optional<int64_t> peak = report_view::LargestStagePeakBytes(*prediction);
     absl::StrAppend(
         &out,
-        Row({Esc(label), absl::StrCat(Millis(static_cast<double>(prediction->iteration_ns)), " ms"),
+        Row({Esc(label), MillisWithUnit(static_cast<double>(prediction->iteration_ns)),
              absl::StrCat(Percent(prediction->bubble_fraction), "%"),
-             peak < 0 ? std::string("-") : Esc(BinaryBytes(peak)),
+             peak.has_value() ? Esc(BinaryBytes(*peak)) : std::string("-"),
              !prediction->fits_memory.has_value() ? std::string("-")
              : *prediction->fits_memory           ? std::string("yes")
                                                   : std::string("no")},
@@ -119,10 +111,10 @@ std::string WhatIfChart(const whatif::Model& model,
     const auto x = static_cast<double>(prediction->candidate.microbatches);
     entry->second.first.points.push_back(
         {.x = x, .y = 100.0 * prediction->bubble_fraction, .tooltip = PointText(*prediction)});
-    const int64_t peak = PeakBytes(*prediction);
-    if (peak >= 0) {
+    const std::optional<int64_t> peak = report_view::LargestStagePeakBytes(*prediction);
+    if (peak.has_value()) {
       entry->second.second.points.push_back(
-          {.x = x, .y = static_cast<double>(peak), .tooltip = PointText(*prediction)});
+          {.x = x, .y = static_cast<double>(*peak), .tooltip = PointText(*prediction)});
     }
   }
   static constexpr const char* kSeriesClasses[] = {"s0", "s1", "s2", "s3"};
@@ -151,16 +143,14 @@ std::string WhatIfChart(const whatif::Model& model,
           absl::StrCat("measured: m=", model.m, ", bubble ",
                        Percent(result->measured_bubble_fraction), "%, iteration ",
                        Millis(static_cast<double>(result->measured_iteration_ns)), " ms (median)")};
-  int64_t measured_peak = -1;
-  for (const whatif::StageModel& stage : model.stages) {
-    measured_peak = std::max(measured_peak, stage.memory_peak_bytes);
-  }
+  // Without a measured peak the point has no tooltip, which leaves it off the chart.
+  const std::optional<int64_t> measured_peak = report_view::MeasuredPeakBytes(model);
   Point measured_memory{.x = measured_m,
-                        .y = static_cast<double>(measured_peak),
-                        .tooltip = measured_peak < 0
-                                       ? std::string()
-                                       : absl::StrCat("measured: m=", model.m, ", peak ",
-                                                      BinaryBytes(measured_peak))};
+                        .y = static_cast<double>(measured_peak.value_or(0)),
+                        .tooltip = measured_peak.has_value()
+                                       ? absl::StrCat("measured: m=", model.m, ", peak ",
+                                                      BinaryBytes(*measured_peak))
+                                       : std::string()};
   absl::StrAppend(&out,
                   "<p>Predicted by the what-if model (docs/whatif.md) for the same global batch "
                   "split into m microbatches: the model's figures for each schedule, the measured "

@@ -9,6 +9,7 @@
 #include "report/cause_report.h"
 #include "report/text_table.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 
 namespace bubblescope {
 
@@ -22,45 +23,32 @@ std::string RankList(const std::vector<int32_t>& ranks) {
                       ranks.back(), " (", ranks.size(), " ranks)");
 }
 
-std::string StageName(const job::Pipeline& pipeline, int32_t rank) {
-  const int32_t stage = StagePosition(pipeline, rank);
+std::string StageName(const report_view::RankPlaces& places, int32_t rank) {
+  const int32_t stage = places.StageOf(rank);
   return stage < 0 ? absl::StrCat("rank ", rank) : absl::StrCat("stage ", stage, " (rank ", rank, ")");
 }
 
-// Where the bubble is: the rank that idles most and the one that idles least, by their share
-// of the complete iterations (bubble% of the pipeline's per-rank table); that they idle alike
-// when the two read the same. Empty with one rank.
-std::string WhereLine(const job::Pipeline& pipeline) {
-  const std::vector<bubble::RankTotals>& ranks = pipeline.bubble.per_rank;
-  if (ranks.size() < 2) return "";
-  const auto by_bubble = [](const bubble::RankTotals& a, const bubble::RankTotals& b) {
-    return a.bubble_fraction < b.bubble_fraction;
-  };
-  const bubble::RankTotals& most = *std::max_element(ranks.begin(), ranks.end(), by_bubble);
-  const bubble::RankTotals& least = *std::min_element(ranks.begin(), ranks.end(), by_bubble);
+// Where the bubble is: the rank that idles most and the one that idles least (the view's
+// IdleExtremes); that they idle alike when the two read the same. Empty with one rank.
+std::string WhereLine(const job::Pipeline& pipeline, const report_view::PipelineView& view) {
+  if (!view.idle.has_value()) return "";
+  const report_view::IdleExtremes& idle = *view.idle;
   // Alike to the shown digit: naming one stage as both the most and the least idle says nothing.
-  if (Percent(most.bubble_fraction) == Percent(least.bubble_fraction)) {
-    const bool staged = std::all_of(ranks.begin(), ranks.end(), [&](const bubble::RankTotals& r) {
-      return StagePosition(pipeline, r.rank) >= 0;
-    });
-    return absl::StrCat("  where: all ", ranks.size(), staged ? " stages" : " ranks",
-                        " idle alike, ", Percent(most.bubble_fraction), "% of their time\n");
+  if (Percent(idle.most_idle_fraction) == Percent(idle.least_idle_fraction)) {
+    return absl::StrCat("  where: all ", pipeline.bubble.per_rank.size(),
+                        idle.every_rank_staged ? " stages" : " ranks", " idle alike, ",
+                        Percent(idle.most_idle_fraction), "% of their time\n");
   }
-  return absl::StrCat("  where: ", StageName(pipeline, most.rank), " idles most, ",
-                      Percent(most.bubble_fraction), "% of its time; ",
-                      StageName(pipeline, least.rank), " least, ", Percent(least.bubble_fraction),
-                      "%\n");
+  return absl::StrCat("  where: ", StageName(view.places, idle.most_idle_rank), " idles most, ",
+                      Percent(idle.most_idle_fraction), "% of its time; ",
+                      StageName(view.places, idle.least_idle_rank), " least, ",
+                      Percent(idle.least_idle_fraction), "%\n");
 }
 
 }  // namespace
 
 int32_t StagePosition(const job::Pipeline& pipeline, int32_t rank) {
-  const pipeline::StageOrder& order = pipeline.crossrank.pipeline.order;
-  if (!order.known) return -1;
-  // One rank alone is no pipeline: it is a stage only where its annotations say so.
-  if (order.ranks.size() == 1 && order.source != pipeline::ShapeSource::kAnnotations) return -1;
-  const auto found = std::find(order.ranks.begin(), order.ranks.end(), rank);
-  return found == order.ranks.end() ? -1 : static_cast<int32_t>(found - order.ranks.begin());
+  return report_view::RankPlaces(pipeline.crossrank.pipeline.order).StageOf(rank);
 }
 
 std::string DiagnosisText(const job::Result& result) {
@@ -69,6 +57,7 @@ std::string DiagnosisText(const job::Result& result) {
   // the first pipeline, whose diagnosis is why it has none.
   const auto index = static_cast<size_t>(std::max(result.job.worst_pipeline, 0));
   const job::Pipeline& pipeline = result.pipelines[index];
+  const report_view::PipelineView view = report_view::ViewOf(pipeline);
   const bubble::Result& bubble = pipeline.bubble;
   std::string out = absl::StrCat("diagnosis: pipeline ", index);
   if (pipeline.shape.has_value()) {
@@ -80,11 +69,9 @@ std::string DiagnosisText(const job::Result& result) {
     absl::StrAppend(&out, ": no complete iteration to measure: ", pipeline.no_complete_iteration,
                     "\n");
   } else {
-    absl::StrAppend(&out, ": bubble ",
-                    absl::StrFormat("%.1f%%", 100.0 * bubble.bubble_fraction));
+    absl::StrAppend(&out, ": bubble ", Percent(bubble.bubble_fraction), "%");
     if (pipeline.ideal.has_value()) {
-      absl::StrAppend(&out, " against ",
-                      absl::StrFormat("%.1f%%", 100.0 * pipeline.ideal->fraction),
+      absl::StrAppend(&out, " against ", Percent(pipeline.ideal->fraction), "%",
                       " for its schedule alone");
     }
     absl::StrAppend(&out, ", iteration ",
@@ -95,8 +82,7 @@ std::string DiagnosisText(const job::Result& result) {
     absl::StrAppend(&out, "  cut short: the trace of rank",
                     pipeline.cut_short_ranks.size() == 1 ? " " : "s ",
                     RankList(pipeline.cut_short_ranks),
-                    " ends early; it keeps its stage, and ",
-                    bubble.iterations.size() - static_cast<size_t>(bubble.complete_iterations),
+                    " ends early; it keeps its stage, and ", view.partial_iterations,
                     " of ", bubble.iterations.size(),
                     " iterations are left out of every figure as partial\n");
   }
@@ -104,7 +90,7 @@ std::string DiagnosisText(const job::Result& result) {
     absl::StrAppend(&out, "  one rank loaded (rank ", bubble.ranks.front(),
                     "): no pipeline evidence, its waits cannot be traced to a peer\n");
   } else if (pipeline.no_complete_iteration.empty()) {
-    absl::StrAppend(&out, WhereLine(pipeline));
+    absl::StrAppend(&out, WhereLine(pipeline, view));
   }
   if (pipeline.causes.causes.empty()) {
     absl::StrAppend(&out, "  top cause: none found (no finding)\n");
@@ -151,14 +137,8 @@ std::string IncompleteJobText(const job::Result& result) {
                       ": a file of another job, or a wrong rank id)");
     }
   } else {
-    std::vector<int32_t> peers;
-    for (const job::Pipeline& pipeline : result.pipelines) {
-      peers.insert(peers.end(), pipeline.crossrank.missing_peers.begin(),
-                   pipeline.crossrank.missing_peers.end());
-    }
-    std::sort(peers.begin(), peers.end());
-    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
-    absl::StrAppend(&out, "ranks exchange point-to-point traffic with ranks ", RankList(peers),
+    absl::StrAppend(&out, "ranks exchange point-to-point traffic with ranks ",
+                    RankList(report_view::MissingPeersOfJob(result)),
                     ", which are not in the trace");
   }
   absl::StrAppend(&out, ". Pipelines and their figures cover the loaded ranks only.\n");
@@ -231,7 +211,7 @@ std::string JobText(const job::JobSummary& job) {
       absl::StrAppend(&out, "; worst is pipeline ", job.worst_pipeline, " with bubble ",
                       Percent(job.worst_bubble_fraction), "%, best ",
                       Percent(job.best_bubble_fraction), "%, spread ",
-                      absl::StrFormat("%.1f", 100.0 * job.bubble_spread), " points");
+                      Percent(job.bubble_spread), " points");
     }
     absl::StrAppend(&out, "\n");
   }
@@ -252,7 +232,7 @@ std::string JobText(const job::JobSummary& job) {
       table.AddRow({kind.kind, absl::StrCat(kind.count),
                     kind.sized == 0
                         ? std::string("-")
-                        : absl::StrFormat("%.2f", static_cast<double>(kind.bytes) / (1 << 20)),
+                        : Mebibytes(kind.bytes),
                     Millis(static_cast<double>(kind.time_ns))});
     }
     absl::StrAppend(&out, table.Render(2));

@@ -27,8 +27,9 @@ std::string OneRunText(const one_run::Result& one_run);
 // what it costs per iteration; the next step to try for that kind. Empty without pipelines.
 std::string DiagnosisText(const job::Result& result);
 
-// The pipeline position of `rank`, -1 when the stage order is unknown or the pipeline is one
-// rank whose annotations name no stage (one rank alone is no evidence of a pipeline).
+// The stage of `rank` as the report view places it (report_view::RankPlace::stage): -1 when the
+// stage order is unknown or the pipeline is one rank whose annotations name no stage. For the
+// per-rank table and its JSON, which read it a rank at a time.
 int32_t StagePosition(const job::Pipeline& pipeline, int32_t rank);
 
 // "INCOMPLETE: ..." for a pipeline exchanging p2p with ranks outside the trace; empty otherwise.

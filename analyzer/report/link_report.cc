@@ -8,25 +8,25 @@
 #include "absl/strings/str_join.h"
 #include "report/text_table.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 
 namespace bubblescope {
 namespace {
 
-
-std::string Stage(const std::vector<int32_t>& order, int32_t rank) {
-  auto it = std::find(order.begin(), order.end(), rank);
-  return it == order.end() ? "-" : absl::StrCat(it - order.begin());
+// A rank's stage as the link table labels it: its place in the order's list (RankPlace::listed).
+std::string Stage(const report_view::RankPlaces& places, int32_t rank) {
+  const int32_t listed = places.ListedOf(rank);
+  return listed < 0 ? "-" : absl::StrCat(listed);
 }
 
-std::string Gbps(const link_stats::Link& link, double gbps) {
-  return link.bandwidth_samples == 0 ? "-" : absl::StrFormat("%.2f", gbps);
+// A link's bandwidth figure; "-" for a link whose transfers gave no bandwidth sample.
+std::string LinkGbps(const link_stats::Link& link, double gbps) {
+  return link.bandwidth_samples == 0 ? "-" : Gbps(gbps);
 }
 
 // A link whose transfers carry no sizes (gloo, NCCL kernels without args) shows "-", not 0.
-std::string Mebibytes(const link_stats::Link& link) {
-  return link.median_message_bytes < 0
-             ? "-"
-             : absl::StrFormat("%.2f", static_cast<double>(link.bytes) / (1 << 20));
+std::string LinkMebibytes(const link_stats::Link& link) {
+  return link.median_message_bytes < 0 ? "-" : Mebibytes(link.bytes);
 }
 
 void MicrosMember(JsonWriter& json, std::string_view key, int64_t ns) {
@@ -106,6 +106,7 @@ std::string ClockText(const clock_alignment::RankOffset& offset, TimeNs toleranc
 
 std::string LinkText(const job::CrossRankFigures& figures) {
   const std::vector<int32_t>& order = figures.pipeline.stage_order();
+  const report_view::RankPlaces places(figures.pipeline.order);
   std::string out;
   if (figures.pipeline.interleaved) {
     absl::StrAppend(&out, "  the last stage sends back to the first: an interleaved cycle\n");
@@ -147,13 +148,13 @@ std::string LinkText(const job::CrossRankFigures& figures) {
                      {"sender_wait"}, {"receiver_wait"}, {"slow", Align::kLeft}});
     for (const link_stats::Link& link : figures.links) {
       table.AddRow({absl::StrCat(link.src, "->", link.dst),
-                    absl::StrCat(Stage(order, link.src), "->", Stage(order, link.dst)),
+                    absl::StrCat(Stage(places, link.src), "->", Stage(places, link.dst)),
                     absl::StrCat(link.transfers),
-                    Mebibytes(link),
+                    LinkMebibytes(link),
                     link.timed_transfers == 0 || link.clock_limited
                         ? std::string("-")
                         : Millis(static_cast<double>(link.transfer_median_ns)),
-                    Gbps(link, link.gbps_median), Gbps(link, link.gbps_p10),
+                    LinkGbps(link, link.gbps_median), LinkGbps(link, link.gbps_p10),
                     Millis(static_cast<double>(link.sender_wait_ns)),
                     Millis(static_cast<double>(link.receiver_wait_ns)),
                     link.slow ? "SLOW" : link.clock_limited ? "unjudged" : "no"});
@@ -172,17 +173,13 @@ std::string LinkText(const job::CrossRankFigures& figures) {
           " us); no bandwidth, slow link or late sender from it\n");
     }
   }
-  const double iterations =
-      static_cast<double>(std::max<int64_t>(1, figures.stalls.complete_iterations));
-  for (const stall_attribution::PeerStall& stall : figures.stalls.stalls) {
-    absl::StrAppend(&out, "  stage ", Stage(order, stall.rank), " (rank ", stall.rank,
-                    ") stalled ", Millis(static_cast<double>(stall.total_ns()) / iterations),
-                    " ms per iteration on stage ", Stage(order, stall.peer), " (rank ",
-                    stall.peer, "): ",
-                    Millis(static_cast<double>(stall.waiting_for_post_ns) / iterations),
-                    " waiting for it to post, ",
-                    Millis(static_cast<double>(stall.in_transfer_ns) / iterations),
-                    " in transfer\n");
+  for (const report_view::StallPerIteration& stall :
+       report_view::StallsPerIteration(figures.stalls)) {
+    absl::StrAppend(&out, "  stage ", Stage(places, stall.rank), " (rank ", stall.rank,
+                    ") stalled ", Millis(stall.total_ns), " ms per iteration on stage ",
+                    Stage(places, stall.peer), " (rank ", stall.peer,
+                    "): ", Millis(stall.waiting_for_post_ns), " waiting for it to post, ",
+                    Millis(stall.in_transfer_ns), " in transfer\n");
   }
   if (figures.ops_without_peer > 0) {
     absl::StrAppend(&out, "  ", figures.ops_without_peer,

@@ -14,8 +14,6 @@
 namespace bubblescope {
 namespace {
 
-std::string Bytes(double bytes) { return BinaryBytes(std::llround(bytes)); }
-
 // A spread as "min / median / max" in one unit.
 std::string Triple(const job::Spread& spread, const std::function<std::string(double)>& format) {
   return absl::StrCat(format(spread.min), " / ", format(spread.median), " / ", format(spread.max));
@@ -117,7 +115,8 @@ std::vector<StageColumn<job::RankSummarySpread>> RankSummaryColumns(const job::R
     const bool any = std::any_of(set.rank_summaries.begin(), set.rank_summaries.end(),
                                  [member](const Row& stage) { return (stage.*member).has_value(); });
     if (any) {
-      columns.push_back({column.first, [member](const Row& stage) { return stage.*member; }, Bytes});
+      columns.push_back({column.first, [member](const Row& stage) { return stage.*member; },
+                         RoundedBinaryBytes});
     }
   }
   return columns;
@@ -187,7 +186,7 @@ std::vector<SpreadColumn> SpreadColumns(const job::ReplicaSet& set) {
   }
   if (any(&job::StageSpread::peak_allocated_bytes)) {
     columns.push_back(
-        {"peak_alloc", optional(&job::StageSpread::peak_allocated_bytes), Bytes});
+        {"peak_alloc", optional(&job::StageSpread::peak_allocated_bytes), RoundedBinaryBytes});
   }
   return columns;
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "report/text_layout.h"
 #include "report/text_table.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 #include "text/one_line.h"
 
 namespace bubblescope {
@@ -22,8 +24,6 @@ namespace {
 
 using rank_summary::RankFigures;
 using rank_summary::Result;
-
-constexpr size_t kSeverityCount = 3;
 
 std::string_view TimelineName(const RankFigures& figures) {
   return figures.cpu_timeline ? "cpu" : "gpu";
@@ -61,22 +61,10 @@ std::string InfoInWords(ImportCounter counter, uint64_t count) {
   }
 }
 
-// Counts per severity (indexed by Severity) over every rank.
-std::array<uint64_t, kSeverityCount> IssueTotals(const Result& result) {
-  std::array<uint64_t, kSeverityCount> totals{};
-  for (const RankFigures& figures : result.ranks) {
-    for (size_t i = 0; i < kImportCounterCount; ++i) {
-      totals[static_cast<size_t>(CounterSpec(CounterAt(i)).severity)] +=
-          figures.import_stats.count(CounterAt(i));
-    }
-  }
-  return totals;
-}
 
-
-std::string PercentOf(TimeNs part, TimeNs whole) {
-  if (whole <= 0) return "-";
-  return Percent(static_cast<double>(part) / static_cast<double>(whole));
+// A share as a percentage, "-" where it has none.
+std::string PercentOrDash(const std::optional<double>& share) {
+  return share.has_value() ? Percent(*share) : "-";
 }
 
 std::string Plural(size_t count, std::string_view noun) {
@@ -86,14 +74,9 @@ std::string Plural(size_t count, std::string_view noun) {
 // One line on what the Nsight ranks' ids and times rest on (Rank::rank_source, time_base,
 // docs/nsight-systems.md): each value, with its count of ranks where they differ; empty when no
 // rank is an Nsight export's.
-std::string NsightSourcesLine(const std::vector<RankFigures>& ranks) {
-  std::map<std::string, size_t> ids;
-  std::map<std::string, size_t> times;
-  for (const RankFigures& f : ranks) {
-    if (f.time_base.empty()) continue;
-    ++ids[f.rank_source.empty() ? "none" : f.rank_source];
-    ++times[f.time_base];
-  }
+std::string NsightSourcesLine(const report_view::RanksTally& tally) {
+  const std::map<std::string, size_t>& ids = tally.nsys_rank_id_sources;
+  const std::map<std::string, size_t>& times = tally.nsys_time_bases;
   if (times.empty()) return "";
   const auto in_words = [](const std::map<std::string, size_t>& values) {
     if (values.size() == 1) return text::OneLine(values.begin()->first);
@@ -111,10 +94,9 @@ std::string NsightSourcesLine(const std::vector<RankFigures>& ranks) {
 // counters (events of kinds bubblescope does not model) appear on nearly every real trace, so
 // they are summed over the ranks into one table rather than repeated under each file; the JSON
 // report keeps them per file.
-void AppendImportBlock(const Result& result, std::string* out) {
+void AppendImportBlock(const Result& result, const report_view::RanksTally& tally,
+                       std::string* out) {
   bool any_problem = false;
-  std::array<uint64_t, kImportCounterCount> info_counts{};
-  std::array<size_t, kImportCounterCount> info_ranks{};
   for (const RankFigures& figures : result.ranks) {
     const ImportStats& stats = figures.import_stats;
     TextTable table({{"severity", Align::kLeft},
@@ -127,11 +109,7 @@ void AppendImportBlock(const Result& result, std::string* out) {
       uint64_t count = stats.count(CounterAt(i));
       if (count == 0) continue;
       const ImportCounterSpec& spec = CounterSpec(CounterAt(i));
-      if (spec.severity == Severity::kInfo) {
-        info_counts[i] += count;
-        ++info_ranks[i];
-        continue;
-      }
+      if (spec.severity == Severity::kInfo) continue;  // summed over the ranks below
       table.AddRow({std::string(SeverityName(spec.severity)), std::string(spec.name),
                     absl::StrCat(count), absl::StrCat(stats.first_offset(CounterAt(i))),
                     std::string(spec.description)});
@@ -154,11 +132,11 @@ void AppendImportBlock(const Result& result, std::string* out) {
   bool any_info = false;
   std::vector<std::string> info_line;  // InfoInWords of each: a clean import's one line
   for (size_t i = 0; i < kImportCounterCount; ++i) {
-    if (info_counts[i] == 0) continue;
+    if (tally.info_counts[i] == 0) continue;
     const ImportCounterSpec& spec = CounterSpec(CounterAt(i));
-    info.AddRow({std::string(spec.name), absl::StrCat(info_counts[i]),
-                 absl::StrCat(info_ranks[i]), std::string(spec.description)});
-    info_line.push_back(InfoInWords(CounterAt(i), info_counts[i]));
+    info.AddRow({std::string(spec.name), absl::StrCat(tally.info_counts[i]),
+                 absl::StrCat(tally.info_ranks[i]), std::string(spec.description)});
+    info_line.push_back(InfoInWords(CounterAt(i), tally.info_counts[i]));
     any_info = true;
   }
   if (!any_problem) {
@@ -201,9 +179,9 @@ std::string MissingDeviceActivityText(const Result& result) {
 std::string SummaryText(const Result& result, const SummaryReportOptions& options,
                         const std::vector<int32_t>& folded_ranks, const std::string& folded_text,
                         bool pipelines_follow) {
-  size_t cpu_ranks = 0;
-  for (const RankFigures& figures : result.ranks) cpu_ranks += figures.cpu_timeline ? 1 : 0;
-  std::array<uint64_t, kSeverityCount> issues = IssueTotals(result);
+  const report_view::RanksTally tally = report_view::RanksTallyOf(result);
+  const size_t cpu_ranks = tally.cpu_ranks;
+  const std::array<uint64_t, report_view::kSeverityCount>& issues = tally.by_severity;
   // The first line says what was loaded; errors and warnings of the import are named here
   // briefly (listed under "import issues" below), info counters only there.
   std::string out = absl::StrCat(options.tool_name, " ", options.tool_version, " analyze: ",
@@ -223,9 +201,7 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
   // Without a pipeline the job's idle is read from the table, and a rank with profiler steps
   // leads with the idle inside them: over the whole span it also counts the set-up and the time
   // between profiling cycles (93.8% against 33.3% inside the steps of a training loop).
-  const bool lead_with_steps =
-      !pipelines_follow && std::any_of(result.ranks.begin(), result.ranks.end(),
-                                       [](const RankFigures& f) { return f.step_time > 0; });
+  const bool lead_with_steps = !pipelines_follow && tally.any_profiler_steps;
   std::vector<TextColumn> columns = {{"rank"}, {"device", Align::kLeft}};
   if (lead_with_steps) columns.insert(columns.end(), {{"steps"}, {"step_ms"}, {"step_idle%"}});
   columns.insert(columns.end(), {{"span_ms"}, {"compute_ms"}, {"comm_ms"}, {"dev_idle_ms"},
@@ -240,13 +216,14 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
     const RankFigures& f = result.ranks[r];
     if (std::binary_search(folded_ranks.begin(), folded_ranks.end(), f.rank)) continue;
     ++rows;
+    const report_view::IdleShares idle = report_view::IdleSharesOf(f);
     std::vector<std::string> cells = {absl::StrCat(f.rank), std::string(TimelineName(f))};
     if (lead_with_steps) {
       cells.insert(cells.end(), {absl::StrCat(f.steps), f.step_time > 0 ? Ms(f.step_time) : "-",
-                                 PercentOf(f.step_idle, f.step_time)});
+                                 PercentOrDash(idle.in_steps)});
     }
     cells.insert(cells.end(), {Ms(f.span), Ms(f.compute), Ms(f.comm), Ms(f.idle),
-                               PercentOf(f.idle, f.span), BinaryBytes(f.peak_allocated_bytes),
+                               PercentOrDash(idle.over_span), BinaryBytes(f.peak_allocated_bytes),
                                BinaryBytes(f.peak_reserved_bytes), names[r]});
     table.AddRow(std::move(cells));
   }
@@ -264,9 +241,9 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
           "bubble shows in its bubble% below\n");
     }
   }
-  out.append(NsightSourcesLine(result.ranks));
+  out.append(NsightSourcesLine(tally));
   out.append(folded_text);
-  AppendImportBlock(result, &out);
+  AppendImportBlock(result, tally, &out);
   return out;
 }
 
@@ -347,11 +324,11 @@ void WriteSummaryMembers(const Result& result, const SummaryReportOptions& optio
   }
   json.EndArray();
 
-  std::array<uint64_t, kSeverityCount> issues = IssueTotals(result);
+  const report_view::RanksTally tally = report_view::RanksTallyOf(result);
   json.Key("import_issues");
   json.BeginObject();
   for (Severity severity : {Severity::kError, Severity::kWarning, Severity::kInfo}) {
-    json.UIntMember(SeverityName(severity), issues[static_cast<size_t>(severity)]);
+    json.UIntMember(SeverityName(severity), tally.by_severity[static_cast<size_t>(severity)]);
   }
   json.EndObject();
 }

@@ -21,7 +21,11 @@ std::string Millis(double ns) {
 
 std::string Ms(int64_t ns) { return Millis(static_cast<double>(ns)); }
 
+std::string MillisWithUnit(double ns) { return absl::StrCat(Millis(ns), " ms"); }
+
 std::string Micros(double ns) { return absl::StrFormat("%.3f", ns / 1e3); }
+
+std::string Gbps(double gbit_per_second) { return absl::StrFormat("%.2f", gbit_per_second); }
 
 std::string Percent(double fraction) { return absl::StrFormat("%.1f", 100.0 * fraction); }
 
@@ -36,6 +40,12 @@ std::string BinaryBytes(int64_t bytes) {
   }
   if (unit == 0) return absl::StrCat(bytes, " B");
   return absl::StrFormat("%.2f %s", value, std::string(kUnits[unit]));
+}
+
+std::string RoundedBinaryBytes(double bytes) { return BinaryBytes(std::llround(bytes)); }
+
+std::string Mebibytes(int64_t bytes) {
+  return absl::StrFormat("%.2f", static_cast<double>(bytes) / (1 << 20));
 }
 
 std::string GiB(int64_t bytes) {

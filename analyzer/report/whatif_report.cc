@@ -1,12 +1,14 @@
 #include "report/whatif_report.h"
 
-#include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "report/text_table.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 #include "text/json_writer.h"
 
 namespace bubblescope {
@@ -17,14 +19,10 @@ std::string Fits(const whatif::Prediction& prediction) {
   return *prediction.fits_memory ? "yes" : "no";
 }
 
-// The largest predicted peak over the stages, "-" when unknown.
+// The largest stage's predicted peak, "-" when unknown.
 std::string PeakText(const whatif::Prediction& prediction) {
-  if (prediction.memory.empty()) return "-";
-  int64_t peak = 0;
-  for (const whatif::StageMemory& stage : prediction.memory) {
-    peak = std::max(peak, stage.peak_allocated_bytes);
-  }
-  return GiB(peak);
+  const std::optional<int64_t> peak = report_view::LargestStagePeakBytes(prediction);
+  return peak.has_value() ? GiB(*peak) : "-";
 }
 
 void AddRow(const std::string& label, const whatif::Prediction& prediction, TextTable* table) {

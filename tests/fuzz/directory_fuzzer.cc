@@ -38,7 +38,7 @@
 #include "fuzz_input.h"
 #include "job/job.h"
 #include "loader/trace_loader.h"
-#include "report/perfetto_overlay.h"
+#include "perfetto/perfetto_overlay.h"
 
 namespace {
 

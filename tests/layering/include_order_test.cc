@@ -27,6 +27,7 @@ const std::map<std::string, int>& Layers() {
       {"writers", 3},      {"loader", 4},   {"index", 5},     {"analysis", 6},
       {"pipeline", 7},     {"crossrank", 8}, {"whatif", 9},    {"findings", 10},
       {"job", 11},         {"distributed", 12}, {"compare", 12}, {"report", 13},
+      {"perfetto", 13},    {"report_view", 12},
       {"cli", 14},
       {"bench", 14},
       // The Python module (python/module.cc): over the command line, whose verbs it runs.
@@ -56,24 +57,47 @@ std::vector<std::string> QuotedIncludes(const std::string& source) {
   return includes;
 }
 
-// The layers that analyse: they read the model and nothing of any input format (what a name
-// means is bubblescope/op_names.h), so the ranks of every reader are analysed alike.
+// The layers that read the model and nothing of any input format (what a name means is
+// bubblescope/op_names.h): the layers that analyse, so the ranks of every reader are analysed
+// alike, and the reports and the comparison of runs, which read results, never inputs (the
+// Perfetto overlay, which streams the inputs again, is a layer of its own beside report/).
 bool IsFormatFree(const std::string& folder) {
-  static const auto* folders = new std::set<std::string>{
-      "index", "analysis", "pipeline", "crossrank", "whatif", "findings", "job"};
+  static const auto* folders =
+      new std::set<std::string>{"index",    "analysis", "pipeline", "crossrank", "whatif",
+                                "findings", "job",      "report_view", "compare", "report"};
   return folders->contains(folder);
 }
 
+// The top folders of the project's own code: under analyzer/ and include/ each folder is a
+// layer, and the others are one layer each. A folder of these missing from Layers() is an
+// error, never taken for third-party.
+constexpr const char* kOwnTops[] = {"analyzer", "include", "collector", "bench", "python"};
+
+// Why a folder of the project's own code has no place in the layers, or nullopt when it has one.
+std::optional<std::string> Unlayered(const std::string& folder) {
+  if (Layers().contains(folder)) return std::nullopt;
+  return absl::StrCat("folder ", folder,
+                      " has no layer: add it to Layers() here and to docs/architecture.md");
+}
+
 // Why `include` may not be included from `file` of `folder`, or nullopt when it may. Includes
-// without a folder are the including file's neighbours; folders with no layer are third-party
-// (absl/, re2/, CLI/, gtest/).
+// without a folder are the including file's neighbours. An include names a folder of the
+// project when that folder exists under one of its tops (`own_folders`, found by the walk);
+// others are third-party (absl/, re2/, CLI/, gtest/) and allowed. A folder of the project with
+// no layer is an error, so a new folder cannot slip past the rule.
 std::optional<std::string> Violation(const std::string& folder, const std::string& include,
-                                     const std::string& file = "") {
+                                     const std::string& file = "",
+                                     const std::set<std::string>& own_folders = {}) {
   const size_t slash = include.find('/');
   if (slash == std::string::npos) return std::nullopt;
   const std::string target = include.substr(0, slash);
+  // The including file is the project's own: its folder must have a layer.
+  if (std::optional<std::string> why = Unlayered(folder); why.has_value()) return why;
   if (IsFormatFree(folder) && (target == "readers" || target == "writers" || target == "loader")) {
     return absl::StrCat(folder, " reads the model only, not a format's ", include);
+  }
+  if (own_folders.contains(target)) {
+    if (std::optional<std::string> why = Unlayered(target); why.has_value()) return why;
   }
   // The loader knows readers through their interface; only its list of readers names them.
   if (folder == "loader" && target == "readers" && include != "readers/trace_reader.h" &&
@@ -115,10 +139,60 @@ TEST(IncludeOrderTest, TheRuleCatchesUpwardAndSidewaysIncludes) {
             std::vector<std::string>{"a/b.h"});
 }
 
+TEST(IncludeOrderTest, ReportsAndComparisonReadNoInputFormat) {
+  EXPECT_NE(Violation("report", "readers/merged_trace.h"), std::nullopt);
+  EXPECT_NE(Violation("report", "loader/trace_readers.h"), std::nullopt);
+  EXPECT_NE(Violation("report", "writers/kineto_writer.h"), std::nullopt);
+  EXPECT_NE(Violation("compare", "readers/json_tokens.h"), std::nullopt);
+  EXPECT_NE(Violation("report_view", "loader/file_source.h"), std::nullopt);
+  // The Perfetto overlay streams the inputs again: it may, from its own layer beside report/.
+  EXPECT_EQ(Violation("perfetto", "readers/raw_events.h"), std::nullopt);
+  EXPECT_EQ(Violation("perfetto", "loader/trace_readers.h"), std::nullopt);
+  EXPECT_NE(Violation("perfetto", "report/units.h"), std::nullopt);  // one layer, sideways
+  EXPECT_EQ(Violation("report", "report_view/report_view.h"), std::nullopt);
+  EXPECT_EQ(Violation("report", "text/json_tokens.h"), std::nullopt);
+}
+
+TEST(IncludeOrderTest, AFolderOfTheProjectWithoutALayerFails) {
+  const std::set<std::string> own = {"report", "job", "newfolder"};
+  // Included: a folder of the project's own code that the table does not name.
+  EXPECT_NE(Violation("report", "newfolder/thing.h", "", own), std::nullopt);
+  EXPECT_NE(Violation("newfolder", "job/job.h", "", own), std::nullopt);
+  // Third-party folders stay allowed: they are not folders of the project.
+  EXPECT_EQ(Violation("report", "absl/strings/str_cat.h", "", own), std::nullopt);
+  EXPECT_EQ(Violation("report", "job/job.h", "", own), std::nullopt);
+  // Including: a file in a folder with no layer.
+  EXPECT_NE(Unlayered("newfolder"), std::nullopt);
+  EXPECT_EQ(Unlayered("report"), std::nullopt);
+  EXPECT_EQ(Unlayered("bubblescope"), std::nullopt);
+}
+
+// The layer name of a folder of the project: analyzer/model implements include/bubblescope.
+std::string LayerName(const std::string& folder) {
+  return folder == "model" ? "bubblescope" : folder;
+}
+
+// Every folder of the project's own code, as includes name them: the folders directly under
+// analyzer/ and include/, and the other tops themselves.
+std::set<std::string> OwnFolders(const fs::path& root) {
+  std::set<std::string> folders;
+  for (const char* top : kOwnTops) {
+    if (std::string(top) != "analyzer" && std::string(top) != "include") {
+      folders.insert(top);
+      continue;
+    }
+    for (const fs::directory_entry& entry : fs::directory_iterator(root / top)) {
+      if (entry.is_directory()) folders.insert(LayerName(entry.path().filename().string()));
+    }
+  }
+  return folders;
+}
+
 TEST(IncludeOrderTest, EveryIncludePointsDown) {
   const fs::path root = BUBBLESCOPE_SOURCE_DIR;
+  const std::set<std::string> own_folders = OwnFolders(root);
   int files = 0;
-  for (const char* top : {"analyzer", "include", "collector", "bench", "python"}) {
+  for (const char* top : kOwnTops) {
     for (const fs::directory_entry& entry : fs::recursive_directory_iterator(root / top)) {
       const std::string extension = entry.path().extension().string();
       if (!entry.is_regular_file() ||
@@ -131,13 +205,15 @@ TEST(IncludeOrderTest, EveryIncludePointsDown) {
       if (std::string(top) == "analyzer" || std::string(top) == "include") {
         folder = relative.begin()->string();
       }
-      if (folder == "model") folder = "bubblescope";
+      folder = LayerName(folder);
+      const std::optional<std::string> unlayered = Unlayered(folder);
+      EXPECT_EQ(unlayered, std::nullopt) << entry.path().string() << ": " << unlayered.value_or("");
       std::ifstream in(entry.path());
       std::stringstream text;
       text << in.rdbuf();
       for (const std::string& include : QuotedIncludes(text.str())) {
         const std::optional<std::string> why =
-            Violation(folder, include, entry.path().filename().string());
+            Violation(folder, include, entry.path().filename().string(), own_folders);
         EXPECT_EQ(why, std::nullopt) << entry.path().string() << ": " << why.value_or("");
       }
       ++files;

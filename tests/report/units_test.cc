@@ -35,5 +35,17 @@ TEST(UnitsTest, MicrosPercentAndBytes) {
   EXPECT_EQ(GiB(-1), "-");
 }
 
+TEST(UnitsTest, TheSpellingsOfEachMeaning) {
+  EXPECT_EQ(MillisWithUnit(1234500.0), "1.235 ms");
+  EXPECT_EQ(MillisWithUnit(0.0), "0.000 ms");
+  // A median of byte counts: rounded to whole bytes first (1535.5 -> 1536 = 1.5 KiB).
+  EXPECT_EQ(RoundedBinaryBytes(1535.5), "1.50 KiB");
+  EXPECT_EQ(RoundedBinaryBytes(511.4), "511 B");
+  EXPECT_EQ(Mebibytes(int64_t{3} << 19), "1.50");  // 1.5 MiB, no unit: a column headed MiB
+  EXPECT_EQ(Mebibytes(0), "0.00");
+  EXPECT_EQ(Gbps(12.346), "12.35");
+  EXPECT_EQ(Gbps(0.0), "0.00");
+}
+
 }  // namespace
 }  // namespace bubblescope

@@ -1,4 +1,4 @@
-#include "report/perfetto_rank_events.h"
+#include "perfetto/perfetto_rank_events.h"
 
 #include <memory>
 #include <optional>
@@ -11,7 +11,7 @@
 #include "loader/file_source.h"
 #include "loader/trace_readers.h"
 #include "readers/json_number.h"
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 #include "readers/kineto_reader.h"
 #include "readers/raw_events.h"
 #include "simdjson.h"

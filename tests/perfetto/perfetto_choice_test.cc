@@ -1,5 +1,5 @@
 // The Perfetto overlay written as a stream and limited to chosen pipelines or ranks
-// (report/perfetto_overlay.h WriteOverlay, ChooseRanks): the sink never receives more than a
+// (perfetto/perfetto_overlay.h WriteOverlay, ChooseRanks): the sink never receives more than a
 // buffer at once however large a rank's file is, the document it forms is the whole merged trace,
 // a merged trace of one pipeline's ranks reads back as that pipeline with the same figures, and
 // choices the job lacks are one-line errors.
@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "job/job.h"
 #include "loader/trace_loader.h"
-#include "report/perfetto_overlay.h"
+#include "perfetto/perfetto_overlay.h"
 #include "simulator/simulator.h"
 #include "support/job_helpers.h"
 #include "support/test_files.h"

@@ -1,4 +1,4 @@
-#include "report/perfetto_overlay.h"
+#include "perfetto/perfetto_overlay.h"
 
 #include <algorithm>
 #include <optional>
@@ -11,7 +11,7 @@
 #include "analysis/clock_offsets.h"
 #include "crossrank/clock_alignment.h"
 #include "readers/merged_trace.h"
-#include "report/perfetto_rank_events.h"
+#include "perfetto/perfetto_rank_events.h"
 #include "text/json_string.h"
 #include "text/micros.h"
 

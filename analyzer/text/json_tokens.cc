@@ -1,4 +1,4 @@
-#include "readers/json_tokens.h"
+#include "text/json_tokens.h"
 
 #include "text/json_space.h"
 #include "text/utf8.h"

@@ -1,10 +1,10 @@
-// The Perfetto overlay (report/perfetto_overlay.h) end to end on real files: simulated sets with
+// The Perfetto overlay (perfetto/perfetto_overlay.h) end to end on real files: simulated sets with
 // known truth, a real CPU run and the shared GPU traces are loaded, analysed, merged into one
 // trace and read back by bubblescope's own loader. The read-back job must give the same figures
 // to the last bit, every original event must be in the merged trace with its name and args
 // exactly as written and its time moved by its rank's clock offset exactly, and the file must
 // keep the Chrome trace format's rules.
-#include "report/perfetto_overlay.h"
+#include "perfetto/perfetto_overlay.h"
 
 #include <algorithm>
 #include <map>
@@ -21,7 +21,7 @@
 #include "job/sim_job.h"
 #include "loader/file_source.h"
 #include "loader/trace_loader.h"
-#include "report/chrome_trace_check.h"
+#include "perfetto/chrome_trace_check.h"
 #include "simulator/simulator.h"
 #include "support/shared_traces.h"
 #include "support/test_files.h"
