@@ -148,13 +148,10 @@ std::optional<compare::RunFigures> CompareCommand::AnalyseTraces(const std::stri
   for (const SkippedFile& skipped : loaded->trace.skipped_files) {
     files_read_.push_back(skipped.path);
   }
-  SummaryReportOptions options;
-  options.tool_version = tool_version_;
-  options.json_indent = 0;
-  absl::StatusOr<std::string> json = AnalyzeJson(loaded->job, options);
+  // The figures the report would hold, read from the result through the same rows the writer
+  // writes them from: no document written and parsed back.
   absl::StatusOr<compare::RunFigures> figures =
-      json.ok() ? compare::ReadAnalyzeReport(path, *json)
-                : absl::StatusOr<compare::RunFigures>(json.status());
+      AnalyzeFigures(loaded->job, path, tool_version_);
   if (!figures.ok()) {
     err << "bubblescope: internal error: " << MessageLine(figures.status()) << "\n";
     return std::nullopt;
