@@ -33,11 +33,6 @@ const schedule_inference::OpStats* OpOf(const RankOfPipeline& r,
 }
 
 constexpr PipelineField kPipeline[] = {
-    {.key = "ranks", .unit = Unit::kRanks, .required = true,
-     .meaning = "the pipeline's rank ids, in stage order (rank id order when the order could not "
-                "be inferred)",
-     .value = [](const job::Pipeline& p) { return V::Ints(p.bubble.ranks); },
-     .slot = [](PipelineFigures& f) -> Slot { return &f.ranks; }},
     {.key = "stages", .unit = Unit::kNumber, .nullable = true,
      .meaning = "p, pipeline stages (ranks); null when the shape could not be inferred",
      .value = [](const job::Pipeline& p) { return Shaped(p) ? V::Int(p.shape->p) : V::Null(); },
@@ -83,18 +78,24 @@ constexpr PipelineField kPipeline[] = {
          },
      .slot = [](PipelineFigures& f) -> Slot { return &f.excess_bubble_fraction; }},
     {.key = "latency_us", .unit = Unit::kObject, .nullable = true, .required = true,
-     .meaning = "the complete iterations' windows (nearest rank); null without a complete "
-                "iteration",
+     .meaning = "`p50`, `p90`, `max` of the complete iterations' windows (nearest rank); null "
+                "without a complete iteration",
      .value = [](const job::Pipeline& p) { return Measured(p) ? V::Present() : V::Null(); },
      .nest = Nest::kLatency},
+    {.key = "ranks", .unit = Unit::kRanks, .required = true,
+     .meaning = "the pipeline's rank ids, in stage order (rank id order when the order could not "
+                "be inferred)",
+     .value = [](const job::Pipeline& p) { return V::Ints(p.bubble.ranks); },
+     .slot = [](PipelineFigures& f) -> Slot { return &f.ranks; }},
     {.key = "complete_iterations", .unit = Unit::kCount,
      .meaning = "iterations that every pipeline rank has in full; only these enter the totals",
      .value = [](const job::Pipeline& p) { return V::Int(p.bubble.complete_iterations); },
      .slot = [](PipelineFigures& f) -> Slot { return &f.complete_iterations; }},
     {.key = "no_complete_iteration", .unit = Unit::kString, .nullable = true,
-     .meaning = "why the pipeline has no complete iteration (null when it has one); its bubble "
-                "and latency are null then: diff shows `-` and the gate refuses to judge them "
-                "(exit status 2)",
+     .meaning = "why the pipeline has no complete iteration (null when it has one). Then its "
+                "bubble and latency figures are null: no report shows them, diff shows `-`, the "
+                "gate calls a check on them an error (exit 2), `--strict` refuses the job, "
+                "`whatif_model` is null, and `job.worst_pipeline` passes the pipeline over",
      .value =
          [](const job::Pipeline& p) {
            return Measured(p) ? V::Null() : V::String(p.no_complete_iteration);
@@ -350,7 +351,7 @@ constexpr Field<findings::Finding, FindingFigures> kFinding[] = {
      .meaning = "`pipeline_depth`, `excess_bubble`, `stage_imbalance`, `comm_wait`, `host_bound`, "
                 "`recompute`, `incomplete_iterations`, `schedule_unknown` "
                 "([bubble.md](bubble.md#findings)), `slow_link`, `late_sender` or "
-                "`unmatched_p2p` ([cross-rank.md](cross-rank.md#findings))",
+                "`unmatched_p2p` ([cross-rank.md](cross-rank.md#slow-link-or-late-sender))",
      .value = [](const findings::Finding& f) { return V::String(findings::KindName(f.kind)); },
      .slot = [](FindingFigures& f) -> Slot { return &f.kind; }},
     {.key = "severity", .unit = Unit::kString, .meaning = "`info` or `warning`",
@@ -429,7 +430,7 @@ constexpr StageField kWhatIfStage[] = {
      .meaning = "the stage's rank", .value = [](const whatif::StageModel& s) { return V::Int(s.rank); },
      .slot = [](whatif::StageModel& s) -> Slot { return &s.rank; }},
     {.key = "forward_ns", .unit = Unit::kNanoseconds, .message_key = "stages[].forward_ns",
-     .meaning = "mean forward per microbatch over all of the rank's chunks",
+     .meaning = "mean forward per microbatch over all of the rank's chunks, ns, an exact double",
      .value = [](const whatif::StageModel& s) { return V::Double(s.forward_ns); },
      .slot = [](whatif::StageModel& s) -> Slot { return &s.forward_ns; }},
     {.key = "backward_ns", .unit = Unit::kNanoseconds, .message_key = "stages[].backward_ns",
@@ -446,17 +447,18 @@ constexpr StageField kWhatIfStage[] = {
      .slot = [](whatif::StageModel& s) -> Slot { return &s.recompute_ns; }},
     {.key = "memory_floor_bytes", .unit = Unit::kBytes, .nullable = true,
      .message_key = "stages[].memory_floor_bytes",
-     .meaning = "the rank's memory before its first forward; null when unknown",
+     .meaning = "the rank's lowest allocated sample (weights, gradients, optimizer state); null "
+                "when unknown",
      .value = [](const whatif::StageModel& s) { return V::IntOrNull(s.memory_floor_bytes); },
      .slot = [](whatif::StageModel& s) -> Slot { return &s.memory_floor_bytes; }},
     {.key = "memory_peak_bytes", .unit = Unit::kBytes, .nullable = true,
      .message_key = "stages[].memory_peak_bytes",
-     .meaning = "the rank's measured peak; null when unknown",
+     .meaning = "the rank's highest allocated sample; null when unknown",
      .value = [](const whatif::StageModel& s) { return V::IntOrNull(s.memory_peak_bytes); },
      .slot = [](whatif::StageModel& s) -> Slot { return &s.memory_peak_bytes; }},
     {.key = "memory_headroom_bytes", .unit = Unit::kBytes, .nullable = true,
      .message_key = "stages[].memory_headroom_bytes",
-     .meaning = "memory left above the peak; null when unknown",
+     .meaning = "the device memory the reserved peak left free; null when unknown",
      .value = [](const whatif::StageModel& s) { return V::IntOrNull(s.memory_headroom_bytes); },
      .slot = [](whatif::StageModel& s) -> Slot { return &s.memory_headroom_bytes; }},
     {.key = "layers", .unit = Unit::kNumber, .message_key = "stages[].layers",
@@ -476,7 +478,7 @@ constexpr LinkCostField kWhatIfLink[] = {
      .value = [](const whatif::LinkCost& l) { return V::Int(l.dst_stage); },
      .slot = [](whatif::LinkCost& l) -> Slot { return &l.dst_stage; }},
     {.key = "transfer_ns", .unit = Unit::kWholeNanoseconds, .message_key = "links[].transfer_ns",
-     .meaning = "median transfer",
+     .meaning = "the link's median transfer",
      .value = [](const whatif::LinkCost& l) { return V::Int(l.transfer_ns); },
      .slot = [](whatif::LinkCost& l) -> Slot { return &l.transfer_ns; }},
 };

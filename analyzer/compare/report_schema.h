@@ -125,10 +125,10 @@ struct RankOfPipeline {
   const schedule_inference::StageFigures* stage_figures = nullptr;
 };
 
-// The pipeline's members that are compared, in the order the writer writes them (with other
-// members between them); kPipelineFields is indexed by it.
+// The pipeline's members that are compared; kPipelineFields is indexed by it. The writer writes
+// them in its own order, with other members between them; the reader names the first required
+// member missing in this order (the bubble before the ranks: the figure a gate reads).
 enum class PipelineMember : uint8_t {
-  kRanks,
   kStages,
   kMicrobatches,
   kVirtualStages,
@@ -137,6 +137,7 @@ enum class PipelineMember : uint8_t {
   kTheoreticalBubbleFraction,
   kExcessBubbleFraction,
   kLatency,
+  kRanks,
   kCompleteIterations,
   kNoCompleteIteration,
   kIterations,
