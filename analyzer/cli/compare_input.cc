@@ -38,6 +38,21 @@ bool NamesAFileOf(const std::string& override_path, const std::string& side) {
   return !relative.empty() && *relative.begin() != "..";
 }
 
+// Why the figures of `job` cannot be read (`direct` says it without a document), in the words
+// the reader uses for a report file: the member and where the report holds it. Only for a
+// figure no report can carry (a time past the model's range, NaN), so the report is written and
+// read back here alone.
+absl::Status RefusalInReport(const std::string& path, const std::string& tool_version,
+                             const job::Result& job, const absl::Status& direct) {
+  SummaryReportOptions options;
+  options.tool_version = tool_version;
+  options.json_indent = 0;
+  const absl::StatusOr<std::string> json = AnalyzeJson(job, options);
+  if (!json.ok()) return json.status();
+  const absl::Status read = compare::ReadAnalyzeReport(path, *json).status();
+  return read.ok() ? direct : read;
+}
+
 }  // namespace
 
 void CompareCommand::DefineTraceOptions(CLI::App* command) {
@@ -153,7 +168,9 @@ std::optional<compare::RunFigures> CompareCommand::AnalyseTraces(const std::stri
   absl::StatusOr<compare::RunFigures> figures =
       AnalyzeFigures(loaded->job, path, tool_version_);
   if (!figures.ok()) {
-    err << "bubblescope: internal error: " << MessageLine(figures.status()) << "\n";
+    err << "bubblescope: internal error: "
+        << MessageLine(RefusalInReport(path, tool_version_, loaded->job, figures.status()))
+        << "\n";
     return std::nullopt;
   }
   return *std::move(figures);
