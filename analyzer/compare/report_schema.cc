@@ -625,14 +625,14 @@ bool Store(const Value& value, Unit unit, const Slot& slot) {
             return in_range();
           } else if constexpr (std::is_same_v<T, int32_t>) {
             *out = static_cast<int32_t>(value.integer);
-            return true;
+            return *out == value.integer;  // the reader refuses what int32 cannot hold
           } else if constexpr (std::is_same_v<T, std::optional<int32_t>>) {
             if (null) {
               out->reset();
-            } else {
-              *out = static_cast<int32_t>(value.integer);
+              return true;
             }
-            return true;
+            *out = static_cast<int32_t>(value.integer);
+            return **out == value.integer;
           } else if constexpr (std::is_same_v<T, int64_t>) {
             *out = null ? -1 : value.integer;  // a byte count's null is -1 (unknown)
             return unit != Unit::kCount || *out >= 0;

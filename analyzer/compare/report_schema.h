@@ -7,8 +7,11 @@
 // docs/json-report.md (ReferenceRows, which a test compares with the page).
 //
 // The objects that nest (a pipeline's iterations, ranks, links, what-if model) are rows too,
-// with Nest naming the table of their members; each flat object's table lists every member the
-// writer writes, compared or not, in the writer's order.
+// with Nest naming the table of their members. The tables of latency_us, iterations[],
+// rank_stats[], links[], findings[] and the what-if model list every member the writer writes,
+// compared or not, in its order, and the writer writes them by walking the table; the tables of
+// the pipeline and of rebalance list their compared members, which the writer writes by name
+// (PipelineMember) between members of their own.
 #pragma once
 
 #include <cstdint>
