@@ -203,6 +203,19 @@ void WriteFields(std::span<const Field<Source, Figures>> fields, const Source& s
   for (const Field<Source, Figures>& field : fields) WriteField(field, source, json);
 }
 
+// Writes an array of objects whose members `fields` declare, one object per source.
+template <typename Source, typename Figures>
+void WriteObjects(std::span<const Field<Source, Figures>> fields,
+                  const std::vector<Source>& sources, JsonWriter& json) {
+  json.BeginArray();
+  for (const Source& source : sources) {
+    json.BeginObject();
+    WriteFields(fields, source, json);
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
 // Stores `value` in `slot` as the reader would read the member the writer writes from it.
 // False when the value is out of the range of `unit` (the reader refuses the report then).
 bool Store(const Value& value, Unit unit, const Slot& slot);

@@ -252,7 +252,8 @@ class PipelineJson {
     json_.BeginArray();
     for (const std::string& note : pipeline.crossrank.plausibility.notes) json_.String(note);
     json_.EndArray();
-    // Without a complete iteration there is no bubble to give: null, as the text's "no figure".
+    // Without a complete iteration there is no bubble to give: its row writes null, as the
+    // text's "no figure".
     member(schema::PipelineMember::kBubbleFraction);
     member(schema::PipelineMember::kTheoreticalBubbleFraction);
     member(schema::PipelineMember::kExcessBubbleFraction);
@@ -269,7 +270,7 @@ class PipelineJson {
     member(schema::PipelineMember::kNoCompleteIteration);
     json_.StringMember("iteration_source", iterations::StepSourceName(bubble.step_source));
     if (member(schema::PipelineMember::kIterations)) {
-      Objects(schema::kIterationFields, bubble.iterations);
+      schema::WriteObjects(schema::kIterationFields, bubble.iterations, json_);
     }
     json_.Key("slowest_stage");
     if (shape.has_value() && shape->slowest_stage >= 0) {
@@ -290,7 +291,9 @@ class PipelineJson {
     } else {
       json_.Null();
     }
-    if (member(schema::PipelineMember::kRankStats)) Objects(schema::kRankStatFields, RanksOf(pipeline));
+    if (member(schema::PipelineMember::kRankStats)) {
+      schema::WriteObjects(schema::kRankStatFields, RanksOf(pipeline), json_);
+    }
     if (member(schema::PipelineMember::kRebalance)) WriteRebalanceJson(*pipeline.rebalance, json_);
     WriteLinkMembers(pipeline.crossrank, bubble.complete_iterations, json_);
     WriteCausesMember(pipeline, json_);
@@ -299,19 +302,6 @@ class PipelineJson {
   }
 
  private:
-  // An array of objects whose members one table declares, one object per source.
-  template <typename Source, typename Figures>
-  void Objects(std::span<const schema::Field<Source, Figures>> fields,
-               const std::vector<Source>& sources) {
-    json_.BeginArray();
-    for (const Source& source : sources) {
-      json_.BeginObject();
-      schema::WriteFields(fields, source, json_);
-      json_.EndObject();
-    }
-    json_.EndArray();
-  }
-
   JsonWriter& json_;
 };
 

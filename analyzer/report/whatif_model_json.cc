@@ -1,6 +1,5 @@
 #include "report/whatif_model_json.h"
 
-#include <span>
 #include <utility>
 #include <vector>
 
@@ -8,23 +7,8 @@
 #include "compare/report_schema.h"
 
 namespace bubblescope {
-namespace {
 
 namespace schema = compare::schema;
-
-template <typename Source, typename Figures>
-void Objects(std::span<const schema::Field<Source, Figures>> fields,
-             const std::vector<Source>& sources, JsonWriter& json) {
-  json.BeginArray();
-  for (const Source& source : sources) {
-    json.BeginObject();
-    schema::WriteFields(fields, source, json);
-    json.EndObject();
-  }
-  json.EndArray();
-}
-
-}  // namespace
 
 void WriteWhatIfModelMembers(const job::Pipeline& pipeline, JsonWriter& json) {
   if (schema::WriteField(schema::Member(schema::PipelineMember::kWhatIfModel), pipeline, json)) {
@@ -33,9 +17,9 @@ void WriteWhatIfModelMembers(const job::Pipeline& pipeline, JsonWriter& json) {
     for (const auto& field : schema::kWhatIfModelFields) {
       if (!schema::WriteField(field, model, json)) continue;
       if (field.nest == schema::Nest::kWhatIfStages) {
-        Objects(schema::kWhatIfStageFields, model.stages, json);
+        schema::WriteObjects(schema::kWhatIfStageFields, model.stages, json);
       } else if (field.nest == schema::Nest::kWhatIfLinks) {
-        Objects(schema::kWhatIfLinkFields, model.links, json);
+        schema::WriteObjects(schema::kWhatIfLinkFields, model.links, json);
       }
     }
     json.EndObject();
