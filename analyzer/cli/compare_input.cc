@@ -38,6 +38,21 @@ bool NamesAFileOf(const std::string& override_path, const std::string& side) {
   return !relative.empty() && *relative.begin() != "..";
 }
 
+// Why the figures of `job` cannot be read (`direct` says it without a document), in the words
+// the reader uses for a report file: the member and where the report holds it. Only for a
+// figure no report can carry (a time past the model's range, NaN), so the report is written and
+// read back here alone.
+absl::Status RefusalInReport(const std::string& path, const std::string& tool_version,
+                             const job::Result& job, const absl::Status& direct) {
+  SummaryReportOptions options;
+  options.tool_version = tool_version;
+  options.json_indent = 0;
+  const absl::StatusOr<std::string> json = AnalyzeJson(job, options);
+  if (!json.ok()) return json.status();
+  const absl::Status read = compare::ReadAnalyzeReport(path, *json).status();
+  return read.ok() ? direct : read;
+}
+
 }  // namespace
 
 void CompareCommand::DefineTraceOptions(CLI::App* command) {
@@ -148,15 +163,14 @@ std::optional<compare::RunFigures> CompareCommand::AnalyseTraces(const std::stri
   for (const SkippedFile& skipped : loaded->trace.skipped_files) {
     files_read_.push_back(skipped.path);
   }
-  SummaryReportOptions options;
-  options.tool_version = tool_version_;
-  options.json_indent = 0;
-  absl::StatusOr<std::string> json = AnalyzeJson(loaded->job, options);
+  // The figures the report would hold, read from the result through the same rows the writer
+  // writes them from: no document written and parsed back.
   absl::StatusOr<compare::RunFigures> figures =
-      json.ok() ? compare::ReadAnalyzeReport(path, *json)
-                : absl::StatusOr<compare::RunFigures>(json.status());
+      AnalyzeFigures(loaded->job, path, tool_version_);
   if (!figures.ok()) {
-    err << "bubblescope: internal error: " << MessageLine(figures.status()) << "\n";
+    err << "bubblescope: internal error: "
+        << MessageLine(RefusalInReport(path, tool_version_, loaded->job, figures.status()))
+        << "\n";
     return std::nullopt;
   }
   return *std::move(figures);

@@ -1,6 +1,6 @@
 // What `bubblescope diff` and `bubblescope gate` share: reading one side of a comparison (an
-// analyze JSON report, or traces analysed on the fly into that same report in memory, so both
-// kinds of side go through one reader), the flags for reading traces, and writing output files
+// analyze JSON report, or traces analysed on the fly whose figures are read from the job result
+// through the rows the report's writer and reader use, compare/report_schema.h), the flags for reading traces, and writing output files
 // without ever replacing a file that was read.
 #pragma once
 

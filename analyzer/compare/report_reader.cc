@@ -4,16 +4,19 @@
 #include <limits>
 #include <new>
 #include <span>
+#include <type_traits>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/out_of_memory.h"
 #include "compare/figure_range.h"
-#include "text/json_tokens.h"
+#include "compare/report_schema.h"
 #include "simdjson.h"
+#include "text/json_tokens.h"
 #include "text/one_line.h"
 #include "text/utf8.h"
 
@@ -21,17 +24,6 @@ namespace bubblescope::compare {
 namespace {
 
 namespace ondemand = simdjson::ondemand;
-
-// The members every report analyze writes holds in these objects (docs/diff-and-gate.md,
-// "Figures read from a report"). One missing is a damaged or hand-made report: read as 0, a
-// pipeline without its bubble would pass any gate, so its absence is an error naming it.
-constexpr std::string_view kPipelineMembers[] = {"bubble_fraction", "latency_us", "ranks"};
-constexpr std::string_view kLatencyMembers[] = {"p50", "p90", "max"};
-constexpr std::string_view kIterationMembers[] = {"step", "complete", "window_us",
-                                                  "bubble_fraction"};
-constexpr std::string_view kStageMembers[] = {"rank", "bubble_fraction"};
-constexpr std::string_view kLinkMembers[] = {"src", "dst", "wait_us"};
-constexpr std::string_view kFindingMembers[] = {"kind", "ranks", "cost_us"};
 
 std::string Indexed(std::string_view array, size_t index) {
   return absl::StrCat(std::string(array), "[", index, "]");
@@ -130,14 +122,15 @@ class ReportWalker {
       if (key == "findings") {
         return Array(value, key, [&](ondemand::value& element) {
           findings.emplace_back();
-          return Finding(element, Indexed("findings", findings.size() - 1), &findings.back());
+          return Declared(schema::kFindingFields, element, "findings[]",
+                          Indexed("findings", findings.size() - 1), &findings.back());
         });
       }
       return absl::OkStatus();
     });
     if (!walked.ok()) return walked;
     if (!saw_pipelines) return Error(start, "no \"pipelines\" member");
-    AttachFindings(std::move(findings), &run);
+    schema::AttachFindings(std::move(findings), &run);
     return run;
   }
 
@@ -229,30 +222,6 @@ class ReportWalker {
     ondemand::object object;
     if (value.get_object().get(object)) return WrongType(value, key, "an object");
     return Fields(object, std::forward<Visit>(visit));
-  }
-
-  // An object that must hold each of `required` (`where` names it in the error: "pipelines[0]").
-  template <typename Visit>
-  absl::Status Members(ondemand::value& value, std::string_view key, std::string_view where,
-                       std::span<const std::string_view> required, Visit&& visit) {
-    const char* at = value.raw_json_token().data();
-    uint32_t seen = 0;
-    absl::Status read = Object(value, key, [&](std::string_view member_key,
-                                               ondemand::value& member) {
-      for (size_t i = 0; i < required.size(); ++i) {
-        if (required[i] == member_key) seen |= 1u << i;
-      }
-      return visit(member_key, member);
-    });
-    if (!read.ok()) return read;
-    for (size_t i = 0; i < required.size(); ++i) {
-      if ((seen & (1u << i)) == 0) {
-        return Error(at, absl::StrCat(std::string(where), " has no \"", std::string(required[i]),
-                                      "\" (analyze always writes it; a missing figure is "
-                                      "never read as 0)"));
-      }
-    }
-    return absl::OkStatus();
   }
 
   template <typename Visit>
@@ -356,299 +325,189 @@ class ReportWalker {
     return absl::OkStatus();
   }
 
-  absl::Status Pipeline(ondemand::value& value, const std::string& where,
-                        PipelineFigures* pipeline) {
-    bool counted_iterations = false;
-    absl::Status read = PipelineMembers(value, where, pipeline, &counted_iterations);
-    // A report of a bubblescope before the member: its count of complete iterations says it.
-    if (read.ok() && counted_iterations && pipeline->complete_iterations == 0 &&
-        pipeline->no_complete_iteration.empty()) {
-      pipeline->no_complete_iteration = "the report counts 0 complete iterations";
-    }
-    return read;
-  }
-
-  absl::Status PipelineMembers(ondemand::value& value, const std::string& where,
-                               PipelineFigures* pipeline, bool* counted_iterations) {
-    return Members(value, "pipelines[]", where, kPipelineMembers, [&](std::string_view key,
-                                                                      ondemand::value& member) {
-      if (key == "ranks") return Ranks(member, key, &pipeline->ranks);
-      if (key == "stages") return OptionalInteger(member, key, &pipeline->stages);
-      if (key == "microbatches") return OptionalInteger(member, key, &pipeline->microbatches);
-      if (key == "virtual_stages") return OptionalInteger(member, key, &pipeline->virtual_stages);
-      if (key == "schedule") return OptionalString(member, key, &pipeline->schedule);
-      // null: no complete iteration (no_complete_iteration says why); the figure stays 0.
-      if ((key == "bubble_fraction" || key == "latency_us") && IsNull(member)) {
-        return absl::OkStatus();
-      }
-      if (key == "bubble_fraction") return Number(member, key, Figure::kFraction, &pipeline->bubble_fraction);
-      if (key == "theoretical_bubble_fraction") {
-        return OptionalNumber(member, key, Figure::kFraction,
-                              &pipeline->theoretical_bubble_fraction);
-      }
-      if (key == "excess_bubble_fraction") {
-        return OptionalNumber(member, key, Figure::kSignedFraction,
-                              &pipeline->excess_bubble_fraction);
-      }
-      if (key == "complete_iterations") {
-        *counted_iterations = true;
-        absl::Status status = Integer(member, key, &pipeline->complete_iterations);
-        if (status.ok() && pipeline->complete_iterations < 0) {
-          return WrongType(member, key, "a whole number not below 0");
-        }
-        return status;
-      }
-      if (key == "no_complete_iteration") {
-        std::optional<std::string> why;
-        absl::Status status = OptionalString(member, key, &why);
-        pipeline->no_complete_iteration = why.value_or("");
-        return status;
-      }
-      if (key == "latency_us") {
-        return Members(member, key, absl::StrCat(where, ".latency_us"), kLatencyMembers,
-                       [&](std::string_view latency_key, ondemand::value& number) {
-          if (latency_key == "p50") return Number(number, "latency_us.p50", Figure::kMicros, &pipeline->latency_p50_us);
-          if (latency_key == "p90") return Number(number, "latency_us.p90", Figure::kMicros, &pipeline->latency_p90_us);
-          if (latency_key == "max") return Number(number, "latency_us.max", Figure::kMicros, &pipeline->latency_max_us);
-          return absl::OkStatus();
-        });
-      }
-      if (key == "iterations") {
-        return Array(member, key, [&](ondemand::value& element) {
-          pipeline->iterations.emplace_back();
-          return Iteration(element,
-                           absl::StrCat(where, ".", Indexed("iterations",
-                                                            pipeline->iterations.size() - 1)),
-                           &pipeline->iterations.back());
-        });
-      }
-      if (key == "rank_stats") {
-        return Array(member, key, [&](ondemand::value& element) {
-          pipeline->stage_figures.emplace_back();
-          return Stage(element,
-                       absl::StrCat(where, ".", Indexed("rank_stats",
-                                                        pipeline->stage_figures.size() - 1)),
-                       &pipeline->stage_figures.back());
-        });
-      }
-      if (key == "links") {
-        return Array(member, key, [&](ondemand::value& element) {
-          pipeline->links.emplace_back();
-          return Link(element,
-                      absl::StrCat(where, ".", Indexed("links", pipeline->links.size() - 1)),
-                      &pipeline->links.back());
-        });
-      }
-      if (key == "whatif_model") {
-        if (IsNull(member)) return absl::OkStatus();
-        return WhatIfModel(member, &pipeline->whatif_model.emplace());
-      }
-      if (key == "whatif_model_problem") {
-        std::optional<std::string> problem;
-        absl::Status status = OptionalString(member, key, &problem);
-        pipeline->whatif_model_problem = problem.value_or("");
-        return status;
-      }
-      if (key == "rebalance") {
-        if (IsNull(member)) return absl::OkStatus();
-        return Object(member, key, [&](std::string_view rebalance_key, ondemand::value& field) {
-          return rebalance_key == "layers_after"
-                     ? Ranks(field, "rebalance.layers_after", &pipeline->rebalance_layers_after)
-                     : absl::OkStatus();
-        });
+  // The members of one object that `fields` declare (compare/report_schema.h), read into
+  // `figures`. `object` names the object in a type error ("iterations[]"), `where` in the error
+  // for a member analyze always writes and the object lacks ("pipelines[0]"); members no row
+  // declares (a later minor version's) are passed over. `seen`, when given, gets bit i for
+  // fields[i] found.
+  template <typename Source, typename Figures>
+  absl::Status Declared(std::span<const schema::Field<Source, Figures>> fields,
+                        ondemand::value& value, std::string_view object, std::string_view where,
+                        Figures* figures, uint64_t* seen = nullptr) {
+    const char* at = value.raw_json_token().data();
+    uint64_t found = 0;
+    absl::Status read = Object(value, object, [&](std::string_view key,
+                                                  ondemand::value& member) {
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i].key != key) continue;
+        found |= uint64_t{1} << i;
+        return Member(fields[i], member, where, figures);
       }
       return absl::OkStatus();
     });
+    if (!read.ok()) return read;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (!fields[i].required || (found & (uint64_t{1} << i)) != 0) continue;
+      // Read as 0, a pipeline without its bubble would pass any gate.
+      return Error(at, absl::StrCat(std::string(where), " has no \"", std::string(fields[i].key),
+                                    "\" (analyze always writes it; a missing figure is never "
+                                    "read as 0)"));
+    }
+    if (seen != nullptr) *seen = found;
+    return absl::OkStatus();
   }
 
-  // An integer byte count, null for unknown (-1).
-  absl::Status Bytes(ondemand::value& value, std::string_view key, int64_t* out) {
-    if (IsNull(value)) {
-      *out = -1;
-      return absl::OkStatus();
+  // An array of objects that `fields` declare, appended to `out`.
+  template <typename Source, typename Figures>
+  absl::Status Elements(std::span<const schema::Field<Source, Figures>> fields,
+                        ondemand::value& value, std::string_view key, std::string_view where,
+                        std::vector<Figures>* out) {
+    const std::string element = absl::StrCat(std::string(key), "[]");
+    return Array(value, key, [&](ondemand::value& item) {
+      out->emplace_back();
+      return Declared(fields, item, element,
+                      absl::StrCat(std::string(where), ".", Indexed(key, out->size() - 1)), &out->back());
+    });
+  }
+
+  template <typename Source, typename Figures>
+  absl::Status Member(const schema::Field<Source, Figures>& field, ondemand::value& value,
+                      std::string_view where, Figures* figures) {
+    if (field.nest != schema::Nest::kNone) {
+      if (field.nullable && IsNull(value)) return absl::OkStatus();
+      return Nested(field.nest, field.named(), value, where, figures);
     }
-    return Integer(value, key, out);
+    if (field.slot == nullptr) return absl::OkStatus();  // written, not compared
+    return Leaf(field.unit, field.nullable, field.named(), value, field.slot(*figures));
+  }
+
+  // The objects and arrays nested in a pipeline and in its what-if model; the other tables nest
+  // nothing.
+  template <typename Figures>
+  absl::Status Nested(schema::Nest, std::string_view, ondemand::value&, std::string_view,
+                      Figures*) {
+    return absl::OkStatus();
+  }
+  absl::Status Nested(schema::Nest nest, std::string_view key, ondemand::value& value,
+                      std::string_view where, PipelineFigures* pipeline) {
+    switch (nest) {
+      case schema::Nest::kLatency:
+        return Declared(schema::kLatencyFields, value, key, absl::StrCat(std::string(where), ".", std::string(key)),
+                        pipeline);
+      case schema::Nest::kIterations:
+        return Elements(schema::kIterationFields, value, key, where, &pipeline->iterations);
+      case schema::Nest::kRankStats:
+        return Elements(schema::kRankStatFields, value, key, where, &pipeline->stage_figures);
+      case schema::Nest::kLinks:
+        return Elements(schema::kLinkFields, value, key, where, &pipeline->links);
+      case schema::Nest::kRebalance:
+        return Declared(schema::kRebalanceFields, value, key, where, pipeline);
+      case schema::Nest::kWhatIfModel:
+        return WhatIfModel(value, key, &pipeline->whatif_model.emplace());
+      default:
+        return absl::OkStatus();
+    }
+  }
+  absl::Status Nested(schema::Nest nest, std::string_view key, ondemand::value& value,
+                      std::string_view where, whatif::Model* model) {
+    switch (nest) {
+      case schema::Nest::kWhatIfStages:
+        return Elements(schema::kWhatIfStageFields, value, key, where, &model->stages);
+      case schema::Nest::kWhatIfLinks:
+        return Elements(schema::kWhatIfLinkFields, value, key, where, &model->links);
+      default:
+        return absl::OkStatus();
+    }
+  }
+
+  // One figure into the RunFigures member its row names; `key` names it in messages.
+  absl::Status Leaf(schema::Unit unit, bool nullable, std::string_view key,
+                    ondemand::value& value, const schema::Slot& slot) {
+    return std::visit(
+        [&](auto out) -> absl::Status {
+          using Held = decltype(out);
+          if constexpr (std::is_same_v<Held, std::monostate>) {
+            return absl::OkStatus();
+          } else {
+            using T = std::remove_pointer_t<Held>;
+            if constexpr (std::is_same_v<T, double>) {
+              // null: no complete iteration (no_complete_iteration says why); the figure stays 0.
+              if (nullable && IsNull(value)) return absl::OkStatus();
+              return Number(value, key, schema::RangeOf(unit), out);
+            } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+              return OptionalNumber(value, key, schema::RangeOf(unit), out);
+            } else if constexpr (std::is_same_v<T, int32_t>) {
+              return Integer(value, key, out);
+            } else if constexpr (std::is_same_v<T, std::optional<int32_t>>) {
+              return OptionalInteger(value, key, out);
+            } else if constexpr (std::is_same_v<T, int64_t>) {
+              if (nullable && IsNull(value)) {
+                *out = -1;  // a byte count the report leaves null: unknown
+                return absl::OkStatus();
+              }
+              absl::Status status = Integer(value, key, out);
+              if (status.ok() && unit == schema::Unit::kCount && *out < 0) {
+                return WrongType(value, key, "a whole number not below 0");
+              }
+              return status;
+            } else if constexpr (std::is_same_v<T, bool>) {
+              return Bool(value, key, out);
+            } else if constexpr (std::is_same_v<T, std::string>) {
+              if (!nullable) return String(value, key, out);
+              std::optional<std::string> text;
+              absl::Status status = OptionalString(value, key, &text);
+              *out = text.value_or("");
+              return status;
+            } else if constexpr (std::is_same_v<T, std::optional<std::string>>) {
+              return OptionalString(value, key, out);
+            } else if constexpr (std::is_same_v<T, std::vector<int32_t>>) {
+              return Ranks(value, key, out);
+            } else {
+              static_assert(std::is_same_v<T, sim::Schedule>);
+              return ScheduleNamed(value, key, out);
+            }
+          }
+        },
+        slot);
+  }
+
+  absl::Status ScheduleNamed(ondemand::value& value, std::string_view key, sim::Schedule* out) {
+    const char* name_at = value.raw_json_token().data();
+    std::string name;
+    if (absl::Status status = String(value, key, &name); !status.ok()) return status;
+    for (sim::Schedule schedule : sim::kSchedules) {
+      if (sim::ScheduleName(schedule) == name) {
+        *out = schedule;
+        return absl::OkStatus();
+      }
+    }
+    return Error(name_at, absl::StrCat("\"", std::string(key), "\" is \"", name,
+                                       "\", not a schedule this bubblescope simulates"));
+  }
+
+  absl::Status Pipeline(ondemand::value& value, const std::string& where,
+                        PipelineFigures* pipeline) {
+    uint64_t seen = 0;
+    absl::Status read =
+        Declared(schema::kPipelineFields, value, "pipelines[]", where, pipeline, &seen);
+    // A report of a bubblescope before the member: its count of complete iterations says it.
+    const auto counted = uint64_t{1}
+                         << static_cast<int>(schema::PipelineMember::kCompleteIterations);
+    if (read.ok() && (seen & counted) != 0) schema::NoteNoCompleteIteration(pipeline);
+    return read;
   }
 
   // `whatif_model` (report/whatif_model_json.h writes it): read, then checked as a model a
   // prediction can run on, so a damaged one is refused where it starts.
-  absl::Status WhatIfModel(ondemand::value& value, whatif::Model* model) {
+  absl::Status WhatIfModel(ondemand::value& value, std::string_view key, whatif::Model* model) {
     const char* at = value.raw_json_token().data();
-    absl::Status read = Object(value, "whatif_model", [&](std::string_view key,
-                                                          ondemand::value& member) {
-      if (key == "schedule") {
-        const char* name_at = member.raw_json_token().data();
-        std::string name;
-        if (absl::Status status = String(member, "whatif_model.schedule", &name); !status.ok()) {
-          return status;
-        }
-        for (sim::Schedule schedule : sim::kSchedules) {
-          if (sim::ScheduleName(schedule) == name) {
-            model->schedule = schedule;
-            return absl::OkStatus();
-          }
-        }
-        return Error(name_at, absl::StrCat("\"whatif_model.schedule\" is \"", name,
-                                           "\", not a schedule this bubblescope simulates"));
-      }
-      if (key == "p") return Integer(member, "whatif_model.p", &model->p);
-      if (key == "m") return Integer(member, "whatif_model.m", &model->m);
-      if (key == "v") return Integer(member, "whatif_model.v", &model->v);
-      if (key == "separate_weight_grad") {
-        return Bool(member, "whatif_model.separate_weight_grad", &model->separate_weight_grad);
-      }
-      if (key == "batched_p2p") {
-        return Bool(member, "whatif_model.batched_p2p", &model->batched_p2p);
-      }
-      if (key == "multi_chunk_zero_bubble") {
-        return Bool(member, "whatif_model.multi_chunk_zero_bubble",
-                    &model->multi_chunk_zero_bubble);
-      }
-      if (key == "measured_iteration_ns") {
-        return Integer(member, "whatif_model.measured_iteration_ns",
-                       &model->measured_iteration_ns);
-      }
-      if (key == "measured_bubble_fraction") {
-        return Number(member, "whatif_model.measured_bubble_fraction", Figure::kFraction,
-                      &model->measured_bubble_fraction);
-      }
-      if (key == "stages") {
-        return Array(member, "whatif_model.stages", [&](ondemand::value& element) {
-          whatif::StageModel& stage = model->stages.emplace_back();
-          return Object(element, "whatif_model.stages[]", [&](std::string_view stage_key,
-                                                              ondemand::value& field) {
-            if (stage_key == "rank") return Integer(field, "stages[].rank", &stage.rank);
-            if (stage_key == "forward_ns") return Number(field, "stages[].forward_ns", Figure::kRate, &stage.forward_ns);
-            if (stage_key == "backward_ns") {
-              return Number(field, "stages[].backward_ns", Figure::kRate, &stage.backward_ns);
-            }
-            if (stage_key == "weight_grad_ns") {
-              return Number(field, "stages[].weight_grad_ns", Figure::kRate,
-                            &stage.weight_grad_ns);
-            }
-            if (stage_key == "recompute_ns") {
-              return Number(field, "stages[].recompute_ns", Figure::kRate, &stage.recompute_ns);
-            }
-            if (stage_key == "memory_floor_bytes") {
-              return Bytes(field, "stages[].memory_floor_bytes", &stage.memory_floor_bytes);
-            }
-            if (stage_key == "memory_peak_bytes") {
-              return Bytes(field, "stages[].memory_peak_bytes", &stage.memory_peak_bytes);
-            }
-            if (stage_key == "memory_headroom_bytes") {
-              return Bytes(field, "stages[].memory_headroom_bytes", &stage.memory_headroom_bytes);
-            }
-            if (stage_key == "layers") return Integer(field, "stages[].layers", &stage.layers);
-            return absl::OkStatus();
-          });
-        });
-      }
-      if (key == "links") {
-        return Array(member, "whatif_model.links", [&](ondemand::value& element) {
-          whatif::LinkCost& link = model->links.emplace_back();
-          return Object(element, "whatif_model.links[]", [&](std::string_view link_key,
-                                                             ondemand::value& field) {
-            if (link_key == "src_stage") return Integer(field, "links[].src_stage", &link.src_stage);
-            if (link_key == "dst_stage") return Integer(field, "links[].dst_stage", &link.dst_stage);
-            if (link_key == "transfer_ns") {
-              return Integer(field, "links[].transfer_ns", &link.transfer_ns);
-            }
-            return absl::OkStatus();
-          });
-        });
-      }
-      return absl::OkStatus();
-    });
+    absl::Status read = Declared(schema::kWhatIfModelFields, value, key, key, model);
     if (!read.ok()) return read;
     if (absl::Status valid = whatif::ValidateModel(*model); !valid.ok()) {
       return Error(at, absl::StrCat("\"whatif_model\" is not a usable model: ",
                                     std::string(valid.message())));
     }
     return absl::OkStatus();
-  }
-
-  absl::Status Iteration(ondemand::value& value, std::string_view where,
-                         IterationFigures* iteration) {
-    return Members(value, "iterations[]", where, kIterationMembers,
-                   [&](std::string_view key, ondemand::value& member) {
-      if (key == "step") return Integer(member, key, &iteration->step);
-      if (key == "complete") return Bool(member, key, &iteration->complete);
-      if (key == "window_us") return Number(member, key, Figure::kMicros, &iteration->window_us);
-      if (key == "bubble_fraction") {
-        return Number(member, key, Figure::kFraction, &iteration->bubble_fraction);
-      }
-      return absl::OkStatus();
-    });
-  }
-
-  absl::Status Stage(ondemand::value& value, std::string_view where, StageFigures* stage) {
-    return Members(value, "rank_stats[]", where, kStageMembers,
-                   [&](std::string_view key, ondemand::value& member) {
-      if (key == "rank") return Integer(member, key, &stage->rank);
-      if (key == "stage") return OptionalInteger(member, key, &stage->stage);
-      if (key == "bubble_fraction") {
-        return Number(member, key, Figure::kFraction, &stage->bubble_fraction);
-      }
-      if (key == "peak_allocated_bytes") {
-        return OptionalNumber(member, key, Figure::kBytes, &stage->peak_allocated_bytes);
-      }
-      if (key == "peak_reserved_bytes") {
-        return OptionalNumber(member, key, Figure::kBytes, &stage->peak_reserved_bytes);
-      }
-      if (key == "fwd_us_per_microbatch") {
-        return OptionalNumber(member, key, Figure::kMicros, &stage->forward_us);
-      }
-      if (key == "bwd_us_per_microbatch") {
-        return OptionalNumber(member, key, Figure::kMicros, &stage->backward_us);
-      }
-      if (key == "wgt_us_per_microbatch") {
-        return OptionalNumber(member, key, Figure::kMicros, &stage->weight_grad_us);
-      }
-      return absl::OkStatus();
-    });
-  }
-
-  absl::Status Link(ondemand::value& value, std::string_view where, LinkFigures* link) {
-    return Members(value, "links[]", where, kLinkMembers,
-                   [&](std::string_view key, ondemand::value& member) {
-      if (key == "src") return Integer(member, key, &link->src);
-      if (key == "dst") return Integer(member, key, &link->dst);
-      if (key == "transfer_us_median") {
-        return OptionalNumber(member, key, Figure::kMicros, &link->transfer_us_median);
-      }
-      if (key == "gbps_median") return OptionalNumber(member, key, Figure::kRate, &link->gbps_median);
-      if (key == "wait_us") return Number(member, key, Figure::kMicros, &link->wait_us);
-      if (key == "slow") return Bool(member, key, &link->slow);
-      return absl::OkStatus();
-    });
-  }
-
-  absl::Status Finding(ondemand::value& value, std::string_view where,
-                       FindingFigures* finding) {
-    return Members(value, "findings[]", where, kFindingMembers,
-                   [&](std::string_view key, ondemand::value& member) {
-      if (key == "kind") return String(member, key, &finding->kind);
-      if (key == "severity") return String(member, key, &finding->severity);
-      if (key == "message") return String(member, key, &finding->message);
-      if (key == "ranks") return Ranks(member, key, &finding->ranks);
-      if (key == "cost_us") return Number(member, key, Figure::kMicros, &finding->cost_us);
-      return absl::OkStatus();
-    });
-  }
-
-  // Each finding goes to the pipeline that holds its first rank; findings naming no pipeline
-  // rank (none today) are left out, since nothing pairs them.
-  static void AttachFindings(std::vector<FindingFigures> findings, RunFigures* run) {
-    for (FindingFigures& finding : findings) {
-      if (finding.ranks.empty()) continue;
-      for (PipelineFigures& pipeline : run->pipelines) {
-        if (std::find(pipeline.ranks.begin(), pipeline.ranks.end(), finding.ranks.front()) !=
-            pipeline.ranks.end()) {
-          pipeline.findings.push_back(std::move(finding));
-          break;
-        }
-      }
-    }
   }
 
   std::string_view source_;

@@ -1,6 +1,7 @@
 // Reads analyze's own JSON report (schema `bubblescope.analyze/MAJOR[.MINOR]`,
-// docs/json-report.md) into the figures a comparison needs. The one way a compare::RunFigures is
-// filled: the CLI renders a trace it analyses on the fly into the same JSON and reads it here.
+// docs/json-report.md) into the figures a comparison needs, member by member through the rows
+// of compare/report_schema.h (a trace analysed on the fly is read from its result through the
+// same rows: report/pipeline_report.h, AnalyzeFigures).
 #pragma once
 
 #include <string>

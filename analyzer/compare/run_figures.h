@@ -1,7 +1,9 @@
 // The figures two runs are compared on (docs/diff-and-gate.md): what `bubblescope diff` and
-// `bubblescope gate` read from one side (and the what-if model `bubblescope whatif` reads). Filled only from analyze's JSON report
-// (compare/report_reader.h), so a report file and a trace analysed on the fly are read the same
-// way. Times are microseconds, as in the report; a figure the report leaves null is nullopt.
+// `bubblescope gate` read from one side (and the what-if model `bubblescope whatif` reads). Each
+// member is filled by one row of compare/report_schema.h: from analyze's JSON report
+// (compare/report_reader.h) or, for a trace analysed on the fly, from the job result as the report
+// would hold it (report/pipeline_report.h, AnalyzeFigures), so both read the same. Times are
+// microseconds, as in the report; a figure the report leaves null is nullopt.
 #pragma once
 
 #include <cstdint>

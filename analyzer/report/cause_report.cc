@@ -1,6 +1,7 @@
 #include "report/cause_report.h"
 
 #include "absl/strings/str_cat.h"
+#include "compare/report_schema.h"
 #include "report/units.h"
 
 namespace bubblescope {
@@ -52,11 +53,7 @@ std::string CausesText(const job::Pipeline& pipeline) {
 
 void WriteFindingJson(const findings::Finding& finding, JsonWriter& json) {
   json.BeginObject();
-  json.StringMember("kind", findings::KindName(finding.kind));
-  json.StringMember("severity", SeverityName(finding.severity));
-  json.StringMember("message", finding.message);
-  json.IntArrayMember("ranks", finding.ranks);
-  json.DecimalMember("cost_us", finding.cost_ns, 3);
+  compare::schema::WriteFields(compare::schema::kFindingFields, finding, json);
   json.EndObject();
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compare/report_schema.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/text_table.h"
@@ -264,51 +265,11 @@ void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_ite
     json.EndObject();
   }
   json.EndArray();
-  json.Key("links");
+  json.Key(compare::schema::Member(compare::schema::PipelineMember::kLinks).key);
   json.BeginArray();
   for (const link_stats::Link& link : figures.links) {
     json.BeginObject();
-    json.IntMember("src", link.src);
-    json.IntMember("dst", link.dst);
-    json.IntMember("transfers", link.transfers);
-    json.IntMember("bytes", link.bytes);
-    json.IntMember("timed_transfers", link.timed_transfers);
-    json.IntMember("judged_transfers", link.judged_transfers);
-    json.BoolMember("judged", !link.clock_limited);
-    json.Key("clock_uncertainty_us");
-    if (link.clock_uncertainty_ns == clock_alignment::kUnbounded) {
-      json.Null();
-    } else {
-      json.Decimal(link.clock_uncertainty_ns, 3);
-    }
-    if (link.timed_transfers == 0 || link.clock_limited) {
-      json.Key("transfer_us_median");
-      json.Null();
-    } else {
-      MicrosMember(json, "transfer_us_median", link.transfer_median_ns);
-    }
-    json.Key("gbps_median");
-    if (link.bandwidth_samples == 0) {
-      json.Null();
-    } else {
-      json.Double(link.gbps_median);
-    }
-    json.Key("gbps_p10");
-    if (link.bandwidth_samples == 0) {
-      json.Null();
-    } else {
-      json.Double(link.gbps_p10);
-    }
-    MicrosMember(json, "wait_us", link.sender_wait_ns + link.receiver_wait_ns);
-    MicrosMember(json, "sender_wait_us", link.sender_wait_ns);
-    MicrosMember(json, "receiver_wait_us", link.receiver_wait_ns);
-    json.BoolMember("slow", link.slow);
-    json.Key("reference_gbps");
-    if (link.reference_gbps > 0.0) {
-      json.Double(link.reference_gbps);
-    } else {
-      json.Null();
-    }
+    compare::schema::WriteFields(compare::schema::kLinkFields, link, json);
     json.EndObject();
   }
   json.EndArray();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compare/report_schema.h"
+#include "compare/schema_version.h"
 #include "report/cause_report.h"
 #include "report/cycle_report.h"
 #include "report/evidence_report.h"
@@ -28,6 +31,8 @@
 namespace bubblescope {
 namespace {
 
+namespace schema = compare::schema;
+
 using schedule_inference::StageFigures;
 
 
@@ -40,6 +45,31 @@ const StageFigures* StageOfRank(const job::Pipeline& pipeline, int32_t rank) {
     if (stage.rank == rank) return &stage;
   }
   return nullptr;
+}
+
+// The pipeline's ranks as rank_stats[] lists them, with the stage each is (report/job_report.h).
+std::vector<schema::RankOfPipeline> RanksOf(const job::Pipeline& pipeline) {
+  std::vector<schema::RankOfPipeline> ranks;
+  ranks.reserve(pipeline.bubble.per_rank.size());
+  for (const bubble::RankTotals& rank : pipeline.bubble.per_rank) {
+    ranks.push_back({.totals = &rank,
+                     .stage = StagePosition(pipeline, rank.rank),
+                     .stage_figures = StageOfRank(pipeline, rank.rank)});
+  }
+  return ranks;
+}
+
+// Every pipeline's findings, largest cost first, as the report's "findings" lists them.
+std::vector<findings::Finding> FindingsByCost(const job::Result& result) {
+  std::vector<findings::Finding> all;
+  for (const job::Pipeline& pipeline : result.pipelines) {
+    all.insert(all.end(), pipeline.findings.findings.begin(), pipeline.findings.findings.end());
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const findings::Finding& a, const findings::Finding& b) {
+                     return a.cost_ns > b.cost_ns;
+                   });
+  return all;
 }
 
 std::string OpCell(const schedule_inference::OpStats& op) {
@@ -190,36 +220,22 @@ class PipelineJson {
       json_.String(*value);
     }
   }
-  void OptionalMicros(std::string_view key, const schedule_inference::OpStats* op) {
-    json_.Key(key);
-    if (op == nullptr || op->count == 0) {
-      json_.Null();
-    } else {
-      json_.Decimal(RoundToNs(op->mean_ns), 3);
-    }
-  }
-
   void Pipeline(const job::Pipeline& pipeline) {
     const bubble::Result& bubble = pipeline.bubble;
     const std::optional<schedule_inference::Result>& shape = pipeline.shape;
+    // The compared members come from their rows (compare/report_schema.h); the others are
+    // written here between them.
+    auto member = [&](schema::PipelineMember which) {
+      return schema::WriteField(schema::Member(which), pipeline, json_);
+    };
     json_.BeginObject();
-    json_.IntArrayMember("ranks", bubble.ranks);
+    member(schema::PipelineMember::kRanks);
     json_.IntArrayMember("missing_peers", pipeline.crossrank.missing_peers);
     json_.IntArrayMember("cut_short_ranks", pipeline.cut_short_ranks);
-    auto shape_int = [&](std::string_view key, int32_t value) {
-      json_.Key(key);
-      if (shape.has_value()) {
-        json_.Int(value);
-      } else {
-        json_.Null();
-      }
-    };
-    shape_int("stages", shape.has_value() ? shape->p : 0);
-    shape_int("microbatches", shape.has_value() ? shape->m : 0);
-    shape_int("virtual_stages", shape.has_value() ? shape->v : 0);
-    OptionalString("schedule", shape.has_value() ? std::optional(schedule_inference::ScheduleFamilyName(
-                                                       shape->family))
-                                                 : std::nullopt);
+    member(schema::PipelineMember::kStages);
+    member(schema::PipelineMember::kMicrobatches);
+    member(schema::PipelineMember::kVirtualStages);
+    member(schema::PipelineMember::kSchedule);
     OptionalString("schedule_source",
                    shape.has_value()
                        ? std::optional(pipeline::ShapeSourceName(shape->schedule_source))
@@ -236,58 +252,26 @@ class PipelineJson {
     json_.BeginArray();
     for (const std::string& note : pipeline.crossrank.plausibility.notes) json_.String(note);
     json_.EndArray();
-    // Without a complete iteration there is no bubble to give: null, as the text's "no figure".
-    const bool measured = pipeline.no_complete_iteration.empty();
-    if (measured) {
-      Fraction("bubble_fraction", bubble.bubble_fraction);
-    } else {
-      json_.Key("bubble_fraction");
-      json_.Null();
-    }
-    if (shape.has_value() && pipeline.ideal.has_value()) {
-      Fraction("theoretical_bubble_fraction", pipeline.ideal->fraction);
-      if (measured) {
-        Fraction("excess_bubble_fraction", pipeline.excess_bubble_fraction.value_or(0.0));
-      } else {
-        json_.Key("excess_bubble_fraction");
-        json_.Null();
-      }
-      OptionalString("theoretical_source", pipeline::IdealSourceName(pipeline.ideal->source));
-    } else {
-      json_.Key("theoretical_bubble_fraction");
-      json_.Null();
-      json_.Key("excess_bubble_fraction");
-      json_.Null();
-      json_.Key("theoretical_source");
-      json_.Null();
-    }
-    json_.Key("latency_us");
-    if (measured) {
+    // Without a complete iteration there is no bubble to give: its row writes null, as the
+    // text's "no figure".
+    member(schema::PipelineMember::kBubbleFraction);
+    member(schema::PipelineMember::kTheoreticalBubbleFraction);
+    member(schema::PipelineMember::kExcessBubbleFraction);
+    OptionalString("theoretical_source",
+                   shape.has_value() && pipeline.ideal.has_value()
+                       ? std::optional(pipeline::IdealSourceName(pipeline.ideal->source))
+                       : std::nullopt);
+    if (member(schema::PipelineMember::kLatency)) {
       json_.BeginObject();
-      Micros("p50", bubble.latency.p50);
-      Micros("p90", bubble.latency.p90);
-      Micros("max", bubble.latency.max);
+      schema::WriteFields(schema::kLatencyFields, bubble.latency, json_);
       json_.EndObject();
-    } else {
-      json_.Null();
     }
-    Int("complete_iterations", bubble.complete_iterations);
-    OptionalString("no_complete_iteration",
-                   pipeline.no_complete_iteration.empty()
-                       ? std::nullopt
-                       : std::optional<std::string_view>(pipeline.no_complete_iteration));
+    member(schema::PipelineMember::kCompleteIterations);
+    member(schema::PipelineMember::kNoCompleteIteration);
     json_.StringMember("iteration_source", iterations::StepSourceName(bubble.step_source));
-    json_.Key("iterations");
-    json_.BeginArray();
-    for (const bubble::IterationFigures& iteration : bubble.iterations) {
-      json_.BeginObject();
-      Int("step", iteration.number);
-      json_.BoolMember("complete", iteration.complete);
-      Micros("window_us", iteration.window());
-      Fraction("bubble_fraction", iteration.bubble_fraction);
-      json_.EndObject();
+    if (member(schema::PipelineMember::kIterations)) {
+      schema::WriteObjects(schema::kIterationFields, bubble.iterations, json_);
     }
-    json_.EndArray();
     json_.Key("slowest_stage");
     if (shape.has_value() && shape->slowest_stage >= 0) {
       json_.Int(shape->slowest_stage);
@@ -307,16 +291,10 @@ class PipelineJson {
     } else {
       json_.Null();
     }
-    json_.Key("rank_stats");
-    json_.BeginArray();
-    for (const bubble::RankTotals& rank : bubble.per_rank) RankStats(pipeline, rank);
-    json_.EndArray();
-    json_.Key("rebalance");
-    if (pipeline.rebalance.has_value()) {
-      WriteRebalanceJson(*pipeline.rebalance, json_);
-    } else {
-      json_.Null();
+    if (member(schema::PipelineMember::kRankStats)) {
+      schema::WriteObjects(schema::kRankStatFields, RanksOf(pipeline), json_);
     }
+    if (member(schema::PipelineMember::kRebalance)) WriteRebalanceJson(*pipeline.rebalance, json_);
     WriteLinkMembers(pipeline.crossrank, bubble.complete_iterations, json_);
     WriteCausesMember(pipeline, json_);
     WriteWhatIfModelMembers(pipeline, json_);
@@ -324,35 +302,6 @@ class PipelineJson {
   }
 
  private:
-  void RankStats(const job::Pipeline& pipeline, const bubble::RankTotals& rank) {
-    json_.BeginObject();
-    Int("rank", rank.rank);
-    json_.Key("stage");
-    int32_t stage = StagePosition(pipeline, rank.rank);
-    if (stage < 0) {
-      json_.Null();
-    } else {
-      json_.Int(stage);
-    }
-    Micros("compute_us", rank.compute);
-    Micros("idle_us", rank.idle);
-    Micros("fill_us", rank.fill);
-    Micros("drain_us", rank.drain);
-    Micros("stall_us", rank.stall);
-    Micros("comm_wait_us", rank.comm_wait);
-    Micros("empty_us", rank.empty);
-    Micros("in_stage_comm_us", rank.in_stage_comm);
-    Micros("dp_sync_us", rank.dp_sync);
-    Fraction("bubble_fraction", rank.bubble_fraction);
-    json_.CountOrNullMember("peak_allocated_bytes", rank.memory.allocated_bytes);
-    json_.CountOrNullMember("peak_reserved_bytes", rank.memory.reserved_bytes);
-    const StageFigures* figures = StageOfRank(pipeline, rank.rank);
-    OptionalMicros("fwd_us_per_microbatch", figures == nullptr ? nullptr : &figures->forward);
-    OptionalMicros("bwd_us_per_microbatch", figures == nullptr ? nullptr : &figures->backward);
-    OptionalMicros("wgt_us_per_microbatch", figures == nullptr ? nullptr : &figures->weight_grad);
-    json_.EndObject();
-  }
-
   JsonWriter& json_;
 };
 
@@ -419,20 +368,11 @@ absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,
   WriteSummaryMembers(result.ranks, options, json);
   json.Key("pipelines");
   json.BeginArray();
-  std::vector<findings::Finding> all_findings;
-  for (const job::Pipeline& pipeline : result.pipelines) {
-    writer.Pipeline(pipeline);
-    all_findings.insert(all_findings.end(), pipeline.findings.findings.begin(),
-                        pipeline.findings.findings.end());
-  }
+  for (const job::Pipeline& pipeline : result.pipelines) writer.Pipeline(pipeline);
   json.EndArray();
-  std::stable_sort(all_findings.begin(), all_findings.end(),
-                   [](const findings::Finding& a, const findings::Finding& b) {
-                     return a.cost_ns > b.cost_ns;
-                   });
   json.Key("findings");
   json.BeginArray();
-  for (const findings::Finding& finding : all_findings) WriteFindingJson(finding, json);
+  for (const findings::Finding& finding : FindingsByCost(result)) WriteFindingJson(finding, json);
   json.EndArray();
   WriteReplicaSetsMember(result.replica_sets, json);
   WriteJobMember(result.job, json);
@@ -441,6 +381,94 @@ absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,
   absl::StatusOr<std::string> document = json.Finish();
   if (document.ok()) document->push_back('\n');
   return document;
+}
+
+namespace {
+
+// One table's compared members of `source` into `figures`; an error naming the first one out of
+// its range (the reader would refuse the report the writer writes from it).
+template <typename Source, typename Figures>
+absl::Status Fill(std::span<const schema::Field<Source, Figures>> fields, const Source& source,
+                  Figures& figures, std::string_view where) {
+  const std::optional<std::string_view> bad = schema::FillFields(fields, source, figures);
+  if (!bad.has_value()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(std::string(where), ": \"", std::string(*bad),
+                                                 "\" is out of its range"));
+}
+
+template <typename Source, typename Figures>
+absl::Status FillEach(std::span<const schema::Field<Source, Figures>> fields,
+                      const std::vector<Source>& sources, std::vector<Figures>& out,
+                      std::string_view where) {
+  for (const Source& source : sources) {
+    if (absl::Status filled = Fill(fields, source, out.emplace_back(), where); !filled.ok()) {
+      return filled;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FillPipeline(const job::Pipeline& pipeline, compare::PipelineFigures& figures,
+                          std::string_view where) {
+  using schema::Member;
+  using schema::PipelineMember;
+  const bubble::Result& bubble = pipeline.bubble;
+  absl::Status filled = Fill(schema::kPipelineFields, pipeline, figures, where);
+  if (filled.ok() && schema::Holds(Member(PipelineMember::kLatency), pipeline)) {
+    filled = Fill(schema::kLatencyFields, bubble.latency, figures, where);
+  }
+  if (filled.ok()) filled = FillEach(schema::kIterationFields, bubble.iterations, figures.iterations, where);
+  if (filled.ok()) {
+    filled = FillEach(schema::kRankStatFields, RanksOf(pipeline), figures.stage_figures, where);
+  }
+  if (filled.ok() && schema::Holds(Member(PipelineMember::kRebalance), pipeline) &&
+      pipeline.rebalance->result.ok()) {
+    filled = Fill(schema::kRebalanceFields, *pipeline.rebalance->result, figures, where);
+  }
+  if (filled.ok()) filled = FillEach(schema::kLinkFields, pipeline.crossrank.links, figures.links, where);
+  if (filled.ok() && schema::Holds(Member(PipelineMember::kWhatIfModel), pipeline)) {
+    whatif::Model& model = figures.whatif_model.emplace();
+    filled = Fill(schema::kWhatIfModelFields, *pipeline.model, model, where);
+    if (filled.ok()) {
+      filled = FillEach(schema::kWhatIfStageFields, pipeline.model->stages, model.stages, where);
+    }
+    if (filled.ok()) {
+      filled = FillEach(schema::kWhatIfLinkFields, pipeline.model->links, model.links, where);
+    }
+    if (filled.ok()) filled = whatif::ValidateModel(model);
+  }
+  schema::NoteNoCompleteIteration(&figures);
+  return filled;
+}
+
+}  // namespace
+
+absl::StatusOr<compare::RunFigures> AnalyzeFigures(const job::Result& result,
+                                                   std::string_view source,
+                                                   std::string_view tool_version) {
+  compare::RunFigures run;
+  run.source = std::string(source);
+  const absl::StatusOr<compare::SchemaVersion> version = compare::ParseAnalyzeSchema(kAnalyzeSchema);
+  if (!version.ok()) return version.status();
+  run.schema_major = version->major;
+  run.schema_minor = version->minor;
+  run.tool_version = schema::AsWritten(tool_version);
+  for (size_t i = 0; i < result.pipelines.size(); ++i) {
+    const std::string where = absl::StrCat(std::string(source), ": pipelines[", i, "]");
+    if (absl::Status filled = FillPipeline(result.pipelines[i], run.pipelines.emplace_back(), where);
+        !filled.ok()) {
+      return filled;
+    }
+  }
+  std::vector<compare::FindingFigures> findings;
+  const std::vector<findings::Finding> by_cost = FindingsByCost(result);
+  if (absl::Status filled = FillEach(schema::kFindingFields, by_cost, findings,
+                                     absl::StrCat(std::string(source), ": findings"));
+      !filled.ok()) {
+    return filled;
+  }
+  schema::AttachFindings(std::move(findings), &run);
+  return run;
 }
 
 }  // namespace bubblescope

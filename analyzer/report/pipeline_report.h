@@ -6,9 +6,11 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compare/run_figures.h"
 #include "job/job.h"
 #include "report/large_job.h"
 #include "report/summary_report.h"
@@ -30,5 +32,14 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
 // pipeline's findings, by cost descending) and "job". Fails only on writer misuse (a bug).
 absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,
                                         const SummaryReportOptions& options);
+
+// The figures diff and gate compare, read from `result` through the rows the JSON writer writes
+// them from (compare/report_schema.h): equal, member for member, to what the reader reads from
+// AnalyzeJson's document, without writing and parsing it. `source` names them in messages;
+// `tool_version` is the document's tool.version. An error (a bug) when a figure is outside the
+// range the reader accepts or the what-if model is not one a prediction can run on.
+absl::StatusOr<compare::RunFigures> AnalyzeFigures(const job::Result& result,
+                                                   std::string_view source,
+                                                   std::string_view tool_version);
 
 }  // namespace bubblescope

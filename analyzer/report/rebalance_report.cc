@@ -1,6 +1,7 @@
 #include "report/rebalance_report.h"
 
 #include "absl/strings/str_cat.h"
+#include "compare/report_schema.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/units.h"
@@ -103,7 +104,7 @@ void WriteRebalanceJson(const job::RebalanceFigures& figures, JsonWriter& json) 
     json.IntMember("from_rank", result.from_rank);
     json.IntMember("to_rank", result.to_rank);
     json.IntMember("layers", result.layers);
-    json.IntArrayMember("layers_after", result.layers_after);
+    compare::schema::WriteFields(compare::schema::kRebalanceFields, result, json);
     Prediction("after", result.after, json);
   }
   // The move through the what-if model: measured links and memory.

@@ -1,57 +1,30 @@
 #include "report/whatif_model_json.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compare/report_schema.h"
 
 namespace bubblescope {
+
+namespace schema = compare::schema;
+
 void WriteWhatIfModelMembers(const job::Pipeline& pipeline, JsonWriter& json) {
-  json.Key("whatif_model");
-  if (!pipeline.model.has_value()) {
-    json.Null();
-    json.StringMember("whatif_model_problem", pipeline.model_problem);
-    return;
-  }
-  const whatif::Model& model = *pipeline.model;
-  json.BeginObject();
-  json.StringMember("schedule", sim::ScheduleName(model.schedule));
-  json.IntMember("p", model.p);
-  json.IntMember("m", model.m);
-  json.IntMember("v", model.v);
-  json.BoolMember("separate_weight_grad", model.separate_weight_grad);
-  json.BoolMember("multi_chunk_zero_bubble", model.multi_chunk_zero_bubble);
-  json.BoolMember("batched_p2p", model.batched_p2p);
-  json.IntMember("measured_iteration_ns", model.measured_iteration_ns);
-  json.DoubleMember("measured_bubble_fraction", model.measured_bubble_fraction);
-  json.Key("stages");
-  json.BeginArray();
-  for (const whatif::StageModel& stage : model.stages) {
+  if (schema::WriteField(schema::Member(schema::PipelineMember::kWhatIfModel), pipeline, json)) {
+    const whatif::Model& model = *pipeline.model;
     json.BeginObject();
-    json.IntMember("rank", stage.rank);
-    json.DoubleMember("forward_ns", stage.forward_ns);
-    json.DoubleMember("backward_ns", stage.backward_ns);
-    json.DoubleMember("weight_grad_ns", stage.weight_grad_ns);
-    json.DoubleMember("recompute_ns", stage.recompute_ns);
-    json.CountOrNullMember("memory_floor_bytes", stage.memory_floor_bytes);
-    json.CountOrNullMember("memory_peak_bytes", stage.memory_peak_bytes);
-    json.CountOrNullMember("memory_headroom_bytes", stage.memory_headroom_bytes);
-    json.IntMember("layers", stage.layers);
+    for (const auto& field : schema::kWhatIfModelFields) {
+      if (!schema::WriteField(field, model, json)) continue;
+      if (field.nest == schema::Nest::kWhatIfStages) {
+        schema::WriteObjects(schema::kWhatIfStageFields, model.stages, json);
+      } else if (field.nest == schema::Nest::kWhatIfLinks) {
+        schema::WriteObjects(schema::kWhatIfLinkFields, model.links, json);
+      }
+    }
     json.EndObject();
   }
-  json.EndArray();
-  json.Key("links");
-  json.BeginArray();
-  for (const whatif::LinkCost& link : model.links) {
-    json.BeginObject();
-    json.IntMember("src_stage", link.src_stage);
-    json.IntMember("dst_stage", link.dst_stage);
-    json.IntMember("transfer_ns", link.transfer_ns);
-    json.EndObject();
-  }
-  json.EndArray();
-  json.EndObject();
-  json.Key("whatif_model_problem");
-  json.Null();
+  schema::WriteField(schema::Member(schema::PipelineMember::kWhatIfModelProblem), pipeline, json);
 }
 
 ReportedPipeline ReportedPipelineOf(int32_t index, const job::Pipeline& pipeline) {

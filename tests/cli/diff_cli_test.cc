@@ -108,8 +108,8 @@ TEST_F(DiffCliTest, ASlowStageShowsInItsTimesAndItsFindingsAppear) {
   EXPECT_TRUE(stage_imbalance_appeared) << json_;
 }
 
-// A trace directory is analysed into the same report in memory: against its own report file
-// nothing differs.
+// A trace directory's figures are read from its analysis through the rows its report is
+// written from: against its own report file nothing differs.
 TEST_F(DiffCliTest, ATraceDirectoryReadsTheSameAsItsReport) {
   simdjson::dom::element pipeline = DiffJson(*base_set_, *base_);
   EXPECT_EQ(simdjson::dom::array(pipeline["shape_changes"]).size(), 0u);
