@@ -190,10 +190,10 @@ std::string Memory(const job::Pipeline& pipeline, const std::vector<StageRow>& s
       "\n");
 }
 
-// A rank's stage as the link table labels it: its place in the order's list (RankPlace::listed).
+// A rank's stage (RankPlace::stage); "-" where the order does not place it.
 std::string StageOf(const report_view::RankPlaces& places, int32_t rank) {
-  const int32_t listed = places.ListedOf(rank);
-  return listed < 0 ? std::string("-") : absl::StrCat(listed);
+  const int32_t stage = places.StageOf(rank);
+  return stage < 0 ? std::string("-") : absl::StrCat(stage);
 }
 
 std::string Links(const job::CrossRankFigures& figures, const report_view::RankPlaces& places) {

@@ -56,10 +56,14 @@ std::vector<StageRow> StageRows(const job::Pipeline& pipeline,
   std::vector<StageRow> rows;
   const std::vector<int32_t>& ranks = pipeline.bubble.ranks;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    rows.push_back({.stage = places.ListedOf(ranks[i]), .rank = ranks[i], .figures = i});
+    rows.push_back({.stage = places.StageOf(ranks[i]), .rank = ranks[i], .figures = i});
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const StageRow& a, const StageRow& b) {
-    const auto key = [](const StageRow& row) { return row.stage < 0 ? INT32_MAX : row.stage; };
+  // Rows in the order's list (rank ids where the order is unknown), unlisted ranks last.
+  std::stable_sort(rows.begin(), rows.end(), [&places](const StageRow& a, const StageRow& b) {
+    const auto key = [&places](const StageRow& row) {
+      const int32_t listed = places.ListedOf(row.rank);
+      return listed < 0 ? INT32_MAX : listed;
+    };
     return key(a) < key(b);
   });
   return rows;

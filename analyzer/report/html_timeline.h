@@ -20,7 +20,7 @@ namespace bubblescope::html {
 
 // A rank of the pipeline as a row of its pictures.
 struct StageRow {
-  // Its position in the stage order's list (report_view::RankPlace::listed); -1 when not listed.
+  // Its stage (report_view::RankPlace::stage); -1 where the order does not place it ("stage ?").
   int32_t stage = -1;
   int32_t rank = -1;
   size_t figures = 0;  // index into bubble::Result::per_rank and IterationFigures::ranks

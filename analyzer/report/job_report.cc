@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/cause_report.h"
 #include "report/text_table.h"
@@ -74,9 +73,8 @@ std::string DiagnosisText(const job::Result& result) {
       absl::StrAppend(&out, " against ", Percent(pipeline.ideal->fraction), "%",
                       " for its schedule alone");
     }
-    absl::StrAppend(&out, ", iteration ",
-                    absl::StrFormat("%.3f", static_cast<double>(bubble.latency.p50) / 1e6),
-                    " ms (median)\n");
+    absl::StrAppend(&out, ", iteration ", MillisWithUnit(static_cast<double>(bubble.latency.p50)),
+                    " (median)\n");
   }
   if (!pipeline.cut_short_ranks.empty()) {
     absl::StrAppend(&out, "  cut short: the trace of rank",

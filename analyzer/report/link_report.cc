@@ -14,10 +14,10 @@
 namespace bubblescope {
 namespace {
 
-// A rank's stage as the link table labels it: its place in the order's list (RankPlace::listed).
+// A rank's stage (RankPlace::stage); "-" where the order does not place it.
 std::string Stage(const report_view::RankPlaces& places, int32_t rank) {
-  const int32_t listed = places.ListedOf(rank);
-  return listed < 0 ? "-" : absl::StrCat(listed);
+  const int32_t stage = places.StageOf(rank);
+  return stage < 0 ? "-" : absl::StrCat(stage);
 }
 
 // A link's bandwidth figure; "-" for a link whose transfers gave no bandwidth sample.
@@ -189,8 +189,7 @@ std::string LinkText(const job::CrossRankFigures& figures) {
   return out;
 }
 
-void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_iterations,
-                      JsonWriter& json) {
+void WriteLinkMembers(const job::CrossRankFigures& figures, JsonWriter& json) {
   const std::vector<int32_t>& order = figures.pipeline.stage_order();
   json.BoolMember("interleaved", figures.pipeline.interleaved);
   json.BoolMember("peers_recorded", figures.pipeline.peers_recorded);
@@ -275,14 +274,17 @@ void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_ite
   json.EndArray();
   json.Key("stall_by_peer");
   json.BeginArray();
-  const int64_t iterations = std::max<int64_t>(1, complete_iterations);
-  for (const stall_attribution::PeerStall& stall : figures.stalls.stalls) {
+  const std::vector<report_view::StallPerIteration> per_iteration =
+      report_view::StallsPerIteration(figures.stalls);
+  for (size_t i = 0; i < figures.stalls.stalls.size(); ++i) {
+    const stall_attribution::PeerStall& stall = figures.stalls.stalls[i];
     json.BeginObject();
     json.IntMember("rank", stall.rank);
     json.IntMember("peer", stall.peer);
     MicrosMember(json, "waiting_for_post_us", stall.waiting_for_post_ns);
     MicrosMember(json, "in_transfer_us", stall.in_transfer_ns);
-    MicrosMember(json, "per_iteration_us", stall.total_ns() / iterations);
+    // Whole nanoseconds: the view's exact quotient, truncated.
+    MicrosMember(json, "per_iteration_us", static_cast<TimeNs>(per_iteration[i].total_ns));
     json.EndObject();
   }
   json.EndArray();

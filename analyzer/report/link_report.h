@@ -17,7 +17,6 @@ std::string LinkText(const job::CrossRankFigures& figures);
 
 // Members interleaved, clock_offsets_us, clock_uncertainty_us, unaligned_ranks, links and
 // stall_by_peer, written into the pipeline object `json` has open.
-void WriteLinkMembers(const job::CrossRankFigures& figures, int64_t complete_iterations,
-                      JsonWriter& json);
+void WriteLinkMembers(const job::CrossRankFigures& figures, JsonWriter& json);
 
 }  // namespace bubblescope

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,7 @@
 #include "report/text_layout.h"
 #include "report/text_table.h"
 #include "report/units.h"
+#include "report_view/report_view.h"
 #include "report/whatif_model_json.h"
 #include "text/json_writer.h"
 
@@ -35,8 +37,6 @@ namespace schema = compare::schema;
 
 using schedule_inference::StageFigures;
 
-
-std::string Bytes(int64_t bytes) { return bytes < 0 ? "-" : GiB(bytes); }
 
 // The stage figures of `rank`, or null when the shape is unknown or lacks per-stage times.
 const StageFigures* StageOfRank(const job::Pipeline& pipeline, int32_t rank) {
@@ -57,19 +57,6 @@ std::vector<schema::RankOfPipeline> RanksOf(const job::Pipeline& pipeline) {
                      .stage_figures = StageOfRank(pipeline, rank.rank)});
   }
   return ranks;
-}
-
-// Every pipeline's findings, largest cost first, as the report's "findings" lists them.
-std::vector<findings::Finding> FindingsByCost(const job::Result& result) {
-  std::vector<findings::Finding> all;
-  for (const job::Pipeline& pipeline : result.pipelines) {
-    all.insert(all.end(), pipeline.findings.findings.begin(), pipeline.findings.findings.end());
-  }
-  std::stable_sort(all.begin(), all.end(),
-                   [](const findings::Finding& a, const findings::Finding& b) {
-                     return a.cost_ns > b.cost_ns;
-                   });
-  return all;
 }
 
 std::string OpCell(const schedule_inference::OpStats& op) {
@@ -139,7 +126,7 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
                   Millis(static_cast<double>(rank.stall)),
                   Millis(static_cast<double>(rank.comm_wait)),
                   Millis(static_cast<double>(rank.empty)), Percent(rank.bubble_fraction),
-                  Bytes(rank.memory.allocated_bytes), Bytes(rank.memory.reserved_bytes)});
+                  GiB(rank.memory.allocated_bytes), GiB(rank.memory.reserved_bytes)});
   }
   absl::StrAppend(out, ranks.Render(2));
   // Only jobs whose groups say so have these shares; the others keep the table as it was.
@@ -295,7 +282,7 @@ class PipelineJson {
       schema::WriteObjects(schema::kRankStatFields, RanksOf(pipeline), json_);
     }
     if (member(schema::PipelineMember::kRebalance)) WriteRebalanceJson(*pipeline.rebalance, json_);
-    WriteLinkMembers(pipeline.crossrank, bubble.complete_iterations, json_);
+    WriteLinkMembers(pipeline.crossrank, json_);
     WriteCausesMember(pipeline, json_);
     WriteWhatIfModelMembers(pipeline, json_);
     json_.EndObject();
@@ -372,7 +359,9 @@ absl::StatusOr<std::string> AnalyzeJson(const job::Result& result,
   json.EndArray();
   json.Key("findings");
   json.BeginArray();
-  for (const findings::Finding& finding : FindingsByCost(result)) WriteFindingJson(finding, json);
+  for (const findings::Finding* finding : report_view::FindingsByCost(result)) {
+    WriteFindingJson(*finding, json);
+  }
   json.EndArray();
   WriteReplicaSetsMember(result.replica_sets, json);
   WriteJobMember(result.job, json);
@@ -396,12 +385,19 @@ absl::Status Fill(std::span<const schema::Field<Source, Figures>> fields, const 
                                                  "\" is out of its range"));
 }
 
-template <typename Source, typename Figures>
-absl::Status FillEach(std::span<const schema::Field<Source, Figures>> fields,
-                      const std::vector<Source>& sources, std::vector<Figures>& out,
-                      std::string_view where) {
-  for (const Source& source : sources) {
-    if (absl::Status filled = Fill(fields, source, out.emplace_back(), where); !filled.ok()) {
+// Sources are the objects themselves or pointers to them.
+template <typename Source, typename Figures, typename Sources>
+absl::Status FillEach(std::span<const schema::Field<Source, Figures>> fields, const Sources& sources,
+                      std::vector<Figures>& out, std::string_view where) {
+  for (const auto& source : sources) {
+    const Source& object = [&]() -> const Source& {
+      if constexpr (std::is_pointer_v<std::decay_t<decltype(source)>>) {
+        return *source;
+      } else {
+        return source;
+      }
+    }();
+    if (absl::Status filled = Fill(fields, object, out.emplace_back(), where); !filled.ok()) {
       return filled;
     }
   }
@@ -461,8 +457,7 @@ absl::StatusOr<compare::RunFigures> AnalyzeFigures(const job::Result& result,
     }
   }
   std::vector<compare::FindingFigures> findings;
-  const std::vector<findings::Finding> by_cost = FindingsByCost(result);
-  if (absl::Status filled = FillEach(schema::kFindingFields, by_cost, findings,
+  if (absl::Status filled = FillEach(schema::kFindingFields, report_view::FindingsByCost(result), findings,
                                      absl::StrCat(std::string(source), ": findings"));
       !filled.ok()) {
     return filled;

@@ -36,8 +36,8 @@ struct RankPlace {
   // rank alone is no pipeline). What the per-rank table and the JSON's "stage" say.
   int32_t stage = -1;
   // Its position in the order's list of ranks, which for an unknown order is the ranks in id
-  // order; -1 when not listed. The link tables and the HTML timeline's rows label stages by
-  // this today: it differs from `stage` only where the order is unknown or holds one rank.
+  // order; -1 when not listed. Only where rows are placed (the HTML timeline's): a position in
+  // an unknown order is no stage, so no report labels a rank by it.
   int32_t listed = -1;
 };
 

@@ -62,7 +62,7 @@ void ParseLinkMembers(const job::CrossRankFigures& figures, simdjson::dom::parse
                       simdjson::dom::element& doc) {
   JsonWriter json;
   json.BeginObject();
-  WriteLinkMembers(figures, 2, json);
+  WriteLinkMembers(figures, json);
   json.EndObject();
   absl::StatusOr<std::string> text = json.Finish();
   ASSERT_TRUE(text.ok()) << text.status();
