@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "launch/record_outputs.h"
+#include "record_process/record_outputs.h"
 #include "common/digest_format.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"

@@ -18,7 +18,7 @@
 #include "common/output_file.h"
 #include "report/job_report.h"
 #include "text/one_line.h"
-#include "writers/simulated_set.h"
+#include "synth/simulated_set.h"
 
 namespace bubblescope {
 namespace {

@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cli/command.h"
-#include "launch/recorded_job.h"
+#include "record_process/recorded_job.h"
 
 namespace bubblescope {
 

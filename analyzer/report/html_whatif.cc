@@ -14,7 +14,7 @@
 #include "report/html_svg.h"
 #include "report/whatif_report.h"
 #include "report/units.h"
-#include "simulator/config.h"
+#include "schedule_engine/config.h"
 
 namespace bubblescope::html {
 namespace {

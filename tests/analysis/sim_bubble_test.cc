@@ -11,8 +11,8 @@
 #include "analysis/bubble.h"
 #include "gtest/gtest.h"
 #include "support/job_helpers.h"
-#include "simulator/sim_test_util.h"
-#include "simulator/simulator.h"
+#include "schedule_engine/sim_test_util.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::bubble {
 namespace {

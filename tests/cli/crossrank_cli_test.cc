@@ -16,8 +16,8 @@
 #include "gtest/gtest.h"
 #include "support/shared_traces.h"
 #include "simdjson.h"
-#include "writers/simulated_set.h"
-#include "simulator/simulator.h"
+#include "synth/simulated_set.h"
+#include "synth/synthetic_job.h"
 #include "support/subprocess.h"
 #include "support/test_files.h"
 

@@ -1,5 +1,5 @@
 // Fuzz target for `bubblescope simulate`'s configuration: flag values as typed, parsed by the
-// CLI's own ParseSimulateFlags (cli/simulate_command.h, the one parse function simulate has),
+// CLI's own ParseSimulateOptions (cli/simulate_command.h, the one parse function simulate has),
 // then the simulation, the truth.json writer, the Kineto writer in the chosen layout, the reader
 // reading every rank back, and the job driver and both reports over what was read.
 //
@@ -27,8 +27,8 @@
 #include "cli/simulate_command.h"
 #include "fuzz_checks.h"
 #include "simdjson.h"
-#include "simulator/simulator.h"
-#include "simulator/truth_json.h"
+#include "synth/synthetic_job.h"
+#include "synth/truth_json.h"
 #include "writers/kineto_writer.h"
 
 namespace {
@@ -40,47 +40,47 @@ constexpr size_t kMaxSlowLinks = 8;
 
 struct TextFlag {
   std::string_view name;
-  std::string SimulateFlags::*field;
+  std::string SimulateOptions::*field;
 };
 
 constexpr TextFlag kTextFlags[] = {
-    {"schedule", &SimulateFlags::schedule},
-    {"stages", &SimulateFlags::stages},
-    {"microbatches", &SimulateFlags::microbatches},
-    {"virtual-stages", &SimulateFlags::virtual_stages},
-    {"iterations", &SimulateFlags::iterations},
-    {"fwd-us", &SimulateFlags::forward_us},
-    {"bwd-us", &SimulateFlags::backward_us},
-    {"wgrad-us", &SimulateFlags::weight_grad_us},
-    {"kernels-per-op", &SimulateFlags::kernels_per_op},
-    {"activation-mb", &SimulateFlags::activation_mb},
-    {"link-gbps", &SimulateFlags::link_gbps},
-    {"link-latency-us", &SimulateFlags::link_latency_us},
-    {"launch-gap-us", &SimulateFlags::launch_gap_us},
-    {"optimizer-us", &SimulateFlags::optimizer_us},
-    {"jitter", &SimulateFlags::jitter},
-    {"seed", &SimulateFlags::seed},
-    {"clock-offset-us", &SimulateFlags::clock_offsets_us},
-    {"stage-to-rank", &SimulateFlags::stage_to_rank},
-    {"weights-mb", &SimulateFlags::weights_mb},
-    {"stash-mb", &SimulateFlags::stash_mb},
-    {"annotations", &SimulateFlags::annotations},
-    {"p2p", &SimulateFlags::p2p},
-    {"launches", &SimulateFlags::launches},
-    {"vendor", &SimulateFlags::vendor},
-    {"format", &SimulateFlags::format},
-    {"tensor-parallel", &SimulateFlags::tensor_parallel},
-    {"context-parallel", &SimulateFlags::context_parallel},
-    {"expert-parallel", &SimulateFlags::expert_parallel},
-    {"data-parallel", &SimulateFlags::data_parallel},
-    {"tp-share", &SimulateFlags::tp_share},
-    {"ep-share", &SimulateFlags::ep_share},
-    {"cp-exchange-us", &SimulateFlags::cp_exchange_us},
-    {"dp-sync-us", &SimulateFlags::dp_sync_us},
+    {"schedule", &SimulateOptions::schedule},
+    {"stages", &SimulateOptions::stages},
+    {"microbatches", &SimulateOptions::microbatches},
+    {"virtual-stages", &SimulateOptions::virtual_stages},
+    {"iterations", &SimulateOptions::iterations},
+    {"fwd-us", &SimulateOptions::forward_us},
+    {"bwd-us", &SimulateOptions::backward_us},
+    {"wgrad-us", &SimulateOptions::weight_grad_us},
+    {"kernels-per-op", &SimulateOptions::kernels_per_op},
+    {"activation-mb", &SimulateOptions::activation_mb},
+    {"link-gbps", &SimulateOptions::link_gbps},
+    {"link-latency-us", &SimulateOptions::link_latency_us},
+    {"launch-gap-us", &SimulateOptions::launch_gap_us},
+    {"optimizer-us", &SimulateOptions::optimizer_us},
+    {"jitter", &SimulateOptions::jitter},
+    {"seed", &SimulateOptions::seed},
+    {"clock-offset-us", &SimulateOptions::clock_offsets_us},
+    {"stage-to-rank", &SimulateOptions::stage_to_rank},
+    {"weights-mb", &SimulateOptions::weights_mb},
+    {"stash-mb", &SimulateOptions::stash_mb},
+    {"annotations", &SimulateOptions::annotations},
+    {"p2p", &SimulateOptions::p2p},
+    {"launches", &SimulateOptions::launches},
+    {"vendor", &SimulateOptions::vendor},
+    {"format", &SimulateOptions::format},
+    {"tensor-parallel", &SimulateOptions::tensor_parallel},
+    {"context-parallel", &SimulateOptions::context_parallel},
+    {"expert-parallel", &SimulateOptions::expert_parallel},
+    {"data-parallel", &SimulateOptions::data_parallel},
+    {"tp-share", &SimulateOptions::tp_share},
+    {"ep-share", &SimulateOptions::ep_share},
+    {"cp-exchange-us", &SimulateOptions::cp_exchange_us},
+    {"dp-sync-us", &SimulateOptions::dp_sync_us},
 };
 
-SimulateFlags ParseLines(std::string_view text) {
-  SimulateFlags flags;
+SimulateOptions ParseLines(std::string_view text) {
+  SimulateOptions flags;
   while (!text.empty()) {
     const size_t end = std::min(text.find('\n'), text.size());
     std::string_view line = text.substr(0, end);
@@ -179,7 +179,7 @@ Rank ReadBack(const Rank& simulated, const KinetoWriteOptions& options) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<SimulateSettings> settings = ParseSimulateFlags(ParseLines(text));
+  absl::StatusOr<SimulateSettings> settings = ParseSimulateOptions(ParseLines(text));
   if (!settings.ok() || Ops(settings->config) > kMaxOps) return 0;
 
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(settings->config);

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "job/job.h"
 #include "loader/trace_loader.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 #include "support/job_helpers.h"
 
 namespace bubblescope {

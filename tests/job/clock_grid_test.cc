@@ -25,7 +25,7 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "job/job.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 #include "support/job_helpers.h"
 
 namespace bubblescope {

@@ -14,8 +14,8 @@
 #include "job/sim_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "simulator/sim_test_util.h"
-#include "simulator/simulator.h"
+#include "schedule_engine/sim_test_util.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::job {
 namespace {

@@ -14,8 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "loader/trace_loader.h"
-#include "simulator/sim_test_util.h"
-#include "simulator/simulator.h"
+#include "schedule_engine/sim_test_util.h"
+#include "synth/synthetic_job.h"
 #include "support/job_helpers.h"
 
 namespace bubblescope {

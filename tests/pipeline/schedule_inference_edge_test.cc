@@ -16,7 +16,7 @@
 #include "pipeline/schedule_inference.h"
 #include "pipeline/stage_stats.h"
 #include "support/timeline_fixtures.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

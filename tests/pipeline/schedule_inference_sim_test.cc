@@ -15,8 +15,8 @@
 #include "gtest/gtest.h"
 #include "support/job_helpers.h"
 #include "pipeline/schedule_inference.h"
-#include "simulator/sim_test_util.h"
-#include "simulator/simulator.h"
+#include "schedule_engine/sim_test_util.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "readers/nsys_reader.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 #include "support/test_files.h"
 #include "writers/nsys_writer.h"
 

@@ -24,7 +24,7 @@
 #include "report/html_test_job.h"
 #include "report/html_whatif.h"
 #include "report/units.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 #include "support/timeline_fixtures.h"
 
 namespace bubblescope {
