@@ -182,213 +182,256 @@ absl::Status Engine::Build() {
   return absl::OkStatus();
 }
 
+int32_t Engine::PostRecv(IterationBuild& build, size_t index, int32_t for_op) {
+  const Op& op = (*build.program)[index];
+  const std::optional<StageOp> input = InputOf(config_, StageOp{build.stage, op});
+  if (!input.has_value() || input->stage == build.stage) return -1;
+  const StreamRole stream =
+      op.type == OpType::kForward ? StreamRole::kRecvPrev : StreamRole::kRecvNext;
+  const int32_t node =
+      NewP2pNode(build.rank, build.iteration, KernelRole::kRecv, stream, for_op,
+                 RankOfStage(config_, input->stage), build.last_compute, &build.launch);
+  build.recvs->emplace(MessageKey{build.iteration, input->stage, ProgramIndex(*input)}, node);
+  return node;
+}
+
+void Engine::PostSend(IterationBuild& build, size_t index, int32_t for_op, int32_t after) {
+  const Op& op = (*build.program)[index];
+  const std::optional<StageOp> consumer = RemoteConsumerOf(config_, StageOp{build.stage, op});
+  if (!consumer.has_value()) return;
+  const StreamRole stream =
+      op.type == OpType::kForward ? StreamRole::kSendNext : StreamRole::kSendPrev;
+  const int32_t node = NewP2pNode(build.rank, build.iteration, KernelRole::kSend, stream, for_op,
+                                  RankOfStage(config_, consumer->stage), after, &build.launch);
+  build.sends->emplace(MessageKey{build.iteration, build.stage, static_cast<int32_t>(index)}, node);
+}
+
+bool Engine::OpensStepPair(const IterationBuild& build, size_t index) const {
+  const std::vector<Op>& program = *build.program;
+  return build.step_batches && index >= build.warmup && program[index].type == OpType::kForward &&
+         index + 1 < program.size() && program[index + 1].type == OpType::kBackward;
+}
+
+absl::StatusOr<int32_t> Engine::InputNode(IterationBuild& build, size_t index, int32_t op_index) {
+  const Op& op = (*build.program)[index];
+  const std::optional<StageOp> input = InputOf(config_, StageOp{build.stage, op});
+  if (!input.has_value()) return -1;
+  if (input->stage != build.stage) {
+    return build.posted_recv[index] >= 0 ? build.posted_recv[index]
+                                         : PostRecv(build, index, op_index);
+  }
+  const int32_t producer = ProgramIndex(*input);
+  const int32_t node = producer < 0 ? -1 : build.last_kernel_of[static_cast<size_t>(producer)];
+  if (node < 0) {
+    return absl::InternalError(absl::StrCat("simulator: stage ", build.stage, " runs ",
+                                            std::string(1, OpLetter(op.type)), op.microbatch,
+                                            " (chunk ", op.chunk, ") before the op it depends on"));
+  }
+  return node;
+}
+
+void Engine::AddOpKernels(IterationBuild& build, const Op& op, int32_t op_index,
+                          int32_t input_node) {
+  const int32_t v = config_.virtual_stages;
+  const int32_t k = config_.kernels_per_op;
+  const StageCost& cost = config_.costs[static_cast<size_t>(build.stage)];
+  const int32_t rank = build.rank;
+  const int32_t iteration = build.iteration;
+  int32_t& launch = build.launch;
+  int32_t& last_compute = build.last_compute;
+  TimeNs op_cost = op.type == OpType::kForward    ? cost.forward / v
+                   : op.type == OpType::kBackward ? cost.backward / v
+                                                  : cost.weight_grad / v;
+  // Every node of the op up to its first compute kernel waits for its input and for the
+  // batch of transfers before it (the all-gather and the first KV exchange need the input).
+  const int32_t op_batch = std::exchange(last_batch_, -1);
+  bool awaiting_input = true;
+  const auto starts_op = [&](int32_t node) {
+    if (!awaiting_input) return;
+    nodes_[static_cast<size_t>(node)].input = input_node;
+    nodes_[static_cast<size_t>(node)].batch_wait = op_batch;
+  };
+  const auto add_collective = [&](KernelRole role, CommKind kind, TimeNs duration) {
+    const int32_t node =
+        NewCollective(rank, iteration, op_index, role, kind, duration, last_compute, &launch);
+    starts_op(node);
+    return node;
+  };
+  const auto add_compute = [&](TimeNs duration) {
+    const int32_t node =
+        NewNode(rank, iteration, KernelRole::kCompute, StreamRole::kCompute, op_index, &launch);
+    nodes_[static_cast<size_t>(node)].duration = Jittered(duration);
+    // The compute stream waits for the in-stage communication before it (ModelParallel).
+    if (last_compute >= 0 &&
+        nodes_[static_cast<size_t>(last_compute)].record.stream != StreamRole::kCompute) {
+      nodes_[static_cast<size_t>(node)].compute_prev = last_compute;
+    }
+    starts_op(node);
+    awaiting_input = false;
+    last_compute = node;
+  };
+  for (int32_t i = 0; i < k; ++i) {
+    TimeNs share = op_cost / k + (i < op_cost % k ? 1 : 0);
+    const KernelShares shares = SplitKernel(config_.parallel, share, op.type, i, k);
+    if (shares.before > 0) {
+      last_compute =
+          add_collective(KernelRole::kTensorParallel, CommKind::kAllGather, shares.before);
+    }
+    if (shares.dispatch > 0) {
+      last_compute =
+          add_collective(KernelRole::kExpertParallel, CommKind::kAllToAll, shares.dispatch);
+    }
+    // Ring attention: `ring_steps` attention steps and a closing piece; step s waits for the
+    // exchange beside step s - 1, which brought its KV (the closing piece: the last dKV).
+    const int32_t pieces = shares.ring_steps + 1;
+    const int32_t exchanges = shares.ring_steps > 0 ? RingExchanges(config_.parallel, op.type)
+                                                    : 0;
+    int32_t exchange = -1;
+    for (int32_t piece = 0; piece < pieces; ++piece) {
+      int32_t next_exchange = -1;
+      if (piece < exchanges) {
+        next_exchange = NewExchange(rank, iteration, op_index, last_compute, &launch);
+        starts_op(next_exchange);
+      }
+      add_compute(shares.compute / pieces + (piece < shares.compute % pieces ? 1 : 0));
+      if (exchange >= 0) nodes_[static_cast<size_t>(last_compute)].compute_prev = exchange;
+      exchange = next_exchange;
+    }
+    if (shares.combine > 0) {
+      last_compute =
+          add_collective(KernelRole::kExpertParallel, CommKind::kAllToAll, shares.combine);
+    }
+    if (shares.after > 0) {
+      const int32_t collective = add_collective(
+          KernelRole::kTensorParallel,
+          config_.parallel.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce,
+          shares.after);
+      // An asynchronous one runs beside the next kernel, which does not wait for it.
+      if (!shares.async) last_compute = collective;
+    }
+  }
+}
+
+absl::Status Engine::BuildOp(IterationBuild& build, size_t index) {
+  std::vector<OpRecord>& ops = ops_[static_cast<size_t>(build.rank)];
+  const std::vector<int32_t>& rank_nodes = rank_nodes_[static_cast<size_t>(build.rank)];
+  const Op& op = (*build.program)[index];
+  auto op_index = static_cast<int32_t>(ops.size());
+  OpRecord record;
+  record.iteration = build.iteration;
+  record.op = op;
+
+  absl::StatusOr<int32_t> input_node = InputNode(build, index, op_index);
+  if (!input_node.ok()) return input_node.status();
+  if (OpensStepPair(build, index)) {
+    build.posted_recv[index + 1] = PostRecv(build, index + 1, op_index + 1);
+  }
+
+  CloseBatch(&build.launch);
+  record.first_kernel = static_cast<int32_t>(rank_nodes.size());
+  AddOpKernels(build, op, op_index, *input_node);
+  record.kernel_count = static_cast<int32_t>(rank_nodes.size()) - record.first_kernel;
+  build.last_kernel_of[index] = build.last_compute;
+
+  if (index > 0 && OpensStepPair(build, index - 1)) {
+    // The step's forward sends now, with its backward.
+    PostSend(build, index - 1, op_index - 1, build.last_compute);
+    PostSend(build, index, op_index, build.last_compute);
+  } else if (!OpensStepPair(build, index)) {
+    PostSend(build, index, op_index, build.last_compute);
+  }
+  ops.push_back(record);
+  return absl::OkStatus();
+}
+
+void Engine::AddGradientSync(IterationBuild& build) {
+  if (config_.parallel.data * config_.parallel.context <= 1 || config_.parallel.dp_sync_ns <= 0 ||
+      config_.schedule == Schedule::kForwardOnly) {
+    return;
+  }
+  // The gradient all-reduce over the data- and context-parallel replicas, after the last
+  // backward and before the optimizer; the replicas run the same schedule, so none waits for
+  // another.
+  const int32_t node = NewNode(build.rank, build.iteration, KernelRole::kDataParallel,
+                               StreamRole::kDataParallel, -1, &build.launch);
+  Node& sync = nodes_[static_cast<size_t>(node)];
+  const bool coalesced = config_.parallel.dp_sync_coalesced;
+  sync.record.collective = coalesced ? CommKind::kReduceScatter : CommKind::kAllReduce;
+  sync.record.coalesced = coalesced;
+  sync.record.bytes = config_.parallel.tensor_elements * 2;
+  sync.duration = config_.parallel.dp_sync_ns;
+  sync.compute_prev = build.last_compute;
+  build.last_compute = node;
+  if (coalesced) {
+    // The loss all-reduce after it on the group's stream: the one collective of the group
+    // whose kernel names the group.
+    const int32_t loss = NewNode(build.rank, build.iteration, KernelRole::kDataParallel,
+                                 StreamRole::kDataParallel, -1, &build.launch);
+    Node& reduce = nodes_[static_cast<size_t>(loss)];
+    reduce.record.collective = CommKind::kAllReduce;
+    reduce.record.bytes = kLossAllReduceBytes;
+    reduce.duration = TransferNs(config_.link, kLossAllReduceBytes);
+    reduce.compute_prev = build.last_compute;
+    build.last_compute = loss;
+  }
+}
+
+void Engine::AddOptimizer(IterationBuild& build) {
+  if (config_.optimizer_ns <= 0 || config_.schedule == Schedule::kForwardOnly) return;
+  int32_t node = NewNode(build.rank, build.iteration, KernelRole::kOptimizer,
+                         StreamRole::kCompute, -1, &build.launch);
+  nodes_[static_cast<size_t>(node)].duration = Jittered(config_.optimizer_ns);
+  nodes_[static_cast<size_t>(node)].batch_wait = std::exchange(last_batch_, -1);
+  nodes_[static_cast<size_t>(node)].compute_prev = build.last_compute;
+  build.last_compute = node;
+}
+
+void Engine::AddIterationBarrier(IterationBuild& build) {
+  if (!config_.iteration_barrier) return;
+  int32_t node = NewNode(build.rank, build.iteration, KernelRole::kAllReduce,
+                         StreamRole::kCollective, -1, &build.launch);
+  Node& barrier = nodes_[static_cast<size_t>(node)];
+  barrier.record.bytes = kBarrierBytes;
+  barrier.duration = TransferNs(config_.link, kBarrierBytes);
+  barrier.compute_prev = build.last_compute;
+  barrier.batch_wait = std::exchange(last_batch_, -1);
+  barriers_[static_cast<size_t>(build.iteration)].push_back(node);
+}
+
 absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
                                     absl::flat_hash_map<MessageKey, int32_t>* sends,
                                     absl::flat_hash_map<MessageKey, int32_t>* recvs) {
   const int32_t stage = stage_of_rank_[static_cast<size_t>(rank)];
   const std::vector<Op>& program = programs_[static_cast<size_t>(stage)];
   const int32_t v = config_.virtual_stages;
-  const int32_t k = config_.kernels_per_op;
-  const StageCost& cost = config_.costs[static_cast<size_t>(stage)];
-  std::vector<OpRecord>& ops = ops_[static_cast<size_t>(rank)];
-  std::vector<int32_t>& rank_nodes = rank_nodes_[static_cast<size_t>(rank)];
-  std::vector<int32_t> last_kernel_of(program.size(), -1);  // by program index
-  int32_t launch = 0;
-  int32_t last_compute = -1;
+  IterationBuild build;
+  build.rank = rank;
+  build.iteration = iteration;
+  build.stage = stage;
+  build.program = &program;
+  build.sends = sends;
+  build.recvs = recvs;
+  build.last_kernel_of.assign(program.size(), -1);
+  build.posted_recv.assign(program.size(), -1);
   // Batched interleaved (engine.h, "Batched p2p"): a steady-state step is a forward and the
   // backward after it. The backward's receive is posted with the forward's, before the step,
   // and the forward's send waits for the backward, so one batch between two steps holds the
   // sends of the one and the receives of the next.
-  const bool step_batches =
+  build.step_batches =
       config_.p2p == P2pStyle::kBatched && config_.schedule == Schedule::kInterleaved1F1B;
   // Steps pair up only after the warm-up forwards (none when every forward is warm-up).
-  const auto warmup = static_cast<size_t>(
+  build.warmup = static_cast<size_t>(
       std::min(config_.microbatches * v, 2 * (p_ - stage - 1) + (v - 1) * p_));
-  const auto opens_step_pair = [&](size_t i) {
-    return step_batches && i >= warmup && program[i].type == OpType::kForward &&
-           i + 1 < program.size() && program[i + 1].type == OpType::kBackward;
-  };
-  std::vector<int32_t> posted_recv(program.size(), -1);  // receives posted ahead, by index
-  // The receive of program[i]'s input when it comes from another rank, else -1.
-  const auto post_recv = [&](size_t i, int32_t for_op) -> int32_t {
-    const std::optional<StageOp> input = InputOf(config_, StageOp{stage, program[i]});
-    if (!input.has_value() || input->stage == stage) return -1;
-    const StreamRole stream =
-        program[i].type == OpType::kForward ? StreamRole::kRecvPrev : StreamRole::kRecvNext;
-    const int32_t node = NewP2pNode(rank, iteration, KernelRole::kRecv, stream, for_op,
-                                    RankOfStage(config_, input->stage), last_compute, &launch);
-    recvs->emplace(MessageKey{iteration, input->stage, ProgramIndex(*input)}, node);
-    return node;
-  };
-  // The send of program[i]'s output when another rank consumes it.
-  const auto post_send = [&](size_t i, int32_t for_op, int32_t after) {
-    const std::optional<StageOp> consumer = RemoteConsumerOf(config_, StageOp{stage, program[i]});
-    if (!consumer.has_value()) return;
-    const StreamRole stream =
-        program[i].type == OpType::kForward ? StreamRole::kSendNext : StreamRole::kSendPrev;
-    const int32_t node = NewP2pNode(rank, iteration, KernelRole::kSend, stream, for_op,
-                                    RankOfStage(config_, consumer->stage), after, &launch);
-    sends->emplace(MessageKey{iteration, stage, static_cast<int32_t>(i)}, node);
-  };
   for (size_t index = 0; index < program.size(); ++index) {
-    const Op& op = program[index];
-    const StageOp here{stage, op};
-    auto op_index = static_cast<int32_t>(ops.size());
-    OpRecord record;
-    record.iteration = iteration;
-    record.op = op;
-
-    int32_t input_node = -1;
-    if (std::optional<StageOp> input = InputOf(config_, here); input.has_value()) {
-      int32_t producer = ProgramIndex(*input);
-      if (input->stage == stage) {
-        input_node = producer < 0 ? -1 : last_kernel_of[static_cast<size_t>(producer)];
-        if (input_node < 0) {
-          return absl::InternalError(
-              absl::StrCat("simulator: stage ", stage, " runs ", std::string(1, OpLetter(op.type)),
-                           op.microbatch, " (chunk ", op.chunk, ") before the op it depends on"));
-        }
-      } else {
-        input_node = posted_recv[index] >= 0 ? posted_recv[index] : post_recv(index, op_index);
-      }
-    }
-    if (opens_step_pair(index)) posted_recv[index + 1] = post_recv(index + 1, op_index + 1);
-
-    TimeNs op_cost = op.type == OpType::kForward    ? cost.forward / v
-                     : op.type == OpType::kBackward ? cost.backward / v
-                                                    : cost.weight_grad / v;
-    CloseBatch(&launch);
-    record.first_kernel = static_cast<int32_t>(rank_nodes.size());
-    // Every node of the op up to its first compute kernel waits for its input and for the
-    // batch of transfers before it (the all-gather and the first KV exchange need the input).
-    const int32_t op_batch = std::exchange(last_batch_, -1);
-    bool awaiting_input = true;
-    const auto starts_op = [&](int32_t node) {
-      if (!awaiting_input) return;
-      nodes_[static_cast<size_t>(node)].input = input_node;
-      nodes_[static_cast<size_t>(node)].batch_wait = op_batch;
-    };
-    const auto add_collective = [&](KernelRole role, CommKind kind, TimeNs duration) {
-      const int32_t node =
-          NewCollective(rank, iteration, op_index, role, kind, duration, last_compute, &launch);
-      starts_op(node);
-      return node;
-    };
-    const auto add_compute = [&](TimeNs duration) {
-      const int32_t node =
-          NewNode(rank, iteration, KernelRole::kCompute, StreamRole::kCompute, op_index, &launch);
-      nodes_[static_cast<size_t>(node)].duration = Jittered(duration);
-      // The compute stream waits for the in-stage communication before it (ModelParallel).
-      if (last_compute >= 0 &&
-          nodes_[static_cast<size_t>(last_compute)].record.stream != StreamRole::kCompute) {
-        nodes_[static_cast<size_t>(node)].compute_prev = last_compute;
-      }
-      starts_op(node);
-      awaiting_input = false;
-      last_compute = node;
-    };
-    for (int32_t i = 0; i < k; ++i) {
-      TimeNs share = op_cost / k + (i < op_cost % k ? 1 : 0);
-      const KernelShares shares = SplitKernel(config_.parallel, share, op.type, i, k);
-      if (shares.before > 0) {
-        last_compute =
-            add_collective(KernelRole::kTensorParallel, CommKind::kAllGather, shares.before);
-      }
-      if (shares.dispatch > 0) {
-        last_compute =
-            add_collective(KernelRole::kExpertParallel, CommKind::kAllToAll, shares.dispatch);
-      }
-      // Ring attention: `ring_steps` attention steps and a closing piece; step s waits for the
-      // exchange beside step s - 1, which brought its KV (the closing piece: the last dKV).
-      const int32_t pieces = shares.ring_steps + 1;
-      const int32_t exchanges = shares.ring_steps > 0 ? RingExchanges(config_.parallel, op.type)
-                                                      : 0;
-      int32_t exchange = -1;
-      for (int32_t piece = 0; piece < pieces; ++piece) {
-        int32_t next_exchange = -1;
-        if (piece < exchanges) {
-          next_exchange = NewExchange(rank, iteration, op_index, last_compute, &launch);
-          starts_op(next_exchange);
-        }
-        add_compute(shares.compute / pieces + (piece < shares.compute % pieces ? 1 : 0));
-        if (exchange >= 0) nodes_[static_cast<size_t>(last_compute)].compute_prev = exchange;
-        exchange = next_exchange;
-      }
-      if (shares.combine > 0) {
-        last_compute =
-            add_collective(KernelRole::kExpertParallel, CommKind::kAllToAll, shares.combine);
-      }
-      if (shares.after > 0) {
-        const int32_t collective = add_collective(
-            KernelRole::kTensorParallel,
-            config_.parallel.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce,
-            shares.after);
-        // An asynchronous one runs beside the next kernel, which does not wait for it.
-        if (!shares.async) last_compute = collective;
-      }
-    }
-    record.kernel_count = static_cast<int32_t>(rank_nodes.size()) - record.first_kernel;
-    last_kernel_of[index] = last_compute;
-
-    if (index > 0 && opens_step_pair(index - 1)) {
-      // The step's forward sends now, with its backward.
-      post_send(index - 1, op_index - 1, last_compute);
-      post_send(index, op_index, last_compute);
-    } else if (!opens_step_pair(index)) {
-      post_send(index, op_index, last_compute);
-    }
-    ops.push_back(record);
+    if (absl::Status status = BuildOp(build, index); !status.ok()) return status;
   }
-  CloseBatch(&launch);
-  if (config_.parallel.data * config_.parallel.context > 1 && config_.parallel.dp_sync_ns > 0 &&
-      config_.schedule != Schedule::kForwardOnly) {
-    // The gradient all-reduce over the data- and context-parallel replicas, after the last
-    // backward and before the optimizer; the replicas run the same schedule, so none waits for
-    // another.
-    const int32_t node =
-        NewNode(rank, iteration, KernelRole::kDataParallel, StreamRole::kDataParallel, -1, &launch);
-    Node& sync = nodes_[static_cast<size_t>(node)];
-    const bool coalesced = config_.parallel.dp_sync_coalesced;
-    sync.record.collective = coalesced ? CommKind::kReduceScatter : CommKind::kAllReduce;
-    sync.record.coalesced = coalesced;
-    sync.record.bytes = config_.parallel.tensor_elements * 2;
-    sync.duration = config_.parallel.dp_sync_ns;
-    sync.compute_prev = last_compute;
-    last_compute = node;
-    if (coalesced) {
-      // The loss all-reduce after it on the group's stream: the one collective of the group
-      // whose kernel names the group.
-      const int32_t loss = NewNode(rank, iteration, KernelRole::kDataParallel,
-                                   StreamRole::kDataParallel, -1, &launch);
-      Node& reduce = nodes_[static_cast<size_t>(loss)];
-      reduce.record.collective = CommKind::kAllReduce;
-      reduce.record.bytes = kLossAllReduceBytes;
-      reduce.duration = TransferNs(config_.link, kLossAllReduceBytes);
-      reduce.compute_prev = last_compute;
-      last_compute = loss;
-    }
-  }
-  if (config_.optimizer_ns > 0 && config_.schedule != Schedule::kForwardOnly) {
-    int32_t node =
-        NewNode(rank, iteration, KernelRole::kOptimizer, StreamRole::kCompute, -1, &launch);
-    nodes_[static_cast<size_t>(node)].duration = Jittered(config_.optimizer_ns);
-    nodes_[static_cast<size_t>(node)].batch_wait = std::exchange(last_batch_, -1);
-    nodes_[static_cast<size_t>(node)].compute_prev = last_compute;
-    last_compute = node;
-  }
-  if (config_.iteration_barrier) {
-    int32_t node =
-        NewNode(rank, iteration, KernelRole::kAllReduce, StreamRole::kCollective, -1, &launch);
-    Node& barrier = nodes_[static_cast<size_t>(node)];
-    barrier.record.bytes = kBarrierBytes;
-    barrier.duration = TransferNs(config_.link, kBarrierBytes);
-    barrier.compute_prev = last_compute;
-    barrier.batch_wait = std::exchange(last_batch_, -1);
-    barriers_[static_cast<size_t>(iteration)].push_back(node);
-  }
+  CloseBatch(&build.launch);
+  AddGradientSync(build);
+  AddOptimizer(build);
+  AddIterationBarrier(build);
   IterationState& state = iterations_[static_cast<size_t>(rank)][static_cast<size_t>(iteration)];
   last_batch_ = -1;
-  state.launches = launch;
+  state.launches = build.launch;
   state.sync_correlation = ++correlations_[static_cast<size_t>(rank)];
   return absl::OkStatus();
 }

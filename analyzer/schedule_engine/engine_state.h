@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "schedule_engine/config.h"
 #include "schedule_engine/program.h"
 #include "schedule_engine/records.h"
@@ -54,6 +55,24 @@ using MessageKey = std::tuple<int32_t, int32_t, int32_t>;
 
 inline bool IsP2p(KernelRole role) { return role == KernelRole::kSend || role == KernelRole::kRecv; }
 
+// One rank's iteration while its kernels are built, op by op (Engine::BuildIteration).
+struct IterationBuild {
+  int32_t rank = 0;
+  int32_t iteration = 0;
+  int32_t stage = 0;
+  const std::vector<Op>* program = nullptr;  // the stage's program
+  absl::flat_hash_map<MessageKey, int32_t>* sends = nullptr;  // every rank's, by message
+  absl::flat_hash_map<MessageKey, int32_t>* recvs = nullptr;
+  int32_t launch = 0;         // the next launch slot
+  int32_t last_compute = -1;  // the node the compute stream runs last so far
+  std::vector<int32_t> last_kernel_of;  // by program index: the op's last compute node
+  std::vector<int32_t> posted_recv;     // by program index: its receive posted ahead, else -1
+  // Batched interleaved: steady-state forwards pair with the backward after them into one step,
+  // from program index `warmup` on (engine.h, "Batched p2p").
+  bool step_batches = false;
+  size_t warmup = 0;
+};
+
 class Engine {
  public:
   explicit Engine(const Config& config)
@@ -93,6 +112,26 @@ class Engine {
   absl::Status BuildIteration(int32_t rank, int32_t iteration,
                               absl::flat_hash_map<MessageKey, int32_t>* sends,
                               absl::flat_hash_map<MessageKey, int32_t>* recvs);
+  // One op of the program: its input (a local kernel or a receive), its kernels with their
+  // in-stage communication, and the sends of its output.
+  absl::Status BuildOp(IterationBuild& build, size_t index);
+  // The node whose end is program[index]'s input arriving, -1 for none, or an internal error
+  // when a local input has not run yet.
+  absl::StatusOr<int32_t> InputNode(IterationBuild& build, size_t index, int32_t op_index);
+  // The op's compute kernels and, around them, its tensor-, expert- and context-parallel
+  // communication (ModelParallel), the first of them waiting for `input_node`.
+  void AddOpKernels(IterationBuild& build, const Op& op, int32_t op_index, int32_t input_node);
+  // The receive of program[index]'s input when it comes from another rank (its node), else -1.
+  int32_t PostRecv(IterationBuild& build, size_t index, int32_t for_op);
+  // The send of program[index]'s output, after node `after`, when another rank consumes it.
+  void PostSend(IterationBuild& build, size_t index, int32_t for_op, int32_t after);
+  // Batched interleaved: whether program[index] is the forward that opens a step pair.
+  bool OpensStepPair(const IterationBuild& build, size_t index) const;
+  // After the last op: the data-parallel gradient sync (and, coalesced, the loss all-reduce),
+  // the optimizer and the iteration-end all-reduce, each when the config has it.
+  void AddGradientSync(IterationBuild& build);
+  void AddOptimizer(IterationBuild& build);
+  void AddIterationBarrier(IterationBuild& build);
   // Adds a send or recv of `op_index` to or from `peer` (batched: joins or opens a batch).
   int32_t NewP2pNode(int32_t rank, int32_t iteration, KernelRole role, StreamRole stream,
                      int32_t op_index, int32_t peer, int32_t last_compute, int32_t* launch);

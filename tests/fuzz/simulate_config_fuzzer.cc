@@ -1,5 +1,5 @@
-// Fuzz target for `bubblescope simulate`'s configuration: flag values as typed, parsed by the
-// CLI's own ParseSimulateOptions (cli/simulate_command.h, the one parse function simulate has),
+// Fuzz target for `bubblescope simulate`'s configuration: flag values as typed, parsed by
+// simulate's own ParseSimulateOptions (synth/simulate_options.h, the one parse function it has),
 // then the simulation, the truth.json writer, the Kineto writer in the chosen layout, the reader
 // reading every rank back, and the job driver and both reports over what was read.
 //
@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cli/simulate_command.h"
 #include "fuzz_checks.h"
 #include "simdjson.h"
+#include "synth/simulate_options.h"
 #include "synth/synthetic_job.h"
 #include "synth/truth_json.h"
 #include "writers/kineto_writer.h"
@@ -40,47 +40,47 @@ constexpr size_t kMaxSlowLinks = 8;
 
 struct TextFlag {
   std::string_view name;
-  std::string SimulateOptions::*field;
+  std::string sim::SimulateOptions::*field;
 };
 
 constexpr TextFlag kTextFlags[] = {
-    {"schedule", &SimulateOptions::schedule},
-    {"stages", &SimulateOptions::stages},
-    {"microbatches", &SimulateOptions::microbatches},
-    {"virtual-stages", &SimulateOptions::virtual_stages},
-    {"iterations", &SimulateOptions::iterations},
-    {"fwd-us", &SimulateOptions::forward_us},
-    {"bwd-us", &SimulateOptions::backward_us},
-    {"wgrad-us", &SimulateOptions::weight_grad_us},
-    {"kernels-per-op", &SimulateOptions::kernels_per_op},
-    {"activation-mb", &SimulateOptions::activation_mb},
-    {"link-gbps", &SimulateOptions::link_gbps},
-    {"link-latency-us", &SimulateOptions::link_latency_us},
-    {"launch-gap-us", &SimulateOptions::launch_gap_us},
-    {"optimizer-us", &SimulateOptions::optimizer_us},
-    {"jitter", &SimulateOptions::jitter},
-    {"seed", &SimulateOptions::seed},
-    {"clock-offset-us", &SimulateOptions::clock_offsets_us},
-    {"stage-to-rank", &SimulateOptions::stage_to_rank},
-    {"weights-mb", &SimulateOptions::weights_mb},
-    {"stash-mb", &SimulateOptions::stash_mb},
-    {"annotations", &SimulateOptions::annotations},
-    {"p2p", &SimulateOptions::p2p},
-    {"launches", &SimulateOptions::launches},
-    {"vendor", &SimulateOptions::vendor},
-    {"format", &SimulateOptions::format},
-    {"tensor-parallel", &SimulateOptions::tensor_parallel},
-    {"context-parallel", &SimulateOptions::context_parallel},
-    {"expert-parallel", &SimulateOptions::expert_parallel},
-    {"data-parallel", &SimulateOptions::data_parallel},
-    {"tp-share", &SimulateOptions::tp_share},
-    {"ep-share", &SimulateOptions::ep_share},
-    {"cp-exchange-us", &SimulateOptions::cp_exchange_us},
-    {"dp-sync-us", &SimulateOptions::dp_sync_us},
+    {"schedule", &sim::SimulateOptions::schedule},
+    {"stages", &sim::SimulateOptions::stages},
+    {"microbatches", &sim::SimulateOptions::microbatches},
+    {"virtual-stages", &sim::SimulateOptions::virtual_stages},
+    {"iterations", &sim::SimulateOptions::iterations},
+    {"fwd-us", &sim::SimulateOptions::forward_us},
+    {"bwd-us", &sim::SimulateOptions::backward_us},
+    {"wgrad-us", &sim::SimulateOptions::weight_grad_us},
+    {"kernels-per-op", &sim::SimulateOptions::kernels_per_op},
+    {"activation-mb", &sim::SimulateOptions::activation_mb},
+    {"link-gbps", &sim::SimulateOptions::link_gbps},
+    {"link-latency-us", &sim::SimulateOptions::link_latency_us},
+    {"launch-gap-us", &sim::SimulateOptions::launch_gap_us},
+    {"optimizer-us", &sim::SimulateOptions::optimizer_us},
+    {"jitter", &sim::SimulateOptions::jitter},
+    {"seed", &sim::SimulateOptions::seed},
+    {"clock-offset-us", &sim::SimulateOptions::clock_offsets_us},
+    {"stage-to-rank", &sim::SimulateOptions::stage_to_rank},
+    {"weights-mb", &sim::SimulateOptions::weights_mb},
+    {"stash-mb", &sim::SimulateOptions::stash_mb},
+    {"annotations", &sim::SimulateOptions::annotations},
+    {"p2p", &sim::SimulateOptions::p2p},
+    {"launches", &sim::SimulateOptions::launches},
+    {"vendor", &sim::SimulateOptions::vendor},
+    {"format", &sim::SimulateOptions::format},
+    {"tensor-parallel", &sim::SimulateOptions::tensor_parallel},
+    {"context-parallel", &sim::SimulateOptions::context_parallel},
+    {"expert-parallel", &sim::SimulateOptions::expert_parallel},
+    {"data-parallel", &sim::SimulateOptions::data_parallel},
+    {"tp-share", &sim::SimulateOptions::tp_share},
+    {"ep-share", &sim::SimulateOptions::ep_share},
+    {"cp-exchange-us", &sim::SimulateOptions::cp_exchange_us},
+    {"dp-sync-us", &sim::SimulateOptions::dp_sync_us},
 };
 
-SimulateOptions ParseLines(std::string_view text) {
-  SimulateOptions flags;
+sim::SimulateOptions ParseLines(std::string_view text) {
+  sim::SimulateOptions flags;
   while (!text.empty()) {
     const size_t end = std::min(text.find('\n'), text.size());
     std::string_view line = text.substr(0, end);
@@ -179,7 +179,7 @@ Rank ReadBack(const Rank& simulated, const KinetoWriteOptions& options) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<SimulateSettings> settings = ParseSimulateOptions(ParseLines(text));
+  absl::StatusOr<sim::SimulateSettings> settings = sim::ParseSimulateOptions(ParseLines(text));
   if (!settings.ok() || Ops(settings->config) > kMaxOps) return 0;
 
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(settings->config);
