@@ -5,8 +5,8 @@
 #include <string_view>
 #include <utility>
 
-#include "text/one_line.h"
 #include "record_format/record_run_id.h"
+#include "text/one_line.h"
 
 namespace bubblescope::collector {
 namespace {

@@ -14,9 +14,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/digest_command.h"
+#include "record_format/record_run_id.h"
 #include "record_process/recorded_job.h"
 #include "text/one_line.h"
-#include "record_format/record_run_id.h"
 
 namespace bubblescope {
 namespace {

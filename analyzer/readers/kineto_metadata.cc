@@ -10,8 +10,8 @@
 #include "readers/json_number.h"
 #include "readers/json_tokens.h"
 #include "readers/kineto_event.h"
-#include "text/one_line.h"
 #include "record_format/record_run_id.h"
+#include "text/one_line.h"
 
 namespace bubblescope::kineto {
 namespace {

@@ -12,8 +12,8 @@
 #include "absl/strings/str_format.h"
 #include "report/html_charts.h"
 #include "report/html_svg.h"
-#include "report/whatif_report.h"
 #include "report/units.h"
+#include "report/whatif_report.h"
 #include "schedule_engine/config.h"
 
 namespace bubblescope::html {

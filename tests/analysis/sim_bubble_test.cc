@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/bubble.h"
 #include "gtest/gtest.h"
-#include "support/job_helpers.h"
 #include "schedule_engine/sim_test_util.h"
+#include "support/job_helpers.h"
 #include "synth/synthetic_job.h"
 
 namespace bubblescope::bubble {

@@ -19,9 +19,9 @@
 #include "job/file_grid_cases.h"
 #include "job/job.h"
 #include "schedule_engine/sim_test_util.h"
+#include "synth/simulated_set.h"
 #include "synth/synthetic_job.h"
 #include "writers/nsys_writer.h"
-#include "synth/simulated_set.h"
 
 namespace bubblescope {
 namespace {

@@ -15,8 +15,8 @@
 #include "gtest/gtest.h"
 #include "loader/trace_loader.h"
 #include "schedule_engine/sim_test_util.h"
-#include "synth/synthetic_job.h"
 #include "support/job_helpers.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

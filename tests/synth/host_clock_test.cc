@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "synth/synthetic_job.h"
 #include "schedule_engine/sim_test_util.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::sim {
 namespace {

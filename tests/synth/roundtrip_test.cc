@@ -11,10 +11,10 @@
 
 #include "gtest/gtest.h"
 #include "loader/trace_loader.h"
-#include "synth/simulated_set.h"
 #include "schedule_engine/sim_test_util.h"
-#include "synth/synthetic_job.h"
 #include "support/test_files.h"
+#include "synth/simulated_set.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::sim {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "gtest/gtest.h"
 #include "readers/json_number.h"
-#include "simdjson.h"
 #include "schedule_engine/sim_test_util.h"
+#include "simdjson.h"
 #include "synth/synthetic_job.h"
 
 namespace bubblescope::sim {
