@@ -18,7 +18,7 @@
 #include "checked_figures.h"
 #include "child_process.h"
 #include "scenarios.h"
-#include "writers/simulated_set.h"
+#include "synth/simulated_set.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "simulator/simulator.h"
-#include "writers/simulated_set.h"
+#include "synth/simulated_set.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::bench {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "simulator/config.h"
+#include "schedule_engine/config.h"
 #include "writers/kineto_writer.h"
 
 namespace bubblescope::bench {

@@ -18,8 +18,8 @@
 
 #include "absl/status/statusor.h"
 #include "job/job.h"
-#include "simulator/config.h"
-#include "simulator/truth.h"
+#include "schedule_engine/config.h"
+#include "schedule_engine/truth.h"
 
 namespace bubblescope::bench {
 

@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "readers/json_number.h"
 #include "simdjson.h"
-#include "simulator/simulator.h"
-#include "simulator/truth_json.h"
+#include "synth/synthetic_job.h"
+#include "synth/truth_json.h"
 
 namespace bubblescope::bench {
 namespace {

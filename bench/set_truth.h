@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "simulator/config.h"
-#include "simulator/truth.h"
+#include "schedule_engine/config.h"
+#include "schedule_engine/truth.h"
 
 namespace bubblescope::bench {
 

@@ -5,8 +5,8 @@
 #include <string_view>
 #include <utility>
 
+#include "record_format/record_run_id.h"
 #include "text/one_line.h"
-#include "text/record_run_id.h"
 
 namespace bubblescope::collector {
 namespace {
@@ -175,7 +175,7 @@ bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::st
     config->buffer_cap_bytes = value << 20;
   }
   if (const char* run_id = NonEmpty(env, "BUBBLESCOPE_RUN_ID")) {
-    if (!text::IsValidRecordRunId(run_id)) {
+    if (!record_format::IsValidRecordRunId(run_id)) {
       *error = "BUBBLESCOPE_RUN_ID: '" + text::OneLine(run_id) +
                "' is not 1 to 64 letters, digits, '.', '_' or '-' (without \"rank\")";
       return false;

@@ -69,8 +69,8 @@ using EnvLookup = std::function<const char*(const char*)>;
 // nvtx, runtime, driver, nccl, queries), BUBBLESCOPE_FLUSH_MS (> 0), BUBBLESCOPE_START (immediate,
 // profiler-api, after:SECONDS, steps:A:B, steps:+A:+B), BUBBLESCOPE_LIMIT (MIB:SECONDS, each 0 for
 // no cap), BUBBLESCOPE_BUFFER_MB (> 0) and BUBBLESCOPE_RUN_ID (of the form
-// text::IsValidRecordRunId accepts). Unset or empty variables keep their defaults. False with a
-// one-line `*error` naming the variable on a bad value.
+// record_format::IsValidRecordRunId accepts). Unset or empty variables keep their defaults. False
+// with a one-line `*error` naming the variable on a bad value.
 bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::string* error);
 
 // Whether recording is on from the collector's start: immediate, and relative step windows

@@ -17,7 +17,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "launch/record_outputs.h"
 #include "common/digest_format.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"
@@ -25,6 +24,7 @@
 #include "index/digest_reduction.h"
 #include "loader/trace_loader.h"
 #include "readers/digest_reader.h"
+#include "record_process/record_outputs.h"
 #include "text/one_line.h"
 #include "writers/digest_writer.h"
 

@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "cli/progress_line.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/progress_line.h"
 #include "common/output_file.h"
 #include "report/job_report.h"
+#include "synth/simulated_set.h"
 #include "text/one_line.h"
-#include "writers/simulated_set.h"
 
 namespace bubblescope {
 namespace {

@@ -14,9 +14,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/digest_command.h"
-#include "launch/recorded_job.h"
+#include "record_format/record_run_id.h"
+#include "record_process/recorded_job.h"
 #include "text/one_line.h"
-#include "text/record_run_id.h"
 
 namespace bubblescope {
 namespace {
@@ -193,7 +193,7 @@ std::string ExecutablePath() {
 // (several nodes each running record into one shared directory) still differ.
 std::string NewRunId() {
   std::random_device random;
-  return text::MakeRecordRunId(static_cast<long long>(std::time(nullptr)), random());
+  return record_format::MakeRecordRunId(static_cast<long long>(std::time(nullptr)), random());
 }
 
 // The trace files this run wrote, then what looks wrong about them, then how to analyze them.
@@ -330,7 +330,7 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
   if (!window.ok()) return window.status();
   settings.window = *window;
   settings.run_id = flags.run_id.empty() ? new_run_id : flags.run_id;
-  if (!text::IsValidRecordRunId(settings.run_id)) {
+  if (!record_format::IsValidRecordRunId(settings.run_id)) {
     return FlagError("--run-id", absl::StrCat("'", text::OneLine(settings.run_id),
                                               "' is not 1 to 64 letters, digits, '.', '_' or "
                                               "'-', beginning with a letter or digit, without "

@@ -7,7 +7,7 @@
 // process: CUDA_INJECTION64_PATH and NCCL_PROFILER_PLUGIN name the library,
 // BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS, BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID,
 // BUBBLESCOPE_START and BUBBLESCOPE_LIMIT configure it. The job runs as a shell would run it
-// (launch/recorded_job.h); record exits with the job's status.
+// (record_process/recorded_job.h); record exits with the job's status.
 #pragma once
 
 #include <ostream>
@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cli/command.h"
-#include "launch/recorded_job.h"
+#include "record_process/recorded_job.h"
 
 namespace bubblescope {
 
@@ -33,7 +33,7 @@ struct RecordFlags {
   std::string kill_after;  // empty: wait for the job until a second signal
   std::string run_id;      // empty: a new one (MakeRecordRunId)
   bool digest = false;     // --digest
-  // The window (at most one of these; none: the bounded default, launch/record_window.h).
+  // The window (at most one of these; none: the bounded default, record_process/record_window.h).
   std::string steps;        // "A:B"
   std::string start_after;  // SECONDS
   bool profiler_api = false;

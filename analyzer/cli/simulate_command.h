@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "cli/command.h"
-#include "cli/simulate_flags.h"
+#include "synth/simulate_options.h"
 
 namespace bubblescope {
 
@@ -18,7 +18,7 @@ class SimulateCommand : public Command {
   CLI::App* Define(CLI::App& app) override;
 
  private:
-  SimulateFlags flags_;
+  sim::SimulateOptions options_;
 };
 
 }  // namespace bubblescope

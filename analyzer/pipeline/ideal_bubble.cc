@@ -5,10 +5,10 @@
 #include <limits>
 
 #include "pipeline/sim_schedule.h"
-#include "simulator/config.h"
-#include "simulator/engine.h"
-#include "simulator/records.h"
-#include "simulator/truth.h"
+#include "schedule_engine/config.h"
+#include "schedule_engine/engine.h"
+#include "schedule_engine/records.h"
+#include "schedule_engine/truth.h"
 
 namespace bubblescope::pipeline {
 namespace {

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "pipeline/sim_schedule.h"
-#include "simulator/config.h"
-#include "simulator/program.h"
+#include "schedule_engine/config.h"
+#include "schedule_engine/program.h"
 
 namespace bubblescope::op_timeline {
 namespace {

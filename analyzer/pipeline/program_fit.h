@@ -24,7 +24,7 @@
 #include "pipeline/block_cuts.h"
 #include "pipeline/issued_items.h"
 #include "pipeline/pipeline_op.h"
-#include "simulator/program.h"
+#include "schedule_engine/program.h"
 
 namespace bubblescope::pipeline {
 

@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "pipeline/layer_split.h"
 #include "pipeline/sim_schedule.h"
-#include "simulator/config.h"
-#include "simulator/engine.h"
-#include "simulator/truth.h"
+#include "schedule_engine/config.h"
+#include "schedule_engine/engine.h"
+#include "schedule_engine/truth.h"
 
 namespace bubblescope::rebalance {
 namespace {

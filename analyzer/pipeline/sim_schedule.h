@@ -10,8 +10,8 @@
 
 #include "pipeline/pipeline_op.h"
 #include "pipeline/schedule_inference.h"
-#include "simulator/config.h"
-#include "simulator/program.h"
+#include "schedule_engine/config.h"
+#include "schedule_engine/program.h"
 
 namespace bubblescope::pipeline {
 

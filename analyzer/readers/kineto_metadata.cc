@@ -10,8 +10,8 @@
 #include "readers/json_number.h"
 #include "text/json_tokens.h"
 #include "readers/kineto_event.h"
+#include "record_format/record_run_id.h"
 #include "text/one_line.h"
-#include "text/record_run_id.h"
 
 namespace bubblescope::kineto {
 namespace {
@@ -288,7 +288,7 @@ simdjson::error_code ReadProcessMetadata(ondemand::value& value, const char* beg
       std::string id;
       if (!reader.Text(field_token, &id)) return simdjson::SUCCESS;
       // Not the collector's: it is kept out of error messages and of the run check.
-      if (!text::IsValidRecordRunId(id)) {
+      if (!record_format::IsValidRecordRunId(id)) {
         rank->stats.Bump(ImportCounter::kBadId, reader.Offset(field_token));
         return simdjson::SUCCESS;
       }

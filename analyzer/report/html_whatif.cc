@@ -12,10 +12,9 @@
 #include "absl/strings/str_format.h"
 #include "report/html_charts.h"
 #include "report/html_svg.h"
-#include "report/whatif_report.h"
 #include "report/units.h"
 #include "report_view/report_view.h"
-#include "simulator/config.h"
+#include "schedule_engine/config.h"
 
 namespace bubblescope::html {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "simulator/config.h"
+#include "schedule_engine/config.h"
 
 namespace bubblescope::whatif {
 

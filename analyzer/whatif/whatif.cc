@@ -9,8 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "pipeline/layer_split.h"
 #include "pipeline/sim_schedule.h"
-#include "simulator/engine.h"
-#include "simulator/truth.h"
+#include "schedule_engine/engine.h"
+#include "schedule_engine/truth.h"
 
 namespace bubblescope::whatif {
 namespace {

@@ -38,7 +38,7 @@
 #include "bubblescope/trace.h"
 #include "crossrank/link_stats.h"
 #include "pipeline/schedule_inference.h"
-#include "simulator/config.h"
+#include "schedule_engine/config.h"
 
 namespace bubblescope::whatif {
 

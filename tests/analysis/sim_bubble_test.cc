@@ -1,5 +1,5 @@
 // The bubble analysis of simulated traces against the simulator's own Truth, which the simulator
-// computes from its engine records without any analyzer code (simulator/truth.h). Every figure is
+// computes from its engine records without any analyzer code (schedule_engine/truth.h). Every figure is
 // expected to match exactly: the simulated clocks are shared, so nothing needs aligning.
 #include <algorithm>
 #include <cstdint>
@@ -10,9 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/bubble.h"
 #include "gtest/gtest.h"
+#include "schedule_engine/sim_test_util.h"
 #include "support/job_helpers.h"
-#include "simulator/sim_test_util.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::bubble {
 namespace {

@@ -11,15 +11,15 @@
 #include <utility>
 #include <vector>
 
-#include "job/sim_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "support/shared_traces.h"
+#include "job/sim_job.h"
 #include "simdjson.h"
-#include "writers/simulated_set.h"
-#include "simulator/simulator.h"
+#include "support/shared_traces.h"
 #include "support/subprocess.h"
 #include "support/test_files.h"
+#include "synth/simulated_set.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::testing {
 namespace {

@@ -1,5 +1,5 @@
 // `bubblescope record`'s flags, in process: flag checks, where the collector library is found
-// and the variables the flags give (the process handling behind them: tests/launch/).
+// and the variables the flags give (the process handling behind them: tests/record_process/).
 #include <filesystem>
 #include <string>
 #include <vector>

@@ -16,7 +16,7 @@
 #include "job/sim_job.h"
 #include "readers/digest_reader.h"
 #include "report/pipeline_report.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 #include "writers/digest_writer.h"
 
 namespace bubblescope::distributed {

@@ -28,7 +28,7 @@
 #include "fuzz_checks.h"
 #include "fuzz_input.h"
 #include "re2/re2.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace {
 

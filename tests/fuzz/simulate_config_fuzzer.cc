@@ -1,5 +1,5 @@
-// Fuzz target for `bubblescope simulate`'s configuration: flag values as typed, parsed by the
-// CLI's own ParseSimulateFlags (cli/simulate_command.h, the one parse function simulate has),
+// Fuzz target for `bubblescope simulate`'s configuration: flag values as typed, parsed by
+// simulate's own ParseSimulateOptions (synth/simulate_options.h, the one parse function it has),
 // then the simulation, the truth.json writer, the Kineto writer in the chosen layout, the reader
 // reading every rank back, and the job driver and both reports over what was read.
 //
@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cli/simulate_command.h"
 #include "fuzz_checks.h"
 #include "simdjson.h"
-#include "simulator/simulator.h"
-#include "simulator/truth_json.h"
+#include "synth/simulate_options.h"
+#include "synth/synthetic_job.h"
+#include "synth/truth_json.h"
 #include "writers/kineto_writer.h"
 
 namespace {
@@ -40,47 +40,47 @@ constexpr size_t kMaxSlowLinks = 8;
 
 struct TextFlag {
   std::string_view name;
-  std::string SimulateFlags::*field;
+  std::string sim::SimulateOptions::*field;
 };
 
 constexpr TextFlag kTextFlags[] = {
-    {"schedule", &SimulateFlags::schedule},
-    {"stages", &SimulateFlags::stages},
-    {"microbatches", &SimulateFlags::microbatches},
-    {"virtual-stages", &SimulateFlags::virtual_stages},
-    {"iterations", &SimulateFlags::iterations},
-    {"fwd-us", &SimulateFlags::forward_us},
-    {"bwd-us", &SimulateFlags::backward_us},
-    {"wgrad-us", &SimulateFlags::weight_grad_us},
-    {"kernels-per-op", &SimulateFlags::kernels_per_op},
-    {"activation-mb", &SimulateFlags::activation_mb},
-    {"link-gbps", &SimulateFlags::link_gbps},
-    {"link-latency-us", &SimulateFlags::link_latency_us},
-    {"launch-gap-us", &SimulateFlags::launch_gap_us},
-    {"optimizer-us", &SimulateFlags::optimizer_us},
-    {"jitter", &SimulateFlags::jitter},
-    {"seed", &SimulateFlags::seed},
-    {"clock-offset-us", &SimulateFlags::clock_offsets_us},
-    {"stage-to-rank", &SimulateFlags::stage_to_rank},
-    {"weights-mb", &SimulateFlags::weights_mb},
-    {"stash-mb", &SimulateFlags::stash_mb},
-    {"annotations", &SimulateFlags::annotations},
-    {"p2p", &SimulateFlags::p2p},
-    {"launches", &SimulateFlags::launches},
-    {"vendor", &SimulateFlags::vendor},
-    {"format", &SimulateFlags::format},
-    {"tensor-parallel", &SimulateFlags::tensor_parallel},
-    {"context-parallel", &SimulateFlags::context_parallel},
-    {"expert-parallel", &SimulateFlags::expert_parallel},
-    {"data-parallel", &SimulateFlags::data_parallel},
-    {"tp-share", &SimulateFlags::tp_share},
-    {"ep-share", &SimulateFlags::ep_share},
-    {"cp-exchange-us", &SimulateFlags::cp_exchange_us},
-    {"dp-sync-us", &SimulateFlags::dp_sync_us},
+    {"schedule", &sim::SimulateOptions::schedule},
+    {"stages", &sim::SimulateOptions::stages},
+    {"microbatches", &sim::SimulateOptions::microbatches},
+    {"virtual-stages", &sim::SimulateOptions::virtual_stages},
+    {"iterations", &sim::SimulateOptions::iterations},
+    {"fwd-us", &sim::SimulateOptions::forward_us},
+    {"bwd-us", &sim::SimulateOptions::backward_us},
+    {"wgrad-us", &sim::SimulateOptions::weight_grad_us},
+    {"kernels-per-op", &sim::SimulateOptions::kernels_per_op},
+    {"activation-mb", &sim::SimulateOptions::activation_mb},
+    {"link-gbps", &sim::SimulateOptions::link_gbps},
+    {"link-latency-us", &sim::SimulateOptions::link_latency_us},
+    {"launch-gap-us", &sim::SimulateOptions::launch_gap_us},
+    {"optimizer-us", &sim::SimulateOptions::optimizer_us},
+    {"jitter", &sim::SimulateOptions::jitter},
+    {"seed", &sim::SimulateOptions::seed},
+    {"clock-offset-us", &sim::SimulateOptions::clock_offsets_us},
+    {"stage-to-rank", &sim::SimulateOptions::stage_to_rank},
+    {"weights-mb", &sim::SimulateOptions::weights_mb},
+    {"stash-mb", &sim::SimulateOptions::stash_mb},
+    {"annotations", &sim::SimulateOptions::annotations},
+    {"p2p", &sim::SimulateOptions::p2p},
+    {"launches", &sim::SimulateOptions::launches},
+    {"vendor", &sim::SimulateOptions::vendor},
+    {"format", &sim::SimulateOptions::format},
+    {"tensor-parallel", &sim::SimulateOptions::tensor_parallel},
+    {"context-parallel", &sim::SimulateOptions::context_parallel},
+    {"expert-parallel", &sim::SimulateOptions::expert_parallel},
+    {"data-parallel", &sim::SimulateOptions::data_parallel},
+    {"tp-share", &sim::SimulateOptions::tp_share},
+    {"ep-share", &sim::SimulateOptions::ep_share},
+    {"cp-exchange-us", &sim::SimulateOptions::cp_exchange_us},
+    {"dp-sync-us", &sim::SimulateOptions::dp_sync_us},
 };
 
-SimulateFlags ParseLines(std::string_view text) {
-  SimulateFlags flags;
+sim::SimulateOptions ParseLines(std::string_view text) {
+  sim::SimulateOptions flags;
   while (!text.empty()) {
     const size_t end = std::min(text.find('\n'), text.size());
     std::string_view line = text.substr(0, end);
@@ -179,7 +179,7 @@ Rank ReadBack(const Rank& simulated, const KinetoWriteOptions& options) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<SimulateSettings> settings = ParseSimulateFlags(ParseLines(text));
+  absl::StatusOr<sim::SimulateSettings> settings = sim::ParseSimulateOptions(ParseLines(text));
   if (!settings.ok() || Ops(settings->config) > kMaxOps) return 0;
 
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(settings->config);

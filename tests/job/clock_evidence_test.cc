@@ -10,8 +10,8 @@
 #include "gtest/gtest.h"
 #include "job/job.h"
 #include "loader/trace_loader.h"
-#include "simulator/simulator.h"
 #include "support/job_helpers.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

@@ -25,8 +25,8 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "job/job.h"
-#include "simulator/simulator.h"
 #include "support/job_helpers.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

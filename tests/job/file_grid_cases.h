@@ -14,9 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "job/job.h"
 #include "loader/trace_loader.h"
-#include "simulator/simulator.h"
 #include "support/test_files.h"
-#include "writers/simulated_set.h"
+#include "synth/simulated_set.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::file_grid {
 

@@ -20,8 +20,8 @@
 #include "gtest/gtest.h"
 #include "job/file_grid_cases.h"
 #include "job/job.h"
-#include "simulator/sim_test_util.h"
-#include "simulator/simulator.h"
+#include "schedule_engine/sim_test_util.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

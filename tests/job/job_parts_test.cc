@@ -15,7 +15,7 @@
 #include "job/job.h"
 #include "job/job_reports.h"
 #include "job/sim_job.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::job {
 namespace {

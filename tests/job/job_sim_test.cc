@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "job/job.h"
-#include "job/sim_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "simulator/sim_test_util.h"
-#include "simulator/simulator.h"
+#include "job/job.h"
+#include "job/sim_job.h"
+#include "schedule_engine/sim_test_util.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::job {
 namespace {

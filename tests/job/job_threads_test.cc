@@ -14,7 +14,7 @@
 #include "job/job_reports.h"
 #include "job/sim_job.h"
 #include "report/pipeline_report.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::job {
 namespace {

@@ -18,10 +18,10 @@
 #include "gtest/gtest.h"
 #include "job/file_grid_cases.h"
 #include "job/job.h"
-#include "simulator/sim_test_util.h"
-#include "simulator/simulator.h"
+#include "schedule_engine/sim_test_util.h"
+#include "synth/simulated_set.h"
+#include "synth/synthetic_job.h"
 #include "writers/nsys_writer.h"
-#include "writers/simulated_set.h"
 
 namespace bubblescope {
 namespace {

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "bubblescope/trace.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::replica_testing {
 

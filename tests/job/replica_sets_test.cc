@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "job/job.h"
 #include "job/replica_job.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

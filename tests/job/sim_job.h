@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "bubblescope/trace.h"
 #include "gtest/gtest.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::crossrank_testing {
 

@@ -12,10 +12,10 @@
 #include "job/job.h"
 #include "loader/trace_loader.h"
 #include "perfetto/perfetto_overlay.h"
-#include "simulator/simulator.h"
 #include "support/job_helpers.h"
 #include "support/test_files.h"
-#include "writers/simulated_set.h"
+#include "synth/simulated_set.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

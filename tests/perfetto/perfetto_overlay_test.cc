@@ -22,10 +22,10 @@
 #include "loader/file_source.h"
 #include "loader/trace_loader.h"
 #include "perfetto/chrome_trace_check.h"
-#include "simulator/simulator.h"
 #include "support/shared_traces.h"
 #include "support/test_files.h"
-#include "writers/simulated_set.h"
+#include "synth/simulated_set.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

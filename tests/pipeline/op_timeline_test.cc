@@ -14,9 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "loader/trace_loader.h"
-#include "simulator/sim_test_util.h"
-#include "simulator/simulator.h"
+#include "schedule_engine/sim_test_util.h"
 #include "support/job_helpers.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

@@ -15,7 +15,7 @@
 #include "pipeline/schedule_inference.h"
 #include "pipeline/sim_schedule.h"
 #include "support/job_helpers.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

@@ -11,12 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "support/job_helpers.h"
 #include "pipeline/annotation_ops.h"
 #include "pipeline/schedule_inference.h"
 #include "pipeline/stage_stats.h"
+#include "support/job_helpers.h"
 #include "support/timeline_fixtures.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

@@ -13,10 +13,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "support/job_helpers.h"
 #include "pipeline/schedule_inference.h"
-#include "simulator/sim_test_util.h"
-#include "simulator/simulator.h"
+#include "schedule_engine/sim_test_util.h"
+#include "support/job_helpers.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "readers/nsys_reader.h"
-#include "simulator/simulator.h"
 #include "support/test_files.h"
+#include "synth/synthetic_job.h"
 #include "writers/nsys_writer.h"
 
 namespace bubblescope {

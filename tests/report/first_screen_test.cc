@@ -22,7 +22,7 @@
 #include "report/units.h"
 #include "report/whatif_report.h"
 #include "simdjson.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

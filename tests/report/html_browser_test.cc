@@ -27,9 +27,9 @@
 #include "report/html_parse.h"
 #include "report/html_report.h"
 #include "report/html_test_job.h"
-#include "simulator/simulator.h"
 #include "support/subprocess.h"
 #include "support/test_files.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

@@ -16,7 +16,7 @@
 #include "job/replica_job.h"
 #include "report/html_parse.h"
 #include "report/html_report.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

@@ -24,8 +24,8 @@
 #include "report/html_test_job.h"
 #include "report/html_whatif.h"
 #include "report/units.h"
-#include "simulator/simulator.h"
 #include "support/timeline_fixtures.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

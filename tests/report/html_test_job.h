@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "simulator/config.h"
+#include "schedule_engine/config.h"
 
 namespace bubblescope::html_testing {
 

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "job/job.h"
 #include "report/pipeline_report.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope {
 namespace {

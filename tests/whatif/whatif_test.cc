@@ -17,7 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "job/job.h"
-#include "simulator/simulator.h"
+#include "synth/synthetic_job.h"
 
 namespace bubblescope::whatif {
 namespace {

@@ -1,0 +1,20 @@
+#include "synth/synthetic_job.h"
+
+#include <utility>
+
+#include "schedule_engine/engine.h"
+#include "synth/trace_builder.h"
+
+namespace bubblescope::sim {
+
+absl::StatusOr<Simulation> Simulate(const Config& config) {
+  absl::StatusOr<Records> records = RunSchedule(config);
+  if (!records.ok()) return records.status();
+  Simulation simulation;
+  simulation.trace = BuildTrace(config, *records);
+  simulation.truth = ComputeTruth(config, *records);
+  simulation.records = *std::move(records);
+  return simulation;
+}
+
+}  // namespace bubblescope::sim
