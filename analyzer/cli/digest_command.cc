@@ -17,12 +17,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "launch/record_outputs.h"
 #include "common/digest_format.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"
 #include "common/output_temp.h"
+#include "common/status_macros.h"
 #include "index/digest_reduction.h"
+#include "launch/record_outputs.h"
 #include "loader/trace_loader.h"
 #include "readers/digest_reader.h"
 #include "text/one_line.h"
@@ -191,9 +192,8 @@ absl::Status WriteDigestSet(const Trace& trace, const fs::path& directory,
 // `not_reduced` counts the ranks the reduction kept whole.
 absl::StatusOr<Trace> ReadReduced(const std::vector<std::string>& paths, const LoadOptions& load,
                                   std::atomic<int>* not_reduced) {
-  absl::StatusOr<TraceFileList> list = ListTraceFiles(paths, load);
-  if (!list.ok()) return list.status();
-  const std::vector<TraceFile>& files = list->files;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(TraceFileList list, ListTraceFiles(paths, load));
+  const std::vector<TraceFile>& files = list.files;
   std::vector<FileRead> reads =
       ReadTraceFiles(files, load, [&files, &load, not_reduced](size_t index, FileRead& read) {
         if (!read.status.ok()) return;
@@ -208,7 +208,7 @@ absl::StatusOr<Trace> ReadReduced(const std::vector<std::string>& paths, const L
           read.status = OutOfMemoryReading(files[index].path, load.max_file_bytes);
         }
       });
-  return AssembleTrace(*list, std::move(reads), load);
+  return AssembleTrace(list, std::move(reads), load);
 }
 
 }  // namespace

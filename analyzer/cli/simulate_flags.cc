@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 
 namespace bubblescope {
 namespace {
@@ -59,7 +60,7 @@ absl::StatusOr<double> ParseNumber(absl::string_view text, double min,
 
 absl::StatusOr<int64_t> MegabytesToBytes(absl::string_view text) {
   absl::StatusOr<double> mb = ParseNumber(text, 0.0);
-  if (!mb.ok()) return mb.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(mb.status());
   if (*mb > 1e9) return absl::InvalidArgumentError(absl::StrCat("'", text, "' MiB is too large"));
   return static_cast<int64_t>(std::llround(*mb * static_cast<double>(kMiB)));
 }
@@ -111,10 +112,10 @@ absl::Status ParseCosts(const SimulateFlags& flags, sim::Config* config) {
   auto micros = [](absl::string_view text) { return ParseMicros(text); };
   absl::StatusOr<std::vector<int64_t>> forward =
       PerStage<int64_t>("--fwd-us", flags.forward_us, p, micros);
-  if (!forward.ok()) return forward.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(forward.status());
   absl::StatusOr<std::vector<int64_t>> backward =
       PerStage<int64_t>("--bwd-us", flags.backward_us, p, micros);
-  if (!backward.ok()) return backward.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(backward.status());
   std::vector<int64_t> weight_grad(static_cast<size_t>(p), 0);
   const bool zero_bubble = config->schedule == sim::Schedule::kZeroBubbleH1;
   if (zero_bubble != !flags.weight_grad_us.empty()) {
@@ -124,7 +125,7 @@ absl::Status ParseCosts(const SimulateFlags& flags, sim::Config* config) {
   if (zero_bubble) {
     absl::StatusOr<std::vector<int64_t>> parsed =
         PerStage<int64_t>("--wgrad-us", flags.weight_grad_us, p, micros);
-    if (!parsed.ok()) return parsed.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(parsed.status());
     weight_grad = *std::move(parsed);
   }
   config->costs.clear();
@@ -136,26 +137,26 @@ absl::Status ParseCosts(const SimulateFlags& flags, sim::Config* config) {
 
 absl::Status ParseShape(const SimulateFlags& flags, sim::Config* config) {
   absl::StatusOr<sim::Schedule> schedule = ParseNamed("--schedule", flags.schedule, sim::kSchedules, &sim::ScheduleName);
-  if (!schedule.ok()) return schedule.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(schedule.status());
   config->schedule = *schedule;
   absl::StatusOr<int32_t> stages = Flagged("--stages", ParseInt(flags.stages, 1, 4096));
-  if (!stages.ok()) return stages.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(stages.status());
   config->stages = *stages;
   absl::StatusOr<int32_t> microbatches =
       Flagged("--microbatches", ParseInt(flags.microbatches, 1, 1'000'000));
-  if (!microbatches.ok()) return microbatches.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(microbatches.status());
   config->microbatches = *microbatches;
   absl::StatusOr<int32_t> virtual_stages =
       Flagged("--virtual-stages", ParseInt(flags.virtual_stages, 1, 1024));
-  if (!virtual_stages.ok()) return virtual_stages.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(virtual_stages.status());
   config->virtual_stages = *virtual_stages;
   absl::StatusOr<int32_t> iterations =
       Flagged("--iterations", ParseInt(flags.iterations, 1, 1'000'000));
-  if (!iterations.ok()) return iterations.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(iterations.status());
   config->iterations = *iterations;
   absl::StatusOr<int32_t> kernels =
       Flagged("--kernels-per-op", ParseInt(flags.kernels_per_op, 1, 1024));
-  if (!kernels.ok()) return kernels.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(kernels.status());
   config->kernels_per_op = *kernels;
   return absl::OkStatus();
 }
@@ -163,10 +164,10 @@ absl::Status ParseShape(const SimulateFlags& flags, sim::Config* config) {
 absl::Status ParseLinks(const SimulateFlags& flags, sim::Config* config) {
   absl::StatusOr<int64_t> activation =
       Flagged("--activation-mb", MegabytesToBytes(flags.activation_mb));
-  if (!activation.ok()) return activation.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(activation.status());
   config->activation_bytes = *activation;
   absl::StatusOr<double> gbps = Flagged("--link-gbps", ParseNumber(flags.link_gbps, 0.01, true));
-  if (!gbps.ok()) return gbps.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(gbps.status());
   absl::StatusOr<int64_t> latency = ParseMicros(flags.link_latency_us);
   if (!latency.ok()) return FlagError("--link-latency-us", latency.status().message());
   config->link = sim::Link{*gbps, *latency};
@@ -191,7 +192,7 @@ absl::Status ParseTiming(const SimulateFlags& flags, sim::Config* config) {
   if (!optimizer.ok()) return FlagError("--optimizer-us", optimizer.status().message());
   config->optimizer_ns = *optimizer;
   absl::StatusOr<double> jitter = Flagged("--jitter", ParseNumber(flags.jitter, 0.0));
-  if (!jitter.ok()) return jitter.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(jitter.status());
   if (*jitter >= 1.0)
     return FlagError("--jitter", absl::StrCat("'", flags.jitter, "' must be < 1"));
   config->jitter = *jitter;
@@ -208,7 +209,7 @@ absl::Status ParseTiming(const SimulateFlags& flags, sim::Config* config) {
   config->iteration_gap_ns = *gap;
   absl::StatusOr<double> spread =
       Flagged("--transfer-spread", ParseNumber(flags.transfer_spread, 0.0));
-  if (!spread.ok()) return spread.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(spread.status());
   if (*spread >= 1.0) {
     return FlagError("--transfer-spread",
                      absl::StrCat("'", flags.transfer_spread, "' must be < 1"));
@@ -227,13 +228,13 @@ absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* co
     absl::StatusOr<std::vector<int64_t>> offsets = PerStage<int64_t>(
         "--clock-offset-us", flags.clock_offsets_us, p,
         [](absl::string_view text) { return ParseMicros(text, /*allow_negative=*/true); });
-    if (!offsets.ok()) return offsets.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(offsets.status());
     config->clock_offsets_ns = *std::move(offsets);
   }
   // Hosts hold global ranks, so replicas count (ValidateConfig checks the job's size).
   absl::StatusOr<int32_t> ranks_per_host =
       Flagged("--ranks-per-host", ParseInt(flags.ranks_per_host, 0, 1 << 20));
-  if (!ranks_per_host.ok()) return ranks_per_host.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(ranks_per_host.status());
   config->ranks_per_host = *ranks_per_host;
   config->write_host_names = !flags.no_host_names;
   config->describe_groups = !flags.no_group_descriptions;
@@ -248,7 +249,7 @@ absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* co
       absl::StatusOr<int64_t> offset = ParseMicros(fields[0], /*allow_negative=*/true);
       if (!offset.ok()) return FlagError("--host-clocks", offset.status().message());
       absl::StatusOr<double> ppm = Flagged("--host-clocks", ParseNumber(fields[1], -1000.0));
-      if (!ppm.ok()) return ppm.status();
+      BUBBLESCOPE_RETURN_IF_ERROR(ppm.status());
       config->host_clocks.push_back(sim::Config::HostClock{*offset, *ppm});
     }
   }
@@ -256,7 +257,7 @@ absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* co
   if (!flags.stage_to_rank.empty()) {
     for (absl::string_view part : absl::StrSplit(flags.stage_to_rank, ',')) {
       absl::StatusOr<int32_t> rank = Flagged("--stage-to-rank", ParseInt(part, 0, p - 1));
-      if (!rank.ok()) return rank.status();
+      BUBBLESCOPE_RETURN_IF_ERROR(rank.status());
       config->stage_to_rank.push_back(*rank);
     }
   }
@@ -265,25 +266,25 @@ absl::Status ParsePlacementAndMemory(const SimulateFlags& flags, sim::Config* co
     absl::StatusOr<std::vector<int64_t>> weights =
         PerStage<int64_t>("--weights-mb", flags.weights_mb, p,
                           [](absl::string_view text) { return MegabytesToBytes(text); });
-    if (!weights.ok()) return weights.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(weights.status());
     config->weights_bytes = *std::move(weights);
   }
   absl::StatusOr<int64_t> stash = Flagged("--stash-mb", MegabytesToBytes(flags.stash_mb));
-  if (!stash.ok()) return stash.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(stash.status());
   config->activation_stash_bytes = *stash;
   absl::StatusOr<sim::AnnotationStyle> annotations = ParseNamed("--annotations", flags.annotations, sim::kAnnotationStyles,
                  &sim::AnnotationStyleName);
-  if (!annotations.ok()) return annotations.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(annotations.status());
   config->annotations = *annotations;
   absl::StatusOr<sim::P2pStyle> p2p = ParseNamed("--p2p", flags.p2p, sim::kP2pStyles, &sim::P2pStyleName);
-  if (!p2p.ok()) return p2p.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(p2p.status());
   config->p2p = *p2p;
   absl::StatusOr<sim::LaunchStyle> launches = ParseNamed("--launches", flags.launches, sim::kLaunchStyles, &sim::LaunchStyleName);
-  if (!launches.ok()) return launches.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(launches.status());
   config->launches = *launches;
   absl::StatusOr<sim::Vendor> vendor =
       ParseNamed("--vendor", flags.vendor, sim::kVendors, &sim::VendorName);
-  if (!vendor.ok()) return vendor.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(vendor.status());
   config->vendor = *vendor;
   return absl::OkStatus();
 }
@@ -325,14 +326,14 @@ absl::StatusOr<sim::LinkOverride> ParseSlowLink(absl::string_view text, int64_t 
     return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not SRC:DST:GBPS"));
   }
   absl::StatusOr<int32_t> src = ParseInt(parts[0], 0, 4095);
-  if (!src.ok()) return src.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(src.status());
   absl::StatusOr<int32_t> dst = ParseInt(parts[1], 0, 4095);
-  if (!dst.ok()) return dst.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(dst.status());
   if (*src == *dst) {
     return absl::InvalidArgumentError(absl::StrCat("'", text, "' links a rank to itself"));
   }
   absl::StatusOr<double> gbps = ParseNumber(parts[2], 0.01, true);
-  if (!gbps.ok()) return gbps.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(gbps.status());
   return sim::LinkOverride{*src, *dst, sim::Link{*gbps, latency_ns}};
 }
 
@@ -346,14 +347,14 @@ static absl::Status ParseModelParallel(const SimulateFlags& flags,
         std::tuple{"--expert-parallel", &flags.expert_parallel, &parallel->expert, 64},
         std::tuple{"--data-parallel", &flags.data_parallel, &parallel->data, 1024}}) {
     absl::StatusOr<int32_t> size = Flagged(flag, ParseInt(*text, 1, most));
-    if (!size.ok()) return size.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(size.status());
     *out = *size;
   }
   for (const auto& [flag, text, out] :
        {std::tuple{"--tp-share", &flags.tp_share, &parallel->tensor_share},
         std::tuple{"--ep-share", &flags.ep_share, &parallel->expert_share}}) {
     absl::StatusOr<double> share = Flagged(flag, ParseNumber(*text, 0.0));
-    if (!share.ok()) return share.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(share.status());
     if (*share >= 1.0) return FlagError(flag, absl::StrCat("'", *text, "' must be < 1"));
     *out = *share;
   }
@@ -373,11 +374,11 @@ static absl::Status ParseModelParallel(const SimulateFlags& flags,
 absl::StatusOr<SimulateSettings> ParseSimulateFlags(const SimulateFlags& flags) {
   SimulateSettings settings;
   sim::Config& config = settings.config;
-  if (absl::Status status = ParseShape(flags, &config); !status.ok()) return status;
-  if (absl::Status status = ParseCosts(flags, &config); !status.ok()) return status;
-  if (absl::Status status = ParseLinks(flags, &config); !status.ok()) return status;
-  if (absl::Status status = ParseTiming(flags, &config); !status.ok()) return status;
-  if (absl::Status status = ParsePlacementAndMemory(flags, &config); !status.ok()) return status;
+  BUBBLESCOPE_RETURN_IF_ERROR(ParseShape(flags, &config));
+  BUBBLESCOPE_RETURN_IF_ERROR(ParseCosts(flags, &config));
+  BUBBLESCOPE_RETURN_IF_ERROR(ParseLinks(flags, &config));
+  BUBBLESCOPE_RETURN_IF_ERROR(ParseTiming(flags, &config));
+  BUBBLESCOPE_RETURN_IF_ERROR(ParsePlacementAndMemory(flags, &config));
   if (absl::Status status = ParseModelParallel(flags, &config.parallel); !status.ok()) {
     return status;
   }
@@ -392,7 +393,7 @@ absl::StatusOr<SimulateSettings> ParseSimulateFlags(const SimulateFlags& flags) 
     settings.write.nsys = NsysWriteOptions{.nccl_payloads = !flags.no_nccl_args};
   } else {
     absl::StatusOr<KinetoLayout> layout = ParseLayout(flags.format);
-    if (!layout.ok()) return layout.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(layout.status());
     settings.write.kineto.layout = *layout;
   }
   settings.write.kineto.nccl_args = !flags.no_nccl_args;

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/out_of_memory.h"
+#include "common/status_macros.h"
 #include "compare/figure_range.h"
 #include "readers/json_tokens.h"
 #include "simdjson.h"
@@ -103,7 +104,7 @@ class ReportWalker {
       saw_schema = true;
       return ReadSchema(value, &run);
     });
-    if (!walked.ok()) return walked;
+    BUBBLESCOPE_RETURN_IF_ERROR(walked);
     if (const char* next = nullptr; !document_.current_location().get(next)) {
       return Error(next, "more JSON after the report's closing brace");
     }
@@ -135,7 +136,7 @@ class ReportWalker {
       }
       return absl::OkStatus();
     });
-    if (!walked.ok()) return walked;
+    BUBBLESCOPE_RETURN_IF_ERROR(walked);
     if (!saw_pipelines) return Error(start, "no \"pipelines\" member");
     AttachFindings(std::move(findings), &run);
     return run;
@@ -244,7 +245,7 @@ class ReportWalker {
       }
       return visit(member_key, member);
     });
-    if (!read.ok()) return read;
+    BUBBLESCOPE_RETURN_IF_ERROR(read);
     for (size_t i = 0; i < required.size(); ++i) {
       if ((seen & (1u << i)) == 0) {
         return Error(at, absl::StrCat(std::string(where), " has no \"", std::string(required[i]),
@@ -262,7 +263,7 @@ class ReportWalker {
     for (auto element_result : array) {
       ondemand::value element;
       if (auto error = element_result.get(element)) return Located(error);
-      if (absl::Status status = visit(element); !status.ok()) return status;
+      BUBBLESCOPE_RETURN_IF_ERROR(visit(element));
     }
     return absl::OkStatus();
   }
@@ -307,7 +308,7 @@ class ReportWalker {
       return absl::OkStatus();
     }
     int32_t number = 0;
-    if (absl::Status status = Integer(value, key, &number); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(Integer(value, key, &number));
     *out = number;
     return absl::OkStatus();
   }
@@ -324,7 +325,7 @@ class ReportWalker {
       return absl::OkStatus();
     }
     std::string text;
-    if (absl::Status status = String(value, key, &text); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(String(value, key, &text));
     *out = std::move(text);
     return absl::OkStatus();
   }
@@ -342,7 +343,7 @@ class ReportWalker {
   absl::Status ReadSchema(ondemand::value& value, RunFigures* run) {
     const char* at = value.raw_json_token().data();
     std::string schema;
-    if (absl::Status status = String(value, "schema", &schema); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(String(value, "schema", &schema));
     absl::StatusOr<SchemaVersion> version = ParseAnalyzeSchema(schema);
     if (!version.ok()) return Error(at, std::string(version.status().message()));
     if (version->major != kReadableAnalyzeMajor) {
@@ -559,7 +560,7 @@ class ReportWalker {
       }
       return absl::OkStatus();
     });
-    if (!read.ok()) return read;
+    BUBBLESCOPE_RETURN_IF_ERROR(read);
     if (absl::Status valid = whatif::ValidateModel(*model); !valid.ok()) {
       return Error(at, absl::StrCat("\"whatif_model\" is not a usable model: ",
                                     std::string(valid.message())));

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/out_of_memory.h"
 #include "common/parallel_for.h"
+#include "common/status_macros.h"
 #include "loader/file_source.h"
 #include "loader/rank_assigner.h"
 #include "loader/trace_paths.h"
@@ -77,17 +78,16 @@ struct Worker {
 
 absl::Status ReadWithReaders(Worker& worker, const std::string& path, int64_t max_bytes,
                              FileRanks* out) {
-  absl::StatusOr<FileHead> head = ReadFileHead(path, kSniffBytes);
-  if (!head.ok()) return head.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(FileHead head, ReadFileHead(path, kSniffBytes));
   // A stream can be read once only: whole, with its head taken from the text.
   std::optional<FileContents> contents;
-  if (!head->regular) {
-    absl::StatusOr<FileContents> whole = ReadFileSource(path, max_bytes, &worker.buffer);
-    if (!whole.ok()) return whole.status();
-    contents = *std::move(whole);
-    head->bytes.assign(contents->text.data(), std::min(contents->text.size(), kSniffBytes));
+  if (!head.regular) {
+    BUBBLESCOPE_ASSIGN_OR_RETURN(FileContents whole,
+                                 ReadFileSource(path, max_bytes, &worker.buffer));
+    contents = std::move(whole);
+    head.bytes.assign(contents->text.data(), std::min(contents->text.size(), kSniffBytes));
   }
-  TraceReader* reader = ClaimingReader(worker.readers, head->bytes, path);
+  TraceReader* reader = ClaimingReader(worker.readers, head.bytes, path);
   if (reader == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a trace of a format bubblescope reads (",
@@ -97,14 +97,13 @@ absl::Status ReadWithReaders(Worker& worker, const std::string& path, int64_t ma
   options.max_bytes = max_bytes;
   if (reader->ReadsText()) {
     if (!contents.has_value()) {
-      absl::StatusOr<FileContents> whole = ReadFileSource(path, max_bytes, &worker.buffer);
-      if (!whole.ok()) return whole.status();
-      contents = *std::move(whole);
+      BUBBLESCOPE_ASSIGN_OR_RETURN(FileContents whole,
+                                   ReadFileSource(path, max_bytes, &worker.buffer));
+      contents = std::move(whole);
     }
     options.text = contents->text;
   }
-  absl::Status read = reader->Read(path, options, out);
-  if (!read.ok()) return read;
+  BUBBLESCOPE_RETURN_IF_ERROR(reader->Read(path, options, out));
   for (Rank& rank : out->ranks) {
     if (contents.has_value() && contents->truncated) NoteGzipTruncation(*contents, &rank);
     if (contents.has_value() && contents->trailing_at_compressed_byte >= 0) {
@@ -224,19 +223,18 @@ absl::StatusOr<std::vector<bool>> ChooseCycle(const std::vector<size_t>& readabl
     cycle_files.push_back(file);
     of_run.push_back(k);
   }
-  absl::StatusOr<CycleChoice> choice = ChooseProfilerCycle(cycle_files, wanted);
-  if (!choice.ok()) return choice.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(CycleChoice choice, ChooseProfilerCycle(cycle_files, wanted));
   std::vector<bool> keep(readable.size(), true);
   for (size_t j = 0; j < of_run.size(); ++j) {
-    if (choice->keep[j]) continue;
+    if (choice.keep[j]) continue;
     keep[of_run[j]] = false;
     const FileRead& read = reads[readable[of_run[j]]];
     trace->skipped_files.push_back(
         {read.ranks[0].source_path,
-         absl::StrCat("of profiler cycle ", choice->cycle_of[j], ", not the one read (--cycle)"),
-         std::nullopt, choice->cycle_of[j]});
+         absl::StrCat("of profiler cycle ", choice.cycle_of[j], ", not the one read (--cycle)"),
+         std::nullopt, choice.cycle_of[j]});
   }
-  trace->profiler_cycles = std::move(choice->cycles);
+  trace->profiler_cycles = std::move(choice.cycles);
   return keep;
 }
 
@@ -249,10 +247,9 @@ absl::StatusOr<TraceFileList> ListTraceFiles(const std::vector<std::string>& pat
     return absl::InvalidArgumentError(absl::StrCat("jobs must be >= 0, not ", options.jobs));
   }
   TraceFileList list;
-  absl::StatusOr<std::vector<TraceFile>> files =
-      ExpandTracePaths(paths, &list.not_regular, &list.trace_sets_below);
-  if (!files.ok()) return files.status();
-  list.files = *std::move(files);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<TraceFile> files,
+                               ExpandTracePaths(paths, &list.not_regular, &list.trace_sets_below));
+  list.files = std::move(files);
   // Overrides must name a file that exists in the list, so they are checked before any reading.
   std::vector<std::string> all_paths;
   for (const TraceFile& file : list.files) all_paths.push_back(file.path);
@@ -301,10 +298,9 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const LoadOptions& options) {
-  absl::StatusOr<TraceFileList> list = ListTraceFiles(paths, options);
-  if (!list.ok()) return list.status();
-  std::vector<FileRead> reads = ReadTraceFiles(list->files, options);
-  return AssembleTrace(*list, std::move(reads), options);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(TraceFileList list, ListTraceFiles(paths, options));
+  std::vector<FileRead> reads = ReadTraceFiles(list.files, options);
+  return AssembleTrace(list, std::move(reads), options);
 }
 
 absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileRead> reads,
@@ -343,8 +339,8 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
   std::vector<std::string_view> run_ids;
   // A merged trace's ranks all come from one run, or were mixed by --mix-runs before merging.
   for (size_t i : readable) run_ids.push_back(reads[i].ranks[0].record_run_id);
-  absl::StatusOr<std::vector<bool>> in_run = ChooseRecordRun(run_ids, options.record_run);
-  if (!in_run.ok()) return in_run.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<bool> in_run,
+                               ChooseRecordRun(run_ids, options.record_run));
   // The assigner sees every trace file, those of other runs too, so that a --rank override
   // naming one of them is no error; only the chosen run's files are given rank ids.
   std::vector<std::string> trace_paths;
@@ -352,16 +348,16 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
   for (size_t i = first_failure; i < files.size(); ++i) {
     if (!IsSkippable(files[i], reads[i].status)) trace_paths.push_back(files[i].path);
   }
-  absl::StatusOr<RankAssigner> assigner = RankAssigner::Create(trace_paths, options.rank_overrides);
-  if (!assigner.ok()) return assigner.status();
-  absl::StatusOr<std::vector<bool>> in_cycle =
-      ChooseCycle(readable, reads, *in_run, *assigner, options.profiler_cycle, &trace);
-  if (!in_cycle.ok()) return in_cycle.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(RankAssigner assigner,
+                               RankAssigner::Create(trace_paths, options.rank_overrides));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      std::vector<bool> in_cycle,
+      ChooseCycle(readable, reads, in_run, assigner, options.profiler_cycle, &trace));
   // Whether some file read has its clock base: only beside such a file is one without it left
   // out (with none known, the ranks are read as they are and the counter says so).
   bool some_base_known = false;
   for (size_t k = 0; k < readable.size(); ++k) {
-    if ((*in_run)[k] && (*in_cycle)[k] &&
+    if (in_run[k] && in_cycle[k] &&
         reads[readable[k]].ranks[0].stats.count(ImportCounter::kUnknownClockBase) == 0) {
       some_base_known = true;
     }
@@ -371,7 +367,7 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
   for (size_t k = 0; k < readable.size(); ++k) {
     std::vector<Rank>& file_ranks = reads[readable[k]].ranks;
     const Rank& rank = file_ranks[0];
-    if (!(*in_run)[k]) {
+    if (!in_run[k]) {
       trace.skipped_files.push_back(
           {trace_paths[k],
            rank.record_run_id.empty()
@@ -381,7 +377,7 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
            rank.record_run_id});
       continue;
     }
-    if (!(*in_cycle)[k]) continue;  // noted by ChooseCycle
+    if (!in_cycle[k]) continue;  // noted by ChooseCycle
     // A rank whose clock base was cut off (kUnknownClockBase) cannot be placed on the others'
     // clock: put there as if its base were 0, its times lay years from theirs and made an
     // iteration of 1.7e12 ms. Alone, or where no file's base is known, it is read as it is.
@@ -397,15 +393,14 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
     for (size_t slot = 0; slot < file_ranks.size(); ++slot) {
       Rank& file_rank = file_ranks[slot];
       const int32_t reported = file_rank.rank;
-      absl::StatusOr<int32_t> rank_id =
-          merged ? assigner->AssignNamed(k, reported)
-                 : assigner->Assign(k, reported, reads[readable[k]].rank_carriers);
-      if (!rank_id.ok()) return rank_id.status();
-      file_rank.rank = *rank_id;
+      BUBBLESCOPE_ASSIGN_OR_RETURN(
+          int32_t rank_id, merged ? assigner.AssignNamed(k, reported)
+                                  : assigner.Assign(k, reported, reads[readable[k]].rank_carriers));
+      file_rank.rank = rank_id;
       // A reader that records its rank's source (Nsight's) is told where the loader's id came
       // from when the loader decided it.
       if (!file_rank.rank_source.empty() && !merged) {
-        const std::string_view source = assigner->ClaimSource(k, reported);
+        const std::string_view source = assigner.ClaimSource(k, reported);
         if (source != "file") file_rank.rank_source = std::string(source);
       }
       kept.push_back(std::move(file_rank));

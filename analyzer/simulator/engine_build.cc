@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "simulator/engine_state.h"
 #include "simulator/parallel_groups.h"
 
@@ -151,7 +152,7 @@ absl::Status Engine::Build() {
   absl::flat_hash_map<MessageKey, int32_t> recvs;
   for (int32_t it = 0; it < config_.iterations; ++it) {
     for (int32_t r = 0; r < p_; ++r) {
-      if (absl::Status status = BuildIteration(r, it, &sends, &recvs); !status.ok()) return status;
+      BUBBLESCOPE_RETURN_IF_ERROR(BuildIteration(r, it, &sends, &recvs));
     }
   }
   if (sends.size() != recvs.size()) {
