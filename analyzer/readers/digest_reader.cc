@@ -431,13 +431,14 @@ bool DigestTraceReader::Sniff(std::string_view head, std::string_view path) cons
          absl::EndsWithIgnoreCase(absl::string_view(path.data(), path.size()), ".bsdigest");
 }
 
-absl::Status DigestTraceReader::Read(const std::string& path, const ReaderOptions& options,
-                                     FileRanks* out) {
+absl::StatusOr<FileRanks> DigestTraceReader::Read(const std::string& path,
+                                                  const ReaderOptions& options) {
+  FileRanks file;
   BUBBLESCOPE_ASSIGN_OR_RETURN(
       Rank rank,
       Decode(std::string_view(options.text.data(), options.text.size()), path, options.max_bytes));
-  out->ranks.push_back(std::move(rank));
-  return absl::OkStatus();
+  file.ranks.push_back(std::move(rank));
+  return file;
 }
 
 }  // namespace bubblescope::digest

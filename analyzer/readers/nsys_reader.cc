@@ -714,18 +714,18 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
 
 bool IsSqliteHead(std::string_view head) { return head.starts_with(kSqliteMagic); }
 
-absl::Status NsysTraceReader::Read(const std::string& path, const ReaderOptions& options,
-                                   FileRanks* out) {
-  BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<Rank> ranks,
+absl::StatusOr<FileRanks> NsysTraceReader::Read(const std::string& path,
+                                                const ReaderOptions& options) {
+  FileRanks file;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(file.ranks,
                                ReadNsysSqlite(path, NsysReadOptions{options.max_bytes}));
-  out->ranks = std::move(ranks);
-  out->rank_carriers =
+  file.rank_carriers =
       "RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK in the launched process's "
       "environment (META_DATA_CAPTURE), no NCCL communicator of the world's size (exported with "
       "--include-blobs=true)";
   // Several processes in one export name their ranks themselves (NCCL's ids, or their GPUs).
-  out->named_by_file = out->ranks.size() > 1;
-  return absl::OkStatus();
+  file.named_by_file = file.ranks.size() > 1;
+  return file;
 }
 
 absl::StatusOr<std::vector<Rank>> ReadNsysSqlite(const std::string& path,
