@@ -113,11 +113,11 @@ std::string StageBars(const job::Pipeline& pipeline) {
            .tooltip = absl::StrCat(StageLabel(row), ": ", what, " ", Percent(share), "% (",
                                    Ms(static_cast<double>(ns)), ")")});
     };
-    add("cp", "compute", totals.compute);
-    add(IdleClass(bubble::IdleKind::kFill), "fill", totals.fill);
-    add(IdleClass(bubble::IdleKind::kCommWait), "comm_wait", totals.comm_wait);
-    add(IdleClass(bubble::IdleKind::kEmpty), "empty", totals.empty);
-    add(IdleClass(bubble::IdleKind::kDrain), "drain", totals.drain);
+    add("cp", "compute", totals.split.compute);
+    add(IdleClass(bubble::IdleKind::kFill), "fill", totals.split.fill);
+    add(IdleClass(bubble::IdleKind::kCommWait), "comm_wait", totals.split.comm_wait);
+    add(IdleClass(bubble::IdleKind::kEmpty), "empty", totals.split.empty);
+    add(IdleClass(bubble::IdleKind::kDrain), "drain", totals.split.drain);
     rows.push_back(std::move(bar));
   }
   if (bubble.complete_iterations == 0 || rows.empty()) {

@@ -104,23 +104,24 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
   for (const bubble::RankTotals& rank : bubble.per_rank) {
     int32_t stage = StagePosition(pipeline, rank.rank);
     ranks.AddRow({absl::StrCat(rank.rank), stage < 0 ? "-" : absl::StrCat(stage),
-                  Millis(static_cast<double>(rank.compute)),
-                  Millis(static_cast<double>(rank.fill)), Millis(static_cast<double>(rank.drain)),
-                  Millis(static_cast<double>(rank.stall)),
-                  Millis(static_cast<double>(rank.comm_wait)),
-                  Millis(static_cast<double>(rank.empty)), Percent(rank.bubble_fraction),
+                  Millis(static_cast<double>(rank.split.compute)),
+                  Millis(static_cast<double>(rank.split.fill)),
+                  Millis(static_cast<double>(rank.split.drain)),
+                  Millis(static_cast<double>(rank.split.stall)),
+                  Millis(static_cast<double>(rank.split.comm_wait)),
+                  Millis(static_cast<double>(rank.split.empty)), Percent(rank.bubble_fraction),
                   Bytes(rank.memory.allocated_bytes), Bytes(rank.memory.reserved_bytes)});
   }
   absl::StrAppend(out, ranks.Render(2));
   // Only jobs whose groups say so have these shares; the others keep the table as it was.
   for (const bubble::RankTotals& rank : bubble.per_rank) {
-    if (rank.in_stage_comm == 0 && rank.dp_sync == 0) continue;
+    if (rank.split.in_stage_comm == 0 && rank.split.dp_sync == 0) continue;
     const int32_t stage = StagePosition(pipeline, rank.rank);
     absl::StrAppend(out, "  stage ", stage < 0 ? std::string("-") : absl::StrCat(stage),
                     " (rank ", rank.rank, "): in-stage communication not under compute ",
-                    Millis(static_cast<double>(rank.in_stage_comm)),
+                    Millis(static_cast<double>(rank.split.in_stage_comm)),
                     " ms (counted as work); exposed DP sync ",
-                    Millis(static_cast<double>(rank.dp_sync)), " ms of its idle time\n");
+                    Millis(static_cast<double>(rank.split.dp_sync)), " ms of its idle time\n");
   }
 
   if (pipeline.shape.has_value() && !pipeline.shape->stages.empty()) {
@@ -334,15 +335,15 @@ class PipelineJson {
     } else {
       json_.Int(stage);
     }
-    Micros("compute_us", rank.compute);
-    Micros("idle_us", rank.idle);
-    Micros("fill_us", rank.fill);
-    Micros("drain_us", rank.drain);
-    Micros("stall_us", rank.stall);
-    Micros("comm_wait_us", rank.comm_wait);
-    Micros("empty_us", rank.empty);
-    Micros("in_stage_comm_us", rank.in_stage_comm);
-    Micros("dp_sync_us", rank.dp_sync);
+    Micros("compute_us", rank.split.compute);
+    Micros("idle_us", rank.split.idle);
+    Micros("fill_us", rank.split.fill);
+    Micros("drain_us", rank.split.drain);
+    Micros("stall_us", rank.split.stall);
+    Micros("comm_wait_us", rank.split.comm_wait);
+    Micros("empty_us", rank.split.empty);
+    Micros("in_stage_comm_us", rank.split.in_stage_comm);
+    Micros("dp_sync_us", rank.split.dp_sync);
     Fraction("bubble_fraction", rank.bubble_fraction);
     json_.CountOrNullMember("peak_allocated_bytes", rank.memory.allocated_bytes);
     json_.CountOrNullMember("peak_reserved_bytes", rank.memory.reserved_bytes);
