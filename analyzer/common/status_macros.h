@@ -18,24 +18,24 @@
 
 // The status is held in a variable of this name, declared in a scope of its own: a name no
 // expression passed in would use.
-#define BUBBLESCOPE_RETURN_IF_ERROR(expr)                                         \
-  do {                                                                            \
-    if (::absl::Status bubblescope_status_macro_error = (expr);                   \
-        !bubblescope_status_macro_error.ok()) {                                   \
-      return bubblescope_status_macro_error;                                      \
-    }                                                                             \
+#define BUBBLESCOPE_RETURN_IF_ERROR(expr)                       \
+  do {                                                          \
+    if (::absl::Status bubblescope_status_macro_error = (expr); \
+        !bubblescope_status_macro_error.ok()) {                 \
+      return bubblescope_status_macro_error;                    \
+    }                                                           \
   } while (false)
 
 // Expands to declarations in the enclosing scope (the left side may declare a variable), so it is
 // a statement of its own in a braced block, not the body of an unbraced if or loop. The StatusOr
 // is held under a name made unique by __COUNTER__, so that two in one scope do not collide.
-#define BUBBLESCOPE_ASSIGN_OR_RETURN(lhs, expr)                                   \
-  BUBBLESCOPE_STATUS_MACRO_ASSIGN_OR_RETURN_(                                     \
+#define BUBBLESCOPE_ASSIGN_OR_RETURN(lhs, expr) \
+  BUBBLESCOPE_STATUS_MACRO_ASSIGN_OR_RETURN_(   \
       BUBBLESCOPE_STATUS_MACRO_CONCAT_(bubblescope_status_macro_or_, __COUNTER__), lhs, expr)
 
-#define BUBBLESCOPE_STATUS_MACRO_ASSIGN_OR_RETURN_(statusor, lhs, expr)          \
-  auto statusor = (expr);                                                         \
-  if (!statusor.ok()) return std::move(statusor).status();                        \
+#define BUBBLESCOPE_STATUS_MACRO_ASSIGN_OR_RETURN_(statusor, lhs, expr) \
+  auto statusor = (expr);                                               \
+  if (!statusor.ok()) return std::move(statusor).status();              \
   lhs = *std::move(statusor)
 
 // Two steps, so that __COUNTER__ is expanded before it is pasted.

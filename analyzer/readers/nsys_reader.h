@@ -43,8 +43,7 @@ class NsysTraceReader final : public TraceReader {
     return IsSqliteHead(head);
   }
   bool ReadsText() const override { return false; }  // SQLite opens the file itself
-  absl::StatusOr<FileRanks> Read(const std::string& path,
-                                 const ReaderOptions& options) override;
+  absl::StatusOr<FileRanks> Read(const std::string& path, const ReaderOptions& options) override;
 };
 
 }  // namespace bubblescope

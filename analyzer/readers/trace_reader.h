@@ -71,8 +71,7 @@ class TraceReader {
   // file of no trace at all" (JSON without traceEvents): passed over when the file was found by
   // listing a directory. A file that fails gives no ranks: the loader reports its error and
   // nothing of what was read before it.
-  virtual absl::StatusOr<FileRanks> Read(const std::string& path,
-                                         const ReaderOptions& options) = 0;
+  virtual absl::StatusOr<FileRanks> Read(const std::string& path, const ReaderOptions& options) = 0;
 
   // Sizes buffers the reader reuses for files of up to `bytes`, so that files of several sizes
   // are all read in the same pages. Failing to is no error.
