@@ -186,6 +186,27 @@ TEST(TraceReadersTest, AFailedReadIsAnErrorNamingTheFile) {
   EXPECT_TRUE(absl::StartsWith(damaged.status().message(), "rank3.bsdigest")) << damaged.status();
 }
 
+// What the loader keeps of each file: a file that fails keeps no ranks, not the part of one its
+// reader built before the error (a Kineto reader has begun its rank by then).
+TEST(TraceReadersTest, AFailedFileKeepsNoRanks) {
+  TempDir dir;
+  const std::string whole = dir.Write("rank0.json", std::string(kKinetoText));
+  const std::string cut =
+      dir.Write("rank1.json", std::string(kKinetoText.substr(0, kKinetoText.size() / 2)));
+  LoadOptions options;
+  options.jobs = 1;
+  const std::vector<FileRead> reads =
+      ReadTraceFiles({TraceFile{whole, false}, TraceFile{cut, false}}, options);
+  ASSERT_EQ(reads.size(), 2u);
+  ASSERT_TRUE(reads[0].status.ok()) << reads[0].status;
+  EXPECT_EQ(reads[0].ranks.size(), 1u);
+  EXPECT_TRUE(reads[1].read);
+  ASSERT_FALSE(reads[1].status.ok());
+  EXPECT_TRUE(absl::StartsWith(reads[1].status.message(), cut)) << reads[1].status;
+  EXPECT_TRUE(reads[1].ranks.empty());
+  EXPECT_FALSE(reads[1].merged);
+}
+
 TEST(FileHeadTest, HeadIsTheFirstBytesOfTheText) {
   TempDir dir;
   std::string text(10000, 'x');
