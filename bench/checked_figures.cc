@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "bubblescope/idle_split.h"
 #include "pipeline/schedule_inference.h"
 
 namespace bubblescope::bench {
@@ -31,22 +32,12 @@ std::string IterationRankWhere(size_t index, int32_t rank) {
   return absl::StrCat("iteration ", index, " rank ", rank);
 }
 
-// The per-iteration, per-rank split of idle time; both sides fill it from their own types.
-struct RankSplit {
-  TimeNs first_compute_start = 0;
-  TimeNs last_compute_end = 0;
-  TimeNs compute = 0;
-  TimeNs idle = 0;
-  TimeNs fill = 0;
-  TimeNs drain = 0;
-  TimeNs stall = 0;
-  TimeNs comm_wait = 0;
-  TimeNs empty = 0;
-};
-
-void AddRankSplit(Figures& figures, const std::string& where, const RankSplit& split) {
-  Add(figures, "iteration.rank.first_compute_start_ns", where, split.first_compute_start);
-  Add(figures, "iteration.rank.last_compute_end_ns", where, split.last_compute_end);
+// The per-iteration, per-rank split of idle time, which both sides hold as an IdleSplit, and the
+// bounds of the rank's work on the reference clock.
+void AddRankSplit(Figures& figures, const std::string& where, TimeNs first_compute_start,
+                  TimeNs last_compute_end, const IdleSplit& split) {
+  Add(figures, "iteration.rank.first_compute_start_ns", where, first_compute_start);
+  Add(figures, "iteration.rank.last_compute_end_ns", where, last_compute_end);
   Add(figures, "iteration.rank.compute_ns", where, split.compute);
   Add(figures, "iteration.rank.idle_ns", where, split.idle);
   Add(figures, "iteration.rank.fill_ns", where, split.fill);
@@ -160,10 +151,8 @@ Figures FiguresOfJob(const job::Result& result) {
     Add(figures, "iteration.idle_ns", where, iteration.idle);
     Add(figures, "iteration.bubble_fraction", where, iteration.bubble_fraction);
     for (const bubble::RankIterationFigures& rank : iteration.ranks) {
-      AddRankSplit(
-          figures, IterationRankWhere(i, rank.rank),
-          RankSplit{rank.first_compute_start, rank.last_compute_end, rank.compute, rank.idle,
-                    rank.fill, rank.drain, rank.stall, rank.comm_wait, rank.empty});
+      AddRankSplit(figures, IterationRankWhere(i, rank.rank), rank.first_compute_start,
+                   rank.last_compute_end, rank.split);
     }
   }
   for (const bubble::RankTotals& rank : bubble.per_rank) {
@@ -226,9 +215,8 @@ Figures FiguresOfTruth(const sim::Config& config, const sim::Truth& truth) {
     for (int32_t rank_id : truth.stage_to_rank) {
       const sim::RankIterationTruth& rank = iteration.ranks[static_cast<size_t>(rank_id)];
       AddRankSplit(figures, IterationRankWhere(i, rank.rank),
-                   RankSplit{rank.first_compute_start + reference,
-                             rank.last_compute_end + reference, rank.compute, rank.idle, rank.fill,
-                             rank.drain, rank.stall, rank.comm_wait, rank.empty});
+                   rank.first_compute_start + reference, rank.last_compute_end + reference,
+                   rank.split);
     }
   }
   for (int32_t rank_id : truth.stage_to_rank) {

@@ -25,21 +25,22 @@ void AddSpan(IdleKind kind, TimeNs start, TimeNs end, RankIterationFigures* figu
   if (end <= start) return;
   figures->idle_spans.push_back({kind, start, end});
   const TimeNs length = end - start;
-  figures->idle = SaturatingAdd(figures->idle, length);
+  IdleSplit& split = figures->split;
+  split.idle = SaturatingAdd(split.idle, length);
   switch (kind) {
     case IdleKind::kFill:
-      figures->fill = SaturatingAdd(figures->fill, length);
+      split.fill = SaturatingAdd(split.fill, length);
       break;
     case IdleKind::kDrain:
-      figures->drain = SaturatingAdd(figures->drain, length);
+      split.drain = SaturatingAdd(split.drain, length);
       break;
     case IdleKind::kCommWait:
-      figures->comm_wait = SaturatingAdd(figures->comm_wait, length);
-      figures->stall = SaturatingAdd(figures->stall, length);
+      split.comm_wait = SaturatingAdd(split.comm_wait, length);
+      split.stall = SaturatingAdd(split.stall, length);
       break;
     case IdleKind::kEmpty:
-      figures->empty = SaturatingAdd(figures->empty, length);
-      figures->stall = SaturatingAdd(figures->stall, length);
+      split.empty = SaturatingAdd(split.empty, length);
+      split.stall = SaturatingAdd(split.stall, length);
       break;
   }
 }
@@ -107,9 +108,9 @@ RankIterationFigures RankFigures(const index::RankIndex& rank, const RankClock& 
   const IntervalSet comm_set = IntervalSet::FromRanges(std::move(comm));
   const IntervalSet window = IntervalSet::FromRanges({{window_start, window_end}});
   figures.comm_spans = IntervalSet::FromRanges(std::move(all_comm)).Intersect(window).ranges();
-  figures.compute = compute_set.Length();
-  figures.in_stage_comm = busy_set.Length() - figures.compute;
-  figures.dp_sync =
+  figures.split.compute = compute_set.Length();
+  figures.split.in_stage_comm = busy_set.Length() - figures.split.compute;
+  figures.split.dp_sync =
       IntervalSet::FromRanges(std::move(data)).Intersect(window).Subtract(busy_set).Length();
   if (busy_set.empty()) {
     AddSpan(IdleKind::kFill, window_start, window_end, &figures);
@@ -173,7 +174,7 @@ IterationFigures Figures(const index::TraceIndex& index, const iterations::Resul
                                         figures.window_end));
     if (!figures.ranks.back().present) continue;
     ++present;
-    figures.idle = SaturatingAdd(figures.idle, figures.ranks.back().idle);
+    figures.idle = SaturatingAdd(figures.idle, figures.ranks.back().split.idle);
   }
   const TimeNs capacity = SaturatingMul(present, figures.window());
   figures.bubble_fraction =
@@ -231,22 +232,14 @@ Result Analyze(const Trace& trace, const index::TraceIndex& index,
         const RankIterationFigures& rank = figures.ranks[i];
         RankTotals& totals = result.per_rank[i];
         totals.window = SaturatingAdd(totals.window, figures.window());
-        totals.compute = SaturatingAdd(totals.compute, rank.compute);
-        totals.in_stage_comm = SaturatingAdd(totals.in_stage_comm, rank.in_stage_comm);
-        totals.dp_sync = SaturatingAdd(totals.dp_sync, rank.dp_sync);
-        totals.idle = SaturatingAdd(totals.idle, rank.idle);
-        totals.fill = SaturatingAdd(totals.fill, rank.fill);
-        totals.drain = SaturatingAdd(totals.drain, rank.drain);
-        totals.stall = SaturatingAdd(totals.stall, rank.stall);
-        totals.comm_wait = SaturatingAdd(totals.comm_wait, rank.comm_wait);
-        totals.empty = SaturatingAdd(totals.empty, rank.empty);
+        totals.split += rank.split;
       }
     }
     result.iterations.push_back(std::move(figures));
   }
   result.bubble_fraction = Ratio(result.idle, result.capacity);
   for (RankTotals& totals : result.per_rank) {
-    totals.bubble_fraction = Ratio(totals.idle, totals.window);
+    totals.bubble_fraction = Ratio(totals.split.idle, totals.window);
   }
   std::sort(windows.begin(), windows.end());
   result.latency.iterations = static_cast<int64_t>(windows.size());

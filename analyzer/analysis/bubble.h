@@ -29,8 +29,9 @@
 #include "analysis/clock_offsets.h"
 #include "analysis/iterations.h"
 #include "index/memory_peak.h"
-#include "common/interval_set.h"
+#include "bubblescope/idle_split.h"
 #include "bubblescope/trace.h"
+#include "common/interval_set.h"
 #include "index/rank_index.h"
 
 namespace bubblescope::bubble {
@@ -50,26 +51,15 @@ struct IdleSpan {
   friend bool operator==(const IdleSpan&, const IdleSpan&) = default;
 };
 
-// Where a rank's idle time lies within one iteration. idle = fill + stall + drain and
-// stall = comm_wait + empty hold exactly.
+// Where a rank's idle time lies within one iteration (split: idle = fill + stall + drain and
+// stall = comm_wait + empty hold exactly).
 struct RankIterationFigures {
   int32_t rank = -1;
   bool present = false;            // the rank has this iteration; absent ranks are all zero
   TimeNs first_compute_start = 0;  // of the work; both 0 when the rank has none in the iteration
   TimeNs last_compute_end = 0;
-  TimeNs compute = 0;    // |union of compute intervals|
-  // |work| - compute: the in-stage communication no compute overlaps (exposed), which is work.
-  TimeNs in_stage_comm = 0;
-  TimeNs idle = 0;       // window - compute - in_stage_comm
-  TimeNs fill = 0;       // window start -> the schedule's first op (see above), less work
-  TimeNs drain = 0;      // last work end -> window end
-  TimeNs stall = 0;      // idle between the first compute start and the last compute end
-  TimeNs comm_wait = 0;  // part of stall where communication runs and compute does not
-  TimeNs empty = 0;      // stall - comm_wait
-  // The part of idle in which a data-parallel group's communication runs (the gradient sync
-  // after the last backward, mostly in the drain): a share of idle across fill, stall and drain.
-  TimeNs dp_sync = 0;
-  // The idle time itself, in time order, none empty: the sums above are these spans' lengths by
+  IdleSplit split;  // the window's time: work, and idle by where it lies (see above)
+  // The idle time itself, in time order, none empty: split's sums are these spans' lengths by
   // kind (a stall gap is cut where communication starts and stops running).
   std::vector<IdleSpan> idle_spans;
   // When the rank communicated in the iteration (the union of its comm ops, in-stage ones
@@ -93,17 +83,9 @@ struct IterationFigures {
 struct RankTotals {
   int32_t rank = -1;
   index::DeviceKind device = index::DeviceKind::kGpu;
-  TimeNs window = 0;  // sum of the complete iterations' windows
-  TimeNs compute = 0;
-  TimeNs in_stage_comm = 0;
-  TimeNs idle = 0;
-  TimeNs fill = 0;
-  TimeNs drain = 0;
-  TimeNs stall = 0;
-  TimeNs comm_wait = 0;
-  TimeNs empty = 0;
-  TimeNs dp_sync = 0;
-  double bubble_fraction = 0.0;      // idle / window
+  TimeNs window = 0;             // sum of the complete iterations' windows
+  IdleSplit split;               // summed over the complete iterations
+  double bubble_fraction = 0.0;  // split.idle / window
   int64_t unassigned_intervals = 0;  // device intervals before the rank's first step
   MemoryPeak memory;
 };

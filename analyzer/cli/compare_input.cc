@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/job_input.h"
 #include "common/output_file.h"
+#include "common/status_macros.h"
 #include "compare/report_reader.h"
 #include "loader/file_source.h"
 #include "loader/trace_loader.h"
@@ -48,7 +49,7 @@ absl::Status RefusalInReport(const std::string& path, const std::string& tool_ve
   options.tool_version = tool_version;
   options.json_indent = 0;
   const absl::StatusOr<std::string> json = AnalyzeJson(job, options);
-  if (!json.ok()) return json.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(json.status());
   const absl::Status read = compare::ReadAnalyzeReport(path, *json).status();
   return read.ok() ? direct : read;
 }
@@ -97,14 +98,14 @@ absl::StatusOr<compare::RunFigures> ReadReportFile(const std::string& path) {
   // The one reading path and budget of every file bubblescope reads (loader/file_source.h): a
   // stream or a huge file stops at the budget, memory running out is said as such.
   absl::StatusOr<FileContents> contents = ReadFileSource(path, ReadingBudgetBytes(1));
-  if (!contents.ok()) return contents.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(contents.status());
   return compare::ReadPaddedAnalyzeReport(text::OneLine(path), contents->text);
 }
 
 absl::StatusOr<compare::GateThresholds> ReadGateConfigFile(const std::string& path) {
   // Read as every file is, under a budget of its own: a config is a few lines.
   absl::StatusOr<FileContents> contents = ReadFileSource(path, kMaxGateConfigBytes);
-  if (!contents.ok()) return contents.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(contents.status());
   return compare::ParseGateConfig(std::string_view(contents->text.data(), contents->text.size()),
                                   text::OneLine(path));
 }

@@ -21,7 +21,9 @@
 #include "common/out_of_memory.h"
 #include "common/output_file.h"
 #include "common/output_temp.h"
+#include "common/status_macros.h"
 #include "index/digest_reduction.h"
+#include "launch/record_outputs.h"
 #include "loader/trace_loader.h"
 #include "readers/digest_reader.h"
 #include "record_process/record_outputs.h"
@@ -191,9 +193,8 @@ absl::Status WriteDigestSet(const Trace& trace, const fs::path& directory,
 // `not_reduced` counts the ranks the reduction kept whole.
 absl::StatusOr<Trace> ReadReduced(const std::vector<std::string>& paths, const LoadOptions& load,
                                   std::atomic<int>* not_reduced) {
-  absl::StatusOr<TraceFileList> list = ListTraceFiles(paths, load);
-  if (!list.ok()) return list.status();
-  const std::vector<TraceFile>& files = list->files;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(TraceFileList list, ListTraceFiles(paths, load));
+  const std::vector<TraceFile>& files = list.files;
   std::vector<FileRead> reads =
       ReadTraceFiles(files, load, [&files, &load, not_reduced](size_t index, FileRead& read) {
         if (!read.status.ok()) return;
@@ -208,7 +209,7 @@ absl::StatusOr<Trace> ReadReduced(const std::vector<std::string>& paths, const L
           read.status = OutOfMemoryReading(files[index].path, load.max_file_bytes);
         }
       });
-  return AssembleTrace(*list, std::move(reads), load);
+  return AssembleTrace(list, std::move(reads), load);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "common/status_macros.h"
 #include "distributed/distributed_analysis.h"
 #include "distributed/distributed_load.h"
 
@@ -32,7 +33,7 @@ TraceLoader MpiProcessZero::Loader() {
         list.ok() ? distributed::AssembleShares(*list, std::move(bundles), options)
                   : absl::StatusOr<distributed::AssembledJob>(list.status());
     world_.Broadcast(job.ok() ? kExitOk : kExitBadInput);
-    if (!job.ok()) return job.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(job.status());
     others_waiting_ = true;
     origins_ = std::move(job->origins);
     facts_ = std::move(job->facts);
@@ -46,7 +47,7 @@ absl::StatusOr<std::vector<std::string>> MpiProcessZero::Fetch(
   absl::StatusOr<std::string> mine = distributed::AnswerRequest(held_, request);
   // Gathered even when this process could not answer, so that no process waits for ever.
   std::vector<std::string> answers = world_.Gather(mine.ok() ? *mine : std::string());
-  if (!mine.ok()) return mine.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(mine.status());
   return distributed::CollectAnswers(std::move(answers), ranks);
 }
 

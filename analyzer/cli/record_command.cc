@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/digest_command.h"
+#include "common/status_macros.h"
 #include "record_format/record_run_id.h"
 #include "record_process/recorded_job.h"
 #include "text/one_line.h"
@@ -103,9 +104,8 @@ absl::StatusOr<int64_t> ParseCount(absl::string_view flag, absl::string_view tex
 absl::Status ParseOptionalCount(absl::string_view flag, absl::string_view text,
                                 absl::string_view unit, int64_t max, int64_t* out) {
   if (text.empty()) return absl::OkStatus();
-  absl::StatusOr<int64_t> value = ParseCount(flag, text, unit, max);
-  if (!value.ok()) return value.status();
-  *out = *value;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(int64_t value, ParseCount(flag, text, unit, max));
+  *out = value;
   return absl::OkStatus();
 }
 
@@ -142,7 +142,7 @@ absl::StatusOr<RecordWindow> ParseWindow(const RecordFlags& flags) {
         "--steps, --start-after, --profiler-api and --whole-job each choose the window: give one");
   }
   if (!flags.steps.empty()) {
-    if (absl::Status status = ParseSteps(flags.steps, &window); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(ParseSteps(flags.steps, &window));
   } else if (!flags.start_after.empty()) {
     window.kind = WindowKind::kAfterDelay;
     window.max_seconds = kDefaultAfterDelayMaxSeconds;
@@ -168,7 +168,7 @@ absl::StatusOr<RecordWindow> ParseWindow(const RecordFlags& flags) {
        {ParseOptionalCount("--max-mb", flags.max_mb, "MiB", kMaxCapMib, &window.max_mib),
         ParseOptionalCount("--max-seconds", flags.max_seconds, "seconds", kMaxCapSeconds,
                            &window.max_seconds)}) {
-    if (!status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(status);
   }
   return window;
 }
@@ -312,13 +312,11 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
   settings.digest = flags.digest;
   if (flags.output_dir.empty()) return FlagError("--output", "is empty");
   settings.output_dir = Absolute(flags.output_dir);
-  absl::StatusOr<std::string> kinds = ParseKinds(flags.kinds);
-  if (!kinds.ok()) return kinds.status();
-  settings.kinds = *std::move(kinds);
-  absl::StatusOr<int64_t> flush_ms =
-      ParseCount("--flush-ms", flags.flush_ms, "milliseconds", kMaxFlushMs);
-  if (!flush_ms.ok()) return flush_ms.status();
-  settings.flush_ms = *flush_ms;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::string kinds, ParseKinds(flags.kinds));
+  settings.kinds = std::move(kinds);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      int64_t flush_ms, ParseCount("--flush-ms", flags.flush_ms, "milliseconds", kMaxFlushMs));
+  settings.flush_ms = flush_ms;
   int64_t kill_after_seconds = 0;
   if (absl::Status status = ParseOptionalCount("--kill-after", flags.kill_after, "seconds",
                                                kMaxKillAfterSeconds, &kill_after_seconds);
@@ -326,9 +324,8 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
     return status;
   }
   settings.kill_after_ms = kill_after_seconds * 1000;
-  absl::StatusOr<RecordWindow> window = ParseWindow(flags);
-  if (!window.ok()) return window.status();
-  settings.window = *window;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(RecordWindow window, ParseWindow(flags));
+  settings.window = window;
   settings.run_id = flags.run_id.empty() ? new_run_id : flags.run_id;
   if (!record_format::IsValidRecordRunId(settings.run_id)) {
     return FlagError("--run-id", absl::StrCat("'", text::OneLine(settings.run_id),
@@ -336,10 +333,9 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
                                               "'-', beginning with a letter or digit, without "
                                               "\"rank\""));
   }
-  absl::StatusOr<std::string> collector =
-      FindCollectorLibrary(flags.collector, executable_path, build);
-  if (!collector.ok()) return collector.status();
-  settings.collector_path = *std::move(collector);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::string collector,
+                               FindCollectorLibrary(flags.collector, executable_path, build));
+  settings.collector_path = std::move(collector);
   const fs::path handoff = fs::path(settings.collector_path).parent_path() / kHandoffLibraryName;
   std::error_code error;
   if (fs::is_regular_file(handoff, error)) settings.handoff_path = handoff.string();

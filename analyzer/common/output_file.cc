@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/output_temp.h"
+#include "common/status_macros.h"
 
 namespace bubblescope {
 namespace {
@@ -160,16 +161,16 @@ absl::Status CheckOutputs(const std::vector<NamedOutput>& outputs,
 
 absl::Status WriteOutputFile(const std::string& path, std::string_view contents,
                              const OutputFileOptions& options) {
-  absl::StatusOr<std::unique_ptr<OutputStream>> stream = OutputStream::Open(path, options);
-  if (!stream.ok()) return stream.status();
-  if (absl::Status appended = (*stream)->Append(contents); !appended.ok()) return appended;
-  return (*stream)->Commit();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::unique_ptr<OutputStream> stream,
+                               OutputStream::Open(path, options));
+  BUBBLESCOPE_RETURN_IF_ERROR(stream->Append(contents));
+  return stream->Commit();
 }
 
 ScratchFile::~ScratchFile() { ::close(fd_); }
 
 absl::Status ScratchFile::Append(std::string_view bytes) {
-  if (absl::Status written = WriteAll(fd_, bytes, output_path_); !written.ok()) return written;
+  BUBBLESCOPE_RETURN_IF_ERROR(WriteAll(fd_, bytes, output_path_));
   size_ += static_cast<int64_t>(bytes.size());
   return absl::OkStatus();
 }
@@ -187,11 +188,10 @@ OutputStream::OutputStream(std::unique_ptr<State> state) : state_(std::move(stat
 
 absl::StatusOr<std::unique_ptr<OutputStream>> OutputStream::Open(
     const std::string& path, const OutputFileOptions& options) {
-  absl::StatusOr<OutputDestination> destination = Resolve(path, options);
-  if (!destination.ok()) return destination.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(OutputDestination destination, Resolve(path, options));
   auto state = std::make_unique<State>();
   state->path = path;
-  state->destination = *std::move(destination);
+  state->destination = std::move(destination);
   if (state->destination.kind == OutputDestination::Kind::kWriteThrough) {
     // Written into what the path already is: no file is created or replaced.
     state->fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/out_of_memory.h"
+#include "common/status_macros.h"
 #include "compare/figure_range.h"
 #include "compare/report_schema.h"
 #include "simdjson.h"
@@ -95,7 +96,7 @@ class ReportWalker {
       saw_schema = true;
       return ReadSchema(value, &run);
     });
-    if (!walked.ok()) return walked;
+    BUBBLESCOPE_RETURN_IF_ERROR(walked);
     if (const char* next = nullptr; !document_.current_location().get(next)) {
       return Error(next, "more JSON after the report's closing brace");
     }
@@ -128,7 +129,7 @@ class ReportWalker {
       }
       return absl::OkStatus();
     });
-    if (!walked.ok()) return walked;
+    BUBBLESCOPE_RETURN_IF_ERROR(walked);
     if (!saw_pipelines) return Error(start, "no \"pipelines\" member");
     schema::AttachFindings(std::move(findings), &run);
     return run;
@@ -231,7 +232,7 @@ class ReportWalker {
     for (auto element_result : array) {
       ondemand::value element;
       if (auto error = element_result.get(element)) return Located(error);
-      if (absl::Status status = visit(element); !status.ok()) return status;
+      BUBBLESCOPE_RETURN_IF_ERROR(visit(element));
     }
     return absl::OkStatus();
   }
@@ -276,7 +277,7 @@ class ReportWalker {
       return absl::OkStatus();
     }
     int32_t number = 0;
-    if (absl::Status status = Integer(value, key, &number); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(Integer(value, key, &number));
     *out = number;
     return absl::OkStatus();
   }
@@ -293,7 +294,7 @@ class ReportWalker {
       return absl::OkStatus();
     }
     std::string text;
-    if (absl::Status status = String(value, key, &text); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(String(value, key, &text));
     *out = std::move(text);
     return absl::OkStatus();
   }
@@ -311,7 +312,7 @@ class ReportWalker {
   absl::Status ReadSchema(ondemand::value& value, RunFigures* run) {
     const char* at = value.raw_json_token().data();
     std::string schema;
-    if (absl::Status status = String(value, "schema", &schema); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(String(value, "schema", &schema));
     absl::StatusOr<SchemaVersion> version = ParseAnalyzeSchema(schema);
     if (!version.ok()) return Error(at, std::string(version.status().message()));
     if (version->major != kReadableAnalyzeMajor) {
@@ -345,7 +346,7 @@ class ReportWalker {
       }
       return absl::OkStatus();
     });
-    if (!read.ok()) return read;
+    BUBBLESCOPE_RETURN_IF_ERROR(read);
     for (size_t i = 0; i < fields.size(); ++i) {
       if (!fields[i].required || (found & (uint64_t{1} << i)) != 0) continue;
       // Read as 0, a pipeline without its bubble would pass any gate.
@@ -474,7 +475,7 @@ class ReportWalker {
   absl::Status ScheduleNamed(ondemand::value& value, std::string_view key, sim::Schedule* out) {
     const char* name_at = value.raw_json_token().data();
     std::string name;
-    if (absl::Status status = String(value, key, &name); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(String(value, key, &name));
     for (sim::Schedule schedule : sim::kSchedules) {
       if (sim::ScheduleName(schedule) == name) {
         *out = schedule;
@@ -501,8 +502,7 @@ class ReportWalker {
   // prediction can run on, so a damaged one is refused where it starts.
   absl::Status WhatIfModel(ondemand::value& value, std::string_view key, whatif::Model* model) {
     const char* at = value.raw_json_token().data();
-    absl::Status read = Declared(schema::kWhatIfModelFields, value, key, key, model);
-    if (!read.ok()) return read;
+    BUBBLESCOPE_RETURN_IF_ERROR(Declared(schema::kWhatIfModelFields, value, key, key, model));
     if (absl::Status valid = whatif::ValidateModel(*model); !valid.ok()) {
       return Error(at, absl::StrCat("\"whatif_model\" is not a usable model: ",
                                     std::string(valid.message())));

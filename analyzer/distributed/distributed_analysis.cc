@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "common/parallel_for.h"
+#include "common/status_macros.h"
 #include "job/job_parts.h"
 #include "readers/digest_reader.h"
 
@@ -20,14 +21,13 @@ absl::StatusOr<Trace> FetchPart(const Trace& headers, const std::vector<RankOrig
   std::vector<RankOrigin> origins;
   origins.reserve(positions.size());
   for (size_t position : positions) origins.push_back(job_origins[position]);
-  absl::StatusOr<std::vector<std::string>> digests = fetch(origins);
-  if (!digests.ok()) return digests.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<std::string> digests, fetch(origins));
   Trace part;
   part.ranks.reserve(positions.size());
   for (size_t k = 0; k < positions.size(); ++k) {
     const Rank& header = headers.ranks[positions[k]];
-    absl::StatusOr<Rank> rank = digest::Decode((*digests)[k], header.source_path);
-    std::string().swap((*digests)[k]);
+    absl::StatusOr<Rank> rank = digest::Decode(digests[k], header.source_path);
+    std::string().swap(digests[k]);
     if (!rank.ok()) return absl::InternalError(rank.status().message());
     rank->rank = header.rank;
     part.ranks.push_back(*std::move(rank));
@@ -48,10 +48,9 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
   if (plan.parts.empty()) {
     std::vector<size_t> every_rank(headers.ranks.size());
     std::iota(every_rank.begin(), every_rank.end(), size_t{0});
-    absl::StatusOr<Trace> whole = FetchPart(headers, origins, every_rank, fetch);
-    if (!whole.ok()) return whole.status();
-    whole->profiler_cycles = headers.profiler_cycles;  // the loader's choice, which Analyze reports
-    return job::Analyze(*whole, options);
+    BUBBLESCOPE_ASSIGN_OR_RETURN(Trace whole, FetchPart(headers, origins, every_rank, fetch));
+    whole.profiler_cycles = headers.profiler_cycles;  // the loader's choice, which Analyze reports
+    return job::Analyze(whole, options);
   }
   // The parts are read `workers` at a time, each on one thread: the fetches (collective MPI
   // calls) stay on this thread, one after the other, and only the reading runs side by side, so
@@ -69,9 +68,9 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
       std::vector<Trace> fetched;
       fetched.reserve(count);
       for (size_t k = 0; k < count; ++k) {
-        absl::StatusOr<Trace> part = FetchPart(headers, origins, plan.parts[first + k], fetch);
-        if (!part.ok()) return part.status();
-        fetched.push_back(*std::move(part));
+        BUBBLESCOPE_ASSIGN_OR_RETURN(Trace part,
+                                     FetchPart(headers, origins, plan.parts[first + k], fetch));
+        fetched.push_back(std::move(part));
       }
       using Outcome = decltype(read(fetched[0], size_t{0}));
       std::vector<Outcome> outcomes(count, absl::UnknownError("part not read"));
@@ -80,7 +79,7 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
         std::vector<Rank>().swap(fetched[k].ranks);  // drop the part's ranks as soon as it is done
       });
       for (Outcome& outcome : outcomes) {
-        if (!outcome.ok()) return outcome.status();
+        BUBBLESCOPE_RETURN_IF_ERROR(outcome.status());
         take(*std::move(outcome));
       }
     }
@@ -102,7 +101,7 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
         evidence.push_back(std::move(part));
         tell("reading the job's clocks a pipeline at a time", evidence.size());
       });
-  if (!read.ok()) return read;
+  BUBBLESCOPE_RETURN_IF_ERROR(read);
   // What the job decides from every part's pipelines: the data-parallel groups its structure gives.
   const job::JobDecisions decisions = job::WithDataGroups(plan.decisions, headers, evidence);
   const clock_alignment::JobClocks clocks = job::FitJobClocks(std::move(evidence));
@@ -117,7 +116,7 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
         parts.push_back(std::move(part));
         tell("analysing the job a pipeline at a time", parts.size());
       });
-  if (!read.ok()) return read;
+  BUBBLESCOPE_RETURN_IF_ERROR(read);
   return job::MergeParts(headers, std::move(parts), options);
 }
 

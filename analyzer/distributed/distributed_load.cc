@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/out_of_memory.h"
+#include "common/status_macros.h"
 #include "distributed/file_shares.h"
 #include "distributed/read_bundle.h"
 #include "index/digest_reduction.h"
@@ -84,7 +85,7 @@ absl::StatusOr<AssembledJob> AssembleShares(const TraceFileList& list,
     absl::StatusOr<ReadBundle> bundle =
         UnpackBundle(bundles[process], static_cast<int>(process));
     std::string().swap(bundles[process]);
-    if (!bundle.ok()) return bundle.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(bundle.status());
     const std::string name = ProcessName(process, bundles.size());
     if (!bundle->list_status.ok()) {
       return absl::Status(bundle->list_status.code(),
@@ -120,9 +121,9 @@ absl::StatusOr<AssembledJob> AssembleShares(const TraceFileList& list,
     }
   }
   AssembledJob job;
-  absl::StatusOr<Trace> headers = AssembleTrace(list, std::move(reads), options, &job.origins);
-  if (!headers.ok()) return headers.status();
-  job.headers = *std::move(headers);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(Trace headers,
+                               AssembleTrace(list, std::move(reads), options, &job.origins));
+  job.headers = std::move(headers);
   for (const RankOrigin& origin : job.origins) {
     job.facts.push_back(std::move(facts[origin.file][origin.slot]));
   }

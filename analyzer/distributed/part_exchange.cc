@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "distributed/bundle_bytes.h"
 
 namespace bubblescope::distributed {
@@ -39,7 +40,7 @@ absl::StatusOr<std::string> AnswerRequest(const HeldDigests& held, std::string_v
   std::vector<RankOrigin> ranks(in.Count(kOriginBytes));
   for (RankOrigin& origin : ranks) origin = ReadOrigin(in);
   in.ExpectEnd();
-  if (!in.error().ok()) return in.error();
+  BUBBLESCOPE_RETURN_IF_ERROR(in.error());
   std::string out(kAnswerMagic);
   std::vector<std::pair<RankOrigin, const std::string*>> mine;
   for (const RankOrigin& origin : ranks) {
@@ -78,7 +79,7 @@ absl::StatusOr<std::vector<std::string>> CollectAnswers(std::vector<std::string>
       digests[place->second] = std::string(digest);
     }
     in.ExpectEnd();
-    if (!in.error().ok()) return in.error();
+    BUBBLESCOPE_RETURN_IF_ERROR(in.error());
     std::string().swap(answers[process]);
   }
   for (size_t k = 0; k < ranks.size(); ++k) {

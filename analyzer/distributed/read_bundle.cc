@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "distributed/bundle_bytes.h"
 
 namespace bubblescope::distributed {
@@ -91,7 +92,7 @@ absl::StatusOr<ReadBundle> UnpackBundle(std::string_view bytes, int process) {
     }
   }
   in.ExpectEnd();
-  if (!in.error().ok()) return in.error();
+  BUBBLESCOPE_RETURN_IF_ERROR(in.error());
   return bundle;
 }
 

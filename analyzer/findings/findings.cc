@@ -183,14 +183,14 @@ void AddPerRank(const bubble::Result& bubble, const pipeline::IdealBubble* ideal
                            ? static_cast<TimeNs>(std::llround(
                                  static_cast<double>(ideal->stage_stall_ns[stage]) * iterations))
                            : 0;
-    add_stall(Kind::kCommWait, std::max<TimeNs>(0, rank.comm_wait - own),
+    add_stall(Kind::kCommWait, std::max<TimeNs>(0, rank.split.comm_wait - own),
               options.comm_wait_min_fraction, "waited",
               own_stall_known ? " in communication beyond what its schedule leaves it"
                               : " in communication",
               "with nothing to compute: its peer was late or the transfer slow");
     // On a CPU rank the "device" is the model thread itself: its gaps are framework or Python
     // time between ops, or a blocking wait that no op records (gloo waits often are).
-    add_stall(Kind::kHostBound, rank.empty, options.host_bound_min_fraction, "sat idle", "",
+    add_stall(Kind::kHostBound, rank.split.empty, options.host_bound_min_fraction, "sat idle", "",
               rank.device == index::DeviceKind::kCpu
                   ? "with no op running on its model thread: framework or Python time between "
                     "ops, or a wait no op records"

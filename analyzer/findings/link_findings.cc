@@ -28,7 +28,7 @@ const link_stats::Link* FindLink(const std::vector<link_stats::Link>& links, int
 
 TimeNs ComputeOf(const bubble::Result& bubble, int32_t rank) {
   for (const bubble::RankTotals& totals : bubble.per_rank) {
-    if (totals.rank == rank) return totals.compute;
+    if (totals.rank == rank) return totals.split.compute;
   }
   return 0;
 }
@@ -78,7 +78,7 @@ std::vector<findings::Finding> Analyze(const Input& input, const Options& option
   }
 
   std::vector<TimeNs> computes;
-  for (const bubble::RankTotals& totals : bubble.per_rank) computes.push_back(totals.compute);
+  for (const bubble::RankTotals& totals : bubble.per_rank) computes.push_back(totals.split.compute);
   std::sort(computes.begin(), computes.end());
   const double median_compute =
       computes.empty() ? 0.0 : static_cast<double>(computes[(computes.size() - 1) / 2]);

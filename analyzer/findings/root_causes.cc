@@ -241,7 +241,7 @@ class Builder {
       const int32_t stage = StageOf(order_, rank);
       const bubble::RankTotals* totals = TotalsOf(rank);
       if (stage < 0 || static_cast<size_t>(stage) >= gaps.size() || totals == nullptr) continue;
-      gaps[static_cast<size_t>(stage)] = PerIteration(totals->empty);
+      gaps[static_cast<size_t>(stage)] = PerIteration(totals->split.empty);
     }
     absl::StatusOr<whatif::Prediction> with_gaps =
         whatif::PredictAsMeasured(whatif::WithHostGaps(*input_.model, gaps));
@@ -359,7 +359,7 @@ class Builder {
     std::vector<int32_t> ranks;
     for (const bubble::RankTotals& totals : input_.bubble->per_rank) {
       ranks.push_back(totals.rank);
-      parts[0].per_rank.push_back(PerIteration(totals.comm_wait));
+      parts[0].per_rank.push_back(PerIteration(totals.split.comm_wait));
       TimeNs modelled_ops = 0;
       const int32_t stage = StageOf(order_, totals.rank);
       if (input_.model != nullptr && stage >= 0 &&
@@ -370,8 +370,8 @@ class Builder {
                                  (model.forward_ns + model.backward_ns + model.weight_grad_ns));
       }
       parts[1].per_rank.push_back(
-          std::max<TimeNs>(0, PerIteration(totals.compute) - modelled_ops));
-      parts[2].per_rank.push_back(PerIteration(totals.empty));
+          std::max<TimeNs>(0, PerIteration(totals.split.compute) - modelled_ops));
+      parts[2].per_rank.push_back(PerIteration(totals.split.empty));
     }
     std::string out;
     for (const Part& part : parts) {
@@ -405,6 +405,159 @@ bool Ranked(const RootCause& a, const RootCause& b) {
   return a.cost_per_iteration_ns > b.cost_per_iteration_ns;
 }
 
+// The causes the findings name one by one, and where the rest went: the host-bound ranks are
+// one cause, the incomplete-job findings another, and symptoms (excess bubble, comm wait, a late
+// sender that is the slow stage itself) join a cause afterwards.
+struct Sorted {
+  std::vector<RootCause> causes;
+  std::optional<size_t> host;        // index in causes
+  std::optional<size_t> incomplete;  // index in causes
+  std::vector<size_t> symptoms;      // indices in the findings
+};
+
+Sorted SortFindings(const Input& input, const Builder& builder) {
+  Sorted sorted;
+  std::vector<RootCause>& causes = sorted.causes;
+  const std::vector<Finding>& all = *input.findings;
+  const int32_t slow_rank =
+      input.shape != nullptr && std::any_of(all.begin(), all.end(), [](const Finding& f) {
+        return f.kind == Kind::kStageImbalance;
+      })
+          ? input.shape->slowest_rank
+          : -1;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Finding& finding = all[i];
+    switch (finding.kind) {
+      case Kind::kPipelineDepth:
+        causes.push_back(builder.Depth(finding, i));
+        break;
+      case Kind::kStageImbalance:
+        causes.push_back(builder.Imbalance(finding, i));
+        break;
+      case Kind::kSlowLink:
+        causes.push_back(builder.SlowLink(finding, i));
+        break;
+      case Kind::kLateSender:
+        if (!finding.ranks.empty() && finding.ranks[0] == slow_rank) {
+          sorted.symptoms.push_back(i);  // joins the imbalance below
+        } else {
+          causes.push_back(builder.LateSender(finding, i));
+        }
+        break;
+      case Kind::kHostBound:
+        if (sorted.host.has_value()) {
+          RootCause& cause = causes[*sorted.host];
+          cause.findings.push_back(i);
+          cause.ranks.insert(cause.ranks.end(), finding.ranks.begin(), finding.ranks.end());
+          cause.cost_per_iteration_ns = SaturatingAdd(cause.cost_per_iteration_ns,
+                                                      builder.PerIteration(finding.cost_ns));
+        } else {
+          sorted.host = causes.size();
+          causes.push_back(builder.HostBound(finding, i));
+        }
+        break;
+      case Kind::kIncompleteIterations:
+      case Kind::kUnmatchedP2p:
+        if (sorted.incomplete.has_value()) {
+          causes[*sorted.incomplete].findings.push_back(i);
+        } else {
+          sorted.incomplete = causes.size();
+          RootCause cause = builder.New(Cause::kIncompleteJob, Severity::kInfo, finding, i);
+          cause.summary = "part of the job is missing from the trace";
+          cause.fix = "nothing to predict: the figures cover what was loaded";
+          cause.next_step = "load every rank's trace of one window";
+          causes.push_back(std::move(cause));
+        }
+        if (finding.kind == Kind::kUnmatchedP2p) {
+          causes[*sorted.incomplete].severity = Severity::kWarning;
+        }
+        break;
+      case Kind::kScheduleUnknown: {
+        RootCause cause = builder.New(Cause::kShapeUnknown, Severity::kInfo, finding, i);
+        cause.summary = "the pipeline's shape could not be inferred";
+        cause.fix = "nothing can be predicted without the shape";
+        cause.next_step = "annotate the microbatches (docs/bubble.md, PP: ranges) or record "
+                          "NCCL args";
+        causes.push_back(std::move(cause));
+        break;
+      }
+      case Kind::kExcessBubble:
+      case Kind::kCommWait:
+        sorted.symptoms.push_back(i);
+        break;
+      case Kind::kRecompute:
+        causes.push_back(builder.Recompute(finding, i));
+        break;
+    }
+  }
+  return sorted;
+}
+
+// Finishes the host-bound cause (its ranks once each, its description and prediction), then adds
+// whatever of the measured iteration neither the model nor its host gaps account for. The other
+// causes' savings lie within the modelled iteration, so they explain none of it.
+void AddHostAndUnexplained(const Builder& builder, Sorted* sorted) {
+  TimeNs host_gaps_ns = 0;  // what the host gaps put back into the model
+  if (sorted->host.has_value()) {
+    RootCause& cause = sorted->causes[*sorted->host];
+    std::sort(cause.ranks.begin(), cause.ranks.end());
+    cause.ranks.erase(std::unique(cause.ranks.begin(), cause.ranks.end()), cause.ranks.end());
+    builder.DescribeHost(cause);
+    builder.PredictHost(cause);
+    host_gaps_ns = cause.saving_per_iteration_ns.value_or(0);
+  }
+  if (std::optional<RootCause> rest = builder.Unexplained(host_gaps_ns); rest.has_value()) {
+    sorted->causes.push_back(*std::move(rest));
+  }
+}
+
+// Symptoms join the warning cause predicted to save the most (a late sender: the imbalance);
+// without one, an unattributed cause holds them.
+void AttachSymptoms(const std::vector<Finding>& all, const Builder& builder,
+                    const std::vector<size_t>& symptoms, std::vector<RootCause>* causes) {
+  RootCause* owner = nullptr;
+  for (RootCause& cause : *causes) {
+    if (cause.severity != Severity::kWarning || cause.cause == Cause::kIncompleteJob) continue;
+    if (owner == nullptr || Ranked(cause, *owner)) owner = &cause;
+  }
+  for (size_t i : symptoms) {
+    const Finding& finding = all[i];
+    RootCause* target = owner;
+    if (finding.kind == Kind::kLateSender) {
+      for (RootCause& cause : *causes) {
+        if (cause.cause == Cause::kStageImbalance) target = &cause;
+      }
+    }
+    if (target == nullptr) {
+      causes->push_back(builder.Unattributed());
+      target = owner = &causes->back();
+    }
+    target->findings.push_back(i);
+    const bool unexplained =
+        target->cause == Cause::kUnattributed || target->cause == Cause::kTransferTime;
+    if (unexplained && finding.kind == Kind::kCommWait) {
+      target->cost_per_iteration_ns = SaturatingAdd(target->cost_per_iteration_ns,
+                                                    builder.PerIteration(finding.cost_ns));
+      target->ranks.insert(target->ranks.end(), finding.ranks.begin(), finding.ranks.end());
+    }
+  }
+}
+
+// Says why a cause that could have been predicted was not; lists findings and ranks in order,
+// ranks once each.
+void Tidy(const Builder& builder, RootCause* cause) {
+  const bool predictable = cause->cause != Cause::kIncompleteJob &&
+                           cause->cause != Cause::kShapeUnknown &&
+                           cause->cause != Cause::kUnattributed;
+  if (predictable && !cause->saving_per_iteration_ns.has_value() && builder.baseline() <= 0) {
+    cause->fix = "not predicted: the job could not be modelled (per-stage times unknown or "
+                 "unreliable)";
+  }
+  std::sort(cause->findings.begin(), cause->findings.end());
+  std::sort(cause->ranks.begin(), cause->ranks.end());
+  cause->ranks.erase(std::unique(cause->ranks.begin(), cause->ranks.end()), cause->ranks.end());
+}
+
 }  // namespace
 
 std::string_view CauseName(Cause cause) {
@@ -436,137 +589,14 @@ std::string_view CauseName(Cause cause) {
 }
 
 Result Analyze(const Input& input) {
-  Result result;
-  std::vector<RootCause>& causes = result.causes;
-  const std::vector<Finding>& all = *input.findings;
   const Builder builder(input);
-  const int32_t slow_rank =
-      input.shape != nullptr && std::any_of(all.begin(), all.end(), [](const Finding& f) {
-        return f.kind == Kind::kStageImbalance;
-      })
-          ? input.shape->slowest_rank
-          : -1;
-  std::optional<size_t> host;       // index in causes
-  std::optional<size_t> incomplete;
-  std::vector<size_t> symptoms;     // indices in all
-  for (size_t i = 0; i < all.size(); ++i) {
-    const Finding& finding = all[i];
-    switch (finding.kind) {
-      case Kind::kPipelineDepth:
-        causes.push_back(builder.Depth(finding, i));
-        break;
-      case Kind::kStageImbalance:
-        causes.push_back(builder.Imbalance(finding, i));
-        break;
-      case Kind::kSlowLink:
-        causes.push_back(builder.SlowLink(finding, i));
-        break;
-      case Kind::kLateSender:
-        if (!finding.ranks.empty() && finding.ranks[0] == slow_rank) {
-          symptoms.push_back(i);  // joins the imbalance below
-        } else {
-          causes.push_back(builder.LateSender(finding, i));
-        }
-        break;
-      case Kind::kHostBound:
-        if (host.has_value()) {
-          RootCause& cause = causes[*host];
-          cause.findings.push_back(i);
-          cause.ranks.insert(cause.ranks.end(), finding.ranks.begin(), finding.ranks.end());
-          cause.cost_per_iteration_ns = SaturatingAdd(cause.cost_per_iteration_ns,
-                                                      builder.PerIteration(finding.cost_ns));
-        } else {
-          host = causes.size();
-          causes.push_back(builder.HostBound(finding, i));
-        }
-        break;
-      case Kind::kIncompleteIterations:
-      case Kind::kUnmatchedP2p:
-        if (incomplete.has_value()) {
-          causes[*incomplete].findings.push_back(i);
-        } else {
-          incomplete = causes.size();
-          RootCause cause = builder.New(Cause::kIncompleteJob, Severity::kInfo, finding, i);
-          cause.summary = "part of the job is missing from the trace";
-          cause.fix = "nothing to predict: the figures cover what was loaded";
-          cause.next_step = "load every rank's trace of one window";
-          causes.push_back(std::move(cause));
-        }
-        if (finding.kind == Kind::kUnmatchedP2p) causes[*incomplete].severity = Severity::kWarning;
-        break;
-      case Kind::kScheduleUnknown: {
-        RootCause cause = builder.New(Cause::kShapeUnknown, Severity::kInfo, finding, i);
-        cause.summary = "the pipeline's shape could not be inferred";
-        cause.fix = "nothing can be predicted without the shape";
-        cause.next_step = "annotate the microbatches (docs/bubble.md, PP: ranges) or record "
-                          "NCCL args";
-        causes.push_back(std::move(cause));
-        break;
-      }
-      case Kind::kExcessBubble:
-      case Kind::kCommWait:
-        symptoms.push_back(i);
-        break;
-      case Kind::kRecompute:
-        causes.push_back(builder.Recompute(finding, i));
-        break;
-    }
-  }
-  TimeNs host_gaps_ns = 0;  // what the host gaps put back into the model
-  if (host.has_value()) {
-    RootCause& cause = causes[*host];
-    std::sort(cause.ranks.begin(), cause.ranks.end());
-    cause.ranks.erase(std::unique(cause.ranks.begin(), cause.ranks.end()), cause.ranks.end());
-    builder.DescribeHost(cause);
-    builder.PredictHost(cause);
-    host_gaps_ns = cause.saving_per_iteration_ns.value_or(0);
-  }
-  // Whatever of the measured iteration neither the model nor its host gaps account for. The
-  // other causes' savings lie within the modelled iteration, so they explain none of it.
-  if (std::optional<RootCause> rest = builder.Unexplained(host_gaps_ns); rest.has_value()) {
-    causes.push_back(*std::move(rest));
-  }
-
-  // Symptoms join the warning cause predicted to save the most.
-  RootCause* owner = nullptr;
-  for (RootCause& cause : causes) {
-    if (cause.severity != Severity::kWarning || cause.cause == Cause::kIncompleteJob) continue;
-    if (owner == nullptr || Ranked(cause, *owner)) owner = &cause;
-  }
-  for (size_t i : symptoms) {
-    const Finding& finding = all[i];
-    RootCause* target = owner;
-    if (finding.kind == Kind::kLateSender) {
-      for (RootCause& cause : causes) {
-        if (cause.cause == Cause::kStageImbalance) target = &cause;
-      }
-    }
-    if (target == nullptr) {
-      causes.push_back(builder.Unattributed());
-      target = owner = &causes.back();
-    }
-    target->findings.push_back(i);
-    const bool unexplained =
-        target->cause == Cause::kUnattributed || target->cause == Cause::kTransferTime;
-    if (unexplained && finding.kind == Kind::kCommWait) {
-      target->cost_per_iteration_ns = SaturatingAdd(target->cost_per_iteration_ns,
-                                                    builder.PerIteration(finding.cost_ns));
-      target->ranks.insert(target->ranks.end(), finding.ranks.begin(), finding.ranks.end());
-    }
-  }
-  for (RootCause& cause : causes) {
-    const bool predictable = cause.cause != Cause::kIncompleteJob &&
-                             cause.cause != Cause::kShapeUnknown &&
-                             cause.cause != Cause::kUnattributed;
-    if (predictable && !cause.saving_per_iteration_ns.has_value() && builder.baseline() <= 0) {
-      cause.fix = "not predicted: the job could not be modelled (per-stage times unknown or "
-                  "unreliable)";
-    }
-    std::sort(cause.findings.begin(), cause.findings.end());
-    std::sort(cause.ranks.begin(), cause.ranks.end());
-    cause.ranks.erase(std::unique(cause.ranks.begin(), cause.ranks.end()), cause.ranks.end());
-  }
-  std::stable_sort(causes.begin(), causes.end(), Ranked);
+  Sorted sorted = SortFindings(input, builder);
+  AddHostAndUnexplained(builder, &sorted);
+  AttachSymptoms(*input.findings, builder, sorted.symptoms, &sorted.causes);
+  for (RootCause& cause : sorted.causes) Tidy(builder, &cause);
+  std::stable_sort(sorted.causes.begin(), sorted.causes.end(), Ranked);
+  Result result;
+  result.causes = std::move(sorted.causes);
   return result;
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/parallel_for.h"
+#include "common/status_macros.h"
 #include "crossrank/clock_tolerance.h"
 #include "index/rank_index.h"
 #include "job/job_stages.h"
@@ -87,10 +88,9 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
   }
   iterations::Options step_options = options.iterations;
   if (decided != nullptr) step_options.decided_source = decided->step_source;
-  absl::StatusOr<iterations::Steps> steps =
-      iterations::FindSteps(trace, inputs.index, step_options, with_p2p);
-  if (!steps.ok()) return steps.status();
-  inputs.steps = *std::move(steps);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(iterations::Steps steps,
+                               iterations::FindSteps(trace, inputs.index, step_options, with_p2p));
+  inputs.steps = std::move(steps);
   const std::vector<pipeline::StepMap> references =
       decided != nullptr
           ? pipeline::ReferenceSteps(inputs.steps, with_p2p, decided->shared_reference)
@@ -355,10 +355,9 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
     return shape.status();
   }
   out.evidence = inference_evidence::Analyze(found, out.shape);
-  absl::StatusOr<std::optional<RebalanceFigures>> rebalance =
-      Rebalance(trace, out.shape, options);
-  if (!rebalance.ok()) return rebalance.status();
-  out.rebalance = *std::move(rebalance);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::optional<RebalanceFigures> rebalance,
+                               Rebalance(trace, out.shape, options));
+  out.rebalance = std::move(rebalance);
   if (out.shape) {
     out.ideal = pipeline::IdealBubbleOf(*out.shape);
     out.excess_bubble_fraction = out.bubble.bubble_fraction - out.ideal->fraction;
@@ -534,7 +533,7 @@ absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(const JobInputs& inputs,
   });
   std::vector<Pipeline> pipelines;
   for (absl::StatusOr<Pipeline>& pipeline : analysed) {
-    if (!pipeline.ok()) return pipeline.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(pipeline.status());
     pipelines.push_back(*std::move(pipeline));
   }
   return pipelines;
@@ -585,23 +584,21 @@ void FinishPipelines(std::vector<Pipeline>& pipelines, const Options& options) {
 }
 
 absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
-  absl::StatusOr<JobInputs> inputs = DeriveInputs(trace, options, nullptr);
-  if (!inputs.ok()) return inputs.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(JobInputs inputs, DeriveInputs(trace, options, nullptr));
   Result result;
-  result.ranks = rank_summary::Analyze(trace, inputs->index);
+  result.ranks = rank_summary::Analyze(trace, inputs.index);
   result.profiler_cycles = trace.profiler_cycles;
-  absl::StatusOr<std::vector<Pipeline>> pipelines = AnalyzePipelines(*inputs, options);
-  if (!pipelines.ok()) return pipelines.status();
-  result.pipelines = *std::move(pipelines);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<Pipeline> pipelines, AnalyzePipelines(inputs, options));
+  result.pipelines = std::move(pipelines);
   FinishPipelines(result.pipelines, options);
   SummaryInputs summary{.trace = &trace,
                         .roles = {},
-                        .ranks_without_p2p = inputs->graph.ranks_without_p2p,
-                        .notes = inputs->graph.notes};
-  for (const index::RankIndex& rank : inputs->index.ranks) summary.roles.push_back(&rank.groups);
+                        .ranks_without_p2p = inputs.graph.ranks_without_p2p,
+                        .notes = inputs.graph.notes};
+  for (const index::RankIndex& rank : inputs.index.ranks) summary.roles.push_back(&rank.groups);
   SummarizeJob(summary, result);
   if (result.pipelines.empty()) {
-    result.job.collectives = collectives::Analyze(trace, inputs->index);
+    result.job.collectives = collectives::Analyze(trace, inputs.index);
   }
   return result;
 }

@@ -8,6 +8,7 @@
 
 #include "analysis/repeating_schedule.h"
 #include "common/disjoint_sets.h"
+#include "common/status_macros.h"
 #include "index/group_roles.h"
 #include "index/rank_index.h"
 #include "job/job_stages.h"
@@ -162,29 +163,27 @@ JobDecisions WithDataGroups(JobDecisions decisions, const Trace& headers,
 
 absl::StatusOr<ClockEvidence> PartClockEvidence(const Trace& part, const JobDecisions& decisions,
                                                 const Options& options) {
-  absl::StatusOr<JobInputs> inputs = DeriveInputs(part, options, &decisions);
-  if (!inputs.ok()) return inputs.status();
-  return ClockEvidenceOf(*inputs, MatchTransfers(*inputs, options));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(JobInputs inputs, DeriveInputs(part, options, &decisions));
+  return ClockEvidenceOf(inputs, MatchTransfers(inputs, options));
 }
 
 absl::StatusOr<PartResult> AnalyzePart(const Trace& part, const std::vector<size_t>& positions,
                                        const JobDecisions& decisions,
                                        const clock_alignment::JobClocks& clocks,
                                        const Options& options) {
-  absl::StatusOr<JobInputs> inputs = DeriveInputs(part, options, &decisions);
-  if (!inputs.ok()) return inputs.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(JobInputs inputs, DeriveInputs(part, options, &decisions));
   PartResult out;
   out.positions = positions;
-  out.ranks = rank_summary::Analyze(part, inputs->index);
-  absl::StatusOr<std::vector<Pipeline>> pipelines = AnalyzePipelines(*inputs, options, &clocks);
-  if (!pipelines.ok()) return pipelines.status();
-  out.pipelines = *std::move(pipelines);
+  out.ranks = rank_summary::Analyze(part, inputs.index);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<Pipeline> pipelines,
+                               AnalyzePipelines(inputs, options, &clocks));
+  out.pipelines = std::move(pipelines);
   for (Pipeline& pipeline : out.pipelines) {
     for (size_t& position : pipeline.crossrank.pipeline.positions) position = positions[position];
   }
-  out.ranks_without_p2p = std::move(inputs->graph.ranks_without_p2p);
-  out.kept_cut_short = std::move(inputs->graph.kept_cut_short);
-  out.notes = std::move(inputs->graph.notes);
+  out.ranks_without_p2p = std::move(inputs.graph.ranks_without_p2p);
+  out.kept_cut_short = std::move(inputs.graph.kept_cut_short);
+  out.notes = std::move(inputs.graph.notes);
   return out;
 }
 

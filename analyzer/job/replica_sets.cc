@@ -125,12 +125,12 @@ StageSpread StageOf(const std::vector<Pipeline>& pipelines, const std::vector<in
   for (int32_t member : members) out.ranks.push_back(rank_of(member));
   // Every member's stage rank has totals (the bubble covers the pipeline's ranks); a missing
   // one would leave the figure out rather than invent it.
-  auto per_iteration = [&](TimeNs bubble::RankTotals::*field) {
+  auto per_iteration = [&](TimeNs IdleSplit::*field) {
     return SpreadOver(members, [&](int32_t member) -> std::optional<double> {
              const Pipeline& pipeline = pipelines[static_cast<size_t>(member)];
              const bubble::RankTotals* totals = TotalsOf(pipeline, rank_of(member));
              if (totals == nullptr) return std::nullopt;
-             return static_cast<double>(totals->*field) /
+             return static_cast<double>(totals->split.*field) /
                     static_cast<double>(pipeline.bubble.complete_iterations);
            })
         .value_or(Spread{});
@@ -141,11 +141,11 @@ StageSpread StageOf(const std::vector<Pipeline>& pipelines, const std::vector<in
                           if (totals == nullptr) return std::nullopt;
                           return totals->bubble_fraction;
                         }).value_or(Spread{});
-  out.compute_ns = per_iteration(&bubble::RankTotals::compute);
-  out.fill_ns = per_iteration(&bubble::RankTotals::fill);
-  out.drain_ns = per_iteration(&bubble::RankTotals::drain);
-  out.comm_wait_ns = per_iteration(&bubble::RankTotals::comm_wait);
-  out.empty_ns = per_iteration(&bubble::RankTotals::empty);
+  out.compute_ns = per_iteration(&IdleSplit::compute);
+  out.fill_ns = per_iteration(&IdleSplit::fill);
+  out.drain_ns = per_iteration(&IdleSplit::drain);
+  out.comm_wait_ns = per_iteration(&IdleSplit::comm_wait);
+  out.empty_ns = per_iteration(&IdleSplit::empty);
   auto op_mean = [&](schedule_inference::OpStats schedule_inference::StageFigures::*op) {
     return SpreadOver(members, [&](int32_t member) -> std::optional<double> {
       const schedule_inference::StageFigures* figures =

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "bubblescope/trace.h"  // SaturatingMul
 #include "common/out_of_memory.h"
+#include "common/status_macros.h"
 #include "loader/gzip_inflate.h"
 
 namespace bubblescope {
@@ -152,9 +153,8 @@ absl::StatusOr<int> OpenForReading(const std::string& path, struct stat* info) {
 absl::StatusOr<FileContents> ReadWithinBudget(const std::string& path, int64_t max_bytes,
                                               ReadBuffer* buffer) {
   struct stat info {};
-  absl::StatusOr<int> opened = OpenForReading(path, &info);
-  if (!opened.ok()) return opened.status();
-  const int fd = *opened;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(int opened, OpenForReading(path, &info));
+  const int fd = opened;
   FileDescriptor file(fd);
 
   // gzip only ever makes a trace smaller, so a regular file already over the budget is refused
@@ -169,7 +169,7 @@ absl::StatusOr<FileContents> ReadWithinBudget(const std::string& path, int64_t m
   if (!contents.ok() || !LooksLikeGzip(contents->text)) return contents;
   absl::StatusOr<InflatedText> inflated = InflateGzip(path, contents->text, max_bytes);
   *contents = FileContents();  // the compressed bytes are not needed any more
-  if (!inflated.ok()) return inflated.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(inflated.status());
   if (inflated->truncated && inflated->text.size() == 0) {
     // The gzip magic bytes and no more are no empty trace: the file was cut short.
     return absl::DataLossError(absl::StrCat(path, ": byte ", inflated->truncated_at_compressed_byte,
@@ -261,9 +261,8 @@ absl::StatusOr<FileContents> ReadFileSource(const std::string& path, int64_t max
 
 absl::StatusOr<FileHead> ReadFileHead(const std::string& path, size_t size) {
   struct stat info {};
-  absl::StatusOr<int> opened = OpenForReading(path, &info);
-  if (!opened.ok()) return opened.status();
-  const int fd = *opened;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(int opened, OpenForReading(path, &info));
+  const int fd = opened;
   FileDescriptor file(fd);
   FileHead head;
   if (!S_ISREG(info.st_mode)) {

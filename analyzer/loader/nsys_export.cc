@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 #include "text/one_line.h"
 
 extern char** environ;
@@ -159,9 +160,8 @@ absl::StatusOr<std::string> ExportNsightReport(const std::string& report) {
         absl::StrCat(report, ": an Nsight Systems report, and no cache folder to export it into "
                              "(neither XDG_CACHE_HOME nor HOME is set); ", readable_by));
   }
-  absl::StatusOr<std::string> key = CacheKey(report);
-  if (!key.ok()) return key.status();
-  const fs::path folder = fs::path(cache_home) / "bubblescope" / "nsys" / *key;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::string key, CacheKey(report));
+  const fs::path folder = fs::path(cache_home) / "bubblescope" / "nsys" / key;
   const std::string name = fs::path(WithoutReportSuffix(report)).filename().string();
   const fs::path exported = folder / (name + ".sqlite");
   std::error_code error;

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/out_of_memory.h"
 #include "common/parallel_for.h"
+#include "common/status_macros.h"
 #include "loader/file_source.h"
 #include "loader/rank_assigner.h"
 #include "loader/trace_paths.h"
@@ -75,19 +76,16 @@ struct Worker {
   ReadBuffer buffer;
 };
 
-absl::Status ReadWithReaders(Worker& worker, const std::string& path, int64_t max_bytes,
-                             FileRanks* out) {
-  absl::StatusOr<FileHead> head = ReadFileHead(path, kSniffBytes);
-  if (!head.ok()) return head.status();
+absl::StatusOr<FileRanks> ReadWithReaders(Worker& worker, const std::string& path,
+                                          int64_t max_bytes) {
+  BUBBLESCOPE_ASSIGN_OR_RETURN(FileHead head, ReadFileHead(path, kSniffBytes));
   // A stream can be read once only: whole, with its head taken from the text.
   std::optional<FileContents> contents;
-  if (!head->regular) {
-    absl::StatusOr<FileContents> whole = ReadFileSource(path, max_bytes, &worker.buffer);
-    if (!whole.ok()) return whole.status();
-    contents = *std::move(whole);
-    head->bytes.assign(contents->text.data(), std::min(contents->text.size(), kSniffBytes));
+  if (!head.regular) {
+    BUBBLESCOPE_ASSIGN_OR_RETURN(contents, ReadFileSource(path, max_bytes, &worker.buffer));
+    head.bytes.assign(contents->text.data(), std::min(contents->text.size(), kSniffBytes));
   }
-  TraceReader* reader = ClaimingReader(worker.readers, head->bytes, path);
+  TraceReader* reader = ClaimingReader(worker.readers, head.bytes, path);
   if (reader == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a trace of a format bubblescope reads (",
@@ -97,15 +95,12 @@ absl::Status ReadWithReaders(Worker& worker, const std::string& path, int64_t ma
   options.max_bytes = max_bytes;
   if (reader->ReadsText()) {
     if (!contents.has_value()) {
-      absl::StatusOr<FileContents> whole = ReadFileSource(path, max_bytes, &worker.buffer);
-      if (!whole.ok()) return whole.status();
-      contents = *std::move(whole);
+      BUBBLESCOPE_ASSIGN_OR_RETURN(contents, ReadFileSource(path, max_bytes, &worker.buffer));
     }
     options.text = contents->text;
   }
-  absl::Status read = reader->Read(path, options, out);
-  if (!read.ok()) return read;
-  for (Rank& rank : out->ranks) {
+  BUBBLESCOPE_ASSIGN_OR_RETURN(FileRanks file, reader->Read(path, options));
+  for (Rank& rank : file.ranks) {
     if (contents.has_value() && contents->truncated) NoteGzipTruncation(*contents, &rank);
     if (contents.has_value() && contents->trailing_at_compressed_byte >= 0) {
       rank.stats.Bump(ImportCounter::kTrailingContent, contents->trailing_at_compressed_byte);
@@ -113,26 +108,27 @@ absl::Status ReadWithReaders(Worker& worker, const std::string& path, int64_t ma
     rank.source_path = path;
     rank.source_format = std::string(reader->format_name());
   }
-  return absl::OkStatus();
+  return file;
 }
 
+// A file that fails leaves `read` with no ranks: only the first failure is reported, and nothing
+// of a file read in part.
 absl::Status ReadOneFile(Worker& worker, const std::string& path, int64_t max_bytes,
                          FileRead* read) {
   // Past the budget, memory can still run out (a machine that is short of it, an input whose
   // structure is unusually dense): that is this file's error, not a crash.
-  FileRanks out;
-  absl::Status status;
+  absl::StatusOr<FileRanks> file;
   try {
-    status = ReadWithReaders(worker, path, max_bytes, &out);
+    file = ReadWithReaders(worker, path, max_bytes);
   } catch (const std::bad_alloc&) {
-    out = FileRanks();
-    status = OutOfMemoryReading(path, max_bytes);
+    file = OutOfMemoryReading(path, max_bytes);
   }
-  read->ranks = std::move(out.ranks);
-  read->merged = status.ok() && out.named_by_file;
-  read->bubblescope_merged = status.ok() && out.bubblescope_merged;
-  read->rank_carriers = std::move(out.rank_carriers);
-  return status;
+  BUBBLESCOPE_RETURN_IF_ERROR(file.status());
+  read->ranks = std::move(file->ranks);
+  read->merged = file->named_by_file;
+  read->bubblescope_merged = file->bubblescope_merged;
+  read->rank_carriers = std::move(file->rank_carriers);
+  return absl::OkStatus();
 }
 
 // The size of each file on disk; 0 where it is unknown (a pipe).
@@ -224,19 +220,18 @@ absl::StatusOr<std::vector<bool>> ChooseCycle(const std::vector<size_t>& readabl
     cycle_files.push_back(file);
     of_run.push_back(k);
   }
-  absl::StatusOr<CycleChoice> choice = ChooseProfilerCycle(cycle_files, wanted);
-  if (!choice.ok()) return choice.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(CycleChoice choice, ChooseProfilerCycle(cycle_files, wanted));
   std::vector<bool> keep(readable.size(), true);
   for (size_t j = 0; j < of_run.size(); ++j) {
-    if (choice->keep[j]) continue;
+    if (choice.keep[j]) continue;
     keep[of_run[j]] = false;
     const FileRead& read = reads[readable[of_run[j]]];
     trace->skipped_files.push_back(
         {read.ranks[0].source_path,
-         absl::StrCat("of profiler cycle ", choice->cycle_of[j], ", not the one read (--cycle)"),
-         std::nullopt, choice->cycle_of[j]});
+         absl::StrCat("of profiler cycle ", choice.cycle_of[j], ", not the one read (--cycle)"),
+         std::nullopt, choice.cycle_of[j]});
   }
-  trace->profiler_cycles = std::move(choice->cycles);
+  trace->profiler_cycles = std::move(choice.cycles);
   return keep;
 }
 
@@ -249,10 +244,9 @@ absl::StatusOr<TraceFileList> ListTraceFiles(const std::vector<std::string>& pat
     return absl::InvalidArgumentError(absl::StrCat("jobs must be >= 0, not ", options.jobs));
   }
   TraceFileList list;
-  absl::StatusOr<std::vector<TraceFile>> files =
-      ExpandTracePaths(paths, &list.not_regular, &list.trace_sets_below);
-  if (!files.ok()) return files.status();
-  list.files = *std::move(files);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<TraceFile> files,
+                               ExpandTracePaths(paths, &list.not_regular, &list.trace_sets_below));
+  list.files = std::move(files);
   // Overrides must name a file that exists in the list, so they are checked before any reading.
   std::vector<std::string> all_paths;
   for (const TraceFile& file : list.files) all_paths.push_back(file.path);
@@ -301,11 +295,79 @@ std::vector<FileRead> ReadTraceFiles(const std::vector<TraceFile>& files,
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::vector<std::string>& paths, const LoadOptions& options) {
-  absl::StatusOr<TraceFileList> list = ListTraceFiles(paths, options);
-  if (!list.ok()) return list.status();
-  std::vector<FileRead> reads = ReadTraceFiles(list->files, options);
-  return AssembleTrace(*list, std::move(reads), options);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(TraceFileList list, ListTraceFiles(paths, options));
+  std::vector<FileRead> reads = ReadTraceFiles(list.files, options);
+  return AssembleTrace(list, std::move(reads), options);
 }
+
+namespace {
+
+// The outcome of every file before the first failure: the traces among them, and JSON files
+// found in a directory that are no traces (noted as skipped in `trace`).
+struct Judged {
+  std::vector<size_t> readable;  // files before the first failure that are traces
+  size_t first_failure = 0;      // files.size() when none failed
+};
+
+absl::StatusOr<Judged> JudgeOutcomes(const std::vector<TraceFile>& files,
+                                     const std::vector<FileRead>& reads, Trace* trace) {
+  Judged judged;
+  judged.first_failure = files.size();
+  for (size_t i = 0; i < files.size(); ++i) {
+    const absl::Status& status = reads[i].status;
+    if (IsSkippable(files[i], status)) {
+      trace->skipped_files.push_back({files[i].path, "JSON without traceEvents, not a trace",
+                                      std::nullopt, std::nullopt, /*other_json=*/true});
+    } else if (!status.ok()) {
+      judged.first_failure = i;
+      break;
+    } else if (!reads[i].read || reads[i].ranks.empty()) {
+      // Only files after a failure are left unread, and a read trace has a rank.
+      return absl::InternalError(absl::StrCat(files[i].path, ": no outcome for the file"));
+    } else {
+      judged.readable.push_back(i);
+    }
+  }
+  return judged;
+}
+
+// Gives the ranks of the k-th readable file (files[`file`]) their ids and moves them to `kept`,
+// with where each came from; the error is a rank clash or an override that does not fit.
+absl::Status KeepFileRanks(size_t k, size_t file, FileRead& read, RankAssigner& assigner,
+                           std::vector<Rank>* kept, std::vector<RankOrigin>* kept_origins) {
+  for (size_t slot = 0; slot < read.ranks.size(); ++slot) {
+    Rank& file_rank = read.ranks[slot];
+    const int32_t reported = file_rank.rank;
+    BUBBLESCOPE_ASSIGN_OR_RETURN(file_rank.rank,
+                                 read.merged ? assigner.AssignNamed(k, reported)
+                                             : assigner.Assign(k, reported, read.rank_carriers));
+    // A reader that records its rank's source (Nsight's) is told where the loader's id came
+    // from when the loader decided it.
+    if (!file_rank.rank_source.empty() && !read.merged) {
+      const std::string_view source = assigner.ClaimSource(k, reported);
+      if (source != "file") file_rank.rank_source = std::string(source);
+    }
+    kept->push_back(std::move(file_rank));
+    kept_origins->push_back({file, slot});
+  }
+  return absl::OkStatus();
+}
+
+// The trace's ranks by rank id (unique by now), the origins in the same order.
+void PlaceByRankId(std::vector<Rank> kept, const std::vector<RankOrigin>& kept_origins,
+                   Trace* trace, std::vector<RankOrigin>* origins) {
+  std::vector<size_t> order(kept.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&kept](size_t a, size_t b) { return kept[a].rank < kept[b].rank; });
+  trace->ranks.reserve(kept.size());
+  for (size_t k : order) {
+    trace->ranks.push_back(std::move(kept[k]));
+    if (origins != nullptr) origins->push_back(kept_origins[k]);
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileRead> reads,
                                     const LoadOptions& options, std::vector<RankOrigin>* origins) {
@@ -319,23 +381,9 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
   // read: they count as kept, which only matters for the single-file rule, and the failure is
   // returned before that can matter.
   Trace trace;
-  size_t first_failure = files.size();
-  std::vector<size_t> readable;  // files before the first failure that are traces
-  for (size_t i = 0; i < files.size(); ++i) {
-    const absl::Status& status = reads[i].status;
-    if (IsSkippable(files[i], status)) {
-      trace.skipped_files.push_back({files[i].path, "JSON without traceEvents, not a trace",
-                                     std::nullopt, std::nullopt, /*other_json=*/true});
-    } else if (!status.ok()) {
-      first_failure = i;
-      break;
-    } else if (!reads[i].read || reads[i].ranks.empty()) {
-      // Only files after a failure are left unread, and a read trace has a rank.
-      return absl::InternalError(absl::StrCat(files[i].path, ": no outcome for the file"));
-    } else {
-      readable.push_back(i);
-    }
-  }
+  BUBBLESCOPE_ASSIGN_OR_RETURN(Judged judged, JudgeOutcomes(files, reads, &trace));
+  const size_t first_failure = judged.first_failure;
+  std::vector<size_t> readable = std::move(judged.readable);
   if (readable.empty() && first_failure == files.size()) {
     return OnlyOtherJson(list, reads[0].status);
   }
@@ -343,8 +391,8 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
   std::vector<std::string_view> run_ids;
   // A merged trace's ranks all come from one run, or were mixed by --mix-runs before merging.
   for (size_t i : readable) run_ids.push_back(reads[i].ranks[0].record_run_id);
-  absl::StatusOr<std::vector<bool>> in_run = ChooseRecordRun(run_ids, options.record_run);
-  if (!in_run.ok()) return in_run.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<bool> in_run,
+                               ChooseRecordRun(run_ids, options.record_run));
   // The assigner sees every trace file, those of other runs too, so that a --rank override
   // naming one of them is no error; only the chosen run's files are given rank ids.
   std::vector<std::string> trace_paths;
@@ -352,26 +400,27 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
   for (size_t i = first_failure; i < files.size(); ++i) {
     if (!IsSkippable(files[i], reads[i].status)) trace_paths.push_back(files[i].path);
   }
-  absl::StatusOr<RankAssigner> assigner = RankAssigner::Create(trace_paths, options.rank_overrides);
-  if (!assigner.ok()) return assigner.status();
-  absl::StatusOr<std::vector<bool>> in_cycle =
-      ChooseCycle(readable, reads, *in_run, *assigner, options.profiler_cycle, &trace);
-  if (!in_cycle.ok()) return in_cycle.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(RankAssigner assigner,
+                               RankAssigner::Create(trace_paths, options.rank_overrides));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      std::vector<bool> in_cycle,
+      ChooseCycle(readable, reads, in_run, assigner, options.profiler_cycle, &trace));
   // Whether some file read has its clock base: only beside such a file is one without it left
   // out (with none known, the ranks are read as they are and the counter says so).
   bool some_base_known = false;
   for (size_t k = 0; k < readable.size(); ++k) {
-    if ((*in_run)[k] && (*in_cycle)[k] &&
+    if (in_run[k] && in_cycle[k] &&
         reads[readable[k]].ranks[0].stats.count(ImportCounter::kUnknownClockBase) == 0) {
       some_base_known = true;
     }
   }
+  // The ranks kept and where each came from, in the order the files were listed.
   std::vector<Rank> kept;
   std::vector<RankOrigin> kept_origins;
   for (size_t k = 0; k < readable.size(); ++k) {
     std::vector<Rank>& file_ranks = reads[readable[k]].ranks;
     const Rank& rank = file_ranks[0];
-    if (!(*in_run)[k]) {
+    if (!in_run[k]) {
       trace.skipped_files.push_back(
           {trace_paths[k],
            rank.record_run_id.empty()
@@ -381,7 +430,7 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
            rank.record_run_id});
       continue;
     }
-    if (!(*in_cycle)[k]) continue;  // noted by ChooseCycle
+    if (!in_cycle[k]) continue;  // noted by ChooseCycle
     // A rank whose clock base was cut off (kUnknownClockBase) cannot be placed on the others'
     // clock: put there as if its base were 0, its times lay years from theirs and made an
     // iteration of 1.7e12 ms. Alone, or where no file's base is known, it is read as it is.
@@ -393,38 +442,13 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
            std::nullopt});
       continue;
     }
-    const bool merged = reads[readable[k]].merged;
-    for (size_t slot = 0; slot < file_ranks.size(); ++slot) {
-      Rank& file_rank = file_ranks[slot];
-      const int32_t reported = file_rank.rank;
-      absl::StatusOr<int32_t> rank_id =
-          merged ? assigner->AssignNamed(k, reported)
-                 : assigner->Assign(k, reported, reads[readable[k]].rank_carriers);
-      if (!rank_id.ok()) return rank_id.status();
-      file_rank.rank = *rank_id;
-      // A reader that records its rank's source (Nsight's) is told where the loader's id came
-      // from when the loader decided it.
-      if (!file_rank.rank_source.empty() && !merged) {
-        const std::string_view source = assigner->ClaimSource(k, reported);
-        if (source != "file") file_rank.rank_source = std::string(source);
-      }
-      kept.push_back(std::move(file_rank));
-      kept_origins.push_back({readable[k], slot});
-    }
+    BUBBLESCOPE_RETURN_IF_ERROR(
+        KeepFileRanks(k, readable[k], reads[readable[k]], assigner, &kept, &kept_origins));
   }
   if (first_failure < files.size()) return reads[first_failure].status;
   trace.skipped_files.insert(trace.skipped_files.end(), list.not_regular.begin(),
                              list.not_regular.end());
-  // By rank id (unique by now), the origins in the same order.
-  std::vector<size_t> order(kept.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&kept](size_t a, size_t b) { return kept[a].rank < kept[b].rank; });
-  trace.ranks.reserve(kept.size());
-  for (size_t k : order) {
-    trace.ranks.push_back(std::move(kept[k]));
-    if (origins != nullptr) origins->push_back(kept_origins[k]);
-  }
+  PlaceByRankId(std::move(kept), kept_origins, &trace, origins);
   return trace;
 }
 

@@ -80,7 +80,8 @@ struct FileRead {
   bool merged = false;     // a merged trace (readers/merged_trace.h), naming its ranks itself
   bool bubblescope_merged = false;  // the one `analyze --perfetto` writes (FileRanks)
   std::string rank_carriers;        // FileRanks::rank_carriers
-  std::vector<Rank> ranks; // the file's ranks with their reported ids (several when merged)
+  std::vector<Rank> ranks; // the file's ranks with their reported ids (several when merged);
+                           // none when the file failed
 };
 
 // Called by the worker that read files[index], as soon as it has: `analyze --mpi` encodes the

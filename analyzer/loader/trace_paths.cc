@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "loader/nsys_export.h"
 
 namespace bubblescope {
@@ -105,9 +106,8 @@ absl::StatusOr<std::vector<std::string>> TraceFilesIn(const std::string& dir,
     std::sort(reports.begin(), reports.end());
     std::vector<std::string> exported;
     for (const std::string& report : reports) {
-      absl::StatusOr<std::string> path = ExportNsightReport(report);
-      if (!path.ok()) return path.status();
-      exported.push_back(*std::move(path));
+      BUBBLESCOPE_ASSIGN_OR_RETURN(std::string path, ExportNsightReport(report));
+      exported.push_back(std::move(path));
     }
     return exported;
   }
@@ -160,18 +160,16 @@ absl::StatusOr<std::vector<TraceFile>> ExpandTracePaths(const std::vector<std::s
     std::error_code error;
     if (!fs::is_directory(path, error)) {
       if (IsNsightReportName(path)) {
-        absl::StatusOr<std::string> exported = ExportNsightReport(path);
-        if (!exported.ok()) return exported.status();
-        files.push_back({*std::move(exported), false});
+        BUBBLESCOPE_ASSIGN_OR_RETURN(std::string exported, ExportNsightReport(path));
+        files.push_back({std::move(exported), false});
         continue;
       }
       files.push_back({path, false});
       continue;
     }
-    absl::StatusOr<std::vector<std::string>> in_dir =
-        TraceFilesIn(path, skipped, trace_sets_below);
-    if (!in_dir.ok()) return in_dir.status();
-    for (std::string& file : *in_dir) files.push_back({std::move(file), true});
+    BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<std::string> in_dir,
+                                 TraceFilesIn(path, skipped, trace_sets_below));
+    for (std::string& file : in_dir) files.push_back({std::move(file), true});
   }
   return files;
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/clock_offsets.h"
+#include "common/status_macros.h"
 #include "crossrank/clock_alignment.h"
 #include "readers/merged_trace.h"
 #include "perfetto/perfetto_rank_events.h"
@@ -276,7 +277,7 @@ absl::StatusOr<MergedFrame> WriteOverlay(const Trace& trace, const job::Result& 
     }
     layout += "}";
     // What is buffered goes out at each rank's end, so a failed write stops the job there.
-    if (absl::Status flushed = events.Flush(); !flushed.ok()) return flushed;
+    BUBBLESCOPE_RETURN_IF_ERROR(events.Flush());
   }
   layout += "]}";
   return MergedFrame{
@@ -292,7 +293,7 @@ absl::StatusOr<std::string> RenderOverlay(const Trace& trace, const job::Result&
   std::string events;
   StringSink sink(&events);
   absl::StatusOr<MergedFrame> frame = WriteOverlay(trace, result, every_rank, &sink, counts);
-  if (!frame.ok()) return frame.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(frame.status());
   return absl::StrCat(frame->head, events, frame->tail);
 }
 

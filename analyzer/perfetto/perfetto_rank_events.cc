@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "loader/file_source.h"
 #include "loader/trace_readers.h"
 #include "readers/json_number.h"
@@ -345,7 +346,7 @@ absl::Status AppendRankEvents(const Rank& rank, const RankClock& clock, int64_t*
     // Under the same reading budget as the loader (the file was read within it once already).
     absl::StatusOr<FileContents> contents =
         ReadFileSource(rank.source_path, ReadingBudgetBytes(1));
-    if (!contents.ok()) return contents.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(contents.status());
     return AppendDocumentEvents(rank, rank.source_path, contents->text, clock, next_pid,
                                 events, layout, counts);
   }

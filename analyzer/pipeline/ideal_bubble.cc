@@ -84,7 +84,7 @@ IdealBubble IdealBubbleOf(const schedule_inference::Result& shape) {
     ideal.source = IdealSource::kSimulated;
   }
   for (const sim::RankIterationTruth& rank : truth.iterations.front().ranks) {
-    ideal.stage_stall_ns.push_back(rank.stall);  // the run puts stage s on rank s
+    ideal.stage_stall_ns.push_back(rank.split.stall);  // the run puts stage s on rank s
   }
   TimeNs origin = std::numeric_limits<TimeNs>::max();
   TimeNs last = std::numeric_limits<TimeNs>::min();

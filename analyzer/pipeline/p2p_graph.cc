@@ -207,6 +207,231 @@ std::optional<std::vector<std::vector<int32_t>>> SplitByProcessGroups(
   return std::nullopt;
 }
 
+// The ranks' grouping as it is worked out: which trace positions are joined in one pipeline,
+// which have transfers of their own (or are kept for their peers'), and, without recorded peers,
+// each pipeline's chain of stages read from the rhythm of its transfers.
+struct Grouping {
+  explicit Grouping(size_t n) : components(n), has_p2p(n, false) {}
+
+  std::map<int32_t, size_t> position_of;  // rank id -> position in the trace
+  Components components;
+  std::vector<bool> has_p2p;
+  std::map<size_t, std::vector<int32_t>> chain_of_root;  // root -> its stages in order
+  std::set<int32_t> guessed_chains;  // first ranks of chains read from batched transfers
+};
+
+// Joins every rank with the peers its transfers name (when peers are recorded), and keeps in its
+// pipeline a rank whose file was cut short before its first transfer but whose peers name it.
+void JoinRecordedPeers(const Input& input, bool peers, Grouping* grouping, Result* result) {
+  const index::TraceIndex& index = *input.index;
+  const size_t n = index.ranks.size();
+  std::vector<bool> named_as_peer(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    grouping->has_p2p[i] = index.ranks[i].HasP2p();
+    if (!peers) continue;
+    for (const index::DeviceOp& op : index.ranks[i].ops) {
+      if (!op.is_p2p() || op.in_optimizer) continue;
+      auto peer = grouping->position_of.find(op.peer);
+      if (peer == grouping->position_of.end()) continue;
+      grouping->components.Join(i, peer->second);
+      named_as_peer[peer->second] = true;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const bool cut_short = input.cut_short != nullptr && i < input.cut_short->size() &&
+                           (*input.cut_short)[i];
+    if (!grouping->has_p2p[i] && cut_short && named_as_peer[i]) {
+      grouping->has_p2p[i] = true;
+      result->kept_cut_short.push_back(index.ranks[i].rank);
+      result->notes.push_back(absl::StrCat(
+          "rank ", index.ranks[i].rank, " was cut short before its first transfer; its peers' "
+          "transfers keep it in the pipeline"));
+    }
+  }
+}
+
+// Without recorded peers, GPU ranks split into pipelines by the rhythm of their transfers (or by
+// their declared process groups); each chain is its pipeline's stage order. When neither tells,
+// every rank with traffic is one pipeline.
+void ChainWithoutPeers(const Input& input, Grouping* grouping, std::vector<std::string>* notes) {
+  const index::TraceIndex& index = *input.index;
+  const size_t n = index.ranks.size();
+  std::vector<pipeline::IssuedTimeline> with_p2p;
+  std::vector<size_t> traffic;
+  for (size_t i = 0; i < n; ++i) {
+    if (!grouping->has_p2p[i]) continue;
+    with_p2p.push_back((*input.timelines)[i]);
+    traffic.push_back(i);
+  }
+  std::optional<std::vector<std::vector<int32_t>>> chains =
+      pipeline::ChainByCompletionGaps(with_p2p);
+  if (chains.has_value()) {
+    // A batch kernel of several transfers ends with the last of them, so its ends keep the
+    // rhythm of no single transfer: a chain read from them may be wrong.
+    bool batched = false;
+    for (size_t i : traffic) {
+      for (const index::DeviceOp& op : index.ranks[i].ops) batched |= op.is_p2p() && op.batched;
+    }
+    if (batched) {
+      for (const std::vector<int32_t>& chain : *chains) {
+        grouping->guessed_chains.insert(chain.front());
+        notes->push_back(absl::StrCat(
+            "pipeline of ranks ", absl::StrJoin(chain, ","),
+            ": stage order guessed from the rhythm of batched transfers without peer ranks "
+            "(a batch ends with the last of its transfers), and its clocks are aligned only "
+            "where the transfers so paired end together; annotations or NCCL's peer args "
+            "would settle both"));
+      }
+    }
+  }
+  if (!chains.has_value()) chains = SplitByProcessGroups(input, traffic, notes);
+  if (!chains.has_value()) {
+    for (size_t i : traffic) grouping->components.Join(i, traffic.front());
+    return;
+  }
+  const std::map<int32_t, size_t>& position_of = grouping->position_of;
+  for (const std::vector<int32_t>& chain : *chains) {
+    for (int32_t rank : chain) {
+      grouping->components.Join(position_of.at(rank), position_of.at(chain.front()));
+    }
+  }
+  for (const std::vector<int32_t>& chain : *chains) {
+    grouping->chain_of_root[grouping->components.Find(position_of.at(chain.front()))] = chain;
+  }
+}
+
+// One pipeline per group of ranks with traffic, each in its stage order, ordered by their
+// smallest rank id; the ranks without traffic listed apart. The groups are taken in the order of
+// their first rank, whichever member the union-find made the root, so that their notes come in
+// that order.
+void FormPipelines(const Input& input, bool peers, Grouping* grouping, Result* result) {
+  const index::TraceIndex& index = *input.index;
+  std::map<size_t, std::vector<size_t>> members_of_root;  // positions, in trace order
+  std::vector<size_t> roots;
+  for (size_t i = 0; i < index.ranks.size(); ++i) {
+    if (!grouping->has_p2p[i]) {
+      result->ranks_without_p2p.push_back(index.ranks[i].rank);
+      continue;
+    }
+    const size_t root = grouping->components.Find(i);
+    std::vector<size_t>& members = members_of_root[root];
+    if (members.empty()) roots.push_back(root);
+    members.push_back(i);
+  }
+  for (size_t root : roots) {
+    std::vector<pipeline::IssuedTimeline> group;
+    std::vector<std::vector<pipeline::PipelineOp>> annotated;
+    for (size_t i : members_of_root[root]) {
+      group.push_back((*input.timelines)[i]);
+      annotated.push_back((*input.annotated)[i]);
+    }
+    auto chain = grouping->chain_of_root.find(root);
+    const bool chained = chain != grouping->chain_of_root.end();
+    Pipeline pipeline;
+    pipeline.peers_recorded = peers;
+    pipeline.order_guessed = chained && grouping->guessed_chains.contains(chain->second.front());
+    pipeline.order = pipeline::FindStageOrder(
+        group, annotated,
+        chained ? std::optional<std::vector<int32_t>>(chain->second) : std::nullopt);
+    for (int32_t rank : pipeline.order.ranks) {
+      pipeline.positions.push_back(grouping->position_of.at(rank));
+    }
+    if (!pipeline.order.known) {
+      result->notes.push_back(absl::StrCat(
+          "pipeline of ranks ", pipeline.order.ranks.front(), "..", pipeline.order.ranks.back(),
+          ": ", pipeline.order.problem, "; stages listed in rank order"));
+    }
+    result->pipelines.push_back(std::move(pipeline));
+  }
+  std::sort(result->pipelines.begin(), result->pipelines.end(),
+            [](const Pipeline& a, const Pipeline& b) {
+              return *std::min_element(a.order.ranks.begin(), a.order.ranks.end()) <
+                     *std::min_element(b.order.ranks.begin(), b.order.ranks.end());
+            });
+}
+
+// Op k of each trace position -> its peer, from one source.
+using PeersByPosition = std::map<size_t, std::map<uint32_t, int32_t>>;
+
+// The peers of transfers that recorded none: those the runtime named, from the stage placement;
+// and, without recorded peers, the rest from the stage order and what each transfer carries.
+void SettleUnrecordedPeers(const Input& input, bool peers, Result* result, PeersByPosition* named,
+                           PeersByPosition* inferred) {
+  const std::vector<pipeline::IssuedTimeline>& timelines = *input.timelines;
+  for (Pipeline& found : result->pipelines) {
+    if (input.named_transfers != nullptr) {
+      named->merge(NamedTransferPeers(found, *input.named_transfers));
+    }
+    if (peers || !found.order.known) continue;
+    bool all_named = true;
+    for (size_t position : found.positions) {
+      const auto named_here = named->find(position);
+      for (const pipeline::IssuedItem& item : timelines[position].items) {
+        if (item.kind == pipeline::ItemKind::kCompute) continue;
+        all_named &= named_here != named->end() && named_here->second.contains(item.op);
+      }
+    }
+    if (all_named) continue;  // nothing left to guess
+    inferred->merge(InferPipelinePeers(found, timelines, &result->notes));
+  }
+}
+
+// The p2p ops of the rank at `position`, in issue order, each with its peer and where the peer
+// came from: recorded, else named by the runtime, else inferred; -1 when none tells.
+RankOps OpsWithPeers(const index::RankIndex& rank, size_t position, const PeersByPosition& named,
+                     const PeersByPosition& inferred) {
+  // The peer settled for op k of this rank by one source's map; -1 when none.
+  const auto settled = [position](const PeersByPosition& by_position, uint32_t k) {
+    const auto rank_peers = by_position.find(position);
+    if (rank_peers == by_position.end()) return int32_t{-1};
+    const auto peer = rank_peers->second.find(k);
+    return peer == rank_peers->second.end() ? int32_t{-1} : peer->second;
+  };
+  RankOps rank_ops;
+  rank_ops.rank = rank.rank;
+  for (uint32_t k : rank.issue_order) {
+    const index::DeviceOp& device_op = rank.ops[k];
+    if (!device_op.is_p2p() || device_op.in_optimizer) continue;
+    P2pOp op;
+    op.send = device_op.is_send();
+    op.peer = device_op.peer;
+    if (op.peer >= 0) op.peer_source = PeerSource::kRecorded;
+    if (op.peer < 0 && (op.peer = settled(named, k)) >= 0) op.peer_source = PeerSource::kPpAction;
+    if (op.peer < 0 && (op.peer = settled(inferred, k)) >= 0) {
+      op.peer_source = PeerSource::kInferred;
+    }
+    op.bytes = device_op.bytes;
+    op.rendezvous = !rank.cpu_only();
+    if (device_op.batched) {
+      op.batch = (static_cast<int64_t>(device_op.timeline) << 32) | device_op.interval;
+    }
+    op.issue = device_op.issue;
+    op.start = device_op.start;
+    op.end = device_op.transfer_end;
+    rank_ops.ops.push_back(op);
+  }
+  return rank_ops;
+}
+
+// Each pipeline's count of peers by where they came from, and whether it wraps around: an edge
+// from the last stage back to the first (p >= 3), recorded or inferred, is interleaving's.
+void DescribeEdges(bool peers, Result* result) {
+  for (Pipeline& found : result->pipelines) {
+    for (size_t position : found.positions) {
+      for (const P2pOp& op : result->ranks[position].ops) {
+        ++found.peers_by_source[static_cast<size_t>(op.peer_source)];
+      }
+    }
+  }
+  for (Pipeline& found : result->pipelines) {
+    const std::vector<int32_t>& order = found.stage_order();
+    if (order.size() < 3 || (!peers && !found.order.known)) continue;
+    for (const P2pOp& op : result->ranks[found.positions.back()].ops) {
+      found.interleaved |= op.send && op.peer == order.front();
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view PeerSourceName(PeerSource source) {
@@ -232,211 +457,22 @@ const RankOps* Result::OpsOf(int32_t rank) const {
 
 Result Analyze(const Input& input) {
   const index::TraceIndex& index = *input.index;
-  const std::vector<pipeline::IssuedTimeline>& timelines = *input.timelines;
   const size_t n = index.ranks.size();
   Result result;
   const bool peers =
       input.peers_recorded.has_value() ? *input.peers_recorded : PeersRecorded(index);
-  std::map<int32_t, size_t> position_of;
-  for (size_t i = 0; i < n; ++i) position_of[index.ranks[i].rank] = i;
-
-  Components components(n);
-  std::vector<bool> has_p2p(n, false);
-  std::vector<bool> named_as_peer(n, false);
+  Grouping grouping(n);
+  for (size_t i = 0; i < n; ++i) grouping.position_of[index.ranks[i].rank] = i;
+  JoinRecordedPeers(input, peers, &grouping, &result);
+  if (!peers) ChainWithoutPeers(input, &grouping, &result.notes);
+  FormPipelines(input, peers, &grouping, &result);
+  PeersByPosition named_peers;
+  PeersByPosition inferred_peers;
+  SettleUnrecordedPeers(input, peers, &result, &named_peers, &inferred_peers);
   for (size_t i = 0; i < n; ++i) {
-    has_p2p[i] = index.ranks[i].HasP2p();
-    if (!peers) continue;
-    for (const index::DeviceOp& op : index.ranks[i].ops) {
-      if (!op.is_p2p() || op.in_optimizer) continue;
-      auto peer = position_of.find(op.peer);
-      if (peer == position_of.end()) continue;
-      components.Join(i, peer->second);
-      named_as_peer[peer->second] = true;
-    }
+    result.ranks.push_back(OpsWithPeers(index.ranks[i], i, named_peers, inferred_peers));
   }
-  // A rank whose file was cut short before its first transfer still has its place: the ranks it
-  // exchanged with name it as their peer.
-  for (size_t i = 0; i < n; ++i) {
-    const bool cut_short = input.cut_short != nullptr && i < input.cut_short->size() &&
-                           (*input.cut_short)[i];
-    if (!has_p2p[i] && cut_short && named_as_peer[i]) {
-      has_p2p[i] = true;
-      result.kept_cut_short.push_back(index.ranks[i].rank);
-      result.notes.push_back(absl::StrCat(
-          "rank ", index.ranks[i].rank, " was cut short before its first transfer; its peers' "
-          "transfers keep it in the pipeline"));
-    }
-  }
-  // Without recorded peers, GPU ranks split into pipelines by the rhythm of their transfers;
-  // each chain is its pipeline's stage order. Otherwise every rank with traffic is one pipeline.
-  std::map<size_t, std::vector<int32_t>> chain_of_root;
-  std::set<int32_t> guessed_chains;  // first ranks of chains read from batched transfers
-  if (!peers) {
-    std::vector<pipeline::IssuedTimeline> with_p2p;
-    for (size_t i = 0; i < n; ++i) {
-      if (has_p2p[i]) with_p2p.push_back(timelines[i]);
-    }
-    // Each chain (or declared group) is a pipeline, listed in its stage order.
-    std::optional<std::vector<std::vector<int32_t>>> chains =
-        pipeline::ChainByCompletionGaps(with_p2p);
-    std::vector<size_t> traffic;
-    for (size_t i = 0; i < n; ++i) {
-      if (has_p2p[i]) traffic.push_back(i);
-    }
-    if (chains.has_value()) {
-      // A batch kernel of several transfers ends with the last of them, so its ends keep the
-      // rhythm of no single transfer: a chain read from them may be wrong.
-      bool batched = false;
-      for (size_t i : traffic) {
-        for (const index::DeviceOp& op : index.ranks[i].ops) batched |= op.is_p2p() && op.batched;
-      }
-      if (batched) {
-        for (const std::vector<int32_t>& chain : *chains) {
-          guessed_chains.insert(chain.front());
-          result.notes.push_back(absl::StrCat(
-              "pipeline of ranks ", absl::StrJoin(chain, ","),
-              ": stage order guessed from the rhythm of batched transfers without peer ranks "
-              "(a batch ends with the last of its transfers), and its clocks are aligned only "
-              "where the transfers so paired end together; annotations or NCCL's peer args "
-              "would settle both"));
-        }
-      }
-    }
-    if (!chains.has_value()) chains = SplitByProcessGroups(input, traffic, &result.notes);
-    if (chains.has_value()) {
-      for (const std::vector<int32_t>& chain : *chains) {
-        for (int32_t rank : chain) {
-          components.Join(position_of.at(rank), position_of.at(chain.front()));
-        }
-      }
-      for (const std::vector<int32_t>& chain : *chains) {
-        chain_of_root[components.Find(position_of.at(chain.front()))] = chain;
-      }
-    } else {
-      for (size_t i : traffic) components.Join(i, traffic.front());
-    }
-  }
-
-  // The groups in the order of their first rank (as the pipelines are listed), whichever member
-  // the union-find made the root: the notes below come in that order.
-  std::map<size_t, std::vector<size_t>> members_of_root;  // positions, in trace order
-  std::vector<size_t> roots;
-  for (size_t i = 0; i < n; ++i) {
-    if (!has_p2p[i]) {
-      result.ranks_without_p2p.push_back(index.ranks[i].rank);
-      continue;
-    }
-    std::vector<size_t>& members = members_of_root[components.Find(i)];
-    if (members.empty()) roots.push_back(components.Find(i));
-    members.push_back(i);
-  }
-  for (size_t root : roots) {
-    const std::vector<size_t>& members = members_of_root[root];
-    std::vector<pipeline::IssuedTimeline> group;
-    std::vector<std::vector<pipeline::PipelineOp>> annotated;
-    for (size_t i : members) {
-      group.push_back(timelines[i]);
-      annotated.push_back((*input.annotated)[i]);
-    }
-    auto chain = chain_of_root.find(root);
-    Pipeline pipeline;
-    pipeline.peers_recorded = peers;
-    pipeline.order_guessed = chain != chain_of_root.end() &&
-                             guessed_chains.contains(chain->second.front());
-    pipeline.order = pipeline::FindStageOrder(
-        group, annotated,
-        chain == chain_of_root.end() ? std::nullopt
-                                     : std::optional<std::vector<int32_t>>(chain->second));
-    for (int32_t rank : pipeline.order.ranks) pipeline.positions.push_back(position_of.at(rank));
-    if (!pipeline.order.known) {
-      result.notes.push_back(absl::StrCat(
-          "pipeline of ranks ", pipeline.order.ranks.front(), "..", pipeline.order.ranks.back(),
-          ": ", pipeline.order.problem, "; stages listed in rank order"));
-    }
-    result.pipelines.push_back(std::move(pipeline));
-  }
-  std::sort(result.pipelines.begin(), result.pipelines.end(),
-            [](const Pipeline& a, const Pipeline& b) {
-              return *std::min_element(a.order.ranks.begin(), a.order.ranks.end()) <
-                     *std::min_element(b.order.ranks.begin(), b.order.ranks.end());
-            });
-
-  // Transfers the runtime named have their peers from the stage placement; without recorded
-  // peers, the stage order and what each transfer carries give the rest.
-  std::map<size_t, std::map<uint32_t, int32_t>> named_peers;     // position -> op -> peer
-  std::map<size_t, std::map<uint32_t, int32_t>> inferred_peers;  // position -> op -> peer
-  for (Pipeline& found : result.pipelines) {
-    if (input.named_transfers != nullptr) {
-      named_peers.merge(NamedTransferPeers(found, *input.named_transfers));
-    }
-    if (peers || !found.order.known) continue;
-    bool all_named = true;
-    for (size_t position : found.positions) {
-      const auto named = named_peers.find(position);
-      for (const pipeline::IssuedItem& item : timelines[position].items) {
-        if (item.kind == pipeline::ItemKind::kCompute) continue;
-        all_named &= named != named_peers.end() && named->second.contains(item.op);
-      }
-    }
-    if (all_named) continue;  // nothing left to guess
-    std::map<size_t, std::map<uint32_t, int32_t>> found_peers =
-        InferPipelinePeers(found, timelines, &result.notes);
-    inferred_peers.merge(std::move(found_peers));
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const index::RankIndex& rank = index.ranks[i];
-    RankOps rank_ops;
-    rank_ops.rank = rank.rank;
-    // The peer settled for op k of this rank by one source's map; -1 when none.
-    const auto settled = [i](const std::map<size_t, std::map<uint32_t, int32_t>>& by_position,
-                             uint32_t k) {
-      const auto rank_peers = by_position.find(i);
-      if (rank_peers == by_position.end()) return int32_t{-1};
-      const auto peer = rank_peers->second.find(k);
-      return peer == rank_peers->second.end() ? int32_t{-1} : peer->second;
-    };
-    for (uint32_t k : rank.issue_order) {
-      const index::DeviceOp& device_op = rank.ops[k];
-      if (!device_op.is_p2p() || device_op.in_optimizer) continue;
-      P2pOp op;
-      op.send = device_op.is_send();
-      op.peer = device_op.peer;
-      if (op.peer >= 0) op.peer_source = PeerSource::kRecorded;
-      if (op.peer < 0 && (op.peer = settled(named_peers, k)) >= 0) {
-        op.peer_source = PeerSource::kPpAction;
-      }
-      if (op.peer < 0 && (op.peer = settled(inferred_peers, k)) >= 0) {
-        op.peer_source = PeerSource::kInferred;
-      }
-      op.bytes = device_op.bytes;
-      op.rendezvous = !rank.cpu_only();
-      if (device_op.batched) {
-        op.batch = (static_cast<int64_t>(device_op.timeline) << 32) | device_op.interval;
-      }
-      op.issue = device_op.issue;
-      op.start = device_op.start;
-      op.end = device_op.transfer_end;
-      rank_ops.ops.push_back(op);
-    }
-    result.ranks.push_back(std::move(rank_ops));
-  }
-
-  for (Pipeline& found : result.pipelines) {
-    for (size_t position : found.positions) {
-      for (const P2pOp& op : result.ranks[position].ops) {
-        ++found.peers_by_source[static_cast<size_t>(op.peer_source)];
-      }
-    }
-  }
-  // An edge from the last stage back to the first (p >= 3), recorded or inferred, is
-  // interleaving's wrap-around.
-  for (Pipeline& found : result.pipelines) {
-    const std::vector<int32_t>& order = found.stage_order();
-    if (order.size() < 3 || (!peers && !found.order.known)) continue;
-    for (const P2pOp& op : result.ranks[found.positions.back()].ops) {
-      found.interleaved |= op.send && op.peer == order.front();
-    }
-  }
+  DescribeEdges(peers, &result);
   return result;
 }
 

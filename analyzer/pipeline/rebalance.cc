@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "pipeline/layer_split.h"
 #include "pipeline/sim_schedule.h"
 #include "schedule_engine/config.h"
@@ -33,9 +34,8 @@ sim::StageCost ToCost(const StageTimes& times) {
 absl::StatusOr<Prediction> Predict(sim::Config config, const std::vector<StageTimes>& times) {
   config.costs.clear();
   for (const StageTimes& stage : times) config.costs.push_back(ToCost(stage));
-  absl::StatusOr<sim::Records> records = sim::RunSchedule(config);
-  if (!records.ok()) return records.status();
-  const sim::Truth truth = sim::ComputeTruth(config, *records);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(sim::Records records, sim::RunSchedule(config));
+  const sim::Truth truth = sim::ComputeTruth(config, records);
   return Prediction{truth.latency_max_ns, truth.bubble_fraction};
 }
 
@@ -133,12 +133,11 @@ absl::Status CheckOptions(const schedule_inference::Result& shape, const Options
 }  // namespace
 
 absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Options& options) {
-  if (absl::Status status = CheckOptions(shape, options); !status.ok()) return status;
-  absl::StatusOr<std::pair<sim::Schedule, std::vector<StageTimes>>> inputs =
-      SimulationInputs(shape);
-  if (!inputs.ok()) return inputs.status();
-  const sim::Config config = pipeline::ComputeOnlyConfig(shape, inputs->first);
-  const std::vector<StageTimes>& times = inputs->second;
+  BUBBLESCOPE_RETURN_IF_ERROR(CheckOptions(shape, options));
+  // The schedule and the stage times it runs.
+  BUBBLESCOPE_ASSIGN_OR_RETURN(const auto inputs, SimulationInputs(shape));
+  const sim::Config config = pipeline::ComputeOnlyConfig(shape, inputs.first);
+  const std::vector<StageTimes>& times = inputs.second;
 
   Result result;
   result.layers_before = options.layers_per_stage;
@@ -198,7 +197,7 @@ absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Op
       }
     }
     for (int32_t k = low; k <= high; ++k) iteration_after(k);
-    if (!failed.ok()) return failed;
+    BUBBLESCOPE_RETURN_IF_ERROR(failed);
   }
 
   const double gain = static_cast<double>(result.before.iteration_ns - result.after.iteration_ns);

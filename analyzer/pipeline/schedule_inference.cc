@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "pipeline/p2p_structure.h"
 #include "pipeline/pipeline_op.h"
 #include "pipeline/segment_ops.h"
@@ -236,25 +237,24 @@ absl::StatusOr<Result> FromTraffic(const std::vector<IssuedTimeline>& timelines,
       if (op.type == OpType::kBackward) ++counts->first_stage_backwards;
     }
   }
-  absl::StatusOr<pipeline::P2pSchedule> schedule =
-      pipeline::InferP2pSchedule(timelines, *order, counts);
-  if (!schedule.ok()) return schedule.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(pipeline::P2pSchedule schedule,
+                               pipeline::InferP2pSchedule(timelines, *order, counts));
   Result result;
   result.stage_order = *order;
   result.p = static_cast<int32_t>(result.stage_order.size());
-  result.m = schedule->m;
-  result.v = schedule->v;
-  result.notes = schedule->notes;
+  result.m = schedule.m;
+  result.v = schedule.v;
+  result.notes = schedule.notes;
   result.virtual_stage_ranks = RoundRobinPlacement(result.stage_order, result.v);
   if (result.v > 1) result.notes.push_back("stage placement assumed round-robin (c·p + s)");
   // Forward and backward compute of a rank without hints look alike to the name rules: their
   // ops are left to the program fit below, and without it no per-stage figures are made up.
-  const bool unhinted = schedule->has_backward && !unhinted_ranks.empty();
+  const bool unhinted = schedule.has_backward && !unhinted_ranks.empty();
   if (unhinted) ops->clear();
   FamilyEvidence evidence;
   FillSplitEvidence(*ops, &evidence);
-  evidence.any_backward = evidence.any_backward || schedule->has_backward;
-  evidence.all_forwards_first = schedule->all_forwards_first;
+  evidence.any_backward = evidence.any_backward || schedule.has_backward;
+  evidence.all_forwards_first = schedule.all_forwards_first;
   SetFamily(evidence, &result);
   const bool hints_split_ops =
       !unhinted && pipeline::OpCountMisfit(pipeline::StageStats(*ops, *order)).empty();
@@ -350,7 +350,7 @@ absl::StatusOr<Result> Analyze(const Input& input) {
     notes.push_back(absl::StrCat("annotations not used: ", result.status().message()));
   }
   if (!result.ok()) result = FromTraffic(timelines, order, &ops);
-  if (!result.ok()) return result.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(result.status());
   result->notes.insert(result->notes.begin(), notes.begin(), notes.end());
   if (!ops.empty()) {
     result->stages = pipeline::StageStats(ops, result->stage_order);

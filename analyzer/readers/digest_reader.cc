@@ -14,6 +14,7 @@
 #include "bubblescope/rank_finish.h"
 #include "common/digest_format.h"
 #include "common/out_of_memory.h"
+#include "common/status_macros.h"
 
 #define ZLIB_CONST
 #include <zlib.h>
@@ -400,11 +401,10 @@ absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_pa
                        absl::StrCat("a payload of ", size, " bytes cannot come from ",
                                     bytes.size() - pos, " compressed bytes"));
     }
-    absl::StatusOr<std::string> payload = Inflate(bytes, pos, size, source_path);
-    if (!payload.ok()) return payload.status();
+    BUBBLESCOPE_ASSIGN_OR_RETURN(std::string payload, Inflate(bytes, pos, size, source_path));
 
     Rank rank;
-    PayloadReader in(*payload, source_path, pos);
+    PayloadReader in(payload, source_path, pos);
     const bool bad_id = ReadHeader(in, version, &rank);
     ReadNames(in, &rank);
     ReadDevices(in, &rank);
@@ -416,7 +416,7 @@ absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_pa
     ReadMemory(in, &rank);
     ReadStats(in, &rank);
     if (in.ok() && !in.AtEnd()) in.Fail("data after the last section");
-    if (!in.ok()) return in.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(in.status());
     // Counted after the digest's own counters are read, at the rank's compressed stream.
     if (bad_id) rank.stats.Bump(ImportCounter::kBadId, static_cast<int64_t>(pos));
     rank.source_path = source_path;
@@ -431,13 +431,14 @@ bool DigestTraceReader::Sniff(std::string_view head, std::string_view path) cons
          absl::EndsWithIgnoreCase(absl::string_view(path.data(), path.size()), ".bsdigest");
 }
 
-absl::Status DigestTraceReader::Read(const std::string& path, const ReaderOptions& options,
-                                     FileRanks* out) {
-  absl::StatusOr<Rank> rank = Decode(std::string_view(options.text.data(), options.text.size()),
-                                     path, options.max_bytes);
-  if (!rank.ok()) return rank.status();
-  out->ranks.push_back(*std::move(rank));
-  return absl::OkStatus();
+absl::StatusOr<FileRanks> DigestTraceReader::Read(const std::string& path,
+                                                  const ReaderOptions& options) {
+  FileRanks file;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      Rank rank,
+      Decode(std::string_view(options.text.data(), options.text.size()), path, options.max_bytes));
+  file.ranks.push_back(std::move(rank));
+  return file;
 }
 
 }  // namespace bubblescope::digest

@@ -34,8 +34,7 @@ class DigestTraceReader final : public TraceReader {
   std::string_view format_name() const override { return "digest"; }
   bool Sniff(std::string_view head, std::string_view path) const override;
   bool ReadsText() const override { return true; }
-  absl::Status Read(const std::string& path, const ReaderOptions& options,
-                    FileRanks* out) override;
+  absl::StatusOr<FileRanks> Read(const std::string& path, const ReaderOptions& options) override;
 };
 
 }  // namespace bubblescope::digest

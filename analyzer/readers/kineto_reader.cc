@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/out_of_memory.h"
+#include "common/status_macros.h"
 #include "readers/json_number.h"
 #include "readers/json_repair.h"
 #include "text/json_tokens.h"
@@ -400,11 +401,13 @@ bool KinetoTraceReader::Sniff(std::string_view head, std::string_view path) cons
   return absl::EndsWithIgnoreCase(name, ".json") || absl::EndsWithIgnoreCase(name, ".json.gz");
 }
 
-absl::Status KinetoTraceReader::Read(const std::string& path, const ReaderOptions& options,
-                                     FileRanks* out) {
-  absl::Status read = reader_.ReadRanks(path, options.text, &out->ranks, &out->named_by_file);
-  out->bubblescope_merged = out->named_by_file;
-  return read;
+absl::StatusOr<FileRanks> KinetoTraceReader::Read(const std::string& path,
+                                                  const ReaderOptions& options) {
+  FileRanks file;
+  BUBBLESCOPE_RETURN_IF_ERROR(
+      reader_.ReadRanks(path, options.text, &file.ranks, &file.named_by_file));
+  file.bubblescope_merged = file.named_by_file;
+  return file;
 }
 
 }  // namespace bubblescope

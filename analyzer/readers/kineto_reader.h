@@ -59,8 +59,7 @@ class KinetoTraceReader final : public TraceReader {
   std::string_view format_name() const override { return kKinetoFormatName; }
   bool Sniff(std::string_view head, std::string_view path) const override;
   bool ReadsText() const override { return true; }
-  absl::Status Read(const std::string& path, const ReaderOptions& options,
-                    FileRanks* out) override;
+  absl::StatusOr<FileRanks> Read(const std::string& path, const ReaderOptions& options) override;
   void ReserveFor(size_t bytes) override { reader_.ReserveFor(bytes); }
 
  private:

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "text/one_line.h"
 
 namespace bubblescope::nsys {
@@ -123,7 +124,7 @@ absl::StatusOr<Database> Database::Open(const std::string& path, int64_t max_byt
   const int64_t cache_kib = std::max<int64_t>(1024, std::min(max_bytes, kMaxCacheBytes) / 1024);
   sqlite3_exec(db, absl::StrCat("PRAGMA cache_size = -", cache_kib).c_str(), nullptr, nullptr,
                nullptr);
-  if (absl::Status listed = database.ListTables(); !listed.ok()) return listed;
+  BUBBLESCOPE_RETURN_IF_ERROR(database.ListTables());
   return database;
 }
 
@@ -167,16 +168,14 @@ absl::Status Database::Error(std::string_view what) const {
 }
 
 absl::Status Database::ListTables() {
-  absl::StatusOr<Statement> tables =
-      Prepare("SELECT name FROM sqlite_master WHERE type = 'table'");
-  if (!tables.ok()) {
-    // Not a database at all (SQLITE_NOTADB shows here, on the first read), or a damaged one.
-    return tables.status();
-  }
+  // Fails on a file that is not a database at all (SQLITE_NOTADB shows here, on the first read),
+  // or a damaged one.
+  BUBBLESCOPE_ASSIGN_OR_RETURN(Statement tables,
+                               Prepare("SELECT name FROM sqlite_master WHERE type = 'table'"));
   // Documented name -> (version, name in the file); version 0 for the unversioned name.
   absl::flat_hash_map<std::string, std::pair<int64_t, std::string>> best;
-  while (tables->Step()) {
-    const std::string name(tables->Text(0));
+  while (tables.Step()) {
+    const std::string name(tables.Text(0));
     std::string base = name;
     int64_t version = 0;
     const size_t mark = name.rfind("_V");
@@ -191,7 +190,7 @@ absl::Status Database::ListTables() {
     if (!added && better) it->second = {version, name};
   }
   for (auto& [base, choice] : best) tables_.try_emplace(base, std::move(choice.second));
-  return tables->status();
+  return tables.status();
 }
 
 std::string Database::Table(std::string_view name) const {
@@ -227,12 +226,12 @@ absl::StatusOr<Statement> Database::PrepareScan(std::string_view columns, std::s
   // "after the last rowid stepped" is where the scan stands.
   const std::string rows = absl::StrCat(" FROM ", std::string(table), " NOT INDEXED WHERE (", std::string(where),
                                         ") AND rowid >= ?1");
-  absl::StatusOr<Statement> scan =
-      Prepare(absl::StrCat("SELECT ", std::string(columns), ", rowid", rows, " ORDER BY rowid"));
-  if (!scan.ok()) return scan;
-  sqlite3_bind_int64(scan->statement_, 1, std::numeric_limits<int64_t>::min());
-  scan->rowid_column_ = sqlite3_column_count(scan->statement_) - 1;
-  scan->next_row_sql_ = absl::StrCat("SELECT min(rowid)", rows);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      Statement scan,
+      Prepare(absl::StrCat("SELECT ", std::string(columns), ", rowid", rows, " ORDER BY rowid")));
+  sqlite3_bind_int64(scan.statement_, 1, std::numeric_limits<int64_t>::min());
+  scan.rowid_column_ = sqlite3_column_count(scan.statement_) - 1;
+  scan.next_row_sql_ = absl::StrCat("SELECT min(rowid)", rows);
   return scan;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace bubblescope::nsys {
 namespace {
@@ -66,21 +67,21 @@ std::string PayloadBytes(std::string_view cell) {
 
 absl::Status PayloadSchemas::Load(const Database& database) {
   if (!database.HasTable("NVTX_PAYLOAD_SCHEMA_ENTRIES")) return absl::OkStatus();
-  absl::StatusOr<Statement> rows =
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      Statement rows,
       database.Prepare(absl::StrCat("SELECT domainId, schemaId, idx, type, name, offset FROM ",
-                                    database.Table("NVTX_PAYLOAD_SCHEMA_ENTRIES")));
-  if (!rows.ok()) return rows.status();
+                                    database.Table("NVTX_PAYLOAD_SCHEMA_ENTRIES"))));
   // (domain, schema) -> the entries seen, by index; duplicates (one registration per process)
   // are dropped.
   absl::flat_hash_map<std::pair<uint64_t, uint64_t>, absl::flat_hash_map<int64_t, PayloadField>>
       entries;
-  while (rows->Step()) {
-    const std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(rows->Int(0)),
-                                            static_cast<uint64_t>(rows->Int(1))};
-    entries[key].try_emplace(rows->Int(2),
-                             PayloadField{std::string(rows->Text(4)), rows->Int(3), rows->Int(5)});
+  while (rows.Step()) {
+    const std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(rows.Int(0)),
+                                            static_cast<uint64_t>(rows.Int(1))};
+    entries[key].try_emplace(rows.Int(2),
+                             PayloadField{std::string(rows.Text(4)), rows.Int(3), rows.Int(5)});
   }
-  if (!rows->status().ok()) return rows->status();
+  BUBBLESCOPE_RETURN_IF_ERROR(rows.status());
   for (auto& [key, fields] : entries) {
     // By index: the fields in the order the schema lists them.
     std::vector<std::pair<int64_t, PayloadField>> ordered(fields.begin(), fields.end());

@@ -10,8 +10,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "bubblescope/rank_finish.h"
 #include "bubblescope/op_names.h"
+#include "bubblescope/rank_finish.h"
+#include "common/status_macros.h"
 #include "readers/nsys_clock.h"
 #include "readers/nsys_database.h"
 #include "readers/nsys_nccl_payload.h"
@@ -262,18 +263,18 @@ bool ExportReader::Span(const Statement& row, int start_column, int end_column,
 }
 
 absl::Status ExportReader::ReadStrings() {
-  absl::StatusOr<Statement> rows = db_.PrepareScan("id, value", db_.Table("StringIds"), "1");
-  if (!rows.ok()) return rows.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(Statement rows,
+                               db_.PrepareScan("id, value", db_.Table("StringIds"), "1"));
   std::string fixed;
-  for (int64_t row = 1; rows->Step(); ++row) {
-    if (!IntCell(*rows, 0, "StringIds", row, file_stats_)) continue;
+  for (int64_t row = 1; rows.Step(); ++row) {
+    if (!IntCell(rows, 0, "StringIds", row, file_stats_)) continue;
     bool ill_formed = false;
-    const std::string_view value = WellFormed(rows->Text(1), &fixed, &ill_formed);
+    const std::string_view value = WellFormed(rows.Text(1), &fixed, &ill_formed);
     if (ill_formed) file_stats_.BumpAt(ImportCounter::kWrongFieldType, RowWhere("StringIds", row));
-    strings_.try_emplace(rows->Int(0), value);
+    strings_.try_emplace(rows.Int(0), value);
   }
-  CountOversizedRows(*rows, "StringIds", "the string", file_stats_);
-  return rows->status();
+  CountOversizedRows(rows, "StringIds", "the string", file_stats_);
+  return rows.status();
 }
 
 // The export's own words on its times (META_DATA_EXPORT since 2023, EXPORT_META_DATA before)
@@ -281,32 +282,33 @@ absl::Status ExportReader::ReadStrings() {
 absl::Status ExportReader::ReadMetadata() {
   for (std::string_view table : {"META_DATA_EXPORT", "EXPORT_META_DATA"}) {
     if (!db_.HasTable(table)) continue;
-    absl::StatusOr<Statement> rows = db_.Prepare(
-        absl::StrCat("SELECT name, value FROM ", db_.Table(table),
-                     " WHERE name IN ('EXPORT_PARAM_TIME_NORMALIZE', 'EXPORT_PARAM_TIME_SHIFT')"));
-    if (!rows.ok()) return rows.status();
-    while (rows->Step()) {
-      if (rows->Text(0) == "EXPORT_PARAM_TIME_NORMALIZE") {
-        session_.normalized = rows->Text(1) == "true";
-      } else if (int64_t shift = 0; absl::SimpleAtoi(std::string(rows->Text(1)), &shift)) {
+    BUBBLESCOPE_ASSIGN_OR_RETURN(
+        Statement rows,
+        db_.Prepare(absl::StrCat(
+            "SELECT name, value FROM ", db_.Table(table),
+            " WHERE name IN ('EXPORT_PARAM_TIME_NORMALIZE', 'EXPORT_PARAM_TIME_SHIFT')")));
+    while (rows.Step()) {
+      if (rows.Text(0) == "EXPORT_PARAM_TIME_NORMALIZE") {
+        session_.normalized = rows.Text(1) == "true";
+      } else if (int64_t shift = 0; absl::SimpleAtoi(std::string(rows.Text(1)), &shift)) {
         session_.shift = shift;
       }
     }
-    if (!rows->status().ok()) return rows->status();
+    BUBBLESCOPE_RETURN_IF_ERROR(rows.status());
     break;
   }
   if (!db_.HasTable("META_DATA_CAPTURE")) return absl::OkStatus();
   // PROCESS_0 is the process nsys launched (or attached to) first: the rank's own under one
   // nsys per rank, the launcher's under one nsys around a launcher.
-  absl::StatusOr<Statement> rows = db_.Prepare(absl::StrCat(
-      "SELECT name, value FROM ", db_.Table("META_DATA_CAPTURE"),
-      " WHERE name IN ('PROCESS_0:ENVIRONMENT_VARIABLE', 'RUN_DURATION_MS')"));
-  if (!rows.ok()) return rows.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      Statement rows, db_.Prepare(absl::StrCat(
+                          "SELECT name, value FROM ", db_.Table("META_DATA_CAPTURE"),
+                          " WHERE name IN ('PROCESS_0:ENVIRONMENT_VARIABLE', 'RUN_DURATION_MS')")));
   // Variable -> value, for the variables kRankVariables names.
   absl::flat_hash_map<std::string, std::string> variables;
-  while (rows->Step()) {
-    const std::string_view value = rows->Text(1);
-    if (rows->Text(0) == "RUN_DURATION_MS") {
+  while (rows.Step()) {
+    const std::string_view value = rows.Text(1);
+    if (rows.Text(0) == "RUN_DURATION_MS") {
       if (int64_t ms = 0; absl::SimpleAtoi(std::string(value), &ms) && ms >= 0 && ms < INT64_MAX / 1'000'000) {
         if (!session_.duration.has_value()) session_.duration = ms * 1'000'000;
       }
@@ -321,7 +323,7 @@ absl::Status ExportReader::ReadMetadata() {
       }
     }
   }
-  if (!rows->status().ok()) return rows->status();
+  BUBBLESCOPE_RETURN_IF_ERROR(rows.status());
   for (const RankVariable& variable : kRankVariables) {
     auto rank = variables.find(std::string(variable.rank));
     int32_t id = -1;
@@ -345,28 +347,30 @@ absl::Status ExportReader::ReadMetadata() {
 absl::Status ExportReader::ReadClock() {
   if (db_.HasTable("TARGET_INFO_SESSION_START_TIME") &&
       db_.HasColumn("TARGET_INFO_SESSION_START_TIME", "utcEpochNs")) {
-    absl::StatusOr<Statement> start = db_.Prepare(absl::StrCat(
-        "SELECT utcEpochNs, ", Column("TARGET_INFO_SESSION_START_TIME", "systemClockNs"),
-        " FROM ", db_.Table("TARGET_INFO_SESSION_START_TIME")));
-    if (!start.ok()) return start.status();
-    if (start->Step()) {
-      if (start->IsInteger(0)) session_.utc_epoch_ns = start->Int(0);
-      if (start->IsInteger(1)) session_.system_clock_ns = start->Int(1);
+    BUBBLESCOPE_ASSIGN_OR_RETURN(
+        Statement start,
+        db_.Prepare(absl::StrCat("SELECT utcEpochNs, ",
+                                 Column("TARGET_INFO_SESSION_START_TIME", "systemClockNs"),
+                                 " FROM ", db_.Table("TARGET_INFO_SESSION_START_TIME"))));
+    if (start.Step()) {
+      if (start.IsInteger(0)) session_.utc_epoch_ns = start.Int(0);
+      if (start.IsInteger(1)) session_.system_clock_ns = start.Int(1);
     }
-    if (!start->status().ok()) return start->status();
+    BUBBLESCOPE_RETURN_IF_ERROR(start.status());
   }
   if (db_.HasTable("ANALYSIS_DETAILS")) {
     constexpr std::string_view kTable = "ANALYSIS_DETAILS";
-    absl::StatusOr<Statement> window = db_.Prepare(absl::StrCat(
-        "SELECT ", Column(kTable, "startTime"), ", ", Column(kTable, "stopTime"), ", ",
-        Column(kTable, "duration"), " FROM ", db_.Table(kTable)));
-    if (!window.ok()) return window.status();
-    if (window->Step()) {
-      if (window->IsInteger(0)) session_.start_time = window->Int(0);
-      if (window->IsInteger(1)) session_.stop_time = window->Int(1);
-      if (window->IsInteger(2)) session_.duration = window->Int(2);
+    BUBBLESCOPE_ASSIGN_OR_RETURN(
+        Statement window,
+        db_.Prepare(absl::StrCat("SELECT ", Column(kTable, "startTime"), ", ",
+                                 Column(kTable, "stopTime"), ", ", Column(kTable, "duration"),
+                                 " FROM ", db_.Table(kTable))));
+    if (window.Step()) {
+      if (window.IsInteger(0)) session_.start_time = window.Int(0);
+      if (window.IsInteger(1)) session_.stop_time = window.Int(1);
+      if (window.IsInteger(2)) session_.duration = window.Int(2);
     }
-    if (!window->status().ok()) return window->status();
+    BUBBLESCOPE_RETURN_IF_ERROR(window.status());
   }
   // The first and last times of the kernels and the runtime calls that launched them (integers
   // only: a damaged row is counted when read).
@@ -374,15 +378,15 @@ absl::Status ExportReader::ReadClock() {
   std::optional<int64_t> last;
   for (std::string_view table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
     if (!db_.HasColumn(table, "start") || !db_.HasColumn(table, "end")) continue;
-    absl::StatusOr<Statement> bounds = db_.Prepare(
-        absl::StrCat("SELECT MIN(start), MAX(\"end\") FROM ", db_.Table(table),
-                     " WHERE typeof(start) = 'integer' AND typeof(\"end\") = 'integer'"));
-    if (!bounds.ok()) return bounds.status();
-    if (bounds->Step() && bounds->IsInteger(0) && bounds->IsInteger(1)) {
-      first = std::min(first.value_or(INT64_MAX), bounds->Int(0));
-      last = std::max(last.value_or(INT64_MIN), bounds->Int(1));
+    BUBBLESCOPE_ASSIGN_OR_RETURN(
+        Statement bounds, db_.Prepare(absl::StrCat(
+                              "SELECT MIN(start), MAX(\"end\") FROM ", db_.Table(table),
+                              " WHERE typeof(start) = 'integer' AND typeof(\"end\") = 'integer'")));
+    if (bounds.Step() && bounds.IsInteger(0) && bounds.IsInteger(1)) {
+      first = std::min(first.value_or(INT64_MAX), bounds.Int(0));
+      last = std::max(last.value_or(INT64_MIN), bounds.Int(1));
     }
-    if (!bounds->status().ok()) return bounds->status();
+    BUBBLESCOPE_RETURN_IF_ERROR(bounds.status());
   }
   clock_ = nsys::ChooseClock(session_, first, last);
   return absl::OkStatus();
@@ -390,35 +394,36 @@ absl::Status ExportReader::ReadClock() {
 
 absl::Status ExportReader::ReadSystem() {
   if (db_.HasTable("TARGET_INFO_SYSTEM_ENV") && db_.HasColumn("TARGET_INFO_SYSTEM_ENV", "name")) {
-    absl::StatusOr<Statement> env =
+    BUBBLESCOPE_ASSIGN_OR_RETURN(
+        Statement env,
         db_.Prepare(absl::StrCat("SELECT value FROM ", db_.Table("TARGET_INFO_SYSTEM_ENV"),
-                                 " WHERE name = 'Hostname'"));
-    if (!env.ok()) return env.status();
+                                 " WHERE name = 'Hostname'")));
     std::string fixed;
     bool ill_formed = false;
-    while (env->Step()) host_ = std::string(WellFormed(env->Text(0), &fixed, &ill_formed));
-    if (!env->status().ok()) return env->status();
+    while (env.Step()) host_ = std::string(WellFormed(env.Text(0), &fixed, &ill_formed));
+    BUBBLESCOPE_RETURN_IF_ERROR(env.status());
   }
   constexpr std::string_view kGpus = "TARGET_INFO_GPU";
   if (!db_.HasTable(kGpus)) return absl::OkStatus();
   // Exports before 2022 number the GPU in deviceId, later ones in id.
   const std::string id_column = db_.HasColumn(kGpus, "id") ? Column(kGpus, "id") : Column(kGpus, "deviceId");
-  absl::StatusOr<Statement> gpus = db_.Prepare(absl::StrCat(
-      "SELECT ", id_column, ", ", Column(kGpus, "name"), ", ", Column(kGpus, "totalMemory"), ", ",
-      Column(kGpus, "computeMajor"), ", ", Column(kGpus, "computeMinor"), ", ",
-      Column(kGpus, "smCount"), " FROM ", db_.Table(kGpus)));
-  if (!gpus.ok()) return gpus.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      Statement gpus,
+      db_.Prepare(absl::StrCat("SELECT ", id_column, ", ", Column(kGpus, "name"), ", ",
+                               Column(kGpus, "totalMemory"), ", ", Column(kGpus, "computeMajor"),
+                               ", ", Column(kGpus, "computeMinor"), ", ", Column(kGpus, "smCount"),
+                               " FROM ", db_.Table(kGpus))));
   std::string fixed;
   bool ill_formed = false;
-  while (gpus->Step()) {
-    if (!gpus->IsInteger(0)) continue;  // a GPU without a number describes none of the streams
-    gpus_.push_back(DeviceInfo{static_cast<int32_t>(gpus->Int(0)),
-                               std::string(WellFormed(gpus->Text(1), &fixed, &ill_formed)),
-                               gpus->Int(2), static_cast<int32_t>(gpus->Int(3)),
-                               static_cast<int32_t>(gpus->Int(4)),
-                               static_cast<int32_t>(gpus->Int(5))});
+  while (gpus.Step()) {
+    if (!gpus.IsInteger(0)) continue;  // a GPU without a number describes none of the streams
+    gpus_.push_back(DeviceInfo{static_cast<int32_t>(gpus.Int(0)),
+                               std::string(WellFormed(gpus.Text(1), &fixed, &ill_formed)),
+                               gpus.Int(2), static_cast<int32_t>(gpus.Int(3)),
+                               static_cast<int32_t>(gpus.Int(4)),
+                               static_cast<int32_t>(gpus.Int(5))});
   }
-  return gpus->status();
+  return gpus.status();
 }
 
 absl::Status ExportReader::ReadDeviceOps(std::string_view table, IntervalKind kind) {
@@ -439,7 +444,7 @@ absl::Status ExportReader::ReadDeviceOps(std::string_view table, IntervalKind ki
                    Column(table, "correlationId"), ", ", Column(table, "globalPid"), ", ",
                    name_column),
       db_.Table(table), "1");
-  if (!rows.ok()) return rows.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(rows.status());
   for (int64_t row = 1; rows->Step(); ++row) {
     if (has_pid && !IntCell(*rows, 5, table, row, file_stats_)) continue;
     Process& process = ProcessFor(ProcessKey(rows->Int(5)));
@@ -486,33 +491,33 @@ absl::Status ExportReader::ReadDeviceOps(std::string_view table, IntervalKind ki
 absl::Status ExportReader::ReadRuntime() {
   constexpr std::string_view kTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
   if (!db_.HasTable(kTable)) return absl::OkStatus();
-  absl::StatusOr<Statement> rows = db_.PrepareScan(
-      absl::StrCat(Column(kTable, "start"), ", ", Column(kTable, "end"), ", ",
-                   Column(kTable, "globalTid"), ", ", Column(kTable, "correlationId"), ", ",
-                   Column(kTable, "nameId")),
-      db_.Table(kTable), "1");
-  if (!rows.ok()) return rows.status();
-  for (int64_t row = 1; rows->Step(); ++row) {
-    if (!IntCell(*rows, 2, kTable, row, file_stats_)) continue;
-    const int64_t global_tid = rows->Int(2);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      Statement rows,
+      db_.PrepareScan(absl::StrCat(Column(kTable, "start"), ", ", Column(kTable, "end"), ", ",
+                                   Column(kTable, "globalTid"), ", ",
+                                   Column(kTable, "correlationId"), ", ", Column(kTable, "nameId")),
+                      db_.Table(kTable), "1"));
+  for (int64_t row = 1; rows.Step(); ++row) {
+    if (!IntCell(rows, 2, kTable, row, file_stats_)) continue;
+    const int64_t global_tid = rows.Int(2);
     Process& process = ProcessFor(ProcessKey(global_tid));
     process.runtime_calls = true;
     ImportStats& stats = process.rank.stats;
     Interval interval;
-    if (!Span(*rows, 0, 1, kTable, row, stats, &interval.start, &interval.end)) continue;
+    if (!Span(rows, 0, 1, kTable, row, stats, &interval.start, &interval.end)) continue;
     std::optional<std::string_view> name;
-    if (IntCell(*rows, 4, kTable, row, stats)) {
-      name = String(rows->Int(4));
+    if (IntCell(rows, 4, kTable, row, stats)) {
+      name = String(rows.Int(4));
       if (!name.has_value()) stats.BumpAt(ImportCounter::kBadId, RowWhere(kTable, row));
     }
     interval.kind = IntervalKind::kRuntime;
-    interval.correlation = rows->Int(3);
+    interval.correlation = rows.Int(3);
     interval.name = process.rank.names.Intern(BareApiName(name.value_or("")));
     process.TimelineFor(TimelineKind::kCpuThread, -1, process.rank.pid, TidOf(global_tid))
         .intervals.push_back(interval);
   }
-  CountOversizedRows(*rows, kTable, "the event", file_stats_);
-  return rows->status();
+  CountOversizedRows(rows, kTable, "the event", file_stats_);
+  return rows.status();
 }
 
 // A user range becomes what Kineto would have made of the same RecordFunction: an operator
@@ -550,18 +555,18 @@ void ExportReader::AddNvtxRange(Process& process, int64_t global_tid, TimeNs sta
 absl::Status ExportReader::ReadNvtx() {
   constexpr std::string_view kTable = "NVTX_EVENTS";
   if (!db_.HasTable(kTable)) return absl::OkStatus();
-  if (absl::Status loaded = payloads_.Load(db_); !loaded.ok()) return loaded;
+  BUBBLESCOPE_RETURN_IF_ERROR(payloads_.Load(db_));
   const std::string domain_column = Column(kTable, "domainId");
   const std::string text_column = Column(kTable, "text");
   absl::flat_hash_map<int64_t, std::string> domains;
   {
-    absl::StatusOr<Statement> rows =
+    BUBBLESCOPE_ASSIGN_OR_RETURN(
+        Statement rows,
         db_.PrepareScan(absl::StrCat(domain_column, ", ", text_column), db_.Table(kTable),
-                        absl::StrCat("eventType = ", kNvtxDomainCreate));
-    if (!rows.ok()) return rows.status();
-    while (rows->Step()) domains.try_emplace(rows->Int(0), rows->Text(1));
-    if (!rows->status().ok()) return rows->status();
-    CountOversizedRows(*rows, kTable, "the domain's name", file_stats_);
+                        absl::StrCat("eventType = ", kNvtxDomainCreate)));
+    while (rows.Step()) domains.try_emplace(rows.Int(0), rows.Text(1));
+    BUBBLESCOPE_RETURN_IF_ERROR(rows.status());
+    CountOversizedRows(rows, kTable, "the domain's name", file_stats_);
   }
   // A payload longer than a cell may hold is not loaded (SQLite would refuse the whole query):
   // its size is asked first, which SQLite answers for a blob without reading it.
@@ -578,7 +583,7 @@ absl::Status ExportReader::ReadNvtx() {
       db_.Table(kTable),
       absl::StrCat("eventType IN (", kNvtxPushPopRange, ", ", kNvtxStartEndRange, ", ",
                    kNvtxtPushPopRange, ", ", kNvtxtStartEndRange, ")"));
-  if (!rows.ok()) return rows.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(rows.status());
   std::string fixed;
   for (int64_t row = 1; rows->Step(); ++row) {
     if (!IntCell(*rows, 2, kTable, row, file_stats_)) continue;
@@ -638,14 +643,14 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
     file_stats_.set_truncation_detail(db_.unread_wal());
   }
   for (absl::Status status : {ReadStrings(), ReadMetadata(), ReadClock(), ReadSystem()}) {
-    if (!status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(status);
   }
   for (absl::Status status :
        {ReadDeviceOps("CUPTI_ACTIVITY_KIND_KERNEL", IntervalKind::kComputeKernel),
         ReadDeviceOps("CUPTI_ACTIVITY_KIND_MEMCPY", IntervalKind::kMemcpy),
         ReadDeviceOps("CUPTI_ACTIVITY_KIND_MEMSET", IntervalKind::kMemset), ReadRuntime(),
         ReadNvtx()}) {
-    if (!status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(status);
   }
   // The ranks are the processes that ran GPU work; where none did (a capture cut before the
   // first kernel), the processes that called CUDA.
@@ -709,25 +714,24 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
 
 bool IsSqliteHead(std::string_view head) { return head.starts_with(kSqliteMagic); }
 
-absl::Status NsysTraceReader::Read(const std::string& path, const ReaderOptions& options,
-                                   FileRanks* out) {
-  absl::StatusOr<std::vector<Rank>> ranks = ReadNsysSqlite(path, NsysReadOptions{options.max_bytes});
-  if (!ranks.ok()) return ranks.status();
-  out->ranks = std::move(*ranks);
-  out->rank_carriers =
+absl::StatusOr<FileRanks> NsysTraceReader::Read(const std::string& path,
+                                                const ReaderOptions& options) {
+  FileRanks file;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(file.ranks,
+                               ReadNsysSqlite(path, NsysReadOptions{options.max_bytes}));
+  file.rank_carriers =
       "RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK in the launched process's "
       "environment (META_DATA_CAPTURE), no NCCL communicator of the world's size (exported with "
       "--include-blobs=true)";
   // Several processes in one export name their ranks themselves (NCCL's ids, or their GPUs).
-  out->named_by_file = out->ranks.size() > 1;
-  return absl::OkStatus();
+  file.named_by_file = file.ranks.size() > 1;
+  return file;
 }
 
 absl::StatusOr<std::vector<Rank>> ReadNsysSqlite(const std::string& path,
                                                  const NsysReadOptions& options) {
-  absl::StatusOr<Database> database = Database::Open(path, options.max_bytes);
-  if (!database.ok()) return database.status();
-  return ExportReader(*database).Read();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(Database database, Database::Open(path, options.max_bytes));
+  return ExportReader(database).Read();
 }
 
 }  // namespace bubblescope

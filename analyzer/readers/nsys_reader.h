@@ -43,8 +43,7 @@ class NsysTraceReader final : public TraceReader {
     return IsSqliteHead(head);
   }
   bool ReadsText() const override { return false; }  // SQLite opens the file itself
-  absl::Status Read(const std::string& path, const ReaderOptions& options,
-                    FileRanks* out) override;
+  absl::StatusOr<FileRanks> Read(const std::string& path, const ReaderOptions& options) override;
 };
 
 }  // namespace bubblescope

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "bubblescope/trace.h"
 #include "simdjson.h"
 
@@ -65,12 +66,12 @@ class TraceReader {
   // `path` itself (SQLite must).
   virtual bool ReadsText() const = 0;
 
-  // Reads one file into one or more ranks. Errors are one line naming the path (and the byte
-  // offset where there is one): "<path>: byte <N>: <what>". absl::NotFoundError means "a
-  // well-formed file of no trace at all" (JSON without traceEvents): passed over when the file
-  // was found by listing a directory. On error, `out` may hold what was read.
-  virtual absl::Status Read(const std::string& path, const ReaderOptions& options,
-                            FileRanks* out) = 0;
+  // Reads one file into its ranks. Errors are one line naming the path (and the byte offset
+  // where there is one): "<path>: byte <N>: <what>". absl::NotFoundError means "a well-formed
+  // file of no trace at all" (JSON without traceEvents): passed over when the file was found by
+  // listing a directory. A file that fails gives no ranks: the loader reports its error and
+  // nothing of what was read before it.
+  virtual absl::StatusOr<FileRanks> Read(const std::string& path, const ReaderOptions& options) = 0;
 
   // Sizes buffers the reader reuses for files of up to `bytes`, so that files of several sizes
   // are all read in the same pages. Failing to is no error.

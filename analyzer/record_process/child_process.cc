@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 #include "record_process/job_watchdog.h"
 
 extern char** environ;
@@ -295,7 +296,7 @@ class JobWaiter {
       }
       if (signal_number == SIGCHLD) {
         absl::StatusOr<std::optional<ChildExit>> ended = Reap();
-        if (!ended.ok()) return ended.status();
+        BUBBLESCOPE_RETURN_IF_ERROR(ended.status());
         if (ended->has_value()) return **ended;
       } else if (signal_number == SIGCONT) {
         Resume();
@@ -420,7 +421,7 @@ class JobWaiter {
 absl::StatusOr<ChildExit> RunChildProcess(const ChildProcessOptions& options) {
   if (options.argv.empty()) return absl::InvalidArgumentError("no command to run");
   absl::StatusOr<std::string> path = FindExecutable(options.argv.front());
-  if (!path.ok()) return path.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(path.status());
   ExecPlan plan{*path, options.argv, ChildEnvironment(options.extra_environment), {}, {}};
   plan.argv = NullTerminated(plan.argv_strings);
   plan.envp = NullTerminated(plan.env_strings);
@@ -432,7 +433,7 @@ absl::StatusOr<ChildExit> RunChildProcess(const ChildProcessOptions& options) {
   JobWatchdog watchdog(options.orphan_grace_ms);
   Terminal terminal;
   absl::StatusOr<pid_t> pid = Spawn(plan, guard, terminal, watchdog);
-  if (!pid.ok()) return pid.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(pid.status());
   absl::StatusOr<ChildExit> exit = JobWaiter(*pid, options, guard, terminal).Wait();
   watchdog.Release();
   return exit;

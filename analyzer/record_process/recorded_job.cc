@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace bubblescope {
 
@@ -78,7 +79,7 @@ absl::StatusOr<RecordedJob> RunRecordedJob(const RecordSettings& settings,
   child.kill_after_ms = settings.kill_after_ms;
   child.notice = std::move(notice);
   absl::StatusOr<ChildExit> exit = RunChildProcess(child);
-  if (!exit.ok()) return exit.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(exit.status());
   RecordedJob job;
   job.exit = *exit;
   absl::StatusOr<TraceFileStamps> after = StampCollectorFiles(settings.output_dir);

@@ -112,11 +112,11 @@ std::string StageBars(const job::Pipeline& pipeline, const std::vector<StageRow>
            .tooltip = absl::StrCat(StageLabel(row), ": ", what, " ", Percent(share), "% (",
                                    MillisWithUnit(static_cast<double>(ns)), ")")});
     };
-    add("cp", "compute", shares.compute, totals.compute);
-    add(IdleClass(bubble::IdleKind::kFill), "fill", shares.fill, totals.fill);
-    add(IdleClass(bubble::IdleKind::kCommWait), "comm_wait", shares.comm_wait, totals.comm_wait);
-    add(IdleClass(bubble::IdleKind::kEmpty), "empty", shares.empty, totals.empty);
-    add(IdleClass(bubble::IdleKind::kDrain), "drain", shares.drain, totals.drain);
+    add("cp", "compute", shares.compute, totals.split.compute);
+    add(IdleClass(bubble::IdleKind::kFill), "fill", shares.fill, totals.split.fill);
+    add(IdleClass(bubble::IdleKind::kCommWait), "comm_wait", shares.comm_wait, totals.split.comm_wait);
+    add(IdleClass(bubble::IdleKind::kEmpty), "empty", shares.empty, totals.split.empty);
+    add(IdleClass(bubble::IdleKind::kDrain), "drain", shares.drain, totals.split.drain);
     rows.push_back(std::move(bar));
   }
   if (bubble.complete_iterations == 0 || rows.empty()) {

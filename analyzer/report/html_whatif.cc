@@ -13,6 +13,7 @@
 #include "report/html_charts.h"
 #include "report/html_svg.h"
 #include "report/units.h"
+#include "report/whatif_report.h"
 #include "report_view/report_view.h"
 #include "schedule_engine/config.h"
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "compare/report_schema.h"
 #include "compare/schema_version.h"
 #include "report/cause_report.h"
@@ -121,23 +122,23 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
   for (const bubble::RankTotals& rank : bubble.per_rank) {
     int32_t stage = StagePosition(pipeline, rank.rank);
     ranks.AddRow({absl::StrCat(rank.rank), stage < 0 ? "-" : absl::StrCat(stage),
-                  Millis(static_cast<double>(rank.compute)),
-                  Millis(static_cast<double>(rank.fill)), Millis(static_cast<double>(rank.drain)),
-                  Millis(static_cast<double>(rank.stall)),
-                  Millis(static_cast<double>(rank.comm_wait)),
-                  Millis(static_cast<double>(rank.empty)), Percent(rank.bubble_fraction),
+                  Millis(static_cast<double>(rank.split.compute)),
+                  Millis(static_cast<double>(rank.split.fill)), Millis(static_cast<double>(rank.split.drain)),
+                  Millis(static_cast<double>(rank.split.stall)),
+                  Millis(static_cast<double>(rank.split.comm_wait)),
+                  Millis(static_cast<double>(rank.split.empty)), Percent(rank.bubble_fraction),
                   GiB(rank.memory.allocated_bytes), GiB(rank.memory.reserved_bytes)});
   }
   absl::StrAppend(out, ranks.Render(2));
   // Only jobs whose groups say so have these shares; the others keep the table as it was.
   for (const bubble::RankTotals& rank : bubble.per_rank) {
-    if (rank.in_stage_comm == 0 && rank.dp_sync == 0) continue;
+    if (rank.split.in_stage_comm == 0 && rank.split.dp_sync == 0) continue;
     const int32_t stage = StagePosition(pipeline, rank.rank);
     absl::StrAppend(out, "  stage ", stage < 0 ? std::string("-") : absl::StrCat(stage),
                     " (rank ", rank.rank, "): in-stage communication not under compute ",
-                    Millis(static_cast<double>(rank.in_stage_comm)),
+                    Millis(static_cast<double>(rank.split.in_stage_comm)),
                     " ms (counted as work); exposed DP sync ",
-                    Millis(static_cast<double>(rank.dp_sync)), " ms of its idle time\n");
+                    Millis(static_cast<double>(rank.split.dp_sync)), " ms of its idle time\n");
   }
 
   if (pipeline.shape.has_value() && !pipeline.shape->stages.empty()) {
@@ -445,7 +446,7 @@ absl::StatusOr<compare::RunFigures> AnalyzeFigures(const job::Result& result,
   compare::RunFigures run;
   run.source = std::string(source);
   const absl::StatusOr<compare::SchemaVersion> version = compare::ParseAnalyzeSchema(kAnalyzeSchema);
-  if (!version.ok()) return version.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(version.status());
   run.schema_major = version->major;
   run.schema_minor = version->minor;
   run.tool_version = schema::AsWritten(tool_version);

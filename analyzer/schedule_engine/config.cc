@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace bubblescope::sim {
 namespace {
@@ -108,7 +109,7 @@ absl::Status CheckCostsAndLinks(const Config& config) {
   const int32_t v = config.virtual_stages;
   for (int32_t s = 0; s < p; ++s) {
     const StageCost& cost = config.costs[s];
-    if (absl::Status status = CheckCost("forward", s, cost.forward, v); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(CheckCost("forward", s, cost.forward, v));
     if (config.schedule != Schedule::kForwardOnly) {
       if (absl::Status status = CheckCost("backward", s, cost.backward, v); !status.ok()) {
         return status;
@@ -124,7 +125,7 @@ absl::Status CheckCostsAndLinks(const Config& config) {
     return Invalid(
         absl::StrCat("activation_bytes = ", config.activation_bytes, " must be in [0, 2^50]"));
   }
-  if (absl::Status status = CheckLink("link", config.link); !status.ok()) return status;
+  BUBBLESCOPE_RETURN_IF_ERROR(CheckLink("link", config.link));
   for (size_t i = 0; i < config.link_overrides.size(); ++i) {
     const LinkOverride& entry = config.link_overrides[i];
     std::string what = absl::StrCat("link_overrides[", i, "]");
@@ -140,7 +141,7 @@ absl::Status CheckCostsAndLinks(const Config& config) {
             absl::StrCat(what, " repeats the link ", entry.src_rank, " -> ", entry.dst_rank));
       }
     }
-    if (absl::Status status = CheckLink(what, entry.link); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(CheckLink(what, entry.link));
   }
   return absl::OkStatus();
 }
@@ -383,10 +384,10 @@ static absl::Status CheckParallel(const ModelParallel& parallel) {
 }
 
 absl::Status ValidateConfig(const Config& config) {
-  if (absl::Status status = CheckShape(config); !status.ok()) return status;
-  if (absl::Status status = CheckParallel(config.parallel); !status.ok()) return status;
-  if (absl::Status status = CheckCostsAndLinks(config); !status.ok()) return status;
-  if (absl::Status status = CheckTimingAndLayout(config); !status.ok()) return status;
+  BUBBLESCOPE_RETURN_IF_ERROR(CheckShape(config));
+  BUBBLESCOPE_RETURN_IF_ERROR(CheckParallel(config.parallel));
+  BUBBLESCOPE_RETURN_IF_ERROR(CheckCostsAndLinks(config));
+  BUBBLESCOPE_RETURN_IF_ERROR(CheckTimingAndLayout(config));
   return CheckSpan(config);
 }
 

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "schedule_engine/engine_state.h"
 
 namespace bubblescope::sim {
@@ -193,10 +194,10 @@ Records Engine::Collect() const {
 }  // namespace engine_internal
 
 absl::StatusOr<Records> RunSchedule(const Config& config) {
-  if (absl::Status status = ValidateConfig(config); !status.ok()) return status;
+  BUBBLESCOPE_RETURN_IF_ERROR(ValidateConfig(config));
   engine_internal::Engine engine(config);
-  if (absl::Status status = engine.Build(); !status.ok()) return status;
-  if (absl::Status status = engine.Resolve(); !status.ok()) return status;
+  BUBBLESCOPE_RETURN_IF_ERROR(engine.Build());
+  BUBBLESCOPE_RETURN_IF_ERROR(engine.Resolve());
   return engine.Collect();
 }
 

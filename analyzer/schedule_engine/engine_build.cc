@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "schedule_engine/engine_state.h"
 #include "schedule_engine/parallel_groups.h"
 
@@ -151,7 +152,7 @@ absl::Status Engine::Build() {
   absl::flat_hash_map<MessageKey, int32_t> recvs;
   for (int32_t it = 0; it < config_.iterations; ++it) {
     for (int32_t r = 0; r < p_; ++r) {
-      if (absl::Status status = BuildIteration(r, it, &sends, &recvs); !status.ok()) return status;
+      BUBBLESCOPE_RETURN_IF_ERROR(BuildIteration(r, it, &sends, &recvs));
     }
   }
   if (sends.size() != recvs.size()) {
@@ -322,7 +323,7 @@ absl::Status Engine::BuildOp(IterationBuild& build, size_t index) {
   record.op = op;
 
   absl::StatusOr<int32_t> input_node = InputNode(build, index, op_index);
-  if (!input_node.ok()) return input_node.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(input_node.status());
   if (OpensStepPair(build, index)) {
     build.posted_recv[index + 1] = PostRecv(build, index + 1, op_index + 1);
   }
@@ -423,7 +424,7 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
   build.warmup = static_cast<size_t>(
       std::min(config_.microbatches * v, 2 * (p_ - stage - 1) + (v - 1) * p_));
   for (size_t index = 0; index < program.size(); ++index) {
-    if (absl::Status status = BuildOp(build, index); !status.ok()) return status;
+    BUBBLESCOPE_RETURN_IF_ERROR(BuildOp(build, index));
   }
   CloseBatch(&build.launch);
   AddGradientSync(build);

@@ -86,7 +86,7 @@ RankIterationTruth RankFigures(const RankRecord& rank, KernelRange range, TimeNs
     const KernelRecord& kernel = rank.kernels[k];
     if (IsCompute(kernel.role)) {
       // Compute kernels share one stream, so they never overlap.
-      figures.compute += kernel.end - kernel.start;
+      figures.split.compute += kernel.end - kernel.start;
       work.push_back({kernel.start, kernel.end});
     } else if (InStageRole(kernel.role)) {
       work.push_back({kernel.start, kernel.end});
@@ -99,19 +99,19 @@ RankIterationTruth RankFigures(const RankRecord& rank, KernelRange range, TimeNs
   const std::vector<Span> busy = Merged(std::move(work), window_start, window_end);
   TimeNs busy_ns = 0;
   for (const Span& span : busy) busy_ns += span.end - span.start;
-  figures.in_stage_comm = busy_ns - figures.compute;
+  figures.split.in_stage_comm = busy_ns - figures.split.compute;
   // A rank with no work in the iteration idles the whole window, all of it counted as fill
   // (the bubble analysis's definition, docs/bubble.md).
   figures.first_compute_start = busy.empty() ? window_end : busy.front().start;
   figures.last_compute_end = busy.empty() ? window_end : busy.back().end;
-  figures.idle = (window_end - window_start) - busy_ns;
-  figures.fill = figures.first_compute_start - window_start;
-  figures.drain = window_end - figures.last_compute_end;
-  figures.stall = figures.idle - figures.fill - figures.drain;
-  figures.comm_wait =
+  figures.split.idle = (window_end - window_start) - busy_ns;
+  figures.split.fill = figures.first_compute_start - window_start;
+  figures.split.drain = window_end - figures.last_compute_end;
+  figures.split.stall = figures.split.idle - figures.split.fill - figures.split.drain;
+  figures.split.comm_wait =
       CommOnlyTime(std::move(comm), busy, figures.first_compute_start, figures.last_compute_end);
-  figures.empty = figures.stall - figures.comm_wait;
-  figures.dp_sync = CommOnlyTime(std::move(data), busy, window_start, window_end);
+  figures.split.empty = figures.split.stall - figures.split.comm_wait;
+  figures.split.dp_sync = CommOnlyTime(std::move(data), busy, window_start, window_end);
   return figures;
 }
 
@@ -134,7 +134,7 @@ IterationTruth IterationFigures(const Records& records,
   for (size_t r = 0; r < records.ranks.size(); ++r) {
     truth.ranks.push_back(RankFigures(records.ranks[r], ranges[r][static_cast<size_t>(iteration)],
                                       truth.window_start, truth.window_end));
-    truth.idle += truth.ranks.back().idle;
+    truth.idle += truth.ranks.back().split.idle;
   }
   TimeNs capacity = static_cast<TimeNs>(records.ranks.size()) * truth.window();
   truth.bubble_fraction =

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "bubblescope/idle_split.h"
 #include "bubblescope/trace.h"
 #include "schedule_engine/config.h"
 #include "schedule_engine/records.h"
@@ -41,18 +42,8 @@ struct RankIterationTruth {
   int32_t stage = 0;
   TimeNs first_compute_start = 0;
   TimeNs last_compute_end = 0;
-  TimeNs compute = 0;
-  TimeNs idle = 0;
-  TimeNs fill = 0;
-  TimeNs drain = 0;
-  TimeNs stall = 0;
-  TimeNs comm_wait = 0;
-  TimeNs empty = 0;
-  // In-stage communication no compute overlaps: work, not idle (idle = window - compute -
-  // in_stage_comm; first_compute_start / last_compute_end bound the work).
-  TimeNs in_stage_comm = 0;
-  // The part of idle in which the data-parallel gradient sync runs.
-  TimeNs dp_sync = 0;
+  // first_compute_start / last_compute_end bound the work, in-stage communication included.
+  IdleSplit split;
 };
 
 struct IterationTruth {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 
 namespace bubblescope::sim {
 namespace {
@@ -59,7 +60,7 @@ absl::StatusOr<double> ParseNumber(absl::string_view text, double min,
 
 absl::StatusOr<int64_t> MegabytesToBytes(absl::string_view text) {
   absl::StatusOr<double> mb = ParseNumber(text, 0.0);
-  if (!mb.ok()) return mb.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(mb.status());
   if (*mb > 1e9) return absl::InvalidArgumentError(absl::StrCat("'", text, "' MiB is too large"));
   return static_cast<int64_t>(std::llround(*mb * static_cast<double>(kMiB)));
 }
@@ -111,10 +112,10 @@ absl::Status ParseCosts(const SimulateOptions& options, Config* config) {
   auto micros = [](absl::string_view text) { return ParseMicros(text); };
   absl::StatusOr<std::vector<int64_t>> forward =
       PerStage<int64_t>("--fwd-us", options.forward_us, p, micros);
-  if (!forward.ok()) return forward.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(forward.status());
   absl::StatusOr<std::vector<int64_t>> backward =
       PerStage<int64_t>("--bwd-us", options.backward_us, p, micros);
-  if (!backward.ok()) return backward.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(backward.status());
   std::vector<int64_t> weight_grad(static_cast<size_t>(p), 0);
   const bool zero_bubble = config->schedule == Schedule::kZeroBubbleH1;
   if (zero_bubble != !options.weight_grad_us.empty()) {
@@ -124,7 +125,7 @@ absl::Status ParseCosts(const SimulateOptions& options, Config* config) {
   if (zero_bubble) {
     absl::StatusOr<std::vector<int64_t>> parsed =
         PerStage<int64_t>("--wgrad-us", options.weight_grad_us, p, micros);
-    if (!parsed.ok()) return parsed.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(parsed.status());
     weight_grad = *std::move(parsed);
   }
   config->costs.clear();
@@ -137,26 +138,26 @@ absl::Status ParseCosts(const SimulateOptions& options, Config* config) {
 absl::Status ParseShape(const SimulateOptions& options, Config* config) {
   absl::StatusOr<Schedule> schedule =
       ParseNamed("--schedule", options.schedule, kSchedules, &ScheduleName);
-  if (!schedule.ok()) return schedule.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(schedule.status());
   config->schedule = *schedule;
   absl::StatusOr<int32_t> stages = Flagged("--stages", ParseInt(options.stages, 1, 4096));
-  if (!stages.ok()) return stages.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(stages.status());
   config->stages = *stages;
   absl::StatusOr<int32_t> microbatches =
       Flagged("--microbatches", ParseInt(options.microbatches, 1, 1'000'000));
-  if (!microbatches.ok()) return microbatches.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(microbatches.status());
   config->microbatches = *microbatches;
   absl::StatusOr<int32_t> virtual_stages =
       Flagged("--virtual-stages", ParseInt(options.virtual_stages, 1, 1024));
-  if (!virtual_stages.ok()) return virtual_stages.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(virtual_stages.status());
   config->virtual_stages = *virtual_stages;
   absl::StatusOr<int32_t> iterations =
       Flagged("--iterations", ParseInt(options.iterations, 1, 1'000'000));
-  if (!iterations.ok()) return iterations.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(iterations.status());
   config->iterations = *iterations;
   absl::StatusOr<int32_t> kernels =
       Flagged("--kernels-per-op", ParseInt(options.kernels_per_op, 1, 1024));
-  if (!kernels.ok()) return kernels.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(kernels.status());
   config->kernels_per_op = *kernels;
   return absl::OkStatus();
 }
@@ -164,10 +165,10 @@ absl::Status ParseShape(const SimulateOptions& options, Config* config) {
 absl::Status ParseLinks(const SimulateOptions& options, Config* config) {
   absl::StatusOr<int64_t> activation =
       Flagged("--activation-mb", MegabytesToBytes(options.activation_mb));
-  if (!activation.ok()) return activation.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(activation.status());
   config->activation_bytes = *activation;
   absl::StatusOr<double> gbps = Flagged("--link-gbps", ParseNumber(options.link_gbps, 0.01, true));
-  if (!gbps.ok()) return gbps.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(gbps.status());
   absl::StatusOr<int64_t> latency = ParseMicros(options.link_latency_us);
   if (!latency.ok()) return FlagError("--link-latency-us", latency.status().message());
   config->link = Link{*gbps, *latency};
@@ -192,7 +193,7 @@ absl::Status ParseTiming(const SimulateOptions& options, Config* config) {
   if (!optimizer.ok()) return FlagError("--optimizer-us", optimizer.status().message());
   config->optimizer_ns = *optimizer;
   absl::StatusOr<double> jitter = Flagged("--jitter", ParseNumber(options.jitter, 0.0));
-  if (!jitter.ok()) return jitter.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(jitter.status());
   if (*jitter >= 1.0)
     return FlagError("--jitter", absl::StrCat("'", options.jitter, "' must be < 1"));
   config->jitter = *jitter;
@@ -209,7 +210,7 @@ absl::Status ParseTiming(const SimulateOptions& options, Config* config) {
   config->iteration_gap_ns = *gap;
   absl::StatusOr<double> spread =
       Flagged("--transfer-spread", ParseNumber(options.transfer_spread, 0.0));
-  if (!spread.ok()) return spread.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(spread.status());
   if (*spread >= 1.0) {
     return FlagError("--transfer-spread",
                      absl::StrCat("'", options.transfer_spread, "' must be < 1"));
@@ -228,13 +229,13 @@ absl::Status ParsePlacementAndMemory(const SimulateOptions& options, Config* con
     absl::StatusOr<std::vector<int64_t>> offsets = PerStage<int64_t>(
         "--clock-offset-us", options.clock_offsets_us, p,
         [](absl::string_view text) { return ParseMicros(text, /*allow_negative=*/true); });
-    if (!offsets.ok()) return offsets.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(offsets.status());
     config->clock_offsets_ns = *std::move(offsets);
   }
   // Hosts hold global ranks, so replicas count (ValidateConfig checks the job's size).
   absl::StatusOr<int32_t> ranks_per_host =
       Flagged("--ranks-per-host", ParseInt(options.ranks_per_host, 0, 1 << 20));
-  if (!ranks_per_host.ok()) return ranks_per_host.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(ranks_per_host.status());
   config->ranks_per_host = *ranks_per_host;
   config->write_host_names = !options.no_host_names;
   config->describe_groups = !options.no_group_descriptions;
@@ -249,7 +250,7 @@ absl::Status ParsePlacementAndMemory(const SimulateOptions& options, Config* con
       absl::StatusOr<int64_t> offset = ParseMicros(fields[0], /*allow_negative=*/true);
       if (!offset.ok()) return FlagError("--host-clocks", offset.status().message());
       absl::StatusOr<double> ppm = Flagged("--host-clocks", ParseNumber(fields[1], -1000.0));
-      if (!ppm.ok()) return ppm.status();
+      BUBBLESCOPE_RETURN_IF_ERROR(ppm.status());
       config->host_clocks.push_back(Config::HostClock{*offset, *ppm});
     }
   }
@@ -257,7 +258,7 @@ absl::Status ParsePlacementAndMemory(const SimulateOptions& options, Config* con
   if (!options.stage_to_rank.empty()) {
     for (absl::string_view part : absl::StrSplit(options.stage_to_rank, ',')) {
       absl::StatusOr<int32_t> rank = Flagged("--stage-to-rank", ParseInt(part, 0, p - 1));
-      if (!rank.ok()) return rank.status();
+      BUBBLESCOPE_RETURN_IF_ERROR(rank.status());
       config->stage_to_rank.push_back(*rank);
     }
   }
@@ -266,26 +267,26 @@ absl::Status ParsePlacementAndMemory(const SimulateOptions& options, Config* con
     absl::StatusOr<std::vector<int64_t>> weights =
         PerStage<int64_t>("--weights-mb", options.weights_mb, p,
                           [](absl::string_view text) { return MegabytesToBytes(text); });
-    if (!weights.ok()) return weights.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(weights.status());
     config->weights_bytes = *std::move(weights);
   }
   absl::StatusOr<int64_t> stash = Flagged("--stash-mb", MegabytesToBytes(options.stash_mb));
-  if (!stash.ok()) return stash.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(stash.status());
   config->activation_stash_bytes = *stash;
   absl::StatusOr<AnnotationStyle> annotations =
       ParseNamed("--annotations", options.annotations, kAnnotationStyles, &AnnotationStyleName);
-  if (!annotations.ok()) return annotations.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(annotations.status());
   config->annotations = *annotations;
   absl::StatusOr<P2pStyle> p2p = ParseNamed("--p2p", options.p2p, kP2pStyles, &P2pStyleName);
-  if (!p2p.ok()) return p2p.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(p2p.status());
   config->p2p = *p2p;
   absl::StatusOr<LaunchStyle> launches =
       ParseNamed("--launches", options.launches, kLaunchStyles, &LaunchStyleName);
-  if (!launches.ok()) return launches.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(launches.status());
   config->launches = *launches;
   absl::StatusOr<Vendor> vendor =
       ParseNamed("--vendor", options.vendor, kVendors, &VendorName);
-  if (!vendor.ok()) return vendor.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(vendor.status());
   config->vendor = *vendor;
   return absl::OkStatus();
 }
@@ -327,14 +328,14 @@ absl::StatusOr<LinkOverride> ParseSlowLink(absl::string_view text, int64_t laten
     return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not SRC:DST:GBPS"));
   }
   absl::StatusOr<int32_t> src = ParseInt(parts[0], 0, 4095);
-  if (!src.ok()) return src.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(src.status());
   absl::StatusOr<int32_t> dst = ParseInt(parts[1], 0, 4095);
-  if (!dst.ok()) return dst.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(dst.status());
   if (*src == *dst) {
     return absl::InvalidArgumentError(absl::StrCat("'", text, "' links a rank to itself"));
   }
   absl::StatusOr<double> gbps = ParseNumber(parts[2], 0.01, true);
-  if (!gbps.ok()) return gbps.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(gbps.status());
   return LinkOverride{*src, *dst, Link{*gbps, latency_ns}};
 }
 
@@ -348,14 +349,14 @@ static absl::Status ParseModelParallel(const SimulateOptions& options,
         std::tuple{"--expert-parallel", &options.expert_parallel, &parallel->expert, 64},
         std::tuple{"--data-parallel", &options.data_parallel, &parallel->data, 1024}}) {
     absl::StatusOr<int32_t> size = Flagged(flag, ParseInt(*text, 1, most));
-    if (!size.ok()) return size.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(size.status());
     *out = *size;
   }
   for (const auto& [flag, text, out] :
        {std::tuple{"--tp-share", &options.tp_share, &parallel->tensor_share},
         std::tuple{"--ep-share", &options.ep_share, &parallel->expert_share}}) {
     absl::StatusOr<double> share = Flagged(flag, ParseNumber(*text, 0.0));
-    if (!share.ok()) return share.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(share.status());
     if (*share >= 1.0) return FlagError(flag, absl::StrCat("'", *text, "' must be < 1"));
     *out = *share;
   }
@@ -375,11 +376,11 @@ static absl::Status ParseModelParallel(const SimulateOptions& options,
 absl::StatusOr<SimulateSettings> ParseSimulateOptions(const SimulateOptions& options) {
   SimulateSettings settings;
   Config& config = settings.config;
-  if (absl::Status status = ParseShape(options, &config); !status.ok()) return status;
-  if (absl::Status status = ParseCosts(options, &config); !status.ok()) return status;
-  if (absl::Status status = ParseLinks(options, &config); !status.ok()) return status;
-  if (absl::Status status = ParseTiming(options, &config); !status.ok()) return status;
-  if (absl::Status status = ParsePlacementAndMemory(options, &config); !status.ok()) return status;
+  BUBBLESCOPE_RETURN_IF_ERROR(ParseShape(options, &config));
+  BUBBLESCOPE_RETURN_IF_ERROR(ParseCosts(options, &config));
+  BUBBLESCOPE_RETURN_IF_ERROR(ParseLinks(options, &config));
+  BUBBLESCOPE_RETURN_IF_ERROR(ParseTiming(options, &config));
+  BUBBLESCOPE_RETURN_IF_ERROR(ParsePlacementAndMemory(options, &config));
   if (absl::Status status = ParseModelParallel(options, &config.parallel); !status.ok()) {
     return status;
   }
@@ -394,7 +395,7 @@ absl::StatusOr<SimulateSettings> ParseSimulateOptions(const SimulateOptions& opt
     settings.write.nsys = NsysWriteOptions{.nccl_payloads = !options.no_nccl_args};
   } else {
     absl::StatusOr<KinetoLayout> layout = ParseLayout(options.format);
-    if (!layout.ok()) return layout.status();
+    BUBBLESCOPE_RETURN_IF_ERROR(layout.status());
     settings.write.kineto.layout = *layout;
   }
   settings.write.kineto.nccl_args = !options.no_nccl_args;

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/output_file.h"
+#include "common/status_macros.h"
 #include "synth/truth_json.h"
 
 namespace bubblescope::sim {
@@ -106,9 +107,9 @@ absl::StatusOr<std::vector<std::string>> WriteSimulationSet(const Config& config
                      error ? error.message() : std::string("a file of that name is in the way")));
   }
   DirectoryLock lock(root);
-  if (absl::Status locked = lock.Acquire(root); !locked.ok()) return locked;
+  BUBBLESCOPE_RETURN_IF_ERROR(lock.Acquire(root));
   absl::StatusOr<std::vector<fs::path>> existing = ExistingSetFiles(root);
-  if (!existing.ok()) return existing.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(existing.status());
 
   std::vector<fs::path> targets;
   for (const Rank& rank : simulation.trace.ranks) {
@@ -131,7 +132,7 @@ absl::StatusOr<std::vector<std::string>> WriteSimulationSet(const Config& config
   }
 
   absl::StatusOr<std::string> truth = TruthJson(config, simulation.truth);
-  if (!truth.ok()) return truth.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(truth.status());
   std::vector<std::string> written;
   for (size_t r = 0; r < simulation.trace.ranks.size(); ++r) {
     Rank& rank = simulation.trace.ranks[r];

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/status_macros.h"
 #include "schedule_engine/engine.h"
 #include "synth/trace_builder.h"
 
@@ -9,7 +10,7 @@ namespace bubblescope::sim {
 
 absl::StatusOr<Simulation> Simulate(const Config& config) {
   absl::StatusOr<Records> records = RunSchedule(config);
-  if (!records.ok()) return records.status();
+  BUBBLESCOPE_RETURN_IF_ERROR(records.status());
   Simulation simulation;
   simulation.trace = BuildTrace(config, *records);
   simulation.truth = ComputeTruth(config, *records);

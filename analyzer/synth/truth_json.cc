@@ -129,13 +129,13 @@ void WriteConfig(JsonWriter& json, const Config& config) {
 
 // The per-rank figures of one iteration, or their sums over all iterations.
 void WriteRankFigures(JsonWriter& json, const RankIterationTruth& rank) {
-  Micros(json, "compute_us", rank.compute);
-  Micros(json, "idle_us", rank.idle);
-  Micros(json, "fill_us", rank.fill);
-  Micros(json, "drain_us", rank.drain);
-  Micros(json, "stall_us", rank.stall);
-  Micros(json, "comm_wait_us", rank.comm_wait);
-  Micros(json, "empty_us", rank.empty);
+  Micros(json, "compute_us", rank.split.compute);
+  Micros(json, "idle_us", rank.split.idle);
+  Micros(json, "fill_us", rank.split.fill);
+  Micros(json, "drain_us", rank.split.drain);
+  Micros(json, "stall_us", rank.split.stall);
+  Micros(json, "comm_wait_us", rank.split.comm_wait);
+  Micros(json, "empty_us", rank.split.empty);
 }
 
 void WriteIterations(JsonWriter& json, const Truth& truth) {
@@ -172,13 +172,13 @@ void WriteRankStats(JsonWriter& json, const Truth& truth) {
     for (const RankIterationTruth& rank : iteration.ranks) {
       RankIterationTruth& total = totals[static_cast<size_t>(rank.rank)];
       total.stage = rank.stage;
-      total.compute += rank.compute;
-      total.idle += rank.idle;
-      total.fill += rank.fill;
-      total.drain += rank.drain;
-      total.stall += rank.stall;
-      total.comm_wait += rank.comm_wait;
-      total.empty += rank.empty;
+      total.split.compute += rank.split.compute;
+      total.split.idle += rank.split.idle;
+      total.split.fill += rank.split.fill;
+      total.split.drain += rank.split.drain;
+      total.split.stall += rank.split.stall;
+      total.split.comm_wait += rank.split.comm_wait;
+      total.split.empty += rank.split.empty;
     }
   }
   json.Key("rank_stats");

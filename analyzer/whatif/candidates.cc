@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "schedule_engine/config.h"
 
 namespace bubblescope::whatif {
@@ -40,9 +41,8 @@ absl::StatusOr<std::vector<Candidate>> CandidatesToPredict(
     const Model& model, const CandidateChoice& choice,
     const std::vector<int32_t>& rebalance_layers_after) {
   if (!choice.Any()) return DefaultCandidates(model, rebalance_layers_after);
-  absl::StatusOr<Candidate> candidate = ChosenCandidate(model, choice);
-  if (!candidate.ok()) return candidate.status();
-  return std::vector<Candidate>{*candidate};
+  BUBBLESCOPE_ASSIGN_OR_RETURN(Candidate candidate, ChosenCandidate(model, choice));
+  return std::vector<Candidate>{candidate};
 }
 
 }  // namespace bubblescope::whatif

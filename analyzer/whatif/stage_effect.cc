@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace bubblescope::whatif {
 
@@ -11,15 +12,14 @@ absl::StatusOr<rebalance::ImbalanceEffect> EffectOfStageAtMean(const Model& mode
     return absl::FailedPreconditionError(
         absl::StrCat("stage ", stage, " is not one of the model's ", model.stages.size()));
   }
-  absl::StatusOr<Prediction> measured = PredictAsMeasured(model);
-  if (!measured.ok()) return measured.status();
-  absl::StatusOr<Prediction> at_mean = PredictAsMeasured(WithStageAtMean(model, stage));
-  if (!at_mean.ok()) return at_mean.status();
+  BUBBLESCOPE_ASSIGN_OR_RETURN(Prediction measured, PredictAsMeasured(model));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(Prediction at_mean,
+                               PredictAsMeasured(WithStageAtMean(model, stage)));
   return rebalance::ImbalanceEffect{.stage = stage,
-                                    .iteration_ns = measured->iteration_ns,
-                                    .bubble_fraction = measured->bubble_fraction,
-                                    .iteration_at_mean_ns = at_mean->iteration_ns,
-                                    .bubble_fraction_at_mean = at_mean->bubble_fraction};
+                                    .iteration_ns = measured.iteration_ns,
+                                    .bubble_fraction = measured.bubble_fraction,
+                                    .iteration_at_mean_ns = at_mean.iteration_ns,
+                                    .bubble_fraction_at_mean = at_mean.bubble_fraction};
 }
 
 }  // namespace bubblescope::whatif

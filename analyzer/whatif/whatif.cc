@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "pipeline/layer_split.h"
 #include "pipeline/sim_schedule.h"
 #include "schedule_engine/engine.h"
@@ -65,7 +66,7 @@ bool BatchesLikeMeasured(const Model& model, sim::Schedule schedule) {
 // chunk (1 to count them).
 absl::StatusOr<sim::Config> ConfigOf(const Model& model, const Candidate& candidate,
                                      int64_t stash) {
-  if (absl::Status status = CheckLayers(model, candidate); !status.ok()) return status;
+  BUBBLESCOPE_RETURN_IF_ERROR(CheckLayers(model, candidate));
   sim::Config config = pipeline::ComputeOnlyConfig(
       model.p, candidate.microbatches, candidate.virtual_stages, candidate.schedule);
   config.iteration_barrier = true;
@@ -130,15 +131,14 @@ absl::StatusOr<sim::Config> ConfigOf(const Model& model, const Candidate& candid
     return absl::InvalidArgumentError(
         absl::StrCat("p x m x v over ", kMaxSimulatedOps, " is too large to simulate"));
   }
-  if (absl::Status status = sim::ValidateConfig(config); !status.ok()) return status;
+  BUBBLESCOPE_RETURN_IF_ERROR(sim::ValidateConfig(config));
   return config;
 }
 
 // Peak in-flight microbatch chunks per stage under `config` (its stash must be 1).
 absl::StatusOr<std::vector<int64_t>> InFlight(const sim::Config& config) {
-  absl::StatusOr<sim::Records> records = sim::RunSchedule(config);
-  if (!records.ok()) return records.status();
-  const sim::Truth truth = sim::ComputeTruth(config, *records);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(sim::Records records, sim::RunSchedule(config));
+  const sim::Truth truth = sim::ComputeTruth(config, records);
   std::vector<int64_t> counts(static_cast<size_t>(config.stages), 0);
   for (const sim::RankMemoryTruth& memory : truth.memory) {
     counts[static_cast<size_t>(memory.rank)] = memory.peak_allocated_bytes;

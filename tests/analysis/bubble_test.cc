@@ -26,13 +26,13 @@ struct Split {
 };
 
 void ExpectSplit(const RankIterationFigures& got, const Split& want) {
-  EXPECT_EQ(got.compute, want.compute);
-  EXPECT_EQ(got.idle, want.idle);
-  EXPECT_EQ(got.fill, want.fill);
-  EXPECT_EQ(got.drain, want.drain);
-  EXPECT_EQ(got.stall, want.stall);
-  EXPECT_EQ(got.comm_wait, want.comm_wait);
-  EXPECT_EQ(got.empty, want.empty);
+  EXPECT_EQ(got.split.compute, want.compute);
+  EXPECT_EQ(got.split.idle, want.idle);
+  EXPECT_EQ(got.split.fill, want.fill);
+  EXPECT_EQ(got.split.drain, want.drain);
+  EXPECT_EQ(got.split.stall, want.stall);
+  EXPECT_EQ(got.split.comm_wait, want.comm_wait);
+  EXPECT_EQ(got.split.empty, want.empty);
 }
 
 // Two GPU ranks, one iteration (no steps).
@@ -88,7 +88,7 @@ TEST(BubbleTest, WindowAndTheSplitOfIdleTime) {
   EXPECT_EQ(result.complete_iterations, 1);
   ASSERT_EQ(result.per_rank.size(), 2u);
   EXPECT_EQ(result.per_rank[1].window, 550);
-  EXPECT_EQ(result.per_rank[1].comm_wait, 60);
+  EXPECT_EQ(result.per_rank[1].split.comm_wait, 60);
   EXPECT_DOUBLE_EQ(result.per_rank[1].bubble_fraction, 300.0 / 550.0);
   EXPECT_EQ(result.per_rank[0].device, index::DeviceKind::kGpu);
 }
@@ -194,15 +194,16 @@ TEST(BubbleTest, InStageCommunicationIsWorkAndTheDpSyncIsItsOwnShare) {
   ASSERT_EQ(result.iterations.size(), 1u);
   const RankIterationFigures& figures = result.iterations[0].ranks[0];
   ExpectSplit(figures, {300, 200, 0, 100, 100, 30, 70});
-  EXPECT_EQ(figures.in_stage_comm, 100);
-  EXPECT_EQ(figures.dp_sync, 100);
-  EXPECT_EQ(figures.compute + figures.in_stage_comm + figures.idle, result.iterations[0].window());
+  EXPECT_EQ(figures.split.in_stage_comm, 100);
+  EXPECT_EQ(figures.split.dp_sync, 100);
+  EXPECT_EQ(figures.split.compute + figures.split.in_stage_comm + figures.split.idle,
+            result.iterations[0].window());
   EXPECT_EQ(figures.idle_spans, (std::vector<IdleSpan>{{IdleKind::kEmpty, 150, 200},
                                                        {IdleKind::kCommWait, 350, 380},
                                                        {IdleKind::kEmpty, 380, 400},
                                                        {IdleKind::kDrain, 500, 600}}));
-  EXPECT_EQ(result.per_rank[0].in_stage_comm, 100);
-  EXPECT_EQ(result.per_rank[0].dp_sync, 100);
+  EXPECT_EQ(result.per_rank[0].split.in_stage_comm, 100);
+  EXPECT_EQ(result.per_rank[0].split.dp_sync, 100);
   // 200 idle of 600.
   EXPECT_DOUBLE_EQ(result.bubble_fraction, 200.0 / 600.0);
 }
@@ -215,8 +216,8 @@ TEST(BubbleTest, AGuessedGroupRoleChangesNoFigure) {
   Result result = AnalyzeOk(TensorParallelStage("undefined"));
   const RankIterationFigures& figures = result.iterations[0].ranks[0];
   ExpectSplit(figures, {300, 300, 0, 100, 200, 130, 70});
-  EXPECT_EQ(figures.in_stage_comm, 0);
-  EXPECT_EQ(figures.dp_sync, 100);
+  EXPECT_EQ(figures.split.in_stage_comm, 0);
+  EXPECT_EQ(figures.split.dp_sync, 100);
 }
 
 // A gloo rank waits for a transfer inside its gloo:recv range, which outlasts the c10d::recv_
@@ -321,11 +322,11 @@ TEST(BubbleTest, TotalsAreRatiosOfSumsOverCompleteIterations) {
   // rank 0: 100 idle of 500; rank 1: 300 of 500.
   ASSERT_EQ(result.per_rank.size(), 2u);
   EXPECT_EQ(result.per_rank[0].window, 500);
-  EXPECT_EQ(result.per_rank[0].idle, 100);
+  EXPECT_EQ(result.per_rank[0].split.idle, 100);
   EXPECT_DOUBLE_EQ(result.per_rank[0].bubble_fraction, 0.2);
-  EXPECT_EQ(result.per_rank[1].idle, 300);
-  EXPECT_EQ(result.per_rank[1].fill, 100);
-  EXPECT_EQ(result.per_rank[1].drain, 200);
+  EXPECT_EQ(result.per_rank[1].split.idle, 300);
+  EXPECT_EQ(result.per_rank[1].split.fill, 100);
+  EXPECT_EQ(result.per_rank[1].split.drain, 200);
   EXPECT_DOUBLE_EQ(result.per_rank[1].bubble_fraction, 0.6);
   // Windows {200, 300}: p50 is the 1st, p90 the 2nd smallest.
   EXPECT_EQ(result.latency.iterations, 2);

@@ -49,11 +49,11 @@ TEST_P(RealCpuBubbleTest, StepsAreCompleteAndComputeMatchesTheRecorder) {
     EXPECT_EQ(totals.device, index::DeviceKind::kCpu);
     // Every op of the main thread lies inside a ProfilerStep range (README).
     EXPECT_EQ(totals.unassigned_intervals, 0);
-    EXPECT_NEAR(static_cast<double>(totals.compute) / 1e6, run.compute_ms[r], 0.0015);
-    EXPECT_EQ(totals.idle, totals.fill + totals.stall + totals.drain);
-    EXPECT_EQ(totals.stall, totals.comm_wait + totals.empty);
-    EXPECT_EQ(totals.comm_wait, run.comm_wait[r]);
-    EXPECT_EQ(totals.empty, run.empty[r]);
+    EXPECT_NEAR(static_cast<double>(totals.split.compute) / 1e6, run.compute_ms[r], 0.0015);
+    EXPECT_EQ(totals.split.idle, totals.split.fill + totals.split.stall + totals.split.drain);
+    EXPECT_EQ(totals.split.stall, totals.split.comm_wait + totals.split.empty);
+    EXPECT_EQ(totals.split.comm_wait, run.comm_wait[r]);
+    EXPECT_EQ(totals.split.empty, run.empty[r]);
   }
 }
 

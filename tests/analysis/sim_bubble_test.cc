@@ -107,15 +107,15 @@ void ExpectMatchesTruth(sim::Simulation& simulation, StallParts* parts,
       EXPECT_TRUE(g.present);
       EXPECT_EQ(g.first_compute_start, w.first_compute_start);
       EXPECT_EQ(g.last_compute_end, w.last_compute_end);
-      EXPECT_EQ(g.compute, w.compute);
-      EXPECT_EQ(g.idle, w.idle);
-      EXPECT_EQ(g.fill, w.fill);
-      EXPECT_EQ(g.drain, w.drain);
-      EXPECT_EQ(g.stall, w.stall);
-      EXPECT_EQ(g.comm_wait, w.comm_wait);
-      EXPECT_EQ(g.empty, w.empty);
-      parts->comm_wait += g.comm_wait;
-      parts->empty += g.empty;
+      EXPECT_EQ(g.split.compute, w.split.compute);
+      EXPECT_EQ(g.split.idle, w.split.idle);
+      EXPECT_EQ(g.split.fill, w.split.fill);
+      EXPECT_EQ(g.split.drain, w.split.drain);
+      EXPECT_EQ(g.split.stall, w.split.stall);
+      EXPECT_EQ(g.split.comm_wait, w.split.comm_wait);
+      EXPECT_EQ(g.split.empty, w.split.empty);
+      parts->comm_wait += g.split.comm_wait;
+      parts->empty += g.split.empty;
     }
   }
   EXPECT_EQ(result->idle, truth.idle_ns);

@@ -195,10 +195,10 @@ TEST(FindingsTest, StageImbalanceClaimsOnlyWhatTheModelPredicts) {
 TEST(FindingsTest, CommWaitAndHostBoundAboveFivePercentOfWindow) {
   bubble::Result bubble = FourRanks(0.3);
   // Window 200 ms: 5 % is 10 ms, exactly at the threshold: no finding.
-  bubble.per_rank[0].comm_wait = 10'000'000;
-  bubble.per_rank[0].empty = 10'000'000;
-  bubble.per_rank[2].comm_wait = 28'400'000;  // 14.2 ms per iteration
-  bubble.per_rank[3].empty = 10'000'002;
+  bubble.per_rank[0].split.comm_wait = 10'000'000;
+  bubble.per_rank[0].split.empty = 10'000'000;
+  bubble.per_rank[2].split.comm_wait = 28'400'000;  // 14.2 ms per iteration
+  bubble.per_rank[3].split.empty = 10'000'002;
   Result result = Analyze(bubble, nullptr, nullptr, std::nullopt, Options{});
   std::vector<const Finding*> comm = OfKind(result, Kind::kCommWait);
   ASSERT_EQ(comm.size(), 1u);
@@ -241,8 +241,8 @@ TEST(FindingsTest, IncompleteIterationsAndUnknownShapeAreInfo) {
 TEST(FindingsTest, SortedByCostDescending) {
   schedule_inference::Result shape = Shape(4, 1, 8);
   bubble::Result bubble = FourRanks(0.5);
-  bubble.per_rank[1].comm_wait = 300'000'000;  // more than the depth cost (218 ms)
-  bubble.per_rank[2].empty = 20'000'000;
+  bubble.per_rank[1].split.comm_wait = 300'000'000;  // more than the depth cost (218 ms)
+  bubble.per_rank[2].split.empty = 20'000'000;
   Result result = AnalyzeAsJob(bubble, shape, Options{});
   ASSERT_EQ(result.findings.size(), 4u);
   EXPECT_EQ(result.findings[0].kind, Kind::kCommWait);

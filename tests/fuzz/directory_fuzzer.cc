@@ -201,8 +201,9 @@ void CheckSameFigures(const bubblescope::job::Result& original,
       Fail(absl::StrCat("overlay: pipeline ", p, "'s bubble differs when read back"));
     }
     for (size_t r = 0; r < x.per_rank.size(); ++r) {
-      if (x.per_rank[r].fill != y.per_rank[r].fill || x.per_rank[r].drain != y.per_rank[r].drain ||
-          x.per_rank[r].stall != y.per_rank[r].stall) {
+      const bubblescope::IdleSplit& a = x.per_rank[r].split;
+      const bubblescope::IdleSplit& b = y.per_rank[r].split;
+      if (a.fill != b.fill || a.drain != b.drain || a.stall != b.stall) {
         Fail(absl::StrCat("overlay: rank ", x.per_rank[r].rank, "'s idle differs when read back"));
       }
     }

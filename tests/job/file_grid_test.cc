@@ -82,11 +82,11 @@ void CheckCase(const Case& c) {
                              [&](const bubble::RankIterationFigures& g) { return g.rank == w.rank; });
       ASSERT_NE(it, got.ranks.end());
       const bubble::RankIterationFigures& g = *it;
-      EXPECT_EQ(g.fill, w.fill);
-      EXPECT_EQ(g.drain, w.drain);
-      EXPECT_EQ(g.stall, w.stall);
-      EXPECT_EQ(g.comm_wait, w.comm_wait);
-      EXPECT_EQ(g.empty, w.empty);
+      EXPECT_EQ(g.split.fill, w.split.fill);
+      EXPECT_EQ(g.split.drain, w.split.drain);
+      EXPECT_EQ(g.split.stall, w.split.stall);
+      EXPECT_EQ(g.split.comm_wait, w.split.comm_wait);
+      EXPECT_EQ(g.split.empty, w.split.empty);
     }
   }
   ASSERT_EQ(bubble.per_rank.size(), truth.memory.size());

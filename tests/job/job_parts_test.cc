@@ -234,7 +234,9 @@ TEST(JobPartsTest, DataParallelGroupsInferredFromStructureReadAsInTheWholeJob) {
   TimeNs dp_sync = 0;
   for (const Pipeline& pipeline : whole->pipelines) {
     for (const bubble::IterationFigures& iteration : pipeline.bubble.iterations) {
-      for (const bubble::RankIterationFigures& rank : iteration.ranks) dp_sync += rank.dp_sync;
+      for (const bubble::RankIterationFigures& rank : iteration.ranks) {
+        dp_sync += rank.split.dp_sync;
+      }
     }
   }
   EXPECT_GT(dp_sync, 0);

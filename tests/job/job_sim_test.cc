@@ -86,10 +86,10 @@ void ExpectBubbleMatchesTruth(const Pipeline& pipeline, const sim::Truth& truth,
     for (const bubble::RankIterationFigures& rank : got.ranks) {
       const sim::RankIterationTruth& w = want.ranks[static_cast<size_t>(rank.rank - rank_base)];
       SCOPED_TRACE(absl::StrCat("rank ", rank.rank));
-      EXPECT_EQ(rank.fill, w.fill);
-      EXPECT_EQ(rank.drain, w.drain);
-      EXPECT_EQ(rank.stall, w.stall);
-      EXPECT_EQ(rank.comm_wait, w.comm_wait);
+      EXPECT_EQ(rank.split.fill, w.split.fill);
+      EXPECT_EQ(rank.split.drain, w.split.drain);
+      EXPECT_EQ(rank.split.stall, w.split.stall);
+      EXPECT_EQ(rank.split.comm_wait, w.split.comm_wait);
     }
   }
   EXPECT_DOUBLE_EQ(bubble.bubble_fraction, truth.bubble_fraction);

@@ -55,8 +55,8 @@ void ExpectEveryPipelineMatchesTruth(const sim::Config& config) {
   TimeNs dp_sync = 0;
   for (const sim::IterationTruth& iteration : truth.iterations) {
     for (const sim::RankIterationTruth& rank : iteration.ranks) {
-      in_stage += rank.in_stage_comm;
-      dp_sync += rank.dp_sync;
+      in_stage += rank.split.in_stage_comm;
+      dp_sync += rank.split.dp_sync;
     }
   }
   EXPECT_GT(in_stage, 0);  // every job exposes some of its in-stage communication
@@ -79,8 +79,8 @@ void ExpectEveryPipelineMatchesTruth(const sim::Config& config) {
     TimeNs measured_in_stage = 0;
     TimeNs measured_dp_sync = 0;
     for (const bubble::RankTotals& rank : pipeline.bubble.per_rank) {
-      measured_in_stage += rank.in_stage_comm;
-      measured_dp_sync += rank.dp_sync;
+      measured_in_stage += rank.split.in_stage_comm;
+      measured_dp_sync += rank.split.dp_sync;
     }
     // Same kernels, on the truth's clock up to the pipeline's alignment.
     EXPECT_NEAR(static_cast<double>(measured_in_stage), static_cast<double>(in_stage),

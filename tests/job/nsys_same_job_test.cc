@@ -98,10 +98,10 @@ void CheckCase(const Case& c) {
       const auto& got = n.bubble.iterations[i].ranks[r];
       const auto& want = k.bubble.iterations[i].ranks[r];
       EXPECT_EQ(got.rank, want.rank);
-      EXPECT_EQ(got.fill, want.fill);
-      EXPECT_EQ(got.drain, want.drain);
-      EXPECT_EQ(got.stall, want.stall);
-      EXPECT_EQ(got.comm_wait, want.comm_wait);
+      EXPECT_EQ(got.split.fill, want.split.fill);
+      EXPECT_EQ(got.split.drain, want.split.drain);
+      EXPECT_EQ(got.split.stall, want.split.stall);
+      EXPECT_EQ(got.split.comm_wait, want.split.comm_wait);
     }
   }
 

@@ -221,10 +221,10 @@ void ExpectDpSyncAsTruth(const job::Result& result, const sim::Truth& truth) {
       const int32_t stage = totals.rank / kReplicas;  // global rank = replica + 4 * stage
       TimeNs expected = 0;
       for (const sim::IterationTruth& iteration : truth.iterations) {
-        expected += iteration.ranks[static_cast<size_t>(stage)].dp_sync;
+        expected += iteration.ranks[static_cast<size_t>(stage)].split.dp_sync;
       }
       EXPECT_GT(expected, 0);
-      EXPECT_NEAR(static_cast<double>(totals.dp_sync), static_cast<double>(expected), 1'000.0)
+      EXPECT_NEAR(static_cast<double>(totals.split.dp_sync), static_cast<double>(expected), 1'000.0)
           << "rank " << totals.rank;
     }
   }

@@ -8,12 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "loader/file_source.h"
 #include "loader/gzip_inflate.h"
 #include "loader/trace_loader.h"
+#include "readers/trace_reader.h"
+#include "simdjson.h"
 #include "support/test_files.h"
 #include "writers/digest_writer.h"
 
@@ -107,6 +112,99 @@ TEST(TraceReadersTest, APipeIsSniffedFromItsWholeText) {
   ASSERT_TRUE(trace.ok()) << trace.status();
   ASSERT_EQ(trace->ranks.size(), 1u);
   EXPECT_EQ(trace->ranks[0].rank, 5);
+}
+
+// The reader a format's name gives, from the loader's list.
+TraceReader* ReaderNamed(const std::vector<std::unique_ptr<TraceReader>>& readers,
+                         std::string_view name) {
+  for (const std::unique_ptr<TraceReader>& reader : readers) {
+    if (reader->format_name() == name) return reader.get();
+  }
+  return nullptr;
+}
+
+absl::StatusOr<FileRanks> ReadText(TraceReader& reader, const std::string& path,
+                                   std::string_view text) {
+  const simdjson::padded_string padded(text);
+  ReaderOptions options;
+  options.text = padded;
+  return reader.Read(path, options);
+}
+
+// The seam gives back what the file held: its ranks, and whether it named them itself.
+TEST(TraceReadersTest, EachReaderReturnsTheRanksOfItsFile) {
+  const std::vector<std::unique_ptr<TraceReader>> readers = MakeTraceReaders();
+  TraceReader* kineto = ReaderNamed(readers, "kineto");
+  TraceReader* digest = ReaderNamed(readers, "digest");
+  ASSERT_NE(kineto, nullptr);
+  ASSERT_NE(digest, nullptr);
+
+  absl::StatusOr<FileRanks> json = ReadText(*kineto, "rank0.json", kKinetoText);
+  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_EQ(json->ranks.size(), 1u);
+  EXPECT_FALSE(json->named_by_file);
+  EXPECT_FALSE(json->bubblescope_merged);
+  size_t kernels = 0;
+  for (const Timeline& timeline : json->ranks[0].timelines) {
+    for (const Interval& interval : timeline.intervals) {
+      ++kernels;
+      EXPECT_EQ(interval.end - interval.start, 5'000);  // 5 µs
+    }
+  }
+  EXPECT_EQ(kernels, 1u);
+
+  absl::StatusOr<FileRanks> encoded =
+      ReadText(*digest, "rank3.bsdigest", digest::Encode(DigestRank(3)));
+  ASSERT_TRUE(encoded.ok()) << encoded.status();
+  ASSERT_EQ(encoded->ranks.size(), 1u);
+  EXPECT_EQ(encoded->ranks[0].rank, 3);
+  EXPECT_EQ(encoded->ranks[0].world_size, 8);
+  EXPECT_EQ(encoded->ranks[0].host, "node7");
+  EXPECT_FALSE(encoded->named_by_file);
+}
+
+// A file that fails gives its error and no ranks; JSON of no trace at all is NotFound.
+TEST(TraceReadersTest, AFailedReadIsAnErrorNamingTheFile) {
+  const std::vector<std::unique_ptr<TraceReader>> readers = MakeTraceReaders();
+  TraceReader* kineto = ReaderNamed(readers, "kineto");
+  TraceReader* digest = ReaderNamed(readers, "digest");
+  ASSERT_NE(kineto, nullptr);
+  ASSERT_NE(digest, nullptr);
+
+  absl::StatusOr<FileRanks> cut =
+      ReadText(*kineto, "cut.json", kKinetoText.substr(0, kKinetoText.size() / 2));
+  ASSERT_FALSE(cut.ok());
+  EXPECT_TRUE(absl::StartsWith(cut.status().message(), "cut.json")) << cut.status();
+
+  absl::StatusOr<FileRanks> other = ReadText(*kineto, "config.json", R"({"stages": 4})");
+  EXPECT_TRUE(absl::IsNotFound(other.status())) << other.status();
+
+  const std::string whole = digest::Encode(DigestRank(3));
+  absl::StatusOr<FileRanks> damaged =
+      ReadText(*digest, "rank3.bsdigest", whole.substr(0, whole.size() - 4));
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_TRUE(absl::StartsWith(damaged.status().message(), "rank3.bsdigest")) << damaged.status();
+}
+
+// What the loader keeps of each file: a file that fails keeps no ranks, not the part of one its
+// reader built before the error (a Kineto reader has begun its rank by then).
+TEST(TraceReadersTest, AFailedFileKeepsNoRanks) {
+  TempDir dir;
+  const std::string whole = dir.Write("rank0.json", std::string(kKinetoText));
+  const std::string cut =
+      dir.Write("rank1.json", std::string(kKinetoText.substr(0, kKinetoText.size() / 2)));
+  LoadOptions options;
+  options.jobs = 1;
+  const std::vector<FileRead> reads =
+      ReadTraceFiles({TraceFile{whole, false}, TraceFile{cut, false}}, options);
+  ASSERT_EQ(reads.size(), 2u);
+  ASSERT_TRUE(reads[0].status.ok()) << reads[0].status;
+  EXPECT_EQ(reads[0].ranks.size(), 1u);
+  EXPECT_TRUE(reads[1].read);
+  ASSERT_FALSE(reads[1].status.ok());
+  EXPECT_TRUE(absl::StartsWith(reads[1].status.message(), cut)) << reads[1].status;
+  EXPECT_TRUE(reads[1].ranks.empty());
+  EXPECT_FALSE(reads[1].merged);
 }
 
 TEST(FileHeadTest, HeadIsTheFirstBytesOfTheText) {

@@ -98,12 +98,12 @@ void ExpectSameFigures(const job::Result& a, const job::Result& b) {
       SCOPED_TRACE("rank " + std::to_string(u.rank));
       EXPECT_EQ(u.rank, v.rank);
       EXPECT_EQ(u.window, v.window);
-      EXPECT_EQ(u.compute, v.compute);
-      EXPECT_EQ(u.fill, v.fill);
-      EXPECT_EQ(u.drain, v.drain);
-      EXPECT_EQ(u.stall, v.stall);
-      EXPECT_EQ(u.comm_wait, v.comm_wait);
-      EXPECT_EQ(u.empty, v.empty);
+      EXPECT_EQ(u.split.compute, v.split.compute);
+      EXPECT_EQ(u.split.fill, v.split.fill);
+      EXPECT_EQ(u.split.drain, v.split.drain);
+      EXPECT_EQ(u.split.stall, v.split.stall);
+      EXPECT_EQ(u.split.comm_wait, v.split.comm_wait);
+      EXPECT_EQ(u.split.empty, v.split.empty);
       EXPECT_EQ(u.bubble_fraction, v.bubble_fraction);
     }
     ASSERT_EQ(x.bubble.iterations.size(), y.bubble.iterations.size());
@@ -361,7 +361,8 @@ TEST(PerfettoOverlayTest, SimulatedOneFOneBRoundTripsWithTheBubbleOnItsTracks) {
   const std::map<int32_t, int64_t> idle = OverlayIdleByRank(merged, layout);
   int64_t total = 0;
   for (const bubble::RankTotals& rank : pipeline.bubble.per_rank) {
-    EXPECT_EQ(idle.at(rank.rank), rank.fill + rank.drain + rank.stall) << "rank " << rank.rank;
+    EXPECT_EQ(idle.at(rank.rank), rank.split.fill + rank.split.drain + rank.split.stall)
+        << "rank " << rank.rank;
     total += idle.at(rank.rank);
   }
   EXPECT_DOUBLE_EQ(static_cast<double>(total) / static_cast<double>(pipeline.bubble.capacity),

@@ -165,6 +165,26 @@ TEST(NsysReaderTest, DamagedOrForeignSqliteIsAnErrorNotACrash) {
   EXPECT_FALSE(ranks.ok());
 }
 
+// Through the loader's seam (readers/trace_reader.h): the export's two ranks, named by the file
+// itself since there are several, with what could have named them for the loader's error.
+TEST(NsysReaderTest, TheSeamReturnsTheExportsRanks) {
+  NsysTraceReader reader;
+  absl::StatusOr<FileRanks> file = reader.Read(Fixture("h100_2gpu_1s.sqlite"), ReaderOptions{});
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ(file->ranks.size(), 2u);
+  EXPECT_EQ(file->ranks[0].pid, 111);
+  EXPECT_EQ(file->ranks[1].pid, 112);
+  EXPECT_TRUE(file->named_by_file);
+  EXPECT_FALSE(file->bubblescope_merged);
+  EXPECT_NE(file->rank_carriers.find("META_DATA_CAPTURE"), std::string::npos);
+
+  testing::TempDir dir;
+  const std::string path = dir.Write("notes.sqlite", std::string(5000, 'x'));
+  absl::StatusOr<FileRanks> bad = reader.Read(path, ReaderOptions{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().substr(0, path.size()), path) << bad.status();
+}
+
 TEST(NsysReaderTest, SniffsByMagic) {
   NsysTraceReader reader;
   EXPECT_TRUE(reader.Sniff(std::string_view("SQLite format 3\0rest", 20), "run/trace.db"));

@@ -158,14 +158,15 @@ void CheckPipeline(const job::Pipeline& got, const ReferencePipeline& want, cons
     for (const bubble::RankTotals& candidate : got.bubble.per_rank) {
       if (candidate.rank == want.ranks[i]) totals = &candidate;
     }
-    compute.push_back(totals != nullptr ? totals->compute : -1);
-    comm_wait.push_back(totals != nullptr ? totals->comm_wait : -1);
-    fill.push_back(totals != nullptr ? totals->fill : -1);
+    compute.push_back(totals != nullptr ? totals->split.compute : -1);
+    comm_wait.push_back(totals != nullptr ? totals->split.comm_wait : -1);
+    fill.push_back(totals != nullptr ? totals->split.fill : -1);
     comm_wait_holds = comm_wait_holds && totals != nullptr &&
-                      std::fabs(static_cast<double>(totals->comm_wait - want.comm_wait_ns[i])) <=
+                      std::fabs(static_cast<double>(totals->split.comm_wait -
+                                                    want.comm_wait_ns[i])) <=
                           kBubbleTolerance * window;
     fill_holds = fill_holds && totals != nullptr &&
-                 std::fabs(static_cast<double>(totals->fill - want.fill_ns[i])) <=
+                 std::fabs(static_cast<double>(totals->split.fill - want.fill_ns[i])) <=
                      kBubbleTolerance * window;
   }
   add("compute", compute == want.compute_ns, Join(compute), Join(want.compute_ns));

@@ -94,7 +94,7 @@ TEST(FirstScreenTest, SimulatedImbalancedJob) {
   std::vector<TimeNs> idle(4, 0);
   for (const sim::IterationTruth& iteration : simulation.truth.iterations) {
     for (const sim::RankIterationTruth& rank : iteration.ranks) {
-      idle[static_cast<size_t>(rank.rank)] += rank.idle;
+      idle[static_cast<size_t>(rank.rank)] += rank.split.idle;
     }
   }
   const auto most = static_cast<int32_t>(std::max_element(idle.begin(), idle.end()) - idle.begin());

@@ -171,8 +171,8 @@ void ExpectTimelinesMatchTruth(const Rendered& rendered, const sim::Config& conf
       // The bubble: one fill and one drain cell where the truth has them, and the idle cells'
       // lengths adding up to the truth's (each tooltip rounds to the microsecond).
       const sim::RankIterationTruth& figures = want.ranks[static_cast<size_t>(rank)];
-      EXPECT_EQ(row.Of("fi").size(), figures.fill > 0 ? 1u : 0u);
-      EXPECT_EQ(row.Of("dr").size(), figures.drain > 0 ? 1u : 0u);
+      EXPECT_EQ(row.Of("fi").size(), figures.split.fill > 0 ? 1u : 0u);
+      EXPECT_EQ(row.Of("dr").size(), figures.split.drain > 0 ? 1u : 0u);
       const auto expect_sum = [&row](const char* kind, TimeNs want_ns) {
         TimeNs total = 0;
         for (const Cell* cell : row.Of(kind)) total += TooltipNs(cell->title);
@@ -180,10 +180,10 @@ void ExpectTimelinesMatchTruth(const Rendered& rendered, const sim::Config& conf
         EXPECT_LE(std::llabs(total - want_ns), 500 * std::max<TimeNs>(1, cells))
             << kind << ": " << total << " ns in the cells, " << want_ns << " ns in the truth";
       };
-      expect_sum("fi", figures.fill);
-      expect_sum("dr", figures.drain);
-      expect_sum("cw", figures.comm_wait);
-      expect_sum("em", figures.empty);
+      expect_sum("fi", figures.split.fill);
+      expect_sum("dr", figures.split.drain);
+      expect_sum("cw", figures.split.comm_wait);
+      expect_sum("em", figures.split.empty);
       // The communication line: the union of its transfer kernels in the iteration.
       std::vector<std::pair<TimeNs, TimeNs>> transfers;
       for (const sim::KernelRecord& kernel : record.kernels) {

@@ -77,17 +77,17 @@ TEST(BarrierTest, TwoStagesByHand) {
     EXPECT_EQ(iteration.window_start, 10 + 2764 * i);
     EXPECT_EQ(iteration.window_end, 2764 * (i + 1));
     const RankIterationTruth& r0 = iteration.ranks[0];
-    EXPECT_EQ(r0.compute, 300);
-    EXPECT_EQ(r0.fill, 0);
-    EXPECT_EQ(r0.drain, 54);  // its own wait: the all-reduce's latency
-    EXPECT_EQ(r0.stall, 2400);
-    EXPECT_EQ(r0.comm_wait, 2400);
-    EXPECT_EQ(r0.empty, 0);
+    EXPECT_EQ(r0.split.compute, 300);
+    EXPECT_EQ(r0.split.fill, 0);
+    EXPECT_EQ(r0.split.drain, 54);  // its own wait: the all-reduce's latency
+    EXPECT_EQ(r0.split.stall, 2400);
+    EXPECT_EQ(r0.split.comm_wait, 2400);
+    EXPECT_EQ(r0.split.empty, 0);
     const RankIterationTruth& r1 = iteration.ranks[1];
-    EXPECT_EQ(r1.fill, 1150);
-    EXPECT_EQ(r1.drain,
+    EXPECT_EQ(r1.split.fill, 1150);
+    EXPECT_EQ(r1.split.drain,
               2764 - 1460);  // spinning in the all-reduce until rank 0 posts it
-    EXPECT_EQ(r1.stall, 0);
+    EXPECT_EQ(r1.split.stall, 0);
   }
   EXPECT_EQ(truth.idle_ns, 2 * (2 * 2754 - 600));
   EXPECT_EQ(truth.capacity_ns, 2 * 2 * 2754);
@@ -127,8 +127,8 @@ TEST(BarrierTest, SingleRankWaitsOnlyForTheLatency) {
   EXPECT_EQ(rank.steps[2].end, 990);
   for (const IterationTruth& iteration : simulation.truth.iterations) {
     EXPECT_EQ(iteration.window(), 330);
-    EXPECT_EQ(iteration.ranks[0].drain, 30);
-    EXPECT_EQ(iteration.ranks[0].idle, 30);
+    EXPECT_EQ(iteration.ranks[0].split.drain, 30);
+    EXPECT_EQ(iteration.ranks[0].split.idle, 30);
   }
 }
 
@@ -158,8 +158,8 @@ TEST_P(TextbookIterationsTest, EveryIterationIsTheTextbookPipeline) {
     EXPECT_EQ(iteration.window(), window) << "iteration " << i;
     for (const RankIterationTruth& rank : iteration.ranks) {
       if (v == 1) {
-        EXPECT_EQ(rank.fill, rank.stage * forward);
-        EXPECT_EQ(rank.drain, rank.stage * backward);
+        EXPECT_EQ(rank.split.fill, rank.stage * forward);
+        EXPECT_EQ(rank.split.drain, rank.stage * backward);
       }
     }
     for (const Rank& rank : simulation.trace.ranks) {

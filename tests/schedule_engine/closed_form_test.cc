@@ -40,7 +40,7 @@ void ExpectTextbookBubble(const Config& config, int64_t idle_slots) {
   // Free links: a rank never waits inside its own busy period beyond the pipeline shape, and
   // every rank computes exactly v*m chunks of F and B.
   for (const RankIterationTruth& rank : truth.iterations[0].ranks) {
-    EXPECT_EQ(rank.compute, config.microbatches * int64_t{config.virtual_stages} * chunk);
+    EXPECT_EQ(rank.split.compute, config.microbatches * int64_t{config.virtual_stages} * chunk);
   }
 }
 
@@ -122,13 +122,13 @@ TEST(ClosedFormTest, ZeroBubbleH1MakespanByHand) {
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   const IterationTruth& iteration = simulation->truth.iterations[0];
   EXPECT_EQ(iteration.window(), 700);
-  EXPECT_EQ(iteration.ranks[0].compute, 600);
-  EXPECT_EQ(iteration.ranks[0].fill, 0);
-  EXPECT_EQ(iteration.ranks[0].drain, 0);
-  EXPECT_EQ(iteration.ranks[0].stall, 100);  // [200,300]
-  EXPECT_EQ(iteration.ranks[1].fill, 100);
-  EXPECT_EQ(iteration.ranks[1].drain, 0);
-  EXPECT_EQ(iteration.ranks[1].stall, 0);
+  EXPECT_EQ(iteration.ranks[0].split.compute, 600);
+  EXPECT_EQ(iteration.ranks[0].split.fill, 0);
+  EXPECT_EQ(iteration.ranks[0].split.drain, 0);
+  EXPECT_EQ(iteration.ranks[0].split.stall, 100);  // [200,300]
+  EXPECT_EQ(iteration.ranks[1].split.fill, 100);
+  EXPECT_EQ(iteration.ranks[1].split.drain, 0);
+  EXPECT_EQ(iteration.ranks[1].split.stall, 0);
   EXPECT_EQ(simulation->truth.idle_ns, 200);
   EXPECT_EQ(simulation->truth.capacity_ns, 1400);
   // An ideal job: its own bubble is the schedule's ideal.

@@ -48,9 +48,9 @@ TEST(ContextParallelTest, RingStepsWaitForTheExchangeBeforeThem) {
   EXPECT_EQ(got, want);
   // The forward's 100 ns wait is the stage's own communication, not idle.
   const RankIterationTruth& rank = simulation->truth.iterations[0].ranks[0];
-  EXPECT_EQ(rank.compute, 2700);
-  EXPECT_EQ(rank.in_stage_comm, 100);
-  EXPECT_EQ(rank.idle, 0);
+  EXPECT_EQ(rank.split.compute, 2700);
+  EXPECT_EQ(rank.split.in_stage_comm, 100);
+  EXPECT_EQ(rank.split.idle, 0);
   EXPECT_EQ(simulation->trace.ranks.size(), 2u);
 }
 

@@ -48,15 +48,15 @@ void CheckShape(Schedule schedule, int32_t p, int32_t m, int32_t v) {
   for (const IterationTruth& iteration : truth.iterations) {
     ASSERT_EQ(iteration.ranks.size(), static_cast<size_t>(p));
     for (const RankIterationTruth& rank : iteration.ranks) {
-      EXPECT_EQ(rank.compute, ExpectedCompute(config, rank.stage)) << "rank " << rank.rank;
-      EXPECT_GE(rank.fill, 0);
-      EXPECT_GE(rank.drain, 0);
-      EXPECT_GE(rank.stall, 0);
-      EXPECT_GE(rank.comm_wait, 0);
-      EXPECT_GE(rank.empty, 0);  // comm-only time lies inside the stalls
-      EXPECT_EQ(rank.idle, rank.fill + rank.stall + rank.drain);
-      EXPECT_EQ(rank.idle + rank.compute, iteration.window());
-      idle += rank.idle;
+      EXPECT_EQ(rank.split.compute, ExpectedCompute(config, rank.stage)) << "rank " << rank.rank;
+      EXPECT_GE(rank.split.fill, 0);
+      EXPECT_GE(rank.split.drain, 0);
+      EXPECT_GE(rank.split.stall, 0);
+      EXPECT_GE(rank.split.comm_wait, 0);
+      EXPECT_GE(rank.split.empty, 0);  // comm-only time lies inside the stalls
+      EXPECT_EQ(rank.split.idle, rank.split.fill + rank.split.stall + rank.split.drain);
+      EXPECT_EQ(rank.split.idle + rank.split.compute, iteration.window());
+      idle += rank.split.idle;
     }
   }
   EXPECT_EQ(idle, truth.idle_ns);

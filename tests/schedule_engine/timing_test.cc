@@ -94,18 +94,18 @@ TEST(TimingTest, TwoStageSlowLinkLateSendPost) {
   EXPECT_EQ(iteration.window_start, 10);
   EXPECT_EQ(iteration.window_end, 2710);
   const RankIterationTruth& r0 = iteration.ranks[0];
-  EXPECT_EQ(r0.compute, 300);
-  EXPECT_EQ(r0.idle, 2400);
-  EXPECT_EQ(r0.fill, 0);
-  EXPECT_EQ(r0.drain, 0);
-  EXPECT_EQ(r0.stall, 2400);
-  EXPECT_EQ(r0.comm_wait, 2400);  // the union [110,2510] of its send and recv
-  EXPECT_EQ(r0.empty, 0);
+  EXPECT_EQ(r0.split.compute, 300);
+  EXPECT_EQ(r0.split.idle, 2400);
+  EXPECT_EQ(r0.split.fill, 0);
+  EXPECT_EQ(r0.split.drain, 0);
+  EXPECT_EQ(r0.split.stall, 2400);
+  EXPECT_EQ(r0.split.comm_wait, 2400);  // the union [110,2510] of its send and recv
+  EXPECT_EQ(r0.split.empty, 0);
   const RankIterationTruth& r1 = iteration.ranks[1];
-  EXPECT_EQ(r1.fill, 1150);
-  EXPECT_EQ(r1.drain, 1250);
-  EXPECT_EQ(r1.stall, 0);
-  EXPECT_EQ(r1.comm_wait, 0);
+  EXPECT_EQ(r1.split.fill, 1150);
+  EXPECT_EQ(r1.split.drain, 1250);
+  EXPECT_EQ(r1.split.stall, 0);
+  EXPECT_EQ(r1.split.comm_wait, 0);
   EXPECT_EQ(simulation->truth.idle_ns, 4800);
   EXPECT_EQ(simulation->truth.capacity_ns, 5400);
 }
@@ -140,19 +140,19 @@ TEST(TimingTest, TwoStageLateRecvPost) {
   const IterationTruth& iteration = simulation->truth.iterations[0];
   EXPECT_EQ(iteration.window(), 3400);
   const RankIterationTruth& r0 = iteration.ranks[0];
-  EXPECT_EQ(r0.compute, 1000);
-  EXPECT_EQ(r0.stall, 2400);
+  EXPECT_EQ(r0.split.compute, 1000);
+  EXPECT_EQ(r0.split.stall, 2400);
   // Comm union [100,150] + [200,2550] + [2950,3000] = 2450, minus 50 overlapped by F1.
-  EXPECT_EQ(r0.comm_wait, 2400);
-  EXPECT_EQ(r0.empty, 0);
+  EXPECT_EQ(r0.split.comm_wait, 2400);
+  EXPECT_EQ(r0.split.empty, 0);
   const RankIterationTruth& r1 = iteration.ranks[1];
-  EXPECT_EQ(r1.compute, 2600);
-  EXPECT_EQ(r1.idle, 800);
-  EXPECT_EQ(r1.fill, 150);
-  EXPECT_EQ(r1.drain, 600);
-  EXPECT_EQ(r1.stall, 50);
-  EXPECT_EQ(r1.comm_wait, 50);  // the recv [1150,1200]; the send [2500,2550] overlaps B1
-  EXPECT_EQ(r1.empty, 0);
+  EXPECT_EQ(r1.split.compute, 2600);
+  EXPECT_EQ(r1.split.idle, 800);
+  EXPECT_EQ(r1.split.fill, 150);
+  EXPECT_EQ(r1.split.drain, 600);
+  EXPECT_EQ(r1.split.stall, 50);
+  EXPECT_EQ(r1.split.comm_wait, 50);  // the recv [1150,1200]; the send [2500,2550] overlaps B1
+  EXPECT_EQ(r1.split.empty, 0);
   EXPECT_NEAR(simulation->truth.bubble_fraction, 3200.0 / 6800.0, 1e-12);
 }
 
@@ -211,10 +211,10 @@ TEST(TimingTest, LaunchBoundIterations) {
   const Truth& truth = simulation->truth;
   for (const IterationTruth& iteration : truth.iterations) {
     EXPECT_EQ(iteration.window(), 750);
-    EXPECT_EQ(iteration.ranks[0].compute, 650);
-    EXPECT_EQ(iteration.ranks[0].stall, 100);
-    EXPECT_EQ(iteration.ranks[0].empty, 100);
-    EXPECT_EQ(iteration.ranks[0].comm_wait, 0);
+    EXPECT_EQ(iteration.ranks[0].split.compute, 650);
+    EXPECT_EQ(iteration.ranks[0].split.stall, 100);
+    EXPECT_EQ(iteration.ranks[0].split.empty, 100);
+    EXPECT_EQ(iteration.ranks[0].split.comm_wait, 0);
   }
   EXPECT_EQ(truth.iterations[2].window_start, 1950);
   EXPECT_EQ(truth.latency_p50_ns, 750);
@@ -318,9 +318,9 @@ TEST(TimingTest, BatchedP2pRunsEachBatchAsOneKernel) {
   const IterationTruth& iteration = simulation->truth.iterations[0];
   EXPECT_EQ(iteration.window_start, 10);
   EXPECT_EQ(iteration.window_end, 2710);
-  EXPECT_EQ(iteration.ranks[0].comm_wait, 2400);
-  EXPECT_EQ(iteration.ranks[1].fill, 1150);
-  EXPECT_EQ(iteration.ranks[1].drain, 1250);
+  EXPECT_EQ(iteration.ranks[0].split.comm_wait, 2400);
+  EXPECT_EQ(iteration.ranks[1].split.fill, 1150);
+  EXPECT_EQ(iteration.ranks[1].split.drain, 1250);
 }
 
 }  // namespace

@@ -305,8 +305,8 @@ TEST(TraceTest, StagePlacementComesFromTheMap) {
   EXPECT_EQ(peers(0), (std::set<int32_t>{2, 3}));
   EXPECT_EQ(peers(1), (std::set<int32_t>{3}));
   // The first stage starts computing at the window start, on rank 2.
-  EXPECT_EQ(permuted.truth.iterations[0].ranks[2].fill, 0);
-  EXPECT_EQ(permuted.truth.iterations[0].ranks[0].fill, 100);
+  EXPECT_EQ(permuted.truth.iterations[0].ranks[2].split.fill, 0);
+  EXPECT_EQ(permuted.truth.iterations[0].ranks[0].split.fill, 100);
 }
 
 TEST(TraceTest, GpuAnnotationsNameTheVirtualStage) {

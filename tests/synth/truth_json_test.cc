@@ -161,15 +161,15 @@ TEST(TruthJsonTest, EveryFieldMatchesTheTruthAndTheConfig) {
       EXPECT_EQ(Int(object["stage"]), rank.stage);
       EXPECT_EQ(Ns(object["first_compute_start_us"]), rank.first_compute_start);
       EXPECT_EQ(Ns(object["last_compute_end_us"]), rank.last_compute_end);
-      EXPECT_EQ(Ns(object["compute_us"]), rank.compute);
-      EXPECT_EQ(Ns(object["idle_us"]), rank.idle);
-      EXPECT_EQ(Ns(object["fill_us"]), rank.fill);
-      EXPECT_EQ(Ns(object["drain_us"]), rank.drain);
-      EXPECT_EQ(Ns(object["stall_us"]), rank.stall);
-      EXPECT_EQ(Ns(object["comm_wait_us"]), rank.comm_wait);
-      EXPECT_EQ(Ns(object["empty_us"]), rank.empty);
-      idle_by_rank[r] += rank.idle;
-      drain_by_rank[r] += rank.drain;
+      EXPECT_EQ(Ns(object["compute_us"]), rank.split.compute);
+      EXPECT_EQ(Ns(object["idle_us"]), rank.split.idle);
+      EXPECT_EQ(Ns(object["fill_us"]), rank.split.fill);
+      EXPECT_EQ(Ns(object["drain_us"]), rank.split.drain);
+      EXPECT_EQ(Ns(object["stall_us"]), rank.split.stall);
+      EXPECT_EQ(Ns(object["comm_wait_us"]), rank.split.comm_wait);
+      EXPECT_EQ(Ns(object["empty_us"]), rank.split.empty);
+      idle_by_rank[r] += rank.split.idle;
+      drain_by_rank[r] += rank.split.drain;
       ++r;
     }
     EXPECT_EQ(r, 3u);
