@@ -23,7 +23,7 @@
 #include "common/output_temp.h"
 #include "common/status_macros.h"
 #include "index/digest_reduction.h"
-#include "launch/record_outputs.h"
+#include "record_process/record_outputs.h"
 #include "loader/trace_loader.h"
 #include "readers/digest_reader.h"
 #include "record_process/record_outputs.h"

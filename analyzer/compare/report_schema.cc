@@ -173,9 +173,9 @@ constexpr Field<bubble::IterationFigures, IterationFigures> kIteration[] = {
 };
 
 // A rank's time as rank_stats[] writes it (not compared).
-template <TimeNs bubble::RankTotals::*kTime>
+template <TimeNs IdleSplit::*kTime>
 Value RankTime(const RankOfPipeline& r) {
-  return V::Micros(r.totals->*kTime);
+  return V::Micros(r.totals->split.*kTime);
 }
 
 constexpr Field<RankOfPipeline, StageFigures> kRankStat[] = {
@@ -187,32 +187,32 @@ constexpr Field<RankOfPipeline, StageFigures> kRankStat[] = {
      .value = [](const RankOfPipeline& r) { return V::IntOrNull(r.stage); },
      .slot = [](StageFigures& f) -> Slot { return &f.stage; }},
     {.key = "compute_us", .unit = Unit::kMicroseconds,
-     .meaning = "compute ([bubble.md](bubble.md))", .value = RankTime<&bubble::RankTotals::compute>},
+     .meaning = "compute ([bubble.md](bubble.md))", .value = RankTime<&IdleSplit::compute>},
     {.key = "idle_us", .unit = Unit::kMicroseconds, .meaning = "fill + drain + stall",
-     .value = RankTime<&bubble::RankTotals::idle>},
+     .value = RankTime<&IdleSplit::idle>},
     {.key = "fill_us", .unit = Unit::kMicroseconds,
      .meaning = "idle before the rank's first compute of each iteration",
-     .value = RankTime<&bubble::RankTotals::fill>},
+     .value = RankTime<&IdleSplit::fill>},
     {.key = "drain_us", .unit = Unit::kMicroseconds,
      .meaning = "idle after its last compute of each iteration",
-     .value = RankTime<&bubble::RankTotals::drain>},
+     .value = RankTime<&IdleSplit::drain>},
     {.key = "stall_us", .unit = Unit::kMicroseconds, .meaning = "comm_wait + empty",
-     .value = RankTime<&bubble::RankTotals::stall>},
+     .value = RankTime<&IdleSplit::stall>},
     {.key = "comm_wait_us", .unit = Unit::kMicroseconds,
      .meaning = "stall with a transfer running and nothing computing",
-     .value = RankTime<&bubble::RankTotals::comm_wait>},
+     .value = RankTime<&IdleSplit::comm_wait>},
     {.key = "empty_us", .unit = Unit::kMicroseconds,
      .meaning = "stall with nothing running: the host did not keep the device busy",
-     .value = RankTime<&bubble::RankTotals::empty>},
+     .value = RankTime<&IdleSplit::empty>},
     {.key = "in_stage_comm_us", .unit = Unit::kMicroseconds,
      .meaning = "in-stage communication (tensor, context, expert parallel groups; all-to-alls) "
                 "no compute overlaps: counted as work, not idle; window = compute + "
                 "in_stage_comm + idle ([bubble.md](bubble.md))",
-     .value = RankTime<&bubble::RankTotals::in_stage_comm>},
+     .value = RankTime<&IdleSplit::in_stage_comm>},
     {.key = "dp_sync_us", .unit = Unit::kMicroseconds,
      .meaning = "the part of idle in which a data-parallel group's communication runs (the "
                 "exposed DP gradient sync)",
-     .value = RankTime<&bubble::RankTotals::dp_sync>},
+     .value = RankTime<&IdleSplit::dp_sync>},
     {.key = "bubble_fraction", .unit = Unit::kFraction, .required = true,
      .meaning = "the rank's idle / its summed window",
      .value = [](const RankOfPipeline& r) { return V::Double(r.totals->bubble_fraction); },

@@ -71,11 +71,11 @@ IdleShares IdleSharesOf(const rank_summary::RankFigures& rank) {
 
 WindowShares WindowSharesOf(const bubble::RankTotals& rank) {
   const auto share = [&rank](TimeNs ns) { return ShareOf(ns, rank.window).value_or(0.0); };
-  return {.compute = share(rank.compute),
-          .fill = share(rank.fill),
-          .comm_wait = share(rank.comm_wait),
-          .empty = share(rank.empty),
-          .drain = share(rank.drain)};
+  return {.compute = share(rank.split.compute),
+          .fill = share(rank.split.fill),
+          .comm_wait = share(rank.split.comm_wait),
+          .empty = share(rank.split.empty),
+          .drain = share(rank.split.drain)};
 }
 
 std::vector<StallPerIteration> StallsPerIteration(const stall_attribution::Result& stalls) {

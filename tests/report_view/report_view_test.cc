@@ -187,11 +187,11 @@ TEST(ReportViewTest, ARanksIdleSharesOfItsStepsAndItsSpan) {
 TEST(ReportViewTest, WhereARanksWindowGoes) {
   bubble::RankTotals rank;
   rank.window = 4000;
-  rank.compute = 2000;
-  rank.fill = 1000;
-  rank.comm_wait = 400;
-  rank.empty = 100;
-  rank.drain = 500;
+  rank.split.compute = 2000;
+  rank.split.fill = 1000;
+  rank.split.comm_wait = 400;
+  rank.split.empty = 100;
+  rank.split.drain = 500;
   const WindowShares shares = WindowSharesOf(rank);
   EXPECT_EQ(shares.compute, 0.5);
   EXPECT_EQ(shares.fill, 0.25);
