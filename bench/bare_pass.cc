@@ -37,7 +37,8 @@ simdjson::error_code ReadEvent(ondemand::value event_value, BarePassResult* resu
     if (key == "ph" || key == "cat" || key == "name") {
       std::string_view text;
       if (field.value().get_string().get(text) == simdjson::SUCCESS) {
-        result->checksum = Mix(result->checksum, text.size() + static_cast<unsigned char>(text.empty() ? 0 : text[0]));
+        result->checksum = Mix(
+            result->checksum, text.size() + static_cast<unsigned char>(text.empty() ? 0 : text[0]));
       }
     } else if (key == "ts" || key == "dur" || key == "pid" || key == "tid") {
       result->checksum = Mix(result->checksum, ReadNumberOrString(field.value()));

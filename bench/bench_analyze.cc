@@ -167,7 +167,7 @@ int Run(int argc, char** argv) {
   }
   auto cores_after = bench::RunInChild([] { return bench::CoresScenario(2, 0.5); });
   std::vector<const absl::StatusOr<bench::ChildResult>*> runs = {&idle, &bare, &cores_before,
-                                                                  &warm_up, &cores_after};
+                                                                 &warm_up, &cores_after};
   for (int round = 0; round < rounds; ++round) {
     runs.push_back(&ones[static_cast<size_t>(round)]);
     runs.push_back(&twos[static_cast<size_t>(round)]);
@@ -245,12 +245,12 @@ int Run(int argc, char** argv) {
     const bench::ScenarioReport b = bench::ParseScenarioReport(round_two.output);
     speedups.push_back(a.Number("seconds_load") / b.Number("seconds_load"));
     auto half = [](const bench::ScenarioReport& r, const bench::ChildResult& child) {
-      return absl::StrFormat("read %.3f s cpu %.3f, assemble %.3f s, faults %.0f, sys %.2f s, "
-                             "preempted %d",
-                             r.Number("seconds_read"), r.Number("cpu_read"),
-                             r.Number("seconds_load") - r.Number("seconds_read"),
-                             r.Number("faults_read"), child.system_seconds,
-                             static_cast<int>(child.involuntary_switches));
+      return absl::StrFormat(
+          "read %.3f s cpu %.3f, assemble %.3f s, faults %.0f, sys %.2f s, "
+          "preempted %d",
+          r.Number("seconds_read"), r.Number("cpu_read"),
+          r.Number("seconds_load") - r.Number("seconds_read"), r.Number("faults_read"),
+          child.system_seconds, static_cast<int>(child.involuntary_switches));
     };
     std::printf("    %d: %.2fx  %s | %s\n", round + 1, speedups.back(), half(a, round_one).c_str(),
                 half(b, round_two).c_str());
@@ -284,8 +284,7 @@ int Run(int argc, char** argv) {
       "one thread's work (before / after the rounds)%s\n",
       before.Number("cores"), after.Number("cores"), before.Number("throughput"),
       after.Number("throughput"),
-      throughput < 1.9 ? " (not two free cores: a speed-up measured now is capped near that)"
-                       : "");
+      throughput < 1.9 ? " (not two free cores: a speed-up measured now is capped near that)" : "");
 
   std::printf("truth checks (analyze jobs=1 against %s, simulated again):\n", truth_path.c_str());
   Checks checks;
@@ -297,8 +296,8 @@ int Run(int argc, char** argv) {
     for (const absl::StatusOr<bench::ChildResult>& run : *runs_of_one_setting) {
       const bench::ScenarioReport report = bench::ParseScenarioReport(run->output);
       figures_equal = figures_equal && report.figures == one_report.figures;
-      reports_equal = reports_equal && report.values.at("report_digest") ==
-                                           one_report.values.at("report_digest");
+      reports_equal = reports_equal &&
+                      report.values.at("report_digest") == one_report.values.at("report_digest");
     }
   }
   checks.Report(figures_equal,

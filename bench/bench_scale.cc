@@ -99,8 +99,8 @@ std::string FromPipelines(const std::string& report) {
 // Wall time, peak RSS, input MB per wall second, and CPU time (user + system).
 void PrintRun(const char* what, const Run& run, double input_mb) {
   std::printf("  %-34s %7.2f s %8.1f MB peak RSS %7.1f MB/s  cpu %.2f + %.2f s%s\n", what,
-              run.wall_s, run.max_rss_mb, run.wall_s > 0 ? input_mb / run.wall_s : 0.0,
-              run.user_s, run.system_s, run.ok ? "" : "   FAILED (see its .log)");
+              run.wall_s, run.max_rss_mb, run.wall_s > 0 ? input_mb / run.wall_s : 0.0, run.user_s,
+              run.system_s, run.ok ? "" : "   FAILED (see its .log)");
 }
 
 // The MPI process number the launcher gave this process (Open MPI, PMI, Slurm); "0" without one.
@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
   std::vector<int> processes = {1, 2, 4};
   int iterations = 3;
   int microbatches = 8;
-  app.add_option("--dir", directory, "Where the jobs, digests and reports go")->capture_default_str();
+  app.add_option("--dir", directory, "Where the jobs, digests and reports go")
+      ->capture_default_str();
   app.add_option("--bubblescope", bubblescope, "The bubblescope to run")->capture_default_str();
   app.add_option("--mpiexec", mpiexec, "mpiexec for --mpi (empty: skip)")->capture_default_str();
   app.add_option("--ranks", ranks, "Job sizes, multiples of 8")->delimiter(',');
@@ -170,15 +171,16 @@ int main(int argc, char** argv) {
   for (const int size : ranks) {
     const std::string job = directory + "/job" + std::to_string(size);
     const std::string digests = job + ".digests";
-    std::printf("%d ranks (%d pipelines x %d stages, DP replicas), %d iterations of %d "
-                "microbatches\n", size, size / kStages, kStages, iterations, microbatches);
+    std::printf(
+        "%d ranks (%d pipelines x %d stages, DP replicas), %d iterations of %d "
+        "microbatches\n",
+        size, size / kStages, kStages, iterations, microbatches);
     if (!fs::exists(job + "/truth.json")) {
       const Run made = Execute(
           {bubblescope, "simulate", "-o", job, "--force", "--data-parallel",
-           std::to_string(size / kStages), "--stages", std::to_string(kStages),
-           "--microbatches", std::to_string(microbatches), "--iterations",
-           std::to_string(iterations), "--dp-sync-us", "500", "--jitter", "0.02",
-           "--ranks-per-host", "8"},
+           std::to_string(size / kStages), "--stages", std::to_string(kStages), "--microbatches",
+           std::to_string(microbatches), "--iterations", std::to_string(iterations), "--dp-sync-us",
+           "500", "--jitter", "0.02", "--ranks-per-host", "8"},
           job + ".simulate.log");
       PrintRun("simulate", made, 0);
       if (!made.ok) {
@@ -188,8 +190,8 @@ int main(int argc, char** argv) {
     }
     const double trace_mb = static_cast<double>(DirectoryBytes(job, ".json")) / kMB;
     fs::remove_all(digests);
-    const Run digested = Execute({bubblescope, "digest", job, "-o", digests, "-j", "1"},
-                                 job + ".digest.log");
+    const Run digested =
+        Execute({bubblescope, "digest", job, "-o", digests, "-j", "1"}, job + ".digest.log");
     const double digest_mb = static_cast<double>(DirectoryBytes(digests, ".bsdigest")) / kMB;
     std::printf("  traces %.1f MB (%.2f MB a rank); digests %.2f MB: %.1fx smaller\n", trace_mb,
                 trace_mb / size, digest_mb, digest_mb > 0 ? trace_mb / digest_mb : 0.0);
@@ -198,14 +200,14 @@ int main(int argc, char** argv) {
         Execute({bubblescope, "analyze", job, "--format", "json", "-o", job + ".json", "-j", "1"},
                 job + ".analyze.log");
     PrintRun("analyze traces (-j 1)", from_traces, trace_mb);
-    const Run reduced = Execute({bubblescope, "analyze", digests, "--format", "json", "-o",
-                                 digests + ".json", "-j", "1"},
-                                job + ".reduce.log");
+    const Run reduced = Execute(
+        {bubblescope, "analyze", digests, "--format", "json", "-o", digests + ".json", "-j", "1"},
+        job + ".reduce.log");
     PrintRun("analyze digests = reduce (-j 1)", reduced, trace_mb);
-    const bool same = digested.ok && from_traces.ok && reduced.ok &&
-                      !FromPipelines(ReadAll(job + ".json")).empty() &&
-                      FromPipelines(ReadAll(job + ".json")) ==
-                          FromPipelines(ReadAll(digests + ".json"));
+    const bool same =
+        digested.ok && from_traces.ok && reduced.ok &&
+        !FromPipelines(ReadAll(job + ".json")).empty() &&
+        FromPipelines(ReadAll(job + ".json")) == FromPipelines(ReadAll(digests + ".json"));
     std::printf("  report from digests = report from traces (from \"pipelines\" on): %s\n",
                 same ? "yes" : "NO");
     failures += same ? 0 : 1;
@@ -213,17 +215,16 @@ int main(int argc, char** argv) {
     for (const int count : processes) {
       const std::string report = job + ".mpi" + std::to_string(count) + ".json";
       const std::string peaks = report + ".peak-rss";
-      const Run spread = Execute({mpiexec, "--oversubscribe", "-np", std::to_string(count),
-                                  fs::absolute(argv[0]).string(), "--peak-rss-of", peaks,
-                                  bubblescope, "analyze", "--mpi", job, "--format", "json", "-o",
-                                  report, "-j", "1"},
-                                 report + ".log");
+      const Run spread =
+          Execute({mpiexec, "--oversubscribe", "-np", std::to_string(count),
+                   fs::absolute(argv[0]).string(), "--peak-rss-of", peaks, bubblescope, "analyze",
+                   "--mpi", job, "--format", "json", "-o", report, "-j", "1"},
+                  report + ".log");
       const std::string label = "analyze --mpi, " + std::to_string(count) + " processes";
       PrintRun(label.c_str(), spread, trace_mb);
       std::printf("    peak RSS per process: %s\n", ProcessPeaks(peaks, count).c_str());
       const bool identical = spread.ok && ReadAll(report) == ReadAll(job + ".json");
-      std::printf("    the whole JSON report equals one process's: %s\n",
-                  identical ? "yes" : "NO");
+      std::printf("    the whole JSON report equals one process's: %s\n", identical ? "yes" : "NO");
       failures += identical ? 0 : 1;
     }
   }

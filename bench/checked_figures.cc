@@ -214,9 +214,8 @@ Figures FiguresOfTruth(const sim::Config& config, const sim::Truth& truth) {
     // The analysis lists a pipeline's ranks in stage order.
     for (int32_t rank_id : truth.stage_to_rank) {
       const sim::RankIterationTruth& rank = iteration.ranks[static_cast<size_t>(rank_id)];
-      AddRankSplit(figures, IterationRankWhere(i, rank.rank),
-                   rank.first_compute_start + reference, rank.last_compute_end + reference,
-                   rank.split);
+      AddRankSplit(figures, IterationRankWhere(i, rank.rank), rank.first_compute_start + reference,
+                   rank.last_compute_end + reference, rank.split);
     }
   }
   for (int32_t rank_id : truth.stage_to_rank) {

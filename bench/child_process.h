@@ -11,12 +11,12 @@
 namespace bubblescope::bench {
 
 struct ChildResult {
-  std::string output;       // what the work returned, passed back through a pipe
+  std::string output;  // what the work returned, passed back through a pipe
   int64_t max_rss_bytes = 0;
-  double cpu_seconds = 0;  // user + system time of the child (all its threads)
-  double system_seconds = 0;        // of which in the kernel
-  int64_t minor_faults = 0;         // pages the kernel had to map in (ru_minflt)
-  int64_t involuntary_switches = 0; // times the child was preempted (ru_nivcsw): a busy machine
+  double cpu_seconds = 0;            // user + system time of the child (all its threads)
+  double system_seconds = 0;         // of which in the kernel
+  int64_t minor_faults = 0;          // pages the kernel had to map in (ru_minflt)
+  int64_t involuntary_switches = 0;  // times the child was preempted (ru_nivcsw): a busy machine
 };
 
 // `work` returns its report text, or an error (which becomes this call's error). Fork before

@@ -126,11 +126,11 @@ absl::StatusOr<std::string> AnalyzeScenario(const std::vector<std::string>& file
       SecondsBetween(start, read), "\ncpu_read ", usage_read.cpu_seconds - usage_start.cpu_seconds,
       "\nfaults_read ", usage_read.minor_faults - usage_start.minor_faults, "\nseconds_job ",
       SecondsBetween(loaded, analysed), "\ncpu_load ", cpu_loaded - usage_start.cpu_seconds,
-      "\ncpu_job ",
-      cpu_analysed - cpu_loaded, "\nseconds_reports ", SecondsBetween(analysed, reported),
-      "\nseconds ", SecondsBetween(start, reported), "\nkept ", KeptEvents(*trace),
-      "\nreport_text_bytes ", text.size(), "\nreport_json_bytes ", json->size(), "\nreport_digest ",
-      Digest(*json, Digest(text)), "\n", kFiguresLine, SerializeFigures(FiguresOfJob(*result)));
+      "\ncpu_job ", cpu_analysed - cpu_loaded, "\nseconds_reports ",
+      SecondsBetween(analysed, reported), "\nseconds ", SecondsBetween(start, reported), "\nkept ",
+      KeptEvents(*trace), "\nreport_text_bytes ", text.size(), "\nreport_json_bytes ", json->size(),
+      "\nreport_digest ", Digest(*json, Digest(text)), "\n", kFiguresLine,
+      SerializeFigures(FiguresOfJob(*result)));
 }
 
 absl::StatusOr<std::string> BarePassScenario(const std::vector<std::string>& files) {

@@ -171,8 +171,10 @@ absl::Status ReadConfigMember(std::string_view key, ondemand::value value,
     return ReadNamed(value, member, sim::kAnnotationStyles, &sim::AnnotationStyleName,
                      &config->annotations);
   }
-  if (key == "p2p") return ReadNamed(value, member, sim::kP2pStyles, &sim::P2pStyleName, &config->p2p);
-  if (key == "vendor") return ReadNamed(value, member, sim::kVendors, &sim::VendorName, &config->vendor);
+  if (key == "p2p")
+    return ReadNamed(value, member, sim::kP2pStyles, &sim::P2pStyleName, &config->p2p);
+  if (key == "vendor")
+    return ReadNamed(value, member, sim::kVendors, &sim::VendorName, &config->vendor);
   if (key == "launches") {
     return ReadNamed(value, member, sim::kLaunchStyles, &sim::LaunchStyleName, &config->launches);
   }

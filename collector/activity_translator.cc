@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "chrome_json.h"
-#include "text/json_string.h"
 #include "collector_config.h"
+#include "text/json_string.h"
 
 namespace bubblescope::collector {
 namespace {

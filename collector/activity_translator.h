@@ -29,8 +29,8 @@ namespace bubblescope::collector {
 using ApiNameResolver = std::function<std::string(bool is_driver, uint32_t cbid)>;
 
 struct TranslatorOptions {
-  uint32_t kinds = 0xFFFFFFFFu;  // KindBit mask (collector_config.h)
-  ApiNameResolver api_name;      // unset: "cuda_runtime_cbid_N" / "cuda_driver_cbid_N"
+  uint32_t kinds = 0xFFFFFFFFu;    // KindBit mask (collector_config.h)
+  ApiNameResolver api_name;        // unset: "cuda_runtime_cbid_N" / "cuda_driver_cbid_N"
   size_t max_open_ranges = 65536;  // NVTX starts waiting for their end, beyond which starts drop
   int64_t pid = 0;                 // of this process, for metadata events
 };
@@ -74,8 +74,8 @@ class ActivityTranslator {
 
   TranslatorOptions options_;
   TranslatorCounts counts_;
-  std::unordered_map<uint32_t, OpenRange> open_ranges_;     // by marker id
-  std::unordered_map<uint32_t, int64_t> device_bytes_;      // live device bytes by device
+  std::unordered_map<uint32_t, OpenRange> open_ranges_;  // by marker id
+  std::unordered_map<uint32_t, int64_t> device_bytes_;   // live device bytes by device
 };
 
 }  // namespace bubblescope::collector

@@ -127,7 +127,8 @@ bool ParsePositive(const char* variable, std::string_view text, int64_t max, int
 // MIB:SECONDS, each a whole number (0: no cap of that kind).
 bool ParseLimit(std::string_view text, RecordingLimit* limit, std::string* error) {
   const size_t colon = text.find(':');
-  const int64_t megabytes = colon == std::string_view::npos ? -1 : ParseCount(text.substr(0, colon));
+  const int64_t megabytes =
+      colon == std::string_view::npos ? -1 : ParseCount(text.substr(0, colon));
   const int64_t seconds = colon == std::string_view::npos ? -1 : ParseCount(text.substr(colon + 1));
   if (megabytes < 0 || seconds < 0 || megabytes > int64_t{1} << 30 || seconds > int64_t{1} << 31) {
     *error = "BUBBLESCOPE_LIMIT: '" + std::string(text) +
@@ -187,7 +188,8 @@ bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::st
 
 ProcessIdentity ReadProcessIdentity(const EnvLookup& env, std::string host, int64_t pid) {
   ProcessIdentity identity;
-  identity.rank = FirstRankVariable(env, {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});
+  identity.rank =
+      FirstRankVariable(env, {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});
   identity.world_size =
       FirstRankVariable(env, {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
   identity.local_rank =

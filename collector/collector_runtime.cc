@@ -122,8 +122,9 @@ std::string CollectorRuntime::ProcessEvent(const ProcessIdentity& identity) cons
   distributed += '}';
   std::string clock = "{\"source\":";
   text::AppendJsonString(hooks_.clock_source, &clock);
-  clock += ",\"unit\":\"ns\",\"realtime_offset_ns\":" +
-           std::to_string(hooks_.clock() - RealtimeNs()) + "}";
+  clock +=
+      ",\"unit\":\"ns\",\"realtime_offset_ns\":" + std::to_string(hooks_.clock() - RealtimeNs()) +
+      "}";
   std::string collector = "{\"kinds\":" + std::to_string(config_.kinds) +
                           ",\"flush_ms\":" + std::to_string(config_.flush_ms) + ",\"start\":";
   text::AppendJsonString(StartName(config_.start), &collector);
@@ -184,8 +185,8 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
   }
   pool_ = std::make_unique<BufferPool>(kCuptiBufferBytes, config_.buffer_cap_bytes);
   directory_ = std::make_unique<CommRankDirectory>(config_.output_dir);
-  translator_ = std::make_unique<ActivityTranslator>(TranslatorOptions{
-      .kinds = config_.kinds, .api_name = hooks_.api_name, .pid = pid_});
+  translator_ = std::make_unique<ActivityTranslator>(
+      TranslatorOptions{.kinds = config_.kinds, .api_name = hooks_.api_name, .pid = pid_});
   nccl_.reset();
   if (config_.kinds & kKindNccl) {
     nccl_ = std::make_unique<NcclP2pTracker>(NcclTrackerOptions{.global_rank = identity.rank,
@@ -338,9 +339,9 @@ void CollectorRuntime::EnforceLimit(std::chrono::steady_clock::time_point now) {
   bool was_recording = false;
   {
     std::lock_guard<std::mutex> lock(window_mutex_);
-    const bool time_reached = limit.max_recording_ms > 0 && recording_since_ &&
-                              now - *recording_since_ >=
-                                  std::chrono::milliseconds(limit.max_recording_ms);
+    const bool time_reached =
+        limit.max_recording_ms > 0 && recording_since_ &&
+        now - *recording_since_ >= std::chrono::milliseconds(limit.max_recording_ms);
     if (!bytes_reached && !time_reached) return;
     limit_reached_ = true;
     transfers_on_ = false;
@@ -445,11 +446,12 @@ void CollectorRuntime::Shutdown() {
   if (flush_thread_.joinable()) flush_thread_.join();
   Flush(true);
   if (config_.start == StartMode::kSteps && !config_.steps_relative && !window_opened_) {
-    std::fprintf(stderr,
-                 "bubblescope collector: no ProfilerStep#%lld to #%lld range was opened in this "
-                 "process: nothing recorded (BUBBLESCOPE_START=steps:%lld:%lld)\n",
-                 static_cast<long long>(config_.first_step), static_cast<long long>(config_.last_step),
-                 static_cast<long long>(config_.first_step), static_cast<long long>(config_.last_step));
+    std::fprintf(
+        stderr,
+        "bubblescope collector: no ProfilerStep#%lld to #%lld range was opened in this "
+        "process: nothing recorded (BUBBLESCOPE_START=steps:%lld:%lld)\n",
+        static_cast<long long>(config_.first_step), static_cast<long long>(config_.last_step),
+        static_cast<long long>(config_.first_step), static_cast<long long>(config_.last_step));
   }
   running_ = false;
   writer_->Close();

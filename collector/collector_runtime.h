@@ -166,12 +166,12 @@ class CollectorRuntime {
   std::unique_ptr<ActivityTranslator> translator_;
   std::atomic<uint64_t> cupti_dropped_{0};
   std::mutex window_mutex_;
-  bool window_recording_ = false;  // recording now
-  bool window_opened_ = false;     // kSteps: a step of the window was seen
+  bool window_recording_ = false;      // recording now
+  bool window_opened_ = false;         // kSteps: a step of the window was seen
   std::optional<int64_t> first_step_;  // kSteps: the first ProfilerStep#N number seen
   // When recording first turned on (the time cap counts from it); unset before.
   std::optional<std::chrono::steady_clock::time_point> recording_since_;
-  std::atomic<bool> transfers_on_{false};  // RecordingTransfers()
+  std::atomic<bool> transfers_on_{false};   // RecordingTransfers()
   std::atomic<bool> limit_reached_{false};  // a cap stopped recording for good
   int32_t rank_ = -1;
   DroppedCounts last_written_;

@@ -56,9 +56,8 @@ bool IsCupti(const char* path) {
 void HandOverBeforeSubscribing(void* return_address) {
   if (registered_hand_off.load() == nullptr) return;
   Dl_info info{};
-  const char* caller = dladdr(return_address, &info) != 0 && info.dli_fname != nullptr
-                           ? info.dli_fname
-                           : "";
+  const char* caller =
+      dladdr(return_address, &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : "";
   if (IsCupti(caller)) return;
   const HandOff hand_off = registered_hand_off.exchange(nullptr);
   if (hand_off != nullptr) hand_off(caller);
@@ -74,14 +73,14 @@ __attribute__((visibility("default"))) void bubblescope_cupti_handoff_register(H
 }
 
 __attribute__((visibility("default"))) int cuptiSubscribe(void* subscriber, void* callback,
-                                                           void* userdata) {
+                                                          void* userdata) {
   HandOverBeforeSubscribing(__builtin_return_address(0));
   const auto real = reinterpret_cast<SubscribeFn>(RealFunction("cuptiSubscribe"));
   return real == nullptr ? kCuptiNotInitialized : real(subscriber, callback, userdata);
 }
 
 __attribute__((visibility("default"))) int cuptiSubscribe_v2(void* subscriber, void* callback,
-                                                              void* userdata, void* params) {
+                                                             void* userdata, void* params) {
   HandOverBeforeSubscribing(__builtin_return_address(0));
   const auto real = reinterpret_cast<SubscribeV2Fn>(RealFunction("cuptiSubscribe_v2"));
   return real == nullptr ? kCuptiNotInitialized : real(subscriber, callback, userdata, params);

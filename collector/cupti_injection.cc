@@ -22,11 +22,14 @@
 // the CUDA toolkit has and the CUDA 12 CUPTI wheels do not: without them the step window is off.
 // Older CUPTI headers (CUDA 12.0) do not include NVTX's themselves.
 #if __has_include(<nvtx3/nvToolsExtCudaRt.h>) && __has_include(<generated_nvtx_meta.h>)
+// generated_nvtx_meta.h uses the NVTX types, so it comes after their headers.
+// clang-format off
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtCuda.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
 #include <nvtx3/nvToolsExtSync.h>
 #include <generated_nvtx_meta.h>
+// clang-format on
 #define BUBBLESCOPE_NVTX_CALLBACKS 1
 #endif
 
@@ -198,7 +201,9 @@ int64_t CuptiClock() {
   return static_cast<int64_t>(now);
 }
 
-void FlushActivity(bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); }
+void FlushActivity(bool forced) {
+  cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
 
 void AtExit() { CollectorRuntime::Instance().Shutdown(); }
 
@@ -303,15 +308,17 @@ bool SetUp() {
   }
   if (CollectorRuntime::Instance().config().start == StartMode::kSteps) {
 #ifdef BUBBLESCOPE_NVTX_CALLBACKS
-    for (CUpti_CallbackId cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangeStartA}) {
+    for (CUpti_CallbackId cbid :
+         {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangeStartA}) {
       cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
     }
 #else
     // The default window (relative steps) falls back to recording from the start up to its caps,
     // which needs no word; steps named by the user cannot be found at all.
     if (!CollectorRuntime::Instance().config().steps_relative) {
-      CollectorRuntime::Disable("BUBBLESCOPE_START=steps needs NVTX callbacks, which this build of "
-                                "the collector lacks (built without NVTX headers)");
+      CollectorRuntime::Disable(
+          "BUBBLESCOPE_START=steps needs NVTX callbacks, which this build of "
+          "the collector lacks (built without NVTX headers)");
     }
 #endif
   }

@@ -162,9 +162,8 @@ void NcclP2pTracker::EmitLocked(const Event& event, std::string* out) {
     collective += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
   }
   const bool is_send = collective == "send";
-  const int peer_global = options_.directory == nullptr
-                              ? -1
-                              : options_.directory->Lookup(comm.info.id, event.peer);
+  const int peer_global =
+      options_.directory == nullptr ? -1 : options_.directory->Lookup(comm.info.id, event.peer);
   const int src = is_send ? options_.global_rank : peer_global;
   const int dst = is_send ? peer_global : options_.global_rank;
   char comm_id[24];
@@ -235,7 +234,8 @@ void NcclP2pTracker::FinalizeComm(void* context, EventSink& sink) {
     std::lock_guard<std::mutex> lock(mutex_);
     const Comm* comm = static_cast<const Comm*>(context);
     CollectLocked(true, comm, &out);
-    std::erase_if(comms_, [comm](const std::unique_ptr<Comm>& entry) { return entry.get() == comm; });
+    std::erase_if(comms_,
+                  [comm](const std::unique_ptr<Comm>& entry) { return entry.get() == comm; });
   }
   if (!out.empty()) sink.Append(out);
 }

@@ -45,8 +45,8 @@ struct NcclTrackerOptions {
   int global_rank = -1;  // this process's rank in the job, -1 unknown
   int64_t pid = 0;
   int64_t grace_ns = 2'000'000'000;
-  size_t max_events = 65536;  // live events; more are dropped and counted
-  std::function<int64_t()> clock;       // ns on the collector's clock
+  size_t max_events = 65536;               // live events; more are dropped and counted
+  std::function<int64_t()> clock;          // ns on the collector's clock
   CommRankDirectory* directory = nullptr;  // nullptr: peers' global ranks stay unknown
 };
 

@@ -13,8 +13,8 @@
 namespace bubblescope::collector {
 namespace {
 
-constexpr int kActivationMask = static_cast<int>(
-    nccl_abi::kProfileP2p | nccl_abi::kProfileProxyOp | nccl_abi::kProfileKernelCh);
+constexpr int kActivationMask = static_cast<int>(nccl_abi::kProfileP2p | nccl_abi::kProfileProxyOp |
+                                                 nccl_abi::kProfileKernelCh);
 
 NcclP2pTracker* Tracker() { return CollectorRuntime::Instance().nccl(); }
 

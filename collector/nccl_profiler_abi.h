@@ -254,9 +254,9 @@ typedef struct {
   bubblescope_ncclResult_t (*startEvent)(void* context, void** eHandle,
                                          bubblescope_ncclProfilerEventDescr_v6_t* eDescr);
   bubblescope_ncclResult_t (*stopEvent)(void* eHandle);
-  bubblescope_ncclResult_t (*recordEventState)(void* eHandle,
-                                               bubblescope_ncclProfilerEventState_t eState,
-                                               bubblescope_ncclProfilerEventStateArgs_t* eStateArgs);
+  bubblescope_ncclResult_t (*recordEventState)(
+      void* eHandle, bubblescope_ncclProfilerEventState_t eState,
+      bubblescope_ncclProfilerEventStateArgs_t* eStateArgs);
   bubblescope_ncclResult_t (*finalize)(void* context);
 } bubblescope_ncclProfiler_v6_t;
 
@@ -268,9 +268,9 @@ typedef struct {
   bubblescope_ncclResult_t (*startEvent)(void* context, void** eHandle,
                                          bubblescope_ncclProfilerEventDescr_v5_t* eDescr);
   bubblescope_ncclResult_t (*stopEvent)(void* eHandle);
-  bubblescope_ncclResult_t (*recordEventState)(void* eHandle,
-                                               bubblescope_ncclProfilerEventState_t eState,
-                                               bubblescope_ncclProfilerEventStateArgs_t* eStateArgs);
+  bubblescope_ncclResult_t (*recordEventState)(
+      void* eHandle, bubblescope_ncclProfilerEventState_t eState,
+      bubblescope_ncclProfilerEventStateArgs_t* eStateArgs);
   bubblescope_ncclResult_t (*finalize)(void* context);
 } bubblescope_ncclProfiler_v5_t;
 
@@ -282,9 +282,9 @@ typedef struct {
   bubblescope_ncclResult_t (*startEvent)(void* context, void** eHandle,
                                          bubblescope_ncclProfilerEventDescr_v4_t* eDescr);
   bubblescope_ncclResult_t (*stopEvent)(void* eHandle);
-  bubblescope_ncclResult_t (*recordEventState)(void* eHandle,
-                                               bubblescope_ncclProfilerEventState_t eState,
-                                               bubblescope_ncclProfilerEventStateArgs_t* eStateArgs);
+  bubblescope_ncclResult_t (*recordEventState)(
+      void* eHandle, bubblescope_ncclProfilerEventState_t eState,
+      bubblescope_ncclProfilerEventStateArgs_t* eStateArgs);
   bubblescope_ncclResult_t (*finalize)(void* context);
 } bubblescope_ncclProfiler_v4_t;
 

@@ -12,12 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "nanobind/nanobind.h"
-#include "nanobind/stl/optional.h"
-#include "nanobind/stl/string.h"
-#include "nanobind/stl/tuple.h"
-#include "nanobind/stl/vector.h"
-
 #include "absl/status/status.h"
 #include "analysis/bubble.h"
 #include "cli/command.h"
@@ -25,9 +19,14 @@
 #include "cli/job_input.h"
 #include "cli/perfetto_output.h"
 #include "common/output_file.h"
-#include "loader/trace_loader.h"
 #include "compare/report_reader.h"
 #include "job/job.h"
+#include "loader/trace_loader.h"
+#include "nanobind/nanobind.h"
+#include "nanobind/stl/optional.h"
+#include "nanobind/stl/string.h"
+#include "nanobind/stl/tuple.h"
+#include "nanobind/stl/vector.h"
 #include "pipeline/ideal_bubble.h"
 #include "pipeline/op_timeline.h"
 #include "report/html_report.h"
@@ -85,8 +84,8 @@ class Job {
     if (absl::StatusOr<compare::RunFigures> readable =
             compare::ReadAnalyzeReport("the JSON report", *json);
         !readable.ok()) {
-      throw Failure{"trace", MessageLine(readable.status()) +
-                                 " (the trace holds times no report can carry)"};
+      throw Failure{
+          "trace", MessageLine(readable.status()) + " (the trace holds times no report can carry)"};
     }
     return *std::move(json);
   }
@@ -106,8 +105,8 @@ class Job {
   std::string WritePerfetto(const std::string& path) const {
     std::ostringstream err;
     std::vector<size_t> ranks;
-    if (ChooseMergedRanks(PerfettoRequest{.path = path, .pipelines = "", .ranks = ""}, loaded_,
-                          err, &ranks) != kExitOk) {
+    if (ChooseMergedRanks(PerfettoRequest{.path = path, .pipelines = "", .ranks = ""}, loaded_, err,
+                          &ranks) != kExitOk) {
       throw Failure{"usage", ErrorLine(err.str())};
     }
     OutputFileOptions options;
@@ -120,14 +119,13 @@ class Job {
 
   // Pipeline `index`'s labelled ops on its reference clock (op_timeline.h): (rank, stage, chunk,
   // microbatch, type, start_ns, end_ns, iteration) each.
-  using OpRow = std::tuple<int32_t, int32_t, int32_t, int32_t, std::string, int64_t, int64_t,
-                           int64_t>;
+  using OpRow =
+      std::tuple<int32_t, int32_t, int32_t, int32_t, std::string, int64_t, int64_t, int64_t>;
   std::vector<OpRow> Ops(size_t index) const {
     std::vector<OpRow> rows;
     for (const op_timeline::TimelineOp& op : Pipeline(index).op_timeline.ops) {
       rows.emplace_back(op.rank, op.stage, op.chunk, op.microbatch,
-                        TypeLetter(op.type, op.input_grad_only), op.start,
-                        op.end, op.iteration);
+                        TypeLetter(op.type, op.input_grad_only), op.start, op.end, op.iteration);
     }
     return rows;
   }
@@ -178,9 +176,12 @@ class Job {
   // "F", "B", "I" (an input-gradient-only backward) or "W", as the reports letter them.
   static std::string TypeLetter(pipeline::OpType type, bool input_grad_only) {
     switch (type) {
-      case pipeline::OpType::kForward: return "F";
-      case pipeline::OpType::kBackward: return input_grad_only ? "I" : "B";
-      case pipeline::OpType::kWeightGrad: return "W";
+      case pipeline::OpType::kForward:
+        return "F";
+      case pipeline::OpType::kBackward:
+        return input_grad_only ? "I" : "B";
+      case pipeline::OpType::kWeightGrad:
+        return "W";
     }
     return "?";
   }
@@ -255,11 +256,12 @@ Job Analyze(const std::vector<std::string>& paths, int jobs, int32_t max_file_mb
     }
   }
   if (out_of_memory) {
-    throw Failure{"memory", "bubblescope: out of memory; " +
-                                std::string(JobOutOfMemoryAdvice())};
+    throw Failure{"memory", "bubblescope: out of memory; " + std::string(JobOutOfMemoryAdvice())};
   }
   if (!loaded.has_value()) {
-    throw Failure{reading_out_of_memory ? "memory" : options_refused ? "usage" : "trace",
+    throw Failure{reading_out_of_memory ? "memory"
+                  : options_refused     ? "usage"
+                                        : "trace",
                   ErrorLine(err.str())};
   }
   return Job(*std::move(loaded), err.str());
@@ -284,8 +286,8 @@ std::tuple<int, std::string, std::string, bool> RunVerb(const std::vector<std::s
 NB_MODULE(_core, module) {
   namespace py = bubblescope::python;
   module.attr("version") = py::kVersion;
-  static nb::object failure = nb::steal(
-      PyErr_NewException("bubblescope._core.Failure", PyExc_RuntimeError, nullptr));
+  static nb::object failure =
+      nb::steal(PyErr_NewException("bubblescope._core.Failure", PyExc_RuntimeError, nullptr));
   module.attr("Failure") = failure;
   nb::register_exception_translator([](const std::exception_ptr& thrown, void*) {
     try {
@@ -309,8 +311,7 @@ NB_MODULE(_core, module) {
       .def_prop_ro("warnings", &py::Job::warnings);
 
   module.def("analyze", &py::Analyze, nb::arg("paths"), nb::arg("jobs"), nb::arg("max_file_mb"),
-             nb::arg("rank_args"),
-             nb::arg("iteration_marker").none(), nb::arg("strict"), nb::arg("layers_per_stage"),
-             nb::arg("progress").none());
+             nb::arg("rank_args"), nb::arg("iteration_marker").none(), nb::arg("strict"),
+             nb::arg("layers_per_stage"), nb::arg("progress").none());
   module.def("run", &py::RunVerb, nb::arg("args"));
 }

@@ -10,11 +10,12 @@
 // work, or, on a rank whose first pipeline transfer of the iteration is a receive, its first
 // compute after that receive completes, since its first forward needs that input; a CPU rank's
 // batch split and buffer allocation before its first receive are work, but the wait around
-// them is still the fill), drain (after its last work) and stall (in between); stall splits into comm_wait (one of its other communication ops runs and no work
-// does: a blocking receive) and empty (no work and no communication: the host did not keep the
-// device busy). A rank without work in the iteration is idle for the whole window, all of it
-// fill. Two shares are reported beside: the in-stage communication no compute overlaps, and the
-// idle time in which the data-parallel gradient sync runs (exposed DP sync).
+// them is still the fill), drain (after its last work) and stall (in between); stall splits into
+// comm_wait (one of its other communication ops runs and no work does: a blocking receive) and
+// empty (no work and no communication: the host did not keep the device busy). A rank without work
+// in the iteration is idle for the whole window, all of it fill. Two shares are reported beside:
+// the in-stage communication no compute overlaps, and the idle time in which the data-parallel
+// gradient sync runs (exposed DP sync).
 //
 // bubble fraction = sum of idle / (p * window), p = the pipeline's rank count; over several
 // iterations the sums are taken first (never a mean of ratios), over complete iterations only.
@@ -28,10 +29,10 @@
 
 #include "analysis/clock_offsets.h"
 #include "analysis/iterations.h"
-#include "index/memory_peak.h"
 #include "bubblescope/idle_split.h"
 #include "bubblescope/trace.h"
 #include "common/interval_set.h"
+#include "index/memory_peak.h"
 #include "index/rank_index.h"
 
 namespace bubblescope::bubble {
@@ -83,9 +84,9 @@ struct IterationFigures {
 struct RankTotals {
   int32_t rank = -1;
   index::DeviceKind device = index::DeviceKind::kGpu;
-  TimeNs window = 0;             // sum of the complete iterations' windows
-  IdleSplit split;               // summed over the complete iterations
-  double bubble_fraction = 0.0;  // split.idle / window
+  TimeNs window = 0;                 // sum of the complete iterations' windows
+  IdleSplit split;                   // summed over the complete iterations
+  double bubble_fraction = 0.0;      // split.idle / window
   int64_t unassigned_intervals = 0;  // device intervals before the rank's first step
   MemoryPeak memory;
 };

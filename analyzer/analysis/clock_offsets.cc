@@ -7,8 +7,7 @@ namespace bubblescope {
 
 TimeNs RankClock::At(TimeNs time) const {
   if (rate == 0.0) return offset_ns;
-  const double drifted =
-      rate * (static_cast<double>(time) - static_cast<double>(anchor_ns));
+  const double drifted = rate * (static_cast<double>(time) - static_cast<double>(anchor_ns));
   // A drift beyond the model's range is damage, not a clock: kept in range.
   const double limited = std::clamp(drifted, -1e15, 1e15);
   return ClampTime(SaturatingAdd(offset_ns, static_cast<TimeNs>(std::llround(limited))));

@@ -15,8 +15,8 @@ namespace bubblescope::collectives {
 struct Summary {
   std::string kind;  // CommKindName, or the collective's own name when its kind is unknown
   int64_t count = 0;
-  int64_t bytes = 0;  // of the ops with a known size
-  int64_t sized = 0;  // ops with a known size (0: the traces record no sizes for this kind)
+  int64_t bytes = 0;   // of the ops with a known size
+  int64_t sized = 0;   // ops with a known size (0: the traces record no sizes for this kind)
   TimeNs time_ns = 0;  // summed durations
 };
 

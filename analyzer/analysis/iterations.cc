@@ -46,9 +46,8 @@ std::vector<StepStart> MarkerSteps(const Rank& rank, const RE2& marker) {
     Match& match = matches[annotation.name];
     if (match == Match::kUnknown) {
       std::string_view name = rank.name(annotation.name);
-      match = RE2::PartialMatch(re2::StringPiece(name.data(), name.size()), marker)
-                  ? Match::kYes
-                  : Match::kNo;
+      match = RE2::PartialMatch(re2::StringPiece(name.data(), name.size()), marker) ? Match::kYes
+                                                                                    : Match::kNo;
     }
     if (match == Match::kYes) steps.push_back({0, annotation.start});
   }
@@ -173,7 +172,8 @@ Result Assign(const Trace& trace, const index::TraceIndex& index, const Steps& s
       schedules.push_back(steps.schedules[r]);
       rank_offsets.push_back(offsets.Of(trace.ranks[r].rank));
     }
-    const std::vector<int64_t> shifts = repeating_schedule::NumberingShifts(schedules, rank_offsets);
+    const std::vector<int64_t> shifts =
+        repeating_schedule::NumberingShifts(schedules, rank_offsets);
     for (size_t i = 0; i < rank_steps.size(); ++i) {
       for (StepStart& step : rank_steps[i]) step.number += shifts[i];
     }
@@ -243,8 +243,8 @@ Result Assign(const Trace& trace, const index::TraceIndex& index, const Steps& s
     result.ranks.push_back(assignment);
   }
   for (Iteration& iteration : result.iterations) {
-    iteration.complete = std::all_of(
-        iteration.ranks.begin(), iteration.ranks.end(), [](const RankIteration& rank) {
+    iteration.complete =
+        std::all_of(iteration.ranks.begin(), iteration.ranks.end(), [](const RankIteration& rank) {
           return rank.present && rank.holds_work && !rank.cut_short && !rank.partial;
         });
   }

@@ -58,7 +58,6 @@ struct Options {
   std::optional<StepSource> decided_source;
 };
 
-
 std::string_view StepSourceName(StepSource source);
 
 // Where one step of a rank begins: its launches (CPU time) from `start` up to the next step's
@@ -98,9 +97,9 @@ bool CutShort(const Rank& rank);
 absl::StatusOr<std::vector<StepStart>> OwnSteps(const Rank& rank, const Options& options);
 
 struct RankIteration {
-  bool present = false;    // the rank has a step with this number (whole trace: always)
-  bool cut_short = false;  // the last iteration of a rank whose file was truncated
-  bool partial = false;    // repeating schedule: only part of a period (trace start or end)
+  bool present = false;     // the rank has a step with this number (whole trace: always)
+  bool cut_short = false;   // the last iteration of a rank whose file was truncated
+  bool partial = false;     // repeating schedule: only part of a period (trace start or end)
   bool holds_work = false;  // a compute op of the rank belongs to it
   // Indices into the rank's index::RankIndex::ops, ascending (so in start order).
   std::vector<uint32_t> ops;
@@ -123,9 +122,9 @@ struct RankAssignment {
 
 struct Result {
   StepSource source = StepSource::kWholeTrace;
-  std::vector<size_t> positions;       // the pipeline's ranks: indices into Trace::ranks
-  std::vector<Iteration> iterations;   // ascending number
-  std::vector<RankAssignment> ranks;   // in `positions` order
+  std::vector<size_t> positions;      // the pipeline's ranks: indices into Trace::ranks
+  std::vector<Iteration> iterations;  // ascending number
+  std::vector<RankAssignment> ranks;  // in `positions` order
 };
 
 // The iterations of the ranks at `positions` (indices into trace.ranks, in the pipeline's order).

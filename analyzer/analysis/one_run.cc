@@ -71,9 +71,9 @@ std::optional<Sign> ProcessGroups(const Trace& trace) {
         continue;
       }
       return Sign{SignKind::kProcessGroups, true, it->second.second, rank.rank,
-                  absl::StrCat("rank ", it->second.second, " declares process group '",
-                               group.name, "' as ranks ", Members(other), ", rank ", rank.rank,
-                               " as ranks ", Members(group.ranks))};
+                  absl::StrCat("rank ", it->second.second, " declares process group '", group.name,
+                               "' as ranks ", Members(other), ", rank ", rank.rank, " as ranks ",
+                               Members(group.ranks))};
     }
   }
   return std::nullopt;
@@ -87,9 +87,8 @@ std::optional<Sign> Times(const rank_summary::Result& ranks) {
       dated.push_back(&figures);
     }
   }
-  std::sort(dated.begin(), dated.end(), [](const auto* a, const auto* b) {
-    return a->span_start < b->span_start;
-  });
+  std::sort(dated.begin(), dated.end(),
+            [](const auto* a, const auto* b) { return a->span_start < b->span_start; });
   const rank_summary::RankFigures* latest_end = nullptr;
   const rank_summary::RankFigures* before = nullptr;
   const rank_summary::RankFigures* after = nullptr;
@@ -132,10 +131,10 @@ std::optional<Sign> Devices(const Trace& trace) {
       return first_models.count(model) > 0;
     });
     if (!shared) {
-      return Sign{SignKind::kDevices, false, first->rank, rank.rank,
-                  absl::StrCat("rank ", first->rank, " runs on ",
-                               std::string(*first_models.begin()), ", rank ", rank.rank, " on ",
-                               std::string(*models.begin()))};
+      return Sign{
+          SignKind::kDevices, false, first->rank, rank.rank,
+          absl::StrCat("rank ", first->rank, " runs on ", std::string(*first_models.begin()),
+                       ", rank ", rank.rank, " on ", std::string(*models.begin()))};
     }
   }
   return std::nullopt;
@@ -164,10 +163,10 @@ std::optional<Sign> Steps(const Trace& trace) {
     const auto [first_low, first_high] = range(*first);
     const auto [low, high] = range(rank);
     if (high < first_low || low > first_high) {
-      return Sign{SignKind::kSteps, false, first->rank, rank.rank,
-                  absl::StrCat("rank ", first->rank, " holds ", StepRange(first_low, first_high),
-                               ", rank ", rank.rank, " ", StepRange(low, high),
-                               ", none in common")};
+      return Sign{
+          SignKind::kSteps, false, first->rank, rank.rank,
+          absl::StrCat("rank ", first->rank, " holds ", StepRange(first_low, first_high), ", rank ",
+                       rank.rank, " ", StepRange(low, high), ", none in common")};
     }
   }
   return std::nullopt;
@@ -181,9 +180,8 @@ std::optional<Sign> Processes(const Trace& trace) {
     const auto [it, inserted] = seen.try_emplace({rank.host, rank.pid}, &rank);
     if (inserted || it->second->source_path == rank.source_path) continue;
     return Sign{SignKind::kProcess, false, it->second->rank, rank.rank,
-                absl::StrCat("ranks ", it->second->rank, " and ", rank.rank,
-                             " both name process ", rank.pid, " on host ", rank.host,
-                             ", from two files")};
+                absl::StrCat("ranks ", it->second->rank, " and ", rank.rank, " both name process ",
+                             rank.pid, " on host ", rank.host, ", from two files")};
   }
   return std::nullopt;
 }
@@ -218,9 +216,8 @@ Result Compare(const Trace& trace, const rank_summary::Result& ranks) {
                                           Devices(trace), Steps(trace), Processes(trace)}) {
     if (sign.has_value()) result.signs.push_back(*sign);
   }
-  std::stable_sort(result.signs.begin(), result.signs.end(), [](const Sign& a, const Sign& b) {
-    return a.conclusive && !b.conclusive;
-  });
+  std::stable_sort(result.signs.begin(), result.signs.end(),
+                   [](const Sign& a, const Sign& b) { return a.conclusive && !b.conclusive; });
   return result;
 }
 

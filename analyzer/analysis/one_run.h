@@ -38,7 +38,7 @@ struct Sign {
   bool conclusive = false;  // the two ranks cannot be one run's
   int32_t rank_a = -1;      // the two ranks that disagree, rank_a < rank_b
   int32_t rank_b = -1;
-  std::string detail;       // what each says, in words
+  std::string detail;  // what each says, in words
 };
 
 struct Result {

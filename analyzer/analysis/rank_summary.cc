@@ -44,7 +44,8 @@ void SummariseDevice(const Rank& rank, const index::RankIndex& activity, RankFig
   // The span is taken from the raw ops so a zero-length op at either end still counts.
   figures->span_start = activity.ops.front().start;
   figures->span_end = figures->span_start;
-  for (const index::DeviceOp& op : activity.ops) figures->span_end = std::max(figures->span_end, op.end);
+  for (const index::DeviceOp& op : activity.ops)
+    figures->span_end = std::max(figures->span_end, op.end);
   figures->span = figures->span_end - figures->span_start;
   const IntervalSet busy = compute_set.Union(comm_set).Union(copy_set);
   figures->idle = figures->span - busy.Length();
@@ -61,8 +62,7 @@ void SummariseDevice(const Rank& rank, const index::RankIndex& activity, RankFig
 
 // On a CPU rank the communication figures count every comm op of the model thread, nested or
 // not: a c10d::send inside a pipelining range is still time spent communicating.
-void SummariseCpuComm(const Rank& rank, const index::RankIndex& activity,
-                      RankFigures* figures) {
+void SummariseCpuComm(const Rank& rank, const index::RankIndex& activity, RankFigures* figures) {
   if (activity.model_thread < 0) return;
   std::vector<TimeRange> comm;
   for (const Interval& interval :

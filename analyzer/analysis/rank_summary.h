@@ -25,14 +25,14 @@ struct RankFigures {
   TimeNs span_start = 0;  // first device activity start
   TimeNs span_end = 0;    // last device activity end
   TimeNs span = 0;
-  TimeNs compute = 0;     // union of compute kernels (or top-level CPU compute ops)
-  TimeNs comm = 0;        // union of communication kernels (or CPU comm ops)
-  TimeNs memcpy = 0;      // union of memcpy and memset
-  TimeNs idle = 0;        // span - union of all device activity
-  int64_t kernels = 0;    // compute + communication kernels (or top-level CPU ops)
+  TimeNs compute = 0;   // union of compute kernels (or top-level CPU compute ops)
+  TimeNs comm = 0;      // union of communication kernels (or CPU comm ops)
+  TimeNs memcpy = 0;    // union of memcpy and memset
+  TimeNs idle = 0;      // span - union of all device activity
+  int64_t kernels = 0;  // compute + communication kernels (or top-level CPU ops)
   int64_t comm_ops = 0;
-  int64_t memcpys = 0;    // memcpy + memset ops
-  int64_t steps = 0;      // ProfilerStep#N ranges
+  int64_t memcpys = 0;  // memcpy + memset ops
+  int64_t steps = 0;    // ProfilerStep#N ranges
   // The time the rank's profiler steps cover (their union, within the span) and the idle part
   // of it: a job's work is its steps, so idle inside them is what a job without a pipeline
   // leads with; idle over the whole span also counts the set-up and the waits between

@@ -147,8 +147,8 @@ bool PeriodLooksLikeAnIteration(const std::vector<IssuedOp>& ops, const Stretch&
 }
 
 TimeNs Overlap(const Segment& a, const Segment& b) {
-  return std::max<TimeNs>(0, std::min(a.last_end, b.last_end) -
-                                 std::max(a.first_start, b.first_start));
+  return std::max<TimeNs>(
+      0, std::min(a.last_end, b.last_end) - std::max(a.first_start, b.first_start));
 }
 
 }  // namespace
@@ -164,8 +164,8 @@ RankSchedule DetectRank(const index::RankIndex& rank, const Options& options) {
   // iteration boundary to another (a profiler window of whole steps): a cut anywhere else would
   // leave part of a period at both ends. This matters where the longest issue gap is not at the
   // iteration boundary, as on a gloo rank that blocks in a receive mid-iteration.
-  const bool whole_periods_only = stretch.begin == 0 && stretch.length == ops.size() &&
-                                  stretch.length % stretch.period == 0;
+  const bool whole_periods_only =
+      stretch.begin == 0 && stretch.length == ops.size() && stretch.length % stretch.period == 0;
   const size_t first_cut = whole_periods_only ? 0 : stretch.begin + BestPhase(ops, stretch);
   const size_t stretch_end = stretch.begin + stretch.length;
   const size_t repeats = (stretch_end - first_cut) / stretch.period;
@@ -180,7 +180,8 @@ RankSchedule DetectRank(const index::RankIndex& rank, const Options& options) {
     schedule.segments.push_back(SegmentOf(ops, begin, begin + stretch.period, true));
   }
   const size_t whole_end = first_cut + repeats * stretch.period;
-  if (whole_end < ops.size()) schedule.segments.push_back(SegmentOf(ops, whole_end, ops.size(), false));
+  if (whole_end < ops.size())
+    schedule.segments.push_back(SegmentOf(ops, whole_end, ops.size(), false));
   return schedule;
 }
 

@@ -1,19 +1,19 @@
 #include "cli/analyze_command.h"
 
-#include <sstream>
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "cli/id_ranges.h"
 #include "cli/mpi_load.h"
-#include "compare/report_reader.h"
+#include "cli/perfetto_output.h"
 #include "common/out_of_memory.h"
 #include "common/output_file.h"
-#include "cli/id_ranges.h"
-#include "cli/perfetto_output.h"
+#include "compare/report_reader.h"
 #include "perfetto/perfetto_overlay.h"
 #include "report/html_report.h"
 #include "report/pipeline_report.h"
@@ -87,14 +87,14 @@ CLI::Validator IdList() {
 
 }  // namespace
 
-AnalyzeCommand::AnalyzeCommand(std::string tool_version)
-    : tool_version_(std::move(tool_version)) {}
+AnalyzeCommand::AnalyzeCommand(std::string tool_version) : tool_version_(std::move(tool_version)) {}
 
 CLI::App* AnalyzeCommand::Define(CLI::App& app) {
   CLI::App* analyze = app.add_subcommand(
-      "analyze", "Summarise every rank (device span, compute / communication / memcpy time, idle "
-                 "time, op counts, profiler steps, peak memory), measure the pipeline bubble, "
-                 "infer the schedule and list findings");
+      "analyze",
+      "Summarise every rank (device span, compute / communication / memcpy time, idle "
+      "time, op counts, profiler steps, peak memory), measure the pipeline bubble, "
+      "infer the schedule and list findings");
   analyze->footer(kAnalyzeFooter);
   DefineInputs(analyze);
   DefineOutput(analyze);
@@ -166,10 +166,9 @@ int AnalyzeCommand::RunReporting(const distributed::MpiWorld* world, std::ostrea
                                                      .decided_source = std::nullopt});
   }
   int status = kExitOk;
-  std::optional<LoadedJob> loaded =
-      LoadJob(JobOptions(), err, &status,
-              process_zero.has_value() ? process_zero->Loader() : TraceLoader(),
-              process_zero.has_value() ? process_zero->Analyzer() : JobAnalyzer());
+  std::optional<LoadedJob> loaded = LoadJob(
+      JobOptions(), err, &status, process_zero.has_value() ? process_zero->Loader() : TraceLoader(),
+      process_zero.has_value() ? process_zero->Analyzer() : JobAnalyzer());
   if (!loaded.has_value()) return status;
   SummaryReportOptions report_options;
   report_options.tool_version = tool_version_;
@@ -254,9 +253,9 @@ void AnalyzeCommand::DefinePerfettoLimits(CLI::App* analyze) {
   // As CLI11's needs() would, had --perfetto been defined before these.
   analyze->parse_complete_callback([this] {
     if (!perfetto_path_.empty()) return;
-    for (const auto& [flag, list] : {std::pair<const char*, const std::string&>(
-                                         "--perfetto-pipelines", perfetto_pipelines_),
-                                     {"--perfetto-ranks", perfetto_ranks_}}) {
+    for (const auto& [flag, list] :
+         {std::pair<const char*, const std::string&>("--perfetto-pipelines", perfetto_pipelines_),
+          {"--perfetto-ranks", perfetto_ranks_}}) {
       if (!list.empty()) throw CLI::RequiresError(flag, "--perfetto");
     }
   });

@@ -58,7 +58,7 @@ class AnalyzeCommand : public JobInputCommand {
   std::string perfetto_ranks_;      // as given; empty: every rank
   std::string perfetto_path_;
   double slow_link_threshold_ = link_stats::SlowOptions{}.threshold;
-  bool mpi_ = false;  // --mpi: one process of an MPI job (docs/scale.md)
+  bool mpi_ = false;            // --mpi: one process of an MPI job (docs/scale.md)
   std::string show_pipelines_;  // --show-pipelines as given; empty: none
 };
 

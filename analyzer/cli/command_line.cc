@@ -40,7 +40,7 @@ int ReportUsageError(const CLI::App& app, const CLI::ParseError& error, std::ost
   std::string help_command = "bubblescope";
   for (const CLI::App* sub : app.get_subcommands()) help_command += " " + sub->get_name();
   err << "bubblescope: " << error.what() << "\n"
-            << "Run '" << help_command << " --help' for more information.\n";
+      << "Run '" << help_command << " --help' for more information.\n";
   return bubblescope::kExitBadInput;
 }
 

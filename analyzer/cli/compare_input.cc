@@ -57,8 +57,10 @@ absl::Status RefusalInReport(const std::string& path, const std::string& tool_ve
 }  // namespace
 
 void CompareCommand::DefineTraceOptions(CLI::App* command) {
-  command->add_option("-j,--jobs", jobs_, "For a side that is traces: threads that read the "
-                                          "files and analyse them; 0 = one per core")
+  command
+      ->add_option("-j,--jobs", jobs_,
+                   "For a side that is traces: threads that read the "
+                   "files and analyse them; 0 = one per core")
       ->check(WholeNumberAtLeast(0))
       ->capture_default_str();
   iteration_marker_option_ =
@@ -166,12 +168,10 @@ std::optional<compare::RunFigures> CompareCommand::AnalyseTraces(const std::stri
   }
   // The figures the report would hold, read from the result through the same rows the writer
   // writes them from: no document written and parsed back.
-  absl::StatusOr<compare::RunFigures> figures =
-      AnalyzeFigures(loaded->job, path, tool_version_);
+  absl::StatusOr<compare::RunFigures> figures = AnalyzeFigures(loaded->job, path, tool_version_);
   if (!figures.ok()) {
     err << "bubblescope: internal error: "
-        << MessageLine(RefusalInReport(path, tool_version_, loaded->job, figures.status()))
-        << "\n";
+        << MessageLine(RefusalInReport(path, tool_version_, loaded->job, figures.status())) << "\n";
     return std::nullopt;
   }
   return *std::move(figures);

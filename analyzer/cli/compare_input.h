@@ -1,7 +1,7 @@
 // What `bubblescope diff` and `bubblescope gate` share: reading one side of a comparison (an
 // analyze JSON report, or traces analysed on the fly whose figures are read from the job result
-// through the rows the report's writer and reader use, compare/report_schema.h), the flags for reading traces, and writing output files
-// without ever replacing a file that was read.
+// through the rows the report's writer and reader use, compare/report_schema.h), the flags for
+// reading traces, and writing output files without ever replacing a file that was read.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +77,7 @@ class CompareCommand : public Command {
   std::string iteration_marker_;
   CLI::Option* iteration_marker_option_ = nullptr;
   std::vector<std::string> files_read_;  // never overwritten by an output
-  std::set<size_t> overrides_used_;       // the --rank arguments some side's files took
+  std::set<size_t> overrides_used_;      // the --rank arguments some side's files took
 };
 
 }  // namespace bubblescope

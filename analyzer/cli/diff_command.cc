@@ -31,17 +31,19 @@ See docs/diff-and-gate.md.
 
 CLI::App* DiffCommand::Define(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
-      "diff", "Compare two runs (analyze JSON reports or traces): shape, bubble, latency, "
-              "memory, per-stage times, links and findings, pipeline by pipeline");
+      "diff",
+      "Compare two runs (analyze JSON reports or traces): shape, bubble, latency, "
+      "memory, per-stage times, links and findings, pipeline by pipeline");
   command->footer(kDiffFooter);
   command->add_option("A", side_a_, "The first run: a report or traces")->required();
   command->add_option("B", side_b_, "The second run: a report or traces")->required();
   command->add_option("--format", format_, "Report format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  command->add_option("-o,--output", output_path_,
-                      "Write the report to FILE instead of stdout (a regular file is replaced "
-                      "atomically; an input is never overwritten)")
+  command
+      ->add_option("-o,--output", output_path_,
+                   "Write the report to FILE instead of stdout (a regular file is replaced "
+                   "atomically; an input is never overwritten)")
       ->type_name("FILE");
   DefineTraceOptions(command);
   return command;

@@ -23,7 +23,6 @@
 #include "common/output_temp.h"
 #include "common/status_macros.h"
 #include "index/digest_reduction.h"
-#include "record_process/record_outputs.h"
 #include "loader/trace_loader.h"
 #include "readers/digest_reader.h"
 #include "record_process/record_outputs.h"
@@ -88,8 +87,7 @@ uint64_t FileSize(const std::string& path) {
 // when one is there without --force, or when a file named as a digest is none. With --force,
 // those of another job (removed once the new set is in place).
 absl::StatusOr<std::vector<fs::path>> CheckRoom(const fs::path& directory,
-                                                const std::vector<fs::path>& targets,
-                                                bool force) {
+                                                const std::vector<fs::path>& targets, bool force) {
   std::vector<fs::path> others;
   for (const fs::path& existing : DigestsIn(directory)) {
     const bool ours = std::find(targets.begin(), targets.end(), existing) != targets.end();
@@ -139,12 +137,11 @@ absl::Status CheckNotAnInputDirectory(const std::vector<std::string>& inputs,
 // error).
 absl::Status WriteDigestSet(const Trace& trace, const fs::path& directory,
                             const std::vector<fs::path>& targets,
-                            const std::vector<fs::path>& replaced,
-                            std::vector<uint64_t>* sizes) {
+                            const std::vector<fs::path>& replaced, std::vector<uint64_t>* sizes) {
   absl::StatusOr<std::string> staging = CreateTempDirectory(directory.string(), "digests");
   if (!staging.ok()) {
-    return absl::UnavailableError(absl::StrCat("cannot write ", directory.string(), ": ",
-                                               staging.status().message()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot write ", directory.string(), ": ", staging.status().message()));
   }
   auto give_up = [&staging](absl::Status status) {
     std::error_code ignored;
@@ -160,10 +157,9 @@ absl::Status WriteDigestSet(const Trace& trace, const fs::path& directory,
     if (absl::Status status = WriteOutputFile(written.back().string(), bytes, options);
         !status.ok()) {
       // Named as the user named the target, not by its place in the hidden directory.
-      return give_up(absl::Status(status.code(),
-                                  absl::StrReplaceAll(status.message(),
-                                                      {{written.back().string(),
-                                                        targets[r].string()}})));
+      return give_up(absl::Status(
+          status.code(),
+          absl::StrReplaceAll(status.message(), {{written.back().string(), targets[r].string()}})));
     }
     sizes->push_back(bytes.size());
   }
@@ -171,8 +167,8 @@ absl::Status WriteDigestSet(const Trace& trace, const fs::path& directory,
   for (const fs::path& other : replaced) {
     std::error_code error;
     if (!fs::remove(other, error) || error) {
-      return give_up(absl::InternalError(absl::StrCat(
-          "cannot remove ", other.string(), ": ", error ? error.message() : "not removed")));
+      return give_up(absl::InternalError(absl::StrCat("cannot remove ", other.string(), ": ",
+                                                      error ? error.message() : "not removed")));
     }
   }
   for (size_t r = 0; r < written.size(); ++r) {
@@ -250,7 +246,8 @@ int WriteDigests(const JobSource& source, const std::string& directory, bool for
     return kExitFailure;
   }
   std::vector<fs::path> targets;
-  for (const Rank& rank : trace->ranks) targets.push_back(fs::path(directory) / DigestFileName(rank.rank));
+  for (const Rank& rank : trace->ranks)
+    targets.push_back(fs::path(directory) / DigestFileName(rank.rank));
   absl::StatusOr<std::vector<fs::path>> replaced = CheckRoom(directory, targets, force);
   if (!replaced.ok()) {
     err << "bubblescope: " << MessageLine(replaced.status()) << "\n";
@@ -286,9 +283,10 @@ int WriteDigests(const JobSource& source, const std::string& directory, bool for
 }
 
 CLI::App* DigestCommand::Define(CLI::App& app) {
-  CLI::App* command = app.add_subcommand(
-      "digest", "Write each rank's trace as a digest: what the analyses read, 50x or more "
-                "smaller, which analyze reads to the same report");
+  CLI::App* command =
+      app.add_subcommand("digest",
+                         "Write each rank's trace as a digest: what the analyses read, 50x or more "
+                         "smaller, which analyze reads to the same report");
   command->footer(kDigestFooter);
   DefineLoadInputs(command);
   command->add_option("-o,--output", directory_, "Directory for the digests (created)")

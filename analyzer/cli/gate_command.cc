@@ -64,13 +64,13 @@ constexpr FlagSpec kThresholdFlags[] = {
 
 constexpr std::string_view kLatencyKey = "latency";
 
-
 }  // namespace
 
 CLI::App* GateCommand::Define(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
-      "gate", "Check a run against a baseline: fail (exit 1) when the bubble, latency or memory "
-              "crosses a threshold; text, Markdown and JUnit verdicts for CI");
+      "gate",
+      "Check a run against a baseline: fail (exit 1) when the bubble, latency or memory "
+      "crosses a threshold; text, Markdown and JUnit verdicts for CI");
   command->footer(kGateFooter);
   command->add_option("--baseline", baseline_, "The baseline run: an analyze JSON report or traces")
       ->type_name("BASE")
@@ -91,11 +91,13 @@ CLI::App* GateCommand::Define(CLI::App& app) {
           ->add_option("--latency", threshold_flags_.back().value,
                        "Which latency the latency limits apply to: p50 (default), p90 or max")
           ->type_name("p50|p90|max");
-  command->add_option("--markdown", markdown_path_,
-                      "Also write the verdict as Markdown (a pull-request comment) to FILE")
+  command
+      ->add_option("--markdown", markdown_path_,
+                   "Also write the verdict as Markdown (a pull-request comment) to FILE")
       ->type_name("FILE");
-  command->add_option("--junit", junit_path_,
-                      "Also write the verdict as JUnit XML (one test case per check) to FILE")
+  command
+      ->add_option("--junit", junit_path_,
+                   "Also write the verdict as JUnit XML (one test case per check) to FILE")
       ->type_name("FILE");
   DefineTraceOptions(command);
   return command;
@@ -135,8 +137,7 @@ int GateCommand::Run(std::ostream& out, std::ostream& err) {
   std::optional<compare::RunFigures> current = ReadSide(current_, err);
   if (!current.has_value()) return kExitBadInput;
   if (!RankOverridesUsed(err)) return kExitBadInput;
-  const compare::GateResult result =
-      compare::Gate(compare::Diff(*baseline, *current), thresholds);
+  const compare::GateResult result = compare::Gate(compare::Diff(*baseline, *current), thresholds);
 
   if (!markdown_path_.empty() && !WriteOutput(markdown_path_, GateMarkdown(result), err)) {
     return kExitBadInput;
@@ -148,10 +149,10 @@ int GateCommand::Run(std::ostream& out, std::ostream& err) {
   PrintReport(GateText(result), out, err);
   if (result.NothingChecked()) {
     err << "bubblescope: gate: nothing was checked: "
-        << (result.checks.empty() ? std::string("no check applies to these runs")
-                                  : absl::StrCat("all ", result.checks.size(),
-                                                 " checks were skipped (",
-                                                 result.checks.front().note, ")"))
+        << (result.checks.empty()
+                ? std::string("no check applies to these runs")
+                : absl::StrCat("all ", result.checks.size(), " checks were skipped (",
+                               result.checks.front().note, ")"))
         << "\n";
     return kExitBadInput;
   }

@@ -28,11 +28,10 @@ absl::StatusOr<std::vector<perfetto::IdRange>> ParseIdRanges(std::string_view te
     begin = comma + 1;
     const size_t dash = item.find('-', 1);  // not a leading minus sign
     perfetto::IdRange range;
-    const bool parsed =
-        dash == std::string_view::npos
-            ? WholeNumber(item, &range.first) && WholeNumber(item, &range.last)
-            : WholeNumber(item.substr(0, dash), &range.first) &&
-                  WholeNumber(item.substr(dash + 1), &range.last);
+    const bool parsed = dash == std::string_view::npos
+                            ? WholeNumber(item, &range.first) && WholeNumber(item, &range.last)
+                            : WholeNumber(item.substr(0, dash), &range.first) &&
+                                  WholeNumber(item.substr(dash + 1), &range.last);
     if (!parsed) {
       return absl::InvalidArgumentError(absl::StrCat(
           "'", std::string(item), "': expected N or FIRST-LAST, whole numbers from 0 to ",

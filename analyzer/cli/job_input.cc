@@ -75,8 +75,7 @@ void NoteSkippedFiles(const std::vector<SkippedFile>& skipped_files, std::ostrea
   }
   if (other_run_files == 0) return;
   err << "note: left out " << other_run_files << (other_run_files == 1 ? " file" : " files")
-      << " of other record runs ("
-      << absl::StrJoin(other_runs, ", ") << ")\n";
+      << " of other record runs (" << absl::StrJoin(other_runs, ", ") << ")\n";
 }
 
 // The cycles found when the inputs hold several, and the one read: one line.
@@ -143,19 +142,20 @@ absl::StatusOr<RankOverride> ParseRankOverride(const std::string& text) {
 
 void DefineStrict(CLI::App* command, bool* strict, const std::string& scope) {
   command->add_flag("--strict", *strict,
-                    scope + "Exit with status 2, printing no report, if any file has an import "
-                            "warning or error (damaged events, truncation), the job is "
-                            "incomplete (ranks it declares, or its pipelines send to, are not in "
-                            "the trace), its files cannot be one run's (docs/analyze.md, \"One "
-                            "run\") or a pipeline has no complete iteration");
+                    scope +
+                        "Exit with status 2, printing no report, if any file has an import "
+                        "warning or error (damaged events, truncation), the job is "
+                        "incomplete (ranks it declares, or its pipelines send to, are not in "
+                        "the trace), its files cannot be one run's (docs/analyze.md, \"One "
+                        "run\") or a pipeline has no complete iteration");
 }
 
-void DefineTraceSelection(CLI::App* command, TraceSelection* selection,
-                          const std::string& scope) {
+void DefineTraceSelection(CLI::App* command, TraceSelection* selection, const std::string& scope) {
   command
       ->add_option("--rank", selection->rank_args,
-                   scope + "Give the file PATH rank id N (repeatable); overrides what the file "
-                           "says")
+                   scope +
+                       "Give the file PATH rank id N (repeatable); overrides what the file "
+                       "says")
       ->type_name("PATH=N")
       ->allow_extra_args(false)
       ->check(CLI::Validator(
@@ -167,20 +167,23 @@ void DefineTraceSelection(CLI::App* command, TraceSelection* selection,
   CLI::Option* run_option =
       command
           ->add_option("--run", selection->record_run,
-                       scope + "Of inputs from several `bubblescope record` runs, read the run "
-                               "with this id (or a unique prefix of it); the others' files are "
-                               "left out")
+                       scope +
+                           "Of inputs from several `bubblescope record` runs, read the run "
+                           "with this id (or a unique prefix of it); the others' files are "
+                           "left out")
           ->type_name("ID");
   command
       ->add_flag("--mix-runs", selection->mix_record_runs,
-                 scope + "Read the files of several record runs together (by default that is "
-                         "an error: their ranks would be paired as if from one job)")
+                 scope +
+                     "Read the files of several record runs together (by default that is "
+                     "an error: their ranks would be paired as if from one job)")
       ->excludes(run_option);
   command
       ->add_option("--cycle", selection->profiler_cycle,
-                   scope + "Of a folder holding several torch.profiler cycles (one file per rank "
-                           "per cycle), read cycle N as the report numbers them (default: the "
-                           "newest complete one; docs/getting-traces.md)")
+                   scope +
+                       "Of a folder holding several torch.profiler cycles (one file per rank "
+                       "per cycle), read cycle N as the report numbers them (default: the "
+                       "newest complete one; docs/getting-traces.md)")
       ->type_name("N")
       ->check(WholeNumberAtLeast(1));
 }
@@ -212,9 +215,10 @@ void JobInputCommand::DefineInputs(CLI::App* command) {
 }
 
 void JobInputCommand::DefineLoadInputs(CLI::App* command) {
-  command->add_option("PATH", paths_,
-                      "Trace files (Kineto .json / .json.gz, Nsight Systems .sqlite exports, "
-                      ".bsdigest digests) or directories of per-rank traces")
+  command
+      ->add_option("PATH", paths_,
+                   "Trace files (Kineto .json / .json.gz, Nsight Systems .sqlite exports, "
+                   ".bsdigest digests) or directories of per-rank traces")
       ->required();
   command
       ->add_option("-j,--jobs", jobs_,
@@ -243,10 +247,11 @@ void JobInputCommand::DefineOutput(CLI::App* command) {
   command->add_option("--format", format_, "Report format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  command->add_option("-o,--output", output_path_,
-                      "Write the report to FILE instead of stdout (a regular file is replaced "
-                      "atomically; a device or FIFO is written into; an input is never "
-                      "overwritten)")
+  command
+      ->add_option("-o,--output", output_path_,
+                   "Write the report to FILE instead of stdout (a regular file is replaced "
+                   "atomically; a device or FIFO is written into; an input is never "
+                   "overwritten)")
       ->type_name("FILE");
 }
 
@@ -350,8 +355,8 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
   if (progress != nullptr) {
     options.progress = [&progress](const job::Progress& done) { progress->Update(done); };
   }
-  absl::StatusOr<job::Result> job = source.analyze_job ? source.analyze_job(*trace, options)
-                                                       : job::Analyze(*trace, options);
+  absl::StatusOr<job::Result> job =
+      source.analyze_job ? source.analyze_job(*trace, options) : job::Analyze(*trace, options);
   if (progress != nullptr) progress->Clear();
   if (!job.ok()) {
     err << "bubblescope: " << MessageLine(job.status()) << "\n";
@@ -381,8 +386,7 @@ std::optional<LoadedJob> LoadAndAnalyzeJob(const JobSource& source, job::Options
   for (size_t i = 0; i < job->pipelines.size(); ++i) {
     if (job->pipelines[i].no_complete_iteration.empty()) continue;
     err << (source.strict ? "bubblescope: --strict: " : "warning: ") << "pipeline " << i
-        << ": no complete iteration: " << OneLine(job->pipelines[i].no_complete_iteration)
-        << "\n";
+        << ": no complete iteration: " << OneLine(job->pipelines[i].no_complete_iteration) << "\n";
     unmeasured = true;
   }
   if (unmeasured && source.strict) return std::nullopt;
@@ -432,8 +436,7 @@ int JobInputCommand::WriteReport(const std::string& report, std::vector<std::str
   // Never over a trace this run read, nor over a file it passed over in a directory.
   OutputFileOptions output_options;
   output_options.protected_files = std::move(inputs);
-  if (absl::Status written = WriteOutputFile(output_path_, report, output_options);
-      !written.ok()) {
+  if (absl::Status written = WriteOutputFile(output_path_, report, output_options); !written.ok()) {
     err << "bubblescope: " << MessageLine(written) << "\n";
     return kExitFailure;
   }

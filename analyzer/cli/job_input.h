@@ -40,16 +40,15 @@ using TraceLoader =
 
 // How a loaded Trace becomes the job's result: job::Analyze, or under --mpi the analysis of the
 // job a part at a time (distributed/distributed_analysis.h).
-using JobAnalyzer =
-    std::function<absl::StatusOr<job::Result>(const Trace&, const job::Options&)>;
+using JobAnalyzer = std::function<absl::StatusOr<job::Result>(const Trace&, const job::Options&)>;
 
 // Where a job's traces are and how they are read: the input flags' values.
 struct JobSource {
   std::vector<std::string> paths;
   LoadOptions load;
-  TraceLoader load_trace;  // empty: LoadTrace
+  TraceLoader load_trace;   // empty: LoadTrace
   JobAnalyzer analyze_job;  // empty: job::Analyze
-  bool strict = false;  // import warnings or an incomplete job are an error
+  bool strict = false;      // import warnings or an incomplete job are an error
   std::optional<std::string> iteration_marker;
   bool quiet = false;  // --quiet: no progress line, even on a terminal
 };
@@ -127,8 +126,8 @@ class JobInputCommand : public Command {
   void DefineLayers(CLI::App* command);
 
   // Loads the traces (with `load_trace` when given) and runs the job driver (`analyze_job` when
-  // given) with `options` (the iteration marker and layer counts added), printing notes and warnings to `err`. nullopt
-  // after printing why, with *exit_status set.
+  // given) with `options` (the iteration marker and layer counts added), printing notes and
+  // warnings to `err`. nullopt after printing why, with *exit_status set.
   std::optional<LoadedJob> LoadJob(job::Options options, std::ostream& err, int* exit_status,
                                    TraceLoader load_trace = nullptr,
                                    JobAnalyzer analyze_job = nullptr);

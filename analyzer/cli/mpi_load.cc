@@ -52,8 +52,7 @@ absl::StatusOr<std::vector<std::string>> MpiProcessZero::Fetch(
 }
 
 JobAnalyzer MpiProcessZero::Analyzer() {
-  return [this](const Trace& headers,
-                const job::Options& options) -> absl::StatusOr<job::Result> {
+  return [this](const Trace& headers, const job::Options& options) -> absl::StatusOr<job::Result> {
     absl::StatusOr<job::Result> result = distributed::AnalyzeInParts(
         headers, origins_, facts_,
         [this](const std::vector<RankOrigin>& ranks) { return Fetch(ranks); }, options);

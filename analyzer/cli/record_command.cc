@@ -94,8 +94,8 @@ absl::StatusOr<int64_t> ParseCount(absl::string_view flag, absl::string_view tex
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || value <= 0 ||
       value > max) {
-    return FlagError(flag, absl::StrCat("'", text, "' is not a whole number of ", unit,
-                                        " from 1 to ", max));
+    return FlagError(
+        flag, absl::StrCat("'", text, "' is not a whole number of ", unit, " from 1 to ", max));
   }
   return value;
 }
@@ -116,8 +116,8 @@ absl::Status ParseSteps(std::string_view steps, RecordWindow* window) {
   int64_t last = -1;
   auto number = [](std::string_view part, int64_t* out) {
     auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), *out);
-    return !part.empty() && error == std::errc() && end == part.data() + part.size() &&
-           *out >= 0 && *out <= (int64_t{1} << 31);
+    return !part.empty() && error == std::errc() && end == part.data() + part.size() && *out >= 0 &&
+           *out <= (int64_t{1} << 31);
   };
   if (colon == std::string_view::npos || !number(steps.substr(0, colon), &first) ||
       !number(steps.substr(colon + 1), &last) || last < first) {
@@ -135,8 +135,8 @@ absl::Status ParseSteps(std::string_view steps, RecordWindow* window) {
 // --profiler-api are bounded by the job's own steps or calls; --whole-job has none).
 absl::StatusOr<RecordWindow> ParseWindow(const RecordFlags& flags) {
   RecordWindow window;
-  const int chosen = !flags.steps.empty() + !flags.start_after.empty() + flags.profiler_api +
-                     flags.whole_job;
+  const int chosen =
+      !flags.steps.empty() + !flags.start_after.empty() + flags.profiler_api + flags.whole_job;
   if (chosen > 1) {
     return absl::InvalidArgumentError(
         "--steps, --start-after, --profiler-api and --whole-job each choose the window: give one");
@@ -197,8 +197,7 @@ std::string NewRunId() {
 }
 
 // The trace files this run wrote, then what looks wrong about them, then how to analyze them.
-void ReportWrittenFiles(const RecordSettings& settings, const RecordedJob& job,
-                        std::ostream& err) {
+void ReportWrittenFiles(const RecordSettings& settings, const RecordedJob& job, std::ostream& err) {
   const std::string& directory = settings.output_dir;
   if (!job.listing.ok()) {
     err << "bubblescope: record: warning: cannot list the traces: " << job.listing.message()
@@ -220,9 +219,9 @@ void ReportWrittenFiles(const RecordSettings& settings, const RecordedJob& job,
   const MissingRanks& missing = job.missing;
   if (!missing.ranks.empty()) {
     const size_t count = missing.ranks.size();
-    std::vector<int32_t> shown(missing.ranks.begin(),
-                               missing.ranks.begin() + static_cast<std::ptrdiff_t>(
-                                                           std::min(count, kMissingRanksShown)));
+    std::vector<int32_t> shown(
+        missing.ranks.begin(),
+        missing.ranks.begin() + static_cast<std::ptrdiff_t>(std::min(count, kMissingRanksShown)));
     err << "bubblescope: record: warning: " << count << " of " << missing.world_size
         << " ranks wrote no trace: rank" << (count == 1 ? " " : "s ") << absl::StrJoin(shown, ", ")
         << (shown.size() < count ? ", ..." : "") << "\n";
@@ -245,8 +244,8 @@ absl::StatusOr<std::string> ParseKinds(absl::string_view text) {
   for (absl::string_view name : absl::StrSplit(text, ',')) {
     auto found = std::find(kKinds.begin(), kKinds.end(), name);
     if (found == kKinds.end()) {
-      return FlagError("--kinds", absl::StrCat("'", name, "' is not one of ",
-                                               absl::StrJoin(kKinds, ", ")));
+      return FlagError("--kinds",
+                       absl::StrCat("'", name, "' is not one of ", absl::StrJoin(kKinds, ", ")));
     }
     chosen[static_cast<size_t>(found - kKinds.begin())] = true;
   }
@@ -289,15 +288,19 @@ absl::StatusOr<std::string> FindCollectorLibrary(const std::string& explicit_pat
       absl::StrCat("looked for ", candidates[0].string(), ", ", candidates[1].string(), " and ",
                    candidates[2].string());
   if (build.build_dir.empty()) {
-    return absl::NotFoundError(absl::StrCat(
-        "collector library not found: this bubblescope was built without it (",
-        build.left_out_because, "; ", looked_for,
-        "); give --collector PATH to use one built elsewhere"));
+    return absl::NotFoundError(
+        absl::StrCat("collector library not found: this bubblescope was built without it (",
+                     build.left_out_because, "; ", looked_for,
+                     "); give --collector PATH to use one built elsewhere"));
   }
-  return absl::NotFoundError(absl::StrCat(
-      "collector library not found (", looked_for, "): build it beside bubblescope with `cmake "
-      "--build ", build.build_dir, " --target bubblescope_collector`, or install both with `cmake "
-      "--install ", build.build_dir, " --prefix DIR`; or give --collector PATH"));
+  return absl::NotFoundError(
+      absl::StrCat("collector library not found (", looked_for,
+                   "): build it beside bubblescope with `cmake "
+                   "--build ",
+                   build.build_dir,
+                   " --target bubblescope_collector`, or install both with `cmake "
+                   "--install ",
+                   build.build_dir, " --prefix DIR`; or give --collector PATH"));
 }
 
 absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
@@ -344,8 +347,9 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
 
 CLI::App* RecordCommand::Define(CLI::App& app) {
   CLI::App* record = app.add_subcommand(
-      "record", "Run a CUDA/NCCL job with the CUPTI collector injected into every process it "
-                "starts, writing one trace per process");
+      "record",
+      "Run a CUDA/NCCL job with the CUPTI collector injected into every process it "
+      "starts, writing one trace per process");
   record->footer(kRecordFooter);
   // Everything from COMMAND on is the job's, options included; `--` may mark where it starts.
   record->positionals_at_end();
@@ -401,14 +405,12 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
   record->add_flag("--digest", f.digest,
                    "After the job, also write one digest per rank of its traces (what analyze "
                    "reads, 50x or more smaller) to DIR/digests-<run id>");
-  record->add_option("COMMAND", f.command, "The job to run, with its arguments")
-      ->type_name("");
+  record->add_option("COMMAND", f.command, "The job to run, with its arguments")->type_name("");
   return record;
 }
 
 int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
-  absl::StatusOr<RecordSettings> settings =
-      ParseRecordFlags(flags_, ExecutablePath(), NewRunId());
+  absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags_, ExecutablePath(), NewRunId());
   if (!settings.ok()) {
     err << "bubblescope: record: " << settings.status().message() << "\n";
     return kExitBadInput;

@@ -29,7 +29,7 @@ struct RecordFlags {
   std::string output_dir = "bubblescope_traces";
   std::string kinds;  // empty: every kind
   std::string flush_ms = "1000";
-  std::string collector;  // empty: found beside the bubblescope executable
+  std::string collector;   // empty: found beside the bubblescope executable
   std::string kill_after;  // empty: wait for the job until a second signal
   std::string run_id;      // empty: a new one (MakeRecordRunId)
   bool digest = false;     // --digest

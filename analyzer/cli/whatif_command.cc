@@ -49,8 +49,9 @@ WhatIfCommand::WhatIfCommand(std::string tool_version) : tool_version_(std::move
 
 CLI::App* WhatIfCommand::Define(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
-      "whatif", "Predict each pipeline's iteration time, bubble and peak memory per stage under "
-                "other microbatch counts, schedules or virtual stages, from the measured job");
+      "whatif",
+      "Predict each pipeline's iteration time, bubble and peak memory per stage under "
+      "other microbatch counts, schedules or virtual stages, from the measured job");
   command->footer(kWhatIfFooter);
   DefineInputs(command);
   DefineOutput(command);
@@ -120,8 +121,8 @@ int WhatIfCommand::Run(std::ostream& out, std::ostream& err) {
     if (!pipeline.model.ok()) {
       entry.result = pipeline.model.status();
     } else {
-      absl::StatusOr<std::vector<whatif::Candidate>> candidates = whatif::CandidatesToPredict(
-          *pipeline.model, choice, pipeline.rebalance_layers_after);
+      absl::StatusOr<std::vector<whatif::Candidate>> candidates =
+          whatif::CandidatesToPredict(*pipeline.model, choice, pipeline.rebalance_layers_after);
       if (!candidates.ok()) {
         err << "bubblescope: " << MessageLine(candidates.status()) << "\n";
         return kExitBadInput;

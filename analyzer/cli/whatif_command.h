@@ -1,7 +1,7 @@
 // `bubblescope whatif PATH... [--microbatches N] [--schedule S] [--virtual-stages V]
 // [--same-global-batch] [--layers-per-stage N,...] [--try-layers N,...] [--format text|json]
-// [-o FILE] [--html FILE]`: reads a job's traces as analyze does, or the models in an analyze JSON report,
-// and predicts, per pipeline, the iteration time, bubble and peak memory per stage of other
+// [-o FILE] [--html FILE]`: reads a job's traces as analyze does, or the models in an analyze JSON
+// report, and predicts, per pipeline, the iteration time, bubble and peak memory per stage of other
 // configurations from the measured job (whatif/whatif.h), without writing a trace. With no
 // candidate flag, it tries the useful ones (more microbatches, the other 1F1B flavour, ZB-H1).
 // --html also writes the predictions and the bubble and memory against m chart as a page.

@@ -15,7 +15,9 @@ namespace bubblescope::digest {
 
 // PNG-style: a non-ASCII first byte (no text, no JSON), the format's name, and CR LF / ^Z, which
 // a text-mode copy would mangle so the damage shows at once.
-inline constexpr std::string_view kMagic = "\x89" "BSDG\r\n\x1a";
+inline constexpr std::string_view kMagic =
+    "\x89"
+    "BSDG\r\n\x1a";
 // Version 2 added what a rank's id and clock rest on (Rank::rank_source, time_base,
 // time_evidence) to the header; version 1 digests are still read, those fields empty.
 inline constexpr uint64_t kFormatVersion = 2;

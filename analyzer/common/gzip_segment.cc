@@ -18,8 +18,7 @@ DeflateSegment::DeflateSegment(ByteSink* out, int level)
       out_(out),
       crc_(static_cast<uint32_t>(crc32(0L, Z_NULL, 0))) {
   // Negative window bits: raw deflate, the gzip framing being written apart.
-  stream_->ready =
-      deflateInit2(&stream_->z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+  stream_->ready = deflateInit2(&stream_->z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK;
 }
 
 DeflateSegment::~DeflateSegment() {
@@ -44,8 +43,8 @@ absl::Status DeflateSegment::Deflate(std::string_view bytes, int flush) {
       if (result == Z_STREAM_ERROR) return absl::InternalError("gzip compression failed");
       const size_t produced = stream_->buffer.size() - z.avail_out;
       if (produced > 0) {
-        if (absl::Status written = out_->Append(std::string_view(
-                reinterpret_cast<const char*>(stream_->buffer.data()), produced));
+        if (absl::Status written = out_->Append(
+                std::string_view(reinterpret_cast<const char*>(stream_->buffer.data()), produced));
             !written.ok()) {
           return written;
         }

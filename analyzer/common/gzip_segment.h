@@ -32,8 +32,8 @@ class DeflateSegment : public ByteSink {
   // Writes out what is pending; `last` closes the deflate stream. Nothing may follow.
   absl::Status End(bool last);
 
-  uint32_t crc() const { return crc_; }      // CRC-32 of the bytes appended
-  uint64_t size() const { return size_; }    // how many there were
+  uint32_t crc() const { return crc_; }    // CRC-32 of the bytes appended
+  uint64_t size() const { return size_; }  // how many there were
 
  private:
   absl::Status Deflate(std::string_view bytes, int flush);

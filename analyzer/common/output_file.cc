@@ -103,16 +103,16 @@ absl::StatusOr<OutputDestination> Resolve(const std::string& path,
     struct stat protected_file {};
     if (::stat(input.c_str(), &protected_file) == 0 &&
         SameFile(protected_file, destination.existing)) {
-      return WriteError(path, absl::StrCat("it is the input ", input,
-                                           ", which is never overwritten"));
+      return WriteError(path,
+                        absl::StrCat("it is the input ", input, ", which is never overwritten"));
     }
   }
   // As a shell's `>` would: a file this user may not write is not replaced, even where the
   // directory would let a rename through. (Root may write anything, as with `>`.)
   if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) {
-    return WriteError(path, absl::StrCat("you may not write it (",
-                                         std::error_code(errno, std::generic_category()).message(),
-                                         ")"));
+    return WriteError(path,
+                      absl::StrCat("you may not write it (",
+                                   std::error_code(errno, std::generic_category()).message(), ")"));
   }
   // The file the bytes land in: the end of any chain of symlinks, which stay as they are.
   std::vector<char> resolved(PATH_MAX + 1, '\0');
@@ -148,10 +148,10 @@ absl::Status CheckOutputs(const std::vector<NamedOutput>& outputs,
     if (destination->kind == OutputDestination::Kind::kWriteThrough) continue;
     for (const auto& [earlier, other] : resolved) {
       if (SameDestination(*destination, other)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            output.flag, " names the same file as ", earlier->flag, " (", output.path,
-            output.path == earlier->path ? "" : absl::StrCat(" and ", earlier->path),
-            "): one would replace the other"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(output.flag, " names the same file as ", earlier->flag, " (", output.path,
+                         output.path == earlier->path ? "" : absl::StrCat(" and ", earlier->path),
+                         "): one would replace the other"));
       }
     }
     resolved.emplace_back(&output, *std::move(destination));
@@ -186,8 +186,8 @@ struct OutputStream::State {
 
 OutputStream::OutputStream(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
-absl::StatusOr<std::unique_ptr<OutputStream>> OutputStream::Open(
-    const std::string& path, const OutputFileOptions& options) {
+absl::StatusOr<std::unique_ptr<OutputStream>> OutputStream::Open(const std::string& path,
+                                                                 const OutputFileOptions& options) {
   BUBBLESCOPE_ASSIGN_OR_RETURN(OutputDestination destination, Resolve(path, options));
   auto state = std::make_unique<State>();
   state->path = path;
@@ -237,8 +237,7 @@ absl::Status OutputStream::AppendScratch(const ScratchFile& scratch) {
   while (from < scratch.size()) {
     const size_t want = static_cast<size_t>(std::min<int64_t>(scratch.size() - from, 1 << 30));
     if (by_kernel) {
-      const ssize_t copied =
-          ::copy_file_range(scratch.fd_, &from, state_->fd, nullptr, want, 0);
+      const ssize_t copied = ::copy_file_range(scratch.fd_, &from, state_->fd, nullptr, want, 0);
       if (copied > 0) continue;
       if (copied < 0 && errno == EINTR) continue;
       // Not on this pair of files (another file system, a FIFO, an old kernel): by hand.

@@ -84,8 +84,8 @@ class ScratchFile : public ByteSink {
 // "cannot write <path>: <reason>".
 class OutputStream : public ByteSink {
  public:
-  static absl::StatusOr<std::unique_ptr<OutputStream>> Open(
-      const std::string& path, const OutputFileOptions& options = {});
+  static absl::StatusOr<std::unique_ptr<OutputStream>> Open(const std::string& path,
+                                                            const OutputFileOptions& options = {});
   OutputStream(const OutputStream&) = delete;
   OutputStream& operator=(const OutputStream&) = delete;
   ~OutputStream() override;

@@ -60,7 +60,8 @@ void InstallHandlers() {
 }
 
 void RestoreHandlers() {
-  for (size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &g_previous[i], nullptr);
+  for (size_t i = 0; i < std::size(kSignals); ++i)
+    ::sigaction(kSignals[i], &g_previous[i], nullptr);
 }
 
 // True when `pid` names no process (one of another user's still counts as existing).
@@ -139,9 +140,8 @@ absl::StatusOr<TempFile> CreateTempFile(const std::string& target) {
   const std::string prefix = TempFilePrefix(target_path.filename().string());
   SweepStale(directory, prefix);
   // Same directory, so the final rename never crosses a file system.
-  const std::string pattern = (std::filesystem::path(directory) /
-                               absl::StrCat(prefix, ::getpid(), ".XXXXXX"))
-                                  .string();
+  const std::string pattern =
+      (std::filesystem::path(directory) / absl::StrCat(prefix, ::getpid(), ".XXXXXX")).string();
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   const int fd = ::mkstemp(name.data());

@@ -6,8 +6,9 @@
 
 namespace bubblescope {
 
-absl::StatusOr<std::unique_ptr<SpooledOutput>> SpooledOutput::Open(
-    const std::string& path, const OutputFileOptions& options, bool gzip) {
+absl::StatusOr<std::unique_ptr<SpooledOutput>> SpooledOutput::Open(const std::string& path,
+                                                                   const OutputFileOptions& options,
+                                                                   bool gzip) {
   std::unique_ptr<SpooledOutput> output(new SpooledOutput());
   BUBBLESCOPE_ASSIGN_OR_RETURN(std::unique_ptr<OutputStream> stream,
                                OutputStream::Open(path, options));
@@ -16,8 +17,8 @@ absl::StatusOr<std::unique_ptr<SpooledOutput>> SpooledOutput::Open(
   output->scratch_ = std::move(scratch);
   output->gzip_ = gzip;
   if (gzip) {
-    output->body_deflate_ = std::make_unique<DeflateSegment>(output->scratch_.get(),
-                                                             kFastGzipLevel);
+    output->body_deflate_ =
+        std::make_unique<DeflateSegment>(output->scratch_.get(), kFastGzipLevel);
   }
   return output;
 }

@@ -76,8 +76,7 @@ void AddShapeChanges(const PipelineFigures& a, const PipelineFigures& b, Pipelin
 // Position of `rank` in the pipeline's stage order; -1 when it is not a pipeline rank.
 int32_t PositionOf(const PipelineFigures& pipeline, int32_t rank) {
   auto found = std::find(pipeline.ranks.begin(), pipeline.ranks.end(), rank);
-  return found == pipeline.ranks.end() ? -1
-                                       : static_cast<int32_t>(found - pipeline.ranks.begin());
+  return found == pipeline.ranks.end() ? -1 : static_cast<int32_t>(found - pipeline.ranks.begin());
 }
 
 // Each stage's figures by pipeline position: the report's stage, else the rank's place in the
@@ -164,13 +163,14 @@ std::vector<FindingDiff> DiffFindings(const PipelineFigures* a, const PipelineFi
   std::vector<bool> used_b(b == nullptr ? 0 : b->findings.size(), false);
   if (a != nullptr) {
     for (const FindingFigures& finding_a : a->findings) {
-      FindingDiff diff{.change = FindingChange::kDisappeared,
-                       .kind = finding_a.kind,
-                       .severity = finding_a.severity,
-                       .message = finding_a.message,
-                       .ranks_a = finding_a.ranks,
-                       .ranks_b = {},
-                       .cost_us = Change{.a = finding_a.cost_us, .b = std::nullopt, .spread = std::nullopt}};
+      FindingDiff diff{
+          .change = FindingChange::kDisappeared,
+          .kind = finding_a.kind,
+          .severity = finding_a.severity,
+          .message = finding_a.message,
+          .ranks_a = finding_a.ranks,
+          .ranks_b = {},
+          .cost_us = Change{.a = finding_a.cost_us, .b = std::nullopt, .spread = std::nullopt}};
       const std::string key = FindingKey(*a, finding_a);
       for (size_t j = 0; b != nullptr && j < b->findings.size(); ++j) {
         if (used_b[j] || FindingKey(*b, b->findings[j]) != key) continue;
@@ -226,9 +226,8 @@ PipelineDiff DiffPipelines(const PipelineFigures* a, const PipelineFigures* b) {
       Of(a, b, [](const PipelineFigures& p) { return Measured(p, p.latency_p90_us); });
   diff.latency_max_us =
       Of(a, b, [](const PipelineFigures& p) { return Measured(p, p.latency_max_us); });
-  diff.complete_iterations = Of(a, b, [](const PipelineFigures& p) {
-    return static_cast<double>(p.complete_iterations);
-  });
+  diff.complete_iterations =
+      Of(a, b, [](const PipelineFigures& p) { return static_cast<double>(p.complete_iterations); });
   // The theoretical bubble is the schedule's own: it has no iteration-to-iteration spread.
   const std::optional<double> bubble_spread =
       LargerSpread(IterationRange(a, &IterationFigures::bubble_fraction),
@@ -265,21 +264,30 @@ bool Change::WithinSpread() const {
 
 std::string_view PairingName(Pairing pairing) {
   switch (pairing) {
-    case Pairing::kSameRanks: return "same_ranks";
-    case Pairing::kSameRankSet: return "same_rank_set";
-    case Pairing::kSameStageCount: return "same_stage_count";
-    case Pairing::kPosition: return "position";
-    case Pairing::kOnlyA: return "only_a";
-    case Pairing::kOnlyB: return "only_b";
+    case Pairing::kSameRanks:
+      return "same_ranks";
+    case Pairing::kSameRankSet:
+      return "same_rank_set";
+    case Pairing::kSameStageCount:
+      return "same_stage_count";
+    case Pairing::kPosition:
+      return "position";
+    case Pairing::kOnlyA:
+      return "only_a";
+    case Pairing::kOnlyB:
+      return "only_b";
   }
   return "unknown";
 }
 
 std::string_view FindingChangeName(FindingChange change) {
   switch (change) {
-    case FindingChange::kAppeared: return "appeared";
-    case FindingChange::kDisappeared: return "disappeared";
-    case FindingChange::kPersisting: return "persisting";
+    case FindingChange::kAppeared:
+      return "appeared";
+    case FindingChange::kDisappeared:
+      return "disappeared";
+    case FindingChange::kPersisting:
+      return "persisting";
   }
   return "unknown";
 }
@@ -292,8 +300,8 @@ DiffResult Diff(const RunFigures& a, const RunFigures& b) {
   std::vector<Pairing> how(count_a, Pairing::kOnlyA);
   std::vector<bool> used_b(count_b, false);
   // Strongest evidence first, so a weaker rule never takes a pipeline a stronger one would pair.
-  const std::vector<std::pair<Pairing, std::function<bool(const PipelineFigures&,
-                                                          const PipelineFigures&)>>>
+  const std::vector<
+      std::pair<Pairing, std::function<bool(const PipelineFigures&, const PipelineFigures&)>>>
       rules = {
           {Pairing::kSameRanks,
            [](const PipelineFigures& x, const PipelineFigures& y) { return x.ranks == y.ranks; }},
@@ -321,7 +329,8 @@ DiffResult Diff(const RunFigures& a, const RunFigures& b) {
   }
   std::vector<PipelineDiff> only_a;
   for (size_t i = 0; i < count_a; ++i) {
-    const PipelineFigures* pipeline_b = partner[i].has_value() ? &b.pipelines[*partner[i]] : nullptr;
+    const PipelineFigures* pipeline_b =
+        partner[i].has_value() ? &b.pipelines[*partner[i]] : nullptr;
     PipelineDiff diff = DiffPipelines(&a.pipelines[i], pipeline_b);
     diff.pairing = how[i];
     diff.index_a = static_cast<int32_t>(i);
@@ -340,8 +349,10 @@ DiffResult Diff(const RunFigures& a, const RunFigures& b) {
 }
 
 std::string PipelineLabel(const PipelineDiff& pipeline) {
-  if (!pipeline.index_b.has_value()) return absl::StrCat("pipeline ", *pipeline.index_a, " (A only)");
-  if (!pipeline.index_a.has_value()) return absl::StrCat("pipeline ", *pipeline.index_b, " (B only)");
+  if (!pipeline.index_b.has_value())
+    return absl::StrCat("pipeline ", *pipeline.index_a, " (A only)");
+  if (!pipeline.index_a.has_value())
+    return absl::StrCat("pipeline ", *pipeline.index_b, " (B only)");
   if (*pipeline.index_a == *pipeline.index_b) return absl::StrCat("pipeline ", *pipeline.index_a);
   return absl::StrCat("pipeline ", *pipeline.index_a, " -> ", *pipeline.index_b);
 }

@@ -109,8 +109,8 @@ struct PipelineDiff {
   // it has one. Such a side has no bubble or latency (nullopt above, the stages' bubble too).
   std::string no_complete_iteration_a;
   std::string no_complete_iteration_b;
-  std::vector<StageDiff> stages;    // by position
-  std::vector<LinkDiff> links;      // by (src, dst) position
+  std::vector<StageDiff> stages;      // by position
+  std::vector<LinkDiff> links;        // by (src, dst) position
   std::vector<FindingDiff> findings;  // appeared, disappeared, persisting; by cost within each
 };
 

@@ -32,11 +32,16 @@ bool FigureInRange(double value, Figure figure) {
 
 std::string_view FigureRangeText(Figure figure) {
   switch (figure) {
-    case Figure::kFraction: return "0 to 1";
-    case Figure::kSignedFraction: return "-1 to 1";
-    case Figure::kMicros: return "0 to 4.6e15 us (2^62 ns)";
-    case Figure::kBytes: return "0 to 2^53 bytes";
-    case Figure::kRate: return "a finite number not below 0";
+    case Figure::kFraction:
+      return "0 to 1";
+    case Figure::kSignedFraction:
+      return "-1 to 1";
+    case Figure::kMicros:
+      return "0 to 4.6e15 us (2^62 ns)";
+    case Figure::kBytes:
+      return "0 to 2^53 bytes";
+    case Figure::kRate:
+      return "a finite number not below 0";
   }
   return "";
 }

@@ -55,9 +55,9 @@ Check Judge(CheckKind kind, const Change& change, double limit, bool missing_cur
   }
   if (unmeasured != nullptr) {
     const bool needs_baseline = how != Limit::kAbsolute;
-    const std::string_view side = !unmeasured->current.empty() ? "current run"
+    const std::string_view side = !unmeasured->current.empty()                      ? "current run"
                                   : needs_baseline && !unmeasured->baseline.empty() ? "baseline"
-                                                                                     : "";
+                                                                                    : "";
     if (!side.empty()) {
       check.outcome = CheckOutcome::kError;
       check.note = absl::StrCat(
@@ -99,9 +99,12 @@ Check Judge(CheckKind kind, const Change& change, double limit, bool missing_cur
 
 const Change& LatencyOf(const PipelineDiff& pipeline, LatencyFigure figure) {
   switch (figure) {
-    case LatencyFigure::kP50: return pipeline.latency_p50_us;
-    case LatencyFigure::kP90: return pipeline.latency_p90_us;
-    case LatencyFigure::kMax: return pipeline.latency_max_us;
+    case LatencyFigure::kP50:
+      return pipeline.latency_p50_us;
+    case LatencyFigure::kP90:
+      return pipeline.latency_p90_us;
+    case LatencyFigure::kMax:
+      return pipeline.latency_max_us;
   }
   return pipeline.latency_p50_us;
 }
@@ -134,10 +137,14 @@ std::optional<double> Check::RelativeDelta() const {
 
 std::string_view CheckOutcomeName(CheckOutcome outcome) {
   switch (outcome) {
-    case CheckOutcome::kPass: return "pass";
-    case CheckOutcome::kFail: return "fail";
-    case CheckOutcome::kSkipped: return "skipped";
-    case CheckOutcome::kError: return "error";
+    case CheckOutcome::kPass:
+      return "pass";
+    case CheckOutcome::kFail:
+      return "fail";
+    case CheckOutcome::kSkipped:
+      return "skipped";
+    case CheckOutcome::kError:
+      return "error";
   }
   return "unknown";
 }
@@ -157,8 +164,7 @@ GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds) {
     AddNotes(pipeline, label, &result.notes);
     const size_t first_check = result.checks.size();
     const bool gone = pipeline.pairing == Pairing::kOnlyA;
-    const Unmeasured unmeasured{pipeline.no_complete_iteration_a,
-                                pipeline.no_complete_iteration_b};
+    const Unmeasured unmeasured{pipeline.no_complete_iteration_a, pipeline.no_complete_iteration_b};
     auto add = [&](CheckKind kind, const Change& change, const std::optional<double>& limit,
                    std::string_view figure, bool needs_iteration) -> Check* {
       if (!limit.has_value()) return nullptr;
@@ -172,8 +178,7 @@ GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds) {
         "bubble", true);
     const Change& latency = LatencyOf(pipeline, thresholds.latency);
     add(CheckKind::kMaxLatency, latency, thresholds.max_latency_us, "latency", true);
-    add(CheckKind::kMaxLatencyIncrease, latency, thresholds.max_latency_increase, "latency",
-        true);
+    add(CheckKind::kMaxLatencyIncrease, latency, thresholds.max_latency_increase, "latency", true);
     for (const StageDiff& stage : pipeline.stages) {
       // A stage one side lacks (p changed) says so, rather than blaming its memory samples.
       const std::string figure = stage.rank_a.has_value() && stage.rank_b.has_value()
@@ -193,13 +198,12 @@ GateResult Gate(const DiffResult& diff, const GateThresholds& thresholds) {
           {CheckKind::kMaxStageBubbleIncrease, &stage.bubble_fraction,
            &thresholds.max_stage_bubble_increase,
            both ? std::string_view("bubble") : std::string_view(figure), both},
-          {CheckKind::kMaxMemory, &stage.peak_allocated_bytes, &thresholds.max_memory_bytes,
-           figure, false},
+          {CheckKind::kMaxMemory, &stage.peak_allocated_bytes, &thresholds.max_memory_bytes, figure,
+           false},
           {CheckKind::kMaxMemoryIncrease, &stage.peak_allocated_bytes,
            &thresholds.max_memory_increase, figure, false}};
       for (const StageLimit& each : limits) {
-        Check* check =
-            add(each.kind, *each.change, *each.limit, each.figure, each.needs_iteration);
+        Check* check = add(each.kind, *each.change, *each.limit, each.figure, each.needs_iteration);
         if (check == nullptr) continue;
         check->stage = stage.stage;
         check->rank = stage.rank_b.has_value() ? stage.rank_b : stage.rank_a;

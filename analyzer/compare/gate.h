@@ -22,8 +22,8 @@ enum class LatencyFigure : uint8_t { kP50, kP90, kMax };
 
 // Every limit is optional; a limit not set makes no check. Fractions are 0..1 (0.02 = 2 %).
 struct GateThresholds {
-  std::optional<double> max_bubble;             // measured bubble fraction, per pipeline
-  std::optional<double> max_bubble_increase;    // current - baseline, in fraction points
+  std::optional<double> max_bubble;           // measured bubble fraction, per pipeline
+  std::optional<double> max_bubble_increase;  // current - baseline, in fraction points
   // A stage's (its rank's) bubble: current - baseline, in fraction points, per stage.
   std::optional<double> max_stage_bubble_increase;
   std::optional<double> max_latency_us;         // iteration latency, per pipeline
@@ -52,8 +52,7 @@ std::string_view LatencyFigureName(LatencyFigure figure);  // "p50", "p90", "max
 // fractions as 0.25 or 25%; latency with a unit (us, ms, s); memory in bytes or with a unit
 // (KiB, MiB, GiB, TiB, KB, MB, GB, TB); "latency" takes p50, p90 or max. InvalidArgumentError
 // "<key>: <why>" for an unknown key, a negative number or a value it cannot read.
-absl::Status SetThreshold(std::string_view key, std::string_view value,
-                          GateThresholds* thresholds);
+absl::Status SetThreshold(std::string_view key, std::string_view value, GateThresholds* thresholds);
 
 // Reads a gate config file: one "key = value" per line, '#' starts a comment, blank lines are
 // ignored; keys as SetThreshold's. Errors read "<source>:<line>: <why>" (a key given twice too).
@@ -66,12 +65,12 @@ std::string_view CheckOutcomeName(CheckOutcome outcome);  // "pass", "fail", "sk
 
 struct Check {
   CheckKind kind = CheckKind::kMaxBubble;
-  std::string pipeline;              // PipelineLabel of the pipeline checked
-  std::optional<int32_t> stage;      // memory checks: the pipeline position
-  std::optional<int32_t> rank;       // memory checks: the stage's rank (current's, else baseline's)
-  std::optional<double> baseline;    // the figure on each side
+  std::string pipeline;            // PipelineLabel of the pipeline checked
+  std::optional<int32_t> stage;    // memory checks: the pipeline position
+  std::optional<int32_t> rank;     // memory checks: the stage's rank (current's, else baseline's)
+  std::optional<double> baseline;  // the figure on each side
   std::optional<double> current;
-  double limit = 0.0;                // as the threshold gives it (a fraction for relative limits)
+  double limit = 0.0;  // as the threshold gives it (a fraction for relative limits)
   CheckOutcome outcome = CheckOutcome::kPass;
   // Why it was skipped, why it failed without a figure, or, for a difference no larger than the
   // iteration-to-iteration spread, that it is.

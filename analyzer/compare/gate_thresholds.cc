@@ -30,10 +30,15 @@ struct Unit {
 
 constexpr Unit kFractionUnits[] = {{"", 1.0}, {"%", 0.01}};
 constexpr Unit kTimeUnits[] = {{"us", 1.0}, {"ms", 1e3}, {"s", 1e6}};
-constexpr Unit kByteUnits[] = {{"", 1.0},          {"B", 1.0},          {"KiB", 1024.0},
-                               {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+constexpr Unit kByteUnits[] = {{"", 1.0},
+                               {"B", 1.0},
+                               {"KiB", 1024.0},
+                               {"MiB", 1048576.0},
+                               {"GiB", 1073741824.0},
                                {"TiB", 1099511627776.0},
-                               {"KB", 1e3},        {"MB", 1e6},         {"GB", 1e9},
+                               {"KB", 1e3},
+                               {"MB", 1e6},
+                               {"GB", 1e9},
                                {"TB", 1e12}};
 
 // "12.5ms" -> 12.5 x the unit's scale; the unit must be one of `units` ("" = none given).
@@ -59,8 +64,7 @@ absl::StatusOr<double> ParseQuantity(std::string_view text, const Unit (&units)[
     if (known.name != unit) continue;
     // "1e308GiB" is a finite number times a scale that is not: no limit at all.
     if (!std::isfinite(number * known.scale)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", std::string(text), "' is out of range"));
+      return absl::InvalidArgumentError(absl::StrCat("'", std::string(text), "' is out of range"));
     }
     return number * known.scale;
   }
@@ -68,10 +72,13 @@ absl::StatusOr<double> ParseQuantity(std::string_view text, const Unit (&units)[
       absl::StrCat("'", std::string(text), "' is not ", std::string(expected)));
 }
 
-constexpr CheckKind kKinds[] = {CheckKind::kMaxBubble,          CheckKind::kMaxBubbleIncrease,
+constexpr CheckKind kKinds[] = {CheckKind::kMaxBubble,
+                                CheckKind::kMaxBubbleIncrease,
                                 CheckKind::kMaxStageBubbleIncrease,
-                                CheckKind::kMaxLatency,         CheckKind::kMaxLatencyIncrease,
-                                CheckKind::kMaxMemory,          CheckKind::kMaxMemoryIncrease};
+                                CheckKind::kMaxLatency,
+                                CheckKind::kMaxLatencyIncrease,
+                                CheckKind::kMaxMemory,
+                                CheckKind::kMaxMemoryIncrease};
 
 constexpr std::string_view kLatencyKey = "latency";
 
@@ -79,28 +86,37 @@ constexpr std::string_view kLatencyKey = "latency";
 
 bool GateThresholds::Empty() const {
   return !max_bubble && !max_bubble_increase && !max_stage_bubble_increase && !max_latency_us &&
-         !max_latency_increase &&
-         !max_memory_bytes && !max_memory_increase;
+         !max_latency_increase && !max_memory_bytes && !max_memory_increase;
 }
 
 std::string_view ThresholdKey(CheckKind kind) {
   switch (kind) {
-    case CheckKind::kMaxBubble: return "max-bubble";
-    case CheckKind::kMaxBubbleIncrease: return "max-bubble-increase";
-    case CheckKind::kMaxStageBubbleIncrease: return "max-stage-bubble-increase";
-    case CheckKind::kMaxLatency: return "max-latency";
-    case CheckKind::kMaxLatencyIncrease: return "max-latency-increase";
-    case CheckKind::kMaxMemory: return "max-memory";
-    case CheckKind::kMaxMemoryIncrease: return "max-memory-increase";
+    case CheckKind::kMaxBubble:
+      return "max-bubble";
+    case CheckKind::kMaxBubbleIncrease:
+      return "max-bubble-increase";
+    case CheckKind::kMaxStageBubbleIncrease:
+      return "max-stage-bubble-increase";
+    case CheckKind::kMaxLatency:
+      return "max-latency";
+    case CheckKind::kMaxLatencyIncrease:
+      return "max-latency-increase";
+    case CheckKind::kMaxMemory:
+      return "max-memory";
+    case CheckKind::kMaxMemoryIncrease:
+      return "max-memory-increase";
   }
   return "unknown";
 }
 
 std::string_view LatencyFigureName(LatencyFigure figure) {
   switch (figure) {
-    case LatencyFigure::kP50: return "p50";
-    case LatencyFigure::kP90: return "p90";
-    case LatencyFigure::kMax: return "max";
+    case LatencyFigure::kP50:
+      return "p50";
+    case LatencyFigure::kP90:
+      return "p90";
+    case LatencyFigure::kMax:
+      return "max";
   }
   return "unknown";
 }
@@ -146,8 +162,8 @@ absl::Status SetThreshold(std::string_view key, std::string_view value,
       break;
     case CheckKind::kMaxBubbleIncrease:
     case CheckKind::kMaxStageBubbleIncrease:
-      parsed = ParseQuantity(value, kFractionUnits,
-                             "fraction points (0.02) or percentage points (2%)");
+      parsed =
+          ParseQuantity(value, kFractionUnits, "fraction points (0.02) or percentage points (2%)");
       slot = *kind == CheckKind::kMaxBubbleIncrease ? &thresholds->max_bubble_increase
                                                     : &thresholds->max_stage_bubble_increase;
       break;

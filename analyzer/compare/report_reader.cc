@@ -4,8 +4,8 @@
 #include <limits>
 #include <new>
 #include <span>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -40,16 +40,31 @@ const char* FirstToken(std::string_view text) {
 std::string_view TypeName(std::string_view token) {
   if (token.empty()) return "nothing";
   switch (token[0]) {
-    case '"': return "a string";
-    case '{': return "an object";
-    case '[': return "an array";
+    case '"':
+      return "a string";
+    case '{':
+      return "an object";
+    case '[':
+      return "an array";
     case 't':
-    case 'f': return "a boolean";
-    case 'n': return "null";
+    case 'f':
+      return "a boolean";
+    case 'n':
+      return "null";
     case '-':
-    case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9': return "a number";
-    default: return "not a JSON value";  // NaN, Infinity, a bare word
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9':
+      return "a number";
+    default:
+      return "not a JSON value";  // NaN, Infinity, a bare word
   }
 }
 
@@ -57,12 +72,11 @@ std::string_view TypeName(std::string_view token) {
 // the digits that put it out of range (1.00000001 read as "1").
 std::string TokenText(std::string_view token) {
   constexpr size_t kShown = 40;
-  while (!token.empty() && (token.back() == ' ' || token.back() == '\t' ||
-                            token.back() == '\n' || token.back() == '\r')) {
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' ||
+                            token.back() == '\r')) {
     token.remove_suffix(1);
   }
-  return token.size() <= kShown ? std::string(token)
-                                : std::string(token.substr(0, kShown)) + "...";
+  return token.size() <= kShown ? std::string(token) : std::string(token.substr(0, kShown)) + "...";
 }
 
 // The report's text past a UTF-8 byte-order mark (an editor's save), padding kept.
@@ -174,16 +188,15 @@ class ReportWalker {
     return Error(location, what);
   }
 
-  absl::Status WrongType(ondemand::value& value, std::string_view key,
-                         std::string_view expected) {
+  absl::Status WrongType(ondemand::value& value, std::string_view key, std::string_view expected) {
     const std::string_view token = value.raw_json_token();
     const std::string_view type = TypeName(token);
     // What is not JSON at all is quoted (NaN read "is a number, expected a number").
     const std::string what = type == "not a JSON value"
                                  ? absl::StrCat(TokenText(token), ", not a JSON value")
                                  : std::string(type);
-    return Error(token.data(), absl::StrCat("\"", std::string(key), "\" is ", what,
-                                            ", expected ", std::string(expected)));
+    return Error(token.data(), absl::StrCat("\"", std::string(key), "\" is ", what, ", expected ",
+                                            std::string(expected)));
   }
 
   static bool IsNull(ondemand::value& value) {
@@ -252,13 +265,11 @@ class ReportWalker {
     *out = number;
     return Ranged(value, key, figure, number);
   }
-  absl::Status Ranged(ondemand::value& value, std::string_view key, Figure figure,
-                      double number) {
+  absl::Status Ranged(ondemand::value& value, std::string_view key, Figure figure, double number) {
     if (FigureInRange(number, figure)) return absl::OkStatus();
     return Error(value.raw_json_token().data(),
-                 absl::StrCat("\"", std::string(key), "\" is ",
-                              TokenText(value.raw_json_token()), ", outside ",
-                              std::string(FigureRangeText(figure))));
+                 absl::StrCat("\"", std::string(key), "\" is ", TokenText(value.raw_json_token()),
+                              ", outside ", std::string(FigureRangeText(figure))));
   }
   template <typename Int>
   absl::Status Integer(ondemand::value& value, std::string_view key, Int* out) {
@@ -316,10 +327,11 @@ class ReportWalker {
     absl::StatusOr<SchemaVersion> version = ParseAnalyzeSchema(schema);
     if (!version.ok()) return Error(at, std::string(version.status().message()));
     if (version->major != kReadableAnalyzeMajor) {
-      return Error(at, absl::StrCat("schema \"", schema, "\" has major version ", version->major,
-                                    "; this bubblescope reads bubblescope.analyze/",
-                                    kReadableAnalyzeMajor, ".x (a report of another major "
-                                    "version needs the bubblescope that wrote it)"));
+      return Error(
+          at, absl::StrCat("schema \"", schema, "\" has major version ", version->major,
+                           "; this bubblescope reads bubblescope.analyze/", kReadableAnalyzeMajor,
+                           ".x (a report of another major "
+                           "version needs the bubblescope that wrote it)"));
     }
     run->schema_major = version->major;
     run->schema_minor = version->minor;
@@ -337,8 +349,7 @@ class ReportWalker {
                         Figures* figures, uint64_t* seen = nullptr) {
     const char* at = value.raw_json_token().data();
     uint64_t found = 0;
-    absl::Status read = Object(value, object, [&](std::string_view key,
-                                                  ondemand::value& member) {
+    absl::Status read = Object(value, object, [&](std::string_view key, ondemand::value& member) {
       for (size_t i = 0; i < fields.size(); ++i) {
         if (fields[i].key != key) continue;
         found |= uint64_t{1} << i;
@@ -367,7 +378,8 @@ class ReportWalker {
     return Array(value, key, [&](ondemand::value& item) {
       out->emplace_back();
       return Declared(fields, item, element,
-                      absl::StrCat(std::string(where), ".", Indexed(key, out->size() - 1)), &out->back());
+                      absl::StrCat(std::string(where), ".", Indexed(key, out->size() - 1)),
+                      &out->back());
     });
   }
 
@@ -393,8 +405,8 @@ class ReportWalker {
                       std::string_view where, PipelineFigures* pipeline) {
     switch (nest) {
       case schema::Nest::kLatency:
-        return Declared(schema::kLatencyFields, value, key, absl::StrCat(std::string(where), ".", std::string(key)),
-                        pipeline);
+        return Declared(schema::kLatencyFields, value, key,
+                        absl::StrCat(std::string(where), ".", std::string(key)), pipeline);
       case schema::Nest::kIterations:
         return Elements(schema::kIterationFields, value, key, where, &pipeline->iterations);
       case schema::Nest::kRankStats:
@@ -422,8 +434,8 @@ class ReportWalker {
   }
 
   // One figure into the RunFigures member its row names; `key` names it in messages.
-  absl::Status Leaf(schema::Unit unit, bool nullable, std::string_view key,
-                    ondemand::value& value, const schema::Slot& slot) {
+  absl::Status Leaf(schema::Unit unit, bool nullable, std::string_view key, ondemand::value& value,
+                    const schema::Slot& slot) {
     return std::visit(
         [&](auto out) -> absl::Status {
           using Held = decltype(out);

@@ -31,34 +31,34 @@ namespace bubblescope::compare::schema {
 
 // What a member holds: its JSON form, the range the reader accepts and its type in the docs.
 enum class Unit : uint8_t {
-  kFraction,        // a number 0 to 1, written in its shortest exact form
-  kSignedFraction,  // a number -1 to 1 (a difference of two fractions)
-  kMicroseconds,    // a time: whole nanoseconds written as microseconds with up to 3 decimals
-  kNanoseconds,     // a time per op in nanoseconds, an exact double
+  kFraction,          // a number 0 to 1, written in its shortest exact form
+  kSignedFraction,    // a number -1 to 1 (a difference of two fractions)
+  kMicroseconds,      // a time: whole nanoseconds written as microseconds with up to 3 decimals
+  kNanoseconds,       // a time per op in nanoseconds, an exact double
   kWholeNanoseconds,  // a time in whole nanoseconds
-  kGbps,            // a bandwidth, Gbit/s
-  kBytes,           // a memory figure, whole bytes
-  kCount,           // a whole number not below 0
-  kNumber,          // a whole number (an id, a step, a stage position)
-  kRanks,           // an array of whole numbers
+  kGbps,              // a bandwidth, Gbit/s
+  kBytes,             // a memory figure, whole bytes
+  kCount,             // a whole number not below 0
+  kNumber,            // a whole number (an id, a step, a stage position)
+  kRanks,             // an array of whole numbers
   kString,
   kBool,
-  kSchedule,        // a schedule name the simulator knows (sim::ScheduleName)
-  kObject,          // an object whose members another table declares (Nest)
-  kArray,           // an array of such objects
+  kSchedule,  // a schedule name the simulator knows (sim::ScheduleName)
+  kObject,    // an object whose members another table declares (Nest)
+  kArray,     // an array of such objects
 };
 
 // The tables that nest under a row of kind kObject or kArray.
 enum class Nest : uint8_t {
   kNone,
-  kLatency,        // pipelines[].latency_us
-  kIterations,     // pipelines[].iterations[]
-  kRankStats,      // pipelines[].rank_stats[]
-  kLinks,          // pipelines[].links[]
-  kRebalance,      // pipelines[].rebalance
-  kWhatIfModel,    // pipelines[].whatif_model
-  kWhatIfStages,   // pipelines[].whatif_model.stages[]
-  kWhatIfLinks,    // pipelines[].whatif_model.links[]
+  kLatency,       // pipelines[].latency_us
+  kIterations,    // pipelines[].iterations[]
+  kRankStats,     // pipelines[].rank_stats[]
+  kLinks,         // pipelines[].links[]
+  kRebalance,     // pipelines[].rebalance
+  kWhatIfModel,   // pipelines[].whatif_model
+  kWhatIfStages,  // pipelines[].whatif_model.stages[]
+  kWhatIfLinks,   // pipelines[].whatif_model.links[]
 };
 
 // One member's value as the job result gives it: what the writer prints and what the figures

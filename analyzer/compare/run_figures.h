@@ -30,9 +30,9 @@ struct StageFigures {
   double bubble_fraction = 0.0;
   std::optional<double> peak_allocated_bytes;
   std::optional<double> peak_reserved_bytes;
-  std::optional<double> forward_us;       // mean per op (per chunk when v > 1)
+  std::optional<double> forward_us;  // mean per op (per chunk when v > 1)
   std::optional<double> backward_us;
-  std::optional<double> weight_grad_us;   // separate W ops only
+  std::optional<double> weight_grad_us;  // separate W ops only
 };
 
 // One directed link with matched transfers (the report's `links[]`).
@@ -55,7 +55,7 @@ struct FindingFigures {
 };
 
 struct PipelineFigures {
-  std::vector<int32_t> ranks;  // in stage order (rank id order when the order is unknown)
+  std::vector<int32_t> ranks;     // in stage order (rank id order when the order is unknown)
   std::optional<int32_t> stages;  // p; nullopt when the shape is unknown (as m, v, schedule)
   std::optional<int32_t> microbatches;
   std::optional<int32_t> virtual_stages;

@@ -31,8 +31,8 @@ bool ParseVersionNumber(std::string_view text, int32_t* out) {
 
 absl::StatusOr<SchemaVersion> ParseAnalyzeSchema(std::string_view schema) {
   auto invalid = [&] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "schema \"", std::string(schema), "\" is not bubblescope.analyze/MAJOR[.MINOR]"));
+    return absl::InvalidArgumentError(absl::StrCat("schema \"", std::string(schema),
+                                                   "\" is not bubblescope.analyze/MAJOR[.MINOR]"));
   };
   if (schema.substr(0, kAnalyzeSchemaPrefix.size()) != kAnalyzeSchemaPrefix) return invalid();
   const std::string_view version = schema.substr(kAnalyzeSchemaPrefix.size());

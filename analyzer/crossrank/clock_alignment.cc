@@ -118,21 +118,19 @@ Line FitSamples(std::vector<TimedSample> samples, TimeNs anchor, TimeNs* residua
 std::string BrokenBound(const std::vector<Bound>& bounds, const Line& line, TimeNs anchor) {
   for (const Bound& bound : bounds) {
     const double at = At(line, bound.time, anchor);
-    const double excess = bound.upper ? at - static_cast<double>(bound.value)
-                                      : static_cast<double>(bound.value) - at;
+    const double excess =
+        bound.upper ? at - static_cast<double>(bound.value) : static_cast<double>(bound.value) - at;
     if (excess <= 0.5) continue;
     if (bound.collective) {
       return absl::StrFormat(
           "the collective of ranks %d and %d at %.6f s on rank %d's clock: one member's kernel "
           "would end %.3f us before the other's started",
-          bound.src, bound.dst, static_cast<double>(bound.recorded) / 1e9, bound.src,
-          excess / 1e3);
+          bound.src, bound.dst, static_cast<double>(bound.recorded) / 1e9, bound.src, excess / 1e3);
     }
     return absl::StrFormat(
         "the transfer rank %d -> rank %d sent at %.6f s on rank %d's clock: its receive would "
         "end %.3f us before the send started",
-        bound.src, bound.dst, static_cast<double>(bound.recorded) / 1e9, bound.src,
-        excess / 1e3);
+        bound.src, bound.dst, static_cast<double>(bound.recorded) / 1e9, bound.src, excess / 1e3);
   }
   return "";
 }
@@ -217,8 +215,9 @@ PairFit Fit(const PairEvidence& evidence, TimeNs anchor, TimeNs half_span) {
     // spread over the job's span.
     TimeNs uncertainty = residual;
     if (evidence.kind != SampleKind::kRendezvous) {
-      uncertainty = SaturatingAdd(SaturatingAdd(residual, residual),
-                                  Rounded(std::ceil(slope_spread * static_cast<double>(half_span))));
+      uncertainty =
+          SaturatingAdd(SaturatingAdd(residual, residual),
+                        Rounded(std::ceil(slope_spread * static_cast<double>(half_span))));
     }
     const bool straddle = lowest <= 0 && 0 <= highest && zero_allowed;
     if (straddle && line.rate == 0.0) {
@@ -230,8 +229,7 @@ PairFit Fit(const PairEvidence& evidence, TimeNs anchor, TimeNs half_span) {
     // Spread within a transfer's own duration is the two ends finishing a little apart: the
     // clocks agree. Samples around the recorded clocks spread beyond it (wrongly paired
     // transfers, or a peer guessed from the schedule) leave the difference unknown.
-    fit.as_recorded =
-        straddle && uncertainty > std::max(LowerMedian(durations), kAgreementFloorNs);
+    fit.as_recorded = straddle && uncertainty > std::max(LowerMedian(durations), kAgreementFloorNs);
     fit.rejected_by = fit.as_recorded ? std::string() : BrokenBound(evidence.bounds, line, anchor);
     if (fit.rejected_by.empty()) {
       fit.line = line;
@@ -267,11 +265,11 @@ struct Placement {
 // argument may be off by the clocks' offsets (times the rate), and rates taken against different
 // clocks differ by their product (over the span).
 TimeNs ChainSlack(const Line& from, const Line& edge, TimeNs half_span) {
-  const double offsets = std::abs(static_cast<double>(from.offset_ns)) +
-                         std::abs(static_cast<double>(edge.offset_ns));
+  const double offsets =
+      std::abs(static_cast<double>(from.offset_ns)) + std::abs(static_cast<double>(edge.offset_ns));
   const double rates = std::abs(from.rate) + std::abs(edge.rate);
-  return Rounded(std::ceil(2.0 * rates * offsets +
-                           2.0 * rates * rates * static_cast<double>(half_span)));
+  return Rounded(
+      std::ceil(2.0 * rates * offsets + 2.0 * rates * rates * static_cast<double>(half_span)));
 }
 
 // Dijkstra from `root`; ties by node, so the tree is deterministic.
@@ -307,18 +305,18 @@ std::vector<Placement> Place(const JobClocks& clocks, int32_t root) {
       if (to.reached && to.uncertainty <= uncertainty) continue;
       if (to.reached) frontier.erase({to.uncertainty, next_node});
       frontier.insert({uncertainty, next_node});
-      to = Placement{
-          .reached = true,
-          .line = Line{ClampTime(SaturatingAdd(from.line.offset_ns, edge.line.offset_ns)),
-                       from.line.rate + edge.line.rate},
-          .uncertainty = uncertainty,
-          .residual = edge.residual_ns,
-          .samples = edge.samples,
-          .source = std::max(from.source, edge.source),
-          .as_recorded = from.as_recorded || edge.as_recorded,
-          .bounds_guessed = from.bounds_guessed || edge.bounds_guessed,
-          .rejected_by = from.rejected_by.empty() ? edge.rejected_by : from.rejected_by,
-          .breaks_causality = false};
+      to =
+          Placement{.reached = true,
+                    .line = Line{ClampTime(SaturatingAdd(from.line.offset_ns, edge.line.offset_ns)),
+                                 from.line.rate + edge.line.rate},
+                    .uncertainty = uncertainty,
+                    .residual = edge.residual_ns,
+                    .samples = edge.samples,
+                    .source = std::max(from.source, edge.source),
+                    .as_recorded = from.as_recorded || edge.as_recorded,
+                    .bounds_guessed = from.bounds_guessed || edge.bounds_guessed,
+                    .rejected_by = from.rejected_by.empty() ? edge.rejected_by : from.rejected_by,
+                    .breaks_causality = false};
     }
   }
   return placed;
@@ -333,7 +331,8 @@ void CheckCausality(const JobClocks& clocks, std::vector<Placement>& placed) {
     if (!a.reached || !b.reached || a.uncertainty == kUnbounded || b.uncertainty == kUnbounded) {
       continue;
     }
-    const Line difference{ClampTime(b.line.offset_ns - a.line.offset_ns), b.line.rate - a.line.rate};
+    const Line difference{ClampTime(b.line.offset_ns - a.line.offset_ns),
+                          b.line.rate - a.line.rate};
     const std::string broken = BrokenBound(evidence.bounds, difference, clocks.anchor_ns);
     if (broken.empty()) continue;
     Placement& blamed = b.uncertainty >= a.uncertainty ? b : a;
@@ -461,8 +460,8 @@ bool IsAnonymousHost(std::string_view host) {
   constexpr std::string_view kLocal = "localhost";
   if (host.size() < kLocal.size()) return host.empty();
   for (size_t i = 0; i < kLocal.size(); ++i) {
-    const char c = host[i] >= 'A' && host[i] <= 'Z' ? static_cast<char>(host[i] - 'A' + 'a')
-                                                    : host[i];
+    const char c =
+        host[i] >= 'A' && host[i] <= 'Z' ? static_cast<char>(host[i] - 'A' + 'a') : host[i];
     if (c != kLocal[i]) return false;
   }
   return true;

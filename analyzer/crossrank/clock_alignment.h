@@ -54,27 +54,27 @@ namespace bubblescope::clock_alignment {
 
 // Where a rank's estimate comes from: the weakest evidence on its chain to the reference.
 enum class Source : uint8_t {
-  kReference,        // the pipeline's first stage
-  kSameHost,         // the reference's host: its clock
+  kReference,  // the pipeline's first stage
+  kSameHost,   // the reference's host: its clock
   kMatchedIds,
   kRendezvous,
   kCollectives,
   kCausalityBounds,
-  kNone,             // nothing connects it to the reference
+  kNone,  // nothing connects it to the reference
 };
 
 std::string_view SourceName(Source source);  // "reference", "same_host", "matched_ids", ...
 
 // What became of a rank's estimate.
 enum class Verdict : uint8_t {
-  kSameClock,    // the reference, or on its host: offset 0 by fact
-  kApplied,      // tight evidence: the estimate is the offset
-  kConsistent,   // tight evidence that allows the recorded clocks: offset 0
-  kHeldBack,     // tight, but another rank of the pipeline is not: offset 0
-  kNoEvidence,   // unaligned: nothing connects it to the reference
-  kLoose,        // unaligned: uncertain beyond the tolerance
-  kDisagree,     // unaligned: the samples put the clocks on both sides of each other
-  kGuessedPeers, // unaligned: only bounds, from transfers paired through guessed peers
+  kSameClock,     // the reference, or on its host: offset 0 by fact
+  kApplied,       // tight evidence: the estimate is the offset
+  kConsistent,    // tight evidence that allows the recorded clocks: offset 0
+  kHeldBack,      // tight, but another rank of the pipeline is not: offset 0
+  kNoEvidence,    // unaligned: nothing connects it to the reference
+  kLoose,         // unaligned: uncertain beyond the tolerance
+  kDisagree,      // unaligned: the samples put the clocks on both sides of each other
+  kGuessedPeers,  // unaligned: only bounds, from transfers paired through guessed peers
   // Unaligned, yet moved: its trace's times start at its own zero (no shared time base), so the
   // recorded clock says nothing and the weak estimate is the best there is; or the estimate is
   // too loose for the tolerance but at least twice its uncertainty from the recorded clock, which
@@ -90,22 +90,23 @@ std::string_view VerdictName(Verdict verdict);  // "same_clock", "applied", ...
 struct RankOffset {
   int32_t rank = -1;
   int32_t clock_node = -1;  // ranks with one node share one clock (one host)
-  std::string host = {};  // as the trace names it; empty when unknown
+  std::string host = {};    // as the trace names it; empty when unknown
   Source source = Source::kNone;
   Verdict verdict = Verdict::kNoEvidence;
   // On the reference clock: its offset (possibly 0) is what the evidence says, within the
   // tolerance. False: left on its own clock, which may be off by more.
   bool aligned = false;
-  TimeNs offset_ns = 0;    // rank clock - reference clock at anchor_ns, as every consumer applies it
-  TimeNs estimate_ns = 0;  // what the evidence says at anchor_ns, applied or not (0 without evidence)
+  TimeNs offset_ns = 0;  // rank clock - reference clock at anchor_ns, as every consumer applies it
+  TimeNs estimate_ns =
+      0;  // what the evidence says at anchor_ns, applied or not (0 without evidence)
   // How fast the rank's clock runs against the reference's (1e-6: 1 ppm); applied with the
   // offset, 0 when the fit supports none.
   double rate = 0.0;
-  TimeNs anchor_ns = 0;        // where offset_ns and estimate_ns hold, on the rank's clock
-  TimeNs farthest_ns = 0;      // the estimate's largest distance from 0 over the job's span
-  TimeNs uncertainty_ns = 0;   // of the estimate; kUnbounded when no bound holds
-  TimeNs residual_ns = 0;      // largest residual of the placing pair's samples about its fit
-  int64_t samples = 0;  // on the chain edge that placed it (0 for the reference)
+  TimeNs anchor_ns = 0;       // where offset_ns and estimate_ns hold, on the rank's clock
+  TimeNs farthest_ns = 0;     // the estimate's largest distance from 0 over the job's span
+  TimeNs uncertainty_ns = 0;  // of the estimate; kUnbounded when no bound holds
+  TimeNs residual_ns = 0;     // largest residual of the placing pair's samples about its fit
+  int64_t samples = 0;        // on the chain edge that placed it (0 for the reference)
   // An estimate on its chain broke causality (clock_evidence.h) and was rejected: the sample it
   // broke. Empty when none was.
   std::string rejected_by = {};
@@ -115,9 +116,7 @@ struct RankOffset {
   bool own_zero = false;
 
   // The estimate is the offset (tight, or a guess on a clock that started at its own zero).
-  bool applied() const {
-    return verdict == Verdict::kApplied || verdict == Verdict::kGuessApplied;
-  }
+  bool applied() const { return verdict == Verdict::kApplied || verdict == Verdict::kGuessApplied; }
   // How far its clock as applied may be from the reference clock: the uncertainty when aligned,
   // else the estimate's distance plus its uncertainty (unbounded without evidence).
   TimeNs ErrorBound() const;
@@ -156,19 +155,19 @@ struct Line {
 
 // What one pair of clock nodes' pooled evidence says (FitJob).
 struct PairFit {
-  Line line;                  // d = clock(b) - clock(a), a < b
+  Line line;  // d = clock(b) - clock(a), a < b
   TimeNs uncertainty_ns = kUnbounded;
-  TimeNs residual_ns = 0;     // largest residual of the samples about the line
+  TimeNs residual_ns = 0;  // largest residual of the samples about the line
   int64_t samples = 0;
   Source source = Source::kCausalityBounds;
-  bool as_recorded = false;    // the samples disagree
-  bool bounds_guessed = false;  // only bounds, some from transfers paired through guessed peers
+  bool as_recorded = false;      // the samples disagree
+  bool bounds_guessed = false;   // only bounds, some from transfers paired through guessed peers
   std::string rejected_by = {};  // the samples' line broke this causality bound
 };
 
 // Everything the job's clocks are fitted from.
 struct JobInput {
-  std::vector<int32_t> ranks;     // every rank of every pipeline
+  std::vector<int32_t> ranks;      // every rank of every pipeline
   std::vector<std::string> hosts;  // per rank of `ranks`; empty (or missing): unknown
   std::vector<TransferSet> transfers;
   std::vector<collective_matching::MatchedEnds> collectives;

@@ -37,13 +37,14 @@ std::vector<Sample> RendezvousSamples(const std::vector<p2p_matching::Transfer>&
   for (const p2p_matching::Transfer& transfer : transfers) {
     if (!transfer.timed || !transfer.send.rendezvous || !transfer.recv.rendezvous) continue;
     if (transfer.send.batch < 0 && transfer.recv.batch < 0) {
-      samples.push_back(Sample{transfer.src, transfer.dst,
-                               ClampTime(transfer.recv.end - transfer.send.end),
-                               ClampTime(transfer.recv.end - transfer.recv.start),
-                               transfer.recv.end});
+      samples.push_back(
+          Sample{transfer.src, transfer.dst, ClampTime(transfer.recv.end - transfer.send.end),
+                 ClampTime(transfer.recv.end - transfer.recv.start), transfer.recv.end});
     }
-    if (transfer.send.batch >= 0) add_to_batch(transfer.src, transfer.dst, transfer.send, transfer.recv);
-    if (transfer.recv.batch >= 0) add_to_batch(transfer.dst, transfer.src, transfer.recv, transfer.send);
+    if (transfer.send.batch >= 0)
+      add_to_batch(transfer.src, transfer.dst, transfer.send, transfer.recv);
+    if (transfer.recv.batch >= 0)
+      add_to_batch(transfer.dst, transfer.src, transfer.recv, transfer.send);
   }
   for (const auto& [key, batch] : batches) {
     samples.push_back(Sample{batch.rank, batch.peer, ClampTime(batch.partner_end - batch.end),
@@ -103,13 +104,12 @@ std::map<std::pair<int32_t, int32_t>, PairEvidence> GatherEvidence(
     add_bound(*pair, flipped,
               Bound{match.b_end, ClampTime(match.b_end - a_start), true, true, match.a, match.b,
                     a_start});
-    add_bound(*pair, !flipped,
-              Bound{b_start, ClampTime(match.a_end - b_start), true, true, match.a, match.b,
-                    a_start});
+    add_bound(
+        *pair, !flipped,
+        Bound{b_start, ClampTime(match.a_end - b_start), true, true, match.a, match.b, a_start});
     if (pair->kind == SampleKind::kRendezvous) continue;
     const TimeNs sample = ClampTime(match.b_end - match.a_end);
-    pair->samples.push_back(
-        TimedSample{match.b_end, flipped ? -sample : sample, match.b_duration});
+    pair->samples.push_back(TimedSample{match.b_end, flipped ? -sample : sample, match.b_duration});
     // One collective matched by position makes the pair's collectives positional evidence.
     if (pair->kind == SampleKind::kNone || !match.by_id) {
       pair->kind = match.by_id ? SampleKind::kMatchedIds : SampleKind::kCollectives;

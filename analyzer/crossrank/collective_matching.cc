@@ -87,9 +87,8 @@ std::vector<MatchedEnds> Match(const Kernels& kernels) {
         for (const auto& [seq, kernel] : BySeq(other->second)) {
           const auto mate = first_by_seq.find(seq);
           if (mate == first_by_seq.end()) continue;
-          matches.push_back(MatchedEnds{first->first, other->first, mate->second->end,
-                                        kernel->end, kernel->duration, mate->second->duration,
-                                        true});
+          matches.push_back(MatchedEnds{first->first, other->first, mate->second->end, kernel->end,
+                                        kernel->duration, mate->second->duration, true});
         }
         continue;
       }

@@ -15,8 +15,8 @@
 // `record_param_comms` op since kineto #1296, 2026), equal numbers are one collective, so the
 // pair is exact even when one window started or ended mid-way. Otherwise a group whose members
 // recorded different numbers of collectives (a profiling window that started or ended mid-way on
-// some rank) gives nothing: the k-th ones may not be the same. CPU-only ranks are left out: gloo collectives are
-// not one kernel that ends together.
+// some rank) gives nothing: the k-th ones may not be the same. CPU-only ranks are left out: gloo
+// collectives are not one kernel that ends together.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +43,8 @@ struct MatchedEnds {
 };
 
 struct Options {
-  std::vector<int32_t> ranks;  // the ranks considered (a pipeline's, or the job's); only pairs of them are matched
+  std::vector<int32_t>
+      ranks;  // the ranks considered (a pipeline's, or the job's); only pairs of them are matched
 };
 
 // One collective kernel of a group on one member, on the member's clock.

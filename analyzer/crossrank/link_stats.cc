@@ -65,9 +65,9 @@ std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
     const TimeNs moving = std::max<TimeNs>(0, aligned.recv_end - both_posted);
     samples.all_durations.push_back(moving);
     // Judged only where the clocks' uncertainty cannot move its time by more than a tenth.
-    const bool judged = link.clock_uncertainty_ns == 0 ||
-                        (link.clock_uncertainty_ns <= moving / kJudgedShare &&
-                         link.clock_uncertainty_ns != kUnboundedError);
+    const bool judged =
+        link.clock_uncertainty_ns == 0 || (link.clock_uncertainty_ns <= moving / kJudgedShare &&
+                                           link.clock_uncertainty_ns != kUnboundedError);
     if (judged) ++link.judged_transfers;
     if (transfer.timed) ++link.timed_transfers;
     if (transfer.timed && judged) {

@@ -27,9 +27,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "bubblescope/trace.h"
-
 #include "analysis/clock_offsets.h"
+#include "bubblescope/trace.h"
 #include "crossrank/p2p_matching.h"
 
 namespace bubblescope::link_stats {
@@ -38,11 +37,11 @@ struct Link {
   int32_t src = -1;
   int32_t dst = -1;
   int64_t transfers = 0;
-  int64_t bytes = 0;  // total of the known sizes
+  int64_t bytes = 0;                  // total of the known sizes
   int64_t median_message_bytes = -1;  // -1 when no size is known
   // Transfers whose own times are known (p2p_matching::Transfer::timed); the transfer times and
-  // bandwidths below are over those of these that are judged (above) only. A link of batches that each also carry another
-  // peer's transfers has none, so it is never slow nor a reference.
+  // bandwidths below are over those of these that are judged (above) only. A link of batches that
+  // each also carry another peer's transfers has none, so it is never slow nor a reference.
   int64_t timed_transfers = 0;
   TimeNs transfer_median_ns = 0;  // 0 without timed transfers
   TimeNs transfer_total_ns = 0;
@@ -61,8 +60,8 @@ struct Link {
   // Transfers, none long enough against the clocks' uncertainty: the link cannot be judged.
   bool clock_limited = false;
   TimeNs transfer_median_all_ns = 0;  // median duration over every transfer, judged or not
-  TimeNs sender_wait_ns = 0;    // summed over transfers
-  TimeNs receiver_wait_ns = 0;  // summed over transfers
+  TimeNs sender_wait_ns = 0;          // summed over transfers
+  TimeNs receiver_wait_ns = 0;        // summed over transfers
   // Set by MarkSlowLinks.
   bool slow = false;
   double reference_gbps = 0.0;  // 0 when the size class has no reference
@@ -92,8 +91,7 @@ inline constexpr TimeNs kJudgedShare = 10;
 // One Link per directed (src, dst) pair with matched transfers, ordered by (src, dst). Ranks
 // missing from `errors` are taken to be on the reference clock exactly.
 std::vector<Link> Analyze(const std::vector<p2p_matching::Transfer>& transfers,
-                          const ClockOffsets& offsets,
-                          const std::vector<ClockError>& errors = {});
+                          const ClockOffsets& offsets, const std::vector<ClockError>& errors = {});
 
 // The fastest link a GPU has: NVLink 5, 900 GB/s per direction.
 inline constexpr double kMaxPhysicalGbps = 7200.0;

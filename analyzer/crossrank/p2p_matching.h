@@ -32,8 +32,8 @@ struct Transfer {
 struct Unmatched {
   int32_t src = -1;
   int32_t dst = -1;
-  int64_t sends = 0;  // issued by src to dst
-  int64_t recvs = 0;  // issued by dst from src
+  int64_t sends = 0;         // issued by src to dst
+  int64_t recvs = 0;         // issued by dst from src
   bool dst_missing = false;  // dst has no trace at all
   bool src_missing = false;
 };
@@ -44,7 +44,7 @@ struct Options {
 };
 
 struct Result {
-  std::vector<Transfer> transfers;  // by (src, dst), then in issue order
+  std::vector<Transfer> transfers;   // by (src, dst), then in issue order
   std::vector<Unmatched> unmatched;  // by (src, dst)
   int64_t ops_without_peer = 0;
 };

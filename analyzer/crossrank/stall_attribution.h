@@ -20,8 +20,8 @@
 namespace bubblescope::stall_attribution {
 
 struct PeerStall {
-  int32_t rank = -1;  // the receiver, whose stall this is
-  int32_t peer = -1;  // the sender it waited for
+  int32_t rank = -1;               // the receiver, whose stall this is
+  int32_t peer = -1;               // the sender it waited for
   TimeNs waiting_for_post_ns = 0;  // over the complete iterations
   TimeNs in_transfer_ns = 0;
   TimeNs total_ns() const { return waiting_for_post_ns + in_transfer_ns; }

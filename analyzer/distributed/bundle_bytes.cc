@@ -28,7 +28,8 @@ void PutStatus(const absl::Status& status, std::string* out) {
 
 void ByteReader::Fail(std::string_view problem) {
   if (!error_.ok()) return;
-  error_ = absl::InternalError(absl::StrCat(sender_, ": byte ", offset_, ": ", std::string(problem)));
+  error_ =
+      absl::InternalError(absl::StrCat(sender_, ": byte ", offset_, ": ", std::string(problem)));
   offset_ = bytes_.size();
 }
 

@@ -93,14 +93,13 @@ absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,
 
   std::vector<job::ClockEvidence> evidence;
   evidence.reserve(plan.parts.size());
-  absl::Status read = each_part(
-      [&](const Trace& part, size_t) {
-        return job::PartClockEvidence(part, plan.decisions, part_options);
-      },
-      [&](job::ClockEvidence part) {
-        evidence.push_back(std::move(part));
-        tell("reading the job's clocks a pipeline at a time", evidence.size());
-      });
+  absl::Status read =
+      each_part([&](const Trace& part,
+                    size_t) { return job::PartClockEvidence(part, plan.decisions, part_options); },
+                [&](job::ClockEvidence part) {
+                  evidence.push_back(std::move(part));
+                  tell("reading the job's clocks a pipeline at a time", evidence.size());
+                });
   BUBBLESCOPE_RETURN_IF_ERROR(read);
   // What the job decides from every part's pipelines: the data-parallel groups its structure gives.
   const job::JobDecisions decisions = job::WithDataGroups(plan.decisions, headers, evidence);

@@ -17,8 +17,8 @@ namespace bubblescope::distributed {
 
 // The digests of the ranks at `ranks`, in that order, from whichever process holds them (under
 // MPI: a broadcast request and a gather of the answers, part_exchange.h).
-using FetchDigests = std::function<absl::StatusOr<std::vector<std::string>>(
-    const std::vector<RankOrigin>& ranks)>;
+using FetchDigests =
+    std::function<absl::StatusOr<std::vector<std::string>>(const std::vector<RankOrigin>& ranks)>;
 
 // `headers`, `origins`, `facts`: AssembleShares' (AssembledJob).
 absl::StatusOr<job::Result> AnalyzeInParts(const Trace& headers,

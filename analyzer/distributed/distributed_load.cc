@@ -55,8 +55,8 @@ Share ReadShare(const absl::StatusOr<TraceFileList>& list, int process, int proc
       for (const Rank& rank : read.ranks) {
         const Rank reduced = index::ReduceForDigest(rank).rank;
         digests[k].push_back(digest::Encode(reduced));
-        encoded.ranks.push_back({digest::Encode(RankHeader(reduced)),
-                                 job::FactsOf(reduced, steps)});
+        encoded.ranks.push_back(
+            {digest::Encode(RankHeader(reduced)), job::FactsOf(reduced, steps)});
       }
     } catch (const std::bad_alloc&) {
       digests[k].clear();
@@ -82,8 +82,7 @@ absl::StatusOr<AssembledJob> AssembleShares(const TraceFileList& list,
   std::vector<char> placed(list.files.size(), 0);
   uint64_t fingerprint = 0;
   for (size_t process = 0; process < bundles.size(); ++process) {
-    absl::StatusOr<ReadBundle> bundle =
-        UnpackBundle(bundles[process], static_cast<int>(process));
+    absl::StatusOr<ReadBundle> bundle = UnpackBundle(bundles[process], static_cast<int>(process));
     std::string().swap(bundles[process]);
     BUBBLESCOPE_RETURN_IF_ERROR(bundle.status());
     const std::string name = ProcessName(process, bundles.size());
@@ -94,9 +93,10 @@ absl::StatusOr<AssembledJob> AssembleShares(const TraceFileList& list,
     if (process == 0) fingerprint = bundle->list_fingerprint;
     if (bundle->list_fingerprint != fingerprint || bundle->list_size != list.files.size()) {
       return absl::FailedPreconditionError(absl::StrCat(
-          name, " found other trace files, or other sizes, than process 0 under the same paths "
-                "(every process must see the traces on one shared filesystem, unchanged while "
-                "they are read)"));
+          name,
+          " found other trace files, or other sizes, than process 0 under the same paths "
+          "(every process must see the traces on one shared filesystem, unchanged while "
+          "they are read)"));
     }
     for (EncodedRead& encoded : bundle->reads) {
       if (encoded.index >= list.files.size() || placed[encoded.index] != 0) {

@@ -15,7 +15,8 @@ std::vector<uint64_t> FileSizes(const TraceFileList& list);
 
 // `processes` shares of the files (indices into `sizes`, ascending in each share), the largest
 // files first to the share with the fewest bytes so far (ties: fewer files, then the lower
-// share; equal sizes go in list order). Deterministic, so every process computes the same shares. A share may be empty.
+// share; equal sizes go in list order). Deterministic, so every process computes the same shares. A
+// share may be empty.
 std::vector<std::vector<size_t>> SplitBySize(const std::vector<uint64_t>& sizes, int processes);
 
 // A hash of every file's path, place in the list and size: equal on two processes when they

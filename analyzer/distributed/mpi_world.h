@@ -1,6 +1,6 @@
 // The MPI calls of `analyze --mpi`, and nothing else: joining the world, broadcasts from process
-// 0 (an int, or bytes), and gathering every process's bytes on process 0. Built with MPI when the build
-// found it (BUBBLESCOPE_MPI); without it, Join says so and nothing else exists.
+// 0 (an int, or bytes), and gathering every process's bytes on process 0. Built with MPI when the
+// build found it (BUBBLESCOPE_MPI); without it, Join says so and nothing else exists.
 #pragma once
 
 #include <memory>

@@ -71,8 +71,8 @@ absl::StatusOr<std::vector<std::string>> CollectAnswers(std::vector<std::string>
       const std::string_view digest = in.String();
       const auto place = wanted.find({origin.file, origin.slot});
       if (place == wanted.end() || arrived[place->second] != 0) {
-        in.Fail(absl::StrCat("a rank not asked for, or sent twice (file ", origin.file,
-                             ", rank ", origin.slot, ")"));
+        in.Fail(absl::StrCat("a rank not asked for, or sent twice (file ", origin.file, ", rank ",
+                             origin.slot, ")"));
         break;
       }
       arrived[place->second] = 1;
@@ -84,8 +84,8 @@ absl::StatusOr<std::vector<std::string>> CollectAnswers(std::vector<std::string>
   }
   for (size_t k = 0; k < ranks.size(); ++k) {
     if (arrived[k] == 0) {
-      return absl::InternalError(absl::StrCat("no process sent rank ", ranks[k].slot,
-                                              " of file ", ranks[k].file));
+      return absl::InternalError(
+          absl::StrCat("no process sent rank ", ranks[k].slot, " of file ", ranks[k].file));
     }
   }
   return digests;

@@ -28,11 +28,11 @@ struct EncodedRead {
   absl::Status status;
   bool merged = false;
   bool bubblescope_merged = false;  // FileRead::bubblescope_merged
-  std::vector<EncodedRank> ranks;  // one per rank of the file
+  std::vector<EncodedRank> ranks;   // one per rank of the file
 };
 
 struct ReadBundle {
-  absl::Status list_status;  // why this process has no file list (ListTraceFiles' error)
+  absl::Status list_status;       // why this process has no file list (ListTraceFiles' error)
   uint64_t list_fingerprint = 0;  // ListFingerprint of the list it read from
   uint64_t list_size = 0;         // files in that list
   std::vector<EncodedRead> reads;

@@ -15,7 +15,6 @@ constexpr double kNsPerMs = 1e6;
 
 double Ms(double ns) { return ns / kNsPerMs; }
 
-
 // Share of the window the pipeline's idle time takes, in percent.
 double Percent(double fraction) { return 100.0 * fraction; }
 
@@ -44,17 +43,15 @@ void AddPipelineDepth(const bubble::Result& bubble, const schedule_inference::Re
                              " microbatches")
               : absl::StrCat(std::string(sim::ScheduleName(prediction.candidate.schedule)),
                              " with v=", prediction.candidate.virtual_stages),
-          Percent(prediction.bubble_fraction),
-          Ms(static_cast<double>(prediction.iteration_ns))));
+          Percent(prediction.bubble_fraction), Ms(static_cast<double>(prediction.iteration_ns))));
     }
     if (!predicted.empty()) {
-      remedy = absl::StrCat("predicted from this job's stage times and links (bubblescope whatif; ",
-                            "as measured the model gives ",
-                            absl::StrFormat("%.1f%% and %.3f ms",
-                                            Percent(remedies->baseline.bubble_fraction),
-                                            Ms(static_cast<double>(
-                                                remedies->baseline.iteration_ns))),
-                            "): ", absl::StrJoin(predicted, "; "));
+      remedy = absl::StrCat(
+          "predicted from this job's stage times and links (bubblescope whatif; ",
+          "as measured the model gives ",
+          absl::StrFormat("%.1f%% and %.3f ms", Percent(remedies->baseline.bubble_fraction),
+                          Ms(static_cast<double>(remedies->baseline.iteration_ns))),
+          "): ", absl::StrJoin(predicted, "; "));
     }
   }
   const char* how =
@@ -108,15 +105,14 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
   finding.severity = Severity::kWarning;
   finding.ranks = {shape.slowest_rank};
   finding.cost_ns = RoundToNs(shape.slowest_excess_ns * static_cast<double>(shape.m) *
-                            static_cast<double>(bubble.complete_iterations));
+                              static_cast<double>(bubble.complete_iterations));
   finding.message = absl::StrFormat(
       "stage %d (rank %d) takes %.2f ms per microbatch (%s), %.1f%% above the %.2f ms mean over "
       "stages; the other stages wait for it",
       shape.slowest_stage, shape.slowest_rank, Ms(slowest_ns),
       weight_grad ? "forward + backward + weight gradient"
                   : (backward ? "forward + backward" : "forward"),
-      shape.slowest_excess_percent,
-      Ms(slowest_ns - shape.slowest_excess_ns));
+      shape.slowest_excess_percent, Ms(slowest_ns - shape.slowest_excess_ns));
   if (effect != nullptr && effect->stage == shape.slowest_stage) {
     // The saving the simulator predicts: every rank waits out the longer iteration, so the
     // rank time it costs is p x the iteration it adds, per complete iteration. That, not the
@@ -155,8 +151,8 @@ void AddStageImbalance(const bubble::Result& bubble, const schedule_inference::R
 void AddPerRank(const bubble::Result& bubble, const pipeline::IdealBubble* ideal,
                 const Options& options, std::vector<Finding>* out) {
   double iterations = static_cast<double>(bubble.complete_iterations);
-  const bool own_stall_known = ideal != nullptr &&
-                               ideal->stage_stall_ns.size() == bubble.per_rank.size();
+  const bool own_stall_known =
+      ideal != nullptr && ideal->stage_stall_ns.size() == bubble.per_rank.size();
   for (size_t stage = 0; stage < bubble.per_rank.size(); ++stage) {
     const bubble::RankTotals& rank = bubble.per_rank[stage];
     if (rank.window <= 0) continue;
@@ -171,10 +167,10 @@ void AddPerRank(const bubble::Result& bubble, const pipeline::IdealBubble* ideal
       finding.severity = Severity::kWarning;
       finding.ranks = {rank.rank};
       finding.cost_ns = stall;
-      finding.message = absl::StrFormat(
-          "rank %d %s %.1f ms per iteration%s (%.1f%% of its window) %s", rank.rank, what,
-          Ms(static_cast<double>(stall) / iterations), where,
-          Percent(static_cast<double>(stall) / window), why);
+      finding.message =
+          absl::StrFormat("rank %d %s %.1f ms per iteration%s (%.1f%% of its window) %s", rank.rank,
+                          what, Ms(static_cast<double>(stall) / iterations), where,
+                          Percent(static_cast<double>(stall) / window), why);
       out->push_back(std::move(finding));
     };
     // The schedule's own hand-offs leave a stage waiting on its neighbours with nothing to
@@ -215,8 +211,7 @@ void AddRecompute(const bubble::Result& bubble, const whatif::Model& model,
                                      Percent(stage.recompute_ns / stage.backward_ns)));
   }
   if (finding.ranks.empty()) return;
-  finding.cost_ns =
-      RoundToNs(per_iteration * static_cast<double>(bubble.complete_iterations));
+  finding.cost_ns = RoundToNs(per_iteration * static_cast<double>(bubble.complete_iterations));
   finding.message = absl::StrFormat(
       "activation checkpointing recomputes forwards inside the backward: %.1f ms of compute per "
       "iteration over the stages (%s); it keeps less activation memory at that price",
@@ -231,10 +226,10 @@ void AddIncomplete(const bubble::Result& bubble, std::vector<Finding>* out) {
   finding.kind = Kind::kIncompleteIterations;
   finding.severity = Severity::kInfo;
   finding.ranks = bubble.ranks;
-  finding.message = absl::StrCat(
-      incomplete, " of ", bubble.iterations.size(), " iterations ",
-      incomplete == 1 ? "was" : "were",
-      " left out of every total: a rank lacks it or its trace was cut short in it");
+  finding.message =
+      absl::StrCat(incomplete, " of ", bubble.iterations.size(), " iterations ",
+                   incomplete == 1 ? "was" : "were",
+                   " left out of every total: a rank lacks it or its trace was cut short in it");
   out->push_back(std::move(finding));
 }
 
@@ -269,10 +264,9 @@ std::string_view KindName(Kind kind) {
 }
 
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
-               const pipeline::IdealBubble* ideal,
-               std::optional<double> excess_bubble_fraction, const Options& options,
-               const ImbalanceEffect* imbalance, const whatif::Result* depth_remedies,
-               const whatif::Model* model) {
+               const pipeline::IdealBubble* ideal, std::optional<double> excess_bubble_fraction,
+               const Options& options, const ImbalanceEffect* imbalance,
+               const whatif::Result* depth_remedies, const whatif::Model* model) {
   Result result;
   std::vector<Finding>& out = result.findings;
   if (bubble.complete_iterations > 0) {
@@ -294,22 +288,22 @@ Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* s
     finding.kind = Kind::kScheduleUnknown;
     finding.severity = Severity::kInfo;
     finding.ranks = bubble.ranks;
-    finding.message = options.shape_unknown_reason.empty()
-                          ? "the pipeline's stages, microbatches and schedule could not be "
-                            "inferred, so only the measured bubble is reported"
-                          : absl::StrCat("the pipeline's stages, microbatches and schedule could "
-                                         "not be inferred (",
-                                         options.shape_unknown_reason,
-                                         "), so only the measured bubble is reported");
+    finding.message =
+        options.shape_unknown_reason.empty()
+            ? "the pipeline's stages, microbatches and schedule could not be "
+              "inferred, so only the measured bubble is reported"
+            : absl::StrCat(
+                  "the pipeline's stages, microbatches and schedule could "
+                  "not be inferred (",
+                  options.shape_unknown_reason, "), so only the measured bubble is reported");
     out.push_back(std::move(finding));
   }
   // A cost is rank time summed over ranks and iterations: times years apart (a hostile trace)
   // can sum past the model's time range, which no report can carry (its readers refuse a time
   // beyond 2^62 ns). No real job comes near it, so the cost stops there.
   for (Finding& finding : out) finding.cost_ns = std::min(finding.cost_ns, kMaxTimeNs);
-  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
-    return a.cost_ns > b.cost_ns;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Finding& a, const Finding& b) { return a.cost_ns > b.cost_ns; });
   return result;
 }
 

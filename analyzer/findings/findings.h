@@ -53,9 +53,9 @@ enum class Kind : uint8_t {
   kHostBound,
   kIncompleteIterations,
   kScheduleUnknown,
-  kSlowLink,         // findings/link_findings.h
-  kLateSender,       // findings/link_findings.h
-  kUnmatchedP2p,     // findings/link_findings.h
+  kSlowLink,      // findings/link_findings.h
+  kLateSender,    // findings/link_findings.h
+  kUnmatchedP2p,  // findings/link_findings.h
   kRecompute,
 };
 
@@ -77,7 +77,7 @@ using rebalance::ImbalanceEffect;
 struct Finding {
   Kind kind = Kind::kPipelineDepth;
   Severity severity = Severity::kInfo;  // info or warning
-  std::string message;   // plain words, times in ms
+  std::string message;                  // plain words, times in ms
   std::vector<int32_t> ranks;  // the ranks concerned; every pipeline rank for pipeline-wide kinds
   TimeNs cost_ns = 0;
 };
@@ -96,9 +96,8 @@ struct Result {
 // `model` may be null: the what-if model of the job, whose per-stage recomputation the
 // recompute finding reports.
 Result Analyze(const bubble::Result& bubble, const schedule_inference::Result* shape,
-               const pipeline::IdealBubble* ideal,
-               std::optional<double> excess_bubble_fraction, const Options& options,
-               const ImbalanceEffect* imbalance = nullptr,
+               const pipeline::IdealBubble* ideal, std::optional<double> excess_bubble_fraction,
+               const Options& options, const ImbalanceEffect* imbalance = nullptr,
                const whatif::Result* depth_remedies = nullptr,
                const whatif::Model* model = nullptr);
 

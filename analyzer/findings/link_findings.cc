@@ -71,8 +71,8 @@ std::vector<findings::Finding> Analyze(const Input& input, const Options& option
         "%s stalled %.3f ms per iteration in its transfers",
         StageName(order, link.src), StageName(order, link.dst), link.gbps_median, link.gbps_p10,
         link.transfers, MessageSize(link.median_message_bytes),
-        link.gbps_median / link.reference_gbps,
-        link.reference_gbps, link.reference_links, StageName(order, link.dst),
+        link.gbps_median / link.reference_gbps, link.reference_gbps, link.reference_links,
+        StageName(order, link.dst),
         Ms(static_cast<double>(finding.cost_ns) / static_cast<double>(iterations)));
     out.push_back(std::move(finding));
   }
@@ -90,12 +90,11 @@ std::vector<findings::Finding> Analyze(const Input& input, const Options& option
   for (const stall_attribution::PeerStall& stall : input.stalls->stalls) {
     const link_stats::Link* link = FindLink(*input.links, stall.peer, stall.rank);
     if (link == nullptr || link->slow || link->implausible || link->clock_limited ||
-        bubble.complete_iterations == 0 ||
-        uncertain(stall.rank) || uncertain(stall.peer)) {
+        bubble.complete_iterations == 0 || uncertain(stall.rank) || uncertain(stall.peer)) {
       continue;
     }
-    const double waited = static_cast<double>(stall.waiting_for_post_ns) /
-                          static_cast<double>(iterations);
+    const double waited =
+        static_cast<double>(stall.waiting_for_post_ns) / static_cast<double>(iterations);
     const double sender_compute = static_cast<double>(ComputeOf(bubble, stall.peer));
     const double busy_percent =
         median_compute > 0.0 ? 100.0 * (sender_compute - median_compute) / median_compute : 0.0;

@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "analysis/bubble.h"
-#include "findings/findings.h"
 #include "crossrank/link_stats.h"
 #include "crossrank/p2p_matching.h"
 #include "crossrank/stall_attribution.h"
+#include "findings/findings.h"
 
 namespace bubblescope::link_findings {
 

@@ -105,7 +105,8 @@ class Builder {
     const int32_t stage = input_.shape->slowest_stage;
     cause.summary = absl::StrCat("stage ", stage, " (rank ", input_.shape->slowest_rank,
                                  ") computes longer per microbatch than the others");
-    cause.fix = absl::StrCat("stage ", stage, " at the mean forward, backward and weight-gradient "
+    cause.fix = absl::StrCat("stage ", stage,
+                             " at the mean forward, backward and weight-gradient "
                              "time over stages");
     const rebalance::ImbalanceEffect* effect = input_.slowest_stage_effect;
     if (effect != nullptr && effect->stage == stage) {
@@ -117,24 +118,26 @@ class Builder {
     }
     const rebalance::Result* move = input_.rebalance;
     if (move != nullptr && move->suggested) {
-      cause.next_step = absl::StrCat("move ", move->layers, move->layers == 1 ? " layer" : " layers",
-                                     " from stage ", move->from_stage, " to stage ",
-                                     move->to_stage);
+      cause.next_step =
+          absl::StrCat("move ", move->layers, move->layers == 1 ? " layer" : " layers",
+                       " from stage ", move->from_stage, " to stage ", move->to_stage);
       const whatif::Result* predicted = input_.rebalance_predicted;
       if (predicted != nullptr && !predicted->candidates.empty() &&
           predicted->candidates.front().problem.empty()) {
         const whatif::Prediction& after = predicted->candidates.front();
-        absl::StrAppend(&cause.next_step, absl::StrFormat(
-            " (predicted iteration %.3f ms", static_cast<double>(after.iteration_ns) / 1e6));
+        absl::StrAppend(&cause.next_step,
+                        absl::StrFormat(" (predicted iteration %.3f ms",
+                                        static_cast<double>(after.iteration_ns) / 1e6));
         const auto to = static_cast<size_t>(move->to_stage);
         if (to < after.memory.size()) {
-          absl::StrAppend(&cause.next_step,
-                          absl::StrFormat(", stage %d's peak %.2f GiB%s", move->to_stage,
-                                          static_cast<double>(after.memory[to].peak_allocated_bytes) /
-                                              static_cast<double>(int64_t{1} << 30),
-                                          after.fits_memory == std::optional<bool>(false)
-                                              ? ", over its memory headroom"
-                                              : ""));
+          absl::StrAppend(
+              &cause.next_step,
+              absl::StrFormat(", stage %d's peak %.2f GiB%s", move->to_stage,
+                              static_cast<double>(after.memory[to].peak_allocated_bytes) /
+                                  static_cast<double>(int64_t{1} << 30),
+                              after.fits_memory == std::optional<bool>(false)
+                                  ? ", over its memory headroom"
+                                  : ""));
         }
         absl::StrAppend(&cause.next_step, ")");
       }
@@ -157,14 +160,15 @@ class Builder {
     for (const link_stats::Link& each : *input_.links) {
       if (each.src == src && each.dst == dst) link = &each;
     }
-    cause.next_step = "check the slow link's path (NIC, switch port, NVLink/PCIe topology) "
-                      "against the job's other links";
+    cause.next_step =
+        "check the slow link's path (NIC, switch port, NVLink/PCIe topology) "
+        "against the job's other links";
     if (link == nullptr || link->reference_gbps <= 0.0 || link->gbps_median <= 0.0) {
       cause.fix = "its bandwidth has no reference to be fixed to";
       return cause;
     }
-    cause.fix = absl::StrFormat("the link at the job's median of %.2f Gbit/s",
-                                link->reference_gbps);
+    cause.fix =
+        absl::StrFormat("the link at the job's median of %.2f Gbit/s", link->reference_gbps);
     const TimeNs fixed = RoundToNs(static_cast<double>(link->transfer_median_ns) *
                                    link->gbps_median / link->reference_gbps);
     const int32_t src_stage = StageOf(order_, src);
@@ -187,8 +191,9 @@ class Builder {
     }
     if (!cause.saving_per_iteration_ns.has_value() || *cause.saving_per_iteration_ns == 0) {
       cause.saving_per_iteration_ns.reset();
-      cause.fix = "not predicted: the sender's extra time is outside its microbatch ops, which "
-                  "the model does not see";
+      cause.fix =
+          "not predicted: the sender's extra time is outside its microbatch ops, which "
+          "the model does not see";
     }
     return cause;
   }
@@ -207,8 +212,9 @@ class Builder {
 
   RootCause HostBound(const Finding& finding, size_t index) const {
     RootCause cause = New(Cause::kHostBound, Severity::kWarning, finding, index);
-    cause.fix = "no host gaps: the model with each host-bound rank's empty time spread over its "
-                "ops, against the model without it";
+    cause.fix =
+        "no host gaps: the model with each host-bound rank's empty time spread over its "
+        "ops, against the model without it";
     return cause;
   }
 
@@ -220,15 +226,18 @@ class Builder {
       return totals != nullptr && totals->device == index::DeviceKind::kCpu;
     });
     if (all_cpu) {
-      cause.summary = "the model thread sits idle between ops: no op runs on it (framework or "
-                      "Python time, or a wait no op records)";
-      cause.next_step = "look at the gaps between ops on the idle ranks' model threads: data "
-                        "loading, Python, blocking waits (gloo) the profiler does not record";
+      cause.summary =
+          "the model thread sits idle between ops: no op runs on it (framework or "
+          "Python time, or a wait no op records)";
+      cause.next_step =
+          "look at the gaps between ops on the idle ranks' model threads: data "
+          "loading, Python, blocking waits (gloo) the profiler does not record";
       return;
     }
     cause.summary = "the host does not keep the device busy: idle time with nothing running";
-    cause.next_step = "look at the gaps between launches of the idle ranks' threads: data "
-                      "loading, Python, synchronizations";
+    cause.next_step =
+        "look at the gaps between launches of the idle ranks' threads: data "
+        "loading, Python, synchronizations";
   }
 
   // The model has no host gaps, so they are put back into it: each host-bound rank's empty
@@ -279,8 +288,9 @@ class Builder {
         MsOf(measured), MsOf(baseline_),
         explained_ns > 0 ? absl::StrFormat(" (%.3f ms with its host gaps)", MsOf(modelled)) : "",
         MsOf(rest));
-    cause.fix = "not identified: the measured iteration down to the model's, as if whatever "
-                "the ranks spend it on were gone";
+    cause.fix =
+        "not identified: the measured iteration down to the model's, as if whatever "
+        "the ranks spend it on were gone";
     cause.next_step = absl::StrCat(
         Evidence(rest),
         "look for what the model leaves out: what the waiting ranks wait for (the links "
@@ -301,20 +311,24 @@ class Builder {
                     .iteration_before_ns = 0,
                     .before_is_measured = false,
                     .iteration_after_ns = 0,
-                    .summary = "ranks wait on communication beyond their schedule, and no "
-                               "finding names why",
+                    .summary =
+                        "ranks wait on communication beyond their schedule, and no "
+                        "finding names why",
                     .fix = "no cause identified",
-                    .next_step = "find who the waiting ranks wait for in the links table "
-                                 "(sender_wait, receiver_wait) and the stall lines under it",
+                    .next_step =
+                        "find who the waiting ranks wait for in the links table "
+                        "(sender_wait, receiver_wait) and the stall lines under it",
                     .findings = {}};
     if (input_.bubble->ranks.size() == 1) {
       // One rank alone has no peer in the trace: no link or stall line can say who it waits
       // for, so the cause says what is missing rather than pointing at an empty table.
-      cause.summary = "the rank waits on communication, and with one rank loaded there is no "
-                      "pipeline evidence of why";
+      cause.summary =
+          "the rank waits on communication, and with one rank loaded there is no "
+          "pipeline evidence of why";
       cause.fix = "no cause identified: the ranks it exchanges with are not in the trace";
-      cause.next_step = "load every rank's trace of one window (one file per rank) to see whom "
-                        "it waits for";
+      cause.next_step =
+          "load every rank's trace of one window (one file per rank) to see whom "
+          "it waits for";
       return cause;
     }
     if (input_.model == nullptr || input_.model->links.empty()) return cause;
@@ -324,11 +338,13 @@ class Builder {
       return cause;
     }
     cause.cause = Cause::kTransferTime;
-    cause.summary = "hand-offs wait for their transfers: no link is slow, but every transfer "
-                    "on the critical path adds to the iteration";
+    cause.summary =
+        "hand-offs wait for their transfers: no link is slow, but every transfer "
+        "on the critical path adds to the iteration";
     cause.fix = "every transfer free, as when overlapped with compute";
-    cause.next_step = "overlap point-to-point transfers with compute (Megatron-LM: "
-                      "--overlap-p2p-communication), or send fewer, larger messages";
+    cause.next_step =
+        "overlap point-to-point transfers with compute (Megatron-LM: "
+        "--overlap-p2p-communication), or send fewer, larger messages";
     return cause;
   }
 
@@ -365,9 +381,9 @@ class Builder {
       if (input_.model != nullptr && stage >= 0 &&
           static_cast<size_t>(stage) < input_.model->stages.size()) {
         const whatif::StageModel& model = input_.model->stages[static_cast<size_t>(stage)];
-        modelled_ops = RoundToNs(static_cast<double>(input_.model->m) *
-                                 static_cast<double>(input_.model->v) *
-                                 (model.forward_ns + model.backward_ns + model.weight_grad_ns));
+        modelled_ops =
+            RoundToNs(static_cast<double>(input_.model->m) * static_cast<double>(input_.model->v) *
+                      (model.forward_ns + model.backward_ns + model.weight_grad_ns));
       }
       parts[1].per_rank.push_back(
           std::max<TimeNs>(0, PerIteration(totals.split.compute) - modelled_ops));
@@ -420,9 +436,9 @@ Sorted SortFindings(const Input& input, const Builder& builder) {
   std::vector<RootCause>& causes = sorted.causes;
   const std::vector<Finding>& all = *input.findings;
   const int32_t slow_rank =
-      input.shape != nullptr && std::any_of(all.begin(), all.end(), [](const Finding& f) {
-        return f.kind == Kind::kStageImbalance;
-      })
+      input.shape != nullptr &&
+              std::any_of(all.begin(), all.end(),
+                          [](const Finding& f) { return f.kind == Kind::kStageImbalance; })
           ? input.shape->slowest_rank
           : -1;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -449,8 +465,8 @@ Sorted SortFindings(const Input& input, const Builder& builder) {
           RootCause& cause = causes[*sorted.host];
           cause.findings.push_back(i);
           cause.ranks.insert(cause.ranks.end(), finding.ranks.begin(), finding.ranks.end());
-          cause.cost_per_iteration_ns = SaturatingAdd(cause.cost_per_iteration_ns,
-                                                      builder.PerIteration(finding.cost_ns));
+          cause.cost_per_iteration_ns =
+              SaturatingAdd(cause.cost_per_iteration_ns, builder.PerIteration(finding.cost_ns));
         } else {
           sorted.host = causes.size();
           causes.push_back(builder.HostBound(finding, i));
@@ -476,8 +492,9 @@ Sorted SortFindings(const Input& input, const Builder& builder) {
         RootCause cause = builder.New(Cause::kShapeUnknown, Severity::kInfo, finding, i);
         cause.summary = "the pipeline's shape could not be inferred";
         cause.fix = "nothing can be predicted without the shape";
-        cause.next_step = "annotate the microbatches (docs/bubble.md, PP: ranges) or record "
-                          "NCCL args";
+        cause.next_step =
+            "annotate the microbatches (docs/bubble.md, PP: ranges) or record "
+            "NCCL args";
         causes.push_back(std::move(cause));
         break;
       }
@@ -536,8 +553,8 @@ void AttachSymptoms(const std::vector<Finding>& all, const Builder& builder,
     const bool unexplained =
         target->cause == Cause::kUnattributed || target->cause == Cause::kTransferTime;
     if (unexplained && finding.kind == Kind::kCommWait) {
-      target->cost_per_iteration_ns = SaturatingAdd(target->cost_per_iteration_ns,
-                                                    builder.PerIteration(finding.cost_ns));
+      target->cost_per_iteration_ns =
+          SaturatingAdd(target->cost_per_iteration_ns, builder.PerIteration(finding.cost_ns));
       target->ranks.insert(target->ranks.end(), finding.ranks.begin(), finding.ranks.end());
     }
   }
@@ -550,8 +567,9 @@ void Tidy(const Builder& builder, RootCause* cause) {
                            cause->cause != Cause::kShapeUnknown &&
                            cause->cause != Cause::kUnattributed;
   if (predictable && !cause->saving_per_iteration_ns.has_value() && builder.baseline() <= 0) {
-    cause->fix = "not predicted: the job could not be modelled (per-stage times unknown or "
-                 "unreliable)";
+    cause->fix =
+        "not predicted: the job could not be modelled (per-stage times unknown or "
+        "unreliable)";
   }
   std::sort(cause->findings.begin(), cause->findings.end());
   std::sort(cause->ranks.begin(), cause->ranks.end());

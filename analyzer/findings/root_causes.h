@@ -81,9 +81,9 @@ struct RootCause {
   TimeNs iteration_before_ns = 0;
   bool before_is_measured = false;
   TimeNs iteration_after_ns = 0;
-  std::string summary;    // what it is, in plain words
-  std::string fix;        // what the prediction assumes, or why there is none
-  std::string next_step;  // what to try
+  std::string summary;           // what it is, in plain words
+  std::string fix;               // what the prediction assumes, or why there is none
+  std::string next_step;         // what to try
   std::vector<size_t> findings;  // indices into the findings given: its evidence and symptoms
 };
 
@@ -93,12 +93,12 @@ struct Input {
   const schedule_inference::Result* shape = nullptr;  // null when not inferred
   const std::vector<int32_t>* stage_order = nullptr;  // rank of each stage
   const std::vector<link_stats::Link>* links = nullptr;
-  const whatif::Model* model = nullptr;              // null when the job cannot be modelled
-  const whatif::Result* depth_remedies = nullptr;    // null when not predicted
+  const whatif::Model* model = nullptr;            // null when the job cannot be modelled
+  const whatif::Result* depth_remedies = nullptr;  // null when not predicted
   // The slowest stage at the mean through `model` (job::Pipeline::slowest_stage_effect): the
   // stage_imbalance cause's saving; null when not predicted.
   const rebalance::ImbalanceEffect* slowest_stage_effect = nullptr;
-  const rebalance::Result* rebalance = nullptr;      // null without layer counts
+  const rebalance::Result* rebalance = nullptr;  // null without layer counts
   // The suggested move through the model (job::RebalanceFigures::predicted); may be null.
   const whatif::Result* rebalance_predicted = nullptr;
   // The smallest share of the measured iteration the time no cause explains must reach to be a

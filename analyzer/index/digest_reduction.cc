@@ -43,9 +43,9 @@ std::vector<bool> KeepOnGpuRankThread(const Rank& rank, const Timeline& thread,
         keep[i] = true;
         break;
       case IntervalKind::kRuntime:
-        keep[i] = interval.correlation != 0 &&
-                  (device_correlations.contains(interval.correlation) ||
-                   scopes.Contains(interval.start));
+        keep[i] =
+            interval.correlation != 0 &&
+            (device_correlations.contains(interval.correlation) || scopes.Contains(interval.start));
         break;
       case IntervalKind::kCpuOp:
         keep[i] = DecidesRecompute(rank.name(interval.name));
@@ -116,8 +116,8 @@ KeepMask ChooseIntervals(const Rank& rank) {
   size_t earliest = rank.timelines.size();
   for (size_t t = 0; t < rank.timelines.size(); ++t) {
     if (rank.timelines[t].intervals.empty()) continue;
-    if (earliest == rank.timelines.size() ||
-        rank.timelines[t].intervals.front().start < rank.timelines[earliest].intervals.front().start) {
+    if (earliest == rank.timelines.size() || rank.timelines[t].intervals.front().start <
+                                                 rank.timelines[earliest].intervals.front().start) {
       earliest = t;
     }
   }
@@ -190,8 +190,8 @@ bool SameOp(const Rank& a_rank, const DeviceOp& a, const Rank& b_rank, const Dev
          a.transfer_end == b.transfer_end && a.bytes == b.bytes && a.correlation == b.correlation &&
          a.timeline == b.timeline && a_rank.name(a.name) == b_rank.name(b.name) &&
          a.peer == b.peer && a.comm == b.comm && a.group == b.group &&
-         a.process_group == b.process_group && a.op_class == b.op_class &&
-         a.hint == b.hint && a.launched == b.launched && a.in_optimizer == b.in_optimizer &&
+         a.process_group == b.process_group && a.op_class == b.op_class && a.hint == b.hint &&
+         a.launched == b.launched && a.in_optimizer == b.in_optimizer &&
          a.recompute == b.recompute && a.batched == b.batched && a.batch_index == b.batch_index;
 }
 

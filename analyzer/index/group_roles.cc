@@ -58,8 +58,8 @@ GroupRole MeshDimRole(std::string_view dim) {
   };
   // A flattened dimension that holds data parallelism (dp_shard_cp, dp_cp) is where FSDP and the
   // gradient sync run.
-  if (has("dp") || has("fsdp") || has("efsdp") || has("hsdp") || has("replicate") ||
-      has("shard") || has("batch")) {
+  if (has("dp") || has("fsdp") || has("efsdp") || has("hsdp") || has("replicate") || has("shard") ||
+      has("batch")) {
     return GroupRole::kData;
   }
   if (has("pp") || has("pipe")) return GroupRole::kPipeline;
@@ -230,8 +230,8 @@ std::vector<JobGroup> JobGroups(const Trace& trace,
   return out;
 }
 
-StructureInference InferDataParallelGroups(
-    const std::vector<std::vector<int32_t>>& stage_orders, std::vector<JobGroup>& groups) {
+StructureInference InferDataParallelGroups(const std::vector<std::vector<int32_t>>& stage_orders,
+                                           std::vector<JobGroup>& groups) {
   StructureInference out;
   for (const JobGroup& group : groups) {
     if (group.role.source == RoleSource::kDescription && group.role.role == GroupRole::kData) {
@@ -245,8 +245,7 @@ StructureInference InferDataParallelGroups(
   std::map<int32_t, Place> place_of;
   for (size_t p = 0; p < stage_orders.size(); ++p) {
     for (size_t s = 0; s < stage_orders[p].size(); ++s) {
-      place_of.emplace(stage_orders[p][s],
-                       Place{static_cast<int32_t>(p), static_cast<int32_t>(s)});
+      place_of.emplace(stage_orders[p][s], Place{static_cast<int32_t>(p), static_cast<int32_t>(s)});
     }
   }
   // The candidates, each with its pipelines ascending and its stage.
@@ -306,9 +305,10 @@ StructureInference InferDataParallelGroups(
     for (size_t s = 0; s < order.size(); ++s) {
       const auto other = candidate_at.find({p, static_cast<int32_t>(s)});
       if (other == candidate_at.end()) {
-        out.refused = absl::StrCat(
-            "pipeline ", p, " has a rank in a group holding one same-stage rank of several "
-            "pipelines, but its stage ", s, " (rank ", order[s], ") is in no such group");
+        out.refused = absl::StrCat("pipeline ", p,
+                                   " has a rank in a group holding one same-stage rank of several "
+                                   "pipelines, but its stage ",
+                                   s, " (rank ", order[s], ") is in no such group");
         return out;
       }
       if (candidates[other->second].pipelines != candidates[c].pipelines) {

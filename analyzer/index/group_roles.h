@@ -122,8 +122,8 @@ struct StructureInference {
 // and the pipelines a rank's group joins the same at every stage. Then every candidate's role
 // becomes kData with source kStructure and its evidence in words; else nothing changes and
 // `refused` says why. A job with a described data-parallel group is left as it is.
-StructureInference InferDataParallelGroups(
-    const std::vector<std::vector<int32_t>>& stage_orders, std::vector<JobGroup>& groups);
+StructureInference InferDataParallelGroups(const std::vector<std::vector<int32_t>>& stage_orders,
+                                           std::vector<JobGroup>& groups);
 
 // Communication of the stage's own work, which runs between its computations and is no wait
 // for another stage: tensor, context and expert parallel.

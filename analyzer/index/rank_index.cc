@@ -68,8 +68,7 @@ std::vector<Scope> ScopesOf(const Rank& rank, const Timeline& thread) {
     const CommInfo* info = rank.comm(interval);
     scopes.push_back(Scope{interval.start, interval.end,
                            info != nullptr ? info->kind : CommKind::kUnknown,
-                           info != nullptr ? info->peer : -1,
-                           info != nullptr ? info->bytes : -1});
+                           info != nullptr ? info->peer : -1, info != nullptr ? info->bytes : -1});
   }
   for (const Annotation& annotation : rank.annotations) {
     if (annotation.scope != AnnotationScope::kCpu || annotation.thread_or_stream != thread.id) {
@@ -96,9 +95,9 @@ bool ResolvesSendRecv(CommKind kind) {
 // Everything known about one launch record.
 struct Launch {
   TimeNs start = 0;
-  bool in_autograd = false;  // issued from inside an autograd engine op: backward work
+  bool in_autograd = false;   // issued from inside an autograd engine op: backward work
   bool in_recompute = false;  // issued while recomputing a checkpointed forward
-  uint32_t thread = 0;       // index into Rank::timelines of the launching CPU thread
+  uint32_t thread = 0;        // index into Rank::timelines of the launching CPU thread
   // The innermost CPU scope around the launch that resolves a SendRecv kernel (c10d::send,
   // nccl:recv, nccl:all_to_all, nccl:all_reduce, ...), if any.
   CommKind scope_kind = CommKind::kUnknown;
@@ -235,8 +234,7 @@ void GroupsFromStreams(RankIndex* index) {
   constexpr uint32_t kSeveral = kNoIndex - 1;
   std::unordered_map<uint32_t, uint32_t> group_of_stream;  // timeline -> group, or kSeveral
   for (const DeviceOp& op : index->ops) {
-    if (op.op_class != OpClass::kComm || !IsCollective(op.comm) ||
-        op.process_group == kNoIndex) {
+    if (op.op_class != OpClass::kComm || !IsCollective(op.comm) || op.process_group == kNoIndex) {
       continue;
     }
     const auto [at, inserted] = group_of_stream.emplace(op.timeline, op.process_group);
@@ -244,8 +242,7 @@ void GroupsFromStreams(RankIndex* index) {
   }
   if (group_of_stream.empty()) return;
   for (DeviceOp& op : index->ops) {
-    if (op.op_class != OpClass::kComm || !IsCollective(op.comm) ||
-        op.process_group != kNoIndex) {
+    if (op.op_class != OpClass::kComm || !IsCollective(op.comm) || op.process_group != kNoIndex) {
       continue;
     }
     const auto found = group_of_stream.find(op.timeline);
@@ -256,8 +253,7 @@ void GroupsFromStreams(RankIndex* index) {
 }
 
 // One op per transfer of a batch kernel, each with the kernel's times.
-void AddBatch(const DeviceOp& kernel, const std::vector<QueuedTransfer>& batch,
-              RankIndex* index) {
+void AddBatch(const DeviceOp& kernel, const std::vector<QueuedTransfer>& batch, RankIndex* index) {
   for (size_t k = 0; k < batch.size(); ++k) {
     DeviceOp op = kernel;
     op.comm = batch[k].kind;
@@ -387,9 +383,9 @@ TopLevelOps CollectTopLevel(const Timeline& timeline) {
 // on the same thread (gloo's worker threads record ranges of their own, which no op waits in).
 TimeNs TransferEnd(const Rank& rank, const Interval& op, int64_t thread) {
   TimeNs end = op.end;
-  auto it = std::lower_bound(
-      rank.annotations.begin(), rank.annotations.end(), op.start,
-      [](const Annotation& annotation, TimeNs t) { return annotation.start < t; });
+  auto it =
+      std::lower_bound(rank.annotations.begin(), rank.annotations.end(), op.start,
+                       [](const Annotation& annotation, TimeNs t) { return annotation.start < t; });
   for (; it != rank.annotations.end() && it->start <= op.end; ++it) {
     const std::string_view name = rank.name(it->name);
     if (it->scope == AnnotationScope::kCpu && it->thread_or_stream == thread &&
@@ -478,9 +474,8 @@ std::vector<bool> MirroredAnnotations(const Rank& rank, const RankIndex& index) 
                                  [&](uint32_t op, TimeNs t) { return index.ops[op].start < t; });
       if (it != ops.end() && index.ops[*it].start < annotation.end) {
         first = &index.ops[*it];
-      } else if (it != ops.begin() &&
-                 index.ops[*std::prev(it)].start >=
-                     SaturatingAdd(annotation.start, -kMirrorSlackNs)) {
+      } else if (it != ops.begin() && index.ops[*std::prev(it)].start >=
+                                          SaturatingAdd(annotation.start, -kMirrorSlackNs)) {
         first = &index.ops[*std::prev(it)];
       }
     }
@@ -506,9 +501,7 @@ std::vector<bool> MirroredAnnotations(const Rank& rank, const RankIndex& index) 
 
 }  // namespace
 
-std::vector<uint32_t> TopLevelCpuOps(const Timeline& thread) {
-  return CollectTopLevel(thread).ops;
-}
+std::vector<uint32_t> TopLevelCpuOps(const Timeline& thread) { return CollectTopLevel(thread).ops; }
 
 bool RankIndex::HasP2p() const {
   return std::any_of(ops.begin(), ops.end(),

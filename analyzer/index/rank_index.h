@@ -87,12 +87,12 @@ struct DeviceOp {
   // When a CPU point-to-point transfer completed (its gloo:/nccl: range may outlast the op);
   // `end` for every other op.
   TimeNs transfer_end = 0;
-  int64_t bytes = -1;    // communication payload, -1 when unknown
+  int64_t bytes = -1;       // communication payload, -1 when unknown
   int64_t correlation = 0;  // of the launch record (0: none); ids grow in launch order
-  uint32_t timeline = 0;  // index into Rank::timelines
-  uint32_t interval = 0;  // index into that timeline's intervals
+  uint32_t timeline = 0;    // index into Rank::timelines
+  uint32_t interval = 0;    // index into that timeline's intervals
   NameId name = kNoName;
-  int32_t peer = -1;     // global peer rank of a p2p op, recorded or from its launch scope
+  int32_t peer = -1;  // global peer rank of a p2p op, recorded or from its launch scope
   CommKind comm = CommKind::kUnknown;  // communication ops: sendrecv resolved where possible
   // Communication ops: the role of their process group where the trace says it (group_roles.h;
   // a role guessed from the layout is not applied), else kUnknown.

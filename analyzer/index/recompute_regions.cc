@@ -13,11 +13,14 @@ namespace {
 // *_backward kernels or plain math (mm, mul), never these, so inside a backward node they are
 // the forward run again.
 constexpr std::array<std::string_view, 16> kForwardOps = {
-    "aten::linear",       "aten::conv1d",     "aten::conv2d",     "aten::conv3d",
-    "aten::layer_norm",   "aten::group_norm", "aten::batch_norm", "aten::rms_norm",
-    "aten::embedding",    "aten::matmul",     "aten::gelu",       "aten::silu",
-    "aten::relu",         "aten::softmax",    "aten::dropout",
-    "aten::scaled_dot_product_attention"};
+    "aten::linear",     "aten::conv1d",
+    "aten::conv2d",     "aten::conv3d",
+    "aten::layer_norm", "aten::group_norm",
+    "aten::batch_norm", "aten::rms_norm",
+    "aten::embedding",  "aten::matmul",
+    "aten::gelu",       "aten::silu",
+    "aten::relu",       "aten::softmax",
+    "aten::dropout",    "aten::scaled_dot_product_attention"};
 
 bool IsForwardOp(std::string_view name) {
   return std::find(kForwardOps.begin(), kForwardOps.end(), name) != kForwardOps.end();
@@ -39,7 +42,7 @@ bool IsBackwardNode(std::string_view name) {
 
 struct Open {
   TimeNs end = 0;
-  bool backward = false;  // a backward node, or inside one
+  bool backward = false;   // a backward node, or inside one
   bool recompute = false;  // inside a recomputation already counted
 };
 

@@ -47,8 +47,8 @@ void TagInferredDataParallel(const Trace& trace, const std::set<DataGroupKey>& i
     const std::vector<ProcessGroup>& declared = trace.ranks[r].process_groups;
     std::vector<bool> is_data(declared.size());
     for (size_t g = 0; g < declared.size(); ++g) {
-      is_data[g] = inferred.contains(DataGroupKey{declared[g].ranks, declared[g].name,
-                                                  declared[g].description});
+      is_data[g] = inferred.contains(
+          DataGroupKey{declared[g].ranks, declared[g].name, declared[g].description});
     }
     for (index::DeviceOp& op : inputs.index.ranks[r].ops) {
       if (op.op_class == index::OpClass::kComm && op.process_group < is_data.size() &&
@@ -113,16 +113,15 @@ absl::StatusOr<JobInputs> DeriveInputs(const Trace& trace, const Options& option
     process_groups.push_back(&rank.process_groups);
     cut_short.push_back(iterations::CutShort(rank));
   }
-  inputs.graph = p2p_graph::Analyze({.index = &inputs.index,
-                                     .timelines = &inputs.timelines,
-                                     .annotated = &inputs.annotated,
-                                     .process_groups = &process_groups,
-                                     .named_transfers = &inputs.named_transfers,
-                                     .cut_short = &cut_short,
-                                     .peers_recorded =
-                                         decided != nullptr
-                                             ? std::optional<bool>(decided->peers_recorded)
-                                             : std::nullopt});
+  inputs.graph = p2p_graph::Analyze(
+      {.index = &inputs.index,
+       .timelines = &inputs.timelines,
+       .annotated = &inputs.annotated,
+       .process_groups = &process_groups,
+       .named_transfers = &inputs.named_transfers,
+       .cut_short = &cut_short,
+       .peers_recorded =
+           decided != nullptr ? std::optional<bool>(decided->peers_recorded) : std::nullopt});
   // A part of the job holds one pipeline: it cannot see the others that a data-parallel group
   // joins, so the job decides them (from every part's stage orders) and the part applies them.
   if (decided != nullptr) {
@@ -232,8 +231,8 @@ void ModelAndPredict(const JobInputs& inputs, const p2p_graph::Pipeline& found, 
       candidates.push_back(
           whatif::Candidate{sim::Schedule::kInterleaved1F1B, model.m, 2, false, {}});
     }
-    if (model.v == 1 && (model.schedule == sim::Schedule::k1F1B ||
-                         model.schedule == sim::Schedule::kGpipe)) {
+    if (model.v == 1 &&
+        (model.schedule == sim::Schedule::k1F1B || model.schedule == sim::Schedule::kGpipe)) {
       candidates.push_back(whatif::Candidate{sim::Schedule::kZeroBubbleH1, model.m, 1, false, {}});
     }
     absl::StatusOr<whatif::Result> predicted = whatif::Analyze(model, candidates);
@@ -254,9 +253,10 @@ std::string NoCompleteIteration(const bubble::Result& bubble) {
   }
   std::vector<int32_t> never_present;
   for (size_t r = 0; r < bubble.ranks.size(); ++r) {
-    const bool present = std::any_of(
-        bubble.iterations.begin(), bubble.iterations.end(),
-        [r](const bubble::IterationFigures& it) { return r < it.ranks.size() && it.ranks[r].present; });
+    const bool present = std::any_of(bubble.iterations.begin(), bubble.iterations.end(),
+                                     [r](const bubble::IterationFigures& it) {
+                                       return r < it.ranks.size() && it.ranks[r].present;
+                                     });
     if (!present) never_present.push_back(bubble.ranks[r]);
   }
   const std::string found = absl::StrCat(bubble.iterations.size(), " iterations (from ", source,
@@ -274,8 +274,7 @@ bool PeersGuessed(const p2p_graph::Pipeline& found) {
   return !found.peers_recorded || found.order_guessed;
 }
 
-absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
-                                         const p2p_graph::Pipeline& found,
+absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs, const p2p_graph::Pipeline& found,
                                          const p2p_matching::Result& matching,
                                          const clock_alignment::JobClocks& job_clocks,
                                          const Options& options) {
@@ -287,14 +286,11 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
 
   crossrank.unmatched = matching.unmatched;
   crossrank.ops_without_peer = matching.ops_without_peer;
-  crossrank.missing_peers =
-      job_completeness::PeersOutsideTrace(trace, inputs.index, stage_order);
+  crossrank.missing_peers = job_completeness::PeersOutsideTrace(trace, inputs.index, stage_order);
   // Clocks: the job's model against this pipeline's first stage; an offset is applied only on
   // tight evidence (clock_alignment.h).
-  clock_alignment::Options clock_options{.ranks = stage_order,
-                                         .hosts = {},
-                                         .tolerance_ns = 0,
-                                         .peers_guessed = PeersGuessed(found)};
+  clock_alignment::Options clock_options{
+      .ranks = stage_order, .hosts = {}, .tolerance_ns = 0, .peers_guessed = PeersGuessed(found)};
   std::vector<const pipeline::IssuedTimeline*> pipeline_timelines;
   for (int32_t rank : stage_order) {
     const int32_t position = inputs.index.PositionOf(rank);
@@ -378,12 +374,11 @@ absl::StatusOr<Pipeline> AnalyzePipeline(const JobInputs& inputs,
         whatif::EffectOfStageAtMean(*out.model, out.shape->slowest_stage);
     if (effect.ok()) out.slowest_stage_effect = *effect;
   }
-  out.findings = findings::Analyze(out.bubble, out.shape ? &*out.shape : nullptr,
-                                   out.ideal ? &*out.ideal : nullptr, out.excess_bubble_fraction,
-                                   findings_options,
-                                   out.slowest_stage_effect ? &*out.slowest_stage_effect : nullptr,
-                                   out.depth_remedies ? &*out.depth_remedies : nullptr,
-                                   out.model ? &*out.model : nullptr);
+  out.findings = findings::Analyze(
+      out.bubble, out.shape ? &*out.shape : nullptr, out.ideal ? &*out.ideal : nullptr,
+      out.excess_bubble_fraction, findings_options,
+      out.slowest_stage_effect ? &*out.slowest_stage_effect : nullptr,
+      out.depth_remedies ? &*out.depth_remedies : nullptr, out.model ? &*out.model : nullptr);
   return out;
 }
 
@@ -454,8 +449,8 @@ std::vector<p2p_matching::Result> MatchTransfers(const JobInputs& inputs, const 
   const std::vector<p2p_graph::Pipeline>& found = inputs.graph.pipelines;
   std::vector<p2p_matching::Result> matchings(found.size());
   ParallelFor(found.size(), WorkerCount(options.jobs, found.size()), [&](size_t, size_t i) {
-    matchings[i] = p2p_matching::Analyze(
-        inputs.graph, p2p_matching::Options{.ranks = found[i].stage_order()});
+    matchings[i] =
+        p2p_matching::Analyze(inputs.graph, p2p_matching::Options{.ranks = found[i].stage_order()});
   });
   return matchings;
 }
@@ -493,12 +488,12 @@ clock_alignment::JobClocks FitJobClocks(std::vector<ClockEvidence> parts) {
     }
     collective_matching::Join(collectives, std::move(part.collectives));
   }
-  std::stable_sort(pipelines.begin(), pipelines.end(),
-                   [](const ClockEvidence::PipelineTransfers* a,
-                      const ClockEvidence::PipelineTransfers* b) {
-                     return *std::min_element(a->ranks.begin(), a->ranks.end()) <
-                            *std::min_element(b->ranks.begin(), b->ranks.end());
-                   });
+  std::stable_sort(
+      pipelines.begin(), pipelines.end(),
+      [](const ClockEvidence::PipelineTransfers* a, const ClockEvidence::PipelineTransfers* b) {
+        return *std::min_element(a->ranks.begin(), a->ranks.end()) <
+               *std::min_element(b->ranks.begin(), b->ranks.end());
+      });
   clock_alignment::JobInput input;
   for (const ClockEvidence::PipelineTransfers* pipeline : pipelines) {
     input.ranks.insert(input.ranks.end(), pipeline->ranks.begin(), pipeline->ranks.end());
@@ -516,8 +511,7 @@ absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(const JobInputs& inputs,
   // Pipelines are analysed on their own (each reads the shared inputs only) and taken in the
   // graph's order, so the first error in that order is the one returned whatever the threads.
   const std::vector<p2p_graph::Pipeline>& found = inputs.graph.pipelines;
-  std::vector<absl::StatusOr<Pipeline>> analysed(found.size(),
-                                                 absl::UnknownError("not analysed"));
+  std::vector<absl::StatusOr<Pipeline>> analysed(found.size(), absl::UnknownError("not analysed"));
   ProgressTicker done(options, "analysing pipelines", found.size());
   const std::vector<p2p_matching::Result> matchings = MatchTransfers(inputs, options);
   std::optional<clock_alignment::JobClocks> own_clocks;
@@ -559,10 +553,10 @@ void FinishPipelines(std::vector<Pipeline>& pipelines, const Options& options) {
     for (findings::Finding& finding : link_findings::Analyze(input, options.link_findings)) {
       all.push_back(std::move(finding));
     }
-    std::stable_sort(all.begin(), all.end(), [](const findings::Finding& a,
-                                                const findings::Finding& b) {
-      return a.cost_ns > b.cost_ns;
-    });
+    std::stable_sort(all.begin(), all.end(),
+                     [](const findings::Finding& a, const findings::Finding& b) {
+                       return a.cost_ns > b.cost_ns;
+                     });
     const RebalanceFigures* rebalance =
         pipeline.rebalance.has_value() && pipeline.rebalance->result.ok() ? &*pipeline.rebalance
                                                                           : nullptr;

@@ -155,7 +155,7 @@ struct Pipeline {
   std::optional<whatif::Result> depth_remedies;
   // With Options::tradeoff and a model: the trade-off's predictions, or why there are none.
   std::optional<absl::StatusOr<whatif::Result>> tradeoff;
-  findings::Result findings;  // bubble findings and link findings, by cost
+  findings::Result findings;   // bubble findings and link findings, by cost
   root_causes::Result causes;  // the findings grouped under their causes, by predicted saving
   CrossRankFigures crossrank;
 };

@@ -27,8 +27,8 @@ iterations::StepSource DecideStepSource(const std::vector<RankFacts>& facts,
                   [](const RankFacts& rank) { return !rank.own_steps.empty(); })) {
     return iterations::StepSource::kProfilerSteps;
   }
-  const bool any_traffic = std::any_of(facts.begin(), facts.end(),
-                                       [](const RankFacts& rank) { return rank.has_p2p; });
+  const bool any_traffic =
+      std::any_of(facts.begin(), facts.end(), [](const RankFacts& rank) { return rank.has_p2p; });
   bool every_rank_repeats = !facts.empty();
   for (const RankFacts& rank : facts) {
     if (rank.has_p2p || !any_traffic) every_rank_repeats = every_rank_repeats && rank.repeats;
@@ -46,9 +46,9 @@ std::optional<int64_t> DecideReference(const std::vector<RankFacts>& facts,
   std::vector<pipeline::RankStepNumbers> ranks;
   for (const RankFacts& rank : facts) {
     if (!rank.has_p2p) continue;
-    ranks.push_back({source == iterations::StepSource::kWholeTrace ? &kWholeTraceStep
-                                                                    : &rank.own_steps,
-                     rank.cut_short});
+    ranks.push_back(
+        {source == iterations::StepSource::kWholeTrace ? &kWholeTraceStep : &rank.own_steps,
+         rank.cut_short});
   }
   return pipeline::SharedReference(ranks);
 }
@@ -70,11 +70,10 @@ RankFacts FactsOf(const Rank& rank, const iterations::Options& options) {
     if (op.is_p2p() && !op.in_optimizer && op.peer >= 0) facts.recorded_peers.push_back(op.peer);
   }
   std::sort(facts.recorded_peers.begin(), facts.recorded_peers.end());
-  facts.recorded_peers.erase(
-      std::unique(facts.recorded_peers.begin(), facts.recorded_peers.end()),
-      facts.recorded_peers.end());
-  facts.own_steps = iterations::OwnSteps(rank, options)
-                        .value_or(std::vector<iterations::StepStart>{});
+  facts.recorded_peers.erase(std::unique(facts.recorded_peers.begin(), facts.recorded_peers.end()),
+                             facts.recorded_peers.end());
+  facts.own_steps =
+      iterations::OwnSteps(rank, options).value_or(std::vector<iterations::StepStart>{});
   // Only a job without any step reads the schedule, and only then is it worth detecting.
   if (facts.own_steps.empty() && !options.iteration_marker.has_value()) {
     facts.repeats = repeating_schedule::DetectRank(index, {}).found;
@@ -89,8 +88,9 @@ PartPlan PlanParts(const Trace& headers, const std::vector<RankFacts>& facts,
   if (facts.size() != n) return plan;
   plan.decisions.step_source = DecideStepSource(facts, options);
   plan.decisions.shared_reference = DecideReference(facts, plan.decisions.step_source);
-  plan.decisions.peers_recorded = std::any_of(
-      facts.begin(), facts.end(), [](const RankFacts& rank) { return !rank.recorded_peers.empty(); });
+  plan.decisions.peers_recorded =
+      std::any_of(facts.begin(), facts.end(),
+                  [](const RankFacts& rank) { return !rank.recorded_peers.empty(); });
   const bool any_traffic =
       std::any_of(facts.begin(), facts.end(), [](const RankFacts& rank) { return rank.has_p2p; });
   if (!plan.decisions.peers_recorded || !any_traffic) return plan;
@@ -207,10 +207,11 @@ Result MergeParts(const Trace& headers, std::vector<PartResult> parts, const Opt
     }
     if (part.notes.size() > kept) {
       pipeline_notes.emplace_back(
-          part.pipelines.empty() ? std::numeric_limits<int32_t>::max() : FirstRank(part.pipelines.front()),
-          std::vector<std::string>(std::make_move_iterator(part.notes.begin() +
-                                                           static_cast<std::ptrdiff_t>(kept)),
-                                   std::make_move_iterator(part.notes.end())));
+          part.pipelines.empty() ? std::numeric_limits<int32_t>::max()
+                                 : FirstRank(part.pipelines.front()),
+          std::vector<std::string>(
+              std::make_move_iterator(part.notes.begin() + static_cast<std::ptrdiff_t>(kept)),
+              std::make_move_iterator(part.notes.end())));
     }
     for (Pipeline& pipeline : part.pipelines) result.pipelines.push_back(std::move(pipeline));
   }
@@ -226,8 +227,9 @@ Result MergeParts(const Trace& headers, std::vector<PartResult> parts, const Opt
                      return a.rank < b.rank;
                    });
   std::sort(summary.ranks_without_p2p.begin(), summary.ranks_without_p2p.end());
-  std::stable_sort(result.pipelines.begin(), result.pipelines.end(),
-                   [](const Pipeline& a, const Pipeline& b) { return FirstRank(a) < FirstRank(b); });
+  std::stable_sort(
+      result.pipelines.begin(), result.pipelines.end(),
+      [](const Pipeline& a, const Pipeline& b) { return FirstRank(a) < FirstRank(b); });
 
   FinishPipelines(result.pipelines, options);
   std::vector<std::vector<index::GroupRoleInfo>> roles;

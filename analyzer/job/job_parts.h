@@ -3,12 +3,12 @@
 //
 // Where the ranks are read, each one's facts (RankFacts: its traffic, the peers it records, its
 // steps) are kept beside its header (RankHeader, bubblescope/trace.h: the rank without its
-// events). From every rank's header and facts, PlanParts makes the decisions the whole job makes once (where steps come
-// from, the reference step, whether peers are recorded) and cuts the job into parts: each
-// pipeline with the ranks its transfers name (a component of the p2p graph drawn from recorded
-// peers, exactly as p2p_graph draws it), and the ranks without traffic in batches no larger. Each
-// part is analysed alone on those decisions (AnalyzePart: the driver's own stages), so its
-// pipeline's figures are those of the whole job's analysis; MergeParts then runs what reads the
+// events). From every rank's header and facts, PlanParts makes the decisions the whole job makes
+// once (where steps come from, the reference step, whether peers are recorded) and cuts the job
+// into parts: each pipeline with the ranks its transfers name (a component of the p2p graph drawn
+// from recorded peers, exactly as p2p_graph draws it), and the ranks without traffic in batches no
+// larger. Each part is analysed alone on those decisions (AnalyzePart: the driver's own stages), so
+// its pipeline's figures are those of the whole job's analysis; MergeParts then runs what reads the
 // whole job (slow links against every link, root causes, the summary, the replica sets) once.
 // The clocks are one model for the whole job (clock_alignment.h): each part's evidence is read
 // first (PartClockEvidence: its transfers and collective kernels, small beside its events), the
@@ -33,9 +33,9 @@
 #include "analysis/rank_summary.h"
 #include "bubblescope/trace.h"
 #include "crossrank/clock_alignment.h"
-#include "index/group_roles.h"
 #include "crossrank/collective_matching.h"
 #include "crossrank/p2p_matching.h"
+#include "index/group_roles.h"
 #include "job/job.h"
 
 namespace bubblescope::job {

@@ -46,8 +46,8 @@ struct JobInputs {
   const Trace* trace = nullptr;
   index::TraceIndex index;
   iterations::Steps steps;
-  std::vector<pipeline::IssuedTimeline> timelines;              // per trace rank
-  std::vector<std::vector<pipeline::PipelineOp>> annotated;     // per trace rank
+  std::vector<pipeline::IssuedTimeline> timelines;                       // per trace rank
+  std::vector<std::vector<pipeline::PipelineOp>> annotated;              // per trace rank
   std::vector<std::vector<pipeline::LabelledTransfer>> named_transfers;  // per trace rank
   p2p_graph::Result graph;
 };
@@ -80,8 +80,8 @@ struct SummaryInputs {
   // devices, hosts, processes, profiler steps); their spans come from Result::ranks.
   const Trace* trace = nullptr;
   std::vector<const std::vector<index::GroupRoleInfo>*> roles;  // per trace rank
-  std::vector<int32_t> ranks_without_p2p;  // in trace order
-  std::vector<std::string> notes;          // p2p_graph::Result::notes
+  std::vector<int32_t> ranks_without_p2p;                       // in trace order
+  std::vector<std::string> notes;                               // p2p_graph::Result::notes
 };
 
 // The job summary and the replica sets (not the collectives of a job without pipelines).

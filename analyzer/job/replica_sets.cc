@@ -126,13 +126,14 @@ StageSpread StageOf(const std::vector<Pipeline>& pipelines, const std::vector<in
   // Every member's stage rank has totals (the bubble covers the pipeline's ranks); a missing
   // one would leave the figure out rather than invent it.
   auto per_iteration = [&](TimeNs IdleSplit::*field) {
-    return SpreadOver(members, [&](int32_t member) -> std::optional<double> {
-             const Pipeline& pipeline = pipelines[static_cast<size_t>(member)];
-             const bubble::RankTotals* totals = TotalsOf(pipeline, rank_of(member));
-             if (totals == nullptr) return std::nullopt;
-             return static_cast<double>(totals->split.*field) /
-                    static_cast<double>(pipeline.bubble.complete_iterations);
-           })
+    return SpreadOver(members,
+                      [&](int32_t member) -> std::optional<double> {
+                        const Pipeline& pipeline = pipelines[static_cast<size_t>(member)];
+                        const bubble::RankTotals* totals = TotalsOf(pipeline, rank_of(member));
+                        if (totals == nullptr) return std::nullopt;
+                        return static_cast<double>(totals->split.*field) /
+                               static_cast<double>(pipeline.bubble.complete_iterations);
+                      })
         .value_or(Spread{});
   };
   out.bubble_fraction = SpreadOver(members, [&](int32_t member) -> std::optional<double> {
@@ -281,16 +282,17 @@ void FoldRankSummaries(const rank_summary::Result& ranks, std::vector<ReplicaSet
         members.emplace_back(found->second, set.pipelines[i]);
       }
       if (members.empty() || members.size() != stage.ranks.size()) continue;
-      const auto over = [&members](const std::function<std::optional<double>(
-                                       const rank_summary::RankFigures&)>& value) {
-        std::vector<std::pair<double, int32_t>> values;
-        for (const auto& [figures, pipeline] : members) {
-          const std::optional<double> v = value(*figures);
-          if (!v.has_value()) return std::optional<Spread>();
-          values.emplace_back(*v, pipeline);
-        }
-        return std::optional<Spread>(SpreadOf(std::move(values)));
-      };
+      const auto over =
+          [&members](
+              const std::function<std::optional<double>(const rank_summary::RankFigures&)>& value) {
+            std::vector<std::pair<double, int32_t>> values;
+            for (const auto& [figures, pipeline] : members) {
+              const std::optional<double> v = value(*figures);
+              if (!v.has_value()) return std::optional<Spread>();
+              values.emplace_back(*v, pipeline);
+            }
+            return std::optional<Spread>(SpreadOf(std::move(values)));
+          };
       const auto number = [&over](auto member) {
         return *over([member](const rank_summary::RankFigures& figures) {
           return std::optional<double>(static_cast<double>(figures.*member));

@@ -101,8 +101,8 @@ absl::StatusOr<FileContents> ReadRegularFile(const std::string& path, int fd, si
     // Padding as simdjson::padded_string writes it (the bytes of an earlier file stand there).
     std::memset(bytes + got, 0, simdjson::SIMDJSON_PADDING);
     FileContents contents;
-    contents.text = simdjson::padded_string_view(bytes, static_cast<size_t>(got),
-                                                 static_cast<size_t>(got) + simdjson::SIMDJSON_PADDING);
+    contents.text = simdjson::padded_string_view(
+        bytes, static_cast<size_t>(got), static_cast<size_t>(got) + simdjson::SIMDJSON_PADDING);
     return contents;
   }
   // simdjson reports a failed allocation as a null buffer, not by throwing.
@@ -204,8 +204,8 @@ MemoryLimits MemoryLimitsOfProcess() {
     }
   }
   // A container's memory limit (cgroup v2, then v1); "max" or a missing file is no limit.
-  for (const char* file : {"/sys/fs/cgroup/memory.max",
-                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+  for (const char* file :
+       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
     std::ifstream in(file);
     int64_t value = 0;
     if (in >> value && value > 0 && value < limits.resident) limits.resident = value;

@@ -62,9 +62,9 @@ int64_t ReadingBudgetBytes(int workers);
 // reads a file: traces, reports given to diff / gate / whatif and gate configs all pass a budget;
 // only tests and tools read without one. With a `buffer`, a file that is not gzip is read into
 // it instead of memory of its own.
-absl::StatusOr<FileContents> ReadFileSource(
-    const std::string& path, int64_t max_bytes = std::numeric_limits<int64_t>::max(),
-    ReadBuffer* buffer = nullptr);
+absl::StatusOr<FileContents> ReadFileSource(const std::string& path,
+                                            int64_t max_bytes = std::numeric_limits<int64_t>::max(),
+                                            ReadBuffer* buffer = nullptr);
 
 // The first bytes of a file, for telling its format (readers/trace_reader.h).
 struct FileHead {

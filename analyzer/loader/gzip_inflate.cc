@@ -167,8 +167,8 @@ absl::Status OverReadingBudget(std::string_view path, int64_t offset, int64_t ma
                                                    " MiB of text, the reading budget per file"));
 }
 
-absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path,
-                                         std::string_view compressed, int64_t max_bytes) {
+absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path, std::string_view compressed,
+                                         int64_t max_bytes) {
   InflateStream inflater;
   if (const int rc = inflater.Init(); rc != Z_OK) {
     return rc == Z_MEM_ERROR ? OutOfMemory(display_path, 0)

@@ -32,14 +32,14 @@ absl::Status OverReadingBudget(std::string_view path, int64_t offset, int64_t ma
 bool LooksLikeGzip(std::string_view data);
 
 // Inflates `compressed`: one or more concatenated gzip members; zero bytes after the last member
-// are ignored (tar-style padding), other bytes end the text there (trailing_at_compressed_byte). `display_path` names the file in errors, which read
+// are ignored (tar-style padding), other bytes end the text there (trailing_at_compressed_byte).
+// `display_path` names the file in errors, which read
 // "<display_path>: byte <N>: bad gzip data: <zlib message>" with N the compressed offset where
 // decoding failed. A stream cut short is not an error (see InflatedText::truncated). More than
 // `max_bytes` of text is a ResourceExhausted error at the compressed byte where the budget ran
 // out (a gzip bomb stops there instead of filling memory).
-absl::StatusOr<InflatedText> InflateGzip(
-    std::string_view display_path, std::string_view compressed,
-    int64_t max_bytes = std::numeric_limits<int64_t>::max());
+absl::StatusOr<InflatedText> InflateGzip(std::string_view display_path, std::string_view compressed,
+                                         int64_t max_bytes = std::numeric_limits<int64_t>::max());
 
 // The first text of gzip data, at most `max_bytes` of it: as much as `compressed` (the start of
 // the data, any length) yields before it ends or turns out damaged. Never an error: what it

@@ -89,7 +89,8 @@ absl::StatusOr<std::string> CacheKey(const std::string& report) {
     return absl::NotFoundError(absl::StrCat(report, ": ", std::strerror(errno)));
   }
   if (!S_ISREG(status.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(report, ": an Nsight Systems report's name, "
+    return absl::InvalidArgumentError(absl::StrCat(report,
+                                                   ": an Nsight Systems report's name, "
                                                    "but not a regular file"));
   }
   std::error_code error;
@@ -157,8 +158,10 @@ absl::StatusOr<std::string> ExportNsightReport(const std::string& report) {
   const std::string cache_home = CacheHome();
   if (cache_home.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(report, ": an Nsight Systems report, and no cache folder to export it into "
-                             "(neither XDG_CACHE_HOME nor HOME is set); ", readable_by));
+        absl::StrCat(report,
+                     ": an Nsight Systems report, and no cache folder to export it into "
+                     "(neither XDG_CACHE_HOME nor HOME is set); ",
+                     readable_by));
   }
   BUBBLESCOPE_ASSIGN_OR_RETURN(std::string key, CacheKey(report));
   const fs::path folder = fs::path(cache_home) / "bubblescope" / "nsys" / key;
@@ -173,16 +176,16 @@ absl::StatusOr<std::string> ExportNsightReport(const std::string& report) {
   fs::create_directories(folder, error);
   if (error) {
     return absl::InvalidArgumentError(absl::StrCat(report, ": cannot make the cache folder ",
-                                                   folder.string(), " for its export: ",
-                                                   error.message()));
+                                                   folder.string(),
+                                                   " for its export: ", error.message()));
   }
   // Each process its own temporary names; ".sqlite" last, as nsys would append it otherwise.
-  const std::string partial = (folder / absl::StrCat(name, ".", getpid(), ".partial.sqlite")).string();
+  const std::string partial =
+      (folder / absl::StrCat(name, ".", getpid(), ".partial.sqlite")).string();
   const std::string stderr_file = (folder / absl::StrCat(name, ".", getpid(), ".stderr")).string();
-  const std::vector<std::string> argv = {*nsys,     "export",     "--type",
-                                         "sqlite",  "--include-blobs=true",
-                                         "--force-overwrite=true", "--output",
-                                         partial,   report};
+  const std::vector<std::string> argv = {
+      *nsys,      "export", "--type", "sqlite", "--include-blobs=true", "--force-overwrite=true",
+      "--output", partial,  report};
   absl::StatusOr<int> wait_status = RunWithStderrTo(argv, stderr_file);
   const std::string said = LastLine(stderr_file);
   fs::remove(stderr_file, error);
@@ -195,19 +198,19 @@ absl::StatusOr<std::string> ExportNsightReport(const std::string& report) {
   if (!succeeded || !fs::is_regular_file(partial, error)) {
     fs::remove(partial, error);
     const std::string how =
-        !succeeded ? (WIFEXITED(*wait_status)
-                          ? absl::StrCat("exit status ", WEXITSTATUS(*wait_status))
-                          : absl::StrCat("killed by signal ", WTERMSIG(*wait_status)))
-                   : "exit status 0, and no export written";
-    return absl::InvalidArgumentError(absl::StrCat(report, ": nsys export failed (", how, "): ",
-                                                   said.empty() ? "it said nothing" : said));
+        !succeeded
+            ? (WIFEXITED(*wait_status) ? absl::StrCat("exit status ", WEXITSTATUS(*wait_status))
+                                       : absl::StrCat("killed by signal ", WTERMSIG(*wait_status)))
+            : "exit status 0, and no export written";
+    return absl::InvalidArgumentError(absl::StrCat(report, ": nsys export failed (", how,
+                                                   "): ", said.empty() ? "it said nothing" : said));
   }
   fs::rename(partial, exported, error);
   if (error) {
     const std::string why = error.message();
     fs::remove(partial, error);
-    return absl::InvalidArgumentError(absl::StrCat(report, ": cannot put its export in place at ",
-                                                   exported.string(), ": ", why));
+    return absl::InvalidArgumentError(
+        absl::StrCat(report, ": cannot put its export in place at ", exported.string(), ": ", why));
   }
   return exported.string();
 }

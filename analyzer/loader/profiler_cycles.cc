@@ -69,9 +69,8 @@ absl::StatusOr<CycleChoice> ChooseProfilerCycle(const std::vector<CycleFile>& fi
   // Files by their first step; a file whose steps overlap the cycle so far belongs to it.
   std::vector<size_t> order(files.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&files](size_t a, size_t b) {
-    return *files[a].first_step < *files[b].first_step;
-  });
+  std::sort(order.begin(), order.end(),
+            [&files](size_t a, size_t b) { return *files[a].first_step < *files[b].first_step; });
   CycleChoice choice;
   choice.cycle_of.assign(files.size(), 0);
   std::vector<ProfilerCycle>& cycles = choice.cycles.found;

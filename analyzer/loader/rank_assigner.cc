@@ -99,8 +99,9 @@ absl::StatusOr<int32_t> RankAssigner::Assign(size_t index, int32_t reported_rank
 absl::StatusOr<int32_t> RankAssigner::AssignNamed(size_t index, int32_t named_rank) {
   if (overridden_[index] >= 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat(files_[index], ": a merged trace names its ranks itself; --rank cannot "
-                                    "renumber them"));
+        absl::StrCat(files_[index],
+                     ": a merged trace names its ranks itself; --rank cannot "
+                     "renumber them"));
   }
   return Own(index, named_rank);
 }

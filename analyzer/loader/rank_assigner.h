@@ -48,7 +48,7 @@ class RankAssigner {
   absl::StatusOr<int32_t> Own(size_t index, int32_t rank);
 
   std::vector<std::string> files_;
-  std::vector<int32_t> overridden_;             // per file, -1 when no override applies
+  std::vector<int32_t> overridden_;          // per file, -1 when no override applies
   UnwindingHashMap<int32_t, size_t> owner_;  // rank id -> index of the file that has it
 };
 

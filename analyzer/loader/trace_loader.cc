@@ -87,9 +87,9 @@ absl::StatusOr<FileRanks> ReadWithReaders(Worker& worker, const std::string& pat
   }
   TraceReader* reader = ClaimingReader(worker.readers, head.bytes, path);
   if (reader == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a trace of a format bubblescope reads (",
-                     TraceFormatNames(worker.readers), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(path,
+                                                   ": not a trace of a format bubblescope reads (",
+                                                   TraceFormatNames(worker.readers), ")"));
   }
   ReaderOptions options;
   options.max_bytes = max_bytes;
@@ -181,9 +181,8 @@ absl::Status OnlyOtherJson(const TraceFileList& list, const absl::Status& first)
 // on the command line, or alone in its directory, it is read as its ranks.
 void PassOverMergedTraces(const std::vector<TraceFile>& files, const std::vector<FileRead>& reads,
                           std::vector<size_t>* readable, std::vector<SkippedFile>* skipped) {
-  const bool has_rank_files = std::any_of(readable->begin(), readable->end(), [&](size_t i) {
-    return !reads[i].bubblescope_merged;
-  });
+  const bool has_rank_files = std::any_of(readable->begin(), readable->end(),
+                                          [&](size_t i) { return !reads[i].bubblescope_merged; });
   if (!has_rank_files) return;
   std::erase_if(*readable, [&](size_t i) {
     if (!files[i].from_directory || !reads[i].bubblescope_merged) return false;
@@ -236,7 +235,6 @@ absl::StatusOr<std::vector<bool>> ChooseCycle(const std::vector<size_t>& readabl
 }
 
 }  // namespace
-
 
 absl::StatusOr<TraceFileList> ListTraceFiles(const std::vector<std::string>& paths,
                                              const LoadOptions& options) {
@@ -373,8 +371,8 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
                                     const LoadOptions& options, std::vector<RankOrigin>* origins) {
   const std::vector<TraceFile>& files = list.files;
   if (reads.size() != files.size()) {
-    return absl::InternalError(absl::StrCat(reads.size(), " file outcomes for ", files.size(),
-                                            " files"));
+    return absl::InternalError(
+        absl::StrCat(reads.size(), " file outcomes for ", files.size(), " files"));
   }
   // Files are judged in path order, so the error reported is the first in that order, whether a
   // read error, a mix of record runs or a rank clash. Files after the first failure were not
@@ -421,13 +419,12 @@ absl::StatusOr<Trace> AssembleTrace(const TraceFileList& list, std::vector<FileR
     std::vector<Rank>& file_ranks = reads[readable[k]].ranks;
     const Rank& rank = file_ranks[0];
     if (!in_run[k]) {
-      trace.skipped_files.push_back(
-          {trace_paths[k],
-           rank.record_run_id.empty()
-               ? "not from a record run, and --run chose one"
-               : absl::StrCat("from record run ", rank.record_run_id,
-                              ", not the one chosen (--run)"),
-           rank.record_run_id});
+      trace.skipped_files.push_back({trace_paths[k],
+                                     rank.record_run_id.empty()
+                                         ? "not from a record run, and --run chose one"
+                                         : absl::StrCat("from record run ", rank.record_run_id,
+                                                        ", not the one chosen (--run)"),
+                                     rank.record_run_id});
       continue;
     }
     if (!in_cycle[k]) continue;  // noted by ChooseCycle

@@ -29,8 +29,8 @@ struct RankOverride {
 // How far a load has come, told after each file is read (LoadOptions::progress).
 struct LoadProgress {
   size_t files_done = 0;
-  size_t files_total = 0;  // every file the paths name or their directories hold
-  int64_t bytes_done = 0;  // on disk (compressed, for a gzip file) of the files done
+  size_t files_total = 0;   // every file the paths name or their directories hold
+  int64_t bytes_done = 0;   // on disk (compressed, for a gzip file) of the files done
   int64_t bytes_total = 0;  // of every file; one whose size is unknown (a pipe) counts 0
 };
 
@@ -75,13 +75,13 @@ absl::StatusOr<TraceFileList> ListTraceFiles(const std::vector<std::string>& pat
 
 // One file's outcome.
 struct FileRead {
-  bool read = false;       // false: not read, because a file before it in the list failed
-  absl::Status status;     // the file's error; NotFound for JSON without traceEvents
-  bool merged = false;     // a merged trace (readers/merged_trace.h), naming its ranks itself
+  bool read = false;    // false: not read, because a file before it in the list failed
+  absl::Status status;  // the file's error; NotFound for JSON without traceEvents
+  bool merged = false;  // a merged trace (readers/merged_trace.h), naming its ranks itself
   bool bubblescope_merged = false;  // the one `analyze --perfetto` writes (FileRanks)
   std::string rank_carriers;        // FileRanks::rank_carriers
-  std::vector<Rank> ranks; // the file's ranks with their reported ids (several when merged);
-                           // none when the file failed
+  std::vector<Rank> ranks;  // the file's ranks with their reported ids (several when merged);
+                            // none when the file failed
 };
 
 // Called by the worker that read files[index], as soon as it has: `analyze --mpi` encodes the

@@ -68,7 +68,8 @@ std::string TraceSetsIn(const std::string& dir, std::vector<std::string> subfold
   std::vector<std::string> listed(sets.begin(),
                                   sets.begin() + std::min(sets.size(), kTraceSetsListed));
   std::string list = absl::StrJoin(listed, ", ");
-  if (sets.size() > listed.size()) absl::StrAppend(&list, " and ", sets.size() - listed.size(), " more");
+  if (sets.size() > listed.size())
+    absl::StrAppend(&list, " and ", sets.size() - listed.size(), " more");
   return absl::StrCat(dir, " holds ", sets.size(), sets.size() == 1 ? " trace set" : " trace sets",
                       " in subfolders (", list, "); name one: bubblescope analyze ",
                       (fs::path(dir) / sets.front()).string());

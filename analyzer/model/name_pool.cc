@@ -58,8 +58,8 @@ std::string_view NamePool::Store(std::string_view name) {
     return long_names_.back();
   }
   if (blocks_.empty() || block_used_ + name.size() > blocks_.back().size()) {
-    const size_t next = blocks_.empty() ? kFirstBlockBytes
-                                        : std::min(2 * blocks_.back().size(), kBlockBytes);
+    const size_t next =
+        blocks_.empty() ? kFirstBlockBytes : std::min(2 * blocks_.back().size(), kBlockBytes);
     blocks_.emplace_back(std::max(next, name.size()), '\0');
     block_used_ = 0;
   }

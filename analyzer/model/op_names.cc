@@ -63,7 +63,7 @@ std::optional<CommKind> CommKernelKind(std::string_view kernel_name) {
   // library dpsk::ep). A scope counts only where its name starts (DeepSeek's traces also hold
   // CUB kernels under cdpsk::ep::, which are not DeepEP's).
   static constexpr std::string_view kExpertParallelScopes[] = {
-      "deep_ep::intranode::", "deep_ep::internode::", "deep_ep::internode_ll::",
+      "deep_ep::intranode::",  "deep_ep::internode::",  "deep_ep::internode_ll::",
       "dpsk::ep::intranode::", "dpsk::ep::internode::", "dpsk::ep::internode_ll::"};
   for (std::string_view scope : kExpertParallelScopes) {
     for (size_t at = kernel_name.find(scope); at != std::string_view::npos;

@@ -4,13 +4,20 @@ namespace bubblescope {
 
 std::string_view IntervalKindName(IntervalKind kind) {
   switch (kind) {
-    case IntervalKind::kComputeKernel: return "compute_kernel";
-    case IntervalKind::kCommKernel: return "comm_kernel";
-    case IntervalKind::kMemcpy: return "memcpy";
-    case IntervalKind::kMemset: return "memset";
-    case IntervalKind::kCpuOp: return "cpu_op";
-    case IntervalKind::kCpuCommOp: return "cpu_comm_op";
-    case IntervalKind::kRuntime: return "runtime";
+    case IntervalKind::kComputeKernel:
+      return "compute_kernel";
+    case IntervalKind::kCommKernel:
+      return "comm_kernel";
+    case IntervalKind::kMemcpy:
+      return "memcpy";
+    case IntervalKind::kMemset:
+      return "memset";
+    case IntervalKind::kCpuOp:
+      return "cpu_op";
+    case IntervalKind::kCpuCommOp:
+      return "cpu_comm_op";
+    case IntervalKind::kRuntime:
+      return "runtime";
   }
   return "unknown";
 }
@@ -36,17 +43,28 @@ bool IsCollective(CommKind kind) {
 
 std::string_view CommKindName(CommKind kind) {
   switch (kind) {
-    case CommKind::kUnknown: return "unknown";
-    case CommKind::kSend: return "send";
-    case CommKind::kRecv: return "recv";
-    case CommKind::kSendRecv: return "sendrecv";
-    case CommKind::kAllReduce: return "all_reduce";
-    case CommKind::kAllGather: return "all_gather";
-    case CommKind::kReduceScatter: return "reduce_scatter";
-    case CommKind::kBroadcast: return "broadcast";
-    case CommKind::kReduce: return "reduce";
-    case CommKind::kAllToAll: return "all_to_all";
-    case CommKind::kBarrier: return "barrier";
+    case CommKind::kUnknown:
+      return "unknown";
+    case CommKind::kSend:
+      return "send";
+    case CommKind::kRecv:
+      return "recv";
+    case CommKind::kSendRecv:
+      return "sendrecv";
+    case CommKind::kAllReduce:
+      return "all_reduce";
+    case CommKind::kAllGather:
+      return "all_gather";
+    case CommKind::kReduceScatter:
+      return "reduce_scatter";
+    case CommKind::kBroadcast:
+      return "broadcast";
+    case CommKind::kReduce:
+      return "reduce";
+    case CommKind::kAllToAll:
+      return "all_to_all";
+    case CommKind::kBarrier:
+      return "barrier";
   }
   return "unknown";
 }

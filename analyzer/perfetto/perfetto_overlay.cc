@@ -11,8 +11,8 @@
 #include "analysis/clock_offsets.h"
 #include "common/status_macros.h"
 #include "crossrank/clock_alignment.h"
-#include "readers/merged_trace.h"
 #include "perfetto/perfetto_rank_events.h"
+#include "readers/merged_trace.h"
 #include "text/json_string.h"
 #include "text/micros.h"
 
@@ -43,9 +43,9 @@ void AddOrderedThread(int64_t pid, int64_t tid, std::string_view name, EventList
 // Where a pipeline rank's figures are.
 struct PipelineRank {
   const job::Pipeline* pipeline = nullptr;
-  size_t index = 0;  // of the pipeline
+  size_t index = 0;    // of the pipeline
   int32_t stage = -1;  // its position in the pipeline
-  RankClock clock;  // as the job driver applied it
+  RankClock clock;     // as the job driver applied it
 };
 
 absl::flat_hash_map<int32_t, PipelineRank> PipelineRanks(const job::Result& result) {
@@ -123,21 +123,19 @@ void AddOverlayTracks(int32_t rank, const PipelineRank& where, int64_t pid, Even
   bool any_overlapped = false;
   for (const op_timeline::TimelineOp& op : where.pipeline->op_timeline.ops) {
     if (op.rank != rank) continue;
-    const std::string name = absl::StrCat(
-        std::string(OpLetter(op)), op.microbatch >= 0 ? absl::StrCat(op.microbatch) : "?");
-    std::string args = absl::StrCat("\"stage\":", op.stage, ",\"chunk\":", op.chunk,
-                                    ",\"microbatch\":", op.microbatch, ",\"type\":\"",
-                                    std::string(OpLetter(op)), "\",\"iteration\":", op.iteration,
-                                    ",\"label\":\"",
-                                    std::string(op_timeline::LabelSourceName(op.label)), "\"");
+    const std::string name = absl::StrCat(std::string(OpLetter(op)),
+                                          op.microbatch >= 0 ? absl::StrCat(op.microbatch) : "?");
+    std::string args = absl::StrCat(
+        "\"stage\":", op.stage, ",\"chunk\":", op.chunk, ",\"microbatch\":", op.microbatch,
+        ",\"type\":\"", std::string(OpLetter(op)), "\",\"iteration\":", op.iteration,
+        ",\"label\":\"", std::string(op_timeline::LabelSourceName(op.label)), "\"");
     any_overlapped = any_overlapped || op.overlapped;
     AddSlice(pid, op.overlapped ? overlapped_track : op_track, name, op.start, op.end, args,
              events);
     ++counts->ops;
   }
   if (any_overlapped) {
-    AddOrderedThread(pid, overlapped_track, who + "ops sharing their time with another op",
-                     events);
+    AddOrderedThread(pid, overlapped_track, who + "ops sharing their time with another op", events);
   }
 }
 
@@ -153,9 +151,9 @@ absl::StatusOr<std::vector<size_t>> ChooseRanks(const Trace& trace, const job::R
         return absl::InvalidArgumentError(
             absl::StrCat("no pipeline ", missing, ": the job has no pipeline"));
       }
-      return absl::InvalidArgumentError(absl::StrCat(
-          "no pipeline ", missing, ": the job has ", pipelines,
-          pipelines == 1 ? " (0)" : absl::StrCat(" (0-", pipelines - 1, ")")));
+      return absl::InvalidArgumentError(
+          absl::StrCat("no pipeline ", missing, ": the job has ", pipelines,
+                       pipelines == 1 ? " (0)" : absl::StrCat(" (0-", pipelines - 1, ")")));
     }
   }
   // Every chosen rank id must be one of the job's: a typo must not quietly write less.
@@ -171,12 +169,12 @@ absl::StatusOr<std::vector<size_t>> ChooseRanks(const Trace& trace, const job::R
     // At most one id more than the job has is looked at per range, however wide it is.
     for (int64_t id = range.first; id <= range.last; ++id) {
       if (ids.contains(id)) continue;
-      return absl::InvalidArgumentError(absl::StrCat(
-          "no rank ", id, " in the job (its ", trace.ranks.size(), " ranks: ",
-          ids.size() == static_cast<size_t>(highest - lowest + 1)
-              ? absl::StrCat(lowest, "-", highest)
-              : absl::StrCat("ids from ", lowest, " to ", highest, ", not all"),
-          ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("no rank ", id, " in the job (its ", trace.ranks.size(), " ranks: ",
+                       ids.size() == static_cast<size_t>(highest - lowest + 1)
+                           ? absl::StrCat(lowest, "-", highest)
+                           : absl::StrCat("ids from ", lowest, " to ", highest, ", not all"),
+                       ")"));
     }
   }
   absl::flat_hash_set<int32_t> in_chosen_pipelines;
@@ -224,12 +222,12 @@ absl::StatusOr<MergedFrame> WriteOverlay(const Trace& trace, const job::Result& 
     if (made) {
       ++next_pid;
       const size_t stages = where.pipeline->bubble.per_rank.size();
-      AddProcessName(found->second,
-                     absl::StrCat("pipeline ", where.index, ": bubblescope, ", stages,
-                                  stages == 1 ? " stage" : " stages"),
-                     &events,
-                     static_cast<int64_t>(where.index) -
-                         static_cast<int64_t>(result.pipelines.size()));
+      AddProcessName(
+          found->second,
+          absl::StrCat("pipeline ", where.index, ": bubblescope, ", stages,
+                       stages == 1 ? " stage" : " stages"),
+          &events,
+          static_cast<int64_t>(where.index) - static_cast<int64_t>(result.pipelines.size()));
     }
     return found->second;
   };
@@ -239,8 +237,8 @@ absl::StatusOr<MergedFrame> WriteOverlay(const Trace& trace, const job::Result& 
     const RankClock clock = where == pipeline_ranks.end() ? RankClock{} : where->second.clock;
     RankLayout rank_layout;
     RankEventCounts rank_counts;
-    if (absl::Status appended = AppendRankEvents(rank, clock, &next_pid, &events,
-                                                 &rank_layout, &rank_counts);
+    if (absl::Status appended =
+            AppendRankEvents(rank, clock, &next_pid, &events, &rank_layout, &rank_counts);
         !appended.ok()) {
       return appended;
     }
@@ -253,8 +251,8 @@ absl::StatusOr<MergedFrame> WriteOverlay(const Trace& trace, const job::Result& 
     absl::StrAppend(&layout, ",\"clock_offset_ns\":", clock.offset_ns);
     if (clock.rate != 0.0) {
       // The offset holds at the anchor and changes by the rate (the clock's drift).
-      absl::StrAppend(&layout, ",\"clock_anchor_ns\":", clock.anchor_ns, ",\"clock_rate\":",
-                      absl::StrFormat("%.17g", clock.rate));
+      absl::StrAppend(&layout, ",\"clock_anchor_ns\":", clock.anchor_ns,
+                      ",\"clock_rate\":", absl::StrFormat("%.17g", clock.rate));
     }
     if (!rank.host.empty()) {
       // Read back as the rank's host, so ranks of one machine keep sharing their clock.
@@ -280,10 +278,9 @@ absl::StatusOr<MergedFrame> WriteOverlay(const Trace& trace, const job::Result& 
     BUBBLESCOPE_RETURN_IF_ERROR(events.Flush());
   }
   layout += "]}";
-  return MergedFrame{
-      .head = absl::StrCat("{\"", std::string(kineto::kMergedMemberName), "\":", layout,
-                           ",\n\"traceEvents\":[\n"),
-      .tail = "\n]}\n"};
+  return MergedFrame{.head = absl::StrCat("{\"", std::string(kineto::kMergedMemberName),
+                                          "\":", layout, ",\n\"traceEvents\":[\n"),
+                     .tail = "\n]}\n"};
 }
 
 absl::StatusOr<std::string> RenderOverlay(const Trace& trace, const job::Result& result,

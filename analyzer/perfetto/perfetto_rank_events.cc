@@ -12,11 +12,11 @@
 #include "loader/file_source.h"
 #include "loader/trace_readers.h"
 #include "readers/json_number.h"
-#include "text/json_tokens.h"
 #include "readers/kineto_reader.h"
 #include "readers/raw_events.h"
 #include "simdjson.h"
 #include "text/json_string.h"
+#include "text/json_tokens.h"
 #include "text/micros.h"
 #include "writers/kineto_writer.h"
 
@@ -50,8 +50,7 @@ bool IsId(std::string_view token) {
 
 // A time in µs as the reader reads it, in ns.
 bool ReadMicros(const RawField* field, int64_t* ns) {
-  return field != nullptr &&
-         kineto::ParseScaledDecimal(field->value, 3, ns) == NumberStatus::kOk;
+  return field != nullptr && kineto::ParseScaledDecimal(field->value, 3, ns) == NumberStatus::kOk;
 }
 
 // The "name" arg of a process_name metadata event (args given as JSON text); empty if none.
@@ -212,8 +211,8 @@ class RankRewriter {
     const auto [it, inserted] = process_index_.try_emplace(std::string(original), 0);
     if (inserted) {
       it->second = processes_.size();
-      processes_.push_back(Process{.pid = (*next_pid_)++, .original = std::string(original),
-                                   .name = ""});
+      processes_.push_back(
+          Process{.pid = (*next_pid_)++, .original = std::string(original), .name = ""});
     }
     return processes_[it->second];
   }
@@ -230,7 +229,7 @@ class RankRewriter {
   EventList* events_;
   RankEventCounts* counts_;
   absl::flat_hash_map<std::string, size_t> process_index_;
-  std::vector<Process> processes_;  // in order of first use
+  std::vector<Process> processes_;                             // in order of first use
   std::vector<std::pair<int64_t, std::string>> used_threads_;  // in order of first use
   absl::flat_hash_set<std::pair<int64_t, std::string>> used_set_;
   absl::flat_hash_set<std::pair<int64_t, std::string>> named_threads_;
@@ -344,19 +343,18 @@ absl::Status AppendRankEvents(const Rank& rank, const RankClock& clock, int64_t*
                               EventList* events, RankLayout* layout, RankEventCounts* counts) {
   if (ReadFromKinetoFile(rank)) {
     // Under the same reading budget as the loader (the file was read within it once already).
-    absl::StatusOr<FileContents> contents =
-        ReadFileSource(rank.source_path, ReadingBudgetBytes(1));
+    absl::StatusOr<FileContents> contents = ReadFileSource(rank.source_path, ReadingBudgetBytes(1));
     BUBBLESCOPE_RETURN_IF_ERROR(contents.status());
-    return AppendDocumentEvents(rank, rank.source_path, contents->text, clock, next_pid,
-                                events, layout, counts);
+    return AppendDocumentEvents(rank, rank.source_path, contents->text, clock, next_pid, events,
+                                layout, counts);
   }
   // Any other format (a digest, an Nsight export) or a rank made in memory: its model's events,
   // as the Kineto writer writes them (absolute times: the rank's clock as the model holds it).
   KinetoWriteOptions options;
   options.layout = KinetoLayout::kAbsoluteMicros;
   const simdjson::padded_string text(KinetoJson(rank, options));
-  return AppendDocumentEvents(rank, rank.source_path, text, clock, next_pid, events,
-                              layout, counts);
+  return AppendDocumentEvents(rank, rank.source_path, text, clock, next_pid, events, layout,
+                              counts);
 }
 
 }  // namespace bubblescope::perfetto

@@ -23,7 +23,10 @@ class EventList {
  public:
   explicit EventList(ByteSink* sink) : sink_(sink) {}
 
-  void Add(std::string_view event) { Begin()->append(event.data(), event.size()); End(); }
+  void Add(std::string_view event) {
+    Begin()->append(event.data(), event.size());
+    End();
+  }
   // An event written in place: Begin gives the text to append it to, End closes it.
   std::string* Begin();
   void End();
@@ -56,16 +59,16 @@ struct RankEventCounts {
 
 // What the rank's entry in the "bubblescope_merged" member says.
 struct RankLayout {
-  std::string processes;  // the "processes" array's text: new pid -> original pid
-  std::string distributed_info;   // the file's own members' text, empty when absent
+  std::string processes;         // the "processes" array's text: new pid -> original pid
+  std::string distributed_info;  // the file's own members' text, empty when absent
   std::string device_properties;
 };
 
 // Appends `rank`'s events (its Kineto file's, streamed again from rank.source_path, else its
 // model's) to `events`, its times moved onto the reference clock by `clock` (its offset and
-// rate, as the job driver applied them: ClockOffsets::Move) and its pids renumbered from *next_pid on, each of its processes named
-// "rank R: ...". Errors, one line: the Kineto file cannot be read again, or it is itself a
-// merged trace.
+// rate, as the job driver applied them: ClockOffsets::Move) and its pids renumbered from *next_pid
+// on, each of its processes named "rank R: ...". Errors, one line: the Kineto file cannot be read
+// again, or it is itself a merged trace.
 absl::Status AppendRankEvents(const Rank& rank, const RankClock& clock, int64_t* next_pid,
                               EventList* events, RankLayout* layout, RankEventCounts* counts);
 

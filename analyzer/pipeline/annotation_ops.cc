@@ -138,9 +138,11 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& r
     if (!ranges_ready) {
       by_issue = ComputeRanges(rank, rank_index);
       by_start = by_issue;
-      std::stable_sort(by_start.begin(), by_start.end(),
-                       [](const ComputeRange& a, const ComputeRange& b) { return a.start < b.start; });
-      for (const ComputeRange& range : by_start) longest = std::max(longest, range.end - range.start);
+      std::stable_sort(
+          by_start.begin(), by_start.end(),
+          [](const ComputeRange& a, const ComputeRange& b) { return a.start < b.start; });
+      for (const ComputeRange& range : by_start)
+        longest = std::max(longest, range.end - range.start);
       ranges_ready = true;
     }
     std::vector<TimeRange> covered;
@@ -156,8 +158,9 @@ std::vector<PipelineOp> AnnotatedOps(const Rank& rank, const index::RankIndex& r
       }
     } else {
       // The compute this range issued: launches (or CPU ops) starting inside it.
-      auto it = std::lower_bound(by_issue.begin(), by_issue.end(), annotation.start,
-                                 [](const ComputeRange& range, TimeNs t) { return range.issue < t; });
+      auto it =
+          std::lower_bound(by_issue.begin(), by_issue.end(), annotation.start,
+                           [](const ComputeRange& range, TimeNs t) { return range.issue < t; });
       for (; it != by_issue.end() && it->issue < annotation.end; ++it) {
         covered.push_back(TimeRange{it->start, it->end});
       }

@@ -50,11 +50,10 @@ IdealBubble IdealBubbleOf(const schedule_inference::Result& shape) {
   ideal.fraction = ClosedFormBubbleFraction(shape);
   const bool zero_bubble = shape.family == schedule_inference::ScheduleFamily::kZeroBubble;
   if (zero_bubble) ideal.source = IdealSource::kUpperBound;
-  const bool simulable = shape.p > 0 && shape.m > 0 && shape.v > 0 &&
-                         shape.stages.size() == static_cast<size_t>(shape.p) &&
-                         shape.stage_counts_fit &&
-                         int64_t{shape.p} * shape.m * shape.v <= kMaxSimulatedOps &&
-                         (!zero_bubble || shape.v == 1);
+  const bool simulable =
+      shape.p > 0 && shape.m > 0 && shape.v > 0 &&
+      shape.stages.size() == static_cast<size_t>(shape.p) && shape.stage_counts_fit &&
+      int64_t{shape.p} * shape.m * shape.v <= kMaxSimulatedOps && (!zero_bubble || shape.v == 1);
   if (!simulable) return ideal;
   // The schedule's own run: every stage at the mean op times (per rank, over its chunks).
   sim::Config config = ComputeOnlyConfig(shape, SimScheduleOf(shape.family));
@@ -68,13 +67,11 @@ IdealBubble IdealBubbleOf(const schedule_inference::Result& shape) {
     backward += weight_grad;
     weight_grad = 0;
   }
-  config.costs.assign(static_cast<size_t>(shape.p),
-                      sim::StageCost{.forward = std::max<TimeNs>(1, forward * chunks),
-                                     .backward = training ? std::max<TimeNs>(1, backward * chunks)
-                                                          : 0,
-                                     .weight_grad = zero_bubble
-                                                        ? std::max<TimeNs>(1, weight_grad * chunks)
-                                                        : 0});
+  config.costs.assign(
+      static_cast<size_t>(shape.p),
+      sim::StageCost{.forward = std::max<TimeNs>(1, forward * chunks),
+                     .backward = training ? std::max<TimeNs>(1, backward * chunks) : 0,
+                     .weight_grad = zero_bubble ? std::max<TimeNs>(1, weight_grad * chunks) : 0});
   if (!sim::ValidateConfig(config).ok()) return ideal;
   absl::StatusOr<sim::Records> records = sim::RunSchedule(config);
   if (!records.ok()) return ideal;

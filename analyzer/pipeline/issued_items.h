@@ -25,13 +25,13 @@ using index::PhaseHint;
 struct IssuedItem {
   ItemKind kind = ItemKind::kCompute;
   PhaseHint hint = PhaseHint::kNone;
-  int32_t step = 0;     // the step its issue lies in (step_map.h)
-  int32_t peer = -1;    // send / recv: the global peer rank when the trace records it
-  int64_t bytes = -1;   // send / recv: payload bytes when the trace records them
+  int32_t step = 0;       // the step its issue lies in (step_map.h)
+  int32_t peer = -1;      // send / recv: the global peer rank when the trace records it
+  int64_t bytes = -1;     // send / recv: payload bytes when the trace records them
   NameId name = kNoName;  // the kernel's or operator's name, in the rank's pool
-  uint32_t op = 0;      // index into the rank's index::RankIndex::ops
-  TimeNs issue = 0;     // launch start (GPU) or op start (CPU)
-  TimeNs start = 0;     // the activity itself
+  uint32_t op = 0;        // index into the rank's index::RankIndex::ops
+  TimeNs issue = 0;       // launch start (GPU) or op start (CPU)
+  TimeNs start = 0;       // the activity itself
   TimeNs end = 0;
 };
 

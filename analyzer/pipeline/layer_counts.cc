@@ -72,8 +72,9 @@ Result Analyze(const Trace& trace, const Options& options) {
   }
   if (silent.size() == layers.size()) return result;  // nothing declared: no counts, no problem
   if (!silent.empty()) {
-    result.problem = absl::StrCat("rank ", silent.front(), " declares no '", std::string(kAnnotationPrefix),
-                                  "N' annotation while other ranks of the pipeline do");
+    result.problem =
+        absl::StrCat("rank ", silent.front(), " declares no '", std::string(kAnnotationPrefix),
+                     "N' annotation while other ranks of the pipeline do");
     return result;
   }
   result.layers_per_stage = std::move(layers);

@@ -9,24 +9,22 @@ namespace bubblescope::pipeline {
 absl::Status CheckResplit(const std::vector<int32_t>& before, const std::vector<int32_t>& after) {
   if (before.size() != after.size()) {
     return absl::InvalidArgumentError(absl::StrCat("the new split has ", after.size(),
-                                                   " stages but the pipeline has ",
-                                                   before.size()));
+                                                   " stages but the pipeline has ", before.size()));
   }
   int64_t total_before = 0;
   int64_t total_after = 0;
   for (size_t s = 0; s < before.size(); ++s) {
     if (before[s] < 1 || after[s] < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("stage ", s, " has ", std::min(before[s], after[s]),
-                       " layers; every stage needs at least 1"));
+      return absl::InvalidArgumentError(absl::StrCat("stage ", s, " has ",
+                                                     std::min(before[s], after[s]),
+                                                     " layers; every stage needs at least 1"));
     }
     total_before += before[s];
     total_after += after[s];
   }
   if (total_before != total_after) {
     return absl::InvalidArgumentError(absl::StrCat("the new split holds ", total_after,
-                                                   " layers but the pipeline has ",
-                                                   total_before));
+                                                   " layers but the pipeline has ", total_before));
   }
   return absl::OkStatus();
 }

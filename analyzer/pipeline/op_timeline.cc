@@ -143,8 +143,8 @@ Result Build(const schedule_inference::Result& shape, const bubble::Result& bubb
     out.end = has_compute ? ClockOffsets::Move(op.compute_end, offset) : out.start;
     const auto in_bubble = std::find(bubble.ranks.begin(), bubble.ranks.end(), op.rank);
     if (in_bubble != bubble.ranks.end()) {
-      out.iteration = IterationAt(
-          rank_spans[static_cast<size_t>(in_bubble - bubble.ranks.begin())], out.start);
+      out.iteration =
+          IterationAt(rank_spans[static_cast<size_t>(in_bubble - bubble.ranks.begin())], out.start);
     }
     if (out.iteration < 0) out.iteration = IterationAt(windows, out.start);
     placed.push_back({op.step, out});
@@ -159,9 +159,9 @@ Result Build(const schedule_inference::Result& shape, const bubble::Result& bubb
   for (Placed& entry : placed) result.ops.push_back(entry.op);
 
   const std::optional<std::vector<std::vector<sim::Op>>> programs =
-      p == shape.p ? pipeline::StagePrograms(
-                         shape, static_cast<int64_t>(result.ops.size()) * 3 + 4096)
-                   : std::nullopt;
+      p == shape.p
+          ? pipeline::StagePrograms(shape, static_cast<int64_t>(result.ops.size()) * 3 + 4096)
+          : std::nullopt;
   if (programs) {
     size_t begin = 0;
     while (begin < placed.size()) {

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/disjoint_sets.h"
 #include "absl/strings/str_join.h"
+#include "common/disjoint_sets.h"
 #include "pipeline/p2p_structure.h"
 #include "pipeline/peer_inference.h"
 #include "pipeline/segment_ops.h"
@@ -200,9 +200,10 @@ std::optional<std::vector<std::vector<int32_t>>> SplitByProcessGroups(
     return ordered.front();
   }
   if (ordered.size() > 1) {
-    notes->push_back(absl::StrCat(
-        "no peer ranks recorded, and ", ordered.size(), " ways to split the ranks with traffic "
-        "by their declared process groups fit: they are kept as one pipeline"));
+    notes->push_back(
+        absl::StrCat("no peer ranks recorded, and ", ordered.size(),
+                     " ways to split the ranks with traffic "
+                     "by their declared process groups fit: they are kept as one pipeline"));
   }
   return std::nullopt;
 }
@@ -238,14 +239,14 @@ void JoinRecordedPeers(const Input& input, bool peers, Grouping* grouping, Resul
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    const bool cut_short = input.cut_short != nullptr && i < input.cut_short->size() &&
-                           (*input.cut_short)[i];
+    const bool cut_short =
+        input.cut_short != nullptr && i < input.cut_short->size() && (*input.cut_short)[i];
     if (!grouping->has_p2p[i] && cut_short && named_as_peer[i]) {
       grouping->has_p2p[i] = true;
       result->kept_cut_short.push_back(index.ranks[i].rank);
-      result->notes.push_back(absl::StrCat(
-          "rank ", index.ranks[i].rank, " was cut short before its first transfer; its peers' "
-          "transfers keep it in the pipeline"));
+      result->notes.push_back(absl::StrCat("rank ", index.ranks[i].rank,
+                                           " was cut short before its first transfer; its peers' "
+                                           "transfers keep it in the pipeline"));
     }
   }
 }

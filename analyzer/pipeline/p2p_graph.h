@@ -48,9 +48,9 @@ std::string_view PeerSourceName(PeerSource source);  // "recorded", "pp_action",
 
 struct P2pOp {
   bool send = false;
-  int32_t peer = -1;      // global rank of the other end; -1 when unknown
+  int32_t peer = -1;  // global rank of the other end; -1 when unknown
   PeerSource peer_source = PeerSource::kUnknown;
-  int64_t bytes = -1;     // -1 when unknown
+  int64_t bytes = -1;  // -1 when unknown
   // A GPU p2p kernel, which runs until its peer's matching kernel has started and both complete
   // together (NCCL); a CPU gloo op is buffered and may complete before its peer posts.
   bool rendezvous = false;
@@ -59,9 +59,9 @@ struct P2pOp {
   // its last transfer completes, so its end times that one transfer only when the kernel at the
   // other end carried exactly the same transfers.
   int64_t batch = -1;
-  TimeNs issue = 0;       // launch (GPU) or op start (CPU), on the rank's own clock
+  TimeNs issue = 0;  // launch (GPU) or op start (CPU), on the rank's own clock
   TimeNs start = 0;
-  TimeNs end = 0;         // CPU: when the transfer completed (index::DeviceOp::transfer_end)
+  TimeNs end = 0;  // CPU: when the transfer completed (index::DeviceOp::transfer_end)
 };
 
 struct RankOps {
@@ -71,7 +71,7 @@ struct RankOps {
 
 struct Pipeline {
   pipeline::StageOrder order;  // ranks of stage 0 .. p-1 (id order when unknown)
-  bool interleaved = false;  // the last stage sends to the first (p >= 3; recorded or inferred)
+  bool interleaved = false;    // the last stage sends to the first (p >= 3; recorded or inferred)
   bool peers_recorded = true;  // false: grouped and ordered without any recorded peer
   // Ordered by the rhythm of batch kernels of several transfers, without peers: the order, the
   // peers inferred from it and the transfers paired by them are a guess (the driver keeps the
@@ -104,7 +104,7 @@ struct Input {
 };
 
 struct Result {
-  std::vector<RankOps> ranks;  // one per trace rank, in trace order
+  std::vector<RankOps> ranks;       // one per trace rank, in trace order
   std::vector<Pipeline> pipelines;  // ordered by their smallest rank id
   std::vector<int32_t> ranks_without_p2p;
   // Ranks whose file was cut short before their first transfer, kept in their pipeline because

@@ -102,8 +102,8 @@ std::optional<std::vector<int32_t>> OrderByFirstReceive(
 }
 
 // The completion times of the transfers of `timeline` that carry activations, one direction.
-std::vector<TimeNs> ActivationEnds(const IssuedTimeline& timeline, bool first_stage,
-                                   ItemKind kind, bool has_backward) {
+std::vector<TimeNs> ActivationEnds(const IssuedTimeline& timeline, bool first_stage, ItemKind kind,
+                                   bool has_backward) {
   const std::vector<Payload> payloads = TransferPayloads(timeline, first_stage);
   std::vector<TimeNs> ends;
   for (size_t i = 0; i < timeline.items.size(); ++i) {
@@ -171,8 +171,7 @@ bool PeersKnown(const std::vector<IssuedTimeline>& timelines) {
   return false;
 }
 
-absl::StatusOr<std::vector<int32_t>> InferStageOrder(
-    const std::vector<IssuedTimeline>& timelines) {
+absl::StatusOr<std::vector<int32_t>> InferStageOrder(const std::vector<IssuedTimeline>& timelines) {
   if (timelines.size() == 1) return std::vector<int32_t>{timelines.front().rank};
   if (PeersKnown(timelines)) {
     if (std::optional<std::vector<int32_t>> order = OrderByPeers(timelines)) return *order;
@@ -201,10 +200,9 @@ std::optional<std::vector<std::vector<int32_t>>> ChainByCompletionGaps(
     // sends nothing. A training job without hints is left to other rules.
     bool every_rank_sends = true;
     for (const IssuedTimeline& timeline : timelines) {
-      every_rank_sends &= std::any_of(timeline.items.begin(), timeline.items.end(),
-                                      [](const IssuedItem& item) {
-                                        return item.kind == ItemKind::kSend;
-                                      });
+      every_rank_sends &=
+          std::any_of(timeline.items.begin(), timeline.items.end(),
+                      [](const IssuedItem& item) { return item.kind == ItemKind::kSend; });
     }
     if (every_rank_sends) return std::nullopt;
   }
@@ -279,14 +277,13 @@ absl::StatusOr<P2pSchedule> InferP2pSchedule(const std::vector<IssuedTimeline>& 
   const bool wrap_visible = peers && order.size() >= 3;
   const int64_t first_to_second = CountTransfers(
       *first, ItemKind::kSend, peers ? std::optional<int32_t>(second) : std::nullopt, std::nullopt);
-  const int64_t wrap = wrap_visible ? CountTransfers(*last, ItemKind::kSend, order.front(),
-                                                     std::nullopt)
-                                    : 0;
+  const int64_t wrap =
+      wrap_visible ? CountTransfers(*last, ItemKind::kSend, order.front(), std::nullopt) : 0;
   const int64_t m = first_to_second - wrap;
   if (m <= 0 || wrap % m != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the first stage's sends do not give a microbatch count (", first_to_second,
-        " sends to the next stage, ", wrap, " wrap-around sends back)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the first stage's sends do not give a microbatch count (", first_to_second,
+                     " sends to the next stage, ", wrap, " wrap-around sends back)"));
   }
   schedule.m = static_cast<int32_t>(m);
   schedule.v = static_cast<int32_t>(1 + wrap / m);

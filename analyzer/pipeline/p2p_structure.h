@@ -47,7 +47,7 @@ struct P2pSchedule {
 struct ComputeCounts {
   int64_t first_stage_forwards = 0;   // forward ops in the first stage's step 0
   int64_t first_stage_backwards = 0;  // its backward (or input-gradient) ops
-  bool any_backward = false;         // some rank has backward or weight-gradient ops
+  bool any_backward = false;          // some rank has backward or weight-gradient ops
 };
 
 // `order` from InferStageOrder; `timelines` indexed like the ranks of `order` refer to.

@@ -10,19 +10,19 @@ namespace bubblescope::pipeline {
 
 enum class OpType : uint8_t {
   kForward,
-  kBackward,    // full backward, or the input-gradient half when W is separate
+  kBackward,  // full backward, or the input-gradient half when W is separate
   kWeightGrad,
 };
 
 struct PipelineOp {
   int32_t rank = -1;
-  int32_t step = 0;            // its step, 0 = the pipeline's reference iteration (step_map.h)
+  int32_t step = 0;  // its step, 0 = the pipeline's reference iteration (step_map.h)
   OpType type = OpType::kForward;
   bool input_grad_only = false;  // an `I` op (torch zero-bubble schedules)
-  int32_t virtual_stage = -1;  // when the source names it
-  int32_t microbatch = -1;     // when the source names it
-  TimeNs start = 0;            // the op's range (annotation) or its first compute item
-  TimeNs compute_ns = 0;       // union of the compute inside the op
+  int32_t virtual_stage = -1;    // when the source names it
+  int32_t microbatch = -1;       // when the source names it
+  TimeNs start = 0;              // the op's range (annotation) or its first compute item
+  TimeNs compute_ns = 0;         // union of the compute inside the op
   // The first start and last end of that compute, on the rank's own clock (device activity on
   // a GPU rank); both 0 when the op covers no compute.
   TimeNs compute_start = 0;

@@ -174,8 +174,8 @@ OpBounds ReachableBlocks(const StepFit& fit, const OpBounds& bounds) {
 // Each op into one block of its reachable ones (fit->op_block, op_pinned, op_hint_placed); false
 // with `*problem` set when an op has none.
 bool PlaceOpsInBlocks(const IssuedTimeline& timeline, const std::vector<sim::Op>& program,
-                      int32_t stage, int32_t p, int32_t v, const OpBounds& reachable,
-                      StepFit* fit, std::string* problem) {
+                      int32_t stage, int32_t p, int32_t v, const OpBounds& reachable, StepFit* fit,
+                      std::string* problem) {
   const size_t n = program.size();
   const std::vector<int32_t>& earliest = reachable.lo;
   const std::vector<int32_t>& latest = reachable.hi;
@@ -350,8 +350,8 @@ void CutStep(const RankFit& rank, const StepFit& fit, const std::vector<sim::Op>
     std::vector<OpType> types;
     for (size_t k : ops) types.push_back(OpTypeOf(program[k].type));
     const std::vector<Cut> cuts =
-        CutBlock(*rank.timeline, fit.blocks[static_cast<size_t>(fit.op_block[ops.front()])],
-                 types, signatures);
+        CutBlock(*rank.timeline, fit.blocks[static_cast<size_t>(fit.op_block[ops.front()])], types,
+                 signatures);
     for (size_t j = 0; j < ops.size(); ++j) {
       FitEvidence evidence = cuts[j].evidence;
       const size_t k = ops[j];

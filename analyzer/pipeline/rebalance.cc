@@ -42,8 +42,8 @@ absl::StatusOr<Prediction> Predict(sim::Config config, const std::vector<StageTi
 // Stage times after `from` passes k layers toward `to` (pipeline/layer_split.h); nullopt when a
 // stage in between has fewer than k layers to hand on.
 std::optional<std::vector<StageTimes>> ShiftLayers(const std::vector<StageTimes>& times,
-                                                   const std::vector<int32_t>& layers,
-                                                   int32_t from, int32_t to, int32_t k) {
+                                                   const std::vector<int32_t>& layers, int32_t from,
+                                                   int32_t to, int32_t k) {
   const int32_t step = to > from ? 1 : -1;
   for (int32_t s = from + step; s != to; s += step) {
     if (layers[static_cast<size_t>(s)] < k) return std::nullopt;
@@ -144,8 +144,8 @@ absl::StatusOr<Result> Analyze(const schedule_inference::Result& shape, const Op
   result.min_gain = options.min_gain;
   absl::StatusOr<Prediction> before = Predict(config, times);
   if (!before.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the measured stage times cannot be simulated: ", before.status().message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the measured stage times cannot be simulated: ", before.status().message()));
   }
   result.before = *before;
 

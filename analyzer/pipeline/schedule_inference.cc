@@ -118,7 +118,8 @@ Result FromStagedAnnotations(const std::vector<PipelineOp>& ops,
 // the forwards of the first microbatch before its first backward count the chunks. Unlike
 // forwards ÷ m this holds when step 0 spans several iterations (no iteration boundaries were
 // found, so the whole trace is step 0). nullopt without a backward of that microbatch.
-std::optional<int32_t> ChunksFromFirstMicrobatch(const std::vector<const PipelineOp*>& first_stage) {
+std::optional<int32_t> ChunksFromFirstMicrobatch(
+    const std::vector<const PipelineOp*>& first_stage) {
   if (first_stage.empty()) return std::nullopt;
   const int32_t microbatch = first_stage.front()->microbatch;
   int32_t forwards = 0;
@@ -151,12 +152,12 @@ absl::StatusOr<Result> FromWordAnnotations(const std::vector<PipelineOp>& ops,
   std::stable_sort(first_stage_ops.begin(), first_stage_ops.end(),
                    [](const PipelineOp* a, const PipelineOp* b) { return a->start < b->start; });
   result.m = static_cast<int32_t>(microbatches.size());
-  const int32_t v = ChunksFromFirstMicrobatch(first_stage_ops)
-                        .value_or(result.m == 0 ? 0 : forwards / result.m);
+  const int32_t v =
+      ChunksFromFirstMicrobatch(first_stage_ops).value_or(result.m == 0 ? 0 : forwards / result.m);
   if (result.m == 0 || v <= 0 || forwards % (v * result.m) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the first stage's reference iteration has ", forwards, " forward ranges over ", result.m,
-        " microbatches and ", v, " chunks"));
+    return absl::FailedPreconditionError(absl::StrCat("the first stage's reference iteration has ",
+                                                      forwards, " forward ranges over ", result.m,
+                                                      " microbatches and ", v, " chunks"));
   }
   result.v = v;
   if (const int32_t passes = forwards / (v * result.m); passes > 1) {
@@ -199,13 +200,12 @@ void FitToProgram(const std::vector<IssuedTimeline>& timelines, bool hints_split
   std::vector<std::string> evidence;
   for (size_t e = 0; e < 5; ++e) {
     if (summary.by_evidence[e] == 0) continue;
-    evidence.push_back(absl::StrCat(summary.by_evidence[e], " by ",
-                                    std::string(pipeline::FitEvidenceName(
-                                        static_cast<pipeline::FitEvidence>(e)))));
+    evidence.push_back(absl::StrCat(
+        summary.by_evidence[e], " by ",
+        std::string(pipeline::FitEvidenceName(static_cast<pipeline::FitEvidence>(e)))));
   }
   result->notes.push_back(absl::StrCat(
-      "forward and backward ops fitted to the ",
-      std::string(ScheduleFamilyName(result->family)),
+      "forward and backward ops fitted to the ", std::string(ScheduleFamilyName(result->family)),
       " program between the transfers: ", summary.placed, " of ", summary.program_ops,
       " ops placed (", absl::StrJoin(evidence, ", "), ") in ", summary.steps_fitted, " of ",
       summary.steps, " steps"));
@@ -360,12 +360,12 @@ absl::StatusOr<Result> Analyze(const Input& input) {
     if (misfit.empty() && fit != nullptr && (fit->weak > 0 || fit->hinted_left_out > 0)) {
       result->stage_counts_fit = false;
       const std::string why =
-          fit->weak > 0
-              ? absl::StrCat(fit->weak, " of the fitted ops were cut from a neighbour where no "
-                                        "phase hint or repeated kernel name confirmed the cut")
-              : absl::StrCat(fit->hinted_left_out, " backward kernels fit no op of the ",
-                             std::string(ScheduleFamilyName(result->family)),
-                             " program (weight-gradient ops of a zero-bubble schedule?)");
+          fit->weak > 0 ? absl::StrCat(fit->weak,
+                                       " of the fitted ops were cut from a neighbour where no "
+                                       "phase hint or repeated kernel name confirmed the cut")
+                        : absl::StrCat(fit->hinted_left_out, " backward kernels fit no op of the ",
+                                       std::string(ScheduleFamilyName(result->family)),
+                                       " program (weight-gradient ops of a zero-bubble schedule?)");
       result->notes.push_back(absl::StrCat("guess: ", why,
                                            ", so no stage is called slowest and no imbalance or "
                                            "rebalance is built on these times"));

@@ -9,13 +9,13 @@
 //     op's compute directly. `Forward {mb}` / `Backward {mb}` ranges (torch GPipe, the
 //     simulator's CPU style) and stageless `PP:F{mb}` ranges give m, v and the ops.
 //  2. Point-to-point traffic (issue order of send / recv on each rank, within each rank's
-//     reference step, see step_map.h). The first stage's sends to the second give m·v; wrap-around sends last -> first give m·(v-1)
-//     (visible with peers and p >= 3). Where they are not, the first stage's forward-op count
-//     F = v·m against its (2v-1)·m sends gives m and v. On the last stage, gpipe receives all
-//     m forward inputs before its first send, 1f1b does not. F / B / W ops are the compute runs
-//     between transfers, split by name hints (see issued_items.h, segment_ops.h); where those
-//     do not give one pass per microbatch on every stage, the ops the schedule's program places
-//     between each rank's transfers (program_fit.h).
+//     reference step, see step_map.h). The first stage's sends to the second give m·v; wrap-around
+//     sends last -> first give m·(v-1) (visible with peers and p >= 3). Where they are not, the
+//     first stage's forward-op count F = v·m against its (2v-1)·m sends gives m and v. On the last
+//     stage, gpipe receives all m forward inputs before its first send, 1f1b does not. F / B / W
+//     ops are the compute runs between transfers, split by name hints (see issued_items.h,
+//     segment_ops.h); where those do not give one pass per microbatch on every stage, the ops the
+//     schedule's program places between each rank's transfers (program_fit.h).
 //  3. Family: any W or I op -> "zb"; no backward -> "fwd-only"; m = v = 1 -> "gpipe" (identical
 //     to 1f1b then; a note says so); else "gpipe" when the rank of the last virtual stage runs
 //     all its forwards before its first backward (with v > 1 torch's ScheduleLoopedBFS: looped
@@ -69,8 +69,8 @@ struct StageFigures {
   int32_t stage = 0;  // pipeline position, 0 = first
   int32_t rank = -1;
   OpStats forward;
-  OpStats backward;     // full backward, or input-grad backward when W is separate
-  OpStats weight_grad;  // separate W ops only
+  OpStats backward;            // full backward, or input-grad backward when W is separate
+  OpStats weight_grad;         // separate W ops only
   double mean_total_ns = 0.0;  // mean F + mean B + mean W: one microbatch (per chunk) on the stage
 };
 
@@ -89,7 +89,7 @@ struct Result {
   // a backward cut into pieces): the per-stage times are shown, but no slowest stage, finding
   // or rebalance is built on them, and a note says why.
   bool stage_counts_fit = true;
-  int32_t slowest_stage = -1;        // largest mean_total_ns (lowest among equals); -1 = unknown
+  int32_t slowest_stage = -1;  // largest mean_total_ns (lowest among equals); -1 = unknown
   int32_t slowest_rank = -1;
   double slowest_excess_ns = 0.0;       // slowest mean_total_ns - mean over stages
   double slowest_excess_percent = 0.0;  // of that mean

@@ -66,8 +66,9 @@ void SplitMergedWeightGrads(std::vector<Run>* runs) {
       continue;
     }
     for (size_t begin = 0; begin < run.items.size(); begin += per_op) {
-      split.push_back(Run{run.type, {run.items.begin() + static_cast<ptrdiff_t>(begin),
-                                     run.items.begin() + static_cast<ptrdiff_t>(begin + per_op)}});
+      split.push_back(Run{run.type,
+                          {run.items.begin() + static_cast<ptrdiff_t>(begin),
+                           run.items.begin() + static_cast<ptrdiff_t>(begin + per_op)}});
     }
   }
   *runs = std::move(split);
@@ -143,7 +144,8 @@ bool HasPhaseHints(const IssuedTimeline& timeline) {
 
 std::vector<PipelineOp> SegmentOps(const IssuedTimeline& timeline, bool first_stage) {
   std::vector<PipelineOp> ops;
-  for (const Run& run : OpRuns(timeline, first_stage)) ops.push_back(OpOfItems(timeline.rank, run.type, run.items));
+  for (const Run& run : OpRuns(timeline, first_stage))
+    ops.push_back(OpOfItems(timeline.rank, run.type, run.items));
   return ops;
 }
 

@@ -33,8 +33,8 @@ absl::StatusOr<std::vector<int32_t>> StagedPlacement(const std::vector<PipelineO
   const int32_t stage_count = rank_of_stage.empty() ? 0 : rank_of_stage.rbegin()->first + 1;
   if (rank_count == 0 || rank_of_stage.size() != static_cast<size_t>(stage_count) ||
       stage_count % static_cast<int32_t>(rank_count) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "annotated stages do not form 0..S-1 with S a multiple of p = ", rank_count));
+    return absl::FailedPreconditionError(
+        absl::StrCat("annotated stages do not form 0..S-1 with S a multiple of p = ", rank_count));
   }
   std::vector<int32_t> placement;
   for (const auto& [stage, rank] : rank_of_stage) placement.push_back(rank);

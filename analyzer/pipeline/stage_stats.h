@@ -18,7 +18,8 @@ std::vector<schedule_inference::StageFigures> StageStats(const std::vector<Pipel
 
 // Empty when the stages' op counts fit the schedule: every stage ran as many forwards, as many
 // backwards, a backward per forward (or none: inference) and at most a weight-gradient op per
-// backward (one per input-gradient-only backward; DualPipeV mixes them with full backwards). Else what does not fit, e.g. "backward counts 48/6/6/24 for 24 forwards per stage".
+// backward (one per input-gradient-only backward; DualPipeV mixes them with full backwards). Else
+// what does not fit, e.g. "backward counts 48/6/6/24 for 24 forwards per stage".
 std::string OpCountMisfit(const std::vector<schedule_inference::StageFigures>& stages);
 
 // Fills slowest_stage / slowest_rank / slowest_excess_* of `result` from result->stages.

@@ -66,10 +66,9 @@ bool ByStart(const NamedRange& a, const NamedRange& b) { return a.start < b.star
 // The range with the latest start at or before `t` when it still spans `t`. Ranges of one kind
 // are the runtime's actions, one after another on its thread, so that one is the innermost.
 const NamedRange* Spanning(const std::vector<NamedRange>& sorted, TimeNs t) {
-  auto after = std::upper_bound(sorted.begin(), sorted.end(), t,
-                                [](TimeNs time, const NamedRange& range) {
-                                  return time < range.start;
-                                });
+  auto after =
+      std::upper_bound(sorted.begin(), sorted.end(), t,
+                       [](TimeNs time, const NamedRange& range) { return time < range.start; });
   if (after == sorted.begin()) return nullptr;
   const NamedRange& candidate = *std::prev(after);
   return candidate.end >= t ? &candidate : nullptr;
@@ -77,10 +76,9 @@ const NamedRange* Spanning(const std::vector<NamedRange>& sorted, TimeNs t) {
 
 // The first range starting inside [from, to].
 const NamedRange* StartingIn(const std::vector<NamedRange>& sorted, TimeNs from, TimeNs to) {
-  auto first = std::lower_bound(sorted.begin(), sorted.end(), from,
-                                [](const NamedRange& range, TimeNs time) {
-                                  return range.start < time;
-                                });
+  auto first =
+      std::lower_bound(sorted.begin(), sorted.end(), from,
+                       [](const NamedRange& range, TimeNs time) { return range.start < time; });
   return first != sorted.end() && first->start <= to ? &*first : nullptr;
 }
 
@@ -107,10 +105,10 @@ int32_t PeerStage(const NamedTransfer& transfer) {
 }
 
 std::vector<LabelledTransfer> LabelTransfers(const Rank& rank, const index::RankIndex& rank_index) {
-  std::vector<NamedRange> cpu_actions;   // PP:{stage}SEND_F{mb}, ... on a CPU thread
-  std::vector<NamedRange> gpu_actions;   // the same as GPU ranges that copy no CPU range
-  std::vector<NamedRange> cpu_comms;     // PP::fwd_send (stage s), ... on a CPU thread
-  std::vector<NamedRange> gpu_comms;     // ... on a GPU stream
+  std::vector<NamedRange> cpu_actions;  // PP:{stage}SEND_F{mb}, ... on a CPU thread
+  std::vector<NamedRange> gpu_actions;  // the same as GPU ranges that copy no CPU range
+  std::vector<NamedRange> cpu_comms;    // PP::fwd_send (stage s), ... on a CPU thread
+  std::vector<NamedRange> gpu_comms;    // ... on a GPU stream
   for (size_t i = 0; i < rank.annotations.size(); ++i) {
     const Annotation& annotation = rank.annotations[i];
     if (i < rank_index.mirrored_annotation.size() && rank_index.mirrored_annotation[i]) continue;

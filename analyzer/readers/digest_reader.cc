@@ -357,14 +357,16 @@ absl::StatusOr<std::string> Inflate(std::string_view bytes, size_t start, size_t
   inflateEnd(&stream);
   if (status == Z_MEM_ERROR) return OutOfMemoryReading(path);
   if (produced > size) {
-    return FileError(path, at,
-                     absl::StrCat("the payload holds more than the ", size, " bytes its header says"));
+    return FileError(
+        path, at, absl::StrCat("the payload holds more than the ", size, " bytes its header says"));
   }
   if (status == Z_BUF_ERROR) return FileError(path, at, "the digest ends early (cut short?)");
-  if (status != Z_STREAM_END) return FileError(path, at, absl::StrCat("bad compressed data: ", message));
+  if (status != Z_STREAM_END)
+    return FileError(path, at, absl::StrCat("bad compressed data: ", message));
   if (produced != size) {
-    return FileError(path, at, absl::StrCat("the payload holds ", produced, " bytes, not the ",
-                                            size, " its header says"));
+    return FileError(
+        path, at,
+        absl::StrCat("the payload holds ", produced, " bytes, not the ", size, " its header says"));
   }
   if (at != bytes.size()) return FileError(path, at, "bytes after the digest's data");
   payload.resize(size);
@@ -383,10 +385,10 @@ absl::StatusOr<Rank> Decode(std::string_view bytes, const std::string& source_pa
     uint64_t version = 0;
     if (!GetVarint(bytes, &pos, &version)) return FileError(source_path, pos, "no format version");
     if (version < kOldestFormatVersion || version > kFormatVersion) {
-      return FileError(source_path, kMagic.size(),
-                       absl::StrCat("digest format version ", version, "; this bubblescope reads ",
-                                    kOldestFormatVersion, " to ", kFormatVersion,
-                                    " (digest the trace again)"));
+      return FileError(
+          source_path, kMagic.size(),
+          absl::StrCat("digest format version ", version, "; this bubblescope reads ",
+                       kOldestFormatVersion, " to ", kFormatVersion, " (digest the trace again)"));
     }
     const size_t size_at = pos;
     uint64_t size = 0;

@@ -4,8 +4,8 @@
 
 #include <string_view>
 
-#include "text/json_tokens.h"
 #include "simdjson.h"
+#include "text/json_tokens.h"
 
 namespace bubblescope::kineto {
 

@@ -9,9 +9,9 @@
 
 #include "readers/json_fields.h"
 #include "readers/json_number.h"
-#include "text/json_tokens.h"
 #include "readers/kineto_event.h"
 #include "readers/kineto_metadata.h"
+#include "text/json_tokens.h"
 
 namespace bubblescope::kineto {
 namespace {
@@ -134,8 +134,8 @@ class DocumentWalker : public CollectorMetadataSink {
         ranks_->Clear();
         result_.merged.emplace();
         std::optional<std::pair<int64_t, std::string>> problem;
-        if (auto error = ReadMergedLayout(value, begin_, view_.bias, ranks_, &*result_.merged,
-                                          &problem)) {
+        if (auto error =
+                ReadMergedLayout(value, begin_, view_.bias, ranks_, &*result_.merged, &problem)) {
           return error;
         }
         if (problem) {
@@ -227,8 +227,8 @@ class DocumentWalker : public CollectorMetadataSink {
   // modelled. (They are told by their pid, not by their category: an event of a rank's own file
   // may have any category, and must come back.)
   void AddEvent(EventFields* fields, int64_t offset) {
-    if (!result_.merged) return ranks_->BuilderOf(0)->AddEvent(*fields, event_reader_.pg_ranks(),
-                                                               offset);
+    if (!result_.merged)
+      return ranks_->BuilderOf(0)->AddEvent(*fields, event_reader_.pg_ranks(), offset);
     const MergedLayout& layout = *result_.merged;
     if (fields->pid.present && !fields->pid.is_string) {
       const auto overlay = layout.overlay_pids.find(fields->pid.value);
@@ -240,9 +240,9 @@ class DocumentWalker : public CollectorMetadataSink {
     if (!slot) {
       // An event no rank claims: counted on the first rank, as the file's other damage is.
       return ranks_->rank(0).stats.Bump(
-          fields->damaged ? fields->damage
-                          : (fields->pid.present ? ImportCounter::kBadId
-                                                 : ImportCounter::kMissingField),
+          fields->damaged
+              ? fields->damage
+              : (fields->pid.present ? ImportCounter::kBadId : ImportCounter::kMissingField),
           offset);
     }
     fields->pid = layout.processes.at(fields->pid.value).original;

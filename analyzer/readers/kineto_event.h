@@ -43,8 +43,8 @@ struct EventArgs {
   bool has_device_id = false;
   bool has_total_allocated = false;
   bool has_total_reserved = false;
-  bool has_bytes = false;  // "Bytes": a 2021 Kineto [memory] event's allocation (+) or free (-)
-  uint8_t damaged_groups = 0;                             // ArgGroup bits with a damaged arg
+  bool has_bytes = false;      // "Bytes": a 2021 Kineto [memory] event's allocation (+) or free (-)
+  uint8_t damaged_groups = 0;  // ArgGroup bits with a damaged arg
   ImportCounter damage = ImportCounter::kWrongFieldType;  // first damage in any group
   std::string_view collective;                            // the following strings are still escaped
   std::string_view dtype;

@@ -8,9 +8,9 @@
 
 #include "readers/json_fields.h"
 #include "readers/json_number.h"
-#include "text/json_tokens.h"
 #include "readers/kineto_event.h"
 #include "record_format/record_run_id.h"
+#include "text/json_tokens.h"
 #include "text/one_line.h"
 
 namespace bubblescope::kineto {
@@ -39,9 +39,9 @@ class FieldReader {
     }
     if (value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max()) {
       // The narrow fields of the metadata are ids and counts (rank, world size, device).
-      rank_->stats.Bump(sizeof(T) < sizeof(int64_t) ? ImportCounter::kBadId
-                                                     : ImportCounter::kBadNumber,
-                        Offset(token));
+      rank_->stats.Bump(
+          sizeof(T) < sizeof(int64_t) ? ImportCounter::kBadId : ImportCounter::kBadNumber,
+          Offset(token));
       return false;
     }
     *out = static_cast<T>(value);
@@ -70,8 +70,8 @@ class FieldReader {
       rank_->stats.Bump(ImportCounter::kWrongFieldType, Offset(token));
       return false;
     }
-    if (status == NumberStatus::kOutOfRange || scaled % kScale != 0 ||
-        scaled / kScale < minimum || scaled / kScale > std::numeric_limits<int32_t>::max()) {
+    if (status == NumberStatus::kOutOfRange || scaled % kScale != 0 || scaled / kScale < minimum ||
+        scaled / kScale > std::numeric_limits<int32_t>::max()) {
       rank_->stats.Bump(ImportCounter::kBadId, Offset(token));
       return false;
     }
@@ -333,8 +333,8 @@ simdjson::error_code ReadDroppedCounts(ondemand::value& value, const char* begin
   });
 }
 
-simdjson::error_code ReadCuptiUnavailable(ondemand::value& value, const char* begin,
-                                          int64_t bias, Rank* rank, CuptiUnavailable* out) {
+simdjson::error_code ReadCuptiUnavailable(ondemand::value& value, const char* begin, int64_t bias,
+                                          Rank* rank, CuptiUnavailable* out) {
   FieldReader reader(begin, bias, rank);
   return ForEachArg(value, reader, [&](std::string_view key, ondemand::value& field_value) {
     const std::string_view field_token = field_value.raw_json_token();

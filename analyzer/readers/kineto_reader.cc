@@ -8,16 +8,16 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/out_of_memory.h"
 #include "common/status_macros.h"
 #include "readers/json_number.h"
 #include "readers/json_repair.h"
-#include "text/json_tokens.h"
 #include "readers/kineto_document.h"
 #include "readers/rank_builder.h"
+#include "text/json_tokens.h"
 
 namespace bubblescope {
 namespace {
@@ -155,13 +155,12 @@ absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view 
                            const DocumentView& view, const kineto::RepairPlan& plan,
                            Parsed* parsed);
 std::optional<size_t> TrailingContentAfter(std::string_view text);
-absl::Status ParseBeforeTrailing(simdjson::ondemand::parser& parser,
-                                 std::string_view display_path, const DocumentView& view,
-                                 size_t end, Parsed* parsed);
+absl::Status ParseBeforeTrailing(simdjson::ondemand::parser& parser, std::string_view display_path,
+                                 const DocumentView& view, size_t end, Parsed* parsed);
 
 // The ranks of a walked document, named after the file, a merged trace's with their rank ids.
-void TakeRanks(std::string_view display_path, const kineto::WalkResult& walk,
-               kineto::RankSet* set, Parsed* parsed) {
+void TakeRanks(std::string_view display_path, const kineto::WalkResult& walk, kineto::RankSet* set,
+               Parsed* parsed) {
   parsed->ranks = set->Take();
   // Broken syntax inside a merged trace's layout, before its first rank entry, leaves none.
   if (parsed->ranks.empty()) return ResetToOneRank(display_path, parsed);
@@ -183,8 +182,7 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
   }
   if (walk.not_a_trace) {
     ResetToOneRank(display_path, parsed);
-    absl::Status error =
-        FileError(display_path, walk.not_a_trace->first, walk.not_a_trace->second);
+    absl::Status error = FileError(display_path, walk.not_a_trace->first, walk.not_a_trace->second);
     // Well-formed JSON that simply is not a trace gets its own code, so that a directory's
     // non-trace files (truth.json, config.json) can be passed over by the loader.
     if (walk.not_a_trace_is_other_json) return absl::NotFoundError(error.message());
@@ -246,7 +244,8 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
                          ? std::string("no trace events")
                          : absl::StrFormat("no usable trace events among %d", walk.events_read));
   }
-  if (walk.trailing_offset >= 0) parsed->Bump(ImportCounter::kTrailingContent, walk.trailing_offset);
+  if (walk.trailing_offset >= 0)
+    parsed->Bump(ImportCounter::kTrailingContent, walk.trailing_offset);
   return absl::OkStatus();
 }
 
@@ -263,9 +262,8 @@ std::optional<size_t> TrailingContentAfter(std::string_view text) {
 // The document before `end` read alone, with every event it holds, and the rest counted as
 // trailing content where it starts: the one documented rule (docs/input-errors.md) for any text
 // after a complete document, never a syntax error or a cut that loses the last events.
-absl::Status ParseBeforeTrailing(simdjson::ondemand::parser& parser,
-                                 std::string_view display_path, const DocumentView& view,
-                                 size_t end, Parsed* parsed) {
+absl::Status ParseBeforeTrailing(simdjson::ondemand::parser& parser, std::string_view display_path,
+                                 const DocumentView& view, size_t end, Parsed* parsed) {
   const std::string_view text(view.json.data(), view.json.size());
   // The bytes after `end` stay readable in the same buffer: they serve as the parser's padding.
   const DocumentView document{
@@ -307,8 +305,8 @@ absl::Status ParseRepaired(simdjson::ondemand::parser& parser, std::string_view 
     parsed->Bump(ImportCounter::kUnterminatedArray, file_size);
   } else {
     parsed->Bump(ImportCounter::kTruncated, static_cast<int64_t>(plan.damage_offset) + view.bias);
-    parsed->SetTruncationDetail(absl::StrFormat(
-        "cut at byte %d; read %d events up to byte %d", file_size, plan.complete_events, kept_end));
+    parsed->SetTruncationDetail(absl::StrFormat("cut at byte %d; read %d events up to byte %d",
+                                                file_size, plan.complete_events, kept_end));
     CountLostClockBase(file_size, parsed);
   }
   return absl::OkStatus();
@@ -383,9 +381,9 @@ absl::Status KinetoReader::Read(std::string_view display_path, simdjson::padded_
   if (status.ok() && parsed.merged && parsed.ranks.size() != 1) {
     *rank = Rank();
     rank->source_path = std::string(display_path);
-    return FileError(display_path, 0,
-                     absl::StrFormat("a merged trace of %d ranks, read as one rank",
-                                     parsed.ranks.size()));
+    return FileError(
+        display_path, 0,
+        absl::StrFormat("a merged trace of %d ranks, read as one rank", parsed.ranks.size()));
   }
   *rank = std::move(parsed.ranks[0]);
   return status;
@@ -394,7 +392,7 @@ absl::Status KinetoReader::Read(std::string_view display_path, simdjson::padded_
 bool KinetoTraceReader::Sniff(std::string_view head, std::string_view path) const {
   if (head.starts_with("\xFF\xFE") || head.starts_with("\xFE\xFF")) return true;  // UTF-16
   if (head.starts_with(std::string_view("\0\0\xFE\xFF", 4))) return true;  // UTF-32, big-endian
-  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // UTF-8 byte-order mark
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);             // UTF-8 byte-order mark
   const size_t first = head.find_first_not_of(" \t\n\r");
   if (first != std::string_view::npos && (head[first] == '{' || head[first] == '[')) return true;
   const absl::string_view name(path.data(), path.size());

@@ -11,8 +11,8 @@
 #include "common/unwinding_hash.h"
 #include "readers/json_fields.h"
 #include "readers/json_number.h"
-#include "text/json_tokens.h"
 #include "readers/kineto_metadata.h"
+#include "text/json_tokens.h"
 
 namespace bubblescope::kineto {
 namespace {
@@ -50,10 +50,9 @@ class LayoutReader {
         int64_t version = 0;
         if (ParseInteger(field_token, &version) != NumberStatus::kOk ||
             version != kMergedFormatVersion) {
-          Note(field_token, absl::StrCat("version ",
-                                         std::string(TrimmedToken(field_token)),
-                                         " is not one this build reads (", kMergedFormatVersion,
-                                         ")"));
+          Note(field_token,
+               absl::StrCat("version ", std::string(TrimmedToken(field_token)),
+                            " is not one this build reads (", kMergedFormatVersion, ")"));
         }
       } else if (key == "ranks") {
         saw_ranks = true;
@@ -109,7 +108,8 @@ class LayoutReader {
   }
 
   simdjson::error_code ReadRanks(ondemand::value& value) {
-    return ForEachElement(value, "ranks", [this](ondemand::value& entry) { return ReadRank(entry); });
+    return ForEachElement(value, "ranks",
+                          [this](ondemand::value& entry) { return ReadRank(entry); });
   }
 
   simdjson::error_code ReadRank(ondemand::value& value) {
@@ -216,8 +216,9 @@ class LayoutReader {
   }
 
   simdjson::error_code ReadProcesses(ondemand::value& value, size_t slot) {
-    return ForEachElement(value, "processes",
-                          [this, slot](ondemand::value& entry) { return ReadProcess(entry, slot); });
+    return ForEachElement(value, "processes", [this, slot](ondemand::value& entry) {
+      return ReadProcess(entry, slot);
+    });
   }
 
   // {"pid": new pid, "original_pid": integer, string or null}.
@@ -245,7 +246,8 @@ class LayoutReader {
           id.is_string = true;
           id.value = SyntheticId(id.text);
           original = id;
-        } else if (!IsContainer(field_token) && Integer(field_token, "an original pid", &id.value)) {
+        } else if (!IsContainer(field_token) &&
+                   Integer(field_token, "an original pid", &id.value)) {
           id.present = true;
           original = id;
         } else {
@@ -256,8 +258,7 @@ class LayoutReader {
     };
     if (auto error = ForEachField(object, read_field)) return error;
     if (!pid || !original) {
-      Note(token, absl::StrCat("a process entry without ",
-                               pid ? "original_pid" : "pid"));
+      Note(token, absl::StrCat("a process entry without ", pid ? "original_pid" : "pid"));
       return simdjson::SUCCESS;
     }
     if (ClaimPid(token, *pid)) {

@@ -38,14 +38,14 @@ struct MergedProcess {
 
 // The parsed member: one slot per rank entry, in the order written.
 struct MergedLayout {
-  std::vector<int32_t> ranks;          // rank id per slot
-  std::vector<TimeNs> clock_offsets;   // per slot: rank clock - the clock the file shows
+  std::vector<int32_t> ranks;         // rank id per slot
+  std::vector<TimeNs> clock_offsets;  // per slot: rank clock - the clock the file shows
   // Per slot: how that difference changes (its drift; 1e-6 = 1 ppm), from clock_anchors (on the
   // rank's clock) on; 0 for a clock moved by its offset alone.
   std::vector<double> clock_rates;
   std::vector<TimeNs> clock_anchors;
   UnwindingHashMap<int64_t, MergedProcess> processes;  // new pid -> where it goes
-  UnwindingHashMap<int64_t, size_t> overlay_pids;       // overlay pid -> slot
+  UnwindingHashMap<int64_t, size_t> overlay_pids;      // overlay pid -> slot
 };
 
 // Rank clock - shown clock for a time `shown` of slot `slot`'s events as the file shows them: its

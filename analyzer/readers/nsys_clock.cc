@@ -28,10 +28,14 @@ std::optional<int64_t> Sub(int64_t a, int64_t b) {
 
 std::string_view TimeBaseName(TimeBase base) {
   switch (base) {
-    case TimeBase::kSessionStart: return "session_start";
-    case TimeBase::kSystemClock: return "system_clock";
-    case TimeBase::kUtcEpoch: return "utc_epoch";
-    case TimeBase::kAsRecorded: return "as_recorded";
+    case TimeBase::kSessionStart:
+      return "session_start";
+    case TimeBase::kSystemClock:
+      return "system_clock";
+    case TimeBase::kUtcEpoch:
+      return "utc_epoch";
+    case TimeBase::kAsRecorded:
+      return "as_recorded";
   }
   return "as_recorded";
 }
@@ -108,10 +112,11 @@ ClockChoice ChooseClock(const SessionRecord& session, std::optional<int64_t> fir
     if (offset.has_value()) {
       return ClockChoice{
           TimeBase::kSystemClock, *offset,
-          absl::StrCat(kernels, " lies inside [startTime, stopTime] of ANALYSIS_DETAILS, not inside ",
+          absl::StrCat(kernels,
+                       " lies inside [startTime, stopTime] of ANALYSIS_DETAILS, not inside ",
                        capture, ": readings of the target's clock, placed by ",
-                       session.system_clock_ns.has_value() ? "systemClockNs" : "startTime",
-                       shifted, metadata_note)};
+                       session.system_clock_ns.has_value() ? "systemClockNs" : "startTime", shifted,
+                       metadata_note)};
     }
   }
   return ClockChoice{TimeBase::kSessionStart, session_offset,

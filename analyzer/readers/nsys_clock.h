@@ -42,8 +42,9 @@ struct ClockChoice {
 };
 
 // The choice for an export whose CUDA activity (kernels and runtime calls) runs from `first` to
-// `last` (its own times; nullopt when it has none): what those times fit: inside [0, duration] (the session's start), inside [startTime, stopTime] (the target's
-// clock) or around utcEpochNs (the UTC epoch).
+// `last` (its own times; nullopt when it has none): what those times fit: inside [0, duration] (the
+// session's start), inside [startTime, stopTime] (the target's clock) or around utcEpochNs (the UTC
+// epoch).
 ClockChoice ChooseClock(const SessionRecord& session, std::optional<int64_t> first,
                         std::optional<int64_t> last);
 

@@ -91,19 +91,19 @@ absl::StatusOr<Database> Database::Open(const std::string& path, int64_t max_byt
   struct stat wal_status {};
   if (stat(wal.c_str(), &wal_status) == 0 && S_ISREG(wal_status.st_mode) &&
       wal_status.st_size > 0) {
-    const std::string held = absl::StrCat(wal, " holds ", static_cast<int64_t>(wal_status.st_size),
-                                          " bytes");
+    const std::string held =
+        absl::StrCat(wal, " holds ", static_cast<int64_t>(wal_status.st_size), " bytes");
     std::string why;
     if (!IsWriteAheadLog(wal)) {
       unread_wal = absl::StrCat(held, " that are no SQLite write-ahead log, not read");
     } else if (copy_folder = CopyWithLog(path, &why); copy_folder.empty()) {
-      unread_wal = absl::StrCat(held, " of changes not checkpointed into the file, not read (",
-                                why, "; sqlite3 ", path,
+      unread_wal = absl::StrCat(held, " of changes not checkpointed into the file, not read (", why,
+                                "; sqlite3 ", path,
                                 " 'PRAGMA wal_checkpoint(TRUNCATE)' writes them into it)");
     }
   }
-  const std::string uri =
-      copy_folder.empty() ? UriPath(path) + "?immutable=1" : UriPath(copy_folder + "/export.sqlite");
+  const std::string uri = copy_folder.empty() ? UriPath(path) + "?immutable=1"
+                                              : UriPath(copy_folder + "/export.sqlite");
   const int flags = (copy_folder.empty() ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
                     SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
   sqlite3* db = nullptr;
@@ -163,8 +163,8 @@ absl::Status Database::Error(std::string_view what) const {
   // SQLite's message may quote the file's own schema text: one line, and not all of it.
   std::string detail = db_ != nullptr ? text::OneLine(sqlite3_errmsg(db_)) : "";
   if (detail.size() > kMaxDetailBytes) detail = detail.substr(0, kMaxDetailBytes) + "...";
-  return absl::InvalidArgumentError(absl::StrCat(path_, ": ", std::string(what),
-                                                 detail.empty() ? "" : ": ", detail));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path_, ": ", std::string(what), detail.empty() ? "" : ": ", detail));
 }
 
 absl::Status Database::ListTables() {
@@ -211,8 +211,8 @@ bool Database::HasColumn(std::string_view table, std::string_view column) const 
 
 absl::StatusOr<Statement> Database::Prepare(std::string_view sql) const {
   sqlite3_stmt* statement = nullptr;
-  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &statement,
-                                    nullptr);
+  const int rc =
+      sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &statement, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(statement);
     return Error(rc == SQLITE_NOTADB ? "not an SQLite database" : "unreadable");
@@ -224,8 +224,8 @@ absl::StatusOr<Statement> Database::PrepareScan(std::string_view columns, std::s
                                                 std::string_view where) const {
   // NOT INDEXED: the table's own b-tree, in rowid order, so that no sorter loads the rows and
   // "after the last rowid stepped" is where the scan stands.
-  const std::string rows = absl::StrCat(" FROM ", std::string(table), " NOT INDEXED WHERE (", std::string(where),
-                                        ") AND rowid >= ?1");
+  const std::string rows = absl::StrCat(" FROM ", std::string(table), " NOT INDEXED WHERE (",
+                                        std::string(where), ") AND rowid >= ?1");
   BUBBLESCOPE_ASSIGN_OR_RETURN(
       Statement scan,
       Prepare(absl::StrCat("SELECT ", std::string(columns), ", rowid", rows, " ORDER BY rowid")));

@@ -28,15 +28,36 @@ struct IntegerType {
 
 IntegerType IntegerTypeOf(int64_t type) {
   switch (type) {
-    case 1: case 11: return {1, true};    // char, int8
-    case 2: case 12: return {1, false};   // unsigned char, uint8
-    case 3: case 13: return {2, true};    // short, int16
-    case 4: case 14: return {2, false};   // unsigned short, uint16
-    case 5: case 15: return {4, true};    // int, int32
-    case 6: case 16: return {4, false};   // unsigned int, uint32
-    case 7: case 9: case 17: return {8, true};              // long, long long, int64
-    case 8: case 10: case 18: case 22: case 23: return {8, false};  // unsigned, size_t, address
-    default: return {};
+    case 1:
+    case 11:
+      return {1, true};  // char, int8
+    case 2:
+    case 12:
+      return {1, false};  // unsigned char, uint8
+    case 3:
+    case 13:
+      return {2, true};  // short, int16
+    case 4:
+    case 14:
+      return {2, false};  // unsigned short, uint16
+    case 5:
+    case 15:
+      return {4, true};  // int, int32
+    case 6:
+    case 16:
+      return {4, false};  // unsigned int, uint32
+    case 7:
+    case 9:
+    case 17:
+      return {8, true};  // long, long long, int64
+    case 8:
+    case 10:
+    case 18:
+    case 22:
+    case 23:
+      return {8, false};  // unsigned, size_t, address
+    default:
+      return {};
   }
 }
 

@@ -25,9 +25,9 @@ namespace bubblescope::nsys {
 struct NcclPayload {
   std::optional<uint64_t> communicator;
   std::optional<int64_t> bytes;
-  std::optional<int32_t> peer;    // the peer's rank in the communicator
-  std::optional<int32_t> ranks;   // the communicator's size
-  std::optional<int32_t> rank;    // this process's rank in the communicator
+  std::optional<int32_t> peer;   // the peer's rank in the communicator
+  std::optional<int32_t> ranks;  // the communicator's size
+  std::optional<int32_t> rank;   // this process's rank in the communicator
 };
 
 // One field of a payload schema, as NVTX_PAYLOAD_SCHEMA_ENTRIES lists it.

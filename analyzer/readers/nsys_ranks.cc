@@ -133,8 +133,7 @@ void ProcessComms::Fill(Rank* rank, absl::FunctionRef<Timeline&(int64_t tid)> th
     ProcessGroup group;
     group.name = absl::StrCat("nccl:", absl::Hex(communicator.id, absl::kZeroPad16));
     group.ranks = communicator.members;
-    group_of.try_emplace(communicator.id,
-                         static_cast<uint32_t>(rank->process_groups.size()),
+    group_of.try_emplace(communicator.id, static_cast<uint32_t>(rank->process_groups.size()),
                          static_cast<size_t>(&communicator - communicators_.data()));
     rank->process_groups.push_back(std::move(group));
   }
@@ -204,9 +203,9 @@ void DescribeLaunchedKernels(Rank* rank) {
       if (launch.kind != IntervalKind::kRuntime || launch.correlation == 0) continue;
       auto kind = kernel_kind.find(launch.correlation);
       if (kind == kernel_kind.end()) continue;
-      auto after = std::upper_bound(
-          calls.begin(), calls.end(), launch.start,
-          [](TimeNs start, const Interval* call) { return start < call->start; });
+      auto after =
+          std::upper_bound(calls.begin(), calls.end(), launch.start,
+                           [](TimeNs start, const Interval* call) { return start < call->start; });
       // The latest call around the launch that can have launched its kernel (calls of no
       // length at one instant are told apart by kind); a few steps back at most.
       for (int steps = 0; after != calls.begin() && steps < 8; ++steps) {

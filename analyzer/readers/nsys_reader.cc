@@ -66,9 +66,8 @@ std::string_view TorchOperatorName(std::string_view name) {
 
 // CUPTI's copy kinds (ENUM_CUDA_MEMCPY_OPER), spelled as Kineto spells them in "Memcpy HtoD".
 std::string MemcpyName(int64_t copy_kind) {
-  static constexpr std::string_view kKinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH",
-                                                "AtoA",    "AtoD", "DtoA", "DtoD", "HtoH",
-                                                "PtoP"};
+  static constexpr std::string_view kKinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                                "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
   if (copy_kind >= 0 && copy_kind < static_cast<int64_t>(std::size(kKinds))) {
     return absl::StrCat("Memcpy ", std::string(kKinds[copy_kind]));
   }
@@ -141,10 +140,10 @@ std::string RowWhere(std::string_view table, int64_t row) {
 void CountOversizedRows(const Statement& rows, std::string_view table, std::string_view lost,
                         ImportStats& stats) {
   for (int64_t rowid : rows.skipped_rows()) {
-    stats.BumpAt(ImportCounter::kWrongFieldType,
-                 absl::StrCat(std::string(table), " rowid ", rowid, " (a cell over ",
-                              nsys::kMaxCellBytes >> 20, " MiB: ", std::string(lost),
-                              " is skipped)"));
+    stats.BumpAt(
+        ImportCounter::kWrongFieldType,
+        absl::StrCat(std::string(table), " rowid ", rowid, " (a cell over ",
+                     nsys::kMaxCellBytes >> 20, " MiB: ", std::string(lost), " is skipped)"));
   }
 }
 
@@ -309,7 +308,8 @@ absl::Status ExportReader::ReadMetadata() {
   while (rows.Step()) {
     const std::string_view value = rows.Text(1);
     if (rows.Text(0) == "RUN_DURATION_MS") {
-      if (int64_t ms = 0; absl::SimpleAtoi(std::string(value), &ms) && ms >= 0 && ms < INT64_MAX / 1'000'000) {
+      if (int64_t ms = 0;
+          absl::SimpleAtoi(std::string(value), &ms) && ms >= 0 && ms < INT64_MAX / 1'000'000) {
         if (!session_.duration.has_value()) session_.duration = ms * 1'000'000;
       }
       continue;
@@ -406,7 +406,8 @@ absl::Status ExportReader::ReadSystem() {
   constexpr std::string_view kGpus = "TARGET_INFO_GPU";
   if (!db_.HasTable(kGpus)) return absl::OkStatus();
   // Exports before 2022 number the GPU in deviceId, later ones in id.
-  const std::string id_column = db_.HasColumn(kGpus, "id") ? Column(kGpus, "id") : Column(kGpus, "deviceId");
+  const std::string id_column =
+      db_.HasColumn(kGpus, "id") ? Column(kGpus, "id") : Column(kGpus, "deviceId");
   BUBBLESCOPE_ASSIGN_OR_RETURN(
       Statement gpus,
       db_.Prepare(absl::StrCat("SELECT ", id_column, ", ", Column(kGpus, "name"), ", ",
@@ -438,12 +439,12 @@ absl::Status ExportReader::ReadDeviceOps(std::string_view table, IntervalKind ki
   }
   // Without a globalPid column (no export known lacks one) every row is the one process's.
   const bool has_pid = db_.HasColumn(table, "globalPid");
-  absl::StatusOr<Statement> rows = db_.PrepareScan(
-      absl::StrCat(Column(table, "start"), ", ", Column(table, "end"), ", ",
-                   Column(table, "deviceId"), ", ", Column(table, "streamId"), ", ",
-                   Column(table, "correlationId"), ", ", Column(table, "globalPid"), ", ",
-                   name_column),
-      db_.Table(table), "1");
+  absl::StatusOr<Statement> rows =
+      db_.PrepareScan(absl::StrCat(Column(table, "start"), ", ", Column(table, "end"), ", ",
+                                   Column(table, "deviceId"), ", ", Column(table, "streamId"), ", ",
+                                   Column(table, "correlationId"), ", ", Column(table, "globalPid"),
+                                   ", ", name_column),
+                      db_.Table(table), "1");
   BUBBLESCOPE_RETURN_IF_ERROR(rows.status());
   for (int64_t row = 1; rows->Step(); ++row) {
     if (has_pid && !IntCell(*rows, 5, table, row, file_stats_)) continue;
@@ -480,8 +481,9 @@ absl::Status ExportReader::ReadDeviceOps(std::string_view table, IntervalKind ki
     } else {
       interval.name = rank.names.Intern("Memset (Device)");
     }
-    process.TimelineFor(TimelineKind::kGpuStream, static_cast<int32_t>(device), process.rank.pid,
-                        rows->Int(3))
+    process
+        .TimelineFor(TimelineKind::kGpuStream, static_cast<int32_t>(device), process.rank.pid,
+                     rows->Int(3))
         .intervals.push_back(interval);
   }
   CountOversizedRows(*rows, table, "the event", file_stats_);
@@ -571,18 +573,18 @@ absl::Status ExportReader::ReadNvtx() {
   // A payload longer than a cell may hold is not loaded (SQLite would refuse the whole query):
   // its size is asked first, which SQLite answers for a blob without reading it.
   const std::string payload = Column(kTable, "binaryData");
-  const std::string oversized = absl::StrCat("(typeof(", payload, ") = 'blob' AND length(",
-                                             payload, ") > ", nsys::kMaxCellBytes, ")");
+  const std::string oversized = absl::StrCat("(typeof(", payload, ") = 'blob' AND length(", payload,
+                                             ") > ", nsys::kMaxCellBytes, ")");
   // A text (or any other cell but the payload) over the limit skips its row: the scan steps
   // over it.
-  absl::StatusOr<Statement> rows = db_.PrepareScan(
-      absl::StrCat(Column(kTable, "start"), ", ", Column(kTable, "end"), ", ",
-                   Column(kTable, "globalTid"), ", ", text_column, ", ",
-                   Column(kTable, "textId"), ", ", domain_column, ", CASE WHEN ", oversized,
-                   " THEN NULL ELSE ", payload, " END, ", oversized),
-      db_.Table(kTable),
-      absl::StrCat("eventType IN (", kNvtxPushPopRange, ", ", kNvtxStartEndRange, ", ",
-                   kNvtxtPushPopRange, ", ", kNvtxtStartEndRange, ")"));
+  absl::StatusOr<Statement> rows =
+      db_.PrepareScan(absl::StrCat(Column(kTable, "start"), ", ", Column(kTable, "end"), ", ",
+                                   Column(kTable, "globalTid"), ", ", text_column, ", ",
+                                   Column(kTable, "textId"), ", ", domain_column, ", CASE WHEN ",
+                                   oversized, " THEN NULL ELSE ", payload, " END, ", oversized),
+                      db_.Table(kTable),
+                      absl::StrCat("eventType IN (", kNvtxPushPopRange, ", ", kNvtxStartEndRange,
+                                   ", ", kNvtxtPushPopRange, ", ", kNvtxtStartEndRange, ")"));
   BUBBLESCOPE_RETURN_IF_ERROR(rows.status());
   std::string fixed;
   for (int64_t row = 1; rows->Step(); ++row) {
@@ -632,9 +634,10 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
         db_.path(), ": an SQLite database, but no Nsight Systems export (no StringIds table)"));
   }
   if (!db_.HasTable("CUPTI_ACTIVITY_KIND_KERNEL")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        db_.path(), ": an Nsight Systems export without CUDA kernels (no "
-                    "CUPTI_ACTIVITY_KIND_KERNEL table; profile with nsys profile -t cuda,nvtx)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(db_.path(),
+                     ": an Nsight Systems export without CUDA kernels (no "
+                     "CUPTI_ACTIVITY_KIND_KERNEL table; profile with nsys profile -t cuda,nvtx)"));
   }
   // Changes in a write-ahead log beside the file are read through a private copy (nsys_database.h);
   // where they could not be, that is said, and counted as a cut file.
@@ -662,9 +665,10 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
     if (any_device_work ? process.device_work : process.runtime_calls) kept.push_back(&process);
   }
   if (kept.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        db_.path(), ": an Nsight Systems export without CUDA kernels, copies or API calls "
-                    "(profile with nsys profile -t cuda,nvtx)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(db_.path(),
+                     ": an Nsight Systems export without CUDA kernels, copies or API calls "
+                     "(profile with nsys profile -t cuda,nvtx)"));
   }
   // The launched process's environment names the rank only where it is the file's one rank:
   // around a launcher of several ranks it is the launcher's.
@@ -692,11 +696,10 @@ absl::StatusOr<std::vector<Rank>> ExportReader::Read() {
       rank.rank_source = rank.rank >= 0 ? "nccl_world" : "none";
     }
     for (const DeviceInfo& gpu : gpus_) {
-      const bool used = std::any_of(rank.timelines.begin(), rank.timelines.end(),
-                                    [&](const Timeline& t) {
-                                      return t.kind == TimelineKind::kGpuStream &&
-                                             t.device == gpu.id;
-                                    });
+      const bool used =
+          std::any_of(rank.timelines.begin(), rank.timelines.end(), [&](const Timeline& t) {
+            return t.kind == TimelineKind::kGpuStream && t.device == gpu.id;
+          });
       if (used) rank.devices.push_back(gpu);
     }
     FinishRank(FinishOptions{}, &rank);  // times are on the UTC epoch already

@@ -369,10 +369,9 @@ void RankBuilder::Finish() {
 
 void RankBuilder::AddRunningTotals() {
   if (allocations_.empty()) return;
-  std::stable_sort(allocations_.begin(), allocations_.end(),
-                   [](const PendingAllocation& a, const PendingAllocation& b) {
-                     return a.time < b.time;
-                   });
+  std::stable_sort(
+      allocations_.begin(), allocations_.end(),
+      [](const PendingAllocation& a, const PendingAllocation& b) { return a.time < b.time; });
   // One running total per memory (a device, or the host); a handful, so a plain list.
   struct Running {
     int32_t device;

@@ -1,8 +1,8 @@
 // Turns decoded Kineto events into the timeline model: picks the timeline, the interval kind and
 // the comm metadata of each event, collects annotations, steps and memory samples, and at the end
-// links ac2g flows and finishes the rank as every reader does (bubblescope/rank_finish.h). What the events only imply
-// (the direction of a p2p kernel without args, from the op that launched it) is the rank index's
-// to derive (index/rank_index.h).
+// links ac2g flows and finishes the rank as every reader does (bubblescope/rank_finish.h). What the
+// events only imply (the direction of a p2p kernel without args, from the op that launched it) is
+// the rank index's to derive (index/rank_index.h).
 #pragma once
 
 #include <cstdint>

@@ -7,8 +7,8 @@
 #include "common/out_of_memory.h"
 #include "readers/json_fields.h"
 #include "readers/json_repair.h"
-#include "text/json_tokens.h"
 #include "readers/merged_trace.h"
+#include "text/json_tokens.h"
 
 namespace bubblescope::kineto {
 namespace {
@@ -99,8 +99,7 @@ class RawWalker {
     if (auto error = ReadThrough(root)) return error;
     // A location past the root means more tokens follow it.
     const char* next = nullptr;
-    return document_.current_location().get(next) ? simdjson::SUCCESS
-                                                   : simdjson::TRAILING_CONTENT;
+    return document_.current_location().get(next) ? simdjson::SUCCESS : simdjson::TRAILING_CONTENT;
   }
 
   // Where the walk stopped, as a file offset: the end of the text when the document could not

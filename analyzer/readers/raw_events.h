@@ -38,8 +38,9 @@ struct RawMembers {
 
 // Walks the document `json` (a whole file, as the loader reads it): `*members` first, then
 // `visit` for every event that is a JSON object, in file order (elements that are not objects
-// are passed over); an event's views last only until `visit` returns. A file cut short is read up to its last complete event, as the reader reads
-// it. Errors, one line: "<display_path>: byte <N>: <what>" when the text is not a trace document.
+// are passed over); an event's views last only until `visit` returns. A file cut short is read up
+// to its last complete event, as the reader reads it. Errors, one line: "<display_path>: byte <N>:
+// <what>" when the text is not a trace document.
 absl::Status StreamRawEvents(std::string_view display_path, simdjson::padded_string_view json,
                              RawMembers* members,
                              const std::function<void(const RawEvent&)>& visit);

@@ -35,9 +35,8 @@ std::string MakeRecordRunId(long long unix_seconds, unsigned random) {
   struct tm utc {};
   gmtime_r(&seconds, &utc);
   char id[40];
-  std::snprintf(id, sizeof id, "%04d%02d%02d-%02d%02d%02d-%04x", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                random & 0xffffu);
+  std::snprintf(id, sizeof id, "%04d%02d%02d-%02d%02d%02d-%04x", utc.tm_year + 1900, utc.tm_mon + 1,
+                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, random & 0xffffu);
   return id;
 }
 

@@ -201,15 +201,15 @@ absl::StatusOr<pid_t> Spawn(ExecPlan& plan, const SignalGuard& guard, const Term
   int status_pipe[2];
   int go_pipe[2];  // the parent's one byte: the watchdog knows the group, go on
   if (pipe2(status_pipe, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("cannot start ", plan.path, ": ",
-                                            std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("cannot start ", plan.path, ": ", std::strerror(errno)));
   }
   if (pipe2(go_pipe, O_CLOEXEC) != 0) {
     const int error = errno;
     close(status_pipe[0]);
     close(status_pipe[1]);
-    return absl::InternalError(absl::StrCat("cannot start ", plan.path, ": ",
-                                            std::strerror(error)));
+    return absl::InternalError(
+        absl::StrCat("cannot start ", plan.path, ": ", std::strerror(error)));
   }
   const pid_t pid = fork();
   if (pid < 0) {
@@ -381,8 +381,8 @@ class JobWaiter {
       Kill(absl::StrCat("second request to end the job (", SignalName(signal_number), ")"));
       return;
     }
-    std::string what = absl::StrCat("passed ", SignalName(signal_number), " on to the job (pid ",
-                                     pid_, "); ");
+    std::string what =
+        absl::StrCat("passed ", SignalName(signal_number), " on to the job (pid ", pid_, "); ");
     if (options_.kill_after_ms > 0) {
       deadline_ = Clock::now() + std::chrono::milliseconds(options_.kill_after_ms);
       absl::StrAppend(&what, "it is killed if still running in ", options_.kill_after_ms,

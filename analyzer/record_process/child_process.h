@@ -55,8 +55,8 @@ struct ChildProcessOptions {
 
 // How the child ended.
 struct ChildExit {
-  int exit_status = 0;  // its exit code, or 128 + N when signal N killed it (as shells report)
-  int signal = 0;       // N, or 0 when it exited
+  int exit_status = 0;       // its exit code, or 128 + N when signal N killed it (as shells report)
+  int signal = 0;            // N, or 0 when it exited
   bool killed_here = false;  // this process killed it (a second ending signal, kill_after_ms)
 };
 

@@ -12,7 +12,8 @@ std::string CapsText(const RecordWindow& window) {
     return absl::StrCat("; at most ", window.max_mib, " MiB of trace and ", window.max_seconds,
                         " s of recording per process");
   }
-  if (window.max_mib > 0) return absl::StrCat("; at most ", window.max_mib, " MiB of trace per process");
+  if (window.max_mib > 0)
+    return absl::StrCat("; at most ", window.max_mib, " MiB of trace per process");
   if (window.max_seconds > 0) {
     return absl::StrCat("; at most ", window.max_seconds, " s of recording per process");
   }
@@ -48,16 +49,16 @@ std::string DescribeRecordWindow(const RecordWindow& window) {
   switch (window.kind) {
     case WindowKind::kDefault:
       return absl::StrCat(
-          "recording a bounded window (the default): training steps +", window.first_step,
-          " to +", window.last_step,
+          "recording a bounded window (the default): training steps +", window.first_step, " to +",
+          window.last_step,
           " counted from each process's first ProfilerStep#N NVTX range, or from the start in a "
           "job without such ranges",
           CapsText(window),
           "; --steps, --start-after, --profiler-api or --whole-job choose another window");
     case WindowKind::kSteps:
-      return absl::StrCat("recording training steps ", window.first_step, " to ",
-                          window.last_step, " (NVTX ranges ProfilerStep#", window.first_step,
-                          " to #", window.last_step, ")", CapsText(window));
+      return absl::StrCat("recording training steps ", window.first_step, " to ", window.last_step,
+                          " (NVTX ranges ProfilerStep#", window.first_step, " to #",
+                          window.last_step, ")", CapsText(window));
     case WindowKind::kAfterDelay:
       return absl::StrCat("recording from ", window.delay_seconds,
                           " s after each process initialises CUDA", CapsText(window));

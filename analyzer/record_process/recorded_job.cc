@@ -59,9 +59,8 @@ absl::StatusOr<TraceFileStamps> PrepareOutputDirectory(const RecordSettings& set
   std::error_code error;
   fs::create_directories(settings.output_dir, error);
   if (error || !fs::is_directory(settings.output_dir)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot create ", settings.output_dir, ": ",
-                     error ? error.message() : "not a directory"));
+    return absl::FailedPreconditionError(absl::StrCat("cannot create ", settings.output_dir, ": ",
+                                                      error ? error.message() : "not a directory"));
   }
   return StampCollectorFiles(settings.output_dir);
 }
@@ -90,10 +89,9 @@ absl::StatusOr<RecordedJob> RunRecordedJob(const RecordSettings& settings,
   job.written = WrittenBetween(before, *after, settings.run_id);
   job.missing = FindMissingRanks(job.written);
   job.other_files = after->size() - job.written.size();
-  job.all_named = std::all_of(job.written.begin(), job.written.end(),
-                              [&](const RecordedFile& file) {
-                                return file.id.run_id == settings.run_id;
-                              });
+  job.all_named =
+      std::all_of(job.written.begin(), job.written.end(),
+                  [&](const RecordedFile& file) { return file.id.run_id == settings.run_id; });
   return job;
 }
 

@@ -24,8 +24,8 @@ struct RecordSettings {
   // libbubblescope_cupti_handoff.so beside the collector, first in the job's LD_PRELOAD so that
   // the user's own profiler can take CUPTI over (collector/cupti_handoff.cc); empty when absent.
   std::string handoff_path;
-  std::string output_dir;      // absolute; created by RunRecordedJob
-  std::string kinds;           // canonical comma list
+  std::string output_dir;  // absolute; created by RunRecordedJob
+  std::string kinds;       // canonical comma list
   int64_t flush_ms = 1000;
   // After a signal asking the job to end has been passed on, kill the job's process group if
   // it still runs this much later; 0: only at a second such signal.

@@ -7,15 +7,13 @@
 namespace bubblescope {
 namespace {
 
-
 std::string SavingText(const root_causes::RootCause& cause) {
   if (!cause.saving_per_iteration_ns.has_value()) {
     return absl::StrCat("saving not predicted (", cause.fix, ")");
   }
   return absl::StrCat("fixing it (", cause.fix, ") is predicted to save ",
                       MillisWithUnit(static_cast<double>(*cause.saving_per_iteration_ns)),
-                      " per iteration (",
-                      cause.before_is_measured ? "measured " : "modelled ",
+                      " per iteration (", cause.before_is_measured ? "measured " : "modelled ",
                       MillisWithUnit(static_cast<double>(cause.iteration_before_ns)), " -> ",
                       MillisWithUnit(static_cast<double>(cause.iteration_after_ns)), ")");
 }
@@ -38,14 +36,13 @@ std::string CausesText(const job::Pipeline& pipeline) {
                     " (", std::string(SeverityName(cause.severity)), "): ", cause.summary,
                     "\n       costs ",
                     MillisWithUnit(static_cast<double>(cause.cost_per_iteration_ns)),
-                    " of rank time per iteration; ", SavingText(cause), "\n       next: ",
-                    cause.next_step, "\n");
+                    " of rank time per iteration; ", SavingText(cause),
+                    "\n       next: ", cause.next_step, "\n");
     for (size_t index : cause.findings) {
       if (index >= all.size()) continue;
       const findings::Finding& finding = all[index];
       absl::StrAppend(&out, "       - ", std::string(SeverityName(finding.severity)), " ",
-                      std::string(findings::KindName(finding.kind)), ": ", finding.message,
-                      "\n");
+                      std::string(findings::KindName(finding.kind)), ": ", finding.message, "\n");
     }
   }
   return out;

@@ -20,8 +20,7 @@ std::string ProfilerCycleText(const ProfilerCycles& cycles) {
   return absl::StrCat("profiler cycle ", chosen->number, " of ", cycles.found.size(), " (steps ",
                       chosen->first_step, "-", chosen->last_step, "), ",
                       cycles.by_flag ? "chosen with --cycle" : "the newest complete one",
-                      chosen->complete ? "" : ", incomplete",
-                      "; --cycle N reads another\n");
+                      chosen->complete ? "" : ", incomplete", "; --cycle N reads another\n");
 }
 
 void WriteProfilerCycleMember(const ProfilerCycles& cycles, JsonWriter& json) {

@@ -25,7 +25,7 @@ using compare::PipelineDiff;
 using compare::StageDiff;
 
 struct NamedFigure {
-  std::string_view name;  // the JSON key
+  std::string_view name;   // the JSON key
   std::string_view label;  // the text report's row
   const Change* change;
   FigureUnit unit;
@@ -86,8 +86,8 @@ std::string SpreadText(const Change& change, FigureUnit unit) {
 }
 
 void AppendPipeline(const PipelineDiff& pipeline, std::string* out) {
-  absl::StrAppend(out, "\n", compare::PipelineLabel(pipeline), ": ranks ",
-                  Ranks(pipeline.ranks_a), " | ", Ranks(pipeline.ranks_b), " (paired by ",
+  absl::StrAppend(out, "\n", compare::PipelineLabel(pipeline), ": ranks ", Ranks(pipeline.ranks_a),
+                  " | ", Ranks(pipeline.ranks_b), " (paired by ",
                   std::string(compare::PairingName(pipeline.pairing)), ")\n");
   if (pipeline.shape_changes.empty()) {
     absl::StrAppend(out, "  shape: unchanged\n");
@@ -99,9 +99,9 @@ void AppendPipeline(const PipelineDiff& pipeline, std::string* out) {
     absl::StrAppend(out, "  shape changed: ", absl::StrJoin(changes, ", "), "\n");
   }
   // A side without a complete iteration shows "-" for its bubble and latency; here is why.
-  for (const auto& [side, why] : {std::pair<const char*, const std::string*>{
-                                      "A", &pipeline.no_complete_iteration_a},
-                                  {"B", &pipeline.no_complete_iteration_b}}) {
+  for (const auto& [side, why] :
+       {std::pair<const char*, const std::string*>{"A", &pipeline.no_complete_iteration_a},
+        {"B", &pipeline.no_complete_iteration_b}}) {
     if (!why->empty()) {
       absl::StrAppend(out, "  ", side, ": no complete iteration: ", text::OneLine(*why), "\n");
     }
@@ -110,7 +110,8 @@ void AppendPipeline(const PipelineDiff& pipeline, std::string* out) {
   for (const NamedFigure& figure : PipelineFigures(pipeline)) {
     figures.AddRow({std::string(figure.label), FigureText(figure.change->a, figure.unit),
                     FigureText(figure.change->b, figure.unit),
-                    DeltaText(*figure.change, figure.unit), SpreadText(*figure.change, figure.unit)});
+                    DeltaText(*figure.change, figure.unit),
+                    SpreadText(*figure.change, figure.unit)});
   }
   absl::StrAppend(out, figures.Render(2));
 
@@ -134,8 +135,11 @@ void AppendPipeline(const PipelineDiff& pipeline, std::string* out) {
   }
   if (!pipeline.links.empty()) {
     absl::StrAppend(out, "  links (A -> B):\n");
-    TextTable links({{"stages", Align::kLeft}, {"ranks", Align::kLeft},
-                     {"transfer", Align::kLeft}, {"wait", Align::kLeft}, {"slow", Align::kLeft}});
+    TextTable links({{"stages", Align::kLeft},
+                     {"ranks", Align::kLeft},
+                     {"transfer", Align::kLeft},
+                     {"wait", Align::kLeft},
+                     {"slow", Align::kLeft}});
     for (const LinkDiff& link : pipeline.links) {
       auto slow = [](const std::optional<bool>& flag) {
         return std::string(!flag.has_value() ? "-" : *flag ? "yes" : "no");
@@ -156,12 +160,11 @@ void AppendPipeline(const PipelineDiff& pipeline, std::string* out) {
       continue;
     }
     const bool appeared = finding.change == FindingChange::kAppeared;
-    absl::StrAppend(&changed, "    ", appeared ? "+ appeared   " : "- disappeared ", finding.kind,
-                    " (ranks ", Ranks(appeared ? finding.ranks_b : finding.ranks_a), ", ",
-                    FigureText(appeared ? finding.cost_us.b : finding.cost_us.a,
-                               FigureUnit::kMicros),
-                    " of rank time summed over the complete iterations): ", finding.message,
-                    "\n");
+    absl::StrAppend(
+        &changed, "    ", appeared ? "+ appeared   " : "- disappeared ", finding.kind, " (ranks ",
+        Ranks(appeared ? finding.ranks_b : finding.ranks_a), ", ",
+        FigureText(appeared ? finding.cost_us.b : finding.cost_us.a, FigureUnit::kMicros),
+        " of rank time summed over the complete iterations): ", finding.message, "\n");
   }
   absl::StrAppend(out, "  findings: ", persisting, " on both sides",
                   changed.empty() ? ", none appeared or disappeared\n" : "\n", changed);
@@ -284,8 +287,8 @@ void PipelineJson(const PipelineDiff& pipeline, JsonWriter& json) {
 }  // namespace
 
 std::string DiffText(const DiffResult& diff) {
-  std::string out = absl::StrCat("bubblescope diff\n  A: ", diff.source_a, "\n  B: ",
-                                 diff.source_b, "\n");
+  std::string out =
+      absl::StrCat("bubblescope diff\n  A: ", diff.source_a, "\n  B: ", diff.source_b, "\n");
   for (const PipelineDiff& pipeline : diff.pipelines) AppendPipeline(pipeline, &out);
   return out;
 }

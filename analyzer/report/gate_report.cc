@@ -42,9 +42,9 @@ std::string LimitText(const Check& check) {
       return absl::StrCat("<= ", FigureText(check.limit, unit));
     case CheckKind::kMaxBubbleIncrease:
     case CheckKind::kMaxStageBubbleIncrease:
-      return absl::StrCat("<= ", DeltaText(compare::Change{.a = 0.0, .b = check.limit,
-                                                            .spread = std::nullopt},
-                                           unit));
+      return absl::StrCat(
+          "<= ",
+          DeltaText(compare::Change{.a = 0.0, .b = check.limit, .spread = std::nullopt}, unit));
     case CheckKind::kMaxLatencyIncrease:
     case CheckKind::kMaxMemoryIncrease:
       return absl::StrCat("<= ", SignedPercent(check.limit));
@@ -71,12 +71,23 @@ std::string_view Verdict(const GateResult& result, bool capitals) {
 // carry at all are dropped (OneLine has already spelled them out as \xNN).
 void AppendXmlEscaped(char c, std::string* out) {
   switch (c) {
-    case '&': *out += "&amp;"; break;
-    case '<': *out += "&lt;"; break;
-    case '>': *out += "&gt;"; break;
-    case '"': *out += "&quot;"; break;
-    case '\'': *out += "&apos;"; break;
-    default: *out += c;
+    case '&':
+      *out += "&amp;";
+      break;
+    case '<':
+      *out += "&lt;";
+      break;
+    case '>':
+      *out += "&gt;";
+      break;
+    case '"':
+      *out += "&quot;";
+      break;
+    case '\'':
+      *out += "&apos;";
+      break;
+    default:
+      *out += c;
   }
 }
 
@@ -157,7 +168,8 @@ std::string ChangeBehindText(const compare::ChangeBehind& change) {
 // "what changed: a; b; c", or empty when the diff names nothing behind the check.
 std::string ChangesBehindText(const Check& check) {
   std::vector<std::string> parts;
-  for (const compare::ChangeBehind& change : check.behind) parts.push_back(ChangeBehindText(change));
+  for (const compare::ChangeBehind& change : check.behind)
+    parts.push_back(ChangeBehindText(change));
   if (parts.empty()) return "";
   return absl::StrCat("what changed: ", absl::StrJoin(parts, "; "));
 }
@@ -190,8 +202,13 @@ std::string GateText(const GateResult& result) {
                                  "  baseline: ", text::OneLine(result.baseline_source), "\n",
                                  "  current:  ", text::OneLine(result.current_source), "\n");
   for (const std::string& note : result.notes) absl::StrAppend(&out, "  note: ", note, "\n");
-  TextTable table({{"check", Align::kLeft}, {"baseline"}, {"current"}, {"delta"},
-                   {"limit", Align::kLeft}, {"result", Align::kLeft}, {"note", Align::kLeft}});
+  TextTable table({{"check", Align::kLeft},
+                   {"baseline"},
+                   {"current"},
+                   {"delta"},
+                   {"limit", Align::kLeft},
+                   {"result", Align::kLeft},
+                   {"note", Align::kLeft}});
   for (const Check& check : result.checks) {
     const CheckCells cells = CheckCellsOf(check);
     table.AddRow({CheckName(check), cells.baseline, cells.current, cells.delta, cells.limit,
@@ -206,19 +223,21 @@ std::string GateText(const GateResult& result) {
 }
 
 std::string GateMarkdown(const GateResult& result) {
-  std::string out = absl::StrCat(
-      "## bubblescope gate: ", std::string(Verdict(result, false)), "\n\n",
-      Counts(result), ". Baseline ", MarkdownCode(result.baseline_source), ", current ",
-      MarkdownCode(result.current_source), ".\n\n");
-  for (const std::string& note : result.notes) absl::StrAppend(&out, "- ", MarkdownText(note), "\n");
+  std::string out =
+      absl::StrCat("## bubblescope gate: ", std::string(Verdict(result, false)), "\n\n",
+                   Counts(result), ". Baseline ", MarkdownCode(result.baseline_source),
+                   ", current ", MarkdownCode(result.current_source), ".\n\n");
+  for (const std::string& note : result.notes)
+    absl::StrAppend(&out, "- ", MarkdownText(note), "\n");
   if (!result.notes.empty()) out += "\n";
   out += "| check | baseline | current | delta | limit | result |\n";
   out += "|---|---:|---:|---:|---|---|\n";
   for (const Check& check : result.checks) {
     const CheckCells cells = CheckCellsOf(check);
-    std::string outcome = check.outcome == CheckOutcome::kFail || check.outcome == CheckOutcome::kError
-                              ? absl::StrCat("**", OutcomeText(check.outcome), "**")
-                              : std::string(compare::CheckOutcomeName(check.outcome));
+    std::string outcome =
+        check.outcome == CheckOutcome::kFail || check.outcome == CheckOutcome::kError
+            ? absl::StrCat("**", OutcomeText(check.outcome), "**")
+            : std::string(compare::CheckOutcomeName(check.outcome));
     if (!check.note.empty()) absl::StrAppend(&outcome, " (", MarkdownText(check.note), ")");
     absl::StrAppend(&out, "| ", MarkdownText(CheckName(check)), " | ", MarkdownText(cells.baseline),
                     " | ", MarkdownText(cells.current), " | ", MarkdownText(cells.delta), " | ",
@@ -239,19 +258,18 @@ std::string GateMarkdown(const GateResult& result) {
 }
 
 std::string GateJunit(const GateResult& result) {
-  const std::string counts = absl::StrCat(
-      " tests=\"", result.checks.size(), "\" failures=\"", result.Count(CheckOutcome::kFail),
-      "\" errors=\"", result.Count(CheckOutcome::kError), "\" skipped=\"",
-      result.Count(CheckOutcome::kSkipped), "\"");
+  const std::string counts = absl::StrCat(" tests=\"", result.checks.size(), "\" failures=\"",
+                                          result.Count(CheckOutcome::kFail), "\" errors=\"",
+                                          result.Count(CheckOutcome::kError), "\" skipped=\"",
+                                          result.Count(CheckOutcome::kSkipped), "\"");
   std::string out = absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
                                  "<testsuites name=\"bubblescope gate\"", counts, ">\n",
                                  "  <testsuite name=\"bubblescope gate\"", counts, ">\n");
   for (const Check& check : result.checks) {
     const CheckCells cells = CheckCellsOf(check);
-    const std::string figures =
-        absl::StrCat("baseline ", cells.baseline, ", current ", cells.current, ", delta ",
-                     cells.delta, ", limit ", cells.limit,
-                     check.note.empty() ? "" : absl::StrCat("; ", check.note));
+    const std::string figures = absl::StrCat(
+        "baseline ", cells.baseline, ", current ", cells.current, ", delta ", cells.delta,
+        ", limit ", cells.limit, check.note.empty() ? "" : absl::StrCat("; ", check.note));
     absl::StrAppend(&out, "    <testcase classname=\"bubblescope.gate\" name=\"",
                     XmlEscaped(CheckName(check)), "\"");
     switch (check.outcome) {
@@ -268,8 +286,9 @@ std::string GateJunit(const GateResult& result) {
         absl::StrAppend(&out, "</failure>\n    </testcase>\n");
         break;
       case CheckOutcome::kError:
-        absl::StrAppend(&out, ">\n      <error type=\"no_figure\" message=\"", XmlEscaped(check.note),
-                        "\">", XmlEscaped(figures), "</error>\n    </testcase>\n");
+        absl::StrAppend(&out, ">\n      <error type=\"no_figure\" message=\"",
+                        XmlEscaped(check.note), "\">", XmlEscaped(figures),
+                        "</error>\n    </testcase>\n");
         break;
       case CheckOutcome::kSkipped:
         absl::StrAppend(&out, ">\n      <skipped message=\"", XmlEscaped(check.note),

@@ -31,22 +31,20 @@ std::string Headline(const job::Pipeline& pipeline) {
   const bubble::Result& bubble = pipeline.bubble;
   if (!pipeline.no_complete_iteration.empty()) {
     // No bubble or latency to show: the reason stands in for them, as in the text report.
-    return absl::StrCat("<p class=warn>No complete iteration: ",
-                        Esc(pipeline.no_complete_iteration), "; no bubble or latency figure.</p>\n",
-                        BodyNotes(pipeline));
+    return absl::StrCat(
+        "<p class=warn>No complete iteration: ", Esc(pipeline.no_complete_iteration),
+        "; no bubble or latency figure.</p>\n", BodyNotes(pipeline));
   }
   std::string out =
       absl::StrCat("<p class=hl>Bubble <b>", Percent(bubble.bubble_fraction), "%</b> measured");
   if (pipeline.ideal.has_value()) {
-    absl::StrAppend(
-        &out, " against <b>", Percent(pipeline.ideal->fraction), "%</b> for its schedule alone (",
-        Esc(pipeline::IdealSourceName(pipeline.ideal->source)), "): excess ",
-        Percent(pipeline.excess_bubble_fraction.value_or(0.0)),
-        " points");
+    absl::StrAppend(&out, " against <b>", Percent(pipeline.ideal->fraction),
+                    "%</b> for its schedule alone (",
+                    Esc(pipeline::IdealSourceName(pipeline.ideal->source)), "): excess ",
+                    Percent(pipeline.excess_bubble_fraction.value_or(0.0)), " points");
   }
   absl::StrAppend(&out, ". Iteration ", MillisWithUnit(static_cast<double>(bubble.latency.p50)),
-                  " median, ",
-                  MillisWithUnit(static_cast<double>(bubble.latency.p90)), " p90, ",
+                  " median, ", MillisWithUnit(static_cast<double>(bubble.latency.p90)), " p90, ",
                   MillisWithUnit(static_cast<double>(bubble.latency.max)), " max, over ",
                   bubble.complete_iterations, " complete of ", bubble.iterations.size(),
                   " iterations.</p>\n");
@@ -114,7 +112,8 @@ std::string StageBars(const job::Pipeline& pipeline, const std::vector<StageRow>
     };
     add("cp", "compute", shares.compute, totals.split.compute);
     add(IdleClass(bubble::IdleKind::kFill), "fill", shares.fill, totals.split.fill);
-    add(IdleClass(bubble::IdleKind::kCommWait), "comm_wait", shares.comm_wait, totals.split.comm_wait);
+    add(IdleClass(bubble::IdleKind::kCommWait), "comm_wait", shares.comm_wait,
+        totals.split.comm_wait);
     add(IdleClass(bubble::IdleKind::kEmpty), "empty", shares.empty, totals.split.empty);
     add(IdleClass(bubble::IdleKind::kDrain), "drain", shares.drain, totals.split.drain);
     rows.push_back(std::move(bar));
@@ -138,8 +137,7 @@ std::string Latency(const bubble::Result& bubble) {
          .css_class = iteration.complete ? "lc" : "li",
          .tooltip = absl::StrCat("iteration ", iteration.number, ": ",
                                  MillisWithUnit(static_cast<double>(iteration.window())),
-                                 ", bubble ",
-                                 Percent(iteration.bubble_fraction), "%",
+                                 ", bubble ", Percent(iteration.bubble_fraction), "%",
                                  iteration.complete ? "" : " (incomplete, left out of totals)")});
   }
   if (columns.empty()) return "";
@@ -206,21 +204,20 @@ std::string Links(const job::CrossRankFigures& figures, const report_view::RankP
   };
   for (const link_stats::Link& link : figures.links) {
     absl::StrAppend(
-        &out, Row({absl::StrCat(link.src, "\xE2\x86\x92", link.dst),
-                   absl::StrCat(StageOf(places, link.src), "\xE2\x86\x92",
-                                StageOf(places, link.dst)),
-                   absl::StrCat(link.transfers),
-                   link.median_message_bytes < 0 ? std::string("-") : Mebibytes(link.bytes),
-                   link.timed_transfers == 0
-                       ? std::string("-")
-                       : MillisWithUnit(static_cast<double>(link.transfer_median_ns)),
-                   gbps(link, link.gbps_median),
-                   gbps(link, link.gbps_p10),
-                   MillisWithUnit(static_cast<double>(link.sender_wait_ns)),
-                   MillisWithUnit(static_cast<double>(link.receiver_wait_ns)),
-                   link.slow ? absl::StrCat("SLOW (reference ", Gbps(link.reference_gbps), ")")
-                             : std::string()},
-                  link.slow ? "slow" : ""));
+        &out,
+        Row({absl::StrCat(link.src, "\xE2\x86\x92", link.dst),
+             absl::StrCat(StageOf(places, link.src), "\xE2\x86\x92", StageOf(places, link.dst)),
+             absl::StrCat(link.transfers),
+             link.median_message_bytes < 0 ? std::string("-") : Mebibytes(link.bytes),
+             link.timed_transfers == 0
+                 ? std::string("-")
+                 : MillisWithUnit(static_cast<double>(link.transfer_median_ns)),
+             gbps(link, link.gbps_median), gbps(link, link.gbps_p10),
+             MillisWithUnit(static_cast<double>(link.sender_wait_ns)),
+             MillisWithUnit(static_cast<double>(link.receiver_wait_ns)),
+             link.slow ? absl::StrCat("SLOW (reference ", Gbps(link.reference_gbps), ")")
+                       : std::string()},
+            link.slow ? "slow" : ""));
   }
   absl::StrAppend(&out, "</table>\n");
   return out;
@@ -240,16 +237,15 @@ std::string PipelineDetails(const job::Pipeline& pipeline, const report_view::Pi
   const std::vector<StageRow> rows = StageRows(pipeline, view.places);
   std::vector<int32_t> ranks;
   for (const StageRow& row : rows) ranks.push_back(row.rank);
-  return absl::StrCat("<details id=p", index, open ? " open" : "", "><summary>Pipeline ", index,
-                      ": ", Esc(ShapeText(pipeline)), ", ranks ", absl::StrJoin(ranks, ","),
-                      pipeline.no_complete_iteration.empty()
-                          ? absl::StrCat(", bubble ", Percent(pipeline.bubble.bubble_fraction), "%")
-                          : std::string(", no complete iteration"),
-                      "</summary>\n",
-                      Headline(pipeline), Causes(pipeline), TimelineSection(pipeline, view, index),
-                      StageBars(pipeline, rows), Latency(pipeline.bubble), Memory(pipeline, rows),
-                      Links(pipeline.crossrank, view.places), WhatIfSection(pipeline),
-                      "</details>\n");
+  return absl::StrCat(
+      "<details id=p", index, open ? " open" : "", "><summary>Pipeline ", index, ": ",
+      Esc(ShapeText(pipeline)), ", ranks ", absl::StrJoin(ranks, ","),
+      pipeline.no_complete_iteration.empty()
+          ? absl::StrCat(", bubble ", Percent(pipeline.bubble.bubble_fraction), "%")
+          : std::string(", no complete iteration"),
+      "</summary>\n", Headline(pipeline), Causes(pipeline), TimelineSection(pipeline, view, index),
+      StageBars(pipeline, rows), Latency(pipeline.bubble), Memory(pipeline, rows),
+      Links(pipeline.crossrank, view.places), WhatIfSection(pipeline), "</details>\n");
 }
 
 }  // namespace bubblescope::html

@@ -19,14 +19,13 @@ std::string SpreadCell(const std::optional<job::Spread>& spread,
   if (!(spread->max > spread->min)) return Esc(format(spread->min));
   const size_t at = static_cast<size_t>(spread->max_pipeline);
   const std::string name = absl::StrCat("p", spread->max_pipeline);
-  return absl::StrCat(
-      Esc(absl::StrCat(format(spread->min), " / ", format(spread->median), " / ",
-                       format(spread->max))),
-      " <span class=note>(max ",
-      at < layout.in_full.size() && layout.in_full[at]
-          ? absl::StrCat("<a href=\"#p", spread->max_pipeline, "\">", name, "</a>")
-          : name,
-      ")</span>");
+  return absl::StrCat(Esc(absl::StrCat(format(spread->min), " / ", format(spread->median), " / ",
+                                       format(spread->max))),
+                      " <span class=note>(max ",
+                      at < layout.in_full.size() && layout.in_full[at]
+                          ? absl::StrCat("<a href=\"#p", spread->max_pipeline, "\">", name, "</a>")
+                          : name,
+                      ")</span>");
 }
 
 std::string OneSet(const job::Result& result, size_t index, const ReportLayout& layout) {

@@ -104,9 +104,8 @@ std::string Legend(const job::Result& result, const ReportLayout& layout) {
 
 // The text report's diagnosis lines, one paragraph each.
 std::string Diagnosis(const job::Result& result) {
-  const std::string text =
-      IncompleteJobText(result) + OneRunText(result.job.one_run) +
-      MissingDeviceActivityText(result.ranks) + DiagnosisText(result);
+  const std::string text = IncompleteJobText(result) + OneRunText(result.job.one_run) +
+                           MissingDeviceActivityText(result.ranks) + DiagnosisText(result);
   if (text.empty()) return "";
   std::string out = "<div class=diag>";
   for (const std::string& line :
@@ -122,7 +121,8 @@ std::string Diagnosis(const job::Result& result) {
 std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
                          const std::vector<int32_t>& order, const std::string& heading) {
   std::string out =
-      absl::StrCat("<h2>", heading, "</h2>\n<table><tr><th>pipeline<th>shape<th>ranks<th>bubble<th>its "
+      absl::StrCat("<h2>", heading,
+                   "</h2>\n<table><tr><th>pipeline<th>shape<th>ranks<th>bubble<th>its "
                    "schedule alone<th>excess<th>iteration median<th>top cause",
                    layout.large ? "<th>replica set" : "", "\n");
   for (const int32_t row : order) {
@@ -150,26 +150,23 @@ std::string SummaryTable(const job::Result& result, const ReportLayout& layout,
     const bool measured = pipeline.no_complete_iteration.empty();
     std::vector<std::string> cells = {
         layout.in_full[i] ? absl::StrCat("<a href=\"#p", i, "\">", i, "</a>") : absl::StrCat(i),
-                         html::Esc(html::ShapeText(pipeline)),
-                         absl::StrCat(shown, shown == 1 ? " rank" : " ranks"),
-                         measured ? absl::StrCat(Percent(bubble.bubble_fraction), "%") : "-",
-                         ideal ? absl::StrCat(Percent(pipeline.ideal->fraction), "%") : "-",
-                         ideal && measured
-                             ? absl::StrFormat(
-                                   "%.1f pt", 100.0 * pipeline.excess_bubble_fraction.value_or(0.0))
-                             : "-",
-                         measured
-                             ? MillisWithUnit(static_cast<double>(bubble.latency.p50))
-                             : "-",
-                         top};
+        html::Esc(html::ShapeText(pipeline)),
+        absl::StrCat(shown, shown == 1 ? " rank" : " ranks"),
+        measured ? absl::StrCat(Percent(bubble.bubble_fraction), "%") : "-",
+        ideal ? absl::StrCat(Percent(pipeline.ideal->fraction), "%") : "-",
+        ideal && measured
+            ? absl::StrFormat("%.1f pt", 100.0 * pipeline.excess_bubble_fraction.value_or(0.0))
+            : "-",
+        measured ? MillisWithUnit(static_cast<double>(bubble.latency.p50)) : "-",
+        top};
     if (layout.large) {
       const int32_t set = layout.replica_set[i];
       cells.push_back(set < 0 ? std::string("-")
                               : absl::StrCat("<a href=\"#r", set, "\">", set, "</a>"));
     }
-    absl::StrAppend(&out, html::Row(cells, static_cast<int32_t>(i) == result.job.worst_pipeline
-                                               ? "worst"
-                                               : ""));
+    absl::StrAppend(
+        &out,
+        html::Row(cells, static_cast<int32_t>(i) == result.job.worst_pipeline ? "worst" : ""));
   }
   absl::StrAppend(&out, "</table>\n");
   return out;
@@ -198,8 +195,7 @@ std::string RanksTable(const job::Result& result, const report_view::RanksTally&
     if (steps) {
       cells.insert(cells.end(),
                    {absl::StrCat(f.steps),
-                    f.step_time > 0 ? MillisWithUnit(static_cast<double>(f.step_time))
-                                    : "-",
+                    f.step_time > 0 ? MillisWithUnit(static_cast<double>(f.step_time)) : "-",
                     percent(idle.in_steps)});
     }
     for (TimeNs time : {f.span, f.compute, f.comm}) {
@@ -253,8 +249,8 @@ std::string AnalyzeHtml(const job::Result& result, const SummaryReportOptions& o
       size_t shown = 0;
       for (bool full : layout.in_full) shown += full ? 1 : 0;
       absl::StrAppend(
-          &out, html::ReplicaSetsSection(result, layout), "<h2>Pipelines in full</h2>\n<p>",
-          shown, " of the ", result.pipelines.size(),
+          &out, html::ReplicaSetsSection(result, layout), "<h2>Pipelines in full</h2>\n<p>", shown,
+          " of the ", result.pipelines.size(),
           " pipelines, largest bubble first: a large job shows in full the ", kWorstInFull,
           " with the largest bubble and those picked with --show-pipelines; every pipeline is a "
           "row of the table below (docs/html-report.md, \"Large jobs\").</p>\n",

@@ -226,12 +226,11 @@ std::string IterationSvg(const std::vector<StageRow>& rows,
     }
     for (const op_timeline::TimelineOp* op : ops) {
       if (op->rank != row.rank) continue;
-      paint.Cell(
-          OpCellClass(op->type, op->chunk), op->start - origin, op->end - origin,
-          absl::StrCat(
-              OpTooltip(op->type, op->microbatch, op->chunk, op->start - origin, op->end - origin),
-              op->overlapped ? ", overlapped with another op" : ""),
-          MicrobatchLabel(op->microbatch), LaneOf(*op));
+      paint.Cell(OpCellClass(op->type, op->chunk), op->start - origin, op->end - origin,
+                 absl::StrCat(OpTooltip(op->type, op->microbatch, op->chunk, op->start - origin,
+                                        op->end - origin),
+                              op->overlapped ? ", overlapped with another op" : ""),
+                 MicrobatchLabel(op->microbatch), LaneOf(*op));
     }
     if (row.figures < iteration.ranks.size()) {
       paint.CommLine(iteration.ranks[row.figures].comm_spans, origin);
@@ -282,7 +281,6 @@ std::string IterationOption(const bubble::IterationFigures& iteration, bool sele
                       Percent(iteration.bubble_fraction), "%",
                       iteration.complete ? "" : " (incomplete)", "</option>");
 }
-
 
 // The timelines' zoom (docs/html-report.md, "Zoom and pan"). The markup is drawn at a scale wide
 // enough for every label (`data-w` plot pixels for `data-ms` ms); the pictures of one pipeline
@@ -416,8 +414,7 @@ std::string TimelineSection(const job::Pipeline& pipeline, const report_view::Pi
     if (i == chosen) continue;
     const bubble::IterationFigures& iteration = bubble.iterations[i];
     absl::StrAppend(&out, "<template data-it=", iteration.number, ">",
-                    IterationSvg(rows, iteration, ops_of(iteration.number), scale),
-                    "</template>");
+                    IterationSvg(rows, iteration, ops_of(iteration.number), scale), "</template>");
   }
   absl::StrAppend(&out, "</div>\n");
   if (pipeline.ideal.has_value() && !pipeline.ideal->schedule.empty() &&
@@ -432,8 +429,7 @@ std::string TimelineSection(const job::Pipeline& pipeline, const report_view::Pi
                     "). Same time scale as above, zoomed with it; the gaps are its own "
                     "bubble.</p>\n"
                     "<div class=sc ",
-                    ZoomGroup(index), ">",
-                    IdealSvg(*pipeline.ideal, shape.p, scale), "</div>\n");
+                    ZoomGroup(index), ">", IdealSvg(*pipeline.ideal, shape.p, scale), "</div>\n");
   } else {
     absl::StrAppend(&out,
                     "<p class=note>No theoretical schedule to draw (the schedule's shape or its "

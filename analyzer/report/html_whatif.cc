@@ -53,10 +53,8 @@ std::string PredictionTable(const whatif::Result& result) {
       "<table><tr><th>configuration<th>iteration<th>bubble<th>peak allocated (largest "
       "stage)<th>fits memory\n";
   absl::StrAppend(
-      &out,
-      Row({"measured",
-           Esc(MillisWithUnit(static_cast<double>(result.measured_iteration_ns))),
-           absl::StrCat(Percent(result.measured_bubble_fraction), "%"), "", ""}));
+      &out, Row({"measured", Esc(MillisWithUnit(static_cast<double>(result.measured_iteration_ns))),
+                 absl::StrCat(Percent(result.measured_bubble_fraction), "%"), "", ""}));
   std::vector<const whatif::Prediction*> predictions = {&result.baseline};
   for (const whatif::Prediction& candidate : result.candidates) predictions.push_back(&candidate);
   for (const whatif::Prediction* prediction : predictions) {
@@ -69,15 +67,14 @@ std::string PredictionTable(const whatif::Result& result) {
       continue;
     }
     const std::optional<int64_t> peak = report_view::LargestStagePeakBytes(*prediction);
-    absl::StrAppend(
-        &out,
-        Row({Esc(label), MillisWithUnit(static_cast<double>(prediction->iteration_ns)),
-             absl::StrCat(Percent(prediction->bubble_fraction), "%"),
-             peak.has_value() ? Esc(BinaryBytes(*peak)) : std::string("-"),
-             !prediction->fits_memory.has_value() ? std::string("-")
-             : *prediction->fits_memory           ? std::string("yes")
-                                                  : std::string("no")},
-            prediction->fits_memory == std::optional<bool>(false) ? "slow" : ""));
+    absl::StrAppend(&out,
+                    Row({Esc(label), MillisWithUnit(static_cast<double>(prediction->iteration_ns)),
+                         absl::StrCat(Percent(prediction->bubble_fraction), "%"),
+                         peak.has_value() ? Esc(BinaryBytes(*peak)) : std::string("-"),
+                         !prediction->fits_memory.has_value() ? std::string("-")
+                         : *prediction->fits_memory           ? std::string("yes")
+                                                              : std::string("no")},
+                        prediction->fits_memory == std::optional<bool>(false) ? "slow" : ""));
   }
   absl::StrAppend(&out, "</table>\n");
   return out;
@@ -88,8 +85,7 @@ std::string WhatIfUnavailable(const std::string& problem) {
                       "<p class=note>No what-if model of this pipeline: ", Esc(problem), "</p>\n");
 }
 
-std::string WhatIfChart(const whatif::Model& model,
-                        const absl::StatusOr<whatif::Result>& result) {
+std::string WhatIfChart(const whatif::Model& model, const absl::StatusOr<whatif::Result>& result) {
   std::string out = "<h3>What if: bubble and memory against m</h3>\n";
   if (!result.ok()) {
     absl::StrAppend(&out,
@@ -145,12 +141,12 @@ std::string WhatIfChart(const whatif::Model& model,
                        Millis(static_cast<double>(result->measured_iteration_ns)), " ms (median)")};
   // Without a measured peak the point has no tooltip, which leaves it off the chart.
   const std::optional<int64_t> measured_peak = report_view::MeasuredPeakBytes(model);
-  Point measured_memory{.x = measured_m,
-                        .y = static_cast<double>(measured_peak.value_or(0)),
-                        .tooltip = measured_peak.has_value()
-                                       ? absl::StrCat("measured: m=", model.m, ", peak ",
-                                                      BinaryBytes(*measured_peak))
-                                       : std::string()};
+  Point measured_memory{
+      .x = measured_m,
+      .y = static_cast<double>(measured_peak.value_or(0)),
+      .tooltip = measured_peak.has_value()
+                     ? absl::StrCat("measured: m=", model.m, ", peak ", BinaryBytes(*measured_peak))
+                     : std::string()};
   absl::StrAppend(&out,
                   "<p>Predicted by the what-if model (docs/whatif.md) for the same global batch "
                   "split into m microbatches: the model's figures for each schedule, the measured "

@@ -24,7 +24,8 @@ std::string RankList(const std::vector<int32_t>& ranks) {
 
 std::string StageName(const report_view::RankPlaces& places, int32_t rank) {
   const int32_t stage = places.StageOf(rank);
-  return stage < 0 ? absl::StrCat("rank ", rank) : absl::StrCat("stage ", stage, " (rank ", rank, ")");
+  return stage < 0 ? absl::StrCat("rank ", rank)
+                   : absl::StrCat("stage ", stage, " (rank ", rank, ")");
 }
 
 // Where the bubble is: the rank that idles most and the one that idles least (the view's
@@ -79,9 +80,8 @@ std::string DiagnosisText(const job::Result& result) {
   if (!pipeline.cut_short_ranks.empty()) {
     absl::StrAppend(&out, "  cut short: the trace of rank",
                     pipeline.cut_short_ranks.size() == 1 ? " " : "s ",
-                    RankList(pipeline.cut_short_ranks),
-                    " ends early; it keeps its stage, and ", view.partial_iterations,
-                    " of ", bubble.iterations.size(),
+                    RankList(pipeline.cut_short_ranks), " ends early; it keeps its stage, and ",
+                    view.partial_iterations, " of ", bubble.iterations.size(),
                     " iterations are left out of every figure as partial\n");
   }
   if (bubble.ranks.size() == 1) {
@@ -111,8 +111,9 @@ std::string OneRunText(const one_run::Result& one_run) {
                     sign.detail, "\n");
   }
   if (one_run.CannotBeOneRun()) {
-    absl::StrAppend(&out, "  the figures below pair them as one job; analyze each run's files "
-                          "apart (--strict refuses this)\n");
+    absl::StrAppend(&out,
+                    "  the figures below pair them as one job; analyze each run's files "
+                    "apart (--strict refuses this)\n");
   }
   return out;
 }
@@ -174,8 +175,7 @@ static std::string GroupRolesText(const std::vector<index::JobGroup>& groups) {
   if (read.empty() && guessed.empty() && inferred.empty()) return "";
   std::string out = "  process groups:";
   bool first = true;
-  const auto part = [&out, &first](const std::vector<std::string>& entries,
-                                   const char* what) {
+  const auto part = [&out, &first](const std::vector<std::string>& entries, const char* what) {
     if (entries.empty()) return;
     absl::StrAppend(&out, first ? " " : "; ", absl::StrJoin(entries, ", "));
     absl::StrAppend(&out, " (", what, ")");
@@ -208,8 +208,8 @@ std::string JobText(const job::JobSummary& job) {
     if (job.pipelines > 1) {
       absl::StrAppend(&out, "; worst is pipeline ", job.worst_pipeline, " with bubble ",
                       Percent(job.worst_bubble_fraction), "%, best ",
-                      Percent(job.best_bubble_fraction), "%, spread ",
-                      Percent(job.bubble_spread), " points");
+                      Percent(job.best_bubble_fraction), "%, spread ", Percent(job.bubble_spread),
+                      " points");
     }
     absl::StrAppend(&out, "\n");
   }
@@ -228,9 +228,7 @@ std::string JobText(const job::JobSummary& job) {
     TextTable table({{"kind", Align::kLeft}, {"count"}, {"MiB"}, {"time_ms"}});
     for (const collectives::Summary& kind : job.collectives) {
       table.AddRow({kind.kind, absl::StrCat(kind.count),
-                    kind.sized == 0
-                        ? std::string("-")
-                        : Mebibytes(kind.bytes),
+                    kind.sized == 0 ? std::string("-") : Mebibytes(kind.bytes),
                     Millis(static_cast<double>(kind.time_ns))});
     }
     absl::StrAppend(&out, table.Render(2));

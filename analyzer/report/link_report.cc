@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "compare/report_schema.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compare/report_schema.h"
 #include "report/text_table.h"
 #include "report/units.h"
 #include "report_view/report_view.h"
@@ -74,9 +74,10 @@ std::string Uncertainty(const clock_alignment::RankOffset& offset) {
 std::string ClockText(const clock_alignment::RankOffset& offset, TimeNs tolerance_ns) {
   const std::string source(clock_alignment::SourceName(offset.source));
   if (offset.verdict == clock_alignment::Verdict::kSameClock) {
-    return absl::StrCat("rank ", offset.rank, offset.source == clock_alignment::Source::kReference
-                                                  ? " reference"
-                                                  : " +0.000 ms (same host)");
+    return absl::StrCat("rank ", offset.rank,
+                        offset.source == clock_alignment::Source::kReference
+                            ? " reference"
+                            : " +0.000 ms (same host)");
   }
   std::string samples = absl::StrCat(source, ", ", offset.samples, " samples");
   if (offset.rate != 0.0) {
@@ -84,8 +85,7 @@ std::string ClockText(const clock_alignment::RankOffset& offset, TimeNs toleranc
     samples = absl::StrFormat("%s, %+.2f ppm from %.3f s", samples, offset.rate * 1e6,
                               static_cast<double>(offset.anchor_ns) / 1e9);
   }
-  if (!offset.rejected_by.empty() &&
-      offset.verdict != clock_alignment::Verdict::kBreaksCausality) {
+  if (!offset.rejected_by.empty() && offset.verdict != clock_alignment::Verdict::kBreaksCausality) {
     absl::StrAppend(&samples, "; a samples' estimate was rejected, it broke ", offset.rejected_by);
   }
   if (offset.aligned) {
@@ -114,8 +114,7 @@ std::string LinkText(const job::CrossRankFigures& figures) {
   }
   if (!figures.pipeline.peers_recorded) {
     const auto& by_source = figures.pipeline.peers_by_source;
-    const bool any_inferred =
-        by_source[static_cast<size_t>(p2p_graph::PeerSource::kInferred)] > 0;
+    const bool any_inferred = by_source[static_cast<size_t>(p2p_graph::PeerSource::kInferred)] > 0;
     const bool any_named = by_source[static_cast<size_t>(p2p_graph::PeerSource::kPpAction)] > 0;
     absl::StrAppend(&out,
                     any_named && !any_inferred
@@ -135,30 +134,38 @@ std::string LinkText(const job::CrossRankFigures& figures) {
                     absl::StrJoin(aligned, ", "), "\n");
   }
   if (!unaligned.empty()) {
-    absl::StrAppend(&out,
-                    "  not aligned, each clock a guess (docs/cross-rank.md): ",
+    absl::StrAppend(&out, "  not aligned, each clock a guess (docs/cross-rank.md): ",
                     absl::StrJoin(unaligned, "; "), "\n");
   }
   if (figures.links.empty()) {
     absl::StrAppend(&out, "  links: none measured\n");
   } else {
-    absl::StrAppend(&out, "  links (stage src -> dst) in ms: transfer_med per message, waits "
-                          "summed over the link's transfers:\n");
-    TextTable table({{"link", Align::kLeft}, {"stages", Align::kLeft}, {"transfers"},
-                     {"MiB"}, {"transfer_med"}, {"Gbit/s_med"}, {"Gbit/s_p10"},
-                     {"sender_wait"}, {"receiver_wait"}, {"slow", Align::kLeft}});
+    absl::StrAppend(&out,
+                    "  links (stage src -> dst) in ms: transfer_med per message, waits "
+                    "summed over the link's transfers:\n");
+    TextTable table({{"link", Align::kLeft},
+                     {"stages", Align::kLeft},
+                     {"transfers"},
+                     {"MiB"},
+                     {"transfer_med"},
+                     {"Gbit/s_med"},
+                     {"Gbit/s_p10"},
+                     {"sender_wait"},
+                     {"receiver_wait"},
+                     {"slow", Align::kLeft}});
     for (const link_stats::Link& link : figures.links) {
       table.AddRow({absl::StrCat(link.src, "->", link.dst),
                     absl::StrCat(Stage(places, link.src), "->", Stage(places, link.dst)),
-                    absl::StrCat(link.transfers),
-                    LinkMebibytes(link),
+                    absl::StrCat(link.transfers), LinkMebibytes(link),
                     link.timed_transfers == 0 || link.clock_limited
                         ? std::string("-")
                         : Millis(static_cast<double>(link.transfer_median_ns)),
                     LinkGbps(link, link.gbps_median), LinkGbps(link, link.gbps_p10),
                     Millis(static_cast<double>(link.sender_wait_ns)),
                     Millis(static_cast<double>(link.receiver_wait_ns)),
-                    link.slow ? "SLOW" : link.clock_limited ? "unjudged" : "no"});
+                    link.slow            ? "SLOW"
+                    : link.clock_limited ? "unjudged"
+                                         : "no"});
     }
     absl::StrAppend(&out, table.Render(2));
     for (const link_stats::Link& link : figures.links) {

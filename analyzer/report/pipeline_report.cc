@@ -6,8 +6,8 @@
 #include <iterator>
 #include <span>
 #include <string>
-#include <utility>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -27,8 +27,8 @@
 #include "report/text_layout.h"
 #include "report/text_table.h"
 #include "report/units.h"
-#include "report_view/report_view.h"
 #include "report/whatif_model_json.h"
+#include "report_view/report_view.h"
 #include "text/json_writer.h"
 
 namespace bubblescope {
@@ -37,7 +37,6 @@ namespace {
 namespace schema = compare::schema;
 
 using schedule_inference::StageFigures;
-
 
 // The stage figures of `rank`, or null when the shape is unknown or lacks per-stage times.
 const StageFigures* StageOfRank(const job::Pipeline& pipeline, int32_t rank) {
@@ -82,19 +81,22 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
                     "; stage order from ",
                     std::string(pipeline::ShapeSourceName(shape.stage_order_source)), ")\n");
     for (const std::string& note : shape.notes) absl::StrAppend(out, "  note: ", note, "\n");
-    if (measured) absl::StrAppend(out, "  bubble ", Percent(bubble.bubble_fraction), "% measured vs ",
-                    Percent(theoretical), "% theoretical",
-                    ideal.source == pipeline::IdealSource::kUpperBound
-                        ? " (closed form, an upper bound for this zero-bubble schedule)"
-                    : ideal.source == pipeline::IdealSource::kSimulated
-                        ? " (this zero-bubble schedule simulated on the mean stage times)"
-                        : "",
-                    ": excess ",
-                    absl::StrFormat("%.1f", 100.0 * pipeline.excess_bubble_fraction.value_or(0.0)),
-                    " points\n");
+    if (measured)
+      absl::StrAppend(
+          out, "  bubble ", Percent(bubble.bubble_fraction), "% measured vs ", Percent(theoretical),
+          "% theoretical",
+          ideal.source == pipeline::IdealSource::kUpperBound
+              ? " (closed form, an upper bound for this zero-bubble schedule)"
+          : ideal.source == pipeline::IdealSource::kSimulated
+              ? " (this zero-bubble schedule simulated on the mean stage times)"
+              : "",
+          ": excess ",
+          absl::StrFormat("%.1f", 100.0 * pipeline.excess_bubble_fraction.value_or(0.0)),
+          " points\n");
   } else {
     absl::StrAppend(out, "  shape and schedule unknown\n");
-    if (measured) absl::StrAppend(out, "  bubble ", Percent(bubble.bubble_fraction), "% measured\n");
+    if (measured)
+      absl::StrAppend(out, "  bubble ", Percent(bubble.bubble_fraction), "% measured\n");
   }
   if (!measured) {
     absl::StrAppend(out, "  no complete iteration: ", pipeline.no_complete_iteration,
@@ -116,14 +118,23 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
 
   absl::StrAppend(out, "  per rank, ms summed over the ", bubble.complete_iterations,
                   " complete iterations:\n");
-  TextTable ranks({{"rank"}, {"stage"}, {"compute_ms"}, {"fill_ms"}, {"drain_ms"}, {"stall_ms"},
-                   {"comm_wait_ms"}, {"empty_ms"}, {"bubble%"}, {"peak_alloc"},
+  TextTable ranks({{"rank"},
+                   {"stage"},
+                   {"compute_ms"},
+                   {"fill_ms"},
+                   {"drain_ms"},
+                   {"stall_ms"},
+                   {"comm_wait_ms"},
+                   {"empty_ms"},
+                   {"bubble%"},
+                   {"peak_alloc"},
                    {"peak_reserved"}});
   for (const bubble::RankTotals& rank : bubble.per_rank) {
     int32_t stage = StagePosition(pipeline, rank.rank);
     ranks.AddRow({absl::StrCat(rank.rank), stage < 0 ? "-" : absl::StrCat(stage),
                   Millis(static_cast<double>(rank.split.compute)),
-                  Millis(static_cast<double>(rank.split.fill)), Millis(static_cast<double>(rank.split.drain)),
+                  Millis(static_cast<double>(rank.split.fill)),
+                  Millis(static_cast<double>(rank.split.drain)),
                   Millis(static_cast<double>(rank.split.stall)),
                   Millis(static_cast<double>(rank.split.comm_wait)),
                   Millis(static_cast<double>(rank.split.empty)), Percent(rank.bubble_fraction),
@@ -134,8 +145,8 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
   for (const bubble::RankTotals& rank : bubble.per_rank) {
     if (rank.split.in_stage_comm == 0 && rank.split.dp_sync == 0) continue;
     const int32_t stage = StagePosition(pipeline, rank.rank);
-    absl::StrAppend(out, "  stage ", stage < 0 ? std::string("-") : absl::StrCat(stage),
-                    " (rank ", rank.rank, "): in-stage communication not under compute ",
+    absl::StrAppend(out, "  stage ", stage < 0 ? std::string("-") : absl::StrCat(stage), " (rank ",
+                    rank.rank, "): in-stage communication not under compute ",
                     Millis(static_cast<double>(rank.split.in_stage_comm)),
                     " ms (counted as work); exposed DP sync ",
                     Millis(static_cast<double>(rank.split.dp_sync)), " ms of its idle time\n");
@@ -143,8 +154,12 @@ void AppendOnePipeline(size_t index, const job::Pipeline& pipeline, std::string*
 
   if (pipeline.shape.has_value() && !pipeline.shape->stages.empty()) {
     absl::StrAppend(out, "  per stage, ms per op, mean / p90 (op count):\n");
-    TextTable stages({{"stage"}, {"rank"}, {"forward", Align::kLeft}, {"backward", Align::kLeft},
-                      {"weight_grad", Align::kLeft}, {"total_per_mb_ms"}});
+    TextTable stages({{"stage"},
+                      {"rank"},
+                      {"forward", Align::kLeft},
+                      {"backward", Align::kLeft},
+                      {"weight_grad", Align::kLeft},
+                      {"total_per_mb_ms"}});
     for (const StageFigures& stage : pipeline.shape->stages) {
       stages.AddRow({absl::StrCat(stage.stage), absl::StrCat(stage.rank), OpCell(stage.forward),
                      OpCell(stage.backward), OpCell(stage.weight_grad),
@@ -161,15 +176,9 @@ class PipelineJson {
  public:
   explicit PipelineJson(JsonWriter* json) : json_(*json) {}
 
-  void Micros(std::string_view key, int64_t ns) {
-    json_.DecimalMember(key, ns, 3);
-  }
-  void Int(std::string_view key, int64_t value) {
-    json_.IntMember(key, value);
-  }
-  void Fraction(std::string_view key, double value) {
-    json_.DoubleMember(key, value);
-  }
+  void Micros(std::string_view key, int64_t ns) { json_.DecimalMember(key, ns, 3); }
+  void Int(std::string_view key, int64_t value) { json_.IntMember(key, value); }
+  void Fraction(std::string_view key, double value) { json_.DoubleMember(key, value); }
   // How the schedule's program fitted the ranks' transfers and compute (program_fit.h).
   void OpFit(const std::optional<pipeline::FitSummary>& fit) {
     json_.Key("op_fit");
@@ -184,10 +193,9 @@ class PipelineJson {
     Int("unplaced", fit->program_ops - fit->placed);
     Int("weak", fit->weak);
     Int("backward_kernels_left_out", fit->hinted_left_out);
-    Fraction("score", fit->program_ops > 0
-                          ? static_cast<double>(fit->placed - fit->weak) /
-                                static_cast<double>(fit->program_ops)
-                          : 0.0);
+    Fraction("score", fit->program_ops > 0 ? static_cast<double>(fit->placed - fit->weak) /
+                                                 static_cast<double>(fit->program_ops)
+                                           : 0.0);
     Int("steps", fit->steps);
     Int("steps_fitted", fit->steps_fitted);
     json_.Key("evidence");
@@ -320,8 +328,8 @@ std::string AnalyzeText(const job::Result& result, const SummaryReportOptions& o
   const ReportLayout layout = LayoutOf(result, options);
   // A large job's per-rank table folds the ranks of its replica sets, as its pipelines are.
   const FoldedRanks folded = layout.large ? FoldRankTable(result) : FoldedRanks{};
-  std::string summary = SummaryText(result.ranks, options, folded.ranks, folded.text,
-                                    !result.pipelines.empty());
+  std::string summary =
+      SummaryText(result.ranks, options, folded.ranks, folded.text, !result.pipelines.empty());
   // The warning goes right under the headline, before any figure it qualifies.
   const size_t headline_end = summary.find('\n');
   // Wrapped to the screen: the first screen answers how big the bubble is, where, why and what
@@ -382,14 +390,14 @@ absl::Status Fill(std::span<const schema::Field<Source, Figures>> fields, const 
                   Figures& figures, std::string_view where) {
   const std::optional<std::string_view> bad = schema::FillFields(fields, source, figures);
   if (!bad.has_value()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(std::string(where), ": \"", std::string(*bad),
-                                                 "\" is out of its range"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(std::string(where), ": \"", std::string(*bad), "\" is out of its range"));
 }
 
 // Sources are the objects themselves or pointers to them.
 template <typename Source, typename Figures, typename Sources>
-absl::Status FillEach(std::span<const schema::Field<Source, Figures>> fields, const Sources& sources,
-                      std::vector<Figures>& out, std::string_view where) {
+absl::Status FillEach(std::span<const schema::Field<Source, Figures>> fields,
+                      const Sources& sources, std::vector<Figures>& out, std::string_view where) {
   for (const auto& source : sources) {
     const Source& object = [&]() -> const Source& {
       if constexpr (std::is_pointer_v<std::decay_t<decltype(source)>>) {
@@ -414,7 +422,8 @@ absl::Status FillPipeline(const job::Pipeline& pipeline, compare::PipelineFigure
   if (filled.ok() && schema::Holds(Member(PipelineMember::kLatency), pipeline)) {
     filled = Fill(schema::kLatencyFields, bubble.latency, figures, where);
   }
-  if (filled.ok()) filled = FillEach(schema::kIterationFields, bubble.iterations, figures.iterations, where);
+  if (filled.ok())
+    filled = FillEach(schema::kIterationFields, bubble.iterations, figures.iterations, where);
   if (filled.ok()) {
     filled = FillEach(schema::kRankStatFields, RanksOf(pipeline), figures.stage_figures, where);
   }
@@ -422,7 +431,8 @@ absl::Status FillPipeline(const job::Pipeline& pipeline, compare::PipelineFigure
       pipeline.rebalance->result.ok()) {
     filled = Fill(schema::kRebalanceFields, *pipeline.rebalance->result, figures, where);
   }
-  if (filled.ok()) filled = FillEach(schema::kLinkFields, pipeline.crossrank.links, figures.links, where);
+  if (filled.ok())
+    filled = FillEach(schema::kLinkFields, pipeline.crossrank.links, figures.links, where);
   if (filled.ok() && schema::Holds(Member(PipelineMember::kWhatIfModel), pipeline)) {
     whatif::Model& model = figures.whatif_model.emplace();
     filled = Fill(schema::kWhatIfModelFields, *pipeline.model, model, where);
@@ -445,21 +455,23 @@ absl::StatusOr<compare::RunFigures> AnalyzeFigures(const job::Result& result,
                                                    std::string_view tool_version) {
   compare::RunFigures run;
   run.source = std::string(source);
-  const absl::StatusOr<compare::SchemaVersion> version = compare::ParseAnalyzeSchema(kAnalyzeSchema);
+  const absl::StatusOr<compare::SchemaVersion> version =
+      compare::ParseAnalyzeSchema(kAnalyzeSchema);
   BUBBLESCOPE_RETURN_IF_ERROR(version.status());
   run.schema_major = version->major;
   run.schema_minor = version->minor;
   run.tool_version = schema::AsWritten(tool_version);
   for (size_t i = 0; i < result.pipelines.size(); ++i) {
     const std::string where = absl::StrCat(std::string(source), ": pipelines[", i, "]");
-    if (absl::Status filled = FillPipeline(result.pipelines[i], run.pipelines.emplace_back(), where);
+    if (absl::Status filled =
+            FillPipeline(result.pipelines[i], run.pipelines.emplace_back(), where);
         !filled.ok()) {
       return filled;
     }
   }
   std::vector<compare::FindingFigures> findings;
-  if (absl::Status filled = FillEach(schema::kFindingFields, report_view::FindingsByCost(result), findings,
-                                     absl::StrCat(std::string(source), ": findings"));
+  if (absl::Status filled = FillEach(schema::kFindingFields, report_view::FindingsByCost(result),
+                                     findings, absl::StrCat(std::string(source), ": findings"));
       !filled.ok()) {
     return filled;
   }

@@ -1,15 +1,14 @@
 #include "report/rebalance_report.h"
 
 #include "absl/strings/str_cat.h"
-#include "compare/report_schema.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compare/report_schema.h"
 #include "report/units.h"
 #include "report/whatif_report.h"
 
 namespace bubblescope {
 namespace {
-
 
 std::string PercentSign(double fraction) { return absl::StrCat(Percent(fraction), "%"); }
 
@@ -17,8 +16,7 @@ void Prediction(std::string_view prefix, const rebalance::Prediction& prediction
                 JsonWriter& json) {
   const absl::string_view suffix(prefix.data(), prefix.size());
   json.DecimalMember(absl::StrCat("predicted_iteration_us_", suffix), prediction.iteration_ns, 3);
-  json.DoubleMember(absl::StrCat("predicted_bubble_fraction_", suffix),
-                    prediction.bubble_fraction);
+  json.DoubleMember(absl::StrCat("predicted_bubble_fraction_", suffix), prediction.bubble_fraction);
 }
 
 }  // namespace
@@ -71,8 +69,8 @@ std::string RebalanceText(const job::RebalanceFigures& figures) {
     const int64_t before = modelled.baseline.memory[s].peak_allocated_bytes;
     const int64_t peak = after.memory[s].peak_allocated_bytes;
     if (peak <= before) continue;
-    absl::StrAppend(&out, "    stage ", s, " (rank ", after.memory[s].rank,
-                    ") takes layers: peak ", GiB(before), " -> ", GiB(peak), "\n");
+    absl::StrAppend(&out, "    stage ", s, " (rank ", after.memory[s].rank, ") takes layers: peak ",
+                    GiB(before), " -> ", GiB(peak), "\n");
   }
   absl::StrAppend(&out, "    ",
                   !after.fits_memory.has_value()

@@ -41,9 +41,9 @@ void SpreadJson(std::string_view key, const std::optional<job::Spread>& spread, 
     return;
   }
   json.BeginObject();
-  for (const auto& [name, value] :
-       {std::pair<std::string_view, double>{"min", spread->min}, {"median", spread->median},
-        {"max", spread->max}}) {
+  for (const auto& [name, value] : {std::pair<std::string_view, double>{"min", spread->min},
+                                    {"median", spread->median},
+                                    {"max", spread->max}}) {
     switch (unit) {
       case Unit::kFraction:
         json.DoubleMember(name, value);
@@ -106,17 +106,17 @@ std::vector<StageColumn<job::RankSummarySpread>> RankSummaryColumns(const job::R
       {"comm_ops", field(&Row::comm_ops), count},
       {"memcpys", field(&Row::memcpys), count},
       {"steps", field(&Row::steps), count}};
-  for (const auto& column :
-       {std::pair<const char*, std::optional<job::Spread> Row::*>{"peak_alloc",
-                                                                  &Row::peak_allocated_bytes},
-        {"peak_reserved", &Row::peak_reserved_bytes}}) {
+  for (const auto& column : {std::pair<const char*, std::optional<job::Spread> Row::*>{
+                                 "peak_alloc", &Row::peak_allocated_bytes},
+                             {"peak_reserved", &Row::peak_reserved_bytes}}) {
     // Not a structured binding: Clang before 16 cannot capture one in a lambda.
     const auto member = column.second;
-    const bool any = std::any_of(set.rank_summaries.begin(), set.rank_summaries.end(),
-                                 [member](const Row& stage) { return (stage.*member).has_value(); });
+    const bool any =
+        std::any_of(set.rank_summaries.begin(), set.rank_summaries.end(),
+                    [member](const Row& stage) { return (stage.*member).has_value(); });
     if (any) {
-      columns.push_back({column.first, [member](const Row& stage) { return stage.*member; },
-                         RoundedBinaryBytes});
+      columns.push_back(
+          {column.first, [member](const Row& stage) { return stage.*member; }, RoundedBinaryBytes});
     }
   }
   return columns;
@@ -163,14 +163,13 @@ std::vector<SpreadColumn> SpreadColumns(const job::ReplicaSet& set) {
   const auto optional = [](std::optional<job::Spread> job::StageSpread::*member) {
     return [member](const job::StageSpread& stage) { return stage.*member; };
   };
-  std::vector<SpreadColumn> columns = {
-      {"bubble%", field(&job::StageSpread::bubble_fraction),
-       [](double fraction) { return Percent(fraction); }},
-      {"compute_ms", field(&job::StageSpread::compute_ns), ms},
-      {"fill_ms", field(&job::StageSpread::fill_ns), ms},
-      {"drain_ms", field(&job::StageSpread::drain_ns), ms},
-      {"comm_wait_ms", field(&job::StageSpread::comm_wait_ns), ms},
-      {"empty_ms", field(&job::StageSpread::empty_ns), ms}};
+  std::vector<SpreadColumn> columns = {{"bubble%", field(&job::StageSpread::bubble_fraction),
+                                        [](double fraction) { return Percent(fraction); }},
+                                       {"compute_ms", field(&job::StageSpread::compute_ns), ms},
+                                       {"fill_ms", field(&job::StageSpread::fill_ns), ms},
+                                       {"drain_ms", field(&job::StageSpread::drain_ns), ms},
+                                       {"comm_wait_ms", field(&job::StageSpread::comm_wait_ns), ms},
+                                       {"empty_ms", field(&job::StageSpread::empty_ns), ms}};
   const auto any = [&set](std::optional<job::Spread> job::StageSpread::*member) {
     for (const job::StageSpread& stage : set.stages) {
       if ((stage.*member).has_value()) return true;
@@ -218,8 +217,7 @@ std::vector<std::string> ReplicaSetHeadline(const job::Result& result, size_t se
   std::string figures = absl::StrCat("bubble ", Triple(set.bubble_fraction, percent),
                                      "% (min / median / max over the replicas)");
   if (set.excess_bubble_fraction.has_value()) {
-    absl::StrAppend(&figures, "; excess ", Triple(*set.excess_bubble_fraction, percent),
-                    " points");
+    absl::StrAppend(&figures, "; excess ", Triple(*set.excess_bubble_fraction, percent), " points");
   }
   absl::StrAppend(&figures, "; iteration median ",
                   Triple(set.latency_p50_ns, [](double ns) { return Millis(ns); }), " ms");

@@ -5,18 +5,18 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
-#include "text/json_writer.h"
+#include "absl/strings/str_join.h"
 #include "report/text_layout.h"
 #include "report/text_table.h"
 #include "report/units.h"
 #include "report_view/report_view.h"
+#include "text/json_writer.h"
 #include "text/one_line.h"
 
 namespace bubblescope {
@@ -60,7 +60,6 @@ std::string InfoInWords(ImportCounter counter, uint64_t count) {
       return absl::StrCat(count, " ", std::string(CounterSpec(counter).name));
   }
 }
-
 
 // A share as a percentage, "-" where it has none.
 std::string PercentOrDash(const std::optional<double>& share) {
@@ -141,11 +140,11 @@ void AppendImportBlock(const Result& result, const report_view::RanksTally& tall
   }
   if (!any_problem) {
     // Events skipped on purpose are no damage: on a clean import they are one line, not a table.
-    absl::StrAppend(out, "\nimport issues: ", any_info ? "no errors or warnings" : "none",
-                    any_info ? absl::StrCat(" (skipped on purpose: ",
-                                            absl::StrJoin(info_line, ", "), ")")
-                             : std::string(),
-                    "\n");
+    absl::StrAppend(
+        out, "\nimport issues: ", any_info ? "no errors or warnings" : "none",
+        any_info ? absl::StrCat(" (skipped on purpose: ", absl::StrJoin(info_line, ", "), ")")
+                 : std::string(),
+        "\n");
     return;
   }
   if (any_info) {
@@ -184,8 +183,8 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
   const std::array<uint64_t, report_view::kSeverityCount>& issues = tally.by_severity;
   // The first line says what was loaded; errors and warnings of the import are named here
   // briefly (listed under "import issues" below), info counters only there.
-  std::string out = absl::StrCat(options.tool_name, " ", options.tool_version, " analyze: ",
-                                 Plural(result.ranks.size(), "rank"), " (",
+  std::string out = absl::StrCat(options.tool_name, " ", options.tool_version,
+                                 " analyze: ", Plural(result.ranks.size(), "rank"), " (",
                                  result.ranks.size() - cpu_ranks, " gpu, ", cpu_ranks, " cpu)");
   const uint64_t errors = issues[static_cast<size_t>(Severity::kError)];
   const uint64_t warnings = issues[static_cast<size_t>(Severity::kWarning)];
@@ -204,8 +203,13 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
   const bool lead_with_steps = !pipelines_follow && tally.any_profiler_steps;
   std::vector<TextColumn> columns = {{"rank"}, {"device", Align::kLeft}};
   if (lead_with_steps) columns.insert(columns.end(), {{"steps"}, {"step_ms"}, {"step_idle%"}});
-  columns.insert(columns.end(), {{"span_ms"}, {"compute_ms"}, {"comm_ms"}, {"dev_idle_ms"},
-                                 {"dev_idle%"}, {"peak_alloc"}, {"peak_reserved"},
+  columns.insert(columns.end(), {{"span_ms"},
+                                 {"compute_ms"},
+                                 {"comm_ms"},
+                                 {"dev_idle_ms"},
+                                 {"dev_idle%"},
+                                 {"peak_alloc"},
+                                 {"peak_reserved"},
                                  {"source", Align::kLeft}});
   TextTable table(std::move(columns));
   std::vector<std::string> paths;
@@ -256,12 +260,8 @@ void WriteSummaryMembers(const Result& result, const SummaryReportOptions& optio
   json.StringMember("version", options.tool_version);
   json.EndObject();
 
-  auto micros = [&](std::string_view key, TimeNs ns) {
-    json.DecimalMember(key, ns, 3);
-  };
-  auto count = [&](std::string_view key, int64_t value) {
-    json.IntMember(key, value);
-  };
+  auto micros = [&](std::string_view key, TimeNs ns) { json.DecimalMember(key, ns, 3); };
+  auto count = [&](std::string_view key, int64_t value) { json.IntMember(key, value); };
   auto optional_bytes = [&](std::string_view key, int64_t value) {
     json.Key(key);
     if (value < 0) {
@@ -314,7 +314,8 @@ void WriteSummaryMembers(const Result& result, const SummaryReportOptions& optio
       json.UIntMember("count", n);
       json.StringMember("severity", SeverityName(spec.severity));
       json.IntMember("first_offset", f.import_stats.first_offset(CounterAt(i)));
-      if (CounterAt(i) == ImportCounter::kTruncated && !f.import_stats.truncation_detail().empty()) {
+      if (CounterAt(i) == ImportCounter::kTruncated &&
+          !f.import_stats.truncation_detail().empty()) {
         json.StringMember("detail", f.import_stats.truncation_detail());
       }
       json.EndObject();

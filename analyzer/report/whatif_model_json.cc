@@ -34,8 +34,9 @@ ReportedPipeline ReportedPipelineOf(int32_t index, const job::Pipeline& pipeline
   if (pipeline.model.has_value()) {
     out.model = *pipeline.model;
   } else {
-    out.model = absl::FailedPreconditionError(
-        pipeline.model_problem.empty() ? "the pipeline's shape is unknown" : pipeline.model_problem);
+    out.model = absl::FailedPreconditionError(pipeline.model_problem.empty()
+                                                  ? "the pipeline's shape is unknown"
+                                                  : pipeline.model_problem);
   }
   if (pipeline.rebalance.has_value() && pipeline.rebalance->result.ok() &&
       pipeline.rebalance->result->suggested) {
@@ -54,10 +55,10 @@ std::vector<ReportedPipeline> ReportedPipelinesOf(const compare::RunFigures& run
     if (pipeline.whatif_model.has_value()) {
       reported.model = *pipeline.whatif_model;
     } else {
-      reported.model = absl::FailedPreconditionError(
-          pipeline.whatif_model_problem.empty()
-              ? "the report holds no what-if model for this pipeline"
-              : pipeline.whatif_model_problem);
+      reported.model =
+          absl::FailedPreconditionError(pipeline.whatif_model_problem.empty()
+                                            ? "the report holds no what-if model for this pipeline"
+                                            : pipeline.whatif_model_problem);
     }
     reported.rebalance_layers_after = pipeline.rebalance_layers_after;
     out.push_back(std::move(reported));

@@ -31,8 +31,7 @@ void AddRow(const std::string& label, const whatif::Prediction& prediction, Text
     return;
   }
   table->AddRow({label, Millis(static_cast<double>(prediction.iteration_ns)),
-                 Percent(prediction.bubble_fraction), PeakText(prediction), Fits(prediction),
-                 ""});
+                 Percent(prediction.bubble_fraction), PeakText(prediction), Fits(prediction), ""});
 }
 
 void PredictionJson(const whatif::Prediction& prediction, JsonWriter& json) {
@@ -95,7 +94,8 @@ std::string WhatIfText(const std::vector<PipelineWhatIf>& pipelines) {
     absl::StrAppend(&out, "pipeline ", pipeline.pipeline, ": ranks ",
                     absl::StrJoin(pipeline.ranks, ","), "\n");
     if (!pipeline.result.ok()) {
-      absl::StrAppend(&out, "  no prediction: ", std::string(pipeline.result.status().message()), "\n");
+      absl::StrAppend(&out, "  no prediction: ", std::string(pipeline.result.status().message()),
+                      "\n");
       continue;
     }
     const whatif::Result& result = *pipeline.result;

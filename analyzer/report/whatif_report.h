@@ -18,8 +18,8 @@ namespace bubblescope {
 
 // One pipeline's what-if, or why there is none.
 struct PipelineWhatIf {
-  int32_t pipeline = 0;              // index in the job's pipelines
-  std::vector<int32_t> ranks;        // in stage order
+  int32_t pipeline = 0;        // index in the job's pipelines
+  std::vector<int32_t> ranks;  // in stage order
   absl::StatusOr<whatif::Result> result;
   // For the HTML page only: the trade-off's predictions (whatif::TradeoffCandidates); nullopt
   // when not made.

@@ -103,15 +103,14 @@ std::optional<IdleExtremes> IdleExtremesOf(const bubble::Result& bubble, const R
   };
   const bubble::RankTotals& most = *std::max_element(ranks.begin(), ranks.end(), by_bubble);
   const bubble::RankTotals& least = *std::min_element(ranks.begin(), ranks.end(), by_bubble);
-  return IdleExtremes{
-      .most_idle_rank = most.rank,
-      .most_idle_fraction = most.bubble_fraction,
-      .least_idle_rank = least.rank,
-      .least_idle_fraction = least.bubble_fraction,
-      .every_rank_staged = std::all_of(ranks.begin(), ranks.end(),
-                                       [&](const bubble::RankTotals& totals) {
-                                         return places.StageOf(totals.rank) >= 0;
-                                       })};
+  return IdleExtremes{.most_idle_rank = most.rank,
+                      .most_idle_fraction = most.bubble_fraction,
+                      .least_idle_rank = least.rank,
+                      .least_idle_fraction = least.bubble_fraction,
+                      .every_rank_staged = std::all_of(ranks.begin(), ranks.end(),
+                                                       [&](const bubble::RankTotals& totals) {
+                                                         return places.StageOf(totals.rank) >= 0;
+                                                       })};
 }
 
 std::optional<int64_t> LargestStagePeakBytes(const whatif::Prediction& prediction) {
@@ -137,8 +136,8 @@ PipelineView ViewOf(const job::Pipeline& pipeline) {
   view.places = RankPlaces(pipeline.crossrank.pipeline.order);
   view.stalls = StallsPerIteration(pipeline.crossrank.stalls);
   view.idle = IdleExtremesOf(pipeline.bubble, view.places);
-  view.partial_iterations = static_cast<int64_t>(pipeline.bubble.iterations.size()) -
-                            pipeline.bubble.complete_iterations;
+  view.partial_iterations =
+      static_cast<int64_t>(pipeline.bubble.iterations.size()) - pipeline.bubble.complete_iterations;
   view.typical_iteration = TypicalIteration(pipeline.bubble);
   return view;
 }

@@ -80,10 +80,10 @@ inline constexpr size_t kSeverityCount = static_cast<size_t>(Severity::kError) +
 // CPU-only ranks, and whether any rank has profiler steps (the ranks' tables then lead with the
 // idle inside them), and for the Nsight exports' ranks what their ids and times rest on.
 struct RanksTally {
-  std::array<uint64_t, kSeverityCount> by_severity{};        // indexed by Severity
-  std::array<uint64_t, kImportCounterCount> info_counts{};   // indexed by ImportCounter
-  std::array<size_t, kImportCounterCount> info_ranks{};      // ranks whose count is not zero
-  size_t cpu_ranks = 0;  // ranks whose timeline is a CPU thread's (no device activity)
+  std::array<uint64_t, kSeverityCount> by_severity{};       // indexed by Severity
+  std::array<uint64_t, kImportCounterCount> info_counts{};  // indexed by ImportCounter
+  std::array<size_t, kImportCounterCount> info_ranks{};     // ranks whose count is not zero
+  size_t cpu_ranks = 0;             // ranks whose timeline is a CPU thread's (no device activity)
   bool any_profiler_steps = false;  // some rank has step time (rank_summary::RankFigures)
   // Over the ranks read from Nsight exports (those with a time base), how many rest on each
   // rank-id source ("none" where a rank has none) and on each time base; both empty without one.
@@ -164,7 +164,7 @@ std::vector<const findings::Finding*> FindingsByCost(const job::Result& result);
 struct JobView {
   std::vector<PipelineView> pipelines;  // by index in result.pipelines
   RanksTally ranks;
-  std::vector<int32_t> missing_peers;                   // MissingPeersOfJob
+  std::vector<int32_t> missing_peers;                      // MissingPeersOfJob
   std::vector<const findings::Finding*> findings_by_cost;  // FindingsByCost; into the result
 };
 

@@ -68,9 +68,9 @@ absl::Status CheckShape(const Config& config) {
     // Batches pair transfers as Megatron-LM's schedules do; looped GPipe is torch's
     // ScheduleLoopedBFS, whose runtime posts each action's transfers on their own, and pairing
     // them Megatron's way would queue a wrap-around receive behind the sends it waits for.
-    return Invalid(absl::StrCat("p2p = batched is not modelled for gpipe with virtual_stages = ",
-                                config.virtual_stages,
-                                " (torch's ScheduleLoopedBFS posts each transfer on its own)"));
+    return Invalid(absl::StrCat(
+        "p2p = batched is not modelled for gpipe with virtual_stages = ", config.virtual_stages,
+        " (torch's ScheduleLoopedBFS posts each transfer on its own)"));
   }
   if (config.iterations < 1) {
     return Invalid(absl::StrCat("iterations = ", config.iterations, " must be >= 1"));
@@ -172,8 +172,8 @@ absl::Status CheckTimingAndLayout(const Config& config) {
   }
   const int32_t world = p * config.parallel.replicas();
   if (config.ranks_per_host < 0 || config.ranks_per_host > world) {
-    return Invalid(absl::StrCat("ranks_per_host = ", config.ranks_per_host, " must be in [0, ",
-                                world, "]"));
+    return Invalid(
+        absl::StrCat("ranks_per_host = ", config.ranks_per_host, " must be in [0, ", world, "]"));
   }
   if (!config.host_clocks.empty()) {
     if (config.host_clocks.size() != static_cast<size_t>(HostCount(config))) {
@@ -195,15 +195,16 @@ absl::Status CheckTimingAndLayout(const Config& config) {
     }
   }
   if (config.iteration_gap_ns < 0 || config.iteration_gap_ns > int64_t{3'600'000'000'000}) {
-    return Invalid(absl::StrCat("iteration_gap_ns = ", config.iteration_gap_ns,
-                                " must be in [0, 3.6e12]"));
+    return Invalid(
+        absl::StrCat("iteration_gap_ns = ", config.iteration_gap_ns, " must be in [0, 3.6e12]"));
   }
   if (!(config.transfer_spread >= 0.0 && config.transfer_spread < 1.0)) {
-    return Invalid(absl::StrCat("transfer_spread = ", config.transfer_spread, " must be in [0, 1)"));
+    return Invalid(
+        absl::StrCat("transfer_spread = ", config.transfer_spread, " must be in [0, 1)"));
   }
   if (config.collective_tail_ns < 0 || config.collective_tail_ns > 1'000'000'000) {
-    return Invalid(absl::StrCat("collective_tail_ns = ", config.collective_tail_ns,
-                                " must be in [0, 1e9]"));
+    return Invalid(
+        absl::StrCat("collective_tail_ns = ", config.collective_tail_ns, " must be in [0, 1e9]"));
   }
   if (config.ranks_per_host > 0 && !config.clock_offsets_ns.empty()) {
     // One host, one clock.
@@ -211,8 +212,8 @@ absl::Status CheckTimingAndLayout(const Config& config) {
       const size_t first = r - r % static_cast<size_t>(config.ranks_per_host);
       if (config.clock_offsets_ns[r] != config.clock_offsets_ns[first]) {
         return Invalid(absl::StrCat("clock_offsets_ns[", r, "] differs from rank ", first,
-                                    "'s on the same host (ranks_per_host = ",
-                                    config.ranks_per_host, "): one host has one clock"));
+                                    "'s on the same host (ranks_per_host = ", config.ranks_per_host,
+                                    "): one host has one clock"));
       }
     }
   }
@@ -359,8 +360,8 @@ static absl::Status CheckParallel(const ModelParallel& parallel) {
                                 " must be >= 1 and divide context x data parallel (",
                                 parallel.context * parallel.data, ")"));
   }
-  for (const auto& [name, share] : {std::pair{"tensor", parallel.tensor_share},
-                                    std::pair{"expert", parallel.expert_share}}) {
+  for (const auto& [name, share] :
+       {std::pair{"tensor", parallel.tensor_share}, std::pair{"expert", parallel.expert_share}}) {
     if (!(share >= 0.0 && share < 1.0)) {
       return Invalid(absl::StrCat(name, "-parallel share = ", share, " must be in [0, 1)"));
     }
@@ -424,8 +425,8 @@ TimeNs RecordedTime(const Config& config, int32_t pipeline_rank, int32_t global_
     const Config::HostClock& host =
         config.host_clocks[static_cast<size_t>(global_rank / config.ranks_per_host)];
     const double since_start = static_cast<double>(true_time - config.start_time_ns);
-    recorded += host.offset_ns + static_cast<TimeNs>(std::llround(host.drift_ppm * 1e-6 *
-                                                                  since_start));
+    recorded +=
+        host.offset_ns + static_cast<TimeNs>(std::llround(host.drift_ppm * 1e-6 * since_start));
   }
   return recorded;
 }

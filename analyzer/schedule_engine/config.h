@@ -223,9 +223,9 @@ struct Config {
   // False: the process groups carry no description and no pg_config is written (torch before
   // 2.4, or groups created without names).
   bool describe_groups = true;
-  std::vector<int32_t> stage_to_rank;    // per stage, a permutation of ranks; empty = identity
-  std::vector<int64_t> weights_bytes;    // per stage (all of a rank's chunks), empty = all zero
-  int64_t activation_stash_bytes = 0;    // per in-flight microbatch per chunk
+  std::vector<int32_t> stage_to_rank;  // per stage, a permutation of ranks; empty = identity
+  std::vector<int64_t> weights_bytes;  // per stage (all of a rank's chunks), empty = all zero
+  int64_t activation_stash_bytes = 0;  // per in-flight microbatch per chunk
   AnnotationStyle annotations = AnnotationStyle::kNone;
   P2pStyle p2p = P2pStyle::kPerOp;
   LaunchStyle launches = LaunchStyle::kOneThread;

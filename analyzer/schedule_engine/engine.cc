@@ -60,9 +60,9 @@ bool Engine::TryFinish(Node& node) {
     node.record.end = last_start + node.duration;
     if (config_.collective_tail_ns > 0) {
       // Work after the reduction: each member's kernel ends a little after the common end.
-      const double draw = KeyedUniform(config_.seed ^ 0x7461696cULL,
-                                       static_cast<uint64_t>(node.record.iteration),
-                                       static_cast<uint64_t>(node.rank), 0);
+      const double draw =
+          KeyedUniform(config_.seed ^ 0x7461696cULL, static_cast<uint64_t>(node.record.iteration),
+                       static_cast<uint64_t>(node.rank), 0);
       node.record.end += static_cast<TimeNs>(
           std::llround(0.5 * (draw + 1.0) * static_cast<double>(config_.collective_tail_ns)));
     }
@@ -182,9 +182,9 @@ Records Engine::Collect() const {
       // is its compute.
       if (config_.p2p == P2pStyle::kBatched && IsP2p(kernel.role)) continue;
       // A KV exchange's first call comes before its launch.
-      op.cpu_start = std::min(op.cpu_start, kernel.role == KernelRole::kContextParallel
-                                                ? kernel.post_start
-                                                : kernel.launch_start);
+      op.cpu_start =
+          std::min(op.cpu_start, kernel.role == KernelRole::kContextParallel ? kernel.post_start
+                                                                             : kernel.launch_start);
       op.cpu_end = std::max(op.cpu_end, kernel.launch_end);
     }
   }

@@ -59,11 +59,12 @@
 // backward's receive is posted with the forward's, before the step, the forward's send waits
 // for the backward, and one batch between two steps (or ops, outside the steady state) holds
 // the sends of the one and the receives of the next (send_forward_backward_recv_forward_
-// backward, send_forward_recv_forward, send_backward_recv_backward). The batch kernel is launched in the slot after its last c10d call and starts like a
-// p2p kernel (its launch end, the previous batch's end, the last compute kernel launched before
-// it); each transfer in it completes at max(both kernels' starts) + its transfer time, and the
-// batch ends when its last transfer has completed. The next compute kernel (or the optimizer, or
-// the all-reduce) waits for the batch to end, as Megatron waits on the batch's requests.
+// backward, send_forward_recv_forward, send_backward_recv_backward). The batch kernel is launched
+// in the slot after its last c10d call and starts like a p2p kernel (its launch end, the previous
+// batch's end, the last compute kernel launched before it); each transfer in it completes at
+// max(both kernels' starts) + its transfer time, and the batch ends when its last transfer has
+// completed. The next compute kernel (or the optimizer, or the all-reduce) waits for the batch to
+// end, as Megatron waits on the batch's requests.
 //
 // Costs. An op of cost C (per chunk: C / v rounded down) is kernels_per_op kernels; kernel i gets
 // C / k, plus 1 ns for the first C % k of them. With jitter > 0 every compute kernel (and the

@@ -76,8 +76,7 @@ int32_t Engine::NewNode(int32_t rank, int32_t iteration, KernelRole role, Stream
 }
 
 int32_t Engine::NewP2pNode(int32_t rank, int32_t iteration, KernelRole role, StreamRole stream,
-                           int32_t op_index, int32_t peer, int32_t last_compute,
-                           int32_t* launch) {
+                           int32_t op_index, int32_t peer, int32_t last_compute, int32_t* launch) {
   const bool batched = config_.p2p == P2pStyle::kBatched;
   // Megatron's 1F1B batches a send with the next op's receive when both go to the same
   // neighbour (send_forward_recv_backward, send_backward_recv_forward); every other transfer is
@@ -90,8 +89,8 @@ int32_t Engine::NewP2pNode(int32_t rank, int32_t iteration, KernelRole role, Str
         nodes_[static_cast<size_t>(open_batch_)].record.role == KernelRole::kSend &&
         nodes_[static_cast<size_t>(open_batch_)].record.peer_rank == peer));
   if (batched && !joins) CloseBatch(launch);
-  const int32_t index = NewNode(rank, iteration, role,
-                                batched ? StreamRole::kBatchedP2p : stream, op_index, launch);
+  const int32_t index =
+      NewNode(rank, iteration, role, batched ? StreamRole::kBatchedP2p : stream, op_index, launch);
   Node& node = nodes_[static_cast<size_t>(index)];
   node.record.peer_rank = peer;
   node.record.bytes = config_.activation_bytes;
@@ -171,12 +170,13 @@ absl::Status Engine::Build() {
       // One draw per message, so both ends agree on how long it takes.
       const auto& [iteration, stage, index] = key;
       const double scale =
-          1.0 + config_.transfer_spread * KeyedUniform(config_.seed, static_cast<uint64_t>(iteration),
-                                                       static_cast<uint64_t>(stage),
-                                                       static_cast<uint64_t>(index));
+          1.0 + config_.transfer_spread *
+                    KeyedUniform(config_.seed, static_cast<uint64_t>(iteration),
+                                 static_cast<uint64_t>(stage), static_cast<uint64_t>(index));
       for (int32_t end : {send, recv->second}) {
         Node& node = nodes_[static_cast<size_t>(end)];
-        node.duration = static_cast<TimeNs>(std::llround(static_cast<double>(node.duration) * scale));
+        node.duration =
+            static_cast<TimeNs>(std::llround(static_cast<double>(node.duration) * scale));
       }
     }
   }
@@ -285,8 +285,7 @@ void Engine::AddOpKernels(IterationBuild& build, const Op& op, int32_t op_index,
     // Ring attention: `ring_steps` attention steps and a closing piece; step s waits for the
     // exchange beside step s - 1, which brought its KV (the closing piece: the last dKV).
     const int32_t pieces = shares.ring_steps + 1;
-    const int32_t exchanges = shares.ring_steps > 0 ? RingExchanges(config_.parallel, op.type)
-                                                    : 0;
+    const int32_t exchanges = shares.ring_steps > 0 ? RingExchanges(config_.parallel, op.type) : 0;
     int32_t exchange = -1;
     for (int32_t piece = 0; piece < pieces; ++piece) {
       int32_t next_exchange = -1;
@@ -379,8 +378,8 @@ void Engine::AddGradientSync(IterationBuild& build) {
 
 void Engine::AddOptimizer(IterationBuild& build) {
   if (config_.optimizer_ns <= 0 || config_.schedule == Schedule::kForwardOnly) return;
-  int32_t node = NewNode(build.rank, build.iteration, KernelRole::kOptimizer,
-                         StreamRole::kCompute, -1, &build.launch);
+  int32_t node = NewNode(build.rank, build.iteration, KernelRole::kOptimizer, StreamRole::kCompute,
+                         -1, &build.launch);
   nodes_[static_cast<size_t>(node)].duration = Jittered(config_.optimizer_ns);
   nodes_[static_cast<size_t>(node)].batch_wait = std::exchange(last_batch_, -1);
   nodes_[static_cast<size_t>(node)].compute_prev = build.last_compute;
@@ -421,8 +420,8 @@ absl::Status Engine::BuildIteration(int32_t rank, int32_t iteration,
   build.step_batches =
       config_.p2p == P2pStyle::kBatched && config_.schedule == Schedule::kInterleaved1F1B;
   // Steps pair up only after the warm-up forwards (none when every forward is warm-up).
-  build.warmup = static_cast<size_t>(
-      std::min(config_.microbatches * v, 2 * (p_ - stage - 1) + (v - 1) * p_));
+  build.warmup =
+      static_cast<size_t>(std::min(config_.microbatches * v, 2 * (p_ - stage - 1) + (v - 1) * p_));
   for (size_t index = 0; index < program.size(); ++index) {
     BUBBLESCOPE_RETURN_IF_ERROR(BuildOp(build, index));
   }

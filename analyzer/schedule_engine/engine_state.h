@@ -22,15 +22,15 @@ namespace bubblescope::sim::engine_internal {
 struct Node {
   KernelRecord record;
   int32_t rank = 0;
-  int32_t launch_index = 0;   // position among its rank's launches of the iteration
-  TimeNs duration = 0;        // compute: the (jittered) cost; p2p: the transfer time
-  int32_t stream_prev = -1;   // previous node on the same stream, any iteration
+  int32_t launch_index = 0;  // position among its rank's launches of the iteration
+  TimeNs duration = 0;       // compute: the (jittered) cost; p2p: the transfer time
+  int32_t stream_prev = -1;  // previous node on the same stream, any iteration
   // Communication: the node the compute stream ran last before it this iteration; a compute
   // kernel: the in-stage communication it waits for (a collective, the KV exchange before it).
   int32_t compute_prev = -1;
   // An op's nodes up to its first compute kernel: the node whose end is its input's arrival.
   int32_t input = -1;
-  int32_t partner = -1;       // p2p: the matching recv / send (the all-reduce uses barriers_)
+  int32_t partner = -1;  // p2p: the matching recv / send (the all-reduce uses barriers_)
   // Batched p2p: the first node of its batch (itself for the first), and on that node the
   // number of nodes in the batch; -1 / 0 for every other kernel.
   int32_t batch_leader = -1;
@@ -53,18 +53,20 @@ struct IterationState {
 // (iteration, producer stage, producer's index in its program): names one cross-rank message.
 using MessageKey = std::tuple<int32_t, int32_t, int32_t>;
 
-inline bool IsP2p(KernelRole role) { return role == KernelRole::kSend || role == KernelRole::kRecv; }
+inline bool IsP2p(KernelRole role) {
+  return role == KernelRole::kSend || role == KernelRole::kRecv;
+}
 
 // One rank's iteration while its kernels are built, op by op (Engine::BuildIteration).
 struct IterationBuild {
   int32_t rank = 0;
   int32_t iteration = 0;
   int32_t stage = 0;
-  const std::vector<Op>* program = nullptr;  // the stage's program
+  const std::vector<Op>* program = nullptr;                   // the stage's program
   absl::flat_hash_map<MessageKey, int32_t>* sends = nullptr;  // every rank's, by message
   absl::flat_hash_map<MessageKey, int32_t>* recvs = nullptr;
-  int32_t launch = 0;         // the next launch slot
-  int32_t last_compute = -1;  // the node the compute stream runs last so far
+  int32_t launch = 0;                   // the next launch slot
+  int32_t last_compute = -1;            // the node the compute stream runs last so far
   std::vector<int32_t> last_kernel_of;  // by program index: the op's last compute node
   std::vector<int32_t> posted_recv;     // by program index: its receive posted ahead, else -1
   // Batched interleaved: steady-state forwards pair with the backward after them into one step,

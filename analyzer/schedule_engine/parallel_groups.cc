@@ -83,8 +83,7 @@ int32_t GlobalRank(const Config& config, int32_t pipeline_rank, Replica replica)
   return Flatten(layout.dense_sizes, layout.dense);
 }
 
-int32_t RingNeighbour(const Config& config, int32_t pipeline_rank, Replica replica,
-                      int32_t step) {
+int32_t RingNeighbour(const Config& config, int32_t pipeline_rank, Replica replica, int32_t step) {
   const int32_t size = config.parallel.context;
   replica.context = ((replica.context + step) % size + size) % size;
   return GlobalRank(config, pipeline_rank, replica);
@@ -93,8 +92,8 @@ int32_t RingNeighbour(const Config& config, int32_t pipeline_rank, Replica repli
 RankGroups GroupsOf(const Config& config, int32_t pipeline_rank, Replica replica) {
   const Layout layout = LayoutOf(config, pipeline_rank, replica);
   RankGroups groups;
-  const int32_t world = layout.dense_sizes[0] * layout.dense_sizes[1] * layout.dense_sizes[2] *
-                        layout.dense_sizes[3];
+  const int32_t world =
+      layout.dense_sizes[0] * layout.dense_sizes[1] * layout.dense_sizes[2] * layout.dense_sizes[3];
   groups.world = ProcessGroup{"0", {}, "default_pg"};
   for (int32_t r = 0; r < world; ++r) groups.world.ranks.push_back(r);
   // Megatron-Core's creation order; each kind creates all of its groups (singletons too) on
@@ -114,9 +113,9 @@ RankGroups GroupsOf(const Config& config, int32_t pipeline_rank, Replica replica
   }};
   int32_t created = 1;  // the default group
   for (const Kind& kind : kinds) {
-    GridGroup group =
-        kind.expert_layout ? GroupAlong(layout.expert_sizes, layout.expert, kind.along)
-                           : GroupAlong(layout.dense_sizes, layout.dense, kind.along);
+    GridGroup group = kind.expert_layout
+                          ? GroupAlong(layout.expert_sizes, layout.expert, kind.along)
+                          : GroupAlong(layout.dense_sizes, layout.dense, kind.along);
     *kind.out = ProcessGroup{std::to_string(created + group.index), std::move(group.ranks),
                              kind.description};
     created += group.count;
@@ -124,8 +123,8 @@ RankGroups GroupsOf(const Config& config, int32_t pipeline_rank, Replica replica
   return groups;
 }
 
-KernelShares SplitKernel(const ModelParallel& parallel, TimeNs share, OpType type,
-                         int32_t kernel, int32_t kernels_per_op) {
+KernelShares SplitKernel(const ModelParallel& parallel, TimeNs share, OpType type, int32_t kernel,
+                         int32_t kernels_per_op) {
   KernelShares shares{.compute = share};
   const bool last_of_op = kernel + 1 == kernels_per_op;
   // Each kind of communication takes its share of the kernel's time, at least 1 ns of compute

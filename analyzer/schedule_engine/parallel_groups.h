@@ -65,8 +65,8 @@ struct KernelShares {
   bool async = false;
   int32_t ring_steps = 0;  // 0: no ring
 };
-KernelShares SplitKernel(const ModelParallel& parallel, TimeNs share, OpType type,
-                         int32_t kernel, int32_t kernels_per_op);
+KernelShares SplitKernel(const ModelParallel& parallel, TimeNs share, OpType type, int32_t kernel,
+                         int32_t kernels_per_op);
 
 // The ring's exchanges in an op of `type`: one beside every attention step but the last in a
 // forward, beside every step in a backward (the last carries the dKV).

@@ -41,9 +41,9 @@ inline constexpr int64_t kLossAllReduceBytes = 4;
 
 // The streams of a rank: the compute stream, one FIFO stream per p2p direction and neighbour, and
 // the collective stream of the iteration-end all-reduce; batched p2p (P2pStyle::kBatched) runs
-// every transfer on the one stream of the pipeline's process group instead. "Next" is the stage after this one (for
-// the last stage of an interleaved job, stage 0, which runs the next chunk); "prev" the stage
-// before (for stage 0 of an interleaved job, the last).
+// every transfer on the one stream of the pipeline's process group instead. "Next" is the stage
+// after this one (for the last stage of an interleaved job, stage 0, which runs the next chunk);
+// "prev" the stage before (for stage 0 of an interleaved job, the last).
 enum class StreamRole : uint8_t {
   kCompute,
   kSendNext,
@@ -70,8 +70,8 @@ struct KernelRecord {
   // Index into RankRecord::ops: the op a compute kernel belongs to, the op a recv feeds or the op
   // a send carries the output of; -1 for the optimizer and the all-reduce.
   int32_t op = -1;
-  int32_t peer_rank = -1;   // send / recv only: the global rank on the other end
-  int64_t bytes = 0;        // send / recv / collectives only
+  int32_t peer_rank = -1;  // send / recv only: the global rank on the other end
+  int64_t bytes = 0;       // send / recv / collectives only
   // kTensorParallel / kDataParallel: kAllReduce, kReduceScatter or kAllGather; kExpertParallel:
   // kAllToAll; kContextParallel: kSendRecv.
   CommKind collective = CommKind::kUnknown;
@@ -102,8 +102,8 @@ struct OpRecord {
   Op op;
   int32_t first_kernel = 0;  // index into RankRecord::kernels; an op's kernels are consecutive
   int32_t kernel_count = 0;
-  TimeNs start = 0;      // first kernel start
-  TimeNs end = 0;        // last kernel end
+  TimeNs start = 0;  // first kernel start
+  TimeNs end = 0;    // last kernel end
   // First launch start (its recv's, if it has one) and last launch end (its send's); with
   // batched p2p its compute launches only.
   TimeNs cpu_start = 0;

@@ -191,14 +191,13 @@ double ClosedFormIdealBubble(Schedule schedule, int32_t p, int32_t v, int32_t m)
   // and backward alike; docs/bubble.md).
   int64_t idle_slots = p - 1;
   if (schedule == Schedule::kGpipe && m < p) idle_slots += int64_t{v - 1} * (p - m);
-  return static_cast<double>(idle_slots) /
-         static_cast<double>(int64_t{v} * m + idle_slots);
+  return static_cast<double>(idle_slots) / static_cast<double>(int64_t{v} * m + idle_slots);
 }
 
 double ScheduleIdealBubble(const Config& config) {
   const int32_t p = config.stages;
-  const double closed_form = ClosedFormIdealBubble(config.schedule, p, config.virtual_stages,
-                                                   config.microbatches);
+  const double closed_form =
+      ClosedFormIdealBubble(config.schedule, p, config.virtual_stages, config.microbatches);
   if (config.schedule != Schedule::kZeroBubbleH1) return closed_form;
   Config ideal;
   ideal.schedule = config.schedule;

@@ -110,9 +110,9 @@ double ClosedFormIdealBubble(Schedule schedule, int32_t p, int32_t v, int32_t m)
 
 // The bubble `config`'s schedule leaves by itself: the same p, m, v and schedule with every stage
 // at the mean F, B and W cost over stages, free links and no host delay, one iteration. That is
-// ClosedFormIdealBubble for gpipe, 1f1b, interleaved and fwd-only, returned as such; zb-h1 fills part
-// of it with weight-gradient work, so its own is simulated (with equal F, B and W and m >= p it
-// is (p-1)/(3m+p-1)). Assumes a valid config.
+// ClosedFormIdealBubble for gpipe, 1f1b, interleaved and fwd-only, returned as such; zb-h1 fills
+// part of it with weight-gradient work, so its own is simulated (with equal F, B and W and m >= p
+// it is (p-1)/(3m+p-1)). Assumes a valid config.
 double ScheduleIdealBubble(const Config& config);
 
 // Nearest-rank percentile: the ceil(percent * n / 100)-th smallest value (at least the first);

@@ -53,8 +53,7 @@ class RankBuilder {
   // The c10d::send / c10d::recv_ operator over [start, end) (it names no peer).
   void AddC10dOp(bool send, TimeNs start, TimeNs end, Timeline* cpu);
   // A c10d operator `name` of `kind` over [start, end), with no metadata of its own.
-  void AddCpuCommOp(std::string_view name, CommKind kind, TimeNs start, TimeNs end,
-                    Timeline* cpu);
+  void AddCpuCommOp(std::string_view name, CommKind kind, TimeNs start, TimeNs end, Timeline* cpu);
   // A coalesced collective (KernelRecord::coalesced) as torch writes one: its c10d operator and
   // `nccl:` range around the launch, and the kernel's record (returned, an index into
   // Rank::comms) with its kind only, as a reader makes of a kernel without args.

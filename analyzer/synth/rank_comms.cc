@@ -1,10 +1,9 @@
 // The communication of a simulated rank as torch records it (rank_builder.h).
-#include "synth/rank_builder.h"
-
 #include <array>
 #include <string>
 #include <utility>
 
+#include "synth/rank_builder.h"
 #include "synth/trace_builder.h"
 
 namespace bubblescope::sim {
@@ -80,8 +79,8 @@ void RankBuilder::AddCpuCommOp(std::string_view name, CommKind kind, TimeNs star
 }
 
 void RankBuilder::AddC10dOp(bool send, TimeNs start, TimeNs end, Timeline* cpu) {
-  AddCpuCommOp(send ? "c10d::send" : "c10d::recv_", send ? CommKind::kSend : CommKind::kRecv,
-               start, end, cpu);
+  AddCpuCommOp(send ? "c10d::send" : "c10d::recv_", send ? CommKind::kSend : CommKind::kRecv, start,
+               end, cpu);
 }
 
 uint32_t RankBuilder::AddCoalescedCollective(const KernelRecord& kernel, Timeline* cpu) {
@@ -107,8 +106,8 @@ void RankBuilder::AddQueuedTransfer(bool send, TimeNs start, TimeNs end, uint32_
   cpu->intervals.push_back(params);
 }
 
-void RankBuilder::AddCoalescedRange(const Interval& launch, const Interval& kernel,
-                                    int64_t thread, int64_t stream) {
+void RankBuilder::AddCoalescedRange(const Interval& launch, const Interval& kernel, int64_t thread,
+                                    int64_t stream) {
   Annotation coalesced;
   coalesced.name = rank_.names.Intern(kCoalescedName);
   coalesced.start = launch.start;
@@ -128,8 +127,7 @@ void RankBuilder::AddCoalescedRange(const Interval& launch, const Interval& kern
 
 void RankBuilder::AddRingExchange(const KernelRecord& kernel, Timeline* thread,
                                   std::vector<Timeline>* streams) {
-  const bool forward =
-      record_.ops[static_cast<size_t>(kernel.op)].op.type == OpType::kForward;
+  const bool forward = record_.ops[static_cast<size_t>(kernel.op)].op.type == OpType::kForward;
   const int32_t send_peer = RingNeighbour(config_, record_.rank, replica_, forward ? 1 : -1);
   const int32_t recv_peer = RingNeighbour(config_, record_.rank, replica_, forward ? -1 : 1);
   const uint32_t group = GroupIndex(groups_->context);
@@ -159,10 +157,10 @@ void RankBuilder::AddRingExchange(const KernelRecord& kernel, Timeline* thread,
   if (RingExchangeBatched(config_.parallel)) {
     for (size_t t = 0; t < transfers.size(); ++t) {
       const TimeNs start = kernel.post_start + static_cast<TimeNs>(t) * gap;
-      AddQueuedTransfer(transfers[t].send, start, start + gap,
-                        TransferCommIndex(transfers[t].send, transfers[t].peer, kernel.bytes,
-                                          group, group_size),
-                        thread);
+      AddQueuedTransfer(
+          transfers[t].send, start, start + gap,
+          TransferCommIndex(transfers[t].send, transfers[t].peer, kernel.bytes, group, group_size),
+          thread);
     }
     launch.start = Recorded(kernel.launch_start);
     launch.end = Recorded(kernel.launch_end);
@@ -190,8 +188,8 @@ void RankBuilder::AddRingExchange(const KernelRecord& kernel, Timeline* thread,
     AddC10dOp(transfers[t].send, issued[t].first, issued[t].first + gap, thread);
     thread->intervals.push_back(launch);
     device.correlation = issued[t].second;
-    device.comm = TransferCommIndex(transfers[t].send, transfers[t].peer, kernel.bytes, group,
-                                    group_size);
+    device.comm =
+        TransferCommIndex(transfers[t].send, transfers[t].peer, kernel.bytes, group, group_size);
     (*streams)[static_cast<size_t>(transfers[t].stream)].intervals.push_back(device);
   }
 }

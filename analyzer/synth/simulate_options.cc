@@ -95,8 +95,7 @@ absl::StatusOr<Enum> ParseNamed(absl::string_view flag, absl::string_view text,
     if (text == absl::string_view(name.data(), name.size())) return choice;
     names.emplace_back(name);
   }
-  return FlagError(flag,
-                   absl::StrCat("'", text, "' is not one of ", absl::StrJoin(names, ", ")));
+  return FlagError(flag, absl::StrCat("'", text, "' is not one of ", absl::StrJoin(names, ", ")));
 }
 
 absl::StatusOr<KinetoLayout> ParseLayout(absl::string_view text) {
@@ -244,8 +243,7 @@ absl::Status ParsePlacementAndMemory(const SimulateOptions& options, Config* con
     for (absl::string_view part : absl::StrSplit(options.host_clocks, ',')) {
       const std::vector<absl::string_view> fields = absl::StrSplit(part, ':');
       if (fields.size() != 2) {
-        return FlagError("--host-clocks",
-                         absl::StrCat("'", part, "' is not OFFSET_US:PPM"));
+        return FlagError("--host-clocks", absl::StrCat("'", part, "' is not OFFSET_US:PPM"));
       }
       absl::StatusOr<int64_t> offset = ParseMicros(fields[0], /*allow_negative=*/true);
       if (!offset.ok()) return FlagError("--host-clocks", offset.status().message());
@@ -284,8 +282,7 @@ absl::Status ParsePlacementAndMemory(const SimulateOptions& options, Config* con
       ParseNamed("--launches", options.launches, kLaunchStyles, &LaunchStyleName);
   BUBBLESCOPE_RETURN_IF_ERROR(launches.status());
   config->launches = *launches;
-  absl::StatusOr<Vendor> vendor =
-      ParseNamed("--vendor", options.vendor, kVendors, &VendorName);
+  absl::StatusOr<Vendor> vendor = ParseNamed("--vendor", options.vendor, kVendors, &VendorName);
   BUBBLESCOPE_RETURN_IF_ERROR(vendor.status());
   config->vendor = *vendor;
   return absl::OkStatus();
@@ -340,8 +337,7 @@ absl::StatusOr<LinkOverride> ParseSlowLink(absl::string_view text, int64_t laten
 }
 
 // Sizes, shares of a kernel's time and times of the in-stage parallelism (ModelParallel).
-static absl::Status ParseModelParallel(const SimulateOptions& options,
-                                       ModelParallel* parallel) {
+static absl::Status ParseModelParallel(const SimulateOptions& options, ModelParallel* parallel) {
   // Data parallelism goes to 1,024 copies (128 x 8 stages is the 1,024-rank job of issue 26).
   for (const auto& [flag, text, out, most] :
        {std::tuple{"--tensor-parallel", &options.tensor_parallel, &parallel->tensor, 64},

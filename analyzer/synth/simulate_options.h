@@ -35,7 +35,7 @@ struct SimulateOptions {
   std::string optimizer_us = "0";
   std::string jitter = "0";
   std::string seed = "1";
-  std::string clock_offsets_us;  // empty = all zero
+  std::string clock_offsets_us;      // empty = all zero
   std::string ranks_per_host = "0";  // 0: no host named
   std::string host_clocks;           // OFFSET_US:PPM per host, comma-separated; empty = exact
   bool no_host_names = false;        // hosts keep their clocks, no trace names its host
@@ -43,9 +43,9 @@ struct SimulateOptions {
   std::string transfer_spread = "0";
   std::string collective_tail_us = "0";
   bool no_group_descriptions = false;
-  std::string stage_to_rank;     // empty = identity
+  std::string stage_to_rank;        // empty = identity
   std::string weights_mb = "2048";  // weights, gradients and optimizer state per stage
-  std::string stash_mb = "96";  // so peaks show the schedule's in-flight microbatches
+  std::string stash_mb = "96";      // so peaks show the schedule's in-flight microbatches
   bool no_iteration_barrier = false;
   // Tensor, context, expert and data parallelism beside the pipeline (sim::ModelParallel).
   std::string tensor_parallel = "1";

@@ -79,9 +79,9 @@ class DirectoryLock {
 
  private:
   static absl::Status Failed(const fs::path& directory) {
-    return absl::InternalError(absl::StrCat("cannot lock ", directory.string(), ": ",
-                                            std::error_code(errno, std::generic_category())
-                                                .message()));
+    return absl::InternalError(
+        absl::StrCat("cannot lock ", directory.string(), ": ",
+                     std::error_code(errno, std::generic_category()).message()));
   }
   int fd_;
 };
@@ -139,10 +139,9 @@ absl::StatusOr<std::vector<std::string>> WriteSimulationSet(const Config& config
     // The file's traceName: its own name only, so a set is the same bytes wherever it is
     // written (sample_traces/ is checked against a fresh copy).
     rank.source_path = targets[r].filename().string();
-    if (absl::Status status =
-            options.nsys.has_value()
-                ? WriteNsysSqlite(rank, *options.nsys, targets[r].string())
-                : WriteKinetoFile(rank, options.kineto, targets[r].string());
+    if (absl::Status status = options.nsys.has_value()
+                                  ? WriteNsysSqlite(rank, *options.nsys, targets[r].string())
+                                  : WriteKinetoFile(rank, options.kineto, targets[r].string());
         !status.ok()) {
       return status;
     }

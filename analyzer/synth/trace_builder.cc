@@ -22,13 +22,13 @@ constexpr std::string_view kSendRecvKernel =
     "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
 // cuBLAS GEMM names (LaunchStyle::kTorch), one per phase as the operand layouts differ; none
 // says which phase it is.
-constexpr std::array<std::array<std::string_view, 3>, 2> kGemmKernels = {{
-    {"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn",
-     "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn",
-     "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_nt"},
-    {"Cijk_Alik_Bljk_BBS_BH_MT128x128x32_MI32x32x8x1_SN_LDSB1_GRVW8_ISA90a_WG32_8_1",
-     "Cijk_Ailk_Bljk_BBS_BH_MT128x128x32_MI32x32x8x1_SN_LDSB1_GRVW8_ISA90a_WG32_8_1",
-     "Cijk_Ailk_Bjlk_BBS_BH_MT128x64x32_MI32x32x8x1_SN_LDSB1_GRVW8_ISA90a_WG32_8_1"}}};
+constexpr std::array<std::array<std::string_view, 3>, 2> kGemmKernels = {
+    {{"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn",
+      "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn",
+      "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_nt"},
+     {"Cijk_Alik_Bljk_BBS_BH_MT128x128x32_MI32x32x8x1_SN_LDSB1_GRVW8_ISA90a_WG32_8_1",
+      "Cijk_Ailk_Bljk_BBS_BH_MT128x128x32_MI32x32x8x1_SN_LDSB1_GRVW8_ISA90a_WG32_8_1",
+      "Cijk_Ailk_Bjlk_BBS_BH_MT128x64x32_MI32x32x8x1_SN_LDSB1_GRVW8_ISA90a_WG32_8_1"}}};
 constexpr std::string_view kOptimizerKernel = "void multi_tensor_apply_kernel<adam>(...)";
 constexpr std::string_view kAllReduceKernel =
     "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
@@ -75,7 +75,6 @@ NameId RankBuilder::ComputeKernelName(const KernelRecord& kernel) {
   return kernel_names_[slot];
 }
 
-
 void RankBuilder::AddAnnotations() {
   if (config_.annotations == AnnotationStyle::kNone) return;
   const int64_t thread = ProcessId(global_);
@@ -89,8 +88,8 @@ void RankBuilder::AddAnnotations() {
             "PP:", op.op.chunk * config_.stages + record_.stage, letter, op.op.microbatch));
         break;
       case AnnotationStyle::kPpCpu:
-        annotation.name = rank_.names.Intern(
-            absl::StrCat(CpuAnnotationWord(op.op.type), " ", op.op.microbatch));
+        annotation.name =
+            rank_.names.Intern(absl::StrCat(CpuAnnotationWord(op.op.type), " ", op.op.microbatch));
         break;
       case AnnotationStyle::kPpShortCpu:
         annotation.name = rank_.names.Intern(absl::StrCat("PP:", letter, op.op.microbatch));
@@ -129,10 +128,9 @@ Rank RankBuilder::Build() {
   }
   rank_.pid = ProcessId(global_);
   rank_.backend = "nccl";
-  rank_.devices.push_back(
-      config_.vendor == Vendor::kRocm
-          ? DeviceInfo{0, "AMD Instinct MI250X", int64_t{64} << 30, 9, 0, 110}
-          : DeviceInfo{0, "Simulated GPU", int64_t{80} << 30, 9, 0, 132});
+  rank_.devices.push_back(config_.vendor == Vendor::kRocm
+                              ? DeviceInfo{0, "AMD Instinct MI250X", int64_t{64} << 30, 9, 0, 110}
+                              : DeviceInfo{0, "Simulated GPU", int64_t{80} << 30, 9, 0, 132});
   kernel_names_.assign(
       3 * static_cast<size_t>(config_.stages) * static_cast<size_t>(config_.virtual_stages),
       kNoName);
@@ -152,8 +150,7 @@ Rank RankBuilder::Build() {
     streams[role].device = 0;
     streams[role].id = StreamId(static_cast<StreamRole>(role));
   }
-  const NameId launch_name =
-      rank_.names.Intern(kLaunchNames[static_cast<size_t>(config_.vendor)]);
+  const NameId launch_name = rank_.names.Intern(kLaunchNames[static_cast<size_t>(config_.vendor)]);
   const NameId comm_name = rank_.names.Intern(kSendRecvKernel);
   const bool batched = config_.p2p == P2pStyle::kBatched;
   for (const KernelRecord& kernel : record_.kernels) {
@@ -203,8 +200,8 @@ Rank RankBuilder::Build() {
       // no peer) is what tells a send from a receive when the kernel carries no NCCL args.
       AddC10dOp(send, kernel.launch_start, kernel.launch_end, &cpu);
       device.name = comm_name;
-      device.comm = TransferCommIndex(send, Global(kernel.peer_rank), kernel.bytes,
-                                      PipelineGroup(), config_.stages);
+      device.comm = TransferCommIndex(send, Global(kernel.peer_rank), kernel.bytes, PipelineGroup(),
+                                      config_.stages);
     } else if (kernel.role == KernelRole::kAllReduce) {
       device.name = rank_.names.Intern(kAllReduceKernel);
       device.comm = AllReduceCommIndex(kernel);

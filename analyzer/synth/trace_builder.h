@@ -10,9 +10,10 @@
 // samples. Compute kernels are named "void pp_stage<S>_<forward|backward|weight_grad>_kernel
 // <bf16>(...)" (S = chunk * p + stage) and the optimizer "void multi_tensor_apply_kernel<adam>
 // (...)"; p2p kernels are "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)" with a
-// CommInfo {send|recv, global peer, bytes, group "pp_all" of every rank, as torch records a p2p op on the pipeline's process group}; the iteration-end all-reduce
-// is "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)" on stream 36
-// with a CommInfo {allreduce, 4 bytes of Float, group "pp_all" of every rank}.
+// CommInfo {send|recv, global peer, bytes, group "pp_all" of every rank, as torch records a p2p op
+// on the pipeline's process group}; the iteration-end all-reduce is
+// "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)" on stream 36 with a
+// CommInfo {allreduce, 4 bytes of Float, group "pp_all" of every rank}.
 //
 // Batched p2p (P2pStyle::kBatched) is written as torch records batch_isend_irecv: per transfer a
 // c10d::send / c10d::recv_ op (kind only) over its c10d call with a record_param_comms op inside

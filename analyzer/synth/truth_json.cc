@@ -10,9 +10,7 @@ namespace bubblescope::sim {
 namespace {
 
 // Nanoseconds as exact microseconds.
-void Micros(JsonWriter& json, std::string_view key, TimeNs ns) {
-  json.DecimalMember(key, ns, 3);
-}
+void Micros(JsonWriter& json, std::string_view key, TimeNs ns) { json.DecimalMember(key, ns, 3); }
 
 // A link's bandwidth; an infinitely fast link (JSON has no infinity) is null.
 void Gbps(JsonWriter& json, double gbps) {

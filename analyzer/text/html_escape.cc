@@ -5,7 +5,6 @@
 namespace bubblescope::text {
 namespace {
 
-
 // What a byte below 0x80 is written as, or empty when it stands as itself.
 std::string_view AsciiEscape(unsigned char c) {
   switch (c) {

@@ -10,14 +10,29 @@ constexpr char kHexDigits[] = "0123456789abcdef";
 // The escape for a byte below 0x80 that cannot stand as itself, or nothing.
 bool AppendEscape(unsigned char c, std::string* out) {
   switch (c) {
-    case '"': out->append("\\\""); return true;
-    case '\\': out->append("\\\\"); return true;
-    case '\b': out->append("\\b"); return true;
-    case '\f': out->append("\\f"); return true;
-    case '\n': out->append("\\n"); return true;
-    case '\r': out->append("\\r"); return true;
-    case '\t': out->append("\\t"); return true;
-    default: break;
+    case '"':
+      out->append("\\\"");
+      return true;
+    case '\\':
+      out->append("\\\\");
+      return true;
+    case '\b':
+      out->append("\\b");
+      return true;
+    case '\f':
+      out->append("\\f");
+      return true;
+    case '\n':
+      out->append("\\n");
+      return true;
+    case '\r':
+      out->append("\\r");
+      return true;
+    case '\t':
+      out->append("\\t");
+      return true;
+    default:
+      break;
   }
   if (c >= 0x20) return false;
   out->append("\\u00");

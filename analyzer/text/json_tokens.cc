@@ -1,10 +1,10 @@
 #include "text/json_tokens.h"
 
-#include "text/json_space.h"
-#include "text/utf8.h"
-
 #include <cstdint>
 #include <cstring>
+
+#include "text/json_space.h"
+#include "text/utf8.h"
 
 namespace bubblescope::kineto {
 namespace {

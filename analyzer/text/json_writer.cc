@@ -134,10 +134,10 @@ void JsonWriter::Double(double value) {
   // 2^53, where a double holds no fraction anyway, the exponent form is written: every number
   // this writer writes reads back.
   constexpr double kLargestPlain = 9007199254740992.0;  // 2^53
-  auto [end, error] = std::abs(value) >= kLargestPlain
-                          ? std::to_chars(buffer, buffer + sizeof(buffer), value,
-                                          std::chars_format::scientific)
-                          : std::to_chars(buffer, buffer + sizeof(buffer), value);
+  auto [end, error] =
+      std::abs(value) >= kLargestPlain
+          ? std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific)
+          : std::to_chars(buffer, buffer + sizeof(buffer), value);
   if (error != std::errc()) {
     Fail("JSON writer: cannot format a double");
     return;

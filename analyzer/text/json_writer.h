@@ -63,8 +63,8 @@ class JsonWriter {
   enum class Container : uint8_t { kObject, kArray };
   struct Level {
     Container container;
-    bool empty = true;     // nothing written inside yet
-    bool key_due = true;   // objects: the next token must be a key
+    bool empty = true;    // nothing written inside yet
+    bool key_due = true;  // objects: the next token must be a key
   };
 
   // Checks that a value may come now and writes the separator before it.

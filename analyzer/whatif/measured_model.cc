@@ -75,9 +75,9 @@ absl::StatusOr<Model> ModelOf(const Input& input) {
     // Recomputation happens inside the backward ops, once per backward: per microbatch over
     // all chunks it is the total over the backwards, times v.
     if (input.recompute_ns.size() == shape.stages.size() && figures.backward.count > 0) {
-      stage.recompute_ns = std::min(stage.backward_ns,
-                                    static_cast<double>(input.recompute_ns[index]) /
-                                        static_cast<double>(figures.backward.count) * chunks);
+      stage.recompute_ns =
+          std::min(stage.backward_ns, static_cast<double>(input.recompute_ns[index]) /
+                                          static_cast<double>(figures.backward.count) * chunks);
     }
     stage_of_rank[figures.rank] = static_cast<int32_t>(index);
     model.stages.push_back(stage);
@@ -97,8 +97,8 @@ absl::StatusOr<Model> ModelOf(const Input& input) {
 
 absl::Status ValidateModel(const Model& model) {
   if (model.p < 1 || model.p > kMaxStages) {
-    return absl::InvalidArgumentError(absl::StrCat("p is ", model.p, "; it must be 1 to ",
-                                                   kMaxStages));
+    return absl::InvalidArgumentError(
+        absl::StrCat("p is ", model.p, "; it must be 1 to ", kMaxStages));
   }
   if (model.m < 1 || model.m > kMaxMicrobatches || model.v < 1 || model.v > kMaxVirtualStages) {
     return absl::InvalidArgumentError(absl::StrCat("m is ", model.m, " and v is ", model.v,
@@ -106,8 +106,8 @@ absl::Status ValidateModel(const Model& model) {
                                                    " and v 1 to ", kMaxVirtualStages));
   }
   if (model.stages.size() != static_cast<size_t>(model.p)) {
-    return absl::InvalidArgumentError(absl::StrCat("the model has ", model.stages.size(),
-                                                   " stages but p is ", model.p));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model has ", model.stages.size(), " stages but p is ", model.p));
   }
   for (size_t s = 0; s < model.stages.size(); ++s) {
     const StageModel& stage = model.stages[s];
@@ -145,8 +145,7 @@ absl::Status ValidateModel(const Model& model) {
   for (const LinkCost& link : model.links) {
     if (link.src_stage < 0 || link.src_stage >= model.p || link.dst_stage < 0 ||
         link.dst_stage >= model.p || link.transfer_ns < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("link ", link.src_stage, "->",
-                                                     link.dst_stage,
+      return absl::InvalidArgumentError(absl::StrCat("link ", link.src_stage, "->", link.dst_stage,
                                                      " names a stage outside 0 to p-1 or a "
                                                      "negative transfer time"));
     }

@@ -6,8 +6,7 @@
 
 namespace bubblescope::whatif {
 
-absl::StatusOr<rebalance::ImbalanceEffect> EffectOfStageAtMean(const Model& model,
-                                                               int32_t stage) {
+absl::StatusOr<rebalance::ImbalanceEffect> EffectOfStageAtMean(const Model& model, int32_t stage) {
   if (stage < 0 || stage >= static_cast<int32_t>(model.stages.size())) {
     return absl::FailedPreconditionError(
         absl::StrCat("stage ", stage, " is not one of the model's ", model.stages.size()));

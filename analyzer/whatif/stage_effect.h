@@ -15,7 +15,6 @@ namespace bubblescope::whatif {
 
 // FailedPreconditionError when `stage` is not one of the model's or the model cannot be
 // simulated.
-absl::StatusOr<rebalance::ImbalanceEffect> EffectOfStageAtMean(const Model& model,
-                                                               int32_t stage);
+absl::StatusOr<rebalance::ImbalanceEffect> EffectOfStageAtMean(const Model& model, int32_t stage);
 
 }  // namespace bubblescope::whatif

@@ -67,23 +67,23 @@ bool BatchesLikeMeasured(const Model& model, sim::Schedule schedule) {
 absl::StatusOr<sim::Config> ConfigOf(const Model& model, const Candidate& candidate,
                                      int64_t stash) {
   BUBBLESCOPE_RETURN_IF_ERROR(CheckLayers(model, candidate));
-  sim::Config config = pipeline::ComputeOnlyConfig(
-      model.p, candidate.microbatches, candidate.virtual_stages, candidate.schedule);
+  sim::Config config = pipeline::ComputeOnlyConfig(model.p, candidate.microbatches,
+                                                   candidate.virtual_stages, candidate.schedule);
   config.iteration_barrier = true;
   config.p2p = BatchesLikeMeasured(model, candidate.schedule) ? sim::P2pStyle::kBatched
                                                               : sim::P2pStyle::kPerOp;
   config.activation_stash_bytes = stash;
-  const double scale = candidate.same_global_batch
-                           ? static_cast<double>(model.m) / static_cast<double>(candidate.microbatches)
-                           : 1.0;
+  const double scale = candidate.same_global_batch ? static_cast<double>(model.m) /
+                                                         static_cast<double>(candidate.microbatches)
+                                                   : 1.0;
   // The default link carries only the iteration-end all-reduce, a few bytes: free. Activations
   // shrink with the microbatch; their transfers are taken as bandwidth-bound.
   config.link = FixedCost(0);
   std::vector<TimeNs> medians;
   for (const LinkCost& link : model.links) {
-    config.link_overrides.push_back(sim::LinkOverride{
-        link.src_stage, link.dst_stage,
-        FixedCost(AtLeastOneNs(static_cast<double>(link.transfer_ns) * scale))});
+    config.link_overrides.push_back(
+        sim::LinkOverride{link.src_stage, link.dst_stage,
+                          FixedCost(AtLeastOneNs(static_cast<double>(link.transfer_ns) * scale))});
     medians.push_back(link.transfer_ns);
   }
   // Neighbour links no transfer measured (an interleaved candidate's wrap-around from a 1F1B
@@ -122,10 +122,10 @@ absl::StatusOr<sim::Config> ConfigOf(const Model& model, const Candidate& candid
       backward += weight_grad;
       weight_grad = 0.0;
     }
-    config.costs.push_back(sim::StageCost{
-        .forward = AtLeastOneNs(forward[s] * scale),
-        .backward = training ? AtLeastOneNs(backward * scale) : 0,
-        .weight_grad = zero_bubble ? AtLeastOneNs(weight_grad * scale) : 0});
+    config.costs.push_back(
+        sim::StageCost{.forward = AtLeastOneNs(forward[s] * scale),
+                       .backward = training ? AtLeastOneNs(backward * scale) : 0,
+                       .weight_grad = zero_bubble ? AtLeastOneNs(weight_grad * scale) : 0});
   }
   if (int64_t{config.stages} * config.microbatches * config.virtual_stages > kMaxSimulatedOps) {
     return absl::InvalidArgumentError(
@@ -170,8 +170,7 @@ Prediction Predict(const Model& model, const Candidate& candidate,
   std::vector<double> activations;  // per microbatch, all chunks together
   for (size_t s = 0; s < model.stages.size(); ++s) {
     const StageModel& stage = model.stages[s];
-    if (stage.memory_floor_bytes < 0 || stage.memory_peak_bytes < 0 ||
-        measured_in_flight[s] <= 0) {
+    if (stage.memory_floor_bytes < 0 || stage.memory_peak_bytes < 0 || measured_in_flight[s] <= 0) {
       return prediction;
     }
     floors.push_back(static_cast<double>(stage.memory_floor_bytes));
@@ -186,14 +185,13 @@ Prediction Predict(const Model& model, const Candidate& candidate,
     floors = pipeline::Resplit(floors, before, candidate.layers_per_stage);
     activations = pipeline::Resplit(activations, before, candidate.layers_per_stage);
   }
-  const double scale = candidate.same_global_batch
-                           ? static_cast<double>(model.m) / static_cast<double>(candidate.microbatches)
-                           : 1.0;
+  const double scale = candidate.same_global_batch ? static_cast<double>(model.m) /
+                                                         static_cast<double>(candidate.microbatches)
+                                                   : 1.0;
   bool fits = true;
   bool capacity_known = true;
   for (size_t s = 0; s < model.stages.size(); ++s) {
-    const double per_chunk =
-        activations[s] * scale / static_cast<double>(candidate.virtual_stages);
+    const double per_chunk = activations[s] * scale / static_cast<double>(candidate.virtual_stages);
     const int64_t in_flight = truth.memory[s].peak_allocated_bytes;
     const double predicted = floors[s] + per_chunk * static_cast<double>(in_flight);
     if (predicted > static_cast<double>(kMaxMemoryBytes)) {
@@ -206,8 +204,7 @@ Prediction Predict(const Model& model, const Candidate& candidate,
       return prediction;
     }
     const int64_t peak = SaturatingRound(predicted);
-    prediction.memory.push_back(
-        StageMemory{static_cast<int32_t>(s), model.stages[s].rank, peak});
+    prediction.memory.push_back(StageMemory{static_cast<int32_t>(s), model.stages[s].rank, peak});
     if (model.stages[s].memory_headroom_bytes < 0) {
       capacity_known = false;
     } else {
@@ -222,12 +219,12 @@ Prediction Predict(const Model& model, const Candidate& candidate,
 }  // namespace
 
 std::string CandidateLabel(const Candidate& candidate) {
-  return absl::StrCat(std::string(sim::ScheduleName(candidate.schedule)), " m=",
-                      candidate.microbatches, " v=", candidate.virtual_stages,
-                      candidate.same_global_batch ? " (same global batch)" : "",
-                      candidate.layers_per_stage.empty()
-                          ? ""
-                          : absl::StrCat(" layers ", absl::StrJoin(candidate.layers_per_stage, ",")));
+  return absl::StrCat(
+      std::string(sim::ScheduleName(candidate.schedule)), " m=", candidate.microbatches,
+      " v=", candidate.virtual_stages, candidate.same_global_batch ? " (same global batch)" : "",
+      candidate.layers_per_stage.empty()
+          ? ""
+          : absl::StrCat(" layers ", absl::StrJoin(candidate.layers_per_stage, ",")));
 }
 
 Candidate AsMeasured(const Model& model) {
@@ -290,8 +287,8 @@ absl::StatusOr<Result> Analyze(const Model& model, const std::vector<Candidate>&
   }
   result.baseline = Predict(model, measured, in_flight);
   if (!result.baseline.problem.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the measured configuration cannot be simulated: ", result.baseline.problem));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the measured configuration cannot be simulated: ", result.baseline.problem));
   }
   if (model.multi_chunk_zero_bubble) {
     result.notes.push_back(
@@ -356,10 +353,10 @@ std::vector<Candidate> TradeoffCandidates(const Model& model) {
   for (const auto& [schedule, v] : schedules) {
     for (int32_t m : ms) {
       Candidate candidate{.schedule = schedule,
-                                  .microbatches = m,
-                                  .virtual_stages = v,
-                                  .same_global_batch = m != model.m,
-                                  .layers_per_stage = {}};
+                          .microbatches = m,
+                          .virtual_stages = v,
+                          .same_global_batch = m != model.m,
+                          .layers_per_stage = {}};
       if (schedule == measured.schedule && v == measured.virtual_stages && m == model.m) continue;
       candidates.push_back(std::move(candidate));
     }

@@ -11,12 +11,14 @@
 // - batched transfers as Megatron-LM batches them in 1F1B and interleaved schedules when the
 //   measured job's were batched (Model::batched_p2p);
 // - an iteration-end all-reduce over the pipeline (the gradient-norm reduction, taken as free),
-//   no launch gaps and no optimizer step (host time the trace shows is not modelled: the baseline prediction
-//   of the measured configuration against the measured iteration shows how much that leaves).
+//   no launch gaps and no optimizer step (host time the trace shows is not modelled: the baseline
+//   prediction of the measured configuration against the measured iteration shows how much that
+//   leaves).
 // Candidates change the shape: m, the schedule, v. With `same_global_batch` a candidate's m
 // splits the same samples into more (or fewer) microbatches: per-microbatch compute,
-// activation memory and transfer times (taken as bandwidth-bound) scale by m / m'. A zero-bubble candidate from a job with a whole backward assumes
-// its weight-gradient half: B and W each half of the measured backward (said in a note).
+// activation memory and transfer times (taken as bandwidth-bound) scale by m / m'. A zero-bubble
+// candidate from a job with a whole backward assumes its weight-gradient half: B and W each half of
+// the measured backward (said in a note).
 //
 // Memory per stage: the floor each rank never goes below (weights, gradients, optimizer state:
 // its lowest allocated sample) plus activations per in-flight microbatch chunk, which the
@@ -81,8 +83,8 @@ struct Model {
   // last of them completes, so they cost one transfer time together, not one each in turn.
   // Every candidate is simulated with the same batching.
   bool batched_p2p = false;
-  std::vector<StageModel> stages;  // by stage
-  std::vector<LinkCost> links;     // the measured ones
+  std::vector<StageModel> stages;    // by stage
+  std::vector<LinkCost> links;       // the measured ones
   TimeNs measured_iteration_ns = 0;  // median iteration window
   double measured_bubble_fraction = 0.0;
 };

@@ -19,9 +19,7 @@ void EventText::Open() {
   in_args_ = false;
 }
 
-void EventText::Close() {
-  out_->append(style_ == EventStyle::kKinetoMultiLine ? "\n  }" : "}");
-}
+void EventText::Close() { out_->append(style_ == EventStyle::kKinetoMultiLine ? "\n  }" : "}"); }
 
 void EventText::OpenArgs() {
   Key("args", true);

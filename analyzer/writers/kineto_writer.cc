@@ -12,10 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "bubblescope/op_names.h"
-#include "writers/event_text.h"
 #include "common/output_file.h"
 #include "text/json_string.h"
 #include "text/micros.h"
+#include "writers/event_text.h"
 
 namespace bubblescope {
 namespace {
@@ -25,17 +25,27 @@ constexpr int kCudaLaunchKernelCbid = 211;  // CUPTI callback id Kineto reports 
 // The "Collective name" torch writes for a kind, when the trace did not give one.
 std::string_view DefaultCollectiveName(CommKind kind) {
   switch (kind) {
-    case CommKind::kSend: return "send";
-    case CommKind::kRecv: return "recv";
-    case CommKind::kAllReduce: return "allreduce";
-    case CommKind::kAllGather: return "allgather";
-    case CommKind::kReduceScatter: return "reduce_scatter";
-    case CommKind::kBroadcast: return "broadcast";
-    case CommKind::kReduce: return "reduce";
-    case CommKind::kAllToAll: return "all_to_allv";
-    case CommKind::kBarrier: return "barrier";
+    case CommKind::kSend:
+      return "send";
+    case CommKind::kRecv:
+      return "recv";
+    case CommKind::kAllReduce:
+      return "allreduce";
+    case CommKind::kAllGather:
+      return "allgather";
+    case CommKind::kReduceScatter:
+      return "reduce_scatter";
+    case CommKind::kBroadcast:
+      return "broadcast";
+    case CommKind::kReduce:
+      return "reduce";
+    case CommKind::kAllToAll:
+      return "all_to_allv";
+    case CommKind::kBarrier:
+      return "barrier";
     case CommKind::kUnknown:
-    case CommKind::kSendRecv: return "";
+    case CommKind::kSendRecv:
+      return "";
   }
   return "";
 }
@@ -47,7 +57,8 @@ struct InputShape {
   std::string_view types;
 };
 constexpr InputShape kInputShapes[] = {
-    {"[[8, 2048, 4096], [4096, 4096], [4096]]", R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"])"},
+    {"[[8, 2048, 4096], [4096, 4096], [4096]]",
+     R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"])"},
     {"[[8, 2048, 4096], [], []]", R"(["c10::BFloat16", "Scalar", "Scalar"])"},
     {"[[16384, 4096]]", R"(["c10::BFloat16"])"},
     {"[[8, 32, 2048, 128], [8, 32, 128, 2048]]", R"(["c10::BFloat16", "c10::BFloat16"])"},
@@ -57,7 +68,9 @@ constexpr InputShape kInputShapes[] = {
 class RankWriter {
  public:
   RankWriter(const Rank& rank, const KinetoWriteOptions& options, std::string* out)
-      : rank_(rank), options_(options), out_(out),
+      : rank_(rank),
+        options_(options),
+        out_(out),
         earliest_(EarliestTime(rank)),
         offset_(options.layout == KinetoLayout::kRelativeWithBase
                     ? options.base_time_ns.value_or(earliest_)
@@ -118,9 +131,11 @@ class RankWriter {
   static TimeNs EarliestTime(const Rank& rank) {
     TimeNs earliest = std::numeric_limits<TimeNs>::max();
     for (const Timeline& timeline : rank.timelines) {
-      for (const Interval& interval : timeline.intervals) earliest = std::min(earliest, interval.start);
+      for (const Interval& interval : timeline.intervals)
+        earliest = std::min(earliest, interval.start);
     }
-    for (const Annotation& annotation : rank.annotations) earliest = std::min(earliest, annotation.start);
+    for (const Annotation& annotation : rank.annotations)
+      earliest = std::min(earliest, annotation.start);
     for (const ProfilerStep& step : rank.steps) earliest = std::min(earliest, step.start);
     for (const MemorySample& sample : rank.memory) earliest = std::min(earliest, sample.time);
     return earliest == std::numeric_limits<TimeNs>::max() ? 0 : earliest;
@@ -131,7 +146,8 @@ class RankWriter {
     for (const Timeline& timeline : rank_.timelines) {
       for (const Interval& interval : timeline.intervals) latest = std::max(latest, interval.end);
     }
-    for (const Annotation& annotation : rank_.annotations) latest = std::max(latest, annotation.end);
+    for (const Annotation& annotation : rank_.annotations)
+      latest = std::max(latest, annotation.end);
     for (const ProfilerStep& step : rank_.steps) latest = std::max(latest, step.end);
     for (const MemorySample& sample : rank_.memory) latest = std::max(latest, sample.time);
     return latest;
@@ -251,8 +267,8 @@ class RankWriter {
     out_->append("\n}\n");
   }
 
-  void OpenCompleteEvent(std::string_view category, std::string_view name, int64_t pid,
-                         int64_t tid, TimeNs start, TimeNs end) {
+  void OpenCompleteEvent(std::string_view category, std::string_view name, int64_t pid, int64_t tid,
+                         TimeNs start, TimeNs end) {
     events_.Open();
     events_.Str("ph", "X");
     if (!category.empty()) events_.Str("cat", category);
@@ -377,8 +393,8 @@ class RankWriter {
   }
 
   void WriteNcclArgs(const CommInfo& comm) {
-    std::string_view collective = comm.collective != kNoName ? rank_.name(comm.collective)
-                                                             : DefaultCollectiveName(comm.kind);
+    std::string_view collective =
+        comm.collective != kNoName ? rank_.name(comm.collective) : DefaultCollectiveName(comm.kind);
     if (!collective.empty()) events_.Str("Collective name", collective);
     std::string_view dtype = rank_.name(comm.dtype);
     const int64_t element_size = op_names::DtypeSize(dtype);
@@ -421,8 +437,8 @@ class RankWriter {
         continue;
       }
       if (scope == AnnotationScope::kCpu && Legacy(options_)) {
-        WriteLegacyEvent(rank_.name(annotation.name), annotation.thread_or_stream,
-                         annotation.start, annotation.end);
+        WriteLegacyEvent(rank_.name(annotation.name), annotation.thread_or_stream, annotation.start,
+                         annotation.end);
         continue;
       }
       if (scope == AnnotationScope::kCpu) {

@@ -71,11 +71,20 @@ CREATE TABLE NVTX_PAYLOAD_SCHEMA_ENTRIES (domainId INTEGER NOT NULL, schemaId IN
   arrayOrUnionDetail INTEGER, offset INTEGER);
 )sql";
 
-inline constexpr std::array<std::string_view, 15> kExportTables = {
-    "StringIds", "META_DATA_EXPORT", "META_DATA_CAPTURE", "ANALYSIS_DETAILS",
-    "TARGET_INFO_SESSION_START_TIME", "TARGET_INFO_SYSTEM_ENV",
-    "TARGET_INFO_GPU", "PROCESSES", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-    "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
-    "NVTX_PAYLOAD_SCHEMAS", "NVTX_PAYLOAD_SCHEMA_ENTRIES"};
+inline constexpr std::array<std::string_view, 15> kExportTables = {"StringIds",
+                                                                   "META_DATA_EXPORT",
+                                                                   "META_DATA_CAPTURE",
+                                                                   "ANALYSIS_DETAILS",
+                                                                   "TARGET_INFO_SESSION_START_TIME",
+                                                                   "TARGET_INFO_SYSTEM_ENV",
+                                                                   "TARGET_INFO_GPU",
+                                                                   "PROCESSES",
+                                                                   "CUPTI_ACTIVITY_KIND_KERNEL",
+                                                                   "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                                                   "CUPTI_ACTIVITY_KIND_MEMSET",
+                                                                   "CUPTI_ACTIVITY_KIND_RUNTIME",
+                                                                   "NVTX_EVENTS",
+                                                                   "NVTX_PAYLOAD_SCHEMAS",
+                                                                   "NVTX_PAYLOAD_SCHEMA_ENTRIES"};
 
 }  // namespace bubblescope::nsys

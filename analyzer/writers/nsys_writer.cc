@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <variant>
 #include <cstdio>
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -43,21 +43,28 @@ constexpr Field kInitFields[] = {{"NCCL communicator ID", 18, 0},
                                  {"CUDA device", 5, 16}};
 constexpr Field kCollectiveFields[] = {{"NCCL communicator ID", 18, 0},
                                        {"Message size [bytes]", 22, 8}};
-constexpr Field kPointToPointFields[] = {{"NCCL communicator ID", 18, 0},
-                                         {"Message size [bytes]", 22, 8},
-                                         {"Peer rank", 5, 16}};
+constexpr Field kPointToPointFields[] = {
+    {"NCCL communicator ID", 18, 0}, {"Message size [bytes]", 22, 8}, {"Peer rank", 5, 16}};
 
 // NCCL's API name for a kind of communication; empty for those torch builds from other calls.
 std::string_view NcclCall(CommKind kind) {
   switch (kind) {
-    case CommKind::kSend: return "ncclSend";
-    case CommKind::kRecv: return "ncclRecv";
-    case CommKind::kAllReduce: return "ncclAllReduce";
-    case CommKind::kAllGather: return "ncclAllGather";
-    case CommKind::kReduceScatter: return "ncclReduceScatter";
-    case CommKind::kBroadcast: return "ncclBroadcast";
-    case CommKind::kReduce: return "ncclReduce";
-    default: return "";
+    case CommKind::kSend:
+      return "ncclSend";
+    case CommKind::kRecv:
+      return "ncclRecv";
+    case CommKind::kAllReduce:
+      return "ncclAllReduce";
+    case CommKind::kAllGather:
+      return "ncclAllGather";
+    case CommKind::kReduceScatter:
+      return "ncclReduceScatter";
+    case CommKind::kBroadcast:
+      return "ncclBroadcast";
+    case CommKind::kReduce:
+      return "ncclReduce";
+    default:
+      return "";
   }
 }
 
@@ -131,8 +138,12 @@ struct ExportFile {
 class RankExporter {
  public:
   RankExporter(const Rank& rank, const NsysWriteOptions& options, ExportFile* out)
-      : rank_(rank), options_(options), out_(*out), file_(*out->file),
-        session_start_(out->session_start), earliest_(Extent(rank).first) {}
+      : rank_(rank),
+        options_(options),
+        out_(*out),
+        file_(*out->file),
+        session_start_(out->session_start),
+        earliest_(Extent(rank).first) {}
 
   void Write() {
     WriteTarget();
@@ -175,8 +186,9 @@ class RankExporter {
                                        {"computeMajor", int64_t{device.compute_major}},
                                        {"computeMinor", int64_t{device.compute_minor}}});
     }
-    file_.Insert("PROCESSES", {{"globalPid", GlobalPid()}, {"pid", rank_.pid},
-                               {"name", std::string("python3")}});
+    file_.Insert(
+        "PROCESSES",
+        {{"globalPid", GlobalPid()}, {"pid", rank_.pid}, {"name", std::string("python3")}});
   }
 
   void WriteGpuWork() {
@@ -188,29 +200,49 @@ class RankExporter {
             interval.kind == IntervalKind::kCommKernel) {
           const int64_t name = StringId(rank_.name(interval.name));
           file_.Insert("CUPTI_ACTIVITY_KIND_KERNEL",
-                       {{"start", Raw(interval.start)}, {"end", Raw(interval.end)},
-                        {"deviceId", int64_t{timeline.device}}, {"contextId", int64_t{1}},
-                        {"streamId", timeline.id}, {"correlationId", correlation},
-                        {"globalPid", GlobalPid()}, {"demangledName", name}, {"shortName", name},
-                        {"registersPerThread", int64_t{128}}, {"gridX", int64_t{228}},
-                        {"gridY", int64_t{1}}, {"gridZ", int64_t{1}}, {"blockX", int64_t{256}},
-                        {"blockY", int64_t{1}}, {"blockZ", int64_t{1}},
-                        {"staticSharedMemory", int64_t{0}}, {"dynamicSharedMemory", int64_t{0}},
-                        {"localMemoryPerThread", int64_t{0}}, {"localMemoryTotal", int64_t{0}},
-                        {"gridId", correlation}, {"tensorSizeMinusOneElements", std::string("")}});
+                       {{"start", Raw(interval.start)},
+                        {"end", Raw(interval.end)},
+                        {"deviceId", int64_t{timeline.device}},
+                        {"contextId", int64_t{1}},
+                        {"streamId", timeline.id},
+                        {"correlationId", correlation},
+                        {"globalPid", GlobalPid()},
+                        {"demangledName", name},
+                        {"shortName", name},
+                        {"registersPerThread", int64_t{128}},
+                        {"gridX", int64_t{228}},
+                        {"gridY", int64_t{1}},
+                        {"gridZ", int64_t{1}},
+                        {"blockX", int64_t{256}},
+                        {"blockY", int64_t{1}},
+                        {"blockZ", int64_t{1}},
+                        {"staticSharedMemory", int64_t{0}},
+                        {"dynamicSharedMemory", int64_t{0}},
+                        {"localMemoryPerThread", int64_t{0}},
+                        {"localMemoryTotal", int64_t{0}},
+                        {"gridId", correlation},
+                        {"tensorSizeMinusOneElements", std::string("")}});
         } else if (interval.kind == IntervalKind::kMemcpy) {
           file_.Insert("CUPTI_ACTIVITY_KIND_MEMCPY",
-                       {{"start", Raw(interval.start)}, {"end", Raw(interval.end)},
-                        {"deviceId", int64_t{timeline.device}}, {"contextId", int64_t{1}},
-                        {"streamId", timeline.id}, {"correlationId", correlation},
-                        {"globalPid", GlobalPid()}, {"bytes", int64_t{0}},
+                       {{"start", Raw(interval.start)},
+                        {"end", Raw(interval.end)},
+                        {"deviceId", int64_t{timeline.device}},
+                        {"contextId", int64_t{1}},
+                        {"streamId", timeline.id},
+                        {"correlationId", correlation},
+                        {"globalPid", GlobalPid()},
+                        {"bytes", int64_t{0}},
                         {"copyKind", int64_t{8}}});  // device to device
         } else if (interval.kind == IntervalKind::kMemset) {
-          file_.Insert("CUPTI_ACTIVITY_KIND_MEMSET",
-                       {{"start", Raw(interval.start)}, {"end", Raw(interval.end)},
-                        {"deviceId", int64_t{timeline.device}}, {"contextId", int64_t{1}},
-                        {"streamId", timeline.id}, {"correlationId", correlation},
-                        {"globalPid", GlobalPid()}, {"value", int64_t{0}}, {"bytes", int64_t{0}}});
+          file_.Insert("CUPTI_ACTIVITY_KIND_MEMSET", {{"start", Raw(interval.start)},
+                                                      {"end", Raw(interval.end)},
+                                                      {"deviceId", int64_t{timeline.device}},
+                                                      {"contextId", int64_t{1}},
+                                                      {"streamId", timeline.id},
+                                                      {"correlationId", correlation},
+                                                      {"globalPid", GlobalPid()},
+                                                      {"value", int64_t{0}},
+                                                      {"bytes", int64_t{0}}});
         }
       }
     }
@@ -224,16 +256,20 @@ class RankExporter {
       for (const Interval& interval : timeline.intervals) {
         const std::string_view name = rank_.name(interval.name);
         if (interval.kind == IntervalKind::kRuntime) {
-          launches_.try_emplace(interval.correlation, Launch{timeline.id, interval.start, interval.end});
+          launches_.try_emplace(interval.correlation,
+                                Launch{timeline.id, interval.start, interval.end});
           const std::string versioned =
               name.starts_with("cuda")
-                  ? absl::StrCat(std::string(name), name == "cudaLaunchKernel" ? "_v7000" : "_v3020")
+                  ? absl::StrCat(std::string(name),
+                                 name == "cudaLaunchKernel" ? "_v7000" : "_v3020")
                   : std::string(name);
-          file_.Insert("CUPTI_ACTIVITY_KIND_RUNTIME",
-                       {{"start", Raw(interval.start)}, {"end", Raw(interval.end)},
-                        {"eventClass", kCudaRuntimeClass}, {"globalTid", GlobalTid(timeline.id)},
-                        {"correlationId", interval.correlation}, {"nameId", StringId(versioned)},
-                        {"returnValue", int64_t{0}}});
+          file_.Insert("CUPTI_ACTIVITY_KIND_RUNTIME", {{"start", Raw(interval.start)},
+                                                       {"end", Raw(interval.end)},
+                                                       {"eventClass", kCudaRuntimeClass},
+                                                       {"globalTid", GlobalTid(timeline.id)},
+                                                       {"correlationId", interval.correlation},
+                                                       {"nameId", StringId(versioned)},
+                                                       {"returnValue", int64_t{0}}});
           continue;
         }
         Range(timeline.id, interval.start, interval.end,
@@ -248,9 +284,12 @@ class RankExporter {
   }
 
   void Range(int64_t tid, TimeNs start, TimeNs end, std::string text) {
-    file_.Insert("NVTX_EVENTS", {{"start", Raw(start)}, {"end", Raw(end)},
-                                 {"eventType", kPushPopRange}, {"text", std::move(text)},
-                                 {"globalTid", GlobalTid(tid)}, {"domainId", int64_t{0}}});
+    file_.Insert("NVTX_EVENTS", {{"start", Raw(start)},
+                                 {"end", Raw(end)},
+                                 {"eventType", kPushPopRange},
+                                 {"text", std::move(text)},
+                                 {"globalTid", GlobalTid(tid)},
+                                 {"domainId", int64_t{0}}});
   }
 
   // User ranges and profiler steps; the GPU copies Kineto makes of them nsys does not have.
@@ -269,8 +308,10 @@ class RankExporter {
     if (comm.process_group == kNoIndex) return Communicator{world_id_, nullptr};
     const ProcessGroup& group = rank_.process_groups[comm.process_group];
     // A group of every rank in order is torch's default group, whose communicator is the world's.
-    bool whole = rank_.world_size > 0 && group.ranks.size() == static_cast<size_t>(rank_.world_size);
-    for (size_t r = 0; whole && r < group.ranks.size(); ++r) whole = group.ranks[r] == static_cast<int32_t>(r);
+    bool whole =
+        rank_.world_size > 0 && group.ranks.size() == static_cast<size_t>(rank_.world_size);
+    for (size_t r = 0; whole && r < group.ranks.size(); ++r)
+      whole = group.ranks[r] == static_cast<int32_t>(r);
     if (whole) return Communicator{world_id_, nullptr};
     std::string key = absl::StrCat(group.name, ":");
     for (int32_t member : group.ranks) absl::StrAppend(&key, member, ",");
@@ -293,17 +334,19 @@ class RankExporter {
             NcclCall(comm->kind).empty() || launch == launches_.end()) {
           continue;
         }
-        nccl_.push_back(NcclCall_{launch->second.tid, launch->second.start, launch->second.end, comm});
+        nccl_.push_back(
+            NcclCall_{launch->second.tid, launch->second.start, launch->second.end, comm});
       }
     }
     if (nccl_.empty() || rank_.rank < 0 || rank_.world_size <= 0) return;
     world_id_ = Fnv1a(absl::StrCat("world:", rank_.world_size));
     if (!out_.nccl_domain) {
       out_.nccl_domain = true;
-      file_.Insert("NVTX_EVENTS",
-                   {{"start", Raw(earliest_) - 2'000'000}, {"eventType", kDomainCreate},
-                    {"text", std::string("NCCL")}, {"globalTid", GlobalTid(MainThread())},
-                    {"domainId", kNcclDomain}});
+      file_.Insert("NVTX_EVENTS", {{"start", Raw(earliest_) - 2'000'000},
+                                   {"eventType", kDomainCreate},
+                                   {"text", std::string("NCCL")},
+                                   {"globalTid", GlobalTid(MainThread())},
+                                   {"domainId", kNcclDomain}});
       WriteSchema(kInitSchema, kInitFields, 24);
       WriteSchema(kCollectiveSchema, kCollectiveFields, 16);
       WriteSchema(kPointToPointSchema, kPointToPointFields, 24);
@@ -321,13 +364,13 @@ class RankExporter {
     }
     TimeNs at = earliest_ - 1'000'000;
     for (const Communicator& communicator : created) {
-      const uint64_t size = communicator.group == nullptr
-                                ? static_cast<uint64_t>(rank_.world_size)
-                                : communicator.group->ranks.size();
+      const uint64_t size = communicator.group == nullptr ? static_cast<uint64_t>(rank_.world_size)
+                                                          : communicator.group->ranks.size();
       NcclRange("ncclCommInitRank", MainThread(), at, at + 1000,
                 Payload(kInitSchema, kInitFields,
-                        std::array<uint64_t, 4>{communicator.id, size,
-                                                static_cast<uint64_t>(IndexIn(communicator, rank_.rank)), 0},
+                        std::array<uint64_t, 4>{
+                            communicator.id, size,
+                            static_cast<uint64_t>(IndexIn(communicator, rank_.rank)), 0},
                         24));
       at += 2000;
     }
@@ -337,8 +380,9 @@ class RankExporter {
       const bool p2p = call.comm->kind == CommKind::kSend || call.comm->kind == CommKind::kRecv;
       std::string payload =
           p2p ? Payload(kPointToPointSchema, kPointToPointFields,
-                        std::array<uint64_t, 3>{communicator.id, bytes,
-                                                static_cast<uint64_t>(IndexIn(communicator, call.comm->peer))},
+                        std::array<uint64_t, 3>{
+                            communicator.id, bytes,
+                            static_cast<uint64_t>(IndexIn(communicator, call.comm->peer))},
                         24)
               : Payload(kCollectiveSchema, kCollectiveFields,
                         std::array<uint64_t, 2>{communicator.id, bytes}, 16);
@@ -348,24 +392,35 @@ class RankExporter {
 
   template <size_t N>
   void WriteSchema(int64_t schema, const Field (&fields)[N], int64_t size) {
-    file_.Insert("NVTX_PAYLOAD_SCHEMAS", {{"domainId", kNcclDomain}, {"schemaId", schema},
-                                          {"type", int64_t{1}}, {"numEntries", int64_t{N}},
-                                          {"payloadSize", size}, {"alignTo", int64_t{8}}});
+    file_.Insert("NVTX_PAYLOAD_SCHEMAS", {{"domainId", kNcclDomain},
+                                          {"schemaId", schema},
+                                          {"type", int64_t{1}},
+                                          {"numEntries", int64_t{N}},
+                                          {"payloadSize", size},
+                                          {"alignTo", int64_t{8}}});
     for (size_t i = 0; i < N; ++i) {
       file_.Insert("NVTX_PAYLOAD_SCHEMA_ENTRIES",
-                   {{"domainId", kNcclDomain}, {"schemaId", schema}, {"idx", int64_t(i)},
-                    {"type", fields[i].type}, {"name", std::string(fields[i].name)},
+                   {{"domainId", kNcclDomain},
+                    {"schemaId", schema},
+                    {"idx", int64_t(i)},
+                    {"type", fields[i].type},
+                    {"name", std::string(fields[i].name)},
                     {"offset", i == 0 ? nsys::SqliteFile::Value(std::nullopt) : fields[i].offset}});
     }
   }
 
-  void NcclRange(std::string_view name, int64_t tid, TimeNs start, TimeNs end, std::string payload) {
+  void NcclRange(std::string_view name, int64_t tid, TimeNs start, TimeNs end,
+                 std::string payload) {
     file_.Insert("NVTX_EVENTS",
-                 {{"start", Raw(start)}, {"end", Raw(end)}, {"eventType", kPushPopRange},
-                  {"text", std::string(name)}, {"globalTid", GlobalTid(tid)},
+                 {{"start", Raw(start)},
+                  {"end", Raw(end)},
+                  {"eventType", kPushPopRange},
+                  {"text", std::string(name)},
+                  {"globalTid", GlobalTid(tid)},
                   {"domainId", kNcclDomain},
-                  {"binaryData", options_.nccl_payloads ? nsys::SqliteFile::Value(nsys::Bytes{std::move(payload)})
-                                                        : nsys::SqliteFile::Value(std::nullopt)}});
+                  {"binaryData", options_.nccl_payloads
+                                     ? nsys::SqliteFile::Value(nsys::Bytes{std::move(payload)})
+                                     : nsys::SqliteFile::Value(std::nullopt)}});
   }
 
   struct Launch {
@@ -405,8 +460,9 @@ void WriteExport(const std::vector<const Rank*>& ranks, const NsysWriteOptions& 
   }
   if (earliest > latest) earliest = latest = 0;
   const Rank* only = ranks.size() == 1 ? ranks.front() : nullptr;
-  const int64_t lead = options.session_lead_ns +
-                       (only != nullptr && only->rank > 0 ? only->rank * options.session_lead_step_ns : 0);
+  const int64_t lead =
+      options.session_lead_ns +
+      (only != nullptr && only->rank > 0 ? only->rank * options.session_lead_step_ns : 0);
   out.session_start = earliest - lead;
   const int64_t duration = latest - out.session_start + kCaptureTail;
   const int64_t utc_start = options.utc_of_zero_ns + out.session_start;
@@ -434,7 +490,8 @@ void WriteExport(const std::vector<const Rank*>& ranks, const NsysWriteOptions& 
   }
   file->Insert("TARGET_INFO_SESSION_START_TIME",
                {{"utcEpochNs", utc_start}, {"systemClockNs", host_clock}});
-  file->Insert("ANALYSIS_DETAILS", {{"globalVid", kTarget}, {"duration", duration},
+  file->Insert("ANALYSIS_DETAILS", {{"globalVid", kTarget},
+                                    {"duration", duration},
                                     {"startTime", host_clock},
                                     {"stopTime", host_clock + duration}});
   if (!old_export) {

@@ -96,8 +96,8 @@ class Stage {
     absl::StatusOr<int> devices = CountGpus();
     if (!devices.ok()) return devices.status();
     if (*devices < options_.ranks) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options_.ranks, " ranks need ", options_.ranks, " GPUs; found ", *devices));
+      return absl::FailedPreconditionError(
+          absl::StrCat(options_.ranks, " ranks need ", options_.ranks, " GPUs; found ", *devices));
     }
     if (auto s = Cuda(cudaSetDevice(rank_), "cudaSetDevice"); !s.ok()) return s;
     if (auto s = Cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream");
@@ -126,8 +126,8 @@ class Stage {
     }
     // The gradient-norm all-reduce every rank ends an iteration with.
     float* norm = buffers_.back();
-    if (auto s = Nccl(ncclAllReduce(norm, norm, 1, ncclFloat, ncclSum, comm_, stream_),
-                      "ncclAllReduce");
+    if (auto s =
+            Nccl(ncclAllReduce(norm, norm, 1, ncclFloat, ncclSum, comm_, stream_), "ncclAllReduce");
         !s.ok()) {
       return s;
     }
@@ -166,14 +166,14 @@ class Stage {
     Range op(absl::StrCat("PP:", rank_, "B", mb));
     const size_t count = static_cast<size_t>(options_.elements);
     if (!Last()) {
-      if (auto s = Nccl(ncclRecv(Gradient(mb), count, ncclFloat, rank_ + 1, comm_, stream_),
-                        "ncclRecv");
+      if (auto s =
+              Nccl(ncclRecv(Gradient(mb), count, ncclFloat, rank_ + 1, comm_, stream_), "ncclRecv");
           !s.ok()) {
         return s;
       }
     }
-    if (auto s = Cuda(LaunchBackwardLayers(Gradient(mb), options_.elements,
-                                           options_.kernels_per_op, options_.rounds, stream_),
+    if (auto s = Cuda(LaunchBackwardLayers(Gradient(mb), options_.elements, options_.kernels_per_op,
+                                           options_.rounds, stream_),
                       "backward kernels");
         !s.ok()) {
       return s;
@@ -211,8 +211,7 @@ absl::Status ShareUniqueId(int rank, const std::vector<int>& write_fds, int read
   return absl::OkStatus();
 }
 
-int RankMain(const DemoOptions& options, int rank, const std::vector<int>& write_fds,
-             int read_fd) {
+int RankMain(const DemoOptions& options, int rank, const std::vector<int>& write_fds, int read_fd) {
   // The launcher variables the collector names its trace file by.
   setenv("RANK", std::to_string(rank).c_str(), 1);
   setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
@@ -298,9 +297,10 @@ int main(int argc, char** argv) {
   using bubblescope::demo::DemoOptions;
   DemoOptions options;
   bool count_gpus = false;
-  CLI::App app("A pipeline-parallel CUDA/NCCL job (GPipe, NCCL send/recv between stages) to try "
-               "`bubblescope record` on; rank r runs on GPU r",
-               "bubblescope_pipeline_demo");
+  CLI::App app(
+      "A pipeline-parallel CUDA/NCCL job (GPipe, NCCL send/recv between stages) to try "
+      "`bubblescope record` on; rank r runs on GPU r",
+      "bubblescope_pipeline_demo");
   app.add_option("--ranks", options.ranks,
                  "Pipeline stages = processes = GPUs (1: one stage, no transfers; for one GPU)")
       ->check(CLI::Range(1, 8))

@@ -16,20 +16,20 @@ enum class Severity : uint8_t { kInfo, kWarning, kError };
 std::string_view SeverityName(Severity severity);
 
 enum class ImportCounter : uint8_t {
-  kEventNotObject,      // an element of traceEvents that is not a JSON object
-  kMissingField,        // an event lacks a field its phase needs (ts, dur, name, ...)
-  kWrongFieldType,      // a field has the wrong JSON type (e.g. "ts": "soon")
-  kNegativeDuration,    // "dur" < 0
-  kBadNumber,           // a timestamp or duration that does not fit int64 nanoseconds
-  kBadId,               // a rank/device/group id or world size not fitting int32; a bad run id
-  kTimeOutOfRange,      // a time outside the model's ±146 years (kMaxTimeNs)
-  kUnknownPhase,        // "ph" we do not model (counted, harmless)
-  kIgnoredCategory,     // a category we do not model (counted, harmless)
-  kBadMemorySample,     // a [memory] instant event without usable byte counts
-  kUnmatchedFlow,       // an ac2g flow end that fills no missing correlation id
-  kTruncated,           // the file was cut short; events after the cut are lost
-  kUnterminatedArray,   // array form without its closing ']' (allowed by the Chrome format)
-  kTrailingContent,     // content after the trace document ends: not read (a second document?)
+  kEventNotObject,     // an element of traceEvents that is not a JSON object
+  kMissingField,       // an event lacks a field its phase needs (ts, dur, name, ...)
+  kWrongFieldType,     // a field has the wrong JSON type (e.g. "ts": "soon")
+  kNegativeDuration,   // "dur" < 0
+  kBadNumber,          // a timestamp or duration that does not fit int64 nanoseconds
+  kBadId,              // a rank/device/group id or world size not fitting int32; a bad run id
+  kTimeOutOfRange,     // a time outside the model's ±146 years (kMaxTimeNs)
+  kUnknownPhase,       // "ph" we do not model (counted, harmless)
+  kIgnoredCategory,    // a category we do not model (counted, harmless)
+  kBadMemorySample,    // a [memory] instant event without usable byte counts
+  kUnmatchedFlow,      // an ac2g flow end that fills no missing correlation id
+  kTruncated,          // the file was cut short; events after the cut are lost
+  kUnterminatedArray,  // array form without its closing ']' (allowed by the Chrome format)
+  kTrailingContent,    // content after the trace document ends: not read (a second document?)
   // What bubblescope's collector lost while recording (its "bubblescope_dropped" event): the
   // timeline itself has holes there, whatever the file's state.
   kCollectorDroppedRecords,     // activity records CUPTI dropped (no free buffer, buffer full)
@@ -81,7 +81,9 @@ class ImportStats {
   // Byte offset of the first occurrence, or -1 if none.
   int64_t first_offset(ImportCounter counter) const { return first_offsets_[Index(counter)]; }
   // Where the first occurrence counted by BumpAt lies; empty for the others.
-  const std::string& first_where(ImportCounter counter) const { return first_wheres_[Index(counter)]; }
+  const std::string& first_where(ImportCounter counter) const {
+    return first_wheres_[Index(counter)];
+  }
   // True if any counter of at least `severity` is non-zero.
   bool HasAtLeast(Severity severity) const;
   void Merge(const ImportStats& other);

@@ -25,9 +25,7 @@ using TimeNs = int64_t;  // nanoseconds on the owning rank's clock
 // does a time moved by any clock offset that ClampTime keeps in range.
 inline constexpr TimeNs kMaxTimeNs = (TimeNs{1} << 62) - 1;
 
-inline constexpr bool InTimeRange(TimeNs time) {
-  return time >= -kMaxTimeNs && time <= kMaxTimeNs;
-}
+inline constexpr bool InTimeRange(TimeNs time) { return time >= -kMaxTimeNs && time <= kMaxTimeNs; }
 
 // `time` brought back into ±kMaxTimeNs.
 inline constexpr TimeNs ClampTime(TimeNs time) {
@@ -67,9 +65,9 @@ enum class IntervalKind : uint8_t {
   kCommKernel,     // an NCCL/RCCL/HCCL kernel
   kMemcpy,
   kMemset,
-  kCpuOp,          // a CPU operator (aten::*, autograd nodes, ...)
-  kCpuCommOp,      // a CPU-side communication op (gloo:*, c10d::send, c10d::recv_, ...)
-  kRuntime,        // a CUDA runtime or driver API call; launches carry the correlation id
+  kCpuOp,      // a CPU operator (aten::*, autograd nodes, ...)
+  kCpuCommOp,  // a CPU-side communication op (gloo:*, c10d::send, c10d::recv_, ...)
+  kRuntime,    // a CUDA runtime or driver API call; launches carry the correlation id
 };
 
 std::string_view IntervalKindName(IntervalKind kind);
@@ -103,9 +101,9 @@ inline constexpr uint32_t kNoIndex = UINT32_MAX;
 
 // Communication metadata of one interval, kept in a side table so Interval stays small.
 struct CommInfo {
-  int64_t bytes = -1;          // payload bytes, -1 when unknown
-  int32_t peer = -1;           // global rank of the p2p peer, -1 when unknown
-  int32_t group_size = -1;     // size of the process group, -1 when unknown
+  int64_t bytes = -1;                 // payload bytes, -1 when unknown
+  int32_t peer = -1;                  // global rank of the p2p peer, -1 when unknown
+  int32_t group_size = -1;            // size of the process group, -1 when unknown
   uint32_t process_group = kNoIndex;  // index into Rank::process_groups, kNoIndex when unknown
   NameId collective = kNoName;  // the collective name as the trace wrote it ("send", "allreduce")
   NameId dtype = kNoName;
@@ -117,10 +115,10 @@ struct CommInfo {
 
 struct Interval {
   TimeNs start = 0;
-  TimeNs end = 0;             // end >= start
-  int64_t correlation = 0;    // CUDA correlation id linking a launch to its GPU op; 0 = unknown
+  TimeNs end = 0;           // end >= start
+  int64_t correlation = 0;  // CUDA correlation id linking a launch to its GPU op; 0 = unknown
   NameId name = kNoName;
-  uint32_t comm = kNoIndex;   // index into Rank::comms for communication intervals
+  uint32_t comm = kNoIndex;  // index into Rank::comms for communication intervals
   IntervalKind kind = IntervalKind::kComputeKernel;
 
   TimeNs duration() const { return end - start; }
@@ -187,8 +185,8 @@ struct DeviceInfo {
 // what its creator passed as group_desc: Megatron-Core's "TENSOR_MODEL_PARALLEL_GROUP", a
 // DeviceMesh's "mesh_tp", "default_pg", or "undefined" when nothing was passed.
 struct ProcessGroup {
-  std::string name;            // pg_name; empty when the trace gives none
-  std::vector<int32_t> ranks;  // global ranks in group order
+  std::string name;              // pg_name; empty when the trace gives none
+  std::vector<int32_t> ranks;    // global ranks in group order
   std::string description = {};  // pg_desc; empty when the trace gives none
 };
 
@@ -201,7 +199,7 @@ struct Rank {
   std::string source_format;
   std::string host;
   int64_t pid = 0;
-  std::string backend;       // "nccl", "gloo", ... from distributedInfo
+  std::string backend;  // "nccl", "gloo", ... from distributedInfo
   // The `bubblescope record` run that wrote the file (the collector's run id); empty for
   // traces from anything else. Files of different runs are never paired (loader/record_runs.h).
   std::string record_run_id;

@@ -99,8 +99,8 @@ TEST(BubbleTest, IdleSpansLieWhereTheSplitSays) {
   ASSERT_EQ(result.iterations.size(), 1u);
   const IterationFigures& it = result.iterations[0];
   // rank 0: no fill (it starts the window); comm_wait [250,300); drain [400,650).
-  EXPECT_EQ(it.ranks[0].idle_spans, (std::vector<IdleSpan>{{IdleKind::kCommWait, 250, 300},
-                                                           {IdleKind::kDrain, 400, 650}}));
+  EXPECT_EQ(it.ranks[0].idle_spans,
+            (std::vector<IdleSpan>{{IdleKind::kCommWait, 250, 300}, {IdleKind::kDrain, 400, 650}}));
   // rank 1: fill [100,200); the stall [300,450) cut by comm [320,380) into empty [300,320),
   // comm_wait [320,380), empty [380,450); drain [600,650).
   EXPECT_EQ(it.ranks[1].idle_spans, (std::vector<IdleSpan>{{IdleKind::kFill, 100, 200},
@@ -250,9 +250,9 @@ TEST(BubbleTest, ARankWhoseFirstTransferIsAReceiveFillsUntilItsFirstComputeAfter
   Trace trace;
   Rank rank;
   rank.rank = 0;
-  rank.timelines.push_back(Thread(
-      1, {Op(kCpu, 0, 5), InGroup(&rank, Op(kCpuComm, 10, 20), CommKind::kRecv, kNoIndex),
-          Op(kCpu, 100, 200)}));
+  rank.timelines.push_back(
+      Thread(1, {Op(kCpu, 0, 5), InGroup(&rank, Op(kCpuComm, 10, 20), CommKind::kRecv, kNoIndex),
+                 Op(kCpu, 100, 200)}));
   rank.annotations.push_back(CpuRange(&rank, "gloo:recv", 15, 100));
   rank.annotations.back().thread_or_stream = 1;
   rank.steps.push_back(ProfilerStep{0, 0, 1000});

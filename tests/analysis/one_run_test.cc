@@ -49,9 +49,13 @@ struct Job {
 // the GPU models differ, which alone is only a sign.
 TEST(OneRunTest, TracesYearsApartCannotBeOneRun) {
   Job job;
-  job.Add({.id = 0, .device = "Tesla V100-SXM2-16GB", .start = kMarch2022,
+  job.Add({.id = 0,
+           .device = "Tesla V100-SXM2-16GB",
+           .start = kMarch2022,
            .end = kMarch2022 + 2 * kSecond});
-  job.Add({.id = 1, .device = "NVIDIA A100-SXM4-40GB", .start = kJune2024,
+  job.Add({.id = 1,
+           .device = "NVIDIA A100-SXM4-40GB",
+           .start = kJune2024,
            .end = kJune2024 + 2 * kSecond});
   const Result result = job.Compared();
   EXPECT_TRUE(result.CannotBeOneRun());
@@ -77,13 +81,14 @@ TEST(OneRunTest, SpansApartByHoursAreASignAndRelativeClocksAreNotCompared) {
   Job overlapping;
   overlapping.Add({.id = 0, .start = kJune2024, .end = kJune2024 + 10 * kSecond});
   overlapping.Add({.id = 1, .start = kJune2024 + 5 * kSecond, .end = kJune2024 + 20 * kSecond});
-  overlapping.Add({.id = 2, .start = kJune2024 + 30 * 60 * kSecond,
-                   .end = kJune2024 + 31 * 60 * kSecond});
+  overlapping.Add(
+      {.id = 2, .start = kJune2024 + 30 * 60 * kSecond, .end = kJune2024 + 31 * 60 * kSecond});
   EXPECT_TRUE(overlapping.Compared().signs.empty());
 
   Job hours;
   hours.Add({.id = 0, .start = kJune2024, .end = kJune2024 + 10 * kSecond});
-  hours.Add({.id = 1, .start = kJune2024 + (3 * 3600 + 10) * kSecond,
+  hours.Add({.id = 1,
+             .start = kJune2024 + (3 * 3600 + 10) * kSecond,
              .end = kJune2024 + (3 * 3600 + 20) * kSecond});
   const Result result = hours.Compared();
   EXPECT_FALSE(result.CannotBeOneRun());
@@ -104,8 +109,8 @@ TEST(OneRunTest, SpansApartByHoursAreASignAndRelativeClocksAreNotCompared) {
 // neither are groups only one rank declares.
 TEST(OneRunTest, OneGroupNameWithTwoMembershipsCannotBeOneRun) {
   Job job;
-  job.Add({.id = 0, .world_size = 4}).process_groups = {{"0", {0, 1, 2, 3}}, {"1", {0, 2}},
-                                                        {"3", {0, 1}}};
+  job.Add({.id = 0, .world_size = 4}).process_groups = {
+      {"0", {0, 1, 2, 3}}, {"1", {0, 2}}, {"3", {0, 1}}};
   job.Add({.id = 1, .world_size = 4}).process_groups = {{"0", {0, 1, 2, 3}}, {"1", {0, 1, 2, 3}}};
   Result result = job.Compared();
   EXPECT_TRUE(result.CannotBeOneRun());

@@ -31,8 +31,8 @@ Rank TwoStreamRank() {
   Rank rank;
   rank.rank = 3;
   rank.source_path = "/tmp/rank3.json";
-  rank.timelines.push_back(Stream(7, {Op(kCompute, 100, 200), Op(kCompute, 150, 180),
-                                      Op(kComm, 300, 400)}));
+  rank.timelines.push_back(
+      Stream(7, {Op(kCompute, 100, 200), Op(kCompute, 150, 180), Op(kComm, 300, 400)}));
   rank.timelines.push_back(Stream(8, {Op(kCompute, 180, 250), Op(IntervalKind::kMemcpy, 240, 260),
                                       Op(kComm, 350, 450), Op(IntervalKind::kMemset, 500, 510)}));
   // CPU work of a GPU rank is not device activity, however long it is.
@@ -160,17 +160,18 @@ Rank GlooRank() {
   rank.backend = "gloo";
   rank.timelines.push_back(Stream(7, {}));  // a stream without activity does not make a GPU rank
   rank.timelines.push_back(Thread(1, {Op(kCpu, 0, 100), Op(kCpu, 10, 20), Op(kCpuComm, 50, 60)}));
-  rank.timelines.push_back(Thread(2, {
-      Op(IntervalKind::kRuntime, 0, 1000),  // not a CPU op: neither counted nor a parent
-      Op(kCpu, 0, 80),                      // top-level
-      Op(kCpuComm, 10, 30),                 //   nested comm
-      Op(kCpu, 40, 70),                     //   nested
-      Op(kCpuComm, 45, 50),                 //     nested comm
-      Op(kCpuComm, 90, 130),                // top-level comm
-      Op(kCpu, 120, 200),                   // top-level: overlaps [90,130) but is not inside it
-      Op(kCpu, 125, 130),                   //   nested
-      Op(kCpu, 300, 310),                   // top-level
-  }));
+  rank.timelines.push_back(Thread(
+      2, {
+             Op(IntervalKind::kRuntime, 0, 1000),  // not a CPU op: neither counted nor a parent
+             Op(kCpu, 0, 80),                      // top-level
+             Op(kCpuComm, 10, 30),                 //   nested comm
+             Op(kCpu, 40, 70),                     //   nested
+             Op(kCpuComm, 45, 50),                 //     nested comm
+             Op(kCpuComm, 90, 130),                // top-level comm
+             Op(kCpu, 120, 200),  // top-level: overlaps [90,130) but is not inside it
+             Op(kCpu, 125, 130),  //   nested
+             Op(kCpu, 300, 310),  // top-level
+         }));
   rank.timelines.push_back(Thread(3, {Op(kCpu, 0, 5), Op(kCpu, 1000, 1100)}));
   std::vector<Interval> small;
   for (TimeNs t = 0; t < 20; t += 2) small.push_back(Op(kCpu, t, t + 1));

@@ -13,8 +13,8 @@
 
 #include "analysis/bubble.h"
 #include "gtest/gtest.h"
-#include "support/job_helpers.h"
 #include "loader/trace_loader.h"
+#include "support/job_helpers.h"
 
 namespace bubblescope::bubble {
 namespace {
@@ -102,14 +102,9 @@ INSTANTIATE_TEST_SUITE_P(
                {38041460, 2776775}},
         CpuRun{"zb_p2_v2_m4", {265.613, 420.988}, {870980849, 719116150}, {10528863, 2034243}},
         CpuRun{"zbv_p2_v2_m4", {179.551, 301.119}, {623649331, 459105722}, {6733678, 1586354}},
-        CpuRun{"1f1b_p2_m4_recompute",
-               {18.304, 17.391},
-               {10307619, 3899259},
-               {2813300, 2833376}},
-        CpuRun{"1f1b_p2_m4_recompute_nr",
-               {22.207, 21.633},
-               {14429354, 8021203},
-               {4653900, 4989258}}),
+        CpuRun{"1f1b_p2_m4_recompute", {18.304, 17.391}, {10307619, 3899259}, {2813300, 2833376}},
+        CpuRun{
+            "1f1b_p2_m4_recompute_nr", {22.207, 21.633}, {14429354, 8021203}, {4653900, 4989258}}),
     [](const ::testing::TestParamInfo<CpuRun>& param) { return param.param.name; });
 
 }  // namespace

@@ -70,7 +70,8 @@ TEST(RepeatingScheduleTest, WarmUpAndATrailingPartIterationAreKeptApartAndIncomp
   EXPECT_EQ(Starts(*result, 3, 0), (std::vector<TimeNs>{2100, 2200, 2300}));
   EXPECT_EQ(Starts(*result, 4, 0), (std::vector<TimeNs>{3100, 3200}));
   std::vector<bool> complete;
-  for (const Iteration& iteration : result->assignment.iterations) complete.push_back(iteration.complete);
+  for (const Iteration& iteration : result->assignment.iterations)
+    complete.push_back(iteration.complete);
   EXPECT_EQ(complete, (std::vector<bool>{false, true, true, true, false}));
   EXPECT_EQ(result->assignment.ranks[0].steps, 3);
   EXPECT_EQ(result->assignment.ranks[0].unassigned, 0);
@@ -128,7 +129,8 @@ TEST(RepeatingScheduleTest, WarmUpAndANonPeriodicEndTogether) {
   EXPECT_EQ(Starts(*result, 4, 0), (std::vector<TimeNs>{3100, 3200, 3300}));
   EXPECT_EQ(Starts(*result, 5, 0), (std::vector<TimeNs>{4100, 4200}));
   std::vector<bool> complete;
-  for (const Iteration& iteration : result->assignment.iterations) complete.push_back(iteration.complete);
+  for (const Iteration& iteration : result->assignment.iterations)
+    complete.push_back(iteration.complete);
   EXPECT_EQ(complete, (std::vector<bool>{false, true, true, true, true, false}));
   EXPECT_EQ(result->assignment.ranks[0].steps, 4);
 }
@@ -146,7 +148,8 @@ TEST(RepeatingScheduleTest, RanksAreNumberedByTheIterationTheyOverlap) {
   EXPECT_EQ(Starts(*result, 1, 1), (std::vector<TimeNs>{1150, 1250, 1350}));
   EXPECT_EQ(Starts(*result, 3, 1), (std::vector<TimeNs>{3150, 3250, 3350}));
   std::vector<bool> complete;
-  for (const Iteration& iteration : result->assignment.iterations) complete.push_back(iteration.complete);
+  for (const Iteration& iteration : result->assignment.iterations)
+    complete.push_back(iteration.complete);
   // Iteration 0 lacks rank 1 and iteration 3 lacks rank 0.
   EXPECT_EQ(complete, (std::vector<bool>{false, true, true, false}));
 }

@@ -1,6 +1,6 @@
 // The bubble analysis of simulated traces against the simulator's own Truth, which the simulator
-// computes from its engine records without any analyzer code (schedule_engine/truth.h). Every figure is
-// expected to match exactly: the simulated clocks are shared, so nothing needs aligning.
+// computes from its engine records without any analyzer code (schedule_engine/truth.h). Every
+// figure is expected to match exactly: the simulated clocks are shared, so nothing needs aligning.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -188,8 +188,7 @@ TEST(SimulatedLoopedGpipeTest, EveryFigureMatchesTheSimulatorTruth) {
 
 // The textbook bubble, worked out from the formula alone: `idle_slots` slots of one chunk's
 // F+B per rank beside its v*m busy ones (p-1 but for looped GPipe with m < p).
-void ExpectClosedForm(Schedule schedule, int32_t p, int32_t m, int32_t v,
-                      int32_t idle_slots = -1) {
+void ExpectClosedForm(Schedule schedule, int32_t p, int32_t m, int32_t v, int32_t idle_slots = -1) {
   if (idle_slots < 0) idle_slots = p - 1;
   SCOPED_TRACE(
       absl::StrCat(std::string(sim::ScheduleName(schedule)), " p=", p, " m=", m, " v=", v));
@@ -197,8 +196,7 @@ void ExpectClosedForm(Schedule schedule, int32_t p, int32_t m, int32_t v,
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   absl::StatusOr<Result> result = testing::BubbleOf(simulation->trace);
   ASSERT_TRUE(result.ok()) << result.status();
-  const double expected =
-      static_cast<double>(idle_slots) / static_cast<double>(v * m + idle_slots);
+  const double expected = static_cast<double>(idle_slots) / static_cast<double>(v * m + idle_slots);
   EXPECT_NEAR(result->bubble_fraction, expected, 0.001);
   // One microbatch's F+B on one chunk is 1800 ns; the window is v*m+idle_slots of those.
   ASSERT_EQ(result->iterations.size(), 1u);

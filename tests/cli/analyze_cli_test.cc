@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "support/subprocess.h"
-#include "support/test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
+#include "support/subprocess.h"
+#include "support/test_files.h"
 
 namespace bubblescope::testing {
 namespace {
@@ -79,7 +79,9 @@ class AnalyzeCliTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     return RunCommand(argv);
   }
-  std::string Path(const std::string& name) const { return (fs::path(dir_.path()) / name).string(); }
+  std::string Path(const std::string& name) const {
+    return (fs::path(dir_.path()) / name).string();
+  }
   std::string Traces() const { return traces_.string(); }
 
   TempDir dir_;
@@ -134,8 +136,8 @@ TEST_F(AnalyzeCliTest, TextReportHasAHeaderAndOneRowPerRank) {
 }
 
 TEST_F(AnalyzeCliTest, CpuOnlyTraceUsesTheModelThreadAndRankOverride) {
-  CommandResult run = Run({"analyze", Path("cpu.json"), "--rank", Path("cpu.json") + "=5", "--format",
-                       "json", "--jobs", "1"});
+  CommandResult run = Run({"analyze", Path("cpu.json"), "--rank", Path("cpu.json") + "=5",
+                           "--format", "json", "--jobs", "1"});
   ASSERT_EQ(run.exit_status, 0) << run.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -196,8 +198,8 @@ TEST_F(AnalyzeCliTest, TruncatedFileWarnsButStillReports) {
   EXPECT_THAT(run.err, HasSubstr("cut short"));
   EXPECT_THAT(run.out, HasSubstr("truncated"));
 
-  CommandResult strict = Run({"analyze", Path("cut.json"), "--rank", Path("cut.json") + "=0",
-                          "--strict"});
+  CommandResult strict =
+      Run({"analyze", Path("cut.json"), "--rank", Path("cut.json") + "=0", "--strict"});
   EXPECT_EQ(strict.exit_status, 2);
   EXPECT_EQ(strict.out, "");
   EXPECT_THAT(strict.err, StartsWith(Path("cut.json") + ": byte "));
@@ -224,8 +226,8 @@ TEST_F(AnalyzeCliTest, EachFileWrittenIsNamedOnStderrUnlessQuiet) {
   const std::string report = Path("report.json");
   const std::string page = Path("report.html");
   const std::string merged = Path("merged.json");
-  const std::vector<std::string> args = {"analyze", Traces(), "--format", "json",   "-o",
-                                         report,    "--html", page,        "--perfetto", merged};
+  const std::vector<std::string> args = {"analyze", Traces(), "--format", "json",       "-o",
+                                         report,    "--html", page,       "--perfetto", merged};
   const CommandResult told = Run(args);
   ASSERT_EQ(told.exit_status, 0) << told.err;
   EXPECT_EQ(told.err, "wrote " + page + " (the HTML report)\nwrote " + report +

@@ -115,8 +115,7 @@ TEST_P(SimulatedSetTest, MatchesTruth) {
 
 INSTANTIATE_TEST_SUITE_P(SampleTraces, SimulatedSetTest,
                          ::testing::Values("sim_1f1b_p4_m8", "sim_gpipe_p4_m8",
-                                           "sim_interleaved_p4_v2_m8",
-                                           "sim_1f1b_imbalanced_p4_m8",
+                                           "sim_interleaved_p4_v2_m8", "sim_1f1b_imbalanced_p4_m8",
                                            "sim_1f1b_batched_p4_m8"));
 
 // The real CPU run whose stage 2 has twice the layers (torch_cpu/README.md).
@@ -136,8 +135,8 @@ TEST(AnalyzePipelineCliTest, RealCpuRunFindsHeavyStage) {
   bool imbalance_named = false;
   for (simdjson::dom::element finding : simdjson::dom::array(report["findings"])) {
     if (std::string_view(finding["kind"]) != "stage_imbalance") continue;
-    imbalance_named = std::string(std::string_view(finding["message"])).find("stage 2") !=
-                      std::string::npos;
+    imbalance_named =
+        std::string(std::string_view(finding["message"])).find("stage 2") != std::string::npos;
   }
   EXPECT_TRUE(imbalance_named) << run.out;
 }
@@ -211,8 +210,8 @@ TEST(AnalyzePipelineCliTest, RebalanceTakesLayersOffTheTrueSlowestStage) {
   EXPECT_LT(double(effect["iteration_at_mean_us"]), double(effect["iteration_us"]));
   EXPECT_LT(double(effect["bubble_fraction_at_mean"]), double(effect["bubble_fraction"]));
 
-  CommandResult text = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--layers-per-stage",
-                                   "8,8,8,8"});
+  CommandResult text =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--layers-per-stage", "8,8,8,8"});
   ASSERT_EQ(text.exit_status, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("rebalance (layers 8,8,8,8 from --layers-per-stage): move "));
 }
@@ -230,7 +229,8 @@ std::string AnnotatedCopy(const std::string& name, const std::vector<int>& layer
     if (layers[rank] > 0) {
       text.insert(at + marker.size(),
                   "\n  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
-                  "\"bubblescope:layers=" + std::to_string(layers[rank]) +
+                  "\"bubblescope:layers=" +
+                      std::to_string(layers[rank]) +
                       "\", \"pid\": 10000, \"tid\": 10000, \"ts\": 0.0, \"dur\": 0.0},");
     }
     WriteFile(out.path() + file, text);
@@ -246,7 +246,8 @@ TEST(AnalyzePipelineCliTest, RebalanceFromTheRanksOwnLayerAnnotations) {
   ASSERT_FALSE(annotated.empty());
   ReportAndTruth from_annotations(annotated, {});
   ASSERT_TRUE(from_annotations.ok()) << from_annotations.error;
-  ReportAndTruth from_user(SampleDir("sim_1f1b_imbalanced_p4_m8"), {"--layers-per-stage", "8,8,8,8"});
+  ReportAndTruth from_user(SampleDir("sim_1f1b_imbalanced_p4_m8"),
+                           {"--layers-per-stage", "8,8,8,8"});
   ASSERT_TRUE(from_user.ok()) << from_user.error;
 
   simdjson::dom::element declared =
@@ -266,8 +267,8 @@ TEST(AnalyzePipelineCliTest, RebalanceFromTheRanksOwnLayerAnnotations) {
                    double(given["predicted_iteration_us_after"]));
   const double bubble =
       simdjson::dom::array(from_annotations.report["pipelines"]).at(0)["bubble_fraction"];
-  EXPECT_DOUBLE_EQ(bubble, double(simdjson::dom::array(from_user.report["pipelines"])
-                                      .at(0)["bubble_fraction"]));
+  EXPECT_DOUBLE_EQ(
+      bubble, double(simdjson::dom::array(from_user.report["pipelines"]).at(0)["bubble_fraction"]));
   EXPECT_EQ(Round4(bubble), Round4(double(from_user.truth["bubble_fraction"])));
 
   // The user's counts win over the annotations.
@@ -281,7 +282,8 @@ TEST(AnalyzePipelineCliTest, RebalanceFromTheRanksOwnLayerAnnotations) {
 
 TEST(AnalyzePipelineCliTest, IncompleteLayerAnnotationsAreReportedNotGuessed) {
   TempDir annotated_dir;
-  const std::string annotated = AnnotatedCopy("sim_1f1b_imbalanced_p4_m8", {8, 8, 0, 8}, annotated_dir);
+  const std::string annotated =
+      AnnotatedCopy("sim_1f1b_imbalanced_p4_m8", {8, 8, 0, 8}, annotated_dir);
   ASSERT_FALSE(annotated.empty());
   CommandResult text = RunCommand({BUBBLESCOPE_BINARY, "analyze", annotated});
   ASSERT_EQ(text.exit_status, 0) << text.err;
@@ -300,7 +302,8 @@ TEST(AnalyzePipelineCliTest, LayerCountsThatDoNotFitAreUsageErrors) {
       RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--layers-per-stage", "8,8,8"});
   EXPECT_EQ(wrong_count.exit_status, 2);
   EXPECT_THAT(wrong_count.err, HasSubstr("has 3 entries but the pipeline has 4 stages"));
-  CommandResult zero = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--layers-per-stage", "8,0,8,8"});
+  CommandResult zero =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--layers-per-stage", "8,0,8,8"});
   EXPECT_EQ(zero.exit_status, 2);
   EXPECT_THAT(zero.err, HasSubstr("'0' is not a whole number >= 1"));
 }

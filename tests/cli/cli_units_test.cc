@@ -39,7 +39,7 @@ TEST(ParseRankOverrideTest, RejectsMalformedArguments) {
 // "gte" lack one; "frobnicate" is 8 or more edits from every command; "xy" (2 letters) may be
 // no more than 0 edits from a name.
 TEST(NearestNameTest, NamesTheCommandATypoIsNearest) {
-  const std::vector<std::string> names = {"analyze", "whatif", "diff",    "gate",
+  const std::vector<std::string> names = {"analyze",  "whatif", "diff",  "gate",
                                           "simulate", "record", "digest"};
   EXPECT_EQ(NearestName("anlyze", names), "analyze");
   EXPECT_EQ(NearestName("analyse", names), "analyze");

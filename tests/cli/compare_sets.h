@@ -16,8 +16,7 @@ namespace bubblescope::testing {
 // The flags every compared run shares (flag, value pairs): 4 stages, free links, 1 GiB of weights;
 // the simulator's defaults give m = 8, F 1 ms and B 2 ms.
 inline std::vector<std::string> BaseRunFlags() {
-  return {"--stages", "4", "--link-gbps", "inf", "--link-latency-us", "0",
-          "--weights-mb", "1024"};
+  return {"--stages", "4", "--link-gbps", "inf", "--link-latency-us", "0", "--weights-mb", "1024"};
 }
 
 // Simulates into `dir`/`name` with `flags` and those of BaseRunFlags() that `flags` does not

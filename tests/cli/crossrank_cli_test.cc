@@ -101,11 +101,11 @@ TEST(CrossRankCliTest, DataParallelJobOnDiskIsTwoPipelines) {
     EXPECT_NEAR(double(pipeline["bubble_fraction"]), job.truth.bubble_fraction, 1e-9);
     simdjson::dom::element offsets = pipeline["clock_offsets_us"];
     for (int32_t r = 0; r < kStages; ++r) {
-      const double expected =
-          static_cast<double>(config.clock_offsets_ns[static_cast<size_t>(r)] -
-                              config.clock_offsets_ns[0]) / 1000.0;
-      EXPECT_NEAR(double(offsets[std::to_string(j * kStages + static_cast<size_t>(r))]),
-                  expected, 5.0);
+      const double expected = static_cast<double>(config.clock_offsets_ns[static_cast<size_t>(r)] -
+                                                  config.clock_offsets_ns[0]) /
+                              1000.0;
+      EXPECT_NEAR(double(offsets[std::to_string(j * kStages + static_cast<size_t>(r))]), expected,
+                  5.0);
     }
     simdjson::dom::array links = pipeline["links"];
     EXPECT_EQ(links.size(), 6u);
@@ -155,8 +155,8 @@ TEST(CrossRankCliTest, SlowLinkSetAndThreshold) {
   EXPECT_TRUE(SlowLinks(lenient_report).empty());
   EXPECT_EQ(SlowLinkFindings(lenient_report), 0);
 
-  CommandResult bad = RunCommand(
-      {BUBBLESCOPE_BINARY, "analyze", dir, "--slow-link-threshold", "2"});
+  CommandResult bad =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", dir, "--slow-link-threshold", "2"});
   EXPECT_EQ(bad.exit_status, 2);
 }
 
@@ -258,8 +258,8 @@ TEST(CrossRankCliTest, HalfAJobIsReportedIncomplete) {
 // lists it.
 TEST(CrossRankCliTest, ARankOutsideTheWorldSizeIsNamed) {
   const std::string set = std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/sim_1f1b_p4_m8";
-  CommandResult text = RunCommand(
-      {BUBBLESCOPE_BINARY, "analyze", set, "--rank", set + "/rank3.pt.trace.json.gz=9"});
+  CommandResult text =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", set, "--rank", set + "/rank3.pt.trace.json.gz=9"});
   ASSERT_EQ(text.exit_status, 0) << text.err;
   EXPECT_THAT(text.err, HasSubstr("warning: INCOMPLETE JOB: the trace holds 3 of the 4 ranks the "
                                   "job declares (world size); missing 3; rank 9 is outside it "

@@ -108,8 +108,8 @@ TEST(DigestCliTest, SimulatedFamiliesGiveTheSameReport) {
   for (const std::vector<std::string>& family : families) {
     SCOPED_TRACE(family.front() + " " + family[1]);
     testing::TempDir dir;
-    std::vector<std::string> argv = {kBinary, "simulate", "-o", dir.path() + "/set", "-p", "4",
-                                     "-m", "8"};
+    std::vector<std::string> argv = {kBinary, "simulate", "-o", dir.path() + "/set",
+                                     "-p",    "4",        "-m", "8"};
     argv.insert(argv.end(), family.begin(), family.end());
     CommandResult simulated = RunCommand(argv);
     ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
@@ -122,9 +122,8 @@ constexpr std::array<const char*, 2> kFoldersOfSets = {"torch_cpu", "gpu_h100_co
 
 TEST(DigestCliTest, BundledSetsGiveTheSameReport) {
   for (const auto& entry : fs::directory_iterator(kSamples)) {
-    if (!entry.is_directory() ||
-        std::find(kFoldersOfSets.begin(), kFoldersOfSets.end(), entry.path().filename()) !=
-            kFoldersOfSets.end()) {
+    if (!entry.is_directory() || std::find(kFoldersOfSets.begin(), kFoldersOfSets.end(),
+                                           entry.path().filename()) != kFoldersOfSets.end()) {
       continue;
     }
     SCOPED_TRACE(entry.path().string());
@@ -155,8 +154,7 @@ TEST(DigestCliTest, SharedTracesGiveTheSameReport) {
 TEST(DigestCliTest, DigestsAndTracesMix) {
   const std::string set = kSamples + "sim_1f1b_p4_m8";
   testing::TempDir dir;
-  ASSERT_EQ(Digest({set + "/rank0.pt.trace.json.gz", set + "/rank1.pt.trace.json.gz"},
-                   dir.path())
+  ASSERT_EQ(Digest({set + "/rank0.pt.trace.json.gz", set + "/rank1.pt.trace.json.gz"}, dir.path())
                 .exit_status,
             0);
   const std::string mixed =
@@ -173,8 +171,7 @@ TEST(DigestCliTest, CutShortTraceKeepsItsWarning) {
   const std::string cut = dir.Write("rank1.json", text.substr(0, text.size() * 2 / 3));
   CommandResult traced = RunCommand({kBinary, "analyze", cut, "--format", "json"});
   ASSERT_EQ(Digest({cut}, dir.path() + "/d").exit_status, 0);
-  CommandResult digested =
-      RunCommand({kBinary, "analyze", dir.path() + "/d", "--format", "json"});
+  CommandResult digested = RunCommand({kBinary, "analyze", dir.path() + "/d", "--format", "json"});
   ASSERT_EQ(digested.exit_status, traced.exit_status);
   EXPECT_TRUE(absl::StrContains(traced.err, "file cut short")) << traced.err;
   EXPECT_TRUE(absl::StrContains(digested.err, "file cut short")) << digested.err;
@@ -215,12 +212,12 @@ TEST(DigestCliTest, RecordWritesDigestsBesideItsTraces) {
   const std::string set = kSamples + "sim_1f1b_p4_m8";
   const std::string out = dir.path() + "/out";
   const std::string collector = dir.Write("fake_collector.so", "not a library");
-  CommandResult record = RunCommand(
-      {kBinary, "record", "-o", out, "--collector", collector, "--run-id", "run7", "--digest",
-       "--", "sh", "-c",
-       "for r in 0 1 2 3; do gzip -dc \"$0\"/rank$r.pt.trace.json.gz > "
-       "\"$BUBBLESCOPE_OUTPUT_DIR\"/bubblescope-run7-rank$r-world4-h-$r.json; done",
-       set});
+  CommandResult record =
+      RunCommand({kBinary, "record", "-o", out, "--collector", collector, "--run-id", "run7",
+                  "--digest", "--", "sh", "-c",
+                  "for r in 0 1 2 3; do gzip -dc \"$0\"/rank$r.pt.trace.json.gz > "
+                  "\"$BUBBLESCOPE_OUTPUT_DIR\"/bubblescope-run7-rank$r-world4-h-$r.json; done",
+                  set});
   ASSERT_EQ(record.exit_status, 0) << record.err;
   EXPECT_TRUE(absl::StrContains(record.err, "digests in " + out + "/digests-run7")) << record.err;
   EXPECT_TRUE(absl::StrContains(record.err, "4 digests")) << record.err;

@@ -29,13 +29,14 @@ class GateCliTest : public ::testing::Test {
     dir_ = new TempDir();
     const std::vector<std::string> stash64 = {"--stash-mb", "64"};
     base_ = new std::string(AnalyzeToJson(SimulateRun(*dir_, "base", stash64)));
-    fewer_ = new std::string(SimulateRun(*dir_, "fewer", {"--stash-mb", "64", "--microbatches", "4"}));
-    slow_ = new std::string(SimulateRun(
-        *dir_, "slow", {"--stash-mb", "64", "--fwd-us", "1000,1000,1500,1000", "--bwd-us",
-                        "2000,2000,3000,2000"}));
+    fewer_ =
+        new std::string(SimulateRun(*dir_, "fewer", {"--stash-mb", "64", "--microbatches", "4"}));
+    slow_ = new std::string(SimulateRun(*dir_, "slow",
+                                        {"--stash-mb", "64", "--fwd-us", "1000,1000,1500,1000",
+                                         "--bwd-us", "2000,2000,3000,2000"}));
     stash96_ = new std::string(SimulateRun(*dir_, "stash96", {"--stash-mb", "96"}));
-    const std::vector<std::string> jittery = {"--stash-mb", "64", "--jitter", "0.02",
-                                              "--iterations", "4"};
+    const std::vector<std::string> jittery = {"--stash-mb", "64",           "--jitter",
+                                              "0.02",       "--iterations", "4"};
     std::vector<std::string> seed2 = jittery;
     seed2.insert(seed2.end(), {"--seed", "2"});
     seed1_ = new std::string(AnalyzeToJson(SimulateRun(*dir_, "seed1", jittery)));
@@ -51,8 +52,8 @@ class GateCliTest : public ::testing::Test {
                      const std::vector<std::string>& flags) {
     markdown_ = dir_->path() + "/gate.md";
     junit_ = dir_->path() + "/gate.xml";
-    std::vector<std::string> argv = {BUBBLESCOPE_BINARY, "gate", "--baseline", baseline, current,
-                                     "--markdown", markdown_, "--junit", junit_};
+    std::vector<std::string> argv = {BUBBLESCOPE_BINARY, "gate",    "--baseline", baseline, current,
+                                     "--markdown",       markdown_, "--junit",    junit_};
     argv.insert(argv.end(), flags.begin(), flags.end());
     std::remove(markdown_.c_str());
     std::remove(junit_.c_str());
@@ -97,20 +98,23 @@ std::string* GateCliTest::seed2_ = nullptr;
 
 // (p-1)/(m+p-1): 3/11 = 27.3 % at m = 8, 3/7 = 42.9 % at m = 4; the iteration (m+p-1) x 3 ms.
 TEST_F(GateCliTest, FewerMicrobatchesFailTheBubbleChecks) {
-  CommandResult run = Gate(*base_, *fewer_,
-                           {"--max-bubble", "0.30", "--max-bubble-increase", "0.02",
-                            "--max-latency-increase", "5%"});
+  CommandResult run = Gate(
+      *base_, *fewer_,
+      {"--max-bubble", "0.30", "--max-bubble-increase", "0.02", "--max-latency-increase", "5%"});
   EXPECT_EQ(run.exit_status, 1) << run.err;
   EXPECT_THAT(run.out, StartsWith("bubblescope gate: FAIL: 2 of 3 checks failed\n"));
-  EXPECT_THAT(JunitFailures(), ElementsAre("pipeline 0: max-bubble", "pipeline 0: max-bubble-increase"));
+  EXPECT_THAT(JunitFailures(),
+              ElementsAre("pipeline 0: max-bubble", "pipeline 0: max-bubble-increase"));
   const std::string junit = ReadFile(junit_);
   EXPECT_THAT(junit, HasSubstr("<testsuite name=\"bubblescope gate\" tests=\"3\" failures=\"2\""));
-  EXPECT_THAT(junit, HasSubstr("baseline 27.3%, current 42.9%, delta +15.6 pts, limit &lt;= 30.0%"));
+  EXPECT_THAT(junit,
+              HasSubstr("baseline 27.3%, current 42.9%, delta +15.6 pts, limit &lt;= 30.0%"));
   const std::string markdown = ReadFile(markdown_);
   EXPECT_THAT(markdown, StartsWith("## bubblescope gate: **regression**\n"));
   EXPECT_THAT(markdown, HasSubstr("- pipeline 0: m changed from 8 to 4\n"));
-  EXPECT_THAT(markdown,
-              HasSubstr("| pipeline 0: max-bubble | 27.3% | 42.9% | +15.6 pts | &lt;= 30.0% | **FAIL** |"));
+  EXPECT_THAT(
+      markdown,
+      HasSubstr("| pipeline 0: max-bubble | 27.3% | 42.9% | +15.6 pts | &lt;= 30.0% | **FAIL** |"));
   EXPECT_THAT(markdown, HasSubstr("| pipeline 0: max-bubble-increase | 27.3% | 42.9% | +15.6 pts | "
                                   "&lt;= +2.0 pts | **FAIL** |"));
   // Fewer microbatches shorten the iteration: 33 ms -> 21 ms passes the latency limit.
@@ -131,7 +135,8 @@ TEST_F(GateCliTest, ASlowerStageFailsTheLatencyCheckOnly) {
   EXPECT_EQ(run.exit_status, 1) << run.err;
   EXPECT_THAT(JunitFailures(), ElementsAre("pipeline 0: max-latency-increase"));
   const std::string expected_row = absl::StrFormat(
-      "| pipeline 0: max-latency-increase | 33.000 ms | %.3f ms | +%.3f ms (+%.1f%%) | &lt;= +5.0%% | "
+      "| pipeline 0: max-latency-increase | 33.000 ms | %.3f ms | +%.3f ms (+%.1f%%) | &lt;= "
+      "+5.0%% | "
       "**FAIL** |",
       slow_p50_us / 1e3, (slow_p50_us - 33000.0) / 1e3, 100.0 * (slow_p50_us / 33000.0 - 1.0));
   EXPECT_THAT(ReadFile(markdown_), HasSubstr(expected_row));
@@ -150,7 +155,8 @@ TEST_F(GateCliTest, EachStagesBubbleRiseIsCheckedWhenAsked) {
     std::vector<double> bubbles(4, 0.0);
     for (simdjson::dom::element rank : simdjson::dom::array(truth["rank_stats"])) {
       const double idle = double(rank["idle_us"]);
-      bubbles[static_cast<size_t>(int64_t(rank["stage"]))] = idle / (idle + double(rank["compute_us"]));
+      bubbles[static_cast<size_t>(int64_t(rank["stage"]))] =
+          idle / (idle + double(rank["compute_us"]));
     }
     return bubbles;
   };
@@ -177,10 +183,9 @@ TEST_F(GateCliTest, EachStagesBubbleRiseIsCheckedWhenAsked) {
 TEST_F(GateCliTest, MoreStashFailsTheMemoryChecksOfTheStagesHoldingMore) {
   CommandResult run = Gate(*base_, *stash96_, {"--max-memory-increase", "5%"});
   EXPECT_EQ(run.exit_status, 1) << run.err;
-  EXPECT_THAT(JunitFailures(),
-              ElementsAre("pipeline 0 stage 0 (rank 0): max-memory-increase",
-                          "pipeline 0 stage 1 (rank 1): max-memory-increase",
-                          "pipeline 0 stage 2 (rank 2): max-memory-increase"));
+  EXPECT_THAT(JunitFailures(), ElementsAre("pipeline 0 stage 0 (rank 0): max-memory-increase",
+                                           "pipeline 0 stage 1 (rank 1): max-memory-increase",
+                                           "pipeline 0 stage 2 (rank 2): max-memory-increase"));
   const std::string markdown = ReadFile(markdown_);
   EXPECT_THAT(markdown, HasSubstr("| pipeline 0 stage 0 (rank 0): max-memory-increase | 1.25 GiB | "
                                   "1.38 GiB | +128.00 MiB (+10.0%) | &lt;= +5.0% | **FAIL** |"));
@@ -197,24 +202,27 @@ TEST_F(GateCliTest, TheSameJobWithAnotherSeedPasses) {
   EXPECT_THAT(run.out, StartsWith("bubblescope gate: PASS: 0 of 6 checks failed\n"));
   EXPECT_THAT(JunitFailures(), ElementsAre());
   EXPECT_THAT(ReadFile(junit_), HasSubstr("tests=\"6\" failures=\"0\" errors=\"0\" skipped=\"0\""));
-  EXPECT_THAT(ReadFile(markdown_), StartsWith("## bubblescope gate: pass\n\n0 of 6 checks failed."));
+  EXPECT_THAT(ReadFile(markdown_),
+              StartsWith("## bubblescope gate: pass\n\n0 of 6 checks failed."));
 }
 
 TEST_F(GateCliTest, AConfigFileSetsThresholdsAndFlagsOverrideIt) {
-  const std::string config =
-      dir_->Write("gate.conf", "# thresholds\nmax-bubble = 25%   # absolute\n\n"
-                               "max-bubble-increase = 0.02\n");
+  const std::string config = dir_->Write("gate.conf",
+                                         "# thresholds\nmax-bubble = 25%   # absolute\n\n"
+                                         "max-bubble-increase = 0.02\n");
   CommandResult run = Gate(*base_, *fewer_, {"--config", config});
   EXPECT_EQ(run.exit_status, 1) << run.err;
-  EXPECT_THAT(JunitFailures(), ElementsAre("pipeline 0: max-bubble", "pipeline 0: max-bubble-increase"));
-  run = Gate(*base_, *fewer_, {"--config", config, "--max-bubble", "0.5", "--max-bubble-increase", "0.2"});
+  EXPECT_THAT(JunitFailures(),
+              ElementsAre("pipeline 0: max-bubble", "pipeline 0: max-bubble-increase"));
+  run = Gate(*base_, *fewer_,
+             {"--config", config, "--max-bubble", "0.5", "--max-bubble-increase", "0.2"});
   EXPECT_EQ(run.exit_status, 0) << run.out << run.err;
 
   const std::string bad = dir_->Write("bad.conf", "max-bubble = 0.3\n\nmax-bubbles = 0.3\n");
   run = Gate(*base_, *fewer_, {"--config", bad});
   EXPECT_EQ(run.exit_status, 2);
-  EXPECT_THAT(run.err, StartsWith("bubblescope: --config: " + bad +
-                                 ":3: unknown threshold 'max-bubbles'"));
+  EXPECT_THAT(run.err,
+              StartsWith("bubblescope: --config: " + bad + ":3: unknown threshold 'max-bubbles'"));
 }
 
 // Every input error: exit 2, one line on stderr naming the file, no verdict files.
@@ -238,8 +246,9 @@ TEST_F(GateInputErrorTest, AMalformedBaselineNamesTheFileAndByte) {
   const std::string wrong_type = dir_->Write(
       "wrong_type.json",
       R"({"schema": "bubblescope.analyze/1", "pipelines": [{"ranks": [0, 1], "bubble_fraction": "high"}]})");
-  ExpectInputError(wrong_type, *fewer_,
-                   absl::StrCat(wrong_type, ": byte 87: \"bubble_fraction\" is a string, expected a number"));
+  ExpectInputError(
+      wrong_type, *fewer_,
+      absl::StrCat(wrong_type, ": byte 87: \"bubble_fraction\" is a string, expected a number"));
 }
 
 TEST_F(GateInputErrorTest, AnUnknownMajorVersionIsAClearError) {
@@ -247,8 +256,9 @@ TEST_F(GateInputErrorTest, AnUnknownMajorVersionIsAClearError) {
   report.replace(report.find("bubblescope.analyze/1"), 21, "bubblescope.analyze/2");
   const std::string future = dir_->Write("future.json", report);
   ExpectInputError(future, *fewer_,
-                   absl::StrCat(future, ": byte 14: schema \"bubblescope.analyze/2\" has major "
-                                        "version 2; this bubblescope reads bubblescope.analyze/1.x"));
+                   absl::StrCat(future,
+                                ": byte 14: schema \"bubblescope.analyze/2\" has major "
+                                "version 2; this bubblescope reads bubblescope.analyze/1.x"));
 }
 
 TEST_F(GateInputErrorTest, ASideWithoutAPipelineIsAnError) {
@@ -257,7 +267,8 @@ TEST_F(GateInputErrorTest, ASideWithoutAPipelineIsAnError) {
   ExpectInputError(empty, *fewer_, absl::StrCat(empty, ": no pipeline"));
   const std::string single = SimulateRun(*dir_, "single_stage", {"--stages", "1"});
   ExpectInputError(*base_, single, absl::StrCat(single, ": no pipeline"));
-  ExpectInputError(dir_->path() + "/absent.json", *fewer_, "cannot read " + dir_->path() + "/absent.json");
+  ExpectInputError(dir_->path() + "/absent.json", *fewer_,
+                   "cannot read " + dir_->path() + "/absent.json");
 }
 
 TEST_F(GateCliTest, ANewerMinorVersionWithUnknownMembersIsRead) {
@@ -279,8 +290,8 @@ TEST_F(GateCliTest, NoThresholdAndOutputOverAnInputAreErrors) {
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_THAT(run.err, HasSubstr("cannot write " + *base_));
   EXPECT_EQ(ReadFile(*base_), before);
-  run = RunCommand({BUBBLESCOPE_BINARY, "gate", "--baseline", *base_, *fewer_, "--max-latency",
-                    "30"});
+  run = RunCommand(
+      {BUBBLESCOPE_BINARY, "gate", "--baseline", *base_, *fewer_, "--max-latency", "30"});
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_THAT(run.err, HasSubstr("--max-latency: '30' is not a time with its unit"));
 }

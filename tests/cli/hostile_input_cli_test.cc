@@ -41,7 +41,8 @@ TEST(HostileInputTest, ManyFlowsAtOneTimestampAreLinkedInOnePass) {
     const std::string id = std::to_string(i);
     if (i > 1) json += ',';
     json += R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,)"
-            R"("dur":1,"args":{"correlation":)" + id + R"(}},)";
+            R"("dur":1,"args":{"correlation":)" +
+            id + R"(}},)";
     json += R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":0,"dur":1,)"
             R"("args":{"device":0,"stream":7}},)";
     json += R"({"ph":"s","id":)" + id + R"(,"pid":1,"tid":1,"ts":0,"cat":"ac2g","name":"ac2g"},)";
@@ -126,11 +127,10 @@ TEST(HostileInputTest, TheAutomaticBudgetFollowsTheProcessMemoryLimit) {
 #ifdef BUBBLESCOPE_SANITIZED
   GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit";
 #else
-  const CommandResult run =
-      RunCommand({"/bin/sh", "-c",
-                  std::string("ulimit -v 1500000 && exec '") + BUBBLESCOPE_BINARY +
-                      "' analyze /dev/zero"},
-                 kTimeLimitSeconds);
+  const CommandResult run = RunCommand(
+      {"/bin/sh", "-c",
+       std::string("ulimit -v 1500000 && exec '") + BUBBLESCOPE_BINARY + "' analyze /dev/zero"},
+      kTimeLimitSeconds);
   ASSERT_FALSE(run.signaled) << run.err;
   EXPECT_EQ(run.exit_status, 2) << run.err;
   EXPECT_THAT(run.err, HasSubstr("the reading budget per file"));
@@ -199,9 +199,8 @@ TEST(HostileInputTest, ARankCutBeforeItsClockBaseIsKeptOffTheOthersClock) {
   EXPECT_THAT(written, Not(HasSubstr("e+15")));
   EXPECT_THAT(written, Not(HasSubstr("e+12")));
   EXPECT_EQ(Bubblescope({"diff", base.report, report}).exit_status, 0);
-  EXPECT_NE(Bubblescope({"gate", "--baseline", base.report, report, "--max-bubble", "1"})
-                .exit_status,
-            2);
+  EXPECT_NE(
+      Bubblescope({"gate", "--baseline", base.report, report, "--max-bubble", "1"}).exit_status, 2);
   const CommandResult whatif = Bubblescope({"whatif", report});
   EXPECT_THAT(whatif.err, Not(HasSubstr("outside")));
 
@@ -225,11 +224,11 @@ TEST(HostileInputTest, TwoSpellingsOfOneOutputAreRefusedBeforeAnythingIsWritten)
   std::filesystem::create_directories(work + "/sub");
   for (const auto& [first, second] : std::vector<std::pair<std::string, std::string>>{
            {"./r", "r"}, {"sub/../r", "r"}, {".//r", work + "/r"}}) {
-    const CommandResult run = RunCommand(
-        {"/bin/sh", "-c",
-         "cd '" + work + "' && exec '" + BUBBLESCOPE_BINARY + "' analyze '" + base.set +
-             "' -o '" + first + "' --html '" + second + "'"},
-        kTimeLimitSeconds);
+    const CommandResult run =
+        RunCommand({"/bin/sh", "-c",
+                    "cd '" + work + "' && exec '" + BUBBLESCOPE_BINARY + "' analyze '" + base.set +
+                        "' -o '" + first + "' --html '" + second + "'"},
+                   kTimeLimitSeconds);
     EXPECT_EQ(run.exit_status, 2) << first << " " << second << run.err;
     EXPECT_THAT(run.err, HasSubstr("--html names the same file as -o"));
     EXPECT_FALSE(std::filesystem::exists(work + "/r"));

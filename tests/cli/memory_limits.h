@@ -25,11 +25,10 @@ struct SweepOutcome {
 inline SweepOutcome SweepLimits(const std::vector<int>& limits_kb, const std::string& arguments) {
   SweepOutcome outcome;
   for (int limit : limits_kb) {
-    const CommandResult run = RunCommand(
-        {"/bin/bash", "-c",
-         "ulimit -v " + std::to_string(limit) + " && exec '" + std::string(BUBBLESCOPE_BINARY) +
-             "' " + arguments},
-        300);
+    const CommandResult run = RunCommand({"/bin/bash", "-c",
+                                          "ulimit -v " + std::to_string(limit) + " && exec '" +
+                                              std::string(BUBBLESCOPE_BINARY) + "' " + arguments},
+                                         300);
     SCOPED_TRACE(std::to_string(limit) + " kB: " + run.err);
     EXPECT_FALSE(run.signaled);
     if (run.exit_status == 0) {

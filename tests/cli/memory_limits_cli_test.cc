@@ -36,12 +36,12 @@ TEST(MemoryLimitsTest, ASmallJobUnderEveryLimitCompletesOrSaysMemoryRanOut) {
   };
   for (const Sweep& sweep : {Sweep{"1", 20'000, 80'000}, Sweep{"4", 40'000, 160'000}}) {
     SCOPED_TRACE(std::string("-j ") + sweep.jobs);
-    const SweepOutcome outcome = SweepLimits(
-        LimitsBetween(sweep.lowest_kb, sweep.highest_kb, 30),
-        // A budget of its own, so that every file is read and memory runs out wherever it
-        // happens to, not only where the automatic budget would refuse a file.
-        std::string("analyze --max-file-mb 64 -j ") + sweep.jobs + " '" + job +
-            "' --format json -o /dev/null");
+    const SweepOutcome outcome =
+        SweepLimits(LimitsBetween(sweep.lowest_kb, sweep.highest_kb, 30),
+                    // A budget of its own, so that every file is read and memory runs out wherever
+                    // it happens to, not only where the automatic budget would refuse a file.
+                    std::string("analyze --max-file-mb 64 -j ") + sweep.jobs + " '" + job +
+                        "' --format json -o /dev/null");
     EXPECT_GT(outcome.out_of_memory, 0) << "no limit was low enough to run out";
     EXPECT_GT(outcome.completed, 0) << "no limit was high enough to complete";
   }
@@ -60,18 +60,18 @@ TEST(MemoryLimitsTest, TheReadingBudgetNamesWhatFits) {
   const std::string job =
       SimulateRun(dir, "job", {"--stages", "2", "--microbatches", "16", "--iterations", "110"});
   const std::string trace = job + "/rank0.pt.trace.json";
-  const CommandResult run = RunCommand(
-      {"/bin/bash", "-c",
-       "ulimit -v 80000 && exec '" + std::string(BUBBLESCOPE_BINARY) + "' analyze -j 1 '" +
-           trace + "' --format json -o /dev/null"},
-      120);
+  const CommandResult run =
+      RunCommand({"/bin/bash", "-c",
+                  "ulimit -v 80000 && exec '" + std::string(BUBBLESCOPE_BINARY) +
+                      "' analyze -j 1 '" + trace + "' --format json -o /dev/null"},
+                 120);
   ASSERT_FALSE(run.signaled) << run.err;
   EXPECT_EQ(run.exit_status, 2) << run.err;
   // (80,000 kB - 32 MiB) / 9 = 5.1 MiB.
   EXPECT_THAT(run.err, HasSubstr("more than 5 MiB of text, the reading budget per file"));
   // With room for it, the same file is read.
-  const SweepOutcome roomy = SweepLimits({400'000}, "analyze -j 1 '" + trace +
-                                                        "' --format json -o /dev/null");
+  const SweepOutcome roomy =
+      SweepLimits({400'000}, "analyze -j 1 '" + trace + "' --format json -o /dev/null");
   EXPECT_EQ(roomy.completed, 1);
 #endif
 }

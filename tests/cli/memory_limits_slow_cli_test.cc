@@ -1,7 +1,7 @@
 // The heavy sweeps of address-space limits (ctest label `slow`, about a minute): a 1,024-rank job
-// and a 36 MB trace under 16 limits each, from where nothing can be read to where the run completes.
-// Each run completes or exits 2 with one line saying memory ran out or naming the reading
-// budget, never a signal; the fast sweep is memory_limits_cli_test.cc.
+// and a 36 MB trace under 16 limits each, from where nothing can be read to where the run
+// completes. Each run completes or exits 2 with one line saying memory ran out or naming the
+// reading budget, never a signal; the fast sweep is memory_limits_cli_test.cc.
 #include <string>
 
 #include "cli/compare_sets.h"
@@ -29,9 +29,9 @@ TEST(MemoryLimitsSlowTest, AThousandRankJobUnderEveryLimit) {
       dir, "job", {"--data-parallel", "256", "--microbatches", "4", "--iterations", "1"});
   for (const char* jobs : {"1", "4"}) {
     SCOPED_TRACE(std::string("-j ") + jobs);
-    const SweepOutcome outcome = SweepLimits(
-        LimitsBetween(30'000, 150'000, 16),
-        std::string("analyze -j ") + jobs + " '" + job + "' --format json -o /dev/null");
+    const SweepOutcome outcome =
+        SweepLimits(LimitsBetween(30'000, 150'000, 16), std::string("analyze -j ") + jobs + " '" +
+                                                            job + "' --format json -o /dev/null");
     EXPECT_GT(outcome.out_of_memory, 0);
     EXPECT_GT(outcome.completed, 0);
   }
@@ -44,12 +44,12 @@ TEST(MemoryLimitsSlowTest, ALargeTraceUnderEveryLimit) {
   GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit";
 #else
   TempDir dir;
-  const std::string job = SimulateRun(
-      dir, "job", {"--stages", "2", "--microbatches", "16", "--iterations", "400"});
+  const std::string job =
+      SimulateRun(dir, "job", {"--stages", "2", "--microbatches", "16", "--iterations", "400"});
   const SweepOutcome outcome =
-      SweepLimits(LimitsBetween(40'000, 440'000, 16),
-                  "analyze -j 1 --max-file-mb 64 '" + job + "/rank0.pt.trace.json' --format json "
-                  "-o /dev/null");
+      SweepLimits(LimitsBetween(40'000, 440'000, 16), "analyze -j 1 --max-file-mb 64 '" + job +
+                                                          "/rank0.pt.trace.json' --format json "
+                                                          "-o /dev/null");
   EXPECT_GT(outcome.out_of_memory, 0);
   EXPECT_GT(outcome.completed, 0);
 #endif

@@ -67,8 +67,8 @@ TEST(NsysCliTest, AReportWithoutNsysNamesTheExportCommand) {
   EXPECT_EQ(run.err, "bubblescope: " + report +
                          ": an Nsight Systems report, and no nsys on PATH to export it; "
                          "bubblescope reads its SQLite export: nsys export --type sqlite "
-                         "--include-blobs=true --output " + dir.path() + "/rank0.sqlite " +
-                         report + "\n");
+                         "--include-blobs=true --output " +
+                         dir.path() + "/rank0.sqlite " + report + "\n");
 }
 
 // A stand-in for nsys: counts its calls, refuses any command but an export with the flags
@@ -146,9 +146,8 @@ class FakeNsys {
 // beside them.
 TEST(NsysCliTest, ReportsAreExportedIntoTheCacheAndReused) {
   FakeNsys nsys;
-  CommandResult simulated =
-      Bubblescope({"simulate", "-p", "4", "-m", "8", "--schedule", "1f1b", "--format", "nsys",
-                   "-o", nsys.dir() + "/exports"});
+  CommandResult simulated = Bubblescope({"simulate", "-p", "4", "-m", "8", "--schedule", "1f1b",
+                                         "--format", "nsys", "-o", nsys.dir() + "/exports"});
   ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
   ASSERT_THAT(simulated.out, HasSubstr("bubble fraction 0.3920"));
   for (int r = 0; r < 4; ++r) {
@@ -222,8 +221,8 @@ TEST(NsysCliTest, ForeignOrDamagedSqliteIsOneLineExitTwo) {
                          ": an SQLite database, but no Nsight Systems export (no StringIds "
                          "table)\n");
 
-  const std::string damaged = dir.Write("cut.sqlite", std::string("SQLite format 3\0", 16) +
-                                                          std::string(200, '\x7f'));
+  const std::string damaged =
+      dir.Write("cut.sqlite", std::string("SQLite format 3\0", 16) + std::string(200, '\x7f'));
   run = Bubblescope({"analyze", damaged});
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_THAT(run.err, HasSubstr("bubblescope: " + damaged + ": "));

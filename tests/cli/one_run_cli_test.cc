@@ -38,9 +38,8 @@ std::string KinetoRank(const std::string& top, int64_t first_us, const std::stri
     const int64_t start = first_us + step * 1000;
     const std::string id = absl::StrCat(step + 1);
     absl::StrAppend(
-        &events, step == 0 ? "" : ",",
-        R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)", 10 + step,
-        R"(","pid":1,"tid":1,"ts":)", start, R"(,"dur":1000},)",
+        &events, step == 0 ? "" : ",", R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)",
+        10 + step, R"(","pid":1,"tid":1,"ts":)", start, R"(,"dur":1000},)",
         R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)",
         start + 10, R"(,"dur":5,"args":{"correlation":)", id, R"(}},)",
         R"({"ph":"X","cat":"kernel","name":")", kernel, R"(","pid":0,"tid":7,"ts":)", start + 20,
@@ -106,19 +105,19 @@ TEST(OneRunCliTest, AV100TraceOf2022AndAnA100TraceOf2024AreNotOneRun) {
 // and a 2x2 job's rank 0 beside a 4-stage pipeline's ranks, whose process group "1" has other
 // members. Each bundled set alone is one run.
 TEST(OneRunCliTest, BundledRunsMixedAreNotOneRun) {
-  const CommandResult days = Analyze({Bundled("torch_cpu/gpipe_p2_m4/rank0.json.gz"),
-                                      Bundled("torch_cpu/recipe_1f1b_p2_m4/rank1.json.gz"),
-                                      "--format", "json"});
+  const CommandResult days =
+      Analyze({Bundled("torch_cpu/gpipe_p2_m4/rank0.json.gz"),
+               Bundled("torch_cpu/recipe_1f1b_p2_m4/rank1.json.gz"), "--format", "json"});
   EXPECT_EQ(days.exit_status, 0) << days.err;
   EXPECT_THAT(days.out, HasSubstr(R"("cannot_be_one_run": true)"));
   EXPECT_THAT(days.out, HasSubstr(R"(rank 0's events end 15 days before rank 1's begin )"
                                   R"((2026-11-22, 2026-12-07), without overlap)"));
 
-  const CommandResult groups = Analyze(
-      {Bundled("torch_cpu/dp2_1f1b_p2_m4/rank0.json.gz"),
-       Bundled("torch_cpu/loopedbfs_p4_v2_m4/rank1.json.gz"),
-       Bundled("torch_cpu/loopedbfs_p4_v2_m4/rank2.json.gz"),
-       Bundled("torch_cpu/loopedbfs_p4_v2_m4/rank3.json.gz"), "--strict"});
+  const CommandResult groups =
+      Analyze({Bundled("torch_cpu/dp2_1f1b_p2_m4/rank0.json.gz"),
+               Bundled("torch_cpu/loopedbfs_p4_v2_m4/rank1.json.gz"),
+               Bundled("torch_cpu/loopedbfs_p4_v2_m4/rank2.json.gz"),
+               Bundled("torch_cpu/loopedbfs_p4_v2_m4/rank3.json.gz"), "--strict"});
   EXPECT_EQ(groups.exit_status, 2);
   EXPECT_THAT(groups.err, HasSubstr("ranks 0 and 1 are files of different runs: rank 0 declares "
                                     "process group '1' as ranks 0,2, rank 1 as ranks 0,1,2,3\n"));
@@ -144,19 +143,20 @@ TEST(OneRunCliTest, LaunchesWithoutDeviceActivityAreSaid) {
     absl::StrAppend(&events, R"(,{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,)",
                     R"("ts":)", 100 + 200 * i, R"(,"dur":150},)",
                     R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,)",
-                    R"("tid":1,"ts":)", 110 + 200 * i, R"(,"dur":20,"args":{"correlation":)",
-                    i + 1, "}}");
+                    R"("tid":1,"ts":)", 110 + 200 * i, R"(,"dur":20,"args":{"correlation":)", i + 1,
+                    "}}");
   }
   TempDir dir;
-  const std::string path = dir.Write(
-      "rank0.pt.trace.json",
-      absl::StrCat(R"({"schemaVersion":1,"baseTimeNanoseconds":1717315200000000000,)",
-                   R"("traceEvents":[)", events, "]}"));
+  const std::string path =
+      dir.Write("rank0.pt.trace.json",
+                absl::StrCat(R"({"schemaVersion":1,"baseTimeNanoseconds":1717315200000000000,)",
+                             R"("traceEvents":[)", events, "]}"));
   const CommandResult text = Analyze({path});
   EXPECT_EQ(text.exit_status, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("analyze: 1 rank (0 gpu, 1 cpu)"));
   EXPECT_THAT(text.out, HasSubstr("\nNO DEVICE ACTIVITY: rank 0 launched 3 kernels but its file "));
-  EXPECT_THAT(text.err, HasSubstr("warning: " + path + ": 3 kernel launch (cudaLaunchKernel, ...) "
+  EXPECT_THAT(text.err, HasSubstr("warning: " + path +
+                                  ": 3 kernel launch (cudaLaunchKernel, ...) "
                                   "on a rank whose file records no device activity"));
 
   const CommandResult json = Analyze({path, "--format", "json"});

@@ -60,22 +60,22 @@ TEST(PerfettoCliTest, WritesAMergedTraceThatAnalysesToTheSameFigures) {
 
 TEST(PerfettoCliTest, NeverWritesOverAnInputOrTheReport) {
   TempDir dir;
-  const std::string input = dir.Write("set/rank0.pt.trace.json.gz",
-                                      ReadFile(kSet + "/rank0.pt.trace.json.gz"));
+  const std::string input =
+      dir.Write("set/rank0.pt.trace.json.gz", ReadFile(kSet + "/rank0.pt.trace.json.gz"));
   dir.Write("set/rank1.pt.trace.json.gz", ReadFile(kSet + "/rank1.pt.trace.json.gz"));
   const std::string before = ReadFile(input);
   CommandResult run =
       RunCommand({BUBBLESCOPE_BINARY, "analyze", dir.path() + "/set", "--perfetto", input});
   EXPECT_EQ(run.exit_status, 1);
-  EXPECT_THAT(run.err, HasSubstr("bubblescope: --perfetto: cannot write " + input +
-                                 ": it is the input "));
+  EXPECT_THAT(run.err,
+              HasSubstr("bubblescope: --perfetto: cannot write " + input + ": it is the input "));
   EXPECT_EQ(ReadFile(input), before);
 
   // Naming the -o or --html file is a usage error, found before anything is read or written.
   for (const char* flag : {"-o", "--html"}) {
     const std::string report = dir.path() + "/report.out";
-    run = RunCommand({BUBBLESCOPE_BINARY, "analyze", dir.path() + "/set", flag, report,
-                      "--perfetto", report});
+    run = RunCommand(
+        {BUBBLESCOPE_BINARY, "analyze", dir.path() + "/set", flag, report, "--perfetto", report});
     EXPECT_EQ(run.exit_status, 2);
     EXPECT_EQ(run.err, "bubblescope: --perfetto names the same file as " + std::string(flag) +
                            " (" + report + "): one would replace the other\n");
@@ -86,8 +86,7 @@ TEST(PerfettoCliTest, NeverWritesOverAnInputOrTheReport) {
 TEST(PerfettoCliTest, ADamagedMergedTraceIsOneLineWithItsByteAndExitTwo) {
   TempDir dir;
   const std::string merged = dir.path() + "/job.perfetto.json";
-  ASSERT_EQ(RunCommand({BUBBLESCOPE_BINARY, "analyze", kSet, "--perfetto", merged}).exit_status,
-            0);
+  ASSERT_EQ(RunCommand({BUBBLESCOPE_BINARY, "analyze", kSet, "--perfetto", merged}).exit_status, 0);
   std::string text = ReadFile(merged);
   const size_t version = text.find("\"version\":1");
   text.replace(version, 11, "\"version\":7");
@@ -101,10 +100,9 @@ TEST(PerfettoCliTest, ADamagedMergedTraceIsOneLineWithItsByteAndExitTwo) {
 TEST(PerfettoCliTest, AMergedTraceIsNotMergedAgain) {
   TempDir dir;
   const std::string merged = dir.path() + "/job.perfetto.json";
-  ASSERT_EQ(RunCommand({BUBBLESCOPE_BINARY, "analyze", kSet, "--perfetto", merged}).exit_status,
-            0);
-  CommandResult run = RunCommand(
-      {BUBBLESCOPE_BINARY, "analyze", merged, "--perfetto", dir.path() + "/again.json"});
+  ASSERT_EQ(RunCommand({BUBBLESCOPE_BINARY, "analyze", kSet, "--perfetto", merged}).exit_status, 0);
+  CommandResult run =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", merged, "--perfetto", dir.path() + "/again.json"});
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err, "bubblescope: --perfetto: " + merged +
                          ": a merged trace already; write the overlay from the per-rank "
@@ -191,16 +189,15 @@ TEST(PerfettoCliTest, ChoicesTheJobLacksAreOneLineAndWriteNothing) {
   }
   EXPECT_EQ(DirectoryEntries(dir.path()), std::vector<std::string>{});
   // Bad syntax, and a limit without the trace it limits, are refused when the flags are read.
-  for (const std::vector<std::string>& flags :
-       std::vector<std::vector<std::string>>{{"--perfetto", merged, "--perfetto-ranks", "3-1"},
-                                             {"--perfetto-ranks", "1"}}) {
+  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
+           {"--perfetto", merged, "--perfetto-ranks", "3-1"}, {"--perfetto-ranks", "1"}}) {
     std::vector<std::string> command = {BUBBLESCOPE_BINARY, "analyze", kDpSet};
     command.insert(command.end(), flags.begin(), flags.end());
     const CommandResult run = RunCommand(command);
     EXPECT_EQ(run.exit_status, 2);
-    EXPECT_THAT(run.err, HasSubstr(flags.size() == 4
-                                       ? "--perfetto-ranks: '3-1': the range runs backwards"
-                                       : "--perfetto-ranks requires --perfetto"));
+    EXPECT_THAT(run.err,
+                HasSubstr(flags.size() == 4 ? "--perfetto-ranks: '3-1': the range runs backwards"
+                                            : "--perfetto-ranks requires --perfetto"));
   }
 }
 

@@ -19,8 +19,8 @@ class ProgressCliTest : public ::testing::Test {
   void SetUp() override {
     traces_ = (fs::path(dir_.path()) / "traces").string();
     // A 4-stage 1f1b job of 4 files: a pipeline for diff and gate to compare.
-    const CommandResult simulated = Run({"simulate", "-o", traces_, "--schedule", "1f1b", "-p",
-                                         "4", "-m", "8", "-k", "3"});
+    const CommandResult simulated =
+        Run({"simulate", "-o", traces_, "--schedule", "1f1b", "-p", "4", "-m", "8", "-k", "3"});
     ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
   }
 

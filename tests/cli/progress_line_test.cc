@@ -47,16 +47,18 @@ TEST_F(ProgressLineTest, NothingInTheFirstSecondsThenOneLineRewrittenAndCleared)
     EXPECT_EQ(out_.str(), "");  // a load this short never shows a line
     now_ += milliseconds(1);    // 2 s: 100 MB read so far, 50 MB/s
     line.Update(Done(2, 100'000'000));
-    EXPECT_EQ(out_.str(), std::string(kErase) + "reading traces: 2 of 4 files, 100.0 of 400.0 MB, "
-                                                "50.0 MB/s");
+    EXPECT_EQ(out_.str(), std::string(kErase) +
+                              "reading traces: 2 of 4 files, 100.0 of 400.0 MB, "
+                              "50.0 MB/s");
     out_.str("");
     now_ += milliseconds(100);  // too soon to redraw
     line.Update(Done(3, 300'000'000));
     EXPECT_EQ(out_.str(), "");
     now_ += milliseconds(100);  // 2.2 s
     line.Update(Done(3, 330'000'000));
-    EXPECT_EQ(out_.str(), std::string(kErase) + "reading traces: 3 of 4 files, 330.0 of 400.0 MB, "
-                                                "150.0 MB/s");
+    EXPECT_EQ(out_.str(), std::string(kErase) +
+                              "reading traces: 3 of 4 files, 330.0 of 400.0 MB, "
+                              "150.0 MB/s");
     out_.str("");
     now_ += milliseconds(1);  // the last file is drawn however soon it comes
     line.Update(Done(4, 400'000'000));

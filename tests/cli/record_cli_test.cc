@@ -47,7 +47,8 @@ std::map<std::string, std::string> ParseEnvironment(const std::string& text) {
     if (end == std::string::npos) end = text.size();
     std::string entry = text.substr(start, end - start);
     size_t equals = entry.find('=');
-    variables[entry.substr(0, equals)] = equals == std::string::npos ? "" : entry.substr(equals + 1);
+    variables[entry.substr(0, equals)] =
+        equals == std::string::npos ? "" : entry.substr(equals + 1);
     start = end + 1;
   }
   return variables;
@@ -82,8 +83,8 @@ class RecordCliTest : public ::testing::Test {
   // `bubblescope record -o OUT --collector FAKE [extra...] -- command...`
   std::vector<std::string> RecordArgv(const std::vector<std::string>& command,
                                       const std::vector<std::string>& extra = {}) const {
-    std::vector<std::string> argv = {BUBBLESCOPE_BINARY, "record", "-o", output_, "--collector",
-                                     collector_};
+    std::vector<std::string> argv = {BUBBLESCOPE_BINARY, "record",  "-o", output_,
+                                     "--collector",      collector_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back("--");
     argv.insert(argv.end(), command.begin(), command.end());
@@ -93,7 +94,9 @@ class RecordCliTest : public ::testing::Test {
                        const std::vector<std::string>& extra = {}) const {
     return RunCommand(RecordArgv(command, extra));
   }
-  std::string Path(const std::string& name) const { return (fs::path(dir_.path()) / name).string(); }
+  std::string Path(const std::string& name) const {
+    return (fs::path(dir_.path()) / name).string();
+  }
 
   TempDir dir_;
   std::string collector_;
@@ -141,24 +144,25 @@ TEST_F(RecordCliTest, TheChosenWindowIsSaidAndPassedOn) {
                                   "(--whole-job)\n"));
   run = Record({"true"}, {"--start-after", "5", "--profiler-api"});
   EXPECT_EQ(run.exit_status, 2);
-  EXPECT_EQ(run.err, "bubblescope: record: --steps, --start-after, --profiler-api and "
-                     "--whole-job each choose the window: give one\n");
+  EXPECT_EQ(run.err,
+            "bubblescope: record: --steps, --start-after, --profiler-api and "
+            "--whole-job each choose the window: give one\n");
 }
 
 TEST_F(RecordCliTest, OptionsAfterTheCommandAreTheJobs) {
-  CommandResult run = RunCommand({BUBBLESCOPE_BINARY, "record", "-o", output_, "--collector",
-                                  collector_, "sh", "-c", "printf '%s,' \"$@\"", "sh", "-o",
-                                  "--kinds", "--"});
+  CommandResult run =
+      RunCommand({BUBBLESCOPE_BINARY, "record", "-o", output_, "--collector", collector_, "sh",
+                  "-c", "printf '%s,' \"$@\"", "sh", "-o", "--kinds", "--"});
   ASSERT_EQ(run.exit_status, 0) << run.err;
   EXPECT_EQ(run.out, "-o,--kinds,--,");
 }
 
 TEST_F(RecordCliTest, GrandchildrenInheritTheVariables) {
   // `&` makes the shell fork: printenv runs as a grandchild of record.
-  CommandResult run = Record(
-      {"sh", "-c",
-       "printenv CUDA_INJECTION64_PATH NCCL_PROFILER_PLUGIN BUBBLESCOPE_OUTPUT_DIR "
-       "BUBBLESCOPE_KINDS BUBBLESCOPE_FLUSH_MS & wait $!"});
+  CommandResult run =
+      Record({"sh", "-c",
+              "printenv CUDA_INJECTION64_PATH NCCL_PROFILER_PLUGIN BUBBLESCOPE_OUTPUT_DIR "
+              "BUBBLESCOPE_KINDS BUBBLESCOPE_FLUSH_MS & wait $!"});
   ASSERT_EQ(run.exit_status, 0) << run.err;
   EXPECT_EQ(run.out, collector_ + "\n" + collector_ + "\n" + output_ +
                          "\nkernel,memcpy,memset,memory,nvtx,runtime,driver,nccl\n1000\n");
@@ -220,8 +224,8 @@ TEST_F(RecordCliTest, DefaultCollectorBesideTheExecutableOrInLib) {
   EXPECT_THAT(missing.err, StartsWith("bubblescope: record: collector library not found"));
   EXPECT_EQ(LineCount(missing.err), 1u);
   const std::string library = dir_.Write("prefix/lib/libbubblescope_collector.so", "elf");
-  CommandResult found = RunCommand(
-      {executable, "record", "-o", output_, "--", "printenv", "CUDA_INJECTION64_PATH"});
+  CommandResult found =
+      RunCommand({executable, "record", "-o", output_, "--", "printenv", "CUDA_INJECTION64_PATH"});
   EXPECT_EQ(found.exit_status, 0) << found.err;
   EXPECT_EQ(found.out, library + "\n");
 }
@@ -230,25 +234,25 @@ TEST_F(RecordCliTest, ListsTheFilesThisRunWroteAndMissingRanks) {
   fs::create_directories(output_);
   WriteFile(output_ + "/bubblescope-rank5-world8-old-1.json", "from an earlier run");
   // 3000 bytes = 2.9 KiB; 2 bytes; ranks 1 and 3 of 4 write nothing.
-  CommandResult run = Record(
-      {"sh", "-c",
-       "cd \"$BUBBLESCOPE_OUTPUT_DIR\" && head -c 3000 /dev/zero > "
-       "bubblescope-rank0-world4-node-a-12.json && printf xy > "
-       "bubblescope-rank2-world4-node-b-13.json && echo hi > notes.txt"},
-      {"--run-id", "r1"});
+  CommandResult run = Record({"sh", "-c",
+                              "cd \"$BUBBLESCOPE_OUTPUT_DIR\" && head -c 3000 /dev/zero > "
+                              "bubblescope-rank0-world4-node-a-12.json && printf xy > "
+                              "bubblescope-rank2-world4-node-b-13.json && echo hi > notes.txt"},
+                             {"--run-id", "r1"});
   ASSERT_EQ(run.exit_status, 0) << run.err;
-  EXPECT_EQ(AfterWindowLine(run.err), "bubblescope: record: 2 trace files of run r1 in " + output_ +
-                         ":\n"
-                         "  bubblescope-rank0-world4-node-a-12.json  2.9 KiB\n"
-                         "  bubblescope-rank2-world4-node-b-13.json  2 B\n"
-                         "bubblescope: record: warning: 2 of 4 ranks wrote no trace: ranks 1, 3\n"
-                         "bubblescope: record: analyze with: bubblescope analyze " +
-                         output_ + "\n");
+  EXPECT_EQ(AfterWindowLine(run.err),
+            "bubblescope: record: 2 trace files of run r1 in " + output_ +
+                ":\n"
+                "  bubblescope-rank0-world4-node-a-12.json  2.9 KiB\n"
+                "  bubblescope-rank2-world4-node-b-13.json  2 B\n"
+                "bubblescope: record: warning: 2 of 4 ranks wrote no trace: ranks 1, 3\n"
+                "bubblescope: record: analyze with: bubblescope analyze " +
+                output_ + "\n");
 }
 
 TEST_F(RecordCliTest, LongListsOfMissingRanksAreCut) {
-  CommandResult run = Record(
-      {"sh", "-c", ": > \"$BUBBLESCOPE_OUTPUT_DIR\"/bubblescope-rank0-world20-h-1.json"});
+  CommandResult run =
+      Record({"sh", "-c", ": > \"$BUBBLESCOPE_OUTPUT_DIR\"/bubblescope-rank0-world20-h-1.json"});
   ASSERT_EQ(run.exit_status, 0) << run.err;
   // Ranks 1..19 are missing; the first 16 are named.
   EXPECT_THAT(run.err, HasSubstr("warning: 19 of 20 ranks wrote no trace: ranks 1, 2, 3, 4, 5, 6, "
@@ -295,15 +299,17 @@ TEST_F(RecordCliTest, AnalyzeReadsTheRecordedDirectoryWithoutFlags) {
 std::vector<std::string> TwoRankJob(int first_us, int second_us) {
   std::string script;
   for (int rank = 0; rank < 2; ++rank) {
-    script += "printf '{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"bubblescope_process\","
-              "\"pid\":0,\"tid\":0,\"args\":{\"distributedInfo\":{\"rank\":" +
-              std::to_string(rank) +
-              ",\"world_size\":2},\"run_id\":\"%s\"}},{\"ph\":\"X\",\"cat\":\"kernel\","
-              "\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":1000,\"dur\":" +
-              std::to_string(rank == 0 ? first_us : second_us) +
-              ",\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}}]}' "
-              "\"$BUBBLESCOPE_RUN_ID\" > \"$BUBBLESCOPE_OUTPUT_DIR/bubblescope-$BUBBLESCOPE_RUN_ID-"
-              "rank" + std::to_string(rank) + "-world2-h-$$.json\"; ";
+    script +=
+        "printf '{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"bubblescope_process\","
+        "\"pid\":0,\"tid\":0,\"args\":{\"distributedInfo\":{\"rank\":" +
+        std::to_string(rank) +
+        ",\"world_size\":2},\"run_id\":\"%s\"}},{\"ph\":\"X\",\"cat\":\"kernel\","
+        "\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":1000,\"dur\":" +
+        std::to_string(rank == 0 ? first_us : second_us) +
+        ",\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}}]}' "
+        "\"$BUBBLESCOPE_RUN_ID\" > \"$BUBBLESCOPE_OUTPUT_DIR/bubblescope-$BUBBLESCOPE_RUN_ID-"
+        "rank" +
+        std::to_string(rank) + "-world2-h-$$.json\"; ";
   }
   return {"sh", "-c", script};
 }
@@ -377,8 +383,8 @@ TEST_F(RecordCliTest, TwoRunsInOneDirectoryAreNeverMixedSilently) {
   EXPECT_THAT(ComputeUs(chosen.out), ElementsAre(50.0, 70.0));
   EXPECT_THAT(chosen.out, HasSubstr("\"record_run\": \"" + second_id + "\""));
   EXPECT_EQ(chosen.err, "note: left out 2 files of other record runs (" + first_id + ")\n");
-  chosen = RunCommand({BUBBLESCOPE_BINARY, "analyze", output_, "--run", first_id, "--format",
-                       "json"});
+  chosen =
+      RunCommand({BUBBLESCOPE_BINARY, "analyze", output_, "--run", first_id, "--format", "json"});
   ASSERT_EQ(chosen.exit_status, 0) << chosen.err;
   EXPECT_THAT(ComputeUs(chosen.out), ElementsAre(10.0, 30.0));
   // Asked to mix, the ranks of both runs meet, and clash.

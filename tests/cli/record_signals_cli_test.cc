@@ -66,12 +66,14 @@ class RecordSignalsTest : public ::testing::Test {
     }
   }
 
-  std::string Path(const std::string& name) const { return (fs::path(dir_.path()) / name).string(); }
+  std::string Path(const std::string& name) const {
+    return (fs::path(dir_.path()) / name).string();
+  }
 
   std::vector<std::string> RecordArgv(const std::string& script,
                                       const std::vector<std::string>& extra = {}) const {
-    std::vector<std::string> argv = {BUBBLESCOPE_BINARY, "record", "-o", output_, "--collector",
-                                     collector_};
+    std::vector<std::string> argv = {BUBBLESCOPE_BINARY, "record",  "-o", output_,
+                                     "--collector",      collector_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.insert(argv.end(), {"--", "sh", "-c", script, "sh", dir_.path()});
     return argv;
@@ -122,8 +124,9 @@ constexpr char kStubbornJob[] =
     "while :; do sleep 0.05; done";
 
 TEST_F(RecordSignalsTest, SigtermToRecordReachesTheJob) {
-  Start("trap 'echo terminated > \"$1/marker\"; exit 0' TERM; echo $$ > \"$1/ready\"; "
-        "while :; do sleep 0.05; done");
+  Start(
+      "trap 'echo terminated > \"$1/marker\"; exit 0' TERM; echo $$ > \"$1/ready\"; "
+      "while :; do sleep 0.05; done");
   ASSERT_NE(PidFrom("ready"), 0) << "the job never started";
   ASSERT_EQ(kill(record_, SIGTERM), 0);
   const int status = RecordStatus();
@@ -154,7 +157,8 @@ TEST_F(RecordSignalsTest, SecondSignalKillsTheWholeJob) {
   const std::string err = ReadFile(Path("err"));
   EXPECT_THAT(err, HasSubstr("a second signal kills it"));
   EXPECT_THAT(err, HasSubstr("second request to end the job (SIGINT): killing the job's process "
-                             "group (" + std::to_string(job) + ") with SIGKILL"));
+                             "group (" +
+                             std::to_string(job) + ") with SIGKILL"));
 }
 
 TEST_F(RecordSignalsTest, KillAfterEndsAJobThatIgnoresTheSignal) {
@@ -174,8 +178,9 @@ TEST_F(RecordSignalsTest, KillAfterEndsAJobThatIgnoresTheSignal) {
 }
 
 TEST_F(RecordSignalsTest, UserSignalsArePassedOnWithoutKilling) {
-  Start("trap 'echo usr1 >> \"$1/marker\"' USR1; echo $$ > \"$1/ready\"; "
-        "while [ ! -s \"$1/marker\" ]; do sleep 0.05; done; exit 4");
+  Start(
+      "trap 'echo usr1 >> \"$1/marker\"' USR1; echo $$ > \"$1/ready\"; "
+      "while [ ! -s \"$1/marker\" ]; do sleep 0.05; done; exit 4");
   ASSERT_NE(PidFrom("ready"), 0);
   ASSERT_EQ(kill(record_, SIGUSR1), 0);
   const int status = RecordStatus();

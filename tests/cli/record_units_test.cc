@@ -64,8 +64,8 @@ TEST_F(FindCollectorTest, MissingLibraryNamesEveryPlaceAndTheCommandsThatBuildIt
   absl::StatusOr<std::string> found = FindCollectorLibrary("", Executable(), kBuiltIn);
   ASSERT_EQ(found.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(Message(found.status()),
-            "collector library not found (looked for " + BesideExecutable() + ", " +
-                Installed() + " and " + InLib() +
+            "collector library not found (looked for " + BesideExecutable() + ", " + Installed() +
+                " and " + InLib() +
                 "): build it beside bubblescope with `cmake --build /src/build --target "
                 "bubblescope_collector`, or install both with `cmake --install /src/build "
                 "--prefix DIR`; or give --collector PATH");
@@ -77,7 +77,8 @@ TEST_F(FindCollectorTest, BuildWithoutTheCollectorSaysWhy) {
   ASSERT_EQ(found.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(Message(found.status()),
             "collector library not found: this bubblescope was built without it (CMake found "
-            "no CUDA toolkit; looked for " + BesideExecutable() + ", " + Installed() + " and " + InLib() +
+            "no CUDA toolkit; looked for " +
+                BesideExecutable() + ", " + Installed() + " and " + InLib() +
                 "); give --collector PATH to use one built elsewhere");
 }
 
@@ -110,15 +111,13 @@ TEST(ParseRecordFlagsTest, DefaultsAndTheVariablesTheyGive) {
   const std::string default_dir = (fs::current_path() / "bubblescope_traces").string();
   EXPECT_EQ(settings->output_dir, default_dir);
   EXPECT_THAT(settings->command, ElementsAre("python", "train.py"));
-  EXPECT_THAT(CollectorEnvironment(*settings),
-              ElementsAre(Pair("CUDA_INJECTION64_PATH", flags.collector),
-                          Pair("NCCL_PROFILER_PLUGIN", flags.collector),
-                          Pair("BUBBLESCOPE_OUTPUT_DIR", default_dir),
-                          Pair("BUBBLESCOPE_KINDS", kAllKinds),
-                          Pair("BUBBLESCOPE_FLUSH_MS", "1000"),
-                          Pair("BUBBLESCOPE_RUN_ID", kRunId),
-                          Pair("BUBBLESCOPE_START", "steps:+2:+6"),
-                          Pair("BUBBLESCOPE_LIMIT", "256:0")));
+  EXPECT_THAT(
+      CollectorEnvironment(*settings),
+      ElementsAre(Pair("CUDA_INJECTION64_PATH", flags.collector),
+                  Pair("NCCL_PROFILER_PLUGIN", flags.collector),
+                  Pair("BUBBLESCOPE_OUTPUT_DIR", default_dir), Pair("BUBBLESCOPE_KINDS", kAllKinds),
+                  Pair("BUBBLESCOPE_FLUSH_MS", "1000"), Pair("BUBBLESCOPE_RUN_ID", kRunId),
+                  Pair("BUBBLESCOPE_START", "steps:+2:+6"), Pair("BUBBLESCOPE_LIMIT", "256:0")));
   flags.run_id = "baseline";
   EXPECT_EQ(ParseRecordFlags(flags, "", kRunId)->run_id, "baseline");
 }
@@ -139,7 +138,8 @@ TEST(ParseRecordFlagsTest, TheHandoffLibraryBesideTheCollectorIsPreloaded) {
   settings = ParseRecordFlags(flags, "", kRunId);
   ASSERT_TRUE(settings.ok()) << settings.status();
   EXPECT_EQ(settings->handoff_path, handoff);
-  EXPECT_EQ(CollectorEnvironment(*settings).back(), std::make_pair(std::string("LD_PRELOAD"), handoff));
+  EXPECT_EQ(CollectorEnvironment(*settings).back(),
+            std::make_pair(std::string("LD_PRELOAD"), handoff));
   EXPECT_EQ(CollectorEnvironment(*settings, "/opt/libjemalloc.so").back(),
             std::make_pair(std::string("LD_PRELOAD"), handoff + ":/opt/libjemalloc.so"));
 }
@@ -154,8 +154,8 @@ TEST(ParseRecordFlagsTest, StepsBecomeTheCollectorsStartMode) {
   ASSERT_TRUE(settings.ok()) << settings.status();
   const auto variables = CollectorEnvironment(*settings);
   ASSERT_EQ(variables.size(), 7u);  // the job's own steps bound it: no cap unless asked
-  EXPECT_EQ(variables.back(), std::make_pair(std::string("BUBBLESCOPE_START"),
-                                             std::string("steps:0:3")));
+  EXPECT_EQ(variables.back(),
+            std::make_pair(std::string("BUBBLESCOPE_START"), std::string("steps:0:3")));
   for (const char* bad : {"3", "4:2", ":2", "1:", "a:b", "-1:2", "1:2:3", "1.5:2"}) {
     flags.steps = bad;
     settings = ParseRecordFlags(flags, "", kRunId);
@@ -171,7 +171,8 @@ std::vector<std::string> WindowVariables(const RecordFlags& flags) {
   if (!settings.ok()) return {std::string(settings.status().message())};
   std::vector<std::string> out;
   for (const auto& [name, value] : CollectorEnvironment(*settings)) {
-    if (name == "BUBBLESCOPE_START" || name == "BUBBLESCOPE_LIMIT") out.push_back(name + "=" + value);
+    if (name == "BUBBLESCOPE_START" || name == "BUBBLESCOPE_LIMIT")
+      out.push_back(name + "=" + value);
   }
   return out;
 }
@@ -262,9 +263,9 @@ TEST(ParseRecordFlagsTest, BadValuesNameTheirFlag) {
     flags.kill_after = bad;
     absl::StatusOr<RecordSettings> settings = ParseRecordFlags(flags, "", kRunId);
     ASSERT_FALSE(settings.ok()) << bad;
-    EXPECT_EQ(Message(settings.status()),
-              absl::StrCat("--kill-after: '", bad, "' is not a whole number of seconds from 1 "
-                           "to 86400"));
+    EXPECT_EQ(Message(settings.status()), absl::StrCat("--kill-after: '", bad,
+                                                       "' is not a whole number of seconds from 1 "
+                                                       "to 86400"));
   }
   for (const char* bad : {"-x", "my-rank", "a b", "\x1b[1m"}) {
     RecordFlags flags = good;

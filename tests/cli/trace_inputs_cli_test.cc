@@ -47,9 +47,9 @@ TEST(TraceInputsCliTest, TheNewestCompleteCycleIsAnalysedAndSaidSo) {
 // window (recipe.py): torch closes the window with an empty ProfilerStep#4 on every rank, which
 // is no iteration; the report says so in words and measures the two recorded steps.
 TEST(TraceInputsCliTest, AnEmptyClosingStepIsNoIteration) {
-  const CommandResult run = Bubblescope(
-      {"analyze", std::string(BUBBLESCOPE_SOURCE_DIR) +
-                      "/sample_traces/torch_cpu/recipe_1f1b_p4_m8_short_loop"});
+  const CommandResult run =
+      Bubblescope({"analyze", std::string(BUBBLESCOPE_SOURCE_DIR) +
+                                  "/sample_traces/torch_cpu/recipe_1f1b_p4_m8_short_loop"});
   ASSERT_EQ(run.exit_status, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("iterations: 2 complete of 2 (from profiler_steps)"));
   EXPECT_THAT(run.out, HasSubstr("4 empty ProfilerStep ranges (nothing recorded in them: torch "
@@ -89,13 +89,13 @@ TEST(TraceInputsCliTest, CycleNPicksOneAndTheJsonSaysWhich) {
   EXPECT_EQ(int64_t(cycles.at(2)["first_step"]), 10);
   EXPECT_EQ(int64_t(cycles.at(2)["last_step"]), 11);
   EXPECT_TRUE(bool(cycles.at(2)["complete"]));
-  EXPECT_THAT(std::string(std::string_view(doc["ranks"].at(0)["source"])),
-              HasSubstr(kRank0Cycle1));
+  EXPECT_THAT(std::string(std::string_view(doc["ranks"].at(0)["source"])), HasSubstr(kRank0Cycle1));
 
   const CommandResult past = Bubblescope({"analyze", Cycles(), "--cycle", "4"});
   EXPECT_EQ(past.exit_status, 2);
-  EXPECT_EQ(past.err, "bubblescope: --cycle 4: the traces hold 3 profiler cycles: 1 (steps 2-3, "
-                      "2 files), 2 (steps 6-7, 2 files), 3 (steps 10-11, 2 files)\n");
+  EXPECT_EQ(past.err,
+            "bubblescope: --cycle 4: the traces hold 3 profiler cycles: 1 (steps 2-3, "
+            "2 files), 2 (steps 6-7, 2 files), 3 (steps 10-11, 2 files)\n");
 }
 
 TEST(TraceInputsCliTest, OneCyclesFilesAloneHaveNoCycleMember) {
@@ -107,15 +107,19 @@ TEST(TraceInputsCliTest, OneCyclesFilesAloneHaveNoCycleMember) {
 }
 
 TEST(TraceInputsCliTest, AFolderOfTraceSetsNamesThem) {
-  const std::string sets = std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/gpu_h100_collector";
+  const std::string sets =
+      std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/gpu_h100_collector";
   const CommandResult run = Bubblescope({"analyze", sets});
   EXPECT_EQ(run.exit_status, 2);
   // The sets first, the provenance.json beside them (no trace) after.
   EXPECT_THAT(run.err, StartsWith("bubblescope: " + sets +
                                   " holds 4 trace sets in subfolders (demo_one_stage, "
                                   "nccl_self, profiler_inside, training_loop); name one: "
-                                  "bubblescope analyze " + sets + "/demo_one_stage; beside "
-                                  "them, no trace: " + sets + "/provenance.json: "));
+                                  "bubblescope analyze " +
+                                  sets +
+                                  "/demo_one_stage; beside "
+                                  "them, no trace: " +
+                                  sets + "/provenance.json: "));
 }
 
 // The overlay written into the folder it was made from: the next analyze reads the same ranks.
@@ -132,7 +136,8 @@ TEST(TraceInputsCliTest, APerfettoFileSavedInTheTraceFolderIsPassedOver) {
   ASSERT_EQ(first.exit_status, 0) << first.err;
   const CommandResult again = Bubblescope({"analyze", traces.string(), "--format", "json"});
   ASSERT_EQ(again.exit_status, 0) << again.err;
-  EXPECT_THAT(again.err, HasSubstr("note: skipped " + merged + ": a merged trace that analyze "
+  EXPECT_THAT(again.err, HasSubstr("note: skipped " + merged +
+                                   ": a merged trace that analyze "
                                    "--perfetto wrote (bubblescope_merged); its ranks are the "
                                    "folder's other files\n"));
   simdjson::dom::parser parser;
@@ -169,12 +174,11 @@ TEST(TraceInputsCliTest, DiffAndGateTakeAnalyzesSelectionFlags) {
   ASSERT_EQ(first.exit_status, 0) << first.err;
   EXPECT_THAT(first.err, HasSubstr("reading cycle 1 (--cycle)"));
 
-  const CommandResult renamed = Bubblescope(
-      {"diff", Cycles(), Cycles(), "--rank", std::string(kRank0Cycle3) + "=0"});
+  const CommandResult renamed =
+      Bubblescope({"diff", Cycles(), Cycles(), "--rank", std::string(kRank0Cycle3) + "=0"});
   EXPECT_EQ(renamed.exit_status, 0) << renamed.err;
-  const CommandResult stray =
-      Bubblescope({"gate", "--baseline", Cycles(), Cycles(), "--max-bubble", "1", "--rank",
-                   "/nowhere/rank9.json=9"});
+  const CommandResult stray = Bubblescope({"gate", "--baseline", Cycles(), Cycles(), "--max-bubble",
+                                           "1", "--rank", "/nowhere/rank9.json=9"});
   EXPECT_EQ(stray.exit_status, 2);
   EXPECT_THAT(stray.err, HasSubstr("bubblescope: --rank /nowhere/rank9.json=9: names no trace "
                                    "file of either side\n"));

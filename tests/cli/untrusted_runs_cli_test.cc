@@ -135,7 +135,7 @@ TEST_F(UntrustedRunsTest, TheGateRefusesToJudgeAJobWithoutACompleteIteration) {
   const std::string junit = dir_->path() + "/gate.xml";
   const CommandResult run =
       Bubblescope({"gate", "--baseline", *report_, *renumbered_, "--max-bubble", "0.5",
-           "--max-bubble-increase", "0.02", "--markdown", markdown, "--junit", junit});
+                   "--max-bubble-increase", "0.02", "--markdown", markdown, "--junit", junit});
   EXPECT_EQ(run.exit_status, 2) << run.out << run.err;
   EXPECT_THAT(run.out, HasSubstr("bubblescope gate: ERROR: 0 of 2 checks failed; 2 cannot be "
                                  "judged"));
@@ -158,7 +158,7 @@ TEST_F(UntrustedRunsTest, AMarkerMatchingNothingLeavesNoIterationAnywhere) {
   EXPECT_THAT(run.out, HasSubstr("no prediction: no complete iteration: " + why));
   EXPECT_THAT(run.out, Not(HasSubstr("iteration 0.000 ms")));
   run = Bubblescope({"gate", "--baseline", *report_, *base_, "--iteration-marker", "^train_stpe$",
-             "--max-latency", "10s"});
+                     "--max-latency", "10s"});
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_THAT(run.out, HasSubstr("no latency can be computed"));
 }
@@ -180,10 +180,12 @@ TEST_F(UntrustedRunsTest, ARankWithoutStepRangesIsNamed) {
 // Item 2: a gate config is read within a budget of its own (a config is a few lines), and a
 // directory is an error, not an empty config.
 TEST_F(UntrustedRunsTest, AGateConfigIsReadWithinItsBudget) {
-  CommandResult run = Bubblescope({"gate", "--baseline", *report_, *report_, "--config", "/dev/zero"});
+  CommandResult run =
+      Bubblescope({"gate", "--baseline", *report_, *report_, "--config", "/dev/zero"});
   EXPECT_EQ(run.exit_status, 2);
-  EXPECT_EQ(run.err, "bubblescope: --config: /dev/zero: byte 1048576: more than 1 MiB of text, "
-                     "the reading budget per file\n");
+  EXPECT_EQ(run.err,
+            "bubblescope: --config: /dev/zero: byte 1048576: more than 1 MiB of text, "
+            "the reading budget per file\n");
   run = Bubblescope({"gate", "--baseline", *report_, *report_, "--config", dir_->path()});
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err, "bubblescope: --config: " + dir_->path() + ": Is a directory\n");
@@ -195,9 +197,11 @@ TEST_F(UntrustedRunsTest, AnEndlessReportStopsAtTheReadingBudget) {
 #ifdef BUBBLESCOPE_SANITIZED
   GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit";
 #else
-  const CommandResult run = RunLimited(
-      1'500'000, "diff <(printf '{\"schema\":\"bubblescope.analyze/1\",\"x\":\"'; "
-                 "tr '\\0' a < /dev/zero) '" + *report_ + "'");
+  const CommandResult run =
+      RunLimited(1'500'000,
+                 "diff <(printf '{\"schema\":\"bubblescope.analyze/1\",\"x\":\"'; "
+                 "tr '\\0' a < /dev/zero) '" +
+                     *report_ + "'");
   ASSERT_FALSE(run.signaled) << run.err;
   EXPECT_EQ(run.exit_status, 2) << run.err;
   EXPECT_THAT(run.err, HasSubstr("the reading budget per file"));
@@ -261,7 +265,7 @@ TEST_F(UntrustedRunsTest, OutputsNamingOneFileAreRefusedBeforeAnyIsWritten) {
   TempDir out;
   const std::string both = out.path() + "/g.out";
   CommandResult run = Bubblescope({"gate", "--baseline", *report_, *report_, "--max-bubble", "0.5",
-                           "--markdown", both, "--junit", both});
+                                   "--markdown", both, "--junit", both});
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err, "bubblescope: --junit names the same file as --markdown (" + both +
                          "): one would replace the other\n");
@@ -304,8 +308,9 @@ TEST_F(UntrustedRunsTest, AFileTheUserMayNotWriteIsNotReplaced) {
                   BUBBLESCOPE_BINARY, "analyze", *base_ + "/rank0.pt.trace.json", "-o", theirs},
                  120);
   EXPECT_EQ(run.exit_status, 1) << run.err;
-  EXPECT_EQ(run.err, "bubblescope: -o: cannot write " + theirs + ": you may not write it "
-                     "(Permission denied)\n");
+  EXPECT_EQ(run.err, "bubblescope: -o: cannot write " + theirs +
+                         ": you may not write it "
+                         "(Permission denied)\n");
   EXPECT_EQ(ReadFile(theirs), "theirs");
 }
 
@@ -319,7 +324,8 @@ TEST_F(UntrustedRunsTest, ReportFiguresOutOfRangeAreRefused) {
   const size_t value = bubble + std::string("\"bubble_fraction\": ").size();
   const std::string negative = out.Write(
       "negative.json", report.substr(0, value) + "-7.5" + report.substr(report.find(',', value)));
-  CommandResult run = Bubblescope({"gate", "--baseline", *report_, negative, "--max-bubble", "0.3"});
+  CommandResult run =
+      Bubblescope({"gate", "--baseline", *report_, negative, "--max-bubble", "0.3"});
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err, "bubblescope: " + negative + ": byte " + std::to_string(value) +
                          ": \"bubble_fraction\" is -7.5, outside 0 to 1\n");
@@ -327,9 +333,9 @@ TEST_F(UntrustedRunsTest, ReportFiguresOutOfRangeAreRefused) {
   const size_t window = report.find("\"window_us\": ");
   ASSERT_NE(window, std::string::npos);
   const size_t window_value = window + std::string("\"window_us\": ").size();
-  const std::string huge = out.Write(
-      "huge.json", report.substr(0, window_value) + "1.2e20" +
-                       report.substr(report.find(',', window_value)));
+  const std::string huge =
+      out.Write("huge.json", report.substr(0, window_value) + "1.2e20" +
+                                 report.substr(report.find(',', window_value)));
   run = Bubblescope({"diff", huge, huge, "--format", "json"});
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_THAT(run.err, HasSubstr("\"window_us\" is 1.2e20, outside 0 to 4.6e15 us"));  // as written

@@ -47,9 +47,9 @@ TEST(WhatIfCliTest, DefaultCandidatesOnAnImbalancedJob) {
   ASSERT_EQ(candidates.size(), 4u);
   std::vector<std::string> labels;
   for (simdjson::dom::element candidate : candidates) {
-    labels.push_back(std::string(std::string_view(candidate["schedule"])) + " m=" +
-                     std::to_string(int64_t(candidate["microbatches"])) + " v=" +
-                     std::to_string(int64_t(candidate["virtual_stages"])));
+    labels.push_back(std::string(std::string_view(candidate["schedule"])) +
+                     " m=" + std::to_string(int64_t(candidate["microbatches"])) +
+                     " v=" + std::to_string(int64_t(candidate["virtual_stages"])));
     EXPECT_EQ(simdjson::dom::array(candidate["peak_allocated_bytes_by_stage"]).size(), 4u);
   }
   EXPECT_THAT(labels, ::testing::ElementsAre("1f1b m=16 v=1", "1f1b m=32 v=1",
@@ -59,7 +59,8 @@ TEST(WhatIfCliTest, DefaultCandidatesOnAnImbalancedJob) {
   // 96 MiB.
   const double bubble_m8 = double(pipeline["measured_modelled"]["bubble_fraction"]);
   EXPECT_LT(double(candidates.at(0)["bubble_fraction"]), bubble_m8);
-  EXPECT_LT(double(candidates.at(1)["bubble_fraction"]), double(candidates.at(0)["bubble_fraction"]));
+  EXPECT_LT(double(candidates.at(1)["bubble_fraction"]),
+            double(candidates.at(0)["bubble_fraction"]));
   EXPECT_EQ(int64_t(simdjson::dom::array(candidates.at(1)["peak_allocated_bytes_by_stage"]).at(0)),
             (int64_t{2048} + 4 * 96) << 20);
 }
@@ -84,8 +85,9 @@ TEST(WhatIfCliTest, AnalyzeOpensWithTheDiagnosis) {
             "schedule alone, iteration");
   // The value moves on with its unit and qualifier: "(median)" is never alone on a line.
   EXPECT_EQ(lines[2], "  50.423 ms (median)");
-  EXPECT_EQ(lines[3], "  where: stage 0 (rank 0) idles most, 51.8% of its time; stage 2 (rank 2) "
-                      "least, 27.8%");
+  EXPECT_EQ(lines[3],
+            "  where: stage 0 (rank 0) idles most, 51.8% of its time; stage 2 (rank 2) "
+            "least, 27.8%");
   EXPECT_THAT(lines[4], ::testing::StartsWith("  top cause: stage_imbalance (stage 2 (rank 2) "
                                               "computes longer per microbatch than the "
                                               "others): fixing it"));
@@ -129,8 +131,8 @@ TEST(WhatIfCliTest, FromAnAnalyzeReportAsFromTheTraces) {
   EXPECT_EQ(from_report.out, from_traces.out);
   EXPECT_THAT(from_report.out, HasSubstr("1f1b m=8 v=1 layers "));  // the best move
 
-  CommandResult tried = RunCommand({BUBBLESCOPE_BINARY, "whatif", report, "--try-layers",
-                                    "9,9,6,8", "--format", "json"});
+  CommandResult tried = RunCommand(
+      {BUBBLESCOPE_BINARY, "whatif", report, "--try-layers", "9,9,6,8", "--format", "json"});
   ASSERT_EQ(tried.exit_status, 0) << tried.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;

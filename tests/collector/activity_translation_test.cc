@@ -232,7 +232,8 @@ TEST_F(ActivityTranslationTest, EveryRecordKindReadBackExactly) {
   // GPU streams of device 1: 7 (kernel, memcpy), 9 (memset), 13 (nccl); the launch on thread 99.
   std::vector<std::pair<int32_t, int64_t>> streams;
   for (const Timeline& timeline : rank.timelines) {
-    if (timeline.kind == TimelineKind::kGpuStream) streams.emplace_back(timeline.device, timeline.id);
+    if (timeline.kind == TimelineKind::kGpuStream)
+      streams.emplace_back(timeline.device, timeline.id);
   }
   EXPECT_EQ(streams, (std::vector<std::pair<int32_t, int64_t>>{{1, 7}, {1, 9}, {1, 13}}));
   const auto launches = IntervalsOf(rank, IntervalKind::kRuntime);
@@ -305,11 +306,11 @@ TEST(BufferWalkTest, CuptiStepsOverEachChosenStructExactly) {
   std::vector<uint8_t> storage(8192);
   ActivityBufferFiller filler(storage.data(), storage.size());
   const std::vector<CUpti_ActivityKind> kinds = {
-      CUPTI_ACTIVITY_KIND_DEVICE,  CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-      CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
-      CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MARKER,
+      CUPTI_ACTIVITY_KIND_DEVICE,      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+      CUPTI_ACTIVITY_KIND_MEMCPY,      CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_MEMORY2,     CUPTI_ACTIVITY_KIND_MARKER,
       CUPTI_ACTIVITY_KIND_MARKER_DATA, CUPTI_ACTIVITY_KIND_RUNTIME,
-      CUPTI_ACTIVITY_KIND_DRIVER,  CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+      CUPTI_ACTIVITY_KIND_DRIVER,      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
   DeviceRecord device{};
   device.kind = CUPTI_ACTIVITY_KIND_DEVICE;
   filler.Add(device);
@@ -365,7 +366,8 @@ TEST(BufferWalkTest, StopsAtAnUnwalkableRecordAndKeepsWhatCameBefore) {
   } sink;
   ActivityTranslator translator(TranslatorOptions{});
   PackedRecordCursor cursor;
-  const BufferWalk walk = ConsumeActivityBuffer(storage.data(), filler.used(), cursor, translator, sink);
+  const BufferWalk walk =
+      ConsumeActivityBuffer(storage.data(), filler.used(), cursor, translator, sink);
   EXPECT_EQ(walk.records, 1u);
   EXPECT_TRUE(walk.walk_error);
   EXPECT_NE(sink.text.find("\"name\":\"first\""), std::string::npos);

@@ -10,16 +10,35 @@ namespace bubblescope::collector {
 namespace {
 
 TEST(ApiFilterTest, QueriesSeenInATorchStepAreLeftOut) {
-  for (std::string_view name :
-       {"cudaGetDevice", "cudaGetLastError", "cudaDeviceGetAttribute", "cudaFuncGetAttributes",
-        "cudaStreamIsCapturing", "cudaFuncSetAttribute", "cudaOccupancyMaxActiveClusters",
-        "cudaGetDeviceCount", "cudaGetDriverEntryPointByVersion", "cudaGetDeviceProperties",
-        "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaDeviceGetStreamPriorityRange",
-        "cudaGetSymbolAddress", "cudaPeekAtLastError", "cudaStreamQuery", "cudaEventQuery",
-        "cudaStreamGetCaptureInfo", "cuDevicePrimaryCtxGetState", "cuKernelGetName",
-        "cuCtxGetCurrent", "cuGetProcAddress", "cuKernelGetFunction", "cuFuncGetAttribute",
-        "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cuDeviceGetAttribute",
-        "cuLibraryGetKernel", "cuModuleGetLoadingMode", "cuDeviceGet", "cuDriverGetVersion"}) {
+  for (std::string_view name : {"cudaGetDevice",
+                                "cudaGetLastError",
+                                "cudaDeviceGetAttribute",
+                                "cudaFuncGetAttributes",
+                                "cudaStreamIsCapturing",
+                                "cudaFuncSetAttribute",
+                                "cudaOccupancyMaxActiveClusters",
+                                "cudaGetDeviceCount",
+                                "cudaGetDriverEntryPointByVersion",
+                                "cudaGetDeviceProperties",
+                                "cudaOccupancyAvailableDynamicSMemPerBlock",
+                                "cudaDeviceGetStreamPriorityRange",
+                                "cudaGetSymbolAddress",
+                                "cudaPeekAtLastError",
+                                "cudaStreamQuery",
+                                "cudaEventQuery",
+                                "cudaStreamGetCaptureInfo",
+                                "cuDevicePrimaryCtxGetState",
+                                "cuKernelGetName",
+                                "cuCtxGetCurrent",
+                                "cuGetProcAddress",
+                                "cuKernelGetFunction",
+                                "cuFuncGetAttribute",
+                                "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+                                "cuDeviceGetAttribute",
+                                "cuLibraryGetKernel",
+                                "cuModuleGetLoadingMode",
+                                "cuDeviceGet",
+                                "cuDriverGetVersion"}) {
     EXPECT_TRUE(IsHostQueryApi(name)) << name;
   }
 }

@@ -124,13 +124,12 @@ TEST(CollectorConfigTest, BadValuesNameTheVariable) {
       {{"BUBBLESCOPE_START", "later"}},       {{"BUBBLESCOPE_START", "after:-1"}},
       {{"BUBBLESCOPE_START", "steps:4:2"}},   {{"BUBBLESCOPE_START", "steps:3"}},
       {{"BUBBLESCOPE_START", "steps::2"}},    {{"BUBBLESCOPE_START", "steps:1:2:3"}},
-      {{"BUBBLESCOPE_START", "steps:+2:6"}}, {{"BUBBLESCOPE_START", "steps:2:+6"}},
+      {{"BUBBLESCOPE_START", "steps:+2:6"}},  {{"BUBBLESCOPE_START", "steps:2:+6"}},
       {{"BUBBLESCOPE_START", "steps:+6:+2"}}, {{"BUBBLESCOPE_LIMIT", "256"}},
       {{"BUBBLESCOPE_LIMIT", "a:1"}},         {{"BUBBLESCOPE_LIMIT", "-1:0"}},
       {{"BUBBLESCOPE_LIMIT", "1:"}},          {{"BUBBLESCOPE_LIMIT", "1099511627776:0"}},
-      {{"BUBBLESCOPE_BUFFER_MB", "-4"}},
-      {{"BUBBLESCOPE_RUN_ID", "my-rank-run"}}, {{"BUBBLESCOPE_RUN_ID", "a/b"}},
-      {{"BUBBLESCOPE_RUN_ID", "\x1b[2J"}},
+      {{"BUBBLESCOPE_BUFFER_MB", "-4"}},      {{"BUBBLESCOPE_RUN_ID", "my-rank-run"}},
+      {{"BUBBLESCOPE_RUN_ID", "a/b"}},        {{"BUBBLESCOPE_RUN_ID", "\x1b[2J"}},
   };
   for (const auto& vars : cases) {
     CollectorConfig config;
@@ -166,8 +165,8 @@ TEST(CollectorConfigTest, UnknownRankAndUnsafeHostCharacters) {
 }
 
 TEST(CollectorConfigTest, RunIdLeadsTheFileName) {
-  const ProcessIdentity rank3 = ReadProcessIdentity(Env({{"RANK", "3"}, {"WORLD_SIZE", "4"}}),
-                                                    "node-a", 7);
+  const ProcessIdentity rank3 =
+      ReadProcessIdentity(Env({{"RANK", "3"}, {"WORLD_SIZE", "4"}}), "node-a", 7);
   EXPECT_EQ(TraceFileName(rank3, "20261125-132801-a1b2"),
             "bubblescope-20261125-132801-a1b2-rank3-world4-node-a-7.json");
   const ProcessIdentity none = ReadProcessIdentity(Env({}), "h", 8);
@@ -178,8 +177,9 @@ TEST(CollectorConfigTest, ABadRunIdIsSpelledOutOnOneLine) {
   CollectorConfig config;
   std::string error;
   ASSERT_FALSE(ParseCollectorConfig(Env({{"BUBBLESCOPE_RUN_ID", "a\x1b[2Jb"}}), &config, &error));
-  EXPECT_EQ(error, "BUBBLESCOPE_RUN_ID: 'a\\x1b[2Jb' is not 1 to 64 letters, digits, '.', '_' or "
-                   "'-' (without \"rank\")");
+  EXPECT_EQ(error,
+            "BUBBLESCOPE_RUN_ID: 'a\\x1b[2Jb' is not 1 to 64 letters, digits, '.', '_' or "
+            "'-' (without \"rank\")");
 }
 
 }  // namespace

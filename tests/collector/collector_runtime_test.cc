@@ -32,11 +32,11 @@ TEST(CollectorRuntimeTest, ARefusalPrintsOneLineAndStaysOff) {
   TempDir dir;
   CollectorRuntime& runtime = CollectorRuntime::Instance();
   ::testing::internal::CaptureStderr();
-  EXPECT_FALSE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
-                                  {"BUBBLESCOPE_FLUSH_MS", "soon"}}),
-                             RuntimeHooks()));
-  EXPECT_FALSE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.Write("file", "x")}}),
-                             RuntimeHooks()));
+  EXPECT_FALSE(
+      runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()}, {"BUBBLESCOPE_FLUSH_MS", "soon"}}),
+                    RuntimeHooks()));
+  EXPECT_FALSE(
+      runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.Write("file", "x")}}), RuntimeHooks()));
   EXPECT_FALSE(runtime.EnsureStarted());  // refused once: stays off
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(err,
@@ -89,9 +89,8 @@ TEST(CollectorRuntimeTest, StepWindowTurnsRecordingOnAndOffOnce) {
   std::vector<bool> switches;
   const RuntimeHooks hooks = SwitchRecordingHooks(&switches);
   CollectorRuntime& runtime = CollectorRuntime::Instance();
-  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
-                                 {"BUBBLESCOPE_START", "steps:1:2"}}),
-                            hooks));
+  ASSERT_TRUE(runtime.Start(
+      Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()}, {"BUBBLESCOPE_START", "steps:1:2"}}), hooks));
   EXPECT_TRUE(switches.empty());  // not recording until the window opens
   for (const char* name : {"ProfilerStep#0", "forward", "ProfilerStep#1", "backward",
                            "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"}) {
@@ -135,11 +134,11 @@ TEST(CollectorRuntimeTest, HandingCuptiToTheUsersProfilerIsFinalAndSaid) {
   runtime.Shutdown();
   EXPECT_EQ(calls, (std::vector<std::string>{"on", "flush!", "release"}));
   const std::string text = ReadFile(path);
-  EXPECT_NE(text.find("\"name\":\"bubblescope_cupti_handed_off\",\"pid\":" +
-                      std::to_string(getpid()) +
-                      ",\"tid\":0,\"args\":{\"to\":\"/site-packages/torch/lib/libtorch_cpu.so\","
-                      "\"at_ns\":"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("\"name\":\"bubblescope_cupti_handed_off\",\"pid\":" + std::to_string(getpid()) +
+                ",\"tid\":0,\"args\":{\"to\":\"/site-packages/torch/lib/libtorch_cpu.so\","
+                "\"at_ns\":"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("\"not_recorded_after\":\"kernel,runtime\",\"recorded\":\"nccl\"}}"),
             std::string::npos)
@@ -152,9 +151,8 @@ TEST(CollectorRuntimeTest, AStepWindowNeverOpenedIsSaidAtExit) {
   hooks.clock = FakeClock;
   hooks.set_recording = [](bool) {};
   CollectorRuntime& runtime = CollectorRuntime::Instance();
-  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
-                                 {"BUBBLESCOPE_START", "steps:5:6"}}),
-                            hooks));
+  ASSERT_TRUE(runtime.Start(
+      Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()}, {"BUBBLESCOPE_START", "steps:5:6"}}), hooks));
   runtime.OnRangeStart("ProfilerStep#0");
   ::testing::internal::CaptureStderr();
   runtime.Shutdown();

@@ -9,7 +9,8 @@ namespace bubblescope::testing {
 namespace {
 
 TEST(CollectorLibraryTest, ExportsTheEntryPointsOnly) {
-  const CommandResult nm = RunCommand({BUBBLESCOPE_NM, "-D", "--defined-only", BUBBLESCOPE_COLLECTOR_LIBRARY});
+  const CommandResult nm =
+      RunCommand({BUBBLESCOPE_NM, "-D", "--defined-only", BUBBLESCOPE_COLLECTOR_LIBRARY});
   ASSERT_EQ(nm.exit_status, 0) << nm.err;
   EXPECT_NE(nm.out.find(" T InitializeInjection\n"), std::string::npos) << nm.out;
   EXPECT_NE(nm.out.find(" D ncclProfiler_v6\n"), std::string::npos) << nm.out;
@@ -21,7 +22,8 @@ TEST(CollectorLibraryTest, ExportsTheEntryPointsOnly) {
 }
 
 TEST(CollectorLibraryTest, NeedsCuptiButNotLibcuda) {
-  const CommandResult readelf = RunCommand({BUBBLESCOPE_READELF, "-d", BUBBLESCOPE_COLLECTOR_LIBRARY});
+  const CommandResult readelf =
+      RunCommand({BUBBLESCOPE_READELF, "-d", BUBBLESCOPE_COLLECTOR_LIBRARY});
   ASSERT_EQ(readelf.exit_status, 0) << readelf.err;
   EXPECT_NE(readelf.out.find("Shared library: [libcupti.so"), std::string::npos) << readelf.out;
   EXPECT_EQ(readelf.out.find("libcuda.so"), std::string::npos) << readelf.out;

@@ -1,6 +1,7 @@
-// NCCL's profiler-plugin entry points called as NCCL calls them (init, startEvent, recordEventState,
-// stopEvent, finalize) through the exported ncclProfiler_v6, ncclProfiler_v5 and ncclProfiler_v4
-// structs, with the descriptors NCCL passes; the p2p records are read back through bubblescope's loader.
+// NCCL's profiler-plugin entry points called as NCCL calls them (init, startEvent,
+// recordEventState, stopEvent, finalize) through the exported ncclProfiler_v6, ncclProfiler_v5 and
+// ncclProfiler_v4 structs, with the descriptors NCCL passes; the p2p records are read back through
+// bubblescope's loader.
 #include <string>
 
 #include "collector_runtime.h"
@@ -62,7 +63,7 @@ class NcclPluginTest : public ::testing::Test {
   }
 
   static bubblescope_ncclProfilerEventDescr_v5_t P2p(const char* func, const char* dtype,
-                                                    size_t count, int peer) {
+                                                     size_t count, int peer) {
     bubblescope_ncclProfilerEventDescr_v5_t descriptor{};
     descriptor.type = nccl_abi::kProfileP2p;
     descriptor.rank = 0;

@@ -62,7 +62,7 @@ TEST(TraceWriterTest, EventsReachTheFileOnFlushAndCloseAddsTheBracket) {
 
   writer->Append(KernelEvent(2));
   ASSERT_TRUE(writer->Close());
-  EXPECT_TRUE(writer->Close());  // a second close does nothing
+  EXPECT_TRUE(writer->Close());    // a second close does nothing
   writer->Append(KernelEvent(3));  // after close: dropped and counted
   EXPECT_EQ(writer->dropped_bytes(), KernelEvent(3).size());
   rank = LoadOneRank(path);
@@ -110,7 +110,8 @@ TEST(TraceWriterTest, SigkillAtRandomPointsLeavesALoadableFile) {
     const int reports = std::uniform_int_distribution<int>(1, 40)(random);
     int64_t flushed = 0;
     for (int i = 0; i < reports; ++i) {
-      ASSERT_EQ(read(pipe_fds[0], &flushed, sizeof(flushed)), static_cast<ssize_t>(sizeof(flushed)));
+      ASSERT_EQ(read(pipe_fds[0], &flushed, sizeof(flushed)),
+                static_cast<ssize_t>(sizeof(flushed)));
     }
     kill(child, SIGKILL);
     int status = 0;

@@ -67,8 +67,8 @@ TEST(IntervalSetTest, IntersectKeepsOnlyCommonTime) {
   IntervalSet a = IntervalSet::FromRanges({{0, 10}, {20, 30}, {50, 60}});
   IntervalSet b = IntervalSet::FromRanges({{5, 25}, {28, 52}, {60, 70}});
   IntervalSet i = a.Intersect(b);
-  EXPECT_THAT(Ranges(i),
-              ElementsAre(TimeRange{5, 10}, TimeRange{20, 25}, TimeRange{28, 30}, TimeRange{50, 52}));
+  EXPECT_THAT(Ranges(i), ElementsAre(TimeRange{5, 10}, TimeRange{20, 25}, TimeRange{28, 30},
+                                     TimeRange{50, 52}));
   EXPECT_EQ(i.Length(), 5 + 5 + 2 + 2);
   EXPECT_EQ(a.IntersectionLength(b), 14);
   EXPECT_EQ(b.Intersect(a), i);

@@ -144,8 +144,7 @@ TEST(OutputFileTest, AnInputIsNeverOverwrittenWhateverItIsCalled) {
   const fs::path hard = fs::path(dir.path()) / "hard.json";
   fs::create_hard_link(input, hard);
   const OutputFileOptions options{.protected_files = {input.string()}};
-  for (const fs::path& name :
-       {input, link, hard, fs::path(dir.path()) / "." / "rank0.json"}) {
+  for (const fs::path& name : {input, link, hard, fs::path(dir.path()) / "." / "rank0.json"}) {
     SCOPED_TRACE(name.string());
     const absl::Status status = WriteOutputFile(name.string(), "report", options);
     ASSERT_FALSE(status.ok());

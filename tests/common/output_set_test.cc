@@ -49,8 +49,8 @@ TEST(CheckOutputsTest, TwoOutputsNamingOneFileAreRefusedBeforeAnythingIsWritten)
   // The same new name twice, and two spellings of it.
   absl::Status status = CheckOutputs({{"--markdown", a}, {"--junit", a}});
   EXPECT_TRUE(absl::IsInvalidArgument(status));
-  EXPECT_EQ(status.message(), "--junit names the same file as --markdown (" + a +
-                                  "): one would replace the other");
+  EXPECT_EQ(status.message(),
+            "--junit names the same file as --markdown (" + a + "): one would replace the other");
   const std::string dotted = (fs::path(dir.path()) / "." / "a").string();
   EXPECT_TRUE(absl::IsInvalidArgument(CheckOutputs({{"-o", a}, {"--html", dotted}})));
   EXPECT_EQ(EntryCount(dir.path()), 0u);
@@ -62,14 +62,15 @@ TEST(CheckOutputsTest, TwoOutputsNamingOneFileAreRefusedBeforeAnythingIsWritten)
   fs::create_symlink(a, link);
   fs::create_hard_link(a, hard);
   status = CheckOutputs({{"--html", a}, {"--perfetto", link.string()}});
-  EXPECT_THAT(std::string(status.message()),
-              HasSubstr("--perfetto names the same file as --html"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("--perfetto names the same file as --html"));
   EXPECT_TRUE(absl::IsInvalidArgument(CheckOutputs({{"-o", hard.string()}, {"--html", a}})));
   EXPECT_EQ(ReadFile(a), "kept");
 
   // Distinct files, outputs not asked for, and a shared write-through device are fine.
-  EXPECT_TRUE(CheckOutputs({{"-o", a}, {"--html", (fs::path(dir.path()) / "b").string()},
-                            {"--junit", ""}, {"--markdown", ""}})
+  EXPECT_TRUE(CheckOutputs({{"-o", a},
+                            {"--html", (fs::path(dir.path()) / "b").string()},
+                            {"--junit", ""},
+                            {"--markdown", ""}})
                   .ok());
   EXPECT_TRUE(CheckOutputs({{"--markdown", "/dev/null"}, {"--junit", "/dev/null"}}).ok());
 }
@@ -99,9 +100,14 @@ TEST(CheckOutputsTest, EverySpellingOfOneNewFileIsOneFile) {
   fs::create_directory_symlink(real, fs::path(dir.path()) / "link");
   const InDirectory here(dir.path());
   const std::string cwd = fs::current_path().string();
-  for (const auto& [first, second] : std::vector<std::pair<std::string, std::string>>{
-           {"./r", "r"}, {"r", cwd + "/r"}, {"sub/../r", "r"}, {".//r", "r"}, {"r", "./sub/../r"},
-           {"link/x", "real/x"}, {"link/x", cwd + "/real/./x"}}) {
+  for (const auto& [first, second] :
+       std::vector<std::pair<std::string, std::string>>{{"./r", "r"},
+                                                        {"r", cwd + "/r"},
+                                                        {"sub/../r", "r"},
+                                                        {".//r", "r"},
+                                                        {"r", "./sub/../r"},
+                                                        {"link/x", "real/x"},
+                                                        {"link/x", cwd + "/real/./x"}}) {
     const absl::Status status = CheckOutputs({{"-o", first}, {"--html", second}});
     EXPECT_EQ(status.message(), "--html names the same file as -o (" + second + " and " + first +
                                     "): one would replace the other")
@@ -166,8 +172,8 @@ TEST(OutputTempTest, ALaterWriteSweepsTheTemporaryFilesOfAKilledRun) {
   const std::string prefix = TempFilePrefix("pf.json");
   const fs::path stale = fs::path(dir.path()) / (prefix + std::to_string(DeadPid()) + ".a1B2c3");
   const fs::path live = fs::path(dir.path()) / (prefix + std::to_string(::getppid()) + ".a1B2c3");
-  const fs::path other = fs::path(dir.path()) / (TempFilePrefix("other.json") +
-                                                 std::to_string(DeadPid()) + ".a1B2c3");
+  const fs::path other =
+      fs::path(dir.path()) / (TempFilePrefix("other.json") + std::to_string(DeadPid()) + ".a1B2c3");
   for (const fs::path& file : {stale, live, other}) WriteFile(file, "partial");
   ASSERT_TRUE(WriteOutputFile(target.string(), "whole").ok());
   EXPECT_EQ(ReadFile(target), "whole");
@@ -189,9 +195,9 @@ TEST(OutputFileTest, AFileTheUserMayNotWriteIsNotReplaced) {
     // An unprivileged user in the child; the test's own process keeps its ids.
     if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
     const absl::Status status = WriteOutputFile(file.string(), "ours");
-    const bool refused = !status.ok() &&
-                         std::string(status.message()).find("you may not write it") !=
-                             std::string::npos;
+    const bool refused =
+        !status.ok() &&
+        std::string(status.message()).find("you may not write it") != std::string::npos;
     ::_exit(refused ? 0 : 1);
   }
   int status = 0;

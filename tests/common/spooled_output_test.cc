@@ -155,7 +155,7 @@ TEST(SpooledOutputTest, GzipIsOneMemberOfHeadBodyTail) {
     size_t consumed = 0;
     EXPECT_EQ(InflateOneMember(compressed, &consumed), head + body + "\n]}\n");
     EXPECT_EQ(consumed, compressed.size());  // one member, nothing after it
-    if (body_bytes > 1000) {  // too short to shrink: headers and flushes outweigh it
+    if (body_bytes > 1000) {                 // too short to shrink: headers and flushes outweigh it
       EXPECT_LT(compressed.size(), body.size() / 3);
     }
     EXPECT_EQ(EntryCount(dir.path()), 1u);

@@ -47,12 +47,12 @@ std::vector<std::string> Pairings(const DiffResult& diff) {
 
 TEST(DiffTest, PipelinesPairByTheStrongestRuleThatFits) {
   // B lists the same pipelines swapped, one reordered, one on new ranks, one deeper.
-  const RunFigures a = MakeRun("a", {Pipeline({0, 1, 2, 3}), Pipeline({4, 5, 6, 7}),
-                                 Pipeline({8, 9}), Pipeline({10, 11}), Pipeline({12, 13}),
-                                 Pipeline({14, 15})});
-  const RunFigures b = MakeRun("b", {Pipeline({4, 5, 6, 7}), Pipeline({0, 1, 2, 3}),
-                                 Pipeline({9, 8}), Pipeline({20, 21}),
-                                 Pipeline({30, 31, 32, 33, 34})});
+  const RunFigures a =
+      MakeRun("a", {Pipeline({0, 1, 2, 3}), Pipeline({4, 5, 6, 7}), Pipeline({8, 9}),
+                    Pipeline({10, 11}), Pipeline({12, 13}), Pipeline({14, 15})});
+  const RunFigures b =
+      MakeRun("b", {Pipeline({4, 5, 6, 7}), Pipeline({0, 1, 2, 3}), Pipeline({9, 8}),
+                    Pipeline({20, 21}), Pipeline({30, 31, 32, 33, 34})});
   const DiffResult diff = Diff(a, b);
   EXPECT_EQ(diff.source_a, "a");
   EXPECT_THAT(Pairings(diff),
@@ -65,9 +65,10 @@ TEST(DiffTest, PipelinesPairByTheStrongestRuleThatFits) {
   EXPECT_EQ(diff.pipelines[4].shape_changes[0].b, "5");
   EXPECT_FALSE(diff.pipelines[5].bubble_fraction.b.has_value());
 
-  const DiffResult reverse = Diff(MakeRun("x", {Pipeline({0, 1})}),
-                                  MakeRun("y", {Pipeline({0, 1}), Pipeline({2, 3})}));
-  EXPECT_THAT(Pairings(reverse), ElementsAre("pipeline 0 same_ranks", "pipeline 1 (B only) only_b"));
+  const DiffResult reverse =
+      Diff(MakeRun("x", {Pipeline({0, 1})}), MakeRun("y", {Pipeline({0, 1}), Pipeline({2, 3})}));
+  EXPECT_THAT(Pairings(reverse),
+              ElementsAre("pipeline 0 same_ranks", "pipeline 1 (B only) only_b"));
 }
 
 TEST(DiffTest, ShapeChangesListEveryFigureThatDiffers) {
@@ -82,15 +83,16 @@ TEST(DiffTest, ShapeChangesListEveryFigureThatDiffers) {
   }
   EXPECT_THAT(changes, ElementsAre("m 8->16", "v 1->2", "schedule 1f1b->interleaved"));
   after.stages.reset();
-  EXPECT_EQ(Diff(MakeRun("a", {before}), MakeRun("b", {after})).pipelines[0].shape_changes[0].b, "-");
+  EXPECT_EQ(Diff(MakeRun("a", {before}), MakeRun("b", {after})).pipelines[0].shape_changes[0].b,
+            "-");
 }
 
 void AddIteration(PipelineFigures* pipeline, double window_us, double bubble, bool complete) {
-  pipeline->iterations.push_back(IterationFigures{
-      .step = static_cast<int64_t>(pipeline->iterations.size()),
-      .complete = complete,
-      .window_us = window_us,
-      .bubble_fraction = bubble});
+  pipeline->iterations.push_back(
+      IterationFigures{.step = static_cast<int64_t>(pipeline->iterations.size()),
+                       .complete = complete,
+                       .window_us = window_us,
+                       .bubble_fraction = bubble});
 }
 
 TEST(DiffTest, ADifferenceWithinTheIterationSpreadIsMarked) {
@@ -126,12 +128,30 @@ TEST(DiffTest, StagesAndFindingsPairByPipelinePosition) {
   PipelineFigures a = Pipeline({0, 1, 2, 3});
   PipelineFigures b = Pipeline({4, 5, 6, 7});
   b.stage_figures[1].peak_allocated_bytes = 2500.0;
-  a.findings = {{.kind = "excess_bubble", .severity = "warning", .message = "a", .ranks = {0, 1, 2, 3}, .cost_us = 10},
-                {.kind = "stage_imbalance", .severity = "warning", .message = "a2", .ranks = {2}, .cost_us = 7},
-                {.kind = "comm_wait", .severity = "warning", .message = "a3", .ranks = {1}, .cost_us = 1}};
-  b.findings = {{.kind = "excess_bubble", .severity = "warning", .message = "b", .ranks = {7, 6, 5, 4}, .cost_us = 4},
-                {.kind = "stage_imbalance", .severity = "warning", .message = "b2", .ranks = {7}, .cost_us = 9},
-                {.kind = "comm_wait", .severity = "warning", .message = "b3", .ranks = {5}, .cost_us = 2}};
+  a.findings = {
+      {.kind = "excess_bubble",
+       .severity = "warning",
+       .message = "a",
+       .ranks = {0, 1, 2, 3},
+       .cost_us = 10},
+      {.kind = "stage_imbalance",
+       .severity = "warning",
+       .message = "a2",
+       .ranks = {2},
+       .cost_us = 7},
+      {.kind = "comm_wait", .severity = "warning", .message = "a3", .ranks = {1}, .cost_us = 1}};
+  b.findings = {
+      {.kind = "excess_bubble",
+       .severity = "warning",
+       .message = "b",
+       .ranks = {7, 6, 5, 4},
+       .cost_us = 4},
+      {.kind = "stage_imbalance",
+       .severity = "warning",
+       .message = "b2",
+       .ranks = {7},
+       .cost_us = 9},
+      {.kind = "comm_wait", .severity = "warning", .message = "b3", .ranks = {5}, .cost_us = 2}};
   const PipelineDiff diff = Diff(MakeRun("a", {a}), MakeRun("b", {b})).pipelines[0];
   EXPECT_EQ(diff.pairing, Pairing::kSameStageCount);
   ASSERT_EQ(diff.stages.size(), 4u);
@@ -154,9 +174,20 @@ TEST(DiffTest, StagesAndFindingsPairByPipelinePosition) {
 TEST(DiffTest, LinksPairByTheirEndsPositions) {
   PipelineFigures a = Pipeline({0, 1});
   PipelineFigures b = Pipeline({2, 3});
-  a.links = {{.src = 0, .dst = 1, .transfer_us_median = 10, .gbps_median = 50, .wait_us = 1, .slow = false}};
-  b.links = {{.src = 2, .dst = 3, .transfer_us_median = 30, .gbps_median = std::nullopt, .wait_us = 2, .slow = true},
-             {.src = 3, .dst = 2, .transfer_us_median = 5, .gbps_median = 9, .wait_us = 0, .slow = false}};
+  a.links = {{.src = 0,
+              .dst = 1,
+              .transfer_us_median = 10,
+              .gbps_median = 50,
+              .wait_us = 1,
+              .slow = false}};
+  b.links = {
+      {.src = 2,
+       .dst = 3,
+       .transfer_us_median = 30,
+       .gbps_median = std::nullopt,
+       .wait_us = 2,
+       .slow = true},
+      {.src = 3, .dst = 2, .transfer_us_median = 5, .gbps_median = 9, .wait_us = 0, .slow = false}};
   const PipelineDiff diff = Diff(MakeRun("a", {a}), MakeRun("b", {b})).pipelines[0];
   ASSERT_EQ(diff.links.size(), 2u);
   EXPECT_EQ(diff.links[0].transfer_us_median.Delta(), 20.0);
@@ -169,7 +200,8 @@ TEST(DiffTest, LinksPairByTheirEndsPositions) {
 TEST(ChangeTest, RelativeNeedsBothSidesAndANonZeroBaseline) {
   EXPECT_EQ((Change{.a = 200.0, .b = 150.0, .spread = std::nullopt}.Relative()), -0.25);
   EXPECT_FALSE((Change{.a = 0.0, .b = 1.0, .spread = std::nullopt}.Relative()).has_value());
-  EXPECT_FALSE((Change{.a = std::nullopt, .b = 1.0, .spread = std::nullopt}.Relative()).has_value());
+  EXPECT_FALSE(
+      (Change{.a = std::nullopt, .b = 1.0, .spread = std::nullopt}.Relative()).has_value());
   EXPECT_EQ((Change{.a = std::nullopt, .b = 1.0, .spread = std::nullopt}.Delta()), 0.0);
 }
 

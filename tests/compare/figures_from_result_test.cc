@@ -47,8 +47,8 @@ std::string Dump(const compare::RunFigures& run) {
     line("pipeline ", p, " ranks ", absl::StrJoin(f.ranks, ","), " p ", Opt(f.stages), " m ",
          Opt(f.microbatches), " v ", Opt(f.virtual_stages), " schedule ",
          f.schedule.value_or("null"));
-    line("  bubble ", Hex(f.bubble_fraction), " theoretical ",
-         Hex(f.theoretical_bubble_fraction), " excess ", Hex(f.excess_bubble_fraction));
+    line("  bubble ", Hex(f.bubble_fraction), " theoretical ", Hex(f.theoretical_bubble_fraction),
+         " excess ", Hex(f.excess_bubble_fraction));
     line("  latency ", Hex(f.latency_p50_us), " ", Hex(f.latency_p90_us), " ",
          Hex(f.latency_max_us), " complete ", f.complete_iterations, " why [",
          f.no_complete_iteration, "]");
@@ -62,8 +62,8 @@ std::string Dump(const compare::RunFigures& run) {
            " ", Hex(s.backward_us), " ", Hex(s.weight_grad_us));
     }
     for (const compare::LinkFigures& l : f.links) {
-      line("  link ", l.src, "->", l.dst, " ", Hex(l.transfer_us_median), " ",
-           Hex(l.gbps_median), " ", Hex(l.wait_us), " ", l.slow);
+      line("  link ", l.src, "->", l.dst, " ", Hex(l.transfer_us_median), " ", Hex(l.gbps_median),
+           " ", Hex(l.wait_us), " ", l.slow);
     }
     for (const compare::FindingFigures& x : f.findings) {
       line("  finding ", x.kind, " ", x.severity, " [", x.message, "] ",
@@ -120,7 +120,7 @@ job::Result Analyze(const std::vector<std::string>& paths, const job::Options& o
 }
 
 struct Case {
-  std::string set;  // under sample_traces/
+  std::string set;                        // under sample_traces/
   std::vector<int32_t> layers_per_stage;  // a rebalance suggestion, where given
 };
 
@@ -172,11 +172,11 @@ TEST(FiguresFromResultTest, APipelineWithoutACompleteIterationReadsTheSame) {
 INSTANTIATE_TEST_SUITE_P(
     SampleSets, FiguresFromResultTest,
     ::testing::Values(Case{"sim_1f1b_p4_m8", {}}, Case{"sim_interleaved_p4_v2_m8", {}},
-                    Case{"sim_1f1b_slow_link_p4_m8", {}}, Case{"sim_fwd_only_p4_m8", {}},
-                    Case{"sim_1f1b_imbalanced_p4_m8", {8, 8, 8, 8}},
-                    Case{"torch_cpu/1f1b_p4_m8", {}}, Case{"torch_cpu/dualpipev_p2_v2_m8", {}},
-                    Case{"torch_cpu/interleaved_p3_v2_m3_memory", {}},
-                    Case{"torch_cpu/1f1b_p2_m4_recompute", {}}),
+                      Case{"sim_1f1b_slow_link_p4_m8", {}}, Case{"sim_fwd_only_p4_m8", {}},
+                      Case{"sim_1f1b_imbalanced_p4_m8", {8, 8, 8, 8}},
+                      Case{"torch_cpu/1f1b_p4_m8", {}}, Case{"torch_cpu/dualpipev_p2_v2_m8", {}},
+                      Case{"torch_cpu/interleaved_p3_v2_m3_memory", {}},
+                      Case{"torch_cpu/1f1b_p2_m4_recompute", {}}),
     [](const ::testing::TestParamInfo<Case>& param) {
       std::string name = param.param.set;
       for (char& c : name) {

@@ -18,9 +18,10 @@ double Set(std::string_view key, std::string_view value) {
   GateThresholds thresholds;
   absl::Status status = SetThreshold(key, value, &thresholds);
   EXPECT_TRUE(status.ok()) << key << " = " << value << ": " << status;
-  for (const auto& limit : {thresholds.max_bubble, thresholds.max_bubble_increase,
-                            thresholds.max_stage_bubble_increase, thresholds.max_latency_us, thresholds.max_latency_increase,
-                            thresholds.max_memory_bytes, thresholds.max_memory_increase}) {
+  for (const auto& limit :
+       {thresholds.max_bubble, thresholds.max_bubble_increase, thresholds.max_stage_bubble_increase,
+        thresholds.max_latency_us, thresholds.max_latency_increase, thresholds.max_memory_bytes,
+        thresholds.max_memory_increase}) {
     if (limit.has_value()) return *limit;
   }
   return -1.0;
@@ -62,7 +63,8 @@ TEST(SetThresholdTest, RejectsWhatItCannotRead) {
   EXPECT_EQ(SetError("max-bubble", ""),
             "max-bubble: '' is not a fraction (0.25) or a percentage (25%)");
   EXPECT_EQ(SetError("latency", "p99"), "latency: 'p99' is not p50, p90 or max");
-  EXPECT_THAT(SetError("max-bubbles", "1"), ::testing::StartsWith("unknown threshold 'max-bubbles'"));
+  EXPECT_THAT(SetError("max-bubbles", "1"),
+              ::testing::StartsWith("unknown threshold 'max-bubbles'"));
 }
 
 // An editor's UTF-8 byte-order mark is no part of the first key (it read "unknown threshold
@@ -131,11 +133,12 @@ TEST(GateTest, LimitsMetExactlyPassAndMissingFiguresAreSkipped) {
   thresholds.max_latency_increase = 0.05;
   thresholds.max_memory_increase = 0.10;
   const GateResult result = Gate(diff, thresholds);
-  EXPECT_THAT(Outcomes(result),
-              ElementsAre("max-bubble pass", "max-bubble-increase pass",
-                          "max-latency-increase pass (within the iteration-to-iteration spread)",
-                          "max-memory-increase s0 pass",
-                          "max-memory-increase s1 skipped (the current run has no memory samples)"));
+  EXPECT_THAT(
+      Outcomes(result),
+      ElementsAre("max-bubble pass", "max-bubble-increase pass",
+                  "max-latency-increase pass (within the iteration-to-iteration spread)",
+                  "max-memory-increase s0 pass",
+                  "max-memory-increase s1 skipped (the current run has no memory samples)"));
   EXPECT_TRUE(result.Passed());
   EXPECT_EQ(result.checks[3].rank, 4);
 
@@ -144,10 +147,11 @@ TEST(GateTest, LimitsMetExactlyPassAndMissingFiguresAreSkipped) {
   thresholds.latency = LatencyFigure::kP90;
   thresholds.max_latency_us = 1100.0;
   const GateResult stricter = Gate(diff, thresholds);
-  EXPECT_THAT(Outcomes(stricter),
-              ElementsAre("max-bubble pass", "max-bubble-increase fail", "max-latency fail",
-                          "max-latency-increase fail", "max-memory-increase s0 fail",
-                          "max-memory-increase s1 skipped (the current run has no memory samples)"));
+  EXPECT_THAT(
+      Outcomes(stricter),
+      ElementsAre("max-bubble pass", "max-bubble-increase fail", "max-latency fail",
+                  "max-latency-increase fail", "max-memory-increase s0 fail",
+                  "max-memory-increase s1 skipped (the current run has no memory samples)"));
   EXPECT_EQ(stricter.Count(CheckOutcome::kFail), 4);
   EXPECT_FALSE(stricter.Passed());
   EXPECT_EQ(stricter.checks[2].current, 1200.0);
@@ -171,13 +175,16 @@ TEST(GateTest, APipelineGoneFromTheCurrentRunFailsANewOneMeetsAbsoluteLimitsOnly
   thresholds.max_bubble = 0.4;
   thresholds.max_bubble_increase = 0.1;
   const GateResult result = Gate(diff, thresholds);
-  EXPECT_THAT(Outcomes(result),
-              ElementsAre("max-bubble fail (the pipeline is not in the current run)",
-                          "max-bubble-increase fail (the pipeline is not in the current run)",
-                          "max-bubble fail", "max-bubble-increase skipped (the baseline has no bubble)"));
-  EXPECT_THAT(result.notes,
-              ElementsAre("pipeline 0 (A only): ranks 4,5 are in the baseline but not in the current run",
-                          "pipeline 1 (B only): ranks 8,9 are new in the current run (absolute limits only)"));
+  EXPECT_THAT(
+      Outcomes(result),
+      ElementsAre("max-bubble fail (the pipeline is not in the current run)",
+                  "max-bubble-increase fail (the pipeline is not in the current run)",
+                  "max-bubble fail", "max-bubble-increase skipped (the baseline has no bubble)"));
+  EXPECT_THAT(
+      result.notes,
+      ElementsAre(
+          "pipeline 0 (A only): ranks 4,5 are in the baseline but not in the current run",
+          "pipeline 1 (B only): ranks 8,9 are new in the current run (absolute limits only)"));
   EXPECT_EQ(result.checks[0].pipeline, "pipeline 0 (A only)");
 }
 
@@ -209,9 +216,8 @@ TEST(GateTest, EachStagesBubbleAgainstItsBaselineWhenAsked) {
   GateThresholds thresholds;
   thresholds.max_stage_bubble_increase = 0.05;
   diff.pipelines = {pipeline};
-  EXPECT_THAT(Outcomes(Gate(diff, thresholds)),
-              ElementsAre("max-stage-bubble-increase s0 fail",
-                          "max-stage-bubble-increase s1 pass"));
+  EXPECT_THAT(Outcomes(Gate(diff, thresholds)), ElementsAre("max-stage-bubble-increase s0 fail",
+                                                            "max-stage-bubble-increase s1 pass"));
   diff.pipelines = {grown};
   EXPECT_THAT(Outcomes(Gate(diff, thresholds)),
               ElementsAre("max-stage-bubble-increase s0 fail",
@@ -227,10 +233,12 @@ TEST(GateTest, ARelativeLimitOnAZeroBaselineIsSkipped) {
   GateThresholds thresholds;
   thresholds.max_memory_increase = 0.05;
   thresholds.max_memory_bytes = 1050.0;
-  EXPECT_THAT(Outcomes(Gate(diff, thresholds)),
-              ElementsAre("max-memory s0 fail", "max-memory-increase s0 skipped (the baseline is 0: no relative change)",
-                          "max-memory s1 skipped (the current run has no memory samples)",
-                          "max-memory-increase s1 skipped (the current run has no memory samples)"));
+  EXPECT_THAT(
+      Outcomes(Gate(diff, thresholds)),
+      ElementsAre("max-memory s0 fail",
+                  "max-memory-increase s0 skipped (the baseline is 0: no relative change)",
+                  "max-memory s1 skipped (the current run has no memory samples)",
+                  "max-memory-increase s1 skipped (the current run has no memory samples)"));
 }
 
 }  // namespace

@@ -103,7 +103,8 @@ TEST(ReadAnalyzeReportTest, ErrorsNameTheFileAndTheByte) {
             "r.json: byte 49: \"pipelines\" is an object, expected an array");
   EXPECT_EQ(ErrorOf(R"(  {"pipelines": []})"),
             "r.json: byte 2: no \"schema\" member: not a bubblescope analyze report");
-  EXPECT_EQ(ErrorOf(R"({"schema": "bubblescope.analyze/1"})"), "r.json: byte 0: no \"pipelines\" member");
+  EXPECT_EQ(ErrorOf(R"({"schema": "bubblescope.analyze/1"})"),
+            "r.json: byte 0: no \"pipelines\" member");
   EXPECT_EQ(ErrorOf("[1, 2]"), "r.json: byte 0: not a JSON object");
   EXPECT_THAT(ErrorOf(R"({"schema": "bubblescope.analyze/1", "pipelines": []} {})"),
               HasSubstr("r.json: byte 53: more JSON after"));
@@ -144,9 +145,10 @@ TEST(ReadAnalyzeReportTest, MessagesSayWhatIsWrongWhere) {
   const std::string cut = R"({"schema": "bubblescope.analyze/1", "pipelines": [{"ranks": [0, 1)";
   EXPECT_THAT(ErrorOf(cut), Not(HasSubstr("not a JSON object")));
   EXPECT_EQ(ErrorOf(cut), "r.json: byte " + std::to_string(cut.size()) +
-                            ": the document ends early (cut short?)");
-  const std::string control = "{\"schema\": \"bubblescope.analyze/1\", \"x\": \"a\x01b\", "
-                              "\"pipelines\": []}";
+                              ": the document ends early (cut short?)");
+  const std::string control =
+      "{\"schema\": \"bubblescope.analyze/1\", \"x\": \"a\x01b\", "
+      "\"pipelines\": []}";
   EXPECT_EQ(ErrorOf(control),
             "r.json: byte 43: raw control character inside a string (JSON writes it escaped, as "
             "\\u00XX)");
@@ -166,7 +168,8 @@ TEST(ReadAnalyzeReportTest, EveryCutOfAReportIsAnErrorNotACrash) {
   for (size_t length = 0; length < report.size(); ++length) {
     absl::StatusOr<RunFigures> run = ReadAnalyzeReport("r.json", report.substr(0, length));
     ASSERT_FALSE(run.ok()) << length;
-    ASSERT_THAT(std::string(run.status().message()), ::testing::StartsWith("r.json: byte ")) << length;
+    ASSERT_THAT(std::string(run.status().message()), ::testing::StartsWith("r.json: byte "))
+        << length;
   }
 }
 

@@ -67,66 +67,65 @@ TEST(ReportSchemaTest, EveryComparedMemberIsFilledByExactlyOneRow) {
   CountSlots(kPipelineFields, pipeline, &count);
   CountSlots(kLatencyFields, pipeline, &count);
   CountSlots(kRebalanceFields, pipeline, &count);
-  ExpectEachOnce(count,
-                 {&pipeline.ranks, &pipeline.stages, &pipeline.microbatches,
-                  &pipeline.virtual_stages, &pipeline.schedule, &pipeline.bubble_fraction,
-                  &pipeline.theoretical_bubble_fraction, &pipeline.excess_bubble_fraction,
-                  &pipeline.latency_p50_us, &pipeline.latency_p90_us, &pipeline.latency_max_us,
-                  &pipeline.complete_iterations, &pipeline.no_complete_iteration,
-                  &pipeline.whatif_model_problem, &pipeline.rebalance_layers_after},
-                 "pipelines[]");
+  ExpectEachOnce(
+      count,
+      {&pipeline.ranks, &pipeline.stages, &pipeline.microbatches, &pipeline.virtual_stages,
+       &pipeline.schedule, &pipeline.bubble_fraction, &pipeline.theoretical_bubble_fraction,
+       &pipeline.excess_bubble_fraction, &pipeline.latency_p50_us, &pipeline.latency_p90_us,
+       &pipeline.latency_max_us, &pipeline.complete_iterations, &pipeline.no_complete_iteration,
+       &pipeline.whatif_model_problem, &pipeline.rebalance_layers_after},
+      "pipelines[]");
 
   IterationFigures iteration;
   count.clear();
   CountSlots(kIterationFields, iteration, &count);
-  ExpectEachOnce(count,
-                 {&iteration.step, &iteration.complete, &iteration.window_us,
-                  &iteration.bubble_fraction},
-                 "iterations[]");
+  ExpectEachOnce(
+      count,
+      {&iteration.step, &iteration.complete, &iteration.window_us, &iteration.bubble_fraction},
+      "iterations[]");
 
   StageFigures stage;
   count.clear();
   CountSlots(kRankStatFields, stage, &count);
-  ExpectEachOnce(count,
-                 {&stage.rank, &stage.stage, &stage.bubble_fraction, &stage.peak_allocated_bytes,
-                  &stage.peak_reserved_bytes, &stage.forward_us, &stage.backward_us,
-                  &stage.weight_grad_us},
-                 "rank_stats[]");
+  ExpectEachOnce(
+      count,
+      {&stage.rank, &stage.stage, &stage.bubble_fraction, &stage.peak_allocated_bytes,
+       &stage.peak_reserved_bytes, &stage.forward_us, &stage.backward_us, &stage.weight_grad_us},
+      "rank_stats[]");
 
   LinkFigures link;
   count.clear();
   CountSlots(kLinkFields, link, &count);
   ExpectEachOnce(count,
-                 {&link.src, &link.dst, &link.transfer_us_median, &link.gbps_median,
-                  &link.wait_us, &link.slow},
+                 {&link.src, &link.dst, &link.transfer_us_median, &link.gbps_median, &link.wait_us,
+                  &link.slow},
                  "links[]");
 
   FindingFigures finding;
   count.clear();
   CountSlots(kFindingFields, finding, &count);
-  ExpectEachOnce(count,
-                 {&finding.kind, &finding.severity, &finding.message, &finding.ranks,
-                  &finding.cost_us},
-                 "findings[]");
+  ExpectEachOnce(
+      count, {&finding.kind, &finding.severity, &finding.message, &finding.ranks, &finding.cost_us},
+      "findings[]");
 
   whatif::Model model;
   count.clear();
   CountSlots(kWhatIfModelFields, model, &count);
   ExpectEachOnce(count,
                  {&model.schedule, &model.p, &model.m, &model.v, &model.separate_weight_grad,
-                  &model.multi_chunk_zero_bubble, &model.batched_p2p,
-                  &model.measured_iteration_ns, &model.measured_bubble_fraction},
+                  &model.multi_chunk_zero_bubble, &model.batched_p2p, &model.measured_iteration_ns,
+                  &model.measured_bubble_fraction},
                  "whatif_model");
 
   whatif::StageModel model_stage;
   count.clear();
   CountSlots(kWhatIfStageFields, model_stage, &count);
-  ExpectEachOnce(count,
-                 {&model_stage.rank, &model_stage.forward_ns, &model_stage.backward_ns,
-                  &model_stage.weight_grad_ns, &model_stage.recompute_ns,
-                  &model_stage.memory_floor_bytes, &model_stage.memory_peak_bytes,
-                  &model_stage.memory_headroom_bytes, &model_stage.layers},
-                 "whatif_model.stages[]");
+  ExpectEachOnce(
+      count,
+      {&model_stage.rank, &model_stage.forward_ns, &model_stage.backward_ns,
+       &model_stage.weight_grad_ns, &model_stage.recompute_ns, &model_stage.memory_floor_bytes,
+       &model_stage.memory_peak_bytes, &model_stage.memory_headroom_bytes, &model_stage.layers},
+      "whatif_model.stages[]");
 
   whatif::LinkCost model_link;
   count.clear();
@@ -162,10 +161,10 @@ TEST(ReportSchemaTest, APipelineMemberFindsItsOwnRow) {
 // A report of one pipeline with its required members, its what-if model `model` and the members
 // `pipeline_extra` (JSON text).
 std::string ReportWith(const std::string& pipeline_extra, const std::string& model = "null") {
-  return absl::StrCat(
-      R"({"schema": "bubblescope.analyze/1", "pipelines": [{"ranks": [0, 1], )",
-      R"("bubble_fraction": 0.5, "latency_us": {"p50": 1, "p90": 2, "max": 3}, )",
-      R"("whatif_model": )", model, pipeline_extra.empty() ? "" : ", ", pipeline_extra, "}]}");
+  return absl::StrCat(R"({"schema": "bubblescope.analyze/1", "pipelines": [{"ranks": [0, 1], )",
+                      R"("bubble_fraction": 0.5, "latency_us": {"p50": 1, "p90": 2, "max": 3}, )",
+                      R"("whatif_model": )", model, pipeline_extra.empty() ? "" : ", ",
+                      pipeline_extra, "}]}");
 }
 
 std::string ErrorOf(const std::string& json) {
@@ -181,9 +180,9 @@ size_t At(const std::string& json, std::string_view token, std::string_view afte
 TEST(ReportSchemaTest, AWrongTypeIsRefusedNamingTheMemberWhereItStands) {
   struct WrongType {
     std::string json;
-    std::string_view token;   // the value refused
-    std::string_view after;   // where to look for it
-    std::string what;         // the message past "r.json: byte N: "
+    std::string_view token;  // the value refused
+    std::string_view after;  // where to look for it
+    std::string what;        // the message past "r.json: byte N: "
   };
   const std::string model =
       R"({"schedule": "1f1b", "p": 2, "m": 4, "v": 1, "measured_iteration_ns": 100, )"
@@ -200,7 +199,8 @@ TEST(ReportSchemaTest, AWrongTypeIsRefusedNamingTheMemberWhereItStands) {
        "1,", "complete", R"("complete" is a number, expected true or false)"},
       {ReportWith(R"("rank_stats": [{"rank": 0, "bubble_fraction": 0, )"
                   R"("peak_allocated_bytes": "1"}])"),
-       R"("1")", "peak_allocated", R"("peak_allocated_bytes" is a string, expected a number or null)"},
+       R"("1")", "peak_allocated",
+       R"("peak_allocated_bytes" is a string, expected a number or null)"},
       {ReportWith(R"("links": [{"src": 0, "dst": 1, "wait_us": [], "slow": false}])"), "[]",
        "wait_us", R"("wait_us" is an array, expected a number)"},
       {ReportWith(R"("rebalance": {"layers_after": {}})"), "{}", "layers_after",
@@ -227,13 +227,21 @@ struct SampleFigures {
   std::optional<int32_t> stage;
 };
 constexpr Field<Sample, SampleFigures> kSampleRows[] = {
-    {.key = "wait_us", .unit = Unit::kMicroseconds, .required = true, .meaning = "a wait",
+    {.key = "wait_us",
+     .unit = Unit::kMicroseconds,
+     .required = true,
+     .meaning = "a wait",
      .value = [](const Sample& s) { return Value::Micros(s.wait_ns); },
      .slot = [](SampleFigures& f) -> Slot { return &f.wait_us; }},
-    {.key = "share", .unit = Unit::kFraction, .meaning = "a share",
+    {.key = "share",
+     .unit = Unit::kFraction,
+     .meaning = "a share",
      .value = [](const Sample& s) { return Value::Double(s.share); },
      .slot = [](SampleFigures& f) -> Slot { return &f.share; }},
-    {.key = "stage", .unit = Unit::kNumber, .nullable = true, .meaning = "a stage",
+    {.key = "stage",
+     .unit = Unit::kNumber,
+     .nullable = true,
+     .meaning = "a stage",
      .value = [](const Sample& s) { return Value::IntOrNull(s.stage); },
      .slot = [](SampleFigures& f) -> Slot { return &f.stage; }},
 };
@@ -250,8 +258,7 @@ TEST(ReportSchemaTest, ARowIsWrittenAndStoredAsTheReaderReadsIt) {
 
   SampleFigures figures;
   figures.stage = 7;
-  EXPECT_EQ(FillFields(std::span<const Field<Sample, SampleFigures>>(kSampleRows), sample,
-                       figures),
+  EXPECT_EQ(FillFields(std::span<const Field<Sample, SampleFigures>>(kSampleRows), sample, figures),
             std::nullopt);
   EXPECT_EQ(figures.wait_us, 1234.567);  // the double "1234.567" reads as
   EXPECT_EQ(figures.share, 0.1);
@@ -266,7 +273,10 @@ TEST(ReportSchemaTest, ARowIsWrittenAndStoredAsTheReaderReadsIt) {
 TEST(ReportSchemaTest, AStringIsStoredAsTheWriterWritesIt) {
   EXPECT_EQ(AsWritten("stage 2 (rank 2)"), "stage 2 (rank 2)");
   EXPECT_EQ(AsWritten("r\xC3\xA9sum\xC3\xA9"), "r\xC3\xA9sum\xC3\xA9");
-  EXPECT_EQ(AsWritten("a\xFF" "b\xC3"), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD");
+  EXPECT_EQ(AsWritten("a\xFF"
+                      "b\xC3"),
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD");
 }
 
 // The path a reference row names: "pipelines[].ranks" of "| `pipelines[].ranks` | ...".
@@ -304,8 +314,7 @@ TEST(ReportSchemaTest, TheReferenceTableHoldsEveryGeneratedRow) {
       const auto parent = std::find_if(lines.begin(), lines.end(), [&](const std::string& line) {
         return line.starts_with(absl::StrCat("| `", object, "` |"));
       });
-      ASSERT_NE(parent, lines.end()) << "no row for " << object << " to place this after:\n"
-                                     << row;
+      ASSERT_NE(parent, lines.end()) << "no row for " << object << " to place this after:\n" << row;
       auto place = parent + 1;
       while (place != lines.end() && place->starts_with(absl::StrCat("| `", object, "."))) ++place;
       lines.insert(place, row);

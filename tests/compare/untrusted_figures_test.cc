@@ -78,9 +78,9 @@ TEST(NoCompleteIterationTest, TheReportsReasonIsReadAndAZeroCountImpliesOne) {
 // and the latency check are errors, the memory check (which needs no iteration) is judged, and
 // the verdict is undecided rather than a pass.
 TEST(NoCompleteIterationTest, TheGateCallsAFigureItCannotComputeAnError) {
-  const std::string base = Report(absl::StrCat(
-      kFigures, R"(, "rank_stats": [{"rank": 0, "stage": 0, "bubble_fraction": 0.2,)",
-      R"( "peak_allocated_bytes": 1000}])"));
+  const std::string base = Report(
+      absl::StrCat(kFigures, R"(, "rank_stats": [{"rank": 0, "stage": 0, "bubble_fraction": 0.2,)",
+                   R"( "peak_allocated_bytes": 1000}])"));
   const std::string none = Report(
       R"("bubble_fraction": 0, "latency_us": {"p50": 0, "p90": 0, "max": 0},)"
       R"( "complete_iterations": 0, "no_complete_iteration": "rank 1 has no step range",)"
@@ -136,9 +136,9 @@ TEST(MissingFigureTest, AMissingFigureIsAnErrorNamingTheMemberNeverAZero) {
       kFigures, R"(, "iterations": [{"step": 0, "complete": true, "bubble_fraction": 0.2}])"));
   const std::string link_without_wait =
       Report(absl::StrCat(kFigures, R"(, "links": [{"src": 0, "dst": 1}])"));
-  const std::string finding_without_cost = absl::StrCat(
-      Report(kFigures).substr(0, Report(kFigures).size() - 1),
-      R"(, "findings": [{"kind": "comm_wait", "ranks": [0]}]})");
+  const std::string finding_without_cost =
+      absl::StrCat(Report(kFigures).substr(0, Report(kFigures).size() - 1),
+                   R"(, "findings": [{"kind": "comm_wait", "ranks": [0]}]})");
   const std::string why = " (analyze always writes it; a missing figure is never read as 0)";
   auto at = [](const std::string& report, std::string_view object) {
     return absl::StrCat("r.json: byte ", report.find(object), ": ");
@@ -149,12 +149,13 @@ TEST(MissingFigureTest, AMissingFigureIsAnErrorNamingTheMemberNeverAZero) {
             at(empty_latency, "{}") + "pipelines[0].latency_us has no \"p50\"" + why},
            {no_p90, at(no_p90, "{\"p50") + "pipelines[0].latency_us has no \"p90\"" + why},
            {no_latency, at(no_latency, "{\"ranks") + "pipelines[0] has no \"latency_us\"" + why},
-           {no_pipeline_member, at(no_pipeline_member, "{}") + "pipelines[0] has no \"bubble_fraction\"" + why},
+           {no_pipeline_member,
+            at(no_pipeline_member, "{}") + "pipelines[0] has no \"bubble_fraction\"" + why},
            {stage_without_bubble, at(stage_without_bubble, "{\"rank\"") +
-                                      "pipelines[0].rank_stats[0] has no \"bubble_fraction\"" + why},
-           {iteration_without_window,
-            at(iteration_without_window, "{\"step") +
-                "pipelines[0].iterations[0] has no \"window_us\"" + why},
+                                      "pipelines[0].rank_stats[0] has no \"bubble_fraction\"" +
+                                      why},
+           {iteration_without_window, at(iteration_without_window, "{\"step") +
+                                          "pipelines[0].iterations[0] has no \"window_us\"" + why},
            {link_without_wait,
             at(link_without_wait, "{\"src") + "pipelines[0].links[0] has no \"wait_us\"" + why},
            {finding_without_cost,

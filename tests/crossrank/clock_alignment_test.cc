@@ -60,9 +60,9 @@ TEST(ClockAlignmentTest, RecordedClocksStayUnlessTheEvidenceExcludesThem) {
   // gives d <= 4000, 6000 and 1100, so d <= 1100, which allows 0. The receives last 500, 1000
   // and 50 ns (median 500): the 5000 ns spread is far beyond, so the samples disagree: rank 1 is
   // not aligned, and its clock stays as recorded.
-  std::vector<p2p_matching::Transfer> transfers = {
-      Make(0, 1, 1000, 2000, 4500, 5000, true), Make(0, 1, 10000, 11000, 15000, 16000, true),
-      Make(0, 1, 20000, 25000, 21050, 21100, true)};
+  std::vector<p2p_matching::Transfer> transfers = {Make(0, 1, 1000, 2000, 4500, 5000, true),
+                                                   Make(0, 1, 10000, 11000, 15000, 16000, true),
+                                                   Make(0, 1, 20000, 25000, 21050, 21100, true)};
   Result result = Analyze(transfers, Ranks({0, 1}));
   EXPECT_EQ(result.offsets[1].verdict, Verdict::kDisagree);
   EXPECT_FALSE(result.offsets[1].aligned);
@@ -147,8 +147,8 @@ TEST(ClockAlignmentTest, BoundOnOneSideIsNoEstimate) {
 // 150 >= 2 x 50, so with recorded peers it is applied. From guessed peers the same bounds
 // prove nothing: a wrong pairing bounds the wrong clocks.
 TEST(ClockAlignmentTest, BoundsOnBothSidesOnlyFromRecordedPeers) {
-  const std::vector<p2p_matching::Transfer> transfers = {
-      Make(0, 1, 1000, 1010, 850, 900, false), Make(1, 0, 4800, 4810, 4700, 5000, false)};
+  const std::vector<p2p_matching::Transfer> transfers = {Make(0, 1, 1000, 1010, 850, 900, false),
+                                                         Make(1, 0, 4800, 4810, 4700, 5000, false)};
   Result result = Analyze(transfers, Ranks({0, 1}));
   EXPECT_EQ(result.offsets[1].source, Source::kCausalityBounds);
   EXPECT_EQ(result.offsets[1].verdict, Verdict::kApplied);
@@ -214,11 +214,18 @@ TEST(ClockAlignmentTest, AnEstimateThatBreaksCausalityIsRejected) {
   const std::vector<p2p_matching::Transfer> transfers = {
       Make(0, 1, 1'000'000, 2'000'000, 1'900'000, 2'100'000, false),
       Make(1, 0, 5'000'000, 5'100'000, 5'050'000, 5'150'000, false)};
-  const std::vector<collective_matching::MatchedEnds> collectives = {
-      {.a = 0, .b = 1, .a_end = 8'000'000, .b_end = 7'100'000, .b_duration = 2'000'000,
-       .a_duration = 2'000'000},
-      {.a = 0, .b = 1, .a_end = 9'000'000, .b_end = 8'100'000, .b_duration = 2'000'000,
-       .a_duration = 2'000'000}};
+  const std::vector<collective_matching::MatchedEnds> collectives = {{.a = 0,
+                                                                      .b = 1,
+                                                                      .a_end = 8'000'000,
+                                                                      .b_end = 7'100'000,
+                                                                      .b_duration = 2'000'000,
+                                                                      .a_duration = 2'000'000},
+                                                                     {.a = 0,
+                                                                      .b = 1,
+                                                                      .a_end = 9'000'000,
+                                                                      .b_end = 8'100'000,
+                                                                      .b_duration = 2'000'000,
+                                                                      .a_duration = 2'000'000}};
   const Result result = Analyze(transfers, Ranks({0, 1}), collectives);
   const RankOffset& rank1 = result.offsets[1];
   EXPECT_EQ(rank1.source, Source::kCausalityBounds);
@@ -266,7 +273,7 @@ TEST(ClockAlignmentTest, OwnZeroIsTheEarliestTimeNearZero) {
   rank.timelines[0].intervals.push_back(Interval{.start = 59'000'000'000, .end = 59'000'000'001});
   EXPECT_TRUE(StartsAtItsOwnZero(rank));
   rank.timelines[1].intervals.push_back(Interval{.start = 61'000'000'000, .end = 61'000'000'001});
-  EXPECT_TRUE(StartsAtItsOwnZero(rank));  // the earliest decides
+  EXPECT_TRUE(StartsAtItsOwnZero(rank));                         // the earliest decides
   rank.timelines[0].intervals[0].start = 4'456'889'854'831'821;  // 51 days after boot
   EXPECT_FALSE(StartsAtItsOwnZero(rank));  // earliest now 61 s: past the minute
 }
@@ -325,9 +332,9 @@ TEST(ClockAlignmentTest, TighterThanTheTolerance) {
 // transfer whose ends would say +5000 is within one clock and ignored; 1 -> 2 and 3 -> 0 each
 // give a sample of +700 for host b, so ranks 2 and 3 move by 700 together, from 2 samples.
 TEST(ClockAlignmentTest, SameHostIsOneClock) {
-  const std::vector<p2p_matching::Transfer> transfers = {
-      Make(0, 1, 0, 100, 5000, 5100, true), Make(1, 2, 200, 300, 900, 1000, true),
-      Make(3, 0, 2700, 2800, 2000, 2100, true)};
+  const std::vector<p2p_matching::Transfer> transfers = {Make(0, 1, 0, 100, 5000, 5100, true),
+                                                         Make(1, 2, 200, 300, 900, 1000, true),
+                                                         Make(3, 0, 2700, 2800, 2000, 2100, true)};
   Options options = Ranks({0, 1, 2, 3});
   options.hosts = {"a", "a", "b", "b"};
   const Result result = Analyze(transfers, options);

@@ -67,8 +67,8 @@ TEST(CollectiveMatchingTest, KthCollectiveOfAGroupOnEachMember) {
   EXPECT_EQ(Analyze(trace, index, {.ranks = {1, 2}}).size(), 2u);
 
   // The clocks: no transfer at all, so the collectives place ranks 1 and 2.
-  const clock_alignment::Result clocks = clock_alignment::Analyze(
-      {}, clock_alignment::Options{.ranks = {0, 1, 2}}, matches);
+  const clock_alignment::Result clocks =
+      clock_alignment::Analyze({}, clock_alignment::Options{.ranks = {0, 1, 2}}, matches);
   ASSERT_EQ(clocks.offsets.size(), 3u);
   EXPECT_TRUE(clocks.offsets[1].aligned);
   EXPECT_EQ(clocks.offsets[1].offset_ns, 700);
@@ -127,10 +127,10 @@ TEST(CollectiveMatchingTest, TransfersComeFirst) {
   p2p_matching::Transfer transfer;
   transfer.src = 0;
   transfer.dst = 1;
-  transfer.send = p2p_graph::P2pOp{.send = true, .peer = 1, .rendezvous = true, .start = 100,
-                                   .end = 200};
-  transfer.recv = p2p_graph::P2pOp{.send = false, .peer = 0, .rendezvous = true, .start = 150,
-                                   .end = 250};  // d = +50
+  transfer.send =
+      p2p_graph::P2pOp{.send = true, .peer = 1, .rendezvous = true, .start = 100, .end = 200};
+  transfer.recv = p2p_graph::P2pOp{
+      .send = false, .peer = 0, .rendezvous = true, .start = 150, .end = 250};  // d = +50
   // Kernels of 1000 ns: long enough that no end precedes another member's start.
   const std::vector<MatchedEnds> collectives = {
       {.a = 0, .b = 1, .a_end = 1000, .b_end = 1400, .b_duration = 1000, .a_duration = 1000},

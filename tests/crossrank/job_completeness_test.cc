@@ -93,10 +93,13 @@ TEST(JobCompletenessTest, PeersOutsideTheTrace) {
     op.in_optimizer = in_optimizer;
     return op;
   };
-  index.ranks[0].ops = {p2p(CommKind::kSend, 2), p2p(CommKind::kSend, 3),
-                        p2p(CommKind::kRecv, 9), p2p(CommKind::kSend, 3),
+  index.ranks[0].ops = {p2p(CommKind::kSend, 2),
+                        p2p(CommKind::kSend, 3),
+                        p2p(CommKind::kRecv, 9),
+                        p2p(CommKind::kSend, 3),
                         p2p(CommKind::kSend, 5, /*in_optimizer=*/true),
-                        p2p(CommKind::kRecv, -1), p2p(CommKind::kAllReduce, 7)};
+                        p2p(CommKind::kRecv, -1),
+                        p2p(CommKind::kAllReduce, 7)};
   EXPECT_THAT(PeersOutsideTrace(trace, index, {1, 2}), ElementsAre(3, 9));
   EXPECT_THAT(PeersOutsideTrace(trace, index, {2}), IsEmpty());
 }

@@ -23,7 +23,9 @@ TEST(LinkStatsTest, TransferTimeStartsAtTheLaterPost) {
                                                    Make(0, 1, 1000, 1100, 1400, 2100, true)};
   std::vector<clock_alignment::RankOffset> offsets = {
       {.rank = 0, .verdict = clock_alignment::Verdict::kSameClock, .aligned = true},
-      {.rank = 1, .verdict = clock_alignment::Verdict::kApplied, .aligned = true,
+      {.rank = 1,
+       .verdict = clock_alignment::Verdict::kApplied,
+       .aligned = true,
        .offset_ns = 1000}};
   std::vector<link_stats::Link> links =
       link_stats::Analyze(transfers, clock_alignment::AsClockOffsets(offsets));
@@ -43,8 +45,8 @@ TEST(LinkStatsTest, TransferTimeStartsAtTheLaterPost) {
 // is exactly a tenth: both judged. Two ranks on one clock node agree exactly, whatever either's
 // error against the reference.
 TEST(LinkStatsTest, JudgedOnlyWhereTheClocksAllow) {
-  const std::vector<p2p_matching::Transfer> transfers = {
-      Make(0, 1, 0, 1000, 0, 1000, true), Make(0, 1, 5000, 6000, 5000, 6000, true)};
+  const std::vector<p2p_matching::Transfer> transfers = {Make(0, 1, 0, 1000, 0, 1000, true),
+                                                         Make(0, 1, 5000, 6000, 5000, 6000, true)};
   const ClockOffsets clocks;
   std::vector<link_stats::Link> links =
       link_stats::Analyze(transfers, clocks, {{0, 0, 0}, {1, 1, 150}});
@@ -101,8 +103,13 @@ p2p_graph::RankOps OpsOf(int32_t rank, std::vector<p2p_graph::P2pOp> ops) {
 }
 
 p2p_graph::P2pOp Op(bool send, int32_t peer, TimeNs start, TimeNs end, int64_t batch = -1) {
-  return p2p_graph::P2pOp{.send = send, .peer = peer, .bytes = 1000, .rendezvous = true,
-                          .batch = batch, .start = start, .end = end};
+  return p2p_graph::P2pOp{.send = send,
+                          .peer = peer,
+                          .bytes = 1000,
+                          .rendezvous = true,
+                          .batch = batch,
+                          .start = start,
+                          .end = end};
 }
 
 // Megatron's interleaved batches: rank 1's batch [100, 1000] receives X from rank 0 and sends Z
@@ -113,13 +120,13 @@ p2p_graph::P2pOp Op(bool send, int32_t peer, TimeNs start, TimeNs end, int64_t b
 // by W alone: posts at 2000 and 2100, end 2600, 500 ns, 1000 B * 8 / 500 = 16 Gbit/s.
 TEST(LinkStatsTest, BatchesWithTwoPeersTimeNoTransfer) {
   p2p_graph::Result graph;
-  graph.ranks = {OpsOf(0, {Op(true, 1, 100, 400), Op(true, 1, 2000, 2600, 5),
-                           Op(false, 1, 2000, 2600, 5)}),
-                 OpsOf(1, {Op(false, 0, 100, 1000, 3), Op(true, 2, 100, 1000, 3),
-                           Op(false, 0, 2100, 2600, 8), Op(true, 0, 2100, 2600, 8)}),
-                 OpsOf(2, {Op(false, 1, 200, 1000)})};
+  graph.ranks = {
+      OpsOf(0, {Op(true, 1, 100, 400), Op(true, 1, 2000, 2600, 5), Op(false, 1, 2000, 2600, 5)}),
+      OpsOf(1, {Op(false, 0, 100, 1000, 3), Op(true, 2, 100, 1000, 3), Op(false, 0, 2100, 2600, 8),
+                Op(true, 0, 2100, 2600, 8)}),
+      OpsOf(2, {Op(false, 1, 200, 1000)})};
   const p2p_matching::Result matching = p2p_matching::Analyze(graph, {});
-  ASSERT_EQ(matching.transfers.size(), 4u);  // 0->1 X and W, 1->0 Y, 1->2 Z
+  ASSERT_EQ(matching.transfers.size(), 4u);   // 0->1 X and W, 1->0 Y, 1->2 Z
   EXPECT_FALSE(matching.transfers[0].timed);  // X
   EXPECT_TRUE(matching.transfers[1].timed);   // W
   EXPECT_TRUE(matching.transfers[2].timed);   // Y

@@ -59,13 +59,24 @@ TEST(PlausibilityTest, ClocksUncertainByMoreThanAMicrobatch) {
   using clock_alignment::Verdict;
   std::vector<clock_alignment::RankOffset> offsets = {
       {.rank = 0, .source = Source::kReference, .verdict = Verdict::kSameClock, .aligned = true},
-      {.rank = 1, .source = Source::kRendezvous, .verdict = Verdict::kApplied, .aligned = true,
-       .offset_ns = 500, .estimate_ns = 500, .uncertainty_ns = 3'000'000},  // = 3 ms
-      {.rank = 5, .source = Source::kRendezvous, .verdict = Verdict::kApplied, .aligned = true,
+      {.rank = 1,
+       .source = Source::kRendezvous,
+       .verdict = Verdict::kApplied,
+       .aligned = true,
+       .offset_ns = 500,
+       .estimate_ns = 500,
+       .uncertainty_ns = 3'000'000},  // = 3 ms
+      {.rank = 5,
+       .source = Source::kRendezvous,
+       .verdict = Verdict::kApplied,
+       .aligned = true,
        .uncertainty_ns = 3'000'001},
       // Left as recorded with an estimate of 2 ms +/- 0.5: its clock may be 2.5 ms off.
-      {.rank = 4, .source = Source::kRendezvous, .verdict = Verdict::kHeldBack,
-       .estimate_ns = -2'000'000, .uncertainty_ns = 500'000},
+      {.rank = 4,
+       .source = Source::kRendezvous,
+       .verdict = Verdict::kHeldBack,
+       .estimate_ns = -2'000'000,
+       .uncertainty_ns = 500'000},
       // Nothing reaches it: its clock may be off by anything.
       {.rank = 3, .verdict = Verdict::kNoEvidence}};
   Result result = Analyze({}, offsets, &shape);
@@ -78,10 +89,9 @@ TEST(PlausibilityTest, ClocksUncertainByMoreThanAMicrobatch) {
 
 // An implausible link is never slow and never the reference others are slow against.
 TEST(PlausibilityTest, ImplausibleLinksAreNeitherSlowNorReference) {
-  std::vector<link_stats::Link> links = {LinkAt(0, 1, 100.0), LinkAt(1, 2, 100.0),
-                                         LinkAt(2, 3, 100.0), LinkAt(3, 4, 40'000.0),
-                                         LinkAt(4, 5, 40'000.0), LinkAt(5, 6, 40'000.0),
-                                         LinkAt(6, 7, 40'000.0)};
+  std::vector<link_stats::Link> links = {
+      LinkAt(0, 1, 100.0),    LinkAt(1, 2, 100.0),    LinkAt(2, 3, 100.0),   LinkAt(3, 4, 40'000.0),
+      LinkAt(4, 5, 40'000.0), LinkAt(5, 6, 40'000.0), LinkAt(6, 7, 40'000.0)};
   link_stats::MarkSlowLinks({&links}, link_stats::SlowOptions{});
   for (const link_stats::Link& link : links) {
     EXPECT_FALSE(link.slow) << link.src;  // the reference is 100 Gbit/s, from the real three

@@ -80,7 +80,8 @@ void ExpectWholeJobsReports(bool peers_recorded, size_t parts, int jobs = 1) {
   options.jobs = jobs;
   std::vector<std::string> told;  // "stage done/total"
   options.progress = [&told](const job::Progress& progress) {
-    told.push_back(absl::StrCat(std::string(progress.stage), " ", progress.done, "/", progress.total));
+    told.push_back(
+        absl::StrCat(std::string(progress.stage), " ", progress.done, "/", progress.total));
   };
   absl::StatusOr<job::Result> in_parts =
       AnalyzeInParts(spread.headers, spread.origins, spread.facts, fetch, options);
@@ -126,11 +127,12 @@ TEST(DistributedAnalysisTest, WithoutRecordedPeersTheJobIsFetchedWhole) {
 TEST(DistributedAnalysisTest, AFailedFetchIsTheError) {
   const Spread spread = SpreadOver2(DataParallelJob(2, true));
   const absl::Status status =
-      AnalyzeInParts(spread.headers, spread.origins, spread.facts,
-                     [](const std::vector<RankOrigin>&) -> absl::StatusOr<std::vector<std::string>> {
-                       return absl::InternalError("no process sent rank 0 of file 4");
-                     },
-                     job::Options{})
+      AnalyzeInParts(
+          spread.headers, spread.origins, spread.facts,
+          [](const std::vector<RankOrigin>&) -> absl::StatusOr<std::vector<std::string>> {
+            return absl::InternalError("no process sent rank 0 of file 4");
+          },
+          job::Options{})
           .status();
   EXPECT_EQ(status, absl::InternalError("no process sent rank 0 of file 4"));
 }

@@ -25,8 +25,7 @@ const std::string& SampleJob() {
 }
 
 // Every process's share read in this one; `held` gets what each process keeps.
-absl::StatusOr<AssembledJob> LoadOverProcesses(const std::vector<std::string>& paths,
-                                               int processes,
+absl::StatusOr<AssembledJob> LoadOverProcesses(const std::vector<std::string>& paths, int processes,
                                                std::vector<HeldDigests>* held = nullptr) {
   LoadOptions options;
   options.jobs = 2;
@@ -114,8 +113,7 @@ TEST(DistributedLoadTest, AProcessThatListedOtherFilesIsRefused) {
   ASSERT_TRUE(list.ok());
   TraceFileList fewer = *list;
   fewer.files.pop_back();
-  std::vector<std::string> bundles = {BundleOf(list, 0, 3, options),
-                                      BundleOf(list, 1, 3, options),
+  std::vector<std::string> bundles = {BundleOf(list, 0, 3, options), BundleOf(list, 1, 3, options),
                                       BundleOf(fewer, 2, 3, options)};
   const absl::Status status = AssembleShares(*list, std::move(bundles), options).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);

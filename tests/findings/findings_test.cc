@@ -61,8 +61,7 @@ const pipeline::IdealBubble* Ideal(const schedule_inference::Result& shape) {
 Result AnalyzeAsJob(const bubble::Result& bubble, const schedule_inference::Result& shape,
                     const Options& options, const ImbalanceEffect* effect = nullptr) {
   const pipeline::IdealBubble* ideal = Ideal(shape);
-  return Analyze(bubble, &shape, ideal, bubble.bubble_fraction - ideal->fraction, options,
-                 effect);
+  return Analyze(bubble, &shape, ideal, bubble.bubble_fraction - ideal->fraction, options, effect);
 }
 
 TEST(FindingsTest, PipelineDepthCostsTheoreticalShareOfCapacity) {
@@ -81,8 +80,9 @@ TEST(FindingsTest, PipelineDepthCostsTheoreticalShareOfCapacity) {
 TEST(FindingsTest, ExcessBubbleNeedsMoreThanTwoPoints) {
   schedule_inference::Result shape = Shape(4, 1, 8);
   double theoretical = 3.0 / 11.0;
-  EXPECT_TRUE(OfKind(AnalyzeAsJob(FourRanks(theoretical + 0.019), shape, Options{}), Kind::kExcessBubble)
-                  .empty());
+  EXPECT_TRUE(
+      OfKind(AnalyzeAsJob(FourRanks(theoretical + 0.019), shape, Options{}), Kind::kExcessBubble)
+          .empty());
   Result result = AnalyzeAsJob(FourRanks(theoretical + 0.021), shape, Options{});
   std::vector<const Finding*> excess = OfKind(result, Kind::kExcessBubble);
   ASSERT_EQ(excess.size(), 1u);
@@ -103,7 +103,8 @@ TEST(FindingsTest, StageImbalanceFromTenPercent) {
   shape.slowest_rank = 6;
   shape.slowest_excess_ns = 400'000.0;  // mean over stages 4 ms
   shape.slowest_excess_percent = 9.99;
-  EXPECT_TRUE(OfKind(AnalyzeAsJob(FourRanks(0.3), shape, Options{}), Kind::kStageImbalance).empty());
+  EXPECT_TRUE(
+      OfKind(AnalyzeAsJob(FourRanks(0.3), shape, Options{}), Kind::kStageImbalance).empty());
 
   shape.slowest_excess_percent = 10.0;
   Result result = AnalyzeAsJob(FourRanks(0.3), shape, Options{});
@@ -183,13 +184,11 @@ TEST(FindingsTest, StageImbalanceClaimsOnlyWhatTheModelPredicts) {
   // At the mean the iteration is no shorter (the other stages do not wait for it): no finding,
   // rather than one saying that moving layers off it would shorten every iteration.
   effect.iteration_at_mean_ns = effect.iteration_ns;
-  EXPECT_TRUE(
-      OfKind(AnalyzeAsJob(FourRanks(0.3), shape, Options{}, &effect), Kind::kStageImbalance)
-          .empty());
+  EXPECT_TRUE(OfKind(AnalyzeAsJob(FourRanks(0.3), shape, Options{}, &effect), Kind::kStageImbalance)
+                  .empty());
   effect.iteration_at_mean_ns = effect.iteration_ns + 1'000'000;
-  EXPECT_TRUE(
-      OfKind(AnalyzeAsJob(FourRanks(0.3), shape, Options{}, &effect), Kind::kStageImbalance)
-          .empty());
+  EXPECT_TRUE(OfKind(AnalyzeAsJob(FourRanks(0.3), shape, Options{}, &effect), Kind::kStageImbalance)
+                  .empty());
 }
 
 TEST(FindingsTest, CommWaitAndHostBoundAboveFivePercentOfWindow) {
@@ -246,10 +245,9 @@ TEST(FindingsTest, SortedByCostDescending) {
   Result result = AnalyzeAsJob(bubble, shape, Options{});
   ASSERT_EQ(result.findings.size(), 4u);
   EXPECT_EQ(result.findings[0].kind, Kind::kCommWait);
-  EXPECT_TRUE(std::is_sorted(result.findings.begin(), result.findings.end(),
-                             [](const Finding& a, const Finding& b) {
-                               return a.cost_ns > b.cost_ns;
-                             }));
+  EXPECT_TRUE(
+      std::is_sorted(result.findings.begin(), result.findings.end(),
+                     [](const Finding& a, const Finding& b) { return a.cost_ns > b.cost_ns; }));
 }
 
 }  // namespace

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "findings/torch_cpu_run.h"
 #include "gtest/gtest.h"
 #include "job/job.h"
-#include "findings/torch_cpu_run.h"
 
 namespace bubblescope::root_causes {
 namespace {
@@ -54,9 +54,9 @@ TEST(RecomputeRealTest, CheckpointedRunsRecomputeAboutOneForwardPerBackward) {
 }
 
 TEST(RecomputeRealTest, RunsWithoutCheckpointingRecomputeNothing) {
-  for (const std::string run : {"gpipe_p2_m4", "1f1b_p4_m8", "1f1b_p4_m8_heavy2",
-                                "interleaved_p2_v2_m4", "zb_p2_v2_m4", "zbv_p2_v2_m4",
-                                "dualpipev_p2_v2_m8", "gpipe_eval_p2_m4"}) {
+  for (const std::string run :
+       {"gpipe_p2_m4", "1f1b_p4_m8", "1f1b_p4_m8_heavy2", "interleaved_p2_v2_m4", "zb_p2_v2_m4",
+        "zbv_p2_v2_m4", "dualpipev_p2_v2_m8", "gpipe_eval_p2_m4"}) {
     SCOPED_TRACE(run);
     EXPECT_EQ(RecomputeFinding(Analyse(run)), nullptr);
   }

@@ -123,8 +123,8 @@ TEST(RootCausesTest, ScheduleDepthSavingIsTheBestShallowerConfiguration) {
   healthy.activation_bytes = 0;
   sim::Config zero_bubble = healthy;
   zero_bubble.schedule = sim::Schedule::kZeroBubbleH1;
-  zero_bubble.costs.assign(4, sim::StageCost{.forward = 1'000'000, .backward = 1'000'000,
-                                             .weight_grad = 1'000'000});
+  zero_bubble.costs.assign(
+      4, sim::StageCost{.forward = 1'000'000, .backward = 1'000'000, .weight_grad = 1'000'000});
   const job::Pipeline pipeline = Analyse(healthy);
   ExpectPartition(pipeline);
   ASSERT_EQ(pipeline.causes.causes.size(), 1u);
@@ -241,9 +241,9 @@ TEST(RootCausesTest, ModelHostGapsAndTheRestAddUpToTheMeasuredIteration) {
               0.02 * static_cast<double>(Iteration(with_optimizer)));
   EXPECT_EQ(rest->iteration_before_ns, pipeline.bubble.latency.p50);
   EXPECT_EQ(rest->iteration_after_ns, host->iteration_before_ns);
-  EXPECT_EQ(*host->saving_per_iteration_ns + *rest->saving_per_iteration_ns +
-                host->iteration_after_ns,
-            pipeline.bubble.latency.p50);
+  EXPECT_EQ(
+      *host->saving_per_iteration_ns + *rest->saving_per_iteration_ns + host->iteration_after_ns,
+      pipeline.bubble.latency.p50);
 }
 
 TEST(RootCausesTest, HostBoundOnCpuRanksNamesTheModelThread) {

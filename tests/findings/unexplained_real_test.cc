@@ -6,9 +6,9 @@
 // time it costs, and on these CPU ranks it speaks of the model thread, not a device.
 #include <string>
 
+#include "findings/torch_cpu_run.h"
 #include "gtest/gtest.h"
 #include "job/job.h"
-#include "findings/torch_cpu_run.h"
 
 namespace bubblescope::root_causes {
 namespace {
@@ -23,8 +23,8 @@ const RootCause* Find(const job::Pipeline& pipeline, Cause kind) {
 }
 
 TEST(UnexplainedRealTest, CausesAccountForTheMeasuredIteration) {
-  for (const std::string run : {"gpipe_p2_m4", "1f1b_p4_m8", "1f1b_p4_m8_heavy2",
-                                "interleaved_p2_v2_m4", "zbv_p2_v2_m4"}) {
+  for (const std::string run :
+       {"gpipe_p2_m4", "1f1b_p4_m8", "1f1b_p4_m8_heavy2", "interleaved_p2_v2_m4", "zbv_p2_v2_m4"}) {
     SCOPED_TRACE(run);
     const job::Pipeline pipeline = Analyse(run);
     ASSERT_TRUE(pipeline.model.has_value()) << pipeline.model_problem;

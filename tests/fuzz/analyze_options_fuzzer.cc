@@ -121,9 +121,9 @@ std::vector<size_t> DeclareLayers(fuzz::FuzzInput& input, Base& base) {
     if (choice == 7) names = {base.layer_names[r][1], base.layer_names[r][2]};
     std::vector<Annotation>& annotations = base.trace.ranks[r].annotations;
     for (NameId name : names) {
-      annotations.insert(annotations.begin(), Annotation{.start = base.earliest[r],
-                                                         .end = base.earliest[r],
-                                                         .name = name});
+      annotations.insert(
+          annotations.begin(),
+          Annotation{.start = base.earliest[r], .end = base.earliest[r], .name = name});
     }
     added.push_back(names.size());
   }

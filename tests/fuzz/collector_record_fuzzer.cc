@@ -51,12 +51,16 @@ using collector::testing::RecordSize;
 constexpr uint64_t kEpochNs = 1'700'000'000'000'000'000;
 constexpr uint64_t kPlausibleSpan = uint64_t{1} << 40;
 
-constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_MEMORY2,
-    CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_MARKER_DATA,
-    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
-    CUPTI_ACTIVITY_KIND_DEVICE,            CUPTI_ACTIVITY_KIND_OVERHEAD};  // last: not sizable
+constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                         CUPTI_ACTIVITY_KIND_MEMCPY,
+                                         CUPTI_ACTIVITY_KIND_MEMSET,
+                                         CUPTI_ACTIVITY_KIND_MEMORY2,
+                                         CUPTI_ACTIVITY_KIND_MARKER,
+                                         CUPTI_ACTIVITY_KIND_MARKER_DATA,
+                                         CUPTI_ACTIVITY_KIND_RUNTIME,
+                                         CUPTI_ACTIVITY_KIND_DRIVER,
+                                         CUPTI_ACTIVITY_KIND_DEVICE,
+                                         CUPTI_ACTIVITY_KIND_OVERHEAD};  // last: not sizable
 
 struct Choices {
   bool plausible = true;

@@ -40,7 +40,8 @@ constexpr std::string_view kConfig = "gate.conf";
 
 void CheckSelfDiff(const compare::RunFigures& run) {
   const compare::DiffResult diff = compare::Diff(run, run);
-  if (diff.pipelines.size() != run.pipelines.size()) fuzz::Fail("a run paired with itself lost a pipeline");
+  if (diff.pipelines.size() != run.pipelines.size())
+    fuzz::Fail("a run paired with itself lost a pipeline");
   for (const compare::PipelineDiff& pipeline : diff.pipelines) {
     if (!pipeline.shape_changes.empty()) fuzz::Fail("a run compared with itself changed shape");
     for (const compare::Change* change :
@@ -60,7 +61,8 @@ void CheckSelfDiff(const compare::RunFigures& run) {
   thresholds.max_bubble = 0.5;
   const compare::GateResult gate = compare::Gate(diff, thresholds);
   for (const compare::Check& check : gate.checks) {
-    if (check.kind != compare::CheckKind::kMaxBubble && check.outcome == compare::CheckOutcome::kFail) {
+    if (check.kind != compare::CheckKind::kMaxBubble &&
+        check.outcome == compare::CheckOutcome::kFail) {
       fuzz::Fail("a run gated against itself failed an increase limit of 0");
     }
   }
@@ -79,7 +81,8 @@ void CheckSelfDiff(const compare::RunFigures& run) {
   fuzz::RequireOk(json.status(), "the diff's JSON report");
   simdjson::dom::parser parser;
   simdjson::dom::element document;
-  if (parser.parse(*json).get(document) != simdjson::SUCCESS) fuzz::Fail("the diff's JSON is not JSON");
+  if (parser.parse(*json).get(document) != simdjson::SUCCESS)
+    fuzz::Fail("the diff's JSON is not JSON");
   if (DiffText(diff).empty() || GateText(gate).empty() || GateMarkdown(gate).empty() ||
       GateJunit(gate).empty()) {
     fuzz::Fail("an empty diff or gate report");

@@ -225,8 +225,8 @@ void CheckOverlayRoundTrip(const bubblescope::Trace& trace, const fs::path& root
   absl::StatusOr<std::string> merged = perfetto::RenderOverlay(trace, *original, &counts);
   if (!merged.ok()) {
     if (!absl::StrContains(merged.status().message(), std::string(dir))) {
-      Fail(absl::StrCat("an overlay error naming no path of the job: ",
-                        merged.status().ToString()));
+      Fail(
+          absl::StrCat("an overlay error naming no path of the job: ", merged.status().ToString()));
     }
     return;
   }

@@ -133,13 +133,16 @@ void CheckRank(const Rank& rank) {
     if (annotation.end < annotation.start) Fail("an annotation ends before it starts");
     if (!ValidName(rank, annotation.name)) Fail("an annotation's name id is out of range");
   }
-  CheckSorted(rank.annotations, [](const Annotation& a) { return a.start; }, "annotations");
+  CheckSorted(
+      rank.annotations, [](const Annotation& a) { return a.start; }, "annotations");
   for (const ProfilerStep& step : rank.steps) {
     CheckTime(step.end, "a profiler step ends");
     if (step.end < step.start) Fail("a profiler step ends before it starts");
   }
-  CheckSorted(rank.steps, [](const ProfilerStep& s) { return s.start; }, "profiler steps");
-  CheckSorted(rank.memory, [](const MemorySample& m) { return m.time; }, "memory samples");
+  CheckSorted(
+      rank.steps, [](const ProfilerStep& s) { return s.start; }, "profiler steps");
+  CheckSorted(
+      rank.memory, [](const MemorySample& m) { return m.time; }, "memory samples");
 }
 
 absl::StatusOr<Rank> ReadRank(KinetoReader& reader, std::string_view file, std::string_view bytes,

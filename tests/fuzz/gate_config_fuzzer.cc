@@ -95,8 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fuzz::Fail("an error check without its reason");
     }
   }
-  if (result.Passed() &&
-      (result.Undecided() || result.Count(compare::CheckOutcome::kFail) > 0)) {
+  if (result.Passed() && (result.Undecided() || result.Count(compare::CheckOutcome::kFail) > 0)) {
     fuzz::Fail("a gate that passed with a failed or undecided check");
   }
   if (GateText(result).empty() || GateMarkdown(result).empty() || GateJunit(result).empty()) {

@@ -102,7 +102,8 @@ void PredictWhatIf(const compare::RunFigures& run) {
       entry.result = pipeline.model.status();
     } else if (int64_t{pipeline.model->p} * pipeline.model->m * pipeline.model->v <= 4096) {
       entry.result = whatif::Analyze(
-          *pipeline.model, whatif::DefaultCandidates(*pipeline.model, pipeline.rebalance_layers_after));
+          *pipeline.model,
+          whatif::DefaultCandidates(*pipeline.model, pipeline.rebalance_layers_after));
     }
     pipelines.push_back(std::move(entry));
   }

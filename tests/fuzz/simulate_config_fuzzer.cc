@@ -107,9 +107,9 @@ sim::SimulateOptions ParseLines(std::string_view text) {
 int64_t Ops(const sim::Config& config) {
   int64_t ops = 1;
   // Every replica (ModelParallel) is a copy of the pipeline's ranks, each with its ring steps.
-  for (int64_t factor : {config.stages, config.microbatches, config.virtual_stages,
-                         config.iterations, config.kernels_per_op, config.parallel.replicas(),
-                         config.parallel.context + 1}) {
+  for (int64_t factor :
+       {config.stages, config.microbatches, config.virtual_stages, config.iterations,
+        config.kernels_per_op, config.parallel.replicas(), config.parallel.context + 1}) {
     ops = SaturatingMul(ops, factor);
   }
   return ops;
@@ -190,9 +190,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   CheckTruth(settings->config, simulation->truth);
-  if (simulation->trace.ranks.size() != static_cast<size_t>(settings->config.stages) *
-                                            static_cast<size_t>(
-                                                settings->config.parallel.replicas())) {
+  if (simulation->trace.ranks.size() !=
+      static_cast<size_t>(settings->config.stages) *
+          static_cast<size_t>(settings->config.parallel.replicas())) {
     fuzz::Fail("a simulated job without one rank per stage and replica");
   }
   Trace read;

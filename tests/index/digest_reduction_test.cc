@@ -44,12 +44,11 @@ Rank GpuRank() {
           Named(r, Op(testing::kCpu, 400, 500), "autograd::engine::evaluate_function: MmBackward0"),
           Named(r, Op(testing::kCpu, 410, 420), "aten::mm"),
           Named(r, Op(testing::kRuntime, 600, 610), "cudaGetDevice")}));
-  rank.comms.push_back(CommInfo{1024, 2, 2, kNoIndex, rank.names.Intern("send"), kNoName,
-                                CommKind::kSend});
+  rank.comms.push_back(
+      CommInfo{1024, 2, 2, kNoIndex, rank.names.Intern("send"), kNoName, CommKind::kSend});
   Interval send = Named(r, Op(testing::kComm, 240, 900, 14), "ncclDevKernel_SendRecv");
   send.comm = 0;
-  rank.timelines.push_back(
-      Stream(3, {Named(r, Op(testing::kCompute, 25, 80, 11), "gemm"), send}));
+  rank.timelines.push_back(Stream(3, {Named(r, Op(testing::kCompute, 25, 80, 11), "gemm"), send}));
   rank.annotations.push_back(testing::CpuRange(r, "ProfilerStep#1", 0, 1000));
   return rank;
 }
@@ -84,14 +83,13 @@ TEST(DigestReductionTest, GpuRankKeepsLaunchesScopesAndBackwardNodes) {
 TEST(DigestReductionTest, CpuRankKeepsTopLevelAndCommunication) {
   Rank rank;
   Rank* r = &rank;
-  rank.timelines.push_back(Thread(
-      1, {Named(r, Op(testing::kCpu, 0, 100), "forward"),
-          Named(r, Op(testing::kCpu, 10, 50), "aten::linear"),
-          Named(r, Op(testing::kCpu, 12, 40), "aten::addmm"),
-          Named(r, Op(testing::kCpuComm, 60, 90), "c10d::send"),
-          Named(r, Op(testing::kRuntime, 95, 96), "something"),
-          Named(r, Op(testing::kCpu, 200, 300), "backward"),
-          Named(r, Op(testing::kCpu, 210, 220), "aten::mul")}));
+  rank.timelines.push_back(Thread(1, {Named(r, Op(testing::kCpu, 0, 100), "forward"),
+                                      Named(r, Op(testing::kCpu, 10, 50), "aten::linear"),
+                                      Named(r, Op(testing::kCpu, 12, 40), "aten::addmm"),
+                                      Named(r, Op(testing::kCpuComm, 60, 90), "c10d::send"),
+                                      Named(r, Op(testing::kRuntime, 95, 96), "something"),
+                                      Named(r, Op(testing::kCpu, 200, 300), "backward"),
+                                      Named(r, Op(testing::kCpu, 210, 220), "aten::mul")}));
   const Reduction reduction = ReduceForDigest(rank);
   ASSERT_TRUE(reduction.reduced);
   // aten::linear is a forward operator recompute regions look at; aten::addmm and aten::mul
@@ -105,11 +103,11 @@ TEST(DigestReductionTest, CpuRankKeepsTopLevelAndCommunication) {
 TEST(DigestReductionTest, OverlappingOpsKeepTheirThreadWhole) {
   Rank rank;
   Rank* r = &rank;
-  rank.timelines.push_back(Thread(
-      1, {Named(r, Op(testing::kCpu, 0, 10), "top"),
-          Named(r, Op(testing::kCpu, 1, 10), "autograd::engine::evaluate_function: X"),
-          Named(r, Op(testing::kCpu, 5, 15), "aten::view"),
-          Named(r, Op(testing::kCpu, 12, 13), "aten::linear")}));
+  rank.timelines.push_back(
+      Thread(1, {Named(r, Op(testing::kCpu, 0, 10), "top"),
+                 Named(r, Op(testing::kCpu, 1, 10), "autograd::engine::evaluate_function: X"),
+                 Named(r, Op(testing::kCpu, 5, 15), "aten::view"),
+                 Named(r, Op(testing::kCpu, 12, 13), "aten::linear")}));
   rank.timelines.push_back(Stream(3, {Op(testing::kCompute, 0, 1)}));
   const Reduction reduction = ReduceForDigest(rank);
   ASSERT_TRUE(reduction.reduced);

@@ -3,14 +3,13 @@
 // role the creating code gives that group.
 #include "index/group_roles.h"
 
-#include "index/rank_index.h"
-
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "index/rank_index.h"
 
 namespace bubblescope::index {
 namespace {

@@ -154,23 +154,23 @@ TEST(RankIndexTest, PhaseHintsAndOptimizerWork) {
   Rank rank;
   Interval autograd = Op(kCpu, 100, 200);
   autograd.name = rank.names.Intern("autograd::engine::evaluate_function: AddmmBackward0");
-  rank.timelines.push_back(Thread(1, {Op(kRuntime, 10, 12, 1), autograd, Op(kRuntime, 150, 152, 2),
-                                      Op(kRuntime, 300, 302, 3), Op(kRuntime, 400, 402, 4),
-                                      Op(kRuntime, 500, 502, 5)}));
+  rank.timelines.push_back(
+      Thread(1, {Op(kRuntime, 10, 12, 1), autograd, Op(kRuntime, 150, 152, 2),
+                 Op(kRuntime, 300, 302, 3), Op(kRuntime, 400, 402, 4), Op(kRuntime, 500, 502, 5)}));
   rank.annotations.push_back(CpuRange(&rank, "Optimizer.step#Adam.step", 450, 550));
   auto kernel = [&rank](std::string_view name, TimeNs start, int64_t correlation) {
     Interval interval = Op(kCompute, start, start + 10, correlation);
     interval.name = rank.names.Intern(name);
     return interval;
   };
-  rank.timelines.push_back(Stream(7, {kernel("gemm", 20, 1), kernel("gemm", 160, 2),
-                                      kernel("dgrad_bwd_kernel", 310, 3),
-                                      kernel("wgrad_gemm", 410, 4), kernel("adam", 510, 5)}));
+  rank.timelines.push_back(
+      Stream(7, {kernel("gemm", 20, 1), kernel("gemm", 160, 2), kernel("dgrad_bwd_kernel", 310, 3),
+                 kernel("wgrad_gemm", 410, 4), kernel("adam", 510, 5)}));
   const RankIndex index = BuildRank(rank);
   ASSERT_EQ(index.ops.size(), 5u);
   EXPECT_EQ(index.ops[0].hint, PhaseHint::kNone);
-  EXPECT_EQ(index.ops[1].hint, PhaseHint::kBackward);  // launched inside the autograd op
-  EXPECT_EQ(index.ops[2].hint, PhaseHint::kBackward);  // "bwd"
+  EXPECT_EQ(index.ops[1].hint, PhaseHint::kBackward);    // launched inside the autograd op
+  EXPECT_EQ(index.ops[2].hint, PhaseHint::kBackward);    // "bwd"
   EXPECT_EQ(index.ops[3].hint, PhaseHint::kWeightGrad);  // "wgrad"
   EXPECT_FALSE(index.ops[3].in_optimizer);
   EXPECT_TRUE(index.ops[4].in_optimizer);  // launched at 500, inside [450, 550)
@@ -181,8 +181,8 @@ TEST(RankIndexTest, PhaseHintsAndOptimizerWork) {
 // kernel keeps no hint; a rank launching from one thread gets none from this.
 TEST(RankIndexTest, ComputeFromASecondLaunchThreadIsBackward) {
   Rank rank;
-  rank.timelines.push_back(Thread(1, {Op(kRuntime, 10, 12, 1), Op(kRuntime, 40, 42, 3),
-                                      Op(kRuntime, 500, 502, 5)}));
+  rank.timelines.push_back(
+      Thread(1, {Op(kRuntime, 10, 12, 1), Op(kRuntime, 40, 42, 3), Op(kRuntime, 500, 502, 5)}));
   rank.timelines.push_back(Thread(2, {Op(kRuntime, 20, 22, 2), Op(kRuntime, 60, 62, 4)}));
   rank.annotations.push_back(CpuRange(&rank, "Optimizer.step#Adam.step", 450, 550));
   auto gemm = [&rank](TimeNs start, int64_t correlation) {
@@ -309,8 +309,8 @@ TEST(RankIndexTest, BatchKernelsBecomeOneOpPerQueuedTransfer) {
   };
   std::vector<Seen> seen;
   for (const DeviceOp& op : index.ops) {
-    seen.push_back(Seen{op.start, op.op_class, op.comm, op.peer, op.bytes, op.batched,
-                        op.batch_index});
+    seen.push_back(
+        Seen{op.start, op.op_class, op.comm, op.peer, op.bytes, op.batched, op.batch_index});
   }
   const std::vector<Seen> expected = {
       {30000, OpClass::kCompute, CommKind::kUnknown, -1, -1, false, 0},
@@ -383,8 +383,8 @@ TEST(RankIndexTest, SendRecvKernelsOfCollectivesAreNamedByTheirLaunchScope) {
   const RankIndex index = BuildRank(rank);
   std::vector<CommKind> kinds;
   for (const DeviceOp& op : index.ops) kinds.push_back(op.comm);
-  EXPECT_THAT(kinds, ElementsAre(CommKind::kAllReduce, CommKind::kReduceScatter,
-                                 CommKind::kAllGather));
+  EXPECT_THAT(kinds,
+              ElementsAre(CommKind::kAllReduce, CommKind::kReduceScatter, CommKind::kAllGather));
   EXPECT_FALSE(index.HasP2p());
 }
 
@@ -427,8 +427,8 @@ TEST(RankIndexTest, GpuCopiesOfCpuRangesAreMarkedMirrored) {
   // Copied: F0 on both streams its kernels ran on, F1; and the F1 whose only kernel has no
   // launch record (a CPU range of that name exists). Kept: both CPU ranges; the F0 whose kernel
   // was launched outside every F0 range (at 50 us); the B0, which no CPU range is named.
-  EXPECT_THAT(mirrored, ElementsAre("PP:0F0@99gpu", "PP:0F0@100gpu", "PP:0F1@109gpu",
-                                    "PP:0F1@129gpu"));
+  EXPECT_THAT(mirrored,
+              ElementsAre("PP:0F0@99gpu", "PP:0F0@100gpu", "PP:0F1@109gpu", "PP:0F1@129gpu"));
   EXPECT_THAT(kept, ElementsAre("PP:0F0@10cpu", "PP:0F1@30cpu", "PP:0F0@119gpu", "PP:0B0@124gpu"));
 }
 

@@ -37,11 +37,9 @@ TEST(RecomputeRegionsTest, ReentrantCheckpointRecomputesUntilItsInnerBackward) {
   rank.timelines.push_back(Thread(
       1, {Named(rank, "autograd::engine::evaluate_function: CheckpointFunctionBackward", 90, 410),
           Named(rank, "CheckpointFunctionBackward", 100, 400),
-          Named(rank, "aten::linear", 110, 180),
-          Named(rank, "aten::addmm", 120, 170),
+          Named(rank, "aten::linear", 110, 180), Named(rank, "aten::addmm", 120, 170),
           Named(rank, "autograd::engine::evaluate_function: AddmmBackward0", 200, 300),
-          Named(rank, "AddmmBackward0", 205, 295),
-          Named(rank, "aten::mm", 210, 250),
+          Named(rank, "AddmmBackward0", 205, 295), Named(rank, "aten::mm", 210, 250),
           Named(rank, "CheckpointFunctionBackward", 500, 600),
           Named(rank, "aten::linear", 510, 590)}));
   EXPECT_TRUE(Same(RecomputeRegions(rank, rank.timelines[0]), {{100, 200}, {500, 600}}));
@@ -52,25 +50,23 @@ TEST(RecomputeRegionsTest, NonReentrantForwardOpsInsideABackwardNode) {
   // backward node that unpacks a saved tensor; the addmm inside the linear is not counted twice,
   // and the node's own aten::mm is backward work.
   Rank rank;
-  rank.timelines.push_back(Thread(
-      1, {Named(rank, "aten::linear", 10, 50),  // the forward itself, outside any backward
-          Named(rank, "autograd::engine::evaluate_function: AddmmBackward0", 100, 400),
-          Named(rank, "AddmmBackward0", 101, 399),
-          Named(rank, "aten::linear", 110, 150),
-          Named(rank, "aten::addmm", 112, 148),
-          Named(rank, "aten::relu", 160, 170),
-          Named(rank, "aten::mm", 300, 350)}));
+  rank.timelines.push_back(
+      Thread(1, {Named(rank, "aten::linear", 10, 50),  // the forward itself, outside any backward
+                 Named(rank, "autograd::engine::evaluate_function: AddmmBackward0", 100, 400),
+                 Named(rank, "AddmmBackward0", 101, 399), Named(rank, "aten::linear", 110, 150),
+                 Named(rank, "aten::addmm", 112, 148), Named(rank, "aten::relu", 160, 170),
+                 Named(rank, "aten::mm", 300, 350)}));
   EXPECT_TRUE(Same(RecomputeRegions(rank, rank.timelines[0]), {{110, 150}, {160, 170}}));
 }
 
 TEST(RecomputeRegionsTest, PlainTrainingHasNone) {
   Rank rank;
-  rank.timelines.push_back(Thread(
-      1, {Named(rank, "aten::linear", 10, 50),
-          Named(rank, "autograd::engine::evaluate_function: AddmmBackward0", 100, 200),
-          Named(rank, "AddmmBackward0", 101, 199), Named(rank, "aten::mm", 110, 150),
-          Named(rank, "autograd::engine::evaluate_function: ReluBackward0", 200, 250),
-          Named(rank, "aten::threshold_backward", 205, 245)}));
+  rank.timelines.push_back(
+      Thread(1, {Named(rank, "aten::linear", 10, 50),
+                 Named(rank, "autograd::engine::evaluate_function: AddmmBackward0", 100, 200),
+                 Named(rank, "AddmmBackward0", 101, 199), Named(rank, "aten::mm", 110, 150),
+                 Named(rank, "autograd::engine::evaluate_function: ReluBackward0", 200, 250),
+                 Named(rank, "aten::threshold_backward", 205, 245)}));
   EXPECT_TRUE(RecomputeRegions(rank, rank.timelines[0]).empty());
 }
 
@@ -85,8 +81,8 @@ TEST(RecomputeRegionsTest, GpuKernelsLaunchedWhileRecomputingAreFlaggedAndTimed)
           Named(rank, "", 120, 122, IntervalKind::kRuntime, 2),
           Named(rank, "autograd::engine::evaluate_function: AddmmBackward0", 200, 290),
           Named(rank, "", 250, 252, IntervalKind::kRuntime, 3)}));
-  rank.timelines.push_back(Stream(7, {Op(kCompute, 1000, 1030, 1), Op(kCompute, 1100, 1140, 2),
-                                      Op(kCompute, 1200, 1260, 3)}));
+  rank.timelines.push_back(Stream(
+      7, {Op(kCompute, 1000, 1030, 1), Op(kCompute, 1100, 1140, 2), Op(kCompute, 1200, 1260, 3)}));
   const RankIndex index = BuildRank(rank);
   ASSERT_EQ(index.ops.size(), 3u);
   EXPECT_FALSE(index.ops[0].recompute);
@@ -99,10 +95,10 @@ TEST(RecomputeRegionsTest, GpuKernelsLaunchedWhileRecomputingAreFlaggedAndTimed)
 TEST(RecomputeRegionsTest, CpuRankCountsTheRangesOnItsModelThread) {
   Rank rank;
   rank.timelines.push_back(Thread(
-      1, {Named(rank, "autograd::engine::evaluate_function: CheckpointFunctionBackward", 100, 400),
-          Named(rank, "CheckpointFunctionBackward", 101, 399),
-          Named(rank, "aten::linear", 110, 180),
-          Named(rank, "autograd::engine::evaluate_function: AddmmBackward0", 230, 390)}));
+      1,
+      {Named(rank, "autograd::engine::evaluate_function: CheckpointFunctionBackward", 100, 400),
+       Named(rank, "CheckpointFunctionBackward", 101, 399), Named(rank, "aten::linear", 110, 180),
+       Named(rank, "autograd::engine::evaluate_function: AddmmBackward0", 230, 390)}));
   EXPECT_EQ(BuildRank(rank).recompute_ns, 230 - 101);
 }
 

@@ -123,16 +123,17 @@ TEST(TwoHostClocksTest, AligningNeverMakesTheBubbleWorse) {
     for (const sim::P2pStyle p2p : {sim::P2pStyle::kPerOp, sim::P2pStyle::kBatched}) {
       for (const int32_t ranks_per_host : {0, 2}) {
         for (const std::vector<TimeNs>& skew : skews) {
-          SCOPED_TRACE(absl::StrCat(std::string(sim::ScheduleName(schedule)), " p2p ", static_cast<int>(p2p),
-                                    " ranks/host ", ranks_per_host, " skew ", skew[2]));
+          SCOPED_TRACE(absl::StrCat(std::string(sim::ScheduleName(schedule)), " p2p ",
+                                    static_cast<int>(p2p), " ranks/host ", ranks_per_host, " skew ",
+                                    skew[2]));
           sim::Config config;
           config.schedule = schedule;
           config.stages = 4;
           config.virtual_stages = schedule == sim::Schedule::kInterleaved1F1B ? 2 : 1;
           config.microbatches = 8;
           config.iterations = 2;
-          config.costs.assign(4, sim::StageCost{.forward = 150000, .backward = 300000,
-                                                .weight_grad = 0});
+          config.costs.assign(
+              4, sim::StageCost{.forward = 150000, .backward = 300000, .weight_grad = 0});
           config.activation_bytes = int64_t{1} << 20;
           config.link = sim::Link{.gbps = 200.0, .latency_ns = 3000};
           config.launch_gap_ns = 2000;

@@ -64,8 +64,8 @@ sim::Config GridConfig(Layout layout, double drift_ppm, TimeNs offset_ns) {
   config.microbatches = 8;
   config.iterations = 4;
   config.iteration_gap_ns = 30'000 * kMs;
-  config.costs.assign(kStages, sim::StageCost{.forward = 2 * kMs, .backward = 4 * kMs,
-                                              .weight_grad = 0});
+  config.costs.assign(kStages,
+                      sim::StageCost{.forward = 2 * kMs, .backward = 4 * kMs, .weight_grad = 0});
   config.costs[1] = sim::StageCost{.forward = 4 * kMs, .backward = 8 * kMs, .weight_grad = 0};
   config.activation_bytes = int64_t{16} << 20;
   config.link = sim::Link{.gbps = 100.0, .latency_ns = 10'000};
@@ -89,10 +89,10 @@ sim::Config GridConfig(Layout layout, double drift_ppm, TimeNs offset_ns) {
   const std::vector<double> drift_share = {0.0, -1.0, 0.5, 1.0};
   if (offset_ns != 0 || drift_ppm != 0.0) {
     for (int32_t h = 0; h < hosts; ++h) {
-      config.host_clocks.push_back(sim::Config::HostClock{
-          static_cast<TimeNs>(offset_share[static_cast<size_t>(h)] *
-                              static_cast<double>(offset_ns)),
-          drift_share[static_cast<size_t>(h)] * drift_ppm});
+      config.host_clocks.push_back(
+          sim::Config::HostClock{static_cast<TimeNs>(offset_share[static_cast<size_t>(h)] *
+                                                     static_cast<double>(offset_ns)),
+                                 drift_share[static_cast<size_t>(h)] * drift_ppm});
     }
   }
   return config;
@@ -177,9 +177,9 @@ const std::set<LinkFinding>& TrueFindings(Layout layout) {
   if (found != cache.end()) return found->second;
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(GridConfig(layout, 0.0, 0));
   EXPECT_TRUE(simulation.ok()) << simulation.status();
-  std::set<LinkFinding> findings =
-      simulation.ok() ? LinkFindings(testing::AnalyzeJob(simulation->trace))
-                      : std::set<LinkFinding>();
+  std::set<LinkFinding> findings = simulation.ok()
+                                       ? LinkFindings(testing::AnalyzeJob(simulation->trace))
+                                       : std::set<LinkFinding>();
   return cache.emplace(layout, std::move(findings)).first->second;
 }
 
@@ -196,14 +196,12 @@ CellFigures RunCell(Layout layout, double drift_ppm, TimeNs offset_ns) {
   for (const sim::StepRecord& step : simulation->records.ranks[0].steps) {
     last = std::max(last, step.end);
   }
-  const std::vector<TimeNs> true_times = {config.start_time_ns,
-                                          config.start_time_ns + (last - config.start_time_ns) / 2,
-                                          last};
+  const std::vector<TimeNs> true_times = {
+      config.start_time_ns, config.start_time_ns + (last - config.start_time_ns) / 2, last};
   for (const job::Pipeline& pipeline : result.pipelines) {
-    figures.worst_bubble_error =
-        std::max(figures.worst_bubble_error,
-                 100.0 * std::abs(pipeline.bubble.bubble_fraction -
-                                  simulation->truth.bubble_fraction));
+    figures.worst_bubble_error = std::max(
+        figures.worst_bubble_error,
+        100.0 * std::abs(pipeline.bubble.bubble_fraction - simulation->truth.bubble_fraction));
     figures.violations += CausalityViolations(simulation->trace, pipeline);
     const int32_t reference = pipeline.crossrank.pipeline.stage_order().front();
     for (const clock_alignment::RankOffset& offset : pipeline.crossrank.offsets) {
@@ -223,8 +221,8 @@ CellFigures RunCell(Layout layout, double drift_ppm, TimeNs offset_ns) {
           ++figures.offsets_outside;
           ADD_FAILURE() << "rank " << offset.rank << " against " << reference << ": estimate "
                         << estimate.At(on_rank) << " ns, truth " << truth << " ns, uncertainty "
-                        << offset.uncertainty_ns << " ns (" << clock_alignment::VerdictName(offset.verdict)
-                        << ")";
+                        << offset.uncertainty_ns << " ns ("
+                        << clock_alignment::VerdictName(offset.verdict) << ")";
         }
       }
     }
@@ -264,14 +262,14 @@ void CheckCell(Layout layout, double drift_ppm, TimeNs offset_ns) {
   SCOPED_TRACE(absl::StrCat(LayoutName(layout), ", drift ", drift_ppm, " ppm, offsets ",
                             offset_ns / kMs, " ms"));
   const CellFigures figures = RunCell(layout, drift_ppm, offset_ns);
-  std::printf("grid | %5.0f ppm | %3lld ms | %-14s | bubble error %.3f pts | false %lld | "
-              "missed %lld | unjudged links %lld | offsets outside %lld | violations %lld\n",
-              drift_ppm, static_cast<long long>(offset_ns / kMs), LayoutName(layout).c_str(),
-              figures.worst_bubble_error, static_cast<long long>(figures.false_findings),
-              static_cast<long long>(figures.missed_findings),
-              static_cast<long long>(figures.unjudged_links),
-              static_cast<long long>(figures.offsets_outside),
-              static_cast<long long>(figures.violations));
+  std::printf(
+      "grid | %5.0f ppm | %3lld ms | %-14s | bubble error %.3f pts | false %lld | "
+      "missed %lld | unjudged links %lld | offsets outside %lld | violations %lld\n",
+      drift_ppm, static_cast<long long>(offset_ns / kMs), LayoutName(layout).c_str(),
+      figures.worst_bubble_error, static_cast<long long>(figures.false_findings),
+      static_cast<long long>(figures.missed_findings),
+      static_cast<long long>(figures.unjudged_links),
+      static_cast<long long>(figures.offsets_outside), static_cast<long long>(figures.violations));
   EXPECT_LE(figures.worst_bubble_error, 0.5);
   EXPECT_EQ(figures.false_findings, 0);
   EXPECT_EQ(figures.missed_findings, 0);

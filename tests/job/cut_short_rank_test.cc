@@ -70,8 +70,7 @@ TEST(CutShortRankTest, ItsPartialIterationsAreLeftOut) {
   ASSERT_EQ(cut.pipelines.size(), 1u);
   ASSERT_EQ(whole.pipelines.size(), 1u);
   const bubble::Result& bubble = cut.pipelines[0].bubble;
-  EXPECT_EQ(cut.pipelines[0].crossrank.pipeline.stage_order(),
-            (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(cut.pipelines[0].crossrank.pipeline.stage_order(), (std::vector<int32_t>{0, 1, 2, 3}));
   ASSERT_EQ(bubble.iterations.size(), 3u);
   EXPECT_EQ(bubble.complete_iterations, 2);
   EXPECT_FALSE(bubble.iterations[2].complete);

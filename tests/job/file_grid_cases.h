@@ -24,11 +24,11 @@ using sim::Schedule;
 
 // The three file variants of each (schedule, p, m).
 enum class Variant {
-  kNewer,        // relative timestamps, no annotations, balanced stages
-  kOlder,        // absolute microseconds, PP annotations, one stage 15% slower, gzip
-  kNoNcclArgs,   // newer layout without NCCL's args: no peers, p2p direction from c10d ops
-  kBatchedP2p,   // newer layout, batch_isend_irecv: peers and sizes only on the CPU side
-  kRocm,         // newer layout as Kineto writes it on ROCm: hip* runtime calls, text streams
+  kNewer,       // relative timestamps, no annotations, balanced stages
+  kOlder,       // absolute microseconds, PP annotations, one stage 15% slower, gzip
+  kNoNcclArgs,  // newer layout without NCCL's args: no peers, p2p direction from c10d ops
+  kBatchedP2p,  // newer layout, batch_isend_irecv: peers and sizes only on the CPU side
+  kRocm,        // newer layout as Kineto writes it on ROCm: hip* runtime calls, text streams
 };
 
 struct Case {
@@ -42,12 +42,10 @@ struct Case {
 inline std::string Name(const Case& c) {
   const char* variant = c.variant == Variant::kNewer   ? " newer layout, no annotations, balanced"
                         : c.variant == Variant::kOlder ? " older layout, annotated, imbalanced"
-                        : c.variant == Variant::kNoNcclArgs
-                            ? " no NCCL args, no annotations"
+                        : c.variant == Variant::kNoNcclArgs ? " no NCCL args, no annotations"
                         : c.variant == Variant::kBatchedP2p ? " batched p2p, no annotations"
                                                             : " ROCm, no annotations";
-  return absl::StrCat(std::string(sim::ScheduleName(c.schedule)), " p=", c.p, " m=", c.m,
-                      variant);
+  return absl::StrCat(std::string(sim::ScheduleName(c.schedule)), " p=", c.p, " m=", c.m, variant);
 }
 
 inline int32_t HeavyStage(const Case& c) { return (c.m + 1) % c.p; }
@@ -61,10 +59,9 @@ inline sim::Config MakeConfig(const Case& c) {
   config.iterations = 3;
   const bool training = c.schedule != Schedule::kForwardOnly;
   const int64_t weight_grad = c.schedule == Schedule::kZeroBubbleH1 ? 1500 : 0;
-  config.costs.assign(static_cast<size_t>(c.p),
-                      sim::StageCost{.forward = 4000,
-                                     .backward = training ? 8000 : 0,
-                                     .weight_grad = weight_grad});
+  config.costs.assign(
+      static_cast<size_t>(c.p),
+      sim::StageCost{.forward = 4000, .backward = training ? 8000 : 0, .weight_grad = weight_grad});
   if (c.older_layout) {
     config.costs[static_cast<size_t>(HeavyStage(c))] =
         sim::StageCost{.forward = 4600,
@@ -112,7 +109,7 @@ inline std::string ExpectedFamily(const Case& c) {
 
 // `simulation` written as a set with `write`, loaded back and analysed as `analyze` does.
 inline absl::StatusOr<job::Result> FromFiles(const sim::Config& config, sim::Simulation& simulation,
-                                      const sim::SetWriteOptions& write) {
+                                             const sim::SetWriteOptions& write) {
   testing::TempDir dir;
   if (auto written = sim::WriteSimulationSet(config, simulation, dir.path(), write);
       !written.ok()) {

@@ -1,15 +1,16 @@
 // The whole analysis from files, as `bubblescope analyze` runs it, over the issue's grid: every
 // schedule, p in {2,4,8}, m in {1,4,8,32}, each written in the newer Kineto layout (relative
 // timestamps, no annotations, balanced stages), in the older one (absolute microseconds, `PP:`
-// annotations on the CPU and mirrored on the GPU, one stage 15% slower), in the newer one without NCCL's args (no peers: they
-// and the clock offsets come from the schedule), with p2p batched as Megatron-LM issues it (one SendRecv kernel per batch under nccl:coalesced, the
-// peers only on record_param_comms) and on ROCm (hip* runtime calls with text stream handles,
-// hipBLASLt GEMM names), with jitter, link latency, launch gaps, an
-// optimizer step and per-rank clock offsets. Loaded back, aligned and analysed, each must give the simulator's
-// truth. The issue allows 0.5 pp on the bubble and 1% of the window on fill / drain / stall; both
-// layouts keep nanoseconds and the offsets are recovered exactly, so every figure is held to
-// exact equality here (a looser check could hide a real error below the tolerance). p / m / v /
-// family, the stage order, the slowest stage when imbalanced and peak memory are exact too.
+// annotations on the CPU and mirrored on the GPU, one stage 15% slower), in the newer one without
+// NCCL's args (no peers: they and the clock offsets come from the schedule), with p2p batched as
+// Megatron-LM issues it (one SendRecv kernel per batch under nccl:coalesced, the peers only on
+// record_param_comms) and on ROCm (hip* runtime calls with text stream handles, hipBLASLt GEMM
+// names), with jitter, link latency, launch gaps, an optimizer step and per-rank clock offsets.
+// Loaded back, aligned and analysed, each must give the simulator's truth. The issue allows 0.5 pp
+// on the bubble and 1% of the window on fill / drain / stall; both layouts keep nanoseconds and the
+// offsets are recovered exactly, so every figure is held to exact equality here (a looser check
+// could hide a real error below the tolerance). p / m / v / family, the stage order, the slowest
+// stage when imbalanced and peak memory are exact too.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -78,8 +79,9 @@ void CheckCase(const Case& c) {
     for (const sim::RankIterationTruth& w : want.ranks) {
       SCOPED_TRACE(absl::StrCat("rank ", w.rank));
       // The pipeline's figures come in stage order, the truth's in rank order.
-      auto it = std::find_if(got.ranks.begin(), got.ranks.end(),
-                             [&](const bubble::RankIterationFigures& g) { return g.rank == w.rank; });
+      auto it =
+          std::find_if(got.ranks.begin(), got.ranks.end(),
+                       [&](const bubble::RankIterationFigures& g) { return g.rank == w.rank; });
       ASSERT_NE(it, got.ranks.end());
       const bubble::RankIterationFigures& g = *it;
       EXPECT_EQ(g.split.fill, w.split.fill);
@@ -103,9 +105,8 @@ class FileGridTest : public ::testing::TestWithParam<Schedule> {};
 
 TEST_P(FileGridTest, FromFilesWithinTheIssueTolerances) {
   for (const sim::testing::GridJob& job : sim::testing::GridJobs(GetParam())) {
-    for (Variant variant :
-         {Variant::kNewer, Variant::kOlder, Variant::kNoNcclArgs, Variant::kBatchedP2p,
-          Variant::kRocm}) {
+    for (Variant variant : {Variant::kNewer, Variant::kOlder, Variant::kNoNcclArgs,
+                            Variant::kBatchedP2p, Variant::kRocm}) {
       CheckCase(Case{GetParam(), job.p, job.m, variant});
     }
   }
@@ -189,10 +190,11 @@ TEST(FileGridTest, PeerlessBatchedStageOrderIsCalledAGuess) {
   absl::StatusOr<job::Result> job = FromFiles(config, *simulation, write);
   ASSERT_TRUE(job.ok()) << job.status();
   ASSERT_EQ(job->pipelines.size(), 1u);
-  EXPECT_TRUE(std::any_of(job->job.notes.begin(), job->job.notes.end(), [](const std::string& note) {
-    return note.find("stage order guessed from the rhythm of batched transfers") !=
-           std::string::npos;
-  }));
+  EXPECT_TRUE(
+      std::any_of(job->job.notes.begin(), job->job.notes.end(), [](const std::string& note) {
+        return note.find("stage order guessed from the rhythm of batched transfers") !=
+               std::string::npos;
+      }));
   const std::vector<clock_alignment::RankOffset>& offsets = job->pipelines[0].crossrank.offsets;
   ASSERT_EQ(offsets.size(), 4u);
   EXPECT_TRUE(offsets[0].aligned);

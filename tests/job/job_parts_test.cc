@@ -64,8 +64,7 @@ InParts AnalyzeInParts(Trace trace, const Options& options) {
   for (size_t k = 0; k < out.plan.parts.size(); ++k) {
     const std::vector<size_t>& positions = out.plan.parts[k];
     const Trace& part = part_traces[k];
-    absl::StatusOr<PartResult> analysed =
-        AnalyzePart(part, positions, decisions, clocks, options);
+    absl::StatusOr<PartResult> analysed = AnalyzePart(part, positions, decisions, clocks, options);
     EXPECT_TRUE(analysed.ok()) << analysed.status();
     if (analysed.ok()) parts.push_back(*std::move(analysed));
   }
@@ -102,8 +101,8 @@ void ExpectSameReports(const std::function<Trace()>& make, size_t parts) {
 TEST(JobPartsTest, EachPipelineIsAPartAndTheReportsAreTheWholeJobs) {
   for (const auto& [replicas, schedule] : std::vector<std::pair<int32_t, Schedule>>{
            {6, Schedule::k1F1B}, {3, Schedule::kInterleaved1F1B}}) {
-    SCOPED_TRACE(absl::StrCat(int{replicas}, " pipelines of ",
-                              std::string(sim::ScheduleName(schedule))));
+    SCOPED_TRACE(
+        absl::StrCat(int{replicas}, " pipelines of ", std::string(sim::ScheduleName(schedule))));
     const auto make = [replicas, schedule] { return DataParallelJob(replicas, schedule); };
     ExpectSameReports(make, static_cast<size_t>(replicas));
     const InParts in_parts = AnalyzeInParts(make(), TestOptions());
@@ -111,8 +110,8 @@ TEST(JobPartsTest, EachPipelineIsAPartAndTheReportsAreTheWholeJobs) {
     EXPECT_TRUE(in_parts.plan.decisions.peers_recorded);
     // Replica j holds ranks 4j .. 4j+3, in trace order.
     for (size_t j = 0; j < in_parts.plan.parts.size(); ++j) {
-      EXPECT_EQ(in_parts.plan.parts[j], (std::vector<size_t>{4 * j, 4 * j + 1, 4 * j + 2,
-                                                             4 * j + 3}));
+      EXPECT_EQ(in_parts.plan.parts[j],
+                (std::vector<size_t>{4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3}));
     }
   }
 }
@@ -205,8 +204,8 @@ TEST(JobPartsTest, OneClockModelForTheWholeJobWhateverItsParts) {
   ASSERT_EQ(pooled.size(), single.size());
   bool differs = false;
   for (size_t s = 0; s < pooled.size(); ++s) {
-    differs |= pooled[s].samples != single[s].samples ||
-               pooled[s].estimate_ns != single[s].estimate_ns;
+    differs |=
+        pooled[s].samples != single[s].samples || pooled[s].estimate_ns != single[s].estimate_ns;
   }
   EXPECT_TRUE(differs) << "the part's own evidence gives the job's clocks: the case tests nothing";
 }

@@ -71,8 +71,8 @@ std::vector<const findings::Finding*> FindingsOf(const Pipeline& pipeline, findi
 
 // Every figure of `pipeline` against the simulator's truth; `shift` is the reference rank's
 // clock offset (the aligned clock is its clock, the truth's the true one).
-void ExpectBubbleMatchesTruth(const Pipeline& pipeline, const sim::Truth& truth,
-                              int32_t rank_base, TimeNs shift) {
+void ExpectBubbleMatchesTruth(const Pipeline& pipeline, const sim::Truth& truth, int32_t rank_base,
+                              TimeNs shift) {
   const bubble::Result& bubble = pipeline.bubble;
   ASSERT_EQ(bubble.iterations.size(), truth.iterations.size());
   for (size_t i = 0; i < truth.iterations.size(); ++i) {
@@ -129,15 +129,19 @@ TEST(SlowLinkTest, OnlyTheSlowLinkIsFlaggedInEitherDirection) {
 
 TEST(SlowLinkTest, ThresholdIsConfigurable) {
   sim::Config config = JobConfig(Schedule::k1F1B, 4, 8);
-  config.link_overrides.push_back(sim::LinkOverride{
-      .src_rank = config.stage_to_rank[0], .dst_rank = config.stage_to_rank[1],
-      .link = sim::Link{.gbps = 40.0}});  // 0.4 of the others
+  config.link_overrides.push_back(
+      sim::LinkOverride{.src_rank = config.stage_to_rank[0],
+                        .dst_rank = config.stage_to_rank[1],
+                        .link = sim::Link{.gbps = 40.0}});  // 0.4 of the others
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   Options strict;
   strict.slow.threshold = 0.3;
-  EXPECT_TRUE(FindingsOf(AnalyzeJob(simulation->trace, strict).pipelines[0], findings::Kind::kSlowLink).empty());
-  EXPECT_EQ(FindingsOf(AnalyzeJob(simulation->trace).pipelines[0], findings::Kind::kSlowLink).size(), 1u);
+  EXPECT_TRUE(
+      FindingsOf(AnalyzeJob(simulation->trace, strict).pipelines[0], findings::Kind::kSlowLink)
+          .empty());
+  EXPECT_EQ(
+      FindingsOf(AnalyzeJob(simulation->trace).pipelines[0], findings::Kind::kSlowLink).size(), 1u);
 }
 
 TEST(HealthyJobTest, NoLinkOrSenderIsBlamed) {
@@ -385,7 +389,8 @@ TEST(UnmatchedTest, TrailingSendWithoutItsReceiveIsAFinding) {
   EXPECT_EQ(pipeline.crossrank.unmatched[0].dst, dst);
   EXPECT_EQ(pipeline.crossrank.unmatched[0].sends, sends);
   EXPECT_EQ(pipeline.crossrank.unmatched[0].recvs, sends - 1);
-  std::vector<const findings::Finding*> unmatched = FindingsOf(pipeline, findings::Kind::kUnmatchedP2p);
+  std::vector<const findings::Finding*> unmatched =
+      FindingsOf(pipeline, findings::Kind::kUnmatchedP2p);
   ASSERT_EQ(unmatched.size(), 1u);
   EXPECT_THAT(unmatched[0]->ranks, ElementsAreArray({src, dst}));
   for (const link_stats::Link& link : pipeline.crossrank.links) {
@@ -444,8 +449,8 @@ TEST(NoPipelineTest, RanksWithoutP2pAreListedNotGrouped) {
 TEST(IterationSourceTest, ShapeAndBubbleCountTheSameIterations) {
   for (Schedule schedule : sim::testing::kAllSchedules) {
     for (sim::testing::Marking marking : sim::testing::kAllMarkings) {
-      SCOPED_TRACE(absl::StrCat(std::string(sim::ScheduleName(schedule)), ", iterations: ",
-                                sim::testing::MarkingName(marking)));
+      SCOPED_TRACE(absl::StrCat(std::string(sim::ScheduleName(schedule)),
+                                ", iterations: ", sim::testing::MarkingName(marking)));
       sim::Config config = JobConfig(schedule, 4, 8);
       config.iterations = 3;
       absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
@@ -456,11 +461,10 @@ TEST(IterationSourceTest, ShapeAndBubbleCountTheSameIterations) {
       ASSERT_EQ(result.pipelines.size(), 1u);
       const Pipeline& pipeline = result.pipelines[0];
       using iterations::StepSource;
-      const StepSource source = marking == sim::testing::Marking::kProfilerSteps
-                                    ? StepSource::kProfilerSteps
-                                : marking == sim::testing::Marking::kMarker
-                                    ? StepSource::kMarker
-                                    : StepSource::kRepeatingSchedule;
+      const StepSource source =
+          marking == sim::testing::Marking::kProfilerSteps ? StepSource::kProfilerSteps
+          : marking == sim::testing::Marking::kMarker      ? StepSource::kMarker
+                                                           : StepSource::kRepeatingSchedule;
       EXPECT_EQ(pipeline.bubble.step_source, source);
       ASSERT_TRUE(pipeline.shape.has_value());
       EXPECT_EQ(pipeline.shape->p, 4);

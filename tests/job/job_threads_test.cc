@@ -77,8 +77,7 @@ TEST(JobThreadsTest, ProgressIsToldOncePerRankAndPipelineOneCallAtATime) {
   absl::StatusOr<Result> result = Analyze(trace, options);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_FALSE(overlapped);
-  const std::map<std::string, size_t> totals = {{"indexing ranks", 20},
-                                                {"analysing pipelines", 5}};
+  const std::map<std::string, size_t> totals = {{"indexing ranks", 20}, {"analysing pipelines", 5}};
   ASSERT_EQ(told.size(), totals.size());
   for (const auto& [stage, total] : totals) {
     SCOPED_TRACE(stage);

@@ -147,14 +147,13 @@ TEST(ModelParallelGridTest, ContextParallelRingsStayInsideTheirStage) {
             SCOPED_TRACE(absl::StrCat("cp=", context, " pp=", p, " ",
                                       std::string(sim::ScheduleName(schedule)), " tp=", tensor,
                                       " dp=", data));
-            sim::Config config =
-                GridConfig(schedule, p,
-                           sim::ModelParallel{.tensor = tensor,
-                                              .data = data,
-                                              .sequence_parallel = tensor > 1,
-                                              .dp_sync_ns = 400'000,
-                                              .context = context,
-                                              .context_exchange_ns = 200'000});
+            sim::Config config = GridConfig(schedule, p,
+                                            sim::ModelParallel{.tensor = tensor,
+                                                               .data = data,
+                                                               .sequence_parallel = tensor > 1,
+                                                               .dp_sync_ns = 400'000,
+                                                               .context = context,
+                                                               .context_exchange_ns = 200'000});
             // Half the jobs hand off in Megatron's batches (coalesced kernels, like the two-rank
             // ring's), half launch their backward from torch's autograd thread.
             if (tensor > 1) config.p2p = sim::P2pStyle::kBatched;

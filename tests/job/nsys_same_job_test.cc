@@ -1,10 +1,10 @@
 // One simulated job, written once as Kineto traces and once as Nsight Systems SQLite exports (one
 // per rank, as `nsys profile` under each rank's launcher leaves them, then `nsys export --type
 // sqlite`, with and without --include-blobs; each rank's session started 2 s after the one
-// before, each file's times counted from its own session's start), loaded as `analyze` loads them and analysed: the
-// two formats must give the same p, m, v, schedule family, stage order, slowest stage, bubble
-// (overall and per iteration and rank), latency and findings, over the accuracy grid (every
-// schedule, p in {2, 4, 8}, m in {1, 4, 8, 32}: sim::testing::GridJobs) in the file grid's
+// before, each file's times counted from its own session's start), loaded as `analyze` loads them
+// and analysed: the two formats must give the same p, m, v, schedule family, stage order, slowest
+// stage, bubble (overall and per iteration and rank), latency and findings, over the accuracy grid
+// (every schedule, p in {2, 4, 8}, m in {1, 4, 8, 32}: sim::testing::GridJobs) in the file grid's
 // variants (tests/job/file_grid_cases.h): balanced without annotations, and imbalanced with
 // `PP:` annotations (whose GPU copies nsys does not record), both with jitter, link latency and
 // per-rank clock offsets. The simulator's truth is checked too, so two formats agreeing on a
@@ -51,12 +51,11 @@ void CheckCase(const Case& c) {
   // session's start; the exports are written in the schemas of 2026 and 2024 (the older file
   // layout) and, without payloads, of 2022, which records no environment: the loader then
   // numbers the ranks by their files' names.
-  nsys_write.nsys = NsysWriteOptions{
-      .nccl_payloads = c.payloads,
-      .session_lead_step_ns = 2'000'000'000,
-      .schema = !c.payloads            ? NsysSchema::k2022
-                : c.job.older_layout ? NsysSchema::k2024
-                                     : NsysSchema::k2026};
+  nsys_write.nsys = NsysWriteOptions{.nccl_payloads = c.payloads,
+                                     .session_lead_step_ns = 2'000'000'000,
+                                     .schema = !c.payloads          ? NsysSchema::k2022
+                                               : c.job.older_layout ? NsysSchema::k2024
+                                                                    : NsysSchema::k2026};
   const absl::StatusOr<job::Result> nsys_job =
       file_grid::FromFiles(config, *simulation, nsys_write);
   const absl::StatusOr<job::Result> kineto_job =

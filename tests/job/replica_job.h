@@ -1,8 +1,8 @@
 // A data-parallel job with one slow replica, for the tests of the replica fold
 // (job/replica_sets.h) and of the reports that show it: DP 4 x PP 2, 1F1B, m = 4, laid out as
 // Megatron-Core does (global rank = replica + 4 * stage), each rank declaring its
-// DATA_PARALLEL_GROUP_WITH_CP through the gradient all-reduce. Replica 3 (ranks 3 and 7) comes from a
-// second simulation of the same job in which stage 1's forward takes 1.5 ms instead of 1 ms;
+// DATA_PARALLEL_GROUP_WITH_CP through the gradient all-reduce. Replica 3 (ranks 3 and 7) comes from
+// a second simulation of the same job in which stage 1's forward takes 1.5 ms instead of 1 ms;
 // every other rank from the first. Each pipeline's ranks come from one simulation, so each
 // pipeline is internally consistent and its truth is that simulation's.
 #pragma once
@@ -33,7 +33,7 @@ inline sim::Config DataParallelJob(TimeNs stage1_forward_ns) {
   config.activation_bytes = 16 << 20;
   config.link = sim::Link{.gbps = 400.0, .latency_ns = 5'000};
   config.launch_gap_ns = 5'000;
-  config.weights_bytes.assign(2, int64_t{2} << 30);  // simulate's defaults: 2 GiB of weights,
+  config.weights_bytes.assign(2, int64_t{2} << 30);   // simulate's defaults: 2 GiB of weights,
   config.activation_stash_bytes = int64_t{96} << 20;  // 96 MiB per in-flight microbatch
   config.parallel = sim::ModelParallel{.tensor = 1, .data = kReplicas, .dp_sync_ns = 300'000};
   return config;

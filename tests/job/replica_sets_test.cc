@@ -78,10 +78,8 @@ TEST(ReplicaSetsTest, OneSlowReplicaStandsOutInTheSpread) {
   // Compute per complete iteration on stage 1: m x (F + B) = 4 x 3 ms = 12 ms, and 4 x 3.5 ms =
   // 14 ms on the slow replica.
   EXPECT_NEAR(set.stages[1].compute_ns.min, kMicrobatches * (kForwardNs + kBackwardNs), 1'000);
-  EXPECT_NEAR(set.stages[1].compute_ns.median, kMicrobatches * (kForwardNs + kBackwardNs),
-              1'000);
-  EXPECT_NEAR(set.stages[1].compute_ns.max, kMicrobatches * (kSlowForwardNs + kBackwardNs),
-              1'000);
+  EXPECT_NEAR(set.stages[1].compute_ns.median, kMicrobatches * (kForwardNs + kBackwardNs), 1'000);
+  EXPECT_NEAR(set.stages[1].compute_ns.max, kMicrobatches * (kSlowForwardNs + kBackwardNs), 1'000);
   EXPECT_EQ(set.stages[1].compute_ns.max_pipeline, slow);
 
   // The pipeline figures: the slow replica's stage imbalance gives it the larger bubble and
@@ -133,9 +131,9 @@ TEST(ReplicaSetsTest, TensorRanksMakeOneSetEach) {
   for (const job::ReplicaSet& set : result.replica_sets) {
     ASSERT_EQ(set.pipelines.size(), 2u);
     // Global rank = tensor + 2 * (replica + 2 * stage): one tensor rank per set.
-    const int32_t tensor =
-        result.pipelines[static_cast<size_t>(set.pipelines[0])].crossrank.pipeline.stage_order()[0] %
-        2;
+    const int32_t tensor = result.pipelines[static_cast<size_t>(set.pipelines[0])]
+                               .crossrank.pipeline.stage_order()[0] %
+                           2;
     for (int32_t member : set.pipelines) {
       EXPECT_TRUE(seen.insert(member).second);
       for (int32_t rank :
@@ -215,8 +213,7 @@ std::vector<std::pair<std::vector<int32_t>, std::vector<std::vector<int32_t>>>> 
 void ExpectDpSyncAsTruth(const job::Result& result, const sim::Truth& truth) {
   ASSERT_EQ(result.pipelines.size(), static_cast<size_t>(kReplicas));
   for (const job::Pipeline& pipeline : result.pipelines) {
-    ASSERT_EQ(pipeline.bubble.complete_iterations,
-              static_cast<int64_t>(truth.iterations.size()));
+    ASSERT_EQ(pipeline.bubble.complete_iterations, static_cast<int64_t>(truth.iterations.size()));
     for (const bubble::RankTotals& totals : pipeline.bubble.per_rank) {
       const int32_t stage = totals.rank / kReplicas;  // global rank = replica + 4 * stage
       TimeNs expected = 0;
@@ -290,12 +287,12 @@ TEST(ReplicaSetsTest, WhyTensorAndDataGroupsWithoutDescriptionsFoldNothing) {
   config.describe_groups = false;
   const job::Result result = AnalyzeOk(SimulateOk(config).trace);
   EXPECT_TRUE(result.replica_sets.empty());
-  EXPECT_TRUE(std::any_of(result.job.notes.begin(), result.job.notes.end(),
-                          [](const std::string& note) {
-                            return note.starts_with(
-                                "no data-parallel groups inferred from the groups' ranks: rank 0 "
-                                "is in two groups");
-                          }));
+  EXPECT_TRUE(
+      std::any_of(result.job.notes.begin(), result.job.notes.end(), [](const std::string& note) {
+        return note.starts_with(
+            "no data-parallel groups inferred from the groups' ranks: rank 0 "
+            "is in two groups");
+      }));
 }
 
 }  // namespace

@@ -68,9 +68,9 @@ inline Trace DataParallelJob(int32_t replicas, sim::Schedule schedule) {
     config.microbatches = 8;
     config.virtual_stages = schedule == sim::Schedule::kInterleaved1F1B ? 2 : 1;
     config.iterations = 3;
-    config.costs.assign(4, sim::StageCost{.forward = 200000 + 30000 * j,
-                                          .backward = 400000,
-                                          .weight_grad = 150000});
+    config.costs.assign(
+        4,
+        sim::StageCost{.forward = 200000 + 30000 * j, .backward = 400000, .weight_grad = 150000});
     config.activation_bytes = 8 << 20;
     config.link = sim::Link{.gbps = 100, .latency_ns = 0};
     config.launch_gap_ns = 2000;

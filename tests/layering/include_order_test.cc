@@ -1,6 +1,7 @@
 // The analyzer's layers point one way (docs/architecture.md): a file may include headers of its
 // own folder and of lower layers only. This walks every source file of the analyzer, the model,
-// the collector, the benchmark and the Python module and fails on the first #include that points up or sideways.
+// the collector, the benchmark and the Python module and fails on the first #include that points up
+// or sideways.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -23,11 +24,24 @@ namespace fs = std::filesystem;
 const std::map<std::string, int>& Layers() {
   static const auto* layers = new std::map<std::string, int>{
       {"bubblescope", 0},  // include/bubblescope: the model (analyzer/model implements it)
-      {"text", 1},         {"common", 1},   {"schedule_engine", 2}, {"readers", 3},
-      {"writers", 3},      {"loader", 4},   {"index", 5},     {"analysis", 6},
-      {"pipeline", 7},     {"crossrank", 8}, {"whatif", 9},    {"findings", 10},
-      {"job", 11},         {"distributed", 12}, {"compare", 12}, {"report", 13},
-      {"perfetto", 13},    {"report_view", 12},
+      {"text", 1},
+      {"common", 1},
+      {"schedule_engine", 2},
+      {"readers", 3},
+      {"writers", 3},
+      {"loader", 4},
+      {"index", 5},
+      {"analysis", 6},
+      {"pipeline", 7},
+      {"crossrank", 8},
+      {"whatif", 9},
+      {"findings", 10},
+      {"job", 11},
+      {"distributed", 12},
+      {"compare", 12},
+      {"report", 13},
+      {"perfetto", 13},
+      {"report_view", 12},
       {"cli", 14},
       {"bench", 14},
       // The Python module (python/module.cc): over the command line, whose verbs it runs.
@@ -67,8 +81,8 @@ std::vector<std::string> QuotedIncludes(const std::string& source) {
 // Perfetto overlay, which streams the inputs again, is a layer of its own beside report/).
 bool IsFormatFree(const std::string& folder) {
   static const auto* folders =
-      new std::set<std::string>{"index",    "analysis", "pipeline", "crossrank", "whatif",
-                                "findings", "job",      "report_view", "compare", "report"};
+      new std::set<std::string>{"index",    "analysis", "pipeline",    "crossrank", "whatif",
+                                "findings", "job",      "report_view", "compare",   "report"};
   return folders->contains(folder);
 }
 

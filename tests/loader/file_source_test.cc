@@ -14,9 +14,9 @@
 namespace bubblescope {
 namespace {
 
-using ::testing::HasSubstr;
 using ::bubblescope::testing::Gzip;
 using ::bubblescope::testing::TempDir;
+using ::testing::HasSubstr;
 
 std::string_view View(simdjson::padded_string_view text) { return {text.data(), text.size()}; }
 
@@ -132,8 +132,9 @@ TEST(FileSourceTest, TextOverTheBudgetIsRefusedWithItsOffset) {
   EXPECT_TRUE(ReadFileSource(path, 1000).ok());
   absl::Status status = ReadFileSource(path, 999).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_EQ(status.message(), path + ": byte 999: more than 0 MiB of text, the reading "
-                                     "budget per file");
+  EXPECT_EQ(status.message(), path +
+                                  ": byte 999: more than 0 MiB of text, the reading "
+                                  "budget per file");
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   const std::string text(5000, ' ');
@@ -154,15 +155,13 @@ TEST(FileSourceTest, OneBufferServesFileAfterFile) {
   const std::string shorter = "[]";
   const std::string gzipped = "{\"traceEvents\":[]}";
   ReadBuffer buffer;
-  absl::StatusOr<FileContents> first =
-      ReadFileSource(dir.Write("a.json", longer), 1000, &buffer);
+  absl::StatusOr<FileContents> first = ReadFileSource(dir.Write("a.json", longer), 1000, &buffer);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(View(first->text), longer);
   EXPECT_EQ(buffer.capacity(), longer.size() + longer.size() / 8);
   const char* where = first->text.data();
 
-  absl::StatusOr<FileContents> second =
-      ReadFileSource(dir.Write("b.json", shorter), 1000, &buffer);
+  absl::StatusOr<FileContents> second = ReadFileSource(dir.Write("b.json", shorter), 1000, &buffer);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(View(second->text), shorter);
   EXPECT_EQ(second->text.data(), where);  // the same memory

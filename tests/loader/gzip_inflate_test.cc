@@ -11,9 +11,9 @@
 namespace bubblescope {
 namespace {
 
+using ::bubblescope::testing::Gzip;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using ::bubblescope::testing::Gzip;
 
 std::string_view View(const simdjson::padded_string& text) { return {text.data(), text.size()}; }
 
@@ -53,8 +53,7 @@ TEST(GzipInflateTest, TextOverTheBudgetStopsInflating) {
   EXPECT_TRUE(InflateGzip("ok.gz", gz, int64_t{4} << 20).ok());
   absl::Status status = InflateGzip("bomb.gz", gz, int64_t{1} << 20).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(std::string(status.message()),
-              ::testing::StartsWith("bomb.gz: byte "));
+  EXPECT_THAT(std::string(status.message()), ::testing::StartsWith("bomb.gz: byte "));
   EXPECT_THAT(std::string(status.message()),
               ::testing::EndsWith(": more than 1 MiB of text, the reading budget per file"));
 }

@@ -19,8 +19,8 @@ using ::bubblescope::testing::TempDir;
 std::string RankText(int rank, size_t filler) {
   return absl::StrCat(R"({"distributedInfo":{"rank":)", rank, R"(,"world_size":4},)",
                       std::string(filler, ' '), R"("traceEvents":[)",
-                      R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":)",
-                      100 + rank, R"(,"dur":5,"args":{"device":0,"stream":7}}]})");
+                      R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":)", 100 + rank,
+                      R"(,"dur":5,"args":{"device":0,"stream":7}}]})");
 }
 
 class LoadProgressTest : public ::testing::TestWithParam<int> {};
@@ -67,9 +67,7 @@ TEST(LoadProgressTest, FilesAfterAFailureAreNotTold) {
   std::vector<size_t> told;
   LoadOptions options;
   options.jobs = 1;
-  options.progress = [&told](const LoadProgress& progress) {
-    told.push_back(progress.files_done);
-  };
+  options.progress = [&told](const LoadProgress& progress) { told.push_back(progress.files_done); };
   // The first file cannot be read as a trace at all; one worker then takes no other file.
   absl::StatusOr<Trace> trace = LoadTrace({bad, good, dir.Write("bad.json", "[")}, options);
   ASSERT_FALSE(trace.ok());

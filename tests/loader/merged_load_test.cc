@@ -61,8 +61,8 @@ TEST(MergedLoadTest, InTheFolderOfItsRanksItIsPassedOver) {
   TempDir dir;
   const std::string merged = dir.Write("pipeline.json.gz", Gzip(kMerged));
   const std::string rank1 = dir.Write("rank1.json", kRankOne);
-  const std::string rank0 = dir.Write("rank0.json", std::string(kRankOne).replace(
-                                                        std::string(kRankOne).find("1,"), 1, "0"));
+  const std::string rank0 = dir.Write(
+      "rank0.json", std::string(kRankOne).replace(std::string(kRankOne).find("1,"), 1, "0"));
   absl::StatusOr<Trace> trace = LoadTrace({dir.path()}, LoadOptions{});
   ASSERT_TRUE(trace.ok()) << trace.status();
   ASSERT_EQ(trace->ranks.size(), 2u);
@@ -93,8 +93,9 @@ TEST(MergedLoadTest, RankOverridesCannotRenumberIt) {
   absl::StatusOr<Trace> trace = LoadTrace({merged}, options);
   ASSERT_FALSE(trace.ok());
   EXPECT_EQ(trace.status().message(),
-            absl::StrCat(merged, ": a merged trace names its ranks itself; --rank cannot "
-                                 "renumber them"));
+            absl::StrCat(merged,
+                         ": a merged trace names its ranks itself; --rank cannot "
+                         "renumber them"));
 }
 
 TEST(MergedLoadTest, ADamagedLayoutIsAOneLineErrorWithItsByte) {

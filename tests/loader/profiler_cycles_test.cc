@@ -23,8 +23,8 @@ CycleFile File(int32_t rank, int64_t first, int64_t last) {
 
 // torch's schedule(wait=1, warmup=1, active=2, repeat=3) on two ranks: steps 2-3, 6-7, 10-11.
 std::vector<CycleFile> ThreeCyclesOfTwoRanks() {
-  return {File(0, 6, 7), File(1, 2, 3), File(0, 10, 11), File(1, 6, 7), File(0, 2, 3),
-          File(1, 10, 11)};
+  return {File(0, 6, 7), File(1, 2, 3), File(0, 10, 11),
+          File(1, 6, 7), File(0, 2, 3), File(1, 10, 11)};
 }
 
 TEST(ProfilerCyclesTest, TheNewestCompleteCycleIsReadByDefault) {
@@ -87,7 +87,9 @@ TEST(ProfilerCyclesTest, NoCompleteCycleIsAnErrorAskingForOne) {
 TEST(ProfilerCyclesTest, OneCycleUnlessARankHasFilesOfDisjointSteps) {
   for (const std::vector<CycleFile>& files :
        {std::vector<CycleFile>{File(0, 2, 3), File(1, 6, 7)},
-        std::vector<CycleFile>{File(0, 2, 3), File(0, 6, 7), CycleFile{.rank = 1, .first_step = std::nullopt, .last_step = std::nullopt}},
+        std::vector<CycleFile>{
+            File(0, 2, 3), File(0, 6, 7),
+            CycleFile{.rank = 1, .first_step = std::nullopt, .last_step = std::nullopt}},
         std::vector<CycleFile>{File(0, 2, 5), File(0, 4, 7)}}) {
     absl::StatusOr<CycleChoice> choice = ChooseProfilerCycle(files, 0);
     ASSERT_TRUE(choice.ok()) << choice.status();
@@ -102,8 +104,8 @@ TEST(ProfilerCyclesTest, OneCycleUnlessARankHasFilesOfDisjointSteps) {
 TEST(ProfilerCyclesTest, LongListsNameTheNewestCycles) {
   std::vector<ProfilerCycle> cycles;
   for (int32_t n = 1; n <= 7; ++n) {
-    cycles.push_back({.number = n, .first_step = 10 * n, .last_step = 10 * n, .files = 1,
-                      .complete = true});
+    cycles.push_back(
+        {.number = n, .first_step = 10 * n, .last_step = 10 * n, .files = 1, .complete = true});
   }
   EXPECT_EQ(ListProfilerCycles(cycles),
             "3 (step 30, 1 file), 4 (step 40, 1 file), 5 (step 50, 1 file), 6 (step 60, 1 file), "
@@ -121,8 +123,8 @@ std::string KinetoSteps(int32_t rank, int64_t first, int64_t last) {
                     R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":)", ts + 10,
                     R"(,"dur":20})");
   }
-  return absl::StrCat(R"({"distributedInfo":{"rank":)", rank,
-                      R"(,"world_size":2},"traceEvents":[)", events, "]}");
+  return absl::StrCat(R"({"distributedInfo":{"rank":)", rank, R"(,"world_size":2},"traceEvents":[)",
+                      events, "]}");
 }
 
 // tensorboard_trace_handler's names: "<host>_<pid>.<time_ns>.pt.trace.json", no rank in them.

@@ -98,8 +98,7 @@ TEST(TraceLoaderStepsTest, AnOutcomeMissingForAFileIsAnInternalError) {
   const std::string a = dir.Write("a.json", KinetoText(0, 10));
   absl::StatusOr<TraceFileList> list = ListTraceFiles({a}, LoadOptions{});
   ASSERT_TRUE(list.ok());
-  EXPECT_EQ(AssembleTrace(*list, {}, LoadOptions{}).status().code(),
-            absl::StatusCode::kInternal);
+  EXPECT_EQ(AssembleTrace(*list, {}, LoadOptions{}).status().code(), absl::StatusCode::kInternal);
   // A file left unread although nothing before it failed.
   std::vector<FileRead> unread(1);
   EXPECT_EQ(AssembleTrace(*list, std::move(unread), LoadOptions{}).status().code(),

@@ -14,10 +14,10 @@
 namespace bubblescope {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using ::bubblescope::testing::Gzip;
 using ::bubblescope::testing::TempDir;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 // One kernel named gemm_<tag> at ts µs for 5 µs, and one CPU op, in Kineto's object form.
 std::string KinetoText(int rank_in_file, int tag, int ts_us) {
@@ -178,8 +178,7 @@ TEST(TraceLoaderTest, OtherJsonInADirectoryIsPassedOverNamedItIsAnError) {
   EXPECT_EQ(trace->skipped_files[0].path, truth);
 
   // Named on the command line, the same file is an error; so is a damaged trace in a directory.
-  EXPECT_EQ(LoadTrace({truth}, {}).status().message(),
-            truth + ": byte 0: no traceEvents array");
+  EXPECT_EQ(LoadTrace({truth}, {}).status().message(), truth + ": byte 0: no traceEvents array");
   dir.Write("rank2.json", R"({"traceEvents": 5})");
   EXPECT_THAT(std::string(LoadTrace({dir.path()}, {}).status().message()),
               HasSubstr("rank2.json: byte 16: traceEvents is a number"));
@@ -199,9 +198,11 @@ TEST(TraceLoaderTest, OnlyOtherJsonBesideTraceSetsNamesTheSets) {
   const std::string provenance = dir.Write("provenance.json", R"({"gpu": "H100"})");
   dir.Write("training_loop/rank0.json", KinetoText(0, 0, 100));
   EXPECT_EQ(LoadTrace({dir.path()}, {}).status().message(),
-            dir.path() + " holds 1 trace set in subfolders (training_loop); name one: "
-                "bubblescope analyze " + dir.path() + "/training_loop; beside them, no trace: " +
-                provenance + ": byte 0: no traceEvents array");
+            dir.path() +
+                " holds 1 trace set in subfolders (training_loop); name one: "
+                "bubblescope analyze " +
+                dir.path() + "/training_loop; beside them, no trace: " + provenance +
+                ": byte 0: no traceEvents array");
 }
 
 TEST(TraceLoaderTest, SingleFileWithoutRankIsRankZero) {

@@ -52,16 +52,19 @@ TEST(TracePathsTest, AnNsightReportWithoutNsysAsksForItsSqliteExport) {
   absl::Status status = ExpandTracePaths({report}, &skipped).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(),
-            report + ": an Nsight Systems report, and no nsys on PATH to export it; bubblescope "
-                     "reads its SQLite export: nsys export --type sqlite --include-blobs=true "
-                     "--output " + dir.path() + "/prof_rank3.sqlite " + report);
+            report +
+                ": an Nsight Systems report, and no nsys on PATH to export it; bubblescope "
+                "reads its SQLite export: nsys export --type sqlite --include-blobs=true "
+                "--output " +
+                dir.path() + "/prof_rank3.sqlite " + report);
   dir.Write("prof_rank2.nsys-rep", "x");
   status = ExpandTracePaths({dir.path()}, &skipped).status();
   EXPECT_EQ(status.message(),
-            dir.path() + "/prof_rank2.nsys-rep: an Nsight Systems report, and no nsys on PATH "
-                         "to export it; bubblescope reads its SQLite export: nsys export --type "
-                         "sqlite --include-blobs=true --output " + dir.path() +
-                "/prof_rank2.sqlite " + dir.path() + "/prof_rank2.nsys-rep");
+            dir.path() +
+                "/prof_rank2.nsys-rep: an Nsight Systems report, and no nsys on PATH "
+                "to export it; bubblescope reads its SQLite export: nsys export --type "
+                "sqlite --include-blobs=true --output " +
+                dir.path() + "/prof_rank2.sqlite " + dir.path() + "/prof_rank2.nsys-rep");
   // Beside their exports, reports are passed over.
   dir.Write("prof_rank2.sqlite", "x");
   absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path()}, &skipped);
@@ -133,8 +136,10 @@ TEST(TracePathsTest, AFolderOfTraceSetsNamesThemInTheError) {
   dir.Write("docs/notes.txt", "x");  // no trace: not a set
   absl::Status status = ExpandTracePaths({dir.path()}, &skipped).status();
   EXPECT_EQ(status.message(),
-            dir.path() + " holds 3 trace sets in subfolders (run_a, run_b, run_c); name one: "
-                "bubblescope analyze " + dir.path() +
+            dir.path() +
+                " holds 3 trace sets in subfolders (run_a, run_b, run_c); name one: "
+                "bubblescope analyze " +
+                dir.path() +
                 "/run_a; no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite) beside them");
 }
 
@@ -149,8 +154,9 @@ TEST(TracePathsTest, TraceSetsBesideOtherJsonAreKeptForTheLoader) {
   absl::StatusOr<std::vector<TraceFile>> files = ExpandTracePaths({dir.path()}, &skipped, &sets);
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT(Paths(files), ElementsAre(dir.path() + "/provenance.json"));
-  EXPECT_EQ(sets, dir.path() + " holds 8 trace sets in subfolders (set0, set1, set2, set3, set4, "
-                               "set5 and 2 more); name one: bubblescope analyze " +
+  EXPECT_EQ(sets, dir.path() +
+                      " holds 8 trace sets in subfolders (set0, set1, set2, set3, set4, "
+                      "set5 and 2 more); name one: bubblescope analyze " +
                       dir.path() + "/set0");
 }
 

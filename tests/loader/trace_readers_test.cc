@@ -55,7 +55,7 @@ TEST(TraceReadersTest, EachFormatIsToldByItsContentWhateverItsName) {
   EXPECT_EQ(ClaimedBy(kKinetoText, "rank3.bsdigest"), "kineto");
   EXPECT_EQ(ClaimedBy(kKinetoText, "/dev/fd/63"), "kineto");
   EXPECT_EQ(ClaimedBy(" \n[{\"ph\":\"X\"}]", "trace"), "kineto");
-  EXPECT_EQ(ClaimedBy("\xEF\xBB\xBF{}", "trace"), "kineto");       // UTF-8 byte-order mark
+  EXPECT_EQ(ClaimedBy("\xEF\xBB\xBF{}", "trace"), "kineto");           // UTF-8 byte-order mark
   EXPECT_EQ(ClaimedBy(std::string("\xFF\xFE{\0", 4), "t"), "kineto");  // UTF-16: its reader says so
 }
 
@@ -237,8 +237,7 @@ TEST(FileHeadTest, AStreamIsLeftUnreadAndADirectoryIsAnError) {
   EXPECT_EQ(read(fds[0], left, sizeof left), 2);  // nothing of the pipe was consumed
   close(fds[0]);
   TempDir dir;
-  EXPECT_EQ(ReadFileHead(dir.path(), 4096).status().message(),
-            dir.path() + ": Is a directory");
+  EXPECT_EQ(ReadFileHead(dir.path(), 4096).status().message(), dir.path() + ": Is a directory");
 }
 
 // Never an error: a head of damaged or cut-short gzip is what decodes before the damage.

@@ -5,23 +5,23 @@
 #include <filesystem>
 #include <ostream>
 #include <regex>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "support/shared_traces.h"
 #include "simdjson.h"
+#include "support/shared_traces.h"
 #include "support/subprocess.h"
 #include "support/test_files.h"
 
 namespace bubblescope {
 namespace {
 
+using testing::CommandResult;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::CommandResult;
 using testing::RunCommand;
 
 const std::string kCorpus = std::string(BUBBLESCOPE_SOURCE_DIR) + "/tests/malformed/corpus/";
@@ -59,8 +59,8 @@ TEST_P(UnreadableFileTest, OneLineErrorAndExitStatus2) {
   ASSERT_FALSE(r.err.empty());
   EXPECT_EQ(r.err.back(), '\n');
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "more than one line: " << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex("^bubblescope: .*" + c.file + ": " +
-                                                  c.message_regex)))
+  EXPECT_TRUE(
+      std::regex_search(r.err, std::regex("^bubblescope: .*" + c.file + ": " + c.message_regex)))
       << r.err;
 }
 
@@ -102,8 +102,8 @@ int64_t Kernels(const std::string& json) {
 
 struct ReadableCase {
   std::string file;
-  int64_t kernels;        // compute + communication kernels the report must count
-  bool warns_truncated;   // a "warning: <file>: ..." line about the cut on stderr
+  int64_t kernels;       // compute + communication kernels the report must count
+  bool warns_truncated;  // a "warning: <file>: ..." line about the cut on stderr
 };
 
 void PrintTo(const ReadableCase& c, std::ostream* os) { *os << c.file; }
@@ -170,8 +170,8 @@ TEST(MalformedTest, DamagedEventsAreSkippedCountedAndShown) {
 
   CommandResult text = Analyze({file});
   ASSERT_EQ(text.exit_status, 0) << text.err;
-  for (const char* counter : {"event_not_object", "negative_duration", "wrong_field_type",
-                              "bad_number"}) {
+  for (const char* counter :
+       {"event_not_object", "negative_duration", "wrong_field_type", "bad_number"}) {
     EXPECT_THAT(text.out, HasSubstr(counter));
   }
 }
@@ -211,8 +211,9 @@ TEST(MalformedTest, MissingPathAndEmptyDirectory) {
 // a warning, never more kernels than a longer cut) or, before the first complete event, a
 // one-line error with exit status 2. Never a crash or a hang.
 TEST(MalformedTest, RealTraceCutAtManyOffsets) {
-  const std::string source = std::string(BUBBLESCOPE_SHARED_DIR) +
-                             "/traces/param_dlrm_8rank/worker0_step_12.1694128201545.pt.trace.json.gz";
+  const std::string source =
+      std::string(BUBBLESCOPE_SHARED_DIR) +
+      "/traces/param_dlrm_8rank/worker0_step_12.1694128201545.pt.trace.json.gz";
   BUBBLESCOPE_NEED_SHARED(source);
   const std::string json = testing::Gunzip(testing::ReadFile(source));
   ASSERT_GT(json.size(), 800000u);

@@ -127,9 +127,8 @@ TEST(OpNamesTest, DeviceLaunchNames) {
         "hipGraphLaunch"}) {
     EXPECT_TRUE(IsDeviceLaunchName(launch)) << launch;
   }
-  for (const std::string_view other :
-       {"cudaMemcpyAsync", "cudaStreamSynchronize", "cudaLaunchHostFunc", "aten::mm",
-        "LaunchKernel", ""}) {
+  for (const std::string_view other : {"cudaMemcpyAsync", "cudaStreamSynchronize",
+                                       "cudaLaunchHostFunc", "aten::mm", "LaunchKernel", ""}) {
     EXPECT_FALSE(IsDeviceLaunchName(other)) << other;
   }
 }

@@ -26,8 +26,8 @@ std::vector<std::pair<TimeNs, TimeNs>> Spans(const std::vector<Interval>& interv
 
 // By start; at one start the longer first; equal ones keep the order they were read in.
 TEST(RankFinishTest, IntervalsSortByStartThenLongerFirstStably) {
-  std::vector<Interval> intervals = {Span(30, 40), Span(10, 12, 1), Span(10, 20),
-                                     Span(10, 12, 2), Span(5, 50)};
+  std::vector<Interval> intervals = {Span(30, 40), Span(10, 12, 1), Span(10, 20), Span(10, 12, 2),
+                                     Span(5, 50)};
   SortIntervals(&intervals);
   EXPECT_EQ(Spans(intervals), (std::vector<std::pair<TimeNs, TimeNs>>{
                                   {5, 50}, {10, 20}, {10, 12}, {10, 12}, {30, 40}}));
@@ -73,7 +73,10 @@ TEST(RankFinishTest, FinishPutsTheRankInTheModelsOrders) {
   Timeline cpu{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 7, .id = 2, .intervals = {}};
   Timeline other_cpu = cpu;
   other_cpu.id = 1;
-  Timeline stream{.kind = TimelineKind::kGpuStream, .device = 1, .pid = 0, .id = 3,
+  Timeline stream{.kind = TimelineKind::kGpuStream,
+                  .device = 1,
+                  .pid = 0,
+                  .id = 3,
                   .intervals = {Span(20, 30), Span(10, 15)}};
   Timeline first_stream = stream;
   first_stream.device = 0;
@@ -88,7 +91,7 @@ TEST(RankFinishTest, FinishPutsTheRankInTheModelsOrders) {
   ASSERT_EQ(rank.timelines.size(), 4u);
   EXPECT_EQ(rank.timelines[0].device, 0);  // GPU streams by device, then stream
   EXPECT_EQ(rank.timelines[1].device, 1);
-  EXPECT_EQ(rank.timelines[2].id, 1);      // then CPU threads by pid, then tid
+  EXPECT_EQ(rank.timelines[2].id, 1);  // then CPU threads by pid, then tid
   EXPECT_EQ(rank.timelines[3].id, 2);
   EXPECT_EQ(Spans(rank.timelines[1].intervals),
             (std::vector<std::pair<TimeNs, TimeNs>>{{10, 15}, {20, 30}}));
@@ -105,8 +108,11 @@ TEST(RankFinishTest, FinishPutsTheRankInTheModelsOrders) {
 TEST(RankFinishTest, TheBaseMovesEveryTimeAndDropsWhatLeavesTheRange) {
   Rank rank;
   const TimeNs near_top = kMaxTimeNs - 1000;
-  rank.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream, .device = 0, .pid = 0,
-                                    .id = 7, .intervals = {Span(100, 200), Span(near_top, near_top)}});
+  rank.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream,
+                                    .device = 0,
+                                    .pid = 0,
+                                    .id = 7,
+                                    .intervals = {Span(100, 200), Span(near_top, near_top)}});
   rank.annotations = {Annotation{.start = 10, .end = near_top}};
   rank.steps = {ProfilerStep{.number = 1, .start = 0, .end = 300}};
   rank.memory = {MemorySample{.time = near_top}, MemorySample{.time = 40}};
@@ -127,10 +133,16 @@ TEST(RankFinishTest, TheBaseMovesEveryTimeAndDropsWhatLeavesTheRange) {
 // of any timeline is dropped and counted; one holding even a CPU op is kept.
 TEST(RankFinishTest, AStepInWhichTheRankRecordedNothingIsDroppedAndCounted) {
   Rank rank;
-  rank.timelines.push_back(Timeline{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 1,
-                                    .id = 1, .intervals = {Span(10, 40), Span(55, 58)}});
-  rank.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream, .device = 0, .pid = 0,
-                                    .id = 7, .intervals = {Span(45, 49)}});
+  rank.timelines.push_back(Timeline{.kind = TimelineKind::kCpuThread,
+                                    .device = -1,
+                                    .pid = 1,
+                                    .id = 1,
+                                    .intervals = {Span(10, 40), Span(55, 58)}});
+  rank.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream,
+                                    .device = 0,
+                                    .pid = 0,
+                                    .id = 7,
+                                    .intervals = {Span(45, 49)}});
   // Step 2 holds only the CPU op at 55 (kept), step 3 nothing at all, step 4 only a kernel that
   // began before it (dropped: what began in step 1 is step 1's).
   rank.steps = {ProfilerStep{.number = 1, .start = 0, .end = 50},
@@ -148,8 +160,11 @@ TEST(RankFinishTest, AStepInWhichTheRankRecordedNothingIsDroppedAndCounted) {
 // A file cut short may have lost its last step's events: its steps are all kept.
 TEST(RankFinishTest, AFileCutShortKeepsItsSteps) {
   Rank rank;
-  rank.timelines.push_back(Timeline{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 1,
-                                    .id = 1, .intervals = {Span(10, 40)}});
+  rank.timelines.push_back(Timeline{.kind = TimelineKind::kCpuThread,
+                                    .device = -1,
+                                    .pid = 1,
+                                    .id = 1,
+                                    .intervals = {Span(10, 40)}});
   rank.steps = {ProfilerStep{.number = 1, .start = 0, .end = 50},
                 ProfilerStep{.number = 2, .start = 50, .end = 60}};
   rank.stats.Bump(ImportCounter::kTruncated, 900);
@@ -164,10 +179,12 @@ TEST(RankFinishTest, AFileCutShortKeepsItsSteps) {
 // a third 2 (40 to 50): two duplicates, one overlap.
 TEST(RankFinishTest, DuplicateAndOverlappingStepsAreCountedAsWarnings) {
   Rank rank;
-  rank.timelines.push_back(Timeline{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 1,
-                                    .id = 1,
-                                    .intervals = {Span(1, 2), Span(11, 12), Span(16, 17),
-                                                  Span(41, 42)}});
+  rank.timelines.push_back(
+      Timeline{.kind = TimelineKind::kCpuThread,
+               .device = -1,
+               .pid = 1,
+               .id = 1,
+               .intervals = {Span(1, 2), Span(11, 12), Span(16, 17), Span(41, 42)}});
   rank.steps = {ProfilerStep{.number = 1, .start = 0, .end = 10},
                 ProfilerStep{.number = 2, .start = 10, .end = 20},
                 ProfilerStep{.number = 2, .start = 15, .end = 30},
@@ -197,8 +214,11 @@ TEST(RankFinishTest, RelativeAndAbsoluteTimesInOneRankAreCounted) {
   constexpr TimeNs kDay = TimeNs{86'400} * 1'000'000'000;
   auto rank_with = [](std::vector<Interval> intervals, std::vector<Annotation> annotations) {
     Rank rank;
-    rank.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream, .device = 0, .pid = 0,
-                                      .id = 7, .intervals = std::move(intervals)});
+    rank.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream,
+                                      .device = 0,
+                                      .pid = 0,
+                                      .id = 7,
+                                      .intervals = std::move(intervals)});
     rank.annotations = std::move(annotations);
     return rank;
   };
@@ -223,11 +243,11 @@ TEST(RankFinishTest, RelativeAndAbsoluteTimesInOneRankAreCounted) {
 // file cut short (whose cut may have taken the kernels), nothing is counted.
 TEST(RankFinishTest, LaunchesOnARankWithoutDeviceActivityAreCounted) {
   const auto runtime_thread = [](Rank& rank) {
-    Timeline thread{.kind = TimelineKind::kCpuThread, .device = -1, .pid = 1, .id = 1,
-                    .intervals = {}};
-    for (const std::string_view name : {"cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel",
-                                        "cudaGraphLaunch", "cudaMemcpyAsync",
-                                        "cudaStreamSynchronize"}) {
+    Timeline thread{
+        .kind = TimelineKind::kCpuThread, .device = -1, .pid = 1, .id = 1, .intervals = {}};
+    for (const std::string_view name :
+         {"cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch",
+          "cudaMemcpyAsync", "cudaStreamSynchronize"}) {
       Interval call = Span(static_cast<TimeNs>(thread.intervals.size()) * 10,
                            static_cast<TimeNs>(thread.intervals.size()) * 10 + 5);
       call.kind = IntervalKind::kRuntime;
@@ -244,15 +264,17 @@ TEST(RankFinishTest, LaunchesOnARankWithoutDeviceActivityAreCounted) {
   blind.timelines.push_back(runtime_thread(blind));
   FinishRank(FinishOptions(), &blind);
   EXPECT_EQ(blind.stats.count(ImportCounter::kLaunchWithoutDeviceActivity), 4u);
-  EXPECT_EQ(CounterSpec(ImportCounter::kLaunchWithoutDeviceActivity).severity,
-            Severity::kWarning);
+  EXPECT_EQ(CounterSpec(ImportCounter::kLaunchWithoutDeviceActivity).severity, Severity::kWarning);
   EXPECT_EQ(CounterSpec(ImportCounter::kLaunchWithoutDeviceActivity).name,
             "launch_without_device_activity");
 
   Rank seen;
   seen.timelines.push_back(runtime_thread(seen));
-  seen.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream, .device = 0, .pid = 0,
-                                    .id = 7, .intervals = {Span(2, 4, 1)}});
+  seen.timelines.push_back(Timeline{.kind = TimelineKind::kGpuStream,
+                                    .device = 0,
+                                    .pid = 0,
+                                    .id = 7,
+                                    .intervals = {Span(2, 4, 1)}});
   FinishRank(FinishOptions(), &seen);
   EXPECT_EQ(seen.stats.count(ImportCounter::kLaunchWithoutDeviceActivity), 0u);
 

@@ -144,8 +144,8 @@ inline void ExpectChromeTraceRules(const ChromeDocument& document) {
   for (const auto& [thread, open] : open_slices) EXPECT_EQ(open, 0) << "B without E";
   for (const auto& thread : used_threads) {
     EXPECT_TRUE(named_processes.contains(thread.first)) << "pid " << thread.first;
-    EXPECT_TRUE(named_threads.contains(thread)) << "pid " << thread.first << " tid "
-                                                << thread.second;
+    EXPECT_TRUE(named_threads.contains(thread))
+        << "pid " << thread.first << " tid " << thread.second;
   }
 }
 

@@ -195,8 +195,8 @@ void ExpectEventsKept(const Trace& trace, const ChromeDocument& merged, const La
   for (const Rank& rank : trace.ranks) {
     absl::StatusOr<FileContents> contents = ReadFileSource(rank.source_path);
     ASSERT_TRUE(contents.ok()) << contents.status();
-    const ChromeDocument source = testing::ParseChromeDocument(
-        std::string(contents->text.data(), contents->text.size()));
+    const ChromeDocument source =
+        testing::ParseChromeDocument(std::string(contents->text.data(), contents->text.size()));
     int64_t base = 0;
     if (!source.base_time.empty()) base = std::stoll(source.base_time);
     for (const EventMembers& event : source.events) {
@@ -258,8 +258,8 @@ ChromeDocument ExpectGoodRoundTrip(const RoundTrip& trip, bool exact = true) {
   } else {
     ExpectSameTimes(trip.original.trace, trip.back.trace, 1);
     EXPECT_EQ(trip.original.result.pipelines.size(), trip.back.result.pipelines.size());
-    for (size_t p = 0; p < std::min(trip.original.result.pipelines.size(),
-                                    trip.back.result.pipelines.size());
+    for (size_t p = 0;
+         p < std::min(trip.original.result.pipelines.size(), trip.back.result.pipelines.size());
          ++p) {
       EXPECT_NEAR(trip.original.result.pipelines[p].bubble.bubble_fraction,
                   trip.back.result.pipelines[p].bubble.bubble_fraction, 1e-6);
@@ -317,10 +317,10 @@ std::map<std::pair<std::string, std::string>, OverlayTrack> OverlayTracks(
     if (stage == std::string::npos || rank == std::string::npos || colon == std::string::npos) {
       continue;
     }
-    tracks[{event.at("pid"), event.at("tid")}] = OverlayTrack{
-        .stage = std::stoi(args.substr(stage + 6)),
-        .rank = std::stoi(args.substr(rank + 6)),
-        .what = args.substr(colon + 2, args.rfind('"') - colon - 2)};
+    tracks[{event.at("pid"), event.at("tid")}] =
+        OverlayTrack{.stage = std::stoi(args.substr(stage + 6)),
+                     .rank = std::stoi(args.substr(rank + 6)),
+                     .what = args.substr(colon + 2, args.rfind('"') - colon - 2)};
   }
   return tracks;
 }
@@ -445,16 +445,15 @@ TEST(PerfettoOverlayTest, SkewedClocksAreMovedByTheOffsetsFoundInEveryLayout) {
   config.seed = 17;
   config.clock_offsets_ns = {0, 3'000'000, -1'250'000, 7'500'123};
   config.annotations = sim::AnnotationStyle::kPpGpu;
-  for (const KinetoLayout layout : {KinetoLayout::kRelativeWithBase,
-                                    KinetoLayout::kAbsoluteMicros, KinetoLayout::kBareArray}) {
+  for (const KinetoLayout layout :
+       {KinetoLayout::kRelativeWithBase, KinetoLayout::kAbsoluteMicros, KinetoLayout::kBareArray}) {
     SCOPED_TRACE(static_cast<int>(layout));
     absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
     ASSERT_TRUE(simulation.ok()) << simulation.status();
     testing::TempDir dir;
     sim::SetWriteOptions write;
     write.kineto.layout = layout;
-    ASSERT_TRUE(
-        sim::WriteSimulationSet(config, *simulation, dir.path() + "/set", write).ok());
+    ASSERT_TRUE(sim::WriteSimulationSet(config, *simulation, dir.path() + "/set", write).ok());
     const RoundTrip trip = MergeAndReadBack({dir.path() + "/set"}, dir);
     const ChromeDocument merged = ExpectGoodRoundTrip(trip);
     const Layout read_layout = ReadLayout(merged.merged_layout);
@@ -590,8 +589,8 @@ TEST(PerfettoOverlayTest, ARankCutShortStaysCutShort) {
 // which copies events as text, refuses to write anything from it rather than copy the damage.
 TEST(PerfettoOverlayTest, AFileBrokenInTheMiddleIsNotWrittenAgain) {
   testing::TempDir dir;
-  const std::string good = testing::Gunzip(
-      testing::ReadFile(SampleSet("sim_1f1b_p4_m8/rank0.pt.trace.json.gz")));
+  const std::string good =
+      testing::Gunzip(testing::ReadFile(SampleSet("sim_1f1b_p4_m8/rank0.pt.trace.json.gz")));
   std::string broken = good;
   const size_t middle = broken.find("\"ts\"", broken.size() / 2);
   broken.replace(middle, 4, "\"ts\" 7");  // a value with no colon before it
@@ -600,11 +599,13 @@ TEST(PerfettoOverlayTest, AFileBrokenInTheMiddleIsNotWrittenAgain) {
   ASSERT_EQ(job.trace.ranks.size(), 1u);
   EXPECT_EQ(job.trace.ranks[0].stats.count(ImportCounter::kTruncated), 1u);
   perfetto::OverlayCounts counts;
-  const absl::StatusOr<std::string> merged = perfetto::RenderOverlay(job.trace, job.result, &counts);
+  const absl::StatusOr<std::string> merged =
+      perfetto::RenderOverlay(job.trace, job.result, &counts);
   ASSERT_FALSE(merged.ok());
   EXPECT_EQ(merged.status().message(),
-            path + ": its JSON is broken before its end (read up to there), so its events cannot "
-                   "be written again");
+            path +
+                ": its JSON is broken before its end (read up to there), so its events cannot "
+                "be written again");
 }
 
 TEST(PerfettoOverlayTest, SimulatedInterleavedAndSlowLinkSetsRoundTrip) {
@@ -618,8 +619,8 @@ TEST(PerfettoOverlayTest, SimulatedInterleavedAndSlowLinkSetsRoundTrip) {
 }
 
 TEST(PerfettoOverlayTest, RealCpuRunsRoundTrip) {
-  for (const char* set : {"torch_cpu/1f1b_p4_m8", "torch_cpu/dp2_1f1b_p2_m4",
-                          "torch_cpu/dualpipev_p2_v2_m8"}) {
+  for (const char* set :
+       {"torch_cpu/1f1b_p4_m8", "torch_cpu/dp2_1f1b_p2_m4", "torch_cpu/dualpipev_p2_v2_m8"}) {
     SCOPED_TRACE(set);
     testing::TempDir dir;
     const RoundTrip trip = MergeAndReadBack({SampleSet(set)}, dir);
@@ -647,8 +648,9 @@ TEST(PerfettoOverlayTest, AMergedTraceIsNotMergedAgain) {
       perfetto::RenderOverlay(trip.back.trace, trip.back.result, &counts);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().message(),
-            dir.path() + "/merged.json: a merged trace already; write the overlay from the "
-                         "per-rank traces");
+            dir.path() +
+                "/merged.json: a merged trace already; write the overlay from the "
+                "per-rank traces");
 }
 
 }  // namespace

@@ -71,7 +71,8 @@ TEST(IdealBubbleTest, LoopedGpipeByHand) {
 // reliable per-stage times the schedule is simulated as ZB-H1 on the mean times: equal F, B and
 // W give (p-1)/(3m+p-1) (p=4, m=8: 3/27), whatever the stages' spread around the mean.
 TEST(IdealBubbleTest, ZeroBubbleWithOneChunkIsSimulatedOnTheMeanTimes) {
-  schedule_inference::Result shape = Shape(schedule_inference::ScheduleFamily::kZeroBubble, 4, 1, 8);
+  schedule_inference::Result shape =
+      Shape(schedule_inference::ScheduleFamily::kZeroBubble, 4, 1, 8);
   for (int32_t s = 0; s < 4; ++s) {
     schedule_inference::StageFigures stage;
     stage.stage = s;

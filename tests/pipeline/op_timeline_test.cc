@@ -71,12 +71,11 @@ void CheckCase(const Case& c) {
   const op_timeline::Result& timeline = pipeline.op_timeline;
   EXPECT_EQ(timeline.unlabelled, 0);
 
-  const auto ops_per_stage =
-      static_cast<size_t>(c.m * config.virtual_stages *
-                          (c.schedule == Schedule::kForwardOnly     ? 1
-                           : c.schedule == Schedule::kZeroBubbleH1 ? 3
-                                                                    : 2) *
-                          config.iterations);
+  const auto ops_per_stage = static_cast<size_t>(c.m * config.virtual_stages *
+                                                 (c.schedule == Schedule::kForwardOnly    ? 1
+                                                  : c.schedule == Schedule::kZeroBubbleH1 ? 3
+                                                                                          : 2) *
+                                                 config.iterations);
   ASSERT_EQ(timeline.ops.size(), ops_per_stage * static_cast<size_t>(c.p));
   for (int32_t stage = 0; stage < c.p; ++stage) {
     SCOPED_TRACE("stage " + std::to_string(stage));
@@ -91,8 +90,9 @@ void CheckCase(const Case& c) {
     // Both in start order: the engine's records run in launch order, which on one compute
     // stream is start order.
     std::vector<sim::OpRecord> by_start = records;
-    std::stable_sort(by_start.begin(), by_start.end(),
-                     [](const sim::OpRecord& a, const sim::OpRecord& b) { return a.start < b.start; });
+    std::stable_sort(
+        by_start.begin(), by_start.end(),
+        [](const sim::OpRecord& a, const sim::OpRecord& b) { return a.start < b.start; });
     // The reference clock is the first stage's; the offset alignment finds for this rank is the
     // same for every op, so each op's start minus the first one's is exact.
     const TimeNs shift = measured.front().start - by_start.front().start;
@@ -160,7 +160,8 @@ TEST(OpTimelineTest, IdealScheduleHoldsEveryOpOfOneIteration) {
   }
   for (const pipeline::IdealOp& op : ideal.schedule) {
     if (op.type == pipeline::OpType::kBackward) {
-      EXPECT_GE(op.start, (forward_end[{op.stage, op.microbatch}])) << op.stage << " " << op.microbatch;
+      EXPECT_GE(op.start, (forward_end[{op.stage, op.microbatch}]))
+          << op.stage << " " << op.microbatch;
     }
   }
 }

@@ -48,10 +48,9 @@ TEST(P2pStructureTest, TwoRanksTakeVFromTheForwardCount) {
   EXPECT_THAT(traffic_only->notes, Contains(HasSubstr("v = 1 assumed")));
 
   // 8 forwards: m = 2·8 − 12 = 4, v = 8 / 4 = 2.
-  absl::StatusOr<P2pSchedule> counted =
-      InferP2pSchedule(timelines, order,
-                       ComputeCounts{.first_stage_forwards = 8, .first_stage_backwards = 8,
-                                     .any_backward = true});
+  absl::StatusOr<P2pSchedule> counted = InferP2pSchedule(
+      timelines, order,
+      ComputeCounts{.first_stage_forwards = 8, .first_stage_backwards = 8, .any_backward = true});
   ASSERT_TRUE(counted.ok()) << counted.status();
   EXPECT_EQ(counted->m, 4);
   EXPECT_EQ(counted->v, 2);
@@ -59,9 +58,9 @@ TEST(P2pStructureTest, TwoRanksTakeVFromTheForwardCount) {
                                                  "against its 12 sends")));
 
   // 12 forwards, one per send: the plain v = 1 reading, with no note about v.
-  counted = InferP2pSchedule(timelines, order,
-                             ComputeCounts{.first_stage_forwards = 12,
-                                           .first_stage_backwards = 12, .any_backward = true});
+  counted = InferP2pSchedule(
+      timelines, order,
+      ComputeCounts{.first_stage_forwards = 12, .first_stage_backwards = 12, .any_backward = true});
   ASSERT_TRUE(counted.ok()) << counted.status();
   EXPECT_EQ(counted->m, 12);
   EXPECT_EQ(counted->v, 1);
@@ -74,17 +73,18 @@ TEST(P2pStructureTest, ForwardCountsThatFitNoShapeFallBackToOneChunk) {
   // split into ops is not trusted.
   for (const auto& [forwards, backwards] :
        std::vector<std::pair<int64_t, int64_t>>{{7, 7}, {5, 5}, {8, 9}}) {
-    absl::StatusOr<P2pSchedule> result = InferP2pSchedule(
-        timelines, {0, 1},
-        ComputeCounts{.first_stage_forwards = forwards, .first_stage_backwards = backwards,
-                      .any_backward = true});
+    absl::StatusOr<P2pSchedule> result =
+        InferP2pSchedule(timelines, {0, 1},
+                         ComputeCounts{.first_stage_forwards = forwards,
+                                       .first_stage_backwards = backwards,
+                                       .any_backward = true});
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(result->m, 12);
     EXPECT_EQ(result->v, 1);
-    EXPECT_THAT(result->notes,
-                Contains(HasSubstr(absl::StrCat("first stage's ", forwards, " forward and ",
-                                                backwards, " backward ops fit no v, v = 1 "
-                                                "assumed"))));
+    EXPECT_THAT(result->notes, Contains(HasSubstr(absl::StrCat("first stage's ", forwards,
+                                                               " forward and ", backwards,
+                                                               " backward ops fit no v, v = 1 "
+                                                               "assumed"))));
   }
 }
 

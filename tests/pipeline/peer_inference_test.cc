@@ -16,11 +16,11 @@
 namespace bubblescope {
 namespace {
 
-using ::testing::ElementsAre;
 using pipeline::IssuedItem;
 using pipeline::IssuedTimeline;
 using pipeline::ItemKind;
 using pipeline::PhaseHint;
+using ::testing::ElementsAre;
 
 // Builds a timeline from letters: 'f' forward compute, 'b' backward compute, 'w' weight-grad
 // compute, 'x' unhinted bookkeeping (same as 'f' to the reader), 's' send, 'r' recv. Each item
@@ -32,8 +32,10 @@ IssuedTimeline Timeline(int32_t rank, const std::string& letters, TimeNs offset 
   TimeNs t = offset;
   for (char letter : letters) {
     IssuedItem item;
-    item.kind = letter == 's' ? ItemKind::kSend : letter == 'r' ? ItemKind::kRecv : ItemKind::kCompute;
-    item.hint = letter == 'b' ? PhaseHint::kBackward
+    item.kind = letter == 's'   ? ItemKind::kSend
+                : letter == 'r' ? ItemKind::kRecv
+                                : ItemKind::kCompute;
+    item.hint = letter == 'b'   ? PhaseHint::kBackward
                 : letter == 'w' ? PhaseHint::kWeightGrad
                                 : PhaseHint::kNone;
     item.issue = item.start = t;
@@ -87,7 +89,7 @@ TEST(PeerInferenceTest, ForwardOnlyTwoRanksAndMissingHints) {
 TEST(PeerInferenceTest, StageOrderFromCompletionGapsIgnoresClockOffsets) {
   const std::vector<int32_t> order = {3, 1, 0, 2};
   const std::vector<std::vector<TimeNs>> link_gaps = {{0, 30, 100}, {0, 55, 90}, {0, 20, 130}};
-  const std::vector<TimeNs> link_base = {1000, 1500, 2100};  // common clock
+  const std::vector<TimeNs> link_base = {1000, 1500, 2100};                        // common clock
   const std::vector<TimeNs> clock_offset = {-1'000'000, 0, 2'000'000, 1'000'000};  // by stage
   auto item = [](ItemKind kind, TimeNs end) {
     IssuedItem out;

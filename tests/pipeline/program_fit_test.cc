@@ -2,6 +2,8 @@
 // schedule's program, on hand-built timelines written out op by op, and on simulated jobs whose
 // kernel names do not tell forward from backward (one generic name; backward launched from
 // another thread; only one kernel of each backward named so), against the simulator's truth.
+#include "pipeline/program_fit.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "pipeline/program_fit.h"
 #include "pipeline/schedule_inference.h"
 #include "pipeline/sim_schedule.h"
 #include "support/job_helpers.h"
@@ -53,7 +54,7 @@ std::vector<std::string> Words(std::string_view text) {
 // A rank written as tokens in issue order: "F" / "B" (one op's kernels), "s<rank>" / "r<rank>"
 // (a send to / receive from that rank; "s" / "r" alone: no peer recorded).
 IssuedTimeline HandRank(int32_t rank, std::string_view tokens, const OpKernels& forward,
-                    const OpKernels& backward, NamePool* names) {
+                        const OpKernels& backward, NamePool* names) {
   IssuedTimeline timeline;
   timeline.rank = rank;
   timeline.names = names;
@@ -91,8 +92,7 @@ IssuedTimeline HandRank(int32_t rank, std::string_view tokens, const OpKernels& 
 constexpr std::string_view kStage0 = "F s11 F s11 F s11 r11 B F s11 r11 B r11 B r11 B";
 constexpr std::string_view kStage1 =
     "r10 F s12 r10 F s12 r12 B s10 r10 F s12 r12 B s10 r10 F s12 r12 B s10 r12 B s10";
-constexpr std::string_view kStage2 =
-    "r11 F B s11 r11 F B s11 r11 F B s11 r11 F B s11";
+constexpr std::string_view kStage2 = "r11 F B s11 r11 F B s11 r11 F B s11 r11 F B s11";
 
 // The same tokens with every peer left out.
 std::string WithoutPeers(std::string_view tokens) {
@@ -116,10 +116,8 @@ pipeline::ProgramFit Fit(const std::vector<IssuedTimeline>& timelines) {
   const std::optional<std::vector<std::vector<sim::Op>>> programs =
       pipeline::StagePrograms(Shape1F1B(3, 4), 1 << 20);
   EXPECT_TRUE(programs.has_value());
-  return pipeline::FitProgram({.timelines = &timelines,
-                               .stage_order = {10, 11, 12},
-                               .v = 1,
-                               .programs = &*programs});
+  return pipeline::FitProgram(
+      {.timelines = &timelines, .stage_order = {10, 11, 12}, .v = 1, .programs = &*programs});
 }
 
 // Per rank: (forward count, backward count, forward compute, backward compute), every op of a
@@ -243,8 +241,9 @@ TEST(ProgramFitTest, TransfersThatDoNotMatchTheProgramFitNothing) {
   EXPECT_EQ(fit.summary.program_ops, 24);
   EXPECT_EQ(fit.summary.placed, 0);
   EXPECT_TRUE(fit.ops.empty());
-  EXPECT_THAT(fit.notes,
-              Contains(HasSubstr("rank 11 step 0: 15 transfers where the program's 8 ops make 16")));
+  EXPECT_THAT(
+      fit.notes,
+      Contains(HasSubstr("rank 11 step 0: 15 transfers where the program's 8 ops make 16")));
   // As many transfers, but the last a receive where the program sends.
   HandJob turned(true);
   turned.timelines[1].items.back().kind = ItemKind::kRecv;
@@ -262,9 +261,9 @@ TEST(ProgramFitTest, TransfersThatDoNotMatchTheProgramFitNothing) {
 // --- Simulated jobs whose names do not help -------------------------------------------------
 
 enum class Names : uint8_t {
-  kGeneric,         // one thread, every compute kernel the same name: no hint at all
-  kTorchGeneric,    // backward from the autograd thread, every compute kernel the same name
-  kOneBackwardName, // one thread; forward "gemm_tn", backward "gemm_nn", "flash_bwd", "gemm_nt"
+  kGeneric,          // one thread, every compute kernel the same name: no hint at all
+  kTorchGeneric,     // backward from the autograd thread, every compute kernel the same name
+  kOneBackwardName,  // one thread; forward "gemm_tn", backward "gemm_nn", "flash_bwd", "gemm_nt"
 };
 
 std::string_view NamesText(Names names) {
@@ -334,8 +333,8 @@ sim::Config SimConfig(const SimCase& c, int32_t heavy) {
   config.jitter = 0.05;
   config.seed = static_cast<uint64_t>(c.p * 100 + heavy);
   config.p2p = c.p2p;
-  config.launches = c.names == Names::kTorchGeneric ? sim::LaunchStyle::kTorch
-                                                    : sim::LaunchStyle::kOneThread;
+  config.launches =
+      c.names == Names::kTorchGeneric ? sim::LaunchStyle::kTorch : sim::LaunchStyle::kOneThread;
   // Stage s on rank p-1-s: rank numbers say nothing of stages.
   for (int32_t stage = 0; stage < c.p; ++stage) config.stage_to_rank.push_back(c.p - 1 - stage);
   return config;
@@ -344,8 +343,7 @@ sim::Config SimConfig(const SimCase& c, int32_t heavy) {
 void CheckSimCase(const SimCase& c) {
   const int32_t heavy = (c.p / 2 + 1) % c.p;  // a middle stage: never the first or last
   SCOPED_TRACE(absl::StrCat(std::string(sim::ScheduleName(c.schedule)), " p=", c.p, " v=", c.v,
-                            " names ",
-                            std::string(NamesText(c.names)), " p2p ",
+                            " names ", std::string(NamesText(c.names)), " p2p ",
                             std::string(sim::P2pStyleName(c.p2p)), " heavy ", heavy));
   const sim::Config config = SimConfig(c, heavy);
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(config);
@@ -356,8 +354,7 @@ void CheckSimCase(const SimCase& c) {
   EXPECT_EQ(result->p, c.p);
   EXPECT_EQ(result->m, config.microbatches);
   EXPECT_EQ(result->v, config.virtual_stages);
-  EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family),
-            sim::ScheduleName(c.schedule));
+  EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), sim::ScheduleName(c.schedule));
   ASSERT_TRUE(result->op_fit.has_value());
   EXPECT_EQ(result->op_fit->placed, result->op_fit->program_ops);
   EXPECT_EQ(result->op_fit->weak, 0);

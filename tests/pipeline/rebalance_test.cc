@@ -15,9 +15,8 @@ schedule_inference::OpStats Mean(double ns) {
 }
 
 // p = 4, m = 8; every stage F = 1000, B = 2000 except `heavy` (F = 2000, B = 4000).
-schedule_inference::Result Shape(
-    int32_t heavy,
-    schedule_inference::ScheduleFamily family = schedule_inference::ScheduleFamily::kGpipe) {
+schedule_inference::Result Shape(int32_t heavy, schedule_inference::ScheduleFamily family =
+                                                    schedule_inference::ScheduleFamily::kGpipe) {
   schedule_inference::Result shape;
   shape.p = 4;
   shape.v = 1;
@@ -66,7 +65,8 @@ TEST(RebalanceTest, OneFOneBIsSimulatedAsOneFOneB) {
   // B0: F0 there [4000, 5000), B0 [5000, 7000); so stage 2 waits 1000, then runs its remaining
   // 8 * 6000 - 4000 = 44000 without a gap (every later input is ready in time) to 51000; stages 1
   // and 0 then run the last B: 51000 + 2000 + 2000 = 55000.
-  absl::StatusOr<Result> result = Analyze(Shape(2, schedule_inference::ScheduleFamily::k1F1B), {.layers_per_stage = {8, 8, 8, 8}});
+  absl::StatusOr<Result> result = Analyze(Shape(2, schedule_inference::ScheduleFamily::k1F1B),
+                                          {.layers_per_stage = {8, 8, 8, 8}});
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->before.iteration_ns, 55000);
   ASSERT_TRUE(result->suggested);

@@ -52,8 +52,7 @@ TEST(ScheduleInferenceEdgeTest, SlowestStageAndItsExcessWithTenPercentImbalance)
     // Stage 2 costs 10% more: per microbatch F + B = 9900 against 9000 elsewhere.
     config.costs[2] = sim::StageCost{3300, 6600, 0};
     const sim::Simulation simulation = MustSimulate(config);
-    absl::StatusOr<schedule_inference::Result> result =
-        testing::ShapeOf(simulation.trace);
+    absl::StatusOr<schedule_inference::Result> result = testing::ShapeOf(simulation.trace);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(simulation.truth.slowest_stage, 2);
     EXPECT_EQ(result->slowest_stage, 2);
@@ -77,20 +76,20 @@ void StripPhaseNames(Trace* trace) {
 }
 
 TEST(ScheduleInferenceEdgeTest, WithoutPhaseNamesTheShapeStillComesFromTraffic) {
-  for (sim::Schedule schedule : {sim::Schedule::kGpipe, sim::Schedule::k1F1B,
-                                 sim::Schedule::kInterleaved1F1B}) {
+  for (sim::Schedule schedule :
+       {sim::Schedule::kGpipe, sim::Schedule::k1F1B, sim::Schedule::kInterleaved1F1B}) {
     const int32_t v = schedule == sim::Schedule::kInterleaved1F1B ? 2 : 1;
     sim::Config config = Job(schedule, 4, 8, v);
     config.stage_to_rank = {2, 0, 3, 1};
     sim::Simulation simulation = MustSimulate(config);
     StripPhaseNames(&simulation.trace);
-    absl::StatusOr<schedule_inference::Result> result =
-        testing::ShapeOf(simulation.trace);
+    absl::StatusOr<schedule_inference::Result> result = testing::ShapeOf(simulation.trace);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(result->stage_order, config.stage_to_rank);
     EXPECT_EQ(result->m, 8);
     EXPECT_EQ(result->v, v);
-    EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), std::string(sim::ScheduleName(schedule)));
+    EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family),
+              std::string(sim::ScheduleName(schedule)));
     // The names cannot tell forward from backward; the program fitted to the transfers does,
     // and the blocks two ops share are cut after the kernel count the lone ops of the same type
     // run: every op is the simulator's own.
@@ -154,21 +153,21 @@ TEST(ScheduleInferenceEdgeTest, BackwardKernelsFoundByTheirAutogradLaunch) {
     sim::Schedule schedule;
     int32_t p, m, v;
   };
-  for (const Shape& shape : {Shape{sim::Schedule::kGpipe, 4, 8, 1},
-                             Shape{sim::Schedule::k1F1B, 4, 8, 1},
-                             Shape{sim::Schedule::kInterleaved1F1B, 4, 8, 2},
-                             Shape{sim::Schedule::kInterleaved1F1B, 2, 4, 3}}) {
+  for (const Shape& shape :
+       {Shape{sim::Schedule::kGpipe, 4, 8, 1}, Shape{sim::Schedule::k1F1B, 4, 8, 1},
+        Shape{sim::Schedule::kInterleaved1F1B, 4, 8, 2},
+        Shape{sim::Schedule::kInterleaved1F1B, 2, 4, 3}}) {
     SCOPED_TRACE(std::string(sim::ScheduleName(shape.schedule)) + " p=" + std::to_string(shape.p));
     sim::Config config = Job(shape.schedule, shape.p, shape.m, shape.v);
     config.costs[1] = sim::StageCost{3600, 7200, 0};
     sim::Simulation simulation = MustSimulate(config);
     MoveBackwardLaunchesIntoAutogradOps(&simulation.trace);
-    absl::StatusOr<schedule_inference::Result> result =
-        testing::ShapeOf(simulation.trace);
+    absl::StatusOr<schedule_inference::Result> result = testing::ShapeOf(simulation.trace);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(result->m, shape.m);
     EXPECT_EQ(result->v, shape.v);
-    EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), std::string(sim::ScheduleName(shape.schedule)));
+    EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family),
+              std::string(sim::ScheduleName(shape.schedule)));
     ASSERT_EQ(result->stages.size(), static_cast<size_t>(shape.p));
     for (size_t stage = 0; stage < result->stages.size(); ++stage) {
       EXPECT_DOUBLE_EQ(result->stages[stage].forward.mean_ns,
@@ -194,10 +193,10 @@ TEST(ScheduleInferenceEdgeTest, InterleavedOnTwoRanksFromTheForwardCount) {
     EXPECT_EQ(result->m, 4);
     EXPECT_EQ(result->stage_order, config.stage_to_rank);
     EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), "interleaved");
-    EXPECT_THAT(result->notes,
-                Contains(HasSubstr(absl::StrCat("v = ", v, " from the first stage's ", 4 * v,
-                                                " forward ops against its ", (2 * v - 1) * 4,
-                                                " sends"))));
+    EXPECT_THAT(
+        result->notes,
+        Contains(HasSubstr(absl::StrCat("v = ", v, " from the first stage's ", 4 * v,
+                                        " forward ops against its ", (2 * v - 1) * 4, " sends"))));
   }
 }
 
@@ -205,8 +204,7 @@ TEST(ScheduleInferenceEdgeTest, InterleavedOnTwoRanksWithoutPhaseNamesAssumesOne
   sim::Config config = Job(sim::Schedule::kInterleaved1F1B, 2, 4, 2);
   sim::Simulation simulation = MustSimulate(config);
   StripPhaseNames(&simulation.trace);
-  absl::StatusOr<schedule_inference::Result> result =
-      testing::ShapeOf(simulation.trace);
+  absl::StatusOr<schedule_inference::Result> result = testing::ShapeOf(simulation.trace);
   ASSERT_TRUE(result.ok()) << result.status();
   // 12 sends each way and no forward ops to count: v = 1 with m = 12 fits the traffic too.
   EXPECT_EQ(result->v, 1);
@@ -228,13 +226,11 @@ TEST(ScheduleInferenceEdgeTest, InterleavedOnTwoRanksWithoutPhaseNamesAssumesOne
 TEST(ScheduleInferenceEdgeTest, ARankCutShortIsNamedInTheNotes) {
   absl::StatusOr<sim::Simulation> simulation = sim::Simulate(Job(sim::Schedule::k1F1B, 4, 8));
   ASSERT_TRUE(simulation.ok()) << simulation.status();
-  absl::StatusOr<schedule_inference::Result> whole =
-      testing::ShapeOf(simulation->trace);
+  absl::StatusOr<schedule_inference::Result> whole = testing::ShapeOf(simulation->trace);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_THAT(whole->notes, ::testing::Not(::testing::Contains(HasSubstr("cut short"))));
   simulation->trace.ranks[2].stats.Bump(ImportCounter::kTruncated, 1234);
-  absl::StatusOr<schedule_inference::Result> cut =
-      testing::ShapeOf(simulation->trace);
+  absl::StatusOr<schedule_inference::Result> cut = testing::ShapeOf(simulation->trace);
   ASSERT_TRUE(cut.ok()) << cut.status();
   EXPECT_THAT(cut->notes, ::testing::Contains(HasSubstr("rank 2's trace was cut short")));
 }
@@ -266,10 +262,10 @@ TEST(ScheduleInferenceEdgeTest, OpAnnotationGrammar) {
   EXPECT_EQ(ParseOpAnnotation("PP:B0")->type, OpType::kBackward);
   EXPECT_TRUE(ParseOpAnnotation("PP:I3")->input_grad_only);
   EXPECT_EQ(ParseOpAnnotation("PP:W2")->virtual_stage, -1);
-  for (const char* other : {"PP:0SEND_F0", "PP:2RECV_B1", "PP:0WAIT_SEND_F0", "PP:0UNSHARD",
-                            "PP:0REDUCE_GRAD", "PP:SEND_F0", "PP:F", "PP:", "PP:X0", "PP:0F",
-                            "PP:0F0x", "PP:F0x", "PP:-1F0", "Forward", "Forward x", "Forward 1 ",
-                            "ProfilerStep#2", "PP:99999999999F0", "PP:F99999999999"}) {
+  for (const char* other :
+       {"PP:0SEND_F0", "PP:2RECV_B1", "PP:0WAIT_SEND_F0", "PP:0UNSHARD", "PP:0REDUCE_GRAD",
+        "PP:SEND_F0", "PP:F", "PP:", "PP:X0", "PP:0F", "PP:0F0x", "PP:F0x", "PP:-1F0", "Forward",
+        "Forward x", "Forward 1 ", "ProfilerStep#2", "PP:99999999999F0", "PP:F99999999999"}) {
     EXPECT_FALSE(ParseOpAnnotation(other).has_value()) << other;
   }
 }
@@ -342,12 +338,13 @@ TEST(ScheduleInferenceEdgeTest, EmptyBackwardRangesOfAnEvalPassAreNoOps) {
     }
     for (int32_t mb = 0; mb < 8; ++mb) {
       const TimeNs at = end + 10 + 10 * mb;  // after every launch: nothing is issued inside
-      rank.annotations.push_back(Annotation{.start = at,
-                                            .end = at + 2,
-                                            .name = rank.names.Intern(absl::StrCat("Backward ", mb)),
-                                            .scope = AnnotationScope::kCpu,
-                                            .device = -1,
-                                            .thread_or_stream = thread});
+      rank.annotations.push_back(
+          Annotation{.start = at,
+                     .end = at + 2,
+                     .name = rank.names.Intern(absl::StrCat("Backward ", mb)),
+                     .scope = AnnotationScope::kCpu,
+                     .device = -1,
+                     .thread_or_stream = thread});
     }
   }
   absl::StatusOr<schedule_inference::Result> result = testing::ShapeOf(simulation.trace);
@@ -365,7 +362,8 @@ TEST(ScheduleInferenceEdgeTest, EmptyBackwardRangesOfAnEvalPassAreNoOps) {
 // compute kept out of the per-stage times.
 TEST(ScheduleInferenceEdgeTest, OverlappedPairsAreOneOpPerAction) {
   using pipeline::OpType;
-  std::vector<pipeline::ParsedOpName> pair = pipeline::ParseOverlappedOps("PP:(0F3;3B1)OVERLAP_F_B");
+  std::vector<pipeline::ParsedOpName> pair =
+      pipeline::ParseOverlappedOps("PP:(0F3;3B1)OVERLAP_F_B");
   ASSERT_EQ(pair.size(), 2u);
   EXPECT_EQ(pair[0].type, OpType::kForward);
   EXPECT_EQ(pair[0].virtual_stage, 0);
@@ -384,10 +382,10 @@ TEST(ScheduleInferenceEdgeTest, OverlappedPairsAreOneOpPerAction) {
   // On a rank: F0 alone (its kernel 100 ns), then F1 and B0 overlapped over a 300 ns kernel.
   Rank rank;
   rank.rank = 0;
-  rank.timelines.push_back(testing::Stream(7, {testing::Op(testing::kCompute, 1000, 1100),
-                                               testing::Op(testing::kCompute, 2000, 2300)}));
-  for (auto [name, start, end] : {std::tuple{"PP:0F0", 1000, 1100},
-                                  std::tuple{"PP:(0F1;0B0)OVERLAP_F_B", 2000, 2300}}) {
+  rank.timelines.push_back(testing::Stream(
+      7, {testing::Op(testing::kCompute, 1000, 1100), testing::Op(testing::kCompute, 2000, 2300)}));
+  for (auto [name, start, end] :
+       {std::tuple{"PP:0F0", 1000, 1100}, std::tuple{"PP:(0F1;0B0)OVERLAP_F_B", 2000, 2300}}) {
     rank.annotations.push_back(Annotation{.start = start,
                                           .end = end,
                                           .name = rank.names.Intern(name),
@@ -408,7 +406,7 @@ TEST(ScheduleInferenceEdgeTest, OverlappedPairsAreOneOpPerAction) {
   EXPECT_EQ(stages[0].forward.count, 2);
   EXPECT_DOUBLE_EQ(stages[0].forward.mean_ns, 100.0);  // F0 alone; F1's range is shared
   EXPECT_EQ(stages[0].backward.count, 1);
-  EXPECT_DOUBLE_EQ(stages[0].backward.mean_ns, 0.0);   // only ever overlapped: not measured
+  EXPECT_DOUBLE_EQ(stages[0].backward.mean_ns, 0.0);  // only ever overlapped: not measured
 }
 
 }  // namespace

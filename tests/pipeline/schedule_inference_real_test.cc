@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "support/job_helpers.h"
 #include "loader/trace_loader.h"
+#include "pipeline/schedule_inference.h"
 #include "readers/kineto_reader.h"
 #include "simdjson.h"
+#include "support/job_helpers.h"
 #include "writers/kineto_writer.h"
-#include "pipeline/schedule_inference.h"
 
 namespace bubblescope {
 namespace {
@@ -41,8 +41,7 @@ schedule_inference::Result Infer(const std::string& dir, bool without_steps = fa
   if (without_steps) {
     for (Rank& rank : trace->ranks) rank.steps.clear();
   }
-  absl::StatusOr<schedule_inference::Result> result =
-      testing::ShapeOf(*trace);
+  absl::StatusOr<schedule_inference::Result> result = testing::ShapeOf(*trace);
   EXPECT_TRUE(result.ok()) << result.status();
   return result.ok() ? *std::move(result) : schedule_inference::Result{};
 }
@@ -92,9 +91,9 @@ TEST(ScheduleInferenceRealTest, OneFOneBFromGlooTrafficAlone) {
 }
 
 TEST(ScheduleInferenceRealTest, InterleavedFromPpRanges) {
-  CheckRun({"interleaved_p2_v2_m4", 2, 2, 4, "interleaved", {0, 1, 0, 1}, "annotations",
-            "annotations"},
-           Infer("interleaved_p2_v2_m4"));
+  CheckRun(
+      {"interleaved_p2_v2_m4", 2, 2, 4, "interleaved", {0, 1, 0, 1}, "annotations", "annotations"},
+      Infer("interleaved_p2_v2_m4"));
 }
 
 TEST(ScheduleInferenceRealTest, ZeroBubbleFromPpRanges) {

@@ -21,10 +21,10 @@
 namespace bubblescope {
 namespace {
 
-using ::testing::HasSubstr;
 using sim::AnnotationStyle;
-using sim::testing::Marking;
 using sim::Schedule;
+using sim::testing::Marking;
+using ::testing::HasSubstr;
 
 struct Case {
   Schedule schedule;
@@ -92,8 +92,7 @@ void CheckCase(const Case& c) {
 
   iterations::Options options;
   options.iteration_marker = sim::testing::Remark(c.marking, simulation->trace);
-  absl::StatusOr<schedule_inference::Result> result =
-      testing::ShapeOf(simulation->trace, options);
+  absl::StatusOr<schedule_inference::Result> result = testing::ShapeOf(simulation->trace, options);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->p, c.p);
   EXPECT_EQ(result->v, config.virtual_stages);
@@ -104,9 +103,8 @@ void CheckCase(const Case& c) {
   if (family == "1f1b" || family == "interleaved") {
     EXPECT_EQ(result->family_rule, FamilyRule::kBackwardBeforeLastForward);
   } else if (family == "gpipe") {
-    EXPECT_EQ(result->family_rule,
-              c.m * config.virtual_stages == 1 ? FamilyRule::kOneMicrobatch
-                                               : FamilyRule::kForwardsFirst);
+    EXPECT_EQ(result->family_rule, c.m * config.virtual_stages == 1 ? FamilyRule::kOneMicrobatch
+                                                                    : FamilyRule::kForwardsFirst);
   }
   EXPECT_EQ(result->stage_order, config.stage_to_rank);
   std::vector<int32_t> placement;
@@ -117,7 +115,8 @@ void CheckCase(const Case& c) {
   const bool staged =
       c.annotations == AnnotationStyle::kPpGpu || c.annotations == AnnotationStyle::kPpMirrored;
   EXPECT_EQ(pipeline::ShapeSourceName(result->stage_order_source), staged ? "annotations" : "p2p");
-  EXPECT_EQ(pipeline::ShapeSourceName(result->schedule_source), c.annotations == AnnotationStyle::kNone ? "p2p" : "annotations");
+  EXPECT_EQ(pipeline::ShapeSourceName(result->schedule_source),
+            c.annotations == AnnotationStyle::kNone ? "p2p" : "annotations");
   if (c.m == 1 && c.schedule != Schedule::kForwardOnly && c.schedule != Schedule::kZeroBubbleH1) {
     EXPECT_THAT(result->notes, ::testing::Contains(HasSubstr("m = 1")));
   }
@@ -162,9 +161,11 @@ void CheckFamily(Schedule schedule) { CheckJobs(schedule, sim::testing::GridJobs
 // times, yet v and the family come out right and m counts one pass. Training schedules only:
 // without a backward, v chunks and v passes look the same (docs/schedule-inference.md).
 TEST(ScheduleInferenceSimTest, StagelessAnnotationsInAStepOfSeveralIterations) {
-  const std::pair<Schedule, int32_t> schedules[] = {
-      {Schedule::kGpipe, 1},           {Schedule::kGpipe, 2},        {Schedule::k1F1B, 1},
-      {Schedule::kInterleaved1F1B, 2}, {Schedule::kZeroBubbleH1, 1}};
+  const std::pair<Schedule, int32_t> schedules[] = {{Schedule::kGpipe, 1},
+                                                    {Schedule::kGpipe, 2},
+                                                    {Schedule::k1F1B, 1},
+                                                    {Schedule::kInterleaved1F1B, 2},
+                                                    {Schedule::kZeroBubbleH1, 1}};
   for (const auto& [schedule, v] : schedules) {
     for (AnnotationStyle style : {AnnotationStyle::kPpCpu, AnnotationStyle::kPpShortCpu}) {
       Case c{schedule, 4, 8, style};
@@ -192,7 +193,8 @@ TEST(ScheduleInferenceSimTest, StagelessAnnotationsInAStepOfSeveralIterations) {
       ASSERT_TRUE(result.ok()) << result.status();
       EXPECT_EQ(result->m, 8);
       EXPECT_EQ(result->v, config.virtual_stages);
-      EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family), ExpectedFamily(schedule, 8));
+      EXPECT_EQ(schedule_inference::ScheduleFamilyName(result->family),
+                ExpectedFamily(schedule, 8));
       EXPECT_EQ(result->stage_order, config.stage_to_rank);
       EXPECT_THAT(result->notes, ::testing::Contains(HasSubstr(": 3 passes")));
     }

@@ -25,12 +25,12 @@ TEST(StepMapTest, WithoutStepsEveryMomentIsStepZero) {
 
 TEST(StepMapTest, IterationsCountFromTheReferenceAndSkipPartialPeriods) {
   // A repeating schedule: a partial warm-up from the beginning, periods 0..2, a partial tail.
-  const std::vector<StepStart> steps = {{-1, kOpen, true}, {0, 1000, false}, {1, 2000, false},
-                                        {2, 3000, false}, {3, 4000, true}};
+  const std::vector<StepStart> steps = {
+      {-1, kOpen, true}, {0, 1000, false}, {1, 2000, false}, {2, 3000, false}, {3, 4000, true}};
   const StepMap map = StepMap::FromSteps(steps, 1);
   EXPECT_EQ(map.At(500), std::nullopt);  // warm-up
   EXPECT_EQ(map.At(1000), -1);
-  EXPECT_EQ(map.At(2500), 0);            // iteration 1 is the reference
+  EXPECT_EQ(map.At(2500), 0);  // iteration 1 is the reference
   EXPECT_EQ(map.At(3999), 1);
   EXPECT_EQ(map.At(4000), std::nullopt);  // tail
 }

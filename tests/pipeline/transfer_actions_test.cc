@@ -39,11 +39,10 @@ TEST(TransferActionsTest, ParsesTheRuntimesActionsAndRecordedCommNames) {
   EXPECT_EQ(Fields(*ParseTransferName("PP::bwd_recv (stage 4)")),
             std::make_tuple(TransferAction::kRecvBackward, 4, -1));
   // Compute, waits, sharding, overlapped pairs and the transfers' plain ranges name no transfer.
-  for (const char* name :
-       {"PP:0F0", "PP:2B1", "PP:1WAIT_SEND_F0", "PP:0UNSHARD", "PP:0REDUCE_GRAD",
-        "PP:(0F3;3B1)OVERLAP_F_B", "PP:SEND_F0", "PP:1SEND_F", "PP:1SEND_F0x", "PP:1SEND_X0",
-        "PP:99999999999SEND_F0", "PP::fwd_send (stage x)", "PP::fwd_send (stage 1", "PP::fwd_ack",
-        "gloo:send", "nccl:recv", ""}) {
+  for (const char* name : {"PP:0F0", "PP:2B1", "PP:1WAIT_SEND_F0", "PP:0UNSHARD", "PP:0REDUCE_GRAD",
+                           "PP:(0F3;3B1)OVERLAP_F_B", "PP:SEND_F0", "PP:1SEND_F", "PP:1SEND_F0x",
+                           "PP:1SEND_X0", "PP:99999999999SEND_F0", "PP::fwd_send (stage x)",
+                           "PP::fwd_send (stage 1", "PP::fwd_ack", "gloo:send", "nccl:recv", ""}) {
     EXPECT_FALSE(ParseTransferName(name).has_value()) << name;
   }
 }

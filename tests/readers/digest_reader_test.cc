@@ -39,7 +39,7 @@ std::string PayloadBeforeTimelines() {
   for (int i = 0; i < 3; ++i) digest::PutVarint(0, &p);  // rank, world size, pid (zigzag 0)
   // host, backend, run id, rank source, time base, time evidence: empty
   for (int i = 0; i < 6; ++i) digest::PutVarint(0, &p);
-  digest::PutVarint(1, &p);                              // one name
+  digest::PutVarint(1, &p);  // one name
   digest::PutVarint(1, &p);
   p += "k";
   for (int i = 0; i < 3; ++i) digest::PutVarint(0, &p);  // no devices, groups, comms
@@ -89,9 +89,9 @@ void ExpectError(const std::string& bytes, const std::string& want) {
 
 TEST(DigestReaderTest, HandMadePayloadReads) {
   // Two kernels: starts 100 and 250, durations 50 and 0, correlations 5 and 4, name 1.
-  const std::string columns = Columns({0, 0, digest::ZigZag(100), digest::ZigZag(150),
-                                       digest::ZigZag(50), 0, digest::ZigZag(5),
-                                       digest::ZigZag(-1), 1, 1, 0, 0});
+  const std::string columns =
+      Columns({0, 0, digest::ZigZag(100), digest::ZigZag(150), digest::ZigZag(50), 0,
+               digest::ZigZag(5), digest::ZigZag(-1), 1, 1, 0, 0});
   absl::StatusOr<Rank> rank = digest::Decode(
       DigestOf(PayloadBeforeTimelines() + OneTimeline(columns, 2) + PayloadAfterTimelines()), "ok");
   ASSERT_TRUE(rank.ok()) << rank.status();
@@ -131,24 +131,23 @@ TEST(DigestReaderTest, BadValuesAreRefused) {
               "communication record 0 out of range");
   // Second start before the first.
   ExpectError(DigestOf(before +
-                       OneTimeline(Columns({0, 0, digest::ZigZag(100), digest::ZigZag(-1), 0, 0,
-                                            0, 0, 1, 1, 0, 0}),
+                       OneTimeline(Columns({0, 0, digest::ZigZag(100), digest::ZigZag(-1), 0, 0, 0,
+                                            0, 1, 1, 0, 0}),
                                    2) +
                        after),
               "intervals out of order");
   // A time past the model's range, and a negative duration.
-  ExpectError(DigestOf(before +
-                       OneTimeline(Columns({0, digest::ZigZag(kMaxTimeNs + 1), 0, 0, 1, 0}), 1) +
-                       after),
-              "outside the model's range");
-  ExpectError(DigestOf(before + OneTimeline(Columns({0, 0, digest::ZigZag(-3), 0, 1, 0}), 1) +
-                       after),
-              "an end before its start");
+  ExpectError(
+      DigestOf(before + OneTimeline(Columns({0, digest::ZigZag(kMaxTimeNs + 1), 0, 0, 1, 0}), 1) +
+               after),
+      "outside the model's range");
+  ExpectError(
+      DigestOf(before + OneTimeline(Columns({0, 0, digest::ZigZag(-3), 0, 1, 0}), 1) + after),
+      "an end before its start");
   // The rank id past 32 bits.
   ExpectError(DigestOf(Columns({digest::ZigZag(int64_t{1} << 40)})), "does not fit 32 bits");
   // A name given twice would shift every later id.
-  ExpectError(DigestOf(Columns({0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 'a', 1, 'a'})),
-              "a name repeated");
+  ExpectError(DigestOf(Columns({0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 'a', 1, 'a'})), "a name repeated");
   // Bytes after the last section.
   ExpectError(DigestOf(before + Columns({0}) + after + "x"), "data after the last section");
 }
@@ -191,8 +190,8 @@ TEST(DigestReaderTest, AnIdOutsideItsRangeIsCountedAsABadId) {
     int32_t world_size;
     uint64_t bad_ids;
   };
-  for (const Case& ids : {Case{-5, 4, 1}, Case{2, 0, 1}, Case{2, -3, 1}, Case{-1, -1, 0},
-                          Case{3, 4, 0}}) {
+  for (const Case& ids :
+       {Case{-5, 4, 1}, Case{2, 0, 1}, Case{2, -3, 1}, Case{-1, -1, 0}, Case{3, 4, 0}}) {
     Rank written;
     written.rank = ids.rank;
     written.world_size = ids.world_size;

@@ -78,10 +78,12 @@ TEST(KinetoErrorsTest, ACuptiHeldByAnotherProfilerIsTheReason) {
             "t.json: byte 16: recorded while another profiler held CUPTI: kernel not recorded; "
             "record again without torch.profiler or Nsight Systems in the job, or analyze "
             "that profiler's own trace");
-  EXPECT_EQ(ErrorOf(R"([{"ph":"M","name":"bubblescope_cupti_unavailable","pid":7,"tid":0,"args":{"held_by":"a\nb\u001b[2J","not_recorded":7}}])"),
-            "t.json: byte 0: recorded while another profiler held CUPTI (a b\\x1b[2J): kernels, "
-            "copies and CUDA calls not recorded; record again without torch.profiler or Nsight "
-            "Systems in the job, or analyze that profiler's own trace");
+  EXPECT_EQ(
+      ErrorOf(
+          R"([{"ph":"M","name":"bubblescope_cupti_unavailable","pid":7,"tid":0,"args":{"held_by":"a\nb\u001b[2J","not_recorded":7}}])"),
+      "t.json: byte 0: recorded while another profiler held CUPTI (a b\\x1b[2J): kernels, "
+      "copies and CUDA calls not recorded; record again without torch.profiler or Nsight "
+      "Systems in the job, or analyze that profiler's own trace");
 }
 
 // The NCCL transfers recorded beside the marker are a trace of their own: no error.
@@ -203,10 +205,10 @@ TEST(KinetoErrorsTest, AnyTextAfterACompleteDocumentIsTrailingContent) {
   for (const std::string& document :
        {std::string(R"({"traceEvents": [)") + kOp1 + "," + kOp2 + "]}",
         std::string("[") + kOp1 + "," + kOp2 + "]"}) {
-    for (const std::string& rest : {std::string("]"), std::string(","), std::string("\"x\""),
-                                   std::string("garbage"), std::string("42"), std::string("{"),
-                                   std::string("}"), std::string(4, '\0'),
-                                   std::string(R"({"traceEvents": []})")}) {
+    for (const std::string& rest :
+         {std::string("]"), std::string(","), std::string("\"x\""), std::string("garbage"),
+          std::string("42"), std::string("{"), std::string("}"), std::string(4, '\0'),
+          std::string(R"({"traceEvents": []})")}) {
       const std::string json = document + "\n " + rest + "\n";
       const ReadResult result = ReadJson(json);
       ASSERT_TRUE(result.status.ok()) << result.status << " after " << rest;
@@ -243,9 +245,9 @@ TEST(KinetoErrorsTest, AFileCutBeforeItsBaseTimeHasAnUnknownClock) {
   const ReadResult array = ReadJson(std::string("[") + kOp1 + "," + kOp2 + ", {");
   EXPECT_EQ(array.rank.stats.count(ImportCounter::kTruncated), 1u);
   EXPECT_EQ(array.rank.stats.count(ImportCounter::kUnknownClockBase), 0u);
-  const ReadResult epoch = ReadJson(
-      R"({"traceEvents": [{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,)"
-      R"("ts":1700000000000000,"dur":1}, {"ph")");
+  const ReadResult epoch =
+      ReadJson(R"({"traceEvents": [{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,)"
+               R"("ts":1700000000000000,"dur":1}, {"ph")");
   EXPECT_EQ(epoch.rank.stats.count(ImportCounter::kTruncated), 1u);
   EXPECT_EQ(epoch.rank.stats.count(ImportCounter::kUnknownClockBase), 0u);
 }

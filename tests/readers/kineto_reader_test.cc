@@ -370,7 +370,6 @@ TEST(KinetoReaderTest, MemorySamples) {
   EXPECT_EQ(rank.stats.count(ImportCounter::kIgnoredCategory), 0u);
 }
 
-
 // 2021 Kineto (the layout of torch 1.9's profiler, as HTA's and tb_plugin's samples hold it):
 // one [memory] event per allocation or free, its size in "Bytes", no totals. Each device's
 // events are summed in time order (written out of order here) into a running total, counted
@@ -406,7 +405,7 @@ TEST(KinetoReaderTest, MemoryEventsOfTheOlderFormatAreSummedPerDevice) {
   }
   // Device 0 in time order: +1000, +4000, -1500, -4000, -600 gives 1000, 5000, 3500, -500,
   // -1100; from its lowest point (-1100): 2100, 6100, 4600, 600, 0. Device 1: 64, lowest 0.
-  const std::vector<Seen> expected = {{10000, 0, 2100}, {15000, 1, 64}, {20000, 0, 6100},
+  const std::vector<Seen> expected = {{10000, 0, 2100}, {15000, 1, 64},  {20000, 0, 6100},
                                       {30000, 0, 4600}, {40000, 0, 600}, {50000, 0, 0}};
   ASSERT_EQ(seen.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {

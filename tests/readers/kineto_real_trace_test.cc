@@ -28,8 +28,8 @@ std::optional<std::string> LoadShared(const char* relative) {
 }
 
 // Skips (developers) or fails (CI) when the shared trace is missing, else loads it into `var`.
-#define LOAD_OR_SKIP(var, relative)                        \
-  BUBBLESCOPE_NEED_SHARED(SharedTracePath(relative));      \
+#define LOAD_OR_SKIP(var, relative)                   \
+  BUBBLESCOPE_NEED_SHARED(SharedTracePath(relative)); \
   const std::optional<std::string> var = LoadShared(relative)
 
 TEST(KinetoRealTraceTest, HtaRank0) {

@@ -221,21 +221,24 @@ TEST(MergedTraceTest, ALayoutThatDoesNotSayWhereEventsGoIsRefusedAtItsByte) {
        "bubblescope_merged: no ranks named"},
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"processes":[]}]},)" + events,
        "{\"processes\"", "bubblescope_merged: a rank entry without a rank id"},
-      {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0},{"rank":0}]},)" + events,
-       "0}]},", "bubblescope_merged: rank 0 named twice"},
+      {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0},{"rank":0}]},)" + events, "0}]},",
+       "bubblescope_merged: rank 0 named twice"},
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"processes":[)"
-       R"({"pid":1,"original_pid":5},{"pid":1,"original_pid":6}]}]},)" + events,
+       R"({"pid":1,"original_pid":5},{"pid":1,"original_pid":6}]}]},)" +
+           events,
        "{\"pid\":1,\"original_pid\":6", "bubblescope_merged: pid 1 named twice"},
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"overlay_pid":1,"processes":[)"
-       R"({"pid":1,"original_pid":5}]}]},)" + events,
+       R"({"pid":1,"original_pid":5}]}]},)" +
+           events,
        "{\"pid\":1,\"original_pid\":5", "bubblescope_merged: pid 1 named twice"},
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"processes":[)"
-       R"({"pid":1,"original_pid":[5]}]}]},)" + events,
+       R"({"pid":1,"original_pid":[5]}]}]},)" +
+           events,
        "[5]", "bubblescope_merged: an original pid is not an integer, string or null"},
-      {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"truncated":1}]},)" + events,
-       "1}]", "bubblescope_merged: truncated is not true or false"},
-      {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"host_name":7}]},)" + events,
-       "7}]", "bubblescope_merged: host_name is not a string"},
+      {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"truncated":1}]},)" + events, "1}]",
+       "bubblescope_merged: truncated is not true or false"},
+      {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"host_name":7}]},)" + events, "7}]",
+       "bubblescope_merged: host_name is not a string"},
       {R"({"bubblescope_merged":{"version":1,"ranks":[{"rank":0,"clock_offset_ns":"x"}]},)" +
            events,
        "\"x\"", "bubblescope_merged: a clock offset is not an integer"},

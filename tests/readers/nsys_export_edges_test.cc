@@ -35,14 +35,18 @@ Rank MakeRank() {
   Timeline stream{TimelineKind::kGpuStream, 0, 0, 7, {}};
   for (int i = 0; i < kKernels; ++i) {
     const TimeNs at = 10'000 * (i + 1);
-    cpu.intervals.push_back(Interval{.start = at, .end = at + 100, .correlation = i + 1,
+    cpu.intervals.push_back(Interval{.start = at,
+                                     .end = at + 100,
+                                     .correlation = i + 1,
                                      .name = rank.names.Intern("cudaLaunchKernel"),
                                      .kind = IntervalKind::kRuntime});
-    stream.intervals.push_back(Interval{.start = at + 1000, .end = at + 5000,
+    stream.intervals.push_back(Interval{.start = at + 1000,
+                                        .end = at + 5000,
                                         .correlation = i + 1,
                                         .name = rank.names.Intern("ampere_gemm"),
                                         .kind = IntervalKind::kComputeKernel});
-    rank.annotations.push_back(Annotation{.start = at - 100, .end = at + 6000,
+    rank.annotations.push_back(Annotation{.start = at - 100,
+                                          .end = at + 6000,
                                           .name = rank.names.Intern(absl::StrCat("PP:F", i)),
                                           .thread_or_stream = kTid});
   }
@@ -153,8 +157,7 @@ TEST(NsysExportEdgesTest, ACellOverTheLimitSkipsItsRowOnly) {
   Exec(db, "UPDATE NVTX_EVENTS SET text = " + long_text +
                ", textId = NULL WHERE rowid = (SELECT min(rowid) FROM NVTX_EVENTS WHERE eventType "
                "= 59)");
-  Exec(db, "UPDATE StringIds SET value = " + long_text +
-               " WHERE value = 'cudaLaunchKernel_v7000'");
+  Exec(db, "UPDATE StringIds SET value = " + long_text + " WHERE value = 'cudaLaunchKernel_v7000'");
   sqlite3_close(db);
   const int64_t string_row =
       QueryInt(path, "SELECT rowid FROM StringIds WHERE length(value) > 1000000");
@@ -172,9 +175,9 @@ TEST(NsysExportEdgesTest, ACellOverTheLimitSkipsItsRowOnly) {
   EXPECT_EQ(rank.stats.count(ImportCounter::kBadId), static_cast<uint64_t>(kKernels));
   EXPECT_EQ(rank.stats.count(ImportCounter::kWrongFieldType), 3u);
   // StringIds is read first.
-  EXPECT_EQ(rank.stats.first_where(ImportCounter::kWrongFieldType),
-            absl::StrCat("StringIds rowid ", string_row,
-                         " (a cell over 16 MiB: the string is skipped)"));
+  EXPECT_EQ(
+      rank.stats.first_where(ImportCounter::kWrongFieldType),
+      absl::StrCat("StringIds rowid ", string_row, " (a cell over 16 MiB: the string is skipped)"));
   EXPECT_TRUE(rank.stats.HasAtLeast(Severity::kError));  // --strict refuses
 }
 

@@ -107,7 +107,8 @@ TEST(NsysRanksTest, HugeClaimedCommunicatorsCostNothing) {
   const std::string path = dir.path() + "/rank0.sqlite";
   // Without the launcher's environment, so that NCCL's records name the rank.
   ASSERT_TRUE(
-      WriteNsysSqlite(simulation.trace.ranks[0], NsysWriteOptions{.environment = false}, path).ok());
+      WriteNsysSqlite(simulation.trace.ranks[0], NsysWriteOptions{.environment = false}, path)
+          .ok());
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   // Header (domain 1, NCCL's init schema, 24 bytes at offset 32), then: communicator id, ranks

@@ -116,8 +116,7 @@ TEST(NsysReaderTest, ReadsTheGpuDescription) {
 // documented table; the unversioned name wins over a versioned one.
 TEST(NsysReaderTest, ReadsVersionedTableNames) {
   testing::TempDir dir;
-  const std::string path =
-      dir.Write("versioned.sqlite", testing::ReadFile(Fixture("mock.sqlite")));
+  const std::string path = dir.Write("versioned.sqlite", testing::ReadFile(Fixture("mock.sqlite")));
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,

@@ -31,16 +31,15 @@ struct Expected {
 constexpr Expected kExports[] = {
     {"extrap_con_kernel/con_kernel.sqlite", 32084, 9, 1651514235657643244, 1651514235913651698,
      "session_start", "none"},
-    {"extrap_ex-gpu.s10/ex-gpu.s10.sqlite", 868881, 6, 352103962, 355189518, "as_recorded",
-     "none"},
+    {"extrap_ex-gpu.s10/ex-gpu.s10.sqlite", 868881, 6, 352103962, 355189518, "as_recorded", "none"},
     {"extrap_profile1/profile1.sqlite", 5360, 12, 1653929609950954599, 1653929610018809174,
      "session_start", "none"},
     {"extrap_profile16/profile16.sqlite", 24620, 12, 1653929716458466588, 1653929717222345562,
      "session_start", "none"},
-    {"nsysai_h100_2gpu_1s/h100_2gpu_1s.sqlite", 111, 1721, 1779630170336012361,
-     1779630171296497370, "session_start", "gpu_index"},
-    {"nsysai_h100_2gpu_1s/h100_2gpu_1s.sqlite", 112, 1721, 1779630170336084696,
-     1779630171296392359, "session_start", "gpu_index"},
+    {"nsysai_h100_2gpu_1s/h100_2gpu_1s.sqlite", 111, 1721, 1779630170336012361, 1779630171296497370,
+     "session_start", "gpu_index"},
+    {"nsysai_h100_2gpu_1s/h100_2gpu_1s.sqlite", 112, 1721, 1779630170336084696, 1779630171296392359,
+     "session_start", "gpu_index"},
     {"nsysai_mfu_2gpu_after/mfu_2gpu_after.sqlite", 148, 1793, 1779787199553045303,
      1779787199852265094, "session_start", "gpu_index"},
     {"nsysai_mfu_2gpu_after/mfu_2gpu_after.sqlite", 149, 1794, 1779787199553023561,
@@ -49,11 +48,11 @@ constexpr Expected kExports[] = {
      1779782390588142554, "session_start", "gpu_index"},
     {"nsysai_mfu_2gpu_before/mfu_2gpu_before.sqlite", 145, 2017, 1779782390288265548,
      1779782390586927099, "session_start", "gpu_index"},
-    {"nsysai_mock/mock.sqlite", 91186, 2, 1776781228075022108, 1776781228093276775,
-     "session_start", "none"},
+    {"nsysai_mock/mock.sqlite", 91186, 2, 1776781228075022108, 1776781228093276775, "session_start",
+     "none"},
     // Slurm's SLURM_PROCID="0" (with SLURM_NTASKS="1") in the launched process's environment.
-    {"pipit_cloverleaf/cloverleaf.sqlite", 1701896, 1312, 1696392840120513790,
-     1696392840462854497, "session_start", "environment:SLURM_PROCID"},
+    {"pipit_cloverleaf/cloverleaf.sqlite", 1701896, 1312, 1696392840120513790, 1696392840462854497,
+     "session_start", "environment:SLURM_PROCID"},
     {"pipit_saxpy/saxpy.sqlite", 1230493, 5, 1687813258562219690, 1687813259602794081,
      "session_start", "none"},
 };
@@ -133,7 +132,8 @@ TEST(NsysRealExportsTest, ASessionStarted5SecondsLaterStays5SecondsLater) {
     const bool has_clock = std::string(file).find("cloverleaf") == std::string::npos;
     const std::string moved = Edited(
         dir, "moved.sqlite", original,
-        std::string("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + 5000000000") +
+        std::string(
+            "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + 5000000000") +
             (has_clock ? ", systemClockNs = systemClockNs + 5000000000" : "") +
             "; UPDATE ANALYSIS_DETAILS SET startTime = startTime + 5000000000, stopTime = "
             "stopTime + 5000000000");

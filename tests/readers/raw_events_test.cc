@@ -35,11 +35,11 @@ constexpr char kBroken[] =
     "written again";
 
 TEST(RawEventsTest, FieldsComeAsWritten) {
-  const Streamed streamed = Stream(
-      R"({"baseTimeNanoseconds": 1000, "traceEvents": [)"
-      R"({"ph":"X","name":"a\"b\u00e9","ts":1.500,"dur":2,"args":{"n":[1,-2.5e3,true,null],)"
-      R"("big":123456789012345678901234567890}},)"
-      R"({"ph":"i","ts":3}]})");
+  const Streamed streamed =
+      Stream(R"({"baseTimeNanoseconds": 1000, "traceEvents": [)"
+             R"({"ph":"X","name":"a\"b\u00e9","ts":1.500,"dur":2,"args":{"n":[1,-2.5e3,true,null],)"
+             R"("big":123456789012345678901234567890}},)"
+             R"({"ph":"i","ts":3}]})");
   ASSERT_TRUE(streamed.status.ok()) << streamed.status;
   EXPECT_EQ(streamed.members.base_time, "1000");
   ASSERT_EQ(streamed.events.size(), 2u);
@@ -52,9 +52,9 @@ TEST(RawEventsTest, FieldsComeAsWritten) {
 TEST(RawEventsTest, ABreakAnywhereIsFoundBeforeAnyEvent) {
   const std::string before = R"({"traceEvents": [{"ph":"X","ts":1,"dur":1,"args":)";
   const std::string after = R"(},{"ph":"i","ts":2}]})";
-  for (const std::string args : {R"({"a": tru})", R"({"a": "x\qy"})", R"({"a": 1.e})",
-                                 R"({"a": [1 2]})", R"({"a\q": 1})", R"({"a": nul})",
-                                 R"({"a": -})"}) {
+  for (const std::string args :
+       {R"({"a": tru})", R"({"a": "x\qy"})", R"({"a": 1.e})", R"({"a": [1 2]})", R"({"a\q": 1})",
+        R"({"a": nul})", R"({"a": -})"}) {
     SCOPED_TRACE(args);
     const Streamed streamed = Stream(before + args + after);
     EXPECT_EQ(streamed.status.message(), kBroken);

@@ -13,9 +13,8 @@ using ::bubblescope::testing::ReadJson;
 using ::bubblescope::testing::ReadResult;
 using ::testing::HasSubstr;
 
-constexpr char kKernel[] =
-    R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,)"
-    R"("args":{"device":0,"stream":7}})";
+constexpr char kKernel[] = R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,)"
+                           R"("args":{"device":0,"stream":7}})";
 
 std::string WithDistributedInfo(const std::string& info) {
   return std::string(R"({"distributedInfo": )") + info + R"(, "traceEvents": [)" + kKernel + "]}";
@@ -48,7 +47,8 @@ TEST(UntrustedValuesTest, ARankOrWorldSizeThatIsNotAWholeNumberInRangeIsABadId) 
 // A rank or world size of null records none (it was counted as bad_number, a bad timestamp);
 // a value that is no number at all is a field of the wrong type.
 TEST(UntrustedValuesTest, ANullRankIsUnknownAndAWordIsTheWrongType) {
-  const ReadResult null_rank = ReadJson(WithDistributedInfo(R"({"rank": null, "world_size": null})"));
+  const ReadResult null_rank =
+      ReadJson(WithDistributedInfo(R"({"rank": null, "world_size": null})"));
   ASSERT_TRUE(null_rank.status.ok()) << null_rank.status;
   EXPECT_EQ(null_rank.rank.rank, -1);
   EXPECT_EQ(null_rank.rank.world_size, -1);
@@ -65,8 +65,7 @@ TEST(UntrustedValuesTest, ANullRankIsUnknownAndAWordIsTheWrongType) {
 TEST(UntrustedValuesTest, ASyntaxErrorInAnUnreadMemberAfterTheEventsIsCounted) {
   for (const char* member : {R"("x": [1,,2])", R"("x": {"a" 1})", R"("x": tru)", R"("x": [1 2])"}) {
     SCOPED_TRACE(member);
-    const std::string json =
-        std::string(R"({"traceEvents": [)") + kKernel + "], " + member + "}";
+    const std::string json = std::string(R"({"traceEvents": [)") + kKernel + "], " + member + "}";
     const ReadResult result = ReadJson(json);
     ASSERT_TRUE(result.status.ok()) << result.status;
     EXPECT_EQ(result.rank.stats.count(ImportCounter::kTruncated), 1u);

@@ -7,8 +7,8 @@
 
 #include "analysis/rank_summary.h"
 #include "gtest/gtest.h"
-#include "support/shared_traces.h"
 #include "loader/trace_loader.h"
+#include "support/shared_traces.h"
 
 namespace bubblescope {
 namespace {
@@ -54,8 +54,8 @@ TEST(RealTracesTest, HtaTwoRanksSampledFromA128RankJob) {
   BUBBLESCOPE_NEED_SHARED(dir);
   rank_summary::Result result = Summarise({dir}, 2);
   ASSERT_EQ(result.ranks.size(), 2u);
-  ExpectFigures(result.ranks[0], {0, 1682725898082228000, 1222847000, 210320000, 396199000,
-                                  1325000, 675191000, 1154, 10, 50, 2});
+  ExpectFigures(result.ranks[0], {0, 1682725898082228000, 1222847000, 210320000, 396199000, 1325000,
+                                  675191000, 1154, 10, 50, 2});
   ExpectFigures(result.ranks[1], {1, 1682725898082381000, 1231186000, 271973000, 379053000,
                                   16504000, 651136000, 1104, 10, 50, 2});
 }

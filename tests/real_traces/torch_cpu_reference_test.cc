@@ -161,10 +161,10 @@ void CheckPipeline(const job::Pipeline& got, const ReferencePipeline& want, cons
     compute.push_back(totals != nullptr ? totals->split.compute : -1);
     comm_wait.push_back(totals != nullptr ? totals->split.comm_wait : -1);
     fill.push_back(totals != nullptr ? totals->split.fill : -1);
-    comm_wait_holds = comm_wait_holds && totals != nullptr &&
-                      std::fabs(static_cast<double>(totals->split.comm_wait -
-                                                    want.comm_wait_ns[i])) <=
-                          kBubbleTolerance * window;
+    comm_wait_holds =
+        comm_wait_holds && totals != nullptr &&
+        std::fabs(static_cast<double>(totals->split.comm_wait - want.comm_wait_ns[i])) <=
+            kBubbleTolerance * window;
     fill_holds = fill_holds && totals != nullptr &&
                  std::fabs(static_cast<double>(totals->split.fill - want.fill_ns[i])) <=
                      kBubbleTolerance * window;
@@ -211,8 +211,8 @@ std::vector<Check> CheckRun(const std::string& run) {
       if (std::set<int32_t>(order.begin(), order.end()) == ranks) found = &pipeline;
     }
     if (found == nullptr) {
-      checks.push_back({"pipeline" + tag, false, "no pipeline of these ranks",
-                        Join(want[i].ranks)});
+      checks.push_back(
+          {"pipeline" + tag, false, "no pipeline of these ranks", Join(want[i].ranks)});
       continue;
     }
     CheckPipeline(*found, want[i], tag, &checks);
@@ -285,8 +285,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Every schedule class with p >= 3, custom placements, other profiler set-ups.
         "gpipe_p3_m3_manual", "1f1b_p3_m3_shapes", "loopedbfs_p4_v2_m4",
         "interleaved_p3_v2_m3_memory", "zb_p4_v2_m4_skipfirst", "zbv_p3_v2_m3",
-        "dualpipev_p3_v2_m6_tensorboard", "csv_1f1b_p3_m3_order201",
-        "csv_bfs_p3_v2_m3_order012120", "gpipe_p2_m2_stack",
+        "dualpipev_p3_v2_m6_tensorboard", "csv_1f1b_p3_m3_order201", "csv_bfs_p3_v2_m3_order012120",
+        "gpipe_p2_m2_stack",
         // docs/getting-traces.md's own blocks run as written (recipe.py): one cycle of exactly
         // wait + warmup + active steps, a loop that ends inside the window (an empty last
         // step), and repeat=0 over 11 steps (three cycles, the third ending in an empty step).

@@ -9,8 +9,8 @@ namespace {
 
 TEST(RecordRunIdTest, ValidIds) {
   const std::string longest(64, 'x');
-  for (const char* id : {"20261125-132801-a1b2", "baseline", "7", "job.4812_retry-2",
-                         longest.c_str()}) {
+  for (const char* id :
+       {"20261125-132801-a1b2", "baseline", "7", "job.4812_retry-2", longest.c_str()}) {
     EXPECT_TRUE(IsValidRecordRunId(id)) << id;
   }
 }

@@ -43,8 +43,9 @@ TEST(RunChildProcessTest, SecondEndingSignalKillsTheGroupAndSaysSo) {
   // The job sends its parent (this process) SIGTERM twice while ignoring it itself; each is
   // passed back to the job, and the second kills the job's group.
   ChildProcessOptions options;
-  options.argv = {"sh", "-c", "trap '' TERM; kill -TERM $PPID; sleep 1.2; kill -TERM $PPID; "
-                              "sleep 60"};
+  options.argv = {"sh", "-c",
+                  "trap '' TERM; kill -TERM $PPID; sleep 1.2; kill -TERM $PPID; "
+                  "sleep 60"};
   options.forwarded_signals = {SIGTERM, SIGUSR1};
   options.ending_signals = {SIGTERM};
   std::vector<std::string> notices;

@@ -41,8 +41,7 @@ TEST(CollectorEnvironmentTest, TheContractsVariablesThenTheWindow) {
                           Pair("NCCL_PROFILER_PLUGIN", settings.collector_path),
                           Pair("BUBBLESCOPE_OUTPUT_DIR", settings.output_dir),
                           Pair("BUBBLESCOPE_KINDS", "kernel,nccl"),
-                          Pair("BUBBLESCOPE_FLUSH_MS", "250"),
-                          Pair("BUBBLESCOPE_RUN_ID", kRunId)));
+                          Pair("BUBBLESCOPE_FLUSH_MS", "250"), Pair("BUBBLESCOPE_RUN_ID", kRunId)));
   settings.window.kind = WindowKind::kAfterDelay;  // with the default caps
   settings.window.delay_seconds = 30;
   const auto variables = CollectorEnvironment(settings);

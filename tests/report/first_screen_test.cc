@@ -74,13 +74,13 @@ void ExpectFirstScreen(const job::Result& job, const std::string& text, int32_t 
   for (absl::string_view word : absl::StrSplit(screen, ' ', absl::SkipEmpty())) {
     absl::StrAppend(&joined, word, " ");
   }
-  EXPECT_THAT(joined, HasSubstr(absl::StrCat("bubble ", Percent(pipeline.bubble.bubble_fraction),
-                                             "%")));
+  EXPECT_THAT(joined,
+              HasSubstr(absl::StrCat("bubble ", Percent(pipeline.bubble.bubble_fraction), "%")));
   EXPECT_THAT(joined, HasSubstr(absl::StrCat("(rank ", most_idle_rank, ") idles most")));
   ASSERT_FALSE(pipeline.causes.causes.empty());
-  EXPECT_THAT(joined, HasSubstr(absl::StrCat(
-                          "top cause: ",
-                          std::string(root_causes::CauseName(pipeline.causes.causes.front().cause)))));
+  EXPECT_THAT(joined,
+              HasSubstr(absl::StrCat("top cause: ", std::string(root_causes::CauseName(
+                                                        pipeline.causes.causes.front().cause)))));
   EXPECT_THAT(joined, HasSubstr("next step: "));
   EXPECT_THAT(lines.front(), Not(HasSubstr("info")));
 }
@@ -118,9 +118,9 @@ TEST(FirstScreenTest, StagesThatIdleAlikeAreSaidToBeAlike) {
   EXPECT_THAT(text, Not(HasSubstr("idles most")));
   // Apart at the digit shown, the most and the least idle are named.
   ranks[3].bubble_fraction = 0.40;
-  EXPECT_THAT(DiagnosisText(*job), HasSubstr(absl::StrCat("idles most, 40.0% of its time; stage ",
-                                                          StagePosition(job->pipelines.at(0),
-                                                                        ranks[0].rank))));
+  EXPECT_THAT(DiagnosisText(*job),
+              HasSubstr(absl::StrCat("idles most, 40.0% of its time; stage ",
+                                     StagePosition(job->pipelines.at(0), ranks[0].rank))));
 }
 
 TEST(FirstScreenTest, RealCpuRun) {
@@ -132,11 +132,11 @@ TEST(FirstScreenTest, RealCpuRun) {
   absl::StatusOr<job::Result> job = job::Analyze(*trace, job::Options{});
   ASSERT_TRUE(job.ok()) << job.status();
   const job::Pipeline& pipeline = job->pipelines.at(0);
-  const auto most = std::max_element(
-      pipeline.bubble.per_rank.begin(), pipeline.bubble.per_rank.end(),
-      [](const bubble::RankTotals& a, const bubble::RankTotals& b) {
-        return a.bubble_fraction < b.bubble_fraction;
-      });
+  const auto most =
+      std::max_element(pipeline.bubble.per_rank.begin(), pipeline.bubble.per_rank.end(),
+                       [](const bubble::RankTotals& a, const bubble::RankTotals& b) {
+                         return a.bubble_fraction < b.bubble_fraction;
+                       });
   ExpectFirstScreen(*job, AnalyzeText(*job, SummaryReportOptions{}), most->rank);
 }
 

@@ -66,26 +66,28 @@ TEST(GateReportTest, CheckCellsSpellEachFigure) {
 
 TEST(GateReportTest, TextListsNotesAndOneRowPerCheck) {
   const std::string text = GateText(TwoChecks());
-  EXPECT_THAT(text, ::testing::StartsWith("bubblescope gate: FAIL: 1 of 3 checks failed (1 skipped)\n"
-                                          "  baseline: base|<&>.json\n  current:  traces/\n"
-                                          "  note: pipeline 0: m changed from 8 to 4\n"));
+  EXPECT_THAT(text,
+              ::testing::StartsWith("bubblescope gate: FAIL: 1 of 3 checks failed (1 skipped)\n"
+                                    "  baseline: base|<&>.json\n  current:  traces/\n"
+                                    "  note: pipeline 0: m changed from 8 to 4\n"));
   EXPECT_THAT(text, ::testing::ContainsRegex("pipeline 0: max-bubble-increase +25\\.0% +30\\.0% +"
                                              "\\+5\\.0 pts +<= \\+2\\.0 pts +FAIL\n"));
 }
 
 TEST(GateReportTest, MarkdownIsOneTableWithFailuresInBold) {
   const std::string markdown = GateMarkdown(TwoChecks());
-  EXPECT_EQ(markdown,
-            "## bubblescope gate: **regression**\n\n"
-            "1 of 3 checks failed (1 skipped). Baseline `base|<&>.json`, current `traces/`.\n\n"
-            "- pipeline 0: m changed from 8 to 4\n\n"
-            "| check | baseline | current | delta | limit | result |\n"
-            "|---|---:|---:|---:|---|---|\n"
-            "| pipeline 0: max-bubble-increase | 25.0% | 30.0% | +5.0 pts | &lt;= +2.0 pts | **FAIL** |\n"
-            "| pipeline 0 stage 1 (rank 5): max-memory-increase | 1.00 GiB | 1.05 GiB | "
-            "+50.00 MiB (+4.9%) | &lt;= +5.0% | pass |\n"
-            "| pipeline 0 stage 2 (rank 6): max-memory-increase | - | - | - | &lt;= +5.0% | "
-            "skipped (the current run has no memory samples) |\n");
+  EXPECT_EQ(
+      markdown,
+      "## bubblescope gate: **regression**\n\n"
+      "1 of 3 checks failed (1 skipped). Baseline `base|<&>.json`, current `traces/`.\n\n"
+      "- pipeline 0: m changed from 8 to 4\n\n"
+      "| check | baseline | current | delta | limit | result |\n"
+      "|---|---:|---:|---:|---|---|\n"
+      "| pipeline 0: max-bubble-increase | 25.0% | 30.0% | +5.0 pts | &lt;= +2.0 pts | **FAIL** |\n"
+      "| pipeline 0 stage 1 (rank 5): max-memory-increase | 1.00 GiB | 1.05 GiB | "
+      "+50.00 MiB (+4.9%) | &lt;= +5.0% | pass |\n"
+      "| pipeline 0 stage 2 (rank 6): max-memory-increase | - | - | - | &lt;= +5.0% | "
+      "skipped (the current run has no memory samples) |\n");
 }
 
 TEST(GateReportTest, JunitHasOneTestCasePerCheck) {
@@ -94,11 +96,11 @@ TEST(GateReportTest, JunitHasOneTestCasePerCheck) {
                          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                          "<testsuites name=\"bubblescope gate\" tests=\"3\" failures=\"1\" "
                          "errors=\"0\" skipped=\"1\">\n"));
-  EXPECT_THAT(junit, HasSubstr(
-                         "    <testcase classname=\"bubblescope.gate\" "
-                         "name=\"pipeline 0: max-bubble-increase\">\n"
-                         "      <failure type=\"regression\" message=\"baseline 25.0%, current "
-                         "30.0%, delta +5.0 pts, limit &lt;= +2.0 pts\">"));
+  EXPECT_THAT(junit,
+              HasSubstr("    <testcase classname=\"bubblescope.gate\" "
+                        "name=\"pipeline 0: max-bubble-increase\">\n"
+                        "      <failure type=\"regression\" message=\"baseline 25.0%, current "
+                        "30.0%, delta +5.0 pts, limit &lt;= +2.0 pts\">"));
   EXPECT_THAT(junit, HasSubstr("<skipped message=\"the current run has no memory samples\"/>"));
   EXPECT_THAT(junit, ::testing::EndsWith("  </testsuite>\n</testsuites>\n"));
   size_t cases = 0;

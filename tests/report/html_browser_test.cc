@@ -87,8 +87,8 @@ struct BrowserRun {
 
 // Chromium on `url` with `mode` (--dump-dom or --screenshot=FILE), as root in a container can
 // run it: no sandbox, a throwaway profile, logging to stderr so script errors show.
-BrowserRun RunChromium(const std::string& chromium, const std::string& url,
-                       const std::string& mode, const std::string& window_size = "1400,1000") {
+BrowserRun RunChromium(const std::string& chromium, const std::string& url, const std::string& mode,
+                       const std::string& window_size = "1400,1000") {
   TempDir profile;
   BrowserRun run;
   run.command =
@@ -260,9 +260,8 @@ TEST(HtmlBrowserTest, TimelineFitsTheWindowAndZooms) {
   ASSERT_EQ(result.pipelines.size(), 1u);
   const std::string page = AnalyzeHtml(result, SummaryReportOptions{});
   // Drawn at the labels' own scale, the picture is far wider than the window without the script.
-  const std::string_view svg = html_testing::IterationSvgs(html_testing::PipelineBlock(page, 0))
-                                   .front()
-                                   .svg;
+  const std::string_view svg =
+      html_testing::IterationSvgs(html_testing::PipelineBlock(page, 0)).front().svg;
   EXPECT_GT(html_testing::IntAttr(svg.substr(0, svg.find('>')), "width"), 1400);
   const std::string path = ArtifactDir() + "/timeline_8x64.probe.html";
   testing::WriteFile(path, WithTimelineProbe(page));
@@ -371,12 +370,12 @@ TEST(HtmlBrowserTest, ThousandRanks) {
   const int32_t fourth = result.job.pipelines_by_bubble[3];
   const int64_t last =
       result.pipelines[static_cast<size_t>(fourth)].bubble.iterations.back().number;
-  const std::string dom = LoadAndMeasure(chromium, page, "report_1024_ranks",
-                                         absl::StrCat("#p", fourth, "i", last));
+  const std::string dom =
+      LoadAndMeasure(chromium, page, "report_1024_ranks", absl::StrCat("#p", fourth, "i", last));
   EXPECT_EQ(Count(dom, "<details id=\"p"), 4u);
   // The script swapped the chosen iteration into that pipeline's timeline box.
-  const std::string_view box = html_testing::Between(dom, absl::StrCat("id=\"p", fourth, "t\""),
-                                                     "</div>");
+  const std::string_view box =
+      html_testing::Between(dom, absl::StrCat("id=\"p", fourth, "t\""), "</div>");
   ASSERT_FALSE(box.empty()) << "no timeline box in the DOM";
   EXPECT_NE(box.substr(0, box.find('>')).find(absl::StrCat("data-it=\"", last, "\"")),
             std::string_view::npos)

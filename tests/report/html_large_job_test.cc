@@ -49,7 +49,8 @@ std::vector<std::string> FirstCells(std::string_view page, std::string_view head
   const std::string_view table = Between(page, heading, "</table>");
   std::vector<std::string> cells;
   // Rows are "<tr><td>..." or, the worst one, "<tr class=worst><td>...".
-  for (size_t at = table.find("<tr"); at != std::string_view::npos; at = table.find("<tr", at + 1)) {
+  for (size_t at = table.find("<tr"); at != std::string_view::npos;
+       at = table.find("<tr", at + 1)) {
     const size_t line_end = table.find('\n', at);
     const std::string_view row = table.substr(at, line_end - at);
     const size_t first = row.find("<td>");

@@ -251,8 +251,9 @@ std::vector<std::string> LegendEntries(const std::string& page) {
   return entries;
 }
 
-constexpr char kIdleEntries[] = "fill|comm_wait (stall, a transfer running)|empty (stall, nothing "
-                                "running)|drain|communication (under the row)";
+constexpr char kIdleEntries[] =
+    "fill|comm_wait (stall, a transfer running)|empty (stall, nothing "
+    "running)|drain|communication (under the row)";
 
 std::string Joined(const std::vector<std::string>& entries) {
   std::string out;
@@ -270,9 +271,9 @@ TEST(HtmlReportTest, TheLegendNamesOnlyWhatThePicturesDraw) {
             absl::StrCat("forward|backward|weight-grad|", kIdleEntries));
   sim::Config interleaved = Config(sim::Schedule::kInterleaved1F1B, 4, 8, 2);
   interleaved.virtual_stages = 2;
-  EXPECT_EQ(Joined(LegendEntries(Render(interleaved).page)),
-            absl::StrCat("forward|backward|", kIdleEntries,
-                         "|odd chunks of an interleaved schedule"));
+  EXPECT_EQ(
+      Joined(LegendEntries(Render(interleaved).page)),
+      absl::StrCat("forward|backward|", kIdleEntries, "|odd chunks of an interleaved schedule"));
 }
 
 TEST(HtmlReportTest, ZeroBubbleRowsHaveWeightGradCells) {
@@ -459,9 +460,9 @@ TEST(HtmlReportTest, AJobWithoutAPipelineShowsItsRanks) {
   Rank rank;
   rank.rank = 0;
   rank.source_path = "loop.json";
-  rank.timelines.push_back(testing::Stream(
-      7, {testing::Op(IntervalKind::kComputeKernel, 0, 100'000),
-          testing::Op(IntervalKind::kComputeKernel, 900'000, 1'000'000)}));
+  rank.timelines.push_back(
+      testing::Stream(7, {testing::Op(IntervalKind::kComputeKernel, 0, 100'000),
+                          testing::Op(IntervalKind::kComputeKernel, 900'000, 1'000'000)}));
   rank.steps = {ProfilerStep{.number = 1, .start = 0, .end = 200'000}};
   trace.ranks.push_back(std::move(rank));
   absl::StatusOr<job::Result> result = job::Analyze(trace, job::Options{});

@@ -1,14 +1,14 @@
 // The cross-rank parts of the analyze report from hand-built figures: the link members of a
 // pipeline and the job member in JSON (keys, ns -> µs, nulls), and their text lines.
-#include "report/job_report.h"
 #include "report/link_report.h"
 
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "text/json_writer.h"
+#include "report/job_report.h"
 #include "simdjson.h"
+#include "text/json_writer.h"
 
 namespace bubblescope {
 namespace {
@@ -143,13 +143,16 @@ TEST(LinkReportTest, UnalignedClocksAreAGuess) {
   const std::string text = LinkText(figures);
   EXPECT_THAT(text, HasSubstr("clocks aligned to rank 5: rank 5 reference, rank 7 +0.000 ms "
                               "(same host)\n"));
-  EXPECT_THAT(text, HasSubstr(
-      "not aligned, each clock a guess (docs/cross-rank.md): "
-      "rank 4 kept as recorded (estimate -2.500 ms +/- 1.500 us from rendezvous, 8 samples: its "
-      "estimate holds, but other ranks cannot be aligned, and moving only some clocks could "
-      "make the figures between them worse); rank 6 kept as recorded (estimate +0.000 ms +/- "
-      "unbounded from causality_bounds, 0 samples: uncertain beyond the 100.000 us an applied "
-      "offset may have)\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "not aligned, each clock a guess (docs/cross-rank.md): "
+          "rank 4 kept as recorded (estimate -2.500 ms +/- 1.500 us from rendezvous, 8 samples: "
+          "its "
+          "estimate holds, but other ranks cannot be aligned, and moving only some clocks could "
+          "make the figures between them worse); rank 6 kept as recorded (estimate +0.000 ms +/- "
+          "unbounded from causality_bounds, 0 samples: uncertain beyond the 100.000 us an applied "
+          "offset may have)\n"));
   // A trace that starts at its own zero is moved by its estimate even so, and says why.
   figures.offsets[2].verdict = clock_alignment::Verdict::kGuessApplied;
   figures.offsets[2].estimate_ns = 1'250'000;
@@ -241,8 +244,8 @@ TEST(LinkReportTest, InferredPeersAreSaid) {
 TEST(JobReportTest, NoPipelineSummarisesCollectives) {
   job::JobSummary job;
   job.ranks_without_p2p = {0, 1};
-  job.collectives.push_back({.kind = "all_reduce", .count = 6, .bytes = 3 << 20, .sized = 6,
-                             .time_ns = 1'234'567});
+  job.collectives.push_back(
+      {.kind = "all_reduce", .count = 6, .bytes = 3 << 20, .sized = 6, .time_ns = 1'234'567});
   job.collectives.push_back({.kind = "sendrecv", .count = 4, .time_ns = 1000});
   std::string text = JobText(job);
   EXPECT_THAT(text, HasSubstr("job: no pipeline found"));

@@ -81,10 +81,10 @@ job::Pipeline TwoRanks(bool with_shape) {
   // The driver's stage order, known here only with the shape.
   pipeline.crossrank.pipeline.order.ranks = {5, 3};
   pipeline.crossrank.pipeline.order.known = with_shape;
-  findings::Finding small{findings::Kind::kCommWait, Severity::kWarning, "rank 3 waited", {3},
-                          1'000'000};
-  findings::Finding large{findings::Kind::kPipelineDepth, Severity::kInfo, "depth", {3, 5},
-                          4'000'000};
+  findings::Finding small{
+      findings::Kind::kCommWait, Severity::kWarning, "rank 3 waited", {3}, 1'000'000};
+  findings::Finding large{
+      findings::Kind::kPipelineDepth, Severity::kInfo, "depth", {3, 5}, 4'000'000};
   pipeline.findings.findings = {large, small};
   // The depth's cause predicts a saving of 1.5 ms; the wait has no cause that explains it.
   root_causes::RootCause depth{.cause = root_causes::Cause::kScheduleDepth,
@@ -218,10 +218,10 @@ TEST(PipelineReportJsonTest, KnownShape) {
 TEST(PipelineReportJsonTest, SlowestStageEffectInMicroseconds) {
   job::Pipeline pipeline = TwoRanks(true);
   pipeline.slowest_stage_effect = rebalance::ImbalanceEffect{.stage = 0,
-                                                            .iteration_ns = 57'000'123,
-                                                            .bubble_fraction = 0.5,
-                                                            .iteration_at_mean_ns = 39'000'000,
-                                                            .bubble_fraction_at_mean = 0.25};
+                                                             .iteration_ns = 57'000'123,
+                                                             .bubble_fraction = 0.5,
+                                                             .iteration_at_mean_ns = 39'000'000,
+                                                             .bubble_fraction_at_mean = 0.25};
   absl::StatusOr<std::string> json = AnalyzeJson(Job({pipeline}), SummaryReportOptions{});
   ASSERT_TRUE(json.ok()) << json.status();
   simdjson::dom::parser parser;
@@ -270,10 +270,10 @@ TEST(PipelineReportJsonTest, UnknownShapeIsNull) {
     ASSERT_TRUE(json.ok()) << json.status();
     simdjson::dom::parser parser;
     simdjson::dom::element p = simdjson::dom::array(Parse(parser, *json)["pipelines"]).at(0);
-    for (const char* key : {"stages", "microbatches", "virtual_stages", "schedule",
-                            "schedule_source", "theoretical_bubble_fraction",
-                            "excess_bubble_fraction", "slowest_stage", "slowest_stage_effect",
-                            "op_fit"}) {
+    for (const char* key :
+         {"stages", "microbatches", "virtual_stages", "schedule", "schedule_source",
+          "theoretical_bubble_fraction", "excess_bubble_fraction", "slowest_stage",
+          "slowest_stage_effect", "op_fit"}) {
       EXPECT_TRUE(p[key].is_null()) << key;
     }
     EXPECT_EQ(simdjson::dom::array(p["schedule_notes"]).size(), 0u);
@@ -291,19 +291,21 @@ TEST(PipelineReportTextTest, ShowsShapeBubbleAndTables) {
   EXPECT_THAT(text, HasSubstr("1 complete of 2 (from repeating_schedule); latency p50 10.000 ms"));
   EXPECT_THAT(text, HasSubstr("comm_wait_ms"));
   EXPECT_THAT(text, HasSubstr("1.000 / 1.100 (8)"));  // stage 0 forward: mean / p90 (count)
-  EXPECT_THAT(text, HasSubstr(
-      "  causes, by the iteration time fixing each is predicted to save (docs/findings.md):\n"
-      "    1. schedule_depth (info): the schedule's own fill and drain\n"
-      "       costs 4.000 ms of rank time per iteration; fixing it (the same samples in m=8 "
-      "microbatches) is predicted to save 1.500 ms per iteration (modelled 10.000 ms -> "
-      "8.500 ms)\n"
-      "       next: try it\n"
-      "       - info pipeline_depth: depth\n"
-      "    2. unattributed (warning): ranks wait\n"
-      "       costs 1.000 ms of rank time per iteration; saving not predicted (no cause "
-      "identified)\n"
-      "       next: read the links table\n"
-      "       - warning comm_wait: rank 3 waited\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "  causes, by the iteration time fixing each is predicted to save (docs/findings.md):\n"
+          "    1. schedule_depth (info): the schedule's own fill and drain\n"
+          "       costs 4.000 ms of rank time per iteration; fixing it (the same samples in m=8 "
+          "microbatches) is predicted to save 1.500 ms per iteration (modelled 10.000 ms -> "
+          "8.500 ms)\n"
+          "       next: try it\n"
+          "       - info pipeline_depth: depth\n"
+          "    2. unattributed (warning): ranks wait\n"
+          "       costs 1.000 ms of rank time per iteration; saving not predicted (no cause "
+          "identified)\n"
+          "       next: read the links table\n"
+          "       - warning comm_wait: rank 3 waited\n"));
   EXPECT_THAT(PipelineText({TwoRanks(false)}), HasSubstr("shape and schedule unknown"));
 }
 

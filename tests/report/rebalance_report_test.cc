@@ -39,7 +39,8 @@ TEST(RebalanceReportTest, Suggested) {
   job::RebalanceFigures figures{
       .layers_per_stage = {8, 8, 8, 8}, .result = result, .predicted = std::nullopt};
   const std::string text = RebalanceText(figures);
-  EXPECT_THAT(text, HasSubstr("rebalance (layers 8,8,8,8 from --layers-per-stage): move 3 layers from "
+  EXPECT_THAT(text,
+              HasSubstr("rebalance (layers 8,8,8,8 from --layers-per-stage): move 3 layers from "
                         "stage 2 (rank 12) to stage 0 (rank 10) -> layers 11,8,5,8"));
   EXPECT_THAT(text, HasSubstr("predicted iteration 0.057 -> 0.044 ms, bubble 50.0% -> 25.0%"));
   simdjson::dom::parser parser;
@@ -59,12 +60,16 @@ TEST(RebalanceReportTest, Suggested) {
   whatif::Result predicted;
   predicted.measured_iteration_ns = 60'000'000;
   predicted.baseline.iteration_ns = 58'000'000;
-  predicted.baseline.memory = {{0, 10, int64_t{2} << 30}, {1, 11, int64_t{2} << 30},
-                               {2, 12, int64_t{2} << 30}, {3, 13, int64_t{2} << 30}};
+  predicted.baseline.memory = {{0, 10, int64_t{2} << 30},
+                               {1, 11, int64_t{2} << 30},
+                               {2, 12, int64_t{2} << 30},
+                               {3, 13, int64_t{2} << 30}};
   whatif::Prediction after;
   after.iteration_ns = 45'500'000;
-  after.memory = {{0, 10, int64_t{3} << 30}, {1, 11, int64_t{2} << 30},
-                  {2, 12, int64_t{1} << 30}, {3, 13, int64_t{2} << 30}};
+  after.memory = {{0, 10, int64_t{3} << 30},
+                  {1, 11, int64_t{2} << 30},
+                  {2, 12, int64_t{1} << 30},
+                  {3, 13, int64_t{2} << 30}};
   after.fits_memory = false;
   predicted.candidates = {after};
   figures.predicted = predicted;
@@ -109,9 +114,10 @@ TEST(RebalanceReportTest, NotSuggestedAndUnavailable) {
   EXPECT_FALSE(bool(doc["suggested"]));
   EXPECT_EQ(doc["from_stage"].error(), simdjson::NO_SUCH_FIELD);
 
-  job::RebalanceFigures unknown{.layers_per_stage = {4, 4},
-                           .result = absl::FailedPreconditionError("the pipeline's shape is unknown"),
-                           .predicted = std::nullopt};
+  job::RebalanceFigures unknown{
+      .layers_per_stage = {4, 4},
+      .result = absl::FailedPreconditionError("the pipeline's shape is unknown"),
+      .predicted = std::nullopt};
   EXPECT_EQ(RebalanceText(unknown),
             "  rebalance (layers 4,4 from --layers-per-stage): not possible: the pipeline's "
             "shape is unknown\n");
@@ -126,9 +132,10 @@ TEST(RebalanceReportTest, CountsFromAnnotationsSaySo) {
   result.before = {33056000, 0.4};
   result.moves_simulated = 84;
   result.min_gain = 0.01;
-  job::RebalanceFigures declared{
-      .layers_per_stage = {6, 7, 8, 9}, .source = job::LayerCountSource::kAnnotations, .result = result,
-      .predicted = std::nullopt};
+  job::RebalanceFigures declared{.layers_per_stage = {6, 7, 8, 9},
+                                 .source = job::LayerCountSource::kAnnotations,
+                                 .result = result,
+                                 .predicted = std::nullopt};
   EXPECT_THAT(RebalanceText(declared),
               HasSubstr("  rebalance (layers 6,7,8,9 from annotations): no single move"));
   simdjson::dom::parser parser;

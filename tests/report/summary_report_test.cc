@@ -205,10 +205,10 @@ TEST(SummaryTextTest, WithoutAPipelineIdleInsideTheStepsLeads) {
   f.step_idle = 197214000;
   result.ranks.push_back(f);
   const std::string text = SummaryText(result, Options(), {}, "", /*pipelines_follow=*/false);
-  EXPECT_THAT(Tokens(LineStartingWith(text, "rank")),
-              ElementsAre("rank", "device", "steps", "step_ms", "step_idle%", "span_ms",
-                          "compute_ms", "comm_ms", "dev_idle_ms", "dev_idle%", "peak_alloc",
-                          "peak_reserved", "source"));
+  EXPECT_THAT(
+      Tokens(LineStartingWith(text, "rank")),
+      ElementsAre("rank", "device", "steps", "step_ms", "step_idle%", "span_ms", "compute_ms",
+                  "comm_ms", "dev_idle_ms", "dev_idle%", "peak_alloc", "peak_reserved", "source"));
   EXPECT_THAT(Tokens(LineStartingWith(text, "0")),
               ElementsAre("0", "gpu", "40", "595.812", "33.1", "7314.566", "444.752", "0.000",
                           "6863.913", "93.8", "-", "-", "loop.json"));
@@ -245,8 +245,8 @@ TEST(SummaryTextTest, ListsProblemsPerFileAndInfoSummedOverRanks) {
   // Info counters are not repeated under each file: one row per counter, summed over ranks.
   EXPECT_THAT(text, HasSubstr("  info, summed over ranks (skipped on purpose, not damage):\n"));
   EXPECT_THAT(Tokens(LineStartingWith(text, "unknown_phase")),
-              ElementsAre("unknown_phase", "1", "1", "event", "phase", "bubblescope", "does",
-                          "not", "model"));
+              ElementsAre("unknown_phase", "1", "1", "event", "phase", "bubblescope", "does", "not",
+                          "model"));
   EXPECT_THAT(text, HasSubstr("truncated: cut inside an event at byte 777\n"));
 }
 

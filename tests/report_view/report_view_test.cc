@@ -68,8 +68,7 @@ TEST(ReportViewTest, OneRankIsAStageOnlyWhereItsAnnotationsSaySo) {
 }
 
 TEST(ReportViewTest, StallsAreSpreadOverTheCompleteIterations) {
-  const std::vector<StallPerIteration> stalls =
-      StallsPerIteration(ThreeStages().crossrank.stalls);
+  const std::vector<StallPerIteration> stalls = StallsPerIteration(ThreeStages().crossrank.stalls);
   ASSERT_EQ(stalls.size(), 2u);
   EXPECT_EQ(stalls[0].rank, 2);
   EXPECT_EQ(stalls[0].peer, 4);
@@ -124,7 +123,7 @@ TEST(ReportViewTest, ThePipelineViewHoldsItsPlacesStallsAndPartialIterations) {
   ASSERT_EQ(view.stalls.size(), 2u);
   EXPECT_DOUBLE_EQ(view.stalls[0].total_ns, 1500.0);
   EXPECT_EQ(view.partial_iterations, 2);  // 5 iterations, 3 complete
-  EXPECT_EQ(view.typical_iteration, 0u);   // none of the five is complete in ThreeStages
+  EXPECT_EQ(view.typical_iteration, 0u);  // none of the five is complete in ThreeStages
 }
 
 TEST(ReportViewTest, TheJobViewHoldsEveryPipelinesViewAndTheJobsFigures) {
@@ -279,7 +278,7 @@ TEST(ReportViewTest, TheRanksTalliedOverTheJob) {
   EXPECT_EQ(tally.by_severity[static_cast<size_t>(Severity::kInfo)], 7u);
   EXPECT_EQ(tally.by_severity[truncated], 1u);
   EXPECT_TRUE(tally.nsys_time_bases.empty());  // no rank read from an Nsight export
-  result.ranks[1].step_time = 5;  // one rank with profiler steps is enough
+  result.ranks[1].step_time = 5;               // one rank with profiler steps is enough
   EXPECT_TRUE(RanksTallyOf(result).any_profiler_steps);
 }
 
@@ -294,8 +293,7 @@ TEST(ReportViewTest, WhatTheNsightRanksIdsAndTimesRestOn) {
   // Rank 3 has no time base: not an Nsight export's, left out.
   result.ranks[3].rank_source = "file name";
   const RanksTally tally = RanksTallyOf(result);
-  EXPECT_EQ(tally.nsys_rank_id_sources,
-            (std::map<std::string, size_t>{{"nccl", 2}, {"none", 1}}));
+  EXPECT_EQ(tally.nsys_rank_id_sources, (std::map<std::string, size_t>{{"nccl", 2}, {"none", 1}}));
   EXPECT_EQ(tally.nsys_time_bases, (std::map<std::string, size_t>{{"session", 2}, {"utc", 1}}));
 }
 

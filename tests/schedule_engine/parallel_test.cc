@@ -36,8 +36,8 @@ TEST(ContextParallelTest, RingStepsWaitForTheExchangeBeforeThem) {
   // E1 (2000) and step 1 (2200).
   using Span = std::tuple<KernelRole, TimeNs, TimeNs>;
   const std::vector<Span> want = {
-      {KernelRole::kContextParallel, 0, 400}, {KernelRole::kCompute, 0, 300},
-      {KernelRole::kCompute, 400, 700},       {KernelRole::kCompute, 700, 1000},
+      {KernelRole::kContextParallel, 0, 400},     {KernelRole::kCompute, 0, 300},
+      {KernelRole::kCompute, 400, 700},           {KernelRole::kCompute, 700, 1000},
       {KernelRole::kContextParallel, 1000, 1400}, {KernelRole::kCompute, 1000, 1600},
       {KernelRole::kContextParallel, 1600, 2000}, {KernelRole::kCompute, 1600, 2200},
       {KernelRole::kCompute, 2200, 2800}};

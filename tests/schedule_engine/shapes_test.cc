@@ -69,8 +69,8 @@ void CheckShape(Schedule schedule, int32_t p, int32_t m, int32_t v) {
 TEST(ShapesTest, EveryScheduleCompletes) {
   for (int32_t p = 1; p <= 5; ++p) {
     for (int32_t m = 1; m <= 7; ++m) {
-      for (Schedule schedule : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kZeroBubbleH1,
-                                Schedule::kForwardOnly}) {
+      for (Schedule schedule :
+           {Schedule::kGpipe, Schedule::k1F1B, Schedule::kZeroBubbleH1, Schedule::kForwardOnly}) {
         CheckShape(schedule, p, m, 1);
       }
     }

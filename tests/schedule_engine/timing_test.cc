@@ -291,16 +291,15 @@ TEST(TimingTest, BatchedP2pRunsEachBatchAsOneKernel) {
       if (interval.kind != IntervalKind::kCpuCommOp) continue;
       const CommInfo* info = rank0.comm(interval);
       ASSERT_NE(info, nullptr);
-      queued.push_back(absl::StrCat(std::string(rank0.name(interval.name)), " [", interval.start, ",",
-                                    interval.end, "] peer ", info->peer, " bytes ",
+      queued.push_back(absl::StrCat(std::string(rank0.name(interval.name)), " [", interval.start,
+                                    ",", interval.end, "] peer ", info->peer, " bytes ",
                                     info->bytes));
     }
   }
-  EXPECT_EQ(queued, (std::vector<std::string>{
-                        "c10d::send [10,20] peer -1 bytes -1",
-                        "record_param_comms [10,20] peer 1 bytes 1000",
-                        "c10d::recv_ [20,30] peer -1 bytes -1",
-                        "record_param_comms [20,30] peer 1 bytes 1000"}));
+  EXPECT_EQ(queued, (std::vector<std::string>{"c10d::send [10,20] peer -1 bytes -1",
+                                              "record_param_comms [10,20] peer 1 bytes 1000",
+                                              "c10d::recv_ [20,30] peer -1 bytes -1",
+                                              "record_param_comms [20,30] peer 1 bytes 1000"}));
   ASSERT_EQ(rank0.annotations.size(), 1u);
   EXPECT_EQ(rank0.name(rank0.annotations[0].name), "nccl:coalesced");
   EXPECT_EQ(rank0.annotations[0].start, 30);

@@ -32,8 +32,7 @@ absl::StatusOr<schedule_inference::Result> ShapeOf(const Trace& trace,
   return *std::move(pipeline.shape);
 }
 
-absl::StatusOr<GroupIterations> IterationsOf(const Trace& trace,
-                                             const iterations::Options& options,
+absl::StatusOr<GroupIterations> IterationsOf(const Trace& trace, const iterations::Options& options,
                                              const std::vector<int32_t>& rank_ids) {
   GroupIterations group;
   group.index = index::Build(trace);

@@ -35,8 +35,7 @@ absl::StatusOr<GroupIterations> IterationsOf(const Trace& trace,
                                              const iterations::Options& options = {},
                                              const std::vector<int32_t>& rank_ids = {});
 // Their bubble (bubble::Analyze over IterationsOf).
-absl::StatusOr<bubble::Result> BubbleOf(const Trace& trace,
-                                        const iterations::Options& options = {},
+absl::StatusOr<bubble::Result> BubbleOf(const Trace& trace, const iterations::Options& options = {},
                                         const std::vector<int32_t>& rank_ids = {});
 
 }  // namespace bubblescope::testing

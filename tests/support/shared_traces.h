@@ -19,12 +19,12 @@ bool SharedTracesRequired();
 }  // namespace bubblescope::testing
 
 // Ends the test when `path` does not exist: a skip on a developer's machine, a failure in CI.
-#define BUBBLESCOPE_NEED_SHARED(path)                                                     \
-  do {                                                                                    \
-    if (!std::filesystem::exists(path)) {                                                 \
-      if (::bubblescope::testing::SharedTracesRequired()) {                               \
+#define BUBBLESCOPE_NEED_SHARED(path)                                                      \
+  do {                                                                                     \
+    if (!std::filesystem::exists(path)) {                                                  \
+      if (::bubblescope::testing::SharedTracesRequired()) {                                \
         FAIL() << "shared trace " << (path) << " is missing (BUBBLESCOPE_REQUIRE_SHARED)"; \
-      }                                                                                   \
-      GTEST_SKIP() << "shared trace " << (path) << " not found";                          \
-    }                                                                                     \
+      }                                                                                    \
+      GTEST_SKIP() << "shared trace " << (path) << " not found";                           \
+    }                                                                                      \
   } while (false)

@@ -15,11 +15,17 @@ inline p2p_matching::Transfer Make(int32_t src, int32_t dst, TimeNs send_start, 
   p2p_matching::Transfer transfer;
   transfer.src = src;
   transfer.dst = dst;
-  transfer.send = p2p_graph::P2pOp{.send = true, .peer = dst, .bytes = bytes,
-                                   .rendezvous = rendezvous, .start = send_start,
+  transfer.send = p2p_graph::P2pOp{.send = true,
+                                   .peer = dst,
+                                   .bytes = bytes,
+                                   .rendezvous = rendezvous,
+                                   .start = send_start,
                                    .end = send_end};
-  transfer.recv = p2p_graph::P2pOp{.send = false, .peer = src, .bytes = bytes,
-                                   .rendezvous = rendezvous, .start = recv_start,
+  transfer.recv = p2p_graph::P2pOp{.send = false,
+                                   .peer = src,
+                                   .bytes = bytes,
+                                   .rendezvous = rendezvous,
+                                   .start = recv_start,
                                    .end = recv_end};
   return transfer;
 }

@@ -39,14 +39,17 @@ TEST(HostClockTest, EveryTimeIsWrittenOnItsHostsClock) {
   absl::StatusOr<Simulation> simulation = Simulate(config);
   ASSERT_TRUE(simulation.ok()) << simulation.status();
   for (int32_t rank = 0; rank < 4; ++rank) {
-    const std::vector<StepRecord>& truth = simulation->records.ranks[static_cast<size_t>(rank)].steps;
+    const std::vector<StepRecord>& truth =
+        simulation->records.ranks[static_cast<size_t>(rank)].steps;
     const Rank& written = RankOf(simulation->trace, rank);
     EXPECT_EQ(written.host, rank < 2 ? "sim-host-0" : "sim-host-1");
     ASSERT_EQ(written.steps.size(), truth.size());
     for (size_t i = 0; i < truth.size(); ++i) {
       const TimeNs since = truth[i].start - config.start_time_ns;
       const TimeNs host_offset =
-          rank < 2 ? 0 : 1'000'000 + static_cast<TimeNs>(std::llround(100e-6 * static_cast<double>(since)));
+          rank < 2
+              ? 0
+              : 1'000'000 + static_cast<TimeNs>(std::llround(100e-6 * static_cast<double>(since)));
       EXPECT_EQ(written.steps[i].start, truth[i].start + host_offset) << rank << " " << i;
     }
   }
@@ -56,15 +59,16 @@ TEST(HostClockTest, EveryTimeIsWrittenOnItsHostsClock) {
   EXPECT_EQ(steps[1].start, steps[0].end + config.iteration_gap_ns);
   // On host 1 the drift adds up over the 20 s: 2 ms more than the offset alone.
   EXPECT_EQ(RecordedTime(config, 0, 2, steps[2].start) - steps[2].start,
-            1'000'000 + static_cast<TimeNs>(std::llround(100e-6 * static_cast<double>(
-                                                             steps[2].start - config.start_time_ns))));
+            1'000'000 + static_cast<TimeNs>(std::llround(
+                            100e-6 * static_cast<double>(steps[2].start - config.start_time_ns))));
   // Without names the clocks stay, the names go.
   Config unnamed = config;
   unnamed.write_host_names = false;
   absl::StatusOr<Simulation> anonymous = Simulate(unnamed);
   ASSERT_TRUE(anonymous.ok()) << anonymous.status();
   EXPECT_EQ(RankOf(anonymous->trace, 2).host, "");
-  EXPECT_EQ(RankOf(anonymous->trace, 2).steps[2].start, RankOf(simulation->trace, 2).steps[2].start);
+  EXPECT_EQ(RankOf(anonymous->trace, 2).steps[2].start,
+            RankOf(simulation->trace, 2).steps[2].start);
 }
 
 // Transfers vary in length (both ends together), and the all-reduce's members end apart by up to

@@ -271,11 +271,8 @@ TEST(RoundTripTest, TensorAndDataParallelRanksAndTheirGroups) {
 
 TEST(RoundTripTest, ContextAndExpertParallelRanksAndTheirGroups) {
   Config config = RoundTripConfig(Schedule::k1F1B, AnnotationStyle::kNone);
-  config.parallel = ModelParallel{.tensor = 2,
-                                  .dp_sync_ns = 250'000,
-                                  .context = 4,
-                                  .context_exchange_ns = 50'000,
-                                  .expert = 2};
+  config.parallel = ModelParallel{
+      .tensor = 2, .dp_sync_ns = 250'000, .context = 4, .context_exchange_ns = 50'000, .expert = 2};
   // p = 3 stages of 2 x 4 ranks. Global rank 10 = tensor 0 + 2 * (context 1 + 4 * pipeline
   // rank 1): its tensor group {10, 11}; its ring (and gradient sync) the context ranks 8, 10, 12,
   // 14; its experts, laid tp-ep-dp-pp over the same ranks, {8, 10}; its pipeline {2, 10, 18}.

@@ -270,8 +270,7 @@ TEST(TraceTest, PointToPointMetadata) {
       // The pipeline's process group, as torch records p2p ops, not the pair.
       EXPECT_EQ(comm->group_size, 3);
       ASSERT_NE(comm->process_group, kNoIndex);
-      EXPECT_EQ(middle.process_groups[comm->process_group].ranks,
-                (std::vector<int32_t>{0, 1, 2}));
+      EXPECT_EQ(middle.process_groups[comm->process_group].ranks, (std::vector<int32_t>{0, 1, 2}));
       EXPECT_EQ(middle.name(comm->collective), comm->kind == CommKind::kSend ? "send" : "recv");
       seen.insert({comm->peer, comm->kind});
     }

@@ -29,7 +29,10 @@ TEST(JsonStringTest, EscapesQuotesBackslashesAndControlCharacters) {
 TEST(JsonStringTest, UnicodePassesThroughAndBadBytesBecomeReplacementCharacters) {
   EXPECT_EQ(Json("caf\xC3\xA9 \xF0\x9F\x98\x80"), "\"caf\xC3\xA9 \xF0\x9F\x98\x80\"");
   // Each byte of an ill-formed sequence is one U+FFFD (EF BF BD).
-  EXPECT_EQ(Json("a\xFF" "b"), "\"a\xEF\xBF\xBD" "b\"");
+  EXPECT_EQ(Json("a\xFF"
+                 "b"),
+            "\"a\xEF\xBF\xBD"
+            "b\"");
   EXPECT_EQ(Json("\xE2\x86"), "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");
 }
 

@@ -1,10 +1,11 @@
 // String tokens, object keys, unescaping and UTF-8 checking on raw JSON text: every expected
 // value below is worked out by hand from the input text.
+#include "text/json_tokens.h"
+
 #include <string>
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "text/json_tokens.h"
 
 namespace bubblescope::kineto {
 namespace {

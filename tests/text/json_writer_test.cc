@@ -62,7 +62,11 @@ TEST(JsonWriterTest, EscapesQuotesBackslashesAndControlCharacters) {
 TEST(JsonWriterTest, ReplacesInvalidUtf8SoTheOutputParses) {
   // Lone 0xFF; overlong "/" (C0 AF); a 3-byte sequence cut short (E2 82); a UTF-16 surrogate
   // (ED A0 80). Each byte that starts no valid sequence becomes U+FFFD.
-  const std::string input = "a\xFF" "b\xC0\xAF" "c\xED\xA0\x80" "d\xE2\x82";
+  const std::string input =
+      "a\xFF"
+      "b\xC0\xAF"
+      "c\xED\xA0\x80"
+      "d\xE2\x82";
   const std::string r = "\xEF\xBF\xBD";
   JsonWriter json;
   json.BeginArray();
@@ -107,8 +111,9 @@ TEST(JsonWriterTest, LargeDoublesAreWrittenSoAParserReadsThemBack) {
   for (double value : values) json.Double(value);
   json.EndArray();
   const std::string out = FinishOrDie(json);
-  EXPECT_EQ(out, "[1.1999999999999997e+20,-9.3e+18,9.007199254740992e+15,1.7e+308,"
-                 "9007199254740991]");
+  EXPECT_EQ(out,
+            "[1.1999999999999997e+20,-9.3e+18,9.007199254740992e+15,1.7e+308,"
+            "9007199254740991]");
   simdjson::ondemand::parser parser;
   const simdjson::padded_string padded(out);
   simdjson::ondemand::document doc;

@@ -67,8 +67,8 @@ TEST(CandidatesTest, TheChosenOneKeepsWhatIsNotGiven) {
 }
 
 TEST(CandidatesTest, AnUnknownScheduleIsRefused) {
-  absl::StatusOr<std::vector<Candidate>> candidates = CandidatesToPredict(
-      Measured(sim::Schedule::k1F1B, 1), Choice("2f2b"), {});
+  absl::StatusOr<std::vector<Candidate>> candidates =
+      CandidatesToPredict(Measured(sim::Schedule::k1F1B, 1), Choice("2f2b"), {});
   EXPECT_EQ(candidates.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(candidates.status().message().find("'2f2b'"), std::string::npos);
 }

@@ -118,9 +118,8 @@ sim::Config Direct(const sim::Config& measured, const Candidate& candidate) {
   const bool zb = candidate.schedule == Schedule::kZeroBubbleH1;
   for (sim::StageCost& cost : config.costs) {
     const TimeNs whole = cost.backward + cost.weight_grad;
-    cost.weight_grad = zb ? (measured.schedule == Schedule::kZeroBubbleH1 ? cost.weight_grad
-                                                                          : whole / 2)
-                          : 0;
+    cost.weight_grad =
+        zb ? (measured.schedule == Schedule::kZeroBubbleH1 ? cost.weight_grad : whole / 2) : 0;
     cost.backward = whole - cost.weight_grad;
   }
   return config;
@@ -152,8 +151,8 @@ void CheckJob(const Job& job, Worst* worst) {
   // middle stage to the one before it.
   std::vector<Candidate> candidates = DefaultCandidates(*pipeline.model);
   candidates.push_back(Candidate{job.schedule, 2 * job.m, measured.virtual_stages, true, {}});
-  candidates.push_back(Candidate{job.schedule, job.m, measured.virtual_stages, false,
-                                 MovedLayers(job.p)});
+  candidates.push_back(
+      Candidate{job.schedule, job.m, measured.virtual_stages, false, MovedLayers(job.p)});
   absl::StatusOr<Result> result = Analyze(*pipeline.model, candidates);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_FALSE(result->candidates.empty());
@@ -195,14 +194,13 @@ void CheckJob(const Job& job, Worst* worst) {
     // move's; WhatIfTest.LayerMoveMemoryByHand checks that.
     if (!prediction.candidate.layers_per_stage.empty()) continue;
     for (const StageMemory& stage : prediction.memory) {
-      const double truth_peak =
-          static_cast<double>(direct->truth.memory[static_cast<size_t>(stage.rank)].peak_allocated_bytes);
+      const double truth_peak = static_cast<double>(
+          direct->truth.memory[static_cast<size_t>(stage.rank)].peak_allocated_bytes);
       EXPECT_NEAR(static_cast<double>(stage.peak_allocated_bytes), truth_peak, 0.01 * truth_peak)
           << "stage " << stage.stage;
-      worst->memory_relative =
-          std::max(worst->memory_relative,
-                   std::abs(static_cast<double>(stage.peak_allocated_bytes) - truth_peak) /
-                       truth_peak);
+      worst->memory_relative = std::max(
+          worst->memory_relative,
+          std::abs(static_cast<double>(stage.peak_allocated_bytes) - truth_peak) / truth_peak);
     }
   }
 }
@@ -217,9 +215,9 @@ TEST(WhatIfTest, PredictionsMatchDirectSimulationOverTheGrid) {
       }
     }
   }
-  std::cout << worst.predictions << " predictions; largest errors: bubble "
-            << worst.bubble_points << " points, iteration " << 100.0 * worst.iteration_relative
-            << "%, peak memory " << 100.0 * worst.memory_relative << "%\n";
+  std::cout << worst.predictions << " predictions; largest errors: bubble " << worst.bubble_points
+            << " points, iteration " << 100.0 * worst.iteration_relative << "%, peak memory "
+            << 100.0 * worst.memory_relative << "%\n";
 }
 
 // GPipe over v chunks per rank (torch's ScheduleLoopedBFS) is modelled on its own program: the
@@ -249,7 +247,8 @@ TEST(WhatIfTest, LoopedGpipePredictionsMatchDirectSimulation) {
   EXPECT_EQ(model.v, 2);
   bool interleaved = false;
   for (const Candidate& candidate : DefaultCandidates(model)) {
-    interleaved |= candidate.schedule == Schedule::kInterleaved1F1B && candidate.virtual_stages == 2;
+    interleaved |=
+        candidate.schedule == Schedule::kInterleaved1F1B && candidate.virtual_stages == 2;
   }
   EXPECT_TRUE(interleaved);
 }
@@ -282,13 +281,21 @@ TEST(WhatIfTest, LayerMoveMemoryByHand) {
   model.schedule = Schedule::k1F1B;
   model.p = 2;
   model.m = 4;
-  model.stages = {StageModel{.rank = 0, .forward_ns = 1e6, .backward_ns = 2e6,
-                             .weight_grad_ns = 0, .memory_floor_bytes = 1000,
-                             .memory_peak_bytes = 1200, .memory_headroom_bytes = 10000,
+  model.stages = {StageModel{.rank = 0,
+                             .forward_ns = 1e6,
+                             .backward_ns = 2e6,
+                             .weight_grad_ns = 0,
+                             .memory_floor_bytes = 1000,
+                             .memory_peak_bytes = 1200,
+                             .memory_headroom_bytes = 10000,
                              .layers = 2},
-                  StageModel{.rank = 1, .forward_ns = 1e6, .backward_ns = 2e6,
-                             .weight_grad_ns = 0, .memory_floor_bytes = 2000,
-                             .memory_peak_bytes = 2060, .memory_headroom_bytes = 500,
+                  StageModel{.rank = 1,
+                             .forward_ns = 1e6,
+                             .backward_ns = 2e6,
+                             .weight_grad_ns = 0,
+                             .memory_floor_bytes = 2000,
+                             .memory_peak_bytes = 2060,
+                             .memory_headroom_bytes = 500,
                              .layers = 2}};
   model.links = {LinkCost{0, 1, 1000}, LinkCost{1, 0, 1000}};
   Candidate moved = AsMeasured(model);
@@ -320,10 +327,14 @@ TEST(WhatIfTest, MemoryFiguresOutOfRangeAreRefusedAndPredictionsNeverWrap) {
   model.schedule = Schedule::k1F1B;
   model.p = 1;
   model.m = 2;
-  model.stages = {StageModel{.rank = 0, .forward_ns = 1e6, .backward_ns = 2e6,
-                             .weight_grad_ns = 0, .memory_floor_bytes = 0,
+  model.stages = {StageModel{.rank = 0,
+                             .forward_ns = 1e6,
+                             .backward_ns = 2e6,
+                             .weight_grad_ns = 0,
+                             .memory_floor_bytes = 0,
                              .memory_peak_bytes = std::numeric_limits<int64_t>::max(),
-                             .memory_headroom_bytes = -1, .layers = 0}};
+                             .memory_headroom_bytes = -1,
+                             .layers = 0}};
   absl::Status valid = ValidateModel(model);
   EXPECT_NE(std::string(valid.message()).find("memory figure outside 0 to 2^53 bytes"),
             std::string::npos)
@@ -347,10 +358,10 @@ TEST(WhatIfTest, MemoryFiguresOutOfRangeAreRefusedAndPredictionsNeverWrap) {
   EXPECT_TRUE(past.memory.empty());
   EXPECT_TRUE(past.memory_past_bound);
   EXPECT_EQ(past.fits_memory, std::optional<bool>(false));
-  EXPECT_THAT(result->notes, ::testing::Contains(
-                                 "gpipe m=8 v=1: a predicted peak past 2^53 bytes (8 PiB, the "
-                                 "most a memory figure holds): no memory figure, and it fits no "
-                                 "device"));
+  EXPECT_THAT(result->notes,
+              ::testing::Contains("gpipe m=8 v=1: a predicted peak past 2^53 bytes (8 PiB, the "
+                                  "most a memory figure holds): no memory figure, and it fits no "
+                                  "device"));
   ASSERT_EQ(result->candidates.at(1).memory.size(), 1u);
   EXPECT_EQ(result->candidates.at(1).memory[0].peak_allocated_bytes, kMaxMemoryBytes);
   ASSERT_EQ(result->baseline.memory.size(), 1u);
@@ -391,8 +402,8 @@ TEST(WhatIfTest, MultiChunkZeroBubbleIsModelledWithOneChunk) {
   model.v = 2;
   model.separate_weight_grad = true;
   for (int32_t rank : {0, 1}) {
-    model.stages.push_back(StageModel{.rank = rank, .forward_ns = 2e6, .backward_ns = 2e6,
-                                      .weight_grad_ns = 2e6});
+    model.stages.push_back(
+        StageModel{.rank = rank, .forward_ns = 2e6, .backward_ns = 2e6, .weight_grad_ns = 2e6});
   }
   EXPECT_EQ(AsMeasured(model).virtual_stages, 1);
   absl::StatusOr<Result> result = Analyze(model, {});

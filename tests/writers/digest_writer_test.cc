@@ -33,8 +33,8 @@ Rank FullRank() {
   rank.stats.set_truncation_detail("cut inside an event at byte 123456");
   // A name that is not ASCII, and one with a NUL: names are bytes.
   rank.annotations.push_back({testing::kBase + 8500, testing::kBase + 8500,
-                              rank.names.Intern("PP:1F3 \xc3\xa9tape"), AnnotationScope::kCpu,
-                              -1, 4250});
+                              rank.names.Intern("PP:1F3 \xc3\xa9tape"), AnnotationScope::kCpu, -1,
+                              4250});
   rank.names.Intern(std::string_view("with\0nul", 8));
   return rank;
 }
@@ -63,10 +63,15 @@ TEST(DigestWriterTest, StartsWithMagicAndVersion) {
   const std::string bytes = digest::Encode(Rank{});
   EXPECT_TRUE(digest::LooksLikeDigest(bytes));
   ASSERT_GT(bytes.size(), digest::kMagic.size());
-  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89" "BSDG\r\n\x1a", 8));
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89"
+                                            "BSDG\r\n\x1a",
+                                            8));
   EXPECT_EQ(bytes[8], 2);  // format version 2, one varint byte
   EXPECT_FALSE(digest::LooksLikeDigest("{\"traceEvents\": []}"));
-  EXPECT_FALSE(digest::LooksLikeDigest(std::string_view("\x89" "BSD", 4)));  // too short
+  EXPECT_FALSE(
+      digest::LooksLikeDigest(std::string_view("\x89"
+                                               "BSD",
+                                               4)));  // too short
 }
 
 TEST(DigestWriterTest, EmptyRankRoundTrips) {
@@ -90,8 +95,8 @@ TEST(DigestWriterTest, ExtremeValuesRoundTrip) {
   thread.intervals.push_back({kMaxTimeNs, kMaxTimeNs, std::numeric_limits<int64_t>::min(),
                               rank.names.Intern("b"), kNoIndex, IntervalKind::kCpuOp});
   rank.timelines.push_back(thread);
-  rank.comms.push_back(CommInfo{std::numeric_limits<int64_t>::max(), INT32_MIN, INT32_MAX,
-                                kNoIndex, kNoName, kNoName, CommKind::kBarrier, INT64_MIN});
+  rank.comms.push_back(CommInfo{std::numeric_limits<int64_t>::max(), INT32_MIN, INT32_MAX, kNoIndex,
+                                kNoName, kNoName, CommKind::kBarrier, INT64_MIN});
   rank.memory.push_back({-kMaxTimeNs, kMaxMemoryBytes, 0, 3, false});
   rank.steps.push_back({std::numeric_limits<int64_t>::min(), -kMaxTimeNs, kMaxTimeNs});
   absl::StatusOr<Rank> back = digest::Decode(digest::Encode(rank), "extreme");
@@ -105,8 +110,9 @@ TEST(DigestWriterTest, RegularTimelineIsSmall) {
   Timeline stream{TimelineKind::kGpuStream, 0, 0, 7, {}};
   const NameId gemm = rank.names.Intern("sm90_xmma_gemm_bf16bf16_bf16f32");
   for (int i = 0; i < 1000; ++i) {
-    stream.intervals.push_back({1'700'000'000'000'000'000 + i * 10'000, 1'700'000'000'000'000'000 + i * 10'000 + 7'000,
-                                1000 + 3 * i, gemm, kNoIndex, IntervalKind::kComputeKernel});
+    stream.intervals.push_back({1'700'000'000'000'000'000 + i * 10'000,
+                                1'700'000'000'000'000'000 + i * 10'000 + 7'000, 1000 + 3 * i, gemm,
+                                kNoIndex, IntervalKind::kComputeKernel});
   }
   rank.timelines.push_back(stream);
   EXPECT_LT(digest::Encode(rank).size(), 300u);

@@ -1,14 +1,13 @@
 #include "writers/kineto_writer.h"
 
-
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "support/test_files.h"
 #include "simdjson.h"
+#include "support/test_files.h"
 #include "writers/writer_test_rank.h"
 
 namespace bubblescope {
@@ -151,7 +150,8 @@ TEST(KinetoWriterTest, KernelsCarryDeviceStreamCorrelation) {
 TEST(KinetoWriterTest, CommKernelsCarryNcclArgs) {
   ParsedTrace trace(KinetoJson(MakeWriterTestRank(), Relative()));
   ASSERT_TRUE(trace.ok());
-  auto sends = trace.Find("X", "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "kernel");
+  auto sends =
+      trace.Find("X", "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "kernel");
   ASSERT_EQ(sends.size(), 1u);
   simdjson::dom::element args = sends[0]["args"].value();
   EXPECT_EQ(Str(args, "Collective name"), "send");
@@ -170,7 +170,7 @@ TEST(KinetoWriterTest, CommKernelsCarryNcclArgs) {
   simdjson::dom::element recv_args = recvs[0]["args"].value();
   EXPECT_EQ(Str(recv_args, "Collective name"), "recv");
   EXPECT_EQ(Int(recv_args, "In msg nelems"), 200);  // 800 bytes of Float (4 bytes)
-  EXPECT_EQ(Int(recv_args, "Src Rank"), 2);  // received from the peer
+  EXPECT_EQ(Int(recv_args, "Src Rank"), 2);         // received from the peer
   EXPECT_EQ(Int(recv_args, "Dst Rank"), 3);
   EXPECT_FALSE(Has(recv_args, "Process Group Ranks"));
 }
@@ -182,7 +182,8 @@ TEST(KinetoWriterTest, NcclArgsCanBeLeftOut) {
   ParsedTrace trace(KinetoJson(MakeWriterTestRank(), options));
   ASSERT_TRUE(trace.ok());
   EXPECT_FALSE(Has(trace.root(), "distributedInfo"));
-  auto sends = trace.Find("X", "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "kernel");
+  auto sends =
+      trace.Find("X", "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "kernel");
   ASSERT_EQ(sends.size(), 1u);
   simdjson::dom::element args = sends[0]["args"].value();
   EXPECT_FALSE(Has(args, "Collective name"));

@@ -30,22 +30,31 @@ Rank MakeRank() {
   rank.host = "node-a";
   rank.devices.push_back(DeviceInfo{0, "NVIDIA H100", int64_t{80} << 30, 9, 0, 132});
   Timeline cpu{TimelineKind::kCpuThread, -1, kPid, kTid, {}};
-  cpu.intervals.push_back(Interval{.start = 1000, .end = 9000, .name = rank.names.Intern("aten::mm"),
+  cpu.intervals.push_back(Interval{.start = 1000,
+                                   .end = 9000,
+                                   .name = rank.names.Intern("aten::mm"),
                                    .kind = IntervalKind::kCpuOp});
-  cpu.intervals.push_back(Interval{.start = 1500, .end = 1600, .correlation = 5,
+  cpu.intervals.push_back(Interval{.start = 1500,
+                                   .end = 1600,
+                                   .correlation = 5,
                                    .name = rank.names.Intern("cudaLaunchKernel"),
                                    .kind = IntervalKind::kRuntime});
   Timeline stream{TimelineKind::kGpuStream, 0, 0, 7, {}};
   rank.comms.push_back(CommInfo{.bytes = 4096, .peer = 0, .kind = CommKind::kSend});
-  stream.intervals.push_back(Interval{.start = 2000, .end = 5000, .correlation = 5,
+  stream.intervals.push_back(Interval{.start = 2000,
+                                      .end = 5000,
+                                      .correlation = 5,
                                       .name = rank.names.Intern("ncclDevKernel_SendRecv(x)"),
-                                      .comm = 0, .kind = IntervalKind::kCommKernel});
-  stream.intervals.push_back(Interval{.start = 6000, .end = 8000, .correlation = 6,
+                                      .comm = 0,
+                                      .kind = IntervalKind::kCommKernel});
+  stream.intervals.push_back(Interval{.start = 6000,
+                                      .end = 8000,
+                                      .correlation = 6,
                                       .name = rank.names.Intern("ampere_gemm"),
                                       .kind = IntervalKind::kComputeKernel});
   rank.timelines = {cpu, stream};
-  rank.annotations.push_back(Annotation{.start = 900, .end = 9500, .name = rank.names.Intern("PP:F0"),
-                                        .thread_or_stream = kTid});
+  rank.annotations.push_back(Annotation{
+      .start = 900, .end = 9500, .name = rank.names.Intern("PP:F0"), .thread_or_stream = kTid});
   rank.steps.push_back(ProfilerStep{3, 800, 9800});
   return rank;
 }
@@ -84,32 +93,32 @@ class NsysWriterTest : public ::testing::Test {
 
 TEST_F(NsysWriterTest, HoldsOnlyTheTablesWithRows) {
   EXPECT_EQ(Query(path_, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"),
-            (std::vector<std::string>{"ANALYSIS_DETAILS", "CUPTI_ACTIVITY_KIND_KERNEL",
-                                      "CUPTI_ACTIVITY_KIND_RUNTIME", "META_DATA_CAPTURE",
-                                      "META_DATA_EXPORT", "NVTX_EVENTS", "NVTX_PAYLOAD_SCHEMAS",
-                                      "NVTX_PAYLOAD_SCHEMA_ENTRIES", "PROCESSES", "StringIds",
-                                      "TARGET_INFO_GPU", "TARGET_INFO_SESSION_START_TIME",
-                                      "TARGET_INFO_SYSTEM_ENV"}));
+            (std::vector<std::string>{
+                "ANALYSIS_DETAILS", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
+                "META_DATA_CAPTURE", "META_DATA_EXPORT", "NVTX_EVENTS", "NVTX_PAYLOAD_SCHEMAS",
+                "NVTX_PAYLOAD_SCHEMA_ENTRIES", "PROCESSES", "StringIds", "TARGET_INFO_GPU",
+                "TARGET_INFO_SESSION_START_TIME", "TARGET_INFO_SYSTEM_ENV"}));
 }
 
 TEST_F(NsysWriterTest, TimesIdsAndNamesAreAsNsysWritesThem) {
   // As nsys exports them: times from the session's start, which is utcEpochNs on the UTC epoch.
-  EXPECT_EQ(Query(path_,
-                  "SELECT s.utcEpochNs + k.start, s.utcEpochNs + k.\"end\" FROM "
-                  "CUPTI_ACTIVITY_KIND_KERNEL k, TARGET_INFO_SESSION_START_TIME s ORDER BY k.start"),
-            (std::vector<std::string>{std::to_string(kUtcOfZero + 2000) + "|" +
-                                          std::to_string(kUtcOfZero + 5000),
-                                      std::to_string(kUtcOfZero + 6000) + "|" +
-                                          std::to_string(kUtcOfZero + 8000)}));
+  EXPECT_EQ(
+      Query(path_,
+            "SELECT s.utcEpochNs + k.start, s.utcEpochNs + k.\"end\" FROM "
+            "CUPTI_ACTIVITY_KIND_KERNEL k, TARGET_INFO_SESSION_START_TIME s ORDER BY k.start"),
+      (std::vector<std::string>{
+          std::to_string(kUtcOfZero + 2000) + "|" + std::to_string(kUtcOfZero + 5000),
+          std::to_string(kUtcOfZero + 6000) + "|" + std::to_string(kUtcOfZero + 8000)}));
   // globalTid: pid and tid in 24-bit fields; the name with nsys's API version.
   EXPECT_EQ(Query(path_,
                   "SELECT r.globalTid / 16777216 % 16777216, r.globalTid % 16777216, "
                   "r.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
                   "ON s.id = r.nameId"),
             std::vector<std::string>{"4242|77|5|cudaLaunchKernel_v7000"});
-  EXPECT_EQ(Query(path_, "SELECT k.globalPid / 16777216 % 16777216, s.value FROM "
-                         "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = "
-                         "k.demangledName ORDER BY k.start"),
+  EXPECT_EQ(Query(path_,
+                  "SELECT k.globalPid / 16777216 % 16777216, s.value FROM "
+                  "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = "
+                  "k.demangledName ORDER BY k.start"),
             (std::vector<std::string>{"4242|ncclDevKernel_SendRecv(x)", "4242|ampere_gemm"}));
   EXPECT_EQ(Query(path_, "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'"),
             std::vector<std::string>{"node-a"});
@@ -125,23 +134,30 @@ TEST_F(NsysWriterTest, NcclRangesCarryTheirPayloads) {
   // first event, the step at 800, so 1,000,700 ns before the launch), then the send around its
   // launch (1500..1600); each payload after the 32-byte header, little-endian, shown from its
   // ninth byte (after the communicator's id).
-  EXPECT_EQ(Query(path_,
-                  "SELECT text, start - (SELECT MIN(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME), "
-                  "hex(substr(binaryData, 1, 32)), hex(substr(binaryData, 41)) FROM NVTX_EVENTS "
-                  "WHERE domainId = 1 AND eventType = 59 ORDER BY start"),
-            (std::vector<std::string>{
-                "ncclCommInitRank|-1000700|"
-                "0100000000000000020000010000000018000000000000002000000000000000|"
-                "02000000" "01000000" "00000000" "00000000",  // ranks, rank, CUDA device, padding
-                "ncclSend|0|"
-                "01000000000000000A0000010000000018000000000000002000000000000000|"
-                "0010000000000000" "00000000" "00000000"}));  // 4096 bytes, peer 0, padding
+  EXPECT_EQ(
+      Query(path_,
+            "SELECT text, start - (SELECT MIN(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME), "
+            "hex(substr(binaryData, 1, 32)), hex(substr(binaryData, 41)) FROM NVTX_EVENTS "
+            "WHERE domainId = 1 AND eventType = 59 ORDER BY start"),
+      (std::vector<std::string>{"ncclCommInitRank|-1000700|"
+                                "0100000000000000020000010000000018000000000000002000000000000000|"
+                                "02000000"
+                                "01000000"
+                                "00000000"
+                                "00000000",  // ranks, rank, CUDA device, padding
+                                "ncclSend|0|"
+                                "01000000000000000A0000010000000018000000000000002000000000000000|"
+                                "0010000000000000"
+                                "00000000"
+                                "00000000"}));  // 4096 bytes, peer 0, padding
   // Both name the same communicator.
-  EXPECT_EQ(Query(path_, "SELECT COUNT(DISTINCT hex(substr(binaryData, 33, 8))) FROM NVTX_EVENTS "
-                         "WHERE domainId = 1 AND eventType = 59"),
+  EXPECT_EQ(Query(path_,
+                  "SELECT COUNT(DISTINCT hex(substr(binaryData, 33, 8))) FROM NVTX_EVENTS "
+                  "WHERE domainId = 1 AND eventType = 59"),
             std::vector<std::string>{"1"});
-  EXPECT_EQ(Query(path_, "SELECT name, type, COALESCE(offset, 0) FROM NVTX_PAYLOAD_SCHEMA_ENTRIES "
-                         "WHERE schemaId = 16777226 ORDER BY idx"),
+  EXPECT_EQ(Query(path_,
+                  "SELECT name, type, COALESCE(offset, 0) FROM NVTX_PAYLOAD_SCHEMA_ENTRIES "
+                  "WHERE schemaId = 16777226 ORDER BY idx"),
             (std::vector<std::string>{"NCCL communicator ID|18|0", "Message size [bytes]|22|8",
                                       "Peer rank|5|16"}));
 }
@@ -181,7 +197,8 @@ TEST_F(NsysWriterTest, ReadsBackAsTheRankItWas) {
 // launcher's RANK and WORLD_SIZE in the launched process's environment.
 TEST(NsysWriterSessionTest, EachRankHasItsOwnSessionStartOnItsHostsClock) {
   testing::TempDir dir;
-  const NsysWriteOptions options{.utc_of_zero_ns = kUtcOfZero, .session_lead_step_ns = 3'000'000'000};
+  const NsysWriteOptions options{.utc_of_zero_ns = kUtcOfZero,
+                                 .session_lead_step_ns = 3'000'000'000};
   Rank rank1 = MakeRank();
   Rank rank0 = MakeRank();
   rank0.rank = 0;
@@ -213,8 +230,9 @@ TEST(NsysWriterSessionTest, EachRankHasItsOwnSessionStartOnItsHostsClock) {
   EXPECT_EQ(Query(path1, "SELECT startTime = " + std::to_string(number(s1, 1)) +
                              ", stopTime - startTime = duration, duration FROM ANALYSIS_DETAILS"),
             std::vector<std::string>{"1|1|3600009000"});  // 3.5 s + 800..9800, then 0.1 s
-  EXPECT_EQ(Query(path1, "SELECT value FROM META_DATA_CAPTURE WHERE name = "
-                         "'PROCESS_0:ENVIRONMENT_VARIABLE' ORDER BY value"),
+  EXPECT_EQ(Query(path1,
+                  "SELECT value FROM META_DATA_CAPTURE WHERE name = "
+                  "'PROCESS_0:ENVIRONMENT_VARIABLE' ORDER BY value"),
             (std::vector<std::string>{"LOCAL_RANK=\"1\"", "RANK=\"1\"", "WORLD_SIZE=\"2\""}));
   // Read back: the events where they were, each rank named by its environment.
   for (const auto& [path, id] : {std::pair{path0, 0}, std::pair{path1, 1}}) {
@@ -235,16 +253,18 @@ TEST(NsysWriterSessionTest, WritesTheSchemasOf2022And2024) {
   for (NsysSchema schema : {NsysSchema::k2022, NsysSchema::k2024, NsysSchema::k2026}) {
     SCOPED_TRACE(static_cast<int>(schema));
     const std::string path = dir.path() + "/rank1.sqlite";
-    ASSERT_TRUE(
-        WriteNsysSqlite(rank, NsysWriteOptions{.utc_of_zero_ns = kUtcOfZero, .schema = schema}, path)
-            .ok());
+    ASSERT_TRUE(WriteNsysSqlite(
+                    rank, NsysWriteOptions{.utc_of_zero_ns = kUtcOfZero, .schema = schema}, path)
+                    .ok());
     const std::vector<std::string> columns = Query(
-        path, "SELECT group_concat(name, ',') FROM pragma_table_info('TARGET_INFO_SESSION_START_TIME')");
+        path,
+        "SELECT group_concat(name, ',') FROM pragma_table_info('TARGET_INFO_SESSION_START_TIME')");
     EXPECT_EQ(columns.at(0), schema == NsysSchema::k2026
                                  ? "utcEpochNs,utcTime,localTime,systemClockNs"
                                  : "utcEpochNs,utcTime,localTime");
-    const std::vector<std::string> metadata = Query(
-        path, "SELECT name FROM sqlite_master WHERE name IN ('EXPORT_META_DATA', "
+    const std::vector<std::string> metadata =
+        Query(path,
+              "SELECT name FROM sqlite_master WHERE name IN ('EXPORT_META_DATA', "
               "'META_DATA_EXPORT', 'META_DATA_CAPTURE') ORDER BY name");
     const std::vector<std::string> expected =
         schema == NsysSchema::k2022
@@ -257,8 +277,7 @@ TEST(NsysWriterSessionTest, WritesTheSchemasOf2022And2024) {
     // 2022 has no META_DATA_CAPTURE, and NCCL's two-rank world could as well be a pair's
     // point-to-point communicator: no rank (the loader takes the file's name).
     EXPECT_EQ(read->front().rank, schema == NsysSchema::k2022 ? -1 : 1);
-    EXPECT_EQ(read->front().rank_source,
-              schema == NsysSchema::k2022 ? "none" : "environment:RANK");
+    EXPECT_EQ(read->front().rank_source, schema == NsysSchema::k2022 ? "none" : "environment:RANK");
   }
 }
 

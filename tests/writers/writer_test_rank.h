@@ -19,15 +19,15 @@ inline Rank MakeWriterTestRank() {
   rank.process_groups.push_back(ProcessGroup{"pp", {3, 4}});
 
   Timeline cpu{TimelineKind::kCpuThread, -1, 4242, 4250, {}};
-  cpu.intervals.push_back({kBase + 1234, kBase + 5678, 0, rank.names.Intern("aten::mm"),
-                           kNoIndex, IntervalKind::kCpuOp});
+  cpu.intervals.push_back({kBase + 1234, kBase + 5678, 0, rank.names.Intern("aten::mm"), kNoIndex,
+                           IntervalKind::kCpuOp});
   cpu.intervals.push_back({kBase + 2000, kBase + 2500, 77, rank.names.Intern("cudaLaunchKernel"),
                            kNoIndex, IntervalKind::kRuntime});
   // A launch whose GPU op is not in the trace: no flow arrow may be written for it.
   cpu.intervals.push_back({kBase + 2600, kBase + 2700, 99, rank.names.Intern("cudaLaunchKernel"),
                            kNoIndex, IntervalKind::kRuntime});
-  cpu.intervals.push_back({kBase + 6000, kBase + 7000, 0, rank.names.Intern("c10d::send"),
-                           kNoIndex, IntervalKind::kCpuCommOp});
+  cpu.intervals.push_back({kBase + 6000, kBase + 7000, 0, rank.names.Intern("c10d::send"), kNoIndex,
+                           IntervalKind::kCpuCommOp});
   rank.timelines.push_back(cpu);
 
   Timeline compute{TimelineKind::kGpuStream, 0, 0, 7, {}};
@@ -44,9 +44,10 @@ inline Rank MakeWriterTestRank() {
   Timeline comm{TimelineKind::kGpuStream, 0, 0, 20, {}};
   rank.comms.push_back(CommInfo{4096, 4, 2, 0, rank.names.Intern("send"),
                                 rank.names.Intern("BFloat16"), CommKind::kSend});
-  comm.intervals.push_back({kBase + 8000, kBase + 9000, 78,
-                            rank.names.Intern("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"),
-                            1, IntervalKind::kCommKernel});
+  comm.intervals.push_back(
+      {kBase + 8000, kBase + 9000, 78,
+       rank.names.Intern("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"), 1,
+       IntervalKind::kCommKernel});
   rank.comms.push_back(CommInfo{800, 2, 2, kNoIndex, rank.names.Intern("recv"),
                                 rank.names.Intern("Float"), CommKind::kRecv});
   comm.intervals.push_back({kBase + 9500, kBase + 9600, 79, rank.names.Intern("ncclRecvKernel"), 2,
