@@ -73,6 +73,29 @@ class RankBuilder {
   void AddRingExchange(const KernelRecord& kernel, Timeline* thread,
                        std::vector<Timeline>* streams);
   void AddAnnotations();
+
+  // The timelines a rank's records go to while it is built: its main CPU thread, torch's
+  // autograd thread (LaunchStyle::kTorch) and a GPU stream per StreamRole.
+  struct Threads {
+    Timeline cpu;
+    Timeline autograd;
+    std::vector<Timeline> streams;
+  };
+  // The names every kernel's launch and p2p kernel share, interned once before the kernels.
+  struct SharedNames {
+    NameId launch = kNoName;
+    NameId send_recv = kNoName;
+  };
+  // Who the rank is: its ids, host, process, backend and device.
+  void SetIdentity();
+  Threads MakeThreads() const;
+  // One kernel: its launch on the thread that issues it and its run on its stream, with the
+  // CPU ops and communicator records its kind brings.
+  void AddKernel(const KernelRecord& kernel, const SharedNames& names, Threads* threads);
+  // Each step's synchronisation at its end and its ProfilerStep range.
+  void AddSteps(Timeline* cpu);
+  // The threads' timelines into the rank, sorted as every reader leaves them.
+  void PlaceTimelines(Threads threads);
   // A true time as this rank's clock writes it (config.h, RecordedTime).
   TimeNs Recorded(TimeNs true_time) const {
     return RecordedTime(config_, record_.rank, global_, true_time);

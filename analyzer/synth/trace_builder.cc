@@ -120,7 +120,7 @@ void RankBuilder::AddAnnotations() {
   }
 }
 
-Rank RankBuilder::Build() {
+void RankBuilder::SetIdentity() {
   rank_.rank = global_;
   rank_.world_size = config_.stages * config_.parallel.replicas();
   if (config_.ranks_per_host > 0 && config_.write_host_names) {
@@ -131,93 +131,95 @@ Rank RankBuilder::Build() {
   rank_.devices.push_back(config_.vendor == Vendor::kRocm
                               ? DeviceInfo{0, "AMD Instinct MI250X", int64_t{64} << 30, 9, 0, 110}
                               : DeviceInfo{0, "Simulated GPU", int64_t{80} << 30, 9, 0, 132});
-  kernel_names_.assign(
-      3 * static_cast<size_t>(config_.stages) * static_cast<size_t>(config_.virtual_stages),
-      kNoName);
+}
 
-  Timeline cpu;
-  cpu.kind = TimelineKind::kCpuThread;
-  cpu.pid = rank_.pid;
-  cpu.id = rank_.pid;
-  // LaunchStyle::kTorch: torch's autograd engine thread, which launches the backward compute.
-  Timeline autograd;
-  autograd.kind = TimelineKind::kCpuThread;
-  autograd.pid = rank_.pid;
-  autograd.id = AutogradThreadId(global_);
-  std::vector<Timeline> streams(kStreamRoleCount);
-  for (size_t role = 0; role < streams.size(); ++role) {
-    streams[role].kind = TimelineKind::kGpuStream;
-    streams[role].device = 0;
-    streams[role].id = StreamId(static_cast<StreamRole>(role));
+RankBuilder::Threads RankBuilder::MakeThreads() const {
+  Threads threads;
+  threads.cpu.kind = TimelineKind::kCpuThread;
+  threads.cpu.pid = rank_.pid;
+  threads.cpu.id = rank_.pid;
+  threads.autograd.kind = TimelineKind::kCpuThread;
+  threads.autograd.pid = rank_.pid;
+  threads.autograd.id = AutogradThreadId(global_);
+  threads.streams.resize(kStreamRoleCount);
+  for (size_t role = 0; role < threads.streams.size(); ++role) {
+    threads.streams[role].kind = TimelineKind::kGpuStream;
+    threads.streams[role].device = 0;
+    threads.streams[role].id = StreamId(static_cast<StreamRole>(role));
   }
-  const NameId launch_name = rank_.names.Intern(kLaunchNames[static_cast<size_t>(config_.vendor)]);
-  const NameId comm_name = rank_.names.Intern(kSendRecvKernel);
+  return threads;
+}
+
+void RankBuilder::AddKernel(const KernelRecord& kernel, const SharedNames& names,
+                            Threads* threads) {
   const bool batched = config_.p2p == P2pStyle::kBatched;
-  for (const KernelRecord& kernel : record_.kernels) {
-    const bool p2p = kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv;
-    const bool send = kernel.role == KernelRole::kSend;
-    // torch's autograd thread launches the backward's compute and its in-stage communication.
-    const bool backward_work =
-        config_.launches == LaunchStyle::kTorch &&
-        (kernel.role == KernelRole::kCompute || InStageRole(kernel.role)) &&
-        record_.ops[static_cast<size_t>(kernel.op)].op.type != OpType::kForward;
-    Timeline& thread = backward_work ? autograd : cpu;
-    if (kernel.role == KernelRole::kContextParallel) {
-      AddRingExchange(kernel, &thread, &streams);
-      continue;
-    }
-    if (batched && p2p) {
-      AddQueuedTransfer(send, kernel.post_start, kernel.post_end,
-                        TransferCommIndex(send, Global(kernel.peer_rank), kernel.bytes,
-                                          PipelineGroup(), config_.stages),
-                        &cpu);
-      // The batch is one kernel: its first transfer's launch and times stand for all of them.
-      if (kernel.batch_follower) continue;
-    }
-    Interval launch;
-    launch.start = Recorded(kernel.launch_start);
-    launch.end = Recorded(kernel.launch_end);
-    launch.correlation = kernel.correlation;
-    launch.name = launch_name;
-    launch.kind = IntervalKind::kRuntime;
-
-    Interval device;
-    device.start = Recorded(kernel.start);
-    device.end = Recorded(kernel.end);
-    device.correlation = kernel.correlation;
-    device.kind = IntervalKind::kCommKernel;
-    if (batched && p2p) {
-      // The batch's kernel names no direction, peer or size: only the process group it ran on.
-      device.name = comm_name;
-      device.comm = static_cast<uint32_t>(rank_.comms.size());
-      rank_.comms.push_back(CommInfo{.group_size = config_.stages,
-                                     .process_group = PipelineGroup(),
-                                     .collective = rank_.names.Intern("coalesced"),
-                                     .kind = CommKind::kSendRecv});
-      AddCoalescedRange(launch, device, cpu.id, StreamId(kernel.stream));
-    } else if (p2p) {
-      // PyTorch launches each p2p kernel inside its c10d operator; the operator (which records
-      // no peer) is what tells a send from a receive when the kernel carries no NCCL args.
-      AddC10dOp(send, kernel.launch_start, kernel.launch_end, &cpu);
-      device.name = comm_name;
-      device.comm = TransferCommIndex(send, Global(kernel.peer_rank), kernel.bytes, PipelineGroup(),
-                                      config_.stages);
-    } else if (kernel.role == KernelRole::kAllReduce) {
-      device.name = rank_.names.Intern(kAllReduceKernel);
-      device.comm = AllReduceCommIndex(kernel);
-    } else if (kernel.coalesced) {
-      device.name = rank_.names.Intern(CollectiveKernelName(kernel.collective));
-      device.comm = AddCoalescedCollective(kernel, &cpu);
-    } else if (InStageRole(kernel.role) || kernel.role == KernelRole::kDataParallel) {
-      device.name = rank_.names.Intern(CollectiveKernelName(kernel.collective));
-      device.comm = CollectiveCommIndex(kernel);
-    } else {
-      device.kind = IntervalKind::kComputeKernel;
-      device.name = ComputeKernelName(kernel);
-    }
-    thread.intervals.push_back(launch);  // after its c10d operator, which encloses it
-    streams[static_cast<size_t>(kernel.stream)].intervals.push_back(device);
+  const bool p2p = kernel.role == KernelRole::kSend || kernel.role == KernelRole::kRecv;
+  const bool send = kernel.role == KernelRole::kSend;
+  Timeline& cpu = threads->cpu;
+  // torch's autograd thread launches the backward's compute and its in-stage communication.
+  const bool backward_work =
+      config_.launches == LaunchStyle::kTorch &&
+      (kernel.role == KernelRole::kCompute || InStageRole(kernel.role)) &&
+      record_.ops[static_cast<size_t>(kernel.op)].op.type != OpType::kForward;
+  Timeline& thread = backward_work ? threads->autograd : cpu;
+  if (kernel.role == KernelRole::kContextParallel) {
+    AddRingExchange(kernel, &thread, &threads->streams);
+    return;
   }
+  if (batched && p2p) {
+    AddQueuedTransfer(send, kernel.post_start, kernel.post_end,
+                      TransferCommIndex(send, Global(kernel.peer_rank), kernel.bytes,
+                                        PipelineGroup(), config_.stages),
+                      &cpu);
+    // The batch is one kernel: its first transfer's launch and times stand for all of them.
+    if (kernel.batch_follower) return;
+  }
+  Interval launch;
+  launch.start = Recorded(kernel.launch_start);
+  launch.end = Recorded(kernel.launch_end);
+  launch.correlation = kernel.correlation;
+  launch.name = names.launch;
+  launch.kind = IntervalKind::kRuntime;
+
+  Interval device;
+  device.start = Recorded(kernel.start);
+  device.end = Recorded(kernel.end);
+  device.correlation = kernel.correlation;
+  device.kind = IntervalKind::kCommKernel;
+  if (batched && p2p) {
+    // The batch's kernel names no direction, peer or size: only the process group it ran on.
+    device.name = names.send_recv;
+    device.comm = static_cast<uint32_t>(rank_.comms.size());
+    rank_.comms.push_back(CommInfo{.group_size = config_.stages,
+                                   .process_group = PipelineGroup(),
+                                   .collective = rank_.names.Intern("coalesced"),
+                                   .kind = CommKind::kSendRecv});
+    AddCoalescedRange(launch, device, cpu.id, StreamId(kernel.stream));
+  } else if (p2p) {
+    // PyTorch launches each p2p kernel inside its c10d operator; the operator (which records
+    // no peer) is what tells a send from a receive when the kernel carries no NCCL args.
+    AddC10dOp(send, kernel.launch_start, kernel.launch_end, &cpu);
+    device.name = names.send_recv;
+    device.comm = TransferCommIndex(send, Global(kernel.peer_rank), kernel.bytes, PipelineGroup(),
+                                    config_.stages);
+  } else if (kernel.role == KernelRole::kAllReduce) {
+    device.name = rank_.names.Intern(kAllReduceKernel);
+    device.comm = AllReduceCommIndex(kernel);
+  } else if (kernel.coalesced) {
+    device.name = rank_.names.Intern(CollectiveKernelName(kernel.collective));
+    device.comm = AddCoalescedCollective(kernel, &cpu);
+  } else if (InStageRole(kernel.role) || kernel.role == KernelRole::kDataParallel) {
+    device.name = rank_.names.Intern(CollectiveKernelName(kernel.collective));
+    device.comm = CollectiveCommIndex(kernel);
+  } else {
+    device.kind = IntervalKind::kComputeKernel;
+    device.name = ComputeKernelName(kernel);
+  }
+  thread.intervals.push_back(launch);  // after its c10d operator, which encloses it
+  threads->streams[static_cast<size_t>(kernel.stream)].intervals.push_back(device);
+}
+
+void RankBuilder::AddSteps(Timeline* cpu) {
   const NameId sync_name = rank_.names.Intern(kSyncNames[static_cast<size_t>(config_.vendor)]);
   for (const StepRecord& step : record_.steps) {
     Interval sync;
@@ -226,23 +228,39 @@ Rank RankBuilder::Build() {
     sync.correlation = step.sync_correlation;
     sync.name = sync_name;
     sync.kind = IntervalKind::kRuntime;
-    cpu.intervals.push_back(sync);
+    cpu->intervals.push_back(sync);
     rank_.steps.push_back(ProfilerStep{step.iteration, Recorded(step.start), Recorded(step.end)});
   }
-  // Intervals and annotations in the model's orders, as every reader leaves them. The
-  // timelines keep the simulator's own order (the main thread first), which the sets it
-  // writes are laid out by.
-  SortIntervals(&cpu.intervals);
-  rank_.timelines.push_back(std::move(cpu));
-  if (!autograd.intervals.empty()) {
-    SortIntervals(&autograd.intervals);
-    rank_.timelines.push_back(std::move(autograd));
+}
+
+void RankBuilder::PlaceTimelines(Threads threads) {
+  // Intervals in the model's order, as every reader leaves them. The timelines keep the
+  // simulator's own order (the main thread first), which the sets it writes are laid out by.
+  SortIntervals(&threads.cpu.intervals);
+  rank_.timelines.push_back(std::move(threads.cpu));
+  if (!threads.autograd.intervals.empty()) {
+    SortIntervals(&threads.autograd.intervals);
+    rank_.timelines.push_back(std::move(threads.autograd));
   }
-  for (Timeline& stream : streams) {
+  for (Timeline& stream : threads.streams) {
     if (stream.intervals.empty()) continue;
     SortIntervals(&stream.intervals);
     rank_.timelines.push_back(std::move(stream));
   }
+}
+
+Rank RankBuilder::Build() {
+  SetIdentity();
+  kernel_names_.assign(
+      3 * static_cast<size_t>(config_.stages) * static_cast<size_t>(config_.virtual_stages),
+      kNoName);
+  Threads threads = MakeThreads();
+  const SharedNames names{
+      .launch = rank_.names.Intern(kLaunchNames[static_cast<size_t>(config_.vendor)]),
+      .send_recv = rank_.names.Intern(kSendRecvKernel)};
+  for (const KernelRecord& kernel : record_.kernels) AddKernel(kernel, names, &threads);
+  AddSteps(&threads.cpu);
+  PlaceTimelines(std::move(threads));
   AddAnnotations();
   SortAnnotations(&rank_.annotations);
   for (MemorySample sample : MemorySamples(config_, record_)) {
