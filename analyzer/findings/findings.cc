@@ -11,10 +11,6 @@
 namespace bubblescope::findings {
 namespace {
 
-constexpr double kNsPerMs = 1e6;
-
-double Ms(double ns) { return ns / kNsPerMs; }
-
 // Share of the window the pipeline's idle time takes, in percent.
 double Percent(double fraction) { return 100.0 * fraction; }
 

@@ -45,6 +45,10 @@
 
 namespace bubblescope::findings {
 
+// Nanoseconds as milliseconds, for the numbers findings' messages format: one conversion for
+// every finding.
+inline double Ms(double ns) { return ns / 1e6; }
+
 enum class Kind : uint8_t {
   kPipelineDepth,
   kExcessBubble,

@@ -9,7 +9,7 @@
 namespace bubblescope::link_findings {
 namespace {
 
-double Ms(double ns) { return ns / 1e6; }
+using findings::Ms;
 
 // "stage 2 (rank 5)", or "rank 5" when the rank is not in the stage order.
 std::string StageName(const std::vector<int32_t>& order, int32_t rank) {

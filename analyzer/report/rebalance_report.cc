@@ -35,7 +35,7 @@ std::string RebalanceText(const job::RebalanceFigures& figures) {
   const rebalance::Result& result = *figures.result;
   if (!result.suggested) {
     absl::StrAppend(&out, "no single move of layers shortens the predicted iteration (",
-                    Ms(result.before.iteration_ns), " ms) by ", PercentSign(result.min_gain),
+                    Millis(result.before.iteration_ns), " ms) by ", PercentSign(result.min_gain),
                     " or more; ", result.moves_simulated, " moves simulated\n");
     return out;
   }
@@ -48,8 +48,8 @@ std::string RebalanceText(const job::RebalanceFigures& figures) {
                            figures.predicted->candidates.front().problem.empty();
   if (!modelled_ok) {
     // Without the what-if model, the search's own simulation is the only prediction.
-    absl::StrAppend(&out, "    predicted iteration ", Ms(result.before.iteration_ns), " -> ",
-                    Ms(result.after.iteration_ns), " ms, bubble ",
+    absl::StrAppend(&out, "    predicted iteration ", Millis(result.before.iteration_ns), " -> ",
+                    Millis(result.after.iteration_ns), " ms, bubble ",
                     PercentSign(result.before.bubble_fraction), " -> ",
                     PercentSign(result.after.bubble_fraction),
                     " (simulated from the per-stage times on free links)\n");
@@ -59,9 +59,9 @@ std::string RebalanceText(const job::RebalanceFigures& figures) {
   // from the what-if model alone (measured links, memory), the one every saving comes from.
   const whatif::Result& modelled = *figures.predicted;
   const whatif::Prediction& after = modelled.candidates.front();
-  absl::StrAppend(&out, "    predicted iteration ", Ms(modelled.baseline.iteration_ns),
-                  " ms as modelled (measured ", Ms(modelled.measured_iteration_ns), " ms) -> ",
-                  Ms(after.iteration_ns), " ms, bubble ",
+  absl::StrAppend(&out, "    predicted iteration ", Millis(modelled.baseline.iteration_ns),
+                  " ms as modelled (measured ", Millis(modelled.measured_iteration_ns), " ms) -> ",
+                  Millis(after.iteration_ns), " ms, bubble ",
                   PercentSign(modelled.baseline.bubble_fraction), " -> ",
                   PercentSign(after.bubble_fraction), " (the what-if model, measured links)\n");
   if (after.memory.size() != modelled.baseline.memory.size()) return out;

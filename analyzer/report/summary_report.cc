@@ -223,10 +223,10 @@ std::string SummaryText(const Result& result, const SummaryReportOptions& option
     const report_view::IdleShares idle = report_view::IdleSharesOf(f);
     std::vector<std::string> cells = {absl::StrCat(f.rank), std::string(TimelineName(f))};
     if (lead_with_steps) {
-      cells.insert(cells.end(), {absl::StrCat(f.steps), f.step_time > 0 ? Ms(f.step_time) : "-",
+      cells.insert(cells.end(), {absl::StrCat(f.steps), f.step_time > 0 ? Millis(f.step_time) : "-",
                                  PercentOrDash(idle.in_steps)});
     }
-    cells.insert(cells.end(), {Ms(f.span), Ms(f.compute), Ms(f.comm), Ms(f.idle),
+    cells.insert(cells.end(), {Millis(f.span), Millis(f.compute), Millis(f.comm), Millis(f.idle),
                                PercentOrDash(idle.over_span), BinaryBytes(f.peak_allocated_bytes),
                                BinaryBytes(f.peak_reserved_bytes), names[r]});
     table.AddRow(std::move(cells));

@@ -19,7 +19,7 @@ std::string Millis(double ns) {
   return absl::StrFormat("%s%d.%03d", micros < 0 ? "-" : "", whole / 1000, whole % 1000);
 }
 
-std::string Ms(int64_t ns) { return Millis(static_cast<double>(ns)); }
+std::string Millis(int64_t ns) { return Millis(static_cast<double>(ns)); }
 
 std::string MillisWithUnit(double ns) { return absl::StrCat(Millis(ns), " ms"); }
 

@@ -10,8 +10,8 @@ namespace bubblescope {
 // away from zero): 1234500 -> "1.235".
 std::string Millis(double ns);
 
-// A count of nanoseconds (a TimeNs) as Millis spells it.
-std::string Ms(int64_t ns);
+// A count of nanoseconds (a TimeNs), spelt the same way.
+std::string Millis(int64_t ns);
 
 // Millis with its unit, for prose and tooltips: 1234500 -> "1.235 ms".
 std::string MillisWithUnit(double ns);
