@@ -150,14 +150,16 @@ def snapshot(binary, out, work):
              "--junit", os.path.join(d, "gate.xml")], d, "gate_reports")
         run([binary, "gate", "-q", "-j", "2", "--baseline", paths_of[a][0], paths_of[b][0], "--max-bubble", "0.3"],
             d, "gate_traces")
-    # Reports name the files they read: the snapshot's own folder and the generated jobs' folder
-    # are made neutral, so that two snapshots compare whatever folders they used.
+    # Reports name the files they read: the snapshot's own folder, the generated jobs' folder, the
+    # checkout and ../shared are made neutral, so that two snapshots compare whatever folders (or
+    # worktrees) they used.
     for root, _, files in os.walk(out):
         for f in files:
             path = os.path.join(root, f)
             with open(path, "rb") as fh:
                 data = fh.read()
             neutral = data.replace(out.encode(), b"<snapshot>").replace(work.encode(), b"<jobs>")
+            neutral = neutral.replace(SHARED.encode(), b"<shared>").replace(ROOT.encode(), b"<checkout>")
             if neutral != data:
                 with open(path, "wb") as fh:
                     fh.write(neutral)
