@@ -135,37 +135,27 @@ absl::Status ParseCosts(const SimulateOptions& options, Config* config) {
 }
 
 absl::Status ParseShape(const SimulateOptions& options, Config* config) {
-  absl::StatusOr<Schedule> schedule =
-      ParseNamed("--schedule", options.schedule, kSchedules, &ScheduleName);
-  BUBBLESCOPE_RETURN_IF_ERROR(schedule.status());
-  config->schedule = *schedule;
-  absl::StatusOr<int32_t> stages = Flagged("--stages", ParseInt(options.stages, 1, 4096));
-  BUBBLESCOPE_RETURN_IF_ERROR(stages.status());
-  config->stages = *stages;
-  absl::StatusOr<int32_t> microbatches =
-      Flagged("--microbatches", ParseInt(options.microbatches, 1, 1'000'000));
-  BUBBLESCOPE_RETURN_IF_ERROR(microbatches.status());
-  config->microbatches = *microbatches;
-  absl::StatusOr<int32_t> virtual_stages =
-      Flagged("--virtual-stages", ParseInt(options.virtual_stages, 1, 1024));
-  BUBBLESCOPE_RETURN_IF_ERROR(virtual_stages.status());
-  config->virtual_stages = *virtual_stages;
-  absl::StatusOr<int32_t> iterations =
-      Flagged("--iterations", ParseInt(options.iterations, 1, 1'000'000));
-  BUBBLESCOPE_RETURN_IF_ERROR(iterations.status());
-  config->iterations = *iterations;
-  absl::StatusOr<int32_t> kernels =
-      Flagged("--kernels-per-op", ParseInt(options.kernels_per_op, 1, 1024));
-  BUBBLESCOPE_RETURN_IF_ERROR(kernels.status());
-  config->kernels_per_op = *kernels;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      config->schedule, ParseNamed("--schedule", options.schedule, kSchedules, &ScheduleName));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(config->stages,
+                               Flagged("--stages", ParseInt(options.stages, 1, 4096)));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      config->microbatches,
+      Flagged("--microbatches", ParseInt(options.microbatches, 1, 1'000'000)));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      config->virtual_stages,
+      Flagged("--virtual-stages", ParseInt(options.virtual_stages, 1, 1024)));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(config->iterations,
+                               Flagged("--iterations", ParseInt(options.iterations, 1, 1'000'000)));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      config->kernels_per_op,
+      Flagged("--kernels-per-op", ParseInt(options.kernels_per_op, 1, 1024)));
   return absl::OkStatus();
 }
 
 absl::Status ParseLinks(const SimulateOptions& options, Config* config) {
-  absl::StatusOr<int64_t> activation =
-      Flagged("--activation-mb", MegabytesToBytes(options.activation_mb));
-  BUBBLESCOPE_RETURN_IF_ERROR(activation.status());
-  config->activation_bytes = *activation;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(config->activation_bytes,
+                               Flagged("--activation-mb", MegabytesToBytes(options.activation_mb)));
   absl::StatusOr<double> gbps = Flagged("--link-gbps", ParseNumber(options.link_gbps, 0.01, true));
   BUBBLESCOPE_RETURN_IF_ERROR(gbps.status());
   absl::StatusOr<int64_t> latency = ParseMicros(options.link_latency_us);
@@ -232,10 +222,9 @@ absl::Status ParsePlacementAndMemory(const SimulateOptions& options, Config* con
     config->clock_offsets_ns = *std::move(offsets);
   }
   // Hosts hold global ranks, so replicas count (ValidateConfig checks the job's size).
-  absl::StatusOr<int32_t> ranks_per_host =
-      Flagged("--ranks-per-host", ParseInt(options.ranks_per_host, 0, 1 << 20));
-  BUBBLESCOPE_RETURN_IF_ERROR(ranks_per_host.status());
-  config->ranks_per_host = *ranks_per_host;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      config->ranks_per_host,
+      Flagged("--ranks-per-host", ParseInt(options.ranks_per_host, 0, 1 << 20)));
   config->write_host_names = !options.no_host_names;
   config->describe_groups = !options.no_group_descriptions;
   config->host_clocks.clear();
@@ -268,23 +257,17 @@ absl::Status ParsePlacementAndMemory(const SimulateOptions& options, Config* con
     BUBBLESCOPE_RETURN_IF_ERROR(weights.status());
     config->weights_bytes = *std::move(weights);
   }
-  absl::StatusOr<int64_t> stash = Flagged("--stash-mb", MegabytesToBytes(options.stash_mb));
-  BUBBLESCOPE_RETURN_IF_ERROR(stash.status());
-  config->activation_stash_bytes = *stash;
-  absl::StatusOr<AnnotationStyle> annotations =
-      ParseNamed("--annotations", options.annotations, kAnnotationStyles, &AnnotationStyleName);
-  BUBBLESCOPE_RETURN_IF_ERROR(annotations.status());
-  config->annotations = *annotations;
-  absl::StatusOr<P2pStyle> p2p = ParseNamed("--p2p", options.p2p, kP2pStyles, &P2pStyleName);
-  BUBBLESCOPE_RETURN_IF_ERROR(p2p.status());
-  config->p2p = *p2p;
-  absl::StatusOr<LaunchStyle> launches =
-      ParseNamed("--launches", options.launches, kLaunchStyles, &LaunchStyleName);
-  BUBBLESCOPE_RETURN_IF_ERROR(launches.status());
-  config->launches = *launches;
-  absl::StatusOr<Vendor> vendor = ParseNamed("--vendor", options.vendor, kVendors, &VendorName);
-  BUBBLESCOPE_RETURN_IF_ERROR(vendor.status());
-  config->vendor = *vendor;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(config->activation_stash_bytes,
+                               Flagged("--stash-mb", MegabytesToBytes(options.stash_mb)));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(
+      config->annotations,
+      ParseNamed("--annotations", options.annotations, kAnnotationStyles, &AnnotationStyleName));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(config->p2p,
+                               ParseNamed("--p2p", options.p2p, kP2pStyles, &P2pStyleName));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(config->launches, ParseNamed("--launches", options.launches,
+                                                            kLaunchStyles, &LaunchStyleName));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(config->vendor,
+                               ParseNamed("--vendor", options.vendor, kVendors, &VendorName));
   return absl::OkStatus();
 }
 
