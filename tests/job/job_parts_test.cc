@@ -103,7 +103,8 @@ TEST(JobPartsTest, EachPipelineIsAPartAndTheReportsAreTheWholeJobs) {
            {6, Schedule::k1F1B}, {3, Schedule::kInterleaved1F1B}}) {
     SCOPED_TRACE(
         absl::StrCat(int{replicas}, " pipelines of ", std::string(sim::ScheduleName(schedule))));
-    const auto make = [replicas, schedule] { return DataParallelJob(replicas, schedule); };
+    // Copies: clang before 16 cannot capture a structured binding.
+    const auto make = [count = replicas, kind = schedule] { return DataParallelJob(count, kind); };
     ExpectSameReports(make, static_cast<size_t>(replicas));
     const InParts in_parts = AnalyzeInParts(make(), TestOptions());
     EXPECT_EQ(in_parts.plan.decisions.step_source, iterations::StepSource::kProfilerSteps);
