@@ -38,6 +38,8 @@ const std::map<std::string, int>& Layers() {
       {"findings", 10},
       {"job", 11},
       {"distributed", 12},
+      // `watch`: a running job followed iteration by iteration through the job driver.
+      {"watch", 12},
       {"compare", 12},
       {"report", 13},
       {"perfetto", 13},
