@@ -515,11 +515,12 @@ absl::StatusOr<std::vector<Pipeline>> AnalyzePipelines(const JobInputs& inputs,
   ProgressTicker done(options, "analysing pipelines", found.size());
   const std::vector<p2p_matching::Result> matchings = MatchTransfers(inputs, options);
   std::optional<clock_alignment::JobClocks> own_clocks;
-  if (clocks == nullptr) {
+  if (clocks == nullptr || options.own_clocks != nullptr) {
     std::vector<ClockEvidence> whole;
     whole.push_back(ClockEvidenceOf(inputs, matchings));
     own_clocks = FitJobClocks(std::move(whole));
-    clocks = &*own_clocks;
+    if (options.own_clocks != nullptr) *options.own_clocks = *own_clocks;
+    if (clocks == nullptr) clocks = &*own_clocks;
   }
   ParallelFor(found.size(), WorkerCount(options.jobs, found.size()), [&](size_t, size_t i) {
     analysed[i] = AnalyzePipeline(inputs, found[i], matchings[i], *clocks, options);
@@ -582,7 +583,8 @@ absl::StatusOr<Result> Analyze(const Trace& trace, const Options& options) {
   Result result;
   result.ranks = rank_summary::Analyze(trace, inputs.index);
   result.profiler_cycles = trace.profiler_cycles;
-  BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<Pipeline> pipelines, AnalyzePipelines(inputs, options));
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::vector<Pipeline> pipelines,
+                               AnalyzePipelines(inputs, options, options.clocks));
   result.pipelines = std::move(pipelines);
   FinishPipelines(result.pipelines, options);
   SummaryInputs summary{.trace = &trace,

@@ -84,6 +84,13 @@ struct Options {
   // never two calls at once (the CLI's progress line); empty: nobody is told. No figure depends
   // on it.
   std::function<void(const Progress&)> progress;
+  // The job's clock model to analyse on instead of the one the trace's own evidence gives
+  // (`watch`: the model fitted on the job's first iterations, reused on every later window of
+  // them, docs/watch.md); null: fitted from the trace, as always. Not owned.
+  const clock_alignment::JobClocks* clocks = nullptr;
+  // When set, receives the model the trace's own evidence gives, whether or not `clocks` was
+  // given (`watch` re-checks its reused model against it). Not owned.
+  clock_alignment::JobClocks* own_clocks = nullptr;
 };
 
 enum class LayerCountSource : uint8_t { kUser, kAnnotations };

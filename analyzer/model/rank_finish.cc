@@ -195,7 +195,7 @@ void FinishRank(const FinishOptions& options, Rank* rank) {
       rank->timelines.begin(), rank->timelines.end(), [](const Timeline& a, const Timeline& b) {
         return std::tie(a.kind, a.device, a.pid, a.id) < std::tie(b.kind, b.device, b.pid, b.id);
       });
-  DropEmptySteps(rank);
+  if (!options.keep_empty_steps) DropEmptySteps(rank);
   CountStepProblems(rank);
   CountLaunchesWithoutDevice(rank);
 }

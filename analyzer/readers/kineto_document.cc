@@ -290,8 +290,8 @@ size_t RankSet::usable_events() const {
   return total;
 }
 
-void RankSet::Finish() {
-  for (auto& builder : builders_) builder->Finish();
+void RankSet::Finish(bool keep_empty_steps) {
+  for (auto& builder : builders_) builder->Finish(keep_empty_steps);
 }
 
 std::vector<Rank> RankSet::Take() {

@@ -40,7 +40,8 @@ class RankSet : public MergedRankSink {
   // Drops every rank so far: a merged trace's entries follow.
   void Clear();
   size_t usable_events() const;
-  void Finish();
+  // `keep_empty_steps`: FinishOptions' (bubblescope/rank_finish.h).
+  void Finish(bool keep_empty_steps = false);
   // Moves the ranks out, in slot order.
   std::vector<Rank> Take();
 

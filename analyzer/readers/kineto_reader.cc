@@ -106,6 +106,8 @@ std::string_view SyntaxWhat(simdjson::error_code error) {
 struct Parsed {
   std::vector<Rank> ranks;
   bool merged = false;
+  // Read as ReaderOptions::part_of_growing_file says: empty profiler steps kept.
+  bool part_of_growing_file = false;
   // The document is an object, and it gave its baseTimeNanoseconds (WalkResult's).
   bool object_form = false;
   bool saw_base_time = false;
@@ -189,7 +191,7 @@ absl::Status ParseDocument(simdjson::ondemand::parser& parser, std::string_view 
     return error;
   }
   const size_t usable_events = set.usable_events();
-  set.Finish();
+  set.Finish(parsed->part_of_growing_file);
   TakeRanks(display_path, walk, &set, parsed);
   parsed->object_form = walk.object_form;
   parsed->saw_base_time = walk.saw_base_time;
@@ -366,8 +368,9 @@ void KinetoReader::ReserveFor(size_t bytes) { ReserveIndex(parser_, bytes); }
 
 absl::Status KinetoReader::ReadRanks(std::string_view display_path,
                                      simdjson::padded_string_view json, std::vector<Rank>* ranks,
-                                     bool* merged) {
+                                     bool* merged, bool part_of_growing_file) {
   Parsed parsed;
+  parsed.part_of_growing_file = part_of_growing_file;
   absl::Status status = ReadDocument(parser_, display_path, json, &parsed);
   *ranks = std::move(parsed.ranks);
   if (merged != nullptr) *merged = parsed.merged;
@@ -402,8 +405,8 @@ bool KinetoTraceReader::Sniff(std::string_view head, std::string_view path) cons
 absl::StatusOr<FileRanks> KinetoTraceReader::Read(const std::string& path,
                                                   const ReaderOptions& options) {
   FileRanks file;
-  BUBBLESCOPE_RETURN_IF_ERROR(
-      reader_.ReadRanks(path, options.text, &file.ranks, &file.named_by_file));
+  BUBBLESCOPE_RETURN_IF_ERROR(reader_.ReadRanks(path, options.text, &file.ranks,
+                                                &file.named_by_file, options.part_of_growing_file));
   file.bubblescope_merged = file.named_by_file;
   return file;
 }

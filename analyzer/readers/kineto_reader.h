@@ -39,8 +39,9 @@ class KinetoReader {
   // (one for a per-rank trace), each on its own clock with the rank id the merged trace gives
   // it; `*merged` tells whether it was one. The file's own damage (a cut, trailing content) is
   // counted on every rank it holds. On error, `*ranks` holds what was read, at least one rank.
+  // `part_of_growing_file`: ReaderOptions' (trace_reader.h).
   absl::Status ReadRanks(std::string_view display_path, simdjson::padded_string_view json,
-                         std::vector<Rank>* ranks, bool* merged);
+                         std::vector<Rank>* ranks, bool* merged, bool part_of_growing_file = false);
 
   // Sizes the parser's index for documents of up to `bytes` now (untouched memory costs only
   // address space), so that files of several sizes are all indexed in the same pages instead of

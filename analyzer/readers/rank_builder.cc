@@ -358,12 +358,15 @@ void RankBuilder::SetBaseTime(int64_t base_ns, int64_t offset) {
   base_offset_ = offset;
 }
 
-void RankBuilder::Finish() {
+void RankBuilder::Finish(bool keep_empty_steps) {
   // Flows link intervals by their place in a timeline, which needs them in order first.
   for (Timeline& timeline : rank_->timelines) SortIntervals(&timeline.intervals);
   LinkFlows();
   AddRunningTotals();
-  FinishRank(FinishOptions{.base_ns = base_ns_, .base_offset = base_offset_}, rank_);
+  FinishRank(
+      FinishOptions{
+          .base_ns = base_ns_, .base_offset = base_offset_, .keep_empty_steps = keep_empty_steps},
+      rank_);
   timeline_index_.clear();
 }
 

@@ -36,8 +36,8 @@ class RankBuilder {
 
   // Fills missing correlation ids from ac2g flows, then finishes the rank as every reader does
   // (FinishRank: the base time applied, everything in the model's orders). Call once, after the
-  // last event.
-  void Finish();
+  // last event. `keep_empty_steps`: FinishOptions' (bubblescope/rank_finish.h).
+  void Finish(bool keep_empty_steps = false);
 
   // Events that became part of the model (intervals, annotations, samples, flows).
   size_t usable_events() const { return usable_events_; }

@@ -29,6 +29,11 @@ struct ReaderOptions {
   // The whole file, gzip inflated, padded for simdjson, as the loader read it: set for readers
   // whose ReadsText() is true, empty for the others (which open `path` themselves).
   simdjson::padded_string_view text;
+  // The text is the complete part of a file still being written (`watch`, watch/array_tail.h):
+  // a profiler step with nothing recorded in it yet is kept, since its events may be in the next
+  // part (a finished file drops such a step, bubblescope/rank_finish.h). Only text readers read
+  // such parts.
+  bool part_of_growing_file = false;
 };
 
 // What one file held.

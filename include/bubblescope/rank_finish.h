@@ -75,6 +75,9 @@ struct FinishOptions {
   // model's range is dropped and counted (kTimeOutOfRange, at byte `base_offset` of the file).
   int64_t base_ns = 0;
   int64_t base_offset = -1;
+  // Keep the profiler steps in whose slot nothing was recorded: the rank is a part of a file
+  // still being written, whose next part may fill them (ReaderOptions::part_of_growing_file).
+  bool keep_empty_steps = false;
 };
 
 // Moves every time by the base and puts the rank in the model's orders: each timeline's

@@ -1,0 +1,555 @@
+#include "watch/job_follower.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "analysis/iterations.h"
+#include "common/status_macros.h"
+#include "findings/root_causes.h"
+#include "loader/rank_from_name.h"
+#include "loader/trace_loader.h"
+#include "loader/trace_paths.h"
+#include "watch/array_tail.h"
+#include "watch/rank_window.h"
+
+namespace bubblescope::watch {
+
+// How a file is read: as a growing JSON array from where the last look stopped, or whole once it
+// has stopped changing.
+enum class FileMode : uint8_t { kGrowingArray, kWhole, kIgnored };
+
+struct JobFollower::FileState {
+  std::string path;
+  FileMode mode = FileMode::kWhole;
+  bool finished = false;  // closed array, or a whole file read
+  int32_t rank = -1;      // the rank its events join; -1 until its first events are read
+  // Growing array: bytes taken so far, whether the `[` was among them, the metadata events kept.
+  int64_t consumed = 0;
+  bool opened = false;
+  std::vector<std::string> metadata;
+  // Whole file: its size and modification time at the last look (read once they hold still).
+  int64_t size = -1;
+  int64_t mtime_ns = -1;
+};
+
+struct JobFollower::RankState {
+  Rank held;
+  std::vector<FileState*> files;
+  bool reported_overflow = false;
+};
+
+namespace {
+
+constexpr char kMetadataSeparator[] = ",\n";
+
+bool StartsAsArray(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buffer[256];
+  const ssize_t got = ::read(fd, buffer, sizeof(buffer));
+  ::close(fd);
+  for (ssize_t i = 0; i < got; ++i) {
+    const char c = buffer[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    return c == '[';
+  }
+  return false;
+}
+
+// The bytes of `path` from `offset`, at most `limit`; an error names the file.
+absl::StatusOr<std::string> ReadFrom(const std::string& path, int64_t offset, int64_t limit) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    ::close(fd);
+    return absl::UnavailableError(absl::StrCat(path, ": ", std::strerror(errno)));
+  }
+  const int64_t available = std::max<int64_t>(0, static_cast<int64_t>(info.st_size) - offset);
+  std::string bytes(static_cast<size_t>(std::min(available, limit)), '\0');
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t got = ::pread(fd, bytes.data() + done, bytes.size() - done,
+                                static_cast<off_t>(offset + static_cast<int64_t>(done)));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    done += static_cast<size_t>(got);
+  }
+  ::close(fd);
+  bytes.resize(done);
+  return bytes;
+}
+
+WatchNotice Notice(int64_t now_unix_ns, std::string text) {
+  return WatchNotice{.analysed_unix_ns = now_unix_ns, .text = std::move(text)};
+}
+
+std::string RankList(const std::vector<int32_t>& ranks) {
+  return absl::StrCat("[", absl::StrJoin(ranks, ", "), "]");
+}
+
+int32_t SlowestStage(const std::vector<StageIteration>& stages) {
+  int32_t slowest = -1;
+  TimeNs most = 0;
+  for (const StageIteration& stage : stages) {
+    const TimeNs work = stage.split.compute + stage.split.in_stage_comm;
+    if (work > most) {
+      most = work;
+      slowest = stage.stage;
+    }
+  }
+  return slowest;
+}
+
+IterationReport ReportOf(int32_t pipeline_index, const job::Pipeline& pipeline,
+                         const bubble::IterationFigures& iteration, int64_t now_unix_ns) {
+  IterationReport report;
+  report.pipeline = pipeline_index;
+  report.step = iteration.number;
+  report.analysed_unix_ns = now_unix_ns;
+  report.window_ns = iteration.window();
+  report.bubble_fraction = iteration.bubble_fraction;
+  if (pipeline.ideal.has_value()) {
+    report.ideal_bubble_fraction = pipeline.ideal->fraction;
+    report.excess_bubble_fraction = iteration.bubble_fraction - pipeline.ideal->fraction;
+  }
+  const std::vector<int32_t>& order = pipeline.crossrank.pipeline.stage_order();
+  for (const bubble::RankIterationFigures& rank : iteration.ranks) {
+    const auto at = std::find(order.begin(), order.end(), rank.rank);
+    const int32_t stage = at == order.end() ? -1 : static_cast<int32_t>(at - order.begin());
+    report.stages.push_back({.stage = stage, .rank = rank.rank, .split = rank.split});
+  }
+  std::sort(report.stages.begin(), report.stages.end(),
+            [](const StageIteration& a, const StageIteration& b) { return a.stage < b.stage; });
+  report.slowest_stage = SlowestStage(report.stages);
+  if (!pipeline.causes.causes.empty()) {
+    report.top_cause = std::string(root_causes::CauseName(pipeline.causes.causes[0].cause));
+  }
+  return report;
+}
+
+// One clock node's difference to another in a model: clock(b) - clock(a) at `at_ns`, with its
+// uncertainty; nullopt where the model has no fit for the pair.
+struct Difference {
+  double ns = 0;
+  TimeNs uncertainty_ns = 0;
+};
+std::optional<Difference> DifferenceOf(const clock_alignment::JobClocks& clocks, int32_t rank_a,
+                                       int32_t rank_b, TimeNs at_ns) {
+  const auto a = clocks.node_of.find(rank_a);
+  const auto b = clocks.node_of.find(rank_b);
+  if (a == clocks.node_of.end() || b == clocks.node_of.end()) return std::nullopt;
+  if (a->second == b->second) return Difference{};
+  const bool flipped = a->second > b->second;
+  const auto fit =
+      clocks.fits.find(flipped ? std::pair(b->second, a->second) : std::pair(a->second, b->second));
+  if (fit == clocks.fits.end() || fit->second.samples == 0 ||
+      fit->second.uncertainty_ns >= clock_alignment::kUnbounded - 1) {
+    return std::nullopt;
+  }
+  const clock_alignment::Line& line = fit->second.line;
+  const double ns = static_cast<double>(line.offset_ns) +
+                    line.rate * static_cast<double>(at_ns - clocks.anchor_ns);
+  return Difference{.ns = flipped ? -ns : ns, .uncertainty_ns = fit->second.uncertainty_ns};
+}
+
+}  // namespace
+
+std::optional<ClockDisagreement> CompareClocks(const clock_alignment::JobClocks& reused,
+                                               const clock_alignment::JobClocks& own,
+                                               TimeNs at_ns) {
+  std::optional<ClockDisagreement> worst;
+  double worst_excess = 0;
+  for (const auto& [pair, fit] : own.fits) {
+    // A rank of each node stands for its node.
+    int32_t rank_a = -1;
+    int32_t rank_b = -1;
+    for (const auto& [rank, node] : own.node_of) {
+      if (node == pair.first && rank_a < 0) rank_a = rank;
+      if (node == pair.second && rank_b < 0) rank_b = rank;
+    }
+    if (rank_a < 0 || rank_b < 0) continue;
+    const std::optional<Difference> now = DifferenceOf(own, rank_a, rank_b, at_ns);
+    const std::optional<Difference> before = DifferenceOf(reused, rank_a, rank_b, at_ns);
+    if (!now.has_value() || !before.has_value()) continue;
+    const double apart = std::fabs(now->ns - before->ns);
+    const double allowed = static_cast<double>(
+        std::max<TimeNs>({now->uncertainty_ns, before->uncertainty_ns, TimeNs{1000}}));
+    if (apart > allowed && apart - allowed > worst_excess) {
+      worst_excess = apart - allowed;
+      worst = ClockDisagreement{
+          .rank_a = rank_a, .rank_b = rank_b, .by_ns = static_cast<TimeNs>(std::llround(apart))};
+    }
+  }
+  return worst;
+}
+
+JobFollower::JobFollower(FollowOptions options) : options_(std::move(options)) {}
+
+JobFollower::~JobFollower() = default;
+
+size_t JobFollower::HeldIntervals() const {
+  size_t intervals = 0;
+  for (const auto& [id, rank] : ranks_) {
+    for (const Timeline& timeline : rank->held.timelines) intervals += timeline.intervals.size();
+  }
+  return intervals;
+}
+
+bool JobFollower::Adopt(FileState& file, std::vector<Rank> ranks, int64_t now_unix_ns,
+                        Polled& polled) {
+  if (ranks.size() != 1) {
+    polled.notices.push_back(
+        Notice(now_unix_ns, absl::StrCat(file.path, ": holds ", ranks.size(),
+                                         " ranks; watch follows files of one rank each: ignored")));
+    file.mode = FileMode::kIgnored;
+    return false;
+  }
+  Rank& rank = ranks[0];
+  if (!rank.record_run_id.empty()) {
+    if (record_run_.empty()) record_run_ = rank.record_run_id;
+    if (rank.record_run_id != record_run_) {
+      polled.notices.push_back(
+          Notice(now_unix_ns, absl::StrCat(file.path, ": from record run ", rank.record_run_id,
+                                           ", not the run followed (", record_run_, "): ignored")));
+      file.mode = FileMode::kIgnored;
+      return false;
+    }
+  }
+  if (file.rank < 0) {
+    int32_t id = rank.rank;
+    if (id < 0) id = RankFromFileName(file.path).value_or(-1);
+    if (id < 0 && files_.size() == 1) id = 0;  // the only file, as analyze reads it
+    if (id < 0) {
+      polled.notices.push_back(Notice(
+          now_unix_ns,
+          absl::StrCat(file.path,
+                       ": names no rank (distributedInfo.rank, or rank<N> in its name): ignored")));
+      file.mode = FileMode::kIgnored;
+      return false;
+    }
+    std::unique_ptr<RankState>& state = ranks_[id];
+    if (state == nullptr) state = std::make_unique<RankState>();
+    const bool another_growing =
+        std::any_of(state->files.begin(), state->files.end(),
+                    [](const FileState* other) { return other->mode == FileMode::kGrowingArray; });
+    if (another_growing || (file.mode == FileMode::kGrowingArray && !state->files.empty())) {
+      polled.notices.push_back(
+          Notice(now_unix_ns, absl::StrCat(file.path, ": rank ", id, " is another file's (",
+                                           state->files[0]->path, "): ignored")));
+      file.mode = FileMode::kIgnored;
+      return false;
+    }
+    file.rank = id;
+    state->files.push_back(&file);
+  }
+  rank.rank = file.rank;
+  AppendRank(ranks_.at(file.rank)->held, std::move(rank));
+  return true;
+}
+
+absl::Status JobFollower::ReadGrowing(FileState& file, int64_t now_unix_ns, Polled& polled) {
+  const int64_t limit = options_.once ? std::numeric_limits<int64_t>::max() / 2
+                                      : std::max<int64_t>(options_.read_bytes_per_look, 1 << 16);
+  BUBBLESCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadFrom(file.path, file.consumed, limit));
+  const ArrayTailScan scan = ScanArrayTail(bytes, file.opened);
+  if (scan.damaged) {
+    const std::string what =
+        absl::StrCat(file.path, ": byte ", file.consumed + static_cast<int64_t>(scan.damage_at),
+                     ": not a JSON array of events from here on");
+    if (options_.once) return absl::InvalidArgumentError(what);
+    polled.notices.push_back(Notice(now_unix_ns, absl::StrCat(what, "; read up to it")));
+  }
+  if (!scan.damaged && !scan.closed && static_cast<int64_t>(bytes.size()) == limit) {
+    polled.more_to_read = true;
+  }
+  file.opened = scan.opened;
+  file.consumed += static_cast<int64_t>(scan.consumed);
+  file.finished = scan.closed || scan.damaged;
+  std::vector<std::string_view> events;
+  for (std::string_view element : scan.elements) {
+    if (IsMetadataEvent(element)) {
+      file.metadata.emplace_back(element);
+    } else {
+      events.push_back(element);
+    }
+  }
+  if (events.empty() && (file.rank >= 0 || file.metadata.empty())) return absl::OkStatus();
+  // The part read as a document of its own: the rank's metadata, then the new events.
+  std::string text = "[";
+  text += absl::StrJoin(file.metadata, kMetadataSeparator);
+  for (std::string_view event : events) {
+    if (text.size() > 1) text += kMetadataSeparator;
+    text += event;
+  }
+  text += "]\n";
+  const simdjson::padded_string padded(text);
+  const int64_t budget =
+      options_.max_file_bytes > 0 ? options_.max_file_bytes : std::numeric_limits<int64_t>::max();
+  absl::StatusOr<FileRanks> read = text_reader_.Read(file.path, padded, budget);
+  if (!read.ok()) {
+    if (options_.once) return read.status();
+    polled.notices.push_back(
+        Notice(now_unix_ns, absl::StrCat(read.status().message(), " (events skipped)")));
+    return absl::OkStatus();
+  }
+  Adopt(file, std::move(read->ranks), now_unix_ns, polled);
+  return absl::OkStatus();
+}
+
+absl::Status JobFollower::ReadWhole(FileState& file, int64_t now_unix_ns, Polled& polled) {
+  struct stat info {};
+  if (::stat(file.path.c_str(), &info) != 0) return absl::OkStatus();  // gone: nothing to read
+  const int64_t size = static_cast<int64_t>(info.st_size);
+  const int64_t mtime_ns =
+      static_cast<int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
+  // A file still being written (torch writes a cycle's file at the cycle's end) is read once it
+  // holds still from one look to the next.
+  const bool still = size == file.size && mtime_ns == file.mtime_ns;
+  file.size = size;
+  file.mtime_ns = mtime_ns;
+  if (!options_.once && !still) return absl::OkStatus();
+  LoadOptions load;
+  load.jobs = 1;
+  load.max_file_bytes = options_.max_file_bytes;
+  std::vector<FileRead> reads = ReadTraceFiles({TraceFile{file.path, true}}, load);
+  FileRead& read = reads[0];
+  file.finished = true;
+  if (!read.status.ok()) {
+    if (absl::IsNotFound(read.status)) {  // JSON of no trace (a truth.json): nothing to follow
+      file.mode = FileMode::kIgnored;
+      return absl::OkStatus();
+    }
+    if (options_.once) return read.status;
+    polled.notices.push_back(Notice(now_unix_ns, absl::StrCat(read.status.message(), ": ignored")));
+    file.mode = FileMode::kIgnored;
+    return absl::OkStatus();
+  }
+  Adopt(file, std::move(read.ranks), now_unix_ns, polled);
+  return absl::OkStatus();
+}
+
+absl::Status JobFollower::ReadFolder(int64_t now_unix_ns, Polled& polled) {
+  std::error_code error;
+  std::vector<std::string> paths;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.dir, error)) {
+    const std::string name = entry.path().filename().string();
+    std::error_code kind_error;
+    if (!IsTraceFileName(name) || !entry.is_regular_file(kind_error)) continue;
+    paths.push_back(entry.path().string());
+  }
+  if (error) {
+    return absl::NotFoundError(absl::StrCat(options_.dir, ": ", error.message()));
+  }
+  std::sort(paths.begin(), paths.end());
+  for (const std::string& path : paths) {
+    std::unique_ptr<FileState>& state = files_[path];
+    if (state == nullptr) {
+      state = std::make_unique<FileState>();
+      state->path = path;
+      state->mode = StartsAsArray(path) ? FileMode::kGrowingArray : FileMode::kWhole;
+    }
+  }
+  for (const std::string& path : paths) {
+    FileState& file = *files_.at(path);
+    if (file.finished || file.mode == FileMode::kIgnored) continue;
+    BUBBLESCOPE_RETURN_IF_ERROR(file.mode == FileMode::kGrowingArray
+                                    ? ReadGrowing(file, now_unix_ns, polled)
+                                    : ReadWhole(file, now_unix_ns, polled));
+  }
+  return absl::OkStatus();
+}
+
+std::optional<int64_t> JobFollower::Settled(int32_t rank) const {
+  const auto state = ranks_.find(rank);
+  if (state == ranks_.end()) return std::nullopt;
+  const bool finished =
+      options_.once || std::all_of(state->second->files.begin(), state->second->files.end(),
+                                   [](const FileState* file) { return file->finished; });
+  // A growing file that never closed (a job killed) keeps its last step unsettled even now: it
+  // lost that step's end, as `analyze` reads a cut file.
+  const bool cut = std::any_of(state->second->files.begin(), state->second->files.end(),
+                               [](const FileState* file) {
+                                 return file->mode == FileMode::kGrowingArray && !file->finished;
+                               });
+  return SettledStep(state->second->held, finished && !cut);
+}
+
+bool JobFollower::SomethingReady() const {
+  if (ranks_.empty()) return false;
+  if (!analysed_) {
+    // The first analysis finds the pipelines: it waits for every rank the files declare and for
+    // a settled step on each.
+    int32_t declared = -1;
+    for (const auto& [id, rank] : ranks_) declared = std::max(declared, rank->held.world_size);
+    if (!options_.once && declared > 0 && static_cast<int32_t>(ranks_.size()) < declared) {
+      return false;
+    }
+    return std::all_of(ranks_.begin(), ranks_.end(),
+                       [this](const auto& rank) { return Settled(rank.first).has_value(); });
+  }
+  for (const std::vector<int32_t>& pipeline : pipelines_) {
+    std::optional<int64_t> ready;
+    for (int32_t rank : pipeline) {
+      const std::optional<int64_t> settled = Settled(rank);
+      if (!settled.has_value()) {
+        ready.reset();
+        break;
+      }
+      ready = ready.has_value() ? std::min(*ready, *settled) : *settled;
+    }
+    const auto reported = reported_.find(pipeline);
+    if (ready.has_value() && (reported == reported_.end() || *ready > reported->second)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
+  Trace window;
+  std::vector<int32_t> ids;
+  for (auto& [id, rank] : ranks_) {
+    ids.push_back(id);
+    window.ranks.push_back(std::move(rank->held));
+  }
+  job::Options options = options_.job;
+  clock_alignment::JobClocks own;
+  options.clocks = clocks_.has_value() ? &*clocks_ : nullptr;
+  options.own_clocks = &own;
+  absl::StatusOr<job::Result> result = job::Analyze(window, options);
+  // The windows go back to their ranks whatever the outcome.
+  for (size_t i = 0; i < ids.size(); ++i) ranks_.at(ids[i])->held = std::move(window.ranks[i]);
+  BUBBLESCOPE_RETURN_IF_ERROR(result.status());
+
+  std::vector<std::vector<int32_t>> pipelines;
+  for (const job::Pipeline& pipeline : result->pipelines) {
+    pipelines.push_back(pipeline.crossrank.pipeline.stage_order());
+  }
+  if (!analysed_) {
+    for (const job::Pipeline& pipeline : result->pipelines) {
+      if (!options_.once && pipeline.bubble.step_source != iterations::StepSource::kProfilerSteps) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            options_.dir, ": its iterations come from ",
+            std::string(iterations::StepSourceName(pipeline.bubble.step_source)),
+            ", not ProfilerStep#N ranges; watch follows a running job by its step numbers: "
+            "use `watch --once` or `analyze` on the finished job"));
+      }
+    }
+    clocks_ = std::move(own);
+  } else {
+    if (pipelines != pipelines_) {
+      std::vector<std::string> was;
+      std::vector<std::string> now;
+      for (const std::vector<int32_t>& ranks : pipelines_) was.push_back(RankList(ranks));
+      for (const std::vector<int32_t>& ranks : pipelines) now.push_back(RankList(ranks));
+      polled.notices.push_back(
+          Notice(now_unix_ns, absl::StrCat("the pipelines changed: ", absl::StrJoin(was, " "),
+                                           " before, ", absl::StrJoin(now, " "), " now")));
+    }
+    if (!own.fits.empty()) {
+      if (const std::optional<ClockDisagreement> off =
+              CompareClocks(*clocks_, own, own.anchor_ns)) {
+        polled.notices.push_back(
+            Notice(now_unix_ns,
+                   absl::StrCat("the clock model of the first iterations no longer holds: ranks ",
+                                off->rank_a, " and ", off->rank_b, " are ",
+                                static_cast<double>(off->by_ns) / 1000.0,
+                                " us from it; re-fitted on the latest iterations")));
+        clocks_ = std::move(own);
+      }
+    }
+  }
+  pipelines_ = pipelines;
+  analysed_ = true;
+
+  // Each pipeline's iterations settled on all its ranks and not reported yet.
+  std::map<int32_t, int64_t> keep_from;  // rank -> the step its window keeps from
+  for (size_t p = 0; p < result->pipelines.size(); ++p) {
+    const job::Pipeline& pipeline = result->pipelines[p];
+    std::optional<int64_t> ready;
+    for (int32_t rank : pipelines[p]) {
+      const std::optional<int64_t> settled = Settled(rank);
+      ready = !settled.has_value() ? std::optional<int64_t>(std::numeric_limits<int64_t>::min())
+              : ready.has_value()  ? std::min(*ready, *settled)
+                                   : *settled;
+    }
+    if (!ready.has_value()) continue;
+    const auto reported = reported_.find(pipelines[p]);
+    const int64_t after =
+        reported == reported_.end() ? std::numeric_limits<int64_t>::min() : reported->second;
+    int64_t last = after;
+    for (const bubble::IterationFigures& iteration : pipeline.bubble.iterations) {
+      if (!iteration.complete || iteration.number <= after || iteration.number > *ready) continue;
+      polled.iterations.push_back(
+          ReportOf(static_cast<int32_t>(p), pipeline, iteration, now_unix_ns));
+      last = std::max(last, iteration.number);
+    }
+    if (*ready > after) reported_[pipelines[p]] = std::max(last, *ready);
+    if (const auto now_reported = reported_.find(pipelines[p]); now_reported != reported_.end()) {
+      for (int32_t rank : pipelines[p]) keep_from[rank] = now_reported->second;
+    }
+  }
+  std::stable_sort(polled.iterations.begin(), polled.iterations.end(),
+                   [](const IterationReport& a, const IterationReport& b) {
+                     return a.step != b.step ? a.step < b.step : a.pipeline < b.pipeline;
+                   });
+
+  // Trim: each pipeline rank keeps its last reported step (the next one's context); a rank of no
+  // pipeline keeps its last settled one.
+  for (auto& [id, rank] : ranks_) {
+    std::optional<int64_t> from;
+    if (const auto kept = keep_from.find(id); kept != keep_from.end()) {
+      from = kept->second;
+    } else {
+      from = Settled(id);
+    }
+    if (from.has_value()) {
+      if (const std::optional<TimeNs> start = StepStart(rank->held, *from)) {
+        TrimRankBefore(rank->held, *start);
+      }
+    }
+    if (static_cast<int32_t>(rank->held.steps.size()) > options_.max_held_steps) {
+      const ProfilerStep& oldest_kept =
+          rank->held.steps[rank->held.steps.size() - static_cast<size_t>(options_.max_held_steps)];
+      if (!rank->reported_overflow) {
+        polled.notices.push_back(Notice(
+            now_unix_ns,
+            absl::StrCat("rank ", id, " holds ", rank->held.steps.size(),
+                         " steps that no pipeline could report (a rank of its pipeline writes "
+                         "nothing?): the oldest are dropped unreported")));
+        rank->reported_overflow = true;
+      }
+      TrimRankBefore(rank->held, oldest_kept.start);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Polled> JobFollower::Poll(int64_t now_unix_ns) {
+  Polled polled;
+  BUBBLESCOPE_RETURN_IF_ERROR(ReadFolder(now_unix_ns, polled));
+  if (SomethingReady()) BUBBLESCOPE_RETURN_IF_ERROR(Analyse(now_unix_ns, polled));
+  polled.all_finished =
+      !files_.empty() && !polled.more_to_read &&
+      std::all_of(files_.begin(), files_.end(),
+                  [](const auto& file) {
+                    return file.second->finished || file.second->mode == FileMode::kIgnored;
+                  }) &&
+      !SomethingReady();
+  return polled;
+}
+
+}  // namespace bubblescope::watch

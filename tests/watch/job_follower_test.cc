@@ -1,0 +1,198 @@
+#include "watch/job_follower.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "job/job.h"
+#include "loader/trace_loader.h"
+#include "support/subprocess.h"
+#include "support/test_files.h"
+#include "watch/array_tail.h"
+
+namespace bubblescope::watch {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::RunCommand;
+using testing::TempDir;
+using testing::WriteFile;
+
+// (pipeline, step) -> the figures analyze gives the iteration: its window and bubble fraction.
+using Figures = std::map<std::pair<int32_t, int64_t>, std::pair<TimeNs, double>>;
+
+Figures AnalyzeFigures(const std::string& dir) {
+  absl::StatusOr<Trace> trace = LoadTrace({dir}, {});
+  EXPECT_TRUE(trace.ok()) << trace.status();
+  if (!trace.ok()) return {};
+  absl::StatusOr<job::Result> result = job::Analyze(*trace, {});
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (!result.ok()) return {};
+  Figures figures;
+  for (size_t p = 0; p < result->pipelines.size(); ++p) {
+    for (const bubble::IterationFigures& iteration : result->pipelines[p].bubble.iterations) {
+      if (!iteration.complete) continue;
+      figures[{static_cast<int32_t>(p), iteration.number}] = {iteration.window(),
+                                                              iteration.bubble_fraction};
+    }
+  }
+  return figures;
+}
+
+Figures FiguresOf(const std::vector<IterationReport>& reports) {
+  Figures figures;
+  for (const IterationReport& report : reports) {
+    const bool fresh = figures
+                           .emplace(std::pair(report.pipeline, report.step),
+                                    std::pair(report.window_ns, report.bubble_fraction))
+                           .second;
+    EXPECT_TRUE(fresh) << "pipeline " << report.pipeline << " step " << report.step
+                       << " reported twice";
+  }
+  return figures;
+}
+
+std::vector<IterationReport> WatchOnce(const std::string& dir) {
+  JobFollower follower({.dir = dir, .once = true});
+  absl::StatusOr<Polled> polled = follower.Poll(0);
+  EXPECT_TRUE(polled.ok()) << polled.status();
+  if (!polled.ok()) return {};
+  EXPECT_TRUE(polled->all_finished);
+  return polled->iterations;
+}
+
+TEST(JobFollowerTest, OnceGivesAnalyzesIterationsExactly) {
+  for (const char* set : {"sim_1f1b_imbalanced_p4_m8", "sim_interleaved_p4_v2_m8",
+                          "torch_cpu/1f1b_p4_m8", "torch_cpu/dp2_1f1b_p2_m4"}) {
+    SCOPED_TRACE(set);
+    const std::string dir = std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/" + set;
+    const Figures expected = AnalyzeFigures(dir);
+    ASSERT_FALSE(expected.empty());
+    EXPECT_EQ(FiguresOf(WatchOnce(dir)), expected);
+  }
+}
+
+TEST(JobFollowerTest, OnceReportsTheSlowestStageAndTheScheduleAlone) {
+  // Stage 2 of this job is 1.5x slower than the others (its truth.json): the slowest stage of
+  // every iteration, and a 1F1B schedule of p = 4, m = 8 leaves (p-1)/(m+p-1) = 3/11 by itself.
+  const std::vector<IterationReport> reports =
+      WatchOnce(std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/sim_1f1b_imbalanced_p4_m8");
+  ASSERT_EQ(reports.size(), 3u);
+  for (const IterationReport& report : reports) {
+    EXPECT_EQ(report.slowest_stage, 2);
+    ASSERT_EQ(report.stages.size(), 4u);
+    EXPECT_EQ(report.stages[2].rank, 2);
+    ASSERT_TRUE(report.ideal_bubble_fraction.has_value());
+    EXPECT_NEAR(*report.ideal_bubble_fraction, 3.0 / 11.0, 1e-9);
+    EXPECT_DOUBLE_EQ(*report.excess_bubble_fraction,
+                     report.bubble_fraction - *report.ideal_bubble_fraction);
+    EXPECT_FALSE(report.top_cause.empty());
+  }
+}
+
+// The number after `"key":` in a trace event's text (0 when absent).
+double NumberAfter(std::string_view event, std::string_view key) {
+  const size_t at = event.find(key);
+  if (at == std::string_view::npos) return 0;
+  size_t i = event.find(':', at) + 1;
+  while (event[i] == ' ') ++i;
+  return std::strtod(std::string(event.substr(i, 40)).c_str(), nullptr);
+}
+
+// One rank's array file as a job writing it would grow it: metadata first, then each event once
+// it has ended (a tracer writes an event when it completes), by end time; step ranges already
+// when they begin.
+struct GrowingFile {
+  std::string path;
+  std::vector<std::string> metadata = {};
+  std::vector<std::pair<double, std::string>> events = {};  // (end time, text), by end time
+};
+
+GrowingFile FromFinishedArray(const std::string& source, const std::string& path) {
+  const std::string text = ReadFile(source);
+  GrowingFile file{.path = path};
+  for (std::string_view element : ScanArrayTail(text, false).elements) {
+    if (IsMetadataEvent(element)) {
+      file.metadata.emplace_back(element);
+    } else {
+      // A step's range at its start: the earliest any writer could show it, so the follower
+      // must not take a step's range for the step being over.
+      const bool step_range = element.find("\"ProfilerStep#") != std::string_view::npos;
+      file.events.emplace_back(
+          NumberAfter(element, "\"ts\"") + (step_range ? 0 : NumberAfter(element, "\"dur\"")),
+          std::string(element));
+    }
+  }
+  std::stable_sort(file.events.begin(), file.events.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return file;
+}
+
+// The file as written up to time `until` (microseconds), open; or whole and closed.
+void WriteUpTo(const GrowingFile& file, double until, bool close) {
+  std::string text = "[\n";
+  for (const std::string& event : file.metadata) text += event + ",\n";
+  for (const auto& [end, event] : file.events) {
+    if (!close && end > until) break;
+    text += event + ",\n";
+  }
+  if (close) text += "{}]\n";
+  WriteFile(file.path, text);
+}
+
+TEST(JobFollowerTest, AGrowingJobIsReportedIterationByIterationAsAnalyzeReportsIt) {
+  TempDir finished;
+  const testing::CommandResult made =
+      RunCommand({BUBBLESCOPE_BINARY, "simulate", "-o", finished.path(), "--format", "array", "-p",
+                  "4", "-m", "4", "-k", "8", "--fwd-us", "1000,1000,1500,1000", "--bwd-us",
+                  "2000,2000,3000,2000", "--iteration-gap-us", "500"});
+  ASSERT_EQ(made.exit_status, 0) << made.err;
+  const Figures expected = AnalyzeFigures(finished.path());
+  ASSERT_EQ(expected.size(), 8u);
+
+  TempDir live;
+  std::vector<GrowingFile> files;
+  double first = 1e300;
+  double last = 0;
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string name = "rank" + std::to_string(rank) + ".pt.trace.json";
+    files.push_back(FromFinishedArray(finished.path() + "/" + name, live.path() + "/" + name));
+    first = std::min(first, files.back().events.front().first);
+    last = std::max(last, files.back().events.back().first);
+  }
+  JobFollower follower({.dir = live.path()});
+  std::vector<IterationReport> reports;
+  size_t most_held = 0;
+  size_t looks_reporting = 0;
+  const int kLooks = 40;
+  for (int look = 0; look <= kLooks; ++look) {
+    const double until = first + (last - first) * look / kLooks;
+    for (const GrowingFile& file : files) WriteUpTo(file, until, look == kLooks);
+    // A whole file is read once it held still for a look: every look twice, as a poller would.
+    for (int again = 0; again < 2; ++again) {
+      absl::StatusOr<Polled> polled = follower.Poll(look);
+      ASSERT_TRUE(polled.ok()) << polled.status();
+      EXPECT_TRUE(polled->notices.empty()) << polled->notices[0].text;
+      if (!polled->iterations.empty()) ++looks_reporting;
+      reports.insert(reports.end(), polled->iterations.begin(), polled->iterations.end());
+      most_held = std::max(most_held, follower.HeldIntervals());
+    }
+  }
+  EXPECT_EQ(FiguresOf(reports), expected);
+  // Reported as the job went, not all at the end.
+  EXPECT_GE(looks_reporting, 4u);
+  // Never more than a few iterations held: the whole job's intervals over 8 iterations, of which
+  // at most 4 (the context, the settled, the next, the one being written) are held at once.
+  size_t total = 0;
+  for (const GrowingFile& file : files) total += file.events.size();
+  EXPECT_LT(most_held, total / 2);
+}
+
+}  // namespace
+}  // namespace bubblescope::watch
