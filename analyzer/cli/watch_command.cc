@@ -72,44 +72,52 @@ CLI::App* WatchCommand::Define(CLI::App& app) {
   command->add_option("--format", format_, "text (one line per iteration) or jsonl")
       ->check(CLI::IsMember({"text", "jsonl"}))
       ->capture_default_str();
-  command->add_option("--prometheus", prometheus_,
-                      "Keep FILE the OpenMetrics text of the newest iteration of each pipeline, "
-                      "replaced whole after each (for node_exporter's textfile collector: *.prom)")
+  command
+      ->add_option("--prometheus", prometheus_,
+                   "Keep FILE the OpenMetrics text of the newest iteration of each pipeline, "
+                   "replaced whole after each (for node_exporter's textfile collector: *.prom)")
       ->type_name("FILE");
   command->add_option("--interval-ms", interval_ms_, "How often to look at the folder")
       ->check(WholeNumberAtLeast(10))
       ->capture_default_str();
-  command->add_option("--idle-exit", idle_exit_s_,
-                      "Exit once nothing new has reached the folder for this long (0: never)")
+  command
+      ->add_option("--idle-exit", idle_exit_s_,
+                   "Exit once nothing new has reached the folder for this long (0: never)")
       ->type_name("SECONDS")
       ->check(FiniteNumberBetween(0, 1e9))
       ->capture_default_str();
-  command->add_option("--alert-bubble", alert_bubble_,
-                      "Alert when the bubble fraction is above F (0..1) --alert-for iterations "
-                      "in a row")
+  command
+      ->add_option("--alert-bubble", alert_bubble_,
+                   "Alert when the bubble fraction is above F (0..1) --alert-for iterations "
+                   "in a row")
       ->type_name("F")
       ->check(FiniteNumberBetween(0, 1));
-  command->add_option("--alert-excess", alert_excess_,
-                      "Alert when the bubble above the schedule's own is above F (0..1)")
+  command
+      ->add_option("--alert-excess", alert_excess_,
+                   "Alert when the bubble above the schedule's own is above F (0..1)")
       ->type_name("F")
       ->check(FiniteNumberBetween(0, 1));
-  command->add_option("--alert-latency", alert_latency_ms_,
-                      "Alert when an iteration takes longer than MS milliseconds")
+  command
+      ->add_option("--alert-latency", alert_latency_ms_,
+                   "Alert when an iteration takes longer than MS milliseconds")
       ->type_name("MS")
       ->check(FiniteNumberBetween(0, 1e12));
   command->add_option("--alert-for", alert_for_, "Iterations in a row an alert needs")
       ->check(WholeNumberAtLeast(1))
       ->capture_default_str();
-  command->add_option("--on-alert", on_alert_,
-                      "Run CMD (through /bin/sh, once per alert, with BUBBLESCOPE_ALERT set to "
-                      "the alert's line) and keep watching, instead of exiting with status 1")
+  command
+      ->add_option("--on-alert", on_alert_,
+                   "Run CMD (through /bin/sh, once per alert, with BUBBLESCOPE_ALERT set to "
+                   "the alert's line) and keep watching, instead of exiting with status 1")
       ->type_name("CMD");
-  command->add_option("-j,--jobs", jobs_,
-                      "Threads that analyse each window of iterations; 0 = one per core")
+  command
+      ->add_option("-j,--jobs", jobs_,
+                   "Threads that analyse each window of iterations; 0 = one per core")
       ->check(WholeNumberAtLeast(0))
       ->capture_default_str();
-  command->add_option("--max-file-mb", max_file_mb_,
-                      "The most trace text (after gzip) one file read whole may hold, in MiB")
+  command
+      ->add_option("--max-file-mb", max_file_mb_,
+                   "The most trace text (after gzip) one file read whole may hold, in MiB")
       ->type_name("MB")
       ->check(WholeNumberAtLeast(1));
   return command;
@@ -182,8 +190,7 @@ int WatchCommand::Run(std::ostream& out, std::ostream& err) {
     if (once_ || polled->all_finished) return kExitOk;
     const auto now_steady = std::chrono::steady_clock::now();
     if (!polled->iterations.empty() || polled->more_to_read) last_news = now_steady;
-    if (idle_exit_s_ > 0 &&
-        now_steady - last_news > std::chrono::duration<double>(idle_exit_s_)) {
+    if (idle_exit_s_ > 0 && now_steady - last_news > std::chrono::duration<double>(idle_exit_s_)) {
       return kExitOk;
     }
     if (!polled->more_to_read) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms_));

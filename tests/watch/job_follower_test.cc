@@ -27,8 +27,10 @@ using testing::WriteFile;
 // (pipeline, step) -> the figures analyze gives the iteration: its window and bubble fraction.
 using Figures = std::map<std::pair<int32_t, int64_t>, std::pair<TimeNs, double>>;
 
-Figures AnalyzeFigures(const std::string& dir) {
-  absl::StatusOr<Trace> trace = LoadTrace({dir}, {});
+Figures AnalyzeFigures(const std::string& dir, int32_t cycle = 0) {
+  LoadOptions load;
+  load.profiler_cycle = cycle;
+  absl::StatusOr<Trace> trace = LoadTrace({dir}, load);
   EXPECT_TRUE(trace.ok()) << trace.status();
   if (!trace.ok()) return {};
   absl::StatusOr<job::Result> result = job::Analyze(*trace, {});
@@ -76,6 +78,17 @@ TEST(JobFollowerTest, OnceGivesAnalyzesIterationsExactly) {
     ASSERT_FALSE(expected.empty());
     EXPECT_EQ(FiguresOf(WatchOnce(dir)), expected);
   }
+}
+
+TEST(JobFollowerTest, OnceFollowsEveryProfilerCycleOfAFolder) {
+  // torch.profiler's files of three cycles (steps 2-3, 6-7 and 10) per rank: analyze reads one
+  // cycle at a time, watch the rank's files one after another as they came.
+  const std::string dir =
+      std::string(BUBBLESCOPE_SOURCE_DIR) + "/sample_traces/torch_cpu/recipe_cycles_1f1b_p2_m4";
+  Figures expected;
+  for (int32_t cycle = 1; cycle <= 3; ++cycle) expected.merge(AnalyzeFigures(dir, cycle));
+  ASSERT_EQ(expected.size(), 5u);
+  EXPECT_EQ(FiguresOf(WatchOnce(dir)), expected);
 }
 
 TEST(JobFollowerTest, OnceReportsTheSlowestStageAndTheScheduleAlone) {
