@@ -48,6 +48,10 @@ std::string SignedPercent(double fraction) {
   return absl::StrCat(fraction < 0 ? "-" : "+", Percent(std::fabs(fraction)), "%");
 }
 
+std::string SignedPoints(double fraction_difference) {
+  return Signed(fraction_difference, FigureUnit::kFraction);
+}
+
 std::string DeltaText(const compare::Change& change, FigureUnit unit) {
   if (!change.Both()) return "-";
   std::string text = Signed(change.Delta(), unit);

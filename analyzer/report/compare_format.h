@@ -30,4 +30,8 @@ std::string ChangeText(const compare::Change& change, FigureUnit unit);
 // A relative figure as a signed percentage with one decimal: 0.05 -> "+5.0%".
 std::string SignedPercent(double fraction);
 
+// A difference of two fractions in percentage points with its sign, as DeltaText writes a
+// fraction's change: 0.062 -> "+6.2 pts", -0.01 -> "-1.0 pts".
+std::string SignedPoints(double fraction_difference);
+
 }  // namespace bubblescope

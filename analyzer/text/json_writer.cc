@@ -1,11 +1,11 @@
 #include "text/json_writer.h"
 
-#include <charconv>
 #include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "text/json_string.h"
+#include "text/shortest_double.h"
 
 namespace bubblescope {
 
@@ -128,21 +128,7 @@ void JsonWriter::Double(double value) {
     return;
   }
   if (!BeforeValue()) return;
-  char buffer[32];
-  // The shortest form may be 20 or more integer digits (1.2e20 prints as 119999999999999967232),
-  // which JSON readers that parse integers first (simdjson among them) refuse as too big. Past
-  // 2^53, where a double holds no fraction anyway, the exponent form is written: every number
-  // this writer writes reads back.
-  constexpr double kLargestPlain = 9007199254740992.0;  // 2^53
-  auto [end, error] =
-      std::abs(value) >= kLargestPlain
-          ? std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific)
-          : std::to_chars(buffer, buffer + sizeof(buffer), value);
-  if (error != std::errc()) {
-    Fail("JSON writer: cannot format a double");
-    return;
-  }
-  out_.append(buffer, end);
+  if (!text::AppendShortestDouble(value, &out_)) Fail("JSON writer: cannot format a double");
 }
 
 void JsonWriter::Decimal(int64_t units, int scale) {
