@@ -19,6 +19,7 @@
 #include "cli/gate_command.h"
 #include "cli/record_command.h"
 #include "cli/simulate_command.h"
+#include "cli/watch_command.h"
 #include "cli/whatif_command.h"
 
 namespace {
@@ -33,6 +34,7 @@ Examples:
   bubblescope diff before.json after.json
   bubblescope gate --baseline baseline.json traces/ --max-bubble-increase 0.02
   bubblescope digest traces/ -o digests/ && bubblescope analyze digests/
+  bubblescope watch --prometheus bubble.prom traces/     # a running job, iteration by iteration
 )";
 
 // The parse error's message and where to look for help; names the subcommand that was reached.
@@ -94,6 +96,7 @@ int RunCommandLine(const std::vector<std::string>& args, const std::string& vers
   commands.push_back(std::make_unique<SimulateCommand>());
   commands.push_back(std::make_unique<RecordCommand>());
   commands.push_back(std::make_unique<DigestCommand>());
+  commands.push_back(std::make_unique<WatchCommand>());
   for (const auto& command : commands) command->Register(app);
 
   const auto named = [&](const CLI::App* sub) { return sub->check_name(argv[1]); };

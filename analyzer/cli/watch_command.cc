@@ -59,6 +59,16 @@ void RunOnAlert(const std::string& command, const std::string& line, std::ostrea
   }
 }
 
+// One JSON line, or (for a figure JSON cannot hold, a NaN) the error; false after an error.
+bool PrintJsonLine(const absl::StatusOr<std::string>& line, std::ostream& out, std::ostream& err) {
+  if (!line.ok()) {
+    err << "bubblescope watch: " << MessageLine(line.status()) << "\n";
+    return false;
+  }
+  out << *line << "\n";
+  return true;
+}
+
 }  // namespace
 
 CLI::App* WatchCommand::Define(CLI::App& app) {
@@ -142,6 +152,10 @@ int WatchCommand::Run(std::ostream& out, std::ostream& err) {
     alert_options.latency_above = static_cast<TimeNs>(alert_latency_ms_ * 1e6);
   }
   alert_options.for_iterations = alert_for_;
+  if (absl::Status valid = watch::ValidateAlertOptions(alert_options); !valid.ok()) {
+    err << "bubblescope watch: " << MessageLine(valid) << "\n";
+    return kExitBadInput;
+  }
   watch::AlertTracker alerts(alert_options);
 
   const bool jsonl = format_ == "jsonl";
@@ -157,17 +171,25 @@ int WatchCommand::Run(std::ostream& out, std::ostream& err) {
     }
     for (const watch::WatchNotice& notice : polled->notices) {
       if (jsonl) {
-        out << NoticeJson(notice) << "\n";
+        if (!PrintJsonLine(NoticeJson(notice), out, err)) return kExitFailure;
       } else {
         err << "bubblescope watch: " << NoticeText(notice) << "\n";
       }
     }
     for (const watch::IterationReport& report : polled->iterations) {
-      out << (jsonl ? IterationJson(report) : IterationText(report)) << "\n";
+      if (jsonl) {
+        if (!PrintJsonLine(IterationJson(report), out, err)) return kExitFailure;
+      } else {
+        out << IterationText(report) << "\n";
+      }
       latest[report.pipeline] = report;
-      if (const std::optional<watch::Alert> alert = alerts.Observe(report)) {
-        const std::string line = AlertText(*alert);
-        out << (jsonl ? AlertJson(*alert) : line) << "\n";
+      for (const watch::Alert& alert : alerts.Observe(report)) {
+        const std::string line = AlertText(alert);
+        if (jsonl) {
+          if (!PrintJsonLine(AlertJson(alert), out, err)) return kExitFailure;
+        } else {
+          out << line << "\n";
+        }
         out.flush();
         if (on_alert_.empty()) {
           alerted = true;
