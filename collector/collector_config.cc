@@ -162,6 +162,14 @@ bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::st
       return false;
     }
   }
+  if (const char* on_step = NonEmpty(env, "BUBBLESCOPE_FLUSH_ON_STEP")) {
+    const std::string_view value = on_step;
+    if (value != "0" && value != "1") {
+      *error = "BUBBLESCOPE_FLUSH_ON_STEP: '" + text::OneLine(on_step) + "' is not 0 or 1";
+      return false;
+    }
+    config->flush_on_step = value == "1";
+  }
   if (const char* start = NonEmpty(env, "BUBBLESCOPE_START")) {
     if (!ParseStart(start, config, error)) return false;
   }
@@ -233,14 +241,24 @@ bool RecordsFromStart(const CollectorConfig& config) {
          (config.start == StartMode::kSteps && config.steps_relative);
 }
 
-std::optional<bool> StepWindowChange(const CollectorConfig& config, std::string_view name,
-                                     std::optional<int64_t>* first_step) {
+std::optional<int64_t> ProfilerStepNumber(std::string_view name) {
   constexpr std::string_view kStep = "ProfilerStep#";
-  if (config.start != StartMode::kSteps || name.substr(0, kStep.size()) != kStep) {
-    return std::nullopt;
-  }
+  if (name.substr(0, kStep.size()) != kStep) return std::nullopt;
   const int64_t step = ParseCount(name.substr(kStep.size()));
   if (step < 0) return std::nullopt;
+  return step;
+}
+
+bool FollowsStepRanges(const CollectorConfig& config) {
+  return config.start == StartMode::kSteps || config.flush_on_step;
+}
+
+std::optional<bool> StepWindowChange(const CollectorConfig& config, std::string_view name,
+                                     std::optional<int64_t>* first_step) {
+  if (config.start != StartMode::kSteps) return std::nullopt;
+  const std::optional<int64_t> number = ProfilerStepNumber(name);
+  if (!number) return std::nullopt;
+  const int64_t step = *number;
   if (!first_step->has_value()) *first_step = step;
   const int64_t base = config.steps_relative ? **first_step : 0;
   if (step - base > config.last_step) return false;

@@ -46,6 +46,10 @@ struct CollectorConfig {
   std::string output_dir = "bubblescope_traces";
   uint32_t kinds = kAllKinds;
   int64_t flush_ms = 1000;
+  // BUBBLESCOPE_FLUSH_ON_STEP=1 (`record --live`): besides every `flush_ms`, flush whenever a
+  // ProfilerStep#N range opens, so that a step's records reach the file as soon as the next step
+  // begins (what `bubblescope watch` follows) rather than up to `flush_ms` later.
+  bool flush_on_step = false;
   StartMode start = StartMode::kImmediate;
   int64_t start_delay_ms = 0;
   int64_t first_step = 0;  // kSteps: the window, both ends included
@@ -66,7 +70,8 @@ struct CollectorConfig {
 using EnvLookup = std::function<const char*(const char*)>;
 
 // Reads BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS (comma list of kernel, memcpy, memset, memory,
-// nvtx, runtime, driver, nccl, queries), BUBBLESCOPE_FLUSH_MS (> 0), BUBBLESCOPE_START (immediate,
+// nvtx, runtime, driver, nccl, queries), BUBBLESCOPE_FLUSH_MS (> 0), BUBBLESCOPE_FLUSH_ON_STEP
+// (0 or 1), BUBBLESCOPE_START (immediate,
 // profiler-api, after:SECONDS, steps:A:B, steps:+A:+B), BUBBLESCOPE_LIMIT (MIB:SECONDS, each 0 for
 // no cap), BUBBLESCOPE_BUFFER_MB (> 0) and BUBBLESCOPE_RUN_ID (of the form
 // record_format::IsValidRecordRunId accepts). Unset or empty variables keep their defaults. False
@@ -76,6 +81,13 @@ bool ParseCollectorConfig(const EnvLookup& env, CollectorConfig* config, std::st
 // Whether recording is on from the collector's start: immediate, and relative step windows
 // (which record until the first step range tells them where they are).
 bool RecordsFromStart(const CollectorConfig& config);
+
+// N of an NVTX range named `ProfilerStep#N` (N a whole number); nullopt for any other name.
+std::optional<int64_t> ProfilerStepNumber(std::string_view name);
+
+// Whether the collector needs to see the NVTX ranges the job opens (CUPTI's NVTX callbacks,
+// CollectorRuntime::OnRangeStart): for a step window, and to flush at each step.
+bool FollowsStepRanges(const CollectorConfig& config);
 
 // Whether the NVTX range `name` just opened turns kSteps recording on (true) or off (false): a
 // `ProfilerStep#N` range with N in the window turns it on, one after the window turns it off,

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <utility>
 
 #include "chrome_json.h"
 #include "text/json_string.h"
@@ -137,7 +138,10 @@ std::string CollectorRuntime::ProcessEvent(const ProcessIdentity& identity) cons
   }
   collector += ",\"max_bytes\":" + std::to_string(config_.limit.max_bytes) +
                ",\"max_recording_ms\":" + std::to_string(config_.limit.max_recording_ms);
-  collector += ",\"buffer_cap_bytes\":" + std::to_string(config_.buffer_cap_bytes) + "}";
+  collector += ",\"buffer_cap_bytes\":" + std::to_string(config_.buffer_cap_bytes);
+  // Only when on, so that the files of a plain run keep their metadata as it was.
+  if (config_.flush_on_step) collector += ",\"flush_on_step\":true";
+  collector += "}";
   std::string out;
   ChromeEvent event(&out, "M", "", "bubblescope_process");
   event.Int("pid", identity.pid)
@@ -214,6 +218,7 @@ bool CollectorRuntime::Start(const EnvLookup& env, RuntimeHooks hooks) {
   }
   stop_loop_ = false;
   translate_requested_ = false;
+  flush_requested_ = false;
   queued_.clear();
   running_ = true;
   flush_thread_ = std::thread([this] { FlushLoop(); });
@@ -235,13 +240,23 @@ void CollectorRuntime::FlushLoop() {
   bool delayed_start_done = config_.start != StartMode::kAfterDelay;
   std::unique_lock<std::mutex> lock(loop_mutex_);
   while (!stop_loop_) {
-    loop_wake_.wait_until(lock, next_flush, [this] { return stop_loop_ || translate_requested_; });
+    loop_wake_.wait_until(lock, next_flush, [this] {
+      return stop_loop_ || translate_requested_ || flush_requested_;
+    });
     if (stop_loop_) break;
     translate_requested_ = false;
+    const bool flush_asked = std::exchange(flush_requested_, false);
     lock.unlock();
     TranslateQueued();
     const auto now = std::chrono::steady_clock::now();
-    if (now >= next_flush) {
+    const bool timer_due = now >= next_flush;
+    // A flush a step asked for leaves the timer as it was: the timed flush still comes (it also
+    // writes what the GPU finished after that step's flush, and starts the after:SECONDS window).
+    if (flush_asked && !timer_due) {
+      Flush(false);
+      EnforceLimit(std::chrono::steady_clock::now());
+    }
+    if (timer_due) {
       if (!delayed_start_done &&
           now - started >= std::chrono::milliseconds(config_.start_delay_ms)) {
         delayed_start_done = true;
@@ -263,6 +278,14 @@ void CollectorRuntime::FlushLoop() {
     }
     lock.lock();
   }
+}
+
+void CollectorRuntime::RequestFlush() {
+  {
+    std::lock_guard<std::mutex> lock(loop_mutex_);  // held by the flush thread only to wait
+    flush_requested_ = true;
+  }
+  loop_wake_.notify_one();
 }
 
 void CollectorRuntime::QueueBuffer(uint8_t* buffer, size_t valid_bytes, uint64_t cupti_dropped) {
@@ -320,6 +343,7 @@ void CollectorRuntime::OnProfilerApi(bool start) {
 }
 
 void CollectorRuntime::OnRangeStart(std::string_view name) {
+  if (config_.flush_on_step && Active() && ProfilerStepNumber(name)) RequestFlush();
   if (!OwnsCupti() || !hooks_.set_recording) return;
   std::lock_guard<std::mutex> lock(window_mutex_);
   const std::optional<bool> change = StepWindowChange(config_, name, &first_step_);

@@ -1,5 +1,6 @@
 // The collector of one process: its config, trace file, record translator, CUPTI buffer pool and
-// NCCL p2p bookkeeping, and the thread that flushes them every BUBBLESCOPE_FLUSH_MS. Both entry
+// NCCL p2p bookkeeping, and the thread that flushes them every BUBBLESCOPE_FLUSH_MS (and, with
+// BUBBLESCOPE_FLUSH_ON_STEP=1, whenever a ProfilerStep#N range opens). Both entry
 // points share it: CUDA's injection (cupti_injection.cc, GPU-only) and NCCL's profiler plugin
 // (nccl_plugin.cc). What would call CUPTI comes in as hooks, so everything here runs on the CPU.
 //
@@ -107,7 +108,9 @@ class CollectorRuntime {
   // cudaProfilerStart / cudaProfilerStop seen (BUBBLESCOPE_START=profiler-api).
   void OnProfilerApi(bool start);
   // An NVTX range named `name` opened (BUBBLESCOPE_START=steps:A:B): recording follows the step
-  // window (StepWindowChange). Thread-safe.
+  // window (StepWindowChange); with BUBBLESCOPE_FLUSH_ON_STEP=1, a ProfilerStep#N range also asks
+  // the flush thread for a flush. Called on the job's own thread (CUPTI's NVTX callback), so it
+  // never waits for a flush: it sets a flag and wakes the flush thread. Thread-safe.
   void OnRangeStart(std::string_view name);
   // Another CUPTI client (`taker`: the library that asked, torch.profiler's Kineto in
   // libtorch_cpu.so, say) wants CUPTI while the collector holds it, and CUPTI allows one: the
@@ -141,6 +144,8 @@ class CollectorRuntime {
   // Active and CUPTI not handed off: CUPTI hooks may be called.
   bool OwnsCupti() const { return Active() && !cupti_handed_off_.load(); }
   void FlushLoop();
+  // Wakes the flush thread for a flush now, whatever the timer says; returns at once.
+  void RequestFlush();
   // Translates every queued buffer (QueueBuffer).
   void TranslateQueued();
   std::string ProcessEvent(const ProcessIdentity& identity) const;
@@ -186,6 +191,7 @@ class CollectorRuntime {
   std::condition_variable loop_wake_;
   bool stop_loop_ = false;
   bool translate_requested_ = false;
+  bool flush_requested_ = false;  // RequestFlush: a step began (BUBBLESCOPE_FLUSH_ON_STEP)
   std::thread flush_thread_;
 };
 

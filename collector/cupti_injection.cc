@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -266,7 +267,7 @@ bool StartRuntime(RuntimeHooks hooks) {
 // calls made before CUDA initialised (and so before this) stay unrecorded.
 void RouteNvtxToCupti() {
   const CollectorConfig& config = CollectorRuntime::Instance().config();
-  if (!(config.kinds & kKindNvtx) && config.start != StartMode::kSteps) return;
+  if (!(config.kinds & kKindNvtx) && !FollowsStepRanges(config)) return;
   if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
   if (const char* path = CuptiLibraryPath()) setenv("NVTX_INJECTION64_PATH", path, 0);
 }
@@ -306,7 +307,8 @@ bool SetUp() {
     cuptiUnsubscribe(subscriber);
     return false;
   }
-  if (CollectorRuntime::Instance().config().start == StartMode::kSteps) {
+  const CollectorConfig& config = CollectorRuntime::Instance().config();
+  if (FollowsStepRanges(config)) {
 #ifdef BUBBLESCOPE_NVTX_CALLBACKS
     for (CUpti_CallbackId cbid :
          {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangeStartA}) {
@@ -314,11 +316,17 @@ bool SetUp() {
     }
 #else
     // The default window (relative steps) falls back to recording from the start up to its caps,
-    // which needs no word; steps named by the user cannot be found at all.
-    if (!CollectorRuntime::Instance().config().steps_relative) {
+    // which needs no word; steps named by the user cannot be found at all. Without step flushes
+    // the timed ones still write everything, only later.
+    if (config.start == StartMode::kSteps && !config.steps_relative) {
       CollectorRuntime::Disable(
           "BUBBLESCOPE_START=steps needs NVTX callbacks, which this build of "
           "the collector lacks (built without NVTX headers)");
+    } else if (config.flush_on_step) {
+      std::fprintf(stderr,
+                   "bubblescope collector: BUBBLESCOPE_FLUSH_ON_STEP=1 needs NVTX callbacks, "
+                   "which this build of the collector lacks: flushing every "
+                   "BUBBLESCOPE_FLUSH_MS only\n");
     }
 #endif
   }

@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-check.sh prepare          CPU machine: build everything the run needs into the
 #                                         bundle .cache/gpu-check/ (carried over to the GPU machine)
-#   scripts/gpu-check.sh run [OUT]        GPU machine: steps 1-7, traces and summary under OUT
+#   scripts/gpu-check.sh run [OUT]        GPU machine: steps 1-8, traces and summary under OUT
 #                                         (default $OUT); under 8 minutes
 #   scripts/gpu-check.sh check DIR        CPU machine: check what came back (analyze, figures)
 #   scripts/gpu-check.sh dry-run [OUT]    CPU machine: `run` on the CPU (torch on the CPU, no NCCL
@@ -184,6 +184,33 @@ EOF
       "${record[@]}" -o "$out/step4/record" --run-id gpucheck-step4 -- \
       "$loader" --library-path "$bundle/lib:$LD_LIBRARY_PATH" "$bundle/bin/bubblescope_pipeline_demo" \
       --ranks 1 --iterations 3 --microbatches 4
+    # 8. `record --live`: the demo job again, each process writing its trace as each step begins
+    # and the timed flush put out of reach (10 minutes), while file_growth.py notes each write;
+    # then `watch --once --format jsonl` and `analyze --format json` of the folder, whose
+    # iterations check.py compares figure for figure. Steps of about 0.1 s (--rounds) so that
+    # each write can be seen; one stage per GPU, up to 4 (one GPU makes no pipeline).
+    mkdir -p "$out/step8"
+    rm -f "$out/step8/stop"
+    local demo=("$loader" --library-path "$bundle/lib:$LD_LIBRARY_PATH"
+                "$bundle/bin/bubblescope_pipeline_demo")
+    local gpus
+    gpus=$("${demo[@]}" --count-gpus 2>/dev/null || true)
+    case "$gpus" in ''|*[!0-9]*|0) gpus=1 ;; esac
+    [ "$gpus" -le 4 ] || gpus=4
+    "$py" "$tools/file_growth.py" "$out/step8/record" "$out/step8/growth.jsonl" \
+      --stop "$out/step8/stop" --timeout 120 &
+    local follower=$!
+    ITERATIONS=6 timed 60 "$out/step8/job.log" "$out/step8/status.json" \
+      "${record[@]}" --live --flush-ms 600000 -o "$out/step8/record" --run-id gpucheck-step8 -- \
+      "${demo[@]}" --ranks "$gpus" --iterations 6 --microbatches 4 --rounds 60000
+    touch "$out/step8/stop"
+    wait "$follower" || true
+    # Each verb's standard output to its file, its standard error to its log.
+    local to_file='out=$1; shift; "$@" >"$out"'
+    timed 60 "$out/step8/watch.log" "$out/step8/watch-status.json" sh -c "$to_file" sh \
+      "$out/step8/watch.jsonl" "$bubblescope" watch --once --format jsonl "$out/step8/record"
+    timed 60 "$out/step8/analyze.log" "$out/step8/analyze-status.json" sh -c "$to_file" sh \
+      "$out/step8/analyze.json" "$bubblescope" analyze --format json "$out/step8/record"
     # 6. The collector built for the other CUDA major, where the bundle has it and its libcupti:
     # the same demo job recorded again, to compare record for record with step 4. Today that
     # is the CUDA 12.9 collector on a machine whose torch brings CUDA 13 (CUPTI 12.9 runs on any

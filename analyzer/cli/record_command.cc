@@ -43,7 +43,8 @@ constexpr char kRecordFooter[] = R"(
 
 COMMAND and everything it starts run with the CUPTI collector injected (CUDA_INJECTION64_PATH,
 NCCL_PROFILER_PLUGIN) and configured (BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS,
-BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID, BUBBLESCOPE_START, BUBBLESCOPE_LIMIT), with
+BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID, BUBBLESCOPE_START, BUBBLESCOPE_LIMIT, and
+BUBBLESCOPE_FLUSH_ON_STEP with --live), with
 libbubblescope_cupti_handoff.so first in LD_PRELOAD, so that a torch.profiler the job starts
 gets CUPTI from the collector (which then records NCCL transfers only); the rest of the
 environment is passed on unchanged.
@@ -53,6 +54,11 @@ steps +2 to +6 counted from each process's first ProfilerStep#N NVTX range, or f
 a job without such ranges, and at most 256 MiB of trace per process (--max-mb; --max-seconds
 caps the time too). --steps, --start-after, --profiler-api or --whole-job choose another
 window. record says which when the job starts.
+
+With --live, each process also writes its trace whenever one of its ProfilerStep#N ranges opens,
+so that `bubblescope watch DIR` reports each step soon after it ends (GPU work of a step still
+running then is written at the next step or the next --flush-ms). --live does not change the
+window: give --whole-job or --steps to watch more than the default's five steps.
 
 Every CUDA process writes DIR/bubblescope-<RUN>-rank<R>-world<W>-<host>-<pid>.json, RUN this
 run's id, so runs recorded into one directory stay apart (analyze --run RUN picks one). Once
@@ -313,6 +319,7 @@ absl::StatusOr<RecordSettings> ParseRecordFlags(const RecordFlags& flags,
   }
   settings.command = flags.command;
   settings.digest = flags.digest;
+  settings.flush_on_step = flags.live;
   if (flags.output_dir.empty()) return FlagError("--output", "is empty");
   settings.output_dir = Absolute(flags.output_dir);
   BUBBLESCOPE_ASSIGN_OR_RETURN(std::string kinds, ParseKinds(flags.kinds));
@@ -386,6 +393,9 @@ CLI::App* RecordCommand::Define(CLI::App& app) {
   record->add_option("--flush-ms", f.flush_ms, "How often each process writes its records")
       ->type_name("MS")
       ->capture_default_str();
+  record->add_flag("--live", f.live,
+                   "Also write each process's records whenever a training step (ProfilerStep#N "
+                   "NVTX range) begins, for `bubblescope watch DIR`");
   record
       ->add_option("--collector", f.collector,
                    "The collector library (default: libbubblescope_collector.so beside "
@@ -421,6 +431,11 @@ int RecordCommand::Run(std::ostream& /*out*/, std::ostream& err) {
     return kExitBadInput;
   }
   err << "bubblescope: record: " << DescribeRecordWindow(settings->window) << "\n";
+  if (settings->flush_on_step) {
+    err << "bubblescope: record: live: each process writes its trace as each training step "
+           "begins; follow it with: bubblescope watch "
+        << settings->output_dir << "\n";
+  }
   err.flush();
   absl::StatusOr<RecordedJob> job =
       RunRecordedJob(*settings, *before, [&err](const std::string& line) {

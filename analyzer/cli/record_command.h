@@ -1,13 +1,14 @@
 // `bubblescope record [-o DIR] [--kinds K,...] [--steps A:B | --start-after S | --profiler-api |
-// --whole-job] [--max-mb MB] [--max-seconds S] [--flush-ms N] [--kill-after S] [--collector LIB]
-// -- COMMAND ARGS...`: runs an unmodified CUDA/NCCL job with the CUPTI collector injected into it
-// and every process it spawns (docs/record.md), then lists the per-process traces the job wrote.
+// --whole-job] [--max-mb MB] [--max-seconds S] [--flush-ms N] [--live] [--kill-after S]
+// [--collector LIB] -- COMMAND ARGS...`: runs an unmodified CUDA/NCCL job with the CUPTI collector
+// injected into it and every process it spawns (docs/record.md), then lists the per-process traces
+// the job wrote.
 //
 // The injection is nothing but environment variables, which the collector library reads in each
 // process: CUDA_INJECTION64_PATH and NCCL_PROFILER_PLUGIN name the library,
-// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS, BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_RUN_ID,
-// BUBBLESCOPE_START and BUBBLESCOPE_LIMIT configure it. The job runs as a shell would run it
-// (record_process/recorded_job.h); record exits with the job's status.
+// BUBBLESCOPE_OUTPUT_DIR, BUBBLESCOPE_KINDS, BUBBLESCOPE_FLUSH_MS, BUBBLESCOPE_FLUSH_ON_STEP,
+// BUBBLESCOPE_RUN_ID, BUBBLESCOPE_START and BUBBLESCOPE_LIMIT configure it. The job runs as a shell
+// would run it (record_process/recorded_job.h); record exits with the job's status.
 #pragma once
 
 #include <ostream>
@@ -33,6 +34,7 @@ struct RecordFlags {
   std::string kill_after;  // empty: wait for the job until a second signal
   std::string run_id;      // empty: a new one (MakeRecordRunId)
   bool digest = false;     // --digest
+  bool live = false;       // --live: the collector also flushes at each step boundary
   // The window (at most one of these; none: the bounded default, record_process/record_window.h).
   std::string steps;        // "A:B"
   std::string start_after;  // SECONDS

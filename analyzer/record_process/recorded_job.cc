@@ -27,6 +27,7 @@ std::vector<std::pair<std::string, std::string>> CollectorEnvironment(
       {"BUBBLESCOPE_KINDS", settings.kinds},
       {"BUBBLESCOPE_FLUSH_MS", absl::StrCat(settings.flush_ms)},
       {"BUBBLESCOPE_RUN_ID", settings.run_id}};
+  if (settings.flush_on_step) variables.emplace_back("BUBBLESCOPE_FLUSH_ON_STEP", "1");
   if (std::string start = CollectorStartValue(settings.window); !start.empty()) {
     variables.emplace_back("BUBBLESCOPE_START", std::move(start));
   }

@@ -27,6 +27,9 @@ struct RecordSettings {
   std::string output_dir;  // absolute; created by RunRecordedJob
   std::string kinds;       // canonical comma list
   int64_t flush_ms = 1000;
+  // `record --live`: each process also writes its trace whenever a training step begins
+  // (BUBBLESCOPE_FLUSH_ON_STEP=1), so that `bubblescope watch` sees each step soon after it ends.
+  bool flush_on_step = false;
   // After a signal asking the job to end has been passed on, kill the job's process group if
   // it still runs this much later; 0: only at a second such signal.
   int64_t kill_after_ms = 0;

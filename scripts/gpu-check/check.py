@@ -5,8 +5,9 @@ Reads RESULTS (the run's $OUT): the collector's traces and Kineto's of step 1 (k
 counts per ProfilerStep must agree; step times give the collector's overhead), step 2 (the loop
 under torch.profiler and the collector at once: what each wrote), step 3 (NCCL's profiler plugin:
 the self send/recv and the all-reduce of a one-rank communicator), step 4 (the demo job),
-step 6 (the demo job again, under the collector built for the other CUDA major) and step 7 (a
-CUDA 12 application under the CUDA 12.9 collector).
+step 6 (the demo job again, under the collector built for the other CUDA major), step 7 (a
+CUDA 12 application under the CUDA 12.9 collector) and step 8 (the demo job under `record --live`:
+its trace written step by step, and `watch --once`'s iterations against `analyze`'s).
 Step 1 runs the loop alone and recorded in three alternating rounds (plainN / recordN).
 Runs `bubblescope analyze` on the traces when --bubblescope is given. Writes RESULTS/summary.json
 and RESULTS/summary.md, prints the latter, and exits 1 when a check fails.
@@ -337,6 +338,121 @@ def step7(results, checks, bubblescope):
     return out
 
 
+def read_json_lines(path):
+    """The JSON values of a JSON-lines file and how many of its lines were not JSON; nothing
+    when the file is missing."""
+    values, bad = [], 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as source:
+            for line in source:
+                if not line.strip():
+                    continue
+                try:
+                    values.append(json.loads(line))
+                except json.JSONDecodeError:
+                    bad += 1
+    except OSError:
+        pass
+    return values, bad
+
+
+# How far watch's JSON line may be from analyze's JSON: the same double or the same nanoseconds,
+# up to how each prints them.
+LIVE_TOLERANCE = {"bubble_fraction": 1e-9, "window_us": 0.0005}
+
+
+def mid_run_step_counts(samples, iterations):
+    """Per trace file: the distinct numbers of ProfilerStep ranges it held at the writes
+    file_growth.py saw before the file was closed, between 1 and `iterations` - 1: with the timed
+    flush out of reach, each is a step's flush."""
+    counts = collections.defaultdict(set)
+    for sample in samples:
+        if not isinstance(sample, dict) or sample.get("closed"):
+            continue
+        file_counts = counts[sample.get("file")]
+        held = len(sample.get("steps") or [])
+        if iterations and 0 < held < iterations:
+            file_counts.add(held)
+    return {name: sorted(held) for name, held in sorted(counts.items())}
+
+
+def step_order(line):
+    """Watch's lines by step; a line whose step is not a number last."""
+    step = line.get("step")
+    return (0, step) if isinstance(step, int) else (1, 0)
+
+
+def watch_against_analyze(watch_lines, report):
+    """What differs between watch's iteration lines and analyze's complete iterations, pipeline
+    by pipeline: a pipeline without a line, other steps, or a figure off."""
+    watched = collections.defaultdict(list)
+    for line in watch_lines:
+        if isinstance(line, dict) and line.get("type") == "iteration":
+            watched[line.get("pipeline")].append(line)
+    differences = []
+    for index, pipeline in enumerate((report or {}).get("pipelines") or []):
+        expected = [it for it in pipeline.get("iterations") or [] if it.get("complete")]
+        got = sorted(watched.pop(index, []), key=step_order)
+        if not got:
+            differences.append({"pipeline": index, "watch": "no iteration line"})
+            continue
+        if [it.get("step") for it in expected] != [line.get("step") for line in got]:
+            differences.append({"pipeline": index,
+                                "analyze_steps": [it.get("step") for it in expected],
+                                "watch_steps": [line.get("step") for line in got]})
+            continue
+        for iteration, line in zip(expected, got):
+            for key, tolerance in LIVE_TOLERANCE.items():
+                theirs, ours = iteration.get(key), line.get(key)
+                if not isinstance(ours, (int, float)) or not isinstance(theirs, (int, float)) \
+                        or abs(ours - theirs) > tolerance:
+                    differences.append({"pipeline": index, "step": iteration.get("step"),
+                                        key: {"analyze": theirs, "watch": ours}})
+    for index, lines in sorted(watched.items(), key=lambda item: str(item[0])):
+        differences.append({"pipeline": index, "watch_only_steps": [l.get("step") for l in lines]})
+    return differences
+
+
+def step8(results, checks, bubblescope):
+    """The demo under `record --live`: its traces written step by step while it ran, and
+    `watch --once --format jsonl` of the folder giving analyze's iterations figure for figure."""
+    folder = os.path.join(results, "step8")
+    status = read_json(os.path.join(folder, "status.json")) or {}
+    iterations = status.get("iterations")
+    files = trace_files(os.path.join(folder, "record"))
+    samples, _ = read_json_lines(os.path.join(folder, "growth.jsonl"))
+    mid_run = mid_run_step_counts(samples, iterations)
+    out = {"job_exit_status": status.get("exit_status"), "iterations": iterations,
+           "collector_files": [os.path.basename(f) for f in files],
+           "mid_run_step_counts": mid_run, "analyze": analyze(bubblescope, files)}
+    # At least two step flushes seen per file while the job ran (the follower, looking every
+    # 2 ms, may miss a write: a count skipped, not a failure).
+    stepwise = bool(files) and all(len(mid_run.get(os.path.basename(f), [])) >= 2 for f in files)
+    checks.add("step 8: under record --live each trace grew step by step while the job ran",
+               status.get("exit_status") == 0 and stepwise,
+               {key: out[key] for key in ("job_exit_status", "iterations", "mid_run_step_counts")})
+    statuses = {verb: (read_json(os.path.join(folder, f"{verb}-status.json")) or {})
+                .get("exit_status") for verb in ("watch", "analyze")}
+    report = read_json(os.path.join(folder, "analyze.json"))
+    watch_lines, bad_lines = read_json_lines(os.path.join(folder, "watch.jsonl"))
+    differences = watch_against_analyze(watch_lines, report)
+    pipelines = len((report or {}).get("pipelines") or [])
+    out.update({"exit_statuses": statuses, "pipelines": pipelines,
+                "watch_iteration_lines": sum(1 for line in watch_lines if isinstance(line, dict)
+                                             and line.get("type") == "iteration"),
+                "watch_lines_not_json": bad_lines, "differences": differences})
+    detail = {key: out[key] for key in ("exit_statuses", "pipelines", "watch_iteration_lines",
+                                        "watch_lines_not_json")}
+    detail["differences"] = differences[:5]
+    if pipelines == 0:
+        detail["note"] = "no pipeline to compare: one GPU runs the demo as one stage"
+    checks.add("step 8: watch --once printed analyze's figures for every complete iteration of "
+               "every pipeline",
+               statuses == {"watch": 0, "analyze": 0} and report is not None and not bad_lines
+               and not differences, detail)
+    return out
+
+
 def markdown(summary, checks):
     lines = ["# bubblescope GPU check", ""]
     provenance = summary.get("provenance") or {}
@@ -372,8 +488,8 @@ def main():
         else:
             checks.add(f"{name}: ran", False, "no results (the run did not get this far)")
     # Steps 6 and 7 run only where the bundle has the other CUDA major's collector and its
-    # libraries.
-    for name, step in (("step6", step6), ("step7", step7)):
+    # libraries; step 8 is missing from results written before it was added.
+    for name, step in (("step6", step6), ("step7", step7), ("step8", step8)):
         if os.path.isdir(os.path.join(args.results, name)):
             summary[name] = step(args.results, checks, args.bubblescope)
     summary["checks"] = checks.items

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests check.py on results written by hand, whose answers are known: kernels per step that agree
 in one step and not in the next, a warm-up kernel outside every step, the collector's array form
-cut short, step times giving a 2% overhead, the plugin's transfers, the demo's steps. Run by
+cut short, step times giving a 2% overhead, the plugin's transfers, the demo's steps, the live
+run's writes step by step and watch's figures against analyze's. Run by
 ctest (tests/collector/CMakeLists.txt) without a GPU."""
 import json
 import os
@@ -123,6 +124,52 @@ def write_step6(root, drop_kernel=False):
           collector_file(demo_events(drop_kernel)))
 
 
+# Step 8's demo run: 6 iterations, two stages (two GPUs), one pipeline.
+LIVE_ITERATIONS = 6
+LIVE_FILES = ("bubblescope-gpucheck-step8-rank0-world2-h-7.json",
+              "bubblescope-gpucheck-step8-rank1-world2-h-8.json")
+
+
+def live_iteration(step):
+    """analyze's figures of the live demo's iteration `step` (made up, each its own)."""
+    return {"step": step, "complete": True, "window_us": 91000.125 + step,
+            "bubble_fraction": 0.25 + step / 1000}
+
+
+def write_step8(root, flushes=range(1, LIVE_ITERATIONS), watch_figures=None, pipelines=1,
+                watch_pipelines=None):
+    """The live run's results: each rank's trace written after the steps in `flushes` (their
+    counts of ProfilerStep ranges) and at exit; analyze's `pipelines` pipelines of the 6 steps
+    (the last one incomplete); watch's lines for `watch_pipelines` (default: the same) with
+    `watch_figures(step)` (default: analyze's)."""
+    steps = list(range(LIVE_ITERATIONS))
+    write(f"{root}/step8/status.json", {"exit_status": 0, "iterations": LIVE_ITERATIONS})
+    for verb in ("watch", "analyze"):
+        write(f"{root}/step8/{verb}-status.json", {"exit_status": 0})
+    growth = []
+    for t, name in enumerate(LIVE_FILES):
+        events = [x("user_annotation", f"ProfilerStep#{i}", 100 * i, 50) for i in steps]
+        write(f"{root}/step8/record/{name}", collector_file(events))
+        growth.append({"t": t, "file": name, "size": 20, "steps": [], "closed": False})
+        growth += [{"t": t, "file": name, "size": 100 * n, "steps": steps[:n], "closed": False}
+                   for n in flushes]
+        growth.append({"t": t, "file": name, "size": 900, "steps": steps, "closed": True})
+    write(f"{root}/step8/growth.jsonl", "".join(json.dumps(g) + "\n" for g in growth))
+    iterations = [live_iteration(i) for i in steps]
+    iterations[-1]["complete"] = False  # watch reports complete iterations only
+    write(f"{root}/step8/analyze.json",
+          {"pipelines": [{"iterations": iterations} for _ in range(pipelines)]})
+    figures = watch_figures or live_iteration
+    lines = [{"type": "notice", "text": "clock model from the first iterations"}]
+    for pipeline in range(pipelines if watch_pipelines is None else watch_pipelines):
+        for step in steps[:-1]:
+            figure = figures(step)
+            lines.append({"type": "iteration", "pipeline": pipeline, "step": step,
+                          "bubble_fraction": figure["bubble_fraction"],
+                          "window_us": figure["window_us"]})
+    write(f"{root}/step8/watch.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+
+
 def check_agreeing_run_with(write_more):
     """The check's status, summary and text for results whose steps 1 to 4 pass, with what
     `write_more(root)` adds."""
@@ -198,6 +245,51 @@ def main():
         status, summary, _ = check_agreeing_run_with(lambda root: write_step7(root, **wrong))
         assert status == 1, wrong
         assert [c["check"] for c in summary["checks"] if not c["ok"]] == [step7], wrong
+
+    grew = "step 8: under record --live each trace grew step by step while the job ran"
+    same = ("step 8: watch --once printed analyze's figures for every complete iteration of "
+            "every pipeline")
+    status, summary, text = check_agreeing_run_with(write_step8)
+    assert status == 0, text
+    assert summary["step8"]["mid_run_step_counts"] == {name: [1, 2, 3, 4, 5]
+                                                       for name in LIVE_FILES}, summary["step8"]
+    assert summary["step8"]["watch_iteration_lines"] == 5, summary["step8"]
+    assert summary["step8"]["differences"] == [], summary["step8"]
+    assert f"| {grew} | ok |" in text and f"| {same} | ok |" in text, text
+
+    # Written at exit only (what the timed flush alone gives), or after a single step.
+    for flushes in ((), (3,)):
+        status, summary, _ = check_agreeing_run_with(
+            lambda root, f=flushes: write_step8(root, flushes=f))
+        assert status == 1, flushes
+        assert [c["check"] for c in summary["checks"] if not c["ok"]] == [grew], flushes
+
+    # One figure off by 1e-6; one pipeline of two without a line; watch's steps of a pipeline
+    # analyze does not have.
+    def off(step):
+        figure = live_iteration(step)
+        if step == 2:
+            figure["bubble_fraction"] += 1e-6
+        return figure
+    for kwargs, difference in (
+            ({"watch_figures": off},
+             {"pipeline": 0, "step": 2,
+              "bubble_fraction": {"analyze": 0.252, "watch": 0.252 + 1e-6}}),
+            ({"pipelines": 2, "watch_pipelines": 1},
+             {"pipeline": 1, "watch": "no iteration line"}),
+            ({"pipelines": 0, "watch_pipelines": 1},
+             {"pipeline": 0, "watch_only_steps": [0, 1, 2, 3, 4]})):
+        status, summary, _ = check_agreeing_run_with(
+            lambda root, k=kwargs: write_step8(root, **k))
+        assert status == 1, kwargs
+        assert [c["check"] for c in summary["checks"] if not c["ok"]] == [same], kwargs
+        assert summary["step8"]["differences"] == [difference], summary["step8"]["differences"]
+
+    # One GPU: one stage, no pipeline, no line: nothing to compare, and said so.
+    status, summary, text = check_agreeing_run_with(
+        lambda root: write_step8(root, pipelines=0))
+    assert status == 0, text
+    assert "no pipeline to compare: one GPU runs the demo as one stage" in text, text
 
     with tempfile.TemporaryDirectory() as root:
         make_results(root, kineto_third_kernel="relu")

@@ -149,6 +149,24 @@ TEST_F(RecordCliTest, TheChosenWindowIsSaidAndPassedOn) {
             "--whole-job each choose the window: give one\n");
 }
 
+// --live: the job (and what it starts) gets BUBBLESCOPE_FLUSH_ON_STEP=1 beside the window's
+// variables, and record says how to follow the run; without it the job gets no such variable.
+TEST_F(RecordCliTest, LiveFlushesAtEachStepAndSaysHowToWatch) {
+  const std::vector<std::string> job = {
+      "sh", "-c",
+      "sh -c 'echo \"${BUBBLESCOPE_FLUSH_ON_STEP-unset}|$BUBBLESCOPE_START\"' & wait $!"};
+  CommandResult run = Record(job, {"--live"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(run.out, "1|steps:+2:+6\n");
+  EXPECT_THAT(run.err, HasSubstr("\nbubblescope: record: live: each process writes its trace as "
+                                 "each training step begins; follow it with: bubblescope watch " +
+                                 output_ + "\n"));
+  run = Record(job);
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(run.out, "unset|steps:+2:+6\n");
+  EXPECT_THAT(run.err, Not(HasSubstr("live")));
+}
+
 TEST_F(RecordCliTest, OptionsAfterTheCommandAreTheJobs) {
   CommandResult run =
       RunCommand({BUBBLESCOPE_BINARY, "record", "-o", output_, "--collector", collector_, "sh",

@@ -120,6 +120,9 @@ TEST(ParseRecordFlagsTest, DefaultsAndTheVariablesTheyGive) {
                   Pair("BUBBLESCOPE_START", "steps:+2:+6"), Pair("BUBBLESCOPE_LIMIT", "256:0")));
   flags.run_id = "baseline";
   EXPECT_EQ(ParseRecordFlags(flags, "", kRunId)->run_id, "baseline");
+  EXPECT_FALSE(settings->flush_on_step);
+  flags.live = true;
+  EXPECT_TRUE(ParseRecordFlags(flags, "", kRunId)->flush_on_step);
 }
 
 // The hand-over library beside the collector goes first in LD_PRELOAD, before what the job had.

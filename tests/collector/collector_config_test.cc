@@ -130,12 +130,49 @@ TEST(CollectorConfigTest, BadValuesNameTheVariable) {
       {{"BUBBLESCOPE_LIMIT", "1:"}},          {{"BUBBLESCOPE_LIMIT", "1099511627776:0"}},
       {{"BUBBLESCOPE_BUFFER_MB", "-4"}},      {{"BUBBLESCOPE_RUN_ID", "my-rank-run"}},
       {{"BUBBLESCOPE_RUN_ID", "a/b"}},        {{"BUBBLESCOPE_RUN_ID", "\x1b[2J"}},
+      {{"BUBBLESCOPE_FLUSH_ON_STEP", "on"}},
   };
   for (const auto& vars : cases) {
     CollectorConfig config;
     std::string error;
     EXPECT_FALSE(ParseCollectorConfig(Env(vars), &config, &error)) << vars.begin()->second;
     EXPECT_EQ(error.rfind(vars.begin()->first + ": ", 0), 0u) << error;
+  }
+}
+
+// BUBBLESCOPE_FLUSH_ON_STEP (`record --live`): off unless 1; 0 and empty leave it off.
+TEST(CollectorConfigTest, FlushOnStepIsZeroOrOne) {
+  CollectorConfig config;
+  std::string error;
+  ASSERT_TRUE(ParseCollectorConfig(Env({}), &config, &error)) << error;
+  EXPECT_FALSE(config.flush_on_step);
+  ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_FLUSH_ON_STEP", "1"}}), &config, &error))
+      << error;
+  EXPECT_TRUE(config.flush_on_step);
+  EXPECT_TRUE(FollowsStepRanges(config));  // the NVTX callbacks are needed without a step window
+  CollectorConfig off;
+  ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_FLUSH_ON_STEP", "0"}}), &off, &error));
+  EXPECT_FALSE(off.flush_on_step);
+  EXPECT_FALSE(FollowsStepRanges(off));
+  ASSERT_TRUE(ParseCollectorConfig(Env({{"BUBBLESCOPE_FLUSH_ON_STEP", ""}}), &off, &error));
+  EXPECT_FALSE(off.flush_on_step);
+  for (const char* bad : {"yes", "true", "2", " 1", "01"}) {
+    CollectorConfig config_bad;
+    EXPECT_FALSE(
+        ParseCollectorConfig(Env({{"BUBBLESCOPE_FLUSH_ON_STEP", bad}}), &config_bad, &error));
+    EXPECT_EQ(error, "BUBBLESCOPE_FLUSH_ON_STEP: '" + std::string(bad) + "' is not 0 or 1");
+  }
+  ASSERT_FALSE(
+      ParseCollectorConfig(Env({{"BUBBLESCOPE_FLUSH_ON_STEP", "1\n\x1b[2J"}}), &config, &error));
+  EXPECT_EQ(error, "BUBBLESCOPE_FLUSH_ON_STEP: '1 \\x1b[2J' is not 0 or 1");  // one line
+}
+
+TEST(CollectorConfigTest, ProfilerStepNumbers) {
+  EXPECT_EQ(ProfilerStepNumber("ProfilerStep#0"), 0);
+  EXPECT_EQ(ProfilerStepNumber("ProfilerStep#1234"), 1234);
+  for (const char* other : {"ProfilerStep#", "ProfilerStep#x", "ProfilerStep#-1", "ProfilerStep",
+                            "forward", "ProfilerStep#3 ", "profilerstep#3"}) {
+    EXPECT_EQ(ProfilerStepNumber(other), std::nullopt) << other;
   }
 }
 

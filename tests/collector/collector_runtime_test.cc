@@ -7,7 +7,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collector_test_util.h"
@@ -26,6 +30,142 @@ RuntimeHooks SwitchRecordingHooks(std::vector<bool>* switches) {
   hooks.clock = FakeClock;
   hooks.set_recording = [switches](bool on) { switches->push_back(on); };
   return hooks;
+}
+
+// Stands in for cuptiActivityFlushAll: counts the flushes the runtime asks for, lets a test wait
+// for the n-th, and can hold a flush inside the hook (as a slow CUPTI would) until released.
+class FlushProbe {
+ public:
+  RuntimeHooks Hooks() {
+    RuntimeHooks hooks;
+    hooks.clock = FakeClock;
+    hooks.flush_activity = [this](bool) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ++flushes_;
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return !holding_; });
+    };
+    return hooks;
+  }
+  // Whether `count` flushes began within `timeout`.
+  bool WaitForFlushes(int count, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return flushes_ >= count; });
+  }
+  int flushes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return flushes_;
+  }
+  void Hold(bool hold) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      holding_ = hold;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int flushes_ = 0;
+  bool holding_ = false;
+};
+
+// A flush timer of a day: any flush a test sees within seconds was not the timer's.
+constexpr char kNeverMs[] = "86400000";
+constexpr auto kPrompt = std::chrono::seconds(10);  // generous: the machine may be loaded
+// How long a test waits to see that nothing happens.
+constexpr auto kQuiet = std::chrono::milliseconds(300);
+
+// Whether `path` holds `text` within `timeout` (the flush thread writes after the hook returns).
+bool FileSoonHolds(const std::string& path, const std::string& text,
+                   std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (ReadFile(path).find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+// Without BUBBLESCOPE_FLUSH_ON_STEP, a step range asks for nothing: the file waits for the
+// timer, and the metadata does not mention step flushes. With BUBBLESCOPE_FLUSH_ON_STEP=1
+// (`record --live`), with the whole job recorded (no step window): a ProfilerStep#N range opening
+// makes the flush thread flush and write the file at once, long before its timer; other ranges
+// do not.
+TEST(CollectorRuntimeTest, FlushOnStepWritesTheFileWhenAStepBegins) {
+  TempDir dir;
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  {
+    FlushProbe probe;
+    ASSERT_TRUE(runtime.Start(
+        Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()}, {"BUBBLESCOPE_FLUSH_MS", kNeverMs}}),
+        probe.Hooks()));
+    const std::string path = runtime.trace_path();
+    runtime.sink()->Append(",\n{\"ph\":\"M\",\"name\":\"kernel\",\"pid\":1,\"tid\":1}");
+    const std::string before = ReadFile(path);
+    EXPECT_EQ(before.find("flush_on_step"), std::string::npos) << before;
+    runtime.OnRangeStart("ProfilerStep#7");
+    std::this_thread::sleep_for(kQuiet);
+    EXPECT_EQ(probe.flushes(), 0);
+    EXPECT_EQ(ReadFile(path), before);
+    runtime.Shutdown();
+  }
+  TempDir live_dir;  // the same pid: a file of its own
+  FlushProbe probe;
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", live_dir.path()},
+                                 {"BUBBLESCOPE_FLUSH_MS", kNeverMs},
+                                 {"BUBBLESCOPE_FLUSH_ON_STEP", "1"}}),
+                            probe.Hooks()));
+  const std::string path = runtime.trace_path();
+  EXPECT_NE(ReadFile(path).find(",\"max_recording_ms\":0,\"buffer_cap_bytes\":67108864,"
+                                "\"flush_on_step\":true}"),
+            std::string::npos)
+      << ReadFile(path);
+  const std::string event = "{\"ph\":\"M\",\"name\":\"step_six_kernel\",\"pid\":1,\"tid\":1}";
+  runtime.sink()->Append(",\n" + event);
+  const std::string before = ReadFile(path);
+  for (const char* name : {"forward", "ProfilerStep#", "ProfilerStep#x", "PP:fwd ProfilerStep#7"}) {
+    runtime.OnRangeStart(name);
+  }
+  std::this_thread::sleep_for(kQuiet);
+  EXPECT_EQ(probe.flushes(), 0);
+  EXPECT_EQ(ReadFile(path), before);  // still in memory
+  runtime.OnRangeStart("ProfilerStep#7");
+  EXPECT_TRUE(probe.WaitForFlushes(1, kPrompt));
+  EXPECT_TRUE(FileSoonHolds(path, event, kPrompt)) << ReadFile(path);
+  std::this_thread::sleep_for(kQuiet);
+  EXPECT_EQ(probe.flushes(), 1);  // one step, one flush
+  runtime.Shutdown();
+  EXPECT_EQ(probe.flushes(), 2);  // and the final one
+}
+
+// The NVTX callback runs on the job's training thread: a step range opening while a flush is
+// under way (CUPTI slow to hand its buffers over) returns at once instead of waiting for it, and
+// the steps opened meanwhile are written by one more flush once that one ends.
+TEST(CollectorRuntimeTest, AStepRangeNeverWaitsForAFlush) {
+  TempDir dir;
+  FlushProbe probe;
+  CollectorRuntime& runtime = CollectorRuntime::Instance();
+  ASSERT_TRUE(runtime.Start(Env({{"BUBBLESCOPE_OUTPUT_DIR", dir.path()},
+                                 {"BUBBLESCOPE_FLUSH_MS", kNeverMs},
+                                 {"BUBBLESCOPE_FLUSH_ON_STEP", "1"}}),
+                            probe.Hooks()));
+  probe.Hold(true);
+  runtime.OnRangeStart("ProfilerStep#1");
+  EXPECT_TRUE(probe.WaitForFlushes(1, kPrompt));  // the flush thread is now held inside CUPTI
+  std::future<void> training_thread = std::async(std::launch::async, [&runtime] {
+    runtime.OnRangeStart("ProfilerStep#2");
+    runtime.OnRangeStart("ProfilerStep#3");
+  });
+  EXPECT_EQ(training_thread.wait_for(kPrompt), std::future_status::ready);
+  EXPECT_EQ(probe.flushes(), 1);
+  probe.Hold(false);
+  training_thread.wait();
+  EXPECT_TRUE(probe.WaitForFlushes(2, kPrompt));
+  std::this_thread::sleep_for(kQuiet);
+  EXPECT_EQ(probe.flushes(), 2);  // #2 and #3 asked while #1's flush ran: one flush for both
+  runtime.Shutdown();
 }
 
 TEST(CollectorRuntimeTest, ARefusalPrintsOneLineAndStaysOff) {

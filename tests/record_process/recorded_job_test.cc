@@ -51,6 +51,22 @@ TEST(CollectorEnvironmentTest, TheContractsVariablesThenTheWindow) {
   EXPECT_EQ(DigestDirectory(settings), settings.output_dir + "/digests-" + kRunId);
 }
 
+// `record --live`: BUBBLESCOPE_FLUSH_ON_STEP=1 after the flush period, and nothing without it
+// (the test above).
+TEST(CollectorEnvironmentTest, LiveAddsFlushOnStep) {
+  TempDir dir;
+  RecordSettings settings = Settings(dir);
+  settings.window.kind = WindowKind::kWholeJob;
+  settings.flush_on_step = true;
+  EXPECT_THAT(
+      CollectorEnvironment(settings),
+      ElementsAre(Pair("CUDA_INJECTION64_PATH", settings.collector_path),
+                  Pair("NCCL_PROFILER_PLUGIN", settings.collector_path),
+                  Pair("BUBBLESCOPE_OUTPUT_DIR", settings.output_dir),
+                  Pair("BUBBLESCOPE_KINDS", "kernel,nccl"), Pair("BUBBLESCOPE_FLUSH_MS", "250"),
+                  Pair("BUBBLESCOPE_RUN_ID", kRunId), Pair("BUBBLESCOPE_FLUSH_ON_STEP", "1")));
+}
+
 TEST(RecordedJobTest, TheJobsOwnFilesStatusAndMissingRanks) {
   TempDir dir;
   RecordSettings settings = Settings(dir);
