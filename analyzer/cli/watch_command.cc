@@ -173,7 +173,7 @@ int WatchCommand::Run(std::ostream& out, std::ostream& err) {
       if (jsonl) {
         if (!PrintJsonLine(NoticeJson(notice), out, err)) return kExitFailure;
       } else {
-        err << "bubblescope watch: " << NoticeText(notice) << "\n";
+        out << NoticeText(notice) << "\n";
       }
     }
     for (const watch::IterationReport& report : polled->iterations) {

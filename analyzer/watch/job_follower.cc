@@ -542,13 +542,15 @@ absl::StatusOr<Polled> JobFollower::Poll(int64_t now_unix_ns) {
   Polled polled;
   BUBBLESCOPE_RETURN_IF_ERROR(ReadFolder(now_unix_ns, polled));
   if (SomethingReady()) BUBBLESCOPE_RETURN_IF_ERROR(Analyse(now_unix_ns, polled));
+  bool arrays = false;
+  bool all_closed = true;
+  for (const auto& [path, file] : files_) {
+    if (file->mode == FileMode::kIgnored) continue;
+    arrays = arrays || file->mode == FileMode::kGrowingArray;
+    all_closed = all_closed && file->mode == FileMode::kGrowingArray && file->finished;
+  }
   polled.all_finished =
-      !files_.empty() && !polled.more_to_read &&
-      std::all_of(files_.begin(), files_.end(),
-                  [](const auto& file) {
-                    return file.second->finished || file.second->mode == FileMode::kIgnored;
-                  }) &&
-      !SomethingReady();
+      options_.once || (arrays && all_closed && !polled.more_to_read && !SomethingReady());
   return polled;
 }
 

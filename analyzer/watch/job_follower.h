@@ -60,8 +60,10 @@ struct Polled {
   std::vector<WatchNotice> notices;
   // Some growing file has more bytes than one look reads: look again without waiting.
   bool more_to_read = false;
-  // Every file seen is finished (closed arrays, whole files read) and every settled iteration
-  // reported: a finished job's folder.
+  // The job has ended: every file followed is a growing array that is closed (the collector
+  // closes a rank's file when its process ends) and every iteration they hold is reported; with
+  // `once`, after the one look. Never for whole files alone: a folder of torch.profiler's cycle
+  // files may always gain another cycle.
   bool all_finished = false;
 };
 

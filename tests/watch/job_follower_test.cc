@@ -192,6 +192,8 @@ TEST(JobFollowerTest, AGrowingJobIsReportedIterationByIterationAsAnalyzeReportsI
       absl::StatusOr<Polled> polled = follower.Poll(look);
       ASSERT_TRUE(polled.ok()) << polled.status();
       EXPECT_TRUE(polled->notices.empty()) << polled->notices[0].text;
+      // The job has ended once every file is closed, and not before.
+      EXPECT_EQ(polled->all_finished, look == kLooks) << "look " << look;
       if (!polled->iterations.empty()) ++looks_reporting;
       reports.insert(reports.end(), polled->iterations.begin(), polled->iterations.end());
       most_held = std::max(most_held, follower.HeldIntervals());
