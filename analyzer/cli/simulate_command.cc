@@ -164,7 +164,7 @@ const FlagSpec kFlagSpecs[] = {
     {"--gzip", &Opts::gzip, "Write rank<r>.pt.trace.json.gz"},
     {"--force", &Opts::force, "Replace an existing set in DIR (its rank files and truth.json)"},
     {"--live", &Opts::live,
-     "Write the job as it runs, one iteration every SECONDS (0: at once, one after the other): "
+     "Write the job as it runs, one iteration every SECONDS (0: without waiting): "
      "array grows rank<r>.pt.trace.json as bubblescope record's collector does; new and old write "
      "one <host>_<pid>.<time_ns>.pt.trace.json per rank per iteration as torch.profiler's "
      "tensorboard_trace_handler does; truth.json at the end",
