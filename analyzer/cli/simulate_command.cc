@@ -9,6 +9,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "synth/live_set.h"
 #include "synth/synthetic_job.h"
 
 namespace bubblescope {
@@ -21,10 +22,14 @@ simulated job (schema bubblescope.truth/1, see docs/simulator.md). Times are mic
 up to three decimals (ns). Per-stage values (--fwd-us, --bwd-us, --wgrad-us, --weights-mb) are one
 number for every stage or a comma list with one per stage.
 
+With --live the job is written as it runs, for `bubblescope watch` to follow: an iteration at a
+time, SECONDS apart (docs/simulator.md).
+
 Examples:
   bubblescope simulate -o sim/ --schedule 1f1b --stages 4 --microbatches 8
   bubblescope simulate -o sim/ --schedule interleaved --virtual-stages 2 --fwd-us 1000,1000,1500,1000
   bubblescope simulate -o sim/ --slow-link 1:2:25 --jitter 0.02 --annotations pp-gpu --gzip
+  bubblescope simulate -o live/ --iterations 20 --format array --live 0.5
 
 Exit status: 0 written; 1 a file could not be written; 2 a bad option value, or DIR already
 holds a simulated set (use --force to replace it).
@@ -158,6 +163,12 @@ const FlagSpec kFlagSpecs[] = {
      "Leave NCCL metadata (peer, bytes, group) out of communication kernels"},
     {"--gzip", &Opts::gzip, "Write rank<r>.pt.trace.json.gz"},
     {"--force", &Opts::force, "Replace an existing set in DIR (its rank files and truth.json)"},
+    {"--live", &Opts::live,
+     "Write the job as it runs, one iteration every SECONDS (0: without waiting): "
+     "array grows rank<r>.pt.trace.json as bubblescope record's collector does; new and old write "
+     "one <host>_<pid>.<time_ns>.pt.trace.json per rank per iteration as torch.profiler's "
+     "tensorboard_trace_handler does; truth.json at the end",
+     "SECONDS", kNoDefault},
 };
 
 }  // namespace
@@ -207,13 +218,23 @@ int SimulateCommand::Run(std::ostream& out, std::ostream& err) {
     return bad_config ? kExitBadInput : kExitFailure;
   }
   absl::StatusOr<std::vector<std::string>> written =
-      sim::WriteSimulationSet(settings->config, *simulation, options_.output_dir, settings->write);
+      settings->live_interval_ns.has_value()
+          ? sim::WriteSimulationSetLive(
+                settings->config, *simulation, options_.output_dir, settings->write,
+                sim::LiveWriteOptions{.interval_ns = *settings->live_interval_ns})
+          : sim::WriteSimulationSet(settings->config, *simulation, options_.output_dir,
+                                    settings->write);
   if (!written.ok()) {
     err << "bubblescope: simulate: " << MessageLine(written.status()) << "\n";
     return written.status().code() == absl::StatusCode::kAlreadyExists ? kExitBadInput
                                                                        : kExitFailure;
   }
   const sim::Truth& truth = simulation->truth;
+  if (settings->live_interval_ns.has_value()) {
+    out << absl::StrFormat(
+        "simulate: wrote %d iterations live, %g s apart: %d trace files\n", truth.iterations.size(),
+        static_cast<double>(*settings->live_interval_ns) / 1e9, written->size() - 1);
+  }
   out << absl::StrFormat(
       "simulate: wrote %d rank traces and %s to %s\n"
       "%s p=%d m=%d v=%d, %d iterations: bubble fraction "

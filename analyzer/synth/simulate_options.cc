@@ -105,6 +105,27 @@ absl::StatusOr<KinetoLayout> ParseLayout(absl::string_view text) {
   return FlagError("--format", absl::StrCat("'", text, "' is not one of new, old, array, nsys"));
 }
 
+// --live's seconds as nanoseconds, for the layouts a running job's folder can hold.
+absl::StatusOr<int64_t> ParseLiveInterval(const SimulateOptions& options) {
+  constexpr double kMostSeconds = 86400.0;  // a day between iterations: surely a typo past it
+  BUBBLESCOPE_ASSIGN_OR_RETURN(const double seconds,
+                               Flagged("--live", ParseNumber(options.live, 0.0)));
+  if (seconds > kMostSeconds) {
+    return FlagError("--live", absl::StrCat("'", options.live, "' seconds is more than a day"));
+  }
+  if (options.format == "nsys") {
+    return FlagError("--live",
+                     "does not apply to --format nsys: an Nsight Systems export is made after "
+                     "its run ends");
+  }
+  if (options.gzip && options.format == "array") {
+    return FlagError("--gzip",
+                     "does not apply to --live with --format array: a growing gzip file cannot "
+                     "be read before it ends");
+  }
+  return static_cast<int64_t>(std::llround(seconds * 1e9));
+}
+
 // Costs per stage from the three cost options.
 absl::Status ParseCosts(const SimulateOptions& options, Config* config) {
   const int32_t p = config->stages;
@@ -380,6 +401,9 @@ absl::StatusOr<SimulateSettings> ParseSimulateOptions(const SimulateOptions& opt
   settings.write.kineto.nccl_args = !options.no_nccl_args;
   settings.write.gzip = options.gzip;
   settings.write.overwrite = options.force;
+  if (!options.live.empty()) {
+    BUBBLESCOPE_ASSIGN_OR_RETURN(settings.live_interval_ns, ParseLiveInterval(options));
+  }
   return settings;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,11 +69,16 @@ struct SimulateOptions {
   bool gzip = false;
   std::string output_dir;
   bool force = false;
+  // Seconds between two iterations' writes when the set is written as the job runs
+  // (synth/live_set.h); empty: the whole set at once.
+  std::string live;
 };
 
 struct SimulateSettings {
   Config config;
   SetWriteOptions write;
+  // Set: write the set live (WriteSimulationSetLive), this many ns between two iterations.
+  std::optional<int64_t> live_interval_ns;
 };
 
 // Parses and checks every option; the error message starts with the option's flag

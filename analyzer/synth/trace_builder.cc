@@ -124,7 +124,7 @@ void RankBuilder::SetIdentity() {
   rank_.rank = global_;
   rank_.world_size = config_.stages * config_.parallel.replicas();
   if (config_.ranks_per_host > 0 && config_.write_host_names) {
-    rank_.host = absl::StrCat("sim-host-", global_ / config_.ranks_per_host);
+    rank_.host = absl::StrCat(kSimulatedHostName, "-", global_ / config_.ranks_per_host);
   }
   rank_.pid = ProcessId(global_);
   rank_.backend = "nccl";

@@ -39,6 +39,11 @@
 
 namespace bubblescope::sim {
 
+// The name of a simulated rank's host: "sim-host-<h>" with ranks_per_host, written by the traces
+// as their host_name; alone it names the machine of a job whose traces name none (the worker
+// name of its profiler cycle files, simulated_set.h).
+inline constexpr char kSimulatedHostName[] = "sim-host";
+
 // Stream ids of a simulated rank.
 inline constexpr int64_t kComputeStreamId = 7;
 int64_t StreamId(StreamRole role);

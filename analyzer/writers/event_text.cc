@@ -11,6 +11,8 @@ EventText::EventText(std::string* out, EventStyle style, TimeSpelling spelling, 
 void EventText::Open() {
   if (style_ == EventStyle::kKinetoMultiLine) {
     out_->append(events_ == 0 ? "  {\n    " : ",\n  {\n    ");
+  } else if (style_ == EventStyle::kOneLinePerEvent) {
+    out_->append(events_ == 0 ? "{" : ",\n{");
   } else {
     out_->append(events_ == 0 ? "{" : ", {");
   }

@@ -12,6 +12,9 @@ namespace bubblescope {
 enum class EventStyle {
   kKinetoMultiLine,  // "  {\n    \"ph\": \"X\", ...,\n    \"ts\": ...,\n    \"args\": {\n      ..."
   kPythonOneLine,    // "{\"ph\": \"X\", \"cat\": ..., \"args\": {...}}"
+  // The one-line spelling with every event on a line of its own (",\n" between events), as
+  // bubblescope's collector appends them: a file cut between two writes ends after a whole event.
+  kOneLinePerEvent,
 };
 
 // How timestamps and durations are spelled.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <string_view>
+#include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
@@ -65,31 +66,63 @@ constexpr InputShape kInputShapes[] = {
     {"[[], [8, 2048, 4096]]", R"(["Scalar", "float"])"},
 };
 
+// Where a rank's times are written from: the metadata events' time (the rank's earliest) and the
+// offset every "ts" is relative to.
+struct TimeOrigin {
+  TimeNs earliest = 0;
+  TimeNs offset = 0;
+};
+
+EventStyle StyleOf(const KinetoWriteOptions& options) {
+  return options.layout == KinetoLayout::kRelativeWithBase ? EventStyle::kKinetoMultiLine
+                                                           : EventStyle::kPythonOneLine;
+}
+
+TimeSpelling SpellingOf(const KinetoWriteOptions& options) {
+  return options.layout == KinetoLayout::kRelativeWithBase ? TimeSpelling::kFixed3
+                                                           : TimeSpelling::kCompact;
+}
+
 class RankWriter {
  public:
-  RankWriter(const Rank& rank, const KinetoWriteOptions& options, std::string* out)
+  // Writes `rank` into `out` through `events` (which appends to `out`), its times from `origin`.
+  RankWriter(const Rank& rank, const KinetoWriteOptions& options, std::string* out,
+             EventText* events, TimeOrigin origin)
       : rank_(rank),
         options_(options),
         out_(out),
-        earliest_(EarliestTime(rank)),
-        offset_(options.layout == KinetoLayout::kRelativeWithBase
-                    ? options.base_time_ns.value_or(earliest_)
-                    : (Legacy(options) ? earliest_ : 0)),
-        events_(out,
-                options.layout == KinetoLayout::kRelativeWithBase ? EventStyle::kKinetoMultiLine
-                                                                  : EventStyle::kPythonOneLine,
-                options.layout == KinetoLayout::kRelativeWithBase ? TimeSpelling::kFixed3
-                                                                  : TimeSpelling::kCompact,
-                offset_) {}
+        earliest_(origin.earliest),
+        offset_(origin.offset),
+        events_(*events) {}
+
+  static TimeOrigin OriginOf(const Rank& rank, const KinetoWriteOptions& options) {
+    const TimeNs earliest = EarliestTime(rank);
+    const TimeNs offset = options.layout == KinetoLayout::kRelativeWithBase
+                              ? options.base_time_ns.value_or(earliest)
+                              : (Legacy(options) ? earliest : 0);
+    return TimeOrigin{.earliest = earliest, .offset = offset};
+  }
 
   void Write() {
-    CollectCorrelations();
     out_->reserve(out_->size() + EstimateBytes());
     if (options_.layout == KinetoLayout::kBareArray) {
       out_->append("[");
     } else {
       WriteHeader();
     }
+    WriteEvents();
+    WriteMetadata();
+    if (options_.layout == KinetoLayout::kBareArray) {
+      if (options_.close_array) out_->append("]\n");
+    } else {
+      WriteProfilerSpan();
+      WriteFooter();
+    }
+  }
+
+  // The rank's events without its header, metadata or footer: what a slice of a file holds.
+  void WriteEvents() {
+    CollectCorrelations();
     for (const Timeline& timeline : rank_.timelines) {
       if (timeline.kind == TimelineKind::kCpuThread) WriteCpuTimeline(timeline);
     }
@@ -100,12 +133,37 @@ class RankWriter {
       if (timeline.kind == TimelineKind::kGpuStream) WriteGpuTimeline(timeline);
     }
     WriteAnnotations(AnnotationScope::kGpu);
-    WriteMetadata();
-    if (options_.layout == KinetoLayout::kBareArray) {
-      if (options_.close_array) out_->append("]\n");
-    } else {
-      WriteProfilerSpan();
-      WriteFooter();
+  }
+
+  // The process and thread names of the rank's timelines ("ph": "M").
+  void WriteMetadata() {
+    std::vector<int64_t> cpu_pids;
+    std::vector<int32_t> devices;
+    for (const Timeline& timeline : rank_.timelines) {
+      if (timeline.kind == TimelineKind::kCpuThread) {
+        if (std::find(cpu_pids.begin(), cpu_pids.end(), timeline.pid) == cpu_pids.end()) {
+          cpu_pids.push_back(timeline.pid);
+        }
+      } else if (std::find(devices.begin(), devices.end(), timeline.device) == devices.end()) {
+        devices.push_back(timeline.device);
+      }
+    }
+    for (int64_t pid : cpu_pids) {
+      WriteMetadataEvent("process_name", pid, 0, "name", "python3");
+      WriteMetadataEvent("process_labels", pid, 0, "labels", "CPU");
+    }
+    for (int32_t device : devices) {
+      WriteMetadataEvent("process_name", device, 0, "name", absl::StrCat("GPU ", device));
+      WriteMetadataEvent("process_labels", device, 0, "labels", absl::StrCat("GPU ", device));
+    }
+    for (const Timeline& timeline : rank_.timelines) {
+      if (timeline.kind == TimelineKind::kCpuThread) {
+        WriteMetadataEvent("thread_name", timeline.pid, timeline.id, "name",
+                           absl::StrCat("thread ", timeline.id, " (python3)"));
+      } else {
+        WriteMetadataEvent("thread_name", timeline.device, timeline.id, "name",
+                           absl::StrCat("stream ", timeline.id, " "));
+      }
     }
   }
 
@@ -522,37 +580,6 @@ class RankWriter {
     events_.Close();
   }
 
-  void WriteMetadata() {
-    std::vector<int64_t> cpu_pids;
-    std::vector<int32_t> devices;
-    for (const Timeline& timeline : rank_.timelines) {
-      if (timeline.kind == TimelineKind::kCpuThread) {
-        if (std::find(cpu_pids.begin(), cpu_pids.end(), timeline.pid) == cpu_pids.end()) {
-          cpu_pids.push_back(timeline.pid);
-        }
-      } else if (std::find(devices.begin(), devices.end(), timeline.device) == devices.end()) {
-        devices.push_back(timeline.device);
-      }
-    }
-    for (int64_t pid : cpu_pids) {
-      WriteMetadataEvent("process_name", pid, 0, "name", "python3");
-      WriteMetadataEvent("process_labels", pid, 0, "labels", "CPU");
-    }
-    for (int32_t device : devices) {
-      WriteMetadataEvent("process_name", device, 0, "name", absl::StrCat("GPU ", device));
-      WriteMetadataEvent("process_labels", device, 0, "labels", absl::StrCat("GPU ", device));
-    }
-    for (const Timeline& timeline : rank_.timelines) {
-      if (timeline.kind == TimelineKind::kCpuThread) {
-        WriteMetadataEvent("thread_name", timeline.pid, timeline.id, "name",
-                           absl::StrCat("thread ", timeline.id, " (python3)"));
-      } else {
-        WriteMetadataEvent("thread_name", timeline.device, timeline.id, "name",
-                           absl::StrCat("stream ", timeline.id, " "));
-      }
-    }
-  }
-
   // The profiler's own span, with string pid/tid, as every Kineto file has.
   void WriteProfilerSpan() {
     events_.Open();
@@ -574,7 +601,7 @@ class RankWriter {
   std::string* out_;
   TimeNs earliest_;
   TimeNs offset_;
-  EventText events_;
+  EventText& events_;
   absl::flat_hash_set<int64_t> linked_;
   int64_t cpu_ops_ = 0;
 };
@@ -613,9 +640,37 @@ absl::StatusOr<std::string> GzipBytes(std::string_view text, int level) {
 
 std::string KinetoJson(const Rank& rank, const KinetoWriteOptions& options) {
   std::string out;
-  RankWriter(rank, options, &out).Write();
+  const TimeOrigin origin = RankWriter::OriginOf(rank, options);
+  EventText events(&out, StyleOf(options), SpellingOf(options), origin.offset);
+  RankWriter(rank, options, &out, &events, origin).Write();
   return out;
 }
+
+KinetoArrayPieces::KinetoArrayPieces(const Rank& rank, const KinetoWriteOptions& options)
+    : rank_(rank), options_(options) {
+  options_.layout = KinetoLayout::kBareArray;
+  const TimeOrigin origin = RankWriter::OriginOf(rank_, options_);
+  earliest_ = origin.earliest;
+  offset_ = origin.offset;
+  events_ = std::make_unique<EventText>(&text_, EventStyle::kOneLinePerEvent, SpellingOf(options_),
+                                        offset_);
+}
+
+KinetoArrayPieces::~KinetoArrayPieces() = default;
+
+std::string KinetoArrayPieces::Head() {
+  text_ = "[\n";
+  RankWriter(rank_, options_, &text_, events_.get(), TimeOrigin{earliest_, offset_})
+      .WriteMetadata();
+  return std::exchange(text_, {});
+}
+
+std::string KinetoArrayPieces::Events(const Rank& slice) {
+  RankWriter(slice, options_, &text_, events_.get(), TimeOrigin{earliest_, offset_}).WriteEvents();
+  return std::exchange(text_, {});
+}
+
+std::string KinetoArrayPieces::Tail() { return "\n]\n"; }
 
 absl::Status WriteKinetoFile(const Rank& rank, const KinetoWriteOptions& options,
                              const std::string& path) {

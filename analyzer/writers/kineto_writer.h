@@ -3,6 +3,7 @@
 // benchmark, the tests) and by round-trip tests of the reader; never by an analysis.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -41,6 +42,38 @@ struct KinetoWriteOptions {
 
 // Serialises `rank` (with its names, comm metadata, annotations, steps and memory samples).
 std::string KinetoJson(const Rank& rank, const KinetoWriteOptions& options);
+
+// A rank's file in the bare-array layout written in pieces while its job runs, as bubblescope's
+// collector writes one (docs/collector.md): "[", the rank's metadata events, then its events a
+// slice at a time, then "\n]\n"; one event a line, ",\n" between two. Each piece ends after a
+// complete event, so the file read between two pieces is a legal unterminated array. Every "ts"
+// is written as the whole rank's file writes it, whatever slice it comes in.
+class EventText;
+class KinetoArrayPieces {
+ public:
+  // `rank` is the whole rank (its metadata, the time origin); options.layout is taken as
+  // kBareArray. `rank` must outlive this.
+  KinetoArrayPieces(const Rank& rank, const KinetoWriteOptions& options);
+  ~KinetoArrayPieces();
+  KinetoArrayPieces(const KinetoArrayPieces&) = delete;
+  KinetoArrayPieces& operator=(const KinetoArrayPieces&) = delete;
+
+  // "[" and the metadata events of the rank's threads and streams: the file's first write.
+  std::string Head();
+  // The events of `slice` (a part of the rank: its names, comms and groups, some of its events),
+  // each after its separator.
+  std::string Events(const Rank& slice);
+  // The closing bracket: the file's last write.
+  static std::string Tail();
+
+ private:
+  const Rank& rank_;
+  KinetoWriteOptions options_;
+  TimeNs earliest_ = 0;
+  TimeNs offset_ = 0;
+  std::string text_;                   // the piece being written
+  std::unique_ptr<EventText> events_;  // appends to text_; keeps the separators across pieces
+};
 
 // Writes KinetoJson to `path`; gzip-compressed when the path ends in ".gz".
 absl::Status WriteKinetoFile(const Rank& rank, const KinetoWriteOptions& options,

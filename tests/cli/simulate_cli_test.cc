@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -165,6 +166,12 @@ TEST(SimulateCliTest, BadValuesAreOneLineAndExitTwo) {
        "virtual_stages = 2 needs the interleaved or gpipe schedule (1f1b has one chunk per rank)"},
       {{"--schedule", "gpipe", "--virtual-stages", "2", "--p2p", "batched"},
        "p2p = batched is not modelled for gpipe with virtual_stages = 2"},
+      {{"--live", "0.5", "--format", "nsys"},
+       "--live: does not apply to --format nsys: an Nsight Systems export is made after its run "
+       "ends"},
+      {{"--live", "0", "--format", "array", "--gzip"},
+       "--gzip: does not apply to --live with --format array"},
+      {{"--live", "-0.5"}, "--live: '-0.5' is not a number >= 0"},
   };
   for (const Case& test_case : cases) {
     std::vector<std::string> args = {"-o", dir.path() + "/never"};
@@ -180,6 +187,91 @@ TEST(SimulateCliTest, BadValuesAreOneLineAndExitTwo) {
   EXPECT_FALSE(fs::exists(dir.path() + "/never"));
 }
 
+// An iteration of analyze's JSON report: its step, window and bubble.
+using IterationFigures = std::tuple<int64_t, double, double>;
+
+// pipelines[0]'s iterations and bubble_fraction of the JSON report at `path`, or of the truth.json
+// at `path` (its iterations, bubble_fraction).
+std::pair<std::vector<IterationFigures>, double> BubbleFigures(const std::string& path,
+                                                               bool truth = false) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const std::string text = ReadFile(path);
+  EXPECT_EQ(parser.parse(text).get(root), simdjson::SUCCESS) << path;
+  simdjson::dom::element figures = truth ? root : root["pipelines"].at(0);
+  std::vector<IterationFigures> iterations;
+  for (simdjson::dom::element iteration : simdjson::dom::array(figures["iterations"])) {
+    iterations.emplace_back(int64_t(iteration["step"]), double(iteration["window_us"]),
+                            double(iteration["bubble_fraction"]));
+  }
+  return {iterations, double(figures["bubble_fraction"])};
+}
+
+CommandResult AnalyzeToJson(const std::vector<std::string>& args, const std::string& report) {
+  std::vector<std::string> argv = {BUBBLESCOPE_BINARY, "analyze", "--format", "json", "-o", report};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
+TEST(SimulateCliTest, LiveArraySetAnalysesAsTheJobWrittenAtOnce) {
+  TempDir dir;
+  const std::vector<std::string> job = {"-p", "3",        "-m",   "4",        "-k",
+                                        "3",  "--jitter", "0.03", "--format", "array"};
+  std::vector<std::string> live = {"-o", dir.path() + "/live", "--live", "0"};
+  live.insert(live.end(), job.begin(), job.end());
+  CommandResult wrote = Simulate(live);
+  ASSERT_EQ(wrote.exit_status, 0) << wrote.err;
+  EXPECT_THAT(wrote.out, StartsWith("simulate: wrote 3 iterations live, 0 s apart: 3 trace files\n"
+                                    "simulate: wrote 3 rank traces and truth.json to "));
+  std::vector<std::string> at_once = {"-o", dir.path() + "/at_once"};
+  at_once.insert(at_once.end(), job.begin(), job.end());
+  ASSERT_EQ(Simulate(at_once).exit_status, 0);
+
+  const std::string live_report = dir.path() + "/live.json";
+  const std::string at_once_report = dir.path() + "/at_once.json";
+  ASSERT_EQ(AnalyzeToJson({dir.path() + "/live"}, live_report).exit_status, 0);
+  ASSERT_EQ(AnalyzeToJson({dir.path() + "/at_once"}, at_once_report).exit_status, 0);
+  const auto live_figures = BubbleFigures(live_report);
+  EXPECT_EQ(live_figures.first.size(), 3u);
+  EXPECT_EQ(live_figures, BubbleFigures(at_once_report));
+  EXPECT_EQ(live_figures, BubbleFigures(dir.path() + "/live/truth.json", /*truth=*/true));
+}
+
+TEST(SimulateCliTest, LiveCycleFilesAnalyseCycleByCycle) {
+  TempDir dir;
+  const std::string set = dir.path() + "/cycles";
+  CommandResult wrote =
+      Simulate({"-o", set, "-p", "3", "-m", "4", "-k", "3", "--jitter", "0.03", "--live", "0.01"});
+  ASSERT_EQ(wrote.exit_status, 0) << wrote.err;
+  EXPECT_THAT(wrote.out, StartsWith("simulate: wrote 3 iterations live, 0.01 s apart: 9 trace "
+                                    "files\n"));
+  size_t cycle_files = 0;
+  for (const auto& entry : fs::directory_iterator(set)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "truth.json") continue;
+    EXPECT_THAT(name, StartsWith("sim-host_1000"));
+    EXPECT_TRUE(name.ends_with(".pt.trace.json")) << name;
+    ++cycle_files;
+  }
+  EXPECT_EQ(cycle_files, 9u);
+  // Each cycle is one iteration, analysed to the simulated truth of that iteration: the newest
+  // by default, any by --cycle.
+  const auto truth = BubbleFigures(set + "/truth.json", /*truth=*/true);
+  ASSERT_EQ(truth.first.size(), 3u);
+  const std::string report = dir.path() + "/report.json";
+  for (int cycle = 0; cycle <= 3; ++cycle) {
+    std::vector<std::string> args = {set};
+    if (cycle > 0) args.insert(args.end(), {"--cycle", std::to_string(cycle)});
+    CommandResult analyzed = AnalyzeToJson(args, report);
+    ASSERT_EQ(analyzed.exit_status, 0) << analyzed.err;
+    const IterationFigures expected = truth.first[static_cast<size_t>(cycle == 0 ? 2 : cycle - 1)];
+    const auto figures = BubbleFigures(report);
+    SCOPED_TRACE(cycle);
+    EXPECT_EQ(figures.first, std::vector<IterationFigures>{expected});
+    EXPECT_EQ(figures.second, std::get<2>(expected));
+  }
+}
+
 TEST(SimulateCliTest, OutputDirectoryIsRequiredAndHelpHasAnExample) {
   CommandResult missing = Simulate({"-p", "2"});
   EXPECT_EQ(missing.exit_status, 2);
@@ -188,6 +280,7 @@ TEST(SimulateCliTest, OutputDirectoryIsRequiredAndHelpHasAnExample) {
   EXPECT_EQ(help.exit_status, 0);
   EXPECT_THAT(help.out, HasSubstr("bubblescope simulate -o sim/"));
   EXPECT_THAT(help.out, HasSubstr("--slow-link"));
+  EXPECT_THAT(help.out, HasSubstr("--live SECONDS"));
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -175,6 +177,51 @@ TEST(ParseSimulateOptionsTest, EveryP2pStyleBySpelling) {
     absl::StatusOr<SimulateSettings> settings = ParseSimulateOptions(options);
     ASSERT_TRUE(settings.ok()) << spelling << ": " << settings.status();
     EXPECT_EQ(settings->config.p2p, style) << spelling;
+  }
+}
+
+TEST(ParseSimulateOptionsTest, LiveSecondsBetweenIterations) {
+  SimulateOptions options;
+  absl::StatusOr<SimulateSettings> settings = ParseSimulateOptions(options);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_FALSE(settings->live_interval_ns.has_value());  // without --live: the whole set at once
+  for (const auto& [text, ns] : {std::pair{"0.05", int64_t{50'000'000}}, std::pair{"0", int64_t{0}},
+                                 std::pair{"2", int64_t{2'000'000'000}}}) {
+    options.live = text;
+    settings = ParseSimulateOptions(options);
+    ASSERT_TRUE(settings.ok()) << text << ": " << settings.status();
+    EXPECT_EQ(settings->live_interval_ns, ns) << text;
+  }
+  // Cycle files are whole when written, so they may be compressed.
+  options.gzip = true;
+  EXPECT_TRUE(ParseSimulateOptions(options).ok());
+}
+
+TEST(ParseSimulateOptionsTest, LiveRefusals) {
+  const struct {
+    const char* live;
+    const char* format;
+    bool gzip;
+    const char* error;
+  } kCases[] = {
+      {"-1", "new", false, "--live: '-1' is not a number >= 0"},
+      {"soon", "new", false, "--live: 'soon' is not a number >= 0"},
+      {"90000", "new", false, "--live: '90000' seconds is more than a day"},
+      {"1", "nsys", false,
+       "--live: does not apply to --format nsys: an Nsight Systems export is made after its run "
+       "ends"},
+      {"1", "array", true,
+       "--gzip: does not apply to --live with --format array: a growing gzip file cannot be read "
+       "before it ends"},
+  };
+  for (const auto& c : kCases) {
+    SimulateOptions options;
+    options.live = c.live;
+    options.format = c.format;
+    options.gzip = c.gzip && std::string_view(c.format) != "nsys";
+    absl::StatusOr<SimulateSettings> settings = ParseSimulateOptions(options);
+    EXPECT_EQ(settings.status().code(), absl::StatusCode::kInvalidArgument) << c.live;
+    EXPECT_EQ(settings.status().message(), c.error);
   }
 }
 

@@ -317,6 +317,64 @@ TEST(KinetoWriterTest, BareArrayWithAndWithoutClosingBracket) {
   EXPECT_EQ(repaired.events().size(), 23u);
 }
 
+// The lines of `text`, without their '\n'.
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t end = text.find('\n'); end != std::string::npos; end = text.find('\n', start)) {
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  if (start < text.size()) lines.push_back(text.substr(start));
+  return lines;
+}
+
+TEST(KinetoWriterTest, ArrayPiecesAreTheCollectorsLayout) {
+  const Rank rank = MakeWriterTestRank();
+  KinetoArrayPieces pieces(rank, KinetoWriteOptions{});
+  const std::string head = pieces.Head();
+  // "[" and the 7 metadata events, one a line, ending after a whole event.
+  const std::vector<std::string> head_lines = Lines(head);
+  ASSERT_EQ(head_lines.size(), 8u);
+  EXPECT_EQ(head_lines[0], "[");
+  EXPECT_TRUE(head.ends_with("}"));
+  ParsedTrace head_alone(head + "\n]");
+  ASSERT_TRUE(head_alone.ok());
+  EXPECT_EQ(head_alone.events().size(), 7u);
+  for (simdjson::dom::element event : head_alone.events()) EXPECT_EQ(Str(event, "ph"), "M");
+
+  // The events come after a separator and a line break each: 16 more lines, the 23 events of
+  // the whole file (BareArrayWithAndWithoutClosingBracket) once closed.
+  const std::string events = pieces.Events(rank);
+  EXPECT_TRUE(events.starts_with(",\n{"));
+  EXPECT_TRUE(events.ends_with("}"));
+  EXPECT_EQ(Lines(events).size(), 17u);  // the first line: the comma after the head's last event
+  const std::string whole = head + events + KinetoArrayPieces::Tail();
+  EXPECT_TRUE(whole.ends_with("}\n]\n"));
+  ParsedTrace trace(whole);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(trace.events().size(), 23u);
+  EXPECT_EQ(Lines(whole).size(), 25u);
+}
+
+TEST(KinetoWriterTest, ArrayPiecesTimeASliceAsTheWholeRank) {
+  // Legacy CPU times count from the rank's first event (its step, LegacyCpuFunctionsFlavour): a
+  // slice without that step still counts from it.
+  const Rank rank = MakeWriterTestRank();
+  Rank slice = MakeWriterTestRank();
+  slice.steps.clear();
+  KinetoWriteOptions options;
+  options.legacy_cpu_functions = true;
+  KinetoArrayPieces pieces(rank, options);
+  const std::string head = pieces.Head();
+  ParsedTrace trace(head + pieces.Events(slice) + KinetoArrayPieces::Tail());
+  ASSERT_TRUE(trace.ok());
+  const auto ops = trace.Find("X", "aten::mm");
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_DOUBLE_EQ(Number(ops[0], "ts"), 0.734);
+  EXPECT_TRUE(trace.Find("X", "ProfilerStep#5").empty());
+}
+
 TEST(KinetoWriterTest, LegacyCpuFunctionsFlavour) {
   KinetoWriteOptions options;
   options.layout = KinetoLayout::kBareArray;
