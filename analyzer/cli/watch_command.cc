@@ -92,7 +92,8 @@ CLI::App* WatchCommand::Define(CLI::App& app) {
       ->capture_default_str();
   command
       ->add_option("--idle-exit", idle_exit_s_,
-                   "Exit once nothing new has reached the folder for this long (0: never)")
+                   "Exit once nothing new has reached the folder for this long, counted from the "
+                   "first file it gives (0: never)")
       ->type_name("SECONDS")
       ->check(FiniteNumberBetween(0, 1e9))
       ->capture_default_str();
@@ -160,7 +161,8 @@ int WatchCommand::Run(std::ostream& out, std::ostream& err) {
 
   const bool jsonl = format_ == "jsonl";
   std::map<int32_t, watch::IterationReport> latest;  // by pipeline
-  auto last_news = std::chrono::steady_clock::now();
+  // --idle-exit counts from the last time the folder gave something, once it has given anything.
+  std::optional<std::chrono::steady_clock::time_point> last_news;
   bool alerted = false;
   while (true) {
     const int64_t now = UnixNowNs();
@@ -211,8 +213,9 @@ int WatchCommand::Run(std::ostream& out, std::ostream& err) {
     if (alerted) return kExitFailure;
     if (once_ || polled->all_finished) return kExitOk;
     const auto now_steady = std::chrono::steady_clock::now();
-    if (!polled->iterations.empty() || polled->more_to_read) last_news = now_steady;
-    if (idle_exit_s_ > 0 && now_steady - last_news > std::chrono::duration<double>(idle_exit_s_)) {
+    if (polled->read_something || !polled->iterations.empty()) last_news = now_steady;
+    if (idle_exit_s_ > 0 && last_news.has_value() &&
+        now_steady - *last_news > std::chrono::duration<double>(idle_exit_s_)) {
       return kExitOk;
     }
     if (!polled->more_to_read) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms_));

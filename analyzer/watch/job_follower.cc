@@ -305,6 +305,7 @@ absl::Status JobFollower::ReadGrowing(FileState& file, int64_t now_unix_ns, Poll
         Notice(now_unix_ns, absl::StrCat(read.status().message(), " (events skipped)")));
     return absl::OkStatus();
   }
+  polled.read_something = true;
   Adopt(file, std::move(read->ranks), now_unix_ns, polled);
   return absl::OkStatus();
 }
@@ -337,12 +338,22 @@ absl::Status JobFollower::ReadWhole(FileState& file, int64_t now_unix_ns, Polled
     file.mode = FileMode::kIgnored;
     return absl::OkStatus();
   }
+  polled.read_something = true;
   Adopt(file, std::move(read.ranks), now_unix_ns, polled);
   return absl::OkStatus();
 }
 
 absl::Status JobFollower::ReadFolder(int64_t now_unix_ns, Polled& polled) {
   std::error_code error;
+  // A job that has not started yet has not made its folder: waited for, unless --once.
+  if (!options_.once && !std::filesystem::exists(options_.dir, error) && !error) {
+    if (!said_waiting_) {
+      polled.notices.push_back(
+          Notice(now_unix_ns, absl::StrCat(options_.dir, " does not exist yet: waiting for it")));
+      said_waiting_ = true;
+    }
+    return absl::OkStatus();
+  }
   std::vector<std::string> paths;
   for (const auto& entry : std::filesystem::directory_iterator(options_.dir, error)) {
     const std::string name = entry.path().filename().string();
@@ -354,6 +365,10 @@ absl::Status JobFollower::ReadFolder(int64_t now_unix_ns, Polled& polled) {
     return absl::NotFoundError(absl::StrCat(options_.dir, ": ", error.message()));
   }
   std::sort(paths.begin(), paths.end());
+  if (options_.once && paths.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat(options_.dir, ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)"));
+  }
   for (const std::string& path : paths) {
     std::unique_ptr<FileState>& state = files_[path];
     if (state == nullptr) {

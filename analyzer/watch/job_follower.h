@@ -60,6 +60,8 @@ struct Polled {
   std::vector<WatchNotice> notices;
   // Some growing file has more bytes than one look reads: look again without waiting.
   bool more_to_read = false;
+  // The look read something: events of a growing file, or a file whole.
+  bool read_something = false;
   // The job has ended: every file followed is a growing array that is closed (the collector
   // closes a rank's file when its process ends) and every iteration they hold is reported; with
   // `once`, after the one look. Never for whole files alone: a folder of torch.profiler's cycle
@@ -106,6 +108,7 @@ class JobFollower {
   std::map<std::vector<int32_t>, int64_t> reported_;
   std::string record_run_;  // the record run followed (the first one seen); empty: none
   bool analysed_ = false;
+  bool said_waiting_ = false;  // the notice that the folder does not exist yet was given
 };
 
 // How far two clock models' differences between the same ranks lie apart at `at_ns`, set against
