@@ -1,10 +1,10 @@
 // `bubblescope watch` end to end: a live simulation (`simulate --live`) written while watch
 // follows it, checked against `analyze` of the finished set: the lines, the metrics file, alerts.
-#include <filesystem>
 #include <algorithm>
+#include <filesystem>
 #include <map>
-#include <sstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -26,9 +26,24 @@ using testing::TempDir;
 // 46% measured (its truth.json).
 std::vector<std::string> SimulateLive(const std::string& dir, const std::string& layout,
                                       const std::string& iterations, const std::string& pace) {
-  return {BUBBLESCOPE_BINARY, "simulate", "-o", dir, "-p", "4", "-m", "8", "-k", iterations,
-          "--fwd-us", "1000,1000,1500,1000", "--bwd-us", "2000,2000,3000,2000", "--format",
-          layout, "--live", pace};
+  return {BUBBLESCOPE_BINARY,
+          "simulate",
+          "-o",
+          dir,
+          "-p",
+          "4",
+          "-m",
+          "8",
+          "-k",
+          iterations,
+          "--fwd-us",
+          "1000,1000,1500,1000",
+          "--bwd-us",
+          "2000,2000,3000,2000",
+          "--format",
+          layout,
+          "--live",
+          pace};
 }
 
 // step -> "window_us,bubble_fraction" as each JSON text spells them.
@@ -108,11 +123,11 @@ TEST(WatchCliTest, ALiveJobIsReportedIterationByIterationWithItsMetricsAndAnAler
   CommandResult simulated;
   std::thread job([&] { simulated = RunCommand(SimulateLive(traces, "array", "10", "0.15")); });
   // Started beside the job, before its folder exists: watch waits for it.
-  const CommandResult watched = RunCommand(
-      {BUBBLESCOPE_BINARY, "watch", "--format", "jsonl", "--interval-ms", "50", "--prometheus",
-       metrics, "--alert-bubble", "0.40", "--alert-for", "3", "--on-alert",
-       "echo \"$BUBBLESCOPE_ALERT\" >> " + alert_log, traces},
-      120);
+  const CommandResult watched =
+      RunCommand({BUBBLESCOPE_BINARY, "watch", "--format", "jsonl", "--interval-ms", "50",
+                  "--prometheus", metrics, "--alert-bubble", "0.40", "--alert-for", "3",
+                  "--on-alert", "echo \"$BUBBLESCOPE_ALERT\" >> " + alert_log, traces},
+                 120);
   job.join();
   ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
   ASSERT_EQ(watched.exit_status, 0) << watched.err << watched.out;
@@ -148,8 +163,9 @@ TEST(WatchCliTest, ALiveJobIsReportedIterationByIterationWithItsMetricsAndAnAler
             std::string::npos)
       << prom;
   EXPECT_NE(prom.find("bubblescope_pipeline_step{pipeline=\"0\"} 9\n"), std::string::npos);
-  EXPECT_NE(prom.find("bubblescope_pipeline_ideal_bubble_ratio{pipeline=\"0\"} 0.2727272727272727\n"),
-            std::string::npos);
+  EXPECT_NE(
+      prom.find("bubblescope_pipeline_ideal_bubble_ratio{pipeline=\"0\"} 0.2727272727272727\n"),
+      std::string::npos);
   EXPECT_NE(prom.find("bubblescope_stage_compute_seconds{pipeline=\"0\",stage=\"2\",rank=\"2\"} "),
             std::string::npos);
   EXPECT_TRUE(prom.ends_with("# EOF\n"));
@@ -160,10 +176,9 @@ TEST(WatchCliTest, AnAlertWithoutACommandEndsTheWatchWithStatusOne) {
   const std::string traces = dir.path() + "/traces";
   CommandResult simulated;
   std::thread job([&] { simulated = RunCommand(SimulateLive(traces, "array", "8", "0.1")); });
-  const CommandResult watched =
-      RunCommand({BUBBLESCOPE_BINARY, "watch", "--interval-ms", "50", "--alert-excess", "0.1",
-                  "--alert-for", "2", traces},
-                 120);
+  const CommandResult watched = RunCommand({BUBBLESCOPE_BINARY, "watch", "--interval-ms", "50",
+                                            "--alert-excess", "0.1", "--alert-for", "2", traces},
+                                           120);
   job.join();
   ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
   EXPECT_EQ(watched.exit_status, 1) << watched.err;
@@ -183,10 +198,9 @@ TEST(WatchCliTest, TorchProfilerCycleFilesAreFollowedAsTheyAppear) {
   const std::string traces = dir.path() + "/traces";
   CommandResult simulated;
   std::thread job([&] { simulated = RunCommand(SimulateLive(traces, "new", "5", "0.15")); });
-  const CommandResult watched =
-      RunCommand({BUBBLESCOPE_BINARY, "watch", "--format", "jsonl", "--interval-ms", "50",
-                  "--idle-exit", "3", traces},
-                 120);
+  const CommandResult watched = RunCommand({BUBBLESCOPE_BINARY, "watch", "--format", "jsonl",
+                                            "--interval-ms", "50", "--idle-exit", "3", traces},
+                                           120);
   job.join();
   ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
   ASSERT_EQ(watched.exit_status, 0) << watched.err;
@@ -215,8 +229,7 @@ TEST(WatchCliTest, BadUseIsOneLineAndStatusTwo) {
   EXPECT_EQ(empty.err, "bubblescope watch: " + dir.path() +
                            ": no trace files (*.json, *.json.gz, *.bsdigest, *.sqlite)\n");
   dir.Write("rank0.json", "not json at all");
-  const CommandResult not_a_trace =
-      RunCommand({BUBBLESCOPE_BINARY, "watch", "--once", dir.path()});
+  const CommandResult not_a_trace = RunCommand({BUBBLESCOPE_BINARY, "watch", "--once", dir.path()});
   EXPECT_EQ(not_a_trace.exit_status, 2) << not_a_trace.out;
   EXPECT_NE(not_a_trace.err.find(dir.path() + "/rank0.json: byte 0: "), std::string::npos)
       << not_a_trace.err;
