@@ -416,6 +416,8 @@ bool JobFollower::SomethingReady() const {
                        [this](const auto& rank) { return Settled(rank.first).has_value(); });
   }
   for (const std::vector<int32_t>& pipeline : pipelines_) {
+    // A pipeline waiting for a rank's file is looked at again once a new rank has come.
+    if (waiting_.contains(pipeline) && ranks_.size() == ranks_at_analysis_) continue;
     std::optional<int64_t> ready;
     for (int32_t rank : pipeline) {
       const std::optional<int64_t> settled = Settled(rank);
@@ -492,6 +494,8 @@ absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
 
   // Each pipeline's iterations settled on all its ranks and not reported yet.
   std::map<int32_t, int64_t> keep_from;  // rank -> the step its window keeps from
+  std::set<int32_t> keep_whole;          // ranks of pipelines waiting for a rank's file
+  ranks_at_analysis_ = ranks_.size();
   for (size_t p = 0; p < result->pipelines.size(); ++p) {
     const job::Pipeline& pipeline = result->pipelines[p];
     std::optional<int64_t> ready;
@@ -502,9 +506,28 @@ absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
                                    : *settled;
     }
     if (!ready.has_value()) continue;
-    const auto reported = reported_.find(pipelines[p]);
-    const int64_t after =
-        reported == reported_.end() ? std::numeric_limits<int64_t>::min() : reported->second;
+    // A pipeline exchanging with ranks whose files are not here yet waits for them (a job's
+    // files appear one by one as its processes start), its ranks' windows kept whole.
+    if (!options_.once && !pipeline.crossrank.missing_peers.empty()) {
+      if (waiting_.insert(pipelines[p]).second) {
+        polled.notices.push_back(
+            Notice(now_unix_ns,
+                   absl::StrCat("pipeline ", RankList(pipelines[p]), " exchanges with ranks ",
+                                RankList(pipeline.crossrank.missing_peers),
+                                " whose files are not here yet: its iterations wait for them")));
+      }
+      for (int32_t rank : pipelines[p]) keep_whole.insert(rank);
+      continue;
+    }
+    // Reported up to: this pipeline's own mark, or where the pipelines found before reported any
+    // of its ranks up to (the pipelines changed), so that no rank's iteration comes twice.
+    int64_t after = std::numeric_limits<int64_t>::min();
+    for (const auto& [ranks, step] : reported_) {
+      const bool shares_a_rank = std::any_of(ranks.begin(), ranks.end(), [&](int32_t rank) {
+        return std::find(pipelines[p].begin(), pipelines[p].end(), rank) != pipelines[p].end();
+      });
+      if (shares_a_rank) after = std::max(after, step);
+    }
     int64_t last = after;
     for (const bubble::IterationFigures& iteration : pipeline.bubble.iterations) {
       if (!iteration.complete || iteration.number <= after || iteration.number > *ready) continue;
@@ -512,7 +535,13 @@ absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
           ReportOf(static_cast<int32_t>(p), pipeline, iteration, now_unix_ns));
       last = std::max(last, iteration.number);
     }
-    if (*ready > after) reported_[pipelines[p]] = std::max(last, *ready);
+    // The mark covers what the pipelines before reported of its ranks, so a new key is not
+    // taken for news at the next look.
+    if (const int64_t mark = std::max({last, *ready, after});
+        mark != std::numeric_limits<int64_t>::min()) {
+      reported_[pipelines[p]] = mark;
+    }
+    waiting_.erase(pipelines[p]);
     if (const auto now_reported = reported_.find(pipelines[p]); now_reported != reported_.end()) {
       for (int32_t rank : pipelines[p]) keep_from[rank] = now_reported->second;
     }
@@ -526,7 +555,9 @@ absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
   // pipeline keeps its last settled one.
   for (auto& [id, rank] : ranks_) {
     std::optional<int64_t> from;
-    if (const auto kept = keep_from.find(id); kept != keep_from.end()) {
+    if (keep_whole.contains(id)) {
+      from.reset();
+    } else if (const auto kept = keep_from.find(id); kept != keep_from.end()) {
       from = kept->second;
     } else {
       from = Settled(id);

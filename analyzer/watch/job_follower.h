@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,9 @@ class JobFollower {
   // Each pipeline's ranks in stage order, as last found; and the last step reported of each.
   std::vector<std::vector<int32_t>> pipelines_;
   std::map<std::vector<int32_t>, int64_t> reported_;
+  // Pipelines whose peers' files are not here yet, and how many ranks the last analysis had.
+  std::set<std::vector<int32_t>> waiting_;
+  size_t ranks_at_analysis_ = 0;
   std::string record_run_;  // the record run followed (the first one seen); empty: none
   bool analysed_ = false;
   bool said_waiting_ = false;  // the notice that the folder does not exist yet was given

@@ -363,8 +363,9 @@ TEST_F(AnalyzeCliTest, AMistypedCommandIsAnsweredWithTheNearestOne) {
   EXPECT_THAT(swapped.err, HasSubstr("did you mean 'whatif'?"));
   const CommandResult unknown = Run({"frobnicate"});
   EXPECT_EQ(unknown.exit_status, 2);
-  EXPECT_THAT(unknown.err, StartsWith("bubblescope: unknown command 'frobnicate' (the commands: "
-                                      "analyze, whatif, diff, gate, simulate, record, digest)\n"));
+  EXPECT_THAT(unknown.err,
+              StartsWith("bubblescope: unknown command 'frobnicate' (the commands: "
+                         "analyze, whatif, diff, gate, simulate, record, digest, watch)\n"));
 }
 
 TEST_F(AnalyzeCliTest, VersionAndHelpExitZero) {

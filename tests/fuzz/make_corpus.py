@@ -376,6 +376,21 @@ def digest_seeds(binary, traces):
     return seeds
 
 
+def watch_seeds(binary):
+    # Choice bytes: the number of looks (the byte modulo 6, plus 1), then for each look the share
+    # of each of four files written by then (of 255).
+    small = ["--microbatches", "2", "--iterations", "3", "--kernels-per-op", "1"]
+    arrays = ranks(simulate(binary, "--stages", "2", "--format", "array", *small))
+    return {
+        "sim_1f1b_p2_array_three_looks": SEPARATOR.join(arrays) + trailer(
+            2, 60, 40, 0, 0, 150, 170, 0, 0, 254, 200, 0, 0),
+        "sim_1f1b_p2_array_cut_in_events": SEPARATOR.join(arrays) + trailer(
+            1, 101, 77, 0, 0, 203, 191, 0, 0),
+        "torch_cpu_gpipe_p2_whole": SEPARATOR.join([torch_slice(0), torch_slice(1)]) + trailer(
+            0, 255, 255, 0, 0),
+    }
+
+
 def write(target, seeds):
     directory = CORPUS / target
     directory.mkdir(parents=True, exist_ok=True)
@@ -397,6 +412,7 @@ def main():
           {name: "\n".join(lines) + "\n" for name, lines in SIMULATE_SEEDS.items()})
     write("compare_fuzzer", report_seeds(binary))
     write("collector_record_fuzzer", collector_seeds())
+    write("watch_fuzzer", watch_seeds(binary))
 
 
 if __name__ == "__main__":

@@ -159,55 +159,87 @@ void WriteUpTo(const GrowingFile& file, double until, bool close) {
   WriteFile(file.path, text);
 }
 
-TEST(JobFollowerTest, AGrowingJobIsReportedIterationByIterationAsAnalyzeReportsIt) {
-  TempDir finished;
-  const testing::CommandResult made =
-      RunCommand({BUBBLESCOPE_BINARY, "simulate", "-o", finished.path(), "--format", "array", "-p",
-                  "4", "-m", "4", "-k", "24", "--fwd-us", "1000,1000,1500,1000", "--bwd-us",
-                  "2000,2000,3000,2000", "--iteration-gap-us", "500"});
-  ASSERT_EQ(made.exit_status, 0) << made.err;
-  const Figures expected = AnalyzeFigures(finished.path());
-  ASSERT_EQ(expected.size(), 24u);
+// A 4-stage job of 24 iterations written as it runs (each rank's file grown look by look) and
+// followed, with what analyze gives the finished job.
+class GrowingJobTest : public ::testing::Test {
+ protected:
+  static constexpr int kLooks = 72;  // 3 a step
 
-  TempDir live;
-  std::vector<GrowingFile> files;
-  double first = 1e300;
-  double last = 0;
-  for (int rank = 0; rank < 4; ++rank) {
-    const std::string name = "rank" + std::to_string(rank) + ".pt.trace.json";
-    files.push_back(FromFinishedArray(finished.path() + "/" + name, live.path() + "/" + name));
-    first = std::min(first, files.back().events.front().first);
-    last = std::max(last, files.back().events.back().first);
-  }
-  JobFollower follower({.dir = live.path()});
-  std::vector<IterationReport> reports;
-  size_t most_held = 0;
-  size_t looks_reporting = 0;
-  const int kLooks = 72;  // 3 a step
-  for (int look = 0; look <= kLooks; ++look) {
-    const double until = first + (last - first) * look / kLooks;
-    for (const GrowingFile& file : files) WriteUpTo(file, until, look == kLooks);
-    // A whole file is read once it held still for a look: every look twice, as a poller would.
-    for (int again = 0; again < 2; ++again) {
-      absl::StatusOr<Polled> polled = follower.Poll(look);
-      ASSERT_TRUE(polled.ok()) << polled.status();
-      EXPECT_TRUE(polled->notices.empty()) << polled->notices[0].text;
-      // The job has ended once every file is closed, and not before.
-      EXPECT_EQ(polled->all_finished, look == kLooks) << "look " << look;
-      if (!polled->iterations.empty()) ++looks_reporting;
-      reports.insert(reports.end(), polled->iterations.begin(), polled->iterations.end());
-      most_held = std::max(most_held, follower.HeldIntervals());
+  void SetUp() override {
+    const testing::CommandResult made =
+        RunCommand({BUBBLESCOPE_BINARY, "simulate", "-o", finished_.path(), "--format", "array",
+                    "-p", "4", "-m", "4", "-k", "24", "--fwd-us", "1000,1000,1500,1000", "--bwd-us",
+                    "2000,2000,3000,2000", "--iteration-gap-us", "500"});
+    ASSERT_EQ(made.exit_status, 0) << made.err;
+    expected_ = AnalyzeFigures(finished_.path());
+    ASSERT_EQ(expected_.size(), 24u);
+    for (int rank = 0; rank < 4; ++rank) {
+      const std::string name = "rank" + std::to_string(rank) + ".pt.trace.json";
+      files_.push_back(FromFinishedArray(finished_.path() + "/" + name, live_.path() + "/" + name));
+      first_ = std::min(first_, files_.back().events.front().first);
+      last_ = std::max(last_, files_.back().events.back().first);
     }
   }
-  EXPECT_EQ(FiguresOf(reports), expected);
+
+  // Grows the files over kLooks looks (rank `late`'s only from look `late_from` on), polling
+  // after each; every look twice, as a poller would (a whole file is read once it held still).
+  void Follow(int late = -1, int late_from = 0) {
+    JobFollower follower({.dir = live_.path()});
+    for (int look = 0; look <= kLooks; ++look) {
+      const double until = first_ + (last_ - first_) * look / kLooks;
+      for (size_t rank = 0; rank < files_.size(); ++rank) {
+        if (static_cast<int>(rank) != late || look >= late_from) {
+          WriteUpTo(files_[rank], until, look == kLooks);
+        }
+      }
+      for (int again = 0; again < 2; ++again) {
+        absl::StatusOr<Polled> polled = follower.Poll(look);
+        ASSERT_TRUE(polled.ok()) << polled.status();
+        for (const WatchNotice& notice : polled->notices) notices_.push_back(notice.text);
+        // The job has ended once every file is closed, and not before.
+        EXPECT_EQ(polled->all_finished, look == kLooks) << "look " << look;
+        if (!polled->iterations.empty()) ++looks_reporting_;
+        reports_.insert(reports_.end(), polled->iterations.begin(), polled->iterations.end());
+        most_held_ = std::max(most_held_, follower.HeldIntervals());
+      }
+    }
+  }
+
+  TempDir finished_;
+  TempDir live_;
+  Figures expected_;
+  std::vector<GrowingFile> files_;
+  double first_ = 1e300;
+  double last_ = 0;
+  std::vector<IterationReport> reports_;
+  std::vector<std::string> notices_;
+  size_t looks_reporting_ = 0;
+  size_t most_held_ = 0;
+};
+
+TEST_F(GrowingJobTest, EachIterationIsReportedOnceAsTheJobGoesWithAnalyzesFigures) {
+  Follow();
+  EXPECT_TRUE(notices_.empty()) << notices_[0];
+  EXPECT_EQ(FiguresOf(reports_), expected_);
   // Reported as the job went, not all at the end.
-  EXPECT_GE(looks_reporting, 20u);
+  EXPECT_GE(looks_reporting_, 20u);
   // Never more than a few iterations held, however long the job: of its 24 iterations at most 4
   // at once (the context, the one settled, the next, the one being written), a sixth of its
   // events (its intervals are fewer than its events: flows and step ranges are none).
   size_t total = 0;
-  for (const GrowingFile& file : files) total += file.events.size();
-  EXPECT_LE(most_held, total / 6);
+  for (const GrowingFile& file : files_) total += file.events.size();
+  EXPECT_LE(most_held_, total / 6);
+}
+
+TEST_F(GrowingJobTest, APipelineWaitsForARankWhoseFileComesLate) {
+  // Rank 0's file appears a third of the way through: until then the others' pipeline lacks its
+  // first stage, and nothing of it may be reported (nor twice once it is whole).
+  Follow(/*late=*/0, /*late_from=*/24);
+  ASSERT_FALSE(notices_.empty());
+  EXPECT_NE(notices_[0].find("exchanges with ranks [0] whose files are not here yet"),
+            std::string::npos)
+      << notices_[0];
+  EXPECT_EQ(FiguresOf(reports_), expected_);
 }
 
 }  // namespace
