@@ -9,7 +9,7 @@
 #   scripts/fuzz.sh [--seconds N] [--jobs N] [TARGET...]
 #
 # --seconds: per target (default 30). --jobs: build parallelism (default: every core); the
-# fuzzers themselves run one process at a time. TARGET: default all ten (collector_record_fuzzer
+# fuzzers themselves run one process at a time. TARGET: default all twelve (collector_record_fuzzer
 # only where CMake found CUDA with CUPTI). New inputs accumulate in build-fuzz/fuzz-corpus/<target>
 # across runs; a run's figures are in build-fuzz/fuzz-logs/<target>.log.
 set -euo pipefail
@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
 done
 all_targets=(trace_fuzzer job_fuzzer directory_fuzzer analyze_options_fuzzer simulate_config_fuzzer
              compare_fuzzer gate_config_fuzzer report_file_fuzzer digest_fuzzer
-             nsys_sqlite_fuzzer collector_record_fuzzer)
+             nsys_sqlite_fuzzer watch_fuzzer collector_record_fuzzer)
 explicit=${#targets[@]}
 [ "$explicit" -gt 0 ] || targets=("${all_targets[@]}")
 

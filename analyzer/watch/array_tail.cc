@@ -1,41 +1,25 @@
 #include "watch/array_tail.h"
 
+#include "readers/json_repair.h"
+#include "text/json_space.h"
+
 namespace bubblescope::watch {
 namespace {
 
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+using text::IsJsonSpace;
 
 // The end of the value starting at text[begin] (an object, an array or a scalar), or npos when
-// the text ends first.
+// the text ends first (or, for an object or array, its brackets do not match: damage that the
+// next bytes cannot mend, read as an element never finished).
 size_t ValueEnd(std::string_view text, size_t begin) {
-  const char first = text[begin];
-  if (first != '{' && first != '[') {
-    // A scalar element (never written by a trace writer, legal all the same): up to the next
-    // separator, which must be there to know the scalar is whole.
-    for (size_t i = begin; i < text.size(); ++i) {
-      if (text[i] == ',' || text[i] == ']' || IsJsonSpace(text[i])) return i;
-    }
-    return std::string_view::npos;
+  if (text[begin] == '{' || text[begin] == '[') {
+    const size_t end = kineto::FirstDocumentEnd(text.substr(begin));
+    return end == std::string_view::npos ? end : begin + end;
   }
-  size_t depth = 0;
-  bool in_string = false;
+  // A scalar element (never written by a trace writer, legal all the same): up to the next
+  // separator, which must be there to know the scalar is whole.
   for (size_t i = begin; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character, whatever it is
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      if (--depth == 0) return i + 1;
-    }
+    if (text[i] == ',' || text[i] == ']' || IsJsonSpace(text[i])) return i;
   }
   return std::string_view::npos;
 }

@@ -275,6 +275,12 @@ absl::Status JobFollower::ReadGrowing(FileState& file, int64_t now_unix_ns, Poll
   if (!scan.damaged && !scan.closed && static_cast<int64_t>(bytes.size()) == limit) {
     polled.more_to_read = true;
   }
+  if (options_.once && !scan.damaged && !scan.closed) {
+    polled.notices.push_back(
+        Notice(now_unix_ns, absl::StrCat(file.path,
+                                         ": not closed (the job still writes it, or was "
+                                         "killed): its last step is left out")));
+  }
   file.opened = scan.opened;
   file.consumed += static_cast<int64_t>(scan.consumed);
   file.finished = scan.closed || scan.damaged;

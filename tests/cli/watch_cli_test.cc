@@ -46,6 +46,26 @@ std::vector<std::string> SimulateLive(const std::string& dir, const std::string&
           pace};
 }
 
+// `bubblescope watch WATCH_ARGS... DIR` run beside a live simulation writing DIR (from before the
+// folder exists); the simulation's result and the watch's.
+struct LiveRun {
+  CommandResult simulated;
+  CommandResult watched;
+};
+LiveRun WatchLive(const std::string& traces, const std::string& layout,
+                  const std::string& iterations, const std::string& pace,
+                  std::vector<std::string> watch_args) {
+  LiveRun run;
+  std::thread job(
+      [&] { run.simulated = RunCommand(SimulateLive(traces, layout, iterations, pace)); });
+  watch_args.insert(watch_args.begin(), {BUBBLESCOPE_BINARY, "watch", "--interval-ms", "50"});
+  watch_args.push_back(traces);
+  run.watched = RunCommand(watch_args, 120);
+  job.join();
+  EXPECT_EQ(run.simulated.exit_status, 0) << run.simulated.err;
+  return run;
+}
+
 // step -> "window_us,bubble_fraction" as each JSON text spells them.
 using Figures = std::map<int64_t, std::string>;
 
@@ -120,16 +140,12 @@ TEST(WatchCliTest, ALiveJobIsReportedIterationByIterationWithItsMetricsAndAnAler
   const std::string traces = dir.path() + "/traces";
   const std::string metrics = dir.path() + "/bubble.prom";
   const std::string alert_log = dir.path() + "/alerts.log";
-  CommandResult simulated;
-  std::thread job([&] { simulated = RunCommand(SimulateLive(traces, "array", "10", "0.15")); });
   // Started beside the job, before its folder exists: watch waits for it.
   const CommandResult watched =
-      RunCommand({BUBBLESCOPE_BINARY, "watch", "--format", "jsonl", "--interval-ms", "50",
-                  "--prometheus", metrics, "--alert-bubble", "0.40", "--alert-for", "3",
-                  "--on-alert", "echo \"$BUBBLESCOPE_ALERT\" >> " + alert_log, traces},
-                 120);
-  job.join();
-  ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
+      WatchLive(traces, "array", "10", "0.15",
+                {"--format", "jsonl", "--prometheus", metrics, "--alert-bubble", "0.40",
+                 "--alert-for", "3", "--on-alert", "echo \"$BUBBLESCOPE_ALERT\" >> " + alert_log})
+          .watched;
   ASSERT_EQ(watched.exit_status, 0) << watched.err << watched.out;
 
   const WatchLines lines = ParseJsonLines(watched.out);
@@ -174,13 +190,8 @@ TEST(WatchCliTest, ALiveJobIsReportedIterationByIterationWithItsMetricsAndAnAler
 TEST(WatchCliTest, AnAlertWithoutACommandEndsTheWatchWithStatusOne) {
   TempDir dir;
   const std::string traces = dir.path() + "/traces";
-  CommandResult simulated;
-  std::thread job([&] { simulated = RunCommand(SimulateLive(traces, "array", "8", "0.1")); });
-  const CommandResult watched = RunCommand({BUBBLESCOPE_BINARY, "watch", "--interval-ms", "50",
-                                            "--alert-excess", "0.1", "--alert-for", "2", traces},
-                                           120);
-  job.join();
-  ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
+  const CommandResult watched =
+      WatchLive(traces, "array", "8", "0.1", {"--alert-excess", "0.1", "--alert-for", "2"}).watched;
   EXPECT_EQ(watched.exit_status, 1) << watched.err;
   // The excess (46% - 27.3% = 18.7 points) crosses 10 points from the first iteration: the
   // watch ends with the second iteration's line and the alert.
@@ -196,13 +207,8 @@ TEST(WatchCliTest, AnAlertWithoutACommandEndsTheWatchWithStatusOne) {
 TEST(WatchCliTest, TorchProfilerCycleFilesAreFollowedAsTheyAppear) {
   TempDir dir;
   const std::string traces = dir.path() + "/traces";
-  CommandResult simulated;
-  std::thread job([&] { simulated = RunCommand(SimulateLive(traces, "new", "5", "0.15")); });
-  const CommandResult watched = RunCommand({BUBBLESCOPE_BINARY, "watch", "--format", "jsonl",
-                                            "--interval-ms", "50", "--idle-exit", "3", traces},
-                                           120);
-  job.join();
-  ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
+  const CommandResult watched =
+      WatchLive(traces, "new", "5", "0.15", {"--format", "jsonl", "--idle-exit", "3"}).watched;
   ASSERT_EQ(watched.exit_status, 0) << watched.err;
   const WatchLines lines = ParseJsonLines(watched.out);
   EXPECT_EQ(lines.steps, (std::vector<int64_t>{0, 1, 2, 3, 4}));

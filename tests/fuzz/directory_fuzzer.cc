@@ -34,6 +34,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/analyze_command.h"
+#include "file_fuzz_util.h"
 #include "fuzz_checks.h"
 #include "fuzz_input.h"
 #include "job/job.h"
@@ -55,23 +56,6 @@ struct Entry {
   std::string path;
   EntryKind kind = EntryKind::kFile;
 };
-
-// The directory every input is laid out in, emptied before each; removed at exit.
-const fs::path& WorkDirectory() {
-  static const fs::path* dir = [] {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                          "/bubblescope-directory-fuzzer-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) Fail("cannot make a temporary directory");
-    auto* made = new fs::path(pattern);
-    std::atexit([] {
-      std::error_code ignored;
-      fs::remove_all(WorkDirectory(), ignored);
-    });
-    return made;
-  }();
-  return *dir;
-}
 
 std::string EntryName(FuzzInput& input) {
   static constexpr std::string_view kSuffixes[] = {
@@ -265,7 +249,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<OverrideText> override_texts = TakeOverrides(input);
   const std::vector<std::string_view> contents = fuzz::SplitFiles(input.rest(), kMaxEntries);
 
-  const fs::path& root = WorkDirectory();
+  const fs::path& root = fuzz::WorkDirectory();
   const std::string dir = (root / "job").string();
   std::error_code error;
   fs::remove_all(dir, error);

@@ -14,13 +14,12 @@
 
 namespace bubblescope::fuzz {
 
-// The path of a file holding `contents`, in a directory made once for the process (removed at
-// exit); `name` is the file's name in it.
-inline std::string WriteWorkFile(std::string_view name, std::string_view contents) {
+// A directory made once for the process (removed at exit), for the files a target writes.
+inline const std::filesystem::path& WorkDirectory() {
   static const std::filesystem::path* dir = [] {
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                          "/bubblescope-file-fuzzer-XXXXXX";
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/bubblescope-fuzzer-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) Fail("cannot make a temporary directory");
     auto* made = new std::filesystem::path(pattern);
     std::atexit([] {
@@ -29,7 +28,20 @@ inline std::string WriteWorkFile(std::string_view name, std::string_view content
     });
     return made;
   }();
-  const std::string path = (*dir / std::string(name)).string();
+  return *dir;
+}
+
+// Empties WorkDirectory(), for a target that lays out a directory anew for each input.
+inline void EmptyWorkDirectory() {
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator(WorkDirectory(), ignored)) {
+    std::filesystem::remove_all(entry, ignored);
+  }
+}
+
+// The path of a file holding `contents` in WorkDirectory(); `name` is the file's name in it.
+inline std::string WriteWorkFile(std::string_view name, std::string_view contents) {
+  const std::string path = (WorkDirectory() / std::string(name)).string();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
   out.close();

@@ -13,8 +13,6 @@
 // figure is a figure (bubble within [0, 1], windows and time splits not negative, split parts
 // adding up); nothing is held once the files are whole and every iteration that can be is
 // reported beyond what the `once` analysis of the same folder holds.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -28,6 +26,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "file_fuzz_util.h"
 #include "fuzz_checks.h"
 #include "fuzz_input.h"
 #include "watch/job_follower.h"
@@ -42,28 +41,6 @@ using bubblescope::watch::JobFollower;
 using bubblescope::watch::Polled;
 
 constexpr size_t kMaxFiles = 4;
-
-const fs::path& WorkDirectory() {
-  static const fs::path* dir = [] {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                          "/bubblescope-watch-fuzzer-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) Fail("cannot make a temporary directory");
-    auto* made = new fs::path(pattern);
-    std::atexit([] {
-      std::error_code ignored;
-      fs::remove_all(WorkDirectory(), ignored);
-    });
-    return made;
-  }();
-  return *dir;
-}
-
-void WriteFile(const fs::path& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) Fail("cannot write " + path.string());
-}
 
 void CheckReport(const IterationReport& report) {
   if (!(report.bubble_fraction >= 0.0 && report.bubble_fraction <= 1.0)) {
@@ -112,9 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<std::string_view> files =
       bubblescope::fuzz::SplitFiles(input.rest(), kMaxFiles);
 
-  const fs::path& dir = WorkDirectory();
-  std::error_code ignored;
-  for (const auto& entry : fs::directory_iterator(dir, ignored)) fs::remove_all(entry, ignored);
+  bubblescope::fuzz::EmptyWorkDirectory();
+  const fs::path& dir = bubblescope::fuzz::WorkDirectory();
 
   JobFollower follower({.dir = dir.string(), .read_bytes_per_look = 1 << 16});
   std::set<std::pair<int32_t, int64_t>> reported;
@@ -123,12 +99,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t f = 0; f < files.size(); ++f) {
       const size_t share = files[f].size() * shares[static_cast<size_t>(look)][f] / 255;
       written[f] = std::max(written[f], share);
-      WriteFile(dir / absl::StrCat("rank", f, ".json"), files[f].substr(0, written[f]));
+      bubblescope::fuzz::WriteWorkFile(absl::StrCat("rank", f, ".json"),
+                                       files[f].substr(0, written[f]));
     }
     Look(follower, reported);
   }
   for (size_t f = 0; f < files.size(); ++f) {
-    WriteFile(dir / absl::StrCat("rank", f, ".json"), files[f]);
+    bubblescope::fuzz::WriteWorkFile(absl::StrCat("rank", f, ".json"), files[f]);
   }
   // Whole files are read once they hold still for a look; a growing one 64 KiB a look.
   for (int again = 0; again < 4; ++again) Look(follower, reported);
