@@ -189,8 +189,9 @@ std::optional<ClockDisagreement> CompareClocks(const clock_alignment::JobClocks&
         std::max<TimeNs>({now->uncertainty_ns, before->uncertainty_ns, TimeNs{1000}}));
     if (apart > allowed && apart - allowed > worst_excess) {
       worst_excess = apart - allowed;
-      worst = ClockDisagreement{
-          .rank_a = rank_a, .rank_b = rank_b, .by_ns = static_cast<TimeNs>(std::llround(apart))};
+      worst = ClockDisagreement{.rank_a = std::min(rank_a, rank_b),
+                                .rank_b = std::max(rank_a, rank_b),
+                                .by_ns = static_cast<TimeNs>(std::llround(apart))};
     }
   }
   return worst;

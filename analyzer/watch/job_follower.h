@@ -116,8 +116,8 @@ class JobFollower {
 };
 
 // How far two clock models' differences between the same ranks lie apart at `at_ns`, set against
-// their uncertainties: the ranks of the pair that disagree most, and by how much, when they
-// disagree by more than the larger uncertainty (and 1 us); nullopt when they agree.
+// their uncertainties: the ranks of the pair that disagree most (the lower first), and by how much,
+// when they disagree by more than the larger uncertainty (and 1 us); nullopt when they agree.
 struct ClockDisagreement {
   int32_t rank_a = -1;
   int32_t rank_b = -1;

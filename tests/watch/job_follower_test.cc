@@ -240,6 +240,55 @@ TEST_F(GrowingJobTest, APipelineWaitsForARankWhoseFileComesLate) {
             std::string::npos)
       << notices_[0];
   EXPECT_EQ(FiguresOf(reports_), expected_);
+  // The pipeline found once its first stage came.
+  EXPECT_EQ(notices_,
+            (std::vector<std::string>{
+                notices_[0], "the pipelines changed: [1, 2, 3] before, [0, 1, 2, 3] now"}));
+}
+
+// Two clock models of ranks 0 and 1 on two hosts (nodes 0 and 1): rank 1's clock `offset_ns`
+// ahead of rank 0's at the anchor, drifting `rate`, within `uncertainty_ns`.
+clock_alignment::JobClocks TwoHosts(TimeNs offset_ns, double rate, TimeNs uncertainty_ns,
+                                    bool nodes_swapped = false) {
+  clock_alignment::JobClocks clocks;
+  clocks.node_of = {{0, nodes_swapped ? 1 : 0}, {1, nodes_swapped ? 0 : 1}};
+  clocks.nodes = 2;
+  clocks.anchor_ns = 1'000'000'000;
+  clock_alignment::PairFit fit;
+  // The fit is of node 1 against node 0: swapped nodes see the difference the other way round.
+  fit.line = {.offset_ns = nodes_swapped ? -offset_ns : offset_ns,
+              .rate = nodes_swapped ? -rate : rate};
+  fit.uncertainty_ns = uncertainty_ns;
+  fit.samples = 40;
+  clocks.fits[{0, 1}] = fit;
+  return clocks;
+}
+
+TEST(CompareClocksTest, ModelsWithinTheirUncertaintyAgree) {
+  const clock_alignment::JobClocks first = TwoHosts(500'000, 0, 2'000);
+  EXPECT_EQ(CompareClocks(first, TwoHosts(501'500, 0, 1'000), 1'000'000'000), std::nullopt);
+  // However the nodes are numbered.
+  EXPECT_EQ(CompareClocks(first, TwoHosts(501'500, 0, 1'000, true), 1'000'000'000), std::nullopt);
+}
+
+TEST(CompareClocksTest, ModelsFartherApartThanTheirUncertaintyDisagree) {
+  const clock_alignment::JobClocks first = TwoHosts(500'000, 0, 2'000);
+  const std::optional<ClockDisagreement> off =
+      CompareClocks(first, TwoHosts(510'000, 0, 1'000, true), 1'000'000'000);
+  ASSERT_TRUE(off.has_value());
+  EXPECT_EQ(off->rank_a, 0);
+  EXPECT_EQ(off->rank_b, 1);
+  EXPECT_EQ(off->by_ns, 10'000);
+}
+
+TEST(CompareClocksTest, ADriftTheFirstModelMissedShowsLater) {
+  // The first model saw no drift; 100 ppm over 60 s puts the clocks 6 ms apart from it.
+  const clock_alignment::JobClocks first = TwoHosts(500'000, 0, 2'000);
+  const clock_alignment::JobClocks later = TwoHosts(500'000, 100e-6, 1'000);
+  EXPECT_EQ(CompareClocks(first, later, 1'000'000'000), std::nullopt);  // at the anchor: agree
+  const std::optional<ClockDisagreement> off = CompareClocks(first, later, 61'000'000'000);
+  ASSERT_TRUE(off.has_value());
+  EXPECT_EQ(off->by_ns, 6'000'000);
 }
 
 }  // namespace
