@@ -33,8 +33,8 @@ enum class FileMode : uint8_t { kGrowingArray, kWhole, kIgnored };
 struct JobFollower::FileState {
   std::string path;
   FileMode mode = FileMode::kWhole;
-  bool finished = false;  // closed array, or a whole file read
-  int32_t rank = -1;      // the rank its events join; -1 until its first events are read
+  bool finished = false;       // closed array, or a whole file read
+  std::vector<int32_t> ranks;  // the ranks its events join; none until its first are read
   // Growing array: bytes taken so far, whether the `[` was among them, the metadata events kept.
   int64_t consumed = 0;
   bool opened = false;
@@ -211,76 +211,69 @@ size_t JobFollower::HeldIntervals() const {
 
 bool JobFollower::Adopt(FileState& file, std::vector<Rank> ranks, int64_t now_unix_ns,
                         Polled& polled) {
-  if (ranks.size() != 1) {
-    polled.notices.push_back(
-        Notice(now_unix_ns, absl::StrCat(file.path, ": holds ", ranks.size(),
-                                         " ranks; watch follows files of one rank each: ignored")));
+  auto ignore = [&](std::string why) {
+    polled.notices.push_back(Notice(now_unix_ns, absl::StrCat(file.path, ": ", why, ": ignored")));
     file.mode = FileMode::kIgnored;
     return false;
+  };
+  if (ranks.empty()) return ignore("no rank in it");
+  if (file.mode == FileMode::kGrowingArray && ranks.size() != 1) {
+    return ignore(absl::StrCat("a growing file of ", ranks.size(), " ranks"));
   }
-  Rank& rank = ranks[0];
-  if (!rank.record_run_id.empty()) {
-    if (record_run_.empty()) record_run_ = rank.record_run_id;
-    if (rank.record_run_id != record_run_) {
-      polled.notices.push_back(
-          Notice(now_unix_ns, absl::StrCat(file.path, ": from record run ", rank.record_run_id,
-                                           ", not the run followed (", record_run_, "): ignored")));
-      file.mode = FileMode::kIgnored;
-      return false;
+  const std::string& run = ranks[0].record_run_id;
+  if (!run.empty()) {
+    if (record_run_.empty()) record_run_ = run;
+    if (run != record_run_) {
+      return ignore(
+          absl::StrCat("from record run ", run, ", not the run followed (", record_run_, ")"));
     }
   }
-  if (file.rank < 0) {
-    int32_t id = rank.rank;
-    if (id < 0) id = RankFromFileName(file.path).value_or(-1);
-    if (id < 0 && files_.size() == 1) id = 0;  // the only file, as analyze reads it
-    if (id < 0) {
-      polled.notices.push_back(Notice(
-          now_unix_ns,
-          absl::StrCat(file.path,
-                       ": names no rank (distributedInfo.rank, or rank<N> in its name): ignored")));
-      file.mode = FileMode::kIgnored;
-      return false;
+  if (file.ranks.empty()) {
+    // The ranks' ids as the loader gives them: what the file says, else (a file of one rank) its
+    // name, else the only file's 0.
+    std::vector<int32_t> ids;
+    for (const Rank& rank : ranks) {
+      int32_t id = rank.rank;
+      if (id < 0 && ranks.size() == 1) id = RankFromFileName(file.path).value_or(-1);
+      if (id < 0 && ranks.size() == 1 && files_.size() == 1) id = 0;
+      if (id < 0) return ignore("names no rank (distributedInfo.rank, or rank<N> in its name)");
+      ids.push_back(id);
     }
-    std::unique_ptr<RankState>& state = ranks_[id];
-    if (state == nullptr) state = std::make_unique<RankState>();
-    const bool another_growing =
-        std::any_of(state->files.begin(), state->files.end(),
-                    [](const FileState* other) { return other->mode == FileMode::kGrowingArray; });
-    if (another_growing || (file.mode == FileMode::kGrowingArray && !state->files.empty())) {
-      polled.notices.push_back(
-          Notice(now_unix_ns, absl::StrCat(file.path, ": rank ", id, " is another file's (",
-                                           state->files[0]->path, "): ignored")));
-      file.mode = FileMode::kIgnored;
-      return false;
+    // A rank is one growing file's, or any number of whole files' (one per profiler cycle).
+    for (int32_t id : ids) {
+      const auto known = ranks_.find(id);
+      if (known == ranks_.end() || known->second->files.empty()) continue;
+      const FileState& other = *known->second->files[0];
+      if (other.mode == FileMode::kGrowingArray || file.mode == FileMode::kGrowingArray) {
+        return ignore(absl::StrCat("rank ", id, " is another file's (", other.path, ")"));
+      }
     }
-    file.rank = id;
-    state->files.push_back(&file);
+    for (int32_t id : ids) {
+      std::unique_ptr<RankState>& state = ranks_[id];
+      if (state == nullptr) state = std::make_unique<RankState>();
+      state->files.push_back(&file);
+    }
+    file.ranks = std::move(ids);
   }
-  rank.rank = file.rank;
-  AppendRank(ranks_.at(file.rank)->held, std::move(rank));
+  for (size_t r = 0; r < ranks.size() && r < file.ranks.size(); ++r) {
+    ranks[r].rank = file.ranks[r];
+    AppendRank(ranks_.at(file.ranks[r])->held, std::move(ranks[r]));
+  }
   return true;
 }
 
 absl::Status JobFollower::ReadGrowing(FileState& file, int64_t now_unix_ns, Polled& polled) {
-  const int64_t limit = options_.once ? std::numeric_limits<int64_t>::max() / 2
-                                      : std::max<int64_t>(options_.read_bytes_per_look, 1 << 16);
+  const int64_t limit = std::max<int64_t>(options_.read_bytes_per_look, 1 << 16);
   BUBBLESCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadFrom(file.path, file.consumed, limit));
   const ArrayTailScan scan = ScanArrayTail(bytes, file.opened);
   if (scan.damaged) {
     const std::string what =
         absl::StrCat(file.path, ": byte ", file.consumed + static_cast<int64_t>(scan.damage_at),
                      ": not a JSON array of events from here on");
-    if (options_.once) return absl::InvalidArgumentError(what);
     polled.notices.push_back(Notice(now_unix_ns, absl::StrCat(what, "; read up to it")));
   }
   if (!scan.damaged && !scan.closed && static_cast<int64_t>(bytes.size()) == limit) {
     polled.more_to_read = true;
-  }
-  if (options_.once && !scan.damaged && !scan.closed) {
-    polled.notices.push_back(
-        Notice(now_unix_ns, absl::StrCat(file.path,
-                                         ": not closed (the job still writes it, or was "
-                                         "killed): its last step is left out")));
   }
   file.opened = scan.opened;
   file.consumed += static_cast<int64_t>(scan.consumed);
@@ -293,7 +286,7 @@ absl::Status JobFollower::ReadGrowing(FileState& file, int64_t now_unix_ns, Poll
       events.push_back(element);
     }
   }
-  if (events.empty() && (file.rank >= 0 || file.metadata.empty())) return absl::OkStatus();
+  if (events.empty() && (!file.ranks.empty() || file.metadata.empty())) return absl::OkStatus();
   // The part read as a document of its own: the rank's metadata, then the new events.
   std::string text = "[";
   text += absl::StrJoin(file.metadata, kMetadataSeparator);
@@ -307,7 +300,6 @@ absl::Status JobFollower::ReadGrowing(FileState& file, int64_t now_unix_ns, Poll
       options_.max_file_bytes > 0 ? options_.max_file_bytes : std::numeric_limits<int64_t>::max();
   absl::StatusOr<FileRanks> read = text_reader_.Read(file.path, padded, budget);
   if (!read.ok()) {
-    if (options_.once) return read.status();
     polled.notices.push_back(
         Notice(now_unix_ns, absl::StrCat(read.status().message(), " (events skipped)")));
     return absl::OkStatus();
@@ -346,6 +338,21 @@ absl::Status JobFollower::ReadWhole(FileState& file, int64_t now_unix_ns, Polled
     return absl::OkStatus();
   }
   polled.read_something = true;
+  if (read.bubblescope_merged) {
+    // analyze --perfetto's merged trace beside the ranks it was made of: their events again.
+    polled.notices.push_back(
+        Notice(now_unix_ns, absl::StrCat(file.path, ": bubblescope's merged trace: passed over")));
+    file.mode = FileMode::kIgnored;
+    return absl::OkStatus();
+  }
+  for (const Rank& rank : read.ranks) {
+    if (rank.stats.count(ImportCounter::kTruncated) > 0) {
+      polled.notices.push_back(Notice(
+          now_unix_ns, absl::StrCat(file.path, ": cut short (", rank.stats.truncation_detail(),
+                                    "): its last iteration is left out")));
+      break;
+    }
+  }
   Adopt(file, std::move(read.ranks), now_unix_ns, polled);
   return absl::OkStatus();
 }
@@ -381,7 +388,9 @@ absl::Status JobFollower::ReadFolder(int64_t now_unix_ns, Polled& polled) {
     if (state == nullptr) {
       state = std::make_unique<FileState>();
       state->path = path;
-      state->mode = StartsAsArray(path) ? FileMode::kGrowingArray : FileMode::kWhole;
+      // With --once every file is read whole, as analyze reads it (a cut one flagged alike).
+      state->mode =
+          !options_.once && StartsAsArray(path) ? FileMode::kGrowingArray : FileMode::kWhole;
     }
   }
   for (const std::string& path : paths) {
@@ -397,9 +406,11 @@ absl::Status JobFollower::ReadFolder(int64_t now_unix_ns, Polled& polled) {
 std::optional<int64_t> JobFollower::Settled(int32_t rank) const {
   const auto state = ranks_.find(rank);
   if (state == ranks_.end()) return std::nullopt;
-  const bool finished =
-      options_.once || std::all_of(state->second->files.begin(), state->second->files.end(),
-                                   [](const FileState* file) { return file->finished; });
+  // Every file read whole: every iteration is there, or (a cut file's last, a step the profiler
+  // left empty) the analysis finds it incomplete, as analyze does.
+  if (options_.once) return std::numeric_limits<int64_t>::max();
+  const bool finished = std::all_of(state->second->files.begin(), state->second->files.end(),
+                                    [](const FileState* file) { return file->finished; });
   // A growing file that never closed (a job killed) keeps its last step unsettled even now: it
   // lost that step's end, as `analyze` reads a cut file.
   const bool cut = std::any_of(state->second->files.begin(), state->second->files.end(),
@@ -594,6 +605,10 @@ absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
 absl::StatusOr<Polled> JobFollower::Poll(int64_t now_unix_ns) {
   Polled polled;
   BUBBLESCOPE_RETURN_IF_ERROR(ReadFolder(now_unix_ns, polled));
+  if (options_.once && ranks_.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat(options_.dir, ": no trace in it (", files_.size(), " files passed over)"));
+  }
   if (SomethingReady()) BUBBLESCOPE_RETURN_IF_ERROR(Analyse(now_unix_ns, polled));
   bool arrays = false;
   bool all_closed = true;

@@ -18,8 +18,9 @@
 // analysed on that clock model (a window's few iterations give weaker evidence than the first
 // ones did), and each window's own evidence re-checks it: where the two disagree by more than
 // their uncertainty, or the pipelines found differ, a notice says so and the new ones are taken.
-// With `once`, everything the folder holds is read before the one analysis: its iterations'
-// figures are exactly `analyze`'s of the same files.
+// With `once`, every file is read whole, as `analyze` reads it (a cut file flagged alike), before
+// the one analysis, whose complete iterations are all reported: exactly `analyze`'s figures, and
+// every profiler cycle's where a folder holds several (analyze reads one at a time).
 #pragma once
 
 #include <cstddef>
