@@ -77,7 +77,12 @@ absl::StatusOr<std::string> ReadFrom(const std::string& path, int64_t offset, in
     ::close(fd);
     return absl::UnavailableError(absl::StrCat(path, ": ", std::strerror(errno)));
   }
-  const int64_t available = std::max<int64_t>(0, static_cast<int64_t>(info.st_size) - offset);
+  if (static_cast<int64_t>(info.st_size) < offset) {
+    ::close(fd);
+    return absl::DataLossError(absl::StrCat(path, ": ", info.st_size, " bytes, fewer than the ",
+                                            offset, " already read of it (the file was replaced)"));
+  }
+  const int64_t available = static_cast<int64_t>(info.st_size) - offset;
   std::string bytes(static_cast<size_t>(std::min(available, limit)), '\0');
   size_t done = 0;
   while (done < bytes.size()) {
@@ -264,7 +269,16 @@ bool JobFollower::Adopt(FileState& file, std::vector<Rank> ranks, int64_t now_un
 
 absl::Status JobFollower::ReadGrowing(FileState& file, int64_t now_unix_ns, Polled& polled) {
   const int64_t limit = std::max<int64_t>(options_.read_bytes_per_look, 1 << 16);
-  BUBBLESCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadFrom(file.path, file.consumed, limit));
+  absl::StatusOr<std::string> read_bytes = ReadFrom(file.path, file.consumed, limit);
+  if (!read_bytes.ok()) {
+    // Gone, unreadable or replaced: what was read of it stays, the rest is not followed.
+    polled.notices.push_back(
+        Notice(now_unix_ns, absl::StrCat(read_bytes.status().message(), ": no longer followed")));
+    file.mode = FileMode::kIgnored;
+    file.finished = true;
+    return absl::OkStatus();
+  }
+  const std::string& bytes = *read_bytes;
   const ArrayTailScan scan = ScanArrayTail(bytes, file.opened);
   if (scan.damaged) {
     const std::string what =

@@ -246,6 +246,33 @@ TEST_F(GrowingJobTest, APipelineWaitsForARankWhoseFileComesLate) {
                 notices_[0], "the pipelines changed: [1, 2, 3] before, [0, 1, 2, 3] now"}));
 }
 
+TEST(JobFollowerTest, AFileReplacedOrDamagedWhileFollowedIsANoticeNotAnEnd) {
+  TempDir dir;
+  const std::string path = dir.Write("rank0.json",
+                                     "[\n{\"ph\":\"M\",\"name\":\"process_name\","
+                                     "\"pid\":1,\"tid\":0,\"args\":{}},\n");
+  JobFollower follower({.dir = dir.path()});
+  ASSERT_TRUE(follower.Poll(1).ok());
+  // Shorter than what was read of it: another file under the old name.
+  WriteFile(path, "[\n");
+  absl::StatusOr<Polled> polled = follower.Poll(2);
+  ASSERT_TRUE(polled.ok()) << polled.status();
+  ASSERT_EQ(polled->notices.size(), 1u);
+  EXPECT_EQ(polled->notices[0].text,
+            path +
+                ": 2 bytes, fewer than the 60 already read of it (the file was replaced): "
+                "no longer followed");
+  EXPECT_EQ(polled->notices[0].analysed_unix_ns, 2);
+
+  const std::string other = dir.Write("rank1.json", "[\n{\"ph\":\"X\"} {\"ph\":\"X\"}");
+  polled = follower.Poll(3);
+  ASSERT_TRUE(polled.ok()) << polled.status();
+  // The damage, then the one event before it, which is no usable event.
+  ASSERT_EQ(polled->notices.size(), 2u);
+  EXPECT_EQ(polled->notices[0].text,
+            other + ": byte 13: not a JSON array of events from here on; read up to it");
+}
+
 // Two clock models of ranks 0 and 1 on two hosts (nodes 0 and 1): rank 1's clock `offset_ns`
 // ahead of rank 0's at the anchor, drifting `rate`, within `uncertainty_ns`.
 clock_alignment::JobClocks TwoHosts(TimeNs offset_ns, double rate, TimeNs uncertainty_ns,
