@@ -21,6 +21,7 @@
 #include "loader/rank_from_name.h"
 #include "loader/trace_loader.h"
 #include "loader/trace_paths.h"
+#include "text/json_space.h"
 #include "watch/array_tail.h"
 #include "watch/rank_window.h"
 
@@ -28,7 +29,8 @@ namespace bubblescope::watch {
 
 // How a file is read: as a growing JSON array from where the last look stopped, or whole once it
 // has stopped changing.
-enum class FileMode : uint8_t { kGrowingArray, kWhole, kIgnored };
+// kUndecided: nothing but white space in it yet (a file just made), told at a later look.
+enum class FileMode : uint8_t { kUndecided, kGrowingArray, kWhole, kIgnored };
 
 struct JobFollower::FileState {
   std::string path;
@@ -42,6 +44,7 @@ struct JobFollower::FileState {
   // Whole file: its size and modification time at the last look (read once they hold still).
   int64_t size = -1;
   int64_t mtime_ns = -1;
+  int32_t still_looks = 0;  // looks in a row it held still
 };
 
 struct JobFollower::RankState {
@@ -54,18 +57,22 @@ namespace {
 
 constexpr char kMetadataSeparator[] = ",\n";
 
-bool StartsAsArray(const std::string& path) {
+// Looks a whole file read as cut short must hold still before it is taken as cut.
+constexpr int32_t kLooksBeforeCut = 10;
+
+// How a file is to be read, by its first byte other than white space: a JSON array grows, any
+// other file (a Kineto object, gzip, SQLite, a digest) is read whole; undecided while it has none.
+FileMode ModeOf(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return FileMode::kUndecided;
   char buffer[256];
   const ssize_t got = ::read(fd, buffer, sizeof(buffer));
   ::close(fd);
   for (ssize_t i = 0; i < got; ++i) {
-    const char c = buffer[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    return c == '[';
+    if (text::IsJsonSpace(buffer[i])) continue;
+    return buffer[i] == '[' ? FileMode::kGrowingArray : FileMode::kWhole;
   }
-  return false;
+  return FileMode::kUndecided;
 }
 
 // The bytes of `path` from `offset`, at most `limit`; an error names the file.
@@ -332,6 +339,7 @@ absl::Status JobFollower::ReadWhole(FileState& file, int64_t now_unix_ns, Polled
   // A file still being written (torch writes a cycle's file at the cycle's end) is read once it
   // holds still from one look to the next.
   const bool still = size == file.size && mtime_ns == file.mtime_ns;
+  file.still_looks = still ? file.still_looks + 1 : 0;
   file.size = size;
   file.mtime_ns = mtime_ns;
   if (!options_.once && !still) return absl::OkStatus();
@@ -340,6 +348,11 @@ absl::Status JobFollower::ReadWhole(FileState& file, int64_t now_unix_ns, Polled
   load.max_file_bytes = options_.max_file_bytes;
   std::vector<FileRead> reads = ReadTraceFiles({TraceFile{file.path, true}}, load);
   FileRead& read = reads[0];
+  // Cut short while the job runs: its writer may not be done (a slow disk, a writer that pauses);
+  // read again once it changes, and taken as cut only after it has held still for a while.
+  const bool cut = read.status.ok() && !read.ranks.empty() &&
+                   read.ranks[0].stats.count(ImportCounter::kTruncated) > 0;
+  if (!options_.once && cut && file.still_looks < kLooksBeforeCut) return absl::OkStatus();
   file.finished = true;
   if (!read.status.ok()) {
     if (absl::IsNotFound(read.status)) {  // JSON of no trace (a truth.json): nothing to follow
@@ -403,13 +416,15 @@ absl::Status JobFollower::ReadFolder(int64_t now_unix_ns, Polled& polled) {
       state = std::make_unique<FileState>();
       state->path = path;
       // With --once every file is read whole, as analyze reads it (a cut one flagged alike).
-      state->mode =
-          !options_.once && StartsAsArray(path) ? FileMode::kGrowingArray : FileMode::kWhole;
+      state->mode = options_.once ? FileMode::kWhole : FileMode::kUndecided;
     }
   }
   for (const std::string& path : paths) {
     FileState& file = *files_.at(path);
-    if (file.finished || file.mode == FileMode::kIgnored) continue;
+    if (file.mode == FileMode::kUndecided) file.mode = ModeOf(path);
+    if (file.finished || file.mode == FileMode::kIgnored || file.mode == FileMode::kUndecided) {
+      continue;
+    }
     BUBBLESCOPE_RETURN_IF_ERROR(file.mode == FileMode::kGrowingArray
                                     ? ReadGrowing(file, now_unix_ns, polled)
                                     : ReadWhole(file, now_unix_ns, polled));

@@ -25,7 +25,11 @@ void Check(bool ok, const char* what) {
 CommandResult RunCommand(const std::vector<std::string>& argv, int timeout_seconds) {
   std::array<int, 2> out_pipe{};
   std::array<int, 2> err_pipe{};
-  Check(pipe(out_pipe.data()) == 0 && pipe(err_pipe.data()) == 0, "pipe failed");
+  // Close-on-exec: a command another thread starts meanwhile must not inherit this one's pipes
+  // (it would hold them open, and this call would wait for it to end as well). The dup2 onto
+  // the child's stdout and stderr clears the flag there.
+  Check(pipe2(out_pipe.data(), O_CLOEXEC) == 0 && pipe2(err_pipe.data(), O_CLOEXEC) == 0,
+        "pipe failed");
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

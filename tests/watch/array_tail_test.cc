@@ -1,6 +1,7 @@
 #include "watch/array_tail.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -24,7 +25,8 @@ TEST(ArrayTailTest, TakesWholeElementsAndStopsAtTheOneBeingWritten) {
 }
 
 TEST(ArrayTailTest, ResumesWhereTheLastScanStopped) {
-  const std::string text = "[{\"a\":1},{\"b\":2}";
+  // A view: the elements found are views into the text scanned.
+  const std::string_view text = "[{\"a\":1},{\"b\":2}";
   const ArrayTailScan first = ScanArrayTail(text.substr(0, 12), false);  // `[{"a":1},{"b`
   ASSERT_EQ(first.elements.size(), 1u);
   const ArrayTailScan second = ScanArrayTail(text.substr(first.consumed), true);

@@ -246,6 +246,33 @@ TEST_F(GrowingJobTest, APipelineWaitsForARankWhoseFileComesLate) {
                 notices_[0], "the pipelines changed: [1, 2, 3] before, [0, 1, 2, 3] now"}));
 }
 
+TEST(JobFollowerTest, AFileSeenEmptyIsToldApartOnceItHoldsSomething) {
+  // A writer makes the file before it writes its first byte: seen then, it is neither a growing
+  // array nor a whole file yet (taking it for a whole file left the job's arrays unread).
+  TempDir dir;
+  const std::string path = dir.Write("rank0.json", "");
+  JobFollower follower({.dir = dir.path()});
+  ASSERT_TRUE(follower.Poll(1).ok());
+  WriteFile(path, "  \n");
+  ASSERT_TRUE(follower.Poll(2).ok());
+  WriteFile(path,
+            "  \n[\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,"
+            "\"ts\":1,\"dur\":2},\n");
+  absl::StatusOr<Polled> polled = follower.Poll(3);
+  ASSERT_TRUE(polled.ok()) << polled.status();
+  EXPECT_TRUE(polled->read_something);
+  EXPECT_EQ(follower.HeldIntervals(), 1u);
+  EXPECT_FALSE(polled->all_finished);
+  WriteFile(path,
+            "  \n[\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,"
+            "\"ts\":1,\"dur\":2},\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"b\","
+            "\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":2}\n]\n");
+  polled = follower.Poll(4);
+  ASSERT_TRUE(polled.ok()) << polled.status();
+  EXPECT_EQ(follower.HeldIntervals(), 2u);
+  EXPECT_TRUE(polled->all_finished);  // its only file closed
+}
+
 TEST(JobFollowerTest, AFileReplacedOrDamagedWhileFollowedIsANoticeNotAnEnd) {
   TempDir dir;
   const std::string path = dir.Write("rank0.json",
