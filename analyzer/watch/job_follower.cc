@@ -482,7 +482,7 @@ bool JobFollower::SomethingReady() const {
   return false;
 }
 
-absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
+absl::StatusOr<job::Result> JobFollower::AnalyseWindows(clock_alignment::JobClocks& own) {
   Trace window;
   std::vector<int32_t> ids;
   for (auto& [id, rank] : ranks_) {
@@ -490,20 +490,22 @@ absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
     window.ranks.push_back(std::move(rank->held));
   }
   job::Options options = options_.job;
-  clock_alignment::JobClocks own;
   options.clocks = clocks_.has_value() ? &*clocks_ : nullptr;
   options.own_clocks = &own;
   absl::StatusOr<job::Result> result = job::Analyze(window, options);
   // The windows go back to their ranks whatever the outcome.
   for (size_t i = 0; i < ids.size(); ++i) ranks_.at(ids[i])->held = std::move(window.ranks[i]);
-  BUBBLESCOPE_RETURN_IF_ERROR(result.status());
+  return result;
+}
 
+absl::Status JobFollower::Recheck(const job::Result& result, clock_alignment::JobClocks own,
+                                  int64_t now_unix_ns, Polled& polled) {
   std::vector<std::vector<int32_t>> pipelines;
-  for (const job::Pipeline& pipeline : result->pipelines) {
+  for (const job::Pipeline& pipeline : result.pipelines) {
     pipelines.push_back(pipeline.crossrank.pipeline.stage_order());
   }
   if (!analysed_) {
-    for (const job::Pipeline& pipeline : result->pipelines) {
+    for (const job::Pipeline& pipeline : result.pipelines) {
       if (!options_.once && pipeline.bubble.step_source != iterations::StepSource::kProfilerSteps) {
         return absl::FailedPreconditionError(absl::StrCat(
             options_.dir, ": its iterations come from ",
@@ -536,17 +538,20 @@ absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
       }
     }
   }
-  pipelines_ = pipelines;
+  pipelines_ = std::move(pipelines);
   analysed_ = true;
-
-  // Each pipeline's iterations settled on all its ranks and not reported yet.
-  std::map<int32_t, int64_t> keep_from;  // rank -> the step its window keeps from
-  std::set<int32_t> keep_whole;          // ranks of pipelines waiting for a rank's file
   ranks_at_analysis_ = ranks_.size();
-  for (size_t p = 0; p < result->pipelines.size(); ++p) {
-    const job::Pipeline& pipeline = result->pipelines[p];
+  return absl::OkStatus();
+}
+
+JobFollower::Kept JobFollower::ReportReady(const job::Result& result, int64_t now_unix_ns,
+                                           Polled& polled) {
+  Kept kept;
+  for (size_t p = 0; p < result.pipelines.size(); ++p) {
+    const job::Pipeline& pipeline = result.pipelines[p];
+    const std::vector<int32_t>& ranks = pipelines_[p];
     std::optional<int64_t> ready;
-    for (int32_t rank : pipelines[p]) {
+    for (int32_t rank : ranks) {
       const std::optional<int64_t> settled = Settled(rank);
       ready = !settled.has_value() ? std::optional<int64_t>(std::numeric_limits<int64_t>::min())
               : ready.has_value()  ? std::min(*ready, *settled)
@@ -556,22 +561,22 @@ absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
     // A pipeline exchanging with ranks whose files are not here yet waits for them (a job's
     // files appear one by one as its processes start), its ranks' windows kept whole.
     if (!options_.once && !pipeline.crossrank.missing_peers.empty()) {
-      if (waiting_.insert(pipelines[p]).second) {
+      if (waiting_.insert(ranks).second) {
         polled.notices.push_back(
             Notice(now_unix_ns,
-                   absl::StrCat("pipeline ", RankList(pipelines[p]), " exchanges with ranks ",
+                   absl::StrCat("pipeline ", RankList(ranks), " exchanges with ranks ",
                                 RankList(pipeline.crossrank.missing_peers),
                                 " whose files are not here yet: its iterations wait for them")));
       }
-      for (int32_t rank : pipelines[p]) keep_whole.insert(rank);
+      kept.whole.insert(ranks.begin(), ranks.end());
       continue;
     }
     // Reported up to: this pipeline's own mark, or where the pipelines found before reported any
     // of its ranks up to (the pipelines changed), so that no rank's iteration comes twice.
     int64_t after = std::numeric_limits<int64_t>::min();
-    for (const auto& [ranks, step] : reported_) {
-      const bool shares_a_rank = std::any_of(ranks.begin(), ranks.end(), [&](int32_t rank) {
-        return std::find(pipelines[p].begin(), pipelines[p].end(), rank) != pipelines[p].end();
+    for (const auto& [marked, step] : reported_) {
+      const bool shares_a_rank = std::any_of(marked.begin(), marked.end(), [&](int32_t rank) {
+        return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
       });
       if (shares_a_rank) after = std::max(after, step);
     }
@@ -586,27 +591,26 @@ absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
     // taken for news at the next look.
     if (const int64_t mark = std::max({last, *ready, after});
         mark != std::numeric_limits<int64_t>::min()) {
-      reported_[pipelines[p]] = mark;
+      reported_[ranks] = mark;
+      for (int32_t rank : ranks) kept.from[rank] = mark;
     }
-    waiting_.erase(pipelines[p]);
-    if (const auto now_reported = reported_.find(pipelines[p]); now_reported != reported_.end()) {
-      for (int32_t rank : pipelines[p]) keep_from[rank] = now_reported->second;
-    }
+    waiting_.erase(ranks);
   }
   std::stable_sort(polled.iterations.begin(), polled.iterations.end(),
                    [](const IterationReport& a, const IterationReport& b) {
                      return a.step != b.step ? a.step < b.step : a.pipeline < b.pipeline;
                    });
+  return kept;
+}
 
-  // Trim: each pipeline rank keeps its last reported step (the next one's context); a rank of no
-  // pipeline keeps its last settled one.
+void JobFollower::TrimWindows(const Kept& kept, int64_t now_unix_ns, Polled& polled) {
+  // Each pipeline rank keeps its last reported step (the next one's context); a rank of no
+  // pipeline keeps its last settled one; a rank of a waiting pipeline keeps everything.
   for (auto& [id, rank] : ranks_) {
     std::optional<int64_t> from;
-    if (keep_whole.contains(id)) {
-      from.reset();
-    } else if (const auto kept = keep_from.find(id); kept != keep_from.end()) {
-      from = kept->second;
-    } else {
+    if (const auto marked = kept.from.find(id); marked != kept.from.end()) {
+      from = marked->second;
+    } else if (!kept.whole.contains(id)) {
       from = Settled(id);
     }
     if (from.has_value()) {
@@ -628,6 +632,14 @@ absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
       TrimRankBefore(rank->held, oldest_kept.start);
     }
   }
+}
+
+absl::Status JobFollower::Analyse(int64_t now_unix_ns, Polled& polled) {
+  clock_alignment::JobClocks own;
+  BUBBLESCOPE_ASSIGN_OR_RETURN(job::Result result, AnalyseWindows(own));
+  BUBBLESCOPE_RETURN_IF_ERROR(Recheck(result, std::move(own), now_unix_ns, polled));
+  const Kept kept = ReportReady(result, now_unix_ns, polled);
+  TrimWindows(kept, now_unix_ns, polled);
   return absl::OkStatus();
 }
 

@@ -98,6 +98,19 @@ class JobFollower {
   bool Adopt(FileState& file, std::vector<Rank> ranks, int64_t now_unix_ns, Polled& polled);
   std::optional<int64_t> Settled(int32_t rank) const;
   bool SomethingReady() const;
+  // What the windows keep after a report: from a step on, or whole (a waiting pipeline's).
+  struct Kept {
+    std::map<int32_t, int64_t> from;  // rank -> the step its window keeps from
+    std::set<int32_t> whole;
+  };
+  // The analysis of every rank's window together (the windows moved into one trace and back).
+  absl::StatusOr<job::Result> AnalyseWindows(clock_alignment::JobClocks& own);
+  // The first analysis's structure and clock model taken, or a later one's checked against them.
+  absl::Status Recheck(const job::Result& result, clock_alignment::JobClocks own,
+                       int64_t now_unix_ns, Polled& polled);
+  // The iterations ready and not yet reported, into `polled`; what each window keeps.
+  Kept ReportReady(const job::Result& result, int64_t now_unix_ns, Polled& polled);
+  void TrimWindows(const Kept& kept, int64_t now_unix_ns, Polled& polled);
   absl::Status Analyse(int64_t now_unix_ns, Polled& polled);
 
   FollowOptions options_;
