@@ -14,22 +14,15 @@
 
 #include "common/output_file.h"
 #include "gtest/gtest.h"
+#include "report/iteration_report_fixtures.h"
 #include "support/test_files.h"
 
 namespace bubblescope {
 namespace {
 
+using testing::Stage;
 using watch::IterationReport;
 using watch::StageIteration;
-
-StageIteration Stage(int32_t stage, int32_t rank, TimeNs compute, TimeNs idle) {
-  StageIteration s;
-  s.stage = stage;
-  s.rank = rank;
-  s.split.compute = compute;
-  s.split.idle = idle;
-  return s;
-}
 
 // Pipeline 0 with an inferred schedule; pipeline 1 without, its stages listed out of order.
 std::vector<IterationReport> TwoPipelines() {

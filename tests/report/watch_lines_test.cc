@@ -10,24 +10,17 @@
 #include "analysis/bubble.h"
 #include "compare/report_schema.h"
 #include "gtest/gtest.h"
+#include "report/iteration_report_fixtures.h"
 #include "text/json_writer.h"
 
 namespace bubblescope {
 namespace {
 
+using testing::Stage;
 using watch::Alert;
 using watch::AlertRule;
 using watch::IterationReport;
 using watch::StageIteration;
-
-StageIteration Stage(int32_t stage, int32_t rank, TimeNs compute, TimeNs idle) {
-  StageIteration s;
-  s.stage = stage;
-  s.rank = rank;
-  s.split.compute = compute;
-  s.split.idle = idle;
-  return s;
-}
 
 // Pipeline 0's step 12: 48.31 ms, bubble 31.4% against 25.2% for the schedule alone, stage 2
 // (rank 2) the slowest.
