@@ -186,8 +186,9 @@ EOF
       --ranks 1 --iterations 3 --microbatches 4
     # 8. `record --live`: the demo job again, each process writing its trace as each step begins
     # and the timed flush put out of reach (10 minutes), while file_growth.py notes each write;
-    # then `watch --once --format jsonl` and `analyze --format json` of the folder, whose
-    # iterations check.py compares figure for figure. Steps of about 0.1 s (--rounds) so that
+    # `watch --format jsonl` followed it live; then `watch --once --format jsonl` and
+    # `analyze --format json` of the folder, whose iterations check.py compares figure for figure
+    # with both watches'. Steps of about 0.1 s (--rounds) so that
     # each write can be seen; one stage per GPU, up to 4 (one GPU makes no pipeline).
     mkdir -p "$out/step8"
     rm -f "$out/step8/stop"
@@ -200,11 +201,19 @@ EOF
     "$py" "$tools/file_growth.py" "$out/step8/record" "$out/step8/growth.jsonl" \
       --stop "$out/step8/stop" --timeout 120 &
     local follower=$!
+    # watch following the job while it runs, from before its folder exists until its files
+    # close (or 30 s without news, if a rank never closes its file).
+    "$bubblescope" watch --format jsonl --interval-ms 50 --idle-exit 30 "$out/step8/record" \
+      >"$out/step8/watch-live.jsonl" 2>"$out/step8/watch-live.log" &
+    local watcher=$!
     ITERATIONS=6 timed 60 "$out/step8/job.log" "$out/step8/status.json" \
       "${record[@]}" --live --flush-ms 600000 -o "$out/step8/record" --run-id gpucheck-step8 -- \
       "${demo[@]}" --ranks "$gpus" --iterations 6 --microbatches 4 --rounds 60000
     touch "$out/step8/stop"
     wait "$follower" || true
+    local live_status=0
+    wait "$watcher" || live_status=$?
+    printf '{"exit_status": %d}\n' "$live_status" >"$out/step8/watch-live-status.json"
     # Each verb's standard output to its file, its standard error to its log.
     local to_file='out=$1; shift; "$@" >"$out"'
     timed 60 "$out/step8/watch.log" "$out/step8/watch-status.json" sh -c "$to_file" sh \

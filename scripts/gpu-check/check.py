@@ -431,25 +431,36 @@ def step8(results, checks, bubblescope):
     checks.add("step 8: under record --live each trace grew step by step while the job ran",
                status.get("exit_status") == 0 and stepwise,
                {key: out[key] for key in ("job_exit_status", "iterations", "mid_run_step_counts")})
-    statuses = {verb: (read_json(os.path.join(folder, f"{verb}-status.json")) or {})
-                .get("exit_status") for verb in ("watch", "analyze")}
     report = read_json(os.path.join(folder, "analyze.json"))
-    watch_lines, bad_lines = read_json_lines(os.path.join(folder, "watch.jsonl"))
-    differences = watch_against_analyze(watch_lines, report)
     pipelines = len((report or {}).get("pipelines") or [])
-    out.update({"exit_statuses": statuses, "pipelines": pipelines,
-                "watch_iteration_lines": sum(1 for line in watch_lines if isinstance(line, dict)
-                                             and line.get("type") == "iteration"),
-                "watch_lines_not_json": bad_lines, "differences": differences})
-    detail = {key: out[key] for key in ("exit_statuses", "pipelines", "watch_iteration_lines",
-                                        "watch_lines_not_json")}
-    detail["differences"] = differences[:5]
-    if pipelines == 0:
-        detail["note"] = "no pipeline to compare: one GPU runs the demo as one stage"
-    checks.add("step 8: watch --once printed analyze's figures for every complete iteration of "
-               "every pipeline",
-               statuses == {"watch": 0, "analyze": 0} and report is not None and not bad_lines
-               and not differences, detail)
+    analyze_status = (read_json(os.path.join(folder, "analyze-status.json")) or {}).get(
+        "exit_status")
+    out.update({"pipelines": pipelines, "analyze_exit_status": analyze_status})
+    # watch --once of the finished folder, and watch following the job live (results from
+    # before the live watch have no watch-live files: that check is left out).
+    for verb, how in (("watch", "watch --once printed"),
+                      ("watch-live", "watch following the job live printed")):
+        lines_path = os.path.join(folder, f"{verb}.jsonl")
+        if verb != "watch" and not os.path.exists(lines_path):
+            continue
+        status = (read_json(os.path.join(folder, f"{verb}-status.json")) or {}).get("exit_status")
+        watch_lines, bad_lines = read_json_lines(lines_path)
+        differences = watch_against_analyze(watch_lines, report)
+        key = verb.replace("-", "_")
+        out.update({f"{key}_exit_status": status,
+                    f"{key}_iteration_lines": sum(1 for line in watch_lines
+                                                  if isinstance(line, dict)
+                                                  and line.get("type") == "iteration"),
+                    f"{key}_lines_not_json": bad_lines, f"{key}_differences": differences})
+        detail = {"exit_statuses": {verb: status, "analyze": analyze_status},
+                  "pipelines": pipelines, "iteration_lines": out[f"{key}_iteration_lines"],
+                  "lines_not_json": bad_lines, "differences": differences[:5]}
+        if pipelines == 0:
+            detail["note"] = "no pipeline to compare: one GPU runs the demo as one stage"
+        checks.add(f"step 8: {how} analyze's figures for every complete iteration of every "
+                   "pipeline",
+                   status == 0 and analyze_status == 0 and report is not None and not bad_lines
+                   and not differences, detail)
     return out
 
 

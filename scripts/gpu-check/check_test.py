@@ -137,14 +137,15 @@ def live_iteration(step):
 
 
 def write_step8(root, flushes=range(1, LIVE_ITERATIONS), watch_figures=None, pipelines=1,
-                watch_pipelines=None):
+                watch_pipelines=None, live_figures=None):
     """The live run's results: each rank's trace written after the steps in `flushes` (their
     counts of ProfilerStep ranges) and at exit; analyze's `pipelines` pipelines of the 6 steps
     (the last one incomplete); watch's lines for `watch_pipelines` (default: the same) with
-    `watch_figures(step)` (default: analyze's)."""
+    `watch_figures(step)` (default: analyze's); the live watch's lines for analyze's pipelines
+    with `live_figures(step)` (default: analyze's)."""
     steps = list(range(LIVE_ITERATIONS))
     write(f"{root}/step8/status.json", {"exit_status": 0, "iterations": LIVE_ITERATIONS})
-    for verb in ("watch", "analyze"):
+    for verb in ("watch", "watch-live", "analyze"):
         write(f"{root}/step8/{verb}-status.json", {"exit_status": 0})
     growth = []
     for t, name in enumerate(LIVE_FILES):
@@ -159,15 +160,17 @@ def write_step8(root, flushes=range(1, LIVE_ITERATIONS), watch_figures=None, pip
     iterations[-1]["complete"] = False  # watch reports complete iterations only
     write(f"{root}/step8/analyze.json",
           {"pipelines": [{"iterations": iterations} for _ in range(pipelines)]})
-    figures = watch_figures or live_iteration
-    lines = [{"type": "notice", "text": "clock model from the first iterations"}]
-    for pipeline in range(pipelines if watch_pipelines is None else watch_pipelines):
-        for step in steps[:-1]:
-            figure = figures(step)
-            lines.append({"type": "iteration", "pipeline": pipeline, "step": step,
-                          "bubble_fraction": figure["bubble_fraction"],
-                          "window_us": figure["window_us"]})
-    write(f"{root}/step8/watch.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+    for name, figures, count in (("watch", watch_figures, watch_pipelines),
+                                 ("watch-live", live_figures, None)):
+        figures = figures or live_iteration
+        lines = [{"type": "notice", "text": "clock model from the first iterations"}]
+        for pipeline in range(pipelines if count is None else count):
+            for step in steps[:-1]:
+                figure = figures(step)
+                lines.append({"type": "iteration", "pipeline": pipeline, "step": step,
+                              "bubble_fraction": figure["bubble_fraction"],
+                              "window_us": figure["window_us"]})
+        write(f"{root}/step8/{name}.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
 
 
 def check_agreeing_run_with(write_more):
@@ -249,13 +252,17 @@ def main():
     grew = "step 8: under record --live each trace grew step by step while the job ran"
     same = ("step 8: watch --once printed analyze's figures for every complete iteration of "
             "every pipeline")
+    live = ("step 8: watch following the job live printed analyze's figures for every complete "
+            "iteration of every pipeline")
     status, summary, text = check_agreeing_run_with(write_step8)
     assert status == 0, text
     assert summary["step8"]["mid_run_step_counts"] == {name: [1, 2, 3, 4, 5]
                                                        for name in LIVE_FILES}, summary["step8"]
     assert summary["step8"]["watch_iteration_lines"] == 5, summary["step8"]
-    assert summary["step8"]["differences"] == [], summary["step8"]
+    assert summary["step8"]["watch_differences"] == [], summary["step8"]
+    assert summary["step8"]["watch_live_iteration_lines"] == 5, summary["step8"]
     assert f"| {grew} | ok |" in text and f"| {same} | ok |" in text, text
+    assert f"| {live} | ok |" in text, text
 
     # Written at exit only (what the timed flush alone gives), or after a single step.
     for flushes in ((), (3,)):
@@ -283,7 +290,16 @@ def main():
             lambda root, k=kwargs: write_step8(root, **k))
         assert status == 1, kwargs
         assert [c["check"] for c in summary["checks"] if not c["ok"]] == [same], kwargs
-        assert summary["step8"]["differences"] == [difference], summary["step8"]["differences"]
+        assert summary["step8"]["watch_differences"] == [difference], summary["step8"]
+
+    # The live watch's figure off, the --once one right.
+    status, summary, _ = check_agreeing_run_with(
+        lambda root: write_step8(root, live_figures=off))
+    assert status == 1
+    assert [c["check"] for c in summary["checks"] if not c["ok"]] == [live], summary["checks"]
+    assert summary["step8"]["watch_live_differences"] == [
+        {"pipeline": 0, "step": 2,
+         "bubble_fraction": {"analyze": 0.252, "watch": 0.252 + 1e-6}}], summary["step8"]
 
     # One GPU: one stage, no pipeline, no line: nothing to compare, and said so.
     status, summary, text = check_agreeing_run_with(
