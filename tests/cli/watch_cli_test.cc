@@ -208,7 +208,7 @@ TEST(WatchCliTest, TorchProfilerCycleFilesAreFollowedAsTheyAppear) {
   TempDir dir;
   const std::string traces = dir.path() + "/traces";
   const CommandResult watched =
-      WatchLive(traces, "new", "5", "0.15", {"--format", "jsonl", "--idle-exit", "3"}).watched;
+      WatchLive(traces, "new", "5", "0.15", {"--format", "jsonl", "--idle-exit", "6"}).watched;
   ASSERT_EQ(watched.exit_status, 0) << watched.err;
   const WatchLines lines = ParseJsonLines(watched.out);
   EXPECT_EQ(lines.steps, (std::vector<int64_t>{0, 1, 2, 3, 4}));
