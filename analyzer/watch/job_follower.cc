@@ -465,21 +465,23 @@ bool JobFollower::SomethingReady() const {
   for (const std::vector<int32_t>& pipeline : pipelines_) {
     // A pipeline waiting for a rank's file is looked at again once a new rank has come.
     if (waiting_.contains(pipeline) && ranks_.size() == ranks_at_analysis_) continue;
-    std::optional<int64_t> ready;
-    for (int32_t rank : pipeline) {
-      const std::optional<int64_t> settled = Settled(rank);
-      if (!settled.has_value()) {
-        ready.reset();
-        break;
-      }
-      ready = ready.has_value() ? std::min(*ready, *settled) : *settled;
-    }
+    const std::optional<int64_t> ready = Ready(pipeline);
     const auto reported = reported_.find(pipeline);
     if (ready.has_value() && (reported == reported_.end() || *ready > reported->second)) {
       return true;
     }
   }
   return false;
+}
+
+std::optional<int64_t> JobFollower::Ready(const std::vector<int32_t>& ranks) const {
+  std::optional<int64_t> ready;
+  for (int32_t rank : ranks) {
+    const std::optional<int64_t> settled = Settled(rank);
+    if (!settled.has_value()) return std::nullopt;
+    ready = ready.has_value() ? std::min(*ready, *settled) : *settled;
+  }
+  return ready;
 }
 
 absl::StatusOr<job::Result> JobFollower::AnalyseWindows(clock_alignment::JobClocks& own) {
@@ -550,14 +552,6 @@ JobFollower::Kept JobFollower::ReportReady(const job::Result& result, int64_t no
   for (size_t p = 0; p < result.pipelines.size(); ++p) {
     const job::Pipeline& pipeline = result.pipelines[p];
     const std::vector<int32_t>& ranks = pipelines_[p];
-    std::optional<int64_t> ready;
-    for (int32_t rank : ranks) {
-      const std::optional<int64_t> settled = Settled(rank);
-      ready = !settled.has_value() ? std::optional<int64_t>(std::numeric_limits<int64_t>::min())
-              : ready.has_value()  ? std::min(*ready, *settled)
-                                   : *settled;
-    }
-    if (!ready.has_value()) continue;
     // A pipeline exchanging with ranks whose files are not here yet waits for them (a job's
     // files appear one by one as its processes start), its ranks' windows kept whole.
     if (!options_.once && !pipeline.crossrank.missing_peers.empty()) {
@@ -579,6 +573,19 @@ JobFollower::Kept JobFollower::ReportReady(const job::Result& result, int64_t no
         return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
       });
       if (shares_a_rank) after = std::max(after, step);
+    }
+    const std::optional<int64_t> ready = Ready(ranks);
+    if (!ready.has_value()) {
+      // A rank without a settled step yet (its file just began): nothing to report, and the
+      // others' windows keep what is not reported.
+      for (int32_t rank : ranks) {
+        if (after == std::numeric_limits<int64_t>::min()) {
+          kept.whole.insert(rank);
+        } else {
+          kept.from[rank] = after;
+        }
+      }
+      continue;
     }
     int64_t last = after;
     for (const bubble::IterationFigures& iteration : pipeline.bubble.iterations) {

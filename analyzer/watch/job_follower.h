@@ -97,6 +97,8 @@ class JobFollower {
   // or another file's.
   bool Adopt(FileState& file, std::vector<Rank> ranks, int64_t now_unix_ns, Polled& polled);
   std::optional<int64_t> Settled(int32_t rank) const;
+  // The last step settled on every one of `ranks`; nullopt while one has none.
+  std::optional<int64_t> Ready(const std::vector<int32_t>& ranks) const;
   bool SomethingReady() const;
   // What the windows keep after a report: from a step on, or whole (a waiting pipeline's).
   struct Kept {

@@ -181,15 +181,19 @@ class GrowingJobTest : public ::testing::Test {
     }
   }
 
-  // Grows the files over kLooks looks (rank `late`'s only from look `late_from` on), polling
-  // after each; every look twice, as a poller would (a whole file is read once it held still).
-  void Follow(int late = -1, int late_from = 0) {
+  // Grows the files over kLooks looks (rank `late`'s only from look `late_from` on, holding
+  // its metadata alone until look `late_events_from`), polling after each; every look twice, as
+  // a poller would (a whole file is read once it held still).
+  void Follow(int late = -1, int late_from = 0, int late_events_from = -1) {
+    if (late_events_from < 0) late_events_from = late_from;
     JobFollower follower({.dir = live_.path()});
     for (int look = 0; look <= kLooks; ++look) {
       const double until = first_ + (last_ - first_) * look / kLooks;
       for (size_t rank = 0; rank < files_.size(); ++rank) {
-        if (static_cast<int>(rank) != late || look >= late_from) {
+        if (static_cast<int>(rank) != late || look >= late_events_from) {
           WriteUpTo(files_[rank], until, look == kLooks);
+        } else if (look >= late_from) {
+          WriteUpTo(files_[rank], first_ - 1, false);  // its metadata, no event yet
         }
       }
       for (int again = 0; again < 2; ++again) {
@@ -244,6 +248,13 @@ TEST_F(GrowingJobTest, APipelineWaitsForARankWhoseFileComesLate) {
   EXPECT_EQ(notices_,
             (std::vector<std::string>{
                 notices_[0], "the pipelines changed: [1, 2, 3] before, [0, 1, 2, 3] now"}));
+}
+
+TEST_F(GrowingJobTest, ARankWhoseFileHoldsNoStepYetCostsTheOthersNothing) {
+  // Rank 0's file appears a third of the way through with its metadata alone, its events only
+  // later: meanwhile the other ranks' windows must keep every step not yet reported.
+  Follow(/*late=*/0, /*late_from=*/24, /*late_events_from=*/36);
+  EXPECT_EQ(FiguresOf(reports_), expected_);
 }
 
 TEST(JobFollowerTest, AFileSeenEmptyIsToldApartOnceItHoldsSomething) {
