@@ -85,12 +85,7 @@ absl::StatusOr<FileRanks> ReadWithReaders(Worker& worker, const std::string& pat
     BUBBLESCOPE_ASSIGN_OR_RETURN(contents, ReadFileSource(path, max_bytes, &worker.buffer));
     head.bytes.assign(contents->text.data(), std::min(contents->text.size(), kSniffBytes));
   }
-  TraceReader* reader = ClaimingReader(worker.readers, head.bytes, path);
-  if (reader == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(path,
-                                                   ": not a trace of a format bubblescope reads (",
-                                                   TraceFormatNames(worker.readers), ")"));
-  }
+  BUBBLESCOPE_ASSIGN_OR_RETURN(TraceReader * reader, ReaderOf(worker.readers, head.bytes, path));
   ReaderOptions options;
   options.max_bytes = max_bytes;
   if (reader->ReadsText()) {

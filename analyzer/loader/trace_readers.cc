@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "readers/digest_reader.h"
 #include "readers/kineto_reader.h"
 #include "readers/nsys_reader.h"
@@ -36,6 +37,16 @@ std::string TraceFormatNames(const std::vector<std::unique_ptr<TraceReader>>& re
     names += reader->format_name();
   }
   return names;
+}
+
+absl::StatusOr<TraceReader*> ReaderOf(const std::vector<std::unique_ptr<TraceReader>>& readers,
+                                      std::string_view head, const std::string& path) {
+  TraceReader* reader = ClaimingReader(readers, head, path);
+  if (reader == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not a trace of a format bubblescope reads (", TraceFormatNames(readers), ")"));
+  }
+  return reader;
 }
 
 }  // namespace bubblescope

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "readers/trace_reader.h"
 
 namespace bubblescope {
@@ -22,5 +23,10 @@ TraceReader* ClaimingReader(const std::vector<std::unique_ptr<TraceReader>>& rea
 
 // The formats' names, for the message about a file none of them claims: "kineto, digest".
 std::string TraceFormatNames(const std::vector<std::unique_ptr<TraceReader>>& readers);
+
+// ClaimingReader, or the one-line error for a file none claims: "<path>: not a trace of a format
+// bubblescope reads (<the formats>)".
+absl::StatusOr<TraceReader*> ReaderOf(const std::vector<std::unique_ptr<TraceReader>>& readers,
+                                      std::string_view head, const std::string& path);
 
 }  // namespace bubblescope

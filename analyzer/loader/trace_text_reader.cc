@@ -20,11 +20,7 @@ absl::StatusOr<FileRanks> TraceTextReader::Read(const std::string& path,
                                                 simdjson::padded_string_view text,
                                                 int64_t max_bytes) {
   const std::string_view head(text.data(), std::min(text.size(), kSniffBytes));
-  TraceReader* reader = ClaimingReader(readers_, head, path);
-  if (reader == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not a trace of a format bubblescope reads (", TraceFormatNames(readers_), ")"));
-  }
+  BUBBLESCOPE_ASSIGN_OR_RETURN(TraceReader * reader, ReaderOf(readers_, head, path));
   if (!reader->ReadsText()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": a ", std::string(reader->format_name()),
                                                    " file is read whole, not as text"));
